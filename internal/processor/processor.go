@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"triage/internal/agent"
+	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/scenario"
@@ -75,11 +76,12 @@ type Reply struct {
 	Path      string `json:"path,omitempty"`
 }
 
-// Config wires a Processor; Scenarios, Agent, Dispatcher and Extractor are
-// required.
+// Config wires a Processor; Scenarios, Agent, Detector, Dispatcher and
+// Extractor are required.
 type Config struct {
 	Scenarios  *scenario.Set
 	Agent      *agent.Agent
+	Detector   *detect.Detector
 	Dispatcher *dispatcher.Dispatcher
 	Extractor  *serial.Extractor
 	Guard      guard.Config

@@ -1,0 +1,93 @@
+// Command triage answers a warranty-support inbox: it reads customer emails,
+// lets Gemini drive the work through function calls (check the warranty, open
+// a ticket, send the reply) and proves a reply really went out.
+//
+// This package is thin: flags, environment and wiring. Follow one email from
+// process.go into internal/processor.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK        = 0
+	exitFailed    = 1 // some input failed
+	exitUsage     = 2 // usage or configuration error
+	exitBelowGate = 4 // eval pass rate below --min-pass-rate
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr marks a usage or configuration error (exit 2).
+func usageErr(format string, a ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "triage",
+		Short: "Answer a warranty-support inbox with Gemini function calling",
+		Long: `triage reads customer emails, decides what each customer needs, lets Gemini
+drive the work through function calls (check the warranty, open a ticket,
+send the reply) and refuses to call an email handled unless a reply was
+really sent.
+
+Without GEMINI_API_KEY (or Vertex settings) it uses the built-in offline
+model, a deterministic stand-in that needs no network.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+	})
+	root.AddCommand(newProcessCmd(), newCheckCmd(), newEvalCmd(), newWatchCmd(), newLedgerCmd())
+	return root
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:]))
+}
+
+// run executes the CLI and maps errors to exit codes.
+func run(ctx context.Context, args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(os.Stderr, "triage:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(os.Stderr, "triage:", err)
+	// cobra's own argument errors are usage errors.
+	return exitUsage
+}

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"triage/instructions"
+	"triage/internal/agent"
+	"triage/internal/clients/mail"
+	"triage/internal/clients/tickets"
+	"triage/internal/clients/warranty"
+	"triage/internal/detect"
+	"triage/internal/dispatcher"
+	"triage/internal/guard"
+	"triage/internal/llm"
+	"triage/internal/offline"
+	"triage/internal/processor"
+	"triage/internal/scenario"
+	"triage/internal/serial"
+)
+
+// pipelineOptions are the settings process and watch share.
+type pipelineOptions struct {
+	Instructions  string // directory; "" uses the embedded defaults
+	Model         string
+	Offline       bool
+	OfflineFaults string
+	WarrantyCSV   string
+	WarrantyURL   string
+	TicketsDB     string
+	TicketsURL    string
+	From          string   // our address, e.g. "Serwis <serwis@example.com>"
+	Staff         []string // staff addresses escalating scenarios may mail
+	SerialPattern []string
+	MaxTurns      int
+	TurnTimeout   time.Duration
+	Deadline      time.Duration
+}
+
+// addFlags registers the shared flags on fs.
+func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Instructions, "instructions", envOr("TRIAGE_INSTRUCTIONS", ""), "instructions directory with main.md and scenarios/*.md (default: the built-in instructions)")
+	fs.StringVar(&o.Model, "model", envOr("TRIAGE_MODEL", llm.DefaultModel), "Gemini model id")
+	fs.BoolVar(&o.Offline, "offline", false, "force the built-in offline model even when GEMINI_API_KEY is set")
+	fs.StringVar(&o.OfflineFaults, "offline-faults", "", "comma-separated faults to inject into the offline model (503,429,empty,safety_first,malformed_call,third_party,hang); for testing")
+	fs.StringVar(&o.WarrantyCSV, "warranty-csv", envOr("TRIAGE_WARRANTY_CSV", "examples/warranty.csv"), "local warranty registry (CSV: serial_number,status,expiration_date,product)")
+	fs.StringVar(&o.WarrantyURL, "warranty-url", envOr("TRIAGE_WARRANTY_URL", ""), "warranty HTTP service base URL (overrides --warranty-csv)")
+	fs.StringVar(&o.TicketsDB, "tickets-db", envOr("TRIAGE_TICKETS_DB", "triage-tickets.db"), "local ticket store (SQLite file)")
+	fs.StringVar(&o.TicketsURL, "tickets-url", envOr("TRIAGE_TICKETS_URL", ""), "ticket HTTP service base URL (overrides --tickets-db)")
+	fs.StringVar(&o.From, "from", envOr("TRIAGE_FROM", "Serwis gwarancyjny <serwis@example.com>"), "our address: From of every reply, and never answered")
+	fs.StringSliceVar(&o.Staff, "staff", nil, "staff addresses that escalating scenarios may mail (repeatable)")
+	fs.StringSliceVar(&o.SerialPattern, "serial-pattern", nil, "regular expression with one group capturing a serial number (repeatable; default: built-in patterns)")
+	fs.IntVar(&o.MaxTurns, "max-turns", 10, "maximum model turns per email")
+	fs.DurationVar(&o.TurnTimeout, "turn-timeout", 30*time.Second, "timeout of one model call")
+	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "total time budget per email")
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// pipeline is a ready processor and what it was built from.
+type pipeline struct {
+	Processor *processor.Processor
+	Model     *llm.Model
+	Scenarios *scenario.Set
+	closers   []func() error
+}
+
+// Close releases the model server and stores.
+func (p *pipeline) Close() error {
+	var errs []error
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		errs = append(errs, p.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// instructionsFS returns the instructions to load.
+func instructionsFS(dir string) (fs.FS, error) {
+	if dir == "" {
+		return instructions.FS, nil
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, usageErr("--instructions: %v", err)
+	}
+	if !st.IsDir() {
+		return nil, usageErr("--instructions: %s is not a directory", dir)
+	}
+	return os.DirFS(dir), nil
+}
+
+// routeNames lists the functions the dispatcher can route.
+var routeNames = []string{"check_warranty", "create_ticket", "send_email"}
+
+// loadScenarios loads and validates the instruction files.
+func loadScenarios(dir string) (*scenario.Set, error) {
+	fsys, err := instructionsFS(dir)
+	if err != nil {
+		return nil, err
+	}
+	set, err := scenario.Load(fsys, routeNames)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return set, nil
+}
+
+// newPipeline builds everything once: scenarios, model, clients, dispatcher,
+// processor. sender overrides the mail sender (watch passes its SMTP+ledger
+// sender); when nil, replies go to outbox.
+func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log *slog.Logger) (_ *pipeline, err error) {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	p := &pipeline{}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	if p.Scenarios, err = loadScenarios(o.Instructions); err != nil {
+		return nil, err
+	}
+	from, domain, err := parseFrom(o.From)
+	if err != nil {
+		return nil, err
+	}
+	ext, err := serial.New(o.SerialPattern...)
+	if err != nil {
+		return nil, usageErr("--serial-pattern: %v", err)
+	}
+
+	var checker warranty.Checker
+	if o.WarrantyURL != "" {
+		checker, err = warranty.NewHTTP(warranty.HTTPConfig{BaseURL: o.WarrantyURL, Token: os.Getenv("TRIAGE_WARRANTY_TOKEN")})
+	} else {
+		checker, err = warranty.LoadCSV(o.WarrantyCSV)
+	}
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	var creator tickets.Creator
+	if o.TicketsURL != "" {
+		creator, err = tickets.NewHTTP(tickets.HTTPConfig{BaseURL: o.TicketsURL, Token: os.Getenv("TRIAGE_TICKETS_TOKEN")})
+	} else {
+		var db *tickets.SQLite
+		db, err = tickets.OpenSQLite(o.TicketsDB)
+		if db != nil {
+			p.closers = append(p.closers, db.Close)
+		}
+		creator = db
+	}
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if sender == nil {
+		return nil, usageErr("no mail sender configured")
+	}
+
+	faults, err := offline.ParseFaults(o.OfflineFaults)
+	if err != nil {
+		return nil, usageErr("--offline-faults: %v", err)
+	}
+	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults})
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	p.closers = append(p.closers, p.Model.Close)
+
+	ag, err := agent.New(agent.Config{
+		Model:       p.Model,
+		ModelName:   o.Model,
+		MaxTurns:    o.MaxTurns,
+		TurnTimeout: o.TurnTimeout,
+		Deadline:    o.Deadline,
+		Logger:      log,
+	})
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	disp, err := dispatcher.New(dispatcher.Config{
+		Routes:         dispatcher.Routes(checker, creator, sender, from, domain),
+		StaffAddresses: o.Staff,
+		Logger:         log,
+	})
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	p.Processor, err = processor.New(processor.Config{
+		Scenarios:  p.Scenarios,
+		Agent:      ag,
+		Detector:   detect.New(p.Scenarios, ag),
+		Dispatcher: disp,
+		Extractor:  ext,
+		Guard:      guard.Config{OwnAddresses: []string{addrOf(from)}},
+		ModelName:  modelLabel(p.Model, o.Model),
+		Logger:     log,
+	})
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return p, nil
+}
+
+func modelLabel(m *llm.Model, name string) string {
+	if m.Offline {
+		return "offline"
+	}
+	return name
+}
+
+// parseFrom validates our From address and returns it with its domain.
+func parseFrom(from string) (string, string, error) {
+	a := addrOf(from)
+	at := strings.LastIndexByte(a, '@')
+	if a == "" || at < 1 || at == len(a)-1 {
+		return "", "", usageErr("--from %q: not an email address", from)
+	}
+	return from, a[at+1:], nil
+}
+
+// addrOf returns the bare address of "Name <a@b>" or "a@b" (lower-cased).
+func addrOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '<'); i >= 0 {
+		s = strings.TrimSuffix(s[i+1:], ">")
+	}
+	return strings.ToLower(strings.TrimSpace(s))
+}
+
+var _ = fmt.Sprintf

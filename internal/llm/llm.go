@@ -1,0 +1,110 @@
+// Package llm builds the Model triage talks to: Gemini through the genai SDK
+// configured the SDK's own way (GEMINI_API_KEY / GOOGLE_API_KEY, Vertex env
+// vars, GOOGLE_GEMINI_BASE_URL), or the built-in offline model when no
+// credentials are set or offline mode is forced.
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"triage/internal/agent"
+	"triage/internal/offline"
+)
+
+// DefaultModel is the Gemini model used when none is given.
+const DefaultModel = "gemini-2.5-flash"
+
+// Options choose the model.
+type Options struct {
+	// Offline forces the built-in offline model.
+	Offline bool
+	// Faults are injected into the offline model (tests, eval).
+	Faults []offline.Fault
+	// HTTPClient, when set, carries every model request (record/replay).
+	HTTPClient *http.Client
+	// Getenv reads the environment (default os.Getenv), for tests.
+	Getenv func(string) string
+}
+
+// Model is a ready model and how to describe it to people.
+type Model struct {
+	agent.Model
+	// Offline is true for the built-in offline model.
+	Offline bool
+	// Description says which model is in use, e.g.
+	// "built-in offline model (deterministic stand-in, not an LLM)".
+	Description string
+	// Server is the offline server (nil for Gemini).
+	Server *offline.Server
+}
+
+// Close stops the offline server, if any.
+func (m *Model) Close() error {
+	if m.Server != nil {
+		return m.Server.Close()
+	}
+	return nil
+}
+
+// HasCredentials reports whether the environment configures Gemini.
+func HasCredentials(getenv func(string) string) bool {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if getenv("GEMINI_API_KEY") != "" || getenv("GOOGLE_API_KEY") != "" {
+		return true
+	}
+	v := strings.ToLower(getenv("GOOGLE_GENAI_USE_VERTEXAI"))
+	return (v == "1" || v == "true") && getenv("GOOGLE_CLOUD_PROJECT") != ""
+}
+
+// New returns Gemini when the environment has credentials and Offline is
+// false; otherwise it starts the offline model on loopback and points a real
+// genai client at it.
+func New(ctx context.Context, o Options) (*Model, error) {
+	if len(o.Faults) > 0 && !o.Offline && HasCredentials(o.Getenv) {
+		return nil, errors.New("llm: faults can only be injected into the offline model")
+	}
+	if !o.Offline && HasCredentials(o.Getenv) {
+		cc := &genai.ClientConfig{HTTPClient: o.HTTPClient}
+		c, err := genai.NewClient(ctx, cc)
+		if err != nil {
+			return nil, fmt.Errorf("llm: gemini client: %w", err)
+		}
+		desc := "Gemini API"
+		if c.ClientConfig().Backend == genai.BackendVertexAI {
+			desc = "Gemini on Vertex AI"
+		}
+		if u := c.ClientConfig().HTTPOptions.BaseURL; u != "" {
+			desc += " at " + u
+		}
+		return &Model{Model: &agent.Gemini{Client: c}, Description: desc}, nil
+	}
+	srv, err := offline.Start(offline.Options{Faults: o.Faults})
+	if err != nil {
+		return nil, fmt.Errorf("llm: offline model: %w", err)
+	}
+	c, err := genai.NewClient(ctx, &genai.ClientConfig{
+		APIKey:      "offline",
+		Backend:     genai.BackendGeminiAPI,
+		HTTPClient:  o.HTTPClient,
+		HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL()},
+	})
+	if err != nil {
+		srv.Close()
+		return nil, fmt.Errorf("llm: offline client: %w", err)
+	}
+	return &Model{
+		Model:       &agent.Gemini{Client: c},
+		Offline:     true,
+		Description: "built-in offline model (deterministic stand-in, not an LLM)",
+		Server:      srv,
+	}, nil
+}
