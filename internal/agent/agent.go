@@ -7,7 +7,10 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"google.golang.org/genai"
@@ -44,19 +47,82 @@ type Config struct {
 	Deadline    time.Duration // total per email, default 120s
 	Temperature *float32      // default 0
 	// Retry for transient API errors (408, 429, 5xx, transport).
-	MaxRetries int                                              // default 3
+	MaxRetries int                                              // default 3; negative disables retries
 	RetryBase  time.Duration                                    // default 500ms
 	RetryMax   time.Duration                                    // default 8s
 	Sleep      func(ctx context.Context, d time.Duration) error // injectable; default real sleep honouring ctx
 	Logger     *slog.Logger                                     // default discard
 }
 
+// Defaults applied by New.
+const (
+	DefaultModelName   = "gemini-2.5-flash"
+	DefaultMaxTurns    = 10
+	DefaultTurnTimeout = 30 * time.Second
+	DefaultDeadline    = 120 * time.Second
+	DefaultMaxRetries  = 3
+	DefaultRetryBase   = 500 * time.Millisecond
+	DefaultRetryMax    = 8 * time.Second
+)
+
+// correctiveNote is appended as a user turn after an invalid model response.
+const correctiveNote = "Your previous reply could not be used (%s). " +
+	"Reply again: either call one of the declared functions with valid arguments, " +
+	"or answer in plain text."
+
 // Agent runs loops; safe for concurrent use (every Run builds its own
 // GenerateContentConfig).
-type Agent struct{}
+type Agent struct {
+	cfg Config
+	log *slog.Logger
+}
 
 // New checks cfg and applies defaults.
-func New(cfg Config) (*Agent, error) { panic("TODO") }
+func New(cfg Config) (*Agent, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("agent: Config.Model is required")
+	}
+	if cfg.MaxTurns < 0 || cfg.TurnTimeout < 0 || cfg.Deadline < 0 || cfg.RetryBase < 0 || cfg.RetryMax < 0 {
+		return nil, errors.New("agent: negative limit in Config")
+	}
+	if cfg.ModelName == "" {
+		cfg.ModelName = DefaultModelName
+	}
+	if cfg.MaxTurns == 0 {
+		cfg.MaxTurns = DefaultMaxTurns
+	}
+	if cfg.TurnTimeout == 0 {
+		cfg.TurnTimeout = DefaultTurnTimeout
+	}
+	if cfg.Deadline == 0 {
+		cfg.Deadline = DefaultDeadline
+	}
+	if cfg.Temperature == nil {
+		cfg.Temperature = genai.Ptr[float32](0)
+	}
+	switch {
+	case cfg.MaxRetries == 0:
+		cfg.MaxRetries = DefaultMaxRetries
+	case cfg.MaxRetries < 0:
+		cfg.MaxRetries = 0
+	}
+	if cfg.RetryBase == 0 {
+		cfg.RetryBase = DefaultRetryBase
+	}
+	if cfg.RetryMax == 0 {
+		cfg.RetryMax = DefaultRetryMax
+	}
+	if cfg.RetryMax < cfg.RetryBase {
+		cfg.RetryMax = cfg.RetryBase
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Agent{cfg: cfg, log: cfg.Logger}, nil
+}
 
 // Request is one loop's input.
 type Request struct {
@@ -75,6 +141,26 @@ type Usage struct {
 	Total  int `json:"total"`
 }
 
+// Add adds o to u.
+func (u *Usage) Add(o Usage) {
+	u.Prompt += o.Prompt
+	u.Output += o.Output
+	u.Total += o.Total
+}
+
+// UsageOf returns the token counts of one response (zero when it has none).
+func UsageOf(resp *genai.GenerateContentResponse) Usage {
+	if resp == nil || resp.UsageMetadata == nil {
+		return Usage{}
+	}
+	m := resp.UsageMetadata
+	return Usage{
+		Prompt: int(m.PromptTokenCount),
+		Output: int(m.CandidatesTokenCount),
+		Total:  int(m.TotalTokenCount),
+	}
+}
+
 // Result describes how the loop ended.
 type Result struct {
 	Text        string // final text, if the model ended with text
@@ -88,15 +174,168 @@ type Result struct {
 
 // Run executes the loop. It returns an error only for programming errors
 // (nil tools); every runtime problem is reported in Result.Stop.
-func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, error) { panic("TODO") }
+//
+// The loop keeps the whole conversation as []*genai.Content: the prompt as
+// the first user turn, each chosen model candidate unchanged (thought
+// signatures included), and after every model turn that asked for functions
+// one user turn holding all the function responses, in call order, each
+// echoing its call's ID. An invalid model response (no usable candidate, or
+// neither calls nor text) is not kept; a short corrective note is added and
+// the model is asked once more; a second invalid response in a row stops the
+// loop with ErrInvalidResponse. Cancelling ctx stops the loop with Stop
+// wrapping ctx's error.
+func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, error) {
+	if tools == nil {
+		return Result{}, errors.New("agent: Run: nil Tools")
+	}
+	var res Result
+	stop := func(err error) (Result, error) {
+		res.Stop = err
+		res.Degraded = true
+		a.log.Debug("agent stop", "reason", err, "turns", res.Turns, "model_calls", res.ModelCalls)
+		return res, nil
+	}
+
+	// The total budget: every model call and tool call runs under dctx.
+	dctx, cancel := context.WithTimeoutCause(ctx, a.cfg.Deadline, ErrDeadline)
+	defer cancel()
+
+	history := []*genai.Content{genai.NewContentFromText(req.Prompt, genai.RoleUser)}
+	invalidInARow := 0
+	for {
+		if dctx.Err() != nil {
+			return stop(ctxStop(dctx))
+		}
+		if res.Turns >= a.cfg.MaxTurns {
+			return stop(fmt.Errorf("%w (%d)", ErrMaxTurns, a.cfg.MaxTurns))
+		}
+
+		resp, calls, err := a.generate(dctx, history, func() *genai.GenerateContentConfig { return a.turnConfig(req) })
+		res.ModelCalls += calls
+		res.Usage.Add(UsageOf(resp))
+		if err != nil {
+			return stop(err)
+		}
+
+		cand, reason := choose(resp)
+		if cand == nil {
+			invalidInARow++
+			a.log.Debug("agent invalid response", "turn", res.Turns+1, "reason", reason, "in_a_row", invalidInARow)
+			if invalidInARow > 1 {
+				return stop(fmt.Errorf("%w: %s", ErrInvalidResponse, reason))
+			}
+			history = append(history, genai.NewContentFromText(fmt.Sprintf(correctiveNote, reason), genai.RoleUser))
+			continue
+		}
+		invalidInARow = 0
+		res.Turns++
+
+		content := cand.Content
+		if content.Role == "" {
+			content.Role = genai.RoleModel
+		}
+		history = append(history, content)
+		fcalls := functionCalls(content)
+		text := textOf(content)
+		a.log.Debug("agent turn", "turn", res.Turns, "model_calls", res.ModelCalls,
+			"finish_reason", string(cand.FinishReason), "functions", callNames(fcalls),
+			"prompt_tokens", res.Usage.Prompt, "output_tokens", res.Usage.Output)
+
+		if len(fcalls) == 0 {
+			res.Text = text
+			return res, nil
+		}
+
+		parts := make([]*genai.Part, 0, len(fcalls))
+		final := false
+		for _, fc := range fcalls {
+			args := fc.Args
+			if args == nil {
+				args = map[string]any{}
+			}
+			env := tools.Call(dctx, fc.Name, args)
+			if env == nil {
+				env = map[string]any{"ok": false, "error": map[string]any{"code": "internal", "message": "no response from tool"}}
+			}
+			ok, _ := env["ok"].(bool)
+			a.log.Debug("agent function", "turn", res.Turns, "name", fc.Name, "ok", ok)
+			if ok && req.FinalFunction != "" && fc.Name == req.FinalFunction {
+				final = true
+			}
+			parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: env}})
+		}
+		history = append(history, &genai.Content{Role: genai.RoleUser, Parts: parts})
+		if final {
+			res.FinalCalled = true
+			res.Text = text
+			return res, nil
+		}
+	}
+}
+
+// turnConfig builds a fresh config for one loop call: the SDK mutates the
+// config it is given, so none is shared between calls or goroutines.
+func (a *Agent) turnConfig(req Request) *genai.GenerateContentConfig {
+	cfg := &genai.GenerateContentConfig{
+		Temperature: genai.Ptr(*a.cfg.Temperature),
+		// One GenerateContent call is one HTTP request: ModelCalls stays honest.
+		AutomaticContinuation: genai.Ptr(false),
+	}
+	if req.System != "" {
+		cfg.SystemInstruction = genai.NewContentFromText(req.System, genai.RoleUser)
+	}
+	if len(req.Functions) > 0 {
+		cfg.Tools = []*genai.Tool{{FunctionDeclarations: req.Functions}}
+		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
+			Mode: genai.FunctionCallingConfigModeAuto,
+		}}
+	}
+	return cfg
+}
 
 // Generate makes a single model call with the agent's retry policy and turn
 // timeout (used by detection for structured-output calls). calls counts the
 // attempts made.
 func (a *Agent) Generate(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (resp *genai.GenerateContentResponse, calls int, err error) {
-	panic("TODO")
+	return a.generate(ctx, contents, func() *genai.GenerateContentConfig { return cloneConfig(config) })
 }
 
-// Temporary reports whether err is worth retrying (genai.APIError with code
-// 408, 429 or 5xx; transport errors; not context cancellation).
-func Temporary(err error) bool { panic("TODO") }
+// cloneConfig copies the parts of config the SDK writes to, so the caller's
+// value is never mutated.
+func cloneConfig(config *genai.GenerateContentConfig) *genai.GenerateContentConfig {
+	if config == nil {
+		return nil
+	}
+	c := *config
+	if c.SystemInstruction != nil {
+		si := *c.SystemInstruction
+		c.SystemInstruction = &si
+	}
+	if c.HTTPOptions != nil {
+		ho := *c.HTTPOptions
+		ho.Headers = ho.Headers.Clone()
+		c.HTTPOptions = &ho
+	}
+	return &c
+}
+
+// ctxStop turns the end of ctx into a stop reason: ErrDeadline for the total
+// budget, else the caller's own cancellation or deadline, wrapped.
+func ctxStop(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, ErrDeadline) {
+		return ErrDeadline
+	}
+	if cause == nil {
+		cause = ctx.Err()
+	}
+	return fmt.Errorf("agent: stopped: %w", cause)
+}
+
+func callNames(calls []*genai.FunctionCall) string {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ",")
+}

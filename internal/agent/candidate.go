@@ -1,0 +1,79 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/genai"
+)
+
+// choose returns the first usable candidate of resp, or nil and the reason
+// none is usable. A candidate is usable when it has content that asks for at
+// least one function or says something (non-empty, non-thought text), and
+// its finish reason is STOP or unspecified; MAX_TOKENS is accepted only when
+// the candidate holds a function call (a cut text answer is not an answer).
+// SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII,
+// MALFORMED_FUNCTION_CALL, OTHER and every other reason are unusable, and so
+// is a response whose prompt was blocked.
+func choose(resp *genai.GenerateContentResponse) (*genai.Candidate, string) {
+	if resp == nil {
+		return nil, "empty response"
+	}
+	if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" && pf.BlockReason != genai.BlockedReasonUnspecified {
+		return nil, fmt.Sprintf("prompt blocked: %s", pf.BlockReason)
+	}
+	if len(resp.Candidates) == 0 {
+		return nil, "no candidates"
+	}
+	var reasons []string
+	for i, c := range resp.Candidates {
+		if c == nil {
+			reasons = append(reasons, fmt.Sprintf("candidate %d: empty", i))
+			continue
+		}
+		if c.Content == nil || len(c.Content.Parts) == 0 {
+			reasons = append(reasons, fmt.Sprintf("candidate %d: no content (finish reason %q)", i, c.FinishReason))
+			continue
+		}
+		calls := functionCalls(c.Content)
+		switch c.FinishReason {
+		case "", genai.FinishReasonUnspecified, genai.FinishReasonStop:
+		case genai.FinishReasonMaxTokens:
+			if len(calls) == 0 {
+				reasons = append(reasons, fmt.Sprintf("candidate %d: cut at MAX_TOKENS", i))
+				continue
+			}
+		default:
+			reasons = append(reasons, fmt.Sprintf("candidate %d: finish reason %s", i, c.FinishReason))
+			continue
+		}
+		if len(calls) == 0 && strings.TrimSpace(textOf(c.Content)) == "" {
+			reasons = append(reasons, fmt.Sprintf("candidate %d: neither function calls nor text", i))
+			continue
+		}
+		return c, ""
+	}
+	return nil, strings.Join(reasons, "; ")
+}
+
+// functionCalls returns the function calls of content, in order.
+func functionCalls(content *genai.Content) []*genai.FunctionCall {
+	var calls []*genai.FunctionCall
+	for _, p := range content.Parts {
+		if p != nil && p.FunctionCall != nil {
+			calls = append(calls, p.FunctionCall)
+		}
+	}
+	return calls
+}
+
+// textOf joins the visible (non-thought) text parts of content.
+func textOf(content *genai.Content) string {
+	var b strings.Builder
+	for _, p := range content.Parts {
+		if p != nil && !p.Thought && p.Text != "" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
