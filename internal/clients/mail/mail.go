@@ -4,8 +4,18 @@
 package mail
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	netmail "net/mail"
+	"strings"
 	"time"
+
+	gomail "github.com/emersion/go-message/mail"
 )
 
 // Reply is one reply to an inbound message.
@@ -28,6 +38,9 @@ type Receipt struct {
 	Status    string `json:"status"`         // "sent"
 }
 
+// StatusSent is Receipt.Status for a delivered reply.
+const StatusSent = "sent"
+
 // Sender delivers a rendered reply.
 type Sender interface {
 	Send(ctx context.Context, r *Reply) (Receipt, error)
@@ -37,9 +50,133 @@ type Sender interface {
 // encoded when not ASCII), Date, Message-ID, In-Reply-To, References,
 // Auto-Submitted: auto-replied, X-Auto-Response-Suppress: All, MIME-Version,
 // Content-Type text/plain; charset=utf-8, quoted-printable body. Uses
-// go-message for header encoding.
-func Render(r *Reply) ([]byte, error) { panic("TODO") }
+// go-message for header encoding. Lines end in CRLF.
+//
+// When r.MessageID is "" a random ID is generated and written back to
+// r.MessageID (so the caller can report it); a zero r.Date becomes now.
+func Render(r *Reply) ([]byte, error) {
+	from, err := parseOne("From", r.From)
+	if err != nil {
+		return nil, err
+	}
+	to, err := parseOne("To", r.To)
+	if err != nil {
+		return nil, err
+	}
+	if strings.ContainsAny(r.Subject, "\r\n") {
+		return nil, errors.New("mail: Subject must be a single line")
+	}
+	if r.MessageID == "" {
+		id, err := randomID(domainOf(from.Address))
+		if err != nil {
+			return nil, err
+		}
+		r.MessageID = id
+	}
+	if r.Date.IsZero() {
+		r.Date = time.Now()
+	}
+	msgID, err := stripBrackets("Message-ID", r.MessageID)
+	if err != nil {
+		return nil, err
+	}
+	var refs []string
+	for _, ref := range r.References {
+		id, err := stripBrackets("References", ref)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, id)
+	}
+
+	// go-message writes header fields in reverse order of addition: add the
+	// last one first so the message reads From, To, Subject, ...
+	var h gomail.Header
+	h.Set("Content-Transfer-Encoding", "quoted-printable")
+	h.SetContentType("text/plain", map[string]string{"charset": "utf-8"})
+	h.Set("MIME-Version", "1.0")
+	h.Set("X-Auto-Response-Suppress", "All")
+	h.Set("Auto-Submitted", "auto-replied")
+	h.SetMsgIDList("References", refs)
+	if r.InReplyTo != "" {
+		id, err := stripBrackets("In-Reply-To", r.InReplyTo)
+		if err != nil {
+			return nil, err
+		}
+		h.SetMsgIDList("In-Reply-To", []string{id})
+	}
+	h.SetMessageID(msgID)
+	h.SetDate(r.Date)
+	h.SetSubject(r.Subject)
+	h.SetAddressList("To", []*gomail.Address{to})
+	h.SetAddressList("From", []*gomail.Address{from})
+
+	var buf bytes.Buffer
+	w, err := gomail.CreateSingleInlineWriter(&buf, h)
+	if err != nil {
+		return nil, fmt.Errorf("mail: render: %w", err)
+	}
+	body := strings.ReplaceAll(strings.ReplaceAll(r.Body, "\r\n", "\n"), "\n", "\r\n")
+	if _, err := w.Write([]byte(body)); err != nil {
+		return nil, fmt.Errorf("mail: render: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("mail: render: %w", err)
+	}
+	return buf.Bytes(), nil
+}
 
 // MessageIDFor derives a deterministic Message-ID from an inbound key and our
-// domain: the same key always yields the same ID.
-func MessageIDFor(key, domain string) string { panic("TODO") }
+// domain: the same key always yields the same ID,
+// "<triage-" + hex(sha256(key))[:24] + "@" + domain + ">".
+func MessageIDFor(key, domain string) string {
+	sum := sha256.Sum256([]byte(key))
+	return "<triage-" + hex.EncodeToString(sum[:])[:24] + "@" + domain + ">"
+}
+
+func randomID(domain string) (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("mail: message id: %w", err)
+	}
+	if domain == "" {
+		domain = "localhost"
+	}
+	return "<triage-" + hex.EncodeToString(b[:]) + "@" + domain + ">", nil
+}
+
+func parseOne(field, s string) (*gomail.Address, error) {
+	list, err := netmail.ParseAddressList(s)
+	if err != nil {
+		return nil, fmt.Errorf("mail: %s %q: %w", field, s, err)
+	}
+	if len(list) != 1 {
+		return nil, fmt.Errorf("mail: %s %q: want one address, got %d", field, s, len(list))
+	}
+	return &gomail.Address{Name: list[0].Name, Address: list[0].Address}, nil
+}
+
+func stripBrackets(field, id string) (string, error) {
+	id = strings.TrimSpace(id)
+	id = strings.TrimSuffix(strings.TrimPrefix(id, "<"), ">")
+	if id == "" || strings.ContainsAny(id, "<> \t\r\n") {
+		return "", fmt.Errorf("mail: %s: bad message id %q", field, id)
+	}
+	return id, nil
+}
+
+func domainOf(addr string) string {
+	if i := strings.LastIndexByte(addr, '@'); i >= 0 {
+		return addr[i+1:]
+	}
+	return ""
+}
+
+// bareFrom returns the bare address of a From value.
+func bareFrom(s string) (string, error) {
+	a, err := parseOne("From", s)
+	if err != nil {
+		return "", err
+	}
+	return a.Address, nil
+}

@@ -1,8 +1,30 @@
 // Package warranty answers "is this serial under warranty?" from a local CSV
 // registry or a remote HTTP JSON service.
+//
+// The remote service contract (HTTP):
+//
+//	GET {BaseURL}/warranty/{serial}          (serial path-escaped)
+//	Authorization: Bearer {Token}            (when Token is set)
+//	Accept: application/json
+//
+//	200 {"serial_number":"SN-1","status":"valid|expired|not_found",
+//	     "expiration_date":"2027-01-31","product":"..."}
+//	404 the serial is not registered (a not_found Result, not an error)
+//	429, 5xx, timeouts, transport failures: temporary errors
+//	other statuses, bad JSON, unknown status values: permanent errors
 package warranty
 
-import "context"
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
 
 // Status values.
 const (
@@ -25,26 +47,130 @@ type Checker interface {
 	Check(ctx context.Context, serial string) (Result, error)
 }
 
+// CSVHeader is the required header of a registry file.
+var CSVHeader = []string{"serial_number", "status", "expiration_date", "product"}
+
 // CSV is a registry loaded once from a file with the header
 // serial_number,status,expiration_date,product. Lookups compare serials
-// with serial.Normalize.
-type CSV struct{}
+// with serial.Normalize (upper case, no spaces, dashes, dots or slashes).
+// It is safe for concurrent use.
+type CSV struct {
+	byKey map[string]Result
+}
 
 var _ Checker = (*CSV)(nil)
 
 // LoadCSV reads and validates the file; errors name the file, line and field
 // (e.g. bad status, bad date, duplicate serial, wrong header).
-func LoadCSV(path string) (*CSV, error) { panic("TODO") }
+func LoadCSV(path string) (*CSV, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("warranty: %w", err)
+	}
+	defer f.Close()
+	return ReadCSV(f, path)
+}
 
-func (c *CSV) Check(ctx context.Context, serial string) (Result, error) { panic("TODO") }
+// ReadCSV reads a registry from r; name is used in errors.
+func ReadCSV(r io.Reader, name string) (*CSV, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = len(CSVHeader)
+	cr.TrimLeadingSpace = true
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("warranty: %s: line 1: header: file is empty, want %s", name, strings.Join(CSVHeader, ","))
+	}
+	if err != nil {
+		return nil, csvErr(name, err)
+	}
+	if len(header) > 0 {
+		header[0] = strings.TrimPrefix(header[0], "\ufeff")
+	}
+	for i := range header {
+		header[i] = strings.TrimSpace(header[i])
+	}
+	if !slices.Equal(header, CSVHeader) {
+		return nil, fmt.Errorf("warranty: %s: line 1: header: got %q, want %s", name, strings.Join(header, ","), strings.Join(CSVHeader, ","))
+	}
+	c := &CSV{byKey: make(map[string]Result)}
+	firstLine := make(map[string]int)
+	var errs []error
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
+				errs = append(errs, fmt.Errorf("warranty: %s: line %d: want %d fields, got %d", name, pe.Line, len(CSVHeader), len(rec)))
+				continue
+			}
+			return nil, csvErr(name, err)
+		}
+		line, _ := cr.FieldPos(0)
+		res := Result{
+			SerialNumber:   strings.TrimSpace(rec[0]),
+			Status:         strings.TrimSpace(rec[1]),
+			ExpirationDate: strings.TrimSpace(rec[2]),
+			Product:        strings.TrimSpace(rec[3]),
+		}
+		key := normalize(res.SerialNumber)
+		switch {
+		case key == "":
+			errs = append(errs, fmt.Errorf("warranty: %s: line %d: serial_number: empty", name, line))
+			continue
+		case res.Status != StatusValid && res.Status != StatusExpired:
+			errs = append(errs, fmt.Errorf("warranty: %s: line %d: status: %q, want valid or expired", name, line, res.Status))
+			continue
+		}
+		if _, err := time.Parse(time.DateOnly, res.ExpirationDate); err != nil {
+			errs = append(errs, fmt.Errorf("warranty: %s: line %d: expiration_date: %q is not YYYY-MM-DD", name, line, res.ExpirationDate))
+			continue
+		}
+		if first, dup := firstLine[key]; dup {
+			errs = append(errs, fmt.Errorf("warranty: %s: line %d: serial_number: %q duplicates line %d", name, line, res.SerialNumber, first))
+			continue
+		}
+		firstLine[key] = line
+		c.byKey[key] = res
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
 
-// HTTP calls a remote service: GET {BaseURL}/warranty/{serial} answering
-// 200 with a Result JSON object (404 means not_found). Non-2xx other than
-// 404, transport errors and timeouts are errors; 429/5xx/transport errors are
-// temporary (the error has a Temporary() bool method returning true).
-type HTTP struct {
-	BaseURL string
-	Token   string      // optional bearer token
-	Timeout int         // seconds, default 10
-	Client  interface{} // placeholder: helper replaces with *http.Client
+func csvErr(name string, err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("warranty: %s: line %d: column %d: %w", name, pe.Line, pe.Column, pe.Err)
+	}
+	return fmt.Errorf("warranty: %s: %w", name, err)
+}
+
+// Len is the number of registered serials.
+func (c *CSV) Len() int { return len(c.byKey) }
+
+// Check looks serial up; an unknown serial is a not_found Result.
+func (c *CSV) Check(ctx context.Context, serial string) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("warranty: %w", err)
+	}
+	if res, ok := c.byKey[normalize(serial)]; ok {
+		return res, nil
+	}
+	return Result{SerialNumber: serial, Status: StatusNotFound}, nil
+}
+
+// normalize is serial.Normalize's contract: upper case, without spaces,
+// dashes, dots and slashes.
+func normalize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '-', '.', '/':
+			return -1
+		}
+		return r
+	}, strings.ToUpper(strings.TrimSpace(s)))
 }

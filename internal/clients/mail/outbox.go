@@ -1,0 +1,97 @@
+package mail
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Outbox is a Sender that writes every reply as an .eml file into a
+// directory instead of delivering it: <dir>/<UTC timestamp>-<message id>.eml.
+// Files appear atomically (written to a temporary file, then renamed).
+type Outbox struct {
+	dir string
+	now func() time.Time
+}
+
+var _ Sender = (*Outbox)(nil)
+
+// NewOutbox creates dir when missing.
+func NewOutbox(dir string) (*Outbox, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("mail: outbox: directory is required")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("mail: outbox: %w", err)
+	}
+	return &Outbox{dir: dir, now: time.Now}, nil
+}
+
+// Dir is the outbox directory.
+func (o *Outbox) Dir() string { return o.dir }
+
+// Send renders r and writes it to the outbox.
+func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
+	if err := ctx.Err(); err != nil {
+		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+	}
+	raw, err := Render(r)
+	if err != nil {
+		return Receipt{}, err
+	}
+	stamp := r.Date
+	if stamp.IsZero() {
+		stamp = o.now()
+	}
+	name := stamp.UTC().Format("20060102T150405Z") + "-" + sanitize(r.MessageID) + ".eml"
+	path := filepath.Join(o.dir, name)
+
+	tmp, err := os.CreateTemp(o.dir, ".tmp-*.eml")
+	if err != nil {
+		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(raw); err != nil {
+		tmp.Close()
+		return Receipt{}, fmt.Errorf("mail: outbox: write %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return Receipt{}, fmt.Errorf("mail: outbox: sync %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return Receipt{}, fmt.Errorf("mail: outbox: close %s: %w", tmp.Name(), err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+	}
+	return Receipt{MessageID: r.MessageID, Path: path, Status: StatusSent}, nil
+}
+
+// sanitize keeps a message id usable as a file name.
+func sanitize(id string) string {
+	id = strings.Trim(id, "<>")
+	var b strings.Builder
+	for _, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.', r == '@':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if len(s) > 100 {
+		s = s[:100]
+	}
+	if s == "" {
+		s = "reply"
+	}
+	return s
+}

@@ -1,0 +1,248 @@
+package mail
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+)
+
+// TLS modes for SMTPConfig.TLS.
+const (
+	TLSStartTLS = "starttls" // plain connect, then STARTTLS (default; port 587)
+	TLSImplicit = "tls"      // TLS from the first byte (port 465)
+	TLSNone     = "none"     // no TLS: allowed only for loopback hosts
+)
+
+// SMTPConfig configures an SMTP submission client.
+type SMTPConfig struct {
+	Addr     string // host:port, required
+	Host     string // TLS server name; default: the host of Addr
+	Username string // AUTH user; empty means no AUTH (unless Token is set)
+	Password string // AUTH PLAIN password
+	Token    string // OAuth2 access token: AUTH XOAUTH2 instead of PLAIN
+	TLS      string // "starttls" (default), "tls" or "none"
+	Timeout  time.Duration
+	// TLSConfig is cloned; its ServerName defaults to Host.
+	TLSConfig *tls.Config
+}
+
+// SMTP is a Sender that submits each reply over its own SMTP connection:
+// MAIL FROM the bare From address, RCPT TO the recipient, DATA the rendered
+// message. Errors carry Temporary() true for 4xx replies and transport
+// failures.
+type SMTP struct {
+	cfg SMTPConfig
+}
+
+var _ Sender = (*SMTP)(nil)
+
+// NewSMTP checks cfg and applies defaults (TLS "starttls", Timeout 30s).
+func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
+	if cfg.Addr == "" {
+		return nil, errors.New("mail: smtp: Addr is required")
+	}
+	host, _, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("mail: smtp: Addr %q: %w", cfg.Addr, err)
+	}
+	if cfg.Host == "" {
+		cfg.Host = host
+	}
+	if cfg.TLS == "" {
+		cfg.TLS = TLSStartTLS
+	}
+	switch cfg.TLS {
+	case TLSStartTLS, TLSImplicit:
+	case TLSNone:
+		if !isLoopback(host) {
+			return nil, fmt.Errorf("mail: smtp: TLS %q is allowed only for loopback hosts, not %q", TLSNone, host)
+		}
+	default:
+		return nil, fmt.Errorf("mail: smtp: TLS %q: want starttls, tls or none", cfg.TLS)
+	}
+	if cfg.Password != "" && cfg.Username == "" {
+		return nil, errors.New("mail: smtp: Password set without Username")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.TLSConfig == nil {
+		cfg.TLSConfig = &tls.Config{}
+	} else {
+		cfg.TLSConfig = cfg.TLSConfig.Clone()
+	}
+	if cfg.TLSConfig.ServerName == "" {
+		cfg.TLSConfig.ServerName = cfg.Host
+	}
+	return &SMTP{cfg: cfg}, nil
+}
+
+// SMTPError is a failed submission; Temporary says whether a retry may help.
+type SMTPError struct {
+	Op        string // dial, tls, auth, mail, rcpt, data, render
+	Err       error
+	temporary bool
+}
+
+func (e *SMTPError) Error() string   { return "mail: smtp: " + e.Op + ": " + e.Err.Error() }
+func (e *SMTPError) Unwrap() error   { return e.Err }
+func (e *SMTPError) Temporary() bool { return e.temporary }
+
+func smtpErr(op string, err error) error {
+	return &SMTPError{Op: op, Err: err, temporary: isTemporary(err)}
+}
+
+// isTemporary: 4xx replies, timeouts and transport failures are temporary;
+// 5xx replies, certificate problems and cancellation are not.
+func isTemporary(err error) bool {
+	var se *smtp.SMTPError
+	if errors.As(err, &se) {
+		return se.Code/100 == 4
+	}
+	var cve *tls.CertificateVerificationError
+	var uae x509.UnknownAuthorityError
+	var hne x509.HostnameError
+	var cie x509.CertificateInvalidError
+	if errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) || errors.As(err, &cie) {
+		return false
+	}
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// Send renders r and submits it.
+func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
+	raw, err := Render(r)
+	if err != nil {
+		return Receipt{}, err
+	}
+	from, err := bareFrom(r.From)
+	if err != nil {
+		return Receipt{}, err
+	}
+	to, err := parseOne("To", r.To)
+	if err != nil {
+		return Receipt{}, err
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	d := net.Dialer{}
+	conn, err := d.DialContext(ctx, "tcp", s.cfg.Addr)
+	if err != nil {
+		return Receipt{}, smtpErr("dial", err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	// Unblock any pending read or write when ctx ends.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	wrap := func(op string, err error) error {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", err, ctx.Err())
+		}
+		return smtpErr(op, err)
+	}
+
+	var c *smtp.Client
+	switch s.cfg.TLS {
+	case TLSImplicit:
+		tc := tls.Client(conn, s.cfg.TLSConfig)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return Receipt{}, wrap("tls", err)
+		}
+		c = smtp.NewClient(tc)
+	case TLSStartTLS:
+		c, err = smtp.NewClientStartTLS(conn, s.cfg.TLSConfig)
+		if err != nil {
+			return Receipt{}, wrap("starttls", err)
+		}
+	default:
+		c = smtp.NewClient(conn)
+	}
+	defer c.Close()
+
+	switch {
+	case s.cfg.Token != "":
+		if err := c.Auth(&xoauth2Client{user: s.cfg.Username, token: s.cfg.Token}); err != nil {
+			return Receipt{}, wrap("auth", err)
+		}
+	case s.cfg.Username != "":
+		if err := c.Auth(sasl.NewPlainClient("", s.cfg.Username, s.cfg.Password)); err != nil {
+			return Receipt{}, wrap("auth", err)
+		}
+	}
+	var mopts *smtp.MailOptions
+	if !isASCII(from) || !isASCII(to.Address) {
+		mopts = &smtp.MailOptions{UTF8: true}
+	}
+	if err := c.Mail(from, mopts); err != nil {
+		return Receipt{}, wrap("mail", err)
+	}
+	if err := c.Rcpt(to.Address, nil); err != nil {
+		return Receipt{}, wrap("rcpt", err)
+	}
+	w, err := c.Data()
+	if err != nil {
+		return Receipt{}, wrap("data", err)
+	}
+	if _, err := io.Copy(w, bytes.NewReader(raw)); err != nil {
+		return Receipt{}, wrap("data", err)
+	}
+	if err := w.Close(); err != nil {
+		return Receipt{}, wrap("data", err)
+	}
+	_ = c.Quit() // the message is accepted; a failed QUIT changes nothing
+	return Receipt{MessageID: r.MessageID, Status: StatusSent}, nil
+}
+
+// xoauth2Client is the SASL XOAUTH2 mechanism (Google, Microsoft), which
+// go-sasl does not provide: the initial response carries the user and the
+// bearer token; on failure the server sends a JSON challenge, answered with
+// an empty response so it can finish with an error reply.
+type xoauth2Client struct {
+	user, token string
+}
+
+func (a *xoauth2Client) Start() (string, []byte, error) {
+	return "XOAUTH2", []byte("user=" + a.user + "\x01auth=Bearer " + a.token + "\x01\x01"), nil
+}
+
+func (a *xoauth2Client) Next(challenge []byte) ([]byte, error) {
+	return []byte{}, nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,88 @@
+package tickets
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// SQLite is a local ticket store in one SQLite file (WAL mode). Ticket IDs
+// are TKT-000001, TKT-000002, ... in creation order. It is safe for
+// concurrent use, also by several processes sharing the file: the insert is a
+// single statement keyed on the unique idempotency key.
+type SQLite struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+var _ Creator = (*SQLite)(nil)
+
+const schema = `CREATE TABLE IF NOT EXISTS tickets (
+	seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+	idempotency_key TEXT NOT NULL UNIQUE,
+	serial_number   TEXT NOT NULL,
+	customer_email  TEXT NOT NULL,
+	priority        TEXT NOT NULL,
+	summary         TEXT NOT NULL,
+	created_at      TEXT NOT NULL
+)`
+
+// OpenSQLite opens (creating when missing) the store at path.
+func OpenSQLite(path string) (*SQLite, error) {
+	if path == "" {
+		return nil, errors.New("tickets: sqlite: path is required")
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + path + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("tickets: sqlite: open %s: %w", path, err)
+	}
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("tickets: sqlite: %s: create schema: %w", path, err)
+	}
+	return &SQLite{db: db, now: time.Now}, nil
+}
+
+// Close closes the database.
+func (s *SQLite) Close() error { return s.db.Close() }
+
+// Create opens a ticket for r, or returns the ticket already opened under
+// r.IdempotencyKey with Status "existing".
+func (s *SQLite) Create(ctx context.Context, r Request) (Ticket, error) {
+	if r.IdempotencyKey == "" {
+		return Ticket{}, ErrNoKey
+	}
+	var seq int64
+	err := s.db.QueryRowContext(ctx, `INSERT INTO tickets
+		(idempotency_key, serial_number, customer_email, priority, summary, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT(idempotency_key) DO NOTHING
+		RETURNING seq`,
+		r.IdempotencyKey, r.SerialNumber, r.CustomerEmail, r.Priority, r.Summary,
+		s.now().UTC().Format(time.RFC3339Nano)).Scan(&seq)
+	switch {
+	case err == nil:
+		return Ticket{TicketID: FormatID(seq), Status: StatusCreated}, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return Ticket{}, fmt.Errorf("tickets: sqlite: create: %w", err)
+	}
+	err = s.db.QueryRowContext(ctx, `SELECT seq FROM tickets WHERE idempotency_key = ?`, r.IdempotencyKey).Scan(&seq)
+	if err != nil {
+		return Ticket{}, fmt.Errorf("tickets: sqlite: lookup existing: %w", err)
+	}
+	return Ticket{TicketID: FormatID(seq), Status: StatusExisting}, nil
+}
+
+// FormatID is the ticket ID for a sequence number: TKT-000123.
+func FormatID(seq int64) string { return fmt.Sprintf("TKT-%06d", seq) }
