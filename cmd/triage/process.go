@@ -1,6 +1,267 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
 
-func newProcessCmd() *cobra.Command { return &cobra.Command{Use: "process"} }
-func newCheckCmd() *cobra.Command   { return &cobra.Command{Use: "check"} }
+	"github.com/spf13/cobra"
+
+	"triage/internal/clients/mail"
+	"triage/internal/processor"
+)
+
+// maxInputBytes caps one input message read from disk or stdin.
+const maxInputBytes = 25 << 20
+
+type processOptions struct {
+	pipelineOptions
+	JSON        bool
+	Outbox      string
+	Concurrency int
+	Verbose     bool
+}
+
+func newProcessCmd() *cobra.Command {
+	o := &processOptions{}
+	cmd := &cobra.Command{
+		Use:   "process [flags] FILE.eml...",
+		Short: "Process .eml files (or - for stdin) and reply to each",
+		Long: `Process reads each message, decides what the customer needs, lets the model
+drive the work through function calls and writes the reply. It prints one
+summary per message (or one JSON outcome per line with --json), in input
+order.
+
+Exit status: 0 when every input was replied or skipped, 1 when any failed,
+2 for a usage or configuration error.`,
+		Example: `  triage process examples/inbox/*.eml
+  triage process --json --outbox out/ mail.eml
+  cat mail.eml | triage process --json -`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr("process: no input: give one or more .eml files, or - for stdin")
+			}
+			n := 0
+			for _, a := range args {
+				if a == "-" {
+					n++
+				}
+			}
+			if n > 1 {
+				return usageErr("process: - (stdin) may be given only once")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runProcess(cmd.Context(), o, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	o.addFlags(f)
+	f.BoolVar(&o.JSON, "json", false, "print one JSON outcome per input, one per line")
+	f.StringVar(&o.Outbox, "outbox", envOr("TRIAGE_OUTBOX", "outbox"), "directory that receives every sent reply as an .eml file")
+	f.IntVar(&o.Concurrency, "concurrency", 4, "emails processed in parallel")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log each step to stderr")
+	return cmd
+}
+
+func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if o.Concurrency < 1 {
+		return usageErr("--concurrency must be at least 1, got %d", o.Concurrency)
+	}
+	level := slog.LevelWarn
+	if o.Verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	outbox, err := mail.NewOutbox(o.Outbox)
+	if err != nil {
+		return usageErr("--outbox: %v", err)
+	}
+	p, err := newPipeline(ctx, o.pipelineOptions, outbox, log)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if p.Model.Offline {
+		fmt.Fprintf(stderr, "triage: using the %s; set GEMINI_API_KEY to use Gemini\n", p.Model.Description)
+	} else {
+		fmt.Fprintf(stderr, "triage: using %s, model %s\n", p.Model.Description, o.Model)
+	}
+
+	start := time.Now()
+	outcomes := processAll(ctx, p.Processor, args, stdin, o.Concurrency, func(i int, out processor.Outcome) {
+		if o.JSON {
+			b, _ := json.Marshal(out)
+			fmt.Fprintf(stdout, "%s\n", b)
+		} else {
+			printSummary(stdout, out)
+		}
+	})
+	failed := 0
+	counts := map[string]int{}
+	calls := 0
+	for _, out := range outcomes {
+		counts[out.Status]++
+		calls += out.ModelCalls
+		if out.Status == processor.StatusFailed {
+			failed++
+		}
+	}
+	fmt.Fprintf(stderr, "triage: %d email(s): %d replied, %d skipped, %d failed; %d model call(s); %s\n",
+		len(outcomes), counts[processor.StatusReplied], counts[processor.StatusSkipped], failed, calls,
+		time.Since(start).Round(time.Millisecond))
+	if failed > 0 {
+		return &exitError{code: exitFailed}
+	}
+	return nil
+}
+
+// processAll processes every input with n workers and calls emit for each
+// outcome in input order, as soon as it and all before it are done.
+func processAll(ctx context.Context, p *processor.Processor, names []string, stdin io.Reader, n int, emit func(int, processor.Outcome)) []processor.Outcome {
+	outcomes := make([]processor.Outcome, len(names))
+	done := make([]chan struct{}, len(names))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < n && w < len(names); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				outcomes[i] = processOne(ctx, p, names[i], stdin)
+				close(done[i])
+			}
+		}()
+	}
+	go func() {
+		for i := range names {
+			jobs <- i
+		}
+		close(jobs)
+	}()
+	for i := range names {
+		<-done[i]
+		emit(i, outcomes[i])
+	}
+	wg.Wait()
+	return outcomes
+}
+
+// processOne reads one input and processes it; a read error is a failed
+// outcome naming the input, never a lost message.
+func processOne(ctx context.Context, p *processor.Processor, name string, stdin io.Reader) processor.Outcome {
+	raw, err := readInput(name, stdin)
+	if err != nil {
+		return processor.Outcome{
+			File: name, Status: processor.StatusFailed, Reason: "read_error", Detail: err.Error(),
+			SerialNumbers: []string{}, FunctionCalls: nil,
+		}
+	}
+	return p.Process(ctx, processor.Input{Name: name, Raw: raw})
+}
+
+func readInput(name string, stdin io.Reader) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = stdin
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return nil, fmt.Errorf("%s: is a directory, not an .eml file", name)
+		}
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(bufio.NewReader(r), maxInputBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(b) > maxInputBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB; left for a person", name, maxInputBytes>>20)
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil, fmt.Errorf("%s: empty input", name)
+	}
+	return b, nil
+}
+
+// printSummary writes the human-readable summary of one outcome.
+func printSummary(w io.Writer, out processor.Outcome) {
+	mark := map[string]string{processor.StatusReplied: "✓", processor.StatusSkipped: "–", processor.StatusFailed: "✗"}[out.Status]
+	fmt.Fprintf(w, "%s %s  %s\n", mark, out.File, out.Status)
+	if out.From != "" || out.Subject != "" {
+		fmt.Fprintf(w, "    from %s: %q\n", out.From, out.Subject)
+	}
+	if out.Scenario != "" {
+		fmt.Fprintf(w, "    scenario %s (%s: %s)\n", out.Scenario, out.Detection.Method, out.Detection.Reason)
+	}
+	if len(out.SerialNumbers) > 0 {
+		fmt.Fprintf(w, "    serials %s\n", strings.Join(out.SerialNumbers, ", "))
+	}
+	for i, c := range out.FunctionCalls {
+		state := "✓"
+		switch {
+		case c.Blocked:
+			state = "✗ blocked"
+		case !c.OK:
+			state = "✗"
+		}
+		line := fmt.Sprintf("    %d. %s %s(%s)", i+1, state, c.Name, compactArgs(c.Args))
+		if c.Error != nil {
+			line += fmt.Sprintf(" → %s: %s", c.Error.Code, c.Error.Message)
+		} else if c.Result != nil && c.Name != "send_email" {
+			b, _ := json.Marshal(c.Result)
+			line += " → " + string(b)
+		}
+		fmt.Fprintln(w, line)
+	}
+	switch out.Status {
+	case processor.StatusReplied:
+		where := out.Reply.Path
+		if where == "" {
+			where = out.Reply.MessageID
+		}
+		fmt.Fprintf(w, "    reply to %s written: %s\n", out.Reply.To, where)
+	default:
+		fmt.Fprintf(w, "    reason %s: %s\n", out.Reason, out.Detail)
+	}
+}
+
+// compactArgs renders call arguments on one line, long strings shortened.
+func compactArgs(args map[string]any) string {
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v := args[k]
+		s, ok := v.(string)
+		if !ok {
+			b, _ := json.Marshal(v)
+			s = string(b)
+		} else {
+			if r := []rune(s); len(r) > 40 {
+				s = string(r[:40]) + "…"
+			}
+			s = fmt.Sprintf("%q", s)
+		}
+		parts = append(parts, k+"="+s)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -5,13 +5,24 @@ package processor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"strings"
 	"time"
+	"unicode/utf8"
+
+	"google.golang.org/genai"
 
 	"triage/internal/agent"
 	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/message"
+	"triage/internal/prompt"
 	"triage/internal/scenario"
 	"triage/internal/serial"
 )
@@ -31,6 +42,9 @@ const (
 	ReasonNoScenario   = "no_scenario"
 	ReasonCanceled     = "canceled"
 )
+
+// FinalFunction is the function whose success means the email was answered.
+const FinalFunction = "send_email"
 
 // Outcome is the JSON record for one input (DESIGN.md contract; fields may be
 // added, never renamed).
@@ -53,6 +67,8 @@ type Outcome struct {
 	Attachments   []AttachmentInfo    `json:"attachments,omitempty"`
 	Language      string              `json:"language,omitempty"`
 	Model         string              `json:"model,omitempty"`
+	Key           string              `json:"key,omitempty"`      // idempotency key used for this email
+	Problems      []string            `json:"problems,omitempty"` // malformations the parser worked around
 }
 
 // AttachmentInfo lists an inbound attachment.
@@ -96,17 +112,233 @@ type Config struct {
 type Input struct {
 	Name string // file name or IMAP key, for the outcome's "file"
 	Raw  []byte
-	// Key is the idempotency key; "" means derive it from the Message-ID (or
-	// a hash of the raw bytes when there is none).
+	// Key is the idempotency key; "" means derive it from the Message-ID and
+	// sender (or a hash of the raw bytes when there is no Message-ID).
 	Key string
 }
 
 // Processor handles emails; safe for concurrent use.
-type Processor struct{}
+type Processor struct {
+	cfg Config
+}
 
 // New checks cfg and applies defaults.
-func New(cfg Config) (*Processor, error) { panic("TODO") }
+func New(cfg Config) (*Processor, error) {
+	switch {
+	case cfg.Scenarios == nil:
+		return nil, errors.New("processor: Config.Scenarios is required")
+	case cfg.Agent == nil:
+		return nil, errors.New("processor: Config.Agent is required")
+	case cfg.Detector == nil:
+		return nil, errors.New("processor: Config.Detector is required")
+	case cfg.Dispatcher == nil:
+		return nil, errors.New("processor: Config.Dispatcher is required")
+	case cfg.Extractor == nil:
+		return nil, errors.New("processor: Config.Extractor is required")
+	}
+	for _, sc := range cfg.Scenarios.Scenarios {
+		if sc.Function(FinalFunction) == nil {
+			return nil, fmt.Errorf("processor: %s: available_functions: must declare %s (every email ends with a reply)", sc.File, FinalFunction)
+		}
+	}
+	if cfg.MaxTextBytes <= 0 {
+		cfg.MaxTextBytes = 16 << 10
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Processor{cfg: cfg}, nil
+}
 
 // Process handles one email and always returns an Outcome (never an error):
 // every problem becomes status failed with a reason.
-func (p *Processor) Process(ctx context.Context, in Input) Outcome { panic("TODO") }
+func (p *Processor) Process(ctx context.Context, in Input) Outcome {
+	start := p.cfg.Now()
+	out := p.process(ctx, in)
+	out.DurationMS = p.cfg.Now().Sub(start).Milliseconds()
+	if out.SerialNumbers == nil {
+		out.SerialNumbers = []string{}
+	}
+	if out.FunctionCalls == nil {
+		out.FunctionCalls = []dispatcher.Record{}
+	}
+	lvl := slog.LevelInfo
+	if out.Status == StatusFailed {
+		lvl = slog.LevelWarn
+	}
+	p.cfg.Logger.Log(ctx, lvl, "email processed",
+		"file", out.File, "message_id", out.MessageID, "status", out.Status,
+		"reason", out.Reason, "scenario", out.Scenario, "calls", len(out.FunctionCalls),
+		"model_calls", out.ModelCalls, "duration_ms", out.DurationMS)
+	return out
+}
+
+func (p *Processor) process(ctx context.Context, in Input) Outcome {
+	out := Outcome{File: in.Name, Model: p.cfg.ModelName}
+	fail := func(reason, detail string) Outcome {
+		out.Status, out.Reason, out.Detail = StatusFailed, reason, detail
+		return out
+	}
+
+	msg, err := message.Parse(in.Raw)
+	if err != nil {
+		return fail(ReasonParseError, err.Error())
+	}
+	out.MessageID = msg.MessageID
+	out.From = msg.From.Address
+	out.Subject = msg.Subject
+	out.Problems = msg.Problems
+	for _, a := range msg.Attachments {
+		out.Attachments = append(out.Attachments, AttachmentInfo(a))
+	}
+	out.Key = in.Key
+	if out.Key == "" {
+		out.Key = Key(msg, in.Raw)
+	}
+	if msg.From.Address == "" {
+		return fail(ReasonNoSender, "no usable From address; left for a person")
+	}
+	if v := guard.Check(p.cfg.Guard, msg); v.Skip {
+		out.Status, out.Reason, out.Detail = StatusSkipped, v.Reason, v.Detail
+		return out
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(ReasonCanceled, err.Error())
+	}
+
+	out.SerialNumbers = p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted)
+	out.Language = Language(msg.Subject + "\n" + msg.Text)
+	text := truncate(msg.Text, p.cfg.MaxTextBytes)
+	quoted := truncate(msg.Quoted, p.cfg.MaxTextBytes/2)
+	facts := prompt.Facts{
+		From:          msg.From.Address,
+		ReplyTo:       msg.ReplyTo,
+		Subject:       msg.Subject,
+		Language:      out.Language,
+		SerialNumbers: out.SerialNumbers,
+	}
+	if !msg.Date.IsZero() {
+		facts.Received = msg.Date.UTC().Format(time.RFC3339)
+	}
+	for _, a := range msg.Attachments {
+		facts.Attachments = append(facts.Attachments, prompt.Attachment(a))
+	}
+
+	det := p.cfg.Detector.Detect(ctx, facts, text)
+	out.ModelCalls += det.ModelCalls
+	addUsage(&out.Tokens, det.Usage)
+	out.Detection = Detection{Method: det.Method, Reason: det.Reason}
+	if det.Scenario == nil {
+		return fail(ReasonNoScenario, "no scenario matched and no fallback scenario is configured: "+det.Reason)
+	}
+	sc := det.Scenario
+	out.Scenario = sc.Name
+	facts.Scenario = sc.Name
+
+	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
+	res, err := p.cfg.Agent.Run(ctx, agent.Request{
+		System:        prompt.System(p.cfg.Scenarios.Main, sc.Body),
+		Prompt:        prompt.User(facts, text, quoted),
+		Functions:     declarations(sc),
+		FinalFunction: FinalFunction,
+	}, session)
+	out.FunctionCalls = session.Records()
+	out.ModelCalls += res.ModelCalls
+	addUsage(&out.Tokens, res.Usage)
+	if err != nil {
+		return fail(ReasonEmailNotSent, err.Error())
+	}
+
+	// Verify: only a successful send_email makes an email handled.
+	sent := sentRecord(out.FunctionCalls)
+	if sent == nil {
+		detail := "the model ended without a successful send_email"
+		if res.Stop != nil {
+			detail = res.Stop.Error()
+		}
+		if n := blocked(out.FunctionCalls); n > 0 {
+			detail += fmt.Sprintf(" (%d call(s) refused by the dispatcher)", n)
+		}
+		return fail(ReasonEmailNotSent, detail)
+	}
+	out.Status = StatusReplied
+	out.Reply = &Reply{
+		To:        str(sent.Args["to"]),
+		Subject:   str(sent.Args["subject"]),
+		MessageID: str(sent.Result["message_id"]),
+		Path:      str(sent.Result["path"]),
+	}
+	return out
+}
+
+// declarations turns a scenario's functions into Gemini declarations. They are
+// built per email: the SDK may touch what it is given.
+func declarations(sc *scenario.Scenario) []*genai.FunctionDeclaration {
+	decls := make([]*genai.FunctionDeclaration, 0, len(sc.Functions))
+	for _, f := range sc.Functions {
+		decls = append(decls, &genai.FunctionDeclaration{
+			Name:                 f.Name,
+			Description:          f.Description,
+			ParametersJsonSchema: f.Parameters,
+		})
+	}
+	return decls
+}
+
+func sentRecord(recs []dispatcher.Record) *dispatcher.Record {
+	for i := range recs {
+		if recs[i].Name == FinalFunction && recs[i].OK {
+			return &recs[i]
+		}
+	}
+	return nil
+}
+
+func blocked(recs []dispatcher.Record) int {
+	n := 0
+	for _, r := range recs {
+		if r.Blocked {
+			n++
+		}
+	}
+	return n
+}
+
+func addUsage(dst *agent.Usage, u agent.Usage) {
+	dst.Prompt += u.Prompt
+	dst.Output += u.Output
+	dst.Total += u.Total
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "\n[... truncated ...]"
+}
+
+// Key derives the idempotency key of an inbound message: its Message-ID and
+// sender when it has a Message-ID, else a hash of the raw bytes.
+func Key(msg *message.Message, raw []byte) string {
+	h := sha256.New()
+	if msg != nil && msg.MessageID != "" {
+		fmt.Fprintf(h, "mid|%s|%s", strings.ToLower(msg.MessageID), strings.ToLower(msg.From.Address))
+	} else {
+		h.Write([]byte("raw|"))
+		h.Write(raw)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
