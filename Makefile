@@ -1,0 +1,49 @@
+# triage: the two commands a newcomer needs are `make run` and `make test`.
+GO ?= go
+BIN := bin/triage
+OUT := out
+
+.PHONY: all build run test test-short race lint bench eval eval-live check clean
+
+all: lint test
+
+build:
+	$(GO) build -o $(BIN) ./cmd/triage
+
+## run: process the sample inbox on the bundled defaults (offline model, local CSV, SQLite tickets, outbox dir)
+run: build
+	@mkdir -p $(OUT)
+	./$(BIN) process --warranty-csv examples/warranty.csv --tickets-db $(OUT)/tickets.db --outbox $(OUT)/outbox examples/inbox/*.eml; \
+	  status=$$?; echo "replies written to $(OUT)/outbox/ (exit status $$status)"; test $$status -le 1
+
+## test: vet, formatting, the race-enabled test suite, and the offline eval suite
+test: lint
+	$(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory eval
+
+test-short:
+	$(GO) test -short ./...
+
+lint:
+	@fmt=$$(gofmt -l cmd internal eval instructions 2>/dev/null); if [ -n "$$fmt" ]; then echo "gofmt needed:"; echo "$$fmt"; exit 1; fi
+	$(GO) vet ./...
+
+## check: validate the scenario files
+check: build
+	./$(BIN) check
+
+## bench: pipeline and component benchmarks
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## eval: the eval suite, offline, must pass at 100%
+eval: build
+	./$(BIN) eval --offline --min-pass-rate 100 eval/cases
+
+## eval-live: the eval suite against Gemini (needs GEMINI_API_KEY)
+eval-live: build
+	@test -n "$$GEMINI_API_KEY$$GOOGLE_API_KEY" || { echo "eval-live needs GEMINI_API_KEY (or GOOGLE_API_KEY)"; exit 2; }
+	./$(BIN) eval eval/cases
+
+clean:
+	rm -rf bin $(OUT)
