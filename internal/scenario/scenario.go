@@ -4,9 +4,21 @@
 package scenario
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
 
+	"github.com/adrg/frontmatter"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
 )
 
 // Scenario is one validated scenario file.
@@ -41,12 +53,27 @@ type Rules struct {
 	Priority int `yaml:"priority"`
 }
 
+// Serial conditions of Rules.Serial.
+const (
+	SerialAny      = ""
+	SerialRequired = "required"
+	SerialAbsent   = "absent"
+)
+
+// Defined reports whether the scenario has detection rules at all (a serial
+// condition or keywords; a priority alone is not a rule).
+func (r Rules) Defined() bool {
+	return r.Serial != SerialAny || len(r.Keywords) > 0
+}
+
 // Function is one declared function: its JSON Schema parameters compiled.
 type Function struct {
-	Name        string             `yaml:"name"`
-	Description string             `yaml:"description"`
-	Parameters  map[string]any     `yaml:"parameters"`
-	Schema      *jsonschema.Schema `yaml:"-"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Parameters is the JSON Schema as JSON-compatible values
+	// (map[string]any, []any, string, float64, bool, nil) after Load.
+	Parameters map[string]any     `yaml:"parameters"`
+	Schema     *jsonschema.Schema `yaml:"-"`
 }
 
 // Set is every loaded scenario plus the shared main instructions.
@@ -55,6 +82,32 @@ type Set struct {
 	Scenarios []*Scenario // sorted by name
 }
 
+// MainFile is the shared instructions file; ScenarioGlob finds the scenarios.
+const (
+	MainFile     = "main.md"
+	ScenarioGlob = "scenarios/*.md"
+)
+
+var (
+	functionName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`)
+	// semver-ish: 1, 1.2, 1.2.3, optional leading v, pre-release and build.
+	semverish = regexp.MustCompile(`^v?\d+(\.\d+){0,2}(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+)
+
+// yamlFormat decodes the frontmatter with yaml.v3, strictly: an unknown key
+// is an error (a typo such as "availabe_functions" must not pass silently).
+var yamlFormat = frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errors.New("empty frontmatter")
+		}
+		return err
+	}
+	return nil
+})
+
 // Load reads main.md and scenarios/*.md from fsys and validates each file:
 // frontmatter present and decodable (yaml.v3), name matches the file name,
 // description and body non-empty, every function has a name, description
@@ -62,16 +115,266 @@ type Set struct {
 // function in routes (the dispatcher's known names). The error names the file
 // and the field, e.g. `scenario: scenarios/foo.md: available_functions[1].parameters: ...`.
 // All problems are reported, joined, not only the first.
-func Load(fsys fs.FS, routes []string) (*Set, error) { panic("TODO") }
+func Load(fsys fs.FS, routes []string) (*Set, error) {
+	var errs []error
+	set := &Set{}
+
+	main, err := fs.ReadFile(fsys, MainFile)
+	switch {
+	case err != nil:
+		errs = append(errs, fmt.Errorf("scenario: %s: %w", MainFile, err))
+	case strings.TrimSpace(string(main)) == "":
+		errs = append(errs, fmt.Errorf("scenario: %s: empty", MainFile))
+	default:
+		set.Main = strings.TrimSpace(string(main))
+	}
+
+	files, err := fs.Glob(fsys, ScenarioGlob)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("scenario: %s: %w", ScenarioGlob, err))
+	}
+	sort.Strings(files)
+	if len(files) == 0 {
+		errs = append(errs, fmt.Errorf("scenario: no scenario files (%s)", ScenarioGlob))
+	}
+
+	var fallbacks []string
+	for _, file := range files {
+		sc, ferrs := loadFile(fsys, file, routes)
+		errs = append(errs, ferrs...)
+		if sc == nil {
+			continue
+		}
+		if sc.Fallback {
+			fallbacks = append(fallbacks, file)
+		}
+		set.Scenarios = append(set.Scenarios, sc)
+	}
+	if len(fallbacks) > 1 {
+		errs = append(errs, fmt.Errorf("scenario: %s: fallback: set in more than one file (%s)",
+			fallbacks[1], strings.Join(fallbacks, ", ")))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	sort.Slice(set.Scenarios, func(i, j int) bool { return set.Scenarios[i].Name < set.Scenarios[j].Name })
+	return set, nil
+}
+
+// loadFile parses and validates one scenario file. It returns the scenario
+// (nil when it cannot be parsed) and every problem found.
+func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
+	var errs []error
+	fail := func(field, format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		if field == "" {
+			errs = append(errs, fmt.Errorf("scenario: %s: %s", file, msg))
+			return
+		}
+		errs = append(errs, fmt.Errorf("scenario: %s: %s: %s", file, field, msg))
+	}
+
+	raw, err := fs.ReadFile(fsys, file)
+	if err != nil {
+		return nil, []error{fmt.Errorf("scenario: %s: %w", file, err)}
+	}
+	sc := &Scenario{File: file}
+	body, err := frontmatter.MustParse(bytes.NewReader(raw), sc, yamlFormat)
+	if err != nil {
+		if errors.Is(err, frontmatter.ErrNotFound) {
+			return nil, []error{fmt.Errorf("scenario: %s: frontmatter: missing (the file must start with a --- block)", file)}
+		}
+		return nil, []error{fmt.Errorf("scenario: %s: frontmatter: %w", file, err)}
+	}
+	sc.Body = strings.TrimSpace(string(body))
+
+	want := strings.TrimSuffix(path.Base(file), ".md")
+	switch {
+	case sc.Name == "":
+		fail("name", "missing")
+	case sc.Name != want:
+		fail("name", "%q does not match the file name (want %q)", sc.Name, want)
+	}
+	if strings.TrimSpace(sc.Description) == "" {
+		fail("description", "missing")
+	}
+	if sc.Version != "" && !semverish.MatchString(sc.Version) {
+		fail("version", "%q is not a version like 1.2.3", sc.Version)
+	}
+	if sc.Body == "" {
+		fail("body", "empty (instructions must follow the frontmatter)")
+	}
+	switch sc.Rules.Serial {
+	case SerialAny, SerialRequired, SerialAbsent:
+	default:
+		fail("rules.serial", "%q must be %q, %q or empty", sc.Rules.Serial, SerialRequired, SerialAbsent)
+	}
+	for i, kw := range sc.Rules.Keywords {
+		if strings.TrimSpace(kw) == "" {
+			fail(fmt.Sprintf("rules.keywords[%d]", i), "empty")
+		}
+	}
+
+	seen := map[string]int{}
+	for i := range sc.Functions {
+		fn := &sc.Functions[i]
+		field := fmt.Sprintf("available_functions[%d]", i)
+		switch {
+		case fn.Name == "":
+			fail(field+".name", "missing")
+		case !functionName.MatchString(fn.Name):
+			fail(field+".name", "%q must match %s", fn.Name, functionName)
+		default:
+			if j, dup := seen[fn.Name]; dup {
+				fail(field+".name", "%q already declared in available_functions[%d]", fn.Name, j)
+			} else {
+				seen[fn.Name] = i
+			}
+			if !slices.Contains(routes, fn.Name) {
+				fail(field+".name", "%q has no dispatcher route (known: %s)", fn.Name, strings.Join(routes, ", "))
+			}
+		}
+		if strings.TrimSpace(fn.Description) == "" {
+			fail(field+".description", "missing")
+		}
+		params, schema, err := compileParameters(file, i, fn.Parameters)
+		if err != nil {
+			fail(field+".parameters", "%v", err)
+			continue
+		}
+		fn.Parameters, fn.Schema = params, schema
+	}
+	return sc, errs
+}
+
+// compileParameters converts the YAML parameters to JSON values, checks they
+// describe an object and compiles them with jsonschema.
+func compileParameters(file string, i int, params map[string]any) (map[string]any, *jsonschema.Schema, error) {
+	if params == nil {
+		return nil, nil, errors.New("missing (a JSON Schema with type: object)")
+	}
+	j, err := jsonValue(params)
+	if err != nil {
+		return nil, nil, err
+	}
+	obj := j.(map[string]any)
+	if t, _ := obj["type"].(string); t != "object" {
+		return nil, nil, fmt.Errorf("type must be \"object\", got %v", obj["type"])
+	}
+	// Round-trip through JSON so the compiler sees exactly what
+	// jsonschema.UnmarshalJSON would produce (json.Number and all).
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return nil, nil, err
+	}
+	var plain map[string]any
+	if err := json.Unmarshal(b, &plain); err != nil {
+		return nil, nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noLoader{})
+	url := fmt.Sprintf("mem:///%s/available_functions/%d.json", file, i)
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, nil, err
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	return plain, sch, nil
+}
+
+// noLoader refuses every external $ref: a scenario's schemas are self-contained.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("external schema reference %q not allowed", url)
+}
+
+// jsonValue converts a yaml.v3-decoded value to JSON-compatible values; a map
+// with a non-string key is an error.
+func jsonValue(v any) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			c, err := jsonValue(x)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			out[k] = c
+		}
+		return out, nil
+	case map[any]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			ks, ok := k.(string)
+			if !ok {
+				return nil, fmt.Errorf("key %v is not a string", k)
+			}
+			c, err := jsonValue(x)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", ks, err)
+			}
+			out[ks] = c
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			c, err := jsonValue(x)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			out[i] = c
+		}
+		return out, nil
+	case nil, string, bool, int, int64, uint64, float64:
+		return v, nil
+	default:
+		return nil, fmt.Errorf("unsupported value %v (%T)", v, v)
+	}
+}
 
 // Get returns the scenario with that name, or nil.
-func (s *Set) Get(name string) *Scenario { panic("TODO") }
+func (s *Set) Get(name string) *Scenario {
+	for _, sc := range s.Scenarios {
+		if sc.Name == name {
+			return sc
+		}
+	}
+	return nil
+}
 
 // Names returns the scenario names in order.
-func (s *Set) Names() []string { panic("TODO") }
+func (s *Set) Names() []string {
+	names := make([]string, len(s.Scenarios))
+	for i, sc := range s.Scenarios {
+		names[i] = sc.Name
+	}
+	return names
+}
 
 // Fallback returns the fallback scenario (may be nil).
-func (s *Set) Fallback() *Scenario { panic("TODO") }
+func (s *Set) Fallback() *Scenario {
+	for _, sc := range s.Scenarios {
+		if sc.Fallback {
+			return sc
+		}
+	}
+	return nil
+}
 
 // Function returns the declared function with that name, or nil.
-func (sc *Scenario) Function(name string) *Function { panic("TODO") }
+func (sc *Scenario) Function(name string) *Function {
+	for i := range sc.Functions {
+		if sc.Functions[i].Name == name {
+			return &sc.Functions[i]
+		}
+	}
+	return nil
+}
