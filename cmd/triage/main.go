@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -69,13 +70,16 @@ model, a deterministic stand-in that needs no network.`,
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:]))
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run executes the CLI and maps errors to exit codes.
-func run(ctx context.Context, args []string) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
@@ -83,11 +87,11 @@ func run(ctx context.Context, args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "triage:", ee.err)
+			fmt.Fprintln(stderr, "triage:", ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "triage:", err)
+	fmt.Fprintln(stderr, "triage:", err)
 	// cobra's own argument errors are usage errors.
 	return exitUsage
 }
