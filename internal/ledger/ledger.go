@@ -1,0 +1,505 @@
+// Package ledger is the durable memory of `triage watch`: a SQLite file (WAL)
+// that records every inbound IMAP message and every reply, so that restarts,
+// crashes, overlapping runs and UIDVALIDITY changes never produce a second
+// reply or a forgotten message.
+//
+// Messages are keyed by (account, mailbox, UIDVALIDITY, UID), with a secondary
+// key (Message-ID + sender, or a hash of the raw bytes) that survives a
+// UIDVALIDITY change. Replies are keyed by the inbound secondary key: a reply
+// row is written, with its fully rendered bytes, before the SMTP submission
+// and marked sent afterwards.
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Message states. seen and processing are transient; the others are final.
+const (
+	StateProcessing = "processing"
+	StateReplied    = "replied"
+	StateSkipped    = "skipped"
+	StateFailed     = "failed"
+	StateNeedsHuman = "needs_human"
+	StateOverLimit  = "over_limit"
+)
+
+// Reply states.
+const (
+	ReplyPending    = "reply_pending"
+	ReplySent       = "sent"
+	ReplyNeedsHuman = "needs_human"
+)
+
+// ErrNotFound is returned when a row does not exist.
+var ErrNotFound = errors.New("ledger: not found")
+
+// ErrReplyExists is returned by PutPending when the inbound key already has a
+// reply row (pending or sent): the reply must not be submitted again.
+var ErrReplyExists = errors.New("ledger: reply already recorded for this message")
+
+// Final reports whether a message state is final.
+func Final(state string) bool {
+	switch state {
+	case StateReplied, StateSkipped, StateFailed, StateNeedsHuman, StateOverLimit:
+		return true
+	}
+	return false
+}
+
+// Loc is where a message lives on the IMAP server.
+type Loc struct {
+	Account     string `json:"account"`
+	Mailbox     string `json:"mailbox"`
+	UIDValidity uint32 `json:"uidvalidity"`
+	UID         uint32 `json:"uid"`
+}
+
+func (l Loc) String() string {
+	return fmt.Sprintf("%s|%s|%d|%d", l.Account, l.Mailbox, l.UIDValidity, l.UID)
+}
+
+// Entry is one inbound message.
+type Entry struct {
+	Loc
+	Key       string    `json:"key"` // secondary key: Message-ID + sender, or raw hash
+	MessageID string    `json:"message_id"`
+	Sender    string    `json:"sender"`
+	Subject   string    `json:"subject"`
+	State     string    `json:"state"`
+	Reason    string    `json:"reason,omitempty"`
+	Scenario  string    `json:"scenario,omitempty"`
+	Attempts  int       `json:"attempts"`
+	IMAPDone  bool      `json:"imap_done"` // flag/move on the server finished
+	Created   time.Time `json:"created"`
+	Updated   time.Time `json:"updated"`
+}
+
+// Reply is one outgoing reply, keyed by the inbound key.
+type Reply struct {
+	Key       string    `json:"key"`
+	MessageID string    `json:"message_id"`
+	To        string    `json:"to"`
+	Raw       []byte    `json:"-"`
+	State     string    `json:"state"`
+	Appended  bool      `json:"appended"` // copy stored in the Sent folder
+	Created   time.Time `json:"created"`
+	SentAt    time.Time `json:"sent_at"`
+}
+
+// Config configures Open; Path is required.
+type Config struct {
+	Path string
+	Now  func() time.Time
+}
+
+// Ledger is the SQLite ledger; safe for concurrent use.
+type Ledger struct {
+	db   *sql.DB
+	now  func() time.Time
+	path string
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS messages (
+	account     TEXT NOT NULL,
+	mailbox     TEXT NOT NULL,
+	uidvalidity INTEGER NOT NULL,
+	uid         INTEGER NOT NULL,
+	key         TEXT NOT NULL,
+	message_id  TEXT NOT NULL DEFAULT '',
+	sender      TEXT NOT NULL DEFAULT '',
+	subject     TEXT NOT NULL DEFAULT '',
+	state       TEXT NOT NULL,
+	reason      TEXT NOT NULL DEFAULT '',
+	scenario    TEXT NOT NULL DEFAULT '',
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	imap_done   INTEGER NOT NULL DEFAULT 0,
+	created     INTEGER NOT NULL,
+	updated     INTEGER NOT NULL,
+	PRIMARY KEY (account, mailbox, uidvalidity, uid)
+);
+CREATE INDEX IF NOT EXISTS messages_key ON messages(key);
+CREATE INDEX IF NOT EXISTS messages_updated ON messages(updated);
+CREATE TABLE IF NOT EXISTS replies (
+	key        TEXT PRIMARY KEY,
+	message_id TEXT NOT NULL,
+	recipient  TEXT NOT NULL,
+	raw        BLOB NOT NULL,
+	state      TEXT NOT NULL,
+	appended   INTEGER NOT NULL DEFAULT 0,
+	created    INTEGER NOT NULL,
+	sent_at    INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS replies_recipient ON replies(recipient, created);
+CREATE INDEX IF NOT EXISTS replies_created ON replies(created);
+`
+
+// Open opens (creating when missing) the ledger at cfg.Path.
+func Open(ctx context.Context, cfg Config) (*Ledger, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("ledger: Path is required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	db, err := sql.Open("sqlite", "file:"+cfg.Path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("ledger: open %s: %w", cfg.Path, err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger: %s: create schema: %w", cfg.Path, err)
+	}
+	return &Ledger{db: db, now: cfg.Now, path: cfg.Path}, nil
+}
+
+// Path is the ledger file.
+func (l *Ledger) Path() string { return l.path }
+
+// Close closes the database.
+func (l *Ledger) Close() error { return l.db.Close() }
+
+func unix(t time.Time) int64 { return t.UTC().UnixMilli() }
+
+func fromUnix(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated`
+
+func scanEntry(sc interface{ Scan(...any) error }) (Entry, error) {
+	var e Entry
+	var done int
+	var created, updated int64
+	err := sc.Scan(&e.Account, &e.Mailbox, &e.UIDValidity, &e.UID, &e.Key, &e.MessageID, &e.Sender, &e.Subject,
+		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated)
+	e.IMAPDone = done != 0
+	e.Created, e.Updated = fromUnix(created), fromUnix(updated)
+	return e, err
+}
+
+// Get returns the entry at loc, or ErrNotFound.
+func (l *Ledger) Get(ctx context.Context, loc Loc) (Entry, error) {
+	row := l.db.QueryRowContext(ctx, `SELECT `+entryCols+` FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
+		loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
+	e, err := scanEntry(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Entry{}, ErrNotFound
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("ledger: get %s: %w", loc, err)
+	}
+	return e, nil
+}
+
+// FinalByKey returns a final entry with the same secondary key at another
+// location (an older UIDVALIDITY, another mailbox), or ErrNotFound.
+func (l *Ledger) FinalByKey(ctx context.Context, key string, not Loc) (Entry, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT `+entryCols+` FROM messages WHERE key=? ORDER BY created`, key)
+	if err != nil {
+		return Entry{}, fmt.Errorf("ledger: by key: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return Entry{}, fmt.Errorf("ledger: by key: %w", err)
+		}
+		if e.Loc != not && Final(e.State) {
+			return e, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Entry{}, fmt.Errorf("ledger: by key: %w", err)
+	}
+	return Entry{}, ErrNotFound
+}
+
+// Begin records that e is being processed: it inserts the row (state
+// processing, attempts 1) or, for an existing non-final row, increments its
+// attempts. It returns the attempt number.
+func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
+	now := unix(l.now())
+	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
+		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?)
+		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
+			attempts = attempts + 1, state = excluded.state, updated = excluded.updated,
+			key = excluded.key, message_id = excluded.message_id, sender = excluded.sender, subject = excluded.subject`,
+		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateProcessing, now, now)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: begin %s: %w", e.Loc, err)
+	}
+	got, err := l.Get(ctx, e.Loc)
+	if err != nil {
+		return 0, err
+	}
+	return got.Attempts, nil
+}
+
+// Record inserts or replaces e as a final entry without processing (e.g. a
+// duplicate of an already handled message, or mail over a limit).
+func (l *Ledger) Record(ctx context.Context, e Entry) error {
+	now := unix(l.now())
+	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)
+		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
+			state = excluded.state, reason = excluded.reason, scenario = excluded.scenario, updated = excluded.updated`,
+		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject,
+		e.State, e.Reason, e.Scenario, e.Attempts, now, now)
+	if err != nil {
+		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
+	}
+	return nil
+}
+
+// Finish sets the final state of the entry at loc.
+func (l *Ledger) Finish(ctx context.Context, loc Loc, state, reason, scenario string) error {
+	if !Final(state) {
+		return fmt.Errorf("ledger: finish %s: %q is not a final state", loc, state)
+	}
+	res, err := l.db.ExecContext(ctx, `UPDATE messages SET state=?, reason=?, scenario=?, updated=?
+		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
+		state, reason, scenario, unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
+	return checkOne(res, err, "finish", loc)
+}
+
+// MarkIMAPDone records that the server-side flag/move of loc is done.
+func (l *Ledger) MarkIMAPDone(ctx context.Context, loc Loc) error {
+	res, err := l.db.ExecContext(ctx, `UPDATE messages SET imap_done=1, updated=?
+		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
+		unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
+	return checkOne(res, err, "mark imap done", loc)
+}
+
+// Abandon deletes a non-final entry so the message is processed afresh on the
+// next pass (used when processing was cancelled before anything was sent).
+func (l *Ledger) Abandon(ctx context.Context, loc Loc) error {
+	_, err := l.db.ExecContext(ctx, `DELETE FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=? AND state=?`,
+		loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID, StateProcessing)
+	if err != nil {
+		return fmt.Errorf("ledger: abandon %s: %w", loc, err)
+	}
+	return nil
+}
+
+func checkOne(res sql.Result, err error, op string, loc Loc) error {
+	if err != nil {
+		return fmt.Errorf("ledger: %s %s: %w", op, loc, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("ledger: %s %s: %w", op, loc, ErrNotFound)
+	}
+	return nil
+}
+
+// Settled returns the UIDs in (account, mailbox, uidvalidity) whose entries
+// are final and whose server-side marking is done: nothing is left to do.
+func (l *Ledger) Settled(ctx context.Context, account, mailbox string, uidValidity uint32) (map[uint32]bool, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT uid, state FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND imap_done=1`,
+		account, mailbox, uidValidity)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: settled: %w", err)
+	}
+	defer rows.Close()
+	out := map[uint32]bool{}
+	for rows.Next() {
+		var uid uint32
+		var state string
+		if err := rows.Scan(&uid, &state); err != nil {
+			return nil, fmt.Errorf("ledger: settled: %w", err)
+		}
+		if Final(state) {
+			out[uid] = true
+		}
+	}
+	return out, rows.Err()
+}
+
+// Recent lists the most recently updated entries, newest first; a non-empty
+// state filters by state.
+func (l *Ledger) Recent(ctx context.Context, limit int, state string) ([]Entry, error) {
+	if limit <= 0 {
+		limit = 50
+	}
+	q := `SELECT ` + entryCols + ` FROM messages`
+	args := []any{}
+	if state != "" {
+		q += ` WHERE state=?`
+		args = append(args, state)
+	}
+	q += ` ORDER BY updated DESC, uid DESC LIMIT ?`
+	args = append(args, limit)
+	rows, err := l.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: recent: %w", err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: recent: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Counts returns the number of entries per state.
+func (l *Ledger) Counts(ctx context.Context) (map[string]int, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM messages GROUP BY state`)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: counts: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, fmt.Errorf("ledger: counts: %w", err)
+		}
+		out[s] = n
+	}
+	return out, rows.Err()
+}
+
+// --- replies ---
+
+const replyCols = `key, message_id, recipient, raw, state, appended, created, sent_at`
+
+func scanReply(sc interface{ Scan(...any) error }) (Reply, error) {
+	var r Reply
+	var appended int
+	var created, sent int64
+	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.Raw, &r.State, &appended, &created, &sent)
+	r.Appended = appended != 0
+	r.Created, r.SentAt = fromUnix(created), fromUnix(sent)
+	return r, err
+}
+
+// GetReply returns the reply row of an inbound key, or ErrNotFound.
+func (l *Ledger) GetReply(ctx context.Context, key string) (Reply, error) {
+	row := l.db.QueryRowContext(ctx, `SELECT `+replyCols+` FROM replies WHERE key=?`, key)
+	r, err := scanReply(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Reply{}, ErrNotFound
+	}
+	if err != nil {
+		return Reply{}, fmt.Errorf("ledger: get reply: %w", err)
+	}
+	return r, nil
+}
+
+// PutPending durably records a rendered reply before it is submitted. It
+// returns ErrReplyExists when the key already has a reply row.
+func (l *Ledger) PutPending(ctx context.Context, r Reply) error {
+	if r.Key == "" || r.MessageID == "" || len(r.Raw) == 0 {
+		return errors.New("ledger: put pending: Key, MessageID and Raw are required")
+	}
+	res, err := l.db.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, raw, state, created)
+		VALUES (?,?,?,?,?,?) ON CONFLICT(key) DO NOTHING`,
+		r.Key, r.MessageID, strings.ToLower(r.To), r.Raw, ReplyPending, unix(l.now()))
+	if err != nil {
+		return fmt.Errorf("ledger: put pending: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrReplyExists
+	}
+	return nil
+}
+
+// MarkSent records that the SMTP server accepted the reply of key.
+func (l *Ledger) MarkSent(ctx context.Context, key string) error {
+	return l.setReply(ctx, key, `state=?, sent_at=?`, ReplySent, unix(l.now()))
+}
+
+// MarkReplyNeedsHuman records that it is unknown whether the reply of key
+// went out; a person must look.
+func (l *Ledger) MarkReplyNeedsHuman(ctx context.Context, key string) error {
+	return l.setReply(ctx, key, `state=?`, ReplyNeedsHuman)
+}
+
+// MarkAppended records that the reply of key was stored in the Sent folder.
+func (l *Ledger) MarkAppended(ctx context.Context, key string) error {
+	return l.setReply(ctx, key, `appended=?`, 1)
+}
+
+// DropPending deletes a pending reply that certainly was not submitted (the
+// SMTP server refused it before DATA), so a later attempt may send it.
+func (l *Ledger) DropPending(ctx context.Context, key string) error {
+	_, err := l.db.ExecContext(ctx, `DELETE FROM replies WHERE key=? AND state=?`, key, ReplyPending)
+	if err != nil {
+		return fmt.Errorf("ledger: drop pending: %w", err)
+	}
+	return nil
+}
+
+func (l *Ledger) setReply(ctx context.Context, key, set string, args ...any) error {
+	res, err := l.db.ExecContext(ctx, `UPDATE replies SET `+set+` WHERE key=?`, append(args, key)...)
+	if err != nil {
+		return fmt.Errorf("ledger: update reply: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("ledger: update reply %q: %w", key, ErrNotFound)
+	}
+	return nil
+}
+
+// Replies lists reply rows in a state (all states when ""), oldest first.
+func (l *Ledger) Replies(ctx context.Context, state string) ([]Reply, error) {
+	q := `SELECT ` + replyCols + ` FROM replies`
+	var args []any
+	if state != "" {
+		q += ` WHERE state=?`
+		args = append(args, state)
+	}
+	rows, err := l.db.QueryContext(ctx, q+` ORDER BY created`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: replies: %w", err)
+	}
+	defer rows.Close()
+	var out []Reply
+	for rows.Next() {
+		r, err := scanReply(rows)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: replies: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// RepliesSince counts replies recorded since t (pending ones included, so a
+// crash cannot be used to get past a limit); a non-empty to counts only
+// replies to that address.
+func (l *Ledger) RepliesSince(ctx context.Context, to string, since time.Time) (int, error) {
+	q := `SELECT COUNT(*) FROM replies WHERE created >= ?`
+	args := []any{unix(since)}
+	if to != "" {
+		q += ` AND recipient = ?`
+		args = append(args, strings.ToLower(to))
+	}
+	var n int
+	if err := l.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("ledger: count replies: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,191 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func openAt(t *testing.T, path string, now *time.Time) *Ledger {
+	t.Helper()
+	l, err := Open(context.Background(), Config{Path: path, Now: func() time.Time { return *now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestMessageLifecycle(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l := openAt(t, path, &now)
+
+	loc := Loc{Account: "acct", Mailbox: "INBOX", UIDValidity: 7, UID: 3}
+	if _, err := l.Get(ctx, loc); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get before Begin: err = %v, want ErrNotFound", err)
+	}
+	e := Entry{Loc: loc, Key: "<a@x>|jan@example.com", MessageID: "<a@x>", Sender: "jan@example.com", Subject: "S"}
+	for want := 1; want <= 2; want++ {
+		n, err := l.Begin(ctx, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != want {
+			t.Errorf("Begin attempt = %d, want %d", n, want)
+		}
+	}
+	settled, err := l.Settled(ctx, "acct", "INBOX", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(settled) != 0 {
+		t.Errorf("Settled while processing = %v, want empty", settled)
+	}
+	if err := l.Finish(ctx, loc, StateReplied, "", "valid-warranty"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.MarkIMAPDone(ctx, loc); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Finish(ctx, loc, StateProcessing, "", ""); err == nil {
+		t.Error("Finish with a non-final state: want error")
+	}
+
+	// Reopen: everything is durable.
+	l.Close()
+	l = openAt(t, path, &now)
+	got, err := l.Get(ctx, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Entry{Loc: loc, Key: e.Key, MessageID: "<a@x>", Sender: "jan@example.com", Subject: "S",
+		State: StateReplied, Scenario: "valid-warranty", Attempts: 2, IMAPDone: true, Created: now, Updated: now}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("entry (-want +got):\n%s", diff)
+	}
+	settled, err = l.Settled(ctx, "acct", "INBOX", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[uint32]bool{3: true}, settled); diff != "" {
+		t.Errorf("Settled (-want +got):\n%s", diff)
+	}
+
+	// The same message under a new UIDVALIDITY is found by its key.
+	newLoc := Loc{Account: "acct", Mailbox: "INBOX", UIDValidity: 8, UID: 1}
+	prev, err := l.FinalByKey(ctx, e.Key, newLoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prev.Loc != loc {
+		t.Errorf("FinalByKey loc = %v, want %v", prev.Loc, loc)
+	}
+	if _, err := l.FinalByKey(ctx, e.Key, loc); !errors.Is(err, ErrNotFound) {
+		t.Errorf("FinalByKey excluding its only row: err = %v, want ErrNotFound", err)
+	}
+
+	// Abandon only deletes processing rows.
+	other := Loc{Account: "acct", Mailbox: "INBOX", UIDValidity: 7, UID: 4}
+	if _, err := l.Begin(ctx, Entry{Loc: other, Key: "k2"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, lc := range []Loc{other, loc} {
+		if err := l.Abandon(ctx, lc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.Get(ctx, other); !errors.Is(err, ErrNotFound) {
+		t.Errorf("abandoned row still there: %v", err)
+	}
+	if _, err := l.Get(ctx, loc); err != nil {
+		t.Errorf("final row was abandoned: %v", err)
+	}
+	counts, err := l.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int{StateReplied: 1}, counts); diff != "" {
+		t.Errorf("Counts (-want +got):\n%s", diff)
+	}
+}
+
+func TestReplies(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
+
+	r := Reply{Key: "k1", MessageID: "<triage-1@example.com>", To: "Jan@Example.com", Raw: []byte("raw")}
+	if err := l.PutPending(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.PutPending(ctx, r); !errors.Is(err, ErrReplyExists) {
+		t.Fatalf("second PutPending: err = %v, want ErrReplyExists", err)
+	}
+	pending, err := l.Replies(ctx, ReplyPending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || pending[0].Key != "k1" || string(pending[0].Raw) != "raw" {
+		t.Errorf("pending = %+v, want k1 with raw bytes", pending)
+	}
+	now = now.Add(time.Minute)
+	if err := l.MarkSent(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.DropPending(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.GetReply(ctx, "k1")
+	if err != nil {
+		t.Fatalf("sent reply dropped: %v", err)
+	}
+	if got.State != ReplySent || !got.SentAt.Equal(now) || got.To != "jan@example.com" {
+		t.Errorf("reply = %+v, want sent at %v to jan@example.com", got, now)
+	}
+
+	if err := l.PutPending(ctx, Reply{Key: "k2", MessageID: "<m2@x>", To: "jan@example.com", Raw: []byte("r2")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.PutPending(ctx, Reply{Key: "k3", MessageID: "<m3@x>", To: "ola@example.com", Raw: []byte("r3")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.DropPending(ctx, "k3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.GetReply(ctx, "k3"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("dropped reply: err = %v, want ErrNotFound", err)
+	}
+	if err := l.MarkReplyNeedsHuman(ctx, "k2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.MarkAppended(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("MarkAppended unknown key: err = %v, want ErrNotFound", err)
+	}
+
+	tests := []struct {
+		to    string
+		since time.Time
+		want  int
+	}{
+		{"jan@example.com", now.Add(-time.Hour), 2},
+		{"JAN@example.com", now.Add(-time.Hour), 2},
+		{"ola@example.com", now.Add(-time.Hour), 0},
+		{"", now.Add(-time.Hour), 2},
+		{"", now.Add(time.Second), 0},
+	}
+	for _, tt := range tests {
+		n, err := l.RepliesSince(ctx, tt.to, tt.since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != tt.want {
+			t.Errorf("RepliesSince(%q, %v) = %d, want %d", tt.to, tt.since, n, tt.want)
+		}
+	}
+}
