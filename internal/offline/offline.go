@@ -6,6 +6,31 @@
 // can inject faults for tests.
 package offline
 
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"google.golang.org/genai"
+)
+
+// ModelVersion is the modelVersion of every answer, so nobody mistakes the
+// offline model for Gemini.
+const ModelVersion = "triage-offline-1"
+
+// maxBody caps a request body.
+const maxBody = 32 << 20
+
 // Fault is one injected failure, consumed by the next matching request.
 type Fault string
 
@@ -19,25 +44,298 @@ const (
 	FaultHang        Fault = "hang"           // do not answer until the request is canceled
 )
 
+// AllFaults lists every known fault, in documentation order.
+var AllFaults = []Fault{Fault503, Fault429, FaultEmpty, FaultSafetyFirst, FaultMalformed, FaultThirdParty, FaultHang}
+
+// ThirdPartyAddress is where FaultThirdParty redirects a send_email.
+const ThirdPartyAddress = "attacker@example.net"
+
+// ParseFaults parses a comma-separated fault list such as "503,empty"
+// (spaces and empty items are ignored). The error names the bad fault.
+func ParseFaults(s string) ([]Fault, error) {
+	var out []Fault
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		f := Fault(strings.ToLower(item))
+		known := false
+		for _, k := range AllFaults {
+			if f == k {
+				known = true
+				break
+			}
+		}
+		if !known {
+			names := make([]string, len(AllFaults))
+			for i, k := range AllFaults {
+				names[i] = string(k)
+			}
+			return nil, fmt.Errorf("offline: unknown fault %q (known: %s)", item, strings.Join(names, ", "))
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
 // Server is a running offline model.
-type Server struct{}
+type Server struct {
+	ln   net.Listener
+	srv  *http.Server
+	url  string
+	log  *slog.Logger
+	quit chan struct{}
+	done chan struct{}
+
+	mu     sync.Mutex
+	faults []Fault
+
+	requests atomic.Int64
+	closed   sync.Once
+	closeErr error
+}
 
 // Options configure Start.
 type Options struct {
-	Faults []Fault // initial fault queue
+	Faults []Fault      // initial fault queue
+	Logger *slog.Logger // default discard; never logs message text
 }
 
 // Start listens on 127.0.0.1:0 and serves POST /{version}/models/{model}:generateContent.
-func Start(opts Options) (*Server, error) { panic("TODO") }
+func Start(opts Options) (*Server, error) {
+	for _, f := range opts.Faults {
+		if _, err := ParseFaults(string(f)); err != nil || f == "" {
+			return nil, fmt.Errorf("offline: bad initial fault %q", f)
+		}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("offline: listen: %w", err)
+	}
+	s := &Server{
+		ln:     ln,
+		url:    "http://" + ln.Addr().String(),
+		log:    log,
+		quit:   make(chan struct{}),
+		done:   make(chan struct{}),
+		faults: append([]Fault(nil), opts.Faults...),
+	}
+	s.srv = &http.Server{
+		Handler:           http.HandlerFunc(s.serveHTTP),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("offline: serve", "err", err)
+		}
+	}()
+	return s, nil
+}
 
 // URL is the base URL to give genai (HTTPOptions.BaseURL).
-func (s *Server) URL() string { panic("TODO") }
+func (s *Server) URL() string { return s.url }
 
 // Inject appends faults to the queue.
-func (s *Server) Inject(f ...Fault) { panic("TODO") }
+func (s *Server) Inject(f ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, f...)
+}
+
+// Pending returns the faults not yet consumed, in order.
+func (s *Server) Pending() []Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Fault(nil), s.faults...)
+}
 
 // Requests returns how many generateContent requests were served.
-func (s *Server) Requests() int { panic("TODO") }
+func (s *Server) Requests() int { return int(s.requests.Load()) }
 
-// Close stops the server.
-func (s *Server) Close() error { panic("TODO") }
+// Close stops the server; requests held by FaultHang are released.
+func (s *Server) Close() error {
+	s.closed.Do(func() {
+		close(s.quit)
+		err := s.srv.Close()
+		<-s.done
+		if err != nil {
+			s.closeErr = fmt.Errorf("offline: close: %w", err)
+		}
+	})
+	return s.closeErr
+}
+
+// request is the REST body genai sends for models.generateContent in
+// Gemini API mode (see generateContentParametersToMldev in the SDK).
+type request struct {
+	Contents          []*genai.Content        `json:"contents"`
+	SystemInstruction *genai.Content          `json:"systemInstruction,omitempty"`
+	Tools             []*genai.Tool           `json:"tools,omitempty"`
+	ToolConfig        *genai.ToolConfig       `json:"toolConfig,omitempty"`
+	SafetySettings    []*genai.SafetySetting  `json:"safetySettings,omitempty"`
+	GenerationConfig  *genai.GenerationConfig `json:"generationConfig,omitempty"`
+	CachedContent     string                  `json:"cachedContent,omitempty"`
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	model, ok := generatePath(r.URL.Path)
+	if !ok {
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "offline: unknown path "+r.URL.Path)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", "offline: generateContent needs POST")
+		return
+	}
+	n := s.requests.Add(1)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "offline: read request: "+err.Error())
+		return
+	}
+	var req request
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "offline: invalid JSON payload: "+err.Error())
+		return
+	}
+	if len(req.Contents) == 0 {
+		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "offline: contents is not specified")
+		return
+	}
+
+	ans := answer(&req)
+	fault := s.takeFault(ans)
+	s.log.Debug("offline: generateContent", "model", model, "request", n, "kind", ans.kind, "fault", string(fault))
+
+	var cands []*genai.Candidate
+	switch fault {
+	case Fault503:
+		writeError(w, http.StatusServiceUnavailable, "UNAVAILABLE", "offline: injected fault")
+		return
+	case Fault429:
+		writeError(w, http.StatusTooManyRequests, "RESOURCE_EXHAUSTED", "offline: injected fault")
+		return
+	case FaultHang:
+		select {
+		case <-r.Context().Done():
+		case <-s.quit:
+		}
+		return
+	case FaultEmpty:
+		cands = []*genai.Candidate{{
+			Content:      &genai.Content{Role: genai.RoleModel},
+			FinishReason: genai.FinishReasonStop,
+		}}
+	case FaultMalformed:
+		cands = []*genai.Candidate{{
+			FinishReason:  genai.FinishReasonMalformedFunctionCall,
+			FinishMessage: "offline: injected fault",
+		}}
+	case FaultSafetyFirst:
+		cands = []*genai.Candidate{{
+			FinishReason: genai.FinishReasonSafety,
+			SafetyRatings: []*genai.SafetyRating{{
+				Category:    genai.HarmCategoryDangerousContent,
+				Probability: genai.HarmProbabilityHigh,
+				Blocked:     true,
+			}},
+		}, ans.candidate(1)}
+	case FaultThirdParty:
+		for _, p := range ans.content.Parts {
+			if p.FunctionCall != nil && p.FunctionCall.Name == "send_email" {
+				p.FunctionCall.Args["to"] = ThirdPartyAddress
+			}
+		}
+		cands = []*genai.Candidate{ans.candidate(0)}
+	default:
+		cands = []*genai.Candidate{ans.candidate(0)}
+	}
+
+	resp := &genai.GenerateContentResponse{
+		Candidates:    cands,
+		ModelVersion:  ModelVersion,
+		ResponseID:    fmt.Sprintf("offline-%d", n),
+		UsageMetadata: usage(body, cands),
+	}
+	out, err := json.Marshal(resp)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "INTERNAL", "offline: encode response: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	_, _ = w.Write(out)
+}
+
+// takeFault pops the head of the queue, except that FaultThirdParty stays
+// queued until an answer is a send_email.
+func (s *Server) takeFault(a *turn) Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.faults) == 0 {
+		return ""
+	}
+	f := s.faults[0]
+	if f == FaultThirdParty && !a.sendsEmail() {
+		return ""
+	}
+	s.faults = s.faults[1:]
+	return f
+}
+
+// generatePath accepts /{version}/models/{model}:generateContent (also
+// tunedModels/); any model name is fine.
+func generatePath(p string) (model string, ok bool) {
+	rest, ok := strings.CutSuffix(p, ":generateContent")
+	if !ok {
+		return "", false
+	}
+	parts := strings.SplitN(strings.TrimPrefix(rest, "/"), "/", 3)
+	if len(parts) != 3 || parts[0] == "" || parts[2] == "" {
+		return "", false
+	}
+	if parts[1] != "models" && parts[1] != "tunedModels" {
+		return "", false
+	}
+	return parts[2], true
+}
+
+func writeError(w http.ResponseWriter, code int, status, msg string) {
+	var buf bytes.Buffer
+	_ = json.NewEncoder(&buf).Encode(map[string]any{
+		"error": map[string]any{"code": code, "message": msg, "status": status},
+	})
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// usage is an ESTIMATE, not a tokenizer count: about four characters per
+// token. promptTokenCount = ceil(runes in the request body / 4);
+// candidatesTokenCount = ceil(runes in the JSON of the candidates' content / 4);
+// totalTokenCount is their sum.
+func usage(body []byte, cands []*genai.Candidate) *genai.GenerateContentResponseUsageMetadata {
+	prompt := ceilDiv4(utf8.RuneCount(body))
+	out := 0
+	for _, c := range cands {
+		if c.Content == nil {
+			continue
+		}
+		b, _ := json.Marshal(c.Content)
+		out += ceilDiv4(utf8.RuneCount(b))
+	}
+	return &genai.GenerateContentResponseUsageMetadata{
+		PromptTokenCount:     int32(prompt),
+		CandidatesTokenCount: int32(out),
+		TotalTokenCount:      int32(prompt + out),
+	}
+}
+
+func ceilDiv4(n int) int { return (n + 3) / 4 }
