@@ -1,0 +1,737 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+
+	"triage/internal/agent"
+)
+
+const (
+	system   = "You are the warranty desk."
+	prompt   = "My device SN1 stopped working."
+	customer = "customer@example.com"
+)
+
+// functions are the declarations every test loop offers the model.
+var functions = []*genai.FunctionDeclaration{
+	{
+		Name:        "check_warranty",
+		Description: "Look up the warranty of a serial number.",
+		ParametersJsonSchema: map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"serial_number": map[string]any{"type": "string"}},
+			"required":   []any{"serial_number"},
+		},
+	},
+	{
+		Name:        "create_ticket",
+		Description: "Open a support ticket.",
+		ParametersJsonSchema: map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"summary": map[string]any{"type": "string"}},
+			"required":   []any{"summary"},
+		},
+	},
+	{
+		Name:        "send_email",
+		Description: "Send the reply to the customer.",
+		ParametersJsonSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"to":      map[string]any{"type": "string"},
+				"subject": map[string]any{"type": "string"},
+				"body":    map[string]any{"type": "string"},
+			},
+			"required": []any{"to", "subject", "body"},
+		},
+	},
+}
+
+// fakeTools is a small warranty desk: it answers like the dispatcher would
+// (envelopes, refusals) and records every call in order.
+type fakeTools struct {
+	mu     sync.Mutex
+	calls  []string
+	onCall func(name string) // optional hook, run before answering
+}
+
+func (f *fakeTools) Call(ctx context.Context, name string, args map[string]any) map[string]any {
+	f.mu.Lock()
+	f.calls = append(f.calls, name+" "+jsonString(args))
+	f.mu.Unlock()
+	if f.onCall != nil {
+		f.onCall(name)
+	}
+	fail := func(code, msg string) map[string]any {
+		return map[string]any{"ok": false, "error": map[string]any{"code": code, "message": msg}}
+	}
+	okResult := func(r map[string]any) map[string]any { return map[string]any{"ok": true, "result": r} }
+	switch name {
+	case "check_warranty":
+		serial, _ := args["serial_number"].(string)
+		switch serial {
+		case "":
+			return fail("invalid_args", "serial_number is required")
+		case "SN-DOWN":
+			return fail("backend_unavailable", "warranty service did not answer")
+		}
+		return okResult(map[string]any{"serial_number": serial, "status": "valid"})
+	case "create_ticket":
+		return okResult(map[string]any{"ticket_id": "T-1"})
+	case "send_email":
+		if args["to"] != customer {
+			return fail("recipient_not_allowed", "replies go to the sender only")
+		}
+		return okResult(map[string]any{"message_id": "<reply-1@example.com>"})
+	}
+	return fail("unknown_function", "no function "+name)
+}
+
+func (f *fakeTools) recorded() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
+}
+
+// sleeps records the backoff delays the agent asked for, without waiting.
+type sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.d = append(s.d, d)
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+func (s *sleeps) got() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.d...)
+}
+
+const retryBase = 100 * time.Millisecond
+
+func newAgent(t *testing.T, m agent.Model, sl *sleeps, tweak func(*agent.Config)) *agent.Agent {
+	t.Helper()
+	cfg := agent.Config{
+		Model:     m,
+		ModelName: "gemini-test",
+		RetryBase: retryBase,
+		RetryMax:  time.Second,
+		Sleep:     sl.sleep,
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	a, err := agent.New(cfg)
+	if err != nil {
+		t.Fatalf("agent.New: %v", err)
+	}
+	return a
+}
+
+func request() agent.Request {
+	return agent.Request{System: system, Prompt: prompt, Functions: functions, FinalFunction: "send_email"}
+}
+
+// checkWire asserts what every request of a loop must carry: the model name,
+// the system instruction, one tool with every declaration, mode AUTO,
+// temperature 0, the prompt first, and a history that only grows.
+func checkWire(t *testing.T, reqs []wireRequest) {
+	t.Helper()
+	var prev []string
+	for i, r := range reqs {
+		if r.model != "gemini-test" {
+			t.Errorf("request %d: model %q", i, r.model)
+		}
+		if r.SystemInstruction == nil || len(r.SystemInstruction.Parts) != 1 || r.SystemInstruction.Parts[0].Text != system {
+			t.Errorf("request %d: systemInstruction = %+v", i, r.SystemInstruction)
+		}
+		var names []string
+		for _, tool := range r.Tools {
+			for _, fd := range tool.FunctionDeclarations {
+				names = append(names, fd.Name)
+			}
+		}
+		if diff := cmp.Diff([]string{"check_warranty", "create_ticket", "send_email"}, names); len(r.Tools) != 1 || diff != "" {
+			t.Errorf("request %d: %d tools, functionDeclarations (-want +got):\n%s", i, len(r.Tools), diff)
+		}
+		if r.ToolConfig == nil || r.ToolConfig.FunctionCallingConfig == nil || r.ToolConfig.FunctionCallingConfig.Mode != "AUTO" {
+			t.Errorf("request %d: toolConfig = %+v, want functionCallingConfig.mode AUTO", i, r.ToolConfig)
+		}
+		if r.GenerationConfig == nil || r.GenerationConfig.Temperature == nil || *r.GenerationConfig.Temperature != 0 {
+			t.Errorf("request %d: generationConfig = %+v, want temperature 0", i, r.GenerationConfig)
+		}
+		lines := transcript(r.Contents)
+		if len(lines) == 0 || lines[0] != "user: text "+`"`+prompt+`"` {
+			t.Errorf("request %d: history does not start with the prompt: %q", i, lines)
+		}
+		if len(lines) < len(prev) || len(prev) > 0 && cmp.Diff(prev, lines[:len(prev)]) != "" {
+			t.Errorf("request %d: history rewritten:\nbefore %q\nnow    %q", i, prev, lines)
+		}
+		prev = lines
+	}
+}
+
+// note is how the corrective user turn shows in a transcript.
+const note = `user: text "Your previous reply could not be used (c..."`
+
+func TestRun(t *testing.T) {
+	sendCustomer := call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})
+	const sendCustomerCall = `send_email {"body":"Covered.","subject":"Re: SN1","to":"customer@example.com"}`
+	checkSN1 := call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
+
+	tests := []struct {
+		name  string
+		tweak func(*agent.Config)
+		steps func(t *testing.T) []step
+		want  agent.Result // Stop compared separately
+		// wantStop is matched with errors.Is; nil means a normal end.
+		wantStop   error
+		wantCalls  []string
+		wantSleeps int      // backoff sleeps, each longer than the one before
+		wantLast   []string // transcript of the last request, when set
+	}{
+		{
+			name: "happy path ends on the final function",
+			steps: func(t *testing.T) []step {
+				return []step{fixtureStep(t, 200, "turn_check_warranty.json"), fixtureStep(t, 200, "turn_send_email.json")}
+			},
+			want: agent.Result{Turns: 2, ModelCalls: 2, FinalCalled: true, Text: "Sending the reply now.",
+				Usage: agent.Usage{Prompt: 412 + 530, Output: 18 + 61, Total: 486 + 650}},
+			wantCalls: []string{
+				`check_warranty {"serial_number":"SN1"}`,
+				`send_email {"body":"Your device SN1 is under warranty.","subject":"Re: SN1","to":"customer@example.com"}`,
+			},
+			wantLast: []string{
+				`user: text "My device SN1 stopped working."`,
+				`model: call call-1 check_warranty {"serial_number":"SN1"} sig=c2lnbmF0dXJlLTE=`,
+				`user: response call-1 check_warranty ok`,
+			},
+		},
+		{
+			name:      "text answer without the final function",
+			steps:     func(*testing.T) []step { return []step{one(checkSN1), one(text("Your warranty is valid."))} },
+			want:      agent.Result{Turns: 2, ModelCalls: 2, Text: "Your warranty is valid.", Usage: times(2)},
+			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`},
+		},
+		{
+			name: "several calls in one turn run in order and go back together",
+			steps: func(*testing.T) []step {
+				return []step{
+					one(text("Checking both."),
+						call("a", "check_warranty", map[string]any{"serial_number": "SN1"}),
+						call("b", "check_warranty", map[string]any{"serial_number": "SN2"}),
+						call("c", "create_ticket", map[string]any{"summary": "two devices"})),
+					one(sendCustomer),
+				}
+			},
+			want: agent.Result{Turns: 2, ModelCalls: 2, FinalCalled: true, Usage: times(2)},
+			wantCalls: []string{
+				`check_warranty {"serial_number":"SN1"}`,
+				`check_warranty {"serial_number":"SN2"}`,
+				`create_ticket {"summary":"two devices"}`,
+				sendCustomerCall,
+			},
+			wantLast: []string{
+				`user: text "My device SN1 stopped working."`,
+				`model: text "Checking both." | call a check_warranty {"serial_number":"SN1"} | call b check_warranty {"serial_number":"SN2"} | call c create_ticket {"summary":"two devices"}`,
+				`user: response a check_warranty ok | response b check_warranty ok | response c create_ticket ok`,
+			},
+		},
+		{
+			name: "unknown function is refused and the loop converges",
+			steps: func(*testing.T) []step {
+				return []step{one(call("x", "delete_everything", nil)), one(sendCustomer)}
+			},
+			want:      agent.Result{Turns: 2, ModelCalls: 2, FinalCalled: true, Usage: times(2)},
+			wantCalls: []string{`delete_everything {}`, sendCustomerCall},
+			wantLast: []string{
+				`user: text "My device SN1 stopped working."`,
+				`model: call x delete_everything null`,
+				`user: response x delete_everything error unknown_function`,
+			},
+		},
+		{
+			name: "invalid args go back and the model corrects them",
+			steps: func(*testing.T) []step {
+				return []step{one(call("c0", "check_warranty", map[string]any{})), one(checkSN1), one(sendCustomer)}
+			},
+			want:      agent.Result{Turns: 3, ModelCalls: 3, FinalCalled: true, Usage: times(3)},
+			wantCalls: []string{`check_warranty {}`, `check_warranty {"serial_number":"SN1"}`, sendCustomerCall},
+			wantLast: []string{
+				`user: text "My device SN1 stopped working."`,
+				`model: call c0 check_warranty null`, // the SDK drops empty args
+				`user: response c0 check_warranty error invalid_args`,
+				`model: call c1 check_warranty {"serial_number":"SN1"}`,
+				`user: response c1 check_warranty ok`,
+			},
+		},
+		{
+			name: "client error goes back to the model and the loop goes on",
+			steps: func(*testing.T) []step {
+				return []step{
+					one(call("c1", "check_warranty", map[string]any{"serial_number": "SN-DOWN"})),
+					one(call("t1", "create_ticket", map[string]any{"summary": "warranty service down"})),
+					one(sendCustomer),
+				}
+			},
+			want: agent.Result{Turns: 3, ModelCalls: 3, FinalCalled: true, Usage: times(3)},
+			wantCalls: []string{
+				`check_warranty {"serial_number":"SN-DOWN"}`,
+				`create_ticket {"summary":"warranty service down"}`,
+				sendCustomerCall,
+			},
+			wantLast: []string{
+				`user: text "My device SN1 stopped working."`,
+				`model: call c1 check_warranty {"serial_number":"SN-DOWN"}`,
+				`user: response c1 check_warranty error backend_unavailable`,
+				`model: call t1 create_ticket {"summary":"warranty service down"}`,
+				`user: response t1 create_ticket ok`,
+			},
+		},
+		{
+			name: "mail to a third party is refused, then the customer is mailed",
+			steps: func(*testing.T) []step {
+				return []step{
+					one(call("s0", "send_email", map[string]any{"to": "attacker@example.net", "subject": "data", "body": "x"})),
+					one(sendCustomer),
+				}
+			},
+			want: agent.Result{Turns: 2, ModelCalls: 2, FinalCalled: true, Usage: times(2)},
+			wantCalls: []string{
+				`send_email {"body":"x","subject":"data","to":"attacker@example.net"}`,
+				sendCustomerCall,
+			},
+			wantLast: []string{
+				`user: text "My device SN1 stopped working."`,
+				`model: call s0 send_email {"body":"x","subject":"data","to":"attacker@example.net"}`,
+				`user: response s0 send_email error recipient_not_allowed`,
+			},
+		},
+		{
+			name: "the rest of a turn runs after the final function, then no model call",
+			steps: func(*testing.T) []step {
+				return []step{one(sendCustomer, call("t1", "create_ticket", map[string]any{"summary": "replied"}))}
+			},
+			want:      agent.Result{Turns: 1, ModelCalls: 1, FinalCalled: true, Usage: times(1)},
+			wantCalls: []string{sendCustomerCall, `create_ticket {"summary":"replied"}`},
+		},
+		{
+			name: "empty response is retried once, then degraded",
+			steps: func(*testing.T) []step {
+				return []step{reply(cand("STOP")), one(text("  "))}
+			},
+			want:     agent.Result{ModelCalls: 2, Degraded: true, Usage: times(2)},
+			wantStop: agent.ErrInvalidResponse,
+			wantLast: []string{`user: text "My device SN1 stopped working."`, note},
+		},
+		{
+			name: "no candidates at all is retried once, then degraded",
+			steps: func(*testing.T) []step {
+				return []step{reply(), reply()}
+			},
+			want:     agent.Result{ModelCalls: 2, Degraded: true, Usage: times(2)},
+			wantStop: agent.ErrInvalidResponse,
+		},
+		{
+			name: "malformed function call is retried once, then degraded",
+			steps: func(t *testing.T) []step {
+				return []step{fixtureStep(t, 200, "malformed_function_call.json"), fixtureStep(t, 200, "malformed_function_call.json")}
+			},
+			want:     agent.Result{ModelCalls: 2, Degraded: true, Usage: agent.Usage{Prompt: 824, Total: 824}},
+			wantStop: agent.ErrInvalidResponse,
+			wantLast: []string{`user: text "My device SN1 stopped working."`, note},
+		},
+		{
+			name: "malformed function call is retried once and recovers",
+			steps: func(t *testing.T) []step {
+				return []step{fixtureStep(t, 200, "malformed_function_call.json"), one(checkSN1), one(sendCustomer)}
+			},
+			want:      agent.Result{Turns: 2, ModelCalls: 3, FinalCalled: true, Usage: agent.Usage{Prompt: 412 + 200, Output: 40, Total: 412 + 260}},
+			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`, sendCustomerCall},
+			wantLast: []string{
+				`user: text "My device SN1 stopped working."`,
+				note,
+				`model: call c1 check_warranty {"serial_number":"SN1"}`,
+				`user: response c1 check_warranty ok`,
+			},
+		},
+		{
+			name: "each invalid response gets its own retry after a usable turn",
+			steps: func(t *testing.T) []step {
+				return []step{reply(cand("OTHER")), one(checkSN1), reply(cand("SAFETY")), one(sendCustomer)}
+			},
+			want:      agent.Result{Turns: 2, ModelCalls: 4, FinalCalled: true, Usage: times(4)},
+			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`, sendCustomerCall},
+		},
+		{
+			name: "first candidate blocked for safety, the second is used",
+			steps: func(*testing.T) []step {
+				return []step{
+					reply(cand("SAFETY", text("unsafe")), cand("STOP", call("c2", "check_warranty", map[string]any{"serial_number": "SN1"}))),
+					one(sendCustomer),
+				}
+			},
+			want:      agent.Result{Turns: 2, ModelCalls: 2, FinalCalled: true, Usage: times(2)},
+			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`, sendCustomerCall},
+			wantLast: []string{
+				`user: text "My device SN1 stopped working."`,
+				`model: call c2 check_warranty {"serial_number":"SN1"}`,
+				`user: response c2 check_warranty ok`,
+			},
+		},
+		{
+			name: "blocked prompt is retried once, then degraded",
+			steps: func(*testing.T) []step {
+				blocked := step{body: `{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":7,"totalTokenCount":7}}`}
+				return []step{blocked, blocked}
+			},
+			want:     agent.Result{ModelCalls: 2, Degraded: true, Usage: agent.Usage{Prompt: 14, Total: 14}},
+			wantStop: agent.ErrInvalidResponse,
+		},
+		{
+			name: "MAX_TOKENS text is invalid, MAX_TOKENS with a call is usable",
+			steps: func(*testing.T) []step {
+				return []step{reply(cand("MAX_TOKENS", text("Your warr"))), reply(cand("MAX_TOKENS", sendCustomer))}
+			},
+			want:      agent.Result{Turns: 1, ModelCalls: 2, FinalCalled: true, Usage: times(2)},
+			wantCalls: []string{sendCustomerCall},
+		},
+		{
+			name: "thought-only text is no answer",
+			steps: func(*testing.T) []step {
+				return []step{one(part("text", "thinking", "thought", true)), one(part("text", "thinking", "thought", true))}
+			},
+			want:     agent.Result{ModelCalls: 2, Degraded: true, Usage: times(2)},
+			wantStop: agent.ErrInvalidResponse,
+		},
+		{
+			name:  "max turns",
+			tweak: func(c *agent.Config) { c.MaxTurns = 3 },
+			steps: func(*testing.T) []step { return []step{one(checkSN1), one(checkSN1), one(checkSN1)} },
+			want:  agent.Result{Turns: 3, ModelCalls: 3, Degraded: true, Usage: times(3)},
+			wantCalls: []string{
+				`check_warranty {"serial_number":"SN1"}`,
+				`check_warranty {"serial_number":"SN1"}`,
+				`check_warranty {"serial_number":"SN1"}`,
+			},
+			wantStop: agent.ErrMaxTurns,
+		},
+		{
+			name: "503 then success is retried",
+			steps: func(t *testing.T) []step {
+				return []step{fixtureStep(t, 503, "error_503.json"), fixtureStep(t, 503, "error_503.json"), one(sendCustomer)}
+			},
+			want:       agent.Result{Turns: 1, ModelCalls: 3, FinalCalled: true, Usage: times(1)},
+			wantCalls:  []string{sendCustomerCall},
+			wantSleeps: 2,
+		},
+		{
+			name: "429 then success is retried",
+			steps: func(t *testing.T) []step {
+				return []step{fixtureStep(t, 429, "error_429.json"), one(sendCustomer)}
+			},
+			want:       agent.Result{Turns: 1, ModelCalls: 2, FinalCalled: true, Usage: times(1)},
+			wantCalls:  []string{sendCustomerCall},
+			wantSleeps: 1,
+		},
+		{
+			name: "dropped connection is retried",
+			steps: func(t *testing.T) []step {
+				return []step{{drop: true}, one(sendCustomer)}
+			},
+			want:       agent.Result{Turns: 1, ModelCalls: 2, FinalCalled: true, Usage: times(1)},
+			wantCalls:  []string{sendCustomerCall},
+			wantSleeps: 1,
+		},
+		{
+			name:  "transient errors give up after MaxRetries",
+			tweak: func(c *agent.Config) { c.MaxRetries = 2 },
+			steps: func(t *testing.T) []step {
+				s := fixtureStep(t, 503, "error_503.json")
+				return []step{s, s, s}
+			},
+			want:       agent.Result{ModelCalls: 3, Degraded: true},
+			wantStop:   agent.ErrModel,
+			wantSleeps: 2,
+		},
+		{
+			name: "permanent 400 stops at once",
+			steps: func(t *testing.T) []step {
+				return []step{fixtureStep(t, 400, "error_400.json")}
+			},
+			want:     agent.Result{ModelCalls: 1, Degraded: true},
+			wantStop: agent.ErrModel,
+		},
+		{
+			name: "403 after a turn stops at once",
+			steps: func(t *testing.T) []step {
+				return []step{one(checkSN1), {status: 403, body: `{"error":{"code":403,"message":"Permission denied","status":"PERMISSION_DENIED"}}`}}
+			},
+			want:      agent.Result{Turns: 1, ModelCalls: 2, Degraded: true, Usage: times(1)},
+			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`},
+			wantStop:  agent.ErrModel,
+		},
+		{
+			name:     "per-turn timeout",
+			tweak:    func(c *agent.Config) { c.TurnTimeout = 100 * time.Millisecond },
+			steps:    func(*testing.T) []step { return []step{{hang: true}} },
+			want:     agent.Result{ModelCalls: 1, Degraded: true},
+			wantStop: agent.ErrTurnTimeout,
+		},
+		{
+			name:      "total deadline",
+			tweak:     func(c *agent.Config) { c.Deadline = 200 * time.Millisecond },
+			steps:     func(*testing.T) []step { return []step{one(checkSN1), {hang: true}} },
+			want:      agent.Result{Turns: 1, ModelCalls: 2, Degraded: true, Usage: times(1)},
+			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`},
+			wantStop:  agent.ErrDeadline,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeGemini(t, tt.steps(t)...)
+			sl := &sleeps{}
+			a := newAgent(t, srv.model(), sl, tt.tweak)
+			tools := &fakeTools{}
+
+			got, err := a.Run(context.Background(), request(), tools)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+
+			if tt.wantStop == nil && got.Stop != nil || !errors.Is(got.Stop, tt.wantStop) {
+				t.Errorf("Stop = %v, want %v", got.Stop, tt.wantStop)
+			}
+			got.Stop = nil
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Result (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantCalls, tools.recorded()); diff != "" {
+				t.Errorf("tool calls (-want +got):\n%s", diff)
+			}
+			reqs := srv.requests()
+			if len(reqs) != got.ModelCalls {
+				t.Errorf("server saw %d requests, Result.ModelCalls = %d", len(reqs), got.ModelCalls)
+			}
+			if n := srv.left(); n != 0 {
+				t.Errorf("%d scripted replies not used", n)
+			}
+			checkWire(t, reqs)
+			if tt.wantLast != nil {
+				if diff := cmp.Diff(tt.wantLast, transcript(reqs[len(reqs)-1].Contents)); diff != "" {
+					t.Errorf("last request contents (-want +got):\n%s", diff)
+				}
+			}
+			checkBackoff(t, sl.got(), tt.wantSleeps)
+		})
+	}
+}
+
+// times is the usage of n reply() responses.
+func times(n int) agent.Usage {
+	return agent.Usage{Prompt: n * usage.Prompt, Output: n * usage.Output, Total: n * usage.Total}
+}
+
+// checkBackoff asserts n sleeps, the i-th within [base*2^i, base*2^i*1.1]
+// (capped exponential with at most 10% jitter), so each is longer than the
+// one before.
+func checkBackoff(t *testing.T, got []time.Duration, n int) {
+	t.Helper()
+	if len(got) != n {
+		t.Fatalf("backoff sleeps = %v, want %d", got, n)
+	}
+	for i, d := range got {
+		lo := retryBase << i
+		if d < lo || d > lo+lo/10 {
+			t.Errorf("sleep %d = %v, want in [%v, %v]", i, d, lo, lo+lo/10)
+		}
+	}
+}
+
+func TestRunCanceledByCaller(t *testing.T) {
+	checkSN1 := call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
+	srv := newFakeGemini(t, one(checkSN1))
+	a := newAgent(t, srv.model(), &sleeps{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tools := &fakeTools{onCall: func(string) { cancel() }}
+
+	got, err := a.Run(ctx, request(), tools)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !errors.Is(got.Stop, context.Canceled) || !got.Degraded {
+		t.Errorf("Stop = %v, Degraded = %v; want context.Canceled, degraded", got.Stop, got.Degraded)
+	}
+	if got.ModelCalls != 1 {
+		t.Errorf("ModelCalls = %d, want 1 (no call after cancellation)", got.ModelCalls)
+	}
+}
+
+func TestRunCanceledBeforeStart(t *testing.T) {
+	srv := newFakeGemini(t)
+	a := newAgent(t, srv.model(), &sleeps{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got, err := a.Run(ctx, request(), &fakeTools{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !errors.Is(got.Stop, context.Canceled) || got.ModelCalls != 0 {
+		t.Errorf("Stop = %v, ModelCalls = %d; want context.Canceled, 0", got.Stop, got.ModelCalls)
+	}
+}
+
+func TestRunModelRoleFilledIn(t *testing.T) {
+	noRole := step{body: `{"candidates":[{"content":{"parts":[{"functionCall":{"id":"c1","name":"check_warranty","args":{"serial_number":"SN1"}}}]},"finishReason":"STOP"}]}`}
+	srv := newFakeGemini(t, noRole, one(text("Valid.")))
+	a := newAgent(t, srv.model(), &sleeps{}, nil)
+	if _, err := a.Run(context.Background(), request(), &fakeTools{}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	want := []string{
+		`user: text "My device SN1 stopped working."`,
+		`model: call c1 check_warranty {"serial_number":"SN1"}`,
+		`user: response c1 check_warranty ok`,
+	}
+	if diff := cmp.Diff(want, transcript(reqs[1].Contents)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestRunConcurrent runs loops in parallel on one Agent (go test -race
+// checks that no config or history is shared).
+func TestRunConcurrent(t *testing.T) {
+	const n = 4
+	var steps []step
+	for range n {
+		steps = append(steps, one(text("Valid.")))
+	}
+	srv := newFakeGemini(t, steps...)
+	a := newAgent(t, srv.model(), &sleeps{}, nil)
+	req := request()
+	var wg sync.WaitGroup
+	results := make([]agent.Result, n)
+	for i := range n {
+		wg.Go(func() {
+			r, err := a.Run(context.Background(), req, &fakeTools{})
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = r
+		})
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.Text != "Valid." || r.Stop != nil {
+			t.Errorf("loop %d: %+v", i, r)
+		}
+	}
+	checkWire(t, srv.requests()[:1])
+}
+
+func TestRunNilTools(t *testing.T) {
+	a := newAgent(t, newFakeGemini(t).model(), &sleeps{}, nil)
+	if _, err := a.Run(context.Background(), request(), nil); err == nil {
+		t.Error("Run with nil Tools: no error")
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	schemaConfig := func() *genai.GenerateContentConfig {
+		return &genai.GenerateContentConfig{
+			SystemInstruction: genai.NewContentFromText("Pick a scenario.", ""),
+			ResponseMIMEType:  "application/json",
+			ResponseJsonSchema: map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"scenario": map[string]any{"type": "string"}},
+			},
+		}
+	}
+	tests := []struct {
+		name       string
+		steps      func(t *testing.T) []step
+		tweak      func(*agent.Config)
+		wantText   string
+		wantCalls  int
+		wantErr    error
+		wantSleeps int
+	}{
+		{
+			name:      "one call",
+			steps:     func(*testing.T) []step { return []step{one(text(`{"scenario":"valid-warranty"}`))} },
+			wantText:  `{"scenario":"valid-warranty"}`,
+			wantCalls: 1,
+		},
+		{
+			name: "503 then success",
+			steps: func(t *testing.T) []step {
+				return []step{fixtureStep(t, 503, "error_503.json"), one(text(`{"scenario":"expired"}`))}
+			},
+			wantText:   `{"scenario":"expired"}`,
+			wantCalls:  2,
+			wantSleeps: 1,
+		},
+		{
+			name:      "permanent 400",
+			steps:     func(t *testing.T) []step { return []step{fixtureStep(t, 400, "error_400.json")} },
+			wantCalls: 1,
+			wantErr:   agent.ErrModel,
+		},
+		{
+			name:      "turn timeout",
+			tweak:     func(c *agent.Config) { c.TurnTimeout = 100 * time.Millisecond },
+			steps:     func(*testing.T) []step { return []step{{hang: true}} },
+			wantCalls: 1,
+			wantErr:   agent.ErrTurnTimeout,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFakeGemini(t, tt.steps(t)...)
+			sl := &sleeps{}
+			a := newAgent(t, srv.model(), sl, tt.tweak)
+			config := schemaConfig()
+			resp, calls, err := a.Generate(context.Background(), []*genai.Content{genai.NewContentFromText("mail", genai.RoleUser)}, config)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if calls != tt.wantCalls || len(srv.requests()) != tt.wantCalls {
+				t.Errorf("calls = %d, server saw %d, want %d", calls, len(srv.requests()), tt.wantCalls)
+			}
+			if err == nil && resp.Text() != tt.wantText {
+				t.Errorf("text = %q, want %q", resp.Text(), tt.wantText)
+			}
+			if diff := cmp.Diff(schemaConfig(), config); diff != "" {
+				t.Errorf("caller's config was modified (-want +got):\n%s", diff)
+			}
+			checkBackoff(t, sl.got(), tt.wantSleeps)
+		})
+	}
+}
+
+func TestNew(t *testing.T) {
+	if _, err := agent.New(agent.Config{}); err == nil || !strings.HasPrefix(err.Error(), "agent:") {
+		t.Errorf("New without Model: err = %v", err)
+	}
+	if _, err := agent.New(agent.Config{Model: &agent.Gemini{}, MaxTurns: -1}); err == nil {
+		t.Error("New with MaxTurns -1: no error")
+	}
+}
