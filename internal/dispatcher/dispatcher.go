@@ -260,7 +260,7 @@ func (s *Session) check(name string, args map[string]any) (Func, error) {
 	}
 	if fn.Schema != nil {
 		if err := fn.Schema.Validate(map[string]any(args)); err != nil {
-			return nil, refuse(CodeInvalidArgs, "%s", oneLine(err.Error()))
+			return nil, refuse(CodeInvalidArgs, "%s", schemaMessage(err))
 		}
 	}
 	if s.msg == nil {
@@ -440,8 +440,28 @@ func normalizeSerial(s string) string {
 	}, strings.ToUpper(s))
 }
 
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+// schemaMessage turns the validator's error into one line for the model,
+// without the schema URL preamble: "at '/priority': value must be one of ...".
+func schemaMessage(err error) string {
+	var parts []string
+	for i, line := range strings.Split(err.Error(), "\n") {
+		line = strings.TrimSpace(line)
+		if i == 0 && strings.HasPrefix(line, "jsonschema validation failed") {
+			_, rest, found := strings.Cut(line, "' - ")
+			if !found {
+				continue
+			}
+			line = rest
+		}
+		line = strings.TrimSpace(strings.TrimPrefix(line, "- "))
+		if line != "" {
+			parts = append(parts, line)
+		}
+	}
+	if len(parts) == 0 {
+		return err.Error()
+	}
+	return "arguments do not match the schema: " + strings.Join(parts, "; ")
 }
 
 func cloneArgs(args map[string]any) map[string]any {
