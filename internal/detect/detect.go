@@ -6,6 +6,12 @@ package detect
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/genai"
 
 	"triage/internal/agent"
 	"triage/internal/prompt"
@@ -21,6 +27,8 @@ const (
 
 // Result is the chosen scenario and why.
 type Result struct {
+	// Scenario is nil only when the rules and the model gave nothing and the
+	// set has no fallback scenario.
 	Scenario   *scenario.Scenario
 	Method     string
 	Reason     string
@@ -28,13 +36,241 @@ type Result struct {
 	Usage      agent.Usage
 }
 
-// Detector is built once per run.
-type Detector struct{}
+// Detector is built once per run. It is safe for concurrent use.
+type Detector struct {
+	set     *scenario.Set
+	ag      *agent.Agent
+	rules   []rule // scenarios with rules, in set order
+	choices []prompt.Choice
+	names   []string
+}
+
+// rule is one scenario's rules with the keywords folded once.
+type rule struct {
+	sc       *scenario.Scenario
+	keywords []string // as written, for reasons
+	folded   []string // fold(keyword)
+}
 
 // New builds a Detector over the loaded scenarios. ag may be nil (no model:
 // rules, then fallback).
-func New(set *scenario.Set, ag *agent.Agent) *Detector { panic("TODO") }
+func New(set *scenario.Set, ag *agent.Agent) *Detector {
+	d := &Detector{set: set, ag: ag}
+	if set == nil {
+		return d
+	}
+	for _, sc := range set.Scenarios {
+		d.choices = append(d.choices, prompt.Choice{Name: sc.Name, Description: sc.Description})
+		d.names = append(d.names, sc.Name)
+		if !sc.Rules.Defined() {
+			continue
+		}
+		r := rule{sc: sc}
+		for _, kw := range sc.Rules.Keywords {
+			if f := fold(kw); f != "" {
+				r.keywords = append(r.keywords, kw)
+				r.folded = append(r.folded, f)
+			}
+		}
+		d.rules = append(d.rules, r)
+	}
+	return d
+}
 
 // Detect chooses a scenario. facts.SerialNumbers and the subject/text decide
 // the rules; text is the new text only.
-func (d *Detector) Detect(ctx context.Context, facts prompt.Facts, text string) Result { panic("TODO") }
+func (d *Detector) Detect(ctx context.Context, facts prompt.Facts, text string) Result {
+	matches := d.matches(facts, text)
+	if res, ok := decide(matches); ok {
+		return res
+	}
+	unsure := "no rule matched"
+	if len(matches) > 0 {
+		names := make([]string, len(matches))
+		for i, m := range matches {
+			names[i] = m.sc.Name
+		}
+		unsure = fmt.Sprintf("rules tied at priority %d: %s", matches[0].sc.Rules.Priority, strings.Join(names, ", "))
+	}
+
+	if d.ag == nil || len(d.names) == 0 {
+		return d.fallback(Result{}, unsure+"; no model available")
+	}
+	res, err := d.byModel(ctx, facts, text)
+	if err != nil {
+		return d.fallback(res, fmt.Sprintf("%s; model unavailable: %v", unsure, err))
+	}
+	return res
+}
+
+// match is one scenario whose rules matched, and why.
+type match struct {
+	sc     *scenario.Scenario
+	reason string
+}
+
+// matches evaluates every scenario's rules over the serials and the folded
+// subject and new text; it returns the matches at the highest priority, in
+// set order.
+func (d *Detector) matches(facts prompt.Facts, text string) []match {
+	haystack := " " + fold(facts.Subject+"\n"+text) + " "
+	var all []match
+	for _, r := range d.rules {
+		if why, ok := r.match(facts.SerialNumbers, haystack); ok {
+			all = append(all, match{r.sc, why})
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	top := all[0].sc.Rules.Priority
+	for _, m := range all[1:] {
+		top = max(top, m.sc.Rules.Priority)
+	}
+	var best, outranked []match
+	for _, m := range all {
+		if m.sc.Rules.Priority == top {
+			best = append(best, m)
+		} else {
+			outranked = append(outranked, m)
+		}
+	}
+	if len(best) == 1 && len(outranked) > 0 {
+		var names []string
+		for _, m := range outranked {
+			names = append(names, fmt.Sprintf("%s (priority %d)", m.sc.Name, m.sc.Rules.Priority))
+		}
+		best[0].reason += fmt.Sprintf("; priority %d outranks %s", top, strings.Join(names, ", "))
+	}
+	return best
+}
+
+// decide returns the rules' answer when exactly one scenario matched at the
+// highest priority.
+func decide(best []match) (Result, bool) {
+	if len(best) != 1 {
+		return Result{}, false
+	}
+	return Result{Scenario: best[0].sc, Method: MethodRules, Reason: best[0].sc.Name + ": " + best[0].reason}, true
+}
+
+// match reports whether the rule holds for the serials and the folded,
+// space-padded haystack, and why.
+func (r rule) match(serials []string, haystack string) (string, bool) {
+	var why []string
+	switch r.sc.Rules.Serial {
+	case scenario.SerialRequired:
+		if len(serials) == 0 {
+			return "", false
+		}
+		why = append(why, fmt.Sprintf("serial %s present", strings.Join(serials, ", ")))
+	case scenario.SerialAbsent:
+		if len(serials) > 0 {
+			return "", false
+		}
+		why = append(why, "no serial")
+	}
+	if len(r.folded) > 0 {
+		hit := -1
+		for i, kw := range r.folded {
+			// Keywords are stems: they match at the start of a word.
+			if strings.Contains(haystack, " "+kw) {
+				hit = i
+				break
+			}
+		}
+		if hit < 0 {
+			return "", false
+		}
+		why = append(why, fmt.Sprintf("keyword %q", r.keywords[hit]))
+	}
+	return strings.Join(why, "; "), true
+}
+
+// answer is the structured output of the detection call.
+type answer struct {
+	Scenario string `json:"scenario"`
+	Reason   string `json:"reason"`
+}
+
+// byModel asks the model to choose among the loaded scenarios. Any error,
+// invalid JSON or a name outside the set is an error (model unavailable);
+// res carries the calls and usage spent either way.
+func (d *Detector) byModel(ctx context.Context, facts prompt.Facts, text string) (Result, error) {
+	var res Result
+	// A fresh config per call: the SDK mutates the config it is given.
+	config := &genai.GenerateContentConfig{
+		SystemInstruction: genai.NewContentFromText(prompt.DetectionSystem, genai.RoleUser),
+		ResponseMIMEType:  "application/json",
+		ResponseSchema: &genai.Schema{
+			Type: genai.TypeObject,
+			Properties: map[string]*genai.Schema{
+				"scenario": {Type: genai.TypeString, Enum: append([]string(nil), d.names...)},
+				"reason":   {Type: genai.TypeString},
+			},
+			Required:         []string{"scenario", "reason"},
+			PropertyOrdering: []string{"scenario", "reason"},
+		},
+		Temperature: genai.Ptr[float32](0),
+	}
+	contents := []*genai.Content{genai.NewContentFromText(prompt.Detection(d.choices, facts, text), genai.RoleUser)}
+	resp, calls, err := d.ag.Generate(ctx, contents, config)
+	res.ModelCalls = calls
+	res.Usage = agent.UsageOf(resp)
+	if err != nil {
+		return res, err
+	}
+	raw := responseText(resp)
+	if raw == "" {
+		return res, errors.New("detect: empty model answer")
+	}
+	var a answer
+	if err := json.Unmarshal([]byte(raw), &a); err != nil {
+		return res, fmt.Errorf("detect: model answer is not JSON: %w", err)
+	}
+	sc := d.set.Get(a.Scenario)
+	if sc == nil {
+		return res, fmt.Errorf("detect: model chose unknown scenario %q", a.Scenario)
+	}
+	res.Scenario, res.Method = sc, MethodModel
+	res.Reason = sc.Name + ": " + strings.TrimSpace(a.Reason)
+	return res, nil
+}
+
+// fallback completes res with the fallback scenario (nil when the set has
+// none).
+func (d *Detector) fallback(res Result, why string) Result {
+	res.Method, res.Scenario = MethodFallback, nil
+	if d.set != nil {
+		res.Scenario = d.set.Fallback()
+	}
+	if res.Scenario == nil {
+		res.Reason = why + "; no fallback scenario"
+		return res
+	}
+	res.Reason = res.Scenario.Name + ": " + why
+	return res
+}
+
+// responseText joins the non-thought text parts of the first candidate that
+// has content.
+func responseText(resp *genai.GenerateContentResponse) string {
+	if resp == nil {
+		return ""
+	}
+	for _, c := range resp.Candidates {
+		if c == nil || c.Content == nil {
+			continue
+		}
+		var sb strings.Builder
+		for _, p := range c.Content.Parts {
+			if p != nil && !p.Thought {
+				sb.WriteString(p.Text)
+			}
+		}
+		if s := strings.TrimSpace(sb.String()); s != "" {
+			return s
+		}
+	}
+	return ""
+}
