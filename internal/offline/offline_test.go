@@ -690,6 +690,25 @@ func TestStartRejectsUnknownFault(t *testing.T) {
 	}
 }
 
+func TestCloseReleasesHang(t *testing.T) {
+	srv, client := start(t, offline.FaultHang)
+	done := make(chan error, 1)
+	go func() {
+		_, err := sendOnly(client, context.Background())
+		done <- err
+	}()
+	// Wait until the hanging request has reached the server.
+	for srv.Requests() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil {
+		t.Fatal("a request held by hang succeeded after Close")
+	}
+}
+
 func BenchmarkGenerate(b *testing.B) {
 	_, client := start(b)
 	f := prompt.Facts{Scenario: "valid-warranty", From: "a@example.com", ReplyTo: "a@example.com", Language: "pl", SerialNumbers: []string{"SN-1001"}}
