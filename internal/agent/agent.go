@@ -169,7 +169,7 @@ type Result struct {
 	Usage       Usage
 	FinalCalled bool  // FinalFunction returned ok=true
 	Degraded    bool  // stopped by a limit, invalid responses or model errors
-	Stop        error // nil on a normal end; else wraps one of the Err* sentinels
+	Stop        error // nil on a normal end; else wraps one of the Err* sentinels, or ctx's error when the caller canceled
 }
 
 // Run executes the loop. It returns an error only for programming errors
@@ -182,8 +182,10 @@ type Result struct {
 // echoing its call's ID. An invalid model response (no usable candidate, or
 // neither calls nor text) is not kept; a short corrective note is added and
 // the model is asked once more; a second invalid response in a row stops the
-// loop with ErrInvalidResponse. Cancelling ctx stops the loop with Stop
-// wrapping ctx's error.
+// loop with ErrInvalidResponse. Invalid responses do not count as turns
+// (MaxTurns), but every attempt counts in ModelCalls. Function calls run
+// under the same total deadline as the model calls. Cancelling ctx stops the
+// loop with Stop wrapping ctx's error.
 func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, error) {
 	if tools == nil {
 		return Result{}, errors.New("agent: Run: nil Tools")

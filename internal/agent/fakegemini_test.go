@@ -34,7 +34,7 @@ type step struct {
 // of steps and records every request body. A request past the end of the
 // queue fails the test: no test expects more model calls than it scripted.
 type fakeGemini struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *httptest.Server
 	mu    sync.Mutex
 	steps []step
@@ -48,7 +48,7 @@ type recorded struct {
 
 var generatePath = regexp.MustCompile(`^/v1beta/models/([^/:]+):generateContent$`)
 
-func newFakeGemini(t *testing.T, steps ...step) *fakeGemini {
+func newFakeGemini(t testing.TB, steps ...step) *fakeGemini {
 	t.Helper()
 	f := &fakeGemini{t: t, steps: steps}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))

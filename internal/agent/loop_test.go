@@ -122,7 +122,7 @@ func (s *sleeps) got() []time.Duration {
 
 const retryBase = 100 * time.Millisecond
 
-func newAgent(t *testing.T, m agent.Model, sl *sleeps, tweak func(*agent.Config)) *agent.Agent {
+func newAgent(t testing.TB, m agent.Model, sl *sleeps, tweak func(*agent.Config)) *agent.Agent {
 	t.Helper()
 	cfg := agent.Config{
 		Model:     m,
@@ -561,6 +561,25 @@ func checkBackoff(t *testing.T, got []time.Duration, n int) {
 	}
 }
 
+// TestRunRetryDelayHint checks that a 429's RetryInfo.retryDelay longer than
+// the backoff is honoured, and capped at RetryMax.
+func TestRunRetryDelayHint(t *testing.T) {
+	quota := func(delay string) step {
+		return step{status: 429, body: `{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED",` +
+			`"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"` + delay + `"}]}}`}
+	}
+	srv := newFakeGemini(t, quota("0.7s"), quota("37s"), one(text("Valid.")))
+	sl := &sleeps{}
+	a := newAgent(t, srv.model(), sl, nil) // RetryMax 1s
+	got, err := a.Run(context.Background(), request(), &fakeTools{})
+	if err != nil || got.Stop != nil || got.ModelCalls != 3 {
+		t.Fatalf("Run = %+v, %v; want a normal end after 3 calls", got, err)
+	}
+	if diff := cmp.Diff([]time.Duration{700 * time.Millisecond, time.Second}, sl.got()); diff != "" {
+		t.Errorf("sleeps (-want +got):\n%s", diff)
+	}
+}
+
 func TestRunCanceledByCaller(t *testing.T) {
 	checkSN1 := call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
 	srv := newFakeGemini(t, one(checkSN1))
@@ -733,5 +752,27 @@ func TestNew(t *testing.T) {
 	}
 	if _, err := agent.New(agent.Config{Model: &agent.Gemini{}, MaxTurns: -1}); err == nil {
 		t.Error("New with MaxTurns -1: no error")
+	}
+}
+
+// BenchmarkRun measures one two-turn loop (a function call, then the final
+// function) over loopback HTTP through the real genai client.
+func BenchmarkRun(b *testing.B) {
+	checkSN1 := call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
+	send := call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})
+	steps := make([]step, 0, 2*b.N)
+	for range b.N {
+		steps = append(steps, one(checkSN1), one(send))
+	}
+	srv := newFakeGemini(b, steps...)
+	a := newAgent(b, srv.model(), &sleeps{}, nil)
+	req := request()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r, err := a.Run(context.Background(), req, &fakeTools{})
+		if err != nil || !r.FinalCalled {
+			b.Fatalf("Run = %+v, %v", r, err)
+		}
 	}
 }

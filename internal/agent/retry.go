@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,6 +43,9 @@ func (a *Agent) generate(ctx context.Context, contents []*genai.Content, newConf
 			return nil, calls, fmt.Errorf("%w: giving up after %d attempts: %w", ErrModel, calls, err)
 		}
 		delay := a.backoff(attempt)
+		if hint := retryDelay(err); hint > delay {
+			delay = min(hint, a.cfg.RetryMax)
+		}
 		a.log.Debug("agent retry", "attempt", calls, "delay", delay, "error", err)
 		if err := a.cfg.Sleep(ctx, delay); err != nil {
 			if ctx.Err() != nil {
@@ -63,6 +67,25 @@ func (a *Agent) backoff(attempt int) time.Duration {
 		d += time.Duration(rand.Int64N(j))
 	}
 	return min(d, a.cfg.RetryMax)
+}
+
+// retryDelay returns the server's google.rpc.RetryInfo retryDelay carried by
+// a genai.APIError (429s usually have one), or 0.
+func retryDelay(err error) time.Duration {
+	var ae genai.APIError
+	if !errors.As(err, &ae) {
+		return 0
+	}
+	for _, d := range ae.Details {
+		if t, _ := d["@type"].(string); !strings.HasSuffix(t, "google.rpc.RetryInfo") {
+			continue
+		}
+		s, _ := d["retryDelay"].(string)
+		if v, err := time.ParseDuration(s); err == nil && v > 0 {
+			return v
+		}
+	}
+	return 0
 }
 
 // Temporary reports whether err is worth retrying (genai.APIError with code
