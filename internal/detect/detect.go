@@ -233,8 +233,21 @@ func (d *Detector) byModel(ctx context.Context, facts prompt.Facts, text string)
 		return res, fmt.Errorf("detect: model chose unknown scenario %q", a.Scenario)
 	}
 	res.Scenario, res.Method = sc, MethodModel
-	res.Reason = sc.Name + ": " + strings.TrimSpace(a.Reason)
+	res.Reason = sc.Name + ": " + clip(a.Reason, maxReason)
 	return res, nil
+}
+
+// maxReason caps the model's reason in the outcome: it is model output about
+// untrusted text, kept to one short line.
+const maxReason = 200
+
+// clip collapses whitespace to single spaces and cuts s to n runes.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // fallback completes res with the fallback scenario (nil when the set has

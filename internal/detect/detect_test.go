@@ -330,6 +330,12 @@ func TestModel(t *testing.T) {
 				Reason: "out-of-scope: A marketing offer, not a warranty matter."},
 		},
 		{
+			name:    "reason kept to one short line",
+			replies: []reply{answer(`{"scenario":"out-of-scope","reason":"Not warranty.\n\n  ` + strings.Repeat("x", 300) + `"}`)},
+			want: got{Scenario: "out-of-scope", Method: "model", ModelCalls: 1, Usage: usage,
+				Reason: "out-of-scope: Not warranty. " + strings.Repeat("x", 185) + "…"},
+		},
+		{
 			name:    "retried after 503",
 			replies: []reply{unavailable, answer(`{"scenario":"missing-info","reason":"Asks about a repair."}`)},
 			want: got{Scenario: "missing-info", Method: "model", ModelCalls: 2, Usage: usage,

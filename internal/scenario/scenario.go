@@ -178,6 +178,7 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 	if err != nil {
 		return nil, []error{fmt.Errorf("scenario: %s: %w", file, err)}
 	}
+	raw = bytes.TrimPrefix(raw, []byte("\ufeff")) // a BOM some editors add
 	sc := &Scenario{File: file}
 	body, err := frontmatter.MustParse(bytes.NewReader(raw), sc, yamlFormat)
 	if err != nil {

@@ -128,6 +128,36 @@ func TestLoadValid(t *testing.T) {
 	}
 }
 
+// TestLoadTolerates: editor artefacts and YAML scalar types that must not
+// break a valid file.
+func TestLoadTolerates(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    string
+		version string
+	}{
+		{"crlf", "---\r\nname: gamma\r\ndescription: d\r\nversion: 1.0.0\r\n---\r\nBody.\r\n", "1.0.0"},
+		{"bom", "\ufeff---\nname: gamma\ndescription: d\n---\nBody.\n", ""},
+		{"leading blank lines", "\n\n---\nname: gamma\ndescription: d\n---\nBody.\n", ""},
+		{"float version", "---\nname: gamma\ndescription: d\nversion: 2.0\n---\nBody.\n", "2.0"},
+		{"int version", "---\nname: gamma\ndescription: d\nversion: 3\n---\nBody.\n", "3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := baseFS()
+			fsys["scenarios/gamma.md"] = &fstest.MapFile{Data: []byte(tc.data)}
+			set, err := scenario.Load(fsys, routes)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			g := set.Get("gamma")
+			if g == nil || g.Body != "Body." || g.Version != tc.version {
+				t.Errorf("gamma = %+v, want body %q version %q", g, "Body.", tc.version)
+			}
+		})
+	}
+}
+
 func TestLoadBroken(t *testing.T) {
 	tests := []struct {
 		name string
