@@ -1,0 +1,224 @@
+package mailtest
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/mail"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+)
+
+// SinkMessage is one message the SMTP sink accepted.
+type SinkMessage struct {
+	From string
+	To   []string
+	Data []byte
+}
+
+// Header returns a header field of the message ("" when absent or unparsable).
+func (m SinkMessage) Header(name string) string {
+	msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
+	if err != nil {
+		return ""
+	}
+	return msg.Header.Get(name)
+}
+
+// SMTPOptions configure an SMTP sink.
+type SMTPOptions struct {
+	// User and Password, when set, require AUTH PLAIN (or XOAUTH2 with
+	// Password as the token) before MAIL FROM.
+	User, Password string
+}
+
+// SMTPSink is an in-process SMTP server on loopback that records every
+// message it accepts. Set FailNext to make the next submissions fail.
+type SMTPSink struct {
+	Addr string
+
+	opts SMTPOptions
+	srv  *smtp.Server
+
+	mu       sync.Mutex
+	msgs     []SinkMessage
+	failNext []error
+	auths    []string
+	notify   chan struct{}
+}
+
+// StartSMTPSink starts an SMTP sink for the test.
+func StartSMTPSink(t testing.TB, opts SMTPOptions) *SMTPSink {
+	t.Helper()
+	s := &SMTPSink{opts: opts, notify: make(chan struct{}, 1024)}
+	s.srv = smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+		return &sinkSession{s: s}, nil
+	}))
+	s.srv.Domain = "localhost"
+	s.srv.AllowInsecureAuth = true
+	s.srv.ReadTimeout = time.Minute
+	s.srv.WriteTimeout = time.Minute
+	s.srv.ErrorLog = log.New(io.Discard, "", 0)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("mailtest: smtp listen: %v", err)
+	}
+	s.Addr = ln.Addr().String()
+	go s.srv.Serve(ln)
+	t.Cleanup(func() { s.srv.Close() })
+	return s
+}
+
+// Messages returns a copy of what was accepted so far, in order.
+func (s *SMTPSink) Messages() []SinkMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]SinkMessage(nil), s.msgs...)
+}
+
+// Accepted receives a value each time a message is accepted.
+func (s *SMTPSink) Accepted() <-chan struct{} { return s.notify }
+
+// Auths lists the SASL mechanisms clients authenticated with.
+func (s *SMTPSink) Auths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.auths...)
+}
+
+// FailNext makes the next len(errs) DATA commands fail with errs in order
+// (e.g. &smtp.SMTPError{Code: 451, ...} for a temporary failure).
+func (s *SMTPSink) FailNext(errs ...error) {
+	s.mu.Lock()
+	s.failNext = append(s.failNext, errs...)
+	s.mu.Unlock()
+}
+
+// CountByHeader counts accepted messages per value of a header field (e.g.
+// In-Reply-To), to find duplicates.
+func (s *SMTPSink) CountByHeader(name string) map[string]int {
+	out := map[string]int{}
+	for _, m := range s.Messages() {
+		out[m.Header(name)]++
+	}
+	return out
+}
+
+type sinkSession struct {
+	s      *SMTPSink
+	authed bool
+	from   string
+	to     []string
+}
+
+var errAuthRequired = &smtp.SMTPError{Code: 530, EnhancedCode: smtp.EnhancedCode{5, 7, 0}, Message: "Authentication required"}
+
+func (ss *sinkSession) AuthMechanisms() []string {
+	if ss.s.opts.User == "" {
+		return nil
+	}
+	return []string{sasl.Plain, "XOAUTH2"}
+}
+
+func (ss *sinkSession) Auth(mech string) (sasl.Server, error) {
+	switch mech {
+	case sasl.Plain:
+		return sasl.NewPlainServer(func(identity, username, password string) error {
+			if username != ss.s.opts.User || password != ss.s.opts.Password {
+				return errors.New("invalid credentials")
+			}
+			ss.authOK(mech)
+			return nil
+		}), nil
+	case "XOAUTH2":
+		return &xoauth2Server{check: func(user, token string) error {
+			if user != ss.s.opts.User || token != ss.s.opts.Password {
+				return errors.New("invalid token")
+			}
+			ss.authOK(mech)
+			return nil
+		}}, nil
+	}
+	return nil, smtp.ErrAuthUnknownMechanism
+}
+
+func (ss *sinkSession) authOK(mech string) {
+	ss.authed = true
+	ss.s.mu.Lock()
+	ss.s.auths = append(ss.s.auths, mech)
+	ss.s.mu.Unlock()
+}
+
+func (ss *sinkSession) Mail(from string, _ *smtp.MailOptions) error {
+	if ss.s.opts.User != "" && !ss.authed {
+		return errAuthRequired
+	}
+	ss.from = from
+	return nil
+}
+
+func (ss *sinkSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ss.to = append(ss.to, to)
+	return nil
+}
+
+func (ss *sinkSession) Data(r io.Reader) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	ss.s.mu.Lock()
+	if len(ss.s.failNext) > 0 {
+		err := ss.s.failNext[0]
+		ss.s.failNext = ss.s.failNext[1:]
+		ss.s.mu.Unlock()
+		return err
+	}
+	ss.s.msgs = append(ss.s.msgs, SinkMessage{From: ss.from, To: append([]string(nil), ss.to...), Data: data})
+	ss.s.mu.Unlock()
+	select {
+	case ss.s.notify <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (ss *sinkSession) Reset()        { ss.from, ss.to = "", nil }
+func (ss *sinkSession) Logout() error { return nil }
+
+// xoauth2Server is the server side of SASL XOAUTH2:
+// "user=" user "\x01auth=Bearer " token "\x01\x01".
+type xoauth2Server struct {
+	check func(user, token string) error
+	done  bool
+}
+
+func (x *xoauth2Server) Next(response []byte) ([]byte, bool, error) {
+	if x.done {
+		return nil, true, errors.New("unexpected response")
+	}
+	if response == nil {
+		return []byte{}, false, nil
+	}
+	x.done = true
+	var user, token string
+	for _, part := range strings.Split(string(response), "\x01") {
+		switch {
+		case strings.HasPrefix(part, "user="):
+			user = strings.TrimPrefix(part, "user=")
+		case strings.HasPrefix(part, "auth=Bearer "):
+			token = strings.TrimPrefix(part, "auth=Bearer ")
+		}
+	}
+	if err := x.check(user, token); err != nil {
+		return nil, true, err
+	}
+	return nil, true, nil
+}

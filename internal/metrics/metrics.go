@@ -1,0 +1,138 @@
+// Package metrics exposes what `triage watch` does as Prometheus metrics:
+// messages by status and scenario, model calls, tokens, errors, latency, and a
+// /healthz endpoint.
+package metrics
+
+import (
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"triage/internal/processor"
+)
+
+// Metrics holds the collectors on their own registry. A nil *Metrics is
+// valid and records nothing.
+type Metrics struct {
+	reg        *prometheus.Registry
+	processed  *prometheus.CounterVec
+	ledger     *prometheus.CounterVec
+	modelCalls prometheus.Counter
+	tokens     *prometheus.CounterVec
+	errors     *prometheus.CounterVec
+	latency    prometheus.Histogram
+	lastPass   prometheus.Gauge
+	healthy    atomic.Bool
+}
+
+// New registers the triage collectors (and the Go/process collectors) on a
+// fresh registry.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		processed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "triage_messages_processed_total",
+			Help: "Messages run through the pipeline, by outcome status and scenario.",
+		}, []string{"status", "scenario"}),
+		ledger: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "triage_messages_final_total",
+			Help: "Messages that reached a final ledger state (replied, skipped, failed, needs_human, over_limit), by state.",
+		}, []string{"state"}),
+		modelCalls: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "triage_model_calls_total",
+			Help: "Model calls made while processing messages.",
+		}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "triage_model_tokens_total",
+			Help: "Model tokens used, by kind (prompt, output).",
+		}, []string{"kind"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "triage_errors_total",
+			Help: "Errors by kind (imap, smtp, ledger, process).",
+		}, []string{"kind"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "triage_message_duration_seconds",
+			Help:    "Time to process one message through the pipeline.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 12),
+		}),
+		lastPass: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "triage_last_pass_timestamp_seconds",
+			Help: "Unix time of the last completed mailbox pass.",
+		}),
+	}
+	m.reg.MustRegister(m.processed, m.ledger, m.modelCalls, m.tokens, m.errors, m.latency, m.lastPass,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Registry is the registry the collectors live on.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Observe records one pipeline outcome.
+func (m *Metrics) Observe(o processor.Outcome, d time.Duration) {
+	if m == nil {
+		return
+	}
+	scenario := o.Scenario
+	if scenario == "" {
+		scenario = "none"
+	}
+	m.processed.WithLabelValues(o.Status, scenario).Inc()
+	m.modelCalls.Add(float64(o.ModelCalls))
+	m.tokens.WithLabelValues("prompt").Add(float64(o.Tokens.Prompt))
+	m.tokens.WithLabelValues("output").Add(float64(o.Tokens.Output))
+	m.latency.Observe(d.Seconds())
+}
+
+// Final records that a message reached a final ledger state.
+func (m *Metrics) Final(state string) {
+	if m == nil {
+		return
+	}
+	m.ledger.WithLabelValues(state).Inc()
+}
+
+// Error counts an error of a kind (imap, smtp, ledger, process).
+func (m *Metrics) Error(kind string) {
+	if m == nil {
+		return
+	}
+	m.errors.WithLabelValues(kind).Inc()
+}
+
+// PassDone records a completed mailbox pass at t and marks the watcher
+// healthy.
+func (m *Metrics) PassDone(t time.Time) {
+	if m == nil {
+		return
+	}
+	m.lastPass.Set(float64(t.Unix()))
+	m.healthy.Store(true)
+}
+
+// SetHealthy sets what /healthz reports (false while the IMAP connection is
+// down).
+func (m *Metrics) SetHealthy(ok bool) {
+	if m == nil {
+		return
+	}
+	m.healthy.Store(ok)
+}
+
+// Handler serves /metrics and /healthz (200 "ok" when healthy, 503 otherwise).
+func (m *Metrics) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if !m.healthy.Load() {
+			http.Error(w, "not connected", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+	return mux
+}
