@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/adrg/frontmatter"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -211,8 +212,8 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 		fail("rules.serial", "%q must be %q, %q or empty", sc.Rules.Serial, SerialRequired, SerialAbsent)
 	}
 	for i, kw := range sc.Rules.Keywords {
-		if strings.TrimSpace(kw) == "" {
-			fail(fmt.Sprintf("rules.keywords[%d]", i), "empty")
+		if !strings.ContainsFunc(kw, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			fail(fmt.Sprintf("rules.keywords[%d]", i), "%q has no letter or digit (keywords match words)", kw)
 		}
 	}
 

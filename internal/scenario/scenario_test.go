@@ -257,9 +257,12 @@ func TestLoadBroken(t *testing.T) {
 		{
 			name: "empty keyword",
 			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\nrules:\n  keywords: [a, '']\navailable_functions:\n"+sendEmail, "Body.\n")
+				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\nrules:\n  keywords: [a, '', '?!']\navailable_functions:\n"+sendEmail, "Body.\n")
 			},
-			want: []string{"scenario: scenarios/gamma.md: rules.keywords[1]: empty"},
+			want: []string{
+				`scenario: scenarios/gamma.md: rules.keywords[1]: "" has no letter or digit`,
+				`scenario: scenarios/gamma.md: rules.keywords[2]: "?!" has no letter or digit`,
+			},
 		},
 		{
 			name: "bad function name",
