@@ -4,8 +4,24 @@
 package message
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
 	"net/mail"
+	"net/textproto"
+	"regexp"
+	"strings"
 	"time"
+	"unicode/utf8"
+
+	gomessage "github.com/emersion/go-message"
+	_ "github.com/emersion/go-message/charset" // ISO-8859-2, windows-1250 and friends
+	gomail "github.com/emersion/go-message/mail"
+	gotextproto "github.com/emersion/go-message/textproto"
+	"golang.org/x/text/encoding/charmap"
 )
 
 // Message is one parsed inbound email. Parse never returns a nil Message
@@ -55,16 +71,386 @@ type Attachment struct {
 	Size int    `json:"size"`
 }
 
+// maxDepth bounds multipart nesting; deeper parts are ignored.
+const maxDepth = 20
+
 // Parse parses a raw RFC 5322 message. It degrades instead of failing on
 // common malformations (missing closing boundary, lower-case header names,
 // unknown charsets, no Date) and records them in Problems. It returns an
 // error only when nothing usable can be read (e.g. no header block at all);
 // the error starts with "message:".
 func Parse(raw []byte) (*Message, error) {
-	panic("TODO")
+	m := &Message{Size: len(raw), Header: map[string][]string{}}
+
+	data := raw
+	// An mbox "From " separator line is not a header; skip it.
+	if bytes.HasPrefix(data, []byte("From ")) {
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			data = data[i+1:]
+			m.problem("header: mbox From_ line skipped")
+		}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("message: empty input")
+	}
+
+	br := bufio.NewReader(bytes.NewReader(data))
+	h, err := gotextproto.ReadHeader(br)
+	if h.Len() == 0 {
+		if err == nil {
+			err = errors.New("no header fields")
+		}
+		return nil, fmt.Errorf("message: read header: %w", err)
+	}
+	if err != nil {
+		// Keep the fields read so far; whatever follows is treated as body.
+		m.problem("header: " + err.Error())
+	}
+	hdr := gomessage.Header{Header: h}
+	m.readHeader(hdr)
+
+	e, err := gomessage.New(hdr, br)
+	if err != nil {
+		m.problem("body: " + err.Error())
+	}
+	w := walker{m: m}
+	w.walk(e, 0)
+
+	var text string
+	switch {
+	case len(w.plain) > 0:
+		text = strings.Join(w.plain, "\n\n")
+	case len(w.html) > 0:
+		var parts []string
+		for _, h := range w.html {
+			t, err := htmlToText(h)
+			if err != nil {
+				m.problem("html: " + err.Error())
+				continue
+			}
+			parts = append(parts, t)
+		}
+		text = strings.Join(parts, "\n\n")
+		m.FromHTML = true
+	}
+	m.Text, m.Quoted = splitQuoted(normalizeText(text))
+	return m, nil
 }
 
-// Header returns the first value of the named header ("" if absent).
+// HeaderValue returns the first value of the named header ("" if absent).
 func (m *Message) HeaderValue(name string) string {
-	panic("TODO")
+	if m == nil {
+		return ""
+	}
+	if v := m.Header[textproto.CanonicalMIMEHeaderKey(name)]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+func (m *Message) problem(p string) {
+	for _, q := range m.Problems {
+		if q == p {
+			return
+		}
+	}
+	m.Problems = append(m.Problems, p)
+}
+
+// readHeader fills the header-derived fields.
+func (m *Message) readHeader(hdr gomessage.Header) {
+	fields := hdr.Fields()
+	for fields.Next() {
+		k := textproto.CanonicalMIMEHeaderKey(fields.Key())
+		v, err := fields.Text()
+		if err != nil {
+			v = fields.Value()
+			m.problem(fmt.Sprintf("header: %s: %v", k, err))
+		}
+		m.Header[k] = append(m.Header[k], strings.TrimSpace(v))
+	}
+	mh := gomail.Header{Header: hdr}
+
+	if subj, err := mh.Subject(); err != nil {
+		m.problem("header: Subject: " + err.Error())
+		m.Subject = strings.TrimSpace(subj)
+	} else {
+		m.Subject = strings.TrimSpace(subj)
+	}
+
+	from := m.addresses(mh, "From")
+	if len(from) > 0 {
+		m.From = *from[0]
+	} else {
+		m.problem("header: no usable From address")
+	}
+	if rt := m.addresses(mh, "Reply-To"); len(rt) > 0 {
+		m.ReplyTo = rt[0].Address
+	} else {
+		m.ReplyTo = m.From.Address
+	}
+	for _, k := range []string{"To", "Cc"} {
+		for _, a := range m.addresses(mh, k) {
+			m.To = append(m.To, a.Address)
+		}
+	}
+
+	if hdr.Get("Date") == "" {
+		m.problem("header: no Date")
+	} else if d, err := mh.Date(); err != nil {
+		m.problem("header: Date: " + err.Error())
+	} else {
+		m.Date = d
+	}
+
+	if v := strings.TrimSpace(hdr.Get("Message-Id")); v != "" {
+		if id, err := mh.MessageID(); err == nil && id != "" {
+			m.MessageID = "<" + id + ">"
+		} else {
+			m.problem("header: malformed Message-ID")
+			m.MessageID = v
+		}
+	}
+	if ids := m.msgIDs(mh, "In-Reply-To"); len(ids) > 0 {
+		m.InReplyTo = ids[0]
+	}
+	m.References = m.msgIDs(mh, "References")
+}
+
+// looseAddr finds an addr-spec inside a header value that the strict parser
+// rejected.
+var looseAddr = regexp.MustCompile(`[A-Za-z0-9!#$%&'*+/=?^_{|}~.-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+`)
+
+// addresses parses an address-list header, falling back to a loose scan for
+// bare addresses when the header is malformed.
+func (m *Message) addresses(mh gomail.Header, key string) []*mail.Address {
+	v := mh.Get(key)
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	list, err := mh.AddressList(key)
+	if err == nil {
+		var out []*mail.Address
+		for _, a := range list {
+			if a != nil && strings.Contains(a.Address, "@") {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	m.problem(fmt.Sprintf("header: %s: %v", key, err))
+	decoded := strings.Join(m.Header[key], ", ")
+	if decoded == "" {
+		decoded = v
+	}
+	var out []*mail.Address
+	for _, loc := range looseAddr.FindAllStringIndex(decoded, -1) {
+		a := &mail.Address{Address: strings.Trim(decoded[loc[0]:loc[1]], ".")}
+		if len(out) == 0 {
+			name := strings.TrimSpace(decoded[:loc[0]])
+			name = strings.TrimSpace(strings.TrimSuffix(name, "<"))
+			if !strings.ContainsAny(name, "@,<>") {
+				a.Name = strings.Trim(name, `"' `)
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// msgIDs parses a message-ID list header and returns the IDs with brackets.
+func (m *Message) msgIDs(mh gomail.Header, key string) []string {
+	v := strings.TrimSpace(mh.Get(key))
+	if v == "" {
+		return nil
+	}
+	ids, err := mh.MsgIDList(key)
+	if err != nil {
+		m.problem(fmt.Sprintf("header: %s: %v", key, err))
+		ids = ids[:0]
+		for _, f := range strings.Fields(v) {
+			f = strings.Trim(f, "<>,")
+			if f != "" {
+				ids = append(ids, f)
+			}
+		}
+	}
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, "<"+id+">")
+	}
+	return out
+}
+
+// walker collects the text parts and attachments of an entity tree.
+type walker struct {
+	m     *Message
+	plain []string
+	html  []string
+}
+
+func (w *walker) walk(e *gomessage.Entity, depth int) {
+	if depth > maxDepth {
+		w.m.problem("multipart: nesting too deep")
+		return
+	}
+	mediaType, params, err := e.Header.ContentType()
+	if err != nil {
+		w.m.problem("content-type: " + err.Error())
+		mediaType = fallbackMediaType(e.Header.Get("Content-Type"))
+	}
+	mediaType = strings.ToLower(mediaType)
+
+	if strings.HasPrefix(mediaType, "multipart/") {
+		if params["boundary"] == "" {
+			w.m.problem("multipart: no boundary")
+			w.leaf(e, "text/plain", params, depth)
+			return
+		}
+		w.multipart(e, depth)
+		return
+	}
+	w.leaf(e, mediaType, params, depth)
+}
+
+func (w *walker) multipart(e *gomessage.Entity, depth int) {
+	mr := e.MultipartReader()
+	if mr == nil {
+		return
+	}
+	defer mr.Close()
+	parts := 0
+	for {
+		p, err := mr.NextPart()
+		if p == nil && err != nil {
+			if err == io.EOF {
+				break
+			}
+			switch {
+			case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "EOF"):
+				w.m.problem("multipart: missing closing boundary")
+			default:
+				w.m.problem("multipart: " + err.Error())
+			}
+			break
+		}
+		if err != nil {
+			w.m.problem("part: " + err.Error())
+		}
+		parts++
+		w.walk(p, depth+1)
+	}
+	if parts == 0 {
+		w.m.problem("multipart: no parts")
+	}
+}
+
+// leaf handles one non-multipart entity: a text body or an attachment.
+func (w *walker) leaf(e *gomessage.Entity, mediaType string, params map[string]string, depth int) {
+	disp, dparams, _ := e.Header.ContentDisposition()
+	disp = strings.ToLower(disp)
+	name := dparams["filename"]
+	if name == "" {
+		name = params["name"]
+	}
+	isText := mediaType == "text/plain" || mediaType == "text/html" || mediaType == ""
+	if disp == "attachment" || !isText || (disp == "inline" && name != "" && mediaType != "text/plain" && mediaType != "text/html") {
+		n, err := io.Copy(io.Discard, e.Body)
+		if err != nil {
+			w.m.problem(fmt.Sprintf("attachment %q: %v", name, err))
+		}
+		if mediaType == "" {
+			mediaType = "application/octet-stream"
+		}
+		w.m.Attachments = append(w.m.Attachments, Attachment{Name: name, Type: mediaType, Size: int(n)})
+		return
+	}
+	body, err := io.ReadAll(e.Body)
+	switch {
+	case err == nil:
+	case depth > 0 && errors.Is(err, io.ErrUnexpectedEOF):
+		// The part ran into the end of input: no closing boundary.
+		w.m.problem("multipart: missing closing boundary")
+	default:
+		w.m.problem(fmt.Sprintf("%s: %v", bodyLabel(e), err))
+	}
+	if !utf8.Valid(body) {
+		w.m.problem("charset: bytes not valid in the declared charset, read with a fallback")
+	}
+	text := toUTF8(body, mediaType)
+	if mediaType == "text/html" {
+		w.html = append(w.html, text)
+	} else {
+		w.plain = append(w.plain, text)
+	}
+}
+
+func bodyLabel(e *gomessage.Entity) string {
+	if enc := strings.ToLower(strings.TrimSpace(e.Header.Get("Content-Transfer-Encoding"))); enc != "" {
+		return enc
+	}
+	return "body"
+}
+
+// toUTF8 returns body as valid UTF-8. go-message has already converted known
+// charsets; bytes that are still not UTF-8 (unknown or missing charset) are
+// read as windows-1250, the usual legacy charset of Polish mail.
+func toUTF8(body []byte, mediaType string) string {
+	if utf8.Valid(body) {
+		return string(body)
+	}
+	if mediaType == "text/html" {
+		if enc := metaCharset(body); enc != "" {
+			if r, err := gomessage.CharsetReader(enc, bytes.NewReader(body)); err == nil {
+				if b, err := io.ReadAll(r); err == nil && utf8.Valid(b) {
+					return string(b)
+				}
+			}
+		}
+	}
+	b, err := charmap.Windows1250.NewDecoder().Bytes(body)
+	if err != nil {
+		return strings.ToValidUTF8(string(body), "\uFFFD")
+	}
+	return string(b)
+}
+
+var metaCharsetRE = regexp.MustCompile(`(?i)<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)`)
+
+func metaCharset(body []byte) string {
+	head := body
+	if len(head) > 4096 {
+		head = head[:4096]
+	}
+	if mm := metaCharsetRE.FindSubmatch(head); mm != nil {
+		return strings.ToLower(string(mm[1]))
+	}
+	return ""
+}
+
+// fallbackMediaType salvages the media type from a Content-Type header that
+// mime.ParseMediaType rejected (e.g. a bad parameter).
+func fallbackMediaType(v string) string {
+	t, _, _ := strings.Cut(v, ";")
+	t = strings.ToLower(strings.TrimSpace(t))
+	if _, _, err := mime.ParseMediaType(t); err != nil || !strings.Contains(t, "/") {
+		return "text/plain"
+	}
+	return t
+}
+
+// normalizeText unifies line endings and trims trailing spaces.
+func normalizeText(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	s = strings.ReplaceAll(s, "\u00a0", " ")
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		// "-- " is the signature delimiter; keep its trailing space.
+		if l == "-- " {
+			continue
+		}
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Join(lines, "\n")
 }

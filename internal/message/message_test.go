@@ -1,0 +1,342 @@
+package message
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// header is the part of a parsed message compared exactly.
+type header struct {
+	FromName, From, ReplyTo string
+	To                      []string
+	Subject                 string
+	MessageID               string
+	InReplyTo               string
+	References              []string
+	HasDate                 bool
+	FromHTML                bool
+	Attachments             []Attachment
+}
+
+func headerOf(m *Message) header {
+	return header{
+		FromName: m.From.Name, From: m.From.Address, ReplyTo: m.ReplyTo, To: m.To,
+		Subject: m.Subject, MessageID: m.MessageID, InReplyTo: m.InReplyTo, References: m.References,
+		HasDate: !m.Date.IsZero(), FromHTML: m.FromHTML, Attachments: m.Attachments,
+	}
+}
+
+func TestParseFixtures(t *testing.T) {
+	tests := []struct {
+		file string
+		want header
+		// text and quoted must contain these; notText must not be in Text.
+		text, quoted, notText []string
+		// problems must each be a substring of some recorded problem;
+		// when empty, no problem may be recorded.
+		problems []string
+	}{
+		{
+			file: "utf8-plain.eml",
+			want: header{FromName: "Anna Nowak", From: "anna.nowak@example.pl", ReplyTo: "anna.nowak@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Reklamacja – ekspres nie grzeje, SN-48213-PL",
+				MessageID: "<utf8-plain-1@mail.example.pl>", InReplyTo: "<prev-1@example.com>",
+				References: []string{"<root-1@example.com>", "<prev-1@example.com>"}, HasDate: true},
+			text:    []string{"numer seryjny SN-48213-PL", "Zażółć gęślą jaźń.", "-- \nAnna Nowak"},
+			quoted:  []string{"napisał(a):", "> Numer zgłoszenia: T-1001"},
+			notText: []string{"Dziękujemy"},
+		},
+		{
+			file: "iso88592-qp.eml",
+			want: header{FromName: "Paweł Łuczak", From: "pawel.luczak@example.pl", ReplyTo: "pawel.luczak@example.pl",
+				To: []string{"serwis@example.com", "biuro@example.pl"}, Subject: "Pęknięty zbiornik - zgłoszenie",
+				MessageID: "<iso88592-qp@mail.example.pl>", HasDate: true},
+			text:    []string{"nr seryjny SN77001 ma pęknięty zbiornik. Łączę pozdrowienia.", "Źdźbło, żółw, ćma, ńę."},
+			quoted:  []string{"W dniu 2025-03-01 o 12:00, Serwis pisze:", "> Prosimy o podanie numeru seryjnego."},
+			notText: []string{"Prosimy"},
+		},
+		{
+			file: "win1250-base64.eml",
+			want: header{FromName: "Grzegorz Wójcik", From: "g.wojcik@example.pl", ReplyTo: "g.wojcik@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Wymiana grzałki",
+				MessageID: "<win1250-b64@mail.example.pl>", HasDate: true},
+			text:    []string{"gwarancja obejmuje wymianę grzałki", "Numer seryjny: SN-55120-PL", "Grzegorz Wójcik"},
+			quoted:  []string{"Od: Serwis <serwis@example.com>", "Wysłano: piątek, 7 marca 2025 10:00", "SN-11111-PL"},
+			notText: []string{"____", "SN-11111-PL", "Wysłano"},
+		},
+		{
+			file: "html-only-win1250.eml",
+			want: header{FromName: "Małgorzata Żak", From: "m.zak@example.pl", ReplyTo: "m.zak@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Odkurzacz się przegrzewa",
+				MessageID: "<html-only@mail.example.pl>", HasDate: true, FromHTML: true},
+			text:    []string{"Dzień dobry,", "numerze seryjnym", "SN-70412-PL", "głośno pracuje i się przegrzewa", "Małgorzata Żak"},
+			quoted:  []string{"pisze:", "> Prosimy o numer seryjny."},
+			notText: []string{"HIDDEN", "SN00000", "<p>", "color: red", "Prosimy"},
+		},
+		{
+			file: "nested-multipart.eml",
+			want: header{FromName: "John Smith", From: "john.smith@example.com", ReplyTo: "john.smith@example.com",
+				To: []string{"serwis@example.com"}, Subject: "Broken kettle, invoice attached",
+				MessageID: "<nested@mail.example.com>", HasDate: true,
+				Attachments: []Attachment{
+					{Name: "invoice.pdf", Type: "application/pdf", Size: 45},
+					{Name: "photo.png", Type: "image/png", Size: 40},
+				}},
+			text:    []string{"my kettle S/N: ABC123456 stopped working."},
+			quoted:  []string{"-----Original Message-----", "order 2025-001234"},
+			notText: []string{"HTML-VERSION", "Original Message", "%PDF"},
+		},
+		{
+			file: "missing-boundary.eml",
+			want: header{FromName: "Ewa Lis", From: "ewa.lis@example.pl", ReplyTo: "ewa.lis@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Brak granicy",
+				MessageID: "<missing-boundary@mail.example.pl>", HasDate: true},
+			text:     []string{"Toster SN31337 nie działa"},
+			problems: []string{"multipart: missing closing boundary"},
+		},
+		{
+			file: "lowercase-headers.eml",
+			want: header{FromName: "Tomasz Kruk", From: "t.kruk@example.pl", ReplyTo: "t.kruk@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "male litery w naglowkach",
+				MessageID: "<lowercase@mail.example.pl>"},
+			text:     []string{"Piszę z prośbą o naprawę. Nr ser. KR-20931"},
+			problems: []string{"no Date"},
+		},
+		{
+			file: "unknown-charset.eml",
+			want: header{FromName: "Zofia Bak", From: "z.bak@example.pl", ReplyTo: "z.bak@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Nieznany zestaw znakow",
+				MessageID: "<unknown-charset@mail.example.pl>", HasDate: true},
+			text:     []string{"Żelazko SN40404 przestało działać, proszę o pomoc."},
+			problems: []string{"unknown charset", "fallback"},
+		},
+		{
+			file: "broken-base64.eml",
+			want: header{FromName: "Adam Mazur", From: "adam.mazur@example.pl", ReplyTo: "adam.mazur@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Uszkodzony base64",
+				MessageID: "<broken-b64@mail.example.pl>", HasDate: true},
+			text:     []string{"czajnik SN50505 cieknie"},
+			problems: []string{"base64: illegal base64 data"},
+		},
+		{
+			file: "no-sender.eml",
+			want: header{To: []string{"serwis@example.com"}, Subject: "Bez nadawcy",
+				MessageID: "<no-sender@mail.example.pl>", HasDate: true},
+			text:     []string{"Wiadomość bez adresu nadawcy."},
+			problems: []string{"no usable From address"},
+		},
+		{
+			file: "english-reply.eml",
+			want: header{FromName: "Mary Jones", From: "mary.jones@example.com", ReplyTo: "mary.j@example.com",
+				To: []string{"serwis@example.com"}, Subject: "Re: Your repair request",
+				MessageID: "<en-reply@mail.example.com>", InReplyTo: "<ticket-77@example.com>", HasDate: true},
+			text:    []string{"the serial number is XJ-90210-B", "-- \nMary Jones\nSent from my phone"},
+			quoted:  []string{"On Mon, 17 Mar 2025 at 10:00, Support Team <serwis@example.com>\nwrote:", "> Old reference SN-00042-EN"},
+			notText: []string{"wrote:", "SN-00042-EN"},
+		},
+		{
+			file: "forwarded.eml",
+			want: header{FromName: "Piotr Zielinski", From: "piotr.z@example.pl", ReplyTo: "piotr.z@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Fwd: Naprawa",
+				MessageID: "<forwarded@mail.example.pl>", HasDate: true},
+			text:    []string{"Przesyłam korespondencję żony."},
+			quoted:  []string{"---------- Forwarded message ---------", "Robot kuchenny SN60606"},
+			notText: []string{"SN60606", "Forwarded"},
+		},
+		{
+			file: "original-message-pl.eml",
+			want: header{FromName: "Karol Wrona", From: "karol.wrona@example.pl", ReplyTo: "karol.wrona@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Odp: Zgloszenie",
+				MessageID: "<orig-pl@mail.example.pl>", HasDate: true},
+			text:    []string{"Nadal czekam na odpowiedź."},
+			quoted:  []string{"----- Wiadomość oryginalna -----", "Mikser SN80808"},
+			notText: []string{"SN80808"},
+		},
+		{
+			file: "dnia-napisal.eml",
+			want: header{FromName: "Beata Kos", From: "beata.kos@example.pl", ReplyTo: "beata.kos@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Re: Gwarancja",
+				MessageID: "<dnia@mail.example.pl>", HasDate: true},
+			text:    []string{"Dziękuję, czekam na kuriera."},
+			quoted:  []string{"Dnia 19 marca 2025 o 10:15 Serwis <serwis@example.com> napisał(a):", "SN90909"},
+			notText: []string{"SN90909"},
+		},
+		{
+			file: "loose-from.eml",
+			want: header{FromName: "Jan Kowalski", From: "jan.kowalski@example.pl", ReplyTo: "jan.kowalski@example.pl",
+				To: []string{"serwis@example.com", "rekl@example.com"}, Subject: "Zgłoszenie bez nawiasów",
+				MessageID: "<loose-from@mail.example.pl>", HasDate: true},
+			text:     []string{"Proszę o kontakt."},
+			problems: []string{"From:", "To:"},
+		},
+		{
+			file: "bottom-posted.eml",
+			want: header{FromName: "Olga Sikora", From: "olga.sikora@example.com", ReplyTo: "olga.sikora@example.com",
+				To: []string{"serwis@example.com"}, Subject: "Re: Questions",
+				MessageID: "<bottom@mail.example.com>", HasDate: true},
+			text:    []string{"It is SN24680.\nIn January."},
+			quoted:  []string{"wrote:\n> What is the serial number?\n> When did you buy it?"},
+			notText: []string{"wrote:", "> "},
+		},
+	}
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		seen[tt.file] = true
+		t.Run(tt.file, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := Parse(raw)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, headerOf(m), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("header mismatch (-want +got):\n%s", diff)
+			}
+			if m.Size != len(raw) {
+				t.Errorf("Size = %d, want %d", m.Size, len(raw))
+			}
+			for _, s := range tt.text {
+				if !strings.Contains(m.Text, s) {
+					t.Errorf("Text lacks %q; Text:\n%s", s, m.Text)
+				}
+			}
+			for _, s := range tt.notText {
+				if strings.Contains(m.Text, s) {
+					t.Errorf("Text contains %q; Text:\n%s", s, m.Text)
+				}
+			}
+			for _, s := range tt.quoted {
+				if !strings.Contains(m.Quoted, s) {
+					t.Errorf("Quoted lacks %q; Quoted:\n%s", s, m.Quoted)
+				}
+			}
+			if len(tt.quoted) == 0 && m.Quoted != "" {
+				t.Errorf("Quoted = %q, want empty", m.Quoted)
+			}
+			if len(tt.problems) == 0 && len(m.Problems) > 0 {
+				t.Errorf("Problems = %q, want none", m.Problems)
+			}
+			for _, p := range tt.problems {
+				if !containsSub(m.Problems, p) {
+					t.Errorf("Problems = %q, want one containing %q", m.Problems, p)
+				}
+			}
+		})
+	}
+	// Every fixture is covered by the table.
+	files, _ := filepath.Glob("testdata/*.eml")
+	for _, f := range files {
+		if !seen[filepath.Base(f)] {
+			t.Errorf("fixture %s has no test case", f)
+		}
+	}
+}
+
+func containsSub(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestParseExactText(t *testing.T) {
+	raw, err := os.ReadFile("testdata/utf8-plain.eml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantText := "Dzień dobry,\nmój ekspres (numer seryjny SN-48213-PL) przestał grzać wodę.\n" +
+		"Proszę o naprawę gwarancyjną. Zażółć gęślą jaźń.\n\n-- \nAnna Nowak\ntel. 600 123 456"
+	wantQuoted := "pon., 3 mar 2025 o 10:15 Serwis <serwis@example.com> napisał(a):\n" +
+		"> Dziękujemy za zgłoszenie.\n> Numer zgłoszenia: T-1001"
+	if diff := cmp.Diff(wantText, m.Text); diff != "" {
+		t.Errorf("Text (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantQuoted, m.Quoted); diff != "" {
+		t.Errorf("Quoted (-want +got):\n%s", diff)
+	}
+	if got, want := m.HeaderValue("content-type"), "text/plain; charset=UTF-8"; got != want {
+		t.Errorf(`HeaderValue("content-type") = %q, want %q`, got, want)
+	}
+	if got := m.HeaderValue("X-Absent"); got != "" {
+		t.Errorf(`HeaderValue("X-Absent") = %q, want ""`, got)
+	}
+	if got, want := m.Header["Subject"], []string{"Reklamacja – ekspres nie grzeje, SN-48213-PL"}; !cmp.Equal(got, want) {
+		t.Errorf("Header[Subject] = %q, want decoded %q", got, want)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, raw := range []string{"", "   \r\n", "just some text without a header\n", " leading space: x\n\nbody"} {
+		m, err := Parse([]byte(raw))
+		if err == nil {
+			t.Errorf("Parse(%q) = %+v, nil; want error", raw, m)
+			continue
+		}
+		if m != nil || !strings.HasPrefix(err.Error(), "message:") {
+			t.Errorf("Parse(%q) = %v, %v; want nil and an error starting with message:", raw, m, err)
+		}
+	}
+}
+
+func TestSplitQuoted(t *testing.T) {
+	tests := []struct {
+		name, in, text, quoted string
+	}{
+		{"no history", "Hello\nworld", "Hello\nworld", ""},
+		{"gt lines", "New text\n> old\n> older", "New text", "> old\n> older"},
+		{"on wrote one line", "Thanks!\n\nOn Tue, Mar 4, 2025 at 9:00 AM Bob <b@x.example> wrote:\n> hi", "Thanks!", "On Tue, Mar 4, 2025 at 9:00 AM Bob <b@x.example> wrote:\n> hi"},
+		{"w dniu wrapped", "Ok.\nW dniu 04.03.2025 o 09:00, Jan\nKowalski pisze:\nstare", "Ok.", "W dniu 04.03.2025 o 09:00, Jan\nKowalski pisze:\nstare"},
+		{"outlook en", "See below.\nFrom: Bob <b@x.example>\nSent: Tuesday\nTo: us\n\nold", "See below.", "From: Bob <b@x.example>\nSent: Tuesday\nTo: us\n\nold"},
+		{"prose wrote is not history", "My colleague wrote:\nit broke", "My colleague wrote:\nit broke", ""},
+		{"from line alone is not history", "From: the shop\nit broke", "From: the shop\nit broke", ""},
+		{"original message spaced", "Hi\n----- Original Message -----\nold", "Hi", "----- Original Message -----\nold"},
+		{"forward only", "---------- Forwarded message ---------\nFrom: a\nbody", "", "---------- Forwarded message ---------\nFrom: a\nbody"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text, quoted := splitQuoted(tt.in)
+			if diff := cmp.Diff([2]string{tt.text, tt.quoted}, [2]string{text, quoted}); diff != "" {
+				t.Errorf("splitQuoted (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHTMLHidden(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"visible", `<p>Hello <b>there</b></p>`, "Hello *there*"},
+		{"display none", `<div style="color:#fff; DISPLAY: none !important">pre</div><p>body</p>`, "body"},
+		{"visibility hidden", `<span style="visibility:hidden">x</span><p>body</p>`, "body"},
+		{"hidden attr", `<div hidden>x</div><p>body</p>`, "body"},
+		{"aria hidden", `<div aria-hidden="true">x</div><div aria-hidden="false">body</div>`, "body"},
+		{"head style script", `<html><head><title>t</title><style>a{}</style></head><body><script>x()</script>body</body></html>`, "body"},
+		{"comment", `<p>body<!-- secret --></p>`, "body"},
+		{"blockquote", `<p>new</p><blockquote>old</blockquote>`, "new\n\n> old"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := htmlToText(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, strings.TrimSpace(got)); diff != "" {
+				t.Errorf("htmlToText (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
