@@ -50,7 +50,7 @@ type Sender interface {
 // encoded when not ASCII), Date, Message-ID, In-Reply-To, References,
 // Auto-Submitted: auto-replied, X-Auto-Response-Suppress: All, MIME-Version,
 // Content-Type text/plain; charset=utf-8, quoted-printable body. Uses
-// go-message for header encoding. Lines end in CRLF.
+// go-message for header encoding. Lines end in CRLF, the last one too.
 //
 // When r.MessageID is "" a random ID is generated and written back to
 // r.MessageID (so the caller can report it); a zero r.Date becomes now.
@@ -117,6 +117,9 @@ func Render(r *Reply) ([]byte, error) {
 		return nil, fmt.Errorf("mail: render: %w", err)
 	}
 	body := strings.ReplaceAll(strings.ReplaceAll(r.Body, "\r\n", "\n"), "\n", "\r\n")
+	if !strings.HasSuffix(body, "\r\n") {
+		body += "\r\n" // SMTP DATA would add it anyway; keep outbox and wire equal
+	}
 	if _, err := w.Write([]byte(body)); err != nil {
 		return nil, fmt.Errorf("mail: render: %w", err)
 	}

@@ -1,0 +1,96 @@
+package mail
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestOutbox(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "outbox") // created by NewOutbox
+	o, err := NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reply{
+		From: "Wsparcie <support@example.com>", To: "jan@example.org", Subject: "Re: Gwarancja",
+		Body: "Dzień dobry,\ngwarancja jest ważna.", InReplyTo: "<in@example.org>",
+		References: []string{"<in@example.org>"}, MessageID: "<triage-0123/x@example.com>", Date: date,
+	}
+	rc, err := o.Send(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPath := filepath.Join(dir, "20261122T083000Z-triage-0123_x@example.com.eml")
+	if diff := cmp.Diff(Receipt{MessageID: "<triage-0123/x@example.com>", Path: wantPath, Status: StatusSent}, rc); diff != "" {
+		t.Errorf("receipt (-want +got):\n%s", diff)
+	}
+	raw, err := os.ReadFile(rc.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Render(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(raw)); diff != "" {
+		t.Errorf("file content (-want +got):\n%s", diff)
+	}
+	got := parse(t, raw)
+	if got.Body != "Dzień dobry,\r\ngwarancja jest ważna.\r\n" || got.To != "jan@example.org" {
+		t.Errorf("parsed file: %+v", got)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Errorf("outbox holds %d entries (temp files left?), want 1", len(entries))
+	}
+}
+
+func TestOutboxGeneratedID(t *testing.T) {
+	o, err := NewOutbox(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := o.Send(context.Background(), &Reply{From: "support@example.com", To: "a@example.org", Subject: "s", Body: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^<triage-[0-9a-f]{24}@example\.com>$`).MatchString(rc.MessageID) {
+		t.Errorf("MessageID %q", rc.MessageID)
+	}
+	if !regexp.MustCompile(`/\d{8}T\d{6}Z-triage-[0-9a-f]{24}@example\.com\.eml$`).MatchString(filepath.ToSlash(rc.Path)) {
+		t.Errorf("Path %q", rc.Path)
+	}
+}
+
+func TestOutboxErrors(t *testing.T) {
+	if _, err := NewOutbox(""); err == nil {
+		t.Error("empty dir accepted")
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewOutbox(filepath.Join(file, "sub")); err == nil {
+		t.Error("dir under a file accepted")
+	}
+	o, err := NewOutbox(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := o.Send(ctx, &Reply{From: "a@example.com", To: "b@example.com"}); err == nil {
+		t.Error("cancelled context accepted")
+	}
+	if _, err := o.Send(context.Background(), &Reply{From: "a@example.com", To: "b@example.com, c@example.com"}); err == nil {
+		t.Error("two recipients accepted")
+	}
+}
