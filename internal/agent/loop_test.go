@@ -614,7 +614,9 @@ func TestRunCanceledBeforeStart(t *testing.T) {
 	}
 }
 
-func TestRunModelRoleFilledIn(t *testing.T) {
+// TestRunHistoryWire checks the model turn gets role "model" when the
+// server left it out, and the function response carries the whole envelope.
+func TestRunHistoryWire(t *testing.T) {
 	noRole := step{body: `{"candidates":[{"content":{"parts":[{"functionCall":{"id":"c1","name":"check_warranty","args":{"serial_number":"SN1"}}}]},"finishReason":"STOP"}]}`}
 	srv := newFakeGemini(t, noRole, one(text("Valid.")))
 	a := newAgent(t, srv.model(), &sleeps{}, nil)
@@ -632,6 +634,11 @@ func TestRunModelRoleFilledIn(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, transcript(reqs[1].Contents)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// The envelope from Tools goes on the wire whole, as functionResponse.response.
+	wantEnv := map[string]any{"ok": true, "result": map[string]any{"serial_number": "SN1", "status": "valid"}}
+	if diff := cmp.Diff(wantEnv, reqs[1].Contents[2].Parts[0].FunctionResponse.Response); diff != "" {
+		t.Errorf("functionResponse.response (-want +got):\n%s", diff)
 	}
 }
 
