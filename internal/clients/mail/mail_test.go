@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	gomail "github.com/emersion/go-message/mail"
+	"github.com/google/go-cmp/cmp"
 )
 
 // parsed is what a mail client sees in a rendered reply.
