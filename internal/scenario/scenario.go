@@ -95,19 +95,27 @@ var (
 	semverish = regexp.MustCompile(`^v?\d+(\.\d+){0,2}(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 )
 
-// yamlFormat decodes the frontmatter with yaml.v3, strictly: an unknown key
-// is an error (a typo such as "availabe_functions" must not pass silently).
-var yamlFormat = frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		if errors.Is(err, io.EOF) {
+// yamlFormat returns a frontmatter format that decodes with yaml.v3,
+// strictly: an unknown key is an error (a typo such as "availabe_functions"
+// must not pass silently). Type errors (unknown keys, a string where a list
+// belongs) are stored in *typeErr instead of failing, so the rest of the
+// file is still decoded and validated and every problem gets reported.
+func yamlFormat(typeErr **yaml.TypeError) *frontmatter.Format {
+	return frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		err := dec.Decode(v)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, io.EOF):
 			return errors.New("empty frontmatter")
+		case errors.As(err, typeErr):
+			return nil
 		}
 		return err
-	}
-	return nil
-})
+	})
+}
 
 // Load reads main.md and scenarios/*.md from fsys and validates each file:
 // frontmatter present and decodable (yaml.v3), name matches the file name,
@@ -181,12 +189,18 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 	}
 	raw = bytes.TrimPrefix(raw, []byte("\ufeff")) // a BOM some editors add
 	sc := &Scenario{File: file}
-	body, err := frontmatter.MustParse(bytes.NewReader(raw), sc, yamlFormat)
+	var typeErr *yaml.TypeError
+	body, err := frontmatter.MustParse(bytes.NewReader(raw), sc, yamlFormat(&typeErr))
 	if err != nil {
 		if errors.Is(err, frontmatter.ErrNotFound) {
 			return nil, []error{fmt.Errorf("scenario: %s: frontmatter: missing (the file must start with a --- block)", file)}
 		}
 		return nil, []error{fmt.Errorf("scenario: %s: frontmatter: %w", file, err)}
+	}
+	if typeErr != nil {
+		for _, e := range typeErr.Errors {
+			fail("frontmatter", "%s", e)
+		}
 	}
 	sc.Body = strings.TrimSpace(string(body))
 

@@ -203,14 +203,24 @@ func TestLoadBroken(t *testing.T) {
 			edit: func(f fstest.MapFS) {
 				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\ntrigger: gamma\navailable_functions:\n"+sendEmail, "Body.\n")
 			},
-			want: []string{"scenario: scenarios/gamma.md: frontmatter:", "field trigger not found"},
+			want: []string{"scenario: scenarios/gamma.md: frontmatter: line 3: field trigger not found in type scenario.Scenario"},
 		},
 		{
 			name: "unknown nested key",
 			edit: func(f fstest.MapFS) {
 				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\nrules:\n  serials: required\navailable_functions:\n"+sendEmail, "Body.\n")
 			},
-			want: []string{"scenario: scenarios/gamma.md: frontmatter:", "field serials not found"},
+			want: []string{"scenario: scenarios/gamma.md: frontmatter: line 4: field serials not found in type scenario.Rules"},
+		},
+		{
+			name: "wrong type, rest still validated",
+			edit: func(f fstest.MapFS) {
+				f["scenarios/gamma.md"] = file("name: gamma\nrules:\n  keywords: naprawa\navailable_functions:\n"+sendEmail, "Body.\n")
+			},
+			want: []string{
+				"scenario: scenarios/gamma.md: frontmatter: line 3: cannot unmarshal !!str `naprawa` into []string",
+				"scenario: scenarios/gamma.md: description: missing",
+			},
 		},
 		{
 			name: "name mismatch",
