@@ -465,3 +465,37 @@ func BenchmarkRules(b *testing.B) {
 		}
 	}
 }
+
+// TestConcurrent: one Detector serves many goroutines (run with -race).
+func TestConcurrent(t *testing.T) {
+	fg := newFakeGemini(t, answer(`{"scenario":"out-of-scope","reason":"Not a warranty matter."}`))
+	d := detect.New(loadReal(t), fg.agent(t))
+	const n = 8
+	results := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			facts := prompt.Facts{Subject: "Pytanie"}
+			if i%2 == 0 {
+				facts.SerialNumbers = []string{fmt.Sprintf("SN%d", i)}
+			}
+			res := d.Detect(context.Background(), facts, "Dzień dobry.")
+			results[i] = res.Method + " " + res.Scenario.Name
+		})
+	}
+	wg.Wait()
+	var want []string
+	for i := range n {
+		if i%2 == 0 {
+			want = append(want, "rules valid-warranty")
+		} else {
+			want = append(want, "model out-of-scope")
+		}
+	}
+	if diff := cmp.Diff(want, results); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if got := len(fg.requests(t)); got != n/2 {
+		t.Errorf("model calls = %d, want %d", got, n/2)
+	}
+}
