@@ -1,8 +1,217 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"strings"
+	"time"
 
-// newEvalCmd is replaced by the eval implementation.
+	"github.com/spf13/cobra"
+
+	"triage/eval"
+	"triage/internal/llm"
+)
+
+type evalOptions struct {
+	Instructions string
+	Model        string
+	Offline      bool
+	Record       string
+	Replay       string
+	Parallel     int
+	Repeat       int
+	Filter       []string
+	MinPassRate  float64
+	JUnit        string
+	JSON         string
+	Quiet        bool
+	Verbose      bool
+	MaxTurns     int
+	TurnTimeout  time.Duration
+	Deadline     time.Duration
+}
+
 func newEvalCmd() *cobra.Command {
-	return &cobra.Command{Use: "eval", Short: "Run the eval suite (not implemented yet)", RunE: func(*cobra.Command, []string) error { return usageErr("eval: not implemented yet") }}
+	o := &evalOptions{}
+	cmd := &cobra.Command{
+		Use:   "eval [flags] [CASES...]",
+		Short: "Run the eval suite: scripted cases through the real pipeline with mock clients",
+		Long: `Eval runs each case file (YAML; a directory means its *.yaml files, default
+eval/cases) through the same processor and dispatcher as production, with
+only the clients replaced by the case's mock_function_responses, then checks
+the scenario, status, function calls and reply against expected_output.
+
+The model is Gemini when GEMINI_API_KEY (or Vertex settings) is set, the
+built-in offline model otherwise or with --offline. --record DIR stores each
+case's model HTTP exchanges as a cassette; --replay DIR replays them without
+a model, so a recorded live run becomes a hermetic CI check.
+
+Exit status: 0 when the pass rate is at or above --min-pass-rate, 4 below it,
+2 for invalid case files or a usage error.
+
+The case format is documented in docs/eval.md.`,
+		Example: `  triage eval --offline eval/cases
+  triage eval -j 4 --repeat 3 --filter valid-warranty --junit out/eval.xml
+  triage eval --record eval/cassettes          # live, once, with a key
+  triage eval --replay eval/cassettes --min-pass-rate 100`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runEval(cmd.Context(), o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Instructions, "instructions", envOr("TRIAGE_INSTRUCTIONS", ""), "instructions directory with main.md and scenarios/*.md (default: the built-in instructions)")
+	f.StringVar(&o.Model, "model", envOr("TRIAGE_MODEL", llm.DefaultModel), "Gemini model id")
+	f.BoolVar(&o.Offline, "offline", false, "force the built-in offline model even when GEMINI_API_KEY is set")
+	f.StringVar(&o.Record, "record", "", "record each case's model HTTP exchanges to DIR/<scenario_id>.yaml (API keys stripped)")
+	f.StringVar(&o.Replay, "replay", "", "replay model exchanges from DIR instead of calling a model; an unmatched request fails the case")
+	f.IntVarP(&o.Parallel, "parallel", "j", 1, "cases run in parallel")
+	f.IntVar(&o.Repeat, "repeat", 1, "run each case N times; reports pass^N and flaky cases")
+	f.StringSliceVar(&o.Filter, "filter", nil, "run only cases whose scenario_id or category matches (glob; comma-separated or repeated)")
+	f.Float64Var(&o.MinPassRate, "min-pass-rate", 99, "lowest passing percentage that exits 0 (else exit 4)")
+	f.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
+	f.StringVar(&o.JSON, "json", "", "write the full JSON report (every case, call and outcome) to FILE")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print passing cases on one line, without their calls")
+	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log each pipeline step to stderr")
+	f.IntVar(&o.MaxTurns, "max-turns", 10, "maximum model turns per email")
+	f.DurationVar(&o.TurnTimeout, "turn-timeout", 30*time.Second, "timeout of one model call")
+	f.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "total time budget per email")
+	return cmd
+}
+
+func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr io.Writer) error {
+	switch {
+	case o.Parallel < 1:
+		return usageErr("eval: -j must be at least 1, got %d", o.Parallel)
+	case o.Repeat < 1:
+		return usageErr("eval: --repeat must be at least 1, got %d", o.Repeat)
+	case o.MinPassRate < 0 || o.MinPassRate > 100:
+		return usageErr("eval: --min-pass-rate must be between 0 and 100, got %g", o.MinPassRate)
+	case o.Record != "" && o.Replay != "":
+		return usageErr("eval: --record and --replay are exclusive")
+	case o.Record != "" && o.Repeat > 1:
+		return usageErr("eval: --record runs each case once; replay the recording with --repeat")
+	}
+	if o.Replay != "" {
+		if st, err := os.Stat(o.Replay); err != nil || !st.IsDir() {
+			return usageErr("eval: --replay %s: not a directory of cassettes (record one with --record)", o.Replay)
+		}
+	}
+	for _, p := range o.Filter {
+		if _, err := path.Match(p, ""); err != nil {
+			return usageErr("eval: --filter %q: %v", p, err)
+		}
+	}
+	if len(args) == 0 {
+		args = []string{"eval/cases"}
+	}
+	set, err := loadScenarios(o.Instructions)
+	if err != nil {
+		return err
+	}
+	cases, err := eval.Load(args, set)
+	if err != nil {
+		var le *eval.LoadError
+		if errors.As(err, &le) && o.JUnit != "" {
+			if werr := writeFile(o.JUnit, func(w io.Writer) error { return eval.WriteJUnitLoadError(w, le) }); werr != nil {
+				fmt.Fprintln(stderr, "triage:", werr)
+			}
+		}
+		return &exitError{code: exitUsage, err: err}
+	}
+	if len(o.Filter) > 0 {
+		cases = filterCases(cases, o.Filter)
+		if len(cases) == 0 {
+			return usageErr("eval: no case matches --filter %s", strings.Join(o.Filter, ","))
+		}
+	}
+
+	level := slog.LevelError
+	if o.Verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	quiet := o.Quiet
+	runner, err := eval.New(eval.Config{
+		Scenarios:   set,
+		ModelName:   o.Model,
+		Offline:     o.Offline,
+		RecordDir:   o.Record,
+		ReplayDir:   o.Replay,
+		Parallel:    o.Parallel,
+		Repeat:      o.Repeat,
+		MaxTurns:    o.MaxTurns,
+		TurnTimeout: o.TurnTimeout,
+		Deadline:    o.Deadline,
+		Logger:      log,
+		OnCase:      func(cr eval.CaseResult) { eval.WriteCase(stdout, cr, quiet) },
+	})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if runner.Mode() == eval.ModeOffline && !o.Offline {
+		fmt.Fprintln(stderr, "triage: no GEMINI_API_KEY (or Vertex settings): eval uses the built-in offline model")
+	}
+	eval.WriteHeader(stdout, len(cases), runner)
+	rep := runner.Run(ctx, cases)
+	rep.WriteSummary(stdout)
+
+	if o.JUnit != "" {
+		if err := writeFile(o.JUnit, rep.WriteJUnit); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	if o.JSON != "" {
+		if err := writeFile(o.JSON, rep.WriteJSON); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return &exitError{code: exitBelowGate, err: fmt.Errorf("eval: interrupted: %w", err)}
+	}
+	if rep.PassRate < o.MinPassRate {
+		return &exitError{code: exitBelowGate, err: fmt.Errorf("eval: pass rate %.1f%% is below --min-pass-rate %g%%", rep.PassRate, o.MinPassRate)}
+	}
+	return nil
+}
+
+// filterCases keeps cases whose id or category matches one of the globs.
+func filterCases(cases []*eval.Case, globs []string) []*eval.Case {
+	var out []*eval.Case
+	for _, c := range cases {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, c.ID); ok {
+				out = append(out, c)
+				break
+			}
+			if ok, _ := path.Match(g, c.Category); ok && c.Category != "" {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// writeFile writes a report through a temporary file and renames it.
+func writeFile(name string, write func(io.Writer) error) error {
+	tmp := name + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, name)
 }

@@ -1,0 +1,71 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"triage/internal/dispatcher"
+)
+
+// CodeNoMock is the error code of a call to a function the case gave no
+// mock response for (check_warranty and any function without a default).
+const CodeNoMock = "no_mock"
+
+// MockRoutes returns dispatcher routes for every name, fed from the case's
+// mock_function_responses: a single response is returned on every call, a
+// list gives one per successive call with the last repeating, and an error
+// response makes the call fail with a *dispatcher.Error. Functions without a
+// mock get defaults: send_email answers {message_id, status: sent},
+// create_ticket {ticket_id, status: created}, anything else fails with
+// CodeNoMock. Each call gets a fresh copy of the response. Build new routes
+// for every run: the sequences keep their position.
+func MockRoutes(c *Case, names []string) map[string]dispatcher.Func {
+	routes := make(map[string]dispatcher.Func, len(names))
+	for _, name := range names {
+		seq := &mockSeq{caseID: c.ID, name: name, responses: c.Mocks[name]}
+		routes[name] = seq.call
+	}
+	return routes
+}
+
+type mockSeq struct {
+	caseID    string
+	name      string
+	responses []MockResponse
+
+	mu sync.Mutex
+	n  int // calls so far
+}
+
+func (m *mockSeq) call(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+	m.mu.Lock()
+	m.n++
+	n := m.n
+	m.mu.Unlock()
+	if len(m.responses) == 0 {
+		return m.fallback(n)
+	}
+	r := m.responses[min(n, len(m.responses))-1]
+	if r.Error != nil {
+		return nil, &dispatcher.Error{Code: r.Error.Code, Message: r.Error.Message}
+	}
+	res, _ := jsonValue(r.Result).(map[string]any)
+	if res == nil {
+		res = map[string]any{}
+	}
+	return res, nil
+}
+
+func (m *mockSeq) fallback(n int) (map[string]any, error) {
+	switch m.name {
+	case dispatcher.FuncSendEmail:
+		return map[string]any{
+			"message_id": fmt.Sprintf("<sent-%d.%s>", n, messageIDFor(m.caseID)),
+			"status":     "sent",
+		}, nil
+	case dispatcher.FuncCreateTicket:
+		return map[string]any{"ticket_id": fmt.Sprintf("TKT-EVAL-%d", n), "status": "created"}, nil
+	}
+	return nil, &dispatcher.Error{Code: CodeNoMock, Message: fmt.Sprintf("eval case %s gives no mock response for %s", m.caseID, m.name)}
+}

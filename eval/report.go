@@ -1,0 +1,475 @@
+package eval
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"triage/internal/agent"
+	"triage/internal/dispatcher"
+	"triage/internal/processor"
+)
+
+// RunResult is one run of one case.
+type RunResult struct {
+	Passed   bool     `json:"passed"`
+	Failures []string `json:"failures"`
+	// CallNotes are the failures attached to each actual call (same index as
+	// Outcome.FunctionCalls).
+	CallNotes [][]string `json:"call_notes,omitempty"`
+	Notes     []string   `json:"notes,omitempty"`
+	// Error is a problem running the case (setup, replay mismatch) rather
+	// than an unmet expectation; it is also in Failures.
+	Error      string            `json:"error,omitempty"`
+	DurationMS int64             `json:"duration_ms"`
+	ModelCalls int               `json:"model_calls"`
+	Tokens     agent.Usage       `json:"tokens"`
+	Outcome    processor.Outcome `json:"outcome"`
+}
+
+// CaseResult is every run of one case.
+type CaseResult struct {
+	ID          string `json:"scenario_id"`
+	Description string `json:"description"`
+	Category    string `json:"category,omitempty"`
+	File        string `json:"file"`
+	// Passed is true when every run passed (pass^N).
+	Passed     bool        `json:"passed"`
+	Flaky      bool        `json:"flaky"`
+	PassedRuns int         `json:"passed_runs"`
+	Runs       []RunResult `json:"runs"`
+	Case       *Case       `json:"case"`
+
+	c *Case
+}
+
+func (cr *CaseResult) finish() {
+	cr.Case = cr.c
+	cr.PassedRuns = 0
+	for _, r := range cr.Runs {
+		if r.Passed {
+			cr.PassedRuns++
+		}
+	}
+	cr.Passed = cr.PassedRuns == len(cr.Runs)
+	cr.Flaky = cr.PassedRuns > 0 && !cr.Passed
+}
+
+// shown is the run the console and JUnit detail: the first failing one.
+func (cr *CaseResult) shown() *RunResult {
+	for i := range cr.Runs {
+		if !cr.Runs[i].Passed {
+			return &cr.Runs[i]
+		}
+	}
+	return &cr.Runs[0]
+}
+
+// Report is a whole eval run.
+type Report struct {
+	Mode             string    `json:"mode"`
+	Model            string    `json:"model"`
+	ModelDescription string    `json:"model_description"`
+	Started          time.Time `json:"started"`
+	DurationMS       int64     `json:"duration_ms"`
+	Repeat           int       `json:"repeat"`
+	Parallel         int       `json:"parallel"`
+	// Total and Passed count cases; a case passes when every run passed.
+	Total      int     `json:"total"`
+	Passed     int     `json:"passed"`
+	PassRate   float64 `json:"pass_rate"` // percent of Total
+	Runs       int     `json:"runs"`
+	RunsPassed int     `json:"runs_passed"`
+	// Flaky lists cases that passed some runs and failed others.
+	Flaky      []string     `json:"flaky"`
+	ModelCalls int          `json:"model_calls"`
+	Tokens     agent.Usage  `json:"tokens"`
+	Cases      []CaseResult `json:"cases"`
+}
+
+func newReport(r *Runner, results []CaseResult, start, end time.Time) *Report {
+	rep := &Report{
+		Mode: r.mode, Model: r.cfg.ModelName, ModelDescription: r.desc,
+		Started: start, DurationMS: end.Sub(start).Milliseconds(),
+		Repeat: r.cfg.Repeat, Parallel: r.cfg.Parallel,
+		Cases: results, Flaky: []string{},
+	}
+	for _, cr := range results {
+		rep.Total++
+		if cr.Passed {
+			rep.Passed++
+		}
+		if cr.Flaky {
+			rep.Flaky = append(rep.Flaky, cr.ID)
+		}
+		for _, run := range cr.Runs {
+			rep.Runs++
+			if run.Passed {
+				rep.RunsPassed++
+			}
+			rep.ModelCalls += run.ModelCalls
+			rep.Tokens.Add(run.Tokens)
+		}
+	}
+	rep.PassRate = percent(rep.Passed, rep.Total)
+	return rep
+}
+
+func percent(n, of int) float64 {
+	if of == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(of)
+}
+
+// WriteHeader prints the seed's opening line.
+func WriteHeader(w io.Writer, n int, r *Runner) {
+	fmt.Fprintf(w, "Running evaluation suite... (%d cases; %s", n, r.desc)
+	if r.cfg.Repeat > 1 {
+		fmt.Fprintf(w, "; %d runs each", r.cfg.Repeat)
+	}
+	fmt.Fprint(w, ")\n\n")
+}
+
+// WriteCase prints one case in the seed's style: ✓/✗, the numbered function
+// calls with arguments and results, and each failure. With quiet, passing
+// cases get their one line only.
+func WriteCase(w io.Writer, cr CaseResult, quiet bool) {
+	run := cr.shown()
+	o := run.Outcome
+	mark := "✓"
+	if !cr.Passed {
+		mark = "✗"
+	}
+	fmt.Fprintf(w, "%s %s: %s", mark, cr.ID, cr.Description)
+	switch {
+	case cr.Flaky:
+		fmt.Fprintf(w, " - FLAKY (%d/%d runs passed)", cr.PassedRuns, len(cr.Runs))
+	case !cr.Passed && len(cr.Runs) > 1:
+		fmt.Fprintf(w, " - FAILED (0/%d runs passed)", len(cr.Runs))
+	case !cr.Passed:
+		fmt.Fprint(w, " - FAILED")
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  %s; %s; %d model call(s), %s tokens\n", describeOutcome(o), formatMS(run.DurationMS), run.ModelCalls, thousands(run.Tokens.Total))
+	if quiet && cr.Passed {
+		return
+	}
+	for _, n := range run.Notes {
+		fmt.Fprintf(w, "  Note: %s\n", n)
+	}
+	if len(o.FunctionCalls) > 0 {
+		fmt.Fprintln(w, "  Function calls:")
+		for i, c := range o.FunctionCalls {
+			var notes []string
+			if i < len(run.CallNotes) {
+				notes = run.CallNotes[i]
+			}
+			cm := "✓"
+			if !c.OK || len(notes) > 0 {
+				cm = "✗"
+			}
+			fmt.Fprintf(w, "    %d. %s %s(%s)", i+1, cm, c.Name, formatArgs(c.Args))
+			if len(notes) > 0 {
+				fmt.Fprintf(w, " - %s", strings.Join(notes, "; "))
+			}
+			fmt.Fprintln(w)
+			fmt.Fprintf(w, "       → %s\n", formatResult(c))
+		}
+	} else if len(run.Failures) > 0 || o.Status != processor.StatusSkipped {
+		fmt.Fprintln(w, "  Function calls: none")
+	}
+	if len(run.Failures) > 0 {
+		fmt.Fprintln(w, "  Failures:")
+		for _, f := range run.Failures {
+			fmt.Fprintf(w, "    - %s\n", f)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func describeOutcome(o processor.Outcome) string {
+	s := o.Status
+	if o.Reason != "" {
+		s += " (" + o.Reason + ")"
+	}
+	if o.Scenario != "" {
+		s = o.Scenario + ", " + s
+	}
+	if s == "" {
+		s = "no outcome"
+	}
+	return s
+}
+
+// WriteSummary prints the pass rate and the totals.
+func (rep *Report) WriteSummary(w io.Writer) {
+	fmt.Fprintf(w, "Pass rate: %d/%d (%.1f%%)\n", rep.Passed, rep.Total, rep.PassRate)
+	if rep.Repeat > 1 {
+		fmt.Fprintf(w, "pass^%d: %d/%d cases passed every run; runs: %d/%d (%.1f%%)\n",
+			rep.Repeat, rep.Passed, rep.Total, rep.RunsPassed, rep.Runs, percent(rep.RunsPassed, rep.Runs))
+		if len(rep.Flaky) > 0 {
+			var parts []string
+			for _, cr := range rep.Cases {
+				if cr.Flaky {
+					parts = append(parts, fmt.Sprintf("%s (%d/%d)", cr.ID, cr.PassedRuns, len(cr.Runs)))
+				}
+			}
+			fmt.Fprintf(w, "Flaky: %s\n", strings.Join(parts, ", "))
+		} else {
+			fmt.Fprintln(w, "Flaky: none")
+		}
+	}
+	var failed []string
+	for _, cr := range rep.Cases {
+		if !cr.Passed && !cr.Flaky {
+			failed = append(failed, cr.ID)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "Failed: %s\n", strings.Join(failed, ", "))
+	}
+	if rep.Runs > 0 {
+		type slow struct {
+			id string
+			ms int64
+		}
+		var all []slow
+		for _, cr := range rep.Cases {
+			for _, r := range cr.Runs {
+				all = append(all, slow{cr.ID, r.DurationMS})
+			}
+		}
+		sort.SliceStable(all, func(i, j int) bool { return all[i].ms > all[j].ms })
+		fmt.Fprintf(w, "Time: %s wall, slowest case %s (%s); model calls: %d (%.1f per run); tokens: %s (prompt %s, output %s)\n",
+			formatMS(rep.DurationMS), all[0].id, formatMS(all[0].ms), rep.ModelCalls, float64(rep.ModelCalls)/float64(rep.Runs),
+			thousands(rep.Tokens.Total), thousands(rep.Tokens.Prompt), thousands(rep.Tokens.Output))
+	}
+	fmt.Fprintf(w, "Model: %s\n", rep.ModelDescription)
+}
+
+// WriteConsole prints the whole report: every case, then the summary.
+func (rep *Report) WriteConsole(w io.Writer, quiet bool) {
+	for _, cr := range rep.Cases {
+		WriteCase(w, cr, quiet)
+	}
+	rep.WriteSummary(w)
+}
+
+// WriteJSON writes everything, indented, for diffing runs.
+func (rep *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(rep)
+}
+
+// JUnit XML types (the schema CI systems render: Jenkins, GitLab, GitHub
+// test reporters).
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	File      string        `xml:"file,attr,omitempty"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes one testcase per case; a failed case carries a
+// <failure> (unmet expectations) or an <error> (the case could not run,
+// e.g. a replay mismatch), with every message, and the console detail in
+// <system-out>.
+func (rep *Report) WriteJUnit(w io.Writer) error {
+	s := junitSuite{
+		Name: "triage eval", Time: seconds(rep.DurationMS), Timestamp: rep.Started.UTC().Format(time.RFC3339),
+		Properties: []junitProperty{
+			{Name: "mode", Value: rep.Mode},
+			{Name: "model", Value: rep.Model},
+			{Name: "model_description", Value: rep.ModelDescription},
+			{Name: "repeat", Value: fmt.Sprint(rep.Repeat)},
+			{Name: "pass_rate", Value: fmt.Sprintf("%.1f", rep.PassRate)},
+			{Name: "model_calls", Value: fmt.Sprint(rep.ModelCalls)},
+			{Name: "tokens", Value: fmt.Sprint(rep.Tokens.Total)},
+		},
+	}
+	for _, cr := range rep.Cases {
+		var ms int64
+		for _, r := range cr.Runs {
+			ms += r.DurationMS
+		}
+		jc := junitCase{Name: cr.ID, Classname: classname(cr.Category), File: cr.File, Time: seconds(ms)}
+		var out strings.Builder
+		WriteCase(&out, cr, false)
+		jc.SystemOut = out.String()
+		if !cr.Passed {
+			run := cr.shown()
+			msg := firstLine(run.Failures)
+			if len(cr.Runs) > 1 {
+				msg = fmt.Sprintf("%d/%d runs passed: %s", cr.PassedRuns, len(cr.Runs), msg)
+			}
+			p := &junitProblem{Message: msg, Type: "expectation", Text: strings.Join(run.Failures, "\n")}
+			if run.Error != "" {
+				p.Type = "error"
+				jc.Error = p
+				s.Errors++
+			} else {
+				jc.Failure = p
+				s.Failures++
+			}
+		}
+		s.Cases = append(s.Cases, jc)
+		s.Tests++
+	}
+	return writeJUnit(w, junitSuites{Name: "triage eval", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Time: s.Time, Suites: []junitSuite{s}})
+}
+
+// WriteJUnitLoadError reports invalid case files to CI: one errored
+// testcase per file, so a broken case never vanishes from the CI view.
+func WriteJUnitLoadError(w io.Writer, le *LoadError) error {
+	s := junitSuite{Name: "triage eval", Time: "0"}
+	byFile := map[string][]string{}
+	var files []string
+	for _, p := range le.Problems {
+		if _, ok := byFile[p.File]; !ok {
+			files = append(files, p.File)
+		}
+		byFile[p.File] = append(byFile[p.File], p.String())
+	}
+	for _, f := range files {
+		msgs := byFile[f]
+		s.Cases = append(s.Cases, junitCase{
+			Name: f, Classname: "eval.case_file", File: f, Time: "0",
+			Error: &junitProblem{Message: msgs[0], Type: "invalid_case", Text: strings.Join(msgs, "\n")},
+		})
+		s.Tests++
+		s.Errors++
+	}
+	return writeJUnit(w, junitSuites{Name: "triage eval", Tests: s.Tests, Errors: s.Errors, Time: "0", Suites: []junitSuite{s}})
+}
+
+func writeJUnit(w io.Writer, v junitSuites) error {
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("eval: junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func classname(category string) string {
+	if category == "" {
+		return "eval"
+	}
+	return "eval." + category
+}
+
+func firstLine(fs []string) string {
+	if len(fs) == 0 {
+		return "failed"
+	}
+	if len(fs) > 1 {
+		return fmt.Sprintf("%s (and %d more)", fs[0], len(fs)-1)
+	}
+	return fs[0]
+}
+
+func seconds(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
+
+func formatMS(ms int64) string {
+	if ms >= 10000 {
+		return fmt.Sprintf("%.1f s", float64(ms)/1000)
+	}
+	return fmt.Sprintf("%d ms", ms)
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// formatArgs renders arguments as k="v", sorted, long strings shortened.
+func formatArgs(args map[string]any) string {
+	keys := sortedKeys(args)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		var v string
+		if s, ok := args[k].(string); ok {
+			v = fmt.Sprintf("%q", shorten(s, 60))
+		} else {
+			v = shorten(show(args[k]), 60)
+		}
+		parts[i] = k + "=" + v
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatResult(c dispatcher.Record) string {
+	switch {
+	case c.Blocked:
+		return "blocked: " + errText(c.Error)
+	case !c.OK:
+		return "error: " + errText(c.Error)
+	}
+	return shorten(show(c.Result), 160)
+}
+
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,315 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"triage/internal/agent"
+	"triage/internal/detect"
+	"triage/internal/dispatcher"
+	"triage/internal/guard"
+	"triage/internal/llm"
+	"triage/internal/processor"
+	"triage/internal/scenario"
+	"triage/internal/serial"
+)
+
+// Config configures a Runner; Scenarios is required.
+type Config struct {
+	Scenarios *scenario.Set
+	// ModelName is the Gemini model id (default llm.DefaultModel).
+	ModelName string
+	// Offline forces the built-in offline model even when credentials are set.
+	Offline bool
+	// RecordDir stores each case's model HTTP exchanges as a go-vcr
+	// cassette; ReplayDir replays them instead of calling a model. At most
+	// one may be set.
+	RecordDir string
+	ReplayDir string
+	// Parallel is how many runs execute at once (default 1).
+	Parallel int
+	// Repeat runs every case this many times (default 1).
+	Repeat int
+	// Agent limits (zero: the agent's defaults).
+	MaxTurns    int
+	TurnTimeout time.Duration
+	Deadline    time.Duration
+	// OwnAddress is the support inbox: the To of rendered emails and an own
+	// address the guard never answers (default DefaultTo).
+	OwnAddress string
+	// Getenv reads the environment (default os.Getenv).
+	Getenv func(string) string
+	// Transport carries recorded requests to the real model (default
+	// http.DefaultTransport); tests point it elsewhere.
+	Transport http.RoundTripper
+	// OnCase, when set, is called once per case, in case order, as soon as
+	// the case and every case before it have finished.
+	OnCase func(CaseResult)
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Runner runs cases through the real pipeline with mock clients.
+type Runner struct {
+	cfg    Config
+	mode   string
+	desc   string
+	ext    *serial.Extractor
+	routes []string
+}
+
+// Model modes recorded in reports.
+const (
+	ModeOffline = "offline"
+	ModeLive    = "live"
+	ModeRecord  = "record"
+	ModeReplay  = "replay"
+)
+
+// New checks cfg and applies defaults.
+func New(cfg Config) (*Runner, error) {
+	if cfg.Scenarios == nil {
+		return nil, errors.New("eval: Config.Scenarios is required")
+	}
+	if cfg.RecordDir != "" && cfg.ReplayDir != "" {
+		return nil, errors.New("eval: record and replay are exclusive")
+	}
+	if cfg.Parallel < 0 || cfg.Repeat < 0 {
+		return nil, errors.New("eval: Parallel and Repeat must not be negative")
+	}
+	if cfg.RecordDir != "" && cfg.Repeat > 1 {
+		return nil, errors.New("eval: record once (Repeat 1), then repeat against the replay")
+	}
+	if cfg.ModelName == "" {
+		cfg.ModelName = llm.DefaultModel
+	}
+	if cfg.Parallel == 0 {
+		cfg.Parallel = 1
+	}
+	if cfg.Repeat == 0 {
+		cfg.Repeat = 1
+	}
+	if cfg.OwnAddress == "" {
+		cfg.OwnAddress = DefaultTo
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	ext, err := serial.New()
+	if err != nil {
+		return nil, fmt.Errorf("eval: serial extractor: %w", err)
+	}
+	r := &Runner{cfg: cfg, ext: ext}
+	seen := map[string]bool{}
+	for _, sc := range cfg.Scenarios.Scenarios {
+		for _, f := range sc.Functions {
+			if !seen[f.Name] {
+				seen[f.Name] = true
+				r.routes = append(r.routes, f.Name)
+			}
+		}
+	}
+	slices.Sort(r.routes)
+	live := !cfg.Offline && llm.HasCredentials(cfg.Getenv)
+	switch {
+	case cfg.ReplayDir != "":
+		r.mode, r.desc = ModeReplay, fmt.Sprintf("replay of recorded model exchanges from %s (model %s)", cfg.ReplayDir, cfg.ModelName)
+	case cfg.RecordDir != "" && live:
+		r.mode, r.desc = ModeRecord, fmt.Sprintf("Gemini model %s, recording to %s", cfg.ModelName, cfg.RecordDir)
+	case cfg.RecordDir != "":
+		r.mode, r.desc = ModeRecord, fmt.Sprintf("built-in offline model (deterministic stand-in, not an LLM), recording to %s", cfg.RecordDir)
+	case live:
+		r.mode, r.desc = ModeLive, "Gemini model "+cfg.ModelName
+	default:
+		r.mode, r.desc = ModeOffline, "built-in offline model (deterministic stand-in, not an LLM)"
+	}
+	return r, nil
+}
+
+// Mode is offline, live, record or replay.
+func (r *Runner) Mode() string { return r.mode }
+
+// Description says which model the runs use, for people.
+func (r *Runner) Description() string { return r.desc }
+
+// offlineModel reports whether runs use the built-in offline model server
+// (replay uses its client shape too but never reaches it).
+func (r *Runner) offlineModel() bool {
+	return r.mode == ModeOffline || r.mode == ModeReplay || (r.mode == ModeRecord && (r.cfg.Offline || !llm.HasCredentials(r.cfg.Getenv)))
+}
+
+// Run runs every case Repeat times, Parallel runs at a time, and returns
+// the report. Cancelling ctx fails the runs not yet finished.
+func (r *Runner) Run(ctx context.Context, cases []*Case) *Report {
+	start := r.cfg.Now()
+	results := make([]CaseResult, len(cases))
+	left := make([]int, len(cases))
+	for i, c := range cases {
+		results[i] = CaseResult{ID: c.ID, Description: c.Description, Category: c.Category, File: c.File,
+			Runs: make([]RunResult, r.cfg.Repeat), c: c}
+		left[i] = r.cfg.Repeat
+	}
+
+	type job struct{ ci, run int }
+	jobs := make(chan job)
+	var mu sync.Mutex
+	next := 0
+	var wg sync.WaitGroup
+	for w := 0; w < r.cfg.Parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				rr := r.RunCase(ctx, cases[j.ci])
+				mu.Lock()
+				results[j.ci].Runs[j.run] = rr
+				left[j.ci]--
+				if left[j.ci] == 0 {
+					results[j.ci].finish()
+				}
+				for next < len(results) && left[next] == 0 {
+					if r.cfg.OnCase != nil {
+						r.cfg.OnCase(results[next])
+					}
+					next++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for ci := range cases {
+		for run := 0; run < r.cfg.Repeat; run++ {
+			jobs <- job{ci, run}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return newReport(r, results, start, r.cfg.Now())
+}
+
+// RunCase runs one case once through a freshly built pipeline.
+func (r *Runner) RunCase(ctx context.Context, c *Case) RunResult {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	start := time.Now()
+	rr := r.runCase(ctx, cancel, c)
+	rr.DurationMS = time.Since(start).Milliseconds()
+	rr.Passed = len(rr.Failures) == 0
+	return rr
+}
+
+func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c *Case) (rr RunResult) {
+	setupFail := func(format string, a ...any) RunResult {
+		rr.Error = fmt.Sprintf(format, a...)
+		rr.Failures = append(rr.Failures, "Setup: "+rr.Error)
+		return rr
+	}
+	log := r.cfg.Logger.With("case", c.ID)
+
+	var tape *vcr
+	var httpClient *http.Client
+	var err error
+	switch r.mode {
+	case ModeRecord:
+		tape, err = newVCR(r.cfg.RecordDir, c.ID, false, r.cfg.Transport)
+	case ModeReplay:
+		tape, err = newVCR(r.cfg.ReplayDir, c.ID, true, nil)
+	}
+	if err != nil {
+		return setupFail("%v", err)
+	}
+	if tape != nil {
+		tape.onMiss = func() { cancel(ErrReplayMismatch) }
+		httpClient = tape.Client()
+	}
+
+	offline := r.offlineModel()
+	faults := c.Faults
+	switch {
+	case len(faults) > 0 && r.mode == ModeReplay:
+		faults = nil // the faults are in the recorded exchanges
+	case len(faults) > 0 && !offline:
+		rr.Notes = append(rr.Notes, "input.model_faults ignored: faults are injected only into the offline model")
+		faults = nil
+	}
+	model, err := llm.New(ctx, llm.Options{Offline: offline, Faults: faults, HTTPClient: httpClient, Getenv: r.cfg.Getenv})
+	if err != nil {
+		return setupFail("%v", err)
+	}
+	defer model.Close()
+
+	ag, err := agent.New(agent.Config{
+		Model:       model,
+		ModelName:   r.cfg.ModelName,
+		MaxTurns:    r.cfg.MaxTurns,
+		TurnTimeout: r.cfg.TurnTimeout,
+		Deadline:    r.cfg.Deadline,
+		Logger:      log,
+	})
+	if err != nil {
+		return setupFail("%v", err)
+	}
+	disp, err := dispatcher.New(dispatcher.Config{
+		Routes: MockRoutes(c, r.routes),
+		Logger: log,
+	})
+	if err != nil {
+		return setupFail("%v", err)
+	}
+	label := r.cfg.ModelName
+	if r.mode == ModeOffline || (r.mode == ModeRecord && offline) {
+		label = "offline"
+	}
+	proc, err := processor.New(processor.Config{
+		Scenarios:  r.cfg.Scenarios,
+		Agent:      ag,
+		Detector:   detect.New(r.cfg.Scenarios, ag),
+		Dispatcher: disp,
+		Extractor:  r.ext,
+		Guard:      guard.Config{OwnAddresses: []string{r.cfg.OwnAddress}},
+		ModelName:  label,
+		Logger:     log,
+	})
+	if err != nil {
+		return setupFail("%v", err)
+	}
+
+	name := c.File
+	if c.Input.EML != "" {
+		name = c.Input.EML
+	}
+	rr.Outcome = proc.Process(ctx, processor.Input{Name: name, Raw: c.Raw})
+	rr.ModelCalls = rr.Outcome.ModelCalls
+	rr.Tokens = rr.Outcome.Tokens
+
+	if tape != nil {
+		if m := tape.Mismatch(); m != "" {
+			rr.Error = m
+			rr.Failures = append(rr.Failures, m)
+			return rr // the outcome is an artefact of the missing exchange
+		}
+		if r.mode == ModeRecord {
+			if err := tape.Stop(); err != nil {
+				rr.Failures = append(rr.Failures, "Record: "+err.Error())
+			}
+		}
+	}
+	v := Validate(c, rr.Outcome)
+	rr.Failures = append(rr.Failures, v.Failures...)
+	rr.CallNotes = v.CallNotes
+	return rr
+}
