@@ -49,7 +49,7 @@ type Detector struct {
 type rule struct {
 	sc       *scenario.Scenario
 	keywords []string // as written, for reasons
-	folded   []string // fold(keyword)
+	folded   []string // " " + fold(keyword): stems match at a word start
 }
 
 // New builds a Detector over the loaded scenarios. ag may be nil (no model:
@@ -69,7 +69,7 @@ func New(set *scenario.Set, ag *agent.Agent) *Detector {
 		for _, kw := range sc.Rules.Keywords {
 			if f := fold(kw); f != "" {
 				r.keywords = append(r.keywords, kw)
-				r.folded = append(r.folded, f)
+				r.folded = append(r.folded, " "+f)
 			}
 		}
 		d.rules = append(d.rules, r)
@@ -174,7 +174,7 @@ func (r rule) match(serials []string, haystack string) (string, bool) {
 		hit := -1
 		for i, kw := range r.folded {
 			// Keywords are stems: they match at the start of a word.
-			if strings.Contains(haystack, " "+kw) {
+			if strings.Contains(haystack, kw) {
 				hit = i
 				break
 			}
