@@ -1,0 +1,123 @@
+package guard
+
+import (
+	"net/mail"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/message"
+)
+
+var cfg = Config{OwnAddresses: []string{"serwis@example.com", " ", "reklamacje@example.com"}}
+
+func TestCheckFixtures(t *testing.T) {
+	tests := map[string]Verdict{
+		"bounce-return-path":            {true, ReasonBounce, "Return-Path: <>"},
+		"auto-submitted-auto-replied":   {true, ReasonAutoSubmitted, "Auto-Submitted: auto-replied"},
+		"auto-submitted-auto-generated": {true, ReasonAutoSubmitted, `Auto-Submitted: auto-generated; owner-email="admin@shop.example.com"`},
+		"auto-submitted-uppercase":      {true, ReasonAutoSubmitted, "Auto-Submitted: Auto-Notified"},
+		"list-id":                       {true, ReasonList, "List-Id: Forum kawowe <forum.lists.example.org>"},
+		"list-unsubscribe":              {true, ReasonList, "List-Unsubscribe: <mailto:unsub@sklep.example.pl>, <https://sklep.example.pl/u/123>"},
+		"list-post":                     {true, ReasonList, "List-Post: <mailto:dev@lists.example.org>"},
+		"precedence-bulk":               {true, ReasonPrecedence, "Precedence: bulk"},
+		"precedence-list":               {true, ReasonPrecedence, "Precedence: list"},
+		"precedence-junk":               {true, ReasonPrecedence, "Precedence: junk"},
+		"auto-response-suppress-oof":    {true, ReasonAutoResponseSuppress, "X-Auto-Response-Suppress: DR, OOF, AutoReply"},
+		"auto-response-suppress-all":    {true, ReasonAutoResponseSuppress, "X-Auto-Response-Suppress: All"},
+		"x-autoreply":                   {true, ReasonAutoreplyHeader, "X-Autoreply: yes"},
+		"x-autorespond":                 {true, ReasonAutoreplyHeader, "X-Autorespond: Karol is away"},
+		"mailer-daemon":                 {true, ReasonNoReplySender, "From: MAILER-DAEMON@mx.example.net"},
+		"noreply":                       {true, ReasonNoReplySender, "From: noreply@allegro.example.pl"},
+		"no-reply":                      {true, ReasonNoReplySender, "From: no-reply@courier.example.com"},
+		"do-not-reply":                  {true, ReasonNoReplySender, "From: do-not-reply@bank.example.com"},
+		"request-suffix":                {true, ReasonNoReplySender, "From: coffee-request@lists.example.org"},
+		"owner-prefix":                  {true, ReasonNoReplySender, "From: owner-coffee@lists.example.org"},
+		"bounces":                       {true, ReasonNoReplySender, "From: bounces+12345-abcd=example.com@em.example.net"},
+		"own-address":                   {true, ReasonOwnAddress, "From: SERWIS@example.com"},
+		"own-reply-to":                  {true, ReasonOwnAddress, "Reply-To: serwis@example.com"},
+		// Look like machines, but are people to answer.
+		"auto-submitted-no":         {},
+		"replyguy":                  {},
+		"precedence-first-class":    {},
+		"auto-response-suppress-dr": {},
+		"x-autoreply-no":            {},
+		"human":                     {},
+		"human-named-owner":         {},
+	}
+	covered := map[string]bool{}
+	for name, want := range tests {
+		t.Run(name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", name+".eml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := message.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, Check(cfg, m)); diff != "" {
+				t.Errorf("Check (-want +got):\n%s", diff)
+			}
+		})
+		covered[want.Reason] = true
+	}
+	for _, r := range []string{ReasonBounce, ReasonAutoSubmitted, ReasonList, ReasonPrecedence,
+		ReasonAutoResponseSuppress, ReasonAutoreplyHeader, ReasonNoReplySender, ReasonOwnAddress} {
+		if !covered[r] {
+			t.Errorf("reason %s has no fixture", r)
+		}
+	}
+	files, _ := filepath.Glob("testdata/*.eml")
+	for _, f := range files {
+		if _, ok := tests[strings.TrimSuffix(filepath.Base(f), ".eml")]; !ok {
+			t.Errorf("fixture %s has no test case", f)
+		}
+	}
+}
+
+// TestCheckOrder shows that the first matching rule wins when several apply.
+func TestCheckOrder(t *testing.T) {
+	m := &message.Message{
+		From: mustAddr("noreply@example.org"),
+		Header: map[string][]string{
+			"Precedence":     {"bulk"},
+			"List-Id":        {"<x.example.org>"},
+			"Auto-Submitted": {"auto-generated"},
+		},
+	}
+	want := Verdict{Skip: true, Reason: ReasonAutoSubmitted, Detail: "Auto-Submitted: auto-generated"}
+	if diff := cmp.Diff(want, Check(cfg, m)); diff != "" {
+		t.Errorf("Check (-want +got):\n%s", diff)
+	}
+}
+
+func TestCheckEdgeCases(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		m    *message.Message
+		want Verdict
+	}{
+		{"nil message", cfg, nil, Verdict{}},
+		{"no sender is not skipped here", cfg, &message.Message{Header: map[string][]string{}}, Verdict{}},
+		{"no own addresses configured", Config{}, &message.Message{From: mustAddr("serwis@example.com")}, Verdict{}},
+		{"empty auto-submitted ignored", cfg, &message.Message{From: mustAddr("a@example.pl"), Header: map[string][]string{"Auto-Submitted": {""}}}, Verdict{}},
+		{"postmaster", cfg, &message.Message{From: mustAddr("postmaster@example.net")}, Verdict{true, ReasonNoReplySender, "From: postmaster@example.net"}},
+		{"noreply with underscore", cfg, &message.Message{From: mustAddr("no_reply@example.net")}, Verdict{true, ReasonNoReplySender, "From: no_reply@example.net"}},
+		{"people with similar names", cfg, &message.Message{From: mustAddr("requester@example.net")}, Verdict{}},
+		{"bounce person", cfg, &message.Message{From: mustAddr("bouncer.jan@example.net")}, Verdict{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Check(tt.cfg, tt.m)); diff != "" {
+				t.Errorf("Check (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func mustAddr(a string) mail.Address { return mail.Address{Address: a} }
