@@ -376,7 +376,7 @@ func TestConversation(t *testing.T) {
 			facts:     prompt.Facts{Scenario: "out-of-scope", Language: "pl"},
 			fns:       []string{"send_email"},
 			want:      [][]call{{send("Re: zapytanie")}},
-			wantBody:  []string{"wyłącznie sprawy gwarancyjne", "formularz kontaktowy"},
+			wantBody:  []string{"wyłącznie sprawy gwarancyjne", "numer seryjny"},
 			wantFinal: "Reply sent.",
 		},
 		{
