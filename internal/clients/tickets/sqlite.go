@@ -13,8 +13,8 @@ import (
 
 // SQLite is a local ticket store in one SQLite file (WAL mode). Ticket IDs
 // are TKT-000001, TKT-000002, ... in creation order. It is safe for
-// concurrent use, also by several processes sharing the file: the insert is a
-// single statement keyed on the unique idempotency key.
+// concurrent use, also by several processes sharing the file: lookup and
+// insert run in one IMMEDIATE transaction, and the idempotency key is unique.
 type SQLite struct {
 	db  *sql.DB
 	now func() time.Time
@@ -63,25 +63,34 @@ func (s *SQLite) Create(ctx context.Context, r Request) (Ticket, error) {
 	if r.IdempotencyKey == "" {
 		return Ticket{}, ErrNoKey
 	}
+	// The transaction starts IMMEDIATE (see _txlock in OpenSQLite): writers
+	// queue on the database lock (busy_timeout), so the lookup and the insert
+	// are atomic across goroutines and processes and IDs stay dense.
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Ticket{}, fmt.Errorf("tickets: sqlite: begin: %w", err)
+	}
+	defer tx.Rollback()
 	var seq int64
-	err := s.db.QueryRowContext(ctx, `INSERT INTO tickets
-		(idempotency_key, serial_number, customer_email, priority, summary, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT(idempotency_key) DO NOTHING
-		RETURNING seq`,
-		r.IdempotencyKey, r.SerialNumber, r.CustomerEmail, r.Priority, r.Summary,
-		s.now().UTC().Format(time.RFC3339Nano)).Scan(&seq)
+	err = tx.QueryRowContext(ctx, `SELECT seq FROM tickets WHERE idempotency_key = ?`, r.IdempotencyKey).Scan(&seq)
 	switch {
 	case err == nil:
-		return Ticket{TicketID: FormatID(seq), Status: StatusCreated}, nil
+		return Ticket{TicketID: FormatID(seq), Status: StatusExisting}, nil
 	case !errors.Is(err, sql.ErrNoRows):
-		return Ticket{}, fmt.Errorf("tickets: sqlite: create: %w", err)
+		return Ticket{}, fmt.Errorf("tickets: sqlite: lookup: %w", err)
 	}
-	err = s.db.QueryRowContext(ctx, `SELECT seq FROM tickets WHERE idempotency_key = ?`, r.IdempotencyKey).Scan(&seq)
+	err = tx.QueryRowContext(ctx, `INSERT INTO tickets
+		(idempotency_key, serial_number, customer_email, priority, summary, created_at)
+		VALUES (?, ?, ?, ?, ?, ?) RETURNING seq`,
+		r.IdempotencyKey, r.SerialNumber, r.CustomerEmail, r.Priority, r.Summary,
+		s.now().UTC().Format(time.RFC3339Nano)).Scan(&seq)
 	if err != nil {
-		return Ticket{}, fmt.Errorf("tickets: sqlite: lookup existing: %w", err)
+		return Ticket{}, fmt.Errorf("tickets: sqlite: insert: %w", err)
 	}
-	return Ticket{TicketID: FormatID(seq), Status: StatusExisting}, nil
+	if err := tx.Commit(); err != nil {
+		return Ticket{}, fmt.Errorf("tickets: sqlite: commit: %w", err)
+	}
+	return Ticket{TicketID: FormatID(seq), Status: StatusCreated}, nil
 }
 
 // FormatID is the ticket ID for a sequence number: TKT-000123.

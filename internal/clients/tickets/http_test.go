@@ -1,0 +1,164 @@
+package tickets
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// service is a fake ticket service speaking the documented contract,
+// deduplicating on the Idempotency-Key header.
+type service struct {
+	mu     sync.Mutex
+	byKey  map[string]string
+	bodies []Request
+	auth   []string
+	status int // forced status, 0 = normal
+	body   string
+}
+
+func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.status != 0 {
+		w.WriteHeader(s.status)
+		fmt.Fprint(w, s.body)
+		return
+	}
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/tickets" || r.Header.Get("Content-Type") != "application/json" {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	var req Request
+	data, _ := io.ReadAll(r.Body)
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.bodies = append(s.bodies, req)
+	s.auth = append(s.auth, r.Header.Get("Authorization"))
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" || key != req.IdempotencyKey {
+		http.Error(w, "idempotency key mismatch", http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if id, ok := s.byKey[key]; ok {
+		fmt.Fprintf(w, `{"ticket_id":%q,"status":"existing"}`, id)
+		return
+	}
+	if s.byKey == nil {
+		s.byKey = map[string]string{}
+	}
+	id := FormatID(int64(len(s.byKey) + 41))
+	s.byKey[key] = id
+	w.WriteHeader(http.StatusCreated)
+	fmt.Fprintf(w, `{"ticket_id":%q}`, id) // status omitted: defaults to created
+}
+
+func TestHTTPCreate(t *testing.T) {
+	svc := &service{}
+	srv := httptest.NewServer(svc)
+	defer srv.Close()
+	h, err := NewHTTP(HTTPConfig{BaseURL: srv.URL + "/v1/", Token: "t0k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Ticket
+	for _, key := range []string{"k1", "k2", "k1"} {
+		tk, err := h.Create(context.Background(), req(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tk)
+	}
+	want := []Ticket{{"TKT-000041", StatusCreated}, {"TKT-000042", StatusCreated}, {"TKT-000041", StatusExisting}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tickets (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Request{req("k1"), req("k2"), req("k1")}, svc.bodies); diff != "" {
+		t.Errorf("request bodies (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Bearer t0k", "Bearer t0k", "Bearer t0k"}, svc.auth); diff != "" {
+		t.Errorf("Authorization (-want +got):\n%s", diff)
+	}
+	if _, err := h.Create(context.Background(), Request{}); !errors.Is(err, ErrNoKey) {
+		t.Errorf("empty key: %v", err)
+	}
+}
+
+func TestHTTPCreateErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		status    int
+		body      string
+		want      string
+		temporary bool
+	}{
+		{"429", http.StatusTooManyRequests, "slow down", "429", true},
+		{"502", http.StatusBadGateway, "", "502", true},
+		{"409", http.StatusConflict, "conflict", "409", false},
+		{"422", http.StatusUnprocessableEntity, "bad serial", "bad serial", false},
+		{"bad json", http.StatusCreated, "[", "decode response", false},
+		{"no id", http.StatusOK, `{"status":"created"}`, "no ticket_id", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(&service{status: tt.status, body: tt.body})
+			defer srv.Close()
+			h, err := NewHTTP(HTTPConfig{BaseURL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = h.Create(context.Background(), req("k"))
+			checkErr(t, err, tt.want, tt.temporary)
+		})
+	}
+}
+
+func TestHTTPCreateTransportError(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	h, err := NewHTTP(HTTPConfig{BaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.Create(context.Background(), req("k"))
+	checkErr(t, err, "connect", true)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = h.Create(ctx, req("k"))
+	checkErr(t, err, "canceled", false)
+}
+
+func checkErr(t *testing.T, err error, want string, temporary bool) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "tickets: ") {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	var te interface{ Temporary() bool }
+	if !errors.As(err, &te) || te.Temporary() != temporary {
+		t.Errorf("Temporary = %v, want %v", te != nil && te.Temporary(), temporary)
+	}
+}
+
+func TestNewHTTP(t *testing.T) {
+	for _, u := range []string{"", "tickets.example.com", "ftp://x/"} {
+		if _, err := NewHTTP(HTTPConfig{BaseURL: u}); err == nil {
+			t.Errorf("NewHTTP(%q) accepted", u)
+		}
+	}
+}
