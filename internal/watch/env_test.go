@@ -1,0 +1,200 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/mail"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	tmail "triage/internal/clients/mail"
+	"triage/internal/ledger"
+	"triage/internal/mailtest"
+	"triage/internal/processor"
+)
+
+// target is an IMAP server a scenario runs against: the in-memory server or
+// Dovecot. Knob-dependent scenarios take *mailtest.IMAP directly.
+type target struct {
+	Name     string
+	Addr     string
+	User     string
+	Password string
+	Append   func(t testing.TB, mailbox string, raw []byte, flags ...imap.Flag) imap.UID
+	Client   func(t testing.TB) *imapclient.Client
+}
+
+func memTarget(s *mailtest.IMAP) target {
+	return target{Name: "imapmem", Addr: s.Addr, User: s.User, Password: s.Password, Append: s.Append, Client: s.Client}
+}
+
+// fakeProc stands in for the pipeline: it replies through the real mail
+// sender the way the dispatcher does (Key, deterministic Message-ID,
+// threading), skips subjects containing "auto", fails subjects containing
+// "fail" and blocks until cancelled on "hang".
+type fakeProc struct {
+	sender tmail.Sender
+
+	mu    sync.Mutex
+	calls []string // keys
+	hung  chan struct{}
+}
+
+func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Outcome {
+	p.mu.Lock()
+	p.calls = append(p.calls, in.Key)
+	p.mu.Unlock()
+	msg, err := mail.ReadMessage(bytes.NewReader(in.Raw))
+	if err != nil {
+		return processor.Outcome{File: in.Name, Status: processor.StatusFailed, Reason: processor.ReasonParseError}
+	}
+	subject := msg.Header.Get("Subject")
+	from, _ := mail.ParseAddress(msg.Header.Get("From"))
+	out := processor.Outcome{File: in.Name, MessageID: msg.Header.Get("Message-Id"), Subject: subject, Scenario: "fake"}
+	switch {
+	case strings.Contains(subject, "auto"):
+		out.Status, out.Reason = processor.StatusSkipped, "auto_submitted"
+		return out
+	case strings.Contains(subject, "fail"):
+		out.Status, out.Reason = processor.StatusFailed, processor.ReasonNoScenario
+		return out
+	case strings.Contains(subject, "hang"):
+		if p.hung != nil {
+			p.hung <- struct{}{}
+		}
+		<-ctx.Done()
+		out.Status, out.Reason = processor.StatusFailed, processor.ReasonCanceled
+		return out
+	}
+	r := &tmail.Reply{
+		From:      "Support <support@example.com>",
+		To:        from.Address,
+		Subject:   "Re: " + subject,
+		Body:      "Dziękujemy.\n",
+		InReplyTo: out.MessageID,
+		Key:       in.Key,
+		MessageID: tmail.MessageIDFor(in.Key, "example.com"),
+	}
+	if out.MessageID != "" {
+		r.References = []string{out.MessageID}
+	}
+	rc, err := p.sender.Send(ctx, r)
+	if err != nil {
+		out.Status, out.Reason, out.Detail = processor.StatusFailed, processor.ReasonEmailNotSent, err.Error()
+		return out
+	}
+	out.Status = processor.StatusReplied
+	out.Reply = &processor.Reply{To: r.To, Subject: r.Subject, MessageID: rc.MessageID}
+	return out
+}
+
+func (p *fakeProc) Calls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.calls)
+}
+
+// env is one scenario's world: an IMAP target, an SMTP sink, a ledger and
+// the fake pipeline.
+type env struct {
+	t      *testing.T
+	tgt    target
+	sink   *mailtest.SMTPSink
+	ledger *ledger.Ledger
+	proc   *fakeProc
+	now    time.Time
+}
+
+func newEnv(t *testing.T, tgt target) *env {
+	t.Helper()
+	e := &env{t: t, tgt: tgt, sink: mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "relay", Password: "relaypw"}),
+		now: time.Now()}
+	l, err := ledger.Open(context.Background(), ledger.Config{Path: filepath.Join(t.TempDir(), "ledger.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	e.ledger = l
+	smtpSender, err := tmail.NewSMTP(tmail.SMTPConfig{Addr: e.sink.Addr, TLS: tmail.TLSNone, Username: "relay", Password: "relaypw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSender(SenderConfig{Ledger: l, Next: smtpSender, Domain: "example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.proc = &fakeProc{sender: s}
+	return e
+}
+
+func (e *env) config(mod func(*Config)) Config {
+	cfg := Config{
+		Addr: e.tgt.Addr, TLS: TLSNone, Username: e.tgt.User, Password: e.tgt.Password,
+		Processor: e.proc, Ledger: e.ledger,
+		BackoffMin: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond,
+		IdleRefresh: time.Hour, Interval: time.Hour,
+		Logger: testLogger(e.t),
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	return cfg
+}
+
+func (e *env) watcher(mod func(*Config)) *Watcher {
+	e.t.Helper()
+	w, err := New(e.config(mod))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return w
+}
+
+func (e *env) runOnce(mod func(*Config)) *Watcher {
+	e.t.Helper()
+	w := e.watcher(mod)
+	if err := w.RunOnce(context.Background()); err != nil {
+		e.t.Fatalf("RunOnce: %v", err)
+	}
+	return w
+}
+
+// repliesTo counts sink messages per In-Reply-To.
+func (e *env) repliesTo() map[string]int { return e.sink.CountByHeader("In-Reply-To") }
+
+// deliver appends a customer message to INBOX and returns its Message-ID.
+func (e *env) deliver(n int, from, subject string) string {
+	e.t.Helper()
+	id := fmt.Sprintf("<m%d.%d@customer.example>", n, e.now.UnixNano())
+	raw := fmt.Sprintf("From: Klient <%s>\r\nTo: support@example.com\r\nSubject: %s\r\nMessage-ID: %s\r\nDate: %s\r\n\r\nMój numer seryjny SN-%04d.\r\n",
+		from, subject, id, e.now.Format(time.RFC1123Z), n)
+	e.tgt.Append(e.t, "INBOX", []byte(raw))
+	return id
+}
+
+// mailbox reads a folder of the target.
+func (e *env) mailbox(name string) []mailtest.Message {
+	e.t.Helper()
+	return mailtest.ReadMailbox(e.t, e.tgt.Client(e.t), name)
+}
+
+// waitFor waits (without a deadline of its own: the test binary's -timeout
+// bounds it) until cond holds, checking after every SMTP acceptance or tick.
+func waitFor(t *testing.T, sink *mailtest.SMTPSink, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-sink.Accepted():
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,309 @@
+package watch
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/ledger"
+	"triage/internal/mailtest"
+)
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// summary describes a folder as "Subject flags" lines, sorted, for cmp.
+func summary(msgs []mailtest.Message, keyword string) []string {
+	var out []string
+	for _, m := range msgs {
+		s := subjectOf(m.Raw)
+		if m.HasFlag(imap.Flag(keyword)) {
+			s += " +kw"
+		}
+		if m.HasFlag(imap.FlagSeen) {
+			s += " +seen"
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func subjectOf(raw []byte) string {
+	for _, line := range strings.Split(string(raw), "\r\n") {
+		if s, ok := strings.CutPrefix(line, "Subject: "); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// scenarioAnswerOnce: new mail is answered once, an auto-reply is marked and
+// left in place, a failure goes to Needs-Human, and a rerun answers nothing.
+func scenarioAnswerOnce(t *testing.T, tgt target) {
+	e := newEnv(t, tgt)
+	id1 := e.deliver(1, "jan@customer.example", "Gwarancja")
+	id2 := e.deliver(2, "ola@customer.example", "Naprawa")
+	e.deliver(3, "bot@customer.example", "auto: out of office")
+	e.deliver(4, "ewa@customer.example", "please fail")
+
+	w := e.runOnce(nil)
+	if diff := cmp.Diff(map[string]int{id1: 1, id2: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("replies by In-Reply-To (-want +got):\n%s", diff)
+	}
+	wantFinal := map[string]int{ledger.StateReplied: 2, ledger.StateSkipped: 1, ledger.StateFailed: 1}
+	if diff := cmp.Diff(wantFinal, w.Stats().Final); diff != "" {
+		t.Errorf("final states (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Gwarancja +kw", "Naprawa +kw", "auto: out of office +kw"}, summary(e.mailbox("INBOX"), DefaultKeyword)); diff != "" {
+		t.Errorf("INBOX (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"please fail +kw"}, summary(e.mailbox(DefaultFailedFolder), DefaultKeyword)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", DefaultFailedFolder, diff)
+	}
+	failed, err := e.ledger.Recent(context.Background(), 10, ledger.StateFailed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(failed) != 1 || failed[0].Reason != "no_scenario" {
+		t.Errorf("failed entries = %+v, want one with reason no_scenario", failed)
+	}
+	for _, m := range e.sink.Messages() {
+		if got := m.Header("Auto-Submitted"); got != "auto-replied" {
+			t.Errorf("reply Auto-Submitted = %q", got)
+		}
+	}
+
+	calls := e.proc.Calls()
+	w = e.runOnce(nil)
+	if diff := cmp.Diff(map[string]int{id1: 1, id2: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("after rerun, replies (-want +got):\n%s", diff)
+	}
+	if e.proc.Calls() != calls || len(w.Stats().Final) != 0 {
+		t.Errorf("rerun processed %d messages (final %v), want none", e.proc.Calls()-calls, w.Stats().Final)
+	}
+
+	// New mail after the rerun is answered, and only it.
+	id5 := e.deliver(5, "jan@customer.example", "Jeszcze jedno")
+	e.runOnce(nil)
+	if diff := cmp.Diff(map[string]int{id1: 1, id2: 1, id5: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("after new mail, replies (-want +got):\n%s", diff)
+	}
+}
+
+// scenarioProcessedFolderAndSent: replied mail moves to the processed folder
+// and the reply is stored in Sent.
+func scenarioProcessedFolderAndSent(t *testing.T, tgt target) {
+	e := newEnv(t, tgt)
+	id := e.deliver(1, "jan@customer.example", "Gwarancja")
+	e.deliver(2, "bot@customer.example", "auto reply")
+	mod := func(c *Config) { c.ProcessedFolder = "Processed"; c.SentFolder = "Sent" }
+	e.runOnce(mod)
+	if diff := cmp.Diff([]string{"auto reply +kw"}, summary(e.mailbox("INBOX"), DefaultKeyword)); diff != "" {
+		t.Errorf("INBOX (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Gwarancja +kw"}, summary(e.mailbox("Processed"), DefaultKeyword)); diff != "" {
+		t.Errorf("Processed (-want +got):\n%s", diff)
+	}
+	sent := e.mailbox("Sent")
+	if diff := cmp.Diff([]string{"Re: Gwarancja +seen"}, summary(sent, DefaultKeyword)); diff != "" {
+		t.Errorf("Sent (-want +got):\n%s", diff)
+	}
+	if len(sent) == 1 && !strings.Contains(string(sent[0].Raw), "In-Reply-To: "+id) {
+		t.Errorf("Sent copy lacks In-Reply-To %s:\n%s", id, sent[0].Raw)
+	}
+	e.runOnce(mod)
+	if diff := cmp.Diff(map[string]int{id: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+}
+
+// scenarioLimits: the per-sender and global limits leave mail for a person.
+func scenarioLimits(t *testing.T, tgt target) {
+	e := newEnv(t, tgt)
+	a1 := e.deliver(1, "jan@customer.example", "Pierwsze")
+	a2 := e.deliver(2, "jan@customer.example", "Drugie")
+	e.deliver(3, "jan@customer.example", "Trzecie")
+	b1 := e.deliver(4, "ola@customer.example", "Ola pierwsze")
+	e.deliver(5, "ewa@customer.example", "Ewa pierwsze")
+	w := e.runOnce(func(c *Config) { c.PerSenderLimit = 2; c.GlobalPerHour = 3 })
+	if diff := cmp.Diff(map[string]int{a1: 1, a2: 1, b1: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 3, ledger.StateOverLimit: 2}, w.Stats().Final); diff != "" {
+		t.Errorf("final (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Ewa pierwsze +kw", "Trzecie +kw"}, summary(e.mailbox(DefaultFailedFolder), DefaultKeyword)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", DefaultFailedFolder, diff)
+	}
+	over, err := e.ledger.Recent(context.Background(), 10, ledger.StateOverLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, o := range over {
+		reasons = append(reasons, o.Sender+" "+o.Reason)
+	}
+	sort.Strings(reasons)
+	if diff := cmp.Diff([]string{"ewa@customer.example global_limit", "jan@customer.example per_sender_limit"}, reasons); diff != "" {
+		t.Errorf("over-limit reasons (-want +got):\n%s", diff)
+	}
+}
+
+// scenarioIdleWakeup: the daemon answers mail that arrives while it idles.
+// idleStarted, when not nil, says when the watcher is in IDLE.
+func scenarioIdleWakeup(t *testing.T, tgt target, idleStarted <-chan struct{}) {
+	e := newEnv(t, tgt)
+	id1 := e.deliver(1, "jan@customer.example", "Pierwsze")
+	ctx, cancel := context.WithCancel(context.Background())
+	w := e.watcher(nil)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	waitFor(t, e.sink, func() bool { return e.repliesTo()[id1] == 1 })
+	if idleStarted != nil {
+		<-idleStarted
+	}
+	id2 := e.deliver(2, "ola@customer.example", "Drugie")
+	waitFor(t, e.sink, func() bool { return e.repliesTo()[id2] == 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if diff := cmp.Diff(map[string]int{id1: 1, id2: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+}
+
+func TestAnswerOnce(t *testing.T) {
+	scenarioAnswerOnce(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+}
+
+func TestAnswerOnceWithoutMove(t *testing.T) {
+	scenarioAnswerOnce(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{NoMove: true})))
+}
+
+func TestProcessedFolderAndSent(t *testing.T) {
+	scenarioProcessedFolderAndSent(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+}
+
+func TestLimits(t *testing.T) {
+	scenarioLimits(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+}
+
+func TestIdleWakeup(t *testing.T) {
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	scenarioIdleWakeup(t, memTarget(s), s.IdleStarted())
+}
+
+func TestPolling(t *testing.T) {
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	e := newEnv(t, memTarget(s))
+	ctx, cancel := context.WithCancel(context.Background())
+	w := e.watcher(func(c *Config) { c.NoIdle = true; c.Interval = 10 * time.Millisecond })
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	id := e.deliver(1, "jan@customer.example", "Pierwsze")
+	waitFor(t, e.sink, func() bool { return e.repliesTo()[id] == 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}
+
+func TestDropMidIdle(t *testing.T) {
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	e := newEnv(t, memTarget(s))
+	ctx, cancel := context.WithCancel(context.Background())
+	w := e.watcher(nil)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	<-s.IdleStarted()
+	if n := s.DropConnections(); n == 0 {
+		t.Fatal("no connection to drop")
+	}
+	id := e.deliver(1, "jan@customer.example", "Po awarii")
+	waitFor(t, e.sink, func() bool { return e.repliesTo()[id] == 1 })
+	<-s.IdleStarted() // idling again on the new connection
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if w.Stats().Reconnects < 1 {
+		t.Errorf("Reconnects = %d, want >= 1", w.Stats().Reconnects)
+	}
+	if diff := cmp.Diff(map[string]int{id: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+}
+
+func TestUIDValidityChange(t *testing.T) {
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	e := newEnv(t, memTarget(s))
+	id1 := e.deliver(1, "jan@customer.example", "Pierwsze")
+	id2 := e.deliver(2, "ola@customer.example", "Drugie")
+	e.deliver(3, "bot@customer.example", "auto")
+	e.runOnce(nil)
+	s.ChangeUIDValidity(t, "INBOX")
+	for _, m := range e.mailbox("INBOX") {
+		if len(m.Flags) != 0 {
+			t.Fatalf("after the UIDVALIDITY change, uid %d has flags %v; want none", m.UID, m.Flags)
+		}
+	}
+	calls := e.proc.Calls()
+	w := e.runOnce(nil)
+	if diff := cmp.Diff(map[string]int{id1: 1, id2: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+	if e.proc.Calls() != calls {
+		t.Errorf("processed %d old messages again", e.proc.Calls()-calls)
+	}
+	if diff := cmp.Diff(map[string]int{ledger.StateSkipped: 3}, w.Stats().Final); diff != "" {
+		t.Errorf("final after change (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Drugie +kw", "Pierwsze +kw", "auto +kw"}, summary(e.mailbox("INBOX"), DefaultKeyword)); diff != "" {
+		t.Errorf("INBOX (-want +got):\n%s", diff)
+	}
+}
+
+func TestNoKeywords(t *testing.T) {
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{NoKeywords: true})
+	e := newEnv(t, memTarget(s))
+	id1 := e.deliver(1, "jan@customer.example", "Pierwsze")
+	e.deliver(2, "bot@customer.example", "auto")
+	e.runOnce(nil)
+	if diff := cmp.Diff([]string{"Pierwsze +seen", "auto +seen"}, summary(e.mailbox("INBOX"), DefaultKeyword)); diff != "" {
+		t.Errorf("INBOX (-want +got):\n%s", diff)
+	}
+	// A person reading new mail marks it \Seen too: it must still be answered.
+	id3 := e.deliver(3, "ola@customer.example", "Przeczytane")
+	for _, m := range e.mailbox("INBOX") {
+		if subjectOf(m.Raw) == "Przeczytane" {
+			c := e.tgt.Client(t)
+			if _, err := c.Select("INBOX", nil).Wait(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Store(imap.UIDSetNum(m.UID), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.runOnce(nil)
+	e.runOnce(nil)
+	if diff := cmp.Diff(map[string]int{id1: 1, id3: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,124 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"triage/internal/clients/mail"
+	"triage/internal/ledger"
+)
+
+// Sender is a mail.Sender that keeps the ledger's promise: the rendered reply
+// (with its deterministic Message-ID) is written to the ledger before the
+// submission and marked sent after it, and a key that already has a reply is
+// never submitted again.
+type Sender struct {
+	ledger *ledger.Ledger
+	next   mail.Sender
+	domain string
+	now    func() time.Time
+	log    *slog.Logger
+}
+
+var _ mail.Sender = (*Sender)(nil)
+
+// SenderConfig configures NewSender; Ledger, Next and Domain are required.
+type SenderConfig struct {
+	Ledger *ledger.Ledger
+	Next   mail.Sender // e.g. *mail.SMTP or *mail.Outbox
+	Domain string      // for mail.MessageIDFor
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// NewSender checks cfg.
+func NewSender(cfg SenderConfig) (*Sender, error) {
+	if cfg.Ledger == nil || cfg.Next == nil || cfg.Domain == "" {
+		return nil, errors.New("watch: sender: Ledger, Next and Domain are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = discard()
+	}
+	return &Sender{ledger: cfg.Ledger, next: cfg.Next, domain: cfg.Domain, now: cfg.Now, log: cfg.Logger}, nil
+}
+
+// ErrReplyUnconfirmed means an earlier submission of this reply may or may
+// not have gone out; it is left for a person and never submitted again.
+var ErrReplyUnconfirmed = errors.New("watch: an earlier reply to this message is unconfirmed; not sending twice")
+
+// Send renders r, records it as pending, submits it and marks it sent. A
+// reply already sent for r.Key is not submitted again: Send returns its
+// receipt.
+func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) {
+	if r.Key == "" {
+		return mail.Receipt{}, errors.New("watch: sender: reply has no inbound key; refusing to send without a ledger entry")
+	}
+	if r.MessageID == "" {
+		r.MessageID = mail.MessageIDFor(r.Key, s.domain)
+	}
+	if r.Date.IsZero() {
+		r.Date = s.now()
+	}
+	raw, err := mail.Render(r)
+	if err != nil {
+		return mail.Receipt{}, err
+	}
+	err = s.ledger.PutPending(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Raw: raw})
+	if errors.Is(err, ledger.ErrReplyExists) {
+		prev, gerr := s.ledger.GetReply(ctx, r.Key)
+		if gerr == nil && prev.State == ledger.ReplySent {
+			s.log.Info("reply already sent; not sending again", "key", r.Key, "message_id", prev.MessageID)
+			return mail.Receipt{MessageID: prev.MessageID, Status: mail.StatusSent}, nil
+		}
+		return mail.Receipt{}, ErrReplyUnconfirmed
+	}
+	if err != nil {
+		return mail.Receipt{}, err
+	}
+	rc, err := s.next.Send(ctx, r)
+	if err != nil {
+		// The ledger must survive a cancelled ctx.
+		lctx := context.WithoutCancel(ctx)
+		if notSubmitted(err) {
+			if derr := s.ledger.DropPending(lctx, r.Key); derr != nil {
+				return mail.Receipt{}, errors.Join(err, derr)
+			}
+			return mail.Receipt{}, err
+		}
+		s.log.Warn("reply submission ended ambiguously; left pending for a person", "key", r.Key, "message_id", r.MessageID, "err", err)
+		return mail.Receipt{}, err
+	}
+	if err := s.ledger.MarkSent(context.WithoutCancel(ctx), r.Key); err != nil {
+		return mail.Receipt{}, fmt.Errorf("watch: sender: reply %s was sent but not recorded: %w", r.MessageID, err)
+	}
+	if rc.MessageID == "" {
+		rc.MessageID = r.MessageID
+	}
+	return rc, nil
+}
+
+// notSubmitted reports whether err proves the server did not accept the
+// message: a failure before DATA, or an SMTP reply code refusing the DATA.
+// A transport failure during or after DATA is ambiguous.
+func notSubmitted(err error) bool {
+	var se *mail.SMTPError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Op {
+	case "dial", "tls", "starttls", "auth", "mail", "rcpt", "render":
+		return true
+	case "data":
+		var code *smtp.SMTPError
+		return errors.As(err, &code)
+	}
+	return false
+}

@@ -1,0 +1,785 @@
+// Package watch answers an IMAP mailbox: it finds new mail with a full UID
+// search after every (re)connect (IDLE, or polling, only says when to look
+// again), runs each message through the pipeline, flags or moves it, and
+// keeps a ledger so that no message is answered twice or forgotten, whatever
+// crashes, restarts, overlapping runs or UIDVALIDITY changes happen.
+//
+// One message goes through handle: fetch the header with BODY.PEEK, derive
+// its key, consult the ledger (already final? a copy of a handled message? a
+// reply already recorded? over a limit?), mark it processing, fetch the body,
+// run the Processor (whose mail sender is a *Sender, writing the rendered
+// reply to the ledger before submitting it), record the final state, then
+// flag the message and move it where it belongs.
+package watch
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	"triage/internal/ledger"
+	"triage/internal/metrics"
+	"triage/internal/processor"
+)
+
+// Processor is the pipeline as the watcher sees it (*processor.Processor).
+type Processor interface {
+	Process(ctx context.Context, in processor.Input) processor.Outcome
+}
+
+var _ Processor = (*processor.Processor)(nil)
+
+// Connection security modes for Config.TLS.
+const (
+	TLSImplicit = "tls"      // TLS from the first byte (port 993), the default
+	TLSStartTLS = "starttls" // plain connect, then STARTTLS (port 143)
+	TLSNone     = "none"     // no TLS: allowed only for loopback hosts
+)
+
+// Defaults applied by New.
+const (
+	DefaultMailbox         = "INBOX"
+	DefaultKeyword         = "$Triaged"
+	DefaultFailedFolder    = "Needs-Human"
+	DefaultInterval        = time.Minute
+	DefaultIdleRefresh     = 10 * time.Minute
+	DefaultMaxMessageBytes = 25 << 20
+	DefaultPerSenderLimit  = 5
+	DefaultPerSenderWindow = 24 * time.Hour
+	DefaultGlobalPerHour   = 100
+	DefaultMaxAttempts     = 3
+	DefaultGrace           = 30 * time.Second
+	DefaultBackoffMin      = time.Second
+	DefaultBackoffMax      = 5 * time.Minute
+)
+
+// Reasons the watcher records itself (others come from the processor).
+const (
+	ReasonAlreadyHandled   = "already_handled"   // a copy of a message with a final entry (e.g. after a UIDVALIDITY change)
+	ReasonRecovered        = "recovered"         // the reply was recorded sent before a crash
+	ReasonReplyUnconfirmed = "reply_unconfirmed" // a reply may or may not have gone out
+	ReasonPerSenderLimit   = "per_sender_limit"
+	ReasonGlobalLimit      = "global_limit"
+	ReasonTooManyAttempts  = "too_many_attempts"
+	ReasonTooLarge         = "too_large"
+)
+
+// Config configures a Watcher. Addr, Username, Password or Token,
+// Processor and Ledger are required.
+type Config struct {
+	Addr      string // host:port
+	TLS       string // "tls" (default), "starttls" or "none" (loopback only)
+	TLSConfig *tls.Config
+	Username  string
+	Password  string // LOGIN password
+	Token     string // OAuth2 access token: AUTHENTICATE XOAUTH2 instead of LOGIN
+	// Account names the mailbox owner in the ledger (default: Username, with
+	// "@"+Addr appended when Username has no "@").
+	Account string
+
+	Mailbox         string // default INBOX
+	Keyword         string // default $Triaged; \Seen when the server refuses keywords
+	ProcessedFolder string // replied mail moves here when set
+	FailedFolder    string // default Needs-Human; created when missing
+	SentFolder      string // replies are appended here, and looked up after a crash, when set
+
+	MaxMessageBytes int64         // larger messages go to a person unread (default 25 MiB)
+	Interval        time.Duration // polling interval without IDLE (default 1m)
+	IdleRefresh     time.Duration // full pass while idling at least this often (default 10m)
+	NoIdle          bool          // poll even when the server offers IDLE
+
+	PerSenderLimit  int           // replies per sender per window (default 5; negative: no limit)
+	PerSenderWindow time.Duration // default 24h
+	GlobalPerHour   int           // replies per hour overall (default 100; negative: no limit)
+	MaxAttempts     int           // processing attempts per message before a person takes over (default 3)
+	Grace           time.Duration // after a stop request, time the message in flight may still take (default 30s)
+	BackoffMin      time.Duration // reconnect backoff (default 1s, doubling, with jitter)
+	BackoffMax      time.Duration // default 5m
+
+	Processor Processor
+	Ledger    *ledger.Ledger
+	Metrics   *metrics.Metrics // optional
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// Watcher watches one mailbox.
+type Watcher struct {
+	cfg  Config
+	log  *slog.Logger
+	wake chan struct{}
+	st   Stats
+}
+
+// Stats counts what a watcher did, by final state.
+type Stats struct {
+	Passes     int            `json:"passes"`
+	Final      map[string]int `json:"final"` // state -> messages that reached it
+	Reconnects int            `json:"reconnects"`
+}
+
+// New checks cfg and applies defaults.
+func New(cfg Config) (*Watcher, error) {
+	if cfg.Addr == "" {
+		return nil, errors.New("watch: Addr is required")
+	}
+	host, _, err := net.SplitHostPort(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("watch: Addr %q: %w", cfg.Addr, err)
+	}
+	if cfg.Username == "" || (cfg.Password == "" && cfg.Token == "") {
+		return nil, errors.New("watch: Username and a Password or Token are required")
+	}
+	if cfg.Processor == nil || cfg.Ledger == nil {
+		return nil, errors.New("watch: Processor and Ledger are required")
+	}
+	switch cfg.TLS {
+	case "":
+		cfg.TLS = TLSImplicit
+	case TLSImplicit, TLSStartTLS:
+	case TLSNone:
+		if !isLoopback(host) {
+			return nil, fmt.Errorf("watch: TLS %q is allowed only for loopback hosts, not %q", TLSNone, host)
+		}
+	default:
+		return nil, fmt.Errorf("watch: TLS %q: want tls, starttls or none", cfg.TLS)
+	}
+	if cfg.Account == "" {
+		cfg.Account = cfg.Username
+		if !strings.Contains(cfg.Username, "@") {
+			cfg.Account += "@" + cfg.Addr
+		}
+	}
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	defDur := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	defInt := func(n *int, v int) {
+		if *n == 0 {
+			*n = v
+		}
+	}
+	def(&cfg.Mailbox, DefaultMailbox)
+	def(&cfg.Keyword, DefaultKeyword)
+	def(&cfg.FailedFolder, DefaultFailedFolder)
+	defDur(&cfg.Interval, DefaultInterval)
+	defDur(&cfg.IdleRefresh, DefaultIdleRefresh)
+	defDur(&cfg.PerSenderWindow, DefaultPerSenderWindow)
+	defDur(&cfg.Grace, DefaultGrace)
+	defDur(&cfg.BackoffMin, DefaultBackoffMin)
+	defDur(&cfg.BackoffMax, DefaultBackoffMax)
+	defInt(&cfg.PerSenderLimit, DefaultPerSenderLimit)
+	defInt(&cfg.GlobalPerHour, DefaultGlobalPerHour)
+	defInt(&cfg.MaxAttempts, DefaultMaxAttempts)
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if strings.ContainsAny(cfg.Keyword, " ()\\{]%*\"") {
+		return nil, fmt.Errorf("watch: Keyword %q is not a valid IMAP keyword", cfg.Keyword)
+	}
+	if cfg.TLSConfig == nil {
+		cfg.TLSConfig = &tls.Config{}
+	} else {
+		cfg.TLSConfig = cfg.TLSConfig.Clone()
+	}
+	if cfg.TLSConfig.ServerName == "" {
+		cfg.TLSConfig.ServerName = host
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = discard()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Watcher{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), st: Stats{Final: map[string]int{}}}, nil
+}
+
+// Account is the ledger account name in use.
+func (w *Watcher) Account() string { return w.cfg.Account }
+
+// Stats returns what the watcher did so far (not safe to call while Run or
+// RunOnce is running).
+func (w *Watcher) Stats() Stats { return w.st }
+
+// RunOnce connects, resolves replies left pending by a crash, processes every
+// message not yet handled, and returns. When ctx is cancelled it stops taking
+// new mail; the message in flight gets Config.Grace to finish.
+func (w *Watcher) RunOnce(ctx context.Context) error {
+	hard, cancel := graceContext(ctx, w.cfg.Grace)
+	defer cancel()
+	return w.session(ctx, hard, true)
+}
+
+// Run watches until ctx is cancelled: a full pass after every (re)connect,
+// then IDLE (or polling every Interval) and a pass whenever the mailbox
+// changes. Connection failures reconnect with capped exponential backoff and
+// jitter. It returns nil after a stop request.
+func (w *Watcher) Run(ctx context.Context) error {
+	hard, cancel := graceContext(ctx, w.cfg.Grace)
+	defer cancel()
+	backoff := w.cfg.BackoffMin
+	for {
+		passes := w.st.Passes
+		err := w.session(ctx, hard, false)
+		if ctx.Err() != nil {
+			return nil
+		}
+		w.cfg.Metrics.SetHealthy(false)
+		w.cfg.Metrics.Error("imap")
+		if w.st.Passes > passes {
+			backoff = w.cfg.BackoffMin // the connection worked for a while
+		}
+		// Full jitter on the upper half: [backoff/2, backoff).
+		d := backoff/2 + rand.N(backoff/2+1)
+		w.log.Warn("imap session ended; reconnecting", "err", err, "in", d.Round(time.Millisecond).String())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(d):
+		}
+		w.st.Reconnects++
+		backoff = min(2*backoff, w.cfg.BackoffMax)
+	}
+}
+
+// graceContext returns a context that ends Grace after ctx ends.
+func graceContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	hard, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(grace, cancel)
+		context.AfterFunc(hard, func() { t.Stop() })
+	})
+	return hard, func() { stop(); cancel() }
+}
+
+// session is one connection: connect, resolve pending replies, then passes.
+func (w *Watcher) session(ctx, hard context.Context, once bool) error {
+	c, err := w.dial(hard)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	// Unblock any IMAP command when the grace period is over.
+	stop := context.AfterFunc(hard, func() { c.Close() })
+	defer stop()
+
+	if err := w.resolvePending(hard, c); err != nil {
+		return err
+	}
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		select { // a pass is about to look: forget earlier hints
+		case <-w.wake:
+		default:
+		}
+		if err := w.pass(ctx, hard, c); err != nil {
+			return err
+		}
+		w.st.Passes++
+		w.cfg.Metrics.PassDone(w.cfg.Now())
+		if once || ctx.Err() != nil {
+			if err := c.Logout().Wait(); err != nil {
+				w.log.Debug("imap logout", "err", err)
+			}
+			return nil
+		}
+		if err := w.wait(ctx, c); err != nil {
+			return err
+		}
+	}
+}
+
+// wait blocks until the mailbox may have changed: IDLE when offered, else
+// the polling interval.
+func (w *Watcher) wait(ctx context.Context, c *imapclient.Client) error {
+	if w.cfg.NoIdle || !c.Caps().Has(imap.CapIdle) && !c.Caps().Has(imap.CapIMAP4rev2) {
+		select {
+		case <-ctx.Done():
+		case <-c.Closed():
+			return errors.New("watch: imap connection closed")
+		case <-time.After(w.cfg.Interval):
+		}
+		return nil
+	}
+	idle, err := c.Idle()
+	if err != nil {
+		return fmt.Errorf("watch: idle: %w", err)
+	}
+	w.log.Debug("idling", "mailbox", w.cfg.Mailbox)
+	timer := time.NewTimer(w.cfg.IdleRefresh)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+	case <-w.wake:
+		w.log.Debug("idle: mailbox changed")
+	case <-timer.C:
+	case <-c.Closed():
+		return errors.New("watch: imap connection closed while idling")
+	}
+	if err := idle.Close(); err != nil {
+		return fmt.Errorf("watch: idle: %w", err)
+	}
+	if err := idle.Wait(); err != nil {
+		return fmt.Errorf("watch: idle: %w", err)
+	}
+	return nil
+}
+
+func (w *Watcher) dial(ctx context.Context) (*imapclient.Client, error) {
+	opts := &imapclient.Options{
+		TLSConfig: w.cfg.TLSConfig,
+		Dialer:    &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second},
+		UnilateralDataHandler: &imapclient.UnilateralDataHandler{
+			Mailbox: func(d *imapclient.UnilateralDataMailbox) {
+				if d.NumMessages != nil {
+					select {
+					case w.wake <- struct{}{}:
+					default:
+					}
+				}
+			},
+		},
+	}
+	var (
+		c   *imapclient.Client
+		err error
+	)
+	switch w.cfg.TLS {
+	case TLSImplicit:
+		c, err = imapclient.DialTLS(w.cfg.Addr, opts)
+	case TLSStartTLS:
+		c, err = imapclient.DialStartTLS(w.cfg.Addr, opts)
+	default:
+		c, err = imapclient.DialInsecure(w.cfg.Addr, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("watch: connect %s: %w", w.cfg.Addr, err)
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	if w.cfg.Token != "" {
+		err = c.Authenticate(&xoauth2{user: w.cfg.Username, token: w.cfg.Token})
+	} else {
+		err = c.Login(w.cfg.Username, w.cfg.Password).Wait()
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("watch: login %s as %s: %w", w.cfg.Addr, w.cfg.Username, err)
+	}
+	w.cfg.Metrics.SetHealthy(true)
+	w.log.Debug("imap connected", "addr", w.cfg.Addr, "user", w.cfg.Username)
+	return c, nil
+}
+
+// box is the selected mailbox of one pass.
+type box struct {
+	uidValidity uint32
+	keywords    bool // the server accepts our keyword
+	folders     map[string]bool
+}
+
+// pass selects the mailbox and handles every message without a settled
+// ledger entry, oldest first, until ctx ends.
+func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
+	sel, err := c.Select(w.cfg.Mailbox, nil).Wait()
+	if err != nil {
+		return fmt.Errorf("watch: select %s: %w", w.cfg.Mailbox, err)
+	}
+	b := &box{uidValidity: sel.UIDValidity, keywords: w.keywordsAllowed(sel.PermanentFlags), folders: map[string]bool{}}
+	crit := &imap.SearchCriteria{UID: []imap.UIDSet{{imap.UIDRange{Start: 1, Stop: 0}}}}
+	if b.keywords {
+		crit.NotFlag = []imap.Flag{imap.Flag(w.cfg.Keyword)}
+	}
+	data, err := c.UIDSearch(crit, nil).Wait()
+	if err != nil {
+		return fmt.Errorf("watch: search %s: %w", w.cfg.Mailbox, err)
+	}
+	settled, err := w.cfg.Ledger.Settled(hard, w.cfg.Account, w.cfg.Mailbox, b.uidValidity)
+	if err != nil {
+		w.cfg.Metrics.Error("ledger")
+		return err
+	}
+	var todo []imap.UID
+	for _, uid := range data.AllUIDs() {
+		if uid > 0 && !settled[uint32(uid)] {
+			todo = append(todo, uid)
+		}
+	}
+	slices.Sort(todo)
+	w.log.Debug("pass", "mailbox", w.cfg.Mailbox, "uidvalidity", b.uidValidity, "keywords", b.keywords, "candidates", len(todo))
+	for _, uid := range todo {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := w.handle(hard, c, b, uid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keywordsAllowed reports whether PERMANENTFLAGS allows our keyword.
+func (w *Watcher) keywordsAllowed(perm []imap.Flag) bool {
+	for _, f := range perm {
+		if f == imap.FlagWildcard || strings.EqualFold(string(f), w.cfg.Keyword) {
+			return true
+		}
+	}
+	return false
+}
+
+// handle takes one message to a final, settled ledger state.
+func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid imap.UID) error {
+	loc := ledger.Loc{Account: w.cfg.Account, Mailbox: w.cfg.Mailbox, UIDValidity: b.uidValidity, UID: uint32(uid)}
+	hdr, size, ok, err := fetchHeader(c, uid)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return nil // gone (expunged or moved by someone else)
+	}
+	id := identify(hdr)
+	e := ledger.Entry{Loc: loc, Key: id.Key, MessageID: id.MessageID, Sender: id.Sender, Subject: id.Subject}
+	l := w.cfg.Ledger
+
+	prev, err := l.Get(ctx, loc)
+	switch {
+	case err == nil && ledger.Final(prev.State):
+		return w.settle(ctx, c, b, prev) // final, but the flag/move did not happen
+	case err == nil:
+		e.Attempts = prev.Attempts
+	case !errors.Is(err, ledger.ErrNotFound):
+		return w.ledgerErr(err)
+	}
+
+	if other, err := l.FinalByKey(ctx, id.Key, loc); err == nil {
+		return w.finish(ctx, c, b, e, ledger.StateSkipped, ReasonAlreadyHandled, "", "previous="+other.Loc.String()+" state="+other.State)
+	} else if !errors.Is(err, ledger.ErrNotFound) {
+		return w.ledgerErr(err)
+	}
+	if r, err := l.GetReply(ctx, id.Key); err == nil {
+		if r.State == ledger.ReplySent {
+			return w.finish(ctx, c, b, e, ledger.StateReplied, ReasonRecovered, "", "reply="+r.MessageID)
+		}
+		if r.State == ledger.ReplyPending {
+			if err := l.MarkReplyNeedsHuman(ctx, id.Key); err != nil {
+				return w.ledgerErr(err)
+			}
+		}
+		return w.finish(ctx, c, b, e, ledger.StateNeedsHuman, ReasonReplyUnconfirmed, "", "reply="+r.MessageID)
+	} else if !errors.Is(err, ledger.ErrNotFound) {
+		return w.ledgerErr(err)
+	}
+
+	if reason, err := w.overLimit(ctx, id.Sender); err != nil {
+		return w.ledgerErr(err)
+	} else if reason != "" {
+		return w.finish(ctx, c, b, e, ledger.StateOverLimit, reason, "", "")
+	}
+	if size > w.cfg.MaxMessageBytes {
+		return w.finish(ctx, c, b, e, ledger.StateFailed, ReasonTooLarge, "", fmt.Sprintf("size=%d max=%d", size, w.cfg.MaxMessageBytes))
+	}
+	attempt, err := l.Begin(ctx, e)
+	if err != nil {
+		return w.ledgerErr(err)
+	}
+	e.Attempts = attempt
+	if attempt > w.cfg.MaxAttempts {
+		return w.finish(ctx, c, b, e, ledger.StateFailed, ReasonTooManyAttempts, "", fmt.Sprintf("attempts=%d", attempt-1))
+	}
+	raw, ok, err := fetchBody(c, uid)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return w.ledgerErr(l.Abandon(ctx, loc))
+	}
+	w.log.Debug("message body", "uid", uid, "raw", string(raw))
+
+	start := w.cfg.Now()
+	out := w.cfg.Processor.Process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
+	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
+
+	state, reason := out.Status, out.Reason
+	r, rerr := l.GetReply(context.WithoutCancel(ctx), id.Key)
+	switch {
+	case rerr != nil && !errors.Is(rerr, ledger.ErrNotFound):
+		return w.ledgerErr(rerr)
+	case rerr == nil && r.State == ledger.ReplySent:
+		state = ledger.StateReplied
+	case rerr == nil:
+		// Submitted ambiguously: never again, a person decides.
+		if r.State == ledger.ReplyPending {
+			if err := l.MarkReplyNeedsHuman(context.WithoutCancel(ctx), id.Key); err != nil {
+				return w.ledgerErr(err)
+			}
+		}
+		state, reason = ledger.StateNeedsHuman, ReasonReplyUnconfirmed
+	case out.Status == processor.StatusFailed && (out.Reason == processor.ReasonCanceled || ctx.Err() != nil):
+		// Nothing was sent: leave the message for the next run.
+		w.log.Info("message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
+		return w.ledgerErr(l.Abandon(context.WithoutCancel(ctx), loc))
+	case out.Status == processor.StatusReplied:
+		// A reply the ledger does not know cannot be confirmed.
+		state, reason = ledger.StateNeedsHuman, ReasonReplyUnconfirmed
+	}
+	detail := out.Detail
+	if rerr == nil {
+		detail = strings.TrimSpace(detail + " reply=" + r.MessageID)
+	}
+	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
+		return err
+	}
+	if state == ledger.StateReplied && w.cfg.SentFolder != "" && rerr == nil && !r.Appended {
+		if err := w.appendSent(ctx, c, b, r); err != nil {
+			w.log.Warn("could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "message_id", r.MessageID, "err", err)
+		}
+	}
+	return nil
+}
+
+func (w *Watcher) ledgerErr(err error) error {
+	if err != nil {
+		w.cfg.Metrics.Error("ledger")
+	}
+	return err
+}
+
+// overLimit returns the limit reason when a reply to sender would exceed a
+// limit.
+func (w *Watcher) overLimit(ctx context.Context, sender string) (string, error) {
+	now := w.cfg.Now()
+	if w.cfg.PerSenderLimit > 0 && sender != "" {
+		n, err := w.cfg.Ledger.RepliesSince(ctx, sender, now.Add(-w.cfg.PerSenderWindow))
+		if err != nil {
+			return "", err
+		}
+		if n >= w.cfg.PerSenderLimit {
+			return ReasonPerSenderLimit, nil
+		}
+	}
+	if w.cfg.GlobalPerHour > 0 {
+		n, err := w.cfg.Ledger.RepliesSince(ctx, "", now.Add(-time.Hour))
+		if err != nil {
+			return "", err
+		}
+		if n >= w.cfg.GlobalPerHour {
+			return ReasonGlobalLimit, nil
+		}
+	}
+	return "", nil
+}
+
+// finish records the final state, logs the one line per message, and settles
+// the message on the server.
+func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state, reason, scenario, detail string) error {
+	e.State, e.Reason, e.Scenario = state, reason, scenario
+	if err := w.cfg.Ledger.Record(context.WithoutCancel(ctx), e); err != nil {
+		return w.ledgerErr(err)
+	}
+	w.st.Final[state]++
+	w.cfg.Metrics.Final(state)
+	level := slog.LevelInfo
+	if state == ledger.StateFailed || state == ledger.StateNeedsHuman || state == ledger.StateOverLimit {
+		level = slog.LevelWarn
+	}
+	w.log.Log(ctx, level, "message", "uid", e.UID, "uidvalidity", e.UIDValidity, "message_id", e.MessageID,
+		"from", e.Sender, "state", state, "reason", reason, "scenario", scenario, "attempts", e.Attempts, "detail", detail)
+	return w.settle(ctx, c, b, e)
+}
+
+// settle flags the message (keyword, or \Seen) and moves it where its state
+// says, then records that in the ledger.
+func (w *Watcher) settle(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry) error {
+	uids := imap.UIDSetNum(imap.UID(e.UID))
+	flag := imap.FlagSeen
+	if b.keywords {
+		flag = imap.Flag(w.cfg.Keyword)
+	}
+	err := c.Store(uids, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{flag}}, nil).Close()
+	if err != nil && b.keywords && isNo(err) {
+		w.log.Warn("server refused the keyword; marking \\Seen instead", "keyword", w.cfg.Keyword, "err", err)
+		b.keywords = false
+		err = c.Store(uids, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close()
+	}
+	if err != nil {
+		return fmt.Errorf("watch: flag uid %d: %w", e.UID, err)
+	}
+	var dest string
+	switch e.State {
+	case ledger.StateReplied:
+		dest = w.cfg.ProcessedFolder
+	case ledger.StateFailed, ledger.StateNeedsHuman, ledger.StateOverLimit:
+		dest = w.cfg.FailedFolder
+	}
+	if dest != "" && dest != w.cfg.Mailbox {
+		if err := w.ensureFolder(c, b, dest); err != nil {
+			return err
+		}
+		if _, err := c.Move(uids, dest).Wait(); err != nil {
+			return fmt.Errorf("watch: move uid %d to %s: %w", e.UID, dest, err)
+		}
+	}
+	return w.ledgerErr(w.cfg.Ledger.MarkIMAPDone(context.WithoutCancel(ctx), e.Loc))
+}
+
+// ensureFolder creates folder when it does not exist.
+func (w *Watcher) ensureFolder(c *imapclient.Client, b *box, folder string) error {
+	if b.folders[folder] {
+		return nil
+	}
+	if _, err := c.Status(folder, &imap.StatusOptions{UIDValidity: true}).Wait(); err != nil {
+		if cerr := c.Create(folder, nil).Wait(); cerr != nil {
+			// Lost a race with another client? Then it exists now.
+			if _, err := c.Status(folder, &imap.StatusOptions{UIDValidity: true}).Wait(); err != nil {
+				return fmt.Errorf("watch: create folder %s: %w", folder, cerr)
+			}
+		} else {
+			w.log.Info("created folder", "folder", folder)
+		}
+	}
+	b.folders[folder] = true
+	return nil
+}
+
+// appendSent stores a sent reply in the Sent folder.
+func (w *Watcher) appendSent(ctx context.Context, c *imapclient.Client, b *box, r ledger.Reply) error {
+	if err := w.ensureFolder(c, b, w.cfg.SentFolder); err != nil {
+		return err
+	}
+	cmd := c.Append(w.cfg.SentFolder, int64(len(r.Raw)), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt})
+	if _, err := cmd.Write(r.Raw); err != nil {
+		cmd.Close()
+		return fmt.Errorf("watch: append to %s: %w", w.cfg.SentFolder, err)
+	}
+	if err := cmd.Close(); err != nil {
+		return fmt.Errorf("watch: append to %s: %w", w.cfg.SentFolder, err)
+	}
+	if _, err := cmd.Wait(); err != nil {
+		return fmt.Errorf("watch: append to %s: %w", w.cfg.SentFolder, err)
+	}
+	return w.cfg.Ledger.MarkAppended(context.WithoutCancel(ctx), r.Key)
+}
+
+// resolvePending settles replies a crash left between "rendered" and "sent":
+// found in the Sent folder means sent; otherwise a person must look. Nothing
+// is ever submitted again.
+func (w *Watcher) resolvePending(ctx context.Context, c *imapclient.Client) error {
+	pending, err := w.cfg.Ledger.Replies(ctx, ledger.ReplyPending)
+	if err != nil {
+		return w.ledgerErr(err)
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	sentOK := false
+	if w.cfg.SentFolder != "" {
+		if _, err := c.Select(w.cfg.SentFolder, &imap.SelectOptions{ReadOnly: true}).Wait(); err != nil {
+			w.log.Warn("cannot open the Sent folder to confirm pending replies", "folder", w.cfg.SentFolder, "err", err)
+		} else {
+			sentOK = true
+		}
+	}
+	for _, r := range pending {
+		found := false
+		if sentOK {
+			crit := &imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Message-Id", Value: r.MessageID}}}
+			data, err := c.UIDSearch(crit, nil).Wait()
+			if err != nil {
+				return fmt.Errorf("watch: search %s: %w", w.cfg.SentFolder, err)
+			}
+			found = len(data.AllUIDs()) > 0
+		}
+		if found {
+			err = w.cfg.Ledger.MarkSent(ctx, r.Key)
+			w.log.Info("pending reply found in the Sent folder; recorded as sent", "message_id", r.MessageID, "key", r.Key)
+		} else {
+			err = w.cfg.Ledger.MarkReplyNeedsHuman(ctx, r.Key)
+			w.log.Warn("pending reply could not be confirmed; left for a person (not sent again)", "message_id", r.MessageID, "key", r.Key, "to", r.To)
+		}
+		if err != nil {
+			return w.ledgerErr(err)
+		}
+	}
+	if sentOK {
+		if err := c.Unselect().Wait(); err != nil {
+			return fmt.Errorf("watch: unselect: %w", err)
+		}
+	}
+	return nil
+}
+
+// fetchHeader fetches UID, size and header of one message (BODY.PEEK).
+func fetchHeader(c *imapclient.Client, uid imap.UID) (hdr []byte, size int64, ok bool, err error) {
+	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true}
+	bufs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("watch: fetch header uid %d: %w", uid, err)
+	}
+	for _, b := range bufs {
+		if b.UID == uid {
+			return b.FindBodySection(sec), b.RFC822Size, true, nil
+		}
+	}
+	return nil, 0, false, nil
+}
+
+// fetchBody fetches the whole message with BODY.PEEK[].
+func fetchBody(c *imapclient.Client, uid imap.UID) ([]byte, bool, error) {
+	sec := &imap.FetchItemBodySection{Peek: true}
+	bufs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
+	if err != nil {
+		return nil, false, fmt.Errorf("watch: fetch uid %d: %w", uid, err)
+	}
+	for _, b := range bufs {
+		if b.UID == uid {
+			return b.FindBodySection(sec), true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+func isNo(err error) bool {
+	var ie *imap.Error
+	return errors.As(err, &ie) && ie.Type == imap.StatusResponseTypeNo
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// xoauth2 is the SASL XOAUTH2 client mechanism (Gmail, Microsoft 365).
+type xoauth2 struct{ user, token string }
+
+func (a *xoauth2) Start() (string, []byte, error) {
+	return "XOAUTH2", []byte("user=" + a.user + "\x01auth=Bearer " + a.token + "\x01\x01"), nil
+}
+
+// Next answers the server's JSON error challenge with an empty response so
+// it can finish with a tagged NO.
+func (a *xoauth2) Next([]byte) ([]byte, error) { return []byte{}, nil }
