@@ -260,7 +260,8 @@ func TestHelperProcess(t *testing.T) {
 	defer s.Close()
 	fmt.Println("ready")
 	bufio.NewScanner(os.Stdin).Scan() // wait for "go"
-	for k := n - 1; k >= 0; k-- {     // the other end first: the two meet in the middle
+	// The other end first: the two processes meet in the middle.
+	for k := n - 1; k >= 0; k-- {
 		key := fmt.Sprintf("key-%03d", k)
 		tk, err := s.Create(context.Background(), req(key))
 		if err != nil {

@@ -1,0 +1,206 @@
+package dispatcher
+
+import (
+	"context"
+	"net/mail"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	mailclient "triage/internal/clients/mail"
+	"triage/internal/clients/tickets"
+	"triage/internal/clients/warranty"
+	"triage/internal/message"
+)
+
+// localDispatcher wires the real local backends: CSV registry, SQLite
+// tickets and an outbox directory.
+func localDispatcher(t *testing.T, dbPath, outbox string, now time.Time) *Dispatcher {
+	t.Helper()
+	reg, err := warranty.LoadCSV(filepath.Join("testdata", "warranty.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := tickets.OpenSQLite(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tk.Close() })
+	ob, err := mailclient.NewOutbox(outbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Config{
+		Routes: Routes(reg, tk, ob, "Wsparcie <support@example.com>", "example.com"),
+		Now:    func() time.Time { return now },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestRoutesEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 22, 8, 15, 0, 0, time.UTC)
+	d := localDispatcher(t, filepath.Join(dir, "tickets.db"), filepath.Join(dir, "outbox"), now)
+	if diff := cmp.Diff([]string{FuncCheckWarranty, FuncCreateTicket, FuncSendEmail}, d.Names()); diff != "" {
+		t.Errorf("Names (-want +got):\n%s", diff)
+	}
+	msg := testMessage()
+	msg.References = []string{"<root@example.com>", "<in-1@example.com>"}
+	sc := testScenario(t, false)
+	ctx := context.Background()
+
+	s := d.Session(msg, sc, "inbox:42")
+	steps := []struct {
+		name string
+		args map[string]any
+		want map[string]any
+	}{
+		{FuncCheckWarranty, map[string]any{"serial_number": "sn 48213 pl"},
+			map[string]any{"ok": true, "result": map[string]any{"serial_number": "SN-48213-PL", "status": "valid", "expiration_date": "2027-03-01", "product": "Ekspres EC-200"}}},
+		{FuncCheckWarranty, map[string]any{"serial_number": "ABC-123456"},
+			map[string]any{"ok": true, "result": map[string]any{"serial_number": "ABC123456", "status": "expired", "expiration_date": "2024-01-15", "product": "Czajnik K-1"}}},
+		{FuncCreateTicket, map[string]any{"serial_number": "SN-48213-PL", "customer_email": "Jan <jan@example.com>", "priority": "high"},
+			map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000001", "status": "created"}}},
+	}
+	for i, st := range steps {
+		if diff := cmp.Diff(st.want, s.Call(ctx, st.name, st.args)); diff != "" {
+			t.Errorf("step %d %s (-want +got):\n%s", i, st.name, diff)
+		}
+	}
+	env := s.Call(ctx, FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: Reklamacja SN-48213-PL", "body": "Dzień dobry,\nzgłoszenie TKT-000001 przyjęte."})
+	wantID := mailclient.MessageIDFor("inbox:42", "example.com")
+	wantPath := filepath.Join(dir, "outbox", "20261122T081500Z-"+strings.Trim(wantID, "<>")+".eml")
+	want := map[string]any{"ok": true, "result": map[string]any{"message_id": wantID, "path": wantPath, "status": "sent"}}
+	if diff := cmp.Diff(want, env); diff != "" {
+		t.Fatalf("send_email (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want["result"], s.Sent()); diff != "" {
+		t.Errorf("Sent (-want +got):\n%s", diff)
+	}
+
+	f, err := os.Open(wantPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := mail.ReadMessage(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotHeaders := map[string]string{}
+	for _, k := range []string{"From", "To", "Message-Id", "In-Reply-To", "References", "Date", "Auto-Submitted"} {
+		gotHeaders[k] = m.Header.Get(k)
+	}
+	wantHeaders := map[string]string{
+		"From":           `"Wsparcie" <support@example.com>`,
+		"To":             "<jan.reply@example.com>",
+		"Message-Id":     wantID,
+		"In-Reply-To":    "<in-1@example.com>",
+		"References":     "<root@example.com> <in-1@example.com>",
+		"Date":           "Sun, 22 Nov 2026 08:15:00 +0000",
+		"Auto-Submitted": "auto-replied",
+	}
+	if diff := cmp.Diff(wantHeaders, gotHeaders); diff != "" {
+		t.Errorf("reply headers (-want +got):\n%s", diff)
+	}
+
+	// The same email processed again (a retry) finds its ticket and reuses
+	// the reply Message-ID.
+	d2 := localDispatcher(t, filepath.Join(dir, "tickets.db"), filepath.Join(dir, "outbox"), now)
+	s2 := d2.Session(msg, sc, "inbox:42")
+	got := s2.Call(ctx, FuncCreateTicket, map[string]any{"serial_number": "SN48213PL", "customer_email": "jan@example.com", "priority": "high"})
+	if diff := cmp.Diff(map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000001", "status": "existing"}}, got); diff != "" {
+		t.Errorf("retried create_ticket (-want +got):\n%s", diff)
+	}
+	got = d2.Session(msg, sc, "inbox:43").Call(ctx, FuncCreateTicket, map[string]any{"serial_number": "SN-48213-PL", "customer_email": "jan@example.com", "priority": "high"})
+	if diff := cmp.Diff(map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000002", "status": "created"}}, got); diff != "" {
+		t.Errorf("another email's create_ticket (-want +got):\n%s", diff)
+	}
+}
+
+type fakeCreator struct{ got []tickets.Request }
+
+func (f *fakeCreator) Create(ctx context.Context, r tickets.Request) (tickets.Ticket, error) {
+	f.got = append(f.got, r)
+	return tickets.Ticket{TicketID: "TKT-000007", Status: tickets.StatusCreated}, nil
+}
+
+func TestCreateTicketRequest(t *testing.T) {
+	f := &fakeCreator{}
+	route := CreateTicket(f)
+	msg := testMessage()
+	calls := []map[string]any{
+		{"serial_number": "SN-48213-PL", "customer_email": "Jan <JAN@example.com>"},
+		{"serial_number": "sn 48213.pl", "customer_email": "jan@example.com", "priority": "high"},
+	}
+	for _, args := range calls {
+		if _, err := route(context.Background(), &Call{Name: FuncCreateTicket, Args: args, Msg: msg, Key: "k"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := TicketKey("k", "SN48213PL")
+	want := []tickets.Request{
+		{SerialNumber: "SN-48213-PL", CustomerEmail: "jan@example.com", Priority: DefaultPriority, Summary: msg.Subject, IdempotencyKey: key},
+		{SerialNumber: "sn 48213.pl", CustomerEmail: "jan@example.com", Priority: "high", Summary: msg.Subject, IdempotencyKey: key},
+	}
+	if diff := cmp.Diff(want, f.got); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if len(key) != 32 || key == TicketKey("k2", "SN48213PL") || key == TicketKey("k", "SN48213") {
+		t.Errorf("TicketKey not a 32-char key distinct per email and serial: %q", key)
+	}
+}
+
+type fakeSender struct{ got []mailclient.Reply }
+
+func (f *fakeSender) Send(ctx context.Context, r *mailclient.Reply) (mailclient.Receipt, error) {
+	f.got = append(f.got, *r)
+	return mailclient.Receipt{MessageID: r.MessageID, Status: mailclient.StatusSent}, nil
+}
+
+func TestSendEmailReply(t *testing.T) {
+	now := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		msg  func(m *message.Message)
+		key  string
+		want mailclient.Reply
+	}{
+		{
+			name: "threaded, references deduplicated",
+			msg:  func(m *message.Message) { m.References = []string{"<a@x>", "<in-1@example.com>", "<a@x>"} },
+			key:  "k",
+			want: mailclient.Reply{
+				From: "Support <support@example.com>", To: "jan.reply@example.com", Subject: "Re: x", Body: "b",
+				InReplyTo: "<in-1@example.com>", References: []string{"<a@x>", "<in-1@example.com>"},
+				MessageID: mailclient.MessageIDFor("k", "example.com"), Date: now, Key: "k",
+			},
+		},
+		{
+			name: "inbound without Message-ID, no key",
+			msg:  func(m *message.Message) { m.MessageID = "" },
+			want: mailclient.Reply{From: "Support <support@example.com>", To: "jan.reply@example.com", Subject: "Re: x", Body: "b", Date: now},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeSender{}
+			msg := testMessage()
+			tt.msg(msg)
+			args := map[string]any{"to": "Jan <jan.reply@example.com>", "subject": "Re: x", "body": "b"}
+			if _, err := SendEmail(f, "Support <support@example.com>", "example.com")(context.Background(), &Call{Name: FuncSendEmail, Args: args, Msg: msg, Key: tt.key, Now: now}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]mailclient.Reply{tt.want}, f.got); diff != "" {
+				t.Errorf("reply (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
