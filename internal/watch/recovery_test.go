@@ -1,0 +1,186 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	"github.com/google/go-cmp/cmp"
+
+	tmail "triage/internal/clients/mail"
+	"triage/internal/ledger"
+	"triage/internal/mailtest"
+)
+
+// crashAfterRender simulates a crash between writing the pending reply and
+// the end of the SMTP submission: it records the pending row (through the
+// real Sender, whose next sender "dies") and leaves it there.
+type dyingSender struct{ err error }
+
+func (d dyingSender) Send(context.Context, *tmail.Reply) (tmail.Receipt, error) {
+	return tmail.Receipt{}, d.err
+}
+
+// keyOf returns the ledger key the watcher derives for a delivered message.
+func keyOf(id, sender string) string { return "msgid:" + id + "|" + sender }
+
+func TestPendingReplyResolution(t *testing.T) {
+	tests := []struct {
+		name      string
+		inSent    bool // the pending reply's Message-ID is in the Sent folder
+		sentCfg   bool // Config.SentFolder is set
+		wantState string
+		wantReply string
+		wantInbox []string
+		wantHuman []string
+	}{
+		{"no Sent folder configured", false, false, ledger.StateNeedsHuman, ledger.ReplyNeedsHuman, nil, []string{"Gwarancja +kw"}},
+		{"not in Sent", false, true, ledger.StateNeedsHuman, ledger.ReplyNeedsHuman, nil, []string{"Gwarancja +kw"}},
+		{"found in Sent", true, true, ledger.StateReplied, ledger.ReplySent, []string{"Gwarancja +kw"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := mailtest.StartIMAP(t, mailtest.IMAPOptions{Mailboxes: []string{"Sent"}})
+			e := newEnv(t, memTarget(s))
+			id := e.deliver(1, "jan@customer.example", "Gwarancja")
+			key := keyOf(id, "jan@customer.example")
+			// The crashed run: processing row + pending reply.
+			dead, err := NewSender(SenderConfig{Ledger: e.ledger, Next: dyingSender{errors.New("killed")}, Domain: "example.com"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &tmail.Reply{From: "support@example.com", To: "jan@customer.example", Subject: "Re: Gwarancja", Body: "x", InReplyTo: id, Key: key}
+			if _, err := dead.Send(ctx, r); err == nil {
+				t.Fatal("dying sender succeeded")
+			}
+			if _, err := e.ledger.Begin(ctx, ledger.Entry{Loc: ledger.Loc{Account: e.tgt.User, Mailbox: "INBOX", UIDValidity: 1, UID: 1}, Key: key}); err != nil {
+				t.Fatal(err)
+			}
+			if tt.inSent {
+				pend, err := e.ledger.GetReply(ctx, key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Append(t, "Sent", pend.Raw)
+			}
+			w := e.runOnce(func(c *Config) {
+				if tt.sentCfg {
+					c.SentFolder = "Sent"
+				}
+			})
+			if n := len(e.sink.Messages()); n != 0 {
+				t.Errorf("sent %d messages after the crash, want 0", n)
+			}
+			if e.proc.Calls() != 0 {
+				t.Errorf("processed the message again (%d calls)", e.proc.Calls())
+			}
+			if diff := cmp.Diff(map[string]int{tt.wantState: 1}, w.Stats().Final); diff != "" {
+				t.Errorf("final (-want +got):\n%s", diff)
+			}
+			got, err := e.ledger.GetReply(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State != tt.wantReply {
+				t.Errorf("reply state = %q, want %q", got.State, tt.wantReply)
+			}
+			if diff := cmp.Diff(tt.wantInbox, summary(e.mailbox("INBOX"), DefaultKeyword)); diff != "" {
+				t.Errorf("INBOX (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantHuman, summary(e.mailbox(DefaultFailedFolder), DefaultKeyword)); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", DefaultFailedFolder, diff)
+			}
+		})
+	}
+}
+
+// TestSMTPFailures: a refusal before or at DATA is known not to be sent, so
+// the message may be tried again; the ledger keeps no pending row.
+func TestSMTPFailures(t *testing.T) {
+	ctx := context.Background()
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	e := newEnv(t, memTarget(s))
+	id := e.deliver(1, "jan@customer.example", "Gwarancja")
+	e.sink.FailNext(&smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try later"})
+	w := e.runOnce(nil)
+	if diff := cmp.Diff(map[string]int{ledger.StateFailed: 1}, w.Stats().Final); diff != "" {
+		t.Errorf("final (-want +got):\n%s", diff)
+	}
+	if _, err := e.ledger.GetReply(ctx, keyOf(id, "jan@customer.example")); !errors.Is(err, ledger.ErrNotFound) {
+		t.Errorf("reply row after a refused DATA: err = %v, want ErrNotFound", err)
+	}
+	if got := summary(e.mailbox(DefaultFailedFolder), DefaultKeyword); len(got) != 1 {
+		t.Errorf("%s = %v, want the message", DefaultFailedFolder, got)
+	}
+}
+
+// TestSenderIdempotent: a second Send for the same key never reaches SMTP.
+func TestSenderIdempotent(t *testing.T) {
+	ctx := context.Background()
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	e := newEnv(t, memTarget(s))
+	r := func() *tmail.Reply {
+		return &tmail.Reply{From: "support@example.com", To: "jan@customer.example", Subject: "Re: x", Body: "x", InReplyTo: "<a@b>", Key: "k"}
+	}
+	first, err := e.proc.sender.Send(ctx, r())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := e.proc.sender.Send(ctx, r())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.MessageID != tmail.MessageIDFor("k", "example.com") || second != first {
+		t.Errorf("receipts %+v, %+v; want both with the deterministic Message-ID", first, second)
+	}
+	if n := len(e.sink.Messages()); n != 1 {
+		t.Errorf("SMTP accepted %d messages, want 1", n)
+	}
+	if _, err := e.proc.sender.Send(ctx, &tmail.Reply{From: "support@example.com", To: "a@b.example", Subject: "x", Body: "x"}); err == nil {
+		t.Error("Send without a key: want error")
+	}
+	if got := e.sink.Auths(); len(got) != 1 || got[0] != "PLAIN" {
+		t.Errorf("SMTP auths = %v, want [PLAIN]", got)
+	}
+}
+
+// TestShutdownAbandonsInFlight: a stop request lets the message in flight
+// run for the grace period, then abandons it (nothing was sent) so the next
+// run processes it.
+func TestShutdownAbandonsInFlight(t *testing.T) {
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	e := newEnv(t, memTarget(s))
+	e.proc.hung = make(chan struct{}, 1)
+	e.deliver(1, "jan@customer.example", "hang on")
+	ctx, cancel := context.WithCancel(context.Background())
+	w := e.watcher(func(c *Config) { c.Grace = 10 * time.Millisecond })
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	<-e.proc.hung
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(w.Stats().Final) != 0 {
+		t.Errorf("final = %v, want nothing final", w.Stats().Final)
+	}
+	recent, err := e.ledger.Recent(context.Background(), 10, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recent) != 0 {
+		t.Errorf("ledger = %+v, want the abandoned entry gone", recent)
+	}
+	// The next run takes it again.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	go func() { <-e.proc.hung; cancel2() }()
+	if err := e.watcher(func(c *Config) { c.Grace = 10 * time.Millisecond }).RunOnce(ctx2); err != nil {
+		t.Fatalf("RunOnce: %v", err)
+	}
+	if got := e.proc.Calls(); got != 2 {
+		t.Errorf("processor calls = %d, want 2 (the abandoned message taken again)", got)
+	}
+}
