@@ -187,6 +187,10 @@ func WriteCase(w io.Writer, cr CaseResult, quiet bool) {
 	if len(run.Failures) > 0 {
 		fmt.Fprintln(w, "  Failures:")
 		for _, f := range run.Failures {
+			if strings.HasPrefix(f, "  ") {
+				fmt.Fprintf(w, "    %s\n", f) // continuation of the previous failure
+				continue
+			}
 			fmt.Fprintf(w, "    - %s\n", f)
 		}
 	}

@@ -252,7 +252,14 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 	}
 	defer model.Close()
 
+	var sleep func(context.Context, time.Duration) error
+	if offline {
+		// The offline model gains nothing from backoff: retry at once (the
+		// retry policy itself is unchanged).
+		sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	}
 	ag, err := agent.New(agent.Config{
+		Sleep:       sleep,
 		Model:       model,
 		ModelName:   r.cfg.ModelName,
 		MaxTurns:    r.cfg.MaxTurns,
