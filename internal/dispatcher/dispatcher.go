@@ -20,6 +20,7 @@ import (
 
 	"triage/internal/message"
 	"triage/internal/scenario"
+	"triage/internal/serial"
 )
 
 // Error codes returned to the model in {"ok":false,"error":{...}}.
@@ -173,7 +174,7 @@ type Session struct {
 func (d *Dispatcher) Session(msg *message.Message, sc *scenario.Scenario, key string) *Session {
 	s := &Session{d: d, msg: msg, sc: sc, key: key}
 	if msg != nil {
-		s.haystack = normalizeSerial(msg.Subject + "\n" + msg.Text + "\n" + msg.Quoted)
+		s.haystack = serial.Normalize(msg.Subject + "\n" + msg.Text + "\n" + msg.Quoted)
 	}
 	return s
 }
@@ -290,7 +291,7 @@ func (s *Session) checkSerial(args map[string]any, required bool) error {
 	if !ok {
 		return refuse(CodeInvalidArgs, "serial_number must be a string")
 	}
-	norm := normalizeSerial(sn)
+	norm := serial.Normalize(sn)
 	if norm == "" {
 		if !required {
 			return nil
@@ -334,12 +335,10 @@ func (s *Session) checkEmail(args map[string]any) error {
 	if !ok {
 		return refuse(CodeInvalidArgs, "body must be a string")
 	}
-	if strings.ContainsAny(to, ",;") {
-		return refuse(CodeRecipientNotAllowed, "exactly one recipient is allowed")
-	}
-	addr, err := bareAddress(to)
+	addr, err := bareAddress(to) // a list ("a@x, b@y") is refused here
+
 	if err != nil {
-		return refuse(CodeRecipientNotAllowed, "recipient %q is not a single address: %v", to, err)
+		return refuse(CodeRecipientNotAllowed, "exactly one recipient is allowed; %q is not a single address: %v", to, err)
 	}
 	allowed := sameAddress(addr, s.msg.ReplyTo)
 	if !allowed && s.sc.Escalate {
@@ -415,7 +414,7 @@ func sameAddress(bare, other string) bool {
 	return other != "" && strings.EqualFold(bare, strings.TrimSpace(other))
 }
 
-var htmlMarkers = []string{"<html", "<body", "<div", "<p>", "<br", "<a href"}
+var htmlMarkers = []string{"<html", "<body", "<div", "<p>", "<p ", "</p>", "<br", "<a href"}
 
 func looksLikeHTML(body string) bool {
 	lower := strings.ToLower(body)
@@ -425,19 +424,6 @@ func looksLikeHTML(body string) bool {
 		}
 	}
 	return false
-}
-
-// normalizeSerial is the serial comparison form: upper case, without spaces,
-// dashes, dots and slashes (serial.Normalize's contract, kept local so the
-// dispatcher does not depend on the extractor).
-func normalizeSerial(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case ' ', '\t', '\r', '\n', '-', '.', '/':
-			return -1
-		}
-		return r
-	}, strings.ToUpper(s))
 }
 
 // schemaMessage turns the validator's error into one line for the model,

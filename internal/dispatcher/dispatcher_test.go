@@ -232,7 +232,7 @@ func TestSessionCall(t *testing.T) {
 				email("jan.reply@example.com; mallory@evil.example", "Re", "text"),
 				email("not an address", "Re", "text"),
 				email("staff@example.com", "Re", "text"), // staff, but no escalation
-				email("Jan <JAN.Reply@Example.com>", "Re", "text"),
+				email(`"Kowalski, Jan" <JAN.Reply@Example.com>`, "Re", "text"),
 			},
 			want: []Record{
 				refused(FuncSendEmail, mailArgs(email("jan@example.com", "Re", "text")), CodeRecipientNotAllowed),
@@ -241,7 +241,7 @@ func TestSessionCall(t *testing.T) {
 				refused(FuncSendEmail, mailArgs(email("jan.reply@example.com; mallory@evil.example", "Re", "text")), CodeRecipientNotAllowed),
 				refused(FuncSendEmail, mailArgs(email("not an address", "Re", "text")), CodeRecipientNotAllowed),
 				refused(FuncSendEmail, mailArgs(email("staff@example.com", "Re", "text")), CodeRecipientNotAllowed),
-				ok(FuncSendEmail, mailArgs(email("Jan <JAN.Reply@Example.com>", "Re", "text"))),
+				ok(FuncSendEmail, mailArgs(email(`"Kowalski, Jan" <JAN.Reply@Example.com>`, "Re", "text"))),
 			},
 			routed: []string{FuncSendEmail},
 		},

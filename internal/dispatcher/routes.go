@@ -10,6 +10,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
+	"triage/internal/serial"
 )
 
 // DefaultPriority is create_ticket's priority when the model gives none.
@@ -74,7 +75,7 @@ func CreateTicket(c tickets.Creator) Func {
 // TicketKey is the ticket idempotency key for an inbound key and a serial:
 // hex sha256(key + "|" + normalized serial), first 32 characters.
 func TicketKey(key, serialNumber string) string {
-	sum := sha256.Sum256([]byte(key + "|" + normalizeSerial(serialNumber)))
+	sum := sha256.Sum256([]byte(key + "|" + serial.Normalize(serialNumber)))
 	return hex.EncodeToString(sum[:])[:32]
 }
 

@@ -24,6 +24,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"triage/internal/serial"
 )
 
 // Status values.
@@ -115,7 +117,7 @@ func ReadCSV(r io.Reader, name string) (*CSV, error) {
 			ExpirationDate: strings.TrimSpace(rec[2]),
 			Product:        strings.TrimSpace(rec[3]),
 		}
-		key := normalize(res.SerialNumber)
+		key := serial.Normalize(res.SerialNumber)
 		switch {
 		case key == "":
 			errs = append(errs, fmt.Errorf("warranty: %s: line %d: serial_number: empty", name, line))
@@ -153,24 +155,12 @@ func csvErr(name string, err error) error {
 func (c *CSV) Len() int { return len(c.byKey) }
 
 // Check looks serial up; an unknown serial is a not_found Result.
-func (c *CSV) Check(ctx context.Context, serial string) (Result, error) {
+func (c *CSV) Check(ctx context.Context, sn string) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("warranty: %w", err)
 	}
-	if res, ok := c.byKey[normalize(serial)]; ok {
+	if res, ok := c.byKey[serial.Normalize(sn)]; ok {
 		return res, nil
 	}
-	return Result{SerialNumber: serial, Status: StatusNotFound}, nil
-}
-
-// normalize is serial.Normalize's contract: upper case, without spaces,
-// dashes, dots and slashes.
-func normalize(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case ' ', '\t', '-', '.', '/':
-			return -1
-		}
-		return r
-	}, strings.ToUpper(strings.TrimSpace(s)))
+	return Result{SerialNumber: sn, Status: StatusNotFound}, nil
 }
