@@ -171,8 +171,11 @@ func WriteCase(w io.Writer, cr CaseResult, quiet bool) {
 				notes = run.CallNotes[i]
 			}
 			cm := "✓"
-			if !c.OK || len(notes) > 0 {
-				cm = "✗"
+			switch {
+			case len(notes) > 0:
+				cm = "✗" // an expectation points at this call
+			case c.Blocked || !c.OK:
+				cm = "!" // refused or failed, as the case allows
 			}
 			fmt.Fprintf(w, "    %d. %s %s(%s)", i+1, cm, c.Name, formatArgs(c.Args))
 			if len(notes) > 0 {
