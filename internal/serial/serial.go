@@ -18,7 +18,7 @@ var DefaultPatterns = []string{
 	// Labelled serials, English and Polish (with common inflections):
 	// "S/N: ABC123456", "serial number is X1", "serial no. X1",
 	// "numer seryjny: X1", "numeru seryjnego X1", "nr seryjny X1", "nr ser. X1".
-	`(?i)(?:\bS/N|\bS\.N\.|\bserial(?:\s+(?:number|no\.?|nr\.?|#))?|\bnumer(?:u|em|ze)?\s+(?:seryjn(?:y|ego|ym)|ser\.)|\bnr\.?\s+(?:seryjn(?:y|ego|ym)|ser\.))` +
+	`(?i)\b(?:S/N|S\.N\.|serial(?:\s+(?:number|no\.?|nr\.?|#))?|(?:numer(?:u|em|ze)?|nr\.?)\s+(?:seryjn(?:y|ego|ym)|ser\.))` +
 		`(?:\s*(?:[:#=*"'„(–-]|\bis\b|\bto\b|\bjest\b))*\s*([A-Z0-9][A-Z0-9./-]*[A-Z0-9])`,
 }
 
