@@ -204,3 +204,25 @@ func TestSendEmailReply(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSessionCall measures one guarded check_warranty call against the
+// CSV registry: schema validation, serial guard, route, record.
+func BenchmarkSessionCall(b *testing.B) {
+	reg, err := warranty.LoadCSV(filepath.Join("testdata", "warranty.csv"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := New(Config{Routes: map[string]Func{FuncCheckWarranty: CheckWarranty(reg)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg, sc := testMessage(), testScenario(b, false)
+	args := map[string]any{"serial_number": "SN-48213-PL"}
+	ctx := context.Background()
+	for b.Loop() {
+		s := d.Session(msg, sc, "k")
+		if env := s.Call(ctx, FuncCheckWarranty, args); env["ok"] != true {
+			b.Fatal(env)
+		}
+	}
+}

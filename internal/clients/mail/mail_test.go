@@ -241,3 +241,16 @@ func TestMessageIDFor(t *testing.T) {
 		t.Errorf("MessageIDFor = %s, want %s", a, want)
 	}
 }
+
+func BenchmarkRender(b *testing.B) {
+	r := &Reply{
+		From: "Dział Wsparcia <support@example.com>", To: "jan@example.org", Subject: "Re: Gwarancja — SN-48213-PL",
+		Body:      strings.Repeat("Dzień dobry, gwarancja urządzenia jest ważna do 2027-03-01.\n", 20),
+		InReplyTo: "<in@example.org>", References: []string{"<in@example.org>"}, MessageID: "<x@example.com>", Date: date,
+	}
+	for b.Loop() {
+		if _, err := Render(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -270,3 +270,18 @@ func TestHelperProcess(t *testing.T) {
 		fmt.Println(key, tk.TicketID, tk.Status)
 	}
 }
+
+func BenchmarkSQLiteCreate(b *testing.B) {
+	s, err := OpenSQLite(filepath.Join(b.TempDir(), "tickets.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	i := 0
+	for b.Loop() {
+		i++
+		if _, err := s.Create(context.Background(), req(strconv.Itoa(i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
