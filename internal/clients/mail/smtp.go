@@ -89,7 +89,7 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 
 // SMTPError is a failed submission; Temporary says whether a retry may help.
 type SMTPError struct {
-	Op        string // dial, tls, auth, mail, rcpt, data, render
+	Op        string // render, dial, tls, starttls, auth, mail, rcpt, data
 	Err       error
 	temporary bool
 }
@@ -130,15 +130,15 @@ func isTemporary(err error) bool {
 func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	raw, err := Render(r)
 	if err != nil {
-		return Receipt{}, err
+		return Receipt{}, &SMTPError{Op: "render", Err: err}
 	}
 	from, err := bareFrom(r.From)
 	if err != nil {
-		return Receipt{}, err
+		return Receipt{}, &SMTPError{Op: "render", Err: err}
 	}
 	to, err := parseOne("To", r.To)
 	if err != nil {
-		return Receipt{}, err
+		return Receipt{}, &SMTPError{Op: "render", Err: err}
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)

@@ -329,3 +329,21 @@ func TestNewSMTP(t *testing.T) {
 		})
 	}
 }
+
+func TestSMTPRenderErrorSendsNothing(t *testing.T) {
+	b := &sink{}
+	cert, _ := selfSigned(t)
+	addr := startServer(t, b, TLSNone, cert)
+	s, err := NewSMTP(SMTPConfig{Addr: addr, TLS: TLSNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Send(context.Background(), &Reply{From: "support@example.com", To: "a@example.org, b@example.org"})
+	var se *SMTPError
+	if !errors.As(err, &se) || se.Op != "render" || se.Temporary() {
+		t.Errorf("err = %v, want a permanent render SMTPError", err)
+	}
+	if n := len(b.messages()); n != 0 {
+		t.Errorf("%d messages delivered", n)
+	}
+}
