@@ -80,6 +80,11 @@ const maxDepth = 20
 // error only when nothing usable can be read (e.g. no header block at all);
 // the error starts with "message:".
 func Parse(raw []byte) (*Message, error) {
+	return parse(raw, 0)
+}
+
+// parse parses raw at a nesting depth (> 0 for attached messages).
+func parse(raw []byte, depth int) (*Message, error) {
 	m := &Message{Size: len(raw), Header: map[string][]string{}}
 
 	data := raw
@@ -114,11 +119,11 @@ func Parse(raw []byte) (*Message, error) {
 		m.problem("body: " + err.Error())
 	}
 	w := walker{m: m}
-	w.walk(e, 0)
+	w.walk(e, depth)
 
 	var text string
 	switch {
-	case len(w.plain) > 0:
+	case nonBlank(w.plain):
 		text = strings.Join(w.plain, "\n\n")
 	case len(w.html) > 0:
 		var parts []string
@@ -134,7 +139,34 @@ func Parse(raw []byte) (*Message, error) {
 		m.FromHTML = true
 	}
 	m.Text, m.Quoted = splitQuoted(normalizeText(text))
+	// Attached messages (message/rfc822) are history: they go after the
+	// quoted text, each under a forwarded-message separator.
+	for _, f := range w.attached {
+		var b strings.Builder
+		b.WriteString("---------- Forwarded message ---------\n")
+		if f.From.Address != "" {
+			fmt.Fprintf(&b, "From: %s\n", f.From.String())
+		}
+		if f.Subject != "" {
+			fmt.Fprintf(&b, "Subject: %s\n", f.Subject)
+		}
+		b.WriteString("\n")
+		b.WriteString(strings.TrimSpace(f.Text + "\n\n" + f.Quoted))
+		m.Quoted = strings.TrimSpace(m.Quoted + "\n\n" + b.String())
+		for _, p := range f.Problems {
+			m.problem("attached message: " + p)
+		}
+	}
 	return m, nil
+}
+
+func nonBlank(parts []string) bool {
+	for _, p := range parts {
+		if strings.TrimSpace(p) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // HeaderValue returns the first value of the named header ("" if absent).
@@ -284,9 +316,10 @@ func (m *Message) msgIDs(mh gomail.Header, key string) []string {
 
 // walker collects the text parts and attachments of an entity tree.
 type walker struct {
-	m     *Message
-	plain []string
-	html  []string
+	m        *Message
+	plain    []string
+	html     []string
+	attached []*Message
 }
 
 func (w *walker) walk(e *gomessage.Entity, depth int) {
@@ -353,6 +386,10 @@ func (w *walker) leaf(e *gomessage.Entity, mediaType string, params map[string]s
 	if name == "" {
 		name = params["name"]
 	}
+	if mediaType == "message/rfc822" || mediaType == "message/global" {
+		w.attachedMessage(e, name, mediaType, depth)
+		return
+	}
 	isText := mediaType == "text/plain" || mediaType == "text/html" || mediaType == ""
 	if disp == "attachment" || !isText || (disp == "inline" && name != "" && mediaType != "text/plain" && mediaType != "text/html") {
 		n, err := io.Copy(io.Discard, e.Body)
@@ -383,6 +420,26 @@ func (w *walker) leaf(e *gomessage.Entity, mediaType string, params map[string]s
 	} else {
 		w.plain = append(w.plain, text)
 	}
+}
+
+// attachedMessage lists an attached message and keeps its parsed text as
+// forwarded history.
+func (w *walker) attachedMessage(e *gomessage.Entity, name, mediaType string, depth int) {
+	raw, err := io.ReadAll(e.Body)
+	if err != nil {
+		w.m.problem(fmt.Sprintf("attached message: %v", err))
+	}
+	w.m.Attachments = append(w.m.Attachments, Attachment{Name: name, Type: mediaType, Size: len(raw)})
+	if depth >= maxDepth {
+		w.m.problem("attached message: nesting too deep")
+		return
+	}
+	inner, err := parse(raw, depth+1)
+	if err != nil {
+		w.m.problem("attached message: " + err.Error())
+		return
+	}
+	w.attached = append(w.attached, inner)
 }
 
 func bodyLabel(e *gomessage.Entity) string {

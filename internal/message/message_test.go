@@ -183,6 +183,25 @@ func TestParseFixtures(t *testing.T) {
 			quoted:  []string{"wrote:\n> What is the serial number?\n> When did you buy it?"},
 			notText: []string{"wrote:", "> "},
 		},
+		{
+			file: "rfc822-attached.eml",
+			want: header{FromName: "Hanna Wolska", From: "hanna.wolska@example.pl", ReplyTo: "hanna.wolska@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Fwd: Reklamacja suszarki",
+				MessageID: "<rfc822@mail.example.pl>", HasDate: true,
+				Attachments: []Attachment{{Name: "oryginal.eml", Type: "message/rfc822", Size: 259}}},
+			text:    []string{"Przesyłam wcześniejszą wiadomość w załączniku."},
+			quoted:  []string{"---------- Forwarded message ---------\nFrom: \"Hanna Wolska\" <hanna.wolska@example.pl>\nSubject: Suszarka się wyłącza\n\nSuszarka SN-66540-PL wyłącza się po minucie."},
+			notText: []string{"SN-66540-PL"},
+		},
+		{
+			file: "outlook-html-reply.eml",
+			want: header{FromName: "Robert Maj", From: "robert.maj@example.com", ReplyTo: "robert.maj@example.com",
+				To: []string{"serwis@example.com"}, Subject: "RE: Ticket T-3003",
+				MessageID: "<outlook-html@mail.example.com>", HasDate: true, FromHTML: true},
+			text:    []string{"The device is still broken, my S/N is RM-40001."},
+			quoted:  []string{"*From:* Support <serwis@example.com>", "SN-00007-XX"},
+			notText: []string{"SN-00007-XX", "Sent:"},
+		},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
