@@ -347,3 +347,35 @@ func TestSMTPRenderErrorSendsNothing(t *testing.T) {
 		t.Errorf("%d messages delivered", n)
 	}
 }
+
+// TestSMTPSilentServerTimesOut: a server that accepts but never greets must
+// not hang Send past its context.
+func TestSMTPSilentServerTimesOut(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { <-done; c.Close() }()
+		}
+	}()
+	s, err := NewSMTP(SMTPConfig{Addr: l.Addr().String(), TLS: TLSNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err = s.Send(ctx, &Reply{From: "support@example.com", To: "a@example.org", Subject: "s", Body: "b"})
+	var se *SMTPError
+	if !errors.As(err, &se) || !se.Temporary() || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want a temporary deadline error", err)
+	}
+}
