@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"os"
 	"testing"
 	"time"
 
@@ -183,4 +184,25 @@ func TestShutdownAbandonsInFlight(t *testing.T) {
 	if got := e.proc.Calls(); got != 2 {
 		t.Errorf("processor calls = %d, want 2 (the abandoned message taken again)", got)
 	}
+}
+
+func TestLock(t *testing.T) {
+	path := t.TempDir() + "/ledger.db.lock"
+	unlock, err := Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// flock locks belong to the open file description: a second open in the
+	// same process conflicts just as another process would.
+	_, err = Lock(path)
+	var le *LockedError
+	if !errors.As(err, &le) || le.PID != os.Getpid() {
+		t.Fatalf("second Lock: err = %v, want *LockedError with our pid", err)
+	}
+	unlock()
+	unlock2, err := Lock(path)
+	if err != nil {
+		t.Fatalf("Lock after unlock: %v", err)
+	}
+	unlock2()
 }

@@ -1,0 +1,368 @@
+package watch
+
+// These tests run the real triage binary (built once per test run) against
+// in-process IMAP and SMTP servers, with the offline model, a local warranty
+// CSV and a local tickets database: end to end through the real pipeline,
+// and the crash-consistency test (SIGKILL at random moments).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/ledger"
+	"triage/internal/mailtest"
+)
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+	buildOut  []byte
+)
+
+// triageBinary builds ./cmd/triage once for the whole test binary.
+func triageBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "triage-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "triage")
+		cmd := exec.Command("go", "build", "-o", buildPath, "../../cmd/triage")
+		buildOut, buildErr = cmd.CombinedOutput()
+	})
+	if buildErr != nil {
+		t.Fatalf("go build ./cmd/triage: %v\n%s", buildErr, buildOut)
+	}
+	return buildPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildPath != "" {
+		os.RemoveAll(filepath.Dir(buildPath))
+	}
+	os.Exit(code)
+}
+
+// world is the binary's environment: servers, config file, ledger.
+type world struct {
+	t      *testing.T
+	imap   *mailtest.IMAP
+	sink   *mailtest.SMTPSink
+	dir    string
+	config string
+	ledger string
+	log    *bytes.Buffer
+	logMu  sync.Mutex
+}
+
+const warrantyCSV = `serial_number,status,expiration_date,product
+SN-48213-PL,valid,2099-05-31,Ekspres do kawy Aroma 5000
+SN98765,expired,2024-06-15,Zmywarka CleanLine 60
+`
+
+func newWorld(t *testing.T, extra string) *world {
+	t.Helper()
+	w := &world{t: t, dir: t.TempDir(), log: &bytes.Buffer{}}
+	w.imap = mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	w.sink = mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "relay", Password: "relaypw"})
+	w.ledger = filepath.Join(w.dir, "ledger.db")
+	if err := os.WriteFile(filepath.Join(w.dir, "warranty.csv"), []byte(warrantyCSV), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.dir, "smtp.pass"), []byte("relaypw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`imap:
+  addr: %s
+  tls: none
+  user: %s
+  sent_folder: Sent
+smtp:
+  addr: %s
+  tls: none
+  user: relay
+  password_file: smtp.pass
+ledger: ledger.db
+interval: 50ms
+limits:
+  per_sender: -1
+  global_per_hour: -1
+log:
+  format: json
+  level: info
+pipeline:
+  from: "Serwis <serwis@example.com>"
+  offline: true
+  warranty_csv: warranty.csv
+  tickets_db: tickets.db
+%s`, w.imap.Addr, w.imap.User, w.sink.Addr, extra)
+	w.config = filepath.Join(w.dir, "triage.yaml")
+	if err := os.WriteFile(w.config, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// command prepares the binary with a clean environment (no Gemini key).
+func (w *world) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(triageBinary(w.t), args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.dir, "TRIAGE_IMAP_PASSWORD=" + w.imap.Password}
+	cmd.Dir = w.dir
+	cmd.Stdout = &lockedWriter{w: w}
+	cmd.Stderr = &lockedWriter{w: w}
+	return cmd
+}
+
+type lockedWriter struct{ w *world }
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.w.logMu.Lock()
+	defer l.w.logMu.Unlock()
+	return l.w.log.Write(p)
+}
+
+func (w *world) logs() string {
+	w.logMu.Lock()
+	defer w.logMu.Unlock()
+	return w.log.String()
+}
+
+// inbound is one customer message of the test.
+type inbound struct {
+	ID      string
+	Subject string
+}
+
+var bodies = []string{
+	"Dzień dobry,\r\nmój ekspres do kawy przestał grzać wodę. Numer seryjny: SN-48213-PL.\r\nProszę o pomoc.\r\nAnna",
+	"Dzień dobry,\r\nzmywarka nie działa, numer seryjny SN98765.\r\nPozdrawiam",
+	"Hello,\r\nmy kettle broke, serial number SN00000-XX.\r\nThanks",
+	"Dzień dobry,\r\nczajnik przecieka. Nie mam numeru seryjnego.\r\nPozdrawiam",
+}
+
+func (w *world) deliver(n int) inbound {
+	id := fmt.Sprintf("<crash-%d@customer.example>", n)
+	subj := fmt.Sprintf("Reklamacja %d", n)
+	raw := fmt.Sprintf("From: Klient %d <klient%d@customer.example>\r\nTo: serwis@example.com\r\nSubject: %s\r\nMessage-ID: %s\r\nDate: Mon, 16 Nov 2026 09:12:44 +0100\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n%s\r\n",
+		n, n, subj, id, bodies[n%len(bodies)])
+	w.imap.Append(w.t, "INBOX", []byte(raw))
+	return inbound{ID: id, Subject: subj}
+}
+
+// tally checks every inbound message: answered exactly once, or handed to a
+// person (in the failed folder); nothing twice, nothing lost.
+type tally struct {
+	Messages, Replied, Human, Skipped, Duplicates, Lost int
+}
+
+func (w *world) tally(msgs []inbound) (tally, []string) {
+	w.t.Helper()
+	replies := w.sink.CountByHeader("In-Reply-To")
+	inHuman := map[string]bool{}
+	for _, m := range w.imap.Messages(w.t, DefaultFailedFolder) {
+		inHuman[headerOf(m.Raw, "Message-ID")] = true
+	}
+	inInbox := map[string]mailtest.Message{}
+	for _, m := range w.imap.Messages(w.t, "INBOX") {
+		inInbox[headerOf(m.Raw, "Message-ID")] = m
+	}
+	led, err := ledger.Open(context.Background(), ledger.Config{Path: w.ledger})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer led.Close()
+	entries, err := led.Recent(context.Background(), 100000, "")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	state := map[string]string{}
+	for _, e := range entries {
+		state[e.MessageID] = e.State
+	}
+	var tl tally
+	var problems []string
+	for _, m := range msgs {
+		tl.Messages++
+		n := replies[m.ID]
+		switch {
+		case n > 1:
+			tl.Duplicates++
+			problems = append(problems, fmt.Sprintf("%s answered %d times", m.ID, n))
+		case inHuman[m.ID]:
+			tl.Human++
+		case n == 1:
+			tl.Replied++
+		case state[m.ID] == ledger.StateSkipped && inInbox[m.ID].HasFlag(DefaultKeyword):
+			tl.Skipped++
+		default:
+			tl.Lost++
+			problems = append(problems, fmt.Sprintf("%s lost: %d replies, ledger state %q, in INBOX %v", m.ID, n, state[m.ID], inInbox[m.ID].Flags))
+		}
+	}
+	return tl, problems
+}
+
+func headerOf(raw []byte, name string) string {
+	for _, line := range strings.Split(string(raw), "\r\n") {
+		if line == "" {
+			break
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, name) {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func TestBinaryEndToEnd(t *testing.T) {
+	w := newWorld(t, "")
+	var msgs []inbound
+	for i := range 8 {
+		msgs = append(msgs, w.deliver(i))
+	}
+	run := func(args ...string) (int, string) {
+		cmd := w.command(args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("run %v: %v", args, err)
+		}
+		return cmd.ProcessState.ExitCode(), out.String()
+	}
+	code, out := run("watch", "--config", w.config, "--once")
+	if code != 0 {
+		t.Fatalf("watch --once: exit %d\n%s", code, out)
+	}
+	tl, problems := w.tally(msgs)
+	t.Logf("end to end: %+v", tl)
+	if len(problems) > 0 || tl.Replied == 0 {
+		t.Errorf("problems: %v (tally %+v)\n%s", problems, tl, out)
+	}
+	sent := len(w.sink.Messages())
+	if len(w.imap.Messages(t, "Sent")) != sent {
+		t.Errorf("Sent folder has %d messages, SMTP accepted %d", len(w.imap.Messages(t, "Sent")), sent)
+	}
+
+	// A rerun answers nothing.
+	if code, out := run("watch", "--config", w.config, "--once"); code != 0 {
+		t.Fatalf("second watch --once: exit %d\n%s", code, out)
+	}
+	if got := len(w.sink.Messages()); got != sent {
+		t.Errorf("rerun sent %d more replies", got-sent)
+	}
+
+	// triage ledger shows every message.
+	code, out = run("ledger", "--config", w.config, "--json")
+	if code != 0 || strings.Count(out, "\n") != len(msgs) {
+		t.Errorf("triage ledger --json: exit %d, %d lines, want %d:\n%s", code, strings.Count(out, "\n"), len(msgs), out)
+	}
+
+	// Overlapping runs: a daemon holds the lock; --once loses, clearly.
+	daemon := w.command("watch", "--config", w.config)
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-w.imap.IdleStarted() // the daemon is up and idling
+	code, out = run("watch", "--config", w.config, "--once")
+	if code != exitLockedForTest || !strings.Contains(out, "another triage watch") {
+		t.Errorf("overlapping --once: exit %d, output %q; want exit %d and a clear message", code, out, exitLockedForTest)
+	}
+	// SIGTERM stops the daemon cleanly.
+	daemon.Process.Signal(syscall.SIGTERM)
+	if err := daemon.Wait(); err != nil {
+		t.Errorf("daemon after SIGTERM: %v\n%s", err, w.logs())
+	}
+}
+
+// exitLockedForTest mirrors cmd/triage's exitLocked.
+const exitLockedForTest = 3
+
+// TestCrashConsistency kills the real binary with SIGKILL at random moments
+// while it works through many messages, restarts it each time, and checks
+// that every message was answered exactly once or handed to a person.
+func TestCrashConsistency(t *testing.T) {
+	const (
+		wantKills   = 60
+		messages    = 80
+		maxLifetime = 400 * time.Millisecond
+	)
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("TRIAGE_CRASH_SEED"); s != "" {
+		fmt.Sscan(s, &seed)
+	}
+	t.Logf("crash test seed %d (rerun with TRIAGE_CRASH_SEED=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+
+	w := newWorld(t, "")
+	var msgs []inbound
+	for i := range messages / 2 {
+		msgs = append(msgs, w.deliver(i))
+	}
+	start := time.Now()
+	kills, restarts := 0, 0
+	for kills < wantKills {
+		if kills == wantKills/3 { // more mail arrives while it keeps crashing
+			for i := messages / 2; i < messages; i++ {
+				msgs = append(msgs, w.deliver(i))
+			}
+		}
+		cmd := w.command("watch", "--config", w.config)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		restarts++
+		time.Sleep(time.Duration(rng.Int64N(int64(maxLifetime))))
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled() {
+			kills++
+		} else {
+			t.Fatalf("run %d ended before the kill (%v):\n%s", restarts, err, tail(w.logs(), 3000))
+		}
+	}
+	// A last, undisturbed pass finishes whatever is left.
+	final := w.command("watch", "--config", w.config, "--once")
+	if err := final.Run(); err != nil {
+		t.Fatalf("final watch --once: %v\n%s", err, tail(w.logs(), 3000))
+	}
+	tl, problems := w.tally(msgs)
+	t.Logf("crash consistency: kills=%d messages=%d replied_once=%d handed_to_person=%d skipped=%d duplicates=%d lost=%d smtp_accepted=%d (%v, seed %d)",
+		kills, tl.Messages, tl.Replied, tl.Human, tl.Skipped, tl.Duplicates, tl.Lost, len(w.sink.Messages()), time.Since(start).Round(time.Millisecond), seed)
+	if diff := cmp.Diff(0, tl.Duplicates+tl.Lost); diff != "" || len(problems) > 0 {
+		sort.Strings(problems)
+		t.Errorf("not exactly once: %v", problems)
+	}
+	if tl.Replied == 0 {
+		t.Errorf("no message was answered; logs:\n%s", tail(w.logs(), 3000))
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
