@@ -140,7 +140,7 @@ func matchInOrder(exp []ExpectedCall, act []dispatcher.Record, fail failFunc) {
 			}
 		}
 		if !found {
-			fail("Expected call %d %s not found in order%s", i+1, e.FunctionName, closest(e, act))
+			fail("Expected call %d %s not found in order%s", i+1, e.FunctionName, closest(e, act, "is out of order"))
 			fail("  Expected: %s", expectedNames(exp))
 			fail("  Actual: %s", actualNames(act))
 			return
@@ -178,13 +178,14 @@ func matchUnordered(exp []ExpectedCall, act []dispatcher.Record, fail failFunc) 
 	}
 	for i, e := range exp {
 		if !try(i, make([]bool, len(act))) {
-			fail("Expected call %d %s not matched by any call%s", i+1, e.FunctionName, closest(e, act))
+			fail("Expected call %d %s not matched by any call%s", i+1, e.FunctionName, closest(e, act, "is paired with another expected call"))
 		}
 	}
 }
 
-// closest explains why the nearest actual call of the same name failed.
-func closest(e ExpectedCall, act []dispatcher.Record) string {
+// closest explains why the nearest actual call of the same name failed;
+// taken says why a call that matches on its own was not used.
+func closest(e ExpectedCall, act []dispatcher.Record, taken string) string {
 	best, bestN := -1, 0
 	var bestMsgs []string
 	for j, a := range act {
@@ -198,6 +199,9 @@ func closest(e ExpectedCall, act []dispatcher.Record) string {
 	}
 	if best < 0 {
 		return fmt.Sprintf(" (no %s call was made)", e.FunctionName)
+	}
+	if len(bestMsgs) == 0 {
+		return fmt.Sprintf(" (call %d %s matches but %s)", best+1, e.FunctionName, taken)
 	}
 	return fmt.Sprintf(" (closest: call %d %s)", best+1, strings.Join(bestMsgs, "; "))
 }
