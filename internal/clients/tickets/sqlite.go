@@ -47,6 +47,10 @@ func OpenSQLite(path string) (*SQLite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tickets: sqlite: open %s: %w", path, err)
 	}
+	// One connection per store: goroutines queue in database/sql instead of
+	// spinning in SQLite's busy handler; other processes still wait on the
+	// file lock (busy_timeout).
+	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("tickets: sqlite: %s: create schema: %w", path, err)
