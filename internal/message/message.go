@@ -98,6 +98,10 @@ func parse(raw []byte, depth int) (*Message, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("message: empty input")
 	}
+	if cleaned, dropped := dropBadHeaderLines(data); dropped > 0 {
+		data = cleaned
+		m.problem(fmt.Sprintf("header: %d malformed header line(s) dropped", dropped))
+	}
 
 	br := bufio.NewReader(bytes.NewReader(data))
 	h, err := gotextproto.ReadHeader(br)
@@ -247,6 +251,58 @@ func (m *Message) readHeader(hdr gomessage.Header) {
 		m.InReplyTo = ids[0]
 	}
 	m.References = m.msgIDs(mh, "References")
+}
+
+// dropBadHeaderLines removes lines of the header block that are neither a
+// "Name: value" field nor a continuation, so that one stray line does not
+// end the header early. It returns data unchanged when nothing is dropped.
+func dropBadHeaderLines(data []byte) ([]byte, int) {
+	var out []byte
+	dropped := 0
+	rest := data
+	first := true
+	for len(rest) > 0 {
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line = rest[:i+1]
+		}
+		body := bytes.TrimRight(line, "\r\n")
+		if len(body) == 0 {
+			break // end of the header block
+		}
+		ok := false
+		switch {
+		case body[0] == ' ' || body[0] == '\t':
+			ok = !first
+		default:
+			if i := bytes.IndexByte(body, ':'); i > 0 {
+				ok = validHeaderKey(bytes.TrimRight(body[:i], " \t"))
+			}
+		}
+		if ok {
+			out = append(out, line...)
+		} else {
+			dropped++
+		}
+		first = false
+		rest = rest[len(line):]
+	}
+	if dropped == 0 || len(out) == 0 {
+		return data, 0
+	}
+	return append(out, rest...), dropped
+}
+
+func validHeaderKey(k []byte) bool {
+	if len(k) == 0 {
+		return false
+	}
+	for _, c := range k {
+		if c <= ' ' || c >= 127 || c == ':' {
+			return false
+		}
+	}
+	return true
 }
 
 // looseAddr finds an addr-spec inside a header value that the strict parser

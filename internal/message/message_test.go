@@ -202,6 +202,22 @@ func TestParseFixtures(t *testing.T) {
 			quoted:  []string{"*From:* Support <serwis@example.com>", "SN-00007-XX"},
 			notText: []string{"SN-00007-XX", "Sent:"},
 		},
+		{
+			file: "html-meta-charset.eml",
+			want: header{FromName: "Lena Dudek", From: "lena.dudek@example.pl", ReplyTo: "lena.dudek@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Meta charset",
+				MessageID: "<meta-charset@mail.example.pl>", HasDate: true, FromHTML: true},
+			text:     []string{"Grzałka w czajniku SN12121 nie działa."},
+			problems: []string{"charset"},
+		},
+		{
+			file: "mbox-bad-header.eml",
+			want: header{FromName: "Jan Wolny", From: "jan.wolny@example.pl", ReplyTo: "jan.wolny@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "=?x-klingon?Q?qapla?= ok",
+				MessageID: "<mbox-bad@mail.example.pl>", HasDate: true},
+			text:     []string{"Zgłaszam usterkę."},
+			problems: []string{"mbox From_ line", "1 malformed header line(s) dropped", "Subject"}, notText: []string{"Content-Type"},
+		},
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
