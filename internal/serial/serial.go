@@ -11,14 +11,20 @@ import (
 
 // DefaultPatterns catch forms like SN12345, SN-48213-PL, S/N: ABC123456,
 // "numer seryjny: …", "nr seryjny …", "serial number …". Each pattern has
-// exactly one capturing group: the serial itself.
+// exactly one capturing group: the serial itself. Captures without a digit,
+// shorter than five characters (normalized) or shaped like a date are
+// dropped whatever the pattern.
 var DefaultPatterns = []string{
 	// SN-prefixed serials written as one token: SN12345, SN-48213-PL, SN 12345.
 	`(?i)\b(SN(?:[- ]?[0-9]|-[A-Z])[A-Z0-9]*(?:-[A-Z0-9]+)*)\b`,
 	// Labelled serials, English and Polish (with common inflections):
-	// "S/N: ABC123456", "serial number is X1", "serial no. X1",
-	// "numer seryjny: X1", "numeru seryjnego X1", "nr seryjny X1", "nr ser. X1".
-	`(?i)\b(?:S/N|S\.N\.|serial(?:\s+(?:number|no\.?|nr\.?|#))?|(?:numer(?:u|em|ze)?|nr\.?)\s+(?:seryjn(?:y|ego|ym)|ser\.))` +
+	// "S/N: ABC123456", "SN: X1", "serial number is X1", "serial no. X1",
+	// "numer seryjny: X1", "numeru seryjnego X1", "nr seryjny X1",
+	// "nr ser. X1", "numer fabryczny X1". Up to three words may stand between
+	// the label and a ":"/"to"/"is" ("numer seryjny urządzenia to X1",
+	// "serial number of my kettle is X1").
+	`(?i)\b(?:S/N|S\.N\.|SN\s*[:#]|serial(?:\s+(?:number|num\.?|no\.?|nr\.?|#))?|(?:numer(?:u|em|ze)?|nr\.?)\s+(?:seryjn(?:y|ego|ym)|ser\.|fabryczn(?:y|ego|ym)))` +
+		`(?:(?:\s+\pL+){1,3}?\s*(?::|\bto\b|\bis\b|\bjest\b))?` +
 		`(?:\s*(?:[:#=*"'„(–-]|\bis\b|\bto\b|\bjest\b))*\s*([A-Z0-9][A-Z0-9./-]*[A-Z0-9])`,
 }
 

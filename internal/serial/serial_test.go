@@ -57,6 +57,13 @@ func TestExtract(t *testing.T) {
 		{"words starting with sn", "snowboard snake SNAP2024 snippet", "", nil},
 		{"inside word", "ASN12345 and XSN-55555", "", nil},
 		{"serial word alone", "serial killer on TV, serial port COM1", "", nil},
+		{"words between label and colon", "Numer seryjny mojego ekspresu: XY12345.", "", []string{"XY12345"}},
+		{"words between label and to", "numer seryjny urządzenia to 12345ABC", "", []string{"12345ABC"}},
+		{"english words between", "The serial number of my kettle is KT-55821.", "", []string{"KT-55821"}},
+		{"label then negation", "numer seryjny nie jest widoczny, zamówienie 123456", "", nil},
+		{"SN colon", "SN: 4821377", "", []string{"4821377"}},
+		{"numer fabryczny", "nr fabryczny 00-7731-A", "", []string{"00-7731-A"}},
+		{"label across line break", "Numer seryjny:\nSN-48213-PL", "", []string{"SN-48213-PL"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
