@@ -148,8 +148,11 @@ func parse(raw []byte, depth int) (*Message, error) {
 	for _, f := range w.attached {
 		var b strings.Builder
 		b.WriteString("---------- Forwarded message ---------\n")
-		if f.From.Address != "" {
-			fmt.Fprintf(&b, "From: %s\n", f.From.String())
+		switch {
+		case f.From.Name != "":
+			fmt.Fprintf(&b, "From: %s <%s>\n", f.From.Name, f.From.Address)
+		case f.From.Address != "":
+			fmt.Fprintf(&b, "From: %s\n", f.From.Address)
 		}
 		if f.Subject != "" {
 			fmt.Fprintf(&b, "Subject: %s\n", f.Subject)

@@ -190,7 +190,7 @@ func TestParseFixtures(t *testing.T) {
 				MessageID: "<rfc822@mail.example.pl>", HasDate: true,
 				Attachments: []Attachment{{Name: "oryginal.eml", Type: "message/rfc822", Size: 259}}},
 			text:    []string{"Przesyłam wcześniejszą wiadomość w załączniku."},
-			quoted:  []string{"---------- Forwarded message ---------\nFrom: \"Hanna Wolska\" <hanna.wolska@example.pl>\nSubject: Suszarka się wyłącza\n\nSuszarka SN-66540-PL wyłącza się po minucie."},
+			quoted:  []string{"---------- Forwarded message ---------\nFrom: Hanna Wolska <hanna.wolska@example.pl>\nSubject: Suszarka się wyłącza\n\nSuszarka SN-66540-PL wyłącza się po minucie."},
 			notText: []string{"SN-66540-PL"},
 		},
 		{
