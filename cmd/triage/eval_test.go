@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const evalTestInstructions = "../../eval/testdata/instructions"
+
+const evalPassing = `scenario_id: cli_pass
+description: missing serial, asks for it
+category: missing-info
+input:
+  email:
+    subject: "Naprawa gwarancyjna"
+    body: "Dzień dobry, mój czajnik nie działa, proszę o naprawę w ramach gwarancji."
+    from: "ala@example.com"
+expected_output:
+  scenario_instruction_used: missing-info
+  status: replied
+  expected_function_calls:
+    - function_name: send_email
+      arguments: {to: ala@example.com}
+`
+
+func writeEvalCase(t *testing.T, dir, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runEvalCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	all := append([]string{"eval", "--offline", "--instructions", evalTestInstructions}, args...)
+	code := run(context.Background(), all, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestEvalExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	writeEvalCase(t, dir, "pass.yaml", evalPassing)
+	failing := strings.NewReplacer("cli_pass", "cli_fail", "category: missing-info", "category: other",
+		"to: ala@example.com", "to: somebody@example.com").Replace(evalPassing)
+	mixed := t.TempDir()
+	writeEvalCase(t, mixed, "pass.yaml", evalPassing)
+	writeEvalCase(t, mixed, "fail.yaml", failing)
+	broken := t.TempDir()
+	writeEvalCase(t, broken, "pass.yaml", evalPassing)
+	writeEvalCase(t, broken, "broken.yaml", strings.NewReplacer("cli_pass", "cli_broken", "function_name: send_email", "function_name: check_warranty").Replace(evalPassing))
+
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{name: "all pass", args: []string{dir}, code: exitOK,
+			stdout: []string{"✓ cli_pass: missing serial, asks for it", "1. ✓ send_email(", "Pass rate: 1/1 (100.0%)"}},
+		{name: "below the default gate", args: []string{mixed}, code: exitBelowGate,
+			stdout: []string{"✗ cli_fail", `Argument 'to' expected "somebody@example.com", got "ala@example.com"`, "Pass rate: 1/2 (50.0%)"},
+			stderr: []string{"pass rate 50.0% is below --min-pass-rate 99%"}},
+		{name: "at the gate", args: []string{"--min-pass-rate", "50", mixed}, code: exitOK},
+		{name: "filter by category glob", args: []string{"--filter", "missing-*", mixed}, code: exitOK,
+			stdout: []string{"(1 cases;"}},
+		{name: "filter by id", args: []string{"--filter", "cli_fail", mixed}, code: exitBelowGate},
+		{name: "filter matching nothing", args: []string{"--filter", "nope", mixed}, code: exitUsage,
+			stderr: []string{"no case matches --filter nope"}},
+		{name: "invalid case file", args: []string{broken}, code: exitUsage,
+			stderr: []string{`broken.yaml:13: expected_output.expected_function_calls[0].function_name: function "check_warranty" is not declared by scenario "missing-info" (it declares: send_email)`}},
+		{name: "missing directory", args: []string{filepath.Join(dir, "nope")}, code: exitUsage},
+		{name: "bad -j", args: []string{"-j", "0", dir}, code: exitUsage},
+		{name: "record and replay", args: []string{"--record", dir, "--replay", dir, dir}, code: exitUsage},
+		{name: "replay dir missing", args: []string{"--replay", filepath.Join(dir, "none"), dir}, code: exitUsage,
+			stderr: []string{"not a directory of cassettes"}},
+		{name: "bad gate", args: []string{"--min-pass-rate", "101", dir}, code: exitUsage},
+		{name: "repeat", args: []string{"--repeat", "2", "-j", "2", dir}, code: exitOK,
+			stdout: []string{"2 runs each", "pass^2: 1/1 cases passed every run; runs: 2/2 (100.0%)", "Flaky: none"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runEvalCLI(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout, stderr)
+			}
+			for _, s := range tt.stdout {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			for _, s := range tt.stderr {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestEvalReportFiles(t *testing.T) {
+	dir := t.TempDir()
+	writeEvalCase(t, dir, "pass.yaml", evalPassing)
+	out := t.TempDir()
+	junit, js := filepath.Join(out, "eval.xml"), filepath.Join(out, "eval.json")
+	if code, stdout, stderr := runEvalCLI(t, "--junit", junit, "--json", js, dir); code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var doc struct {
+		Tests int `xml:"tests,attr"`
+		Suite struct {
+			Cases []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	data, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil || doc.Tests != 1 || len(doc.Suite.Cases) != 1 || doc.Suite.Cases[0].Name != "cli_pass" {
+		t.Errorf("junit: %v %+v", err, doc)
+	}
+	var rep struct {
+		Mode     string  `json:"mode"`
+		PassRate float64 `json:"pass_rate"`
+		Cases    []struct {
+			Runs []struct {
+				Outcome struct {
+					Status string `json:"status"`
+				} `json:"outcome"`
+			} `json:"runs"`
+		} `json:"cases"`
+	}
+	data, err = os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil || rep.Mode != "offline" || rep.PassRate != 100 || rep.Cases[0].Runs[0].Outcome.Status != "replied" {
+		t.Errorf("json: %v %+v", err, rep)
+	}
+
+	// Invalid case files still reach CI: the JUnit report lists them as errors.
+	writeEvalCase(t, dir, "bad.yaml", "scenario_id: bad\nbogus: 1\n")
+	code, _, _ := runEvalCLI(t, "--junit", junit, dir)
+	data, _ = os.ReadFile(junit)
+	if code != exitUsage || !strings.Contains(string(data), `bad.yaml:2: unknown field &#34;bogus&#34;`) {
+		t.Errorf("exit %d, junit:\n%s", code, data)
+	}
+}
