@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"triage/internal/serial"
 )
 
 // header is the part of a parsed message compared exactly.
@@ -40,9 +42,12 @@ func TestParseFixtures(t *testing.T) {
 		// problems must each be a substring of some recorded problem;
 		// when empty, no problem may be recorded.
 		problems []string
+		// serials are what serial.Extract finds in Text, then Quoted.
+		serials []string
 	}{
 		{
-			file: "utf8-plain.eml",
+			file:    "utf8-plain.eml",
+			serials: []string{"SN-48213-PL"},
 			want: header{FromName: "Anna Nowak", From: "anna.nowak@example.pl", ReplyTo: "anna.nowak@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "Reklamacja – ekspres nie grzeje, SN-48213-PL",
 				MessageID: "<utf8-plain-1@mail.example.pl>", InReplyTo: "<prev-1@example.com>",
@@ -52,7 +57,8 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"Dziękujemy"},
 		},
 		{
-			file: "iso88592-qp.eml",
+			file:    "iso88592-qp.eml",
+			serials: []string{"SN77001"},
 			want: header{FromName: "Paweł Łuczak", From: "pawel.luczak@example.pl", ReplyTo: "pawel.luczak@example.pl",
 				To: []string{"serwis@example.com", "biuro@example.pl"}, Subject: "Pęknięty zbiornik - zgłoszenie",
 				MessageID: "<iso88592-qp@mail.example.pl>", HasDate: true},
@@ -61,7 +67,8 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"Prosimy"},
 		},
 		{
-			file: "win1250-base64.eml",
+			file:    "win1250-base64.eml",
+			serials: []string{"SN-55120-PL", "SN-11111-PL"},
 			want: header{FromName: "Grzegorz Wójcik", From: "g.wojcik@example.pl", ReplyTo: "g.wojcik@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "Wymiana grzałki",
 				MessageID: "<win1250-b64@mail.example.pl>", HasDate: true},
@@ -70,7 +77,8 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"____", "SN-11111-PL", "Wysłano"},
 		},
 		{
-			file: "html-only-win1250.eml",
+			file:    "html-only-win1250.eml",
+			serials: []string{"SN-70412-PL"},
 			want: header{FromName: "Małgorzata Żak", From: "m.zak@example.pl", ReplyTo: "m.zak@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "Odkurzacz się przegrzewa",
 				MessageID: "<html-only@mail.example.pl>", HasDate: true, FromHTML: true},
@@ -79,7 +87,8 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"HIDDEN", "SN00000", "<p>", "color: red", "Prosimy"},
 		},
 		{
-			file: "nested-multipart.eml",
+			file:    "nested-multipart.eml",
+			serials: []string{"ABC123456"},
 			want: header{FromName: "John Smith", From: "john.smith@example.com", ReplyTo: "john.smith@example.com",
 				To: []string{"serwis@example.com"}, Subject: "Broken kettle, invoice attached",
 				MessageID: "<nested@mail.example.com>", HasDate: true,
@@ -92,7 +101,8 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"HTML-VERSION", "Original Message", "%PDF"},
 		},
 		{
-			file: "missing-boundary.eml",
+			file:    "missing-boundary.eml",
+			serials: []string{"SN31337"},
 			want: header{FromName: "Ewa Lis", From: "ewa.lis@example.pl", ReplyTo: "ewa.lis@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "Brak granicy",
 				MessageID: "<missing-boundary@mail.example.pl>", HasDate: true},
@@ -100,7 +110,8 @@ func TestParseFixtures(t *testing.T) {
 			problems: []string{"multipart: missing closing boundary"},
 		},
 		{
-			file: "lowercase-headers.eml",
+			file:    "lowercase-headers.eml",
+			serials: []string{"KR-20931"},
 			want: header{FromName: "Tomasz Kruk", From: "t.kruk@example.pl", ReplyTo: "t.kruk@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "male litery w naglowkach",
 				MessageID: "<lowercase@mail.example.pl>"},
@@ -108,7 +119,8 @@ func TestParseFixtures(t *testing.T) {
 			problems: []string{"no Date"},
 		},
 		{
-			file: "unknown-charset.eml",
+			file:    "unknown-charset.eml",
+			serials: []string{"SN40404"},
 			want: header{FromName: "Zofia Bak", From: "z.bak@example.pl", ReplyTo: "z.bak@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "Nieznany zestaw znakow",
 				MessageID: "<unknown-charset@mail.example.pl>", HasDate: true},
@@ -116,7 +128,8 @@ func TestParseFixtures(t *testing.T) {
 			problems: []string{"unknown charset", "fallback"},
 		},
 		{
-			file: "broken-base64.eml",
+			file:    "broken-base64.eml",
+			serials: []string{"SN50505"},
 			want: header{FromName: "Adam Mazur", From: "adam.mazur@example.pl", ReplyTo: "adam.mazur@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "Uszkodzony base64",
 				MessageID: "<broken-b64@mail.example.pl>", HasDate: true},
@@ -131,7 +144,8 @@ func TestParseFixtures(t *testing.T) {
 			problems: []string{"no usable From address"},
 		},
 		{
-			file: "english-reply.eml",
+			file:    "english-reply.eml",
+			serials: []string{"XJ-90210-B", "SN-00042-EN"},
 			want: header{FromName: "Mary Jones", From: "mary.jones@example.com", ReplyTo: "mary.j@example.com",
 				To: []string{"serwis@example.com"}, Subject: "Re: Your repair request",
 				MessageID: "<en-reply@mail.example.com>", InReplyTo: "<ticket-77@example.com>", HasDate: true},
@@ -140,7 +154,8 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"wrote:", "SN-00042-EN"},
 		},
 		{
-			file: "forwarded.eml",
+			file:    "forwarded.eml",
+			serials: []string{"SN60606"},
 			want: header{FromName: "Piotr Zielinski", From: "piotr.z@example.pl", ReplyTo: "piotr.z@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "Fwd: Naprawa",
 				MessageID: "<forwarded@mail.example.pl>", HasDate: true},
@@ -149,7 +164,8 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"SN60606", "Forwarded"},
 		},
 		{
-			file: "original-message-pl.eml",
+			file:    "original-message-pl.eml",
+			serials: []string{"SN80808"},
 			want: header{FromName: "Karol Wrona", From: "karol.wrona@example.pl", ReplyTo: "karol.wrona@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "Odp: Zgloszenie",
 				MessageID: "<orig-pl@mail.example.pl>", HasDate: true},
@@ -158,7 +174,8 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"SN80808"},
 		},
 		{
-			file: "dnia-napisal.eml",
+			file:    "dnia-napisal.eml",
+			serials: []string{"SN90909"},
 			want: header{FromName: "Beata Kos", From: "beata.kos@example.pl", ReplyTo: "beata.kos@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "Re: Gwarancja",
 				MessageID: "<dnia@mail.example.pl>", HasDate: true},
@@ -175,7 +192,8 @@ func TestParseFixtures(t *testing.T) {
 			problems: []string{"From:", "To:"},
 		},
 		{
-			file: "bottom-posted.eml",
+			file:    "bottom-posted.eml",
+			serials: []string{"SN24680"},
 			want: header{FromName: "Olga Sikora", From: "olga.sikora@example.com", ReplyTo: "olga.sikora@example.com",
 				To: []string{"serwis@example.com"}, Subject: "Re: Questions",
 				MessageID: "<bottom@mail.example.com>", HasDate: true},
@@ -184,7 +202,8 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"wrote:", "> "},
 		},
 		{
-			file: "rfc822-attached.eml",
+			file:    "rfc822-attached.eml",
+			serials: []string{"SN-66540-PL"},
 			want: header{FromName: "Hanna Wolska", From: "hanna.wolska@example.pl", ReplyTo: "hanna.wolska@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "Fwd: Reklamacja suszarki",
 				MessageID: "<rfc822@mail.example.pl>", HasDate: true,
@@ -194,7 +213,8 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"SN-66540-PL"},
 		},
 		{
-			file: "outlook-html-reply.eml",
+			file:    "outlook-html-reply.eml",
+			serials: []string{"RM-40001", "SN-00007-XX"},
 			want: header{FromName: "Robert Maj", From: "robert.maj@example.com", ReplyTo: "robert.maj@example.com",
 				To: []string{"serwis@example.com"}, Subject: "RE: Ticket T-3003",
 				MessageID: "<outlook-html@mail.example.com>", HasDate: true, FromHTML: true},
@@ -203,7 +223,8 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"SN-00007-XX", "Sent:"},
 		},
 		{
-			file: "html-meta-charset.eml",
+			file:    "html-meta-charset.eml",
+			serials: []string{"SN12121"},
 			want: header{FromName: "Lena Dudek", From: "lena.dudek@example.pl", ReplyTo: "lena.dudek@example.pl",
 				To: []string{"serwis@example.com"}, Subject: "Meta charset",
 				MessageID: "<meta-charset@mail.example.pl>", HasDate: true, FromHTML: true},
@@ -218,6 +239,10 @@ func TestParseFixtures(t *testing.T) {
 			text:     []string{"Zgłaszam usterkę."},
 			problems: []string{"mbox From_ line", "1 malformed header line(s) dropped", "Subject"}, notText: []string{"Content-Type"},
 		},
+	}
+	ex, err := serial.New()
+	if err != nil {
+		t.Fatal(err)
 	}
 	seen := map[string]bool{}
 	for _, tt := range tests {
@@ -254,6 +279,9 @@ func TestParseFixtures(t *testing.T) {
 			}
 			if len(tt.quoted) == 0 && m.Quoted != "" {
 				t.Errorf("Quoted = %q, want empty", m.Quoted)
+			}
+			if diff := cmp.Diff(tt.serials, ex.Extract(m.Text, m.Quoted), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("serials (-want +got):\n%s", diff)
 			}
 			if len(tt.problems) == 0 && len(m.Problems) > 0 {
 				t.Errorf("Problems = %q, want none", m.Problems)
