@@ -139,6 +139,14 @@ func autoreplyHeader(_ Config, m *message.Message) (Verdict, bool) {
 
 func noReplySender(_ Config, m *message.Message) (Verdict, bool) {
 	addr := strings.ToLower(strings.TrimSpace(m.From.Address))
+	if addr == "" {
+		// A bounce may carry a bare "From: MAILER-DAEMON" with no domain.
+		raw := strings.ToLower(m.HeaderValue("From"))
+		if strings.Contains(raw, "mailer-daemon") || strings.Contains(raw, "postmaster") {
+			return skip(ReasonNoReplySender, "From", m.HeaderValue("From"))
+		}
+		return Verdict{}, false
+	}
 	local, _, ok := strings.Cut(addr, "@")
 	if !ok || local == "" {
 		return Verdict{}, false

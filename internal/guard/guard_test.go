@@ -106,6 +106,7 @@ func TestCheckEdgeCases(t *testing.T) {
 		{"no sender is not skipped here", cfg, &message.Message{Header: map[string][]string{}}, Verdict{}},
 		{"no own addresses configured", Config{}, &message.Message{From: mustAddr("serwis@example.com")}, Verdict{}},
 		{"empty auto-submitted ignored", cfg, &message.Message{From: mustAddr("a@example.pl"), Header: map[string][]string{"Auto-Submitted": {""}}}, Verdict{}},
+		{"bare mailer-daemon without domain", cfg, &message.Message{Header: map[string][]string{"From": {"MAILER-DAEMON (Mail Delivery System)"}}}, Verdict{true, ReasonNoReplySender, "From: MAILER-DAEMON (Mail Delivery System)"}},
 		{"postmaster", cfg, &message.Message{From: mustAddr("postmaster@example.net")}, Verdict{true, ReasonNoReplySender, "From: postmaster@example.net"}},
 		{"noreply with underscore", cfg, &message.Message{From: mustAddr("no_reply@example.net")}, Verdict{true, ReasonNoReplySender, "From: no_reply@example.net"}},
 		{"people with similar names", cfg, &message.Message{From: mustAddr("requester@example.net")}, Verdict{}},
