@@ -265,6 +265,9 @@ func (rep *Report) WriteConsole(w io.Writer, quiet bool) {
 	for _, cr := range rep.Cases {
 		WriteCase(w, cr, quiet)
 	}
+	if quiet {
+		fmt.Fprintln(w)
+	}
 	rep.WriteSummary(w)
 }
 

@@ -158,6 +158,9 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	}
 	eval.WriteHeader(stdout, len(cases), runner)
 	rep := runner.Run(ctx, cases)
+	if quiet {
+		fmt.Fprintln(stdout)
+	}
 	rep.WriteSummary(stdout)
 
 	if o.JUnit != "" {
