@@ -217,6 +217,8 @@ func TestProcessExitCodes(t *testing.T) {
 		wantCode int
 		wantErr  string // substring of stderr
 		wantOut  []string
+		// wantBlocked: a call refused with this code must be recorded.
+		wantBlocked string
 	}{
 		{name: "stdin replied", stdin: string(valid), args: []string{"-"}, wantCode: 0, wantOut: []string{"replied"}},
 		{name: "skipped only", args: []string{"../../examples/inbox/06-out-of-office.eml"}, wantCode: 0, wantOut: []string{"skipped"}},
@@ -225,6 +227,9 @@ func TestProcessExitCodes(t *testing.T) {
 		{name: "no sender fails", stdin: "To: serwis@example.com\r\nSubject: x\r\n\r\nSN12345\r\n", args: []string{"-"}, wantCode: 1, wantOut: []string{"failed"}},
 		{name: "model faults exhausted: email_not_sent", stdin: string(valid), args: []string{"--offline-faults", "malformed_call,malformed_call", "-"}, wantCode: 1, wantOut: []string{"failed"}},
 		{name: "model fault recovered", stdin: string(valid), args: []string{"--offline-faults", "503,empty", "-"}, wantCode: 0, wantOut: []string{"replied"}},
+		{name: "model mails a third party: refused, then replies to the customer", stdin: string(valid), args: []string{"--offline-faults", "third_party", "-"}, wantCode: 0,
+			wantOut: []string{"replied"}, wantBlocked: "recipient_not_allowed"},
+		{name: "bounce without usable sender is skipped", stdin: "From: <>\r\nReturn-Path: <>\r\nTo: serwis@example.com\r\nSubject: Undelivered\r\n\r\nSN12345\r\n", args: []string{"-"}, wantCode: 0, wantOut: []string{"skipped"}},
 		{name: "no input", args: nil, wantCode: 2, wantErr: "no input"},
 		{name: "unknown flag", args: []string{"--bogus", "x.eml"}, wantCode: 2, wantErr: "unknown flag"},
 		{name: "bad registry", args: []string{"--warranty-csv", "nope.csv", "x.eml"}, wantCode: 2, wantErr: "nope.csv"},
@@ -243,14 +248,26 @@ func TestProcessExitCodes(t *testing.T) {
 				t.Errorf("stderr lacks %q: %s", tt.wantErr, stderr)
 			}
 			var statuses []string
+			blocked := ""
 			for _, o := range decodeOutcomes(t, stdout) {
 				statuses = append(statuses, o.Status)
+				for _, c := range o.FunctionCalls {
+					if c.Blocked {
+						blocked = c.Error.Code
+						if to, _ := c.Args["to"].(string); c.Name == "send_email" && o.Reply != nil && to == o.Reply.To {
+							t.Errorf("blocked send_email to the customer: %+v", c)
+						}
+					}
+				}
 				if o.Status == processor.StatusFailed && (o.Reason == "" || o.Detail == "") {
 					t.Errorf("failed outcome without reason/detail: %+v", o)
 				}
 			}
 			if diff := cmp.Diff(tt.wantOut, statuses); diff != "" {
 				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+			if blocked != tt.wantBlocked {
+				t.Errorf("blocked call code %q, want %q", blocked, tt.wantBlocked)
 			}
 		})
 	}

@@ -198,12 +198,13 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	if out.Key == "" {
 		out.Key = Key(msg, in.Raw)
 	}
-	if msg.From.Address == "" {
-		return fail(ReasonNoSender, "no usable From address; left for a person")
-	}
+	// Machines first: a bounce with an unusable From is skipped, not failed.
 	if v := guard.Check(p.cfg.Guard, msg); v.Skip {
 		out.Status, out.Reason, out.Detail = StatusSkipped, v.Reason, v.Detail
 		return out
+	}
+	if msg.From.Address == "" {
+		return fail(ReasonNoSender, "no usable From address; left for a person")
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(ReasonCanceled, err.Error())
