@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -292,6 +293,11 @@ func TestLoadSeedFormat(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, c.Mocks); diff != "" {
 		t.Errorf("mocks (-want +got):\n%s", diff)
+	}
+	// And it passes through the real pipeline with the offline model.
+	rr := newTestRunner(t, testSet(t), Config{}).RunCase(context.Background(), c)
+	if !rr.Passed {
+		t.Errorf("seed case failed: %q", rr.Failures)
 	}
 }
 

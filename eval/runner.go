@@ -42,6 +42,9 @@ type Config struct {
 	MaxTurns    int
 	TurnTimeout time.Duration
 	Deadline    time.Duration
+	// StaffAddresses may receive send_email in scenarios that escalate
+	// (as in production's --staff).
+	StaffAddresses []string
 	// OwnAddress is the support inbox: the To of rendered emails and an own
 	// address the guard never answers (default DefaultTo).
 	OwnAddress string
@@ -271,8 +274,9 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		return setupFail("%v", err)
 	}
 	disp, err := dispatcher.New(dispatcher.Config{
-		Routes: MockRoutes(c, r.routes),
-		Logger: log,
+		Routes:         MockRoutes(c, r.routes),
+		StaffAddresses: r.cfg.StaffAddresses,
+		Logger:         log,
 	})
 	if err != nil {
 		return setupFail("%v", err)

@@ -129,6 +129,23 @@ func TestValidate(t *testing.T) {
 			want:  []string{"Expected call 2 send_email not matched by any call (call 3 send_email matches but is paired with another expected call)"},
 		},
 		{
+			name: "subset explains the closest candidate",
+			x: Expected{Match: MatchSubset, ExpectedFunctionCalls: []ExpectedCall{
+				{FunctionName: "send_email", BodyContains: []string{"TKT-9"}}}},
+			calls: three,
+			want:  []string{"Expected call 1 send_email not matched by any call (closest: call 3 send_email: Body missing phrase 'TKT-9')"},
+		},
+		{
+			name:  "no call of that name",
+			x:     Expected{Match: MatchInOrder, ExpectedFunctionCalls: []ExpectedCall{exp("create_ticket")}},
+			calls: []dispatcher.Record{callSend},
+			want: []string{
+				"Expected call 1 create_ticket not found in order (no create_ticket call was made)",
+				"  Expected: [create_ticket]",
+				"  Actual: [send_email]",
+			},
+		},
+		{
 			name: "arguments are exact per key, numbers compare as values",
 			x: Expected{ExpectedFunctionCalls: []ExpectedCall{{FunctionName: "check_warranty",
 				Arguments: map[string]any{"serial_number": "sn12345"}}}},

@@ -29,6 +29,7 @@ type evalOptions struct {
 	MinPassRate  float64
 	JUnit        string
 	JSON         string
+	Staff        []string
 	Quiet        bool
 	Verbose      bool
 	MaxTurns     int
@@ -75,6 +76,7 @@ The case format is documented in docs/eval.md.`,
 	f.Float64Var(&o.MinPassRate, "min-pass-rate", 99, "lowest passing percentage that exits 0 (else exit 4)")
 	f.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
 	f.StringVar(&o.JSON, "json", "", "write the full JSON report (every case, call and outcome) to FILE")
+	f.StringSliceVar(&o.Staff, "staff", nil, "staff addresses that escalating scenarios may mail (repeatable)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print passing cases on one line, without their calls")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log each pipeline step to stderr")
 	f.IntVar(&o.MaxTurns, "max-turns", 10, "maximum model turns per email")
@@ -137,18 +139,19 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	quiet := o.Quiet
 	runner, err := eval.New(eval.Config{
-		Scenarios:   set,
-		ModelName:   o.Model,
-		Offline:     o.Offline,
-		RecordDir:   o.Record,
-		ReplayDir:   o.Replay,
-		Parallel:    o.Parallel,
-		Repeat:      o.Repeat,
-		MaxTurns:    o.MaxTurns,
-		TurnTimeout: o.TurnTimeout,
-		Deadline:    o.Deadline,
-		Logger:      log,
-		OnCase:      func(cr eval.CaseResult) { eval.WriteCase(stdout, cr, quiet) },
+		Scenarios:      set,
+		ModelName:      o.Model,
+		Offline:        o.Offline,
+		RecordDir:      o.Record,
+		ReplayDir:      o.Replay,
+		Parallel:       o.Parallel,
+		StaffAddresses: o.Staff,
+		Repeat:         o.Repeat,
+		MaxTurns:       o.MaxTurns,
+		TurnTimeout:    o.TurnTimeout,
+		Deadline:       o.Deadline,
+		Logger:         log,
+		OnCase:         func(cr eval.CaseResult) { eval.WriteCase(stdout, cr, quiet) },
 	})
 	if err != nil {
 		return usageErr("%v", err)
