@@ -315,13 +315,18 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
 }
 
 type junitProblem struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
+	Text    string `xml:",cdata"`
+}
+
+// junitText is element text kept readable in the file (CDATA).
+type junitText struct {
+	Text string `xml:",cdata"`
 }
 
 // WriteJUnit writes one testcase per case; a failed case carries a
@@ -349,7 +354,7 @@ func (rep *Report) WriteJUnit(w io.Writer) error {
 		jc := junitCase{Name: cr.ID, Classname: classname(cr.Category), File: cr.File, Time: seconds(ms)}
 		var out strings.Builder
 		WriteCase(&out, cr, false)
-		jc.SystemOut = out.String()
+		jc.SystemOut = &junitText{Text: out.String()}
 		if !cr.Passed {
 			run := cr.shown()
 			msg := firstLine(run.Failures)

@@ -347,7 +347,7 @@ func TestJUnitLoadError(t *testing.T) {
 	le := &LoadError{Problems: []Problem{
 		{File: "a.yaml", Line: 3, Msg: "unknown field"},
 		{File: "a.yaml", Line: 9, Msg: "bad status"},
-		{File: "b.yaml", Msg: "empty case file"},
+		{File: "b.yaml", Msg: "odd text ]]> <x> & \"q\""},
 	}}
 	var buf bytes.Buffer
 	if err := WriteJUnitLoadError(&buf, le); err != nil {
@@ -363,7 +363,7 @@ func TestJUnitLoadError(t *testing.T) {
 	}
 	want := []string{
 		"a.yaml | a.yaml:3: unknown field | a.yaml:3: unknown field\na.yaml:9: bad status",
-		"b.yaml | b.yaml: empty case file | b.yaml: empty case file",
+		`b.yaml | b.yaml: odd text ]]> <x> & "q" | b.yaml: odd text ]]> <x> & "q"`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
