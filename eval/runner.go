@@ -262,12 +262,12 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	}
 	ag, err := agent.New(agent.Config{
-		Sleep:       sleep,
 		Model:       model,
 		ModelName:   r.cfg.ModelName,
 		MaxTurns:    r.cfg.MaxTurns,
 		TurnTimeout: r.cfg.TurnTimeout,
 		Deadline:    r.cfg.Deadline,
+		Sleep:       sleep,
 		Logger:      log,
 	})
 	if err != nil {
