@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs Dovecot's IMAP server for the integration tests (internal/mailtest.StartDovecot).
+# Idempotent and quiet: does nothing when dovecot is already installed. The tests start their
+# own unprivileged Dovecot on loopback with a config in a temp dir; the system service is not
+# used, so it is stopped if the package's postinst started it.
+set -euo pipefail
+
+if [ -x /usr/sbin/dovecot ]; then
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		exec sudo -n "$0" "$@"
+	fi
+	echo "dovecot.sh: need root to install dovecot-imapd" >&2
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp)
+# No init system in containers: keep the package's postinst from starting the system service.
+policy=/usr/sbin/policy-rc.d
+made_policy=
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod +x "$policy"
+	made_policy=1
+fi
+cleanup() {
+	rm -f "$log"
+	if [ -n "$made_policy" ]; then rm -f "$policy"; fi
+}
+trap cleanup EXIT
+
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends dovecot-imapd; } >"$log" 2>&1; then
+	cat "$log" >&2
+	echo "dovecot.sh: installing dovecot-imapd failed" >&2
+	exit 1
+fi
+
+if [ ! -x /usr/sbin/dovecot ]; then
+	echo "dovecot.sh: /usr/sbin/dovecot missing after install" >&2
+	exit 1
+fi

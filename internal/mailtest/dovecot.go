@@ -1,0 +1,562 @@
+package mailtest
+
+// This file starts a real Dovecot IMAP server for integration tests: a
+// self-contained configuration in a temporary directory, a loopback listener on
+// a free port, and every process running as the current user (root in CI).
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+)
+
+// DovecotBinary is where StartDovecot looks for Dovecot (Debian's dovecot-core).
+const DovecotBinary = "/usr/sbin/dovecot"
+
+// DovecotUser is the default user every Dovecot started by StartDovecot has.
+const DovecotUser = "support@example.com"
+
+// dovecotStartTimeout bounds how long StartDovecot waits for the IMAP greeting.
+const dovecotStartTimeout = 10 * time.Second
+
+// Dovecot is a running Dovecot IMAP server on loopback, owned by one test.
+// Plain-text LOGIN works without TLS. Mailboxes are Maildir folders under Dir;
+// the hierarchy separator is Dovecot's Maildir default, ".".
+type Dovecot struct {
+	// Addr is the IMAP listener, "127.0.0.1:port". It stays the same across Restart.
+	Addr string
+	// User and Password log in as the default user, DovecotUser.
+	User     string
+	Password string
+	// Dir is the temporary directory holding the configuration, state and mail.
+	Dir string
+	// ConfigPath is the generated dovecot.conf.
+	ConfigPath string
+	// LogPath is Dovecot's log file (all levels); its content is printed when
+	// start-up fails.
+	LogPath string
+	// Version is what `dovecot --version` printed, e.g. "2.3.19.1 (9b53102964)".
+	Version string
+	// StartupTime is how long the last start took until the IMAP greeting arrived.
+	StartupTime time.Duration
+
+	baseDir    string
+	passwdPath string
+	root       bool   // running as root
+	loginUser  string // runs imap-login
+	mailUID    int    // owns the mail and runs imap
+	mailGID    int
+
+	mu    sync.Mutex
+	users map[string]string // name -> password
+	cmd   *exec.Cmd
+	done  chan struct{} // closed when cmd has exited
+}
+
+// StartDovecot starts Dovecot for the test and stops it at cleanup. When Dovecot
+// is not installed the test is skipped, or fails when the CI environment
+// variable is set: CI must run the Dovecot tests (install with .ci/dovecot.sh).
+func StartDovecot(t testing.TB) *Dovecot {
+	t.Helper()
+	if _, err := os.Stat(DovecotBinary); err != nil {
+		const msg = "dovecot not installed (%s missing): run .ci/dovecot.sh"
+		if os.Getenv("CI") != "" {
+			t.Fatalf(msg, DovecotBinary)
+		}
+		t.Skipf(msg, DovecotBinary)
+	}
+	out, err := exec.Command(DovecotBinary, "--version").Output()
+	if err != nil {
+		t.Fatalf("mailtest: dovecot --version: %v", err)
+	}
+	version := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(version, "2.3.") {
+		t.Fatalf("mailtest: dovecot %s is installed, but StartDovecot writes configuration for Dovecot 2.3 only", version)
+	}
+
+	cur, err := user.Current()
+	if err != nil {
+		t.Fatalf("mailtest: current user: %v", err)
+	}
+	grp, err := user.LookupGroupId(cur.Gid)
+	if err != nil {
+		t.Fatalf("mailtest: current group %s: %v", cur.Gid, err)
+	}
+	uid, _ := strconv.Atoi(cur.Uid)
+	gid, _ := strconv.Atoi(cur.Gid)
+	// Dovecot refuses to run login processes and mail access as root. Under
+	// root, imap-login runs chrooted as dovenull and imap as dovecot (both
+	// created by Debian's dovecot-core), or as nobody.
+	loginUser, mailUID, mailGID := cur.Username, uid, gid
+	if uid == 0 {
+		login, err := lookupUser("dovenull", "nobody")
+		if err != nil {
+			t.Fatalf("mailtest: dovecot login user: %v", err)
+		}
+		mail, err := lookupUser("dovecot", "nobody")
+		if err != nil {
+			t.Fatalf("mailtest: dovecot mail user: %v", err)
+		}
+		loginUser = login.Username
+		mailUID, _ = strconv.Atoi(mail.Uid)
+		mailGID, _ = strconv.Atoi(mail.Gid)
+	}
+
+	dir := t.TempDir()
+	// Unix sockets live in base_dir and their paths are limited to 108 bytes;
+	// test names can make t.TempDir long, so fall back to a short directory.
+	baseDir := filepath.Join(dir, "run")
+	if len(baseDir) > 60 {
+		short, err := os.MkdirTemp("", "dovecot")
+		if err != nil {
+			t.Fatalf("mailtest: %v", err)
+		}
+		t.Cleanup(func() { os.RemoveAll(short) })
+		baseDir = filepath.Join(short, "run")
+	}
+
+	d := &Dovecot{
+		User:       DovecotUser,
+		Password:   randomPassword(t),
+		Dir:        dir,
+		ConfigPath: filepath.Join(dir, "dovecot.conf"),
+		LogPath:    filepath.Join(dir, "dovecot.log"),
+		Version:    version,
+		baseDir:    baseDir,
+		passwdPath: filepath.Join(dir, "passwd"),
+		root:       uid == 0,
+		loginUser:  loginUser,
+		mailUID:    mailUID,
+		mailGID:    mailGID,
+		users:      map[string]string{},
+	}
+	if err := d.makeMailDirs(); err != nil {
+		t.Fatalf("mailtest: %v", err)
+	}
+	d.mu.Lock()
+	d.users[d.User] = d.Password
+	err = d.writePasswdLocked()
+	d.mu.Unlock()
+	if err != nil {
+		t.Fatalf("mailtest: %v", err)
+	}
+	// The test is over at cleanup: kill at once. A graceful stop (Stop,
+	// Restart) costs Dovecot's master about a second.
+	t.Cleanup(func() { d.stop(false) })
+
+	// The free port is found by binding :0 and closing it, so another process
+	// may take it before Dovecot binds: retry with a fresh port then.
+	for attempt := 1; ; attempt++ {
+		port := freePort(t)
+		d.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if err := d.writeConfig(cur.Username, grp.Name, port); err != nil {
+			t.Fatalf("mailtest: %v", err)
+		}
+		err := d.start()
+		if err == nil {
+			break
+		}
+		if attempt < 5 && errors.Is(err, errAddrInUse) {
+			continue
+		}
+		t.Fatalf("mailtest: start dovecot: %v\n--- %s ---\n%s", err, d.LogPath, d.readLog())
+	}
+	t.Logf("mailtest: dovecot %s listening on %s (started in %v)", d.Version, d.Addr, d.StartupTime.Round(time.Millisecond))
+	return d
+}
+
+// AddUser adds a user with a random password and returns the password. Dovecot
+// re-reads its passwd-file when it changes, so no restart is needed. Adding an
+// existing user returns its password.
+func (d *Dovecot) AddUser(t testing.TB, name string) string {
+	t.Helper()
+	if strings.ContainsAny(name, ":\n/") || name == "" {
+		t.Fatalf("mailtest: bad dovecot user name %q", name)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if pw, ok := d.users[name]; ok {
+		return pw
+	}
+	d.users[name] = randomPassword(t)
+	if err := d.writePasswdLocked(); err != nil {
+		t.Fatalf("mailtest: %v", err)
+	}
+	return d.users[name]
+}
+
+// UserPassword returns the password of a user added with AddUser (or the
+// default user), and false for an unknown user.
+func (d *Dovecot) UserPassword(name string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	pw, ok := d.users[name]
+	return pw, ok
+}
+
+// MailDir is the Maildir root of a user (INBOX; other folders are ".Name"
+// subdirectories).
+func (d *Dovecot) MailDir(name string) string {
+	return filepath.Join(d.Dir, "mail", name)
+}
+
+// Restart stops Dovecot (clients are disconnected) and starts it again on the
+// same address with the same mail, like a server restart.
+func (d *Dovecot) Restart(t testing.TB) {
+	t.Helper()
+	d.stop(true)
+	if err := d.start(); err != nil {
+		t.Fatalf("mailtest: restart dovecot: %v\n--- %s ---\n%s", err, d.LogPath, d.readLog())
+	}
+}
+
+// Stop stops Dovecot before the test ends, e.g. to test a server that is down;
+// Restart starts it again. Stopping a stopped server does nothing.
+func (d *Dovecot) Stop(t testing.TB) {
+	t.Helper()
+	d.stop(true)
+}
+
+// Client dials Dovecot and logs in as the default user. The connection is
+// logged out and closed at cleanup.
+func (d *Dovecot) Client(t testing.TB) *imapclient.Client {
+	t.Helper()
+	c, err := imapclient.DialInsecure(d.Addr, nil)
+	if err != nil {
+		t.Fatalf("mailtest: dial dovecot: %v", err)
+	}
+	// Close, not LOGOUT: a command cut short by t.Fatal may hold the client's
+	// write lock, and LOGOUT would wait for it forever.
+	t.Cleanup(func() { c.Close() })
+	if err := c.Login(d.User, d.Password).Wait(); err != nil {
+		d.fatalf(t, "dovecot login %s: %v", d.User, err)
+	}
+	return c
+}
+
+// Append stores a raw RFC 5322 message in the default user's mailbox (over
+// IMAP, as a delivery would) and returns its UID.
+func (d *Dovecot) Append(t testing.TB, mailbox string, raw []byte, flags ...imap.Flag) imap.UID {
+	t.Helper()
+	c := d.Client(t)
+	cmd := c.Append(mailbox, int64(len(raw)), &imap.AppendOptions{Flags: flags})
+	if _, err := cmd.Write(raw); err != nil {
+		d.fatalf(t, "append to %s: %v", mailbox, err)
+	}
+	if err := cmd.Close(); err != nil {
+		d.fatalf(t, "append to %s: %v", mailbox, err)
+	}
+	data, err := cmd.Wait()
+	if err != nil {
+		d.fatalf(t, "append to %s: %v", mailbox, err)
+	}
+	return data.UID
+}
+
+var errAddrInUse = errors.New("address already in use")
+
+// start runs dovecot in the foreground and waits for the IMAP greeting.
+func (d *Dovecot) start() error {
+	began := time.Now()
+	out, err := os.OpenFile(filepath.Join(d.Dir, "dovecot.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	cmd := exec.Command(DovecotBinary, "-F", "-c", d.ConfigPath)
+	cmd.Stdout = out
+	cmd.Stderr = out
+	// Own process group, so that SIGKILL reaches every child; and killed with
+	// the test binary, should it die (e.g. on -timeout) before cleanup.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	d.mu.Lock()
+	d.cmd, d.done = cmd, done
+	d.mu.Unlock()
+
+	deadline := time.Now().Add(dovecotStartTimeout)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			d.mu.Lock()
+			d.cmd, d.done = nil, nil
+			d.mu.Unlock()
+			if strings.Contains(d.readLog(), "Address already in use") {
+				return fmt.Errorf("dovecot exited: %s: %w", cmd.ProcessState, errAddrInUse)
+			}
+			return fmt.Errorf("dovecot exited during start-up: %s", cmd.ProcessState)
+		default:
+		}
+		if lastErr = greeting(d.Addr); lastErr == nil {
+			d.StartupTime = time.Since(began)
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	d.stop(false)
+	return fmt.Errorf("no IMAP greeting on %s within %v: %v", d.Addr, dovecotStartTimeout, lastErr)
+}
+
+// greeting dials addr and reads the untagged OK greeting.
+func greeting(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(2 * time.Second))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "* OK") {
+		return fmt.Errorf("unexpected greeting %q", line)
+	}
+	return nil
+}
+
+// stop sends SIGTERM and waits, or when not graceful (or Dovecot lingers)
+// kills the whole process group.
+func (d *Dovecot) stop(graceful bool) {
+	d.mu.Lock()
+	cmd, done := d.cmd, d.done
+	d.cmd, d.done = nil, nil
+	d.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	pgid := cmd.Process.Pid
+	if graceful {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	// Also reaches children that outlive a graceful master exit.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	<-done
+}
+
+// fatalf fails the test with Dovecot's log appended.
+func (d *Dovecot) fatalf(t testing.TB, format string, args ...any) {
+	t.Helper()
+	t.Fatalf("mailtest: %s\n--- %s ---\n%s", fmt.Sprintf(format, args...), d.LogPath, d.readLog())
+}
+
+func (d *Dovecot) readLog() string {
+	var b bytes.Buffer
+	for _, p := range []string{filepath.Join(d.Dir, "dovecot.out"), d.LogPath} {
+		if data, err := os.ReadFile(p); err == nil {
+			b.Write(data)
+		}
+	}
+	return b.String()
+}
+
+// writePasswdLocked rewrites the passwd-file atomically (Dovecot may read it
+// at any time). Every user has its own home; mail_uid/mail_gid make every
+// mail process run as the current user.
+func (d *Dovecot) writePasswdLocked() error {
+	var b strings.Builder
+	for name, pw := range d.users {
+		// user:{PLAIN}password:uid:gid:gecos:home:shell:extra. The uid and
+		// gid come from mail_uid/mail_gid: passwd-file rejects uid 0.
+		fmt.Fprintf(&b, "%s:{PLAIN}%s:::%s::\n", name, pw, filepath.Join(d.Dir, "home", name))
+	}
+	tmp := d.passwdPath + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, d.passwdPath)
+}
+
+func (d *Dovecot) writeConfig(userName, groupName string, port int) error {
+	var b bytes.Buffer
+	err := dovecot23Config.Execute(&b, map[string]any{
+		"Dir":       d.Dir,
+		"BaseDir":   d.baseDir,
+		"Log":       d.LogPath,
+		"User":      userName,
+		"Group":     groupName,
+		"MailUID":   d.mailUID,
+		"MailGID":   d.mailGID,
+		"Port":      port,
+		"Passwd":    d.passwdPath,
+		"MailRoot":  filepath.Join(d.Dir, "mail"),
+		"Root":      d.root,
+		"LoginUser": d.loginUser,
+	})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(d.ConfigPath, b.Bytes(), 0o600)
+}
+
+// dovecot23Config is a complete Dovecot 2.3 configuration: nothing is read from
+// /etc/dovecot. Chroots are off so that it also runs without root.
+var dovecot23Config = template.Must(template.New("dovecot.conf").Parse(`# Written by mailtest.StartDovecot for one test.
+base_dir = {{.BaseDir}}
+state_dir = {{.Dir}}/state
+instance_name = mailtest
+log_path = {{.Log}}
+info_log_path = {{.Log}}
+debug_log_path = {{.Log}}
+auth_verbose = yes
+
+listen = 127.0.0.1
+protocols = imap
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+# Tests try wrong passwords; do not wait the default 2s after each failure.
+auth_failure_delay = 0
+
+default_internal_user = {{.User}}
+default_internal_group = {{.Group}}
+default_login_user = {{.LoginUser}}
+first_valid_uid = {{.MailUID}}
+last_valid_uid = {{.MailUID}}
+first_valid_gid = {{.MailGID}}
+last_valid_gid = {{.MailGID}}
+mail_uid = {{.MailUID}}
+mail_gid = {{.MailGID}}
+
+mail_location = maildir:{{.MailRoot}}/%u
+namespace inbox {
+  inbox = yes
+}
+mailbox_idle_check_interval = 1 secs
+
+passdb {
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%u {{.Passwd}}
+}
+userdb {
+  driver = passwd-file
+  args = username_format=%u {{.Passwd}}
+}
+
+protocol imap {
+  mail_max_userip_connections = 100
+}
+
+service imap-login {
+{{- if not .Root}}
+  chroot =
+{{- end}}
+  inet_listener imap {
+    address = 127.0.0.1
+    port = {{.Port}}
+  }
+  inet_listener imaps {
+    port = 0
+  }
+}
+{{- if not .Root}}
+service auth-worker {
+  user = {{.User}}
+}
+service anvil {
+  chroot =
+}
+service ipc {
+  chroot =
+}
+service old-stats {
+  chroot =
+}
+service aggregator {
+  chroot =
+}
+service director {
+  chroot =
+}
+service imap-urlauth-login {
+  chroot =
+}
+{{- end}}
+`))
+
+// makeMailDirs creates the roots of the users' mail and homes, owned by the
+// mail user. Under root that user is not root, so it must also be able to pass
+// through t.TempDir and its parent, which testing creates with mode 0700.
+func (d *Dovecot) makeMailDirs() error {
+	for _, name := range []string{"mail", "home"} {
+		p := filepath.Join(d.Dir, name)
+		if err := os.Mkdir(p, 0o700); err != nil {
+			return err
+		}
+		if d.root {
+			if err := os.Chown(p, d.mailUID, d.mailGID); err != nil {
+				return err
+			}
+		}
+	}
+	if d.root {
+		for _, p := range []string{d.Dir, filepath.Dir(d.Dir)} {
+			if err := os.Chmod(p, 0o711); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lookupUser returns the first of names that exists.
+func lookupUser(names ...string) (*user.User, error) {
+	var errs []error
+	for _, name := range names {
+		u, err := user.Lookup(name)
+		if err == nil {
+			return u, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("mailtest: free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func randomPassword(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("mailtest: %v", err)
+	}
+	return hex.EncodeToString(b)
+}
