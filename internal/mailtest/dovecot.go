@@ -31,6 +31,12 @@ import (
 // DovecotBinary is where StartDovecot looks for Dovecot (Debian's dovecot-core).
 const DovecotBinary = "/usr/sbin/dovecot"
 
+// dovecotBinary is DovecotBinary; tests of the missing-Dovecot path change it.
+var dovecotBinary = DovecotBinary
+
+// doveadm is Dovecot's admin tool, installed with it (dovecot-core).
+const doveadm = "/usr/bin/doveadm"
+
 // DovecotUser is the default user every Dovecot started by StartDovecot has.
 const DovecotUser = "support@example.com"
 
@@ -76,14 +82,14 @@ type Dovecot struct {
 // variable is set: CI must run the Dovecot tests (install with .ci/dovecot.sh).
 func StartDovecot(t testing.TB) *Dovecot {
 	t.Helper()
-	if _, err := os.Stat(DovecotBinary); err != nil {
+	if _, err := os.Stat(dovecotBinary); err != nil {
 		const msg = "dovecot not installed (%s missing): run .ci/dovecot.sh"
 		if os.Getenv("CI") != "" {
-			t.Fatalf(msg, DovecotBinary)
+			t.Fatalf(msg, dovecotBinary)
 		}
-		t.Skipf(msg, DovecotBinary)
+		t.Skipf(msg, dovecotBinary)
 	}
-	out, err := exec.Command(DovecotBinary, "--version").Output()
+	out, err := exec.Command(dovecotBinary, "--version").Output()
 	if err != nil {
 		t.Fatalf("mailtest: dovecot --version: %v", err)
 	}
@@ -271,6 +277,52 @@ func (d *Dovecot) Append(t testing.TB, mailbox string, raw []byte, flags ...imap
 	return data.UID
 }
 
+// Messages returns every message of the default user's mailbox, read with a
+// fresh client (nil for a missing mailbox).
+func (d *Dovecot) Messages(t testing.TB, mailbox string) []Message {
+	t.Helper()
+	return ReadMailbox(t, d.Client(t), mailbox)
+}
+
+// ChangeUIDValidity gives the default user's mailbox a new, higher
+// UIDVALIDITY (doveadm mailbox update), as a server that rebuilt its indexes
+// would. Dovecot disconnects sessions that have the mailbox selected ("IMAP
+// session state is inconsistent, please relogin").
+func (d *Dovecot) ChangeUIDValidity(t testing.TB, mailbox string) uint32 {
+	t.Helper()
+	out := d.doveadm(t, "mailbox", "status", "-u", d.User, "uidvalidity", mailbox)
+	// The output is "<mailbox> uidvalidity=N".
+	var v uint64
+	err := errors.New("no uidvalidity field")
+	for _, f := range strings.Fields(out) {
+		if n, ok := strings.CutPrefix(f, "uidvalidity="); ok {
+			v, err = strconv.ParseUint(n, 10, 32)
+		}
+	}
+	if err != nil {
+		d.fatalf(t, "doveadm mailbox status: unexpected output %q", out)
+	}
+	next := uint32(v) + 1
+	d.doveadm(t, "mailbox", "update", "-u", d.User, "--uid-validity", strconv.FormatUint(uint64(next), 10), mailbox)
+	return next
+}
+
+// DropConnections disconnects every IMAP session of the default user
+// (doveadm kick), as a server-side timeout or an admin would.
+func (d *Dovecot) DropConnections(t testing.TB) {
+	t.Helper()
+	d.doveadm(t, "kick", d.User)
+}
+
+func (d *Dovecot) doveadm(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(doveadm, append([]string{"-c", d.ConfigPath}, args...)...).CombinedOutput()
+	if err != nil {
+		d.fatalf(t, "doveadm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
 var errAddrInUse = errors.New("address already in use")
 
 // start runs dovecot in the foreground and waits for the IMAP greeting.
@@ -281,7 +333,7 @@ func (d *Dovecot) start() error {
 		return err
 	}
 	defer out.Close()
-	cmd := exec.Command(DovecotBinary, "-F", "-c", d.ConfigPath)
+	cmd := exec.Command(dovecotBinary, "-F", "-c", d.ConfigPath)
 	cmd.Stdout = out
 	cmd.Stderr = out
 	// Own process group, so that SIGKILL reaches every child; and killed with

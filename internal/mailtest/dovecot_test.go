@@ -2,8 +2,11 @@ package mailtest
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -322,4 +325,92 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+func TestDovecotChangeUIDValidity(t *testing.T) {
+	d := StartDovecot(t)
+	uid := d.Append(t, "INBOX", []byte(dovecotTestMessage))
+	c := d.Client(t)
+	before, err := c.Select("INBOX", nil).Wait()
+	if err != nil {
+		t.Fatalf("select: %v", err)
+	}
+
+	got := d.ChangeUIDValidity(t, "INBOX")
+
+	if got != before.UIDValidity+1 {
+		t.Errorf("ChangeUIDValidity = %d, want %d", got, before.UIDValidity+1)
+	}
+	// Dovecot cuts the session that had the mailbox selected.
+	if err := c.Noop().Wait(); err == nil {
+		t.Errorf("NOOP succeeded on a session whose mailbox changed UIDVALIDITY")
+	}
+	after, err := d.Client(t).Select("INBOX", nil).Wait()
+	if err != nil {
+		t.Fatalf("select: %v", err)
+	}
+	if after.UIDValidity != got {
+		t.Errorf("UIDVALIDITY after change = %d, want %d", after.UIDValidity, got)
+	}
+	msgs := d.Messages(t, "INBOX")
+	if len(msgs) != 1 || msgs[0].UID != uid || string(msgs[0].Raw) != dovecotTestMessage {
+		t.Errorf("INBOX after UIDVALIDITY change = %+v, want the one message with UID %d", msgs, uid)
+	}
+}
+
+func TestDovecotDropConnections(t *testing.T) {
+	d := StartDovecot(t)
+	c := d.Client(t)
+	d.DropConnections(t)
+	if err := c.Noop().Wait(); err == nil {
+		t.Errorf("NOOP succeeded after DropConnections")
+	}
+	if got := d.Messages(t, "INBOX"); got != nil {
+		t.Errorf("Messages(INBOX) = %v on a new connection, want none", got)
+	}
+}
+
+// stoppingTB records how a test was stopped; Skipf and Fatalf end the
+// goroutine like testing's do.
+type stoppingTB struct {
+	testing.TB
+	skipped, fatal string
+}
+
+func (s *stoppingTB) Skipf(format string, args ...any) {
+	s.skipped = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func (s *stoppingTB) Fatalf(format string, args ...any) {
+	s.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func TestStartDovecotMissing(t *testing.T) {
+	old := dovecotBinary
+	dovecotBinary = filepath.Join(t.TempDir(), "no-dovecot")
+	t.Cleanup(func() { dovecotBinary = old })
+	msg := "dovecot not installed (" + dovecotBinary + " missing): run .ci/dovecot.sh"
+
+	for _, tc := range []struct {
+		ci   string
+		want stoppingTB
+	}{
+		{ci: "", want: stoppingTB{skipped: msg}},
+		{ci: "true", want: stoppingTB{fatal: msg}},
+	} {
+		t.Setenv("CI", tc.ci)
+		got := &stoppingTB{TB: t}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			StartDovecot(got)
+			t.Errorf("CI=%q: StartDovecot returned without Dovecot", tc.ci)
+		}()
+		<-done
+		if diff := cmp.Diff([2]string{tc.want.skipped, tc.want.fatal}, [2]string{got.skipped, got.fatal}); diff != "" {
+			t.Errorf("CI=%q: [skipped, fatal] (-want +got):\n%s", tc.ci, diff)
+		}
+	}
 }
