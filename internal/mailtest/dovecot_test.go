@@ -414,3 +414,14 @@ func TestStartDovecotMissing(t *testing.T) {
 		}
 	}
 }
+
+// A long test name makes t.TempDir too long for Dovecot's unix sockets;
+// StartDovecot then keeps them in a short directory of its own.
+func TestDovecotLongTestName(t *testing.T) {
+	t.Run("a_subtest_name_long_enough_to_push_unix_socket_paths_past_their_limit", func(t *testing.T) {
+		d := StartDovecot(t)
+		if got := d.Messages(t, "INBOX"); got != nil {
+			t.Errorf("Messages(INBOX) = %v, want none", got)
+		}
+	})
+}
