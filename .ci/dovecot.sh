@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Installs Dovecot's IMAP server for the integration tests (internal/mailtest.StartDovecot).
-# Idempotent and quiet: does nothing when dovecot is already installed. The tests start their
-# own unprivileged Dovecot on loopback with a config in a temp dir; the system service is not
-# used, so it is stopped if the package's postinst started it.
+# Idempotent and quiet: does nothing when Dovecot's IMAP server is already installed. The tests
+# start their own Dovecot on loopback with a config in a temp dir; the system service is not
+# used, so the package's postinst is kept from starting it (policy-rc.d).
 set -euo pipefail
 
-if [ -x /usr/sbin/dovecot ]; then
+installed() { [ -x /usr/sbin/dovecot ] && [ -x /usr/lib/dovecot/imap ]; }
+
+if installed; then
 	exit 0
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	if command -v sudo >/dev/null 2>&1; then
-		exec sudo -n "$0" "$@"
+		exec sudo -n bash "$0" "$@"
 	fi
 	echo "dovecot.sh: need root to install dovecot-imapd" >&2
 	exit 1
@@ -39,7 +41,7 @@ if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends dove
 	exit 1
 fi
 
-if [ ! -x /usr/sbin/dovecot ]; then
-	echo "dovecot.sh: /usr/sbin/dovecot missing after install" >&2
+if ! installed; then
+	echo "dovecot.sh: /usr/sbin/dovecot or /usr/lib/dovecot/imap missing after install" >&2
 	exit 1
 fi
