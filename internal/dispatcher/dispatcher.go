@@ -298,6 +298,10 @@ func (s *Session) checkSerial(args map[string]any, required bool) error {
 		}
 		return refuse(CodeInvalidArgs, "serial_number is empty")
 	}
+	// A very short "serial" would occur in almost any text by chance.
+	if len(norm) < minSerialLen {
+		return refuse(CodeInvalidArgs, "serial_number %q is too short to be a serial number", sn)
+	}
 	if !strings.Contains(s.haystack, norm) {
 		return refuse(CodeSerialNotInMessage, "serial %q does not occur in the customer's message", sn)
 	}
@@ -372,6 +376,9 @@ func (s *Session) Sent() map[string]any {
 	defer s.mu.Unlock()
 	return s.sent
 }
+
+// minSerialLen is the shortest normalized serial the dispatcher accepts.
+const minSerialLen = 4
 
 func refuse(code, format string, a ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}

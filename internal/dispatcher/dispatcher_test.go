@@ -198,6 +198,7 @@ func TestSessionCall(t *testing.T) {
 				{FuncCheckWarranty, cw("ABC123456")},
 				{FuncCheckWarranty, cw("xy 777")},
 				{FuncCheckWarranty, cw(" - ")},
+				{FuncCheckWarranty, cw("SN")},
 				{FuncCreateTicket, ct("SN-00000", "jan@example.com")},
 			},
 			want: []Record{
@@ -205,6 +206,7 @@ func TestSessionCall(t *testing.T) {
 				ok(FuncCheckWarranty, cw("ABC123456")),
 				ok(FuncCheckWarranty, cw("xy 777")),
 				refused(FuncCheckWarranty, cw(" - "), CodeInvalidArgs),
+				refused(FuncCheckWarranty, cw("SN"), CodeInvalidArgs),
 				refused(FuncCreateTicket, ct("SN-00000", "jan@example.com"), CodeSerialNotInMessage),
 			},
 			routed: []string{FuncCheckWarranty, FuncCheckWarranty},
