@@ -4,18 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"triage/internal/clients/httpjson"
 )
 
-// HTTPConfig configures an HTTP client; BaseURL is required.
-type HTTPConfig struct {
-	BaseURL string
-	Token   string        // optional bearer token
-	Client  *http.Client  // default: a new client
-	Timeout time.Duration // per request, default 10s
-}
+// HTTPConfig configures NewHTTP: BaseURL is required, Token is an optional
+// bearer token, Client defaults to a new client and Timeout bounds each
+// request (default 10s).
+type HTTPConfig = httpjson.Config
 
 // HTTP opens tickets on a remote service (see the package comment).
 type HTTP struct {
@@ -26,7 +22,7 @@ var _ Creator = (*HTTP)(nil)
 
 // NewHTTP checks cfg and applies defaults.
 func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
-	c, err := httpjson.New(httpjson.Config{BaseURL: cfg.BaseURL, Token: cfg.Token, Client: cfg.Client, Timeout: cfg.Timeout}, "tickets")
+	c, err := httpjson.New(cfg, "tickets")
 	if err != nil {
 		return nil, err
 	}

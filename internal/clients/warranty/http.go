@@ -5,18 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"time"
 
 	"triage/internal/clients/httpjson"
 )
 
-// HTTPConfig configures an HTTP client; BaseURL is required.
-type HTTPConfig struct {
-	BaseURL string
-	Token   string        // optional bearer token
-	Client  *http.Client  // default: a new client
-	Timeout time.Duration // per lookup, default 10s
-}
+// HTTPConfig configures NewHTTP: BaseURL is required, Token is an optional
+// bearer token, Client defaults to a new client and Timeout bounds each
+// lookup (default 10s).
+type HTTPConfig = httpjson.Config
 
 // HTTP calls a remote service: GET {BaseURL}/warranty/{serial} answering
 // 200 with a Result JSON object (404 means not_found). Non-2xx other than
@@ -30,7 +26,7 @@ var _ Checker = (*HTTP)(nil)
 
 // NewHTTP checks cfg and applies defaults.
 func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
-	c, err := httpjson.New(httpjson.Config{BaseURL: cfg.BaseURL, Token: cfg.Token, Client: cfg.Client, Timeout: cfg.Timeout}, "warranty")
+	c, err := httpjson.New(cfg, "warranty")
 	if err != nil {
 		return nil, err
 	}
