@@ -28,6 +28,15 @@ func (d dyingSender) Send(context.Context, *tmail.Reply) (tmail.Receipt, error) 
 func keyOf(id, sender string) string { return "msgid:" + id + "|" + sender }
 
 func TestPendingReplyResolution(t *testing.T) {
+	scenarioPendingReply(t, func(t *testing.T) target {
+		return memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{}))
+	})
+}
+
+// scenarioPendingReply: a crash left a reply between "rendered" and "sent";
+// the next run never sends it again: found in Sent means replied, otherwise
+// a person takes over.
+func scenarioPendingReply(t *testing.T, start func(t *testing.T) target) {
 	tests := []struct {
 		name      string
 		inSent    bool // the pending reply's Message-ID is in the Sent folder
@@ -44,8 +53,13 @@ func TestPendingReplyResolution(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			s := mailtest.StartIMAP(t, mailtest.IMAPOptions{Mailboxes: []string{"Sent"}})
-			e := newEnv(t, memTarget(s))
+			e := newEnv(t, start(t))
+			c := e.tgt.Client(t)
+			c.Create("Sent", nil).Wait() // may exist already
+			sel, err := c.Select("INBOX", nil).Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
 			id := e.deliver(1, "jan@customer.example", "Gwarancja")
 			key := keyOf(id, "jan@customer.example")
 			// The crashed run: processing row + pending reply.
@@ -57,7 +71,7 @@ func TestPendingReplyResolution(t *testing.T) {
 			if _, err := dead.Send(ctx, r); err == nil {
 				t.Fatal("dying sender succeeded")
 			}
-			if _, err := e.ledger.Begin(ctx, ledger.Entry{Loc: ledger.Loc{Account: e.tgt.User, Mailbox: "INBOX", UIDValidity: 1, UID: 1}, Key: key}); err != nil {
+			if _, err := e.ledger.Begin(ctx, ledger.Entry{Loc: ledger.Loc{Account: e.tgt.User, Mailbox: "INBOX", UIDValidity: sel.UIDValidity, UID: 1}, Key: key}); err != nil {
 				t.Fatal(err)
 			}
 			if tt.inSent {
@@ -65,7 +79,7 @@ func TestPendingReplyResolution(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s.Append(t, "Sent", pend.Raw)
+				e.tgt.Append(t, "Sent", pend.Raw)
 			}
 			w := e.runOnce(func(c *Config) {
 				if tt.sentCfg {

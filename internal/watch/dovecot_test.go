@@ -1,0 +1,116 @@
+package watch
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/mailtest"
+)
+
+// The same scenarios against a real Dovecot on loopback. mailtest.StartDovecot
+// skips with a clear message when Dovecot is not installed, and fails when
+// the CI environment variable is set: CI must run these.
+
+func dovecotTarget(t *testing.T) (target, *mailtest.Dovecot) {
+	d := mailtest.StartDovecot(t)
+	return target{Name: "dovecot", Addr: d.Addr, User: d.User, Password: d.Password, Append: d.Append, Client: d.Client}, d
+}
+
+func TestDovecotAnswerOnce(t *testing.T) {
+	tgt, _ := dovecotTarget(t)
+	scenarioAnswerOnce(t, tgt)
+}
+
+func TestDovecotProcessedFolderAndSent(t *testing.T) {
+	tgt, _ := dovecotTarget(t)
+	scenarioProcessedFolderAndSent(t, tgt)
+}
+
+func TestDovecotLimits(t *testing.T) {
+	tgt, _ := dovecotTarget(t)
+	scenarioLimits(t, tgt)
+}
+
+func TestDovecotIdleWakeup(t *testing.T) {
+	tgt, _ := dovecotTarget(t)
+	scenarioIdleWakeup(t, tgt, nil)
+}
+
+// TestDovecotRestart: the server goes away under the daemon (while it idles)
+// and comes back; mail that arrives afterwards is answered, once.
+func TestDovecotRestart(t *testing.T) {
+	tgt, d := dovecotTarget(t)
+	e := newEnv(t, tgt)
+	id1 := e.deliver(1, "jan@customer.example", "Pierwsze")
+	ctx, cancel := context.WithCancel(context.Background())
+	w := e.watcher(nil)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	waitFor(t, e.sink, func() bool { return e.repliesTo()[id1] == 1 })
+	d.Restart(t)
+	id2 := e.deliver(2, "ola@customer.example", "Po restarcie")
+	waitFor(t, e.sink, func() bool { return e.repliesTo()[id2] == 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if diff := cmp.Diff(map[string]int{id1: 1, id2: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+	if w.Stats().Reconnects < 1 {
+		t.Errorf("Reconnects = %d, want >= 1", w.Stats().Reconnects)
+	}
+}
+
+// TestDovecotUIDValidityChange renumbers the Maildir the way a restored
+// backup or a rebuilt index would: Dovecot stopped, its UID list and indexes
+// deleted, every message's flags stripped, Dovecot started again.
+func TestDovecotUIDValidityChange(t *testing.T) {
+	tgt, d := dovecotTarget(t)
+	scenarioUIDValidity(t, tgt, func() {
+		var before uint32
+		c := tgt.Client(t)
+		if data, err := c.Select("INBOX", nil).Wait(); err == nil {
+			before = data.UIDValidity
+		}
+		c.Close()
+		d.Stop(t)
+		root := d.MailDir(d.User)
+		matches, _ := filepath.Glob(filepath.Join(root, "dovecot*"))
+		for _, m := range matches {
+			if err := os.RemoveAll(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, sub := range []string{"cur", "new"} {
+			files, _ := filepath.Glob(filepath.Join(root, sub, "*"))
+			for _, f := range files {
+				base, _, _ := strings.Cut(filepath.Base(f), ":")
+				if err := os.Rename(f, filepath.Join(root, "new", base)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		d.Restart(t)
+		c = tgt.Client(t)
+		data, err := c.Select("INBOX", nil).Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if data.UIDValidity == before {
+			t.Fatalf("UIDVALIDITY still %d after the rebuild", before)
+		}
+	})
+}
+
+func TestDovecotPendingReply(t *testing.T) {
+	scenarioPendingReply(t, func(t *testing.T) target {
+		tgt, _ := dovecotTarget(t)
+		return tgt
+	})
+}
