@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
@@ -257,6 +258,20 @@ func (sess *memSession) Close() error {
 		return nil
 	}
 	return sess.UserSession.Close()
+}
+
+// AuthenticateMechanisms offers PLAIN and XOAUTH2 (the token is the user's
+// password).
+func (sess *memSession) AuthenticateMechanisms() []string { return []string{sasl.Plain, "XOAUTH2"} }
+
+func (sess *memSession) Authenticate(mech string) (sasl.Server, error) {
+	switch mech {
+	case sasl.Plain:
+		return sasl.NewPlainServer(func(_, username, password string) error { return sess.Login(username, password) }), nil
+	case "XOAUTH2":
+		return &xoauth2Server{check: sess.Login}, nil
+	}
+	return nil, &imap.Error{Type: imap.StatusResponseTypeNo, Text: "SASL mechanism not supported"}
 }
 
 var systemFlags = []imap.Flag{imap.FlagSeen, imap.FlagAnswered, imap.FlagFlagged, imap.FlagDeleted, imap.FlagDraft}

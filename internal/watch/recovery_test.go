@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,4 +220,33 @@ func TestLock(t *testing.T) {
 		t.Fatalf("Lock after unlock: %v", err)
 	}
 	unlock2()
+}
+
+// TestXOAUTH2 logs in to IMAP and SMTP with OAuth2 tokens.
+func TestXOAUTH2(t *testing.T) {
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	e := newEnv(t, memTarget(s))
+	smtpSender, err := tmail.NewSMTP(tmail.SMTPConfig{Addr: e.sink.Addr, TLS: tmail.TLSNone, Username: "relay", Token: "relaypw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.proc.sender, err = NewSender(SenderConfig{Ledger: e.ledger, Next: smtpSender, Domain: "example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := e.deliver(1, "jan@customer.example", "Gwarancja")
+	e.runOnce(func(c *Config) { c.Password, c.Token = "", s.Password })
+	if diff := cmp.Diff(map[string]int{id: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"XOAUTH2"}, e.sink.Auths()); diff != "" {
+		t.Errorf("SMTP auths (-want +got):\n%s", diff)
+	}
+	w, err := New(e.config(func(c *Config) { c.Password, c.Token = "", "wrong" }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.RunOnce(context.Background()); err == nil || !strings.Contains(err.Error(), "login") {
+		t.Errorf("RunOnce with a bad token: err = %v, want a login error", err)
+	}
 }

@@ -1,0 +1,114 @@
+package mailtest
+
+import (
+	"net/smtp"
+	"strings"
+	"testing"
+
+	"github.com/emersion/go-imap/v2"
+	gosmtp "github.com/emersion/go-smtp"
+	"github.com/google/go-cmp/cmp"
+)
+
+const testMsg = "From: a@example.com\r\nTo: b@example.com\r\nSubject: hi\r\nMessage-ID: <1@example.com>\r\n\r\nbody\r\n"
+
+func TestIMAPKnobs(t *testing.T) {
+	s := StartIMAP(t, IMAPOptions{NoKeywords: true, Mailboxes: []string{"Archive"}})
+	uid := s.Append(t, "INBOX", []byte(testMsg), imap.FlagFlagged)
+	c := s.Client(t)
+	sel, err := c.Select("INBOX", nil).Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range sel.PermanentFlags {
+		if f == imap.FlagWildcard {
+			t.Errorf("PERMANENTFLAGS %v include \\* with NoKeywords", sel.PermanentFlags)
+		}
+	}
+	err = c.Store(imap.UIDSetNum(uid), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{"$Triaged"}}, nil).Close()
+	if err == nil {
+		t.Error("STORE of a keyword succeeded with NoKeywords")
+	}
+	if err := c.Store(imap.UIDSetNum(uid), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
+		t.Errorf("STORE \\Seen: %v", err)
+	}
+	s.SetKeywords(true)
+	if err := c.Store(imap.UIDSetNum(uid), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Flags: []imap.Flag{"$Triaged"}}, nil).Close(); err != nil {
+		t.Errorf("STORE keyword after SetKeywords(true): %v", err)
+	}
+
+	s.ChangeUIDValidity(t, "INBOX")
+	select {
+	case <-c.Closed():
+	default:
+		t.Error("ChangeUIDValidity left the client connected")
+	}
+	c2 := s.Client(t)
+	sel2, err := c2.Select("INBOX", nil).Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel2.UIDValidity == sel.UIDValidity {
+		t.Errorf("UIDVALIDITY unchanged: %d", sel.UIDValidity)
+	}
+	msgs := ReadMailbox(t, c2, "INBOX")
+	if len(msgs) != 1 || string(msgs[0].Raw) != testMsg || len(msgs[0].Flags) != 0 {
+		t.Errorf("after the change: %+v, want the message without flags", msgs)
+	}
+	if got := ReadMailbox(t, c2, "Missing"); got != nil {
+		t.Errorf("ReadMailbox of a missing mailbox = %v, want nil", got)
+	}
+	if n := s.DropConnections(); n != 1 {
+		t.Errorf("DropConnections = %d, want 1", n)
+	}
+	<-c2.Closed()
+}
+
+func TestSMTPSink(t *testing.T) {
+	s := StartSMTPSink(t, SMTPOptions{User: "u", Password: "p"})
+	if err := smtp.SendMail(s.Addr, nil, "a@example.com", []string{"b@example.com"}, []byte(testMsg)); err == nil {
+		t.Error("unauthenticated submission accepted")
+	}
+	s.FailNext(&smtpErr451)
+	c, err := smtp.Dial(s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Auth(smtp.PlainAuth("", "u", "p", "127.0.0.1")); err != nil {
+		t.Fatal(err)
+	}
+	send := func() error {
+		if err := c.Mail("a@example.com"); err != nil {
+			return err
+		}
+		if err := c.Rcpt("b@example.com"); err != nil {
+			return err
+		}
+		w, err := c.Data()
+		if err != nil {
+			return err
+		}
+		w.Write([]byte(testMsg))
+		return w.Close()
+	}
+	if err := send(); err == nil || !strings.Contains(err.Error(), "451") {
+		t.Errorf("first DATA: err = %v, want 451", err)
+	}
+	if err := send(); err != nil {
+		t.Fatal(err)
+	}
+	<-s.Accepted()
+	if n := s.CountByHeader("Message-ID")["<1@example.com>"]; n != 1 {
+		t.Errorf("CountByHeader = %d, want 1", n)
+	}
+	got := s.Messages()
+	if len(got) != 1 || got[0].From != "a@example.com" || got[0].Header("Subject") != "hi" {
+		t.Errorf("messages = %+v", got)
+	}
+	if diff := cmp.Diff([]string{"PLAIN"}, s.Auths()); diff != "" {
+		t.Errorf("auths (-want +got):\n%s", diff)
+	}
+}
+
+var smtpErr451 = gosmtp.SMTPError{Code: 451, EnhancedCode: gosmtp.EnhancedCode{4, 3, 0}, Message: "try later"}
