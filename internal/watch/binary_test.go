@@ -10,7 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,14 +281,36 @@ func TestBinaryEndToEnd(t *testing.T) {
 	}
 
 	// Overlapping runs: a daemon holds the lock; --once loses, clearly.
-	daemon := w.command("watch", "--config", w.config)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAddr := ln.Addr().String()
+	ln.Close()
+	daemon := w.command("watch", "--config", w.config, "--metrics-addr", metricsAddr)
 	if err := daemon.Start(); err != nil {
 		t.Fatal(err)
 	}
 	<-w.imap.IdleStarted() // the daemon is up and idling
-	code, out = run("watch", "--config", w.config, "--once")
-	if code != exitLockedForTest || !strings.Contains(out, "another triage watch") {
-		t.Errorf("overlapping --once: exit %d, output %q; want exit %d and a clear message", code, out, exitLockedForTest)
+	late := w.deliver(100)
+	waitFor(t, w.sink, func() bool { return w.sink.CountByHeader("In-Reply-To")[late.ID] == 1 })
+	// The reply is out; the ledger and metrics follow right after.
+	for path, want := range map[string]string{
+		"/healthz": "ok",
+		"/metrics": `triage_messages_final_total{state="replied"} 1`,
+	} {
+		for {
+			resp, err := http.Get("http://" + metricsAddr + path)
+			if err != nil {
+				t.Fatalf("GET %s: %v", path, err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.Contains(string(body), want) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	// SIGTERM stops the daemon cleanly.
 	daemon.Process.Signal(syscall.SIGTERM)

@@ -104,7 +104,7 @@ func (p *fakeProc) Calls() int {
 // env is one scenario's world: an IMAP target, an SMTP sink, a ledger and
 // the fake pipeline.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	tgt    target
 	sink   *mailtest.SMTPSink
 	ledger *ledger.Ledger
@@ -112,7 +112,7 @@ type env struct {
 	now    time.Time
 }
 
-func newEnv(t *testing.T, tgt target) *env {
+func newEnv(t testing.TB, tgt target) *env {
 	t.Helper()
 	e := &env{t: t, tgt: tgt, sink: mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "relay", Password: "relaypw"}),
 		now: time.Now()}
