@@ -174,6 +174,9 @@ func (w *world) deliver(n int) inbound {
 // person (in the failed folder); nothing twice, nothing lost.
 type tally struct {
 	Messages, Replied, Human, Skipped, Duplicates, Lost int
+	// HumanAnswered counts messages handed to a person whose reply did go
+	// out once (killed after SMTP accepted it, before the ledger said so).
+	HumanAnswered int
 }
 
 func (w *world) tally(msgs []inbound) (tally, []string) {
@@ -211,6 +214,9 @@ func (w *world) tally(msgs []inbound) (tally, []string) {
 			problems = append(problems, fmt.Sprintf("%s answered %d times", m.ID, n))
 		case inHuman[m.ID]:
 			tl.Human++
+			if n == 1 {
+				tl.HumanAnswered++
+			}
 		case n == 1:
 			tl.Replied++
 		case state[m.ID] == ledger.StateSkipped && inInbox[m.ID].HasFlag(DefaultKeyword):
@@ -374,8 +380,8 @@ func TestCrashConsistency(t *testing.T) {
 		t.Fatalf("final watch --once: %v\n%s", err, tail(w.logs(), 3000))
 	}
 	tl, problems := w.tally(msgs)
-	t.Logf("crash consistency: kills=%d messages=%d replied_once=%d handed_to_person=%d skipped=%d duplicates=%d lost=%d smtp_accepted=%d (%v, seed %d)",
-		kills, tl.Messages, tl.Replied, tl.Human, tl.Skipped, tl.Duplicates, tl.Lost, len(w.sink.Messages()), time.Since(start).Round(time.Millisecond), seed)
+	t.Logf("crash consistency: kills=%d messages=%d replied_once=%d handed_to_person=%d (of which already answered once: %d) skipped=%d duplicates=%d lost=%d smtp_accepted=%d (%v, seed %d)",
+		kills, tl.Messages, tl.Replied, tl.Human, tl.HumanAnswered, tl.Skipped, tl.Duplicates, tl.Lost, len(w.sink.Messages()), time.Since(start).Round(time.Millisecond), seed)
 	if diff := cmp.Diff(0, tl.Duplicates+tl.Lost); diff != "" || len(problems) > 0 {
 		sort.Strings(problems)
 		t.Errorf("not exactly once: %v", problems)
@@ -390,4 +396,63 @@ func tail(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
+}
+
+// waitLog waits until the binary's output contains s.
+func (w *world) waitLog(s string) {
+	w.t.Helper()
+	for !strings.Contains(w.logs(), s) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestBinaryShutdown: SIGTERM while a message is in flight lets it run for
+// the grace period, then abandons it (nothing sent) and exits 0; the next run
+// answers it. A second signal exits at once.
+func TestBinaryShutdown(t *testing.T) {
+	w := newWorld(t, "")
+	m := w.deliver(0)
+	hang := []string{"watch", "--config", w.config, "--log-level", "debug", "--offline-faults", "hang", "--turn-timeout", "1h"}
+
+	cmd := w.command(append(hang, "--shutdown-grace", "200ms")...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.waitLog(`"msg":"message body"`) // processing has begun; the model hangs
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGTERM: %v\n%s", err, tail(w.logs(), 3000))
+	}
+	if !strings.Contains(w.logs(), "message abandoned at shutdown") {
+		t.Errorf("no abandonment logged:\n%s", tail(w.logs(), 3000))
+	}
+	if n := len(w.sink.Messages()); n != 0 {
+		t.Fatalf("sent %d replies during the aborted run", n)
+	}
+
+	// Second signal: exit now, even with an hour of grace left.
+	w.logMu.Lock()
+	w.log.Reset()
+	w.logMu.Unlock()
+	cmd = w.command(append(hang, "--shutdown-grace", "1h")...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.waitLog(`"msg":"message body"`)
+	cmd.Process.Signal(syscall.SIGTERM)
+	w.waitLog("Signal again to exit now")
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("after a second signal: %v (exit %d), want exit 130\n%s", err, code, tail(w.logs(), 3000))
+	}
+
+	// The next run answers the message, once.
+	if err := w.command("watch", "--config", w.config, "--once").Run(); err != nil {
+		t.Fatalf("watch --once: %v\n%s", err, tail(w.logs(), 3000))
+	}
+	tl, problems := w.tally([]inbound{m})
+	if tl.Replied != 1 || len(problems) > 0 {
+		t.Errorf("after restart: %+v %v\n%s", tl, problems, tail(w.logs(), 3000))
+	}
 }
