@@ -403,21 +403,6 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stderr io
 	default:
 		return usageErr("watch: no way to send replies: set smtp.addr in %s (or outbox: DIR)", o.Config)
 	}
-	_, domain, err := parseFrom(o.From)
-	if err != nil {
-		return err
-	}
-	sender, err := watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Logger: log})
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	p, err := newPipeline(ctx, o.pipelineOptions, sender, log)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	log.Info("model", "description", p.Model.Description)
-
 	var met *metrics.Metrics
 	if o.MetricsAddr != "" {
 		met = metrics.New()
@@ -430,6 +415,21 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stderr io
 		defer srv.Close()
 		log.Info("metrics", "addr", ln.Addr().String())
 	}
+
+	_, domain, err := parseFrom(o.From)
+	if err != nil {
+		return err
+	}
+	sender, err := watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Logger: log, Metrics: met})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	p, err := newPipeline(ctx, o.pipelineOptions, sender, log)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	log.Info("model", "description", p.Model.Description)
 
 	grace := o.Grace
 	w, err := watch.New(watch.Config{

@@ -7,6 +7,7 @@ package mailtest
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log"
@@ -36,6 +37,11 @@ type IMAPOptions struct {
 	NoMove bool
 	// Mailboxes are created at start besides INBOX.
 	Mailboxes []string
+	// TLS, when set, offers STARTTLS with this configuration (see
+	// SelfSigned); with ImplicitTLS the listener speaks TLS from the first
+	// byte instead.
+	TLS         *tls.Config
+	ImplicitTLS bool
 	// Debug, when set, receives the raw protocol (credentials included).
 	Debug io.Writer
 }
@@ -52,6 +58,7 @@ type IMAP struct {
 
 	noKeywords atomic.Bool
 	idle       chan struct{}
+	implicit   bool
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
@@ -74,6 +81,7 @@ func StartIMAP(t testing.TB, opts IMAPOptions) *IMAP {
 		conns:    map[net.Conn]struct{}{},
 	}
 	s.noKeywords.Store(opts.NoKeywords)
+	s.implicit = opts.TLS != nil && opts.ImplicitTLS
 	for _, name := range append([]string{"INBOX"}, opts.Mailboxes...) {
 		if err := s.user.Create(name, nil); err != nil {
 			t.Fatalf("mailtest: create %s: %v", name, err)
@@ -84,12 +92,17 @@ func StartIMAP(t testing.TB, opts IMAPOptions) *IMAP {
 		caps[imap.CapMove] = struct{}{}
 		caps[imap.CapUIDPlus] = struct{}{}
 	}
+	var starttls *tls.Config
+	if opts.TLS != nil && !opts.ImplicitTLS {
+		starttls = opts.TLS
+	}
 	s.srv = imapserver.New(&imapserver.Options{
 		NewSession: func(c *imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
 			return &memSession{s: s}, nil, nil
 		},
 		Caps:         caps,
 		InsecureAuth: true,
+		TLSConfig:    starttls,
 		Logger:       log.New(io.Discard, "", 0),
 		DebugWriter:  opts.Debug,
 	})
@@ -98,7 +111,11 @@ func StartIMAP(t testing.TB, opts IMAPOptions) *IMAP {
 		t.Fatalf("mailtest: listen: %v", err)
 	}
 	s.Addr = ln.Addr().String()
-	go s.srv.Serve(&trackingListener{Listener: ln, s: s})
+	var tracked net.Listener = &trackingListener{Listener: ln, s: s}
+	if opts.TLS != nil && opts.ImplicitTLS {
+		tracked = tls.NewListener(tracked, opts.TLS)
+	}
+	go s.srv.Serve(tracked)
 	t.Cleanup(func() { s.srv.Close() })
 	return s
 }
@@ -157,7 +174,14 @@ func (s *IMAP) ChangeUIDValidity(t testing.TB, mailbox string) {
 // Client dials the server and logs in; the connection closes at cleanup.
 func (s *IMAP) Client(t testing.TB) *imapclient.Client {
 	t.Helper()
-	c, err := imapclient.DialInsecure(s.Addr, nil)
+	var c *imapclient.Client
+	var err error
+	if s.implicit {
+		// A test helper: the certificate is the test's own.
+		c, err = imapclient.DialTLS(s.Addr, &imapclient.Options{TLSConfig: &tls.Config{InsecureSkipVerify: true}})
+	} else {
+		c, err = imapclient.DialInsecure(s.Addr, nil)
+	}
 	if err != nil {
 		t.Fatalf("mailtest: dial: %v", err)
 	}

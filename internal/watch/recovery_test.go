@@ -2,6 +2,8 @@ package watch
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"os"
 	"strings"
@@ -248,5 +250,49 @@ func TestXOAUTH2(t *testing.T) {
 	}
 	if err := w.RunOnce(context.Background()); err == nil || !strings.Contains(err.Error(), "login") {
 		t.Errorf("RunOnce with a bad token: err = %v, want a login error", err)
+	}
+}
+
+func TestTLSModes(t *testing.T) {
+	serverTLS, pool := mailtest.SelfSigned(t)
+	_, otherPool := mailtest.SelfSigned(t)
+	tests := []struct {
+		name     string
+		mode     string
+		implicit bool
+		pool     *x509.CertPool
+		wantErr  string
+	}{
+		{"starttls", TLSStartTLS, false, pool, ""},
+		{"implicit tls", TLSImplicit, true, pool, ""},
+		{"untrusted certificate", TLSImplicit, true, otherPool, "certificate"},
+		{"starttls untrusted", TLSStartTLS, false, otherPool, "certificate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mailtest.StartIMAP(t, mailtest.IMAPOptions{TLS: serverTLS, ImplicitTLS: tt.implicit})
+			e := newEnv(t, memTarget(s))
+			id := e.deliver(1, "jan@customer.example", "Gwarancja")
+			w, err := New(e.config(func(c *Config) { c.TLS = tt.mode; c.TLSConfig = &tls.Config{RootCAs: tt.pool} }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = w.RunOnce(context.Background())
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("RunOnce: err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(map[string]int{id: 1}, e.repliesTo()); diff != "" {
+				t.Errorf("replies (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := New(Config{Addr: "imap.example.com:143", TLS: TLSNone, Username: "u", Password: "p", Processor: &fakeProc{}, Ledger: &ledger.Ledger{}}); err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("TLS none to a remote host: err = %v, want a loopback-only error", err)
 	}
 }

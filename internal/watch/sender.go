@@ -11,6 +11,7 @@ import (
 
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
+	"triage/internal/metrics"
 )
 
 // Sender is a mail.Sender that keeps the ledger's promise: the rendered reply
@@ -23,17 +24,19 @@ type Sender struct {
 	domain string
 	now    func() time.Time
 	log    *slog.Logger
+	met    *metrics.Metrics
 }
 
 var _ mail.Sender = (*Sender)(nil)
 
 // SenderConfig configures NewSender; Ledger, Next and Domain are required.
 type SenderConfig struct {
-	Ledger *ledger.Ledger
-	Next   mail.Sender // e.g. *mail.SMTP or *mail.Outbox
-	Domain string      // for mail.MessageIDFor
-	Now    func() time.Time
-	Logger *slog.Logger
+	Ledger  *ledger.Ledger
+	Next    mail.Sender // e.g. *mail.SMTP or *mail.Outbox
+	Domain  string      // for mail.MessageIDFor
+	Now     func() time.Time
+	Logger  *slog.Logger
+	Metrics *metrics.Metrics // optional: counts submission errors as "smtp"
 }
 
 // NewSender checks cfg.
@@ -47,7 +50,7 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = discard()
 	}
-	return &Sender{ledger: cfg.Ledger, next: cfg.Next, domain: cfg.Domain, now: cfg.Now, log: cfg.Logger}, nil
+	return &Sender{ledger: cfg.Ledger, next: cfg.Next, domain: cfg.Domain, now: cfg.Now, log: cfg.Logger, met: cfg.Metrics}, nil
 }
 
 // ErrReplyUnconfirmed means an earlier submission of this reply may or may
@@ -85,6 +88,7 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) 
 	}
 	rc, err := s.next.Send(ctx, r)
 	if err != nil {
+		s.met.Error("smtp")
 		// The ledger must survive a cancelled ctx.
 		lctx := context.WithoutCancel(ctx)
 		if notSubmitted(err) {

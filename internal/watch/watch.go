@@ -518,6 +518,9 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid 
 	start := w.cfg.Now()
 	out := w.cfg.Processor.Process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
+	if out.Status == processor.StatusFailed {
+		w.cfg.Metrics.Error("process")
+	}
 
 	state, reason := out.Status, out.Reason
 	r, rerr := l.GetReply(context.WithoutCancel(ctx), id.Key)
