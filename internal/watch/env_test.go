@@ -65,6 +65,8 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 	case strings.Contains(subject, "fail"):
 		out.Status, out.Reason = processor.StatusFailed, processor.ReasonNoScenario
 		return out
+	case strings.Contains(subject, "panic"):
+		panic("fake pipeline: " + subject)
 	case strings.Contains(subject, "hang"):
 		if p.hung != nil {
 			p.hung <- struct{}{}

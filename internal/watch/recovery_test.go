@@ -296,3 +296,22 @@ func TestTLSModes(t *testing.T) {
 		t.Errorf("TLS none to a remote host: err = %v, want a loopback-only error", err)
 	}
 }
+
+// TestPanicIsAFailure: a pipeline panic fails that message (a person takes
+// over) and the watcher carries on with the next one.
+func TestPanicIsAFailure(t *testing.T) {
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	e := newEnv(t, memTarget(s))
+	e.deliver(1, "jan@customer.example", "panic now")
+	id2 := e.deliver(2, "ola@customer.example", "Gwarancja")
+	w := e.runOnce(nil)
+	if diff := cmp.Diff(map[string]int{ledger.StateFailed: 1, ledger.StateReplied: 1}, w.Stats().Final); diff != "" {
+		t.Errorf("final (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{id2: 1}, e.repliesTo()); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"panic now +kw"}, summary(e.mailbox(DefaultFailedFolder), DefaultKeyword)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", DefaultFailedFolder, diff)
+	}
+}

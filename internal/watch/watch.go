@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -516,7 +517,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid 
 	w.log.Debug("message body", "uid", uid, "raw", string(raw))
 
 	start := w.cfg.Now()
-	out := w.cfg.Processor.Process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
+	out := w.process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
 	if out.Status == processor.StatusFailed {
 		w.cfg.Metrics.Error("process")
@@ -558,6 +559,21 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid 
 		}
 	}
 	return nil
+}
+
+// ReasonPanic is recorded when the pipeline panicked on a message.
+const ReasonPanic = "panic"
+
+// process runs the pipeline; a panic becomes a failed outcome so that one
+// bad message cannot stop the watcher.
+func (w *Watcher) process(ctx context.Context, in processor.Input) (out processor.Outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			w.log.Error("pipeline panicked", "name", in.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			out = processor.Outcome{File: in.Name, Status: processor.StatusFailed, Reason: ReasonPanic, Detail: fmt.Sprint(v)}
+		}
+	}()
+	return w.cfg.Processor.Process(ctx, in)
 }
 
 func (w *Watcher) ledgerErr(err error) error {
