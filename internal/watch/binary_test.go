@@ -67,7 +67,7 @@ func TestMain(m *testing.M) {
 // world is the binary's environment: servers, config file, ledger.
 type world struct {
 	t      *testing.T
-	imap   *mailtest.IMAP
+	tgt    target
 	sink   *mailtest.SMTPSink
 	dir    string
 	config string
@@ -81,10 +81,14 @@ SN-48213-PL,valid,2099-05-31,Ekspres do kawy Aroma 5000
 SN98765,expired,2024-06-15,Zmywarka CleanLine 60
 `
 
+// newWorld uses the in-memory IMAP server.
 func newWorld(t *testing.T, extra string) *world {
+	return newWorldFor(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})), extra)
+}
+
+func newWorldFor(t *testing.T, tgt target, extra string) *world {
 	t.Helper()
-	w := &world{t: t, dir: t.TempDir(), log: &bytes.Buffer{}}
-	w.imap = mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	w := &world{t: t, dir: t.TempDir(), log: &bytes.Buffer{}, tgt: tgt}
 	w.sink = mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "relay", Password: "relaypw"})
 	w.ledger = filepath.Join(w.dir, "ledger.db")
 	if err := os.WriteFile(filepath.Join(w.dir, "warranty.csv"), []byte(warrantyCSV), 0o644); err != nil {
@@ -116,7 +120,7 @@ pipeline:
   offline: true
   warranty_csv: warranty.csv
   tickets_db: tickets.db
-%s`, w.imap.Addr, w.imap.User, w.sink.Addr, extra)
+%s`, w.tgt.Addr, w.tgt.User, w.sink.Addr, extra)
 	w.config = filepath.Join(w.dir, "triage.yaml")
 	if err := os.WriteFile(w.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -127,7 +131,7 @@ pipeline:
 // command prepares the binary with a clean environment (no Gemini key).
 func (w *world) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(triageBinary(w.t), args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.dir, "TRIAGE_IMAP_PASSWORD=" + w.imap.Password}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.dir, "TRIAGE_IMAP_PASSWORD=" + w.tgt.Password}
 	cmd.Dir = w.dir
 	cmd.Stdout = &lockedWriter{w: w}
 	cmd.Stderr = &lockedWriter{w: w}
@@ -166,7 +170,7 @@ func (w *world) deliver(n int) inbound {
 	subj := fmt.Sprintf("Reklamacja %d", n)
 	raw := fmt.Sprintf("From: Klient %d <klient%d@customer.example>\r\nTo: serwis@example.com\r\nSubject: %s\r\nMessage-ID: %s\r\nDate: Mon, 16 Nov 2026 09:12:44 +0100\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n%s\r\n",
 		n, n, subj, id, bodies[n%len(bodies)])
-	w.imap.Append(w.t, "INBOX", []byte(raw))
+	w.tgt.Append(w.t, "INBOX", []byte(raw))
 	return inbound{ID: id, Subject: subj}
 }
 
@@ -183,11 +187,11 @@ func (w *world) tally(msgs []inbound) (tally, []string) {
 	w.t.Helper()
 	replies := w.sink.CountByHeader("In-Reply-To")
 	inHuman := map[string]bool{}
-	for _, m := range w.imap.Messages(w.t, DefaultFailedFolder) {
+	for _, m := range w.folder(DefaultFailedFolder) {
 		inHuman[headerOf(m.Raw, "Message-ID")] = true
 	}
 	inInbox := map[string]mailtest.Message{}
-	for _, m := range w.imap.Messages(w.t, "INBOX") {
+	for _, m := range w.folder("INBOX") {
 		inInbox[headerOf(m.Raw, "Message-ID")] = m
 	}
 	led, err := ledger.Open(context.Background(), ledger.Config{Path: w.ledger})
@@ -229,6 +233,10 @@ func (w *world) tally(msgs []inbound) (tally, []string) {
 	return tl, problems
 }
 
+func (w *world) folder(name string) []mailtest.Message {
+	return mailtest.ReadMailbox(w.t, w.tgt.Client(w.t), name)
+}
+
 func headerOf(raw []byte, name string) string {
 	for _, line := range strings.Split(string(raw), "\r\n") {
 		if line == "" {
@@ -242,7 +250,13 @@ func headerOf(raw []byte, name string) string {
 }
 
 func TestBinaryEndToEnd(t *testing.T) {
-	w := newWorld(t, "")
+	binaryEndToEnd(t, newWorld(t, ""))
+}
+
+// binaryEndToEnd: the real binary through the real pipeline answers new mail
+// once, a rerun answers nothing, triage ledger lists it, an overlapping run
+// loses the lock, the daemon serves metrics and stops on SIGTERM.
+func binaryEndToEnd(t *testing.T, w *world) {
 	var msgs []inbound
 	for i := range 8 {
 		msgs = append(msgs, w.deliver(i))
@@ -268,8 +282,8 @@ func TestBinaryEndToEnd(t *testing.T) {
 		t.Errorf("problems: %v (tally %+v)\n%s", problems, tl, out)
 	}
 	sent := len(w.sink.Messages())
-	if len(w.imap.Messages(t, "Sent")) != sent {
-		t.Errorf("Sent folder has %d messages, SMTP accepted %d", len(w.imap.Messages(t, "Sent")), sent)
+	if n := len(w.folder("Sent")); n != sent {
+		t.Errorf("Sent folder has %d messages, SMTP accepted %d", n, sent)
 	}
 
 	// A rerun answers nothing.
@@ -297,7 +311,9 @@ func TestBinaryEndToEnd(t *testing.T) {
 	if err := daemon.Start(); err != nil {
 		t.Fatal(err)
 	}
-	<-w.imap.IdleStarted() // the daemon is up and idling
+	for !healthy(metricsAddr) { // the daemon holds the lock and is connected
+		time.Sleep(20 * time.Millisecond)
+	}
 	late := w.deliver(100)
 	waitFor(t, w.sink, func() bool { return w.sink.CountByHeader("In-Reply-To")[late.ID] == 1 })
 	// The reply is out; the ledger and metrics follow right after.
@@ -325,6 +341,15 @@ func TestBinaryEndToEnd(t *testing.T) {
 	}
 }
 
+func healthy(addr string) bool {
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
 // exitLockedForTest mirrors cmd/triage's exitLocked.
 const exitLockedForTest = 3
 
@@ -332,11 +357,11 @@ const exitLockedForTest = 3
 // while it works through many messages, restarts it each time, and checks
 // that every message was answered exactly once or handed to a person.
 func TestCrashConsistency(t *testing.T) {
-	const (
-		wantKills   = 60
-		messages    = 80
-		maxLifetime = 400 * time.Millisecond
-	)
+	crashConsistency(t, newWorld(t, ""), 60, 80)
+}
+
+func crashConsistency(t *testing.T, w *world, wantKills, messages int) {
+	const maxLifetime = 400 * time.Millisecond
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("TRIAGE_CRASH_SEED"); s != "" {
 		fmt.Sscan(s, &seed)
@@ -344,7 +369,6 @@ func TestCrashConsistency(t *testing.T) {
 	t.Logf("crash test seed %d (rerun with TRIAGE_CRASH_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 
-	w := newWorld(t, "")
 	var msgs []inbound
 	for i := range messages / 2 {
 		msgs = append(msgs, w.deliver(i))

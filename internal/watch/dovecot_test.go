@@ -114,3 +114,15 @@ func TestDovecotPendingReply(t *testing.T) {
 		return tgt
 	})
 }
+
+// TestDovecotBinaryEndToEnd runs the real binary against Dovecot.
+func TestDovecotBinaryEndToEnd(t *testing.T) {
+	tgt, _ := dovecotTarget(t)
+	binaryEndToEnd(t, newWorldFor(t, tgt, ""))
+}
+
+// TestDovecotCrashConsistency: SIGKILL at random moments against Dovecot.
+func TestDovecotCrashConsistency(t *testing.T) {
+	tgt, _ := dovecotTarget(t)
+	crashConsistency(t, newWorldFor(t, tgt, ""), 25, 30)
+}
