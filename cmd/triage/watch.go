@@ -352,7 +352,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stderr io
 	// Second signal: exit at once. The first one cancels ctx (main).
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	defer func() { signal.Stop(sigs); close(sigs) }()
 	go func() {
 		if _, ok := <-sigs; !ok {
 			return
