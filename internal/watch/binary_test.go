@@ -300,6 +300,11 @@ func binaryEndToEnd(t *testing.T, w *world) {
 		t.Errorf("triage ledger --json: exit %d, %d lines, want %d:\n%s", code, strings.Count(out, "\n"), len(msgs), out)
 	}
 
+	code, out = run("ledger", "--config", w.config)
+	if code != 0 || !strings.Contains(out, "STATE") || !strings.Contains(out, fmt.Sprintf("all messages: replied=%d", tl.Replied)) {
+		t.Errorf("triage ledger: exit %d:\n%s", code, out)
+	}
+
 	// Overlapping runs: a daemon holds the lock; --once loses, clearly.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
