@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,11 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -456,132 +452,4 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stderr io
 		return &exitError{code: exitFailed, err: err}
 	}
 	return nil
-}
-
-// --- triage ledger ---
-
-func newLedgerCmd() *cobra.Command {
-	var (
-		path, config, state string
-		limit               int
-		asJSON, replies     bool
-	)
-	cmd := &cobra.Command{
-		Use:   "ledger [--ledger FILE | --config FILE] [--state S] [--limit N] [--json]",
-		Short: "List recent messages of the watch ledger and what happened to them",
-		Long: `Ledger lists the most recent messages triage watch has seen, newest first,
-with their state (replied, skipped, failed, needs_human, over_limit,
-processing), the reason, and the reply's Message-ID, for a person looking
-into a complaint. --replies lists replies instead, with their state
-(reply_pending, sent, needs_human). It only reads the ledger and may run
-while triage watch is running.`,
-		Example: `  triage ledger --ledger /var/lib/triage/ledger.db --state needs_human
-  triage ledger --config /etc/triage/triage.yaml --limit 20 --json`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("ledger") && config != "" {
-				wf, err := loadWatchFile(config)
-				if err != nil {
-					return err
-				}
-				if wf.Ledger != "" {
-					path = wf.Ledger
-				}
-			}
-			if _, err := os.Stat(path); err != nil {
-				return usageErr("ledger: %v", err)
-			}
-			l, err := ledger.Open(cmd.Context(), ledger.Config{Path: path})
-			if err != nil {
-				return &exitError{code: exitFailed, err: err}
-			}
-			defer l.Close()
-			out := cmd.OutOrStdout()
-			if replies {
-				rs, err := l.Replies(cmd.Context(), state)
-				if err != nil {
-					return &exitError{code: exitFailed, err: err}
-				}
-				return printReplies(out, rs, asJSON)
-			}
-			es, err := l.Recent(cmd.Context(), limit, state)
-			if err != nil {
-				return &exitError{code: exitFailed, err: err}
-			}
-			counts, err := l.Counts(cmd.Context())
-			if err != nil {
-				return &exitError{code: exitFailed, err: err}
-			}
-			return printEntries(out, es, counts, asJSON)
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&path, "ledger", envOr("TRIAGE_LEDGER", "triage-ledger.db"), "ledger file")
-	f.StringVar(&config, "config", envOr("TRIAGE_CONFIG", ""), "read the ledger path from this watch configuration")
-	f.StringVar(&state, "state", "", "only this state")
-	f.IntVar(&limit, "limit", 50, "at most this many messages")
-	f.BoolVar(&asJSON, "json", false, "one JSON object per line")
-	f.BoolVar(&replies, "replies", false, "list replies instead of messages")
-	return cmd
-}
-
-func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON bool) error {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		for _, e := range es {
-			if err := enc.Encode(e); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "UPDATED\tSTATE\tREASON\tUID\tFROM\tSUBJECT\tMESSAGE-ID")
-	for _, e := range es {
-		subj := e.Subject
-		if len([]rune(subj)) > 40 {
-			subj = string([]rune(subj)[:39]) + "…"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Updated.Local().Format("2006-01-02 15:04:05"), e.State, dash(e.Reason),
-			strconv.FormatUint(uint64(e.UIDValidity), 10)+"/"+strconv.FormatUint(uint64(e.UID), 10), dash(e.Sender), dash(subj), dash(e.MessageID))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	states := make([]string, 0, len(counts))
-	for s := range counts {
-		states = append(states, s)
-	}
-	sort.Strings(states)
-	var parts []string
-	for _, s := range states {
-		parts = append(parts, fmt.Sprintf("%s=%d", s, counts[s]))
-	}
-	_, err := fmt.Fprintf(w, "\nall messages: %s\n", strings.Join(parts, " "))
-	return err
-}
-
-func printReplies(w io.Writer, rs []ledger.Reply, asJSON bool) error {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		for _, r := range rs {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CREATED\tSTATE\tTO\tMESSAGE-ID\tINBOUND KEY")
-	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Created.Local().Format("2006-01-02 15:04:05"), r.State, r.To, r.MessageID, r.Key)
-	}
-	return tw.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
