@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"triage/internal/agent"
-	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/llm"
@@ -261,40 +260,32 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		// retry policy itself is unchanged).
 		sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	}
-	ag, err := agent.New(agent.Config{
-		Model:       model,
-		ModelName:   r.cfg.ModelName,
-		MaxTurns:    r.cfg.MaxTurns,
-		TurnTimeout: r.cfg.TurnTimeout,
-		Deadline:    r.cfg.Deadline,
-		Sleep:       sleep,
-		Logger:      log,
-	})
-	if err != nil {
-		return setupFail("%v", err)
-	}
-	disp, err := dispatcher.New(dispatcher.Config{
-		Routes:         MockRoutes(c, r.routes),
-		StaffAddresses: r.cfg.StaffAddresses,
-		Logger:         log,
-	})
-	if err != nil {
-		return setupFail("%v", err)
-	}
 	label := r.cfg.ModelName
 	if r.mode == ModeOffline || (r.mode == ModeRecord && offline) {
 		label = "offline"
 	}
-	proc, err := processor.New(processor.Config{
-		Scenarios:  r.cfg.Scenarios,
-		Agent:      ag,
-		Detector:   detect.New(r.cfg.Scenarios, ag),
-		Dispatcher: disp,
-		Extractor:  r.ext,
-		Guard:      guard.Config{OwnAddresses: []string{r.cfg.OwnAddress}},
-		ModelName:  label,
-		Logger:     log,
-	})
+	proc, err := processor.Assemble(
+		agent.Config{
+			Model:       model,
+			ModelName:   r.cfg.ModelName,
+			MaxTurns:    r.cfg.MaxTurns,
+			TurnTimeout: r.cfg.TurnTimeout,
+			Deadline:    r.cfg.Deadline,
+			Sleep:       sleep,
+			Logger:      log,
+		},
+		dispatcher.Config{
+			Routes:         MockRoutes(c, r.routes),
+			StaffAddresses: r.cfg.StaffAddresses,
+			Logger:         log,
+		},
+		processor.Config{
+			Scenarios: r.cfg.Scenarios,
+			Extractor: r.ext,
+			Guard:     guard.Config{OwnAddresses: []string{r.cfg.OwnAddress}},
+			ModelName: label,
+			Logger:    log,
+		})
 	if err != nil {
 		return setupFail("%v", err)
 	}

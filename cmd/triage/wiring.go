@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -18,7 +17,6 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
-	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/llm"
@@ -181,35 +179,27 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 	}
 	p.closers = append(p.closers, p.Model.Close)
 
-	ag, err := agent.New(agent.Config{
-		Model:       p.Model,
-		ModelName:   o.Model,
-		MaxTurns:    o.MaxTurns,
-		TurnTimeout: o.TurnTimeout,
-		Deadline:    o.Deadline,
-		Logger:      log,
-	})
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	disp, err := dispatcher.New(dispatcher.Config{
-		Routes:         dispatcher.Routes(checker, creator, sender, from, domain),
-		StaffAddresses: o.Staff,
-		Logger:         log,
-	})
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
-	p.Processor, err = processor.New(processor.Config{
-		Scenarios:  p.Scenarios,
-		Agent:      ag,
-		Detector:   detect.New(p.Scenarios, ag),
-		Dispatcher: disp,
-		Extractor:  ext,
-		Guard:      guard.Config{OwnAddresses: []string{addrOf(from)}},
-		ModelName:  modelLabel(p.Model, o.Model),
-		Logger:     log,
-	})
+	p.Processor, err = processor.Assemble(
+		agent.Config{
+			Model:       p.Model,
+			ModelName:   o.Model,
+			MaxTurns:    o.MaxTurns,
+			TurnTimeout: o.TurnTimeout,
+			Deadline:    o.Deadline,
+			Logger:      log,
+		},
+		dispatcher.Config{
+			Routes:         dispatcher.Routes(checker, creator, sender, from, domain),
+			StaffAddresses: o.Staff,
+			Logger:         log,
+		},
+		processor.Config{
+			Scenarios: p.Scenarios,
+			Extractor: ext,
+			Guard:     guard.Config{OwnAddresses: []string{addrOf(from)}},
+			ModelName: modelLabel(p.Model, o.Model),
+			Logger:    log,
+		})
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
@@ -241,5 +231,3 @@ func addrOf(s string) string {
 	}
 	return strings.ToLower(strings.TrimSpace(s))
 }
-
-var _ = fmt.Sprintf

@@ -343,3 +343,20 @@ func Key(msg *message.Message, raw []byte) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
+
+// Assemble builds the agent and the dispatcher from their configs, the
+// detector over cfg.Scenarios, and wires them into a Processor: the one
+// place where process, watch and eval put the pipeline together.
+func Assemble(ac agent.Config, dc dispatcher.Config, cfg Config) (*Processor, error) {
+	ag, err := agent.New(ac)
+	if err != nil {
+		return nil, err
+	}
+	d, err := dispatcher.New(dc)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Agent, cfg.Dispatcher = ag, d
+	cfg.Detector = detect.New(cfg.Scenarios, ag)
+	return New(cfg)
+}

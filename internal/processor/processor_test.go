@@ -18,7 +18,6 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
-	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/processor"
@@ -127,22 +126,17 @@ func newEnv(t testing.TB, m agent.Model) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ag, err := agent.New(agent.Config{Model: m, MaxRetries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := dispatcher.New(dispatcher.Config{Routes: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ext, err := serial.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := processor.New(processor.Config{
-		Scenarios: set, Agent: ag, Detector: detect.New(set, ag), Dispatcher: d, Extractor: ext,
-		Guard: guard.Config{OwnAddresses: []string{"serwis@example.com"}}, ModelName: "scripted",
-	})
+	p, err := processor.Assemble(
+		agent.Config{Model: m, MaxRetries: -1},
+		dispatcher.Config{Routes: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
+		processor.Config{
+			Scenarios: set, Extractor: ext, ModelName: "scripted",
+			Guard: guard.Config{OwnAddresses: []string{"serwis@example.com"}},
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
