@@ -319,12 +319,34 @@ func (sess *memSession) Store(w *imapserver.FetchWriter, numSet imap.NumSet, fla
 	return sess.UserSession.Store(w, numSet, flags, options)
 }
 
+// idlePoll is how often an idling session looks for mailbox changes.
+const idlePoll = 10 * time.Millisecond
+
+// Idle reports every change to the selected mailbox that the client has not
+// seen yet, including those made between its last command and IDLE, as real
+// servers (Dovecot) do when IDLE begins. imapmemserver's own Idle reports
+// only changes made after it has registered, so mail delivered in that
+// window went unreported until the next change (a watcher slept through it);
+// and IdleStarted could fire before the registration, so a test delivering
+// on that signal could lose the race. Polling the session's queue from the
+// moment IdleStarted fires closes both windows.
 func (sess *memSession) Idle(w *imapserver.UpdateWriter, stop <-chan struct{}) error {
 	select {
 	case sess.s.idle <- struct{}{}:
 	default:
 	}
-	return sess.UserSession.Idle(w, stop)
+	tick := time.NewTicker(idlePoll)
+	defer tick.Stop()
+	for {
+		if err := sess.UserSession.Poll(w, true); err != nil {
+			return err
+		}
+		select {
+		case <-stop:
+			return nil
+		case <-tick.C:
+		}
+	}
 }
 
 // trackingListener remembers open connections so they can be dropped.

@@ -4,8 +4,10 @@ import (
 	"net/smtp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
 	gosmtp "github.com/emersion/go-smtp"
 	"github.com/google/go-cmp/cmp"
 )
@@ -108,3 +110,59 @@ func TestSMTPSink(t *testing.T) {
 }
 
 var smtpErr451 = gosmtp.SMTPError{Code: 451, EnhancedCode: gosmtp.EnhancedCode{4, 3, 0}, Message: "try later"}
+
+// TestIdleReportsEarlierDelivery: mail delivered after the client's last
+// command but before IDLE is reported once IDLE begins, as Dovecot does
+// (imapmemserver alone waits for the next change, and a watcher sleeps).
+func TestIdleReportsEarlierDelivery(t *testing.T) {
+	s := StartIMAP(t, IMAPOptions{})
+	exists := make(chan uint32, 16)
+	c, err := imapclient.DialInsecure(s.Addr, &imapclient.Options{
+		UnilateralDataHandler: &imapclient.UnilateralDataHandler{
+			Mailbox: func(d *imapclient.UnilateralDataMailbox) {
+				if d.NumMessages != nil {
+					exists <- *d.NumMessages
+				}
+			},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Login(s.User, s.Password).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	s.Append(t, "INBOX", []byte(testMsg)) // after SELECT, before IDLE
+	idle, err := c.Idle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-exists:
+		if n != 1 {
+			t.Errorf("EXISTS %d, want 1", n)
+		}
+	case <-time.After(30 * time.Second): // a hang guard only
+		t.Fatal("IDLE never reported the message delivered before it began")
+	}
+	<-s.IdleStarted()
+	s.Append(t, "INBOX", []byte(testMsg)) // after IdleStarted
+	select {
+	case n := <-exists:
+		if n != 2 {
+			t.Errorf("EXISTS %d, want 2", n)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("IDLE never reported the message delivered after IdleStarted")
+	}
+	if err := idle.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := idle.Wait(); err != nil {
+		t.Fatal(err)
+	}
+}
