@@ -332,6 +332,31 @@ func (l *Ledger) Settled(ctx context.Context, account, mailbox string, uidValidi
 	return out, rows.Err()
 }
 
+// Unsettled returns the UIDs in (account, mailbox, uidvalidity) whose
+// entries are final but whose server-side marking (flag, move) is not done,
+// in ascending order: a crash between the flag and the move leaves such a
+// message flagged, where a search for unflagged mail no longer finds it.
+func (l *Ledger) Unsettled(ctx context.Context, account, mailbox string, uidValidity uint32) ([]uint32, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT uid, state FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND imap_done=0 ORDER BY uid`,
+		account, mailbox, uidValidity)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: unsettled: %w", err)
+	}
+	defer rows.Close()
+	var out []uint32
+	for rows.Next() {
+		var uid uint32
+		var state string
+		if err := rows.Scan(&uid, &state); err != nil {
+			return nil, fmt.Errorf("ledger: unsettled: %w", err)
+		}
+		if Final(state) {
+			out = append(out, uid)
+		}
+	}
+	return out, rows.Err()
+}
+
 // Recent lists the most recently updated entries, newest first; a non-empty
 // state filters by state.
 func (l *Ledger) Recent(ctx context.Context, limit int, state string) ([]Entry, error) {

@@ -47,11 +47,24 @@ func TestMessageLifecycle(t *testing.T) {
 	if len(settled) != 0 {
 		t.Errorf("Settled while processing = %v, want empty", settled)
 	}
+	if unsettled, err := l.Unsettled(ctx, "acct", "INBOX", 7); err != nil || len(unsettled) != 0 {
+		t.Errorf("Unsettled while processing = %v, %v; want none (not final yet)", unsettled, err)
+	}
 	if err := l.Finish(ctx, loc, StateReplied, "", "valid-warranty"); err != nil {
 		t.Fatal(err)
 	}
+	unsettled, err := l.Unsettled(ctx, "acct", "INBOX", 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]uint32{3}, unsettled); diff != "" {
+		t.Errorf("Unsettled before MarkIMAPDone (-want +got):\n%s", diff)
+	}
 	if err := l.MarkIMAPDone(ctx, loc); err != nil {
 		t.Fatal(err)
+	}
+	if unsettled, err := l.Unsettled(ctx, "acct", "INBOX", 7); err != nil || len(unsettled) != 0 {
+		t.Errorf("Unsettled after MarkIMAPDone = %v, %v; want none", unsettled, err)
 	}
 	if err := l.Finish(ctx, loc, StateProcessing, "", ""); err == nil {
 		t.Error("Finish with a non-final state: want error")

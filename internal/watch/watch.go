@@ -425,7 +425,18 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 			todo = append(todo, uid)
 		}
 	}
+	// A crash between the flag and the move leaves a final message flagged,
+	// so the search above skips it: the ledger knows it is unfinished.
+	unsettled, err := w.cfg.Ledger.Unsettled(hard, w.cfg.Account, w.cfg.Mailbox, b.uidValidity)
+	if err != nil {
+		w.cfg.Metrics.Error("ledger")
+		return err
+	}
+	for _, uid := range unsettled {
+		todo = append(todo, imap.UID(uid))
+	}
 	slices.Sort(todo)
+	todo = slices.Compact(todo)
 	w.log.Debug("pass", "mailbox", w.cfg.Mailbox, "uidvalidity", b.uidValidity, "keywords", b.keywords, "candidates", len(todo))
 	for _, uid := range todo {
 		if ctx.Err() != nil {
@@ -455,12 +466,17 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid 
 	if err != nil {
 		return err
 	}
+	l := w.cfg.Ledger
 	if !ok {
-		return nil // gone (expunged or moved by someone else)
+		// Gone (expunged, or moved by someone else or by a run that crashed
+		// before recording it): a final entry has nothing left to do.
+		if prev, err := l.Get(ctx, loc); err == nil && ledger.Final(prev.State) && !prev.IMAPDone {
+			return w.ledgerErr(l.MarkIMAPDone(context.WithoutCancel(ctx), loc))
+		}
+		return nil
 	}
 	id := identify(hdr)
 	e := ledger.Entry{Loc: loc, Key: id.Key, MessageID: id.MessageID, Sender: id.Sender, Subject: id.Subject}
-	l := w.cfg.Ledger
 
 	prev, err := l.Get(ctx, loc)
 	switch {
