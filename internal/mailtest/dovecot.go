@@ -66,10 +66,14 @@ type Dovecot struct {
 
 	baseDir    string
 	passwdPath string
-	root       bool   // running as root
-	loginUser  string // runs imap-login
-	mailUID    int    // owns the mail and runs imap
-	mailGID    int
+	// greeting is this instance's login_greeting: start waits for it, not
+	// for any IMAP greeting on the port (another test's server may have
+	// taken the port Dovecot failed to bind).
+	greeting  string
+	root      bool   // running as root
+	loginUser string // runs imap-login
+	mailUID   int    // owns the mail and runs imap
+	mailGID   int
 
 	mu    sync.Mutex
 	users map[string]string // name -> password
@@ -148,6 +152,7 @@ func StartDovecot(t testing.TB) *Dovecot {
 		Version:    version,
 		baseDir:    baseDir,
 		passwdPath: filepath.Join(dir, "passwd"),
+		greeting:   "mailtest dovecot " + randomPassword(t),
 		root:       uid == 0,
 		loginUser:  loginUser,
 		mailUID:    mailUID,
@@ -365,7 +370,7 @@ func (d *Dovecot) start() error {
 			return fmt.Errorf("dovecot exited during start-up: %s", cmd.ProcessState)
 		default:
 		}
-		if lastErr = greeting(d.Addr); lastErr == nil {
+		if lastErr = greeting(d.Addr, d.greeting); lastErr == nil {
 			d.StartupTime = time.Since(began)
 			return nil
 		}
@@ -375,8 +380,9 @@ func (d *Dovecot) start() error {
 	return fmt.Errorf("no IMAP greeting on %s within %v: %v", d.Addr, dovecotStartTimeout, lastErr)
 }
 
-// greeting dials addr and reads the untagged OK greeting.
-func greeting(addr string) error {
+// greeting dials addr and reads the untagged OK greeting, which must end
+// with want.
+func greeting(addr, want string) error {
 	conn, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
 	if err != nil {
 		return err
@@ -387,7 +393,7 @@ func greeting(addr string) error {
 	if err != nil {
 		return err
 	}
-	if !strings.HasPrefix(line, "* OK") {
+	if !strings.HasPrefix(line, "* OK") || !strings.HasSuffix(strings.TrimRight(line, "\r\n"), want) {
 		return fmt.Errorf("unexpected greeting %q", line)
 	}
 	return nil
@@ -464,6 +470,7 @@ func (d *Dovecot) writeConfig(userName, groupName string, port int) error {
 		"MailRoot":  filepath.Join(d.Dir, "mail"),
 		"Root":      d.root,
 		"LoginUser": d.loginUser,
+		"Greeting":  d.greeting,
 	})
 	if err != nil {
 		return err
@@ -481,6 +488,7 @@ log_path = {{.Log}}
 info_log_path = {{.Log}}
 debug_log_path = {{.Log}}
 auth_verbose = yes
+login_greeting = {{.Greeting}}
 
 listen = 127.0.0.1
 protocols = imap

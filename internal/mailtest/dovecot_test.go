@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -424,4 +425,30 @@ func TestDovecotLongTestName(t *testing.T) {
 			t.Errorf("Messages(INBOX) = %v, want none", got)
 		}
 	})
+}
+
+// TestGreetingIsThisDovecot: start-up waits for this instance's greeting,
+// not any IMAP greeting: when Dovecot cannot bind its port because another
+// server took it, that server's greeting must not pass for Dovecot's.
+func TestGreetingIsThisDovecot(t *testing.T) {
+	other := StartIMAP(t, IMAPOptions{}) // some other test's server on the port
+	if err := greeting(other.Addr, "mailtest dovecot 0123"); err == nil {
+		t.Error("another server's greeting accepted as Dovecot's")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.WriteString(c, "* OK [CAPABILITY IMAP4rev1] mailtest dovecot 0123\r\n")
+	}()
+	if err := greeting(ln.Addr().String(), "mailtest dovecot 0123"); err != nil {
+		t.Errorf("this instance's greeting: %v", err)
+	}
 }
