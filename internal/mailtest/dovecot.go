@@ -313,10 +313,31 @@ func (d *Dovecot) ChangeUIDValidity(t testing.TB, mailbox string) uint32 {
 }
 
 // DropConnections disconnects every IMAP session of the default user
-// (doveadm kick), as a server-side timeout or an admin would.
+// (doveadm kick), as a server-side timeout or an admin would, and returns
+// once their processes have exited, i.e. the connections are closed.
 func (d *Dovecot) DropConnections(t testing.TB) {
 	t.Helper()
+	// doveadm kick only asks the session processes to stop (SIGTERM) and
+	// returns: a command sent right after it could still be answered.
+	var pids []int
+	for _, line := range strings.Split(d.doveadm(t, "who", "-1", d.User), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && f[0] == d.User {
+			if pid, err := strconv.Atoi(f[2]); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
 	d.doveadm(t, "kick", d.User)
+	deadline := time.Now().Add(30 * time.Second) // a hang guard only
+	for _, pid := range pids {
+		for syscall.Kill(pid, 0) == nil {
+			if time.Now().After(deadline) {
+				d.fatalf(t, "kicked imap process %d still running after 30s", pid)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }
 
 func (d *Dovecot) doveadm(t testing.TB, args ...string) string {
