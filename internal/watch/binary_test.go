@@ -8,11 +8,11 @@ package watch
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -133,6 +133,8 @@ func (w *world) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(triageBinary(w.t), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.dir, "TRIAGE_IMAP_PASSWORD=" + w.tgt.Password}
 	cmd.Dir = w.dir
+	// Killed with the test binary, should it die (e.g. on -timeout).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Stdout = &lockedWriter{w: w}
 	cmd.Stderr = &lockedWriter{w: w}
 	return cmd
@@ -306,16 +308,14 @@ func binaryEndToEnd(t *testing.T, w *world) {
 	}
 
 	// Overlapping runs: a daemon holds the lock; --once loses, clearly.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsAddr := ln.Addr().String()
-	ln.Close()
-	daemon := w.command("watch", "--config", w.config, "--metrics-addr", metricsAddr)
+	// The daemon picks its metrics port itself (a port found free here
+	// could be taken by another process before the daemon binds it).
+	daemon := w.command("watch", "--config", w.config, "--metrics-addr", "127.0.0.1:0")
 	if err := daemon.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { daemon.Process.Kill() }) // after a failure; a no-op after Wait
+	metricsAddr := w.waitLogAttr("metrics", "addr")
 	for !healthy(metricsAddr) { // the daemon holds the lock and is connected
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -425,6 +425,25 @@ func tail(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
+}
+
+// waitLogAttr waits until the binary logs a JSON line with message msg and
+// returns its attribute key.
+func (w *world) waitLogAttr(msg, key string) string {
+	w.t.Helper()
+	for {
+		for _, line := range strings.Split(w.logs(), "\n") {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != msg {
+				continue
+			}
+			if v, ok := rec[key].(string); ok {
+				return v
+			}
+			w.t.Fatalf("log line %s has no string attribute %q", line, key)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // waitLog waits until the binary's output contains s.
