@@ -2,6 +2,7 @@ package mailtest
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log"
@@ -20,6 +21,7 @@ import (
 type SinkMessage struct {
 	From string
 	To   []string
+	User string // the authenticated user; "" without AUTH
 	Data []byte
 }
 
@@ -35,8 +37,23 @@ func (m SinkMessage) Header(name string) string {
 // SMTPOptions configure an SMTP sink.
 type SMTPOptions struct {
 	// User and Password, when set, require AUTH PLAIN (or XOAUTH2 with
-	// Password as the token) before MAIL FROM.
+	// Token, or Password when Token is empty, as the bearer token) before
+	// MAIL FROM. Bad credentials fail with 535; a bad XOAUTH2 token first
+	// gets Gmail's JSON challenge, then 535 after the client's empty answer.
 	User, Password string
+	Token          string
+
+	// TLS, when set, offers STARTTLS with this configuration (see
+	// SelfSigned); with ImplicitTLS the listener speaks TLS from the first
+	// byte instead. With TLS set, AUTH is accepted only over TLS, so a
+	// successful AUTH proves the client used it.
+	TLS         *tls.Config
+	ImplicitTLS bool
+
+	// Reject makes RCPT TO an address (compared case-insensitively) fail
+	// with its error, e.g. &smtp.SMTPError{Code: 550, ...} for a permanent
+	// rejection or Code 451 for a temporary one.
+	Reject map[string]error
 }
 
 // SMTPSink is an in-process SMTP server on loopback that records every
@@ -62,7 +79,10 @@ func StartSMTPSink(t testing.TB, opts SMTPOptions) *SMTPSink {
 		return &sinkSession{s: s}, nil
 	}))
 	s.srv.Domain = "localhost"
-	s.srv.AllowInsecureAuth = true
+	s.srv.AllowInsecureAuth = opts.TLS == nil
+	if opts.TLS != nil && !opts.ImplicitTLS {
+		s.srv.TLSConfig = opts.TLS
+	}
 	s.srv.ReadTimeout = time.Minute
 	s.srv.WriteTimeout = time.Minute
 	s.srv.ErrorLog = log.New(io.Discard, "", 0)
@@ -71,6 +91,9 @@ func StartSMTPSink(t testing.TB, opts SMTPOptions) *SMTPSink {
 		t.Fatalf("mailtest: smtp listen: %v", err)
 	}
 	s.Addr = ln.Addr().String()
+	if opts.TLS != nil && opts.ImplicitTLS {
+		ln = tls.NewListener(ln, opts.TLS)
+	}
 	go s.srv.Serve(ln)
 	t.Cleanup(func() { s.srv.Close() })
 	return s
@@ -112,10 +135,10 @@ func (s *SMTPSink) CountByHeader(name string) map[string]int {
 }
 
 type sinkSession struct {
-	s      *SMTPSink
-	authed bool
-	from   string
-	to     []string
+	s    *SMTPSink
+	user string // authenticated user
+	from string
+	to   []string
 }
 
 var errAuthRequired = &smtp.SMTPError{Code: 530, EnhancedCode: smtp.EnhancedCode{5, 7, 0}, Message: "Authentication required"}
@@ -132,32 +155,36 @@ func (ss *sinkSession) Auth(mech string) (sasl.Server, error) {
 	case sasl.Plain:
 		return sasl.NewPlainServer(func(identity, username, password string) error {
 			if username != ss.s.opts.User || password != ss.s.opts.Password {
-				return errors.New("invalid credentials")
+				return smtp.ErrAuthFailed
 			}
-			ss.authOK(mech)
+			ss.authOK(mech, username)
 			return nil
 		}), nil
 	case "XOAUTH2":
-		return &xoauth2Server{check: func(user, token string) error {
-			if user != ss.s.opts.User || token != ss.s.opts.Password {
-				return errors.New("invalid token")
+		want := ss.s.opts.Token
+		if want == "" {
+			want = ss.s.opts.Password
+		}
+		return &xoauth2Server{challenge: true, check: func(user, token string) error {
+			if user != ss.s.opts.User || token != want {
+				return smtp.ErrAuthFailed
 			}
-			ss.authOK(mech)
+			ss.authOK(mech, user)
 			return nil
 		}}, nil
 	}
 	return nil, smtp.ErrAuthUnknownMechanism
 }
 
-func (ss *sinkSession) authOK(mech string) {
-	ss.authed = true
+func (ss *sinkSession) authOK(mech, user string) {
+	ss.user = user
 	ss.s.mu.Lock()
 	ss.s.auths = append(ss.s.auths, mech)
 	ss.s.mu.Unlock()
 }
 
 func (ss *sinkSession) Mail(from string, _ *smtp.MailOptions) error {
-	if ss.s.opts.User != "" && !ss.authed {
+	if ss.s.opts.User != "" && ss.user == "" {
 		return errAuthRequired
 	}
 	ss.from = from
@@ -165,6 +192,11 @@ func (ss *sinkSession) Mail(from string, _ *smtp.MailOptions) error {
 }
 
 func (ss *sinkSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	for addr, err := range ss.s.opts.Reject {
+		if strings.EqualFold(addr, to) {
+			return err
+		}
+	}
 	ss.to = append(ss.to, to)
 	return nil
 }
@@ -181,7 +213,7 @@ func (ss *sinkSession) Data(r io.Reader) error {
 		ss.s.mu.Unlock()
 		return err
 	}
-	ss.s.msgs = append(ss.s.msgs, SinkMessage{From: ss.from, To: append([]string(nil), ss.to...), Data: data})
+	ss.s.msgs = append(ss.s.msgs, SinkMessage{From: ss.from, To: append([]string(nil), ss.to...), User: ss.user, Data: data})
 	ss.s.mu.Unlock()
 	select {
 	case ss.s.notify <- struct{}{}:
@@ -194,13 +226,20 @@ func (ss *sinkSession) Reset()        { ss.from, ss.to = "", nil }
 func (ss *sinkSession) Logout() error { return nil }
 
 // xoauth2Server is the server side of SASL XOAUTH2:
-// "user=" user "\x01auth=Bearer " token "\x01\x01".
+// "user=" user "\x01auth=Bearer " token "\x01\x01". With challenge, a
+// failed check first sends Gmail's JSON error challenge and reports the
+// failure after the client's (empty) answer, as Gmail and Outlook do.
 type xoauth2Server struct {
-	check func(user, token string) error
-	done  bool
+	check     func(user, token string) error
+	challenge bool
+	done      bool
+	failed    error
 }
 
 func (x *xoauth2Server) Next(response []byte) ([]byte, bool, error) {
+	if x.failed != nil {
+		return nil, true, x.failed
+	}
 	if x.done {
 		return nil, true, errors.New("unexpected response")
 	}
@@ -218,6 +257,10 @@ func (x *xoauth2Server) Next(response []byte) ([]byte, bool, error) {
 		}
 	}
 	if err := x.check(user, token); err != nil {
+		if x.challenge {
+			x.failed = err
+			return []byte(`{"status":"401","schemes":"bearer"}`), false, nil
+		}
 		return nil, true, err
 	}
 	return nil, true, nil

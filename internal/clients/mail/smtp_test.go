@@ -3,190 +3,41 @@ package mail
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"io"
-	"log"
-	"math/big"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/mailtest"
 )
 
-// sink is a go-smtp backend that keeps every accepted message.
-type sink struct {
-	mu       sync.Mutex
-	msgs     []sunk
-	user     string
-	password string
-	token    string
-}
+var (
+	rcptBusy   = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
+	rcptNobody = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
+)
 
-type sunk struct {
-	From, To, User string
-	Data           []byte
-}
-
-func (b *sink) NewSession(c *smtp.Conn) (smtp.Session, error) { return &sinkSession{b: b}, nil }
-
-func (b *sink) messages() []sunk {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]sunk(nil), b.msgs...)
-}
-
-type sinkSession struct {
-	b    *sink
-	user string
-	from string
-	to   []string
-}
-
-func (s *sinkSession) AuthMechanisms() []string { return []string{sasl.Plain, "XOAUTH2"} }
-
-func (s *sinkSession) Auth(mech string) (sasl.Server, error) {
-	switch mech {
-	case sasl.Plain:
-		return sasl.NewPlainServer(func(identity, user, pass string) error {
-			if user != s.b.user || pass != s.b.password {
-				return smtp.ErrAuthFailed
-			}
-			s.user = user
-			return nil
-		}), nil
-	case "XOAUTH2":
-		return &xoauth2Server{s: s}, nil
-	}
-	return nil, smtp.ErrAuthUnknownMechanism
-}
-
-// xoauth2Server checks "user=U\x01auth=Bearer T\x01\x01"; on failure it sends
-// the JSON challenge and fails after the client's empty answer, as Gmail does.
-type xoauth2Server struct {
-	s      *sinkSession
-	failed bool
-}
-
-func (x *xoauth2Server) Next(resp []byte) ([]byte, bool, error) {
-	if x.failed {
-		return nil, false, smtp.ErrAuthFailed
-	}
-	want := "user=" + x.s.b.user + "\x01auth=Bearer " + x.s.b.token + "\x01\x01"
-	if string(resp) == want {
-		x.s.user = x.s.b.user
-		return nil, true, nil
-	}
-	x.failed = true
-	return []byte(`{"status":"401","schemes":"bearer"}`), false, nil
-}
-
-func (s *sinkSession) Mail(from string, _ *smtp.MailOptions) error {
-	if s.b.user != "" && s.user == "" {
-		return smtp.ErrAuthRequired
-	}
-	s.from = from
-	return nil
-}
-
-func (s *sinkSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	switch {
-	case strings.HasPrefix(to, "busy@"):
-		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
-	case strings.HasPrefix(to, "nobody@"):
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
-	}
-	s.to = append(s.to, to)
-	return nil
-}
-
-func (s *sinkSession) Data(r io.Reader) error {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	s.b.mu.Lock()
-	defer s.b.mu.Unlock()
-	for _, to := range s.to {
-		s.b.msgs = append(s.b.msgs, sunk{From: s.from, To: to, User: s.user, Data: data})
-	}
-	return nil
-}
-
-func (s *sinkSession) Reset()        { s.from, s.to = "", nil }
-func (s *sinkSession) Logout() error { return nil }
-
-// selfSigned makes a certificate for 127.0.0.1 and a pool trusting it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+// startSink runs mailtest's SMTP sink in the TLS mode the client will use.
+// With TLS, the sink accepts AUTH only over TLS, so a successful AUTH
+// proves STARTTLS or implicit TLS happened. It requires AUTH (PLAIN with
+// bot/s3cret, XOAUTH2 with bot/tok-123) unless mode is TLSNone, and rejects
+// busy@example.org with 451 and nobody@example.org with 550.
+func startSink(t *testing.T, mode string, serverTLS *tls.Config) *mailtest.SMTPSink {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
+	opts := mailtest.SMTPOptions{Reject: map[string]error{"busy@example.org": rcptBusy, "nobody@example.org": rcptNobody}}
+	if mode != TLSNone {
+		opts.User, opts.Password, opts.Token = "bot", "s3cret", "tok-123"
+		opts.TLS, opts.ImplicitTLS = serverTLS, mode == TLSImplicit
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "triage test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:              []string{"localhost"},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}, pool
-}
-
-// startServer runs a go-smtp server on 127.0.0.1:0; mode is the TLS mode
-// the client will use.
-func startServer(t *testing.T, b *sink, mode string, cert tls.Certificate) string {
-	t.Helper()
-	srv := smtp.NewServer(b)
-	srv.Domain = "localhost"
-	srv.ErrorLog = log.New(io.Discard, "", 0)
-	srv.ReadTimeout = 10 * time.Second
-	srv.WriteTimeout = 10 * time.Second
-	// AUTH only over TLS: a successful AUTH proves STARTTLS/TLS happened.
-	srv.AllowInsecureAuth = mode == TLSNone
-	var l net.Listener
-	var err error
-	if mode == TLSImplicit {
-		l, err = tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
-	} else {
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
-		l, err = net.Listen("tcp", "127.0.0.1:0")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	return l.Addr().String()
+	return mailtest.StartSMTPSink(t, opts)
 }
 
 func TestSMTPSend(t *testing.T) {
-	cert, pool := selfSigned(t)
+	serverTLS, pool := mailtest.SelfSigned(t)
 	reply := func(to string) *Reply {
 		return &Reply{
 			From: "Dział Wsparcia <support@example.com>", To: to, Subject: "Re: Gwarancja — SN-1",
@@ -202,12 +53,13 @@ func TestSMTPSend(t *testing.T) {
 		token     string
 		to        string
 		wantUser  string
-		wantErr   string // substring; "" means success
+		wantAuths []string // mechanisms the sink saw succeed
+		wantErr   string   // substring; "" means success
 		temporary bool
 	}{
-		{name: "starttls + plain", mode: TLSStartTLS, user: "bot", pass: "s3cret", to: "jan@example.org", wantUser: "bot"},
-		{name: "implicit tls + plain", mode: TLSImplicit, user: "bot", pass: "s3cret", to: "jan@example.org", wantUser: "bot"},
-		{name: "starttls + xoauth2", mode: TLSStartTLS, user: "bot", token: "tok-123", to: "jan@example.org", wantUser: "bot"},
+		{name: "starttls + plain", mode: TLSStartTLS, user: "bot", pass: "s3cret", to: "jan@example.org", wantUser: "bot", wantAuths: []string{"PLAIN"}},
+		{name: "implicit tls + plain", mode: TLSImplicit, user: "bot", pass: "s3cret", to: "jan@example.org", wantUser: "bot", wantAuths: []string{"PLAIN"}},
+		{name: "starttls + xoauth2", mode: TLSStartTLS, user: "bot", token: "tok-123", to: "jan@example.org", wantUser: "bot", wantAuths: []string{"XOAUTH2"}},
 		{name: "loopback without tls or auth", mode: TLSNone, to: "jan@example.org"},
 		{name: "bad password", mode: TLSStartTLS, user: "bot", pass: "wrong", to: "jan@example.org", wantErr: "auth: SMTP error 535"},
 		{name: "bad token", mode: TLSStartTLS, user: "bot", token: "nope", to: "jan@example.org", wantErr: "auth: SMTP error 535"},
@@ -216,13 +68,9 @@ func TestSMTPSend(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := &sink{user: "bot", password: "s3cret", token: "tok-123"}
-			if tt.mode == TLSNone {
-				b.user = ""
-			}
-			addr := startServer(t, b, tt.mode, cert)
+			sink := startSink(t, tt.mode, serverTLS)
 			s, err := NewSMTP(SMTPConfig{
-				Addr: addr, Username: tt.user, Password: tt.pass, Token: tt.token, TLS: tt.mode,
+				Addr: sink.Addr, Username: tt.user, Password: tt.pass, Token: tt.token, TLS: tt.mode,
 				Timeout: 10 * time.Second, TLSConfig: &tls.Config{RootCAs: pool},
 			})
 			if err != nil {
@@ -238,7 +86,7 @@ func TestSMTPSend(t *testing.T) {
 				if !errors.As(err, &te) || te.Temporary() != tt.temporary {
 					t.Errorf("Temporary() = %v, want %v (%v)", te != nil && te.Temporary(), tt.temporary, err)
 				}
-				if n := len(b.messages()); n != 0 {
+				if n := len(sink.Messages()); n != 0 {
 					t.Errorf("%d messages delivered despite the error", n)
 				}
 				return
@@ -253,9 +101,12 @@ func TestSMTPSend(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := b.messages()
-			if diff := cmp.Diff([]sunk{{From: "support@example.com", To: tt.to, User: tt.wantUser, Data: want}}, got); diff != "" {
+			got := sink.Messages()
+			if diff := cmp.Diff([]mailtest.SinkMessage{{From: "support@example.com", To: []string{tt.to}, User: tt.wantUser, Data: want}}, got); diff != "" {
 				t.Errorf("delivered (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantAuths, sink.Auths()); diff != "" {
+				t.Errorf("auth mechanisms (-want +got):\n%s", diff)
 			}
 			if len(got) == 1 && !bytes.Contains(got[0].Data, []byte("Auto-Submitted: auto-replied\r\n")) {
 				t.Errorf("delivered message lacks Auto-Submitted")
@@ -265,16 +116,20 @@ func TestSMTPSend(t *testing.T) {
 }
 
 func TestSMTPUntrustedCertificateIsPermanent(t *testing.T) {
-	cert, _ := selfSigned(t)
-	addr := startServer(t, &sink{user: "bot", password: "s3cret"}, TLSStartTLS, cert)
-	s, err := NewSMTP(SMTPConfig{Addr: addr, Username: "bot", Password: "s3cret", Timeout: 10 * time.Second})
+	serverTLS, _ := mailtest.SelfSigned(t) // the client is not given the pool
+	sink := startSink(t, TLSStartTLS, serverTLS)
+	s, err := NewSMTP(SMTPConfig{Addr: sink.Addr, Username: "bot", Password: "s3cret", Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.Send(context.Background(), &Reply{From: "support@example.com", To: "a@example.org", Subject: "s", Body: "b"})
-	var te interface{ Temporary() bool }
-	if err == nil || !errors.As(err, &te) || te.Temporary() {
+	var se *SMTPError
+	var cve *tls.CertificateVerificationError
+	if !errors.As(err, &se) || se.Temporary() || !errors.As(err, &cve) {
 		t.Errorf("err = %v, want a permanent certificate error", err)
+	}
+	if n := len(sink.Messages()); n != 0 {
+		t.Errorf("%d messages delivered over an untrusted connection", n)
 	}
 }
 
@@ -331,10 +186,8 @@ func TestNewSMTP(t *testing.T) {
 }
 
 func TestSMTPRenderErrorSendsNothing(t *testing.T) {
-	b := &sink{}
-	cert, _ := selfSigned(t)
-	addr := startServer(t, b, TLSNone, cert)
-	s, err := NewSMTP(SMTPConfig{Addr: addr, TLS: TLSNone})
+	sink := startSink(t, TLSNone, nil)
+	s, err := NewSMTP(SMTPConfig{Addr: sink.Addr, TLS: TLSNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +196,7 @@ func TestSMTPRenderErrorSendsNothing(t *testing.T) {
 	if !errors.As(err, &se) || se.Op != "render" || se.Temporary() {
 		t.Errorf("err = %v, want a permanent render SMTPError", err)
 	}
-	if n := len(b.messages()); n != 0 {
+	if n := len(sink.Messages()); n != 0 {
 		t.Errorf("%d messages delivered", n)
 	}
 }
