@@ -156,6 +156,10 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	wrap := func(op string, err error) error {
+		if isTLSFailure(err) {
+			// After STARTTLS the handshake runs lazily, at the next command.
+			op = "starttls"
+		}
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", err, ctx.Err())
 		}
@@ -245,4 +249,13 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// isTLSFailure reports whether err comes from a TLS handshake: a certificate
+// that does not verify, or an alert or garbage from the peer.
+func isTLSFailure(err error) bool {
+	var cv *tls.CertificateVerificationError
+	var ae tls.AlertError
+	var rh tls.RecordHeaderError
+	return errors.As(err, &cv) || errors.As(err, &ae) || errors.As(err, &rh)
 }

@@ -125,8 +125,8 @@ func TestSMTPUntrustedCertificateIsPermanent(t *testing.T) {
 	_, err = s.Send(context.Background(), &Reply{From: "support@example.com", To: "a@example.org", Subject: "s", Body: "b"})
 	var se *SMTPError
 	var cve *tls.CertificateVerificationError
-	if !errors.As(err, &se) || se.Temporary() || !errors.As(err, &cve) {
-		t.Errorf("err = %v, want a permanent certificate error", err)
+	if !errors.As(err, &se) || se.Temporary() || !errors.As(err, &cve) || se.Op != "starttls" {
+		t.Errorf("err = %v, want a permanent certificate error labelled starttls", err)
 	}
 	if n := len(sink.Messages()); n != 0 {
 		t.Errorf("%d messages delivered over an untrusted connection", n)
