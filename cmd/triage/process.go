@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/clients/mail"
+	"triage/internal/dispatcher"
 	"triage/internal/processor"
 )
 
@@ -165,7 +166,7 @@ func processOne(ctx context.Context, p *processor.Processor, name string, stdin 
 	if err != nil {
 		return processor.Outcome{
 			File: name, Status: processor.StatusFailed, Reason: "read_error", Detail: err.Error(),
-			SerialNumbers: []string{}, FunctionCalls: nil,
+			SerialNumbers: []string{}, FunctionCalls: []dispatcher.Record{},
 		}
 	}
 	return p.Process(ctx, processor.Input{Name: name, Raw: raw})
