@@ -179,7 +179,7 @@ func readInput(name string, stdin io.Reader) ([]byte, error) {
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, err // *fs.PathError names the file
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err == nil && st.IsDir() {
