@@ -158,235 +158,103 @@ func TestLoadTolerates(t *testing.T) {
 	}
 }
 
+// gamma makes a test edit that writes scenarios/gamma.md from a frontmatter
+// and a body.
+func gamma(front, body string) func(fstest.MapFS) {
+	return func(f fstest.MapFS) { f["scenarios/gamma.md"] = file(front, body) }
+}
+
+// gammaHead is the name and description of a valid scenarios/gamma.md.
+const gammaHead = "name: gamma\ndescription: d\n"
+
+// declaring is a frontmatter: head, then available_functions declaring
+// send_email and then more.
+func declaring(head, more string) string {
+	return head + "available_functions:\n" + sendEmail + more
+}
+
+// fn declares one more function, described "x", with the given parameters.
+func fn(name, params string) string {
+	return "\n  - name: " + name + "\n    description: x\n    parameters: " + params + "\n"
+}
+
+// serialFn declares check_warranty whose serial_number property has the
+// given schema.
+func serialFn(schema string) string {
+	return "\n  - name: check_warranty\n    description: x\n    parameters:\n      type: object\n      properties:\n        serial_number: " + schema + "\n"
+}
+
 func TestLoadBroken(t *testing.T) {
+	const gammaErr = "scenario: scenarios/gamma.md: "
 	tests := []struct {
 		name string
 		edit func(fstest.MapFS)
 		want []string // substrings of the error
 	}{
-		{
-			name: "no main",
-			edit: func(f fstest.MapFS) { delete(f, "main.md") },
-			want: []string{"scenario: main.md:"},
-		},
-		{
-			name: "empty main",
-			edit: func(f fstest.MapFS) { f["main.md"] = &fstest.MapFile{Data: []byte(" \n\n")} },
-			want: []string{"scenario: main.md: empty"},
-		},
-		{
-			name: "no scenarios",
-			edit: func(f fstest.MapFS) { delete(f, "scenarios/alpha.md"); delete(f, "scenarios/beta.md") },
-			want: []string{"scenario: no scenario files"},
-		},
-		{
-			name: "no frontmatter",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = &fstest.MapFile{Data: []byte("Just text.\n")}
-			},
-			want: []string{"scenario: scenarios/gamma.md: frontmatter: missing"},
-		},
-		{
-			name: "empty frontmatter",
-			edit: func(f fstest.MapFS) { f["scenarios/gamma.md"] = file("", "Body.\n") },
-			want: []string{"scenario: scenarios/gamma.md: frontmatter: empty frontmatter"},
-		},
-		{
-			name: "bad yaml",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: [unclosed\n", "Body.\n")
-			},
-			want: []string{"scenario: scenarios/gamma.md: frontmatter: yaml:"},
-		},
-		{
-			name: "unknown key",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\ntrigger: gamma\navailable_functions:\n"+sendEmail, "Body.\n")
-			},
-			want: []string{"scenario: scenarios/gamma.md: frontmatter: line 3: field trigger not found in type scenario.Scenario"},
-		},
-		{
-			name: "unknown nested key",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\nrules:\n  serials: required\navailable_functions:\n"+sendEmail, "Body.\n")
-			},
-			want: []string{"scenario: scenarios/gamma.md: frontmatter: line 4: field serials not found in type scenario.Rules"},
-		},
-		{
-			name: "wrong type, rest still validated",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\nrules:\n  keywords: naprawa\navailable_functions:\n"+sendEmail, "Body.\n")
-			},
-			want: []string{
-				"scenario: scenarios/gamma.md: frontmatter: line 3: cannot unmarshal !!str `naprawa` into []string",
-				"scenario: scenarios/gamma.md: description: missing",
-			},
-		},
-		{
-			name: "name mismatch",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: delta\ndescription: d\navailable_functions:\n"+sendEmail, "Body.\n")
-			},
-			want: []string{`scenario: scenarios/gamma.md: name: "delta" does not match the file name (want "gamma")`},
-		},
-		{
-			name: "name missing",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("description: d\navailable_functions:\n"+sendEmail, "Body.\n")
-			},
-			want: []string{"scenario: scenarios/gamma.md: name: missing"},
-		},
-		{
-			name: "description missing",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\navailable_functions:\n"+sendEmail, "Body.\n")
-			},
-			want: []string{"scenario: scenarios/gamma.md: description: missing"},
-		},
-		{
-			name: "bad version",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\nversion: two\navailable_functions:\n"+sendEmail, "Body.\n")
-			},
-			want: []string{`scenario: scenarios/gamma.md: version: "two"`},
-		},
-		{
-			name: "empty body",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\navailable_functions:\n"+sendEmail, "\n  \n")
-			},
-			want: []string{"scenario: scenarios/gamma.md: body: empty"},
-		},
-		{
-			name: "bad rules.serial",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\nrules:\n  serial: maybe\navailable_functions:\n"+sendEmail, "Body.\n")
-			},
-			want: []string{`scenario: scenarios/gamma.md: rules.serial: "maybe"`},
-		},
-		{
-			name: "empty keyword",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\nrules:\n  keywords: [a, '', '?!']\navailable_functions:\n"+sendEmail, "Body.\n")
-			},
-			want: []string{
-				`scenario: scenarios/gamma.md: rules.keywords[1]: "" has no letter or digit`,
-				`scenario: scenarios/gamma.md: rules.keywords[2]: "?!" has no letter or digit`,
-			},
-		},
-		{
-			name: "bad function name",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\navailable_functions:\n"+sendEmail+`
-  - name: 1bad-name
-    description: x
-    parameters: {type: object}
-`, "Body.\n")
-			},
-			want: []string{`scenario: scenarios/gamma.md: available_functions[1].name: "1bad-name" must match`},
-		},
-		{
-			name: "function description missing",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\navailable_functions:\n"+sendEmail+`
-  - name: check_warranty
-    parameters: {type: object}
-`, "Body.\n")
-			},
-			want: []string{"scenario: scenarios/gamma.md: available_functions[1].description: missing"},
-		},
-		{
-			name: "parameters missing",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\navailable_functions:\n"+sendEmail+`
-  - name: check_warranty
-    description: x
-`, "Body.\n")
-			},
-			want: []string{"scenario: scenarios/gamma.md: available_functions[1].parameters: missing"},
-		},
-		{
-			name: "parameters not an object",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\navailable_functions:\n"+sendEmail+`
-  - name: check_warranty
-    description: x
-    parameters: {type: string}
-`, "Body.\n")
-			},
-			want: []string{`scenario: scenarios/gamma.md: available_functions[1].parameters: type must be "object"`},
-		},
-		{
-			name: "parameters do not compile",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\navailable_functions:\n"+sendEmail+`
-  - name: check_warranty
-    description: x
-    parameters:
-      type: object
-      properties:
-        serial_number: {type: strnig}
-`, "Body.\n")
-			},
-			want: []string{"scenario: scenarios/gamma.md: available_functions[1].parameters:", "/properties/serial_number/type"},
-		},
-		{
-			name: "external ref refused",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\navailable_functions:\n"+sendEmail+`
-  - name: check_warranty
-    description: x
-    parameters:
-      type: object
-      properties:
-        serial_number: {$ref: "file:///etc/passwd"}
-`, "Body.\n")
-			},
-			want: []string{"scenario: scenarios/gamma.md: available_functions[1].parameters:", "not allowed"},
-		},
-		{
-			name: "duplicate function",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\navailable_functions:\n"+sendEmail+sendEmail, "Body.\n")
-			},
-			want: []string{`scenario: scenarios/gamma.md: available_functions[1].name: "send_email" already declared in available_functions[0]`},
-		},
-		{
-			name: "no route",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\navailable_functions:\n"+sendEmail+`
-  - name: delete_everything
-    description: x
-    parameters: {type: object}
-`, "Body.\n")
-			},
-			want: []string{`scenario: scenarios/gamma.md: available_functions[1].name: "delete_everything" has no dispatcher route`},
-		},
-		{
-			name: "two fallbacks",
-			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\ndescription: d\nfallback: true\navailable_functions:\n"+sendEmail, "Body.\n")
-			},
-			want: []string{"scenario: scenarios/gamma.md: fallback: set in more than one file (scenarios/beta.md, scenarios/gamma.md)"},
-		},
+		{"no main", func(f fstest.MapFS) { delete(f, "main.md") },
+			[]string{"scenario: main.md:"}},
+		{"empty main", func(f fstest.MapFS) { f["main.md"] = &fstest.MapFile{Data: []byte(" \n\n")} },
+			[]string{"scenario: main.md: empty"}},
+		{"no scenarios", func(f fstest.MapFS) { delete(f, "scenarios/alpha.md"); delete(f, "scenarios/beta.md") },
+			[]string{"scenario: no scenario files"}},
+		{"no frontmatter", func(f fstest.MapFS) { f["scenarios/gamma.md"] = &fstest.MapFile{Data: []byte("Just text.\n")} },
+			[]string{gammaErr + "frontmatter: missing"}},
+		{"empty frontmatter", gamma("", "Body.\n"),
+			[]string{gammaErr + "frontmatter: empty frontmatter"}},
+		{"bad yaml", gamma("name: gamma\ndescription: [unclosed\n", "Body.\n"),
+			[]string{gammaErr + "frontmatter: yaml:"}},
+		{"unknown key", gamma(declaring(gammaHead+"trigger: gamma\n", ""), "Body.\n"),
+			[]string{gammaErr + "frontmatter: line 3: field trigger not found in type scenario.Scenario"}},
+		{"unknown nested key", gamma(declaring(gammaHead+"rules:\n  serials: required\n", ""), "Body.\n"),
+			[]string{gammaErr + "frontmatter: line 4: field serials not found in type scenario.Rules"}},
+		{"wrong type, rest still validated", gamma(declaring("name: gamma\nrules:\n  keywords: naprawa\n", ""), "Body.\n"),
+			[]string{gammaErr + "frontmatter: line 3: cannot unmarshal !!str `naprawa` into []string", gammaErr + "description: missing"}},
+		{"name mismatch", gamma(declaring("name: delta\ndescription: d\n", ""), "Body.\n"),
+			[]string{gammaErr + `name: "delta" does not match the file name (want "gamma")`}},
+		{"name missing", gamma(declaring("description: d\n", ""), "Body.\n"),
+			[]string{gammaErr + "name: missing"}},
+		{"description missing", gamma(declaring("name: gamma\n", ""), "Body.\n"),
+			[]string{gammaErr + "description: missing"}},
+		{"bad version", gamma(declaring(gammaHead+"version: two\n", ""), "Body.\n"),
+			[]string{gammaErr + `version: "two"`}},
+		{"empty body", gamma(declaring(gammaHead, ""), "\n  \n"),
+			[]string{gammaErr + "body: empty"}},
+		{"bad rules.serial", gamma(declaring(gammaHead+"rules:\n  serial: maybe\n", ""), "Body.\n"),
+			[]string{gammaErr + `rules.serial: "maybe"`}},
+		{"empty keyword", gamma(declaring(gammaHead+"rules:\n  keywords: [a, '', '?!']\n", ""), "Body.\n"),
+			[]string{gammaErr + `rules.keywords[1]: "" has no letter or digit`, gammaErr + `rules.keywords[2]: "?!" has no letter or digit`}},
+		{"bad function name", gamma(declaring(gammaHead, fn("1bad-name", "{type: object}")), "Body.\n"),
+			[]string{gammaErr + `available_functions[1].name: "1bad-name" must match`}},
+		{"function description missing", gamma(declaring(gammaHead, "\n  - name: check_warranty\n    parameters: {type: object}\n"), "Body.\n"),
+			[]string{gammaErr + "available_functions[1].description: missing"}},
+		{"parameters missing", gamma(declaring(gammaHead, "\n  - name: check_warranty\n    description: x\n"), "Body.\n"),
+			[]string{gammaErr + "available_functions[1].parameters: missing"}},
+		{"parameters not an object", gamma(declaring(gammaHead, fn("check_warranty", "{type: string}")), "Body.\n"),
+			[]string{gammaErr + `available_functions[1].parameters: type must be "object"`}},
+		{"parameters do not compile", gamma(declaring(gammaHead, serialFn("{type: strnig}")), "Body.\n"),
+			[]string{gammaErr + "available_functions[1].parameters:", "/properties/serial_number/type"}},
+		{"external ref refused", gamma(declaring(gammaHead, serialFn(`{$ref: "file:///etc/passwd"}`)), "Body.\n"),
+			[]string{gammaErr + "available_functions[1].parameters:", "not allowed"}},
+		{"duplicate function", gamma(declaring(gammaHead, sendEmail), "Body.\n"),
+			[]string{gammaErr + `available_functions[1].name: "send_email" already declared in available_functions[0]`}},
+		{"no route", gamma(declaring(gammaHead, fn("delete_everything", "{type: object}")), "Body.\n"),
+			[]string{gammaErr + `available_functions[1].name: "delete_everything" has no dispatcher route`}},
+		{"two fallbacks", gamma(declaring(gammaHead+"fallback: true\n", ""), "Body.\n"),
+			[]string{gammaErr + "fallback: set in more than one file (scenarios/beta.md, scenarios/gamma.md)"}},
 		{
 			name: "every problem reported",
 			edit: func(f fstest.MapFS) {
-				f["scenarios/gamma.md"] = file("name: gamma\nversion: x.y\navailable_functions:\n"+sendEmail+`
-  - name: check_warranty
-    description: x
-    parameters: {type: array}
-`, "")
+				gamma(declaring("name: gamma\nversion: x.y\n", fn("check_warranty", "{type: array}")), "")(f)
 				f["scenarios/delta.md"] = &fstest.MapFile{Data: []byte("no frontmatter")}
 				delete(f, "main.md")
 			},
 			want: []string{
 				"scenario: main.md:",
 				"scenario: scenarios/delta.md: frontmatter: missing",
-				"scenario: scenarios/gamma.md: description: missing",
-				`scenario: scenarios/gamma.md: version: "x.y"`,
-				"scenario: scenarios/gamma.md: body: empty",
-				"scenario: scenarios/gamma.md: available_functions[1].parameters:",
+				gammaErr + "description: missing",
+				gammaErr + `version: "x.y"`,
+				gammaErr + "body: empty",
+				gammaErr + "available_functions[1].parameters:",
 			},
 		},
 	}
