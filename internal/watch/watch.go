@@ -29,6 +29,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/metrics"
 	"triage/internal/processor"
@@ -150,7 +151,7 @@ func New(cfg Config) (*Watcher, error) {
 		cfg.TLS = TLSImplicit
 	case TLSImplicit, TLSStartTLS:
 	case TLSNone:
-		if !isLoopback(host) {
+		if !mail.IsLoopback(host) {
 			return nil, fmt.Errorf("watch: TLS %q is allowed only for loopback hosts, not %q", TLSNone, host)
 		}
 	default:
@@ -378,7 +379,7 @@ func (w *Watcher) dial(ctx context.Context) (*imapclient.Client, error) {
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	if w.cfg.Token != "" {
-		err = c.Authenticate(&xoauth2{user: w.cfg.Username, token: w.cfg.Token})
+		err = c.Authenticate(mail.XOAuth2(w.cfg.Username, w.cfg.Token))
 	} else {
 		err = c.Login(w.cfg.Username, w.cfg.Password).Wait()
 	}
@@ -798,23 +799,4 @@ func isNo(err error) bool {
 	return errors.As(err, &ie) && ie.Type == imap.StatusResponseTypeNo
 }
 
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-// xoauth2 is the SASL XOAUTH2 client mechanism (Gmail, Microsoft 365).
-type xoauth2 struct{ user, token string }
-
-func (a *xoauth2) Start() (string, []byte, error) {
-	return "XOAUTH2", []byte("user=" + a.user + "\x01auth=Bearer " + a.token + "\x01\x01"), nil
-}
-
-// Next answers the server's JSON error challenge with an empty response so
-// it can finish with a tagged NO.
-func (a *xoauth2) Next([]byte) ([]byte, error) { return []byte{}, nil }

@@ -64,7 +64,7 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 	switch cfg.TLS {
 	case TLSStartTLS, TLSImplicit:
 	case TLSNone:
-		if !isLoopback(host) {
+		if !IsLoopback(host) {
 			return nil, fmt.Errorf("mail: smtp: TLS %q is allowed only for loopback hosts, not %q", TLSNone, host)
 		}
 	default:
@@ -186,7 +186,7 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 
 	switch {
 	case s.cfg.Token != "":
-		if err := c.Auth(&xoauth2Client{user: s.cfg.Username, token: s.cfg.Token}); err != nil {
+		if err := c.Auth(XOAuth2(s.cfg.Username, s.cfg.Token)); err != nil {
 			return Receipt{}, wrap("auth", err)
 		}
 	case s.cfg.Username != "":
@@ -218,10 +218,13 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	return Receipt{MessageID: r.MessageID, Status: StatusSent}, nil
 }
 
-// xoauth2Client is the SASL XOAUTH2 mechanism (Google, Microsoft), which
-// go-sasl does not provide: the initial response carries the user and the
-// bearer token; on failure the server sends a JSON challenge, answered with
-// an empty response so it can finish with an error reply.
+// XOAuth2 returns the SASL XOAUTH2 client mechanism (Google, Microsoft),
+// which go-sasl does not provide, for SMTP and IMAP alike: the initial
+// response carries the user and the bearer token; on failure the server sends
+// a JSON challenge, answered with an empty response so it can finish with an
+// error reply.
+func XOAuth2(user, token string) sasl.Client { return &xoauth2Client{user: user, token: token} }
+
 type xoauth2Client struct {
 	user, token string
 }
@@ -234,7 +237,9 @@ func (a *xoauth2Client) Next(challenge []byte) ([]byte, error) {
 	return []byte{}, nil
 }
 
-func isLoopback(host string) bool {
+// IsLoopback reports whether host is "localhost" or a loopback IP: the only
+// hosts where a plain-text connection (TLS "none") is allowed.
+func IsLoopback(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
