@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -122,7 +121,7 @@ func loadScenarios(dir string) (*scenario.Set, error) {
 // sender); when nil, replies go to outbox.
 func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log *slog.Logger) (_ *pipeline, err error) {
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = slog.New(slog.DiscardHandler)
 	}
 	p := &pipeline{}
 	defer func() {

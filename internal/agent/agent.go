@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -119,7 +118,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg.Sleep = sleep
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Agent{cfg: cfg, log: cfg.Logger}, nil
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"net/mail"
@@ -144,7 +143,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		d.now = time.Now
 	}
 	if d.log == nil {
-		d.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		d.log = slog.New(slog.DiscardHandler)
 	}
 	return d, nil
 }
