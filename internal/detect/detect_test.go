@@ -51,107 +51,56 @@ func summarize(r detect.Result) got {
 	return g
 }
 
+// byRules is what the rules give when they choose scenario sc because of why.
+func byRules(sc, why string) got {
+	return got{Scenario: sc, Method: "rules", Reason: sc + ": " + why}
+}
+
+// outranks is invalid-warranty chosen by serial and keyword over
+// valid-warranty.
+func outranks(serial, keyword string) got {
+	return byRules("invalid-warranty", "serial "+serial+` present; keyword "`+keyword+`"; priority 20 outranks valid-warranty (priority 10)`)
+}
+
+// missingInfo is missing-info chosen by keyword with no serial.
+func missingInfo(keyword string) got {
+	return byRules("missing-info", `no serial; keyword "`+keyword+`"`)
+}
+
+// noRuleNoModel is the fallback when no rule matches and there is no model.
+var noRuleNoModel = got{Scenario: "graceful-degradation", Method: "fallback",
+	Reason: "graceful-degradation: no rule matched; no model available"}
+
 // TestRules runs the shipped scenarios' rules with no model: what the rules
 // cannot decide goes to the fallback scenario.
 func TestRules(t *testing.T) {
 	d := detect.New(loadReal(t), nil)
 	tests := []struct {
-		name    string
-		subject string
-		text    string
-		serials []string
-		want    got
+		name, subject, text string
+		serials             []string
+		want                got
 	}{
-		{
-			name:    "pl serial, fault, no keyword",
-			subject: "Ekspres nie grzeje",
-			text:    "Dzień dobry, mój ekspres SN12345 przestał grzać wodę.",
-			serials: []string{"SN12345"},
-			want:    got{Scenario: "valid-warranty", Method: "rules", Reason: "valid-warranty: serial SN12345 present"},
-		},
-		{
-			name:    "pl serial, po gwarancji",
-			subject: "Naprawa",
-			text:    "Urządzenie SN12345 jest już po gwarancji, ile kosztuje naprawa?",
-			serials: []string{"SN12345"},
-			want: got{Scenario: "invalid-warranty", Method: "rules",
-				Reason: `invalid-warranty: serial SN12345 present; keyword "po gwarancji"; priority 20 outranks valid-warranty (priority 10)`},
-		},
-		{
-			name:    "pl serial, keyword without diacritics and upper case",
-			subject: "",
-			text:    "GWARANCJA WYGASLA w marcu, numer SN-48213-PL.",
-			serials: []string{"SN-48213-PL"},
-			want: got{Scenario: "invalid-warranty", Method: "rules",
-				Reason: `invalid-warranty: serial SN-48213-PL present; keyword "gwarancja wygasła"; priority 20 outranks valid-warranty (priority 10)`},
-		},
-		{
-			name:    "pl serial, inflected paid repair",
-			text:    "Proszę o płatną naprawę drukarki SN777.",
-			serials: []string{"SN777"},
-			want: got{Scenario: "invalid-warranty", Method: "rules",
-				Reason: `invalid-warranty: serial SN777 present; keyword "płatną naprawę"; priority 20 outranks valid-warranty (priority 10)`},
-		},
-		{
-			name:    "en serial, keyword in subject only",
-			subject: "Paid repair request",
-			text:    "Hello, my device SN555 does not start.",
-			serials: []string{"SN555"},
-			want: got{Scenario: "invalid-warranty", Method: "rules",
-				Reason: `invalid-warranty: serial SN555 present; keyword "paid repair"; priority 20 outranks valid-warranty (priority 10)`},
-		},
-		{
-			name:    "en serial, hyphen variant",
-			text:    "I know it is post warranty, serial SN9.",
-			serials: []string{"SN9"},
-			want: got{Scenario: "invalid-warranty", Method: "rules",
-				Reason: `invalid-warranty: serial SN9 present; keyword "post-warranty"; priority 20 outranks valid-warranty (priority 10)`},
-		},
-		{
-			name:    "two serials",
-			text:    "Two devices: SN1 and SN2 are faulty.",
-			serials: []string{"SN1", "SN2"},
-			want:    got{Scenario: "valid-warranty", Method: "rules", Reason: "valid-warranty: serial SN1, SN2 present"},
-		},
-		{
-			name:    "pl no serial, reklamacja",
-			subject: "Reklamacja",
-			text:    "Chcę złożyć reklamację pralki.",
-			want:    got{Scenario: "missing-info", Method: "rules", Reason: `missing-info: no serial; keyword "reklamacj"`},
-		},
-		{
-			name: "pl no serial, nie dziala without diacritics",
-			text: "Telefon nie dziala od wczoraj",
-			want: got{Scenario: "missing-info", Method: "rules", Reason: `missing-info: no serial; keyword "nie działa"`},
-		},
-		{
-			name: "pl no serial, customer says po gwarancji",
-			text: "Sprzęt jest po gwarancji, czy go naprawicie?",
-			want: got{Scenario: "missing-info", Method: "rules", Reason: `missing-info: no serial; keyword "gwarancj"`},
-		},
-		{
-			name: "en no serial, stopped working",
-			text: "My kettle stopped working yesterday.",
-			want: got{Scenario: "missing-info", Method: "rules", Reason: `missing-info: no serial; keyword "stopped working"`},
-		},
-		{
-			name: "en no serial, apostrophe",
-			text: "The blender doesn't work.",
-			want: got{Scenario: "missing-info", Method: "rules", Reason: `missing-info: no serial; keyword "doesn't work"`},
-		},
-		{
-			name: "stem inside a word does not match",
-			text: "Proszę o informacje o nowych produktach.",
-			want: got{Scenario: "graceful-degradation", Method: "fallback",
-				Reason: "graceful-degradation: no rule matched; no model available"},
-		},
-		{
-			name:    "pl no serial, no keyword",
-			subject: "Oferta współpracy",
-			text:    "Dzień dobry, chcielibyśmy zaproponować współpracę marketingową.",
-			want: got{Scenario: "graceful-degradation", Method: "fallback",
-				Reason: "graceful-degradation: no rule matched; no model available"},
-		},
+		{"pl serial, fault, no keyword", "Ekspres nie grzeje", "Dzień dobry, mój ekspres SN12345 przestał grzać wodę.",
+			[]string{"SN12345"}, byRules("valid-warranty", "serial SN12345 present")},
+		{"pl serial, po gwarancji", "Naprawa", "Urządzenie SN12345 jest już po gwarancji, ile kosztuje naprawa?",
+			[]string{"SN12345"}, outranks("SN12345", "po gwarancji")},
+		{"pl serial, keyword without diacritics and upper case", "", "GWARANCJA WYGASLA w marcu, numer SN-48213-PL.",
+			[]string{"SN-48213-PL"}, outranks("SN-48213-PL", "gwarancja wygasła")},
+		{"pl serial, inflected paid repair", "", "Proszę o płatną naprawę drukarki SN777.",
+			[]string{"SN777"}, outranks("SN777", "płatną naprawę")},
+		{"en serial, keyword in subject only", "Paid repair request", "Hello, my device SN555 does not start.",
+			[]string{"SN555"}, outranks("SN555", "paid repair")},
+		{"en serial, hyphen variant", "", "I know it is post warranty, serial SN9.",
+			[]string{"SN9"}, outranks("SN9", "post-warranty")},
+		{"two serials", "", "Two devices: SN1 and SN2 are faulty.",
+			[]string{"SN1", "SN2"}, byRules("valid-warranty", "serial SN1, SN2 present")},
+		{"pl no serial, reklamacja", "Reklamacja", "Chcę złożyć reklamację pralki.", nil, missingInfo("reklamacj")},
+		{"pl no serial, nie dziala without diacritics", "", "Telefon nie dziala od wczoraj", nil, missingInfo("nie działa")},
+		{"pl no serial, customer says po gwarancji", "", "Sprzęt jest po gwarancji, czy go naprawicie?", nil, missingInfo("gwarancj")},
+		{"en no serial, stopped working", "", "My kettle stopped working yesterday.", nil, missingInfo("stopped working")},
+		{"en no serial, apostrophe", "", "The blender doesn't work.", nil, missingInfo("doesn't work")},
+		{"stem inside a word does not match", "", "Proszę o informacje o nowych produktach.", nil, noRuleNoModel},
+		{"pl no serial, no keyword", "Oferta współpracy", "Dzień dobry, chcielibyśmy zaproponować współpracę marketingową.", nil, noRuleNoModel},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
