@@ -34,26 +34,16 @@ type Metrics struct {
 func New() *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
-		processed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "triage_messages_processed_total",
-			Help: "Messages run through the pipeline, by outcome status and scenario.",
-		}, []string{"status", "scenario"}),
-		ledger: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "triage_messages_final_total",
-			Help: "Messages that reached a final ledger state (replied, skipped, failed, needs_human, over_limit), by state.",
-		}, []string{"state"}),
+		processed: counterVec("triage_messages_processed_total",
+			"Messages run through the pipeline, by outcome status and scenario.", "status", "scenario"),
+		ledger: counterVec("triage_messages_final_total",
+			"Messages that reached a final ledger state (replied, skipped, failed, needs_human, over_limit), by state.", "state"),
 		modelCalls: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "triage_model_calls_total",
 			Help: "Model calls made while processing messages.",
 		}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "triage_model_tokens_total",
-			Help: "Model tokens used, by kind (prompt, output).",
-		}, []string{"kind"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "triage_errors_total",
-			Help: "Errors by kind (imap, smtp, ledger, process).",
-		}, []string{"kind"}),
+		tokens: counterVec("triage_model_tokens_total", "Model tokens used, by kind (prompt, output).", "kind"),
+		errors: counterVec("triage_errors_total", "Errors by kind (imap, smtp, ledger, process).", "kind"),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "triage_message_duration_seconds",
 			Help:    "Time to process one message through the pipeline.",
@@ -67,6 +57,11 @@ func New() *Metrics {
 	m.reg.MustRegister(m.processed, m.ledger, m.modelCalls, m.tokens, m.errors, m.latency, m.lastPass,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// counterVec is a counter with the given name, help and label names.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 // Registry is the registry the collectors live on.
