@@ -412,7 +412,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stderr io
 		log.Info("metrics", "addr", ln.Addr().String())
 	}
 
-	_, domain, err := parseFrom(o.From)
+	_, _, domain, err := parseFrom(o.From)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	netmail "net/mail"
 	"os"
 	"strings"
 	"time"
@@ -132,7 +133,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 	if p.Scenarios, err = loadScenarios(o.Instructions); err != nil {
 		return nil, err
 	}
-	from, domain, err := parseFrom(o.From)
+	from, ourAddr, domain, err := parseFrom(o.From)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +196,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 		processor.Config{
 			Scenarios: p.Scenarios,
 			Extractor: ext,
-			Guard:     guard.Config{OwnAddresses: []string{addrOf(from)}},
+			Guard:     guard.Config{OwnAddresses: []string{ourAddr}},
 			ModelName: modelLabel(p.Model, o.Model),
 			Logger:    log,
 		})
@@ -212,21 +213,13 @@ func modelLabel(m *llm.Model, name string) string {
 	return name
 }
 
-// parseFrom validates our From address and returns it with its domain.
-func parseFrom(from string) (string, string, error) {
-	a := addrOf(from)
-	at := strings.LastIndexByte(a, '@')
-	if a == "" || at < 1 || at == len(a)-1 {
-		return "", "", usageErr("--from %q: not an email address", from)
+// parseFrom validates our From address ("Name <a@b>" or "a@b") and returns
+// it with its bare address (lower-cased) and domain.
+func parseFrom(from string) (full, addr, domain string, err error) {
+	a, err := netmail.ParseAddress(from)
+	if err != nil {
+		return "", "", "", usageErr("--from %q: not an email address: %v", from, err)
 	}
-	return from, a[at+1:], nil
-}
-
-// addrOf returns the bare address of "Name <a@b>" or "a@b" (lower-cased).
-func addrOf(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '<'); i >= 0 {
-		s = strings.TrimSuffix(s[i+1:], ">")
-	}
-	return strings.ToLower(strings.TrimSpace(s))
+	addr = strings.ToLower(a.Address)
+	return from, addr, addr[strings.LastIndexByte(addr, '@')+1:], nil
 }
