@@ -1,13 +1,10 @@
 package watch
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"triage/internal/mailtest"
 )
@@ -45,23 +42,7 @@ func TestDovecotIdleWakeup(t *testing.T) {
 // and comes back; mail that arrives afterwards is answered, once.
 func TestDovecotRestart(t *testing.T) {
 	tgt, d := dovecotTarget(t)
-	e := newEnv(t, tgt)
-	id1 := e.deliver(1, "jan@customer.example", "Pierwsze")
-	ctx, cancel := context.WithCancel(context.Background())
-	w := e.watcher(nil)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	waitFor(t, e.sink, func() bool { return e.repliesTo()[id1] == 1 })
-	d.Restart(t)
-	id2 := e.deliver(2, "ola@customer.example", "Po restarcie")
-	waitFor(t, e.sink, func() bool { return e.repliesTo()[id2] == 1 })
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Run: %v", err)
-	}
-	if diff := cmp.Diff(map[string]int{id1: 1, id2: 1}, e.repliesTo()); diff != "" {
-		t.Errorf("replies (-want +got):\n%s", diff)
-	}
+	w := answerTwo(t, newEnv(t, tgt), func() { d.Restart(t) }, "Po restarcie")
 	if w.Stats().Reconnects < 1 {
 		t.Errorf("Reconnects = %d, want >= 1", w.Stats().Reconnects)
 	}

@@ -167,17 +167,27 @@ func scenarioLimits(t *testing.T, tgt target) {
 // scenarioIdleWakeup: the daemon answers mail that arrives while it idles.
 // idleStarted, when not nil, says when the watcher is in IDLE.
 func scenarioIdleWakeup(t *testing.T, tgt target, idleStarted <-chan struct{}) {
-	e := newEnv(t, tgt)
+	answerTwo(t, newEnv(t, tgt), func() {
+		if idleStarted != nil {
+			<-idleStarted
+		}
+	}, "Drugie")
+}
+
+// answerTwo runs the daemon until it has answered a first message, calls
+// between, delivers a second message with the given subject and waits for
+// its answer too, then stops the daemon: each message must have been
+// answered once. It returns the stopped watcher.
+func answerTwo(t *testing.T, e *env, between func(), subject string) *Watcher {
+	t.Helper()
 	id1 := e.deliver(1, "jan@customer.example", "Pierwsze")
 	ctx, cancel := context.WithCancel(context.Background())
 	w := e.watcher(nil)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	waitFor(t, e.sink, func() bool { return e.repliesTo()[id1] == 1 })
-	if idleStarted != nil {
-		<-idleStarted
-	}
-	id2 := e.deliver(2, "ola@customer.example", "Drugie")
+	between()
+	id2 := e.deliver(2, "ola@customer.example", subject)
 	waitFor(t, e.sink, func() bool { return e.repliesTo()[id2] == 1 })
 	cancel()
 	if err := <-done; err != nil {
@@ -186,6 +196,7 @@ func scenarioIdleWakeup(t *testing.T, tgt target, idleStarted <-chan struct{}) {
 	if diff := cmp.Diff(map[string]int{id1: 1, id2: 1}, e.repliesTo()); diff != "" {
 		t.Errorf("replies (-want +got):\n%s", diff)
 	}
+	return w
 }
 
 func TestAnswerOnce(t *testing.T) {
