@@ -28,16 +28,22 @@ import (
 // exitLocked: another triage watch holds the ledger lock.
 const exitLocked = 3
 
+// serverFile is how the configuration names one server and its credentials
+// (the imap and smtp sections share it).
+type serverFile struct {
+	Addr         string `yaml:"addr"`
+	TLS          string `yaml:"tls"`
+	User         string `yaml:"user"`
+	Password     string `yaml:"password"`
+	PasswordFile string `yaml:"password_file"`
+	Token        string `yaml:"token"`
+	TokenFile    string `yaml:"token_file"`
+}
+
 // watchFile is the YAML configuration of triage watch (--config).
 type watchFile struct {
 	IMAP struct {
-		Addr            string `yaml:"addr"`
-		TLS             string `yaml:"tls"`
-		User            string `yaml:"user"`
-		Password        string `yaml:"password"`
-		PasswordFile    string `yaml:"password_file"`
-		Token           string `yaml:"token"`
-		TokenFile       string `yaml:"token_file"`
+		serverFile      `yaml:",inline"`
 		Account         string `yaml:"account"`
 		Mailbox         string `yaml:"mailbox"`
 		Keyword         string `yaml:"keyword"`
@@ -46,14 +52,8 @@ type watchFile struct {
 		SentFolder      string `yaml:"sent_folder"`
 	} `yaml:"imap"`
 	SMTP struct {
-		Addr         string        `yaml:"addr"`
-		TLS          string        `yaml:"tls"`
-		User         string        `yaml:"user"`
-		Password     string        `yaml:"password"`
-		PasswordFile string        `yaml:"password_file"`
-		Token        string        `yaml:"token"`
-		TokenFile    string        `yaml:"token_file"`
-		Timeout      time.Duration `yaml:"timeout"`
+		serverFile `yaml:",inline"`
+		Timeout    time.Duration `yaml:"timeout"`
 	} `yaml:"smtp"`
 	Outbox          string        `yaml:"outbox"`
 	Ledger          string        `yaml:"ledger"`
