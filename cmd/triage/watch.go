@@ -40,21 +40,27 @@ type serverFile struct {
 	TokenFile    string `yaml:"token_file"`
 }
 
+// imapFile is the imap section of the configuration.
+type imapFile struct {
+	serverFile      `yaml:",inline"`
+	Account         string `yaml:"account"`
+	Mailbox         string `yaml:"mailbox"`
+	Keyword         string `yaml:"keyword"`
+	ProcessedFolder string `yaml:"processed_folder"`
+	FailedFolder    string `yaml:"failed_folder"`
+	SentFolder      string `yaml:"sent_folder"`
+}
+
+// smtpFile is the smtp section of the configuration.
+type smtpFile struct {
+	serverFile `yaml:",inline"`
+	Timeout    time.Duration `yaml:"timeout"`
+}
+
 // watchFile is the YAML configuration of triage watch (--config).
 type watchFile struct {
-	IMAP struct {
-		serverFile      `yaml:",inline"`
-		Account         string `yaml:"account"`
-		Mailbox         string `yaml:"mailbox"`
-		Keyword         string `yaml:"keyword"`
-		ProcessedFolder string `yaml:"processed_folder"`
-		FailedFolder    string `yaml:"failed_folder"`
-		SentFolder      string `yaml:"sent_folder"`
-	} `yaml:"imap"`
-	SMTP struct {
-		serverFile `yaml:",inline"`
-		Timeout    time.Duration `yaml:"timeout"`
-	} `yaml:"smtp"`
+	IMAP            imapFile      `yaml:"imap"`
+	SMTP            smtpFile      `yaml:"smtp"`
 	Outbox          string        `yaml:"outbox"`
 	Ledger          string        `yaml:"ledger"`
 	Interval        time.Duration `yaml:"interval"`
