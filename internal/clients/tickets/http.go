@@ -3,7 +3,11 @@ package tickets
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"triage/internal/clients/httpjson"
 )
@@ -18,7 +22,7 @@ type HTTP struct {
 	c *httpjson.Client
 }
 
-var _ Creator = (*HTTP)(nil)
+var _ Store = (*HTTP)(nil)
 
 // NewHTTP checks cfg and applies defaults.
 func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
@@ -55,4 +59,135 @@ func (h *HTTP) Create(ctx context.Context, r Request) (Ticket, error) {
 		t.Status = StatusCreated
 	}
 	return t, nil
+}
+
+// state decodes a State answer; a 404 is ErrNotFound.
+func (h *HTTP) state(ctx context.Context, method, path string, in any) (*State, error) {
+	status, body, err := h.c.Do(ctx, method, path, in, nil)
+	if status == http.StatusNotFound {
+		return nil, fmt.Errorf("%w: %s %s", ErrNotFound, method, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(body, &st); err != nil {
+		return nil, h.c.Errorf(status, "%s %s: decode response: %w", method, path, err)
+	}
+	if st.TicketID == "" {
+		return nil, h.c.Errorf(status, "%s %s: response has no ticket_id", method, path)
+	}
+	if st.Status == "" {
+		st.Status = StatusOpen
+	}
+	return &st, nil
+}
+
+func ticketPath(id, suffix string) (string, error) {
+	if _, err := ParseID(id); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	return "/tickets/" + url.PathEscape(id) + suffix, nil
+}
+
+// maxFindIDs bounds the Message-IDs sent in one lookup (a References header
+// can be long; the newest IDs are at its end).
+const maxFindIDs = 20
+
+// Get reads the ticket's state: GET /tickets/{id}.
+func (h *HTTP) Get(ctx context.Context, ticketID string) (*State, error) {
+	p, err := ticketPath(ticketID, "")
+	if err != nil {
+		return nil, err
+	}
+	return h.state(ctx, http.MethodGet, p, nil)
+}
+
+// Find looks the ticket up by Message-ID: GET /tickets?message_id=...
+func (h *HTTP) Find(ctx context.Context, messageIDs []string) (*State, error) {
+	q := url.Values{}
+	for _, id := range messageIDs {
+		if id = strings.TrimSpace(id); id != "" {
+			q.Add("message_id", id)
+		}
+	}
+	if ids := q["message_id"]; len(ids) > maxFindIDs {
+		q["message_id"] = ids[len(ids)-maxFindIDs:]
+	}
+	if len(q) == 0 {
+		return nil, ErrNotFound
+	}
+	return h.state(ctx, http.MethodGet, "/tickets?"+q.Encode(), nil)
+}
+
+// AddNote posts the note: POST /tickets/{id}/notes, Idempotency-Key the
+// note's Message-ID; 201 added, 200 already there.
+func (h *HTTP) AddNote(ctx context.Context, ticketID string, n Note) (bool, error) {
+	if n.MessageID == "" {
+		return false, errors.New("tickets: note has no message_id")
+	}
+	p, err := ticketPath(ticketID, "/notes")
+	if err != nil {
+		return false, err
+	}
+	status, _, err := h.c.Do(ctx, http.MethodPost, p, n, http.Header{"Idempotency-Key": {n.MessageID}})
+	if status == http.StatusNotFound {
+		return false, fmt.Errorf("%w: %s", ErrNotFound, ticketID)
+	}
+	if err != nil {
+		return false, err
+	}
+	return status == http.StatusCreated, nil
+}
+
+// AddMessage posts the message: POST /tickets/{id}/messages.
+func (h *HTTP) AddMessage(ctx context.Context, ticketID string, m Message) error {
+	if m.MessageID == "" {
+		return errors.New("tickets: message has no message_id")
+	}
+	p, err := ticketPath(ticketID, "/messages")
+	if err != nil {
+		return err
+	}
+	status, _, err := h.c.Do(ctx, http.MethodPost, p, m, nil)
+	if status == http.StatusNotFound {
+		return fmt.Errorf("%w: %s", ErrNotFound, ticketID)
+	}
+	return err
+}
+
+type ownerBody struct {
+	Owner string `json:"owner"`
+}
+
+// Takeover: POST /tickets/{id}/takeover.
+func (h *HTTP) Takeover(ctx context.Context, ticketID, owner string) error {
+	p, err := ticketPath(ticketID, "/takeover")
+	if err != nil {
+		return err
+	}
+	_, err = h.state(ctx, http.MethodPost, p, ownerBody{owner})
+	return err
+}
+
+// Release: POST /tickets/{id}/release.
+func (h *HTTP) Release(ctx context.Context, ticketID string) error {
+	p, err := ticketPath(ticketID, "/release")
+	if err != nil {
+		return err
+	}
+	_, err = h.state(ctx, http.MethodPost, p, struct{}{})
+	return err
+}
+
+// TakeoverByMessageID: POST /tickets/takeover?message_id=...
+func (h *HTTP) TakeoverByMessageID(ctx context.Context, messageID, owner string) (string, error) {
+	if strings.TrimSpace(messageID) == "" {
+		return "", ErrNotFound
+	}
+	st, err := h.state(ctx, http.MethodPost, "/tickets/takeover?"+url.Values{"message_id": {messageID}}.Encode(), ownerBody{owner})
+	if err != nil {
+		return "", err
+	}
+	return st.TicketID, nil
 }

@@ -20,7 +20,7 @@ type SQLite struct {
 	now func() time.Time
 }
 
-var _ Creator = (*SQLite)(nil)
+var _ Store = (*SQLite)(nil)
 
 const schema = `CREATE TABLE IF NOT EXISTS tickets (
 	seq             INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -55,6 +55,10 @@ func OpenSQLite(path string) (*SQLite, error) {
 		db.Close()
 		return nil, fmt.Errorf("tickets: sqlite: %s: create schema: %w", path, err)
 	}
+	if err := migrate(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("tickets: sqlite: %s: %w", path, err)
+	}
 	return &SQLite{db: db, now: time.Now}, nil
 }
 
@@ -83,13 +87,20 @@ func (s *SQLite) Create(ctx context.Context, r Request) (Ticket, error) {
 	case !errors.Is(err, sql.ErrNoRows):
 		return Ticket{}, fmt.Errorf("tickets: sqlite: lookup: %w", err)
 	}
+	now := s.now().UTC().Format(time.RFC3339Nano)
 	err = tx.QueryRowContext(ctx, `INSERT INTO tickets
 		(idempotency_key, serial_number, customer_email, priority, summary, created_at)
 		VALUES (?, ?, ?, ?, ?, ?) RETURNING seq`,
-		r.IdempotencyKey, r.SerialNumber, r.CustomerEmail, r.Priority, r.Summary,
-		s.now().UTC().Format(time.RFC3339Nano)).Scan(&seq)
+		r.IdempotencyKey, r.SerialNumber, r.CustomerEmail, r.Priority, r.Summary, now).Scan(&seq)
 	if err != nil {
 		return Ticket{}, fmt.Errorf("tickets: sqlite: insert: %w", err)
+	}
+	if r.MessageID != "" {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ticket_messages
+			(ticket_seq, message_id, direction, sender, subject, at) VALUES (?, ?, ?, ?, ?, ?)`,
+			seq, r.MessageID, Inbound, r.CustomerEmail, r.Summary, now); err != nil {
+			return Ticket{}, fmt.Errorf("tickets: sqlite: insert message: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return Ticket{}, fmt.Errorf("tickets: sqlite: commit: %w", err)

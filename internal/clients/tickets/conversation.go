@@ -1,0 +1,363 @@
+package tickets
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// migrations upgrade a store file step by step; PRAGMA user_version is the
+// number of steps applied. Step 1 (conversations) adds ownership to tickets
+// and the messages and notes tables; a store written before it keeps its
+// tickets (they start with no recorded messages).
+var migrations = []string{
+	`ALTER TABLE tickets ADD COLUMN status TEXT NOT NULL DEFAULT 'open';
+	ALTER TABLE tickets ADD COLUMN agent_disabled INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE tickets ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+	CREATE TABLE ticket_messages (
+		ticket_seq INTEGER NOT NULL REFERENCES tickets(seq),
+		message_id TEXT NOT NULL,
+		direction  TEXT NOT NULL,
+		sender     TEXT NOT NULL DEFAULT '',
+		subject    TEXT NOT NULL DEFAULT '',
+		at         TEXT NOT NULL,
+		PRIMARY KEY (ticket_seq, message_id)
+	);
+	CREATE INDEX ticket_messages_by_id ON ticket_messages(message_id);
+	CREATE TABLE ticket_notes (
+		id         INTEGER PRIMARY KEY AUTOINCREMENT,
+		ticket_seq INTEGER NOT NULL REFERENCES tickets(seq),
+		message_id TEXT NOT NULL,
+		sender     TEXT NOT NULL DEFAULT '',
+		subject    TEXT NOT NULL DEFAULT '',
+		body       TEXT NOT NULL,
+		at         TEXT NOT NULL,
+		UNIQUE (ticket_seq, message_id)
+	);`,
+}
+
+// migrate applies the missing migrations in one IMMEDIATE transaction, so
+// two processes opening an old file at once upgrade it once.
+func migrate(db *sql.DB) error {
+	tx, err := db.Begin()
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
+		return fmt.Errorf("migrate: read version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("migrate: schema version %d is newer than this program knows (%d)", v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		if _, err := tx.Exec(migrations[i]); err != nil {
+			return fmt.Errorf("migrate: step %d: %w", i+1, err)
+		}
+	}
+	if v == len(migrations) {
+		return nil
+	}
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations))); err != nil {
+		return fmt.Errorf("migrate: set version: %w", err)
+	}
+	return tx.Commit()
+}
+
+// ParseID is the sequence number of a ticket ID ("TKT-000123" -> 123).
+func ParseID(id string) (int64, error) {
+	rest, ok := strings.CutPrefix(strings.ToUpper(strings.TrimSpace(id)), "TKT-")
+	n, err := strconv.ParseInt(rest, 10, 64)
+	if !ok || err != nil || n <= 0 {
+		return 0, fmt.Errorf("tickets: %q is not a ticket ID (want TKT-000123)", id)
+	}
+	return n, nil
+}
+
+func (s *SQLite) seq(id string) (int64, error) {
+	n, err := ParseID(id)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrNotFound, err)
+	}
+	return n, nil
+}
+
+// Get returns the ticket's state, or ErrNotFound.
+func (s *SQLite) Get(ctx context.Context, ticketID string) (*State, error) {
+	seq, err := s.seq(ticketID)
+	if err != nil {
+		return nil, err
+	}
+	return s.get(ctx, s.db, seq)
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (s *SQLite) get(ctx context.Context, q querier, seq int64) (*State, error) {
+	st := &State{TicketID: FormatID(seq), Messages: []Message{}, Notes: []Note{}}
+	var created string
+	var disabled int
+	err := q.QueryRowContext(ctx, `SELECT status, customer_email, serial_number, priority, summary,
+		agent_disabled, owner, created_at FROM tickets WHERE seq = ?`, seq).
+		Scan(&st.Status, &st.CustomerEmail, &st.SerialNumber, &st.Priority, &st.Summary, &disabled, &st.Owner, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, st.TicketID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tickets: sqlite: get %s: %w", st.TicketID, err)
+	}
+	st.AgentDisabled = disabled != 0
+	st.CreatedAt = parseTime(created)
+
+	rows, err := q.QueryContext(ctx, `SELECT message_id, direction, sender, subject, at
+		FROM ticket_messages WHERE ticket_seq = ? ORDER BY at, rowid`, seq)
+	if err != nil {
+		return nil, fmt.Errorf("tickets: sqlite: get %s messages: %w", st.TicketID, err)
+	}
+	for rows.Next() {
+		var m Message
+		var at string
+		if err := rows.Scan(&m.MessageID, &m.Direction, &m.From, &m.Subject, &at); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("tickets: sqlite: get %s messages: %w", st.TicketID, err)
+		}
+		m.At = parseTime(at)
+		st.Messages = append(st.Messages, m)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	rows, err = q.QueryContext(ctx, `SELECT message_id, sender, subject, body, at
+		FROM ticket_notes WHERE ticket_seq = ? ORDER BY id`, seq)
+	if err != nil {
+		return nil, fmt.Errorf("tickets: sqlite: get %s notes: %w", st.TicketID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n Note
+		var at string
+		if err := rows.Scan(&n.MessageID, &n.From, &n.Subject, &n.Text, &at); err != nil {
+			return nil, fmt.Errorf("tickets: sqlite: get %s notes: %w", st.TicketID, err)
+		}
+		n.At = parseTime(at)
+		st.Notes = append(st.Notes, n)
+	}
+	return st, rows.Err()
+}
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+// Find returns the earliest ticket one of the Message-IDs belongs to, or
+// ErrNotFound.
+func (s *SQLite) Find(ctx context.Context, messageIDs []string) (*State, error) {
+	seq, err := s.find(ctx, s.db, messageIDs)
+	if err != nil {
+		return nil, err
+	}
+	return s.get(ctx, s.db, seq)
+}
+
+func (s *SQLite) find(ctx context.Context, q querier, messageIDs []string) (int64, error) {
+	var ids []any
+	for _, id := range messageIDs {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return 0, ErrNotFound
+	}
+	var seq int64
+	err := q.QueryRowContext(ctx, `SELECT MIN(ticket_seq) FROM ticket_messages WHERE message_id IN (?`+
+		strings.Repeat(",?", len(ids)-1)+`) HAVING COUNT(*) > 0`, ids...).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("tickets: sqlite: find: %w", err)
+	}
+	return seq, nil
+}
+
+// AddNote appends n once per Message-ID and records the message as inbound.
+func (s *SQLite) AddNote(ctx context.Context, ticketID string, n Note) (bool, error) {
+	if n.MessageID == "" {
+		return false, errors.New("tickets: note has no message_id")
+	}
+	seq, err := s.seq(ticketID)
+	if err != nil {
+		return false, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("tickets: sqlite: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := exists(ctx, tx, seq); err != nil {
+		return false, err
+	}
+	at := s.stamp(n.At)
+	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ticket_notes
+		(ticket_seq, message_id, sender, subject, body, at) VALUES (?, ?, ?, ?, ?, ?)`,
+		seq, n.MessageID, n.From, n.Subject, n.Text, at)
+	if err != nil {
+		return false, fmt.Errorf("tickets: sqlite: add note: %w", err)
+	}
+	added, _ := res.RowsAffected()
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ticket_messages
+		(ticket_seq, message_id, direction, sender, subject, at) VALUES (?, ?, ?, ?, ?, ?)`,
+		seq, n.MessageID, Inbound, n.From, n.Subject, at); err != nil {
+		return false, fmt.Errorf("tickets: sqlite: add note message: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("tickets: sqlite: commit: %w", err)
+	}
+	return added > 0, nil
+}
+
+// AddMessage records a message of the conversation (idempotent).
+func (s *SQLite) AddMessage(ctx context.Context, ticketID string, m Message) error {
+	if m.MessageID == "" {
+		return errors.New("tickets: message has no message_id")
+	}
+	if m.Direction != Inbound && m.Direction != Outbound {
+		return fmt.Errorf("tickets: message direction %q: want %q or %q", m.Direction, Inbound, Outbound)
+	}
+	seq, err := s.seq(ticketID)
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("tickets: sqlite: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := exists(ctx, tx, seq); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ticket_messages
+		(ticket_seq, message_id, direction, sender, subject, at) VALUES (?, ?, ?, ?, ?, ?)`,
+		seq, m.MessageID, m.Direction, m.From, m.Subject, s.stamp(m.At)); err != nil {
+		return fmt.Errorf("tickets: sqlite: add message: %w", err)
+	}
+	return tx.Commit()
+}
+
+// Takeover marks the ticket as owned by a person.
+func (s *SQLite) Takeover(ctx context.Context, ticketID, owner string) error {
+	return s.setOwner(ctx, ticketID, true, owner)
+}
+
+// Release gives the ticket back to the agent.
+func (s *SQLite) Release(ctx context.Context, ticketID string) error {
+	return s.setOwner(ctx, ticketID, false, "")
+}
+
+func (s *SQLite) setOwner(ctx context.Context, ticketID string, disabled bool, owner string) error {
+	seq, err := s.seq(ticketID)
+	if err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE tickets SET agent_disabled = ?, owner = ? WHERE seq = ?`, disabled, owner, seq)
+	if err != nil {
+		return fmt.Errorf("tickets: sqlite: update %s: %w", ticketID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("%w: %s", ErrNotFound, FormatID(seq))
+	}
+	return nil
+}
+
+// TakeoverByMessageID takes over the ticket the Message-ID belongs to.
+func (s *SQLite) TakeoverByMessageID(ctx context.Context, messageID, owner string) (string, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return "", fmt.Errorf("tickets: sqlite: begin: %w", err)
+	}
+	defer tx.Rollback()
+	seq, err := s.find(ctx, tx, []string{messageID})
+	if err != nil {
+		return "", err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE tickets SET agent_disabled = 1, owner = ? WHERE seq = ?`, owner, seq); err != nil {
+		return "", fmt.Errorf("tickets: sqlite: takeover: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return "", fmt.Errorf("tickets: sqlite: commit: %w", err)
+	}
+	return FormatID(seq), nil
+}
+
+// Listed is one row of List: a ticket without its messages and notes.
+type Listed struct {
+	TicketID      string    `json:"ticket_id"`
+	Status        string    `json:"status"`
+	CustomerEmail string    `json:"customer_email"`
+	SerialNumber  string    `json:"serial_number,omitempty"`
+	Summary       string    `json:"summary,omitempty"`
+	AgentDisabled bool      `json:"agent_disabled"`
+	Owner         string    `json:"owner,omitempty"`
+	CreatedAt     time.Time `json:"created_at"`
+	Messages      int       `json:"messages"`
+	Notes         int       `json:"notes"`
+}
+
+// List returns the newest tickets first, at most limit (all when limit <= 0).
+func (s *SQLite) List(ctx context.Context, limit int) ([]Listed, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT t.seq, t.status, t.customer_email, t.serial_number,
+		t.summary, t.agent_disabled, t.owner, t.created_at,
+		(SELECT COUNT(*) FROM ticket_messages m WHERE m.ticket_seq = t.seq),
+		(SELECT COUNT(*) FROM ticket_notes n WHERE n.ticket_seq = t.seq)
+		FROM tickets t ORDER BY t.seq DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("tickets: sqlite: list: %w", err)
+	}
+	defer rows.Close()
+	out := []Listed{}
+	for rows.Next() {
+		var l Listed
+		var seq int64
+		var disabled int
+		var created string
+		if err := rows.Scan(&seq, &l.Status, &l.CustomerEmail, &l.SerialNumber, &l.Summary,
+			&disabled, &l.Owner, &created, &l.Messages, &l.Notes); err != nil {
+			return nil, fmt.Errorf("tickets: sqlite: list: %w", err)
+		}
+		l.TicketID, l.AgentDisabled, l.CreatedAt = FormatID(seq), disabled != 0, parseTime(created)
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+func exists(ctx context.Context, tx *sql.Tx, seq int64) error {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM tickets WHERE seq = ?`, seq).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %s", ErrNotFound, FormatID(seq))
+	}
+	if err != nil {
+		return fmt.Errorf("tickets: sqlite: %w", err)
+	}
+	return nil
+}
+
+func (s *SQLite) stamp(t time.Time) string {
+	if t.IsZero() {
+		t = s.now()
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
