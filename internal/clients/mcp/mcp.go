@@ -1,0 +1,432 @@
+// Package mcp runs tools of an MCP server for tools.yaml bindings, through
+// the official Go SDK (github.com/modelcontextprotocol/go-sdk). One Client
+// holds one session with one server (a command over stdio, or a streamable
+// HTTP endpoint), shared by every email. Each call has a timeout; the
+// server's own errors (isError results, JSON-RPC errors) come back as
+// errors carrying its message; a server that dies is started again on the
+// next call, and the calls in flight when it died fail at once.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults.
+const (
+	DefaultCallTimeout    = 30 * time.Second
+	DefaultConnectTimeout = 20 * time.Second
+	DefaultMaxStderrBytes = 64 << 10
+	terminateGrace        = 2 * time.Second // stdin closed -> SIGTERM -> SIGKILL
+	probeTimeout          = 5 * time.Second
+)
+
+// Config configures a Client: exactly one of Command and URL.
+type Config struct {
+	Name           string        // label in logs and errors; default: the command's base name or the URL's host
+	Command        []string      // stdio: program and arguments
+	Env            []string      // stdio: KEY=VALUE added to our environment
+	Dir            string        // stdio: working directory (default ours)
+	URL            string        // streamable HTTP endpoint
+	HTTPClient     *http.Client  // streamable HTTP; default http.DefaultClient
+	CallTimeout    time.Duration // one tools/call; default DefaultCallTimeout
+	ConnectTimeout time.Duration // start + handshake; default DefaultConnectTimeout
+	MaxStderrBytes int           // stdio: server stderr logged per start, then dropped; default 64 KiB
+	Logger         *slog.Logger
+}
+
+// Client is one server's session, (re)started on demand. It is safe for
+// concurrent use.
+type Client struct {
+	cfg  Config
+	name string
+	sdk  *sdk.Client
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	sess   *sdk.ClientSession
+	tools  map[string]*sdk.Tool // tools/list of sess, loaded on first need
+	dial   *dialing             // connection attempt under way
+	closed bool
+	starts int
+	bg     sync.WaitGroup // sessions being closed in the background
+}
+
+type dialing struct {
+	done chan struct{}
+	sess *sdk.ClientSession
+	err  error
+}
+
+// Error is a failed call; Temporary says whether a retry (later) may help.
+type Error struct {
+	msg       string
+	temporary bool
+	err       error
+}
+
+func (e *Error) Error() string   { return "mcp: " + e.msg }
+func (e *Error) Unwrap() error   { return e.err }
+func (e *Error) Temporary() bool { return e.temporary }
+
+// ErrClosed is returned by calls after Close.
+var ErrClosed = errors.New("mcp: client closed")
+
+// New checks cfg and starts the server (or connects to it). A server that
+// cannot be reached now is not an error: it is logged and tried again on the
+// next call; InputSchema reports it.
+func New(ctx context.Context, cfg Config) (*Client, error) {
+	switch {
+	case len(cfg.Command) > 0 && cfg.URL != "":
+		return nil, errors.New("mcp: both command and url are set; want one")
+	case len(cfg.Command) > 0:
+		if cfg.Command[0] == "" {
+			return nil, errors.New("mcp: command: empty program name")
+		}
+		if cfg.Name == "" {
+			cfg.Name = filepath.Base(cfg.Command[0])
+		}
+	case cfg.URL != "":
+		u, err := url.Parse(cfg.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("mcp: url %q: want an absolute http(s) URL", cfg.URL)
+		}
+		if cfg.Name == "" {
+			cfg.Name = u.Host
+		}
+	default:
+		return nil, errors.New("mcp: want a command or a url")
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if cfg.MaxStderrBytes <= 0 {
+		cfg.MaxStderrBytes = DefaultMaxStderrBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &Client{
+		cfg:  cfg,
+		name: cfg.Name,
+		log:  cfg.Logger.With("mcp_server", cfg.Name),
+		sdk:  sdk.NewClient(&sdk.Implementation{Name: "triage", Version: "1"}, nil),
+	}
+	if _, err := c.session(ctx); err != nil {
+		c.log.WarnContext(ctx, "mcp: server not reachable at start; will retry on the first call", "error", err)
+	}
+	return c, nil
+}
+
+// Name is the server's label.
+func (c *Client) Name() string { return c.name }
+
+// Starts reports how many sessions were started so far (restarts included).
+func (c *Client) Starts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.starts
+}
+
+// session returns the live session, starting one when there is none. A
+// caller whose ctx ends stops waiting; the attempt itself is bounded by
+// ConnectTimeout and shared by every caller waiting for it.
+func (c *Client) session(ctx context.Context) (*sdk.ClientSession, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if c.sess != nil {
+		s := c.sess
+		c.mu.Unlock()
+		return s, nil
+	}
+	d := c.dial
+	if d == nil {
+		d = &dialing{done: make(chan struct{})}
+		c.dial = d
+		go c.connect(d)
+	}
+	c.mu.Unlock()
+	select {
+	case <-d.done:
+		return d.sess, d.err
+	case <-ctx.Done():
+		return nil, &Error{msg: fmt.Sprintf("server %s: still starting: %v", c.name, ctx.Err()), temporary: true, err: ctx.Err()}
+	}
+}
+
+// connect runs one connection attempt and publishes its result.
+func (c *Client) connect(d *dialing) {
+	defer close(d.done)
+	ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ConnectTimeout)
+	defer cancel()
+	start := time.Now()
+	var t sdk.Transport
+	if len(c.cfg.Command) > 0 {
+		cmd := exec.Command(c.cfg.Command[0], c.cfg.Command[1:]...)
+		cmd.Env = append(os.Environ(), c.cfg.Env...)
+		cmd.Dir = c.cfg.Dir
+		cmd.Stderr = newStderrLog(c.log, c.cfg.MaxStderrBytes)
+		cmd.WaitDelay = terminateGrace // a grandchild holding stderr open cannot block Wait
+		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
+	} else {
+		t = &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: c.cfg.HTTPClient, DisableStandaloneSSE: true}
+	}
+	sess, err := c.sdk.Connect(ctx, t, nil)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dial = nil
+	if err != nil {
+		d.err = &Error{msg: fmt.Sprintf("server %s: start: %v", c.name, err), temporary: true, err: err}
+		c.log.Warn("mcp: server start failed", "error", err, "duration_ms", time.Since(start).Milliseconds())
+		return
+	}
+	if c.closed {
+		c.closeInBackground(sess)
+		d.err = ErrClosed
+		return
+	}
+	c.starts++
+	c.sess, c.tools, d.sess = sess, nil, sess
+	c.log.Info("mcp: server session started", "start", c.starts, "duration_ms", time.Since(start).Milliseconds())
+	c.bg.Add(1)
+	go func() { // the server went away (process exited, stream closed)
+		defer c.bg.Done()
+		err := sess.Wait()
+		c.drop(sess, "session ended", err)
+	}()
+}
+
+// drop forgets sess (if it is still the live one) and closes it, so the
+// next call starts a new session.
+func (c *Client) drop(sess *sdk.ClientSession, why string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess != sess {
+		return
+	}
+	c.sess, c.tools = nil, nil
+	if !c.closed {
+		c.log.Warn("mcp: server session lost; the next call restarts it", "why", why, "error", err)
+	}
+	c.closeInBackground(sess)
+}
+
+// closeInBackground closes sess without blocking the caller (a stdio
+// server gets terminateGrace to exit after stdin closes). Call with c.mu held.
+func (c *Client) closeInBackground(sess *sdk.ClientSession) {
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		_ = sess.Close()
+	}()
+}
+
+// Call runs tool with args. The result is {"text": the text content,
+// "structured": the structured content, "content": other content described}
+// (each only when present). An isError result, a JSON-RPC error, a timeout
+// or a lost server is an *Error; only the last two are Temporary.
+func (c *Client) Call(ctx context.Context, tool string, args map[string]any) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	sess, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return nil, c.callError(ctx, sess, tool, err)
+	}
+	out := Result(res)
+	if res.IsError {
+		msg, _ := out["text"].(string)
+		if msg == "" {
+			msg = "the tool reported an error"
+		}
+		return nil, &Error{msg: fmt.Sprintf("server %s: tool %s: %s", c.name, tool, msg)}
+	}
+	return out, nil
+}
+
+// callError classifies a failed tools/call and drops a broken session.
+func (c *Client) callError(ctx context.Context, sess *sdk.ClientSession, tool string, err error) error {
+	var we *jsonrpc.Error
+	switch {
+	case errors.As(err, &we):
+		return &Error{msg: fmt.Sprintf("server %s: tool %s: %s (code %d)", c.name, tool, we.Message, we.Code), err: err}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// The session may be fine (a slow tool) or wedged: ask it.
+		c.bg.Add(1)
+		go func() {
+			defer c.bg.Done()
+			c.probe(sess)
+		}()
+		return &Error{msg: fmt.Sprintf("server %s: tool %s: no answer in time", c.name, tool), temporary: true, err: err}
+	case ctx.Err() != nil:
+		return &Error{msg: fmt.Sprintf("server %s: tool %s: %v", c.name, tool, ctx.Err()), err: err}
+	}
+	c.drop(sess, "call failed", err)
+	return &Error{msg: fmt.Sprintf("server %s: tool %s: connection lost: %v", c.name, tool, err), temporary: true, err: err}
+}
+
+// probe pings sess and drops it when it does not answer.
+func (c *Client) probe(sess *sdk.ClientSession) {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	if err := sess.Ping(ctx, nil); err != nil {
+		c.drop(sess, "no answer to ping after a call timed out", err)
+	}
+}
+
+// InputSchema returns the server's inputSchema of tool (as decoded JSON).
+// An unreachable server is a Temporary *Error; a tool the server does not
+// have is a permanent one listing the tools it has.
+func (c *Client) InputSchema(ctx context.Context, tool string) (map[string]any, error) {
+	t, err := c.lookup(ctx, tool)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil, &Error{msg: fmt.Sprintf("server %s: tool %s: inputSchema: %v", c.name, tool, err)}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		return nil, &Error{msg: fmt.Sprintf("server %s: tool %s: inputSchema is not a JSON object", c.name, tool)}
+	}
+	return m, nil
+}
+
+func (c *Client) lookup(ctx context.Context, tool string) (*sdk.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	sess, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	tools := c.tools
+	c.mu.Unlock()
+	if tools == nil || c.sessNow() != sess {
+		tools = map[string]*sdk.Tool{}
+		for t, err := range sess.Tools(ctx, nil) {
+			if err != nil {
+				return nil, c.callError(ctx, sess, "tools/list", err)
+			}
+			tools[t.Name] = t
+		}
+		c.mu.Lock()
+		if c.sess == sess {
+			c.tools = tools
+		}
+		c.mu.Unlock()
+	}
+	t := tools[tool]
+	if t == nil {
+		var names []string
+		for n := range tools {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return nil, &Error{msg: fmt.Sprintf("server %s has no tool %q (it has: %s)", c.name, tool, strings.Join(names, ", "))}
+	}
+	return t, nil
+}
+
+func (c *Client) sessNow() *sdk.ClientSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess
+}
+
+// Close ends the session (a stdio server gets its stdin closed, then
+// SIGTERM, then SIGKILL) and waits for it.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	sess := c.sess
+	c.sess = nil
+	d := c.dial
+	c.mu.Unlock()
+	if d != nil {
+		<-d.done // connect sees closed and closes what it opened
+	}
+	var err error
+	if sess != nil {
+		err = sess.Close()
+	}
+	c.bg.Wait()
+	if err != nil && !errors.Is(err, sdk.ErrConnectionClosed) {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) { // a server killed by our SIGTERM is fine
+			return fmt.Errorf("mcp: server %s: close: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+// Result turns a tools/call result into what the model sees: "text" (the
+// text content and text resources, joined by newlines), "structured" (the
+// structured content) and "content" (other content, described without its
+// data).
+func Result(res *sdk.CallToolResult) map[string]any {
+	out := map[string]any{}
+	var texts []string
+	var other []any
+	for _, ct := range res.Content {
+		switch ct := ct.(type) {
+		case *sdk.TextContent:
+			texts = append(texts, ct.Text)
+		case *sdk.EmbeddedResource:
+			if ct.Resource != nil && ct.Resource.Text != "" {
+				texts = append(texts, ct.Resource.Text)
+			} else if ct.Resource != nil {
+				other = append(other, map[string]any{"type": "resource", "uri": ct.Resource.URI, "mimeType": ct.Resource.MIMEType})
+			}
+		case *sdk.ResourceLink:
+			other = append(other, map[string]any{"type": "resource_link", "uri": ct.URI, "name": ct.Name})
+		case *sdk.ImageContent:
+			other = append(other, map[string]any{"type": "image", "mimeType": ct.MIMEType})
+		case *sdk.AudioContent:
+			other = append(other, map[string]any{"type": "audio", "mimeType": ct.MIMEType})
+		}
+	}
+	if len(texts) > 0 {
+		out["text"] = strings.Join(texts, "\n")
+	}
+	if res.StructuredContent != nil {
+		out["structured"] = res.StructuredContent
+	}
+	if len(other) > 0 {
+		out["content"] = other
+	}
+	return out
+}
