@@ -7,8 +7,12 @@ OUT := out
 
 all: lint test
 
+# The commit is stamped explicitly so `triage --version` names it even when
+# GOFLAGS has -buildvcs=false or the checkout is a git worktree.
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo +dirty)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/triage
+	$(GO) build -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/triage
 
 ## run: process the sample inbox on the bundled defaults (offline model, local CSV, SQLite tickets, outbox dir)
 run: build

@@ -63,7 +63,9 @@ model, a deterministic stand-in that needs no network.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
-	root.AddCommand(newProcessCmd(), newCheckCmd(), newEvalCmd(), newWatchCmd(), newLedgerCmd())
+	root.Version = readBuildInfo().Version // enables --version
+	root.SetVersionTemplate(readBuildInfo().String() + "\n")
+	root.AddCommand(newProcessCmd(), newCheckCmd(), newEvalCmd(), newWatchCmd(), newLedgerCmd(), newVersionCmd())
 	return root
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
@@ -94,7 +95,7 @@ func SendEmail(s mail.Sender, from, domain string) Func {
 		r := &mail.Reply{
 			From:    from,
 			To:      to,
-			Subject: subject,
+			Subject: mail.ReplySubject(subject),
 			Body:    body,
 			Date:    call.Now,
 			Key:     call.Key,
@@ -103,6 +104,9 @@ func SendEmail(s mail.Sender, from, domain string) Func {
 			r.MessageID = mail.MessageIDFor(call.Key, domain)
 		}
 		if call.Msg != nil {
+			if strings.EqualFold(call.Msg.From.Address, to) {
+				r.ToName = call.Msg.From.Name // the customer's display name, when they gave one
+			}
 			r.InReplyTo = call.Msg.MessageID
 			r.References = threadRefs(call.Msg.References, call.Msg.MessageID)
 		}

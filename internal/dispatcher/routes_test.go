@@ -168,10 +168,12 @@ func (f *fakeSender) Send(ctx context.Context, r *mailclient.Reply) (mailclient.
 func TestSendEmailReply(t *testing.T) {
 	now := time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)
 	tests := []struct {
-		name string
-		msg  func(m *message.Message)
-		key  string
-		want mailclient.Reply
+		name    string
+		msg     func(m *message.Message)
+		key     string
+		to      string // "" means "Jan <jan.reply@example.com>"
+		subject string // "" means "Re: x"
+		want    mailclient.Reply
 	}{
 		{
 			name: "threaded, references deduplicated",
@@ -188,13 +190,38 @@ func TestSendEmailReply(t *testing.T) {
 			msg:  func(m *message.Message) { m.MessageID = "" },
 			want: mailclient.Reply{From: "Support <support@example.com>", To: "jan.reply@example.com", Subject: "Re: x", Body: "b", Date: now},
 		},
+		{
+			name:    "reply markers collapse to one Re:",
+			msg:     func(m *message.Message) { m.MessageID = "" },
+			subject: "Re: RE: Odp: AW: SV: Re[2]: x",
+			want:    mailclient.Reply{From: "Support <support@example.com>", To: "jan.reply@example.com", Subject: "Re: x", Body: "b", Date: now},
+		},
+		{
+			name:    "a subject without Re: gets one",
+			msg:     func(m *message.Message) { m.MessageID = "" },
+			subject: "Reklamacja",
+			want:    mailclient.Reply{From: "Support <support@example.com>", To: "jan.reply@example.com", Subject: "Re: Reklamacja", Body: "b", Date: now},
+		},
+		{
+			name: "To carries the customer's display name when the reply goes to From",
+			msg:  func(m *message.Message) { m.MessageID = ""; m.ReplyTo = "jan@example.com" },
+			to:   "JAN@example.com",
+			want: mailclient.Reply{From: "Support <support@example.com>", To: "jan@example.com", ToName: "Jan Kowalski", Subject: "Re: x", Body: "b", Date: now},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeSender{}
 			msg := testMessage()
 			tt.msg(msg)
-			args := map[string]any{"to": "Jan <jan.reply@example.com>", "subject": "Re: x", "body": "b"}
+			to, subject := tt.to, tt.subject
+			if to == "" {
+				to = "Jan <jan.reply@example.com>"
+			}
+			if subject == "" {
+				subject = "Re: x"
+			}
+			args := map[string]any{"to": to, "subject": subject, "body": "b"}
 			if _, err := SendEmail(f, "Support <support@example.com>", "example.com")(context.Background(), &Call{Name: FuncSendEmail, Args: args, Msg: msg, Key: tt.key, Now: now}); err != nil {
 				t.Fatal(err)
 			}

@@ -22,6 +22,7 @@ import (
 type Reply struct {
 	From       string // our address, e.g. "Support <support@example.com>"
 	To         string // bare address
+	ToName     string // the customer's display name, "" for none
 	Subject    string
 	Body       string   // plain text, UTF-8
 	InReplyTo  string   // inbound Message-ID (with brackets), may be ""
@@ -62,6 +63,9 @@ func Render(r *Reply) ([]byte, error) {
 	to, err := parseOne("To", r.To)
 	if err != nil {
 		return nil, err
+	}
+	if r.ToName != "" && to.Name == "" {
+		to.Name = strings.Join(strings.Fields(r.ToName), " ") // one line, no control characters
 	}
 	if strings.ContainsAny(r.Subject, "\r\n") {
 		return nil, errors.New("mail: Subject must be a single line")

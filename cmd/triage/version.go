@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// version can be set at link time: -ldflags "-X main.version=v1.2.3".
+// Otherwise it comes from the build info (the module version with go
+// install, "(devel)" in a checkout).
+var version = ""
+
+// commit can be set at link time (the Makefile does: -X main.commit=...);
+// otherwise it is the vcs.revision of the build info, when Go stamped one.
+var commit = ""
+
+// buildInfo is what triage --version reports.
+type buildInfo struct {
+	Version, Commit, Go, GenAI string
+	Modified                   bool
+}
+
+// readBuildInfo reads the version, VCS commit, Go version and the genai SDK
+// version from the binary's build information.
+func readBuildInfo() buildInfo {
+	b := buildInfo{Version: version, Commit: "unknown", Go: "unknown", GenAI: "unknown"}
+
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		if commit != "" {
+			b.Commit = commit
+		}
+		if b.Version == "" {
+			b.Version = "unknown"
+		}
+		return b
+	}
+	b.Go = bi.GoVersion
+	if b.Version == "" {
+		b.Version = bi.Main.Version
+	}
+	if b.Version == "" {
+		b.Version = "(devel)"
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Commit = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	if commit != "" {
+		b.Commit = commit
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "google.golang.org/genai" {
+			b.GenAI = d.Version
+			if d.Replace != nil {
+				b.GenAI = d.Replace.Version
+			}
+		}
+	}
+	return b
+}
+
+// String is the one line triage --version prints.
+func (b buildInfo) String() string {
+	commit := b.Commit
+	if len(commit) == 40 { // a full SHA from the build info
+		commit = commit[:12]
+	}
+	if b.Modified {
+		commit += "+dirty"
+	}
+	return fmt.Sprintf("triage %s (commit %s, %s, google.golang.org/genai %s)", b.Version, commit, b.Go, b.GenAI)
+}
+
+func printVersion(w io.Writer) {
+	fmt.Fprintln(w, readBuildInfo().String())
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit, Go and genai SDK versions (same as --version)",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			printVersion(cmd.OutOrStdout())
+		},
+	}
+}
