@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"regexp"
@@ -20,14 +19,21 @@ import (
 	"github.com/adrg/frontmatter"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
+
+	"triage/internal/yamlstrict"
 )
 
 // Scenario is one validated scenario file.
 type Scenario struct {
-	Name        string     `yaml:"name"`
-	Description string     `yaml:"description"`
-	Version     string     `yaml:"version"`
-	Functions   []Function `yaml:"available_functions"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Version     string `yaml:"version"`
+	// Trigger is the seed's detection label (story 003: the category the
+	// classifier returns that selects this file). In triage the label is the
+	// scenario name, so a trigger, when given, must equal name; it is
+	// accepted so that files written to the seed's format load unchanged.
+	Trigger   string     `yaml:"trigger"`
+	Functions []Function `yaml:"available_functions"`
 	// Rules drive deterministic detection; optional.
 	Rules Rules `yaml:"rules"`
 	// Fallback marks the scenario used when the model is unavailable
@@ -97,23 +103,28 @@ var (
 
 // yamlFormat returns a frontmatter format that decodes with yaml.v3,
 // strictly: an unknown key is an error (a typo such as "availabe_functions"
-// must not pass silently). Type errors (unknown keys, a string where a list
-// belongs) are stored in *typeErr instead of failing, so the rest of the
-// file is still decoded and validated and every problem gets reported.
-func yamlFormat(typeErr **yaml.TypeError) *frontmatter.Format {
+// must not pass silently), reported readably by yamlstrict (line, field,
+// valid keys). Such problems are stored in *problems instead of failing, and
+// the frontmatter is decoded leniently, so the rest of the file is still
+// validated and every problem gets reported.
+func yamlFormat(problems *[]string) *frontmatter.Format {
 	return frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		err := dec.Decode(v)
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, io.EOF):
+		if len(bytes.TrimSpace(data)) == 0 {
 			return errors.New("empty frontmatter")
-		case errors.As(err, typeErr):
-			return nil
 		}
-		return err
+		err := yamlstrict.Decode(data, v)
+		var se *yamlstrict.Error
+		if !errors.As(err, &se) {
+			return err
+		}
+		*problems = append(*problems, se.Problems...)
+		if err := yaml.Unmarshal(data, v); err != nil {
+			var te *yaml.TypeError
+			if !errors.As(err, &te) {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -189,18 +200,16 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 	}
 	raw = bytes.TrimPrefix(raw, []byte("\ufeff")) // a BOM some editors add
 	sc := &Scenario{File: file}
-	var typeErr *yaml.TypeError
-	body, err := frontmatter.MustParse(bytes.NewReader(raw), sc, yamlFormat(&typeErr))
+	var problems []string
+	body, err := frontmatter.MustParse(bytes.NewReader(raw), sc, yamlFormat(&problems))
 	if err != nil {
 		if errors.Is(err, frontmatter.ErrNotFound) {
 			return nil, []error{fmt.Errorf("scenario: %s: frontmatter: missing (the file must start with a --- block)", file)}
 		}
 		return nil, []error{fmt.Errorf("scenario: %s: frontmatter: %w", file, err)}
 	}
-	if typeErr != nil {
-		for _, e := range typeErr.Errors {
-			fail("frontmatter", "%s", e)
-		}
+	for _, p := range problems {
+		fail("frontmatter", "%s", p)
 	}
 	sc.Body = strings.TrimSpace(string(body))
 
@@ -210,6 +219,9 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 		fail("name", "missing")
 	case sc.Name != want:
 		fail("name", "%q does not match the file name (want %q)", sc.Name, want)
+	}
+	if sc.Trigger != "" && sc.Trigger != sc.Name {
+		fail("trigger", "%q must equal name %q (the detection label is the scenario name; omit trigger or make it the name)", sc.Trigger, sc.Name)
 	}
 	if strings.TrimSpace(sc.Description) == "" {
 		fail("description", "missing")

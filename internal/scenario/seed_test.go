@@ -1,0 +1,49 @@
+package scenario_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/scenario"
+)
+
+// TestSeedExamplesLoad loads the two example scenario files of the seed
+// (story 003, "Scenario Instruction Updates"), copied verbatim into
+// testdata/seed003, `trigger:` included.
+func TestSeedExamplesLoad(t *testing.T) {
+	set, err := scenario.Load(os.DirFS("testdata/seed003"), []string{"check_warranty", "create_ticket", "send_email"})
+	if err != nil {
+		t.Fatalf("the seed's example files must load unchanged: %v", err)
+	}
+	var got []string
+	for _, sc := range set.Scenarios {
+		var fns []string
+		for _, f := range sc.Functions {
+			fns = append(fns, f.Name)
+		}
+		got = append(got, sc.Name+" trigger="+sc.Trigger+" version="+sc.Version+" functions="+strings.Join(fns, ","))
+	}
+	want := []string{
+		"missing-info trigger=missing-info version=2.0.0 functions=send_email",
+		"valid-warranty trigger=valid-warranty version=2.0.0 functions=check_warranty,create_ticket,send_email",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("loaded (-want +got):\n%s", diff)
+	}
+}
+
+func TestTriggerMustBeTheName(t *testing.T) {
+	file := "---\nname: missing-info\ndescription: d\ntrigger: no-serial\navailable_functions:\n  - name: send_email\n    description: d\n    parameters: {type: object, properties: {to: {type: string}}}\n---\nBody.\n"
+	fsys := fstest.MapFS{
+		"main.md":                   {Data: []byte("rules")},
+		"scenarios/missing-info.md": {Data: []byte(file)},
+	}
+	_, err := scenario.Load(fsys, []string{"send_email"})
+	if err == nil || !strings.Contains(err.Error(), `scenarios/missing-info.md: trigger: "no-serial" must equal name "missing-info"`) {
+		t.Errorf("err = %v, want a trigger error naming the file, the trigger and the name", err)
+	}
+}
