@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"triage/internal/manuals"
+)
+
+func newManualsCmd() *cobra.Command {
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "mcp-manuals [DIR]",
+		Short: "Serve a directory of product manuals as an MCP server (search_manual)",
+		Long: `mcp-manuals serves the manuals in DIR (default $TRIAGE_MANUALS, else
+examples/manuals) as an MCP server with one tool, search_manual {query}, which
+returns the best matching manual section. It speaks MCP over stdin/stdout, as
+tools.yaml's "mcp: {command: [...]}" expects; with --listen it serves
+streamable HTTP at http://ADDR/mcp instead.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := envOr("TRIAGE_MANUALS", defaultManuals)
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			lib, err := manuals.Load(dir)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			srv := manuals.NewServer(lib)
+			ctx := cmd.Context()
+			if listen == "" {
+				return srv.Run(ctx, &sdk.StdioTransport{})
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return usageErr("--listen: %v", err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "mcp-manuals: serving %s at http://%s/mcp\n", dir, ln.Addr())
+			h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+				Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			})
+			mux := http.NewServeMux()
+			mux.Handle("/mcp", h)
+			hs := &http.Server{Handler: mux}
+			go func() {
+				<-ctx.Done()
+				hs.Close()
+			}()
+			if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:9000) instead of stdio")
+	return cmd
+}
+
+// defaultManuals is the sample manuals directory, relative to the repository.
+const defaultManuals = "examples/manuals"
