@@ -77,7 +77,7 @@ func TestRoutesEndToEnd(t *testing.T) {
 	env := s.Call(ctx, FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: Reklamacja SN-48213-PL", "body": "Dzień dobry,\nzgłoszenie TKT-000001 przyjęte."})
 	wantID := mailclient.MessageIDFor("inbox:42", "example.com")
 	wantPath := filepath.Join(dir, "outbox", "20261122T081500Z-"+strings.Trim(wantID, "<>")+".eml")
-	want := map[string]any{"ok": true, "result": map[string]any{"message_id": wantID, "path": wantPath, "status": "sent"}}
+	want := map[string]any{"ok": true, "result": map[string]any{"message_id": wantID, "to": "jan.reply@example.com", "path": wantPath, "status": "sent"}}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Fatalf("send_email (-want +got):\n%s", diff)
 	}

@@ -265,8 +265,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		return fail(ReasonEmailNotSent, detail)
 	}
 	out.Status = StatusReplied
+	// The receipt says where the mail went; the model's argument may differ
+	// in form (a display name, letter case).
 	out.Reply = &Reply{
-		To:        str(sent.Args["to"]),
+		To:        str(sent.Result["to"]),
 		Subject:   str(sent.Args["subject"]),
 		MessageID: str(sent.Result["message_id"]),
 		Path:      str(sent.Result["path"]),

@@ -79,7 +79,7 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) 
 		prev, gerr := s.ledger.GetReply(ctx, r.Key)
 		if gerr == nil && prev.State == ledger.ReplySent {
 			s.log.Info("reply already sent; not sending again", "key", r.Key, "message_id", prev.MessageID)
-			return mail.Receipt{MessageID: prev.MessageID, Status: mail.StatusSent}, nil
+			return mail.Receipt{MessageID: prev.MessageID, To: prev.To, Status: mail.StatusSent}, nil
 		}
 		return mail.Receipt{}, ErrReplyUnconfirmed
 	}

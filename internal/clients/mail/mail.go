@@ -35,8 +35,10 @@ type Reply struct {
 // Receipt says what happened to a sent reply.
 type Receipt struct {
 	MessageID string `json:"message_id"`
-	Path      string `json:"path,omitempty"` // outbox file, when written to disk
-	Status    string `json:"status"`         // "sent"
+	To        string `json:"to"` // the bare address the reply was delivered to
+
+	Path   string `json:"path,omitempty"` // outbox file, when written to disk
+	Status string `json:"status"`         // "sent"
 }
 
 // StatusSent is Receipt.Status for a delivered reply.
@@ -182,6 +184,15 @@ func domainOf(addr string) string {
 // bareFrom returns the bare address of a From value.
 func bareFrom(s string) (string, error) {
 	a, err := parseOne("From", s)
+	if err != nil {
+		return "", err
+	}
+	return a.Address, nil
+}
+
+// bareTo returns the bare address of a To value, as a receipt reports it.
+func bareTo(s string) (string, error) {
+	a, err := parseOne("To", s)
 	if err != nil {
 		return "", err
 	}

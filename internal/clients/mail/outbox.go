@@ -42,6 +42,10 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
+	to, err := bareTo(r.To)
+	if err != nil {
+		return Receipt{}, err
+	}
 	stamp := r.Date
 	if stamp.IsZero() {
 		stamp = o.now()
@@ -71,7 +75,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
-	return Receipt{MessageID: r.MessageID, Path: path, Status: StatusSent}, nil
+	return Receipt{MessageID: r.MessageID, To: to, Path: path, Status: StatusSent}, nil
 }
 
 // sanitize keeps a message id usable as a file name.

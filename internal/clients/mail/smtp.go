@@ -215,7 +215,7 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 		return Receipt{}, wrap("data", err)
 	}
 	_ = c.Quit() // the message is accepted; a failed QUIT changes nothing
-	return Receipt{MessageID: r.MessageID, Status: StatusSent}, nil
+	return Receipt{MessageID: r.MessageID, To: to.Address, Status: StatusSent}, nil
 }
 
 // XOAuth2 returns the SASL XOAUTH2 client mechanism (Google, Microsoft),

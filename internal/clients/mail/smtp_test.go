@@ -94,7 +94,7 @@ func TestSMTPSend(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(Receipt{MessageID: "<triage-1@example.com>", Status: StatusSent}, rc); diff != "" {
+			if diff := cmp.Diff(Receipt{MessageID: "<triage-1@example.com>", To: "jan@example.org", Status: StatusSent}, rc); diff != "" {
 				t.Errorf("receipt (-want +got):\n%s", diff)
 			}
 			want, err := Render(reply(tt.to))
