@@ -79,12 +79,16 @@ const maxDepth = 20
 // unknown charsets, no Date) and records them in Problems. It returns an
 // error only when nothing usable can be read (e.g. no header block at all);
 // the error starts with "message:".
+//
+// A header block over DefaultMaxHeaderBytes, or a field over
+// DefaultMaxFieldBytes, is an error wrapping ErrHeaderTooLarge (see
+// ParseLimits), found before anything is parsed.
 func Parse(raw []byte) (*Message, error) {
-	return parse(raw, 0)
+	return parse(raw, 0, Limits{})
 }
 
 // parse parses raw at a nesting depth (> 0 for attached messages).
-func parse(raw []byte, depth int) (*Message, error) {
+func parse(raw []byte, depth int, lim Limits) (*Message, error) {
 	m := &Message{Size: len(raw), Header: map[string][]string{}}
 
 	data := raw
@@ -97,6 +101,9 @@ func parse(raw []byte, depth int) (*Message, error) {
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("message: empty input")
+	}
+	if err := checkHeader(data, lim); err != nil {
+		return nil, err
 	}
 	if cleaned, dropped := dropBadHeaderLines(data); dropped > 0 {
 		data = cleaned
@@ -122,7 +129,7 @@ func parse(raw []byte, depth int) (*Message, error) {
 	if err != nil {
 		m.problem("body: " + err.Error())
 	}
-	w := walker{m: m}
+	w := walker{m: m, lim: lim}
 	w.walk(e, depth)
 
 	var text string
@@ -210,12 +217,11 @@ func (m *Message) readHeader(hdr gomessage.Header) {
 	}
 	mh := gomail.Header{Header: hdr}
 
-	if subj, err := mh.Subject(); err != nil {
+	subj, err := mh.Subject()
+	if err != nil {
 		m.problem("header: Subject: " + err.Error())
-		m.Subject = strings.TrimSpace(subj)
-	} else {
-		m.Subject = strings.TrimSpace(subj)
 	}
+	m.Subject = cleanSubject(subj)
 
 	from := m.addresses(mh, "From")
 	if len(from) > 0 {
@@ -376,6 +382,7 @@ func (m *Message) msgIDs(mh gomail.Header, key string) []string {
 // walker collects the text parts and attachments of an entity tree.
 type walker struct {
 	m        *Message
+	lim      Limits
 	plain    []string
 	html     []string
 	attached []*Message
@@ -493,7 +500,7 @@ func (w *walker) attachedMessage(e *gomessage.Entity, name, mediaType string, de
 		w.m.problem("attached message: nesting too deep")
 		return
 	}
-	inner, err := parse(raw, depth+1)
+	inner, err := parse(raw, depth+1, w.lim)
 	if err != nil {
 		w.m.problem("attached message: " + err.Error())
 		return

@@ -102,6 +102,9 @@ type Config struct {
 	Guard      guard.Config
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
 	MaxTextBytes int
+	// HeaderLimits caps the header block and each field (defaults in package
+	// message: 256 KiB and 64 KiB); a message over them is failed/parse_error.
+	HeaderLimits message.Limits
 	ModelName    string // recorded in outcomes
 	Now          func() time.Time
 	Logger       *slog.Logger
@@ -182,7 +185,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		return out
 	}
 
-	msg, err := message.Parse(in.Raw)
+	msg, err := message.ParseLimits(in.Raw, p.cfg.HeaderLimits)
 	if err != nil {
 		return fail(ReasonParseError, err.Error())
 	}

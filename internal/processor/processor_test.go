@@ -305,21 +305,3 @@ func BenchmarkProcess(b *testing.B) {
 		}
 	}
 }
-
-// TestReplyToIsWhereTheMailWent: reply.to in the outcome is the address the
-// receipt says the mail went to, not the model's argument (issue 7 item 13).
-func TestReplyToIsWhereTheMailWent(t *testing.T) {
-	e := newEnv(t, &scripted{to: `"Dział Prawny" <ANNA@Example.PL>`})
-	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml",
-		Raw: eml("Anna <anna@example.pl>", "Reklamacja", "Mój ekspres SN-48213-PL nie działa, proszę o naprawę.")})
-	if out.Status != processor.StatusReplied {
-		t.Fatalf("status %s/%s: %s", out.Status, out.Reason, out.Detail)
-	}
-	raw, err := os.ReadFile(out.Reply.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Reply.To != "anna@example.pl" || !strings.Contains(string(raw), "anna@example.pl") {
-		t.Errorf("reply.to = %q, want the address the mail went to (anna@example.pl); sent:\n%s", out.Reply.To, raw)
-	}
-}

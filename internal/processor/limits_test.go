@@ -1,0 +1,44 @@
+package processor_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"triage/internal/processor"
+)
+
+// TestReplyToIsWhereTheMailWent: reply.to in the outcome is the address the
+// receipt says the mail went to, not the model's argument (issue 7 item 13).
+func TestReplyToIsWhereTheMailWent(t *testing.T) {
+	e := newEnv(t, &scripted{to: `"Dział Prawny" <ANNA@Example.PL>`})
+	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml",
+		Raw: eml("Anna <anna@example.pl>", "Reklamacja", "Mój ekspres SN-48213-PL nie działa, proszę o naprawę.")})
+	if out.Status != processor.StatusReplied {
+		t.Fatalf("status %s/%s: %s", out.Status, out.Reason, out.Detail)
+	}
+	raw, err := os.ReadFile(out.Reply.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reply.To != "anna@example.pl" || !strings.Contains(string(raw), "anna@example.pl") {
+		t.Errorf("reply.to = %q, want the address the mail went to (anna@example.pl); sent:\n%s", out.Reply.To, raw)
+	}
+}
+
+// TestHeaderTooLargeIsParseError: a header block over the cap is
+// failed/parse_error with a detail naming the cap, before any model call
+// (issue 7 item 6).
+func TestHeaderTooLargeIsParseError(t *testing.T) {
+	m := &scripted{}
+	e := newEnv(t, m)
+	raw := eml("anna@example.pl", "Reklamacja", "SN-48213-PL nie działa", strings.Repeat("X-A: b\r\n", 40000))
+	out := e.proc.Process(context.Background(), processor.Input{Name: "big.eml", Raw: raw})
+	if out.Status != processor.StatusFailed || out.Reason != processor.ReasonParseError || !strings.Contains(out.Detail, "header block exceeds 262144 bytes") {
+		t.Errorf("outcome %s/%s %q, want failed/parse_error naming the header cap", out.Status, out.Reason, out.Detail)
+	}
+	if n := m.calls.Load(); n != 0 {
+		t.Errorf("%d model calls for an unparsed message", n)
+	}
+}
