@@ -118,19 +118,11 @@ func SendEmail(s mail.Sender, from, domain string) Func {
 	}
 }
 
-// threadRefs is the inbound References plus its Message-ID, without
-// duplicates or empties, order kept.
+// threadRefs is the inbound References plus its Message-ID, as the reply's
+// References: valid msg-ids only, without duplicates, trimmed to the first
+// and the last 20 (mail.ThreadReferences).
 func threadRefs(refs []string, id string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, r := range append(append([]string(nil), refs...), id) {
-		if r == "" || seen[r] {
-			continue
-		}
-		seen[r] = true
-		out = append(out, r)
-	}
-	return out
+	return mail.ThreadReferences(refs, id)
 }
 
 func toMap(v any) (map[string]any, error) {

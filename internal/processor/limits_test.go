@@ -2,10 +2,12 @@ package processor_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"triage/internal/message"
 	"triage/internal/processor"
 )
 
@@ -40,5 +42,34 @@ func TestHeaderTooLargeIsParseError(t *testing.T) {
 	}
 	if n := m.calls.Load(); n != 0 {
 		t.Errorf("%d model calls for an unparsed message", n)
+	}
+}
+
+// TestBadThreadIDsStillReply: an inbound Message-ID with a space and a
+// References of 100k IDs no longer make send_email fail; the reply carries
+// the trimmed thread (issue 7 item 5).
+func TestBadThreadIDsStillReply(t *testing.T) {
+	var refs strings.Builder
+	refs.WriteString("References:")
+	for i := range 2000 {
+		fmt.Fprintf(&refs, " <r%d@example.pl>\r\n", i)
+	}
+	raw := []byte("From: anna@example.pl\r\nTo: serwis@example.com\r\nSubject: Reklamacja\r\nMessage-ID: <id with space@example.pl>\r\n" +
+		refs.String() + "Content-Type: text/plain; charset=utf-8\r\n\r\nMój ekspres SN-48213-PL nie działa, proszę o naprawę.\r\n")
+	e := newEnv(t, &scripted{})
+	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml", Raw: raw})
+	if out.Status != processor.StatusReplied {
+		t.Fatalf("status %s/%s: %s", out.Status, out.Reason, out.Detail)
+	}
+	sent, err := os.ReadFile(out.Reply.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := message.Parse(sent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.References) != 21 || m.References[0] != "<r0@example.pl>" || m.References[20] != "<r1999@example.pl>" || m.InReplyTo != "" {
+		t.Errorf("reply threading: In-Reply-To %q, %d References %v", m.InReplyTo, len(m.References), m.References)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	netmail "net/mail"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	gomail "github.com/emersion/go-message/mail"
 )
@@ -72,6 +73,14 @@ func Render(r *Reply) ([]byte, error) {
 	if strings.ContainsAny(r.Subject, "\r\n") {
 		return nil, errors.New("mail: Subject must be a single line")
 	}
+	subject := r.Subject
+	if len(subject) > MaxSubjectBytes {
+		cut := MaxSubjectBytes
+		for cut > 0 && !utf8.RuneStart(subject[cut]) {
+			cut--
+		}
+		subject = subject[:cut]
+	}
 	if r.MessageID == "" {
 		id, err := randomID(domainOf(from.Address))
 		if err != nil {
@@ -86,13 +95,11 @@ func Render(r *Reply) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The inbound thread is written by strangers: invalid IDs are dropped
+	// and the list is trimmed, so a reply always renders, in linear time.
 	var refs []string
-	for _, ref := range r.References {
-		id, err := stripBrackets("References", ref)
-		if err != nil {
-			return nil, err
-		}
-		refs = append(refs, id)
+	for _, ref := range ThreadReferences(r.References, "") {
+		refs = append(refs, strings.Trim(ref, "<>"))
 	}
 
 	// go-message writes header fields in reverse order of addition: add the
@@ -104,16 +111,12 @@ func Render(r *Reply) ([]byte, error) {
 	h.Set("X-Auto-Response-Suppress", "All")
 	h.Set("Auto-Submitted", "auto-replied")
 	h.SetMsgIDList("References", refs)
-	if r.InReplyTo != "" {
-		id, err := stripBrackets("In-Reply-To", r.InReplyTo)
-		if err != nil {
-			return nil, err
-		}
+	if id, ok := ValidMsgID(r.InReplyTo); ok {
 		h.SetMsgIDList("In-Reply-To", []string{id})
 	}
 	h.SetMessageID(msgID)
 	h.SetDate(r.Date)
-	h.SetSubject(r.Subject)
+	h.SetSubject(subject)
 	h.SetAddressList("To", []*gomail.Address{to})
 	h.SetAddressList("From", []*gomail.Address{from})
 
@@ -197,4 +200,80 @@ func bareTo(s string) (string, error) {
 		return "", err
 	}
 	return a.Address, nil
+}
+
+// Threading limits: RFC 5322 (3.6.4) lets a long References be trimmed; the
+// usual practice keeps the thread's first message and the most recent ones.
+const (
+	MaxReferences = 21  // the first ID and the last 20
+	MaxMsgIDBytes = 255 // longer "IDs" are dropped (a line holds 998 bytes)
+	// MaxSubjectBytes caps a reply's subject; longer ones are cut.
+	MaxSubjectBytes = 998
+)
+
+// ThreadReferences builds the References of a reply: the inbound References
+// followed by the inbound Message-ID, without duplicates, empties or IDs
+// that are not valid msg-ids, trimmed to the first ID and the last 20. IDs
+// come back in angle brackets. It runs in linear time whatever the input.
+func ThreadReferences(refs []string, id string) []string {
+	n := len(refs) + 1
+	at := func(i int) string {
+		if i < len(refs) {
+			return refs[i]
+		}
+		return id
+	}
+	first, firstID := -1, ""
+	for i := 0; i < n && first < 0; i++ {
+		if bare, ok := ValidMsgID(at(i)); ok {
+			first, firstID = i, bare
+		}
+	}
+	if first < 0 {
+		return nil
+	}
+	// Walk back from the end: only the IDs kept are ever looked at twice.
+	seen := map[string]bool{firstID: true}
+	var tail []string
+	for i := n - 1; i > first && len(tail) < MaxReferences-1; i-- {
+		bare, ok := ValidMsgID(at(i))
+		if !ok || seen[bare] {
+			continue
+		}
+		seen[bare] = true
+		tail = append(tail, "<"+bare+">")
+	}
+	out := make([]string, 0, len(tail)+1)
+	out = append(out, "<"+firstID+">")
+	for i := len(tail) - 1; i >= 0; i-- {
+		out = append(out, tail[i])
+	}
+	return out
+}
+
+// ValidMsgID reports whether s is a msg-id (RFC 5322 3.6.4: id-left "@"
+// id-right, with or without its angle brackets, at most MaxMsgIDBytes) and
+// returns it without brackets. It refuses spaces, control characters,
+// specials outside a domain literal and a missing or second "@".
+func ValidMsgID(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "<") && strings.HasSuffix(s, ">") {
+		s = s[1 : len(s)-1]
+	}
+	left, right, ok := strings.Cut(s, "@")
+	if !ok || left == "" || right == "" || len(s) > MaxMsgIDBytes {
+		return "", false
+	}
+	if literal := strings.HasPrefix(right, "[") && strings.HasSuffix(right, "]"); literal {
+		right = right[1 : len(right)-1]
+	}
+	for _, part := range []string{left, right} {
+		for i := 0; i < len(part); i++ {
+			c := part[i]
+			if c <= ' ' || c >= 0x7f || strings.IndexByte(`<>()[]\,;:@"`, c) >= 0 {
+				return "", false
+			}
+		}
+	}
+	return s, true
 }
