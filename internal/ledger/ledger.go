@@ -88,6 +88,7 @@ type Reply struct {
 	Key       string    `json:"key"`
 	MessageID string    `json:"message_id"`
 	To        string    `json:"to"`
+	Sender    string    `json:"sender,omitempty"` // the inbound From: the reply counts against it too
 	Raw       []byte    `json:"-"`
 	State     string    `json:"state"`
 	Appended  bool      `json:"appended"` // copy stored in the Sent folder
@@ -143,6 +144,35 @@ CREATE INDEX IF NOT EXISTS replies_recipient ON replies(recipient, created);
 CREATE INDEX IF NOT EXISTS replies_created ON replies(created);
 `
 
+// columns added after the first release: Open adds each one a ledger file
+// lacks, then runs afterColumns.
+var columns = []struct{ table, name, def string }{
+	{"replies", "sender", "TEXT NOT NULL DEFAULT ''"},
+}
+
+const afterColumns = `
+CREATE INDEX IF NOT EXISTS replies_sender ON replies(sender, created);
+`
+
+// migrate adds the columns an older ledger file lacks.
+func migrate(ctx context.Context, db *sql.DB) error {
+	for _, c := range columns {
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name=?`, c.table, c.name).Scan(&n); err != nil {
+			return fmt.Errorf("inspect %s: %w", c.table, err)
+		}
+		if n == 0 {
+			if _, err := db.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.name+` `+c.def); err != nil {
+				return fmt.Errorf("add %s.%s: %w", c.table, c.name, err)
+			}
+		}
+	}
+	if _, err := db.ExecContext(ctx, afterColumns); err != nil {
+		return err
+	}
+	return nil
+}
+
 // Open opens (creating when missing) the ledger at cfg.Path.
 func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	if cfg.Path == "" {
@@ -163,6 +193,10 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("ledger: %s: create schema: %w", cfg.Path, err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger: %s: upgrade schema: %w", cfg.Path, err)
 	}
 	return &Ledger{db: db, now: cfg.Now, path: cfg.Path}, nil
 }
@@ -408,13 +442,13 @@ func (l *Ledger) Counts(ctx context.Context) (map[string]int, error) {
 
 // --- replies ---
 
-const replyCols = `key, message_id, recipient, raw, state, appended, created, sent_at`
+const replyCols = `key, message_id, recipient, sender, raw, state, appended, created, sent_at`
 
 func scanReply(sc interface{ Scan(...any) error }) (Reply, error) {
 	var r Reply
 	var appended int
 	var created, sent int64
-	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.Raw, &r.State, &appended, &created, &sent)
+	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.Sender, &r.Raw, &r.State, &appended, &created, &sent)
 	r.Appended = appended != 0
 	r.Created, r.SentAt = fromUnix(created), fromUnix(sent)
 	return r, err
@@ -436,20 +470,106 @@ func (l *Ledger) GetReply(ctx context.Context, key string) (Reply, error) {
 // PutPending durably records a rendered reply before it is submitted. It
 // returns ErrReplyExists when the key already has a reply row.
 func (l *Ledger) PutPending(ctx context.Context, r Reply) error {
+	return l.PutPendingWithin(ctx, r, Limits{})
+}
+
+// Limits bound the replies PutPendingWithin admits. A zero or negative
+// field is no limit.
+type Limits struct {
+	// PerAddress caps the replies per Window that count against one
+	// address: every reply counts against its recipient and against the
+	// sender of the message it answers (Reply.Sender), so neither a
+	// Reply-To pointing elsewhere nor changing the From dodges it.
+	PerAddress int
+	Window     time.Duration // default 24h
+	PerHour    int           // replies in the last hour overall
+}
+
+// Limit reasons (LimitError.Reason).
+const (
+	LimitPerSender = "per_sender_limit"
+	LimitGlobal    = "global_limit"
+)
+
+// LimitError is returned by PutPendingWithin when a reply would exceed a
+// limit; nothing was recorded.
+type LimitError struct {
+	Reason  string // LimitPerSender or LimitGlobal
+	Address string // the address at its limit ("" for LimitGlobal)
+	Count   int    // replies already counted
+	Limit   int
+}
+
+func (e *LimitError) Error() string {
+	if e.Address == "" {
+		return fmt.Sprintf("ledger: %s: %d replies in the last hour (limit %d)", e.Reason, e.Count, e.Limit)
+	}
+	return fmt.Sprintf("ledger: %s: %d replies already count against %s (limit %d)", e.Reason, e.Count, e.Address, e.Limit)
+}
+
+// PutPendingWithin is PutPending under limits: in one transaction it checks
+// that the key has no reply yet (ErrReplyExists), that the recipient and
+// the sender are both under lim.PerAddress and that the hour is under
+// lim.PerHour (*LimitError), and records the reply. Concurrent callers are
+// serialised, so a limit is exact however many replies race for it.
+func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) error {
 	if r.Key == "" || r.MessageID == "" || len(r.Raw) == 0 {
 		return errors.New("ledger: put pending: Key, MessageID and Raw are required")
 	}
-	res, err := l.db.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, raw, state, created)
-		VALUES (?,?,?,?,?,?) ON CONFLICT(key) DO NOTHING`,
-		r.Key, r.MessageID, strings.ToLower(r.To), r.Raw, ReplyPending, unix(l.now()))
+	r.To, r.Sender = normAddr(r.To), normAddr(r.Sender)
+	now := l.now()
+	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("ledger: put pending: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM replies WHERE key=?`, r.Key).Scan(&n); err != nil {
+		return fmt.Errorf("ledger: put pending: %w", err)
+	}
+	if n > 0 {
 		return ErrReplyExists
+	}
+	if lim.PerAddress > 0 {
+		window := lim.Window
+		if window <= 0 {
+			window = 24 * time.Hour
+		}
+		for i, a := range []string{r.Sender, r.To} {
+			if a == "" || i == 1 && a == r.Sender {
+				continue
+			}
+			n, err := countReplies(ctx, tx, a, now.Add(-window))
+			if err != nil {
+				return err
+			}
+			if n >= lim.PerAddress {
+				return &LimitError{Reason: LimitPerSender, Address: a, Count: n, Limit: lim.PerAddress}
+			}
+		}
+	}
+	if lim.PerHour > 0 {
+		n, err := countReplies(ctx, tx, "", now.Add(-time.Hour))
+		if err != nil {
+			return err
+		}
+		if n >= lim.PerHour {
+			return &LimitError{Reason: LimitGlobal, Count: n, Limit: lim.PerHour}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, created)
+		VALUES (?,?,?,?,?,?,?)`,
+		r.Key, r.MessageID, r.To, r.Sender, r.Raw, ReplyPending, unix(now)); err != nil {
+		return fmt.Errorf("ledger: put pending: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("ledger: put pending: %w", err)
 	}
 	return nil
 }
+
+// normAddr is the form addresses are compared in: trimmed, lower case.
+func normAddr(a string) string { return strings.ToLower(strings.TrimSpace(a)) }
 
 // MarkSent records that the SMTP server accepted the reply of key.
 func (l *Ledger) MarkSent(ctx context.Context, key string) error {
@@ -513,17 +633,23 @@ func (l *Ledger) Replies(ctx context.Context, state string) ([]Reply, error) {
 }
 
 // RepliesSince counts replies recorded since t (pending ones included, so a
-// crash cannot be used to get past a limit); a non-empty to counts only
-// replies to that address.
-func (l *Ledger) RepliesSince(ctx context.Context, to string, since time.Time) (int, error) {
-	q := `SELECT COUNT(*) FROM replies WHERE created >= ?`
+// crash cannot be used to get past a limit); a non-empty addr counts only
+// the replies that count against it: sent to it, or answering mail from it.
+func (l *Ledger) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
+	return countReplies(ctx, l.db, normAddr(addr), since)
+}
+
+func countReplies(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, addr string, since time.Time) (int, error) {
+	query := `SELECT COUNT(*) FROM replies WHERE created >= ?`
 	args := []any{unix(since)}
-	if to != "" {
-		q += ` AND recipient = ?`
-		args = append(args, strings.ToLower(to))
+	if addr != "" {
+		query = `SELECT COUNT(*) FROM replies WHERE created >= ? AND (recipient = ? OR sender = ?)`
+		args = append(args, addr, addr)
 	}
 	var n int
-	if err := l.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+	if err := q.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("ledger: count replies: %w", err)
 	}
 	return n, nil

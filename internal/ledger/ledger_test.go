@@ -2,8 +2,11 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,5 +203,137 @@ func TestReplies(t *testing.T) {
 		if n != tt.want {
 			t.Errorf("RepliesSince(%q, %v) = %d, want %d", tt.to, tt.since, n, tt.want)
 		}
+	}
+}
+
+// TestLimitsCountSenderAndRecipient: every reply counts against both the
+// sender it answers and the address it went to, and the limit holds on each:
+// a Reply-To pointing elsewhere, or many senders naming one Reply-To, do not
+// get past it.
+func TestLimitsCountSenderAndRecipient(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
+	lim := Limits{PerAddress: 2, Window: 24 * time.Hour}
+	n := 0
+	put := func(sender, to string) error {
+		n++
+		return l.PutPendingWithin(ctx, Reply{Key: fmt.Sprintf("k%d", n), MessageID: fmt.Sprintf("<m%d@x>", n),
+			Sender: sender, To: to, Raw: []byte("raw")}, lim)
+	}
+	wantLimit := func(err error, addr string) {
+		t.Helper()
+		var le *LimitError
+		if !errors.As(err, &le) || le.Reason != LimitPerSender || le.Address != addr {
+			t.Fatalf("err = %v, want a %s LimitError for %s", err, LimitPerSender, addr)
+		}
+	}
+	// One sender, a new Reply-To each time: limited by the sender.
+	for _, to := range []string{"a1@evil.example", "a2@evil.example"} {
+		if err := put("attacker@evil.example", to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantLimit(put("Attacker@Evil.example", "a3@evil.example"), "attacker@evil.example")
+	// Many senders, one Reply-To: limited by the recipient.
+	for _, from := range []string{"b1@evil.example", "b2@evil.example"} {
+		if err := put(from, "victim@bank.example"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantLimit(put("b3@evil.example", "VICTIM@bank.example"), "victim@bank.example")
+	// A reply sent to an address counts when that address writes itself.
+	if err := put("a1@evil.example", "a1@evil.example"); err != nil {
+		t.Fatal(err)
+	}
+	wantLimit(put("a1@evil.example", "a1@evil.example"), "a1@evil.example")
+	if got, err := l.RepliesSince(ctx, "a1@evil.example", now.Add(-time.Hour)); err != nil || got != 2 {
+		t.Errorf("RepliesSince(a1) = %d, %v; want 2", got, err)
+	}
+	if got, err := l.RepliesSince(ctx, "attacker@evil.example", now.Add(-time.Hour)); err != nil || got != 2 {
+		t.Errorf("RepliesSince(attacker) = %d, %v; want 2 (counted by sender)", got, err)
+	}
+	// Refusals recorded nothing; the window moves on.
+	all, err := l.Replies(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 5 {
+		t.Errorf("recorded %d replies, want 5 (refusals record nothing)", len(all))
+	}
+	now = now.Add(25 * time.Hour)
+	if err := put("attacker@evil.example", "victim@bank.example"); err != nil {
+		t.Errorf("after the window: %v", err)
+	}
+	// The global limit, and ErrReplyExists before any limit.
+	lim = Limits{PerHour: 1}
+	var le *LimitError
+	if err := put("new@x.example", "new@x.example"); !errors.As(err, &le) || le.Reason != LimitGlobal {
+		t.Errorf("over the hour: err = %v, want %s", err, LimitGlobal)
+	}
+	if err := l.PutPendingWithin(ctx, Reply{Key: "k1", MessageID: "<m1@x>", To: "x@x.example", Raw: []byte("r")}, lim); !errors.Is(err, ErrReplyExists) {
+		t.Errorf("existing key over the limit: err = %v, want ErrReplyExists", err)
+	}
+}
+
+// TestLimitsExactUnderConcurrency: replies racing for the last places under
+// a limit get exactly the limit.
+func TestLimitsExactUnderConcurrency(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
+	const racers, limit = 24, 5
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	admitted, refused := 0, 0
+	for i := range racers {
+		wg.Go(func() {
+			err := l.PutPendingWithin(ctx, Reply{Key: fmt.Sprintf("k%d", i), MessageID: fmt.Sprintf("<m%d@x>", i),
+				Sender: fmt.Sprintf("s%d@x.example", i), To: "victim@bank.example", Raw: []byte("raw")},
+				Limits{PerAddress: limit, PerHour: 100})
+			mu.Lock()
+			defer mu.Unlock()
+			var le *LimitError
+			switch {
+			case err == nil:
+				admitted++
+			case errors.As(err, &le):
+				refused++
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if admitted != limit || refused != racers-limit {
+		t.Errorf("admitted %d, refused %d; want %d and %d", admitted, refused, limit, racers-limit)
+	}
+}
+
+// TestUpgradeAddsSenderColumn: a ledger written before replies had a sender
+// column opens, keeps its rows and counts them by recipient.
+func TestUpgradeAddsSenderColumn(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := `CREATE TABLE replies (key TEXT PRIMARY KEY, message_id TEXT NOT NULL, recipient TEXT NOT NULL,
+		raw BLOB NOT NULL, state TEXT NOT NULL, appended INTEGER NOT NULL DEFAULT 0, created INTEGER NOT NULL,
+		sent_at INTEGER NOT NULL DEFAULT 0);
+		INSERT INTO replies (key, message_id, recipient, raw, state, created) VALUES ('k', '<m@x>', 'jan@x.example', 'raw', 'sent', 1000);`
+	if _, err := db.ExecContext(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	now := time.UnixMilli(2000)
+	l := openAt(t, path, &now)
+	r, err := l.GetReply(ctx, "k")
+	if err != nil || r.To != "jan@x.example" || r.Sender != "" {
+		t.Fatalf("old reply = %+v, %v", r, err)
+	}
+	if n, err := l.RepliesSince(ctx, "jan@x.example", time.UnixMilli(0)); err != nil || n != 1 {
+		t.Errorf("RepliesSince = %d, %v; want 1", n, err)
 	}
 }

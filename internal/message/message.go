@@ -30,10 +30,12 @@ type Message struct {
 	// MessageID is the Message-ID header including angle brackets, or "".
 	MessageID string
 	// From is the decoded From address; From.Address is "" when the message
-	// has no usable sender.
+	// has no usable sender (none, or a From that net/mail cannot parse: it
+	// is never guessed from the header's text).
 	From mail.Address
 	// ReplyTo is the address a reply goes to: the first Reply-To address when
-	// present and valid, else From.Address.
+	// present and valid, else From.Address (a malformed Reply-To is not
+	// guessed from either).
 	ReplyTo string
 	// To lists the bare addresses in To and Cc.
 	To []string
@@ -318,8 +320,9 @@ func validHeaderKey(k []byte) bool {
 // rejected.
 var looseAddr = regexp.MustCompile(`[A-Za-z0-9!#$%&'*+/=?^_{|}~.-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+`)
 
-// addresses parses an address-list header, falling back to a loose scan for
-// bare addresses when the header is malformed.
+// addresses parses an address-list header. When To or Cc is malformed it
+// falls back to a loose scan for bare addresses; a malformed From or
+// Reply-To yields nothing.
 func (m *Message) addresses(mh gomail.Header, key string) []*mail.Address {
 	v := mh.Get(key)
 	if strings.TrimSpace(v) == "" {
@@ -336,6 +339,13 @@ func (m *Message) addresses(mh gomail.Header, key string) []*mail.Address {
 		return out
 	}
 	m.problem(fmt.Sprintf("header: %s: %v", key, err))
+	if key == "From" || key == "Reply-To" {
+		// Never guess an address we would answer (or count a limit
+		// against): "victim@bank.example <attacker@evil.example>" must not
+		// become either of them. No From means no_sender, left for a
+		// person; a Reply-To that does not parse falls back to From.
+		return nil
+	}
 	decoded := strings.Join(m.Header[key], ", ")
 	if decoded == "" {
 		decoded = v

@@ -184,12 +184,36 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"SN90909"},
 		},
 		{
+			// A From net/mail cannot parse is not guessed from its text: no
+			// sender (the pipeline leaves it for a person). To is only
+			// informative and keeps the loose scan.
 			file: "loose-from.eml",
-			want: header{FromName: "Jan Kowalski", From: "jan.kowalski@example.pl", ReplyTo: "jan.kowalski@example.pl",
+			want: header{
 				To: []string{"serwis@example.com", "rekl@example.com"}, Subject: "Zgłoszenie bez nawiasów",
 				MessageID: "<loose-from@mail.example.pl>", HasDate: true},
 			text:     []string{"Proszę o kontakt."},
-			problems: []string{"From:", "To:"},
+			problems: []string{"From:", "To:", "no usable From address"},
+		},
+		{
+			// The address in the display name is not the sender, and neither
+			// is the one in angle brackets: nothing is guessed, and a
+			// malformed Reply-To falls back to From (here: none).
+			file: "address-in-display-name.eml",
+			want: header{To: []string{"serwis@example.com"}, Subject: "Pilne",
+				MessageID: "<addr-in-name@evil.example>", HasDate: true},
+			text:     []string{"SN-48213-PL"},
+			serials:  []string{"SN-48213-PL"},
+			problems: []string{"From:", "Reply-To:", "no usable From address"},
+		},
+		{
+			// A valid From with a Reply-To that does not parse: replies go
+			// to From, not to an address guessed from the Reply-To text.
+			file: "bad-reply-to.eml",
+			want: header{FromName: "Anna Nowak", From: "anna.nowak@example.pl", ReplyTo: "anna.nowak@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Odpowiedz gdzie indziej",
+				MessageID: "<bad-reply-to@mail.example.pl>", HasDate: true},
+			text:     []string{"Proszę o kontakt."},
+			problems: []string{"Reply-To:"},
 		},
 		{
 			file:    "bottom-posted.eml",

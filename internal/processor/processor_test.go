@@ -222,6 +222,20 @@ func TestProcess(t *testing.T) {
 			want:  summary{Status: "failed", Reason: "no_sender"},
 		},
 		{
+			// net/mail cannot parse it; the address must not be guessed
+			// from the display name (nor from the angle brackets).
+			name:  "address in the display name: no_sender, left for a person",
+			model: &scripted{err: errors.New("must not be called")},
+			raw:   eml("victim@bank.example <attacker@evil.example>", "Reklamacja", valid),
+			want:  summary{Status: "failed", Reason: "no_sender"},
+		},
+		{
+			name:  "From without angle brackets: no_sender",
+			model: &scripted{err: errors.New("must not be called")},
+			raw:   eml("Jan Kowalski jan.kowalski@example.pl", "Reklamacja", valid),
+			want:  summary{Status: "failed", Reason: "no_sender"},
+		},
+		{
 			name:  "model down: fallback scenario chosen, nothing sent, failed",
 			model: &scripted{err: errors.New("boom")},
 			raw:   eml("anna@example.pl", "Pytanie", "Czy zatrudniacie programistów?"),

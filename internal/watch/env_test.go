@@ -17,6 +17,7 @@ import (
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
+	"triage/internal/message"
 	"triage/internal/processor"
 )
 
@@ -37,8 +38,9 @@ func memTarget(s *mailtest.IMAP) target {
 
 // fakeProc stands in for the pipeline: it replies through the real mail
 // sender the way the dispatcher does (Key, deterministic Message-ID,
-// threading), skips subjects containing "auto", fails subjects containing
-// "fail" and blocks until cancelled on "hang".
+// threading, to the Reply-To or From the real parser finds), skips subjects
+// containing "auto", fails subjects containing "fail", blocks until
+// cancelled on "hang", and mails ADDR instead on a subject "to:ADDR".
 type fakeProc struct {
 	sender tmail.Sender
 
@@ -56,7 +58,14 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 		return processor.Outcome{File: in.Name, Status: processor.StatusFailed, Reason: processor.ReasonParseError}
 	}
 	subject := msg.Header.Get("Subject")
-	from, _ := mail.ParseAddress(msg.Header.Get("From"))
+	parsed, err := message.Parse(in.Raw)
+	if err != nil {
+		return processor.Outcome{File: in.Name, Status: processor.StatusFailed, Reason: processor.ReasonParseError}
+	}
+	to := parsed.ReplyTo
+	if _, addr, ok := strings.Cut(subject, "to:"); ok {
+		to = addr
+	}
 	out := processor.Outcome{File: in.Name, MessageID: msg.Header.Get("Message-Id"), Subject: subject, Scenario: "fake"}
 	switch {
 	case strings.Contains(subject, "auto"):
@@ -77,7 +86,7 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 	}
 	r := &tmail.Reply{
 		From:      "Support <support@example.com>",
-		To:        from.Address,
+		To:        to,
 		Subject:   "Re: " + subject,
 		Body:      "Dziękujemy.\n",
 		InReplyTo: out.MessageID,
@@ -174,9 +183,16 @@ func (e *env) repliesTo() map[string]int { return e.sink.CountByHeader("In-Reply
 // deliver appends a customer message to INBOX and returns its Message-ID.
 func (e *env) deliver(n int, from, subject string) string {
 	e.t.Helper()
+	return e.deliverHeader(n, "From: Klient <"+from+">", subject)
+}
+
+// deliverHeader is deliver with the From line (and any more header lines)
+// given whole.
+func (e *env) deliverHeader(n int, header, subject string) string {
+	e.t.Helper()
 	id := fmt.Sprintf("<m%d.%d@customer.example>", n, e.now.UnixNano())
-	raw := fmt.Sprintf("From: Klient <%s>\r\nTo: support@example.com\r\nSubject: %s\r\nMessage-ID: %s\r\nDate: %s\r\n\r\nMój numer seryjny SN-%04d.\r\n",
-		from, subject, id, e.now.Format(time.RFC1123Z), n)
+	raw := fmt.Sprintf("%s\r\nTo: support@example.com\r\nSubject: %s\r\nMessage-ID: %s\r\nDate: %s\r\n\r\nMój numer seryjny SN-%04d.\r\n",
+		header, subject, id, e.now.Format(time.RFC1123Z), n)
 	e.tgt.Append(e.t, "INBOX", []byte(raw))
 	return id
 }

@@ -164,6 +164,58 @@ func scenarioLimits(t *testing.T, tgt target) {
 	}
 }
 
+// scenarioLimitsNotDodged: every reply counts against the From of the
+// message it answers and the address it went to, and the limit holds on
+// each: a new Reply-To each time, many senders naming one Reply-To, a From
+// whose display name is in a charset net/mail does not know, or a reply the
+// pipeline sends somewhere the header does not name, are all limited.
+func scenarioLimitsNotDodged(t *testing.T, tgt target) {
+	e := newEnv(t, tgt)
+	want := map[string]int{}
+	answered := func(id string) { want[id] = 1 }
+	// One From, a new Reply-To each time: limited by the From.
+	answered(e.deliverHeader(1, "From: Jan <jan@customer.example>\r\nReply-To: r1@elsewhere.example", "Jan 1"))
+	answered(e.deliverHeader(2, "From: Jan <jan@customer.example>\r\nReply-To: r2@elsewhere.example", "Jan 2"))
+	e.deliverHeader(3, "From: Jan <jan@customer.example>\r\nReply-To: r3@elsewhere.example", "Jan 3")
+	// Many Froms, one Reply-To: limited by the address mailed.
+	answered(e.deliverHeader(4, "From: <a@spam.example>\r\nReply-To: victim@bank.example", "Victim 1"))
+	answered(e.deliverHeader(5, "From: <b@spam.example>\r\nReply-To: victim@bank.example", "Victim 2"))
+	e.deliverHeader(6, "From: <c@spam.example>\r\nReply-To: Victim@Bank.example", "Victim 3")
+	// A display name in ISO-8859-2 (which net/mail alone cannot decode).
+	answered(e.deliverHeader(7, "From: =?iso-8859-2?q?Pawe=B3?= <pawel@customer.example>", "Pawel 1"))
+	answered(e.deliverHeader(8, "From: =?iso-8859-2?q?Pawe=B3?= <pawel@customer.example>", "Pawel 2"))
+	e.deliverHeader(9, "From: =?iso-8859-2?q?Pawe=B3?= <pawel@customer.example>", "Pawel 3")
+	// The pipeline mails an address the header does not name: only the
+	// check made when the reply is written can see it.
+	answered(e.deliverHeader(10, "From: <d@spam.example>", "to:target@bank.example"))
+	answered(e.deliverHeader(11, "From: <e@spam.example>", "to:target@bank.example"))
+	e.deliverHeader(12, "From: <f@spam.example>", "to:target@bank.example")
+
+	w := e.runOnce(func(c *Config) { c.PerSenderLimit = 2; c.GlobalPerHour = -1 })
+	if diff := cmp.Diff(want, e.repliesTo()); diff != "" {
+		t.Errorf("replies by In-Reply-To (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 8, ledger.StateOverLimit: 4}, w.Stats().Final); diff != "" {
+		t.Errorf("final (-want +got):\n%s", diff)
+	}
+	over, err := e.ledger.Recent(context.Background(), 20, ledger.StateOverLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range over {
+		got = append(got, o.Subject+" "+o.Reason)
+	}
+	sort.Strings(got)
+	wantOver := []string{"Jan 3 per_sender_limit", "Pawel 3 per_sender_limit", "Victim 3 per_sender_limit", "to:target@bank.example per_sender_limit"}
+	if diff := cmp.Diff(wantOver, got); diff != "" {
+		t.Errorf("over-limit messages (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Jan 3 +kw", "Pawel 3 +kw", "Victim 3 +kw", "to:target@bank.example +kw"}, summary(e.mailbox(DefaultFailedFolder), DefaultKeyword)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", DefaultFailedFolder, diff)
+	}
+}
+
 // scenarioIdleWakeup: the daemon answers mail that arrives while it idles.
 // idleStarted, when not nil, says when the watcher is in IDLE.
 func scenarioIdleWakeup(t *testing.T, tgt target, idleStarted <-chan struct{}) {
@@ -213,6 +265,10 @@ func TestProcessedFolderAndSent(t *testing.T) {
 
 func TestLimits(t *testing.T) {
 	scenarioLimits(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+}
+
+func TestLimitsNotDodged(t *testing.T) {
+	scenarioLimitsNotDodged(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
 }
 
 func TestIdleWakeup(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-smtp"
@@ -17,7 +18,9 @@ import (
 // Sender is a mail.Sender that keeps the ledger's promise: the rendered reply
 // (with its deterministic Message-ID) is written to the ledger before the
 // submission and marked sent after it, and a key that already has a reply is
-// never submitted again.
+// never submitted again. When the watcher sends on behalf of a message, the
+// reply limits are checked there too, atomically with the write: against
+// the message's From and against the address the reply actually goes to.
 type Sender struct {
 	ledger *ledger.Ledger
 	next   mail.Sender
@@ -74,7 +77,14 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) 
 	if err != nil {
 		return mail.Receipt{}, err
 	}
-	err = s.ledger.PutPending(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Raw: raw})
+	in := answeringOf(ctx)
+	err = s.ledger.PutPendingWithin(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: in.from(), Raw: raw}, in.limitsOrNone())
+	var le *ledger.LimitError
+	if errors.As(err, &le) {
+		in.refuse(le)
+		s.log.Warn("reply over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
+		return mail.Receipt{}, fmt.Errorf("watch: reply to %s not sent: %w", r.To, err)
+	}
 	if errors.Is(err, ledger.ErrReplyExists) {
 		prev, gerr := s.ledger.GetReply(ctx, r.Key)
 		if gerr == nil && prev.State == ledger.ReplySent {
@@ -125,4 +135,60 @@ func notSubmitted(err error) bool {
 		return errors.As(err, &code)
 	}
 	return false
+}
+
+// answering is what the watcher tells its Sender about the message being
+// answered, through the context of Processor.Process: whom the reply
+// counts against and under which limits. The Sender reports a refusal back.
+type answering struct {
+	sender string // the message's From, lower-cased
+	limits ledger.Limits
+
+	mu      sync.Mutex
+	refused *ledger.LimitError
+}
+
+type answeringKey struct{}
+
+func withAnswering(ctx context.Context, in *answering) context.Context {
+	return context.WithValue(ctx, answeringKey{}, in)
+}
+
+// answeringOf returns the message a Send answers, or nil outside a watcher
+// (then no limit applies).
+func answeringOf(ctx context.Context) *answering {
+	in, _ := ctx.Value(answeringKey{}).(*answering)
+	return in
+}
+
+func (in *answering) from() string {
+	if in == nil {
+		return ""
+	}
+	return in.sender
+}
+
+func (in *answering) limitsOrNone() ledger.Limits {
+	if in == nil {
+		return ledger.Limits{}
+	}
+	return in.limits
+}
+
+func (in *answering) refuse(le *ledger.LimitError) {
+	if in == nil {
+		return
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.refused == nil {
+		in.refused = le
+	}
+}
+
+// refusal is the first limit a reply to this message ran into, or nil.
+func (in *answering) refusal() *ledger.LimitError {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.refused
 }

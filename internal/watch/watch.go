@@ -67,11 +67,11 @@ const (
 
 // Reasons the watcher records itself (others come from the processor).
 const (
-	ReasonAlreadyHandled   = "already_handled"   // a copy of a message with a final entry (e.g. after a UIDVALIDITY change)
-	ReasonRecovered        = "recovered"         // the reply was recorded sent before a crash
-	ReasonReplyUnconfirmed = "reply_unconfirmed" // a reply may or may not have gone out
-	ReasonPerSenderLimit   = "per_sender_limit"
-	ReasonGlobalLimit      = "global_limit"
+	ReasonAlreadyHandled   = "already_handled"     // a copy of a message with a final entry (e.g. after a UIDVALIDITY change)
+	ReasonRecovered        = "recovered"           // the reply was recorded sent before a crash
+	ReasonReplyUnconfirmed = "reply_unconfirmed"   // a reply may or may not have gone out
+	ReasonPerSenderLimit   = ledger.LimitPerSender // a reply would pass the limit of its From or of its recipient
+	ReasonGlobalLimit      = ledger.LimitGlobal
 	ReasonTooManyAttempts  = "too_many_attempts"
 	ReasonTooLarge         = "too_large"
 )
@@ -100,7 +100,11 @@ type Config struct {
 	IdleRefresh     time.Duration // full pass while idling at least this often (default 10m)
 	NoIdle          bool          // poll even when the server offers IDLE
 
-	PerSenderLimit  int           // replies per sender per window (default 5; negative: no limit)
+	// PerSenderLimit caps the replies per window that count against one
+	// address (default 5; negative: no limit). Every reply counts against
+	// the From of the message it answers and against the address it goes
+	// to, and the limit holds on each.
+	PerSenderLimit  int
 	PerSenderWindow time.Duration // default 24h
 	GlobalPerHour   int           // replies per hour overall (default 100; negative: no limit)
 	MaxAttempts     int           // processing attempts per message before a person takes over (default 3)
@@ -507,7 +511,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid 
 		return w.ledgerErr(err)
 	}
 
-	if reason, err := w.overLimit(ctx, id.Sender); err != nil {
+	if reason, err := w.overLimit(ctx, id.Sender, id.ReplyTo); err != nil {
 		return w.ledgerErr(err)
 	} else if reason != "" {
 		return w.finish(ctx, c, b, e, ledger.StateOverLimit, reason, "", "")
@@ -533,13 +537,14 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid 
 	w.log.Debug("message body", "uid", uid, "raw", string(raw))
 
 	start := w.cfg.Now()
-	out := w.process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
+	in := &answering{sender: id.Sender, limits: w.limits()}
+	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
 	if out.Status == processor.StatusFailed {
 		w.cfg.Metrics.Error("process")
 	}
 
-	state, reason := out.Status, out.Reason
+	state, reason, detail := out.Status, out.Reason, out.Detail
 	r, rerr := l.GetReply(context.WithoutCancel(ctx), id.Key)
 	switch {
 	case rerr != nil && !errors.Is(rerr, ledger.ErrNotFound):
@@ -554,6 +559,10 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid 
 			}
 		}
 		state, reason = ledger.StateNeedsHuman, ReasonReplyUnconfirmed
+	case in.refusal() != nil:
+		// The Sender refused the reply: the address it would have gone to,
+		// or the From, is at its limit. Nothing was sent.
+		state, reason, detail = ledger.StateOverLimit, in.refusal().Reason, in.refusal().Error()
 	case out.Status == processor.StatusFailed && (out.Reason == processor.ReasonCanceled || ctx.Err() != nil):
 		// Nothing was sent: leave the message for the next run.
 		w.log.Info("message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
@@ -562,7 +571,6 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid 
 		// A reply the ledger does not know cannot be confirmed.
 		state, reason = ledger.StateNeedsHuman, ReasonReplyUnconfirmed
 	}
-	detail := out.Detail
 	if rerr == nil {
 		detail = strings.TrimSpace(detail + " reply=" + r.MessageID)
 	}
@@ -599,17 +607,29 @@ func (w *Watcher) ledgerErr(err error) error {
 	return err
 }
 
-// overLimit returns the limit reason when a reply to sender would exceed a
-// limit.
-func (w *Watcher) overLimit(ctx context.Context, sender string) (string, error) {
+// limits are the reply limits the Sender enforces for a message.
+func (w *Watcher) limits() ledger.Limits {
+	return ledger.Limits{PerAddress: max(w.cfg.PerSenderLimit, 0), Window: w.cfg.PerSenderWindow, PerHour: max(w.cfg.GlobalPerHour, 0)}
+}
+
+// overLimit returns the limit reason when a reply to a message from sender,
+// answered at replyTo, would exceed a limit. It saves the pipeline a message
+// whose reply would be refused; the Sender's check, when the reply is
+// written, is the exact one.
+func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (string, error) {
 	now := w.cfg.Now()
-	if w.cfg.PerSenderLimit > 0 && sender != "" {
-		n, err := w.cfg.Ledger.RepliesSince(ctx, sender, now.Add(-w.cfg.PerSenderWindow))
-		if err != nil {
-			return "", err
-		}
-		if n >= w.cfg.PerSenderLimit {
-			return ReasonPerSenderLimit, nil
+	if w.cfg.PerSenderLimit > 0 {
+		for i, addr := range []string{sender, replyTo} {
+			if addr == "" || i == 1 && addr == sender {
+				continue
+			}
+			n, err := w.cfg.Ledger.RepliesSince(ctx, addr, now.Add(-w.cfg.PerSenderWindow))
+			if err != nil {
+				return "", err
+			}
+			if n >= w.cfg.PerSenderLimit {
+				return ReasonPerSenderLimit, nil
+			}
 		}
 	}
 	if w.cfg.GlobalPerHour > 0 {
