@@ -58,6 +58,9 @@ type Input struct {
 	MockFunctionResponses map[string]yaml.Node `yaml:"mock_function_responses" json:"-"`
 	// ModelFaults are injected into the offline model (ignored live).
 	ModelFaults []string `yaml:"model_faults" json:"-"`
+	// ReplyMode is the run's reply mode for this case: send (default) or
+	// draft; a scenario's reply_mode still overrides it.
+	ReplyMode string `yaml:"reply_mode" json:"reply_mode,omitempty"`
 }
 
 // Email is the seed's inline email.
@@ -158,7 +161,7 @@ const (
 )
 
 var matchModes = []string{MatchExact, MatchInOrder, MatchAnyOrder, MatchSubset}
-var statuses = []string{"replied", "skipped", "failed"}
+var statuses = []string{"replied", "drafted", "skipped", "failed"}
 
 // Problem is one thing wrong with a case file.
 type Problem struct {
@@ -324,7 +327,7 @@ func fieldContext(typ string) string {
 	case "Case":
 		return "the case: scenario_id, description, category, created, input, expected_output"
 	case "Input":
-		return "input: email, eml, mock_function_responses, model_faults"
+		return "input: email, eml, mock_function_responses, model_faults, reply_mode"
 	case "Email":
 		return "input.email: subject, body, from, received, headers"
 	case "Expected":
@@ -418,6 +421,9 @@ func (v *checker) checkInput() {
 		v.checkEmail()
 	}
 
+	if !scenario.ValidReplyMode(in.ReplyMode) {
+		v.fail(v.lineOf("input", "reply_mode"), "input.reply_mode %q: want %s or %s", in.ReplyMode, scenario.ReplySend, scenario.ReplyDraft)
+	}
 	if len(in.ModelFaults) > 0 {
 		faults, err := offline.ParseFaults(strings.Join(in.ModelFaults, ","))
 		if err != nil {

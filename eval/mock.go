@@ -16,7 +16,8 @@ const CodeNoMock = "no_mock"
 // mock_function_responses: a single response is returned on every call, a
 // list gives one per successive call with the last repeating, and an error
 // response makes the call fail with a *dispatcher.Error. Functions without a
-// mock get defaults: send_email answers {message_id, status: sent},
+// mock get defaults: send_email answers {message_id, status: sent} (status
+// drafted when the reply mode is draft),
 // create_ticket {ticket_id, status: created}, anything else fails with
 // CodeNoMock. Each call gets a fresh copy of the response. Build new routes
 // for every run: the sequences keep their position.
@@ -44,7 +45,7 @@ func (m *mockSeq) call(ctx context.Context, c *dispatcher.Call) (map[string]any,
 	n := m.n
 	m.mu.Unlock()
 	if len(m.responses) == 0 {
-		return m.fallback(n)
+		return m.fallback(n, c.Draft)
 	}
 	r := m.responses[min(n, len(m.responses))-1]
 	if r.Error != nil {
@@ -57,12 +58,16 @@ func (m *mockSeq) call(ctx context.Context, c *dispatcher.Call) (map[string]any,
 	return res, nil
 }
 
-func (m *mockSeq) fallback(n int) (map[string]any, error) {
+func (m *mockSeq) fallback(n int, draft bool) (map[string]any, error) {
 	switch m.name {
 	case dispatcher.FuncSendEmail:
+		status := "sent"
+		if draft {
+			status = "drafted"
+		}
 		return map[string]any{
 			"message_id": fmt.Sprintf("<sent-%d.%s>", n, messageIDFor(m.caseID)),
-			"status":     "sent",
+			"status":     status,
 		}, nil
 	case dispatcher.FuncCreateTicket:
 		return map[string]any{"ticket_id": fmt.Sprintf("TKT-EVAL-%d", n), "status": "created"}, nil

@@ -283,6 +283,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 			Extractor: r.ext,
 			Guard:     guard.Config{OwnAddresses: []string{r.cfg.OwnAddress}},
 			ModelName: label,
+			ReplyMode: c.Input.ReplyMode,
 			Logger:    log,
 		})
 	if err != nil {

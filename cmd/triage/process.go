@@ -82,11 +82,15 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	outbox, err := mail.NewOutbox(o.Outbox)
-	if err != nil {
-		return usageErr("--outbox: %v", err)
+	var sender mail.Sender = dryRunSender{} // a dry run writes nothing, not even the outbox directory
+	if !o.DryRun {
+		outbox, err := mail.NewOutbox(o.Outbox)
+		if err != nil {
+			return usageErr("--outbox: %v", err)
+		}
+		sender = outbox
 	}
-	p, err := newPipeline(ctx, o.pipelineOptions, outbox, log)
+	p, err := newPipeline(ctx, o.pipelineOptions, sender, log)
 	if err != nil {
 		return err
 	}
@@ -116,9 +120,13 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 			failed++
 		}
 	}
-	fmt.Fprintf(stderr, "triage: %d email(s): %d replied, %d skipped, %d failed; %d model call(s); %s\n",
-		len(outcomes), counts[processor.StatusReplied], counts[processor.StatusSkipped], failed, calls,
-		time.Since(start).Round(time.Millisecond))
+	dry := ""
+	if o.DryRun {
+		dry = " (dry run: nothing was done)"
+	}
+	fmt.Fprintf(stderr, "triage: %d email(s): %d replied, %d drafted, %d skipped, %d failed; %d model call(s); %s%s\n",
+		len(outcomes), counts[processor.StatusReplied], counts[processor.StatusDrafted], counts[processor.StatusSkipped], failed, calls,
+		time.Since(start).Round(time.Millisecond), dry)
 	if failed > 0 {
 		return &exitError{code: exitFailed}
 	}
@@ -202,7 +210,7 @@ func readInput(name string, stdin io.Reader) ([]byte, error) {
 
 // printSummary writes the human-readable summary of one outcome.
 func printSummary(w io.Writer, out processor.Outcome) {
-	mark := map[string]string{processor.StatusReplied: "✓", processor.StatusSkipped: "–", processor.StatusFailed: "✗"}[out.Status]
+	mark := map[string]string{processor.StatusReplied: "✓", processor.StatusDrafted: "✎", processor.StatusSkipped: "–", processor.StatusFailed: "✗"}[out.Status]
 	fmt.Fprintf(w, "%s %s  %s\n", mark, out.File, out.Status)
 	if out.From != "" || out.Subject != "" {
 		fmt.Fprintf(w, "    from %s: %q\n", out.From, out.Subject)
@@ -230,13 +238,17 @@ func printSummary(w io.Writer, out processor.Outcome) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	switch out.Status {
-	case processor.StatusReplied:
+	switch {
+	case out.DryRun && (out.Status == processor.StatusReplied || out.Status == processor.StatusDrafted):
+		what := map[string]string{processor.StatusReplied: "reply", processor.StatusDrafted: "draft"}[out.Status]
+		fmt.Fprintf(w, "    dry run: a %s to %s (%q) would have been written\n", what, out.Reply.To, out.Reply.Subject)
+	case out.Status == processor.StatusReplied || out.Status == processor.StatusDrafted:
 		where := out.Reply.Path
 		if where == "" {
 			where = out.Reply.MessageID
 		}
-		fmt.Fprintf(w, "    reply to %s written: %s\n", out.Reply.To, where)
+		what := map[string]string{processor.StatusReplied: "reply", processor.StatusDrafted: "draft (a person sends it)"}[out.Status]
+		fmt.Fprintf(w, "    %s to %s written: %s\n", what, out.Reply.To, where)
 	default:
 		fmt.Fprintf(w, "    reason %s: %s\n", out.Reason, out.Detail)
 	}

@@ -42,6 +42,8 @@ type pipelineOptions struct {
 	MaxTurns      int
 	TurnTimeout   time.Duration
 	Deadline      time.Duration
+	ReplyMode     string // send | draft (a scenario's reply_mode overrides it)
+	DryRun        bool   // effect tools are answered without running; nothing changes
 }
 
 // addFlags registers the shared flags on fs.
@@ -60,6 +62,8 @@ func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxTurns, "max-turns", 10, "maximum model turns per email")
 	fs.DurationVar(&o.TurnTimeout, "turn-timeout", 30*time.Second, "timeout of one model call")
 	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "total time budget per email")
+	fs.StringVar(&o.ReplyMode, "reply-mode", envOr("TRIAGE_REPLY_MODE", scenario.ReplySend), "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened")
 }
 
 func envOr(name, def string) string {
@@ -130,6 +134,9 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 			p.Close()
 		}
 	}()
+	if !scenario.ValidReplyMode(o.ReplyMode) || o.ReplyMode == "" {
+		return nil, usageErr("--reply-mode %q: want send or draft", o.ReplyMode)
+	}
 	if p.Scenarios, err = loadScenarios(o.Instructions); err != nil {
 		return nil, err
 	}
@@ -154,6 +161,8 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 	var creator tickets.Creator
 	if o.TicketsURL != "" {
 		creator, err = tickets.NewHTTP(tickets.HTTPConfig{BaseURL: o.TicketsURL, Token: os.Getenv("TRIAGE_TICKETS_TOKEN")})
+	} else if o.DryRun && !fileExists(o.TicketsDB) {
+		creator = dryRunTickets{} // a dry run creates no store
 	} else {
 		var db *tickets.SQLite
 		db, err = tickets.OpenSQLite(o.TicketsDB)
@@ -198,6 +207,8 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 			Extractor: ext,
 			Guard:     guard.Config{OwnAddresses: []string{ourAddr}},
 			ModelName: modelLabel(p.Model, o.Model),
+			ReplyMode: o.ReplyMode,
+			DryRun:    o.DryRun,
 			Logger:    log,
 		})
 	if err != nil {

@@ -68,6 +68,9 @@ type Call struct {
 	Key string
 	// Now is the dispatcher's clock (Config.Now).
 	Now time.Time
+	// Draft asks send_email to leave the reply as a draft a person sends
+	// (reply mode draft) instead of sending it.
+	Draft bool
 }
 
 // Func executes one call that passed every guardrail and returns its result.
@@ -82,6 +85,8 @@ type Record struct {
 	Error      *RecordError   `json:"error"`
 	Blocked    bool           `json:"blocked"`
 	DurationMS int64          `json:"duration_ms"`
+	// DryRun marks an effect call answered without running (--dry-run).
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // RecordError is the error half of the envelope.
@@ -95,8 +100,12 @@ type Config struct {
 	Routes         map[string]Func
 	StaffAddresses []string // allowed send_email.to for scenarios with Escalate
 	MaxBodyBytes   int      // send_email body cap, default 20000
-	Now            func() time.Time
-	Logger         *slog.Logger
+	// Effects names the functions that change the world (a ticket, a
+	// mail): in a dry run they are answered without running. nil means
+	// DefaultEffects.
+	Effects []string
+	Now     func() time.Time
+	Logger  *slog.Logger
 }
 
 // Dispatcher holds the routes; build it once, open a Session per email.
@@ -104,6 +113,7 @@ type Dispatcher struct {
 	routes  map[string]Func
 	staff   map[string]bool // lower-cased bare addresses
 	maxBody int
+	effects map[string]bool
 	now     func() time.Time
 	log     *slog.Logger
 }
@@ -117,6 +127,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		routes:  make(map[string]Func, len(cfg.Routes)),
 		staff:   make(map[string]bool),
 		maxBody: cfg.MaxBodyBytes,
+		effects: map[string]bool{},
 		now:     cfg.Now,
 		log:     cfg.Logger,
 	}
@@ -132,6 +143,12 @@ func New(cfg Config) (*Dispatcher, error) {
 			return nil, fmt.Errorf("dispatcher: StaffAddresses[%d] %q: %w", i, a, err)
 		}
 		d.staff[addr] = true
+	}
+	if cfg.Effects == nil {
+		cfg.Effects = DefaultEffects
+	}
+	for _, name := range cfg.Effects {
+		d.effects[name] = true
 	}
 	if d.maxBody < 0 {
 		return nil, fmt.Errorf("dispatcher: MaxBodyBytes %d is negative", d.maxBody)
@@ -165,8 +182,42 @@ type Session struct {
 	haystack string
 
 	mu      sync.Mutex
+	opts    Options
 	records []Record
 	sent    map[string]any
+}
+
+// DefaultEffects are the routed functions that change the world.
+var DefaultEffects = []string{FuncCreateTicket, FuncSendEmail}
+
+// Options are the per-email settings of a Session.
+type Options struct {
+	// Draft: send_email leaves the reply as a draft (Call.Draft).
+	Draft bool
+	// DryRun: a call to an effect function passes every guardrail as usual
+	// but is answered {"dry_run": true, ...} without running; nothing
+	// changes anywhere.
+	DryRun bool
+}
+
+// SetOptions sets the session's options; call it before the first Call.
+func (s *Session) SetOptions(o Options) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts = o
+}
+
+// dryRunResult is what an effect function answers in a dry run.
+func dryRunResult(name string, draft bool) map[string]any {
+	res := map[string]any{
+		"dry_run": true,
+		"status":  "dry_run",
+		"message": "dry run: " + name + " was not executed; nothing was changed",
+	}
+	if name == FuncSendEmail && draft {
+		res["draft"] = true
+	}
+	return res
 }
 
 // Session starts the per-email state for msg handled under sc.
@@ -192,7 +243,11 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		rec.Blocked = true
 	} else {
 		var res map[string]any
-		res, err = s.run(ctx, route, &Call{Name: name, Args: rec.Args, Msg: s.msg, Key: s.key, Now: start})
+		if s.opts.DryRun && s.d.effects[name] {
+			res, rec.DryRun = dryRunResult(name, s.opts.Draft), true
+		} else {
+			res, err = s.run(ctx, route, &Call{Name: name, Args: rec.Args, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft})
+		}
 		if err == nil {
 			if res == nil {
 				res = map[string]any{}

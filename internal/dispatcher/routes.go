@@ -99,6 +99,7 @@ func SendEmail(s mail.Sender, from, domain string) Func {
 			Body:    body,
 			Date:    call.Now,
 			Key:     call.Key,
+			Draft:   call.Draft,
 		}
 		if call.Key != "" {
 			r.MessageID = mail.MessageIDFor(call.Key, domain)

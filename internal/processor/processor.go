@@ -29,6 +29,7 @@ import (
 // Status values of an Outcome.
 const (
 	StatusReplied = "replied"
+	StatusDrafted = "drafted" // reply mode draft: the reply exists, a person sends it
 	StatusSkipped = "skipped"
 	StatusFailed  = "failed"
 )
@@ -68,6 +69,9 @@ type Outcome struct {
 	Model         string              `json:"model,omitempty"`
 	Key           string              `json:"key,omitempty"`      // idempotency key used for this email
 	Problems      []string            `json:"problems,omitempty"` // malformations the parser worked around
+	// DryRun: nothing with an effect happened; effect calls were answered
+	// {"dry_run": true} (Config.DryRun).
+	DryRun bool `json:"dry_run"`
 }
 
 // AttachmentInfo lists an inbound attachment.
@@ -106,8 +110,14 @@ type Config struct {
 	// message: 256 KiB and 64 KiB); a message over them is failed/parse_error.
 	HeaderLimits message.Limits
 	ModelName    string // recorded in outcomes
-	Now          func() time.Time
-	Logger       *slog.Logger
+	// ReplyMode is the run's reply mode, scenario.ReplySend (default) or
+	// scenario.ReplyDraft; a scenario's reply_mode overrides it.
+	ReplyMode string
+	// DryRun: effect functions are answered without running (the
+	// dispatcher enforces it) and outcomes say dry_run.
+	DryRun bool
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Input is one message to process.
@@ -142,6 +152,9 @@ func New(cfg Config) (*Processor, error) {
 		if sc.Function(FinalFunction) == nil {
 			return nil, fmt.Errorf("processor: %s: available_functions: must declare %s (every email ends with a reply)", sc.File, FinalFunction)
 		}
+	}
+	if !scenario.ValidReplyMode(cfg.ReplyMode) {
+		return nil, fmt.Errorf("processor: ReplyMode %q: want %q or %q", cfg.ReplyMode, scenario.ReplySend, scenario.ReplyDraft)
 	}
 	if cfg.MaxTextBytes <= 0 {
 		cfg.MaxTextBytes = 16 << 10
@@ -179,7 +192,7 @@ func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 }
 
 func (p *Processor) process(ctx context.Context, in Input) Outcome {
-	out := Outcome{File: in.Name, Model: p.cfg.ModelName}
+	out := Outcome{File: in.Name, Model: p.cfg.ModelName, DryRun: p.cfg.DryRun}
 	fail := func(reason, detail string) Outcome {
 		out.Status, out.Reason, out.Detail = StatusFailed, reason, detail
 		return out
@@ -242,6 +255,8 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	facts.Scenario = sc.Name
 
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
+	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == scenario.ReplyDraft
+	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun})
 	res, err := p.cfg.Agent.Run(ctx, agent.Request{
 		System:        prompt.System(p.cfg.Scenarios.Main, sc.Body),
 		Prompt:        prompt.User(facts, text, quoted),
@@ -268,6 +283,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		return fail(ReasonEmailNotSent, detail)
 	}
 	out.Status = StatusReplied
+	if str(sent.Result["status"]) == StatusDrafted || (sent.DryRun && draft) {
+		out.Status = StatusDrafted
+	}
 	// The receipt says where the mail went; the model's argument may differ
 	// in form (a display name, letter case).
 	out.Reply = &Reply{
@@ -275,6 +293,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		Subject:   str(sent.Args["subject"]),
 		MessageID: str(sent.Result["message_id"]),
 		Path:      str(sent.Result["path"]),
+	}
+	if sent.DryRun { // nothing went anywhere: the reply that would have gone out
+		out.Reply.To = str(sent.Args["to"])
 	}
 	return out
 }

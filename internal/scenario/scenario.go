@@ -41,6 +41,9 @@ type Scenario struct {
 	Fallback bool `yaml:"fallback"`
 	// Escalate allows send_email to the configured staff addresses too.
 	Escalate bool `yaml:"escalate"`
+	// ReplyMode overrides the run's reply mode for this scenario: "send",
+	// "draft" or "" (the run's mode).
+	ReplyMode string `yaml:"reply_mode"`
 	// Body is the Markdown after the frontmatter (non-empty).
 	Body string `yaml:"-"`
 	// File is the path the scenario came from, for messages.
@@ -66,6 +69,29 @@ const (
 	SerialRequired = "required"
 	SerialAbsent   = "absent"
 )
+
+// Reply modes: send the reply, or leave it as a draft a person sends.
+const (
+	ReplySend  = "send"
+	ReplyDraft = "draft"
+)
+
+// ValidReplyMode reports whether m is a reply mode ("" means "not set").
+func ValidReplyMode(m string) bool {
+	return m == "" || m == ReplySend || m == ReplyDraft
+}
+
+// ReplyModeFor is the reply mode of an email handled under sc in a run whose
+// mode is run: the scenario's reply_mode when set, else the run's, else send.
+func ReplyModeFor(sc *Scenario, run string) string {
+	if sc != nil && sc.ReplyMode != "" {
+		return sc.ReplyMode
+	}
+	if run == "" {
+		return ReplySend
+	}
+	return run
+}
 
 // Defined reports whether the scenario has detection rules at all (a serial
 // condition or keywords; a priority alone is not a rule).
@@ -231,6 +257,9 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 	}
 	if sc.Body == "" {
 		fail("body", "empty (instructions must follow the frontmatter)")
+	}
+	if !ValidReplyMode(sc.ReplyMode) {
+		fail("reply_mode", "%q must be %q, %q or empty", sc.ReplyMode, ReplySend, ReplyDraft)
 	}
 	switch sc.Rules.Serial {
 	case SerialAny, SerialRequired, SerialAbsent:

@@ -31,6 +31,9 @@ type Reply struct {
 	MessageID  string   // with brackets; "" means generate (see MessageIDFor)
 	Date       time.Time
 	Key        string // inbound idempotency key, for senders that keep a ledger
+	// Draft: leave the reply as a draft for a person to send (reply mode
+	// draft) instead of sending it; the receipt's Status is StatusDrafted.
+	Draft bool
 }
 
 // Receipt says what happened to a sent reply.
@@ -39,11 +42,14 @@ type Receipt struct {
 	To        string `json:"to"` // the bare address the reply was delivered to
 
 	Path   string `json:"path,omitempty"` // outbox file, when written to disk
-	Status string `json:"status"`         // "sent"
+	Status string `json:"status"`         // "sent" or "drafted"
 }
 
-// StatusSent is Receipt.Status for a delivered reply.
-const StatusSent = "sent"
+// Receipt.Status values: a delivered reply, or a draft left for a person.
+const (
+	StatusSent    = "sent"
+	StatusDrafted = "drafted"
+)
 
 // Sender delivers a rendered reply.
 type Sender interface {
@@ -109,6 +115,9 @@ func Render(r *Reply) ([]byte, error) {
 	h.SetContentType("text/plain", map[string]string{"charset": "utf-8"})
 	h.Set("MIME-Version", "1.0")
 	h.Set("X-Auto-Response-Suppress", "All")
+	if r.Draft {
+		h.Set("X-Unsent", "1") // mail clients open the file as a draft to send
+	}
 	h.Set("Auto-Submitted", "auto-replied")
 	h.SetMsgIDList("References", refs)
 	if id, ok := ValidMsgID(r.InReplyTo); ok {

@@ -10,14 +10,18 @@ import (
 )
 
 // Outbox is a Sender that writes every reply as an .eml file into a
-// directory instead of delivering it: <dir>/<UTC timestamp>-<message id>.eml.
-// Files appear atomically (written to a temporary file, then renamed).
+// directory instead of delivering it: <dir>/<UTC timestamp>-<message id>.eml,
+// and every draft (Reply.Draft) into <dir>/drafts/. Files appear atomically
+// (written to a temporary file, then renamed).
 type Outbox struct {
 	dir string
 	now func() time.Time
 }
 
 var _ Sender = (*Outbox)(nil)
+
+// DraftsDir is the subdirectory of an outbox that receives drafts.
+const DraftsDir = "drafts"
 
 // NewOutbox creates dir when missing.
 func NewOutbox(dir string) (*Outbox, error) {
@@ -51,9 +55,16 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 		stamp = o.now()
 	}
 	name := stamp.UTC().Format("20060102T150405Z") + "-" + sanitize(r.MessageID) + ".eml"
-	path := filepath.Join(o.dir, name)
+	dir, status := o.dir, StatusSent
+	if r.Draft {
+		dir, status = filepath.Join(o.dir, DraftsDir), StatusDrafted
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		}
+	}
+	path := filepath.Join(dir, name)
 
-	tmp, err := os.CreateTemp(o.dir, ".tmp-*.eml")
+	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
 	if err != nil {
 		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
@@ -75,7 +86,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
-	return Receipt{MessageID: r.MessageID, To: to, Path: path, Status: StatusSent}, nil
+	return Receipt{MessageID: r.MessageID, To: to, Path: path, Status: status}, nil
 }
 
 // sanitize keeps a message id usable as a file name.
