@@ -327,6 +327,9 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stderr io
 	if o.Config == "" {
 		return usageErr("watch: --config FILE is required (see deploy/triage.example.yaml)")
 	}
+	if o.DryRun {
+		return usageErr("watch: --dry-run is not supported by watch yet")
+	}
 	wf, err := loadWatchFile(o.Config)
 	if err != nil {
 		return err

@@ -67,6 +67,9 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) 
 	if r.Key == "" {
 		return mail.Receipt{}, errors.New("watch: sender: reply has no inbound key; refusing to send without a ledger entry")
 	}
+	if r.Draft {
+		return mail.Receipt{}, errors.New("watch: sender: drafts are not stored by this sender yet; not sending a draft")
+	}
 	if r.MessageID == "" {
 		r.MessageID = mail.MessageIDFor(r.Key, s.domain)
 	}
