@@ -112,7 +112,7 @@ expected_output:
 `,
 			want: []string{
 				`case.yaml:5: expected_output.scenario_instruction_used: no scenario "valid-waranty" (loaded: graceful-degradation, missing-info, valid-warranty)`,
-				`case.yaml:6: expected_output.status "answered": want one of replied, skipped, failed`,
+				`case.yaml:6: expected_output.status "answered": want one of replied, drafted, skipped, failed`,
 				`case.yaml:7: expected_output.match "fuzzy": want one of exact, in_order, any_order, subset`,
 				`case.yaml:9: expected_output.forbidden_function_calls[0]: no loaded scenario declares function "delete_everything"`,
 			},
