@@ -29,7 +29,7 @@ func TestOutboxDraft(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantPath := filepath.Join(dir, DraftsDir, "20261122T083000Z-triage-d1@example.com.eml")
-	if diff := cmp.Diff(Receipt{MessageID: "<triage-d1@example.com>", Path: wantPath, Status: StatusDrafted}, rc); diff != "" {
+	if diff := cmp.Diff(Receipt{MessageID: "<triage-d1@example.com>", To: "jan@example.org", Path: wantPath, Status: StatusDrafted}, rc); diff != "" {
 		t.Errorf("receipt (-want +got):\n%s", diff)
 	}
 	raw, err := os.ReadFile(wantPath)
