@@ -24,10 +24,9 @@ const maxInputBytes = 25 << 20
 
 type processOptions struct {
 	pipelineOptions
-	JSON        bool
-	Outbox      string
-	Concurrency int
-	Verbose     bool
+	JSON    bool
+	Outbox  string
+	Verbose bool
 }
 
 func newProcessCmd() *cobra.Command {

@@ -44,6 +44,10 @@ type pipelineOptions struct {
 	Deadline      time.Duration
 	ReplyMode     string // send | draft (a scenario's reply_mode overrides it)
 	DryRun        bool   // effect tools are answered without running; nothing changes
+	// Concurrency is how many emails run at once (process and watch each
+	// register their own --concurrency flag); it sizes the model client's
+	// idle connections.
+	Concurrency int
 }
 
 // addFlags registers the shared flags on fs.
@@ -182,7 +186,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 	if err != nil {
 		return nil, usageErr("--offline-faults: %v", err)
 	}
-	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults})
+	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults, Concurrency: o.Concurrency})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

@@ -28,7 +28,12 @@ type Options struct {
 	// Faults are injected into the offline model (tests, eval).
 	Faults []offline.Fault
 	// HTTPClient, when set, carries every model request (record/replay).
+	// Otherwise the client's transport keeps an idle connection for each
+	// of Concurrency calls (see Transport).
 	HTTPClient *http.Client
+	// Concurrency is how many model calls may be in flight at once (emails
+	// processed in parallel); default 4.
+	Concurrency int
 	// Getenv reads the environment (default os.Getenv), for tests.
 	Getenv func(string) string
 }
@@ -72,11 +77,14 @@ func New(ctx context.Context, o Options) (*Model, error) {
 	if len(o.Faults) > 0 && !o.Offline && HasCredentials(o.Getenv) {
 		return nil, errors.New("llm: faults can only be injected into the offline model")
 	}
+	hc := o.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: Transport(o.Concurrency)}
+	}
 	if !o.Offline && HasCredentials(o.Getenv) {
-		cc := &genai.ClientConfig{HTTPClient: o.HTTPClient}
-		c, err := genai.NewClient(ctx, cc)
+		c, err := geminiClient(ctx, hc, o.HTTPClient == nil)
 		if err != nil {
-			return nil, fmt.Errorf("llm: gemini client: %w", err)
+			return nil, err
 		}
 		desc := "Gemini API"
 		if c.ClientConfig().Backend == genai.BackendVertexAI {
@@ -94,7 +102,7 @@ func New(ctx context.Context, o Options) (*Model, error) {
 	c, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:      "offline",
 		Backend:     genai.BackendGeminiAPI,
-		HTTPClient:  o.HTTPClient,
+		HTTPClient:  hc,
 		HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL()},
 	})
 	if err != nil {
@@ -107,4 +115,50 @@ func New(ctx context.Context, o Options) (*Model, error) {
 		Description: "built-in offline model (deterministic stand-in, not an LLM)",
 		Server:      srv,
 	}, nil
+}
+
+// DefaultConcurrency is Options.Concurrency when unset.
+const DefaultConcurrency = 4
+
+// Transport is the HTTP transport of the model client: http.DefaultTransport's
+// settings (proxy from the environment, timeouts, HTTP/2), keeping an idle
+// connection per concurrent call. http.DefaultTransport keeps 2 per host, so
+// at a concurrency of 4 most calls paid a new TCP and TLS handshake.
+func Transport(concurrency int) *http.Transport {
+	if concurrency <= 0 {
+		concurrency = DefaultConcurrency
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	// Headroom for the detection call and retries overlapping the loop.
+	t.MaxIdleConnsPerHost = concurrency + 2
+	t.MaxIdleConns = max(t.MaxIdleConns, 2*t.MaxIdleConnsPerHost)
+	return t
+}
+
+// geminiClient builds the genai client on hc, configured by the environment
+// the SDK's way (no base URL of ours). The SDK only authenticates a client it
+// builds itself: for Vertex AI with application default credentials and a
+// client of ours (own), it gets what the SDK would add: the credentials
+// (ClientConfig.UseDefaultCredentials) and the quota project header.
+func geminiClient(ctx context.Context, hc *http.Client, own bool) (*genai.Client, error) {
+	c, err := genai.NewClient(ctx, &genai.ClientConfig{HTTPClient: hc})
+	if err != nil {
+		return nil, fmt.Errorf("llm: gemini client: %w", err)
+	}
+	got := c.ClientConfig()
+	if !own || got.Backend != genai.BackendVertexAI || got.APIKey != "" || got.Credentials != nil {
+		return c, nil
+	}
+	cc := &genai.ClientConfig{HTTPClient: hc}
+	if err := cc.UseDefaultCredentials(); err != nil {
+		return nil, fmt.Errorf("llm: gemini client (Vertex AI): %w", err)
+	}
+	if qp, err := cc.Credentials.QuotaProjectID(ctx); err == nil && qp != "" {
+		cc.HTTPOptions.Headers = http.Header{"X-Goog-User-Project": []string{qp}}
+	}
+	c, err = genai.NewClient(ctx, cc)
+	if err != nil {
+		return nil, fmt.Errorf("llm: gemini client (Vertex AI): %w", err)
+	}
+	return c, nil
 }

@@ -2,9 +2,21 @@ package llm_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/genai"
 
@@ -105,4 +117,137 @@ func TestHasCredentials(t *testing.T) {
 			t.Errorf("HasCredentials(%v) = %v", tt.env, got)
 		}
 	}
+}
+
+// TestTransportKeepsConnections: N concurrent calls at a time through the
+// real SDK reuse N connections round after round (the default transport
+// keeps 2 idle per host, so at 8 it opened about 6 new ones per round).
+func TestTransportKeepsConnections(t *testing.T) {
+	for _, offlineMode := range []bool{false, true} {
+		name := "gemini"
+		if offlineMode {
+			name = "offline"
+		}
+		t.Run(name, func(t *testing.T) {
+			clearEnv(t)
+			const concurrency, rounds = 8, 6
+			var srv *offline.Server
+			m := func() *llm.Model {
+				if offlineMode {
+					m, err := llm.New(context.Background(), llm.Options{Offline: true, Concurrency: concurrency})
+					if err != nil {
+						t.Fatal(err)
+					}
+					srv = m.Server
+					return m
+				}
+				var err error
+				srv, err = offline.Start(offline.Options{Latency: 20 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { srv.Close() })
+				t.Setenv("GEMINI_API_KEY", "test-key")
+				t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL())
+				m, err := llm.New(context.Background(), llm.Options{Concurrency: concurrency})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return m
+			}()
+			defer m.Close()
+			for range rounds {
+				var wg sync.WaitGroup
+				for range concurrency {
+					wg.Go(func() { ask(t, m) })
+				}
+				wg.Wait()
+			}
+			if got := srv.Requests(); got != concurrency*rounds {
+				t.Fatalf("server saw %d requests, want %d", got, concurrency*rounds)
+			}
+			if got := srv.Connections(); got > concurrency {
+				t.Errorf("%d calls, %d at a time, opened %d connections; want at most %d", concurrency*rounds, concurrency, got, concurrency)
+			}
+		})
+	}
+}
+
+func TestTransport(t *testing.T) {
+	for _, tt := range []struct{ concurrency, want int }{{0, llm.DefaultConcurrency + 2}, {1, 3}, {16, 18}} {
+		tr := llm.Transport(tt.concurrency)
+		if tr.MaxIdleConnsPerHost != tt.want || tr.MaxIdleConns < tt.want || tr.Proxy == nil {
+			t.Errorf("Transport(%d): MaxIdleConnsPerHost %d (want %d), MaxIdleConns %d, proxy from env %v",
+				tt.concurrency, tr.MaxIdleConnsPerHost, tt.want, tr.MaxIdleConns, tr.Proxy != nil)
+		}
+	}
+}
+
+// TestVertexADCWithOwnTransport: with Vertex AI and application default
+// credentials, the client built on our transport still authenticates (the
+// SDK only does so for a client it builds itself) and names the quota
+// project, as the SDK's own client does.
+func TestVertexADCWithOwnTransport(t *testing.T) {
+	clearEnv(t)
+	tokens := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"access_token":"adc-token","token_type":"Bearer","expires_in":3600}`)
+	}))
+	defer tokens.Close()
+	type seen struct{ auth, quota, path string }
+	got := make(chan seen, 1)
+	vertex := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case got <- seen{r.Header.Get("Authorization"), r.Header.Get("X-Goog-User-Project"), r.URL.Path}:
+		default:
+		}
+		http.Error(w, `{"error":{"code":400,"message":"stop here","status":"INVALID_ARGUMENT"}}`, http.StatusBadRequest)
+	}))
+	defer vertex.Close()
+
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: must(x509.MarshalPKCS8PrivateKey(key))})
+	sa, _ := json.Marshal(map[string]string{
+		"type": "service_account", "project_id": "proj", "private_key_id": "k1", "private_key": string(pemKey),
+		"client_email": "triage@proj.iam.gserviceaccount.com", "client_id": "1", "token_uri": tokens.URL,
+		"quota_project_id": "billing-proj",
+	})
+	path := filepath.Join(t.TempDir(), "sa.json")
+	if err := os.WriteFile(path, sa, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
+	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
+	t.Setenv("GOOGLE_CLOUD_PROJECT", "proj")
+	t.Setenv("GOOGLE_CLOUD_LOCATION", "europe-west4")
+	t.Setenv("GOOGLE_VERTEX_BASE_URL", vertex.URL)
+
+	m, err := llm.New(context.Background(), llm.Options{Concurrency: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Offline || !strings.Contains(m.Description, "Vertex") {
+		t.Fatalf("model = %q, want Gemini on Vertex AI", m.Description)
+	}
+	_, err = m.GenerateContent(context.Background(), llm.DefaultModel,
+		[]*genai.Content{genai.NewContentFromText("hello", genai.RoleUser)}, &genai.GenerateContentConfig{})
+	var ae genai.APIError
+	if !errors.As(err, &ae) || ae.Code != 400 {
+		t.Fatalf("GenerateContent: err = %v, want the stand-in's 400", err)
+	}
+	s := <-got
+	if s.auth != "Bearer adc-token" || s.quota != "billing-proj" {
+		t.Errorf("request to %s: Authorization %q, X-Goog-User-Project %q; want the ADC token and billing-proj", s.path, s.auth, s.quota)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

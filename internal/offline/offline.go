@@ -94,6 +94,8 @@ type Server struct {
 	faults []Fault
 
 	requests atomic.Int64
+	conns    atomic.Int64
+	latency  time.Duration
 	closed   sync.Once
 	closeErr error
 }
@@ -102,6 +104,9 @@ type Server struct {
 type Options struct {
 	Faults []Fault      // initial fault queue
 	Logger *slog.Logger // default discard; never logs message text
+	// Latency delays every generateContent answer (benchmarks: a model
+	// with a fixed latency).
+	Latency time.Duration
 }
 
 // Start listens on 127.0.0.1:0 and serves POST /{version}/models/{model}:generateContent.
@@ -120,17 +125,23 @@ func Start(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("offline: listen: %w", err)
 	}
 	s := &Server{
-		ln:     ln,
-		url:    "http://" + ln.Addr().String(),
-		log:    log,
-		quit:   make(chan struct{}),
-		done:   make(chan struct{}),
-		faults: append([]Fault(nil), opts.Faults...),
+		ln:      ln,
+		url:     "http://" + ln.Addr().String(),
+		log:     log,
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+		faults:  append([]Fault(nil), opts.Faults...),
+		latency: opts.Latency,
 	}
 	s.srv = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				s.conns.Add(1)
+			}
+		},
 	}
 	go func() {
 		defer close(s.done)
@@ -160,6 +171,9 @@ func (s *Server) Pending() []Fault {
 
 // Requests returns how many generateContent requests were served.
 func (s *Server) Requests() int { return int(s.requests.Load()) }
+
+// Connections returns how many TCP connections clients opened.
+func (s *Server) Connections() int { return int(s.conns.Load()) }
 
 // Close stops the server; requests held by FaultHang are released.
 func (s *Server) Close() error {
@@ -198,6 +212,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := s.requests.Add(1)
+	if s.latency > 0 {
+		t := time.NewTimer(s.latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+		case <-s.quit:
+		}
+		t.Stop()
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "offline: read request: "+err.Error())
