@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"slices"
 	"sync"
 	"time"
 
@@ -18,11 +17,19 @@ import (
 	"triage/internal/processor"
 	"triage/internal/scenario"
 	"triage/internal/serial"
+	"triage/internal/tools"
 )
 
-// Config configures a Runner; Scenarios is required.
+// Config configures a Runner; Scenarios and Tools are required.
 type Config struct {
 	Scenarios *scenario.Set
+	// Tools are the bindings and policies (tools.yaml) the dispatcher
+	// enforces, exactly as in production; only their implementations are
+	// replaced by the case's mocks.
+	Tools *tools.Set
+	// Call caps (zero: the dispatcher's defaults).
+	MaxCallsTurn int
+	MaxCalls     int
 	// ModelName is the Gemini model id (default llm.DefaultModel).
 	ModelName string
 	// Offline forces the built-in offline model even when credentials are set.
@@ -80,6 +87,9 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Scenarios == nil {
 		return nil, errors.New("eval: Config.Scenarios is required")
 	}
+	if cfg.Tools == nil {
+		return nil, errors.New("eval: Config.Tools is required")
+	}
 	if cfg.RecordDir != "" && cfg.ReplayDir != "" {
 		return nil, errors.New("eval: record and replay are exclusive")
 	}
@@ -115,16 +125,9 @@ func New(cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("eval: serial extractor: %w", err)
 	}
 	r := &Runner{cfg: cfg, ext: ext}
-	seen := map[string]bool{}
-	for _, sc := range cfg.Scenarios.Scenarios {
-		for _, f := range sc.Functions {
-			if !seen[f.Name] {
-				seen[f.Name] = true
-				r.routes = append(r.routes, f.Name)
-			}
-		}
-	}
-	slices.Sort(r.routes)
+	// Every binding gets a mock, builtin or not: no case reaches a real
+	// warranty service, ticket store, mail server, HTTP or MCP tool.
+	r.routes = cfg.Tools.Names()
 	live := !cfg.Offline && llm.HasCredentials(cfg.Getenv)
 	switch {
 	case cfg.ReplayDir != "":
@@ -274,9 +277,13 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 			Logger:      log,
 		},
 		dispatcher.Config{
-			Routes:         MockRoutes(c, r.routes),
-			StaffAddresses: r.cfg.StaffAddresses,
-			Logger:         log,
+			Tools:            r.cfg.Tools,
+			Routes:           MockRoutes(c, r.routes),
+			StaffAddresses:   r.cfg.StaffAddresses,
+			Extractor:        r.ext,
+			MaxCallsPerTurn:  r.cfg.MaxCallsTurn,
+			MaxCallsPerEmail: r.cfg.MaxCalls,
+			Logger:           log,
 		},
 		processor.Config{
 			Scenarios: r.cfg.Scenarios,

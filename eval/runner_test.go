@@ -14,6 +14,7 @@ import (
 	"triage/instructions"
 	"triage/internal/offline"
 	"triage/internal/scenario"
+	"triage/internal/tools"
 )
 
 // noEnv hides any real credentials: tests never reach a real model.
@@ -22,6 +23,13 @@ func noEnv(string) string { return "" }
 func newTestRunner(t testing.TB, set *scenario.Set, cfg Config) *Runner {
 	t.Helper()
 	cfg.Scenarios = set
+	if cfg.Tools == nil {
+		ts, err := tools.Load(instructions.FS, tools.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Tools = ts
+	}
 	if cfg.Getenv == nil {
 		cfg.Getenv = noEnv
 	}

@@ -1,31 +1,37 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"triage/internal/scenario"
+	"triage/internal/tools"
 )
 
 func newCheckCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "check [--instructions DIR]",
-		Short: "Validate the scenario files and print what each declares",
-		Long: `Check loads main.md and every scenarios/*.md exactly as process and watch do
-at start-up, and prints each scenario with its functions and detection
-rules. A broken file is reported with its name and field; exit status 2.`,
+		Short: "Validate the instruction files and print what each declares",
+		Long: `Check loads main.md, every scenarios/*.md and tools.yaml exactly as process
+and watch do at start-up, and prints each scenario with its functions and
+detection rules, and every tool with its binding and policies. A broken file
+is reported with its name and field; exit status 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			set, err := loadScenarios(dir)
+			ins, err := loadInstructions(dir)
 			if err != nil {
 				return err
 			}
-			printScenarios(cmd.OutOrStdout(), set)
+			printScenarios(cmd.OutOrStdout(), ins.Scenarios)
+			printTools(cmd.OutOrStdout(), ins.Tools, ins.Scenarios)
 			return nil
 		},
 	}
@@ -103,3 +109,70 @@ func oneLine(s string) string {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// printTools prints every binding of tools.yaml with how it runs, its
+// policies and the scenarios that declare it. Header values and expanded
+// ${VAR}s are never printed.
+func printTools(w io.Writer, ts *tools.Set, set *scenario.Set) {
+	fmt.Fprintf(w, "\n%s: %d tools\n", ts.File, len(ts.Tools))
+	for _, name := range ts.Names() {
+		t := ts.Get(name)
+		fmt.Fprintf(w, "\n%s  [%s]\n", name, t.Spec)
+		var tags []string
+		if t.Effect {
+			tags = append(tags, "effect (skipped in dry runs; the same call repeated returns the first result)")
+		}
+		if t.Final {
+			tags = append(tags, "final (its success means the email is handled)")
+		}
+		if t.MaxCalls > 0 {
+			tags = append(tags, fmt.Sprintf("max_calls %d per email", t.MaxCalls))
+		} else if t.Effect {
+			tags = append(tags, "max_calls 1 per email (default for an effect)")
+		}
+		for _, tag := range tags {
+			fmt.Fprintf(w, "  %s\n", tag)
+		}
+		for _, a := range slices.Sorted(maps.Keys(t.Args)) {
+			fmt.Fprintf(w, "  args.%s: %s\n", a, argPolicy(t.Args[a]))
+		}
+		for _, r := range t.Requires {
+			req := "requires an earlier successful " + r.Call
+			if len(r.Result) > 0 {
+				b, _ := json.Marshal(r.Result)
+				req += " with result " + string(b)
+			}
+			if len(r.Same) > 0 {
+				req += ", same " + strings.Join(r.Same, ", ")
+			}
+			fmt.Fprintf(w, "  %s\n", req)
+		}
+		var users []string
+		for _, sc := range set.Scenarios {
+			if sc.Function(name) != nil {
+				users = append(users, sc.Name)
+			}
+		}
+		if len(users) == 0 {
+			users = []string{"none"}
+		}
+		fmt.Fprintf(w, "  declared by: %s\n", strings.Join(users, ", "))
+	}
+}
+
+func argPolicy(p *tools.Arg) string {
+	var parts []string
+	if p.From != "" {
+		parts = append(parts, "from "+p.From)
+	}
+	if len(p.Enum) > 0 {
+		parts = append(parts, "one of "+strings.Join(p.Enum, ", "))
+	}
+	if p.Pattern != "" {
+		parts = append(parts, "matches "+p.Pattern)
+	}
+	if p.MaxLength > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d characters", p.MaxLength))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/eval"
+	"triage/internal/dispatcher"
 	"triage/internal/llm"
 )
 
@@ -35,6 +36,8 @@ type evalOptions struct {
 	MaxTurns     int
 	TurnTimeout  time.Duration
 	Deadline     time.Duration
+	MaxCallsTurn int
+	MaxCalls     int
 }
 
 func newEvalCmd() *cobra.Command {
@@ -82,6 +85,8 @@ The case format is documented in docs/eval.md.`,
 	f.IntVar(&o.MaxTurns, "max-turns", 10, "maximum model turns per email")
 	f.DurationVar(&o.TurnTimeout, "turn-timeout", 30*time.Second, "timeout of one model call")
 	f.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "total time budget per email")
+	f.IntVar(&o.MaxCallsTurn, "max-calls-per-turn", dispatcher.DefaultMaxCallsPerTurn, "function calls the model may make in one turn")
+	f.IntVar(&o.MaxCalls, "max-calls", dispatcher.DefaultMaxCallsPerEmail, "function calls the model may make per email")
 	return cmd
 }
 
@@ -111,11 +116,11 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	if len(args) == 0 {
 		args = []string{"eval/cases"}
 	}
-	set, err := loadScenarios(o.Instructions)
+	ins, err := loadInstructions(o.Instructions)
 	if err != nil {
 		return err
 	}
-	cases, err := eval.Load(args, set)
+	cases, err := eval.Load(args, ins.Scenarios)
 	if err != nil {
 		var le *eval.LoadError
 		if errors.As(err, &le) && o.JUnit != "" {
@@ -139,7 +144,10 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	quiet := o.Quiet
 	runner, err := eval.New(eval.Config{
-		Scenarios:      set,
+		Scenarios:      ins.Scenarios,
+		Tools:          ins.Tools,
+		MaxCallsTurn:   o.MaxCallsTurn,
+		MaxCalls:       o.MaxCalls,
 		ModelName:      o.Model,
 		Offline:        o.Offline,
 		RecordDir:      o.Record,

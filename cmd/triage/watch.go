@@ -79,19 +79,21 @@ type watchFile struct {
 		Level  string `yaml:"level"`
 	} `yaml:"log"`
 	Pipeline struct {
-		From          string        `yaml:"from"`
-		Instructions  string        `yaml:"instructions"`
-		Model         string        `yaml:"model"`
-		Offline       bool          `yaml:"offline"`
-		WarrantyCSV   string        `yaml:"warranty_csv"`
-		WarrantyURL   string        `yaml:"warranty_url"`
-		TicketsDB     string        `yaml:"tickets_db"`
-		TicketsURL    string        `yaml:"tickets_url"`
-		Staff         []string      `yaml:"staff"`
-		SerialPattern []string      `yaml:"serial_patterns"`
-		MaxTurns      int           `yaml:"max_turns"`
-		TurnTimeout   time.Duration `yaml:"turn_timeout"`
-		Deadline      time.Duration `yaml:"deadline"`
+		From            string        `yaml:"from"`
+		Instructions    string        `yaml:"instructions"`
+		Model           string        `yaml:"model"`
+		Offline         bool          `yaml:"offline"`
+		WarrantyCSV     string        `yaml:"warranty_csv"`
+		WarrantyURL     string        `yaml:"warranty_url"`
+		TicketsDB       string        `yaml:"tickets_db"`
+		TicketsURL      string        `yaml:"tickets_url"`
+		Staff           []string      `yaml:"staff"`
+		SerialPattern   []string      `yaml:"serial_patterns"`
+		MaxTurns        int           `yaml:"max_turns"`
+		TurnTimeout     time.Duration `yaml:"turn_timeout"`
+		Deadline        time.Duration `yaml:"deadline"`
+		MaxCallsPerTurn int           `yaml:"max_calls_per_turn"`
+		MaxCalls        int           `yaml:"max_calls"`
 	} `yaml:"pipeline"`
 }
 
@@ -152,7 +154,7 @@ override it. See deploy/triage.example.yaml and docs/watch.md. Its fields:
   metrics_addr, log: {format: text|json, level: debug|info|warn|error}
   pipeline:  from, instructions, model, offline, warranty_csv, warranty_url,
              tickets_db, tickets_url, staff, serial_patterns, max_turns,
-             turn_timeout, deadline
+             turn_timeout, deadline, max_calls_per_turn, max_calls
 
 Secrets never go on the command line. They are read from the environment
 first, then from the *_file settings (a literal password in the file also
@@ -285,6 +287,8 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	num("max-turns", &o.MaxTurns, p.MaxTurns)
 	dur("turn-timeout", &o.TurnTimeout, p.TurnTimeout)
 	dur("deadline", &o.Deadline, p.Deadline)
+	num("max-calls-per-turn", &o.MaxCallsPerTurn, p.MaxCallsPerTurn)
+	num("max-calls", &o.MaxCalls, p.MaxCalls)
 
 	str("mailbox", &o.Mailbox, wf.IMAP.Mailbox)
 	str("keyword", &o.Keyword, wf.IMAP.Keyword)

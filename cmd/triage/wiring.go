@@ -24,6 +24,7 @@ import (
 	"triage/internal/processor"
 	"triage/internal/scenario"
 	"triage/internal/serial"
+	"triage/internal/tools"
 )
 
 // pipelineOptions are the settings process and watch share.
@@ -48,6 +49,9 @@ type pipelineOptions struct {
 	// register their own --concurrency flag); it sizes the model client's
 	// idle connections.
 	Concurrency int
+	// Call caps per email (issue 7 item 2): calls over them have no effect.
+	MaxCallsPerTurn int
+	MaxCalls        int
 }
 
 // addFlags registers the shared flags on fs.
@@ -68,6 +72,8 @@ func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "total time budget per email")
 	fs.StringVar(&o.ReplyMode, "reply-mode", envOr("TRIAGE_REPLY_MODE", scenario.ReplySend), "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened")
+	fs.IntVar(&o.MaxCallsPerTurn, "max-calls-per-turn", dispatcher.DefaultMaxCallsPerTurn, "function calls the model may make in one turn (more are refused, recorded blocked)")
+	fs.IntVar(&o.MaxCalls, "max-calls", dispatcher.DefaultMaxCallsPerEmail, "function calls the model may make per email (more are refused, recorded blocked)")
 }
 
 func envOr(name, def string) string {
@@ -82,6 +88,7 @@ type pipeline struct {
 	Processor *processor.Processor
 	Model     *llm.Model
 	Scenarios *scenario.Set
+	Tools     *tools.Set
 	closers   []func() error
 }
 
@@ -109,20 +116,33 @@ func instructionsFS(dir string) (fs.FS, error) {
 	return os.DirFS(dir), nil
 }
 
-// routeNames lists the functions the dispatcher can route.
-var routeNames = []string{"check_warranty", "create_ticket", "send_email"}
+// builtinNames lists the builtins tools.yaml may bind (dispatcher.Routes).
+var builtinNames = []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail}
 
-// loadScenarios loads and validates the instruction files.
-func loadScenarios(dir string) (*scenario.Set, error) {
+// instructionSet is everything loaded from an instructions directory.
+type instructionSet struct {
+	Scenarios *scenario.Set
+	Tools     *tools.Set
+}
+
+// loadInstructions loads and validates the instruction files exactly as
+// start-up does (check runs it too): main.md, scenarios/*.md, tools.yaml
+// (${VAR} from the environment), and the bindings against the scenarios.
+// Every problem is reported at once.
+func loadInstructions(dir string) (*instructionSet, error) {
 	fsys, err := instructionsFS(dir)
 	if err != nil {
 		return nil, err
 	}
-	set, err := scenario.Load(fsys, routeNames)
-	if err != nil {
+	set, serr := scenario.Load(fsys, nil)
+	ts, terr := tools.Load(fsys, tools.Config{Builtins: builtinNames})
+	if serr == nil && terr == nil {
+		terr = ts.Check(set)
+	}
+	if err := errors.Join(serr, terr); err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	return set, nil
+	return &instructionSet{Scenarios: set, Tools: ts}, nil
 }
 
 // newPipeline builds everything once: scenarios, model, clients, dispatcher,
@@ -141,9 +161,11 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 	if !scenario.ValidReplyMode(o.ReplyMode) || o.ReplyMode == "" {
 		return nil, usageErr("--reply-mode %q: want send or draft", o.ReplyMode)
 	}
-	if p.Scenarios, err = loadScenarios(o.Instructions); err != nil {
+	ins, err := loadInstructions(o.Instructions)
+	if err != nil {
 		return nil, err
 	}
+	p.Scenarios, p.Tools = ins.Scenarios, ins.Tools
 	from, ourAddr, domain, err := parseFrom(o.From)
 	if err != nil {
 		return nil, err
@@ -202,9 +224,13 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 			Logger:      log,
 		},
 		dispatcher.Config{
-			Routes:         dispatcher.Routes(checker, creator, sender, from, domain),
-			StaffAddresses: o.Staff,
-			Logger:         log,
+			Tools:            p.Tools,
+			Builtins:         dispatcher.Routes(checker, creator, sender, from, domain),
+			StaffAddresses:   o.Staff,
+			Extractor:        ext,
+			MaxCallsPerTurn:  o.MaxCallsPerTurn,
+			MaxCallsPerEmail: o.MaxCalls,
+			Logger:           log,
 		},
 		processor.Config{
 			Scenarios: p.Scenarios,

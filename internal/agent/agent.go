@@ -28,6 +28,14 @@ type Tools interface {
 	Call(ctx context.Context, name string, args map[string]any) map[string]any
 }
 
+// TurnStarter is implemented by Tools that enforce per-turn policies (the
+// dispatcher's per-turn call cap, and requirements that must have been met
+// in an earlier turn): the loop calls StartTurn before running the calls of
+// each model turn.
+type TurnStarter interface {
+	StartTurn()
+}
+
 // Sentinel stop reasons (Result.Stop), wrapped where useful.
 var (
 	ErrMaxTurns        = errors.New("agent: max turns reached")
@@ -247,6 +255,9 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 			return res, nil
 		}
 
+		if ts, ok := tools.(TurnStarter); ok {
+			ts.StartTurn()
+		}
 		parts := make([]*genai.Part, 0, len(fcalls))
 		final := false
 		for _, fc := range fcalls {

@@ -1,8 +1,12 @@
 // Package dispatcher is the only way the model's function calls reach the
-// outside world. It accepts only the loaded scenario's functions, validates
-// arguments against their JSON Schema, enforces the guardrails (who may be
-// mailed, which serials may be checked, one reply per email), routes the call
-// to a client and records every call, refused ones included.
+// outside world. It is a small policy engine over the bindings of tools.yaml:
+// it accepts only the loaded scenario's functions, validates arguments
+// against their JSON Schema, enforces each binding's declared policies (where
+// an argument may come from, enum, pattern, length, required earlier calls,
+// max_calls, effects) and the per-turn and per-email call caps, routes the
+// call to its implementation, caps the result, and records every call,
+// refused ones included. It has no guardrail of its own that is not a
+// declared policy, size caps and call caps aside.
 package dispatcher
 
 import (
@@ -20,16 +24,20 @@ import (
 	"triage/internal/message"
 	"triage/internal/scenario"
 	"triage/internal/serial"
+	"triage/internal/tools"
 )
 
 // Error codes returned to the model in {"ok":false,"error":{...}}.
 const (
 	CodeUnknownFunction     = "unknown_function"
-	CodeInvalidArgs         = "invalid_args"
-	CodeRecipientNotAllowed = "recipient_not_allowed"
-	CodeCustomerMismatch    = "customer_email_mismatch"
-	CodeSerialNotInMessage  = "serial_not_in_message"
-	CodeReplyAlreadySent    = "reply_already_sent"
+	CodeInvalidArgs         = "invalid_args"          // schema, enum, pattern, max_length
+	CodeRecipientNotAllowed = "recipient_not_allowed" // from: reply_to | staff
+	CodeSenderMismatch      = "sender_mismatch"       // from: sender
+	CodeSerialNotInMessage  = "serial_not_in_message" // from: serials
+	CodeNotInMessage        = "not_in_message"        // from: message
+	CodeRequirementNotMet   = "requirement_not_met"   // requires
+	CodeMaxCalls            = "max_calls_reached"     // max_calls (effects: once per email)
+	CodeTooManyCalls        = "too_many_calls"        // per-turn and per-email caps
 	CodeBodyTooLarge        = "body_too_large"
 	CodeBodyNotPlainText    = "body_not_plain_text"
 	CodeUnavailable         = "unavailable" // a client failed (temporary)
@@ -37,22 +45,29 @@ const (
 	CodeInternal            = "internal"
 )
 
-// Function names the guardrails know about.
+// Builtin function names (tools.yaml "builtin:").
 const (
 	FuncCheckWarranty = "check_warranty"
 	FuncCreateTicket  = "create_ticket"
 	FuncSendEmail     = "send_email"
 )
 
-// DefaultMaxBodyBytes caps a send_email body when Config.MaxBodyBytes is 0.
-const DefaultMaxBodyBytes = 20000
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes     = 20000    // send_email body
+	DefaultMaxResultBytes   = 16 << 10 // a result as JSON, before it goes back to the model
+	DefaultMaxCallsPerTurn  = 8
+	DefaultMaxCallsPerEmail = 24
+)
 
 // Error is a coded failure a Func may return; other errors become
-// CodeClientError (or CodeUnavailable when Temporary).
+// CodeClientError (or CodeUnavailable when Temporary). Refused marks a call
+// the Func turned down before it had any effect: it is recorded blocked.
 type Error struct {
 	Code      string
 	Message   string
 	Temporary bool
+	Refused   bool
 }
 
 func (e *Error) Error() string { return "dispatcher: " + e.Code + ": " + e.Message }
@@ -71,9 +86,13 @@ type Call struct {
 	// Draft asks send_email to leave the reply as a draft a person sends
 	// (reply mode draft) instead of sending it.
 	Draft bool
+	// Tool is the call's binding.
+	Tool *tools.Tool
+	// MaxBodyBytes is the send_email body cap (Config.MaxBodyBytes).
+	MaxBodyBytes int
 }
 
-// Func executes one call that passed every guardrail and returns its result.
+// Func executes one call that passed every policy and returns its result.
 type Func func(ctx context.Context, c *Call) (map[string]any, error)
 
 // Record is one recorded call, as it appears in the outcome JSON.
@@ -87,6 +106,11 @@ type Record struct {
 	DurationMS int64          `json:"duration_ms"`
 	// DryRun marks an effect call answered without running (--dry-run).
 	DryRun bool `json:"dry_run,omitempty"`
+	// Repeated marks an effect call identical to an earlier successful one:
+	// it did not run again and returned the first result.
+	Repeated bool `json:"repeated,omitempty"`
+	// Truncated marks a result cut to Config.MaxResultBytes.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // RecordError is the error half of the envelope.
@@ -95,45 +119,73 @@ type RecordError struct {
 	Message string `json:"message"`
 }
 
-// Config configures a Dispatcher; Routes is required.
+// Config configures a Dispatcher; Tools is required, and every binding in
+// it needs an implementation: Routes[name], else Builtins[binding.Builtin].
 type Config struct {
+	// Tools are the bindings and policies of tools.yaml.
+	Tools *tools.Set
+	// Builtins implement the builtin bindings, by builtin name (Routes
+	// builds the standard ones).
+	Builtins map[string]Func
+	// Routes implement bindings by function name; they take precedence over
+	// Builtins (eval's mocks, HTTP and MCP backends).
 	Routes         map[string]Func
-	StaffAddresses []string // allowed send_email.to for scenarios with Escalate
-	MaxBodyBytes   int      // send_email body cap, default 20000
-	// Effects names the functions that change the world (a ticket, a
-	// mail): in a dry run they are answered without running. nil means
-	// DefaultEffects.
-	Effects []string
-	Now     func() time.Time
-	Logger  *slog.Logger
+	StaffAddresses []string          // addresses from: staff accepts
+	Extractor      *serial.Extractor // recognizes serials for from: serials (default serial.New())
+	MaxBodyBytes   int               // send_email body cap, default 20000
+	MaxResultBytes int               // result cap, default 16 KiB of JSON
+	// Call caps: calls over them have no effect and are recorded blocked.
+	MaxCallsPerTurn  int // default 8
+	MaxCallsPerEmail int // default 24
+	Now              func() time.Time
+	Logger           *slog.Logger
 }
 
-// Dispatcher holds the routes; build it once, open a Session per email.
+// Dispatcher holds the bindings and their implementations; build it once,
+// open a Session per email.
 type Dispatcher struct {
-	routes  map[string]Func
-	staff   map[string]bool // lower-cased bare addresses
-	maxBody int
-	effects map[string]bool
-	now     func() time.Time
-	log     *slog.Logger
+	tools     *tools.Set
+	routes    map[string]Func // by function name
+	staff     map[string]bool // lower-cased bare addresses
+	ext       *serial.Extractor
+	maxBody   int
+	maxResult int
+	perTurn   int
+	perEmail  int
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // New checks cfg and applies defaults.
 func New(cfg Config) (*Dispatcher, error) {
-	if len(cfg.Routes) == 0 {
-		return nil, errors.New("dispatcher: Config.Routes is required")
+	if cfg.Tools == nil {
+		return nil, errors.New("dispatcher: Config.Tools is required")
 	}
 	d := &Dispatcher{
-		routes:  make(map[string]Func, len(cfg.Routes)),
-		staff:   make(map[string]bool),
-		maxBody: cfg.MaxBodyBytes,
-		effects: map[string]bool{},
-		now:     cfg.Now,
-		log:     cfg.Logger,
+		tools:     cfg.Tools,
+		routes:    make(map[string]Func, len(cfg.Tools.Tools)),
+		staff:     make(map[string]bool),
+		ext:       cfg.Extractor,
+		maxBody:   cfg.MaxBodyBytes,
+		maxResult: cfg.MaxResultBytes,
+		perTurn:   cfg.MaxCallsPerTurn,
+		perEmail:  cfg.MaxCallsPerEmail,
+		now:       cfg.Now,
+		log:       cfg.Logger,
 	}
-	for name, f := range cfg.Routes {
-		if name == "" || f == nil {
-			return nil, fmt.Errorf("dispatcher: route %q: empty name or nil func", name)
+	for name := range cfg.Routes {
+		if cfg.Tools.Get(name) == nil {
+			return nil, fmt.Errorf("dispatcher: route %q has no binding in %s", name, cfg.Tools.File)
+		}
+	}
+	for _, name := range cfg.Tools.Names() {
+		t := cfg.Tools.Get(name)
+		f := cfg.Routes[name]
+		if f == nil && t.Builtin != "" {
+			f = cfg.Builtins[t.Builtin]
+		}
+		if f == nil {
+			return nil, fmt.Errorf("dispatcher: %s: %s: no implementation for %s", cfg.Tools.File, name, t.Spec)
 		}
 		d.routes[name] = f
 	}
@@ -144,17 +196,27 @@ func New(cfg Config) (*Dispatcher, error) {
 		}
 		d.staff[addr] = true
 	}
-	if cfg.Effects == nil {
-		cfg.Effects = DefaultEffects
-	}
-	for _, name := range cfg.Effects {
-		d.effects[name] = true
-	}
-	if d.maxBody < 0 {
-		return nil, fmt.Errorf("dispatcher: MaxBodyBytes %d is negative", d.maxBody)
+	if d.maxBody < 0 || d.maxResult < 0 || d.perTurn < 0 || d.perEmail < 0 {
+		return nil, errors.New("dispatcher: negative limit in Config")
 	}
 	if d.maxBody == 0 {
 		d.maxBody = DefaultMaxBodyBytes
+	}
+	if d.maxResult == 0 {
+		d.maxResult = DefaultMaxResultBytes
+	}
+	if d.perTurn == 0 {
+		d.perTurn = DefaultMaxCallsPerTurn
+	}
+	if d.perEmail == 0 {
+		d.perEmail = DefaultMaxCallsPerEmail
+	}
+	if d.ext == nil {
+		ext, err := serial.New()
+		if err != nil {
+			return nil, fmt.Errorf("dispatcher: %w", err)
+		}
+		d.ext = ext
 	}
 	if d.now == nil {
 		d.now = time.Now
@@ -165,30 +227,43 @@ func New(cfg Config) (*Dispatcher, error) {
 	return d, nil
 }
 
-// Names returns the routed function names (for scenario validation), sorted.
+// Names returns the bound function names, sorted.
 func (d *Dispatcher) Names() []string {
 	return slices.Sorted(maps.Keys(d.routes))
 }
 
-// Session is the per-email dispatcher; it implements agent.Tools. It is safe
-// for concurrent use; calls are executed one at a time.
+// Tools returns the bindings the dispatcher enforces.
+func (d *Dispatcher) Tools() *tools.Set { return d.tools }
+
+// Session is the per-email dispatcher; it implements agent.Tools (and the
+// agent's turn notification). It is safe for concurrent use; calls are
+// executed one at a time.
 type Session struct {
 	d   *Dispatcher
 	msg *message.Message
 	sc  *scenario.Scenario
 	key string
 
-	// haystack is subject+text+quoted, normalized like serials.
-	haystack string
-
-	mu      sync.Mutex
-	opts    Options
-	records []Record
-	sent    map[string]any
+	mu        sync.Mutex
+	opts      Options
+	records   []Record
+	turn      int // model turn of the calls now arriving (StartTurn)
+	turnCalls int // calls in this turn, refused ones included
+	admitted  int // calls within the per-turn cap, this email
+	runs      map[string]int
+	done      []doneCall // successful runs, in order
+	final     map[string]any
+	facts_    *facts // built on first use
 }
 
-// DefaultEffects are the routed functions that change the world.
-var DefaultEffects = []string{FuncCreateTicket, FuncSendEmail}
+// doneCall is one successful run, for requires and repeats.
+type doneCall struct {
+	name   string
+	args   map[string]any
+	argKey string
+	result map[string]any
+	turn   int
+}
 
 // Options are the per-email settings of a Session.
 type Options struct {
@@ -222,15 +297,21 @@ func dryRunResult(name string, draft bool) map[string]any {
 
 // Session starts the per-email state for msg handled under sc.
 func (d *Dispatcher) Session(msg *message.Message, sc *scenario.Scenario, key string) *Session {
-	s := &Session{d: d, msg: msg, sc: sc, key: key}
-	if msg != nil {
-		s.haystack = serial.Normalize(msg.Subject + "\n" + msg.Text + "\n" + msg.Quoted)
-	}
-	return s
+	return &Session{d: d, msg: msg, sc: sc, key: key, runs: map[string]int{}}
 }
 
-// Call runs one function call through the guardrails and returns the
-// response envelope: {"ok":true,"result":{...}} or
+// StartTurn tells the session that the calls that follow belong to a new
+// model turn: the per-turn cap starts again, and calls that succeeded
+// before now count for requires.
+func (s *Session) StartTurn() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turn++
+	s.turnCalls = 0
+}
+
+// Call runs one function call through the policies and returns the response
+// envelope: {"ok":true,"result":{...}} or
 // {"ok":false,"error":{"code":"...","message":"..."}}.
 func (s *Session) Call(ctx context.Context, name string, args map[string]any) map[string]any {
 	s.mu.Lock()
@@ -238,24 +319,38 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 
 	start := s.d.now()
 	rec := Record{Name: name, Args: cloneArgs(args)}
-	route, err := s.check(name, rec.Args)
-	if err != nil {
+	argKey := canonical(rec.Args)
+	tool, route, err := s.admit(name, rec.Args)
+	var first *doneCall
+	if err == nil {
+		first, err = s.policies(tool, rec.Args, argKey)
+	}
+	switch {
+	case err != nil:
 		rec.Blocked = true
-	} else {
+	case first != nil:
+		rec.OK, rec.Result, rec.Repeated = true, first.result, true
+	default:
 		var res map[string]any
-		if s.opts.DryRun && s.d.effects[name] {
+		if s.opts.DryRun && tool.Effect {
 			res, rec.DryRun = dryRunResult(name, s.opts.Draft), true
 		} else {
-			res, err = s.run(ctx, route, &Call{Name: name, Args: rec.Args, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft})
+			res, err = s.run(ctx, route, &Call{Name: name, Args: rec.Args, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody})
+			var de *Error
+			if errors.As(err, &de) && de.Refused {
+				rec.Blocked = true
+			}
 		}
 		if err == nil {
 			if res == nil {
 				res = map[string]any{}
 			}
-			rec.OK = true
-			rec.Result = res
-			if name == FuncSendEmail {
-				s.sent = res
+			res, rec.Truncated = capResult(res, s.d.maxResult)
+			rec.OK, rec.Result = true, res
+			s.runs[name]++
+			s.done = append(s.done, doneCall{name: name, args: rec.Args, argKey: argKey, result: res, turn: s.turn})
+			if tool.Final && s.final == nil {
+				s.final = res
 			}
 		}
 	}
@@ -275,6 +370,9 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 	if rec.Error != nil {
 		attrs = append(attrs, "code", rec.Error.Code)
 	}
+	if rec.Repeated {
+		attrs = append(attrs, "repeated", true)
+	}
 	s.d.log.InfoContext(ctx, "dispatcher: call", attrs...)
 	s.d.log.DebugContext(ctx, "dispatcher: call args", "name", name, "args", rec.Args)
 	return envelope
@@ -290,131 +388,72 @@ func (s *Session) run(ctx context.Context, f Func, c *Call) (res map[string]any,
 	return f(ctx, c)
 }
 
-// check applies the allowlist, the schema and the guardrails. It returns the
-// route to run, or a *Error saying why the call is refused.
-func (s *Session) check(name string, args map[string]any) (Func, error) {
+// admit applies the call caps, the allowlist and the schema. It returns the
+// binding and route, or a *Error saying why the call is refused.
+func (s *Session) admit(name string, args map[string]any) (*tools.Tool, Func, error) {
+	s.turnCalls++
+	if s.turnCalls > s.d.perTurn {
+		return nil, nil, refuse(CodeTooManyCalls, "more than %d calls in one turn: this call was not run; ask for fewer calls at once", s.d.perTurn)
+	}
+	s.admitted++
+	if s.admitted > s.d.perEmail {
+		return nil, nil, refuse(CodeTooManyCalls, "more than %d calls for this email: this call was not run", s.d.perEmail)
+	}
 	var fn *scenario.Function
 	if s.sc != nil {
-		for i := range s.sc.Functions {
-			if s.sc.Functions[i].Name == name {
-				fn = &s.sc.Functions[i]
-				break
-			}
-		}
+		fn = s.sc.Function(name)
 	}
 	if fn == nil {
 		scName := ""
 		if s.sc != nil {
 			scName = s.sc.Name
 		}
-		return nil, refuse(CodeUnknownFunction, "function %q is not available in scenario %q", name, scName)
+		return nil, nil, refuse(CodeUnknownFunction, "function %q is not available in scenario %q", name, scName)
 	}
-	route := s.d.routes[name]
-	if route == nil {
-		return nil, refuse(CodeInternal, "function %q has no route", name)
+	tool, route := s.d.tools.Get(name), s.d.routes[name]
+	if tool == nil || route == nil {
+		return nil, nil, refuse(CodeInternal, "function %q has no binding", name)
 	}
 	if fn.Schema != nil {
 		if err := fn.Schema.Validate(map[string]any(args)); err != nil {
-			return nil, refuse(CodeInvalidArgs, "%s", schemaMessage(err))
+			return nil, nil, refuse(CodeInvalidArgs, "%s", schemaMessage(err))
 		}
 	}
 	if s.msg == nil {
-		return nil, refuse(CodeInternal, "no inbound message in session")
+		return nil, nil, refuse(CodeInternal, "no inbound message in session")
 	}
-	var err error
-	switch name {
-	case FuncCheckWarranty:
-		err = s.checkSerial(args, true)
-	case FuncCreateTicket:
-		err = s.checkTicket(args)
-	case FuncSendEmail:
-		err = s.checkEmail(args)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return route, nil
+	return tool, route, nil
 }
 
-func (s *Session) checkSerial(args map[string]any, required bool) error {
-	v, present := args["serial_number"]
-	if !present && !required {
-		return nil
-	}
-	sn, ok := v.(string)
-	if !ok {
-		return refuse(CodeInvalidArgs, "serial_number must be a string")
-	}
-	norm := serial.Normalize(sn)
-	if norm == "" {
-		if !required {
-			return nil
+// policies applies the binding's declared policies: args, then (for an
+// effect) an identical earlier success, then max_calls, then requires. It
+// returns the earlier call to repeat, or nil to run this one.
+func (s *Session) policies(t *tools.Tool, args map[string]any, argKey string) (*doneCall, error) {
+	for _, a := range slices.Sorted(maps.Keys(t.Args)) {
+		v, present := args[a]
+		if !present {
+			continue // the schema says whether it is required
 		}
-		return refuse(CodeInvalidArgs, "serial_number is empty")
+		if err := s.checkArg(a, t.Args[a], v); err != nil {
+			return nil, err
+		}
 	}
-	// A very short "serial" would occur in almost any text by chance.
-	if len(norm) < minSerialLen {
-		return refuse(CodeInvalidArgs, "serial_number %q is too short to be a serial number", sn)
+	if t.Effect {
+		for i := range s.done {
+			if c := &s.done[i]; c.name == t.Name && c.argKey == argKey {
+				return c, nil
+			}
+		}
 	}
-	if !strings.Contains(s.haystack, norm) {
-		return refuse(CodeSerialNotInMessage, "serial %q does not occur in the customer's message", sn)
+	if limit := t.Limit(s.d.perEmail); s.runs[t.Name] >= limit {
+		return nil, refuse(CodeMaxCalls, "%s already ran %d time(s) for this email, the limit (max_calls) is %d", t.Name, s.runs[t.Name], limit)
 	}
-	return nil
-}
-
-func (s *Session) checkTicket(args map[string]any) error {
-	ce, ok := args["customer_email"].(string)
-	if !ok {
-		return refuse(CodeInvalidArgs, "customer_email must be a string")
+	for _, r := range t.Requires {
+		if err := s.checkRequirement(t, r, args); err != nil {
+			return nil, err
+		}
 	}
-	addr, err := bareAddress(ce)
-	if err != nil {
-		return refuse(CodeCustomerMismatch, "customer_email %q is not a single address: %v", ce, err)
-	}
-	if !sameAddress(addr, s.msg.From.Address) && !sameAddress(addr, s.msg.ReplyTo) {
-		return refuse(CodeCustomerMismatch, "customer_email must be the sender of the message")
-	}
-	return s.checkSerial(args, false)
-}
-
-func (s *Session) checkEmail(args map[string]any) error {
-	if s.sent != nil {
-		return refuse(CodeReplyAlreadySent, "a reply was already sent for this message")
-	}
-	to, ok := args["to"].(string)
-	if !ok {
-		return refuse(CodeInvalidArgs, "to must be a string")
-	}
-	subject, ok := args["subject"].(string)
-	if !ok {
-		return refuse(CodeInvalidArgs, "subject must be a string")
-	}
-	body, ok := args["body"].(string)
-	if !ok {
-		return refuse(CodeInvalidArgs, "body must be a string")
-	}
-	addr, err := bareAddress(to) // a list ("a@x, b@y") is refused here
-
-	if err != nil {
-		return refuse(CodeRecipientNotAllowed, "exactly one recipient is allowed; %q is not a single address: %v", to, err)
-	}
-	allowed := sameAddress(addr, s.msg.ReplyTo)
-	if !allowed && s.sc.Escalate {
-		allowed = s.d.staff[addr]
-	}
-	if !allowed {
-		return refuse(CodeRecipientNotAllowed, "replies may only go to the customer's reply address")
-	}
-	if strings.ContainsAny(subject, "\r\n") {
-		return refuse(CodeInvalidArgs, "subject must be a single line")
-	}
-	if len(body) > s.d.maxBody {
-		return refuse(CodeBodyTooLarge, "body is %d bytes, the limit is %d", len(body), s.d.maxBody)
-	}
-	if looksLikeHTML(body) {
-		return refuse(CodeBodyNotPlainText, "body must be plain text, not HTML")
-	}
-	return nil
+	return nil, nil
 }
 
 // Records returns a copy of every call so far, in order.
@@ -424,15 +463,12 @@ func (s *Session) Records() []Record {
 	return slices.Clone(s.records)
 }
 
-// Sent returns the result of the successful send_email call, or nil.
+// Sent returns the result of the first successful final call, or nil.
 func (s *Session) Sent() map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.sent
+	return s.final
 }
-
-// minSerialLen is the shortest normalized serial the dispatcher accepts.
-const minSerialLen = 4
 
 func refuse(code, format string, a ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
@@ -473,6 +509,21 @@ func bareAddress(s string) (string, error) {
 
 func sameAddress(bare, other string) bool {
 	return other != "" && strings.EqualFold(bare, strings.TrimSpace(other))
+}
+
+// plainBody refuses a reply body over max bytes (default
+// DefaultMaxBodyBytes) or one that looks like HTML: replies are plain text.
+func plainBody(body string, max int) error {
+	if max <= 0 {
+		max = DefaultMaxBodyBytes
+	}
+	if len(body) > max {
+		return &Error{Code: CodeBodyTooLarge, Message: fmt.Sprintf("body is %d bytes, the limit is %d", len(body), max), Refused: true}
+	}
+	if looksLikeHTML(body) {
+		return &Error{Code: CodeBodyNotPlainText, Message: "body must be plain text, not HTML", Refused: true}
+	}
+	return nil
 }
 
 var htmlMarkers = []string{"<html", "<body", "<div", "<p>", "<p ", "</p>", "<br", "<a href"}

@@ -13,9 +13,34 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"triage/instructions"
 	"triage/internal/message"
 	"triage/internal/scenario"
+	"triage/internal/tools"
 )
+
+// shippedTools loads the shipped tools.yaml: the guardrails production runs.
+func shippedTools(t testing.TB) *tools.Set {
+	t.Helper()
+	ts, err := tools.Load(instructions.FS, tools.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// parseTools loads a tools.yaml given inline.
+func parseTools(t testing.TB, yml string) *tools.Set {
+	t.Helper()
+	ts, err := tools.Parse("tools.yaml", []byte(yml), tools.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// turn marks the start of the next model turn in a list of steps.
+var turn = step{name: "--turn--"}
 
 // compile compiles a JSON Schema given as a Go value, like scenario.Load does.
 func compile(t testing.TB, name string, params map[string]any) *jsonschema.Schema {
@@ -54,7 +79,7 @@ func testScenario(t testing.TB, escalate bool, extra ...scenario.Function) *scen
 			"to": str, "subject": str, "body": map[string]any{"type": "string", "minLength": 1},
 		})),
 	}
-	return &scenario.Scenario{Name: "test", Functions: append(fns, extra...), Escalate: escalate, Body: "x"}
+	return &scenario.Scenario{Name: "test", Functions: append(fns, extra...), Body: "x"}
 }
 
 func testMessage() *message.Message {
@@ -63,17 +88,18 @@ func testMessage() *message.Message {
 		From:      mail.Address{Name: "Jan Kowalski", Address: "jan@example.com"},
 		ReplyTo:   "jan.reply@example.com",
 		Subject:   "Reklamacja SN-48213-PL",
-		Text:      "Dzień dobry, mój numer seryjny to s/n abc.123456.\n",
+		Text:      "Dzień dobry, mój LAPTOP nie działa. Prosze o pomoc. S/N: abc.123456.\n",
 		Quoted:    "> old serial XY-777",
 	}
 }
 
 // fakeRoutes records every routed call and answers from results/errs.
 type fakeRoutes struct {
-	mu    sync.Mutex
-	calls []string
-	errs  map[string]error
-	panic map[string]bool
+	mu      sync.Mutex
+	calls   []string
+	errs    map[string]error
+	results map[string]map[string]any
+	panic   map[string]bool
 }
 
 func (f *fakeRoutes) routes(names ...string) map[string]Func {
@@ -91,7 +117,10 @@ func (f *fakeRoutes) routes(names ...string) map[string]Func {
 			if err != nil {
 				return nil, err
 			}
-			return map[string]any{"routed": c.Name, "key": c.Key}, nil
+			if r, ok := f.results[c.Name]; ok {
+				return r, nil
+			}
+			return map[string]any{"routed": c.Name, "key": c.Key, "status": "valid"}, nil
 		}
 	}
 	return m
@@ -124,7 +153,13 @@ func email(to, subject, body string) step {
 }
 
 func ok(name string, args map[string]any) Record {
-	return Record{Name: name, Args: args, OK: true, Result: map[string]any{"routed": name, "key": "key-1"}, DurationMS: 5}
+	return Record{Name: name, Args: args, OK: true, Result: map[string]any{"routed": name, "key": "key-1", "status": "valid"}, DurationMS: 5}
+}
+
+func repeated(name string, args map[string]any) Record {
+	r := ok(name, args)
+	r.Repeated = true
+	return r
 }
 
 func refused(name string, args map[string]any, code string) Record {
@@ -144,20 +179,19 @@ func TestSessionCall(t *testing.T) {
 	good := email("jan.reply@example.com", "Re: Reklamacja", "Dzień dobry,\nsprawdziliśmy.")
 
 	tests := []struct {
-		name     string
-		escalate bool
-		msg      func(m *message.Message)
-		routes   []string // default: all three
-		errs     map[string]error
-		panics   map[string]bool
-		steps    []step
-		want     []Record
-		msgHas   []string // per record, a substring of the error message ("" = no check)
-		routed   []string
+		name    string
+		msg     func(m *message.Message)
+		errs    map[string]error
+		results map[string]map[string]any // route results (default: routed + key)
+		panics  map[string]bool
+		steps   []step
+		want    []Record
+		msgHas  []string // per record, a substring of the error message ("" = no check)
+		routed  []string
 	}{
 		{
 			name:   "valid calls are routed",
-			steps:  []step{{FuncCheckWarranty, cw("SN-48213-PL")}, {FuncCreateTicket, ct("sn48213pl", "JAN@example.com")}, good},
+			steps:  []step{{FuncCheckWarranty, cw("SN-48213-PL")}, turn, {FuncCreateTicket, ct("sn48213pl", "JAN@example.com")}, good},
 			want:   []Record{ok(FuncCheckWarranty, cw("SN-48213-PL")), ok(FuncCreateTicket, ct("sn48213pl", "JAN@example.com")), ok(FuncSendEmail, mailArgs(good))},
 			routed: []string{FuncCheckWarranty, FuncCreateTicket, FuncSendEmail},
 		},
@@ -166,12 +200,6 @@ func TestSessionCall(t *testing.T) {
 			steps:  []step{{"delete_everything", map[string]any{}}},
 			want:   []Record{refused("delete_everything", map[string]any{}, CodeUnknownFunction)},
 			msgHas: []string{"delete_everything"},
-		},
-		{
-			name:   "declared function without a route is internal",
-			routes: []string{FuncSendEmail},
-			steps:  []step{{FuncCheckWarranty, cw("SN-48213-PL")}},
-			want:   []Record{refused(FuncCheckWarranty, cw("SN-48213-PL"), CodeInternal)},
 		},
 		{
 			name: "schema: missing, wrong type, extra property, enum",
@@ -192,48 +220,63 @@ func TestSessionCall(t *testing.T) {
 			msgHas: []string{"missing property 'serial_number'", "at '/serial_number'", "'x'", "at '/priority'", "at '/body'"},
 		},
 		{
-			name: "serial must occur in the message (normalized, quoted included)",
+			// issue 7 item 3: an extracted serial (normalized), never a
+			// word or a substring of one.
+			name: "from serials: an extracted serial, not a word or a substring",
 			steps: []step{
 				{FuncCheckWarranty, cw("SN99999")},
 				{FuncCheckWarranty, cw("ABC123456")},
 				{FuncCheckWarranty, cw("xy 777")},
 				{FuncCheckWarranty, cw(" - ")},
 				{FuncCheckWarranty, cw("SN")},
+				{FuncCheckWarranty, cw("LAPTOP")},
+				{FuncCheckWarranty, cw("Prosze")},
+				{FuncCheckWarranty, cw("4821")},
+				{FuncCheckWarranty, cw("48213")},
 				{FuncCreateTicket, ct("SN-00000", "jan@example.com")},
 			},
 			want: []Record{
 				refused(FuncCheckWarranty, cw("SN99999"), CodeSerialNotInMessage),
 				ok(FuncCheckWarranty, cw("ABC123456")),
 				ok(FuncCheckWarranty, cw("xy 777")),
-				refused(FuncCheckWarranty, cw(" - "), CodeInvalidArgs),
-				refused(FuncCheckWarranty, cw("SN"), CodeInvalidArgs),
+				refused(FuncCheckWarranty, cw(" - "), CodeSerialNotInMessage),
+				refused(FuncCheckWarranty, cw("SN"), CodeSerialNotInMessage),
+				refused(FuncCheckWarranty, cw("LAPTOP"), CodeSerialNotInMessage),
+				refused(FuncCheckWarranty, cw("Prosze"), CodeSerialNotInMessage),
+				refused(FuncCheckWarranty, cw("4821"), CodeSerialNotInMessage),
+				refused(FuncCheckWarranty, cw("48213"), CodeSerialNotInMessage),
 				refused(FuncCreateTicket, ct("SN-00000", "jan@example.com"), CodeSerialNotInMessage),
 			},
 			routed: []string{FuncCheckWarranty, FuncCheckWarranty},
 		},
 		{
-			name: "customer_email must be the sender or reply address",
+			// issue 7 item 3: the From, not the Reply-To.
+			name: "from sender: customer_email is the From address only",
 			steps: []step{
+				{FuncCheckWarranty, cw("SN-48213-PL")}, turn,
 				{FuncCreateTicket, ct("SN-48213-PL", "mallory@evil.example")},
 				{FuncCreateTicket, ct("SN-48213-PL", "jan@example.com, mallory@evil.example")},
 				{FuncCreateTicket, ct("SN-48213-PL", "Jan <jan.reply@example.com>")},
+				{FuncCreateTicket, ct("SN-48213-PL", "Jan <JAN@example.com>")},
 			},
 			want: []Record{
-				refused(FuncCreateTicket, ct("SN-48213-PL", "mallory@evil.example"), CodeCustomerMismatch),
-				refused(FuncCreateTicket, ct("SN-48213-PL", "jan@example.com, mallory@evil.example"), CodeCustomerMismatch),
-				ok(FuncCreateTicket, ct("SN-48213-PL", "Jan <jan.reply@example.com>")),
+				ok(FuncCheckWarranty, cw("SN-48213-PL")),
+				refused(FuncCreateTicket, ct("SN-48213-PL", "mallory@evil.example"), CodeSenderMismatch),
+				refused(FuncCreateTicket, ct("SN-48213-PL", "jan@example.com, mallory@evil.example"), CodeSenderMismatch),
+				refused(FuncCreateTicket, ct("SN-48213-PL", "Jan <jan.reply@example.com>"), CodeSenderMismatch),
+				ok(FuncCreateTicket, ct("SN-48213-PL", "Jan <JAN@example.com>")),
 			},
-			routed: []string{FuncCreateTicket},
+			routed: []string{FuncCheckWarranty, FuncCreateTicket},
 		},
 		{
-			name: "recipient must be the reply address",
+			name: "from reply_to: the reply address only, never staff",
 			steps: []step{
 				email("jan@example.com", "Re", "text"), // From, but Reply-To differs
 				email("mallory@evil.example", "Re", "text"),
 				email("jan.reply@example.com, mallory@evil.example", "Re", "text"),
 				email("jan.reply@example.com; mallory@evil.example", "Re", "text"),
 				email("not an address", "Re", "text"),
-				email("staff@example.com", "Re", "text"), // staff, but no escalation
+				email("staff@example.com", "Re", "text"), // a configured staff address
 				email(`"Kowalski, Jan" <JAN.Reply@Example.com>`, "Re", "text"),
 			},
 			want: []Record{
@@ -248,60 +291,86 @@ func TestSessionCall(t *testing.T) {
 			routed: []string{FuncSendEmail},
 		},
 		{
-			name:     "escalating scenario may mail staff",
-			escalate: true,
-			steps:    []step{email("Support Team <STAFF@example.com>", "Eskalacja", "Proszę o pomoc.")},
-			want:     []Record{ok(FuncSendEmail, mailArgs(email("Support Team <STAFF@example.com>", "Eskalacja", "Proszę o pomoc.")))},
-			routed:   []string{FuncSendEmail},
+			// issue 7 item 3: requires, as declared in the shipped tools.yaml.
+			name: "requires: a ticket only after a valid check of the same serial, in an earlier turn",
+			steps: []step{
+				{FuncCreateTicket, ct("SN-48213-PL", "jan@example.com")}, // no check yet
+				{FuncCheckWarranty, cw("SN-48213-PL")},
+				{FuncCreateTicket, ct("SN-48213-PL", "jan@example.com")}, // same turn as the check
+				turn,
+				{FuncCreateTicket, ct("ABC123456", "jan@example.com")}, // another serial
+				{FuncCreateTicket, ct("sn 48213 pl", "jan@example.com")},
+			},
+			want: []Record{
+				refused(FuncCreateTicket, ct("SN-48213-PL", "jan@example.com"), CodeRequirementNotMet),
+				ok(FuncCheckWarranty, cw("SN-48213-PL")),
+				refused(FuncCreateTicket, ct("SN-48213-PL", "jan@example.com"), CodeRequirementNotMet),
+				refused(FuncCreateTicket, ct("ABC123456", "jan@example.com"), CodeRequirementNotMet),
+				ok(FuncCreateTicket, ct("sn 48213 pl", "jan@example.com")),
+			},
+			msgHas: []string{"only after check_warranty", "", "earlier turn", "same serial_number"},
+			routed: []string{FuncCheckWarranty, FuncCreateTicket},
 		},
 		{
-			name:   "one reply per email",
+			name:    "requires: refused for an expired serial",
+			results: map[string]map[string]any{FuncCheckWarranty: {"status": "expired"}},
+			steps:   []step{{FuncCheckWarranty, cw("SN-48213-PL")}, turn, {FuncCreateTicket, ct("SN-48213-PL", "jan@example.com")}},
+			want: []Record{
+				{Name: FuncCheckWarranty, Args: cw("SN-48213-PL"), OK: true, Result: map[string]any{"status": "expired"}, DurationMS: 5},
+				refused(FuncCreateTicket, ct("SN-48213-PL", "jan@example.com"), CodeRequirementNotMet),
+			},
+			msgHas: []string{"", `{"status":"valid"}`},
+			routed: []string{FuncCheckWarranty},
+		},
+		{
+			// issue 7 item 2: an effect runs once; the same call again
+			// returns the first result without running.
+			name:   "effect: once per email, the same call repeated returns the first result",
 			steps:  []step{good, good, email("jan.reply@example.com", "Re: 2", "again")},
-			want:   []Record{ok(FuncSendEmail, mailArgs(good)), refused(FuncSendEmail, mailArgs(good), CodeReplyAlreadySent), refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", "Re: 2", "again")), CodeReplyAlreadySent)},
+			want:   []Record{ok(FuncSendEmail, mailArgs(good)), repeated(FuncSendEmail, mailArgs(good)), refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", "Re: 2", "again")), CodeMaxCalls)},
 			routed: []string{FuncSendEmail},
 		},
 		{
 			name:   "a failed send does not use up the reply",
 			errs:   map[string]error{FuncSendEmail: tempErr{}},
-			steps:  []step{good},
-			want:   []Record{failed(FuncSendEmail, mailArgs(good), CodeUnavailable)},
-			routed: []string{FuncSendEmail},
+			steps:  []step{good, good},
+			want:   []Record{failed(FuncSendEmail, mailArgs(good), CodeUnavailable), failed(FuncSendEmail, mailArgs(good), CodeUnavailable)},
+			routed: []string{FuncSendEmail, FuncSendEmail},
 		},
 		{
-			name: "body: html, size, subject newline",
-			steps: []step{
-				email("jan.reply@example.com", "Re", "<p>Hello</p>"),
-				email("jan.reply@example.com", "Re", "Hi<BR>there"),
-				email("jan.reply@example.com", "Re", "see <a href=\"http://x\">here</a>"),
-				email("jan.reply@example.com", "Re", strings.Repeat("a", 101)),
-				email("jan.reply@example.com", "Re\r\nBcc: mallory@evil.example", "text"),
-				email("jan.reply@example.com", "Re", strings.Repeat("ą", 50)), // 100 bytes: at the cap
-			},
-			want: []Record{
-				refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", "Re", "<p>Hello</p>")), CodeBodyNotPlainText),
-				refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", "Re", "Hi<BR>there")), CodeBodyNotPlainText),
-				refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", "Re", "see <a href=\"http://x\">here</a>")), CodeBodyNotPlainText),
-				refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", "Re", strings.Repeat("a", 101))), CodeBodyTooLarge),
-				refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", "Re\r\nBcc: mallory@evil.example", "text")), CodeInvalidArgs),
-				ok(FuncSendEmail, mailArgs(email("jan.reply@example.com", "Re", strings.Repeat("ą", 50)))),
-			},
+			name:   "pattern and max_length: subject is one line",
+			steps:  []step{email("jan.reply@example.com", "Re\r\nBcc: mallory@evil.example", "text"), email("jan.reply@example.com", strings.Repeat("ą", 999), "text")},
+			want:   []Record{refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", "Re\r\nBcc: mallory@evil.example", "text")), CodeInvalidArgs), refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", strings.Repeat("ą", 999), "text")), CodeInvalidArgs)},
+			msgHas: []string{"pattern", "999 characters"},
+		},
+		{
+			name:   "a route's refusal is recorded blocked",
+			errs:   map[string]error{FuncSendEmail: &Error{Code: CodeBodyNotPlainText, Message: "html", Refused: true}},
+			steps:  []step{good},
+			want:   []Record{refused(FuncSendEmail, mailArgs(good), CodeBodyNotPlainText)},
 			routed: []string{FuncSendEmail},
 		},
 		{
 			name: "route errors are classified",
 			errs: map[string]error{
 				FuncCheckWarranty: fmt.Errorf("wrapped: %w", &Error{Code: "not_allowed_here", Message: "nope"}),
-				FuncCreateTicket:  errors.New("disk on fire"),
 				FuncSendEmail:     fmt.Errorf("smtp: %w", tempErr{}),
 			},
-			steps: []step{{FuncCheckWarranty, cw("SN-48213-PL")}, {FuncCreateTicket, ct("SN-48213-PL", "jan@example.com")}, good},
+			steps: []step{{FuncCheckWarranty, cw("SN-48213-PL")}, good},
 			want: []Record{
 				failed(FuncCheckWarranty, cw("SN-48213-PL"), "not_allowed_here"),
-				failed(FuncCreateTicket, ct("SN-48213-PL", "jan@example.com"), CodeClientError),
 				failed(FuncSendEmail, mailArgs(good), CodeUnavailable),
 			},
-			msgHas: []string{"nope", "disk on fire", "backend busy"},
-			routed: []string{FuncCheckWarranty, FuncCreateTicket, FuncSendEmail},
+			msgHas: []string{"nope", "backend busy"},
+			routed: []string{FuncCheckWarranty, FuncSendEmail},
+		},
+		{
+			name:   "a plain route error is client_error",
+			errs:   map[string]error{FuncCheckWarranty: errors.New("disk on fire")},
+			steps:  []step{{FuncCheckWarranty, cw("SN-48213-PL")}},
+			want:   []Record{failed(FuncCheckWarranty, cw("SN-48213-PL"), CodeClientError)},
+			msgHas: []string{"disk on fire"},
+			routed: []string{FuncCheckWarranty},
 		},
 		{
 			name:   "a panicking route is internal",
@@ -314,16 +383,13 @@ func TestSessionCall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &fakeRoutes{errs: tt.errs, panic: tt.panics}
-			names := tt.routes
-			if names == nil {
-				names = []string{FuncCheckWarranty, FuncCreateTicket, FuncSendEmail}
-			}
+			f := &fakeRoutes{errs: tt.errs, panic: tt.panics, results: tt.results}
 			d, err := New(Config{
-				Routes:         f.routes(names...),
-				StaffAddresses: []string{"Staff <staff@example.com>"},
-				MaxBodyBytes:   100,
-				Now:            stepClock(),
+				Tools:           shippedTools(t),
+				Routes:          f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail),
+				StaffAddresses:  []string{"Staff <staff@example.com>"},
+				MaxCallsPerTurn: 50, // the caps have their own test
+				Now:             stepClock(),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -332,10 +398,15 @@ func TestSessionCall(t *testing.T) {
 			if tt.msg != nil {
 				tt.msg(msg)
 			}
-			s := d.Session(msg, testScenario(t, tt.escalate), "key-1")
+			s := d.Session(msg, testScenario(t, false), "key-1")
 			for i, st := range tt.steps {
+				if st.name == turn.name {
+					s.StartTurn()
+					continue
+				}
 				env := s.Call(context.Background(), st.name, st.args)
-				rec := s.Records()[i]
+				recs := s.Records()
+				rec := recs[len(recs)-1]
 				wantEnv := map[string]any{"ok": true, "result": rec.Result}
 				if !rec.OK {
 					wantEnv = map[string]any{"ok": false, "error": map[string]any{"code": rec.Error.Code, "message": rec.Error.Message}}
@@ -378,7 +449,7 @@ func TestSessionCall(t *testing.T) {
 
 func TestSessionWithoutScenarioRefusesEverything(t *testing.T) {
 	f := &fakeRoutes{}
-	d, err := New(Config{Routes: f.routes(FuncCheckWarranty)})
+	d, err := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +465,7 @@ func TestSessionWithoutScenarioRefusesEverything(t *testing.T) {
 
 func TestRecordsAreCopies(t *testing.T) {
 	f := &fakeRoutes{}
-	d, _ := New(Config{Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail)})
+	d, _ := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail)})
 	s := d.Session(testMessage(), testScenario(t, false), "key-1")
 	args := map[string]any{"serial_number": "SN-48213-PL"}
 	s.Call(context.Background(), FuncCheckWarranty, args)
@@ -409,14 +480,14 @@ func TestRecordsAreCopies(t *testing.T) {
 
 func TestConcurrentSendsOnlyOneReply(t *testing.T) {
 	f := &fakeRoutes{}
-	d, _ := New(Config{Routes: f.routes(FuncSendEmail)})
+	d, _ := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail), MaxCallsPerTurn: 100, MaxCallsPerEmail: 100})
 	s := d.Session(testMessage(), testScenario(t, false), "key-1")
 	var wg sync.WaitGroup
-	for range 16 {
+	for i := range 16 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.Call(context.Background(), FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re", "body": "ok"})
+			s.Call(context.Background(), FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re", "body": fmt.Sprint("ok ", i)})
 		}()
 	}
 	wg.Wait()
@@ -425,7 +496,7 @@ func TestConcurrentSendsOnlyOneReply(t *testing.T) {
 		if r.OK {
 			sent++
 		}
-		if r.Blocked && r.Error.Code == CodeReplyAlreadySent {
+		if r.Blocked && r.Error.Code == CodeMaxCalls {
 			blocked++
 		}
 	}
@@ -436,15 +507,24 @@ func TestConcurrentSendsOnlyOneReply(t *testing.T) {
 
 func TestNew(t *testing.T) {
 	f := &fakeRoutes{}
+	ts := parseTools(t, `
+tools:
+  a: {builtin: check_warranty}
+  b: {http: {method: POST, url: "http://127.0.0.1:1/x"}}
+`)
 	tests := []struct {
 		name    string
 		cfg     Config
 		wantErr string
 	}{
-		{"no routes", Config{}, "Routes is required"},
-		{"bad staff", Config{Routes: f.routes("a"), StaffAddresses: []string{"a@b, c@d"}}, "StaffAddresses[0]"},
-		{"negative cap", Config{Routes: f.routes("a"), MaxBodyBytes: -1}, "negative"},
-		{"ok", Config{Routes: f.routes("b", "a")}, ""},
+		{"no tools", Config{}, "Tools is required"},
+		{"a binding without an implementation", Config{Tools: ts, Routes: f.routes("a")}, "b: no implementation for http POST"},
+		{"a route without a binding", Config{Tools: ts, Routes: f.routes("a", "b", "c")}, `route "c" has no binding`},
+		{"bad staff", Config{Tools: ts, Routes: f.routes("a", "b"), StaffAddresses: []string{"a@b, c@d"}}, "StaffAddresses[0]"},
+		{"negative cap", Config{Tools: ts, Routes: f.routes("a", "b"), MaxBodyBytes: -1}, "negative"},
+		{"negative call cap", Config{Tools: ts, Routes: f.routes("a", "b"), MaxCallsPerTurn: -1}, "negative"},
+		{"builtin from Builtins", Config{Tools: ts, Builtins: f.routes("check_warranty"), Routes: f.routes("b")}, ""},
+		{"ok", Config{Tools: ts, Routes: f.routes("b", "a")}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,8 +17,8 @@ import (
 // DefaultPriority is create_ticket's priority when the model gives none.
 const DefaultPriority = "normal"
 
-// Routes builds the standard routes: check_warranty, create_ticket and
-// send_email. from is our From address, domain the right-hand side of the
+// Routes builds the standard builtins (Config.Builtins), by builtin name:
+// check_warranty, create_ticket and send_email. from is our From address, domain the right-hand side of the
 // deterministic reply Message-IDs.
 func Routes(w warranty.Checker, t tickets.Creator, m mail.Sender, from, domain string) map[string]Func {
 	return map[string]Func{
@@ -92,6 +92,9 @@ func SendEmail(s mail.Sender, from, domain string) Func {
 		}
 		subject, _ := call.Args["subject"].(string)
 		body, _ := call.Args["body"].(string)
+		if err := plainBody(body, call.MaxBodyBytes); err != nil {
+			return nil, err
+		}
 		r := &mail.Reply{
 			From:    from,
 			To:      to,

@@ -35,8 +35,9 @@ func localDispatcher(t *testing.T, dbPath, outbox string, now time.Time) *Dispat
 		t.Fatal(err)
 	}
 	d, err := New(Config{
-		Routes: Routes(reg, tk, ob, "Wsparcie <support@example.com>", "example.com"),
-		Now:    func() time.Time { return now },
+		Tools:    shippedTools(t),
+		Builtins: Routes(reg, tk, ob, "Wsparcie <support@example.com>", "example.com"),
+		Now:      func() time.Time { return now },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +71,9 @@ func TestRoutesEndToEnd(t *testing.T) {
 			map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000001", "status": "created"}}},
 	}
 	for i, st := range steps {
+		if st.name == FuncCreateTicket {
+			s.StartTurn() // after the model saw check_warranty's result
+		}
 		if diff := cmp.Diff(st.want, s.Call(ctx, st.name, st.args)); diff != "" {
 			t.Errorf("step %d %s (-want +got):\n%s", i, st.name, diff)
 		}
@@ -115,11 +119,16 @@ func TestRoutesEndToEnd(t *testing.T) {
 	// the reply Message-ID.
 	d2 := localDispatcher(t, filepath.Join(dir, "tickets.db"), filepath.Join(dir, "outbox"), now)
 	s2 := d2.Session(msg, sc, "inbox:42")
+	s2.Call(ctx, FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"})
+	s2.StartTurn()
 	got := s2.Call(ctx, FuncCreateTicket, map[string]any{"serial_number": "SN48213PL", "customer_email": "jan@example.com", "priority": "high"})
 	if diff := cmp.Diff(map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000001", "status": "existing"}}, got); diff != "" {
 		t.Errorf("retried create_ticket (-want +got):\n%s", diff)
 	}
-	got = d2.Session(msg, sc, "inbox:43").Call(ctx, FuncCreateTicket, map[string]any{"serial_number": "SN-48213-PL", "customer_email": "jan@example.com", "priority": "high"})
+	s3 := d2.Session(msg, sc, "inbox:43")
+	s3.Call(ctx, FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"})
+	s3.StartTurn()
+	got = s3.Call(ctx, FuncCreateTicket, map[string]any{"serial_number": "SN-48213-PL", "customer_email": "jan@example.com", "priority": "high"})
 	if diff := cmp.Diff(map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000002", "status": "created"}}, got); diff != "" {
 		t.Errorf("another email's create_ticket (-want +got):\n%s", diff)
 	}
@@ -239,7 +248,7 @@ func BenchmarkSessionCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := New(Config{Routes: map[string]Func{FuncCheckWarranty: CheckWarranty(reg)}})
+	d, err := New(Config{Tools: shippedTools(b), Builtins: map[string]Func{FuncCheckWarranty: CheckWarranty(reg)}, Routes: (&fakeRoutes{}).routes(FuncCreateTicket, FuncSendEmail)})
 	if err != nil {
 		b.Fatal(err)
 	}

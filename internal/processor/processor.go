@@ -43,9 +43,6 @@ const (
 	ReasonCanceled     = "canceled"
 )
 
-// FinalFunction is the function whose success means the email was answered.
-const FinalFunction = "send_email"
-
 // Outcome is the JSON record for one input (DESIGN.md contract; fields may be
 // added, never renamed).
 type Outcome struct {
@@ -148,9 +145,11 @@ func New(cfg Config) (*Processor, error) {
 	case cfg.Extractor == nil:
 		return nil, errors.New("processor: Config.Extractor is required")
 	}
+	// The final function (its success means handled) comes from the
+	// bindings (tools.yaml final: true), one per scenario.
 	for _, sc := range cfg.Scenarios.Scenarios {
-		if sc.Function(FinalFunction) == nil {
-			return nil, fmt.Errorf("processor: %s: available_functions: must declare %s (every email ends with a reply)", sc.File, FinalFunction)
+		if cfg.Dispatcher.Tools().FinalOf(sc) == "" {
+			return nil, fmt.Errorf("processor: %s: available_functions: declares no final function (tools.yaml final: true); every email ends with a reply", sc.File)
 		}
 	}
 	if !scenario.ValidReplyMode(cfg.ReplyMode) {
@@ -254,6 +253,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.Scenario = sc.Name
 	facts.Scenario = sc.Name
 
+	final := p.cfg.Dispatcher.Tools().FinalOf(sc)
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
 	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == scenario.ReplyDraft
 	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun})
@@ -261,7 +261,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		System:        prompt.System(p.cfg.Scenarios.Main, sc.Body),
 		Prompt:        prompt.User(facts, text, quoted),
 		Functions:     declarations(sc),
-		FinalFunction: FinalFunction,
+		FinalFunction: final,
 	}, session)
 	out.FunctionCalls = session.Records()
 	out.ModelCalls += res.ModelCalls
@@ -270,10 +270,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		return fail(ReasonEmailNotSent, err.Error())
 	}
 
-	// Verify: only a successful send_email makes an email handled.
-	sent := sentRecord(out.FunctionCalls)
+	// Verify: only a successful final call (send_email) makes an email handled.
+	sent := sentRecord(out.FunctionCalls, final)
 	if sent == nil {
-		detail := "the model ended without a successful send_email"
+		detail := "the model ended without a successful " + final
 		if res.Stop != nil {
 			detail = res.Stop.Error()
 		}
@@ -314,9 +314,9 @@ func declarations(sc *scenario.Scenario) []*genai.FunctionDeclaration {
 	return decls
 }
 
-func sentRecord(recs []dispatcher.Record) *dispatcher.Record {
+func sentRecord(recs []dispatcher.Record, final string) *dispatcher.Record {
 	for i := range recs {
-		if recs[i].Name == FinalFunction && recs[i].OK {
+		if recs[i].Name == final && recs[i].OK {
 			return &recs[i]
 		}
 	}

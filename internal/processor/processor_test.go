@@ -24,6 +24,7 @@ import (
 	"triage/internal/prompt"
 	"triage/internal/scenario"
 	"triage/internal/serial"
+	"triage/internal/tools"
 )
 
 // scripted is a Go-level agent.Model (no HTTP) that plays a fixed plan: it
@@ -101,6 +102,16 @@ type env struct {
 	outbox string
 }
 
+// shippedTools loads the shipped tools.yaml: the policies production runs.
+func shippedTools(t testing.TB) *tools.Set {
+	t.Helper()
+	ts, err := tools.Load(instructions.FS, tools.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
 func newEnv(t testing.TB, m agent.Model) *env {
 	t.Helper()
 	dir := t.TempDir()
@@ -108,6 +119,7 @@ func newEnv(t testing.TB, m agent.Model) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ts := shippedTools(t)
 	csv := filepath.Join(dir, "warranty.csv")
 	if err := os.WriteFile(csv, []byte("serial_number,status,expiration_date,product\nSN-48213-PL,valid,2027-05-31,Ekspres\nSN98765,expired,2024-06-15,Toster\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -132,7 +144,7 @@ func newEnv(t testing.TB, m agent.Model) *env {
 	}
 	p, err := processor.Assemble(
 		agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Routes: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
+		dispatcher.Config{Tools: ts, Builtins: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
 		processor.Config{
 			Scenarios: set, Extractor: ext, ModelName: "scripted",
 			Guard: guard.Config{OwnAddresses: []string{"serwis@example.com"}},

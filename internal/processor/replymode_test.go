@@ -101,7 +101,7 @@ func newModeEnv(t testing.TB, m agent.Model, set *scenario.Set, mod func(*proces
 	}
 	e.proc, err = processor.Assemble(
 		agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Routes: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
+		dispatcher.Config{Tools: shippedTools(t), Builtins: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
 		cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -251,7 +251,7 @@ func TestDryRunGuardrails(t *testing.T) {
 func TestReplyModeInvalidConfig(t *testing.T) {
 	ext, _ := serial.New()
 	_, err := processor.Assemble(agent.Config{Model: &scripted{}},
-		dispatcher.Config{Routes: map[string]dispatcher.Func{"send_email": func(context.Context, *dispatcher.Call) (map[string]any, error) { return nil, nil }}},
+		dispatcher.Config{Tools: shippedTools(t), Builtins: dispatcher.Routes(nil, nil, nil, "", "")},
 		processor.Config{Scenarios: instructionsWith(t, nil), Extractor: ext, ReplyMode: "later"})
 	if err == nil || !strings.Contains(err.Error(), `ReplyMode "later"`) {
 		t.Fatalf("Assemble with ReplyMode \"later\": err = %v, want one naming it", err)

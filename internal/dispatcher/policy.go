@@ -1,0 +1,367 @@
+package dispatcher
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"triage/internal/serial"
+	"triage/internal/tools"
+)
+
+// checkArg applies one argument's policy to its value.
+func (s *Session) checkArg(name string, p *tools.Arg, v any) error {
+	str, isString := v.(string)
+	if p.Enum != nil {
+		if !isString || !slices.Contains(p.Enum, str) {
+			return refuse(CodeInvalidArgs, "%s must be one of %s", name, strings.Join(p.Enum, ", "))
+		}
+	}
+	if p.MaxLength > 0 {
+		if !isString {
+			return refuse(CodeInvalidArgs, "%s must be a string", name)
+		}
+		if n := utf8.RuneCountInString(str); n > p.MaxLength {
+			return refuse(CodeInvalidArgs, "%s is %d characters long, the limit is %d", name, n, p.MaxLength)
+		}
+	}
+	if p.Regexp != nil {
+		if !isString || !p.Regexp.MatchString(str) {
+			return refuse(CodeInvalidArgs, "%s does not match the pattern %s", name, p.Pattern)
+		}
+	}
+	if p.From == "" {
+		return nil
+	}
+	if !isString || strings.TrimSpace(str) == "" {
+		return refuse(CodeInvalidArgs, "%s must be a non-empty string", name)
+	}
+	switch p.From {
+	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
+		return s.checkAddress(name, p.From, str)
+	case tools.FromSerials:
+		if !s.facts().serial(str) {
+			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message", name, str)
+		}
+	case tools.FromMessage:
+		if !s.facts().inMessage(str) {
+			return refuse(CodeNotInMessage, "%s %q does not occur as whole words in the customer's subject or message", name, str)
+		}
+	default:
+		return refuse(CodeInternal, "%s: unknown from %q", name, p.From)
+	}
+	return nil
+}
+
+// checkAddress accepts exactly one address equal to the one from names.
+func (s *Session) checkAddress(name, from, v string) error {
+	code := CodeRecipientNotAllowed
+	if from == tools.FromSender {
+		code = CodeSenderMismatch
+	}
+	addr, err := bareAddress(v) // a list ("a@x, b@y") is refused here
+	if err != nil {
+		return refuse(code, "%s must be exactly one address; %q is not: %v", name, v, err)
+	}
+	switch from {
+	case tools.FromSender:
+		if !sameAddress(addr, s.msg.From.Address) {
+			return refuse(code, "%s must be the sender of the message (its From address)", name)
+		}
+	case tools.FromReplyTo:
+		if !sameAddress(addr, s.msg.ReplyTo) {
+			return refuse(code, "%s must be the customer's reply address", name)
+		}
+	case tools.FromStaff:
+		if !s.d.staff[addr] {
+			return refuse(code, "%s must be a configured staff address", name)
+		}
+	}
+	return nil
+}
+
+// checkRequirement looks for an earlier successful call, in an earlier
+// turn, that satisfies r.
+func (s *Session) checkRequirement(t *tools.Tool, r tools.Requirement, args map[string]any) error {
+	sameTurn := false
+	for _, c := range s.done {
+		if c.name != r.Call || !subset(r.Result, c.result) || !s.same(t, r.Same, args, c.args) {
+			continue
+		}
+		if c.turn < s.turn {
+			return nil
+		}
+		sameTurn = true
+	}
+	want := r.Call + " succeeded"
+	if len(r.Result) > 0 {
+		b, _ := json.Marshal(r.Result)
+		want += " with a result matching " + string(b)
+	}
+	if len(r.Same) > 0 {
+		want += " for the same " + strings.Join(r.Same, ", ")
+	}
+	if sameTurn {
+		return refuse(CodeRequirementNotMet, "%s needs %s in an earlier turn: read that result first, then call %s", t.Name, want, t.Name)
+	}
+	return refuse(CodeRequirementNotMet, "%s is allowed only after %s", t.Name, want)
+}
+
+// same reports whether the named arguments are equal in both calls, normalized
+// the way the binding's from policy reads them.
+func (s *Session) same(t *tools.Tool, names []string, a, b map[string]any) bool {
+	for _, n := range names {
+		va, oka := a[n]
+		vb, okb := b[n]
+		if !oka || !okb {
+			return false
+		}
+		from := ""
+		if p := t.Args[n]; p != nil {
+			from = p.From
+		}
+		if normalize(from, va) != normalize(from, vb) {
+			return false
+		}
+	}
+	return true
+}
+
+func normalize(from string, v any) string {
+	str, ok := v.(string)
+	if !ok {
+		return canonical(v)
+	}
+	switch from {
+	case tools.FromSerials:
+		return serial.Normalize(str)
+	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
+		if addr, err := bareAddress(str); err == nil {
+			return addr
+		}
+	}
+	return strings.ToLower(strings.TrimSpace(str))
+}
+
+// subset reports whether every key of want has an equal value in got
+// (maps recursively).
+func subset(want, got map[string]any) bool {
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok {
+			return false
+		}
+		wm, wIsMap := w.(map[string]any)
+		gm, gIsMap := g.(map[string]any)
+		switch {
+		case wIsMap && gIsMap:
+			if !subset(wm, gm) {
+				return false
+			}
+		case !reflect.DeepEqual(jsonish(w), jsonish(g)):
+			return false
+		}
+	}
+	return true
+}
+
+// jsonish converts v to what decoding its JSON gives (numbers float64).
+func jsonish(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
+}
+
+// canonical is v as JSON with sorted keys, for comparing calls.
+func canonical(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// facts are what from: serials and from: message compare against.
+type facts struct {
+	ext      *serial.Extractor
+	serials  map[string]bool // normalized extracted serials
+	all      []string        // tokens of subject, text and quoted text
+	message  [][]string      // folded tokens of the subject and of the new text
+	checkTok map[string]bool // tokens already tried as serials
+}
+
+func (s *Session) facts() *facts {
+	if s.facts_ != nil {
+		return s.facts_
+	}
+	m := s.msg
+	f := &facts{ext: s.d.ext, serials: map[string]bool{}, checkTok: map[string]bool{}}
+	for _, sn := range s.d.ext.Extract(m.Subject+"\n"+m.Text, m.Quoted) {
+		f.serials[serial.Normalize(sn)] = true
+	}
+	f.all = tokens(m.Subject + "\n" + m.Text + "\n" + m.Quoted)
+	for _, part := range []string{m.Subject, m.Text} {
+		f.message = append(f.message, fold(tokens(part)))
+	}
+	s.facts_ = f
+	return f
+}
+
+// serial accepts v when it is one of the extracted serials, or when it is a
+// whole token of the message that is a serial number by itself; never a
+// substring of a longer token.
+func (f *facts) serial(v string) bool {
+	n := serial.Normalize(v)
+	if n == "" {
+		return false
+	}
+	if f.serials[n] {
+		return true
+	}
+	for _, tok := range f.all {
+		if serial.Normalize(tok) != n || f.checkTok[tok] {
+			continue
+		}
+		f.checkTok[tok] = true
+		for _, sn := range f.ext.Extract(tok, "") {
+			if serial.Normalize(sn) == n {
+				f.serials[n] = true
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inMessage accepts v when its words are whole consecutive tokens of the
+// subject or of the new text (case-insensitive).
+func (f *facts) inMessage(v string) bool {
+	want := fold(tokens(v))
+	if len(want) == 0 {
+		return false
+	}
+	for _, toks := range f.message {
+		for i := 0; i+len(want) <= len(toks); i++ {
+			if slices.Equal(toks[i:i+len(want)], want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tokens splits s at white space and trims the punctuation around each
+// piece: "(SN-48213-PL)," is the token "SN-48213-PL".
+func tokens(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, unicode.IsSpace) {
+		f = strings.TrimFunc(f, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) })
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func fold(toks []string) []string {
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		out[i] = strings.ToLower(t)
+	}
+	return out
+}
+
+// capResult returns res as it may go back to the model: unchanged when its
+// JSON fits in max bytes, else with its longest strings cut, or (when that
+// is not enough) a truncated JSON preview.
+func capResult(res map[string]any, max int) (map[string]any, bool) {
+	b, err := json.Marshal(res)
+	if err != nil || len(b) <= max {
+		return res, false
+	}
+	out, _ := jsonish(res).(map[string]any)
+	for range 32 {
+		size := len(canonical(out))
+		if size <= max {
+			return out, true
+		}
+		if !cutLongest(out, size-max+64) {
+			break
+		}
+	}
+	const note = `{"truncated":true,"preview":""}`
+	preview := cutString(string(b), max-len(note)-64)
+	return map[string]any{"truncated": true, "preview": preview}, true
+}
+
+// cutLongest shortens the longest string in v by about over bytes; it
+// reports false when there is no string worth cutting.
+func cutLongest(v any, over int) bool {
+	var best *string
+	var walk func(any)
+	var bestSet func(string)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if str, ok := e.(string); ok {
+					if best == nil || len(str) > len(*best) {
+						s := str
+						best = &s
+						bestSet = func(n string) { x[k] = n }
+					}
+					continue
+				}
+				walk(e)
+			}
+		case []any:
+			for i, e := range x {
+				if str, ok := e.(string); ok {
+					if best == nil || len(str) > len(*best) {
+						s := str
+						best = &s
+						bestSet = func(n string) { x[i] = n }
+					}
+					continue
+				}
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	if best == nil || len(*best) < 64 {
+		return false
+	}
+	keep := len(*best) - over - len(truncMark)
+	if keep < 0 {
+		keep = 0
+	}
+	bestSet(cutString(*best, keep) + truncMark)
+	return true
+}
+
+const truncMark = " [... truncated ...]"
+
+// cutString cuts s to at most n bytes on a rune boundary.
+func cutString(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,131 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"triage/internal/scenario"
+)
+
+// placeholder is an HTTP tool's {argument} in its URL.
+var placeholder = regexp.MustCompile(`\{([a-zA-Z_][a-zA-Z0-9_]*)\}`)
+
+// Check validates the bindings against the scenarios: every declared
+// function has a binding, every scenario declares exactly one final function, and
+// every policy names parameters the function really declares (args, same,
+// URL placeholders), in every scenario that declares it; a required call
+// must be declared beside the function that requires it. All problems are
+// reported at once.
+func (s *Set) Check(ss *scenario.Set) error {
+	var errs []error
+	seen := map[string]bool{}
+	add := func(err error) {
+		if !seen[err.Error()] {
+			seen[err.Error()] = true
+			errs = append(errs, err)
+		}
+	}
+	var finals []string
+	for _, name := range s.Names() {
+		if s.Tools[name].Final {
+			finals = append(finals, name)
+		}
+	}
+	for _, sc := range ss.Scenarios {
+		var scFinals []string
+		for i := range sc.Functions {
+			fn := &sc.Functions[i]
+			t := s.Get(fn.Name)
+			if t == nil {
+				add(fmt.Errorf("tools: %s: available_functions[%d].name: %q has no binding in %s (bound: %s)",
+					sc.File, i, fn.Name, s.File, strings.Join(s.Names(), ", ")))
+				continue
+			}
+			if t.Final {
+				scFinals = append(scFinals, fn.Name)
+			}
+			bad := func(field, format string, a ...any) {
+				add(fmt.Errorf("tools: %s: %s: %s: %s", s.File, t.Name, field, fmt.Sprintf(format, a...)))
+			}
+			params := Parameters(fn)
+			notParam := func(field, arg string) {
+				bad(field, "%q is not a parameter of %s as declared in %s (parameters: %s)",
+					arg, fn.Name, sc.File, strings.Join(params, ", "))
+			}
+			for _, a := range slices.Sorted(maps.Keys(t.Args)) {
+				if !slices.Contains(params, a) {
+					notParam("args."+a, a)
+				}
+			}
+			if t.HTTP != nil {
+				for _, m := range placeholder.FindAllStringSubmatch(t.HTTP.URL, -1) {
+					if !slices.Contains(params, m[1]) {
+						notParam("http.url", m[1])
+					}
+				}
+			}
+			for ri, r := range t.Requires {
+				other := sc.Function(r.Call)
+				if other == nil {
+					bad(fmt.Sprintf("requires[%d].call", ri), "%s is not declared in %s, which declares %s: the requirement could never be met",
+						r.Call, sc.File, fn.Name)
+					continue
+				}
+				otherParams := Parameters(other)
+				for j, a := range r.Same {
+					f := fmt.Sprintf("requires[%d].same[%d]", ri, j)
+					if !slices.Contains(params, a) {
+						notParam(f, a)
+					}
+					if !slices.Contains(otherParams, a) {
+						bad(f, "%q is not a parameter of %s as declared in %s (parameters: %s)",
+							a, other.Name, sc.File, strings.Join(otherParams, ", "))
+					}
+				}
+			}
+		}
+		switch {
+		case len(scFinals) == 0:
+			add(fmt.Errorf("tools: %s: available_functions: declares no final function (final in %s: %s); every email must end with one",
+				sc.File, s.File, orNone(finals)))
+		case len(scFinals) > 1:
+			add(fmt.Errorf("tools: %s: available_functions: declares %d final functions (%s); exactly one may mean the email is handled",
+				sc.File, len(scFinals), strings.Join(scFinals, ", ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Final reports whether name is bound as a final function.
+func (s *Set) Final(name string) bool {
+	t := s.Get(name)
+	return t != nil && t.Final
+}
+
+// FinalOf returns the final function sc declares ("" when none; Check
+// guarantees exactly one).
+func (s *Set) FinalOf(sc *scenario.Scenario) string {
+	for _, f := range sc.Functions {
+		if s.Final(f.Name) {
+			return f.Name
+		}
+	}
+	return ""
+}
+
+// Parameters lists the declared parameter names of fn, sorted.
+func Parameters(fn *scenario.Function) []string {
+	props, _ := fn.Parameters["properties"].(map[string]any)
+	return slices.Sorted(maps.Keys(props))
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}

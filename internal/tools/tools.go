@@ -1,0 +1,440 @@
+// Package tools loads and validates tools.yaml: the bindings that say how
+// each function a scenario declares runs (a builtin, an HTTP JSON endpoint or
+// a tool of an MCP server) and the policies the dispatcher enforces on every
+// call to it (where an argument may come from, enums, patterns, lengths,
+// earlier calls it requires, how often it may run, whether it changes the
+// world and whether its success means the email is handled).
+package tools
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// File is the tools file's name inside an instructions directory.
+const File = "tools.yaml"
+
+// Where an argument's value may come from (Arg.From).
+const (
+	FromSender  = "sender"   // the inbound From address
+	FromReplyTo = "reply_to" // the address a reply goes to (Reply-To, else From)
+	FromStaff   = "staff"    // one of the configured staff addresses
+	FromSerials = "serials"  // a serial number found in the message
+	FromMessage = "message"  // whole token(s) of the subject or the new text
+)
+
+// FromKinds lists every From value, in documentation order.
+var FromKinds = []string{FromSender, FromReplyTo, FromStaff, FromSerials, FromMessage}
+
+// HTTP methods an HTTP tool may use.
+const (
+	MethodGet  = "GET"  // arguments fill the {placeholders} of the URL
+	MethodPost = "POST" // arguments are the JSON body (placeholders filled too)
+)
+
+// DefaultHTTPTimeout is an HTTP tool's timeout when the file gives none.
+const DefaultHTTPTimeout = 10 * time.Second
+
+// Set is a loaded tools file.
+type Set struct {
+	File  string           // path of the file, for messages
+	Tools map[string]*Tool // by function name
+}
+
+// Tool is one binding: exactly one of Builtin, HTTP and MCP is set.
+type Tool struct {
+	Name    string    `yaml:"-"`
+	Builtin string    `yaml:"builtin"`
+	HTTP    *HTTPSpec `yaml:"http"`
+	MCP     *MCPSpec  `yaml:"mcp"`
+	// Effect marks a tool that changes the world: it runs at most MaxCalls
+	// times per email (default 1), the same call repeated returns the first
+	// result, and dry runs skip it.
+	Effect bool `yaml:"effect"`
+	// Final marks the tool whose success means the email is handled.
+	Final bool `yaml:"final"`
+	// MaxCalls caps successful runs per email; 0 means the default (1 for an
+	// effect, else only the per-email call cap).
+	MaxCalls int             `yaml:"max_calls"`
+	Args     map[string]*Arg `yaml:"args"`
+	Requires []Requirement   `yaml:"requires"`
+	// Spec is a one-line description of how the tool runs, with ${VAR}
+	// unexpanded and header values left out (safe to print).
+	Spec string `yaml:"-"`
+}
+
+// HTTPSpec runs a tool as an HTTP JSON request.
+type HTTPSpec struct {
+	Method  string            `yaml:"method"`
+	URL     string            `yaml:"url"`
+	Headers map[string]string `yaml:"headers"`
+	Timeout time.Duration     `yaml:"timeout"`
+}
+
+// MCPSpec runs a tool of an MCP server, over stdio (Command) or streamable
+// HTTP (URL).
+type MCPSpec struct {
+	Command []string `yaml:"command"`
+	URL     string   `yaml:"url"`
+	// Tool is the server's name for the tool (default: the binding's key).
+	Tool string `yaml:"tool"`
+}
+
+// Arg is the policy on one argument.
+type Arg struct {
+	From      string   `yaml:"from"`
+	Enum      []string `yaml:"enum"`
+	Pattern   string   `yaml:"pattern"` // must match the whole value
+	MaxLength int      `yaml:"max_length"`
+	// Regexp is Pattern compiled, anchored at both ends.
+	Regexp *regexp.Regexp `yaml:"-"`
+}
+
+// Requirement is an earlier successful call the tool needs in the same
+// email, made in an earlier model turn.
+type Requirement struct {
+	Call string `yaml:"call"`
+	// Result must be a subset of that call's result.
+	Result map[string]any `yaml:"result"`
+	// Same lists arguments that must be equal (normalized) in both calls.
+	Same []string `yaml:"same"`
+}
+
+// Config says what Load may accept.
+type Config struct {
+	// Builtins are the builtin names the program implements; nil accepts any.
+	Builtins []string
+	// LookupEnv reads ${VAR} (default os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+}
+
+type fileYAML struct {
+	Tools map[string]*Tool `yaml:"tools"`
+}
+
+var (
+	toolName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`)
+	envRef   = regexp.MustCompile(`\$\{([^}]*)\}`)
+	envName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Load reads File from fsys, expands ${VAR} in the http and mcp settings and
+// validates every binding on its own (Check validates them against the
+// scenarios). All problems are reported at once, each naming the file, the
+// tool and the field.
+func Load(fsys fs.FS, cfg Config) (*Set, error) {
+	raw, err := fs.ReadFile(fsys, File)
+	if err != nil {
+		return nil, fmt.Errorf("tools: %s: %w", File, err)
+	}
+	return Parse(File, raw, cfg)
+}
+
+// Parse is Load for the contents of a file named file.
+func Parse(file string, raw []byte, cfg Config) (*Set, error) {
+	if cfg.LookupEnv == nil {
+		cfg.LookupEnv = os.LookupEnv
+	}
+	var errs []error
+	fail := func(tool, field, format string, a ...any) {
+		msg := fmt.Sprintf(format, a...)
+		switch {
+		case tool == "":
+			errs = append(errs, fmt.Errorf("tools: %s: %s", file, msg))
+		case field == "":
+			errs = append(errs, fmt.Errorf("tools: %s: %s: %s", file, tool, msg))
+		default:
+			errs = append(errs, fmt.Errorf("tools: %s: %s: %s: %s", file, tool, field, msg))
+		}
+	}
+
+	var doc fileYAML
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	err := dec.Decode(&doc)
+	var typeErr *yaml.TypeError
+	switch {
+	case err == nil:
+	case errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("tools: %s: empty (want a tools: map)", file)
+	case errors.As(err, &typeErr):
+		for _, e := range typeErr.Errors {
+			fail("", "", "%s", e)
+		}
+	default:
+		return nil, fmt.Errorf("tools: %s: %w", file, err)
+	}
+	if doc.Tools == nil && len(errs) == 0 {
+		return nil, fmt.Errorf("tools: %s: tools: missing (a map from function name to binding)", file)
+	}
+
+	set := &Set{File: file, Tools: map[string]*Tool{}}
+	for _, name := range slices.Sorted(maps.Keys(doc.Tools)) {
+		t := doc.Tools[name]
+		if t == nil {
+			fail(name, "", "empty binding (want builtin, http or mcp)")
+			continue
+		}
+		t.Name = name
+		field := func(f string) func(string, ...any) {
+			return func(format string, a ...any) { fail(name, f, format, a...) }
+		}
+		if !toolName.MatchString(name) {
+			fail(name, "", "name must match %s", toolName)
+		}
+		t.validate(cfg, field)
+		set.Tools[name] = t
+	}
+	for _, name := range slices.Sorted(maps.Keys(set.Tools)) {
+		for i, r := range set.Tools[name].Requires {
+			if r.Call != "" && set.Tools[r.Call] == nil {
+				fail(name, fmt.Sprintf("requires[%d].call", i), "%q is not a tool of this file", r.Call)
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+// validate checks one binding, fills defaults and expands ${VAR}.
+func (t *Tool) validate(cfg Config, field func(string) func(string, ...any)) {
+	kinds := 0
+	for _, set := range []bool{t.Builtin != "", t.HTTP != nil, t.MCP != nil} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		field("")("exactly one of builtin, http and mcp must be set (found %d)", kinds)
+	}
+	switch {
+	case t.Builtin != "":
+		if cfg.Builtins != nil && !slices.Contains(cfg.Builtins, t.Builtin) {
+			field("builtin")("%q is not a builtin (known: %s)", t.Builtin, strings.Join(cfg.Builtins, ", "))
+		}
+		t.Spec = "builtin " + t.Builtin
+	case t.HTTP != nil:
+		t.validateHTTP(cfg, field)
+	case t.MCP != nil:
+		t.validateMCP(cfg, field)
+	}
+	if t.MaxCalls < 0 {
+		field("max_calls")("%d is negative", t.MaxCalls)
+	}
+	for _, a := range slices.Sorted(maps.Keys(t.Args)) {
+		p := t.Args[a]
+		f := "args." + a
+		if p == nil {
+			field(f)("empty policy (want from, enum, pattern or max_length)")
+			continue
+		}
+		if p.From != "" && !slices.Contains(FromKinds, p.From) {
+			field(f+".from")("%q must be one of %s", p.From, strings.Join(FromKinds, ", "))
+		}
+		if p.MaxLength < 0 {
+			field(f+".max_length")("%d is negative", p.MaxLength)
+		}
+		if p.Pattern != "" {
+			re, err := regexp.Compile(`^(?:` + p.Pattern + `)$`)
+			if err != nil {
+				field(f+".pattern")("%v", err)
+			}
+			p.Regexp = re
+		}
+		if p.From == "" && p.Enum == nil && p.Pattern == "" && p.MaxLength == 0 {
+			field(f)("empty policy (want from, enum, pattern or max_length)")
+		}
+		if p.Enum != nil && len(p.Enum) == 0 {
+			field(f + ".enum")("empty list")
+		}
+	}
+	for i, r := range t.Requires {
+		f := fmt.Sprintf("requires[%d]", i)
+		switch {
+		case r.Call == "":
+			field(f + ".call")("missing")
+		case r.Call == t.Name:
+			field(f + ".call")("a tool cannot require itself")
+		}
+		for j, s := range r.Same {
+			if s == "" {
+				field(fmt.Sprintf("%s.same[%d]", f, j))("empty argument name")
+			}
+		}
+		if r.Result != nil {
+			v, err := jsonValue(r.Result)
+			if err != nil {
+				field(f+".result")("%v", err)
+			} else {
+				t.Requires[i].Result = v.(map[string]any)
+			}
+		}
+	}
+}
+
+func (t *Tool) validateHTTP(cfg Config, field func(string) func(string, ...any)) {
+	h := t.HTTP
+	h.Method = strings.ToUpper(strings.TrimSpace(h.Method))
+	if h.Method == "" {
+		h.Method = MethodGet
+	}
+	if h.Method != MethodGet && h.Method != MethodPost {
+		field("http.method")("%q must be GET or POST", h.Method)
+	}
+	if h.Timeout < 0 {
+		field("http.timeout")("%s is negative", h.Timeout)
+	}
+	if h.Timeout == 0 {
+		h.Timeout = DefaultHTTPTimeout
+	}
+	spec := fmt.Sprintf("http %s %s", h.Method, h.URL)
+	if len(h.Headers) > 0 {
+		spec += " (headers: " + strings.Join(slices.Sorted(maps.Keys(h.Headers)), ", ") + ")"
+	}
+	t.Spec = spec + fmt.Sprintf(" timeout %s", h.Timeout)
+
+	if h.URL == "" {
+		field("http.url")("missing")
+	} else {
+		h.URL = expand(h.URL, cfg.LookupEnv, field("http.url"))
+		if u, err := url.Parse(h.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			field("http.url")("%q is not an absolute http(s) URL", h.URL)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(h.Headers)) {
+		h.Headers[k] = expand(h.Headers[k], cfg.LookupEnv, field("http.headers."+k))
+	}
+}
+
+func (t *Tool) validateMCP(cfg Config, field func(string) func(string, ...any)) {
+	m := t.MCP
+	if m.Tool == "" {
+		m.Tool = t.Name
+	}
+	switch {
+	case len(m.Command) > 0 && m.URL != "":
+		field("mcp")("command and url are exclusive")
+	case len(m.Command) == 0 && m.URL == "":
+		field("mcp")("command (stdio) or url (streamable HTTP) is required")
+	}
+	if len(m.Command) > 0 {
+		t.Spec = fmt.Sprintf("mcp stdio %s, tool %s", strings.Join(m.Command, " "), m.Tool)
+		for i := range m.Command {
+			m.Command[i] = expand(m.Command[i], cfg.LookupEnv, field(fmt.Sprintf("mcp.command[%d]", i)))
+		}
+		if strings.TrimSpace(m.Command[0]) == "" {
+			field("mcp.command[0]")("empty program name")
+		}
+	}
+	if m.URL != "" {
+		t.Spec = fmt.Sprintf("mcp %s, tool %s", m.URL, m.Tool)
+		m.URL = expand(m.URL, cfg.LookupEnv, field("mcp.url"))
+		if u, err := url.Parse(m.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			field("mcp.url")("%q is not an absolute http(s) URL", m.URL)
+		}
+	}
+}
+
+// expand replaces every ${VAR} in s from the environment; a missing or
+// malformed variable is reported through fail.
+func expand(s string, lookup func(string) (string, bool), fail func(string, ...any)) string {
+	return envRef.ReplaceAllStringFunc(s, func(ref string) string {
+		name := ref[2 : len(ref)-1]
+		if !envName.MatchString(name) {
+			fail("${%s} is not a valid variable name", name)
+			return ref
+		}
+		v, ok := lookup(name)
+		if !ok {
+			fail("environment variable %s is not set (referenced as ${%s})", name, name)
+			return ref
+		}
+		return v
+	})
+}
+
+// Get returns the binding of a function, or nil.
+func (s *Set) Get(name string) *Tool {
+	if s == nil {
+		return nil
+	}
+	return s.Tools[name]
+}
+
+// Names returns the bound function names, sorted.
+func (s *Set) Names() []string {
+	return slices.Sorted(maps.Keys(s.Tools))
+}
+
+// Limit is how many successful runs per email the tool may have, given the
+// per-email call cap: MaxCalls when set, else 1 for an effect, else perEmail.
+func (t *Tool) Limit(perEmail int) int {
+	switch {
+	case t.MaxCalls > 0:
+		return t.MaxCalls
+	case t.Effect:
+		return 1
+	}
+	return perEmail
+}
+
+// Kind is "builtin", "http" or "mcp".
+func (t *Tool) Kind() string {
+	switch {
+	case t.HTTP != nil:
+		return "http"
+	case t.MCP != nil:
+		return "mcp"
+	}
+	return "builtin"
+}
+
+// jsonValue converts yaml.v3 values to JSON-compatible ones (string keys,
+// float64 numbers) so results compare equal to decoded JSON.
+func jsonValue(v any) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			c, err := jsonValue(x)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			out[k] = c
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			c, err := jsonValue(x)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			out[i] = c
+		}
+		return out, nil
+	case int:
+		return float64(v), nil
+	case int64:
+		return float64(v), nil
+	case uint64:
+		return float64(v), nil
+	case nil, string, bool, float64:
+		return v, nil
+	}
+	return nil, fmt.Errorf("unsupported value %v (%T)", v, v)
+}

@@ -1,0 +1,221 @@
+package tools_test
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"triage/instructions"
+	"triage/internal/scenario"
+	"triage/internal/tools"
+)
+
+var builtins = []string{"check_warranty", "create_ticket", "send_email"}
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+func TestShipped(t *testing.T) {
+	ts, err := tools.Load(instructions.FS, tools.Config{Builtins: builtins})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := scenario.Load(instructions.FS, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.Check(set); err != nil {
+		t.Fatal(err)
+	}
+	// Today's guardrails, as policies (issue 7 item 3).
+	cw, ct, se := ts.Get("check_warranty"), ts.Get("create_ticket"), ts.Get("send_email")
+	if cw.Args["serial_number"].From != tools.FromSerials {
+		t.Errorf("check_warranty.serial_number from %q", cw.Args["serial_number"].From)
+	}
+	if ct.Args["customer_email"].From != tools.FromSender || !ct.Effect || ct.Limit(24) != 1 {
+		t.Errorf("create_ticket = %+v", ct)
+	}
+	want := []tools.Requirement{{Call: "check_warranty", Result: map[string]any{"status": "valid"}, Same: []string{"serial_number"}}}
+	if diff := cmp.Diff(want, ct.Requires); diff != "" {
+		t.Errorf("create_ticket.requires (-want +got):\n%s", diff)
+	}
+	if se.Args["to"].From != tools.FromReplyTo || !se.Final || !se.Effect {
+		t.Errorf("send_email = %+v", se)
+	}
+	for _, sc := range set.Scenarios {
+		if got := ts.FinalOf(sc); got != "send_email" {
+			t.Errorf("%s: final %q", sc.Name, got)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	ts, err := tools.Parse("tools.yaml", []byte(`
+tools:
+  get_order_status:
+    http:
+      url: "${ORDERS_URL}/orders/{order_id}"
+      headers: {Authorization: "Bearer ${ORDERS_TOKEN}"}
+      timeout: 5s
+    max_calls: 3
+    args:
+      order_id: {from: message, pattern: '[0-9]{4,10}', max_length: 10}
+  read_text_file:
+    mcp:
+      command: ["mcp-server-filesystem", "${KB_DIR}"]
+  lookup:
+    mcp: {url: "http://127.0.0.1:9000/mcp", tool: search}
+    args:
+      lang: {enum: [pl, en]}
+`), tools.Config{LookupEnv: env(map[string]string{"ORDERS_URL": "https://orders.example", "ORDERS_TOKEN": "s3cret", "KB_DIR": "/srv/kb"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := ts.Get("get_order_status").HTTP
+	if diff := cmp.Diff(&tools.HTTPSpec{Method: "GET", URL: "https://orders.example/orders/{order_id}", Headers: map[string]string{"Authorization": "Bearer s3cret"}, Timeout: 5 * time.Second}, h); diff != "" {
+		t.Errorf("http (-want +got):\n%s", diff)
+	}
+	if spec := ts.Get("get_order_status").Spec; strings.Contains(spec, "s3cret") || !strings.Contains(spec, "${ORDERS_URL}") {
+		t.Errorf("Spec %q must keep ${VAR} and never show header values", spec)
+	}
+	if got := ts.Get("get_order_status").Limit(24); got != 3 {
+		t.Errorf("max_calls limit %d", got)
+	}
+	if got := ts.Get("lookup").Limit(24); got != 24 {
+		t.Errorf("default limit of a non-effect %d, want the per-email cap", got)
+	}
+	if diff := cmp.Diff(&tools.MCPSpec{Command: []string{"mcp-server-filesystem", "/srv/kb"}, Tool: "read_text_file"}, ts.Get("read_text_file").MCP); diff != "" {
+		t.Errorf("mcp (-want +got):\n%s", diff)
+	}
+	if got := ts.Get("lookup").MCP.Tool; got != "search" {
+		t.Errorf("mcp tool %q", got)
+	}
+	if re := ts.Get("get_order_status").Args["order_id"].Regexp; re.MatchString("12345x") || !re.MatchString("12345") {
+		t.Errorf("pattern must match the whole value")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		yml  string
+		want []string // each must occur in the error
+	}{
+		{"empty", ``, []string{"tools: tools.yaml: empty"}},
+		{"no tools key", `other: 1`, []string{"field other not found"}},
+		{"unknown field", "tools:\n  a: {builtin: send_email, efect: true}", []string{"line 2: field efect not found"}},
+		{"two kinds", "tools:\n  a: {builtin: send_email, mcp: {url: 'http://x/mcp'}}", []string{"tools: tools.yaml: a: exactly one of builtin, http and mcp"}},
+		{"no kind", "tools:\n  a: {effect: true}", []string{"a: exactly one of builtin, http and mcp must be set (found 0)"}},
+		{"unknown builtin", "tools:\n  a: {builtin: delete_all}", []string{`a: builtin: "delete_all" is not a builtin`}},
+		{"bad from", "tools:\n  a: {builtin: send_email, args: {to: {from: anyone}}}", []string{`a: args.to.from: "anyone" must be one of sender, reply_to, staff, serials, message`}},
+		{"bad pattern", "tools:\n  a: {builtin: send_email, args: {to: {pattern: '('}}}", []string{"a: args.to.pattern: error parsing regexp"}},
+		{"empty policy", "tools:\n  a: {builtin: send_email, args: {to: {}}}", []string{"a: args.to: empty policy"}},
+		{"negative", "tools:\n  a: {builtin: send_email, max_calls: -1, args: {to: {max_length: -2}}}", []string{"a: max_calls: -1 is negative", "a: args.to.max_length: -2 is negative"}},
+		{"requires unknown", "tools:\n  a: {builtin: send_email, requires: [{call: b}]}", []string{`a: requires[0].call: "b" is not a tool of this file`}},
+		{"requires self", "tools:\n  a: {builtin: send_email, requires: [{call: a}]}", []string{"a: requires[0].call: a tool cannot require itself"}},
+		{"http", "tools:\n  a: {http: {method: PUT, url: 'ftp://x'}}", []string{`a: http.method: "PUT" must be GET or POST`, `a: http.url: "ftp://x" is not an absolute http(s) URL`}},
+		{"mcp both", "tools:\n  a: {mcp: {command: [x], url: 'http://x/mcp'}}", []string{"a: mcp: command and url are exclusive"}},
+		{"mcp none", "tools:\n  a: {mcp: {tool: x}}", []string{"a: mcp: command (stdio) or url"}},
+		{"missing var", "tools:\n  a: {http: {url: '${NOPE}/x', headers: {X-Key: '${ALSO_NOPE}'}}}", []string{
+			"tools: tools.yaml: a: http.url: environment variable NOPE is not set",
+			"tools: tools.yaml: a: http.headers.X-Key: environment variable ALSO_NOPE is not set"}},
+		{"missing var in mcp", "tools:\n  a: {mcp: {command: [srv, '${KB}']}}", []string{"a: mcp.command[1]: environment variable KB is not set"}},
+		{"all problems at once", "tools:\n  a: {builtin: nope}\n  b: {builtin: send_email, args: {to: {from: x}}}", []string{"a: builtin", "b: args.to.from"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tools.Parse("tools.yaml", []byte(tt.yml), tools.Config{Builtins: builtins, LookupEnv: env(nil)})
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// scenarios builds a scenario set from name -> frontmatter functions.
+func scenarios(t *testing.T, files map[string]string) *scenario.Set {
+	t.Helper()
+	fsys := fstest.MapFS{"main.md": {Data: []byte("rules")}}
+	for name, fns := range files {
+		fsys["scenarios/"+name+".md"] = &fstest.MapFile{Data: []byte("---\nname: " + name + "\ndescription: d\navailable_functions:\n" + fns + "---\nbody\n")}
+	}
+	set, err := scenario.Load(fsys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+const sendFn = `  - name: send_email
+    description: reply
+    parameters: {type: object, properties: {to: {type: string}, subject: {type: string}, body: {type: string}}}
+`
+
+func TestCheck(t *testing.T) {
+	ts, err := tools.Parse("tools.yaml", []byte(`
+tools:
+  send_email: {builtin: send_email, final: true, effect: true, args: {to: {from: reply_to}, recipient: {from: staff}}}
+  check_warranty: {builtin: check_warranty, args: {serial_number: {from: serials}}}
+  create_ticket:
+    builtin: create_ticket
+    requires: [{call: check_warranty, same: [serial, serial_number]}]
+  orders: {http: {url: "http://127.0.0.1:1/orders/{order_id}"}}
+`), tools.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := scenarios(t, map[string]string{
+		"a": sendFn + `  - name: lookup_manual
+    description: not bound
+    parameters: {type: object, properties: {query: {type: string}}}
+  - name: create_ticket
+    description: t
+    parameters: {type: object, properties: {serial_number: {type: string}}}
+  - name: orders
+    description: o
+    parameters: {type: object, properties: {id: {type: string}}}
+`,
+		"b": `  - name: check_warranty
+    description: c
+    parameters: {type: object, properties: {serial_number: {type: string}}}
+`,
+	})
+	err = ts.Check(set)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range []string{
+		`tools: scenarios/a.md: available_functions[1].name: "lookup_manual" has no binding in tools.yaml`,
+		`tools: tools.yaml: send_email: args.recipient: "recipient" is not a parameter of send_email as declared in scenarios/a.md (parameters: body, subject, to)`,
+		`tools: tools.yaml: create_ticket: requires[0].call: check_warranty is not declared in scenarios/a.md`,
+		`tools: tools.yaml: orders: http.url: "order_id" is not a parameter of orders`,
+		`tools: scenarios/b.md: available_functions: declares no final function (final in tools.yaml: send_email)`,
+	} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+
+	// same: names a parameter both calls declare.
+	set = scenarios(t, map[string]string{"a": sendFn + `  - name: check_warranty
+    description: c
+    parameters: {type: object, properties: {serial_number: {type: string}}}
+  - name: create_ticket
+    description: t
+    parameters: {type: object, properties: {serial_number: {type: string}}}
+`})
+	err = ts.Check(set)
+	if err == nil || !strings.Contains(err.Error(), `create_ticket: requires[0].same[0]: "serial" is not a parameter of create_ticket`) ||
+		!strings.Contains(err.Error(), `requires[0].same[0]: "serial" is not a parameter of check_warranty`) {
+		t.Errorf("same: %v", err)
+	}
+}
