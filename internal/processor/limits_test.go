@@ -6,7 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"triage/internal/agent"
 	"triage/internal/message"
 	"triage/internal/processor"
 )
@@ -71,5 +73,35 @@ func TestBadThreadIDsStillReply(t *testing.T) {
 	}
 	if len(m.References) != 21 || m.References[0] != "<r0@example.pl>" || m.References[20] != "<r1999@example.pl>" || m.InReplyTo != "" {
 		t.Errorf("reply threading: In-Reply-To %q, %d References %v", m.InReplyTo, len(m.References), m.References)
+	}
+}
+
+// TestDeadlineBoundsTheWholeEmail: the per-email deadline starts at the top
+// of Process and bounds detection too: every model call's context ends by
+// then, even with a long per-turn timeout (issue 7 item 9).
+func TestDeadlineBoundsTheWholeEmail(t *testing.T) {
+	const deadline = 300 * time.Millisecond
+	m := &scripted{block: true}
+	e := newEnv(t, m, func(ac *agent.Config, _ *processor.Config) {
+		ac.Deadline, ac.TurnTimeout = deadline, time.Hour
+	})
+	start := time.Now()
+	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml",
+		Raw: eml("anna@example.pl", "Pytanie", "Czy zatrudniacie programistów?")})
+	end := time.Now()
+	if out.Status != processor.StatusFailed || !strings.Contains(out.Detail, "deadline") {
+		t.Errorf("outcome %s/%s %q, want failed at the deadline", out.Status, out.Reason, out.Detail)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.deadlines) == 0 {
+		t.Fatal("no model call (detection should ask the model)")
+	}
+	for i, dl := range m.deadlines {
+		// Process returns once its deadline has passed: no call may have
+		// been given longer than that.
+		if dl.IsZero() || dl.After(end) {
+			t.Errorf("model call %d: context deadline %v after start, past the end of Process (%v); the email's deadline is %v", i, dl.Sub(start), end.Sub(start), deadline)
+		}
 	}
 }

@@ -106,7 +106,10 @@ type Config struct {
 	// HeaderLimits caps the header block and each field (defaults in package
 	// message: 256 KiB and 64 KiB); a message over them is failed/parse_error.
 	HeaderLimits message.Limits
-	ModelName    string // recorded in outcomes
+	// Deadline bounds one whole email, parsing to the sent reply (default:
+	// the agent's Deadline in Assemble, else agent.DefaultDeadline).
+	Deadline  time.Duration
+	ModelName string // recorded in outcomes
 	// ReplyMode is the run's reply mode, scenario.ReplySend (default) or
 	// scenario.ReplyDraft; a scenario's reply_mode overrides it.
 	ReplyMode string
@@ -155,6 +158,9 @@ func New(cfg Config) (*Processor, error) {
 	if !scenario.ValidReplyMode(cfg.ReplyMode) {
 		return nil, fmt.Errorf("processor: ReplyMode %q: want %q or %q", cfg.ReplyMode, scenario.ReplySend, scenario.ReplyDraft)
 	}
+	if cfg.Deadline <= 0 {
+		cfg.Deadline = agent.DefaultDeadline
+	}
 	if cfg.MaxTextBytes <= 0 {
 		cfg.MaxTextBytes = 16 << 10
 	}
@@ -169,7 +175,13 @@ func New(cfg Config) (*Processor, error) {
 
 // Process handles one email and always returns an Outcome (never an error):
 // every problem becomes status failed with a reason.
+//
+// The deadline (Config.Deadline) starts here and bounds everything: parsing,
+// detection (model included), the agent loop and the reply's rendering and
+// delivery.
 func (p *Processor) Process(ctx context.Context, in Input) Outcome {
+	ctx, cancel := context.WithTimeoutCause(ctx, p.cfg.Deadline, agent.ErrDeadline)
+	defer cancel()
 	start := p.cfg.Now()
 	out := p.process(ctx, in)
 	out.DurationMS = p.cfg.Now().Sub(start).Milliseconds()
@@ -382,6 +394,9 @@ func Assemble(ac agent.Config, dc dispatcher.Config, cfg Config) (*Processor, er
 		return nil, err
 	}
 	cfg.Agent, cfg.Dispatcher = ag, d
+	if cfg.Deadline == 0 {
+		cfg.Deadline = ac.Deadline
+	}
 	cfg.Detector = detect.New(cfg.Scenarios, ag)
 	return New(cfg)
 }

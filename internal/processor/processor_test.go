@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
@@ -38,10 +40,27 @@ type scripted struct {
 	textOnly bool
 	// err fails every call.
 	err error
+	// block makes every call wait for its context to end (2 s at most),
+	// recording the context's deadline in deadlines.
+	block     bool
+	mu        sync.Mutex
+	deadlines []time.Time
 }
 
 func (s *scripted) GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
 	s.calls.Add(1)
+	if s.block {
+		dl, _ := ctx.Deadline()
+		s.mu.Lock()
+		s.deadlines = append(s.deadlines, dl)
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(2 * time.Second):
+			return nil, errors.New("scripted: blocked call gave up")
+		}
+	}
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -112,7 +131,7 @@ func shippedTools(t testing.TB) *tools.Set {
 	return ts
 }
 
-func newEnv(t testing.TB, m agent.Model) *env {
+func newEnv(t testing.TB, m agent.Model, opts ...func(*agent.Config, *processor.Config)) *env {
 	t.Helper()
 	dir := t.TempDir()
 	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email"})
@@ -142,13 +161,17 @@ func newEnv(t testing.TB, m agent.Model) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := processor.Assemble(
-		agent.Config{Model: m, MaxRetries: -1},
+	ac := agent.Config{Model: m, MaxRetries: -1}
+	pc := processor.Config{
+		Scenarios: set, Extractor: ext, ModelName: "scripted",
+		Guard: guard.Config{OwnAddresses: []string{"serwis@example.com"}},
+	}
+	for _, o := range opts {
+		o(&ac, &pc)
+	}
+	p, err := processor.Assemble(ac,
 		dispatcher.Config{Tools: ts, Builtins: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
-		processor.Config{
-			Scenarios: set, Extractor: ext, ModelName: "scripted",
-			Guard: guard.Config{OwnAddresses: []string{"serwis@example.com"}},
-		})
+		pc)
 	if err != nil {
 		t.Fatal(err)
 	}
