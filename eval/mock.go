@@ -3,6 +3,8 @@ package eval
 import (
 	"context"
 	"fmt"
+	netmail "net/mail"
+	"strings"
 	"sync"
 
 	"triage/internal/dispatcher"
@@ -45,7 +47,8 @@ func (m *mockSeq) call(ctx context.Context, c *dispatcher.Call) (map[string]any,
 	n := m.n
 	m.mu.Unlock()
 	if len(m.responses) == 0 {
-		return m.fallback(n, c.Draft)
+		res, err := m.fallback(n, c.Draft)
+		return m.receipt(c, res, err)
 	}
 	r := m.responses[min(n, len(m.responses))-1]
 	if r.Error != nil {
@@ -55,6 +58,23 @@ func (m *mockSeq) call(ctx context.Context, c *dispatcher.Call) (map[string]any,
 	if res == nil {
 		res = map[string]any{}
 	}
+	return m.receipt(c, res, nil)
+}
+
+// receipt completes a send_email result as the mail client's receipt does:
+// "to" is the bare address the reply went to, unless the case gives one.
+func (m *mockSeq) receipt(c *dispatcher.Call, res map[string]any, err error) (map[string]any, error) {
+	if err != nil || m.name != dispatcher.FuncSendEmail || res["to"] != nil {
+		return res, err
+	}
+	to, _ := c.Args["to"].(string)
+	if to == "" {
+		return res, nil
+	}
+	if a, perr := netmail.ParseAddress(to); perr == nil {
+		to = strings.ToLower(a.Address)
+	}
+	res["to"] = to
 	return res, nil
 }
 

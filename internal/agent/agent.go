@@ -43,6 +43,9 @@ var (
 	ErrDeadline        = errors.New("agent: total deadline exceeded")
 	ErrInvalidResponse = errors.New("agent: invalid model response")
 	ErrModel           = errors.New("agent: model error")
+	// ErrNoFinalCall: the model answered in text after its one nudge and
+	// never called Request.FinalFunction.
+	ErrNoFinalCall = errors.New("agent: the model ended with text, without calling the final function")
 )
 
 // Config holds the loop limits; zero values get defaults in New.
@@ -76,6 +79,26 @@ const (
 const correctiveNote = "Your previous reply could not be used (%s). " +
 	"Reply again: either call one of the declared functions with valid arguments, " +
 	"or answer in plain text."
+
+// nudgeNote answers a text-only turn when the final function has not
+// succeeded: it says nothing was sent and names the final function and the
+// declared functions not called yet.
+func nudgeNote(req Request, called map[string]bool) string {
+	var open []string
+	for _, f := range req.Functions {
+		if f != nil && f.Name != req.FinalFunction && !called[f.Name] {
+			open = append(open, f.Name)
+		}
+	}
+	var b strings.Builder
+	b.WriteString("Nothing has been sent yet: your last reply was text without a function call, and text never reaches the customer. ")
+	fmt.Fprintf(&b, "The task ends only when %s succeeds. ", req.FinalFunction)
+	if len(open) > 0 {
+		fmt.Fprintf(&b, "Functions not called yet that the instructions may require first: %s. ", strings.Join(open, ", "))
+	}
+	fmt.Fprintf(&b, "Call the functions you need now, as function calls, and finish with %s.", req.FinalFunction)
+	return b.String()
+}
 
 // Agent runs loops; safe for concurrent use (every Run builds its own
 // GenerateContentConfig).
@@ -188,9 +211,16 @@ type Result struct {
 // one user turn holding all the function responses, in call order, each
 // echoing its call's ID. An invalid model response (no usable candidate, or
 // neither calls nor text) is not kept; a short corrective note is added and
-// the model is asked once more; a second invalid response in a row stops the
-// loop with ErrInvalidResponse. Invalid responses do not count as turns
-// (MaxTurns), but every attempt counts in ModelCalls. Function calls run
+// the model is asked once more. That retry is once per email (seed 000): a
+// second invalid response, even after usable turns, stops the loop with
+// ErrInvalidResponse. Invalid responses do not count as turns (MaxTurns),
+// but every attempt counts in ModelCalls.
+//
+// When the request has a FinalFunction that has not succeeded yet, a turn
+// with text and no function call ("I will check the warranty now") is kept
+// and answered once per email with a nudge naming the final function and
+// the declared functions not called yet; a second such turn ends the loop
+// with ErrNoFinalCall (Result.Text holds its text). Function calls run
 // under the same total deadline as the model calls. Cancelling ctx stops the
 // loop with Stop wrapping ctx's error.
 func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, error) {
@@ -210,7 +240,8 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 	defer cancel()
 
 	history := []*genai.Content{genai.NewContentFromText(req.Prompt, genai.RoleUser)}
-	invalidInARow := 0
+	invalidRetried, nudged := false, false
+	called := map[string]bool{} // functions that answered ok=true
 	for {
 		if dctx.Err() != nil {
 			return stop(ctxStop(dctx))
@@ -228,15 +259,14 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 
 		cand, reason := choose(resp)
 		if cand == nil {
-			invalidInARow++
-			a.log.Debug("agent invalid response", "turn", res.Turns+1, "reason", reason, "in_a_row", invalidInARow)
-			if invalidInARow > 1 {
+			a.log.Debug("agent invalid response", "turn", res.Turns+1, "reason", reason, "retried", invalidRetried)
+			if invalidRetried {
 				return stop(fmt.Errorf("%w: %s", ErrInvalidResponse, reason))
 			}
+			invalidRetried = true
 			history = append(history, genai.NewContentFromText(fmt.Sprintf(correctiveNote, reason), genai.RoleUser))
 			continue
 		}
-		invalidInARow = 0
 		res.Turns++
 
 		content := cand.Content
@@ -252,8 +282,17 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 
 		if len(fcalls) == 0 {
 			res.Text = text
-			return res, nil
+			if req.FinalFunction == "" {
+				return res, nil
+			}
+			if nudged {
+				return stop(ErrNoFinalCall)
+			}
+			nudged = true
+			history = append(history, genai.NewContentFromText(nudgeNote(req, called), genai.RoleUser))
+			continue
 		}
+		res.Text = ""
 
 		if ts, ok := tools.(TurnStarter); ok {
 			ts.StartTurn()
@@ -271,6 +310,9 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 			}
 			ok, _ := env["ok"].(bool)
 			a.log.Debug("agent function", "turn", res.Turns, "name", fc.Name, "ok", ok)
+			if ok {
+				called[fc.Name] = true
+			}
 			if ok && req.FinalFunction != "" && fc.Name == req.FinalFunction {
 				final = true
 			}

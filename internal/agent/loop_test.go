@@ -145,6 +145,13 @@ func request() agent.Request {
 	return agent.Request{System: system, Prompt: prompt, Functions: functions, FinalFunction: "send_email"}
 }
 
+// textRequest has no final function: a text turn is the final answer.
+func textRequest() agent.Request {
+	r := request()
+	r.FinalFunction = ""
+	return r
+}
+
 // checkWire asserts what every request of a loop must carry: the model name,
 // the system instruction, one tool with every declaration, mode AUTO,
 // temperature 0, the prompt first, and a history that only grows.
@@ -187,6 +194,9 @@ func checkWire(t *testing.T, reqs []wireRequest) {
 // note is how the corrective user turn shows in a transcript.
 const note = `user: text "Your previous reply could not be used (c..."`
 
+// nudge is how the nudge after a text-only turn shows in a transcript.
+const nudge = `user: text "Nothing has been sent yet: your last rep..."`
+
 func TestRun(t *testing.T) {
 	sendCustomer := call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})
 	const sendCustomerCall = `send_email {"body":"Covered.","subject":"Re: SN1","to":"customer@example.com"}`
@@ -221,10 +231,28 @@ func TestRun(t *testing.T) {
 			},
 		},
 		{
-			name:      "text answer without the final function",
-			steps:     func(*testing.T) []step { return []step{one(checkSN1), one(text("Your warranty is valid."))} },
-			want:      agent.Result{Turns: 2, ModelCalls: 2, Text: "Your warranty is valid.", Usage: times(2)},
+			name: "text without the final function gets one nudge naming it, and recovers",
+			steps: func(*testing.T) []step {
+				return []step{one(checkSN1), one(text("I will send the reply now.")), one(sendCustomer)}
+			},
+			want:      agent.Result{Turns: 3, ModelCalls: 3, FinalCalled: true, Usage: times(3)},
+			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`, sendCustomerCall},
+			wantLast: []string{
+				`user: text "My device SN1 stopped working."`,
+				`model: call c1 check_warranty {"serial_number":"SN1"}`,
+				`user: response c1 check_warranty ok`,
+				`model: text "I will send the reply now."`,
+				nudge,
+			},
+		},
+		{
+			name: "text without the final function twice: one nudge, then the loop gives up",
+			steps: func(*testing.T) []step {
+				return []step{one(text("I will check the warranty now.")), one(checkSN1), one(text("Your warranty is valid."))}
+			},
+			want:      agent.Result{Turns: 3, ModelCalls: 3, Degraded: true, Text: "Your warranty is valid.", Usage: times(3)},
 			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`},
+			wantStop:  agent.ErrNoFinalCall,
 		},
 		{
 			name: "several calls in one turn run in order and go back together",
@@ -369,12 +397,13 @@ func TestRun(t *testing.T) {
 			},
 		},
 		{
-			name: "each invalid response gets its own retry after a usable turn",
+			name: "the invalid-response retry is once per email, not once in a row",
 			steps: func(t *testing.T) []step {
-				return []step{reply(cand("OTHER")), one(checkSN1), reply(cand("SAFETY")), one(sendCustomer)}
+				return []step{reply(cand("OTHER")), one(checkSN1), reply(cand("SAFETY"))}
 			},
-			want:      agent.Result{Turns: 2, ModelCalls: 4, FinalCalled: true, Usage: times(4)},
-			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`, sendCustomerCall},
+			want:      agent.Result{Turns: 1, ModelCalls: 3, Degraded: true, Usage: times(3)},
+			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`},
+			wantStop:  agent.ErrInvalidResponse,
 		},
 		{
 			name: "first candidate blocked for safety, the second is used",
@@ -571,7 +600,7 @@ func TestRunRetryDelayHint(t *testing.T) {
 	srv := newFakeGemini(t, quota("0.7s"), quota("37s"), one(text("Valid.")))
 	sl := &sleeps{}
 	a := newAgent(t, srv.model(), sl, nil) // RetryMax 1s
-	got, err := a.Run(context.Background(), request(), &fakeTools{})
+	got, err := a.Run(context.Background(), textRequest(), &fakeTools{})
 	if err != nil || got.Stop != nil || got.ModelCalls != 3 {
 		t.Fatalf("Run = %+v, %v; want a normal end after 3 calls", got, err)
 	}
@@ -620,7 +649,7 @@ func TestRunHistoryWire(t *testing.T) {
 	noRole := step{body: `{"candidates":[{"content":{"parts":[{"functionCall":{"id":"c1","name":"check_warranty","args":{"serial_number":"SN1"}}}]},"finishReason":"STOP"}]}`}
 	srv := newFakeGemini(t, noRole, one(text("Valid.")))
 	a := newAgent(t, srv.model(), &sleeps{}, nil)
-	if _, err := a.Run(context.Background(), request(), &fakeTools{}); err != nil {
+	if _, err := a.Run(context.Background(), textRequest(), &fakeTools{}); err != nil {
 		t.Fatal(err)
 	}
 	reqs := srv.requests()
@@ -652,7 +681,7 @@ func TestRunConcurrent(t *testing.T) {
 	}
 	srv := newFakeGemini(t, steps...)
 	a := newAgent(t, srv.model(), &sleeps{}, nil)
-	req := request()
+	req := textRequest()
 	var wg sync.WaitGroup
 	results := make([]agent.Result, n)
 	for i := range n {
@@ -781,5 +810,29 @@ func BenchmarkRun(b *testing.B) {
 		if err != nil || !r.FinalCalled {
 			b.Fatalf("Run = %+v, %v", r, err)
 		}
+	}
+}
+
+// TestRunNudgeNamesFunctions: the nudge after a text-only turn names the
+// final function and the declared functions not yet called (issue 7 item 11).
+func TestRunNudgeNamesFunctions(t *testing.T) {
+	srv := newFakeGemini(t,
+		one(call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})),
+		one(text("I will check the warranty now.")),
+		one(call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})))
+	a := newAgent(t, srv.model(), &sleeps{}, nil)
+	if _, err := a.Run(context.Background(), request(), &fakeTools{}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.requests()
+	last := reqs[len(reqs)-1].Contents
+	got := last[len(last)-1].Parts[0].Text
+	for _, want := range []string{"send_email", "create_ticket"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("nudge does not name %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "check_warranty") {
+		t.Errorf("nudge names check_warranty, already called:\n%s", got)
 	}
 }
