@@ -16,7 +16,7 @@ import (
 )
 
 func newCheckCmd() *cobra.Command {
-	var dir string
+	var dir, config string
 	cmd := &cobra.Command{
 		Use:   "check [--instructions DIR]",
 		Short: "Validate the instruction files and print what each declares",
@@ -26,6 +26,23 @@ detection rules, and every tool with its binding and policies. A broken file
 is reported with its name and field; exit status 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if path, _ := findConfig(cmd.Flags(), config); path != "" {
+				// The watch start-up validation, exactly: the same function.
+				args := []string{"--config", path, "--check"}
+				if cmd.Flags().Changed("instructions") {
+					args = append(args, "--instructions", dir)
+				}
+				wcmd, wo := watchCommand()
+				if err := wcmd.ParseFlags(args); err != nil {
+					return usageErr("check: %v", err)
+				}
+				ws, err := loadWatch(wcmd.Flags(), wo)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: configuration valid (%s; nothing was created or connected)\n\n", wo.Config, ws.foundText())
+				dir = wo.Instructions
+			}
 			ins, err := loadInstructions(dir)
 			if err != nil {
 				return err
@@ -35,7 +52,8 @@ is reported with its name and field; exit status 2.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dir, "instructions", envOr("TRIAGE_INSTRUCTIONS", ""), "instructions directory (default: the built-in instructions)")
+	envString(cmd.Flags(), &dir, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory (default: the built-in instructions)")
+	cmd.Flags().StringVar(&config, "config", "", "also validate this triage watch configuration, exactly as watch does at start, without connecting [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
 	return cmd
 }
 

@@ -36,7 +36,7 @@ while triage watch is running.`,
   triage ledger --config /etc/triage/triage.yaml --limit 20 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("ledger") && config != "" {
+			if !given(cmd.Flags(), "ledger") && config != "" {
 				wf, err := loadWatchFile(config)
 				if err != nil {
 					return err
@@ -73,8 +73,8 @@ while triage watch is running.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&path, "ledger", envOr("TRIAGE_LEDGER", "triage-ledger.db"), "ledger file")
-	f.StringVar(&config, "config", envOr("TRIAGE_CONFIG", ""), "read the ledger path from this watch configuration")
+	envString(f, &path, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file")
+	envString(f, &config, "config", "TRIAGE_CONFIG", "", "read the ledger path from this watch configuration")
 	f.StringVar(&state, "state", "", "only this state")
 	f.IntVar(&limit, "limit", 50, "at most this many messages")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per line")

@@ -39,9 +39,20 @@ drive the work through function calls and writes the reply. It prints one
 summary per message (or one JSON outcome per line with --json), in input
 order.
 
+Everything is validated before anything is created: an invalid setting
+exits 2 without an outbox or a ticket store appearing. A warranty registry
+is required (--warranty-csv FILE or --warranty-url URL).
+
+Environment: every flag marked [$TRIAGE_...] reads that variable when the
+flag is not given (a flag wins over its variable). TRIAGE_WARRANTY_TOKEN and
+TRIAGE_TICKETS_TOKEN are the bearer tokens of the HTTP services. The model is
+Gemini when GEMINI_API_KEY (or GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI
+with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION) is set, the built-in
+offline model otherwise.
+
 Exit status: 0 when every input was replied or skipped, 1 when any failed,
 2 for a usage or configuration error.`,
-		Example: `  triage process examples/inbox/*.eml
+		Example: `  triage process --warranty-csv examples/warranty.csv examples/inbox/*.eml
   triage process --json --outbox out/ mail.eml
   cat mail.eml | triage process --json -`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -66,7 +77,7 @@ Exit status: 0 when every input was replied or skipped, 1 when any failed,
 	f := cmd.Flags()
 	o.addFlags(f)
 	f.BoolVar(&o.JSON, "json", false, "print one JSON outcome per input, one per line")
-	f.StringVar(&o.Outbox, "outbox", envOr("TRIAGE_OUTBOX", "outbox"), "directory that receives every sent reply as an .eml file")
+	envString(f, &o.Outbox, "outbox", "TRIAGE_OUTBOX", "outbox", "directory that receives every sent reply as an .eml file")
 	f.IntVar(&o.Concurrency, "concurrency", 4, "emails processed in parallel")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log each step to stderr")
 	return cmd
@@ -81,6 +92,15 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// Everything is validated before anything (outbox, ticket store) is created.
+	var probs problems
+	checkPipeline(o.pipelineOptions, &probs)
+	if err := checkDirOrParent("--outbox", o.Outbox); err != nil && !o.DryRun {
+		probs.addErr(err)
+	}
+	if err := probs.err(); err != nil {
+		return err
+	}
 	var sender mail.Sender = dryRunSender{} // a dry run writes nothing, not even the outbox directory
 	if !o.DryRun {
 		outbox, err := mail.NewOutbox(o.Outbox)

@@ -15,14 +15,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"gopkg.in/yaml.v3"
 
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/metrics"
 	"triage/internal/watch"
+	"triage/internal/yamlstrict"
 )
 
 // exitLocked: another triage watch holds the ledger lock.
@@ -100,6 +101,8 @@ type watchFile struct {
 type watchOptions struct {
 	pipelineOptions
 	Config          string
+	Check           bool
+	EnvFile         string
 	Once            bool
 	Interval        time.Duration
 	NoIdle          bool
@@ -138,8 +141,16 @@ created when missing) with the reason in the ledger; skipped mail (auto-
 replies, lists, bounces) is marked and left in place. 'triage ledger' shows
 what happened to each message.
 
-Configuration is one YAML file (--config); flags given on the command line
-override it. See deploy/triage.example.yaml and docs/watch.md. Its fields:
+Configuration is one YAML file: --config FILE, else $TRIAGE_CONFIG, else
+/etc/triage/triage.yaml when it exists (a file found that way is reported at
+start). Precedence of every setting: flag > environment > configuration file
+> default; the environment variable of a flag is shown beside it
+([$TRIAGE_...]). The whole configuration (every section, path, URL, secret
+and the model credentials) is validated before anything is created or
+connected; --check stops there (exit 0 valid, 2 not). Without GEMINI_API_KEY
+(or other genai credentials) watch refuses to start unless pipeline.offline:
+true asks for the built-in offline stand-in. See deploy/triage.example.yaml
+and docs/watch.md. Its fields:
 
   imap:      addr (host:port), tls (tls|starttls|none; none only for
              loopback), user, password_file | token_file (XOAUTH2),
@@ -161,7 +172,10 @@ first, then from the *_file settings (a literal password in the file also
 works):
   TRIAGE_IMAP_PASSWORD, TRIAGE_IMAP_TOKEN   IMAP LOGIN password / OAuth2 token
   TRIAGE_SMTP_PASSWORD, TRIAGE_SMTP_TOKEN   SMTP AUTH PLAIN password / XOAUTH2 token
+  TRIAGE_WARRANTY_TOKEN, TRIAGE_TICKETS_TOKEN  bearer tokens of the HTTP services
   GEMINI_API_KEY (and the other genai SDK variables) for the model
+--env-file FILE loads KEY=value lines (the systemd EnvironmentFile format)
+into the environment first, for cron; variables already set win.
 
 Signals: SIGTERM or SIGINT stops taking new mail and lets the message in
 flight finish within --shutdown-grace (a message cut short is left for the
@@ -172,6 +186,12 @@ mailbox could not be processed (connection, login, ledger); 2 for a usage or
 configuration error; 3 when another triage watch holds the ledger lock.`
 
 func newWatchCmd() *cobra.Command {
+	cmd, _ := watchCommand()
+	return cmd
+}
+
+// watchCommand returns the watch command and the options its flags fill.
+func watchCommand() (*cobra.Command, *watchOptions) {
 	o := &watchOptions{}
 	cmd := &cobra.Command{
 		Use:   "watch --config FILE [flags]",
@@ -182,12 +202,14 @@ func newWatchCmd() *cobra.Command {
   triage watch --config triage.yaml --log-format json --metrics-addr 127.0.0.1:9464`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runWatch(cmd.Context(), cmd.Flags(), o, cmd.ErrOrStderr())
+			return runWatch(cmd.Context(), cmd.Flags(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	o.addFlags(f)
-	f.StringVar(&o.Config, "config", envOr("TRIAGE_CONFIG", ""), "YAML configuration file (required)")
+	f.StringVar(&o.Config, "config", "", "YAML configuration file [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
+	f.BoolVar(&o.Check, "check", false, "validate the configuration and the instructions without connecting or creating anything, then exit (0 valid, 2 not)")
+	f.StringVar(&o.EnvFile, "env-file", "", "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first; variables already set win")
 	f.BoolVar(&o.Once, "once", false, "make one pass and exit (for cron)")
 	f.DurationVar(&o.Interval, "interval", watch.DefaultInterval, "polling interval when the server has no IDLE (or with --no-idle)")
 	f.BoolVar(&o.NoIdle, "no-idle", false, "poll every --interval even when the server offers IDLE")
@@ -196,7 +218,7 @@ func newWatchCmd() *cobra.Command {
 	f.StringVar(&o.ProcessedFolder, "processed-folder", "", "move replied mail to this folder (default: leave it in place)")
 	f.StringVar(&o.FailedFolder, "failed-folder", watch.DefaultFailedFolder, "folder for mail a person must handle (created when missing)")
 	f.StringVar(&o.SentFolder, "sent-folder", "", "store every reply in this folder, and look pending replies up there after a crash")
-	f.StringVar(&o.Ledger, "ledger", envOr("TRIAGE_LEDGER", "triage-ledger.db"), "ledger file (SQLite); <ledger>.lock guards against overlapping runs")
+	envString(f, &o.Ledger, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file (SQLite); <ledger>.lock guards against overlapping runs")
 	f.StringVar(&o.Outbox, "outbox", "", "write replies as .eml files into this directory instead of SMTP")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9464)")
 	f.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
@@ -205,7 +227,7 @@ func newWatchCmd() *cobra.Command {
 	f.IntVar(&o.PerSender, "per-sender-limit", watch.DefaultPerSenderLimit, "replies per sender per 24h; more is left for a person (negative: no limit)")
 	f.IntVar(&o.GlobalPerHour, "global-per-hour", watch.DefaultGlobalPerHour, "replies per hour overall; more is left for a person (negative: no limit)")
 	f.Int64Var(&o.MaxMessageBytes, "max-message-bytes", watch.DefaultMaxMessageBytes, "larger messages go to a person without being read")
-	return cmd
+	return cmd, o
 }
 
 // secret returns the first of: the environment variable, the file, the
@@ -229,15 +251,12 @@ func loadWatchFile(path string) (*watchFile, error) {
 	if path == "" {
 		return &wf, nil
 	}
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usageErr("--config: %v", err)
 	}
-	defer f.Close()
-	dec := yaml.NewDecoder(f)
-	dec.KnownFields(true)
-	if err := dec.Decode(&wf); err != nil && !errors.Is(err, io.EOF) {
-		return nil, usageErr("--config %s: %v", path, err)
+	if err := yamlstrict.Decode(data, &wf); err != nil {
+		return nil, usageErr("%s: %s", path, strings.ReplaceAll(err.Error(), "\n", "\n"+path+": "))
 	}
 	// Relative paths in the file are relative to the file.
 	dir := filepath.Dir(path)
@@ -252,18 +271,19 @@ func loadWatchFile(path string) (*watchFile, error) {
 
 // merge applies the file's values to every option not given as a flag.
 func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
+	// Precedence: flag > environment > file (given reports the first two).
 	str := func(flag string, dst *string, v string) {
-		if v != "" && !fs.Changed(flag) {
+		if v != "" && !given(fs, flag) {
 			*dst = v
 		}
 	}
 	dur := func(flag string, dst *time.Duration, v time.Duration) {
-		if v != 0 && !fs.Changed(flag) {
+		if v != 0 && !given(fs, flag) {
 			*dst = v
 		}
 	}
 	num := func(flag string, dst *int, v int) {
-		if v != 0 && !fs.Changed(flag) {
+		if v != 0 && !given(fs, flag) {
 			*dst = v
 		}
 	}
@@ -278,10 +298,10 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	str("warranty-url", &o.WarrantyURL, p.WarrantyURL)
 	str("tickets-db", &o.TicketsDB, p.TicketsDB)
 	str("tickets-url", &o.TicketsURL, p.TicketsURL)
-	if len(p.Staff) > 0 && !fs.Changed("staff") {
+	if len(p.Staff) > 0 && !given(fs, "staff") {
 		o.Staff = p.Staff
 	}
-	if len(p.SerialPattern) > 0 && !fs.Changed("serial-pattern") {
+	if len(p.SerialPattern) > 0 && !given(fs, "serial-pattern") {
 		o.SerialPattern = p.SerialPattern
 	}
 	num("max-turns", &o.MaxTurns, p.MaxTurns)
@@ -327,35 +347,162 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, usageErr("--log-format %q: want text or json", format)
 }
 
-func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stderr io.Writer) error {
-	if o.Config == "" {
-		return usageErr("watch: --config FILE is required (see deploy/triage.example.yaml)")
+// watchSetup is a validated watch configuration: nothing has been created
+// or connected yet.
+type watchSetup struct {
+	wf                  *watchFile
+	found               string // how the configuration was found
+	imapPass, imapToken string
+	smtp                *mail.SMTP
+}
+
+func (ws *watchSetup) foundText() string {
+	switch ws.found {
+	case "--config":
+		return "given with --config"
+	case "$TRIAGE_CONFIG":
+		return "named by $TRIAGE_CONFIG"
 	}
+	return "found at the default location"
+}
+
+// loadWatch finds, reads and validates the whole watch configuration (every
+// section, path, URL, secret and the model credentials) without creating a
+// file or opening a connection. Every problem is reported in one error
+// (exit 2). triage watch --check and triage check --config run exactly this.
+func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
+	if o.EnvFile != "" {
+		if err := godotenv.Load(o.EnvFile); err != nil {
+			return nil, usageErr("--env-file: %v", err)
+		}
+	}
+	path, how := findConfig(fs, o.Config)
+	if path == "" {
+		return nil, usageErr("watch: no configuration: give --config FILE (or set $TRIAGE_CONFIG, or install %s); start from deploy/triage.example.yaml", defaultConfigPath)
+	}
+	o.Config = path
+	wf, err := loadWatchFile(path)
+	if err != nil {
+		return nil, err
+	}
+	o.merge(fs, wf)
+	var p problems
+	if _, err := newLogger(io.Discard, o.LogFormat, o.LogLevel); err != nil {
+		p.addErr(err)
+	}
+	ws := &watchSetup{wf: wf, found: how}
+
+	// imap
+	var host string
+	switch {
+	case wf.IMAP.Addr == "":
+		p.add("imap.addr: missing (host:port of the IMAP server)")
+	default:
+		if host, err = checkHostPort("imap.addr", wf.IMAP.Addr); err != nil {
+			p.addErr(err)
+		}
+	}
+	checkTLS("imap.tls", wf.IMAP.TLS, host, &p)
+	if wf.IMAP.User == "" {
+		p.add("imap.user: missing")
+	}
+	perr, terr := error(nil), error(nil)
+	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", wf.IMAP.PasswordFile, wf.IMAP.Password); perr != nil {
+		p.add("imap.password_file: %v", errors.Unwrap(perr))
+	}
+	if ws.imapToken, terr = secret("TRIAGE_IMAP_TOKEN", wf.IMAP.TokenFile, wf.IMAP.Token); terr != nil {
+		p.add("imap.token_file: %v", errors.Unwrap(terr))
+	}
+	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" {
+		p.add("no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN) in the environment (e.g. with --env-file FILE), or imap.password_file in %s", path)
+	}
+	if strings.ContainsAny(o.Keyword, " ()\\{]%*\"") {
+		p.add("imap.keyword %q: not a valid IMAP keyword", o.Keyword)
+	}
+
+	// smtp or outbox
+	switch {
+	case wf.SMTP.Addr != "":
+		pass, perr := secret("TRIAGE_SMTP_PASSWORD", wf.SMTP.PasswordFile, wf.SMTP.Password)
+		if perr != nil {
+			p.add("smtp.password_file: %v", errors.Unwrap(perr))
+		}
+		token, terr := secret("TRIAGE_SMTP_TOKEN", wf.SMTP.TokenFile, wf.SMTP.Token)
+		if terr != nil {
+			p.add("smtp.token_file: %v", errors.Unwrap(terr))
+		}
+		if wf.SMTP.Timeout < 0 {
+			p.add("smtp.timeout must not be negative")
+		}
+		if perr == nil && terr == nil {
+			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: wf.SMTP.Addr, TLS: wf.SMTP.TLS, Username: wf.SMTP.User, Password: pass, Token: token, Timeout: wf.SMTP.Timeout}); err != nil {
+				p.add("smtp: %v", strings.TrimPrefix(err.Error(), "mail: smtp: "))
+			}
+		}
+	case o.Outbox != "":
+		if err := checkDirOrParent("outbox", o.Outbox); err != nil {
+			p.addErr(err)
+		}
+	default:
+		p.add("no way to send replies: set smtp.addr in %s (or outbox: DIR)", path)
+	}
+
+	// ledger, metrics, numbers
+	if o.Ledger == "" {
+		p.add("ledger: missing")
+	} else if err := checkParentDir("ledger", o.Ledger); err != nil {
+		p.addErr(err)
+	}
+	if o.MetricsAddr != "" {
+		if _, err := checkHostPort("metrics_addr", o.MetricsAddr); err != nil {
+			p.addErr(err)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"interval", o.Interval}, {"shutdown_grace", o.Grace}, {"limits.per_sender_window", wf.Limits.PerSenderWindow}} {
+		if d.v < 0 {
+			p.add("%s must not be negative, got %s", d.name, d.v)
+		}
+	}
+	if o.MaxMessageBytes < 0 {
+		p.add("max_message_bytes must not be negative")
+	}
+	if wf.MaxAttempts < 0 {
+		p.add("max_attempts must not be negative")
+	}
+
+	// pipeline: instructions, registry, store, and the model credentials
+	checkPipeline(o.pipelineOptions, &p)
+	checkCredentials(o.pipelineOptions, path, &p)
+	if err := p.err(); err != nil {
+		var ee *exitError
+		errors.As(err, &ee)
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("watch: %s: invalid configuration:\n  %s", path, strings.ReplaceAll(ee.err.Error(), "\n", "\n  "))}
+	}
+	return ws, nil
+}
+
+func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, stderr io.Writer) error {
 	if o.DryRun {
 		return usageErr("watch: --dry-run is not supported by watch yet")
 	}
-	wf, err := loadWatchFile(o.Config)
+	ws, err := loadWatch(fs, o)
 	if err != nil {
 		return err
 	}
-	o.merge(fs, wf)
+	wf, imapPass, imapToken := ws.wf, ws.imapPass, ws.imapToken
+	if o.Check {
+		fmt.Fprintf(stdout, "%s: configuration valid (%s; nothing was created or connected)\n", o.Config, ws.foundText())
+		return nil
+	}
 	log, err := newLogger(stderr, o.LogFormat, o.LogLevel)
 	if err != nil {
 		return err
 	}
-	if wf.IMAP.Addr == "" || wf.IMAP.User == "" {
-		return usageErr("watch: %s: imap.addr and imap.user are required", o.Config)
-	}
-	imapPass, err := secret("TRIAGE_IMAP_PASSWORD", wf.IMAP.PasswordFile, wf.IMAP.Password)
-	if err != nil {
-		return err
-	}
-	imapToken, err := secret("TRIAGE_IMAP_TOKEN", wf.IMAP.TokenFile, wf.IMAP.Token)
-	if err != nil {
-		return err
-	}
-	if imapPass == "" && imapToken == "" {
-		return usageErr("watch: no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN), or imap.password_file in %s", o.Config)
+	if ws.found != "--config" {
+		log.Info("configuration found", "path", o.Config, "from", ws.found)
 	}
 
 	// Second signal: exit at once. The first one cancels ctx (main).
@@ -389,28 +536,11 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stderr io
 	}
 	defer led.Close()
 
-	var next mail.Sender
-	switch {
-	case wf.SMTP.Addr != "":
-		pass, err := secret("TRIAGE_SMTP_PASSWORD", wf.SMTP.PasswordFile, wf.SMTP.Password)
-		if err != nil {
-			return err
+	var next mail.Sender = ws.smtp
+	if ws.smtp == nil {
+		if next, err = mail.NewOutbox(o.Outbox); err != nil {
+			return &exitError{code: exitFailed, err: err}
 		}
-		token, err := secret("TRIAGE_SMTP_TOKEN", wf.SMTP.TokenFile, wf.SMTP.Token)
-		if err != nil {
-			return err
-		}
-		next, err = mail.NewSMTP(mail.SMTPConfig{Addr: wf.SMTP.Addr, TLS: wf.SMTP.TLS, Username: wf.SMTP.User, Password: pass, Token: token, Timeout: wf.SMTP.Timeout})
-		if err != nil {
-			return usageErr("%v", err)
-		}
-	case o.Outbox != "":
-		next, err = mail.NewOutbox(o.Outbox)
-		if err != nil {
-			return usageErr("--outbox: %v", err)
-		}
-	default:
-		return usageErr("watch: no way to send replies: set smtp.addr in %s (or outbox: DIR)", o.Config)
 	}
 	var met *metrics.Metrics
 	if o.MetricsAddr != "" {

@@ -36,12 +36,13 @@ func TestWatchUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no config", []string{"watch"}, exitUsage, "--config FILE is required"},
-		{"unknown field", []string{"watch", "--config", bad}, exitUsage, "field adress not found"},
+		{"no config", []string{"watch"}, exitUsage, "no configuration: give --config FILE (or set $TRIAGE_CONFIG"},
+		{"unknown field", []string{"watch", "--config", bad}, exitUsage, `line 2: unknown field "adress" in imap; valid: account, addr,`},
 		{"no password", []string{"watch", "--config", noPass}, exitUsage, "TRIAGE_IMAP_PASSWORD"},
 		{"password flag does not exist", []string{"watch", "--password", "x"}, exitUsage, "unknown flag"},
 		{"missing ledger", []string{"ledger", "--ledger", filepath.Join(dir, "none.db")}, exitUsage, "no such file"},
 	}
+	noDefaultConfig(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("TRIAGE_IMAP_PASSWORD", "")

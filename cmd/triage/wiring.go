@@ -16,14 +16,11 @@ import (
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
-	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/llm"
-	"triage/internal/offline"
 	"triage/internal/processor"
 	"triage/internal/scenario"
-	"triage/internal/serial"
 	"triage/internal/tools"
 )
 
@@ -56,21 +53,21 @@ type pipelineOptions struct {
 
 // addFlags registers the shared flags on fs.
 func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Instructions, "instructions", envOr("TRIAGE_INSTRUCTIONS", ""), "instructions directory with main.md and scenarios/*.md (default: the built-in instructions)")
-	fs.StringVar(&o.Model, "model", envOr("TRIAGE_MODEL", llm.DefaultModel), "Gemini model id")
+	envString(fs, &o.Instructions, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory with main.md and scenarios/*.md (default: the built-in instructions)")
+	envString(fs, &o.Model, "model", "TRIAGE_MODEL", llm.DefaultModel, "Gemini model id")
 	fs.BoolVar(&o.Offline, "offline", false, "force the built-in offline model even when GEMINI_API_KEY is set")
 	fs.StringVar(&o.OfflineFaults, "offline-faults", "", "comma-separated faults to inject into the offline model (503,429,empty,safety_first,malformed_call,third_party,hang); for testing")
-	fs.StringVar(&o.WarrantyCSV, "warranty-csv", envOr("TRIAGE_WARRANTY_CSV", "examples/warranty.csv"), "local warranty registry (CSV: serial_number,status,expiration_date,product)")
-	fs.StringVar(&o.WarrantyURL, "warranty-url", envOr("TRIAGE_WARRANTY_URL", ""), "warranty HTTP service base URL (overrides --warranty-csv)")
-	fs.StringVar(&o.TicketsDB, "tickets-db", envOr("TRIAGE_TICKETS_DB", "triage-tickets.db"), "local ticket store (SQLite file)")
-	fs.StringVar(&o.TicketsURL, "tickets-url", envOr("TRIAGE_TICKETS_URL", ""), "ticket HTTP service base URL (overrides --tickets-db)")
-	fs.StringVar(&o.From, "from", envOr("TRIAGE_FROM", "Serwis gwarancyjny <serwis@example.com>"), "our address: From of every reply, and never answered")
+	envString(fs, &o.WarrantyCSV, "warranty-csv", "TRIAGE_WARRANTY_CSV", "", "local warranty registry (CSV: serial_number,status,expiration_date,product); this or --warranty-url is required")
+	envString(fs, &o.WarrantyURL, "warranty-url", "TRIAGE_WARRANTY_URL", "", "warranty HTTP service base URL (overrides --warranty-csv; bearer token from $TRIAGE_WARRANTY_TOKEN)")
+	envString(fs, &o.TicketsDB, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
+	envString(fs, &o.TicketsURL, "tickets-url", "TRIAGE_TICKETS_URL", "", "ticket HTTP service base URL (overrides --tickets-db; bearer token from $TRIAGE_TICKETS_TOKEN)")
+	envString(fs, &o.From, "from", "TRIAGE_FROM", "Serwis gwarancyjny <serwis@example.com>", "our address: From of every reply, and never answered")
 	fs.StringSliceVar(&o.Staff, "staff", nil, "staff addresses that escalating scenarios may mail (repeatable)")
 	fs.StringSliceVar(&o.SerialPattern, "serial-pattern", nil, "regular expression with one group capturing a serial number (repeatable; default: built-in patterns)")
 	fs.IntVar(&o.MaxTurns, "max-turns", 10, "maximum model turns per email")
 	fs.DurationVar(&o.TurnTimeout, "turn-timeout", 30*time.Second, "timeout of one model call")
 	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "total time budget per email")
-	fs.StringVar(&o.ReplyMode, "reply-mode", envOr("TRIAGE_REPLY_MODE", scenario.ReplySend), "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)")
+	envString(fs, &o.ReplyMode, "reply-mode", "TRIAGE_REPLY_MODE", scenario.ReplySend, "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened")
 	fs.IntVar(&o.MaxCallsPerTurn, "max-calls-per-turn", dispatcher.DefaultMaxCallsPerTurn, "function calls the model may make in one turn (more are refused, recorded blocked)")
 	fs.IntVar(&o.MaxCalls, "max-calls", dispatcher.DefaultMaxCallsPerEmail, "function calls the model may make per email (more are refused, recorded blocked)")
@@ -158,56 +155,31 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 			p.Close()
 		}
 	}()
-	if !scenario.ValidReplyMode(o.ReplyMode) || o.ReplyMode == "" {
-		return nil, usageErr("--reply-mode %q: want send or draft", o.ReplyMode)
-	}
-	ins, err := loadInstructions(o.Instructions)
-	if err != nil {
+	var probs problems
+	parts := checkPipeline(o, &probs)
+	if err := probs.err(); err != nil {
 		return nil, err
 	}
-	p.Scenarios, p.Tools = ins.Scenarios, ins.Tools
-	from, ourAddr, domain, err := parseFrom(o.From)
-	if err != nil {
-		return nil, err
-	}
-	ext, err := serial.New(o.SerialPattern...)
-	if err != nil {
-		return nil, usageErr("--serial-pattern: %v", err)
-	}
-
-	var checker warranty.Checker
-	if o.WarrantyURL != "" {
-		checker, err = warranty.NewHTTP(warranty.HTTPConfig{BaseURL: o.WarrantyURL, Token: os.Getenv("TRIAGE_WARRANTY_TOKEN")})
-	} else {
-		checker, err = warranty.LoadCSV(o.WarrantyCSV)
-	}
-	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
-	}
-	var creator tickets.Creator
-	if o.TicketsURL != "" {
-		creator, err = tickets.NewHTTP(tickets.HTTPConfig{BaseURL: o.TicketsURL, Token: os.Getenv("TRIAGE_TICKETS_TOKEN")})
-	} else if o.DryRun && !fileExists(o.TicketsDB) {
+	p.Scenarios, p.Tools = parts.Scenarios, parts.Tools
+	from, ourAddr, domain, ext, checker := parts.From, parts.Addr, parts.Domain, parts.Extractor, parts.Checker
+	var creator tickets.Creator = parts.TicketsHTTP
+	switch {
+	case parts.TicketsHTTP != nil:
+	case o.DryRun && !fileExists(parts.TicketsDB):
 		creator = dryRunTickets{} // a dry run creates no store
-	} else {
-		var db *tickets.SQLite
-		db, err = tickets.OpenSQLite(o.TicketsDB)
-		if db != nil {
-			p.closers = append(p.closers, db.Close)
+	default:
+		db, err := tickets.OpenSQLite(parts.TicketsDB)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
 		}
+		p.closers = append(p.closers, db.Close)
 		creator = db
-	}
-	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
 	}
 	if sender == nil {
 		return nil, usageErr("no mail sender configured")
 	}
 
-	faults, err := offline.ParseFaults(o.OfflineFaults)
-	if err != nil {
-		return nil, usageErr("--offline-faults: %v", err)
-	}
+	faults := parts.Faults
 	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults, Concurrency: o.Concurrency})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"triage/internal/clients/mail"
+	"triage/internal/clients/tickets"
+	"triage/internal/clients/warranty"
+	"triage/internal/llm"
+	"triage/internal/offline"
+	"triage/internal/scenario"
+	"triage/internal/serial"
+	"triage/internal/tools"
+)
+
+// Precedence of every setting: a flag on the command line, then its
+// environment variable, then the configuration file, then the default.
+// Flags registered with the helpers below carry their variable in their help
+// text ("... [$TRIAGE_X]") and in an annotation merge reads.
+
+const envAnnotation = "triage_env"
+
+func envString(fs *pflag.FlagSet, p *string, name, env, def, usage string) {
+	fs.StringVar(p, name, envOr(env, def), usage+" [$"+env+"]")
+	fs.SetAnnotation(name, envAnnotation, []string{env})
+}
+
+// given reports whether the flag was set on the command line or through its
+// environment variable: then the configuration file does not override it.
+func given(fs *pflag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	if f.Changed {
+		return true
+	}
+	for _, env := range f.Annotations[envAnnotation] {
+		if os.Getenv(env) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultConfigPath is where watch, check and ledger look for a
+// configuration when neither --config nor $TRIAGE_CONFIG names one.
+var defaultConfigPath = "/etc/triage/triage.yaml"
+
+// findConfig returns the configuration file to read and how it was found:
+// "--config", "$TRIAGE_CONFIG", or "the default location"; "" when none.
+func findConfig(fs *pflag.FlagSet, flagValue string) (path, how string) {
+	switch {
+	case fs.Changed("config") && flagValue != "":
+		return flagValue, "--config"
+	case os.Getenv("TRIAGE_CONFIG") != "":
+		return os.Getenv("TRIAGE_CONFIG"), "$TRIAGE_CONFIG"
+	case flagValue != "":
+		return flagValue, "--config"
+	}
+	if _, err := os.Stat(defaultConfigPath); err == nil {
+		return defaultConfigPath, "the default location"
+	}
+	return "", ""
+}
+
+// problems collects every configuration problem found before anything is
+// created, so one run reports them all.
+type problems struct{ errs []error }
+
+func (p *problems) add(format string, a ...any) { p.errs = append(p.errs, fmt.Errorf(format, a...)) }
+
+func (p *problems) addErr(err error) {
+	if err == nil {
+		return
+	}
+	var ee *exitError
+	if errors.As(err, &ee) && ee.err != nil {
+		err = ee.err
+	}
+	p.errs = append(p.errs, err)
+}
+
+// err is a usage error (exit 2) listing every problem, or nil.
+func (p *problems) err() error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	return &exitError{code: exitUsage, err: errors.Join(p.errs...)}
+}
+
+// pipelineParts is what checkPipeline validated and loaded; nothing in it
+// has created a file or opened a connection.
+type pipelineParts struct {
+	Scenarios          *scenario.Set
+	Tools              *tools.Set
+	From, Addr, Domain string
+	Extractor          *serial.Extractor
+	Checker            warranty.Checker
+	Faults             []offline.Fault
+	TicketsHTTP        *tickets.HTTP
+	TicketsDB          string
+}
+
+// checkPipeline validates every pipeline setting, read-only: the
+// instructions, our From, the serial patterns, the warranty registry (the CSV
+// is loaded), the ticket store (URL, or the SQLite file's directory), the
+// offline faults and the loop bounds. It is the start-up validation of
+// process and watch, and what triage check runs.
+func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
+	parts := &pipelineParts{}
+	var err error
+	if !scenario.ValidReplyMode(o.ReplyMode) || o.ReplyMode == "" {
+		p.add("--reply-mode %q: want send or draft", o.ReplyMode)
+	}
+	if ins, err := loadInstructions(o.Instructions); err != nil {
+		p.addErr(err)
+	} else {
+		parts.Scenarios, parts.Tools = ins.Scenarios, ins.Tools
+	}
+	if parts.From, parts.Addr, parts.Domain, err = parseFrom(o.From); err != nil {
+		p.addErr(err)
+	}
+	if parts.Extractor, err = serial.New(o.SerialPattern...); err != nil {
+		p.add("--serial-pattern: %v", err)
+	}
+	switch {
+	case o.WarrantyURL != "":
+		if err := checkURL("--warranty-url", o.WarrantyURL); err != nil {
+			p.addErr(err)
+		} else if parts.Checker, err = warranty.NewHTTP(warranty.HTTPConfig{BaseURL: o.WarrantyURL, Token: os.Getenv("TRIAGE_WARRANTY_TOKEN")}); err != nil {
+			p.add("--warranty-url: %v", err)
+		}
+	case o.WarrantyCSV != "":
+		if parts.Checker, err = warranty.LoadCSV(o.WarrantyCSV); err != nil {
+			p.add("--warranty-csv: %v", err)
+		}
+	default:
+		p.add("no warranty registry configured: set --warranty-csv FILE (or $TRIAGE_WARRANTY_CSV, or pipeline.warranty_csv in the watch configuration), or --warranty-url URL ($TRIAGE_WARRANTY_URL, pipeline.warranty_url)")
+	}
+	switch {
+	case o.TicketsURL != "":
+		if err := checkURL("--tickets-url", o.TicketsURL); err != nil {
+			p.addErr(err)
+		} else if parts.TicketsHTTP, err = tickets.NewHTTP(tickets.HTTPConfig{BaseURL: o.TicketsURL, Token: os.Getenv("TRIAGE_TICKETS_TOKEN")}); err != nil {
+			p.add("--tickets-url: %v", err)
+		}
+	case o.TicketsDB != "":
+		if err := checkParentDir("--tickets-db", o.TicketsDB); err != nil && !o.DryRun {
+			p.addErr(err)
+		}
+		parts.TicketsDB = o.TicketsDB
+	default:
+		p.add("no ticket store configured: set --tickets-db FILE ($TRIAGE_TICKETS_DB, pipeline.tickets_db) or --tickets-url URL ($TRIAGE_TICKETS_URL, pipeline.tickets_url)")
+	}
+	if parts.Faults, err = offline.ParseFaults(o.OfflineFaults); err != nil {
+		p.add("--offline-faults: %v", err)
+	}
+	if o.MaxTurns < 1 {
+		p.add("--max-turns must be at least 1, got %d", o.MaxTurns)
+	}
+	if o.TurnTimeout <= 0 {
+		p.add("--turn-timeout must be positive, got %s", o.TurnTimeout)
+	}
+	if o.Deadline <= 0 {
+		p.add("--deadline must be positive, got %s", o.Deadline)
+	}
+	return parts
+}
+
+// checkCredentials refuses a daemon that would answer customers with the
+// offline stand-in only because a key is missing (issue 7 item 10): without
+// model credentials, the offline model must be asked for explicitly.
+func checkCredentials(o pipelineOptions, config string, p *problems) {
+	if o.Offline || o.OfflineFaults != "" || llm.HasCredentials(os.Getenv) {
+		return
+	}
+	p.add("no model credentials: set GEMINI_API_KEY (or GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION) in the environment, e.g. the env file; or set pipeline.offline: true in %s to answer with the built-in offline stand-in on purpose", config)
+}
+
+// checkURL accepts an absolute http or https URL with a host.
+func checkURL(flag, s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%s %q: %v", flag, s, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s %q: want an http:// or https:// URL with a host", flag, s)
+	}
+	return nil
+}
+
+// checkParentDir accepts a file path whose directory exists (the file itself
+// is created later, only once everything is valid).
+func checkParentDir(flag, path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s %s: directory %s: %v", flag, path, dir, errors.Unwrap(err))
+	case !st.IsDir():
+		return fmt.Errorf("%s %s: %s is not a directory", flag, path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s %s: is a directory, want a file", flag, path)
+	}
+	return nil
+}
+
+// checkDirOrParent accepts a directory that exists, or whose parent exists
+// (it is created later).
+func checkDirOrParent(flag, dir string) error {
+	if st, err := os.Stat(dir); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%s %s: not a directory", flag, dir)
+		}
+		return nil
+	}
+	return checkParentDir(flag, dir)
+}
+
+// checkHostPort accepts host:port.
+func checkHostPort(field, addr string) (host string, err error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return "", fmt.Errorf("%s %q: want host:port", field, addr)
+	}
+	return host, nil
+}
+
+// checkTLS accepts the TLS modes of a server section; none only on loopback.
+func checkTLS(field, mode, host string, p *problems) {
+	switch strings.ToLower(mode) {
+	case "", "tls", "starttls":
+	case "none":
+		if host != "" && !mail.IsLoopback(host) {
+			p.add("%s: none is allowed only for loopback hosts, not %q", field, host)
+		}
+	default:
+		p.add("%s %q: want tls, starttls or none", field, mode)
+	}
+}
