@@ -32,8 +32,8 @@ func TestUserRoundTrip(t *testing.T) {
 	if m := prompt.Message(user); !strings.Contains(m, "Proszę o naprawę.") {
 		t.Errorf("Message() = %q", m)
 	}
-	if !strings.Contains(user, "<<<QUOTED\n> W dniu 1 XI pisze: SN-1\nQUOTED>>>") {
-		t.Errorf("quoted history not fenced:\n%s", user)
+	if q := prompt.Quoted(user); q != "> W dniu 1 XI pisze: SN-1" {
+		t.Errorf("quoted history not fenced: Quoted() = %q\n%s", q, user)
 	}
 }
 
@@ -47,9 +47,12 @@ func TestParseFactsErrors(t *testing.T) {
 
 func TestDetectionListsChoices(t *testing.T) {
 	user := prompt.Detection([]prompt.Choice{{Name: "a", Description: " first "}, {Name: "b", Description: "second"}}, prompt.Facts{Subject: "s"}, "text")
-	for _, want := range []string{"- a: first\n", "- b: second\n", prompt.FactsHeader, "<<<MESSAGE\ntext\nMESSAGE>>>"} {
+	for _, want := range []string{"- a: first\n", "- b: second\n", prompt.FactsHeader} {
 		if !strings.Contains(user, want) {
 			t.Errorf("detection prompt lacks %q:\n%s", want, user)
 		}
+	}
+	if m := prompt.Message(user); m != "text" {
+		t.Errorf("detection prompt: Message() = %q:\n%s", m, user)
 	}
 }
