@@ -71,7 +71,10 @@ func printScenarios(w io.Writer, set *scenario.Set) {
 			tags = append(tags, "fallback when the model is unavailable")
 		}
 		if sc.Escalate {
-			tags = append(tags, "may mail staff addresses")
+			tags = append(tags, "escalates: notify_staff before the reply, then a person takes the conversation over")
+		}
+		if sc.FollowUp {
+			tags = append(tags, "answers follow-ups of an existing ticket (never chosen for a new email)")
 		}
 		if len(tags) > 0 {
 			fmt.Fprintf(w, "  %s\n", strings.Join(tags, "; "))

@@ -30,6 +30,29 @@ func (dryRunTickets) Create(context.Context, tickets.Request) (tickets.Ticket, e
 	return tickets.Ticket{}, errDryRun
 }
 
+// No store means no conversation: lookups find nothing.
+func (dryRunTickets) Get(context.Context, string) (*tickets.State, error) {
+	return nil, tickets.ErrNotFound
+}
+
+func (dryRunTickets) Find(context.Context, []string) (*tickets.State, error) {
+	return nil, tickets.ErrNotFound
+}
+
+func (dryRunTickets) AddNote(context.Context, string, tickets.Note) (bool, error) {
+	return false, errDryRun
+}
+
+func (dryRunTickets) AddMessage(context.Context, string, tickets.Message) error { return errDryRun }
+
+func (dryRunTickets) Takeover(context.Context, string, string) error { return errDryRun }
+
+func (dryRunTickets) Release(context.Context, string) error { return errDryRun }
+
+func (dryRunTickets) TakeoverByMessageID(context.Context, string, string) (string, error) {
+	return "", errDryRun
+}
+
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil

@@ -35,7 +35,7 @@ type pipelineOptions struct {
 	TicketsDB     string
 	TicketsURL    string
 	From          string   // our address, e.g. "Serwis <serwis@example.com>"
-	Staff         []string // staff addresses escalating scenarios may mail
+	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
 	MaxTurns      int
 	TurnTimeout   time.Duration
@@ -62,7 +62,7 @@ func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
 	envString(fs, &o.TicketsDB, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
 	envString(fs, &o.TicketsURL, "tickets-url", "TRIAGE_TICKETS_URL", "", "ticket HTTP service base URL (overrides --tickets-db; bearer token from $TRIAGE_TICKETS_TOKEN)")
 	envString(fs, &o.From, "from", "TRIAGE_FROM", "Serwis gwarancyjny <serwis@example.com>", "our address: From of every reply, and never answered")
-	fs.StringSliceVar(&o.Staff, "staff", nil, "staff addresses that escalating scenarios may mail (repeatable)")
+	fs.StringSliceVar(&o.Staff, "staff", nil, "staff addresses notify_staff mails when a conversation is escalated (repeatable)")
 	fs.StringSliceVar(&o.SerialPattern, "serial-pattern", nil, "regular expression with one group capturing a serial number (repeatable; default: built-in patterns)")
 	fs.IntVar(&o.MaxTurns, "max-turns", 10, "maximum model turns per email")
 	fs.DurationVar(&o.TurnTimeout, "turn-timeout", 30*time.Second, "timeout of one model call")
@@ -114,7 +114,7 @@ func instructionsFS(dir string) (fs.FS, error) {
 }
 
 // builtinNames lists the builtins tools.yaml may bind (dispatcher.Routes).
-var builtinNames = []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail}
+var builtinNames = []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff}
 
 // instructionSet is everything loaded from an instructions directory.
 type instructionSet struct {
@@ -162,7 +162,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 	}
 	p.Scenarios, p.Tools = parts.Scenarios, parts.Tools
 	from, ourAddr, domain, ext, checker := parts.From, parts.Addr, parts.Domain, parts.Extractor, parts.Checker
-	var creator tickets.Creator = parts.TicketsHTTP
+	var creator tickets.Store = parts.TicketsHTTP
 	switch {
 	case parts.TicketsHTTP != nil:
 	case o.DryRun && !fileExists(parts.TicketsDB):
@@ -208,6 +208,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 			Scenarios: p.Scenarios,
 			Extractor: ext,
 			Guard:     guard.Config{OwnAddresses: []string{ourAddr}},
+			Tickets:   creator,
 			ModelName: modelLabel(p.Model, o.Model),
 			ReplyMode: o.ReplyMode,
 			DryRun:    o.DryRun,

@@ -60,6 +60,9 @@ func New(set *scenario.Set, ag *agent.Agent) *Detector {
 		return d
 	}
 	for _, sc := range set.Scenarios {
+		if sc.FollowUp {
+			continue // chosen by the pipeline for follow-ups, never for a new email
+		}
 		d.choices = append(d.choices, prompt.Choice{Name: sc.Name, Description: sc.Description})
 		d.names = append(d.names, sc.Name)
 		if !sc.Rules.Defined() {
@@ -101,6 +104,19 @@ func (d *Detector) Detect(ctx context.Context, facts prompt.Facts, text string) 
 		return d.fallback(res, fmt.Sprintf("%s; model unavailable: %v", unsure, err))
 	}
 	return res
+}
+
+// Rule evaluates the rules of the named scenario alone (no priorities, no
+// model): whether they match the facts and new text, and why. A scenario
+// without rules never matches.
+func (d *Detector) Rule(name string, facts prompt.Facts, text string) (string, bool) {
+	haystack := " " + fold(facts.Subject+"\n"+text) + " "
+	for _, r := range d.rules {
+		if r.sc.Name == name {
+			return r.match(facts.SerialNumbers, haystack)
+		}
+	}
+	return "", false
 }
 
 // match is one scenario whose rules matched, and why.

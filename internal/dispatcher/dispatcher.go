@@ -43,6 +43,8 @@ const (
 	CodeUnavailable         = "unavailable" // a client failed (temporary)
 	CodeClientError         = "client_error"
 	CodeInternal            = "internal"
+	CodeStaffNotNotified    = "staff_not_notified" // escalate: the customer's reply waits for notify_staff
+	CodeNoStaff             = "no_staff"           // notify_staff without configured staff addresses
 )
 
 // Builtin function names (tools.yaml "builtin:").
@@ -50,6 +52,7 @@ const (
 	FuncCheckWarranty = "check_warranty"
 	FuncCreateTicket  = "create_ticket"
 	FuncSendEmail     = "send_email"
+	FuncNotifyStaff   = "notify_staff"
 )
 
 // Defaults of Config.
@@ -90,6 +93,13 @@ type Call struct {
 	Tool *tools.Tool
 	// MaxBodyBytes is the send_email body cap (Config.MaxBodyBytes).
 	MaxBodyBytes int
+	// TicketID is the ticket the email belongs to ("" when none yet): the
+	// conversation's ticket, or the one create_ticket opened earlier in the
+	// session. Replies carry its tag in the subject.
+	TicketID string
+	// Staff are the configured staff addresses (bare, sorted): notify_staff
+	// mails them.
+	Staff []string
 }
 
 // Func executes one call that passed every policy and returns its result.
@@ -254,6 +264,28 @@ type Session struct {
 	done      []doneCall // successful runs, in order
 	final     map[string]any
 	facts_    *facts // built on first use
+	notified  bool   // notify_staff succeeded
+	ticket    string // see Call.TicketID
+}
+
+// SetTicket tells the session which ticket the email belongs to (a
+// follow-up's conversation, or a ticket the pipeline opened).
+func (s *Session) SetTicket(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ticket = id
+}
+
+// Ticket is the ticket the email belongs to so far ("" when none).
+func (s *Session) Ticket() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ticket
+}
+
+// Staff returns the configured staff addresses (bare, lower-cased, sorted).
+func (d *Dispatcher) Staff() []string {
+	return slices.Sorted(maps.Keys(d.staff))
 }
 
 // doneCall is one successful run, for requires and repeats.
@@ -335,7 +367,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		if s.opts.DryRun && tool.Effect {
 			res, rec.DryRun = dryRunResult(name, s.opts.Draft), true
 		} else {
-			res, err = s.run(ctx, route, &Call{Name: name, Args: rec.Args, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody})
+			res, err = s.run(ctx, route, &Call{Name: name, Args: rec.Args, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff()})
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked = true
@@ -351,6 +383,14 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 			s.done = append(s.done, doneCall{name: name, args: rec.Args, argKey: argKey, result: res, turn: s.turn})
 			if tool.Final && s.final == nil {
 				s.final = res
+			}
+			switch tool.Builtin {
+			case FuncNotifyStaff:
+				s.notified = true
+			case FuncCreateTicket:
+				if id, _ := res["ticket_id"].(string); id != "" && s.ticket == "" {
+					s.ticket = id
+				}
 			}
 		}
 	}
@@ -452,6 +492,11 @@ func (s *Session) policies(t *tools.Tool, args map[string]any, argKey string) (*
 		if err := s.checkRequirement(t, r, args); err != nil {
 			return nil, err
 		}
+	}
+	// A scenario declared escalate: true answers the customer only once
+	// staff have been told (notify_staff succeeded).
+	if t.Final && s.sc != nil && s.sc.Escalate && !s.notified {
+		return nil, refuse(CodeStaffNotNotified, "this scenario escalates: call notify_staff successfully before replying to the customer")
 	}
 	return nil, nil
 }

@@ -79,7 +79,10 @@ func testScenario(t testing.TB, escalate bool, extra ...scenario.Function) *scen
 			"to": str, "subject": str, "body": map[string]any{"type": "string", "minLength": 1},
 		})),
 	}
-	return &scenario.Scenario{Name: "test", Functions: append(fns, extra...), Body: "x"}
+	if escalate {
+		fns = append(fns, fn(t, FuncNotifyStaff, obj([]any{"subject", "body"}, map[string]any{"subject": str, "body": str})))
+	}
+	return &scenario.Scenario{Name: "test", Functions: append(fns, extra...), Escalate: escalate, Body: "x"}
 }
 
 func testMessage() *message.Message {
@@ -386,7 +389,7 @@ func TestSessionCall(t *testing.T) {
 			f := &fakeRoutes{errs: tt.errs, panic: tt.panics, results: tt.results}
 			d, err := New(Config{
 				Tools:           shippedTools(t),
-				Routes:          f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail),
+				Routes:          f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff),
 				StaffAddresses:  []string{"Staff <staff@example.com>"},
 				MaxCallsPerTurn: 50, // the caps have their own test
 				Now:             stepClock(),
@@ -449,7 +452,7 @@ func TestSessionCall(t *testing.T) {
 
 func TestSessionWithoutScenarioRefusesEverything(t *testing.T) {
 	f := &fakeRoutes{}
-	d, err := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail)})
+	d, err := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +468,7 @@ func TestSessionWithoutScenarioRefusesEverything(t *testing.T) {
 
 func TestRecordsAreCopies(t *testing.T) {
 	f := &fakeRoutes{}
-	d, _ := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail)})
+	d, _ := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff)})
 	s := d.Session(testMessage(), testScenario(t, false), "key-1")
 	args := map[string]any{"serial_number": "SN-48213-PL"}
 	s.Call(context.Background(), FuncCheckWarranty, args)
@@ -480,7 +483,7 @@ func TestRecordsAreCopies(t *testing.T) {
 
 func TestConcurrentSendsOnlyOneReply(t *testing.T) {
 	f := &fakeRoutes{}
-	d, _ := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail), MaxCallsPerTurn: 100, MaxCallsPerEmail: 100})
+	d, _ := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff), MaxCallsPerTurn: 100, MaxCallsPerEmail: 100})
 	s := d.Session(testMessage(), testScenario(t, false), "key-1")
 	var wg sync.WaitGroup
 	for i := range 16 {
@@ -540,6 +543,85 @@ tools:
 			}
 			if diff := cmp.Diff([]string{"a", "b"}, d.Names()); diff != "" {
 				t.Errorf("Names (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestEscalation: staff are reached through notify_staff only (it has no
+// recipient argument), send_email never goes to staff, and in a scenario
+// declared escalate: true the customer's reply waits for notify_staff.
+func TestEscalation(t *testing.T) {
+	good := map[string]any{"to": "jan.reply@example.com", "subject": "Re: Reklamacja", "body": "Przekazaliśmy sprawę."}
+	notify := func(subject, body string) map[string]any { return map[string]any{"subject": subject, "body": body} }
+	tests := []struct {
+		name   string
+		staff  []string
+		steps  []step
+		want   []string
+		routed []string
+	}{
+		{
+			name:  "send_email never to staff, and only after notify_staff",
+			staff: []string{"Staff <staff@example.com>"},
+			steps: []step{
+				{FuncSendEmail, map[string]any{"to": "Staff <STAFF@example.com>", "subject": "Eskalacja", "body": "Pomocy."}},
+				{FuncSendEmail, good},
+				{FuncNotifyStaff, notify("two\nlines", "x")},
+				{FuncNotifyStaff, map[string]any{"subject": "s", "body": "b", "to": "mallory@evil.example"}},
+				{FuncNotifyStaff, notify("Klient prosi o kontakt", "Klient chce rozmawiać z człowiekiem.")},
+				{FuncNotifyStaff, notify("Again", "twice")},
+				turn,
+				{FuncSendEmail, good},
+			},
+			want: []string{
+				"send_email blocked recipient_not_allowed",
+				"send_email blocked staff_not_notified",
+				"notify_staff blocked invalid_args",
+				"notify_staff blocked invalid_args",
+				"notify_staff ok",
+				"notify_staff blocked max_calls_reached",
+				"send_email ok",
+			},
+			routed: []string{FuncNotifyStaff, FuncSendEmail},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeRoutes{}
+			d, err := New(Config{
+				Tools:           shippedTools(t),
+				Routes:          f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff),
+				StaffAddresses:  tt.staff,
+				MaxCallsPerTurn: 50,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := d.Session(testMessage(), testScenario(t, true), "key-1")
+			for _, st := range tt.steps {
+				if st.name == turn.name {
+					s.StartTurn()
+					continue
+				}
+				s.Call(context.Background(), st.name, st.args)
+			}
+			var got []string
+			for _, r := range s.Records() {
+				switch {
+				case r.OK:
+					got = append(got, r.Name+" ok")
+				case r.Blocked:
+					got = append(got, r.Name+" blocked "+r.Error.Code)
+				default:
+					got = append(got, r.Name+" error "+r.Error.Code)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("records (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.routed, f.calls); diff != "" {
+				t.Errorf("routed (-want +got):\n%s", diff)
 			}
 		})
 	}

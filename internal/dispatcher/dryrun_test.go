@@ -24,7 +24,7 @@ tools:
 	ts.Tools["refund"], ts.Tools["lookup"] = extra.Get("refund"), extra.Get("lookup")
 	d, err := New(Config{
 		Tools:  ts,
-		Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, "refund", "lookup"),
+		Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff, "refund", "lookup"),
 		Now:    stepClock(),
 	})
 	if err != nil {
@@ -77,7 +77,7 @@ tools:
 // Without a dry run the routes run, and Call.Draft carries the reply mode.
 func TestSessionDraftReachesRoute(t *testing.T) {
 	var got []bool
-	d, err := New(Config{Tools: shippedTools(t), Builtins: (&fakeRoutes{}).routes(FuncCheckWarranty, FuncCreateTicket), Routes: map[string]Func{
+	d, err := New(Config{Tools: shippedTools(t), Builtins: (&fakeRoutes{}).routes(FuncCheckWarranty, FuncCreateTicket, FuncNotifyStaff), Routes: map[string]Func{
 		FuncSendEmail: func(ctx context.Context, c *Call) (map[string]any, error) {
 			got = append(got, c.Draft)
 			return map[string]any{"status": "drafted"}, nil

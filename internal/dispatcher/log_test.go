@@ -55,7 +55,7 @@ func TestCallLogging(t *testing.T) {
 		t.Run(tt.level.String(), func(t *testing.T) {
 			h := &captureHandler{level: tt.level}
 			f := &fakeRoutes{}
-			d, err := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail), Now: stepClock(), Logger: slog.New(h)})
+			d, err := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff), Now: stepClock(), Logger: slog.New(h)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,6 +25,7 @@ func Routes(w warranty.Checker, t tickets.Creator, m mail.Sender, from, domain s
 		FuncCheckWarranty: CheckWarranty(w),
 		FuncCreateTicket:  CreateTicket(t),
 		FuncSendEmail:     SendEmail(m, from, domain),
+		FuncNotifyStaff:   NotifyStaff(m, from, domain),
 	}
 }
 
@@ -64,6 +65,7 @@ func CreateTicket(c tickets.Creator) Func {
 		}
 		if call.Msg != nil {
 			req.Summary = call.Msg.Subject
+			req.MessageID = call.Msg.MessageID
 		}
 		t, err := c.Create(ctx, req)
 		if err != nil {
@@ -91,6 +93,9 @@ func SendEmail(s mail.Sender, from, domain string) Func {
 			to = addr
 		}
 		subject, _ := call.Args["subject"].(string)
+		// A reply to a ticketed email carries the ticket's tag, whatever the
+		// model wrote: the customer's answer finds its ticket by it.
+		subject = mail.ReplySubject(tickets.WithTag(subject, call.TicketID))
 		body, _ := call.Args["body"].(string)
 		if err := plainBody(body, call.MaxBodyBytes); err != nil {
 			return nil, err
@@ -98,7 +103,7 @@ func SendEmail(s mail.Sender, from, domain string) Func {
 		r := &mail.Reply{
 			From:    from,
 			To:      to,
-			Subject: mail.ReplySubject(subject),
+			Subject: subject,
 			Body:    body,
 			Date:    call.Now,
 			Key:     call.Key,
@@ -118,7 +123,60 @@ func SendEmail(s mail.Sender, from, domain string) Func {
 		if err != nil {
 			return nil, err
 		}
-		return toMap(rc)
+		res, err := toMap(rc)
+		if err == nil && subject != call.Args["subject"] {
+			res["subject"] = subject // what went out, when the pipeline changed it
+		}
+		return res, err
+	}
+}
+
+// NotifyStaff routes notify_staff{subject, body} to every staff address
+// (Config.StaffAddresses, passed in Call.Staff): one message each, never to
+// the customer, with a Message-ID derived from the inbound key and the
+// address (so a retried email reuses it) and a footer naming the customer,
+// the inbound Message-ID and the ticket. It is not a reply: its ledger key
+// differs from the customer reply's. The result is
+// {"notified": [...addresses], "message_ids": [...]}.
+func NotifyStaff(s mail.Sender, from, domain string) Func {
+	return func(ctx context.Context, call *Call) (map[string]any, error) {
+		staff := call.Staff
+		if len(staff) == 0 {
+			return nil, &Error{Code: CodeNoStaff, Message: "no staff address is configured; the email is left for a person", Refused: true}
+		}
+		subject, _ := call.Args["subject"].(string)
+		subject = tickets.WithTag(strings.TrimSpace(subject), call.TicketID)
+		body, _ := call.Args["body"].(string)
+		if err := plainBody(body, call.MaxBodyBytes); err != nil {
+			return nil, err
+		}
+		var facts []string
+		if call.Msg != nil {
+			facts = append(facts, "Customer: "+call.Msg.From.Address, "Customer subject: "+call.Msg.Subject, "Message-ID: "+call.Msg.MessageID)
+		}
+		if call.TicketID != "" {
+			facts = append(facts, "Ticket: "+call.TicketID+" (taken over for a person: triage no longer answers this conversation)")
+		}
+		if len(facts) > 0 {
+			body = strings.TrimRight(body, "\n") + "\n\n-- \n" + strings.Join(facts, "\n") + "\n"
+		}
+		var sent, ids []any
+		for _, to := range staff {
+			key := ""
+			if call.Key != "" {
+				key = call.Key + "|staff|" + to
+			}
+			r := &mail.Reply{From: from, To: to, Subject: subject, Body: body, Date: call.Now, Key: key}
+			if key != "" {
+				r.MessageID = mail.MessageIDFor(key, domain)
+			}
+			rc, err := s.Send(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			sent, ids = append(sent, to), append(ids, rc.MessageID)
+		}
+		return map[string]any{"notified": sent, "message_ids": ids}, nil
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/mail"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestRoutesEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 22, 8, 15, 0, 0, time.UTC)
 	d := localDispatcher(t, filepath.Join(dir, "tickets.db"), filepath.Join(dir, "outbox"), now)
-	if diff := cmp.Diff([]string{FuncCheckWarranty, FuncCreateTicket, FuncSendEmail}, d.Names()); diff != "" {
+	if diff := cmp.Diff([]string{FuncCheckWarranty, FuncCreateTicket, FuncNotifyStaff, FuncSendEmail}, d.Names()); diff != "" {
 		t.Errorf("Names (-want +got):\n%s", diff)
 	}
 	msg := testMessage()
@@ -81,7 +82,7 @@ func TestRoutesEndToEnd(t *testing.T) {
 	env := s.Call(ctx, FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: Reklamacja SN-48213-PL", "body": "Dzień dobry,\nzgłoszenie TKT-000001 przyjęte."})
 	wantID := mailclient.MessageIDFor("inbox:42", "example.com")
 	wantPath := filepath.Join(dir, "outbox", "20261122T081500Z-"+strings.Trim(wantID, "<>")+".eml")
-	want := map[string]any{"ok": true, "result": map[string]any{"message_id": wantID, "to": "jan.reply@example.com", "path": wantPath, "status": "sent"}}
+	want := map[string]any{"ok": true, "result": map[string]any{"message_id": wantID, "to": "jan.reply@example.com", "path": wantPath, "status": "sent", "subject": "Re: Reklamacja SN-48213-PL [TKT-000001]"}}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Fatalf("send_email (-want +got):\n%s", diff)
 	}
@@ -99,12 +100,13 @@ func TestRoutesEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	gotHeaders := map[string]string{}
-	for _, k := range []string{"From", "To", "Message-Id", "In-Reply-To", "References", "Date", "Auto-Submitted"} {
+	for _, k := range []string{"From", "To", "Subject", "Message-Id", "In-Reply-To", "References", "Date", "Auto-Submitted"} {
 		gotHeaders[k] = m.Header.Get(k)
 	}
 	wantHeaders := map[string]string{
 		"From":           `"Wsparcie" <support@example.com>`,
 		"To":             "<jan.reply@example.com>",
+		"Subject":        "Re: Reklamacja SN-48213-PL [TKT-000001]", // the pipeline tags it, not the model
 		"Message-Id":     wantID,
 		"In-Reply-To":    "<in-1@example.com>",
 		"References":     "<root@example.com> <in-1@example.com>",
@@ -156,8 +158,8 @@ func TestCreateTicketRequest(t *testing.T) {
 	}
 	key := TicketKey("k", "SN48213PL")
 	want := []tickets.Request{
-		{SerialNumber: "SN-48213-PL", CustomerEmail: "jan@example.com", Priority: DefaultPriority, Summary: msg.Subject, IdempotencyKey: key},
-		{SerialNumber: "sn 48213.pl", CustomerEmail: "jan@example.com", Priority: "high", Summary: msg.Subject, IdempotencyKey: key},
+		{SerialNumber: "SN-48213-PL", CustomerEmail: "jan@example.com", Priority: DefaultPriority, Summary: msg.Subject, IdempotencyKey: key, MessageID: msg.MessageID},
+		{SerialNumber: "sn 48213.pl", CustomerEmail: "jan@example.com", Priority: "high", Summary: msg.Subject, IdempotencyKey: key, MessageID: msg.MessageID},
 	}
 	if diff := cmp.Diff(want, f.got); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
@@ -248,7 +250,7 @@ func BenchmarkSessionCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := New(Config{Tools: shippedTools(b), Builtins: map[string]Func{FuncCheckWarranty: CheckWarranty(reg)}, Routes: (&fakeRoutes{}).routes(FuncCreateTicket, FuncSendEmail)})
+	d, err := New(Config{Tools: shippedTools(b), Builtins: map[string]Func{FuncCheckWarranty: CheckWarranty(reg)}, Routes: (&fakeRoutes{}).routes(FuncCreateTicket, FuncSendEmail, FuncNotifyStaff)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -261,4 +263,63 @@ func BenchmarkSessionCall(b *testing.B) {
 			b.Fatal(env)
 		}
 	}
+}
+
+func TestNotifyStaff(t *testing.T) {
+	dir := t.TempDir()
+	ob, err := mailclient.NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 22, 8, 15, 0, 0, time.UTC)
+	route := NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com")
+	msg := testMessage()
+	call := &Call{Name: FuncNotifyStaff, Args: map[string]any{"subject": "Klient prosi o człowieka", "body": "Proszę o kontakt."},
+		Msg: msg, Key: "inbox:42", Now: now, TicketID: "TKT-000007", Staff: []string{"boss@example.com", "team@example.com"}}
+	res, err := route(context.Background(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []any{mailclient.MessageIDFor("inbox:42|staff|boss@example.com", "example.com"), mailclient.MessageIDFor("inbox:42|staff|team@example.com", "example.com")}
+	if diff := cmp.Diff(map[string]any{"notified": []any{"boss@example.com", "team@example.com"}, "message_ids": ids}, res); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	// Never the customer's reply: its own Message-ID is not the reply's.
+	if ids[0] == mailclient.MessageIDFor("inbox:42", "example.com") {
+		t.Error("staff notice reuses the customer reply's Message-ID")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+	if len(files) != 2 {
+		t.Fatalf("outbox has %d files, want 2", len(files))
+	}
+	var tos []string
+	for _, f := range files {
+		raw, _ := os.ReadFile(f)
+		m, err := message.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tos = append(tos, "<"+m.To[0]+">")
+		if got := m.Subject; got != "Klient prosi o człowieka [TKT-000007]" {
+			t.Errorf("subject = %q", got)
+		}
+		for _, want := range []string{"Proszę o kontakt.", "Customer: jan@example.com", "Message-ID: <in-1@example.com>", "Ticket: TKT-000007"} {
+			if !strings.Contains(m.Text+m.Quoted, want) {
+				t.Errorf("%s lacks %q", f, want)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"<boss@example.com>", "<team@example.com>"}, sortedCopy(tos)); diff != "" {
+		t.Errorf("recipients (-want +got):\n%s", diff)
+	}
+	call.Staff = nil
+	if _, err := route(context.Background(), call); err == nil {
+		t.Error("no staff: accepted")
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
 }

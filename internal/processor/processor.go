@@ -4,6 +4,7 @@
 package processor
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
+	"triage/internal/clients/tickets"
 	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
@@ -69,6 +71,12 @@ type Outcome struct {
 	// DryRun: nothing with an effect happened; effect calls were answered
 	// {"dry_run": true} (Config.DryRun).
 	DryRun bool `json:"dry_run"`
+	// TicketID is the ticket this email belongs to, new or existing ("" when
+	// none); Followup says it joined an existing conversation; Escalated that
+	// staff were notified and a person took the conversation over.
+	TicketID  string `json:"ticket_id"`
+	Followup  bool   `json:"followup"`
+	Escalated bool   `json:"escalated"`
 }
 
 // AttachmentInfo lists an inbound attachment.
@@ -101,6 +109,10 @@ type Config struct {
 	Dispatcher *dispatcher.Dispatcher
 	Extractor  *serial.Extractor
 	Guard      guard.Config
+	// Tickets keeps conversations (optional: without it every email stands
+	// alone). Follow-ups join their ticket through it, taken-over
+	// conversations are left for their person, escalations are taken over.
+	Tickets tickets.Store
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
 	MaxTextBytes int
 	// HeaderLimits caps the header block and each field (defaults in package
@@ -254,7 +266,39 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		facts.Attachments = append(facts.Attachments, prompt.Attachment(a))
 	}
 
-	det := p.cfg.Detector.Detect(ctx, facts, text)
+	// Conversations: a follow-up joins its ticket (its text appended as a
+	// note, idempotently), a conversation a person owns is left to them.
+	var conv *tickets.State
+	var convWhy string
+	if p.cfg.Tickets != nil {
+		conv, convWhy, err = p.conversation(ctx, msg)
+		if err != nil {
+			return fail(ReasonTicketStore, err.Error())
+		}
+	}
+	earlier := 0
+	if conv != nil {
+		out.TicketID, out.Followup = conv.TicketID, true
+		id := noteID(msg, out.Key)
+		earlier = earlierInbound(conv, id)
+		facts.Ticket = ticketFacts(conv, id)
+		if !p.cfg.DryRun { // a dry run adds no note
+			_, err := p.cfg.Tickets.AddNote(ctx, conv.TicketID, tickets.Note{
+				MessageID: id, From: msg.From.Address, Subject: msg.Subject, Text: text,
+			})
+			if err != nil {
+				return fail(ReasonTicketStore, err.Error())
+			}
+		}
+		if conv.AgentDisabled {
+			owner := cmp.Or(conv.Owner, "a person")
+			out.Status, out.Reason = StatusSkipped, ReasonHumanOwner
+			out.Detail = fmt.Sprintf("%s is taken over by %s; the follow-up was appended to the ticket", conv.TicketID, owner)
+			return out
+		}
+	}
+
+	det := p.detect(ctx, facts, text, conv, convWhy, earlier)
 	out.ModelCalls += det.ModelCalls
 	addUsage(&out.Tokens, det.Usage)
 	out.Detection = Detection{Method: det.Method, Reason: det.Reason}
@@ -265,10 +309,22 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.Scenario = sc.Name
 	facts.Scenario = sc.Name
 
+	if sc.Escalate {
+		if len(p.cfg.Dispatcher.Staff()) == 0 {
+			return fail(ReasonNoStaff, "escalation needs a staff address (--staff, or staff: in the config); left for a person")
+		}
+		if out.TicketID == "" && p.cfg.Tickets != nil && !p.cfg.DryRun {
+			if out.TicketID, err = p.openForEscalation(ctx, msg, out.Key, out.SerialNumbers); err != nil {
+				return fail(ReasonTicketStore, err.Error())
+			}
+		}
+	}
+
 	final := p.cfg.Dispatcher.Tools().FinalOf(sc)
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
 	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == scenario.ReplyDraft
 	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun})
+	session.SetTicket(out.TicketID)
 	res, err := p.cfg.Agent.Run(ctx, agent.Request{
 		System:        prompt.System(p.cfg.Scenarios.Main, sc.Body),
 		Prompt:        prompt.User(facts, text, quoted),
@@ -276,6 +332,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		FinalFunction: final,
 	}, session)
 	out.FunctionCalls = session.Records()
+	out.TicketID = session.Ticket()
 	out.ModelCalls += res.ModelCalls
 	addUsage(&out.Tokens, res.Usage)
 	if err != nil {
@@ -302,14 +359,47 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	// in form (a display name, letter case).
 	out.Reply = &Reply{
 		To:        str(sent.Result["to"]),
-		Subject:   str(sent.Args["subject"]),
+		Subject:   cmp.Or(str(sent.Result["subject"]), str(sent.Args["subject"])),
 		MessageID: str(sent.Result["message_id"]),
 		Path:      str(sent.Result["path"]),
 	}
 	if sent.DryRun { // nothing went anywhere: the reply that would have gone out
 		out.Reply.To = str(sent.Args["to"])
+		return out
+	}
+	p.recordReply(ctx, out.TicketID, out.Reply, p.cfg.Now())
+	if sc.Escalate && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) && out.TicketID != "" {
+		// The customer has their acknowledgement and staff their notice:
+		// from now on a person owns the conversation.
+		if err := p.cfg.Tickets.Takeover(context.WithoutCancel(ctx), out.TicketID, OwnerEscalated); err != nil {
+			out.Detail = "escalated, but the takeover was not recorded: " + err.Error()
+			p.cfg.Logger.ErrorContext(ctx, "escalation takeover failed", "ticket", out.TicketID, "err", err)
+		} else {
+			out.Escalated = true
+		}
 	}
 	return out
+}
+
+// detect chooses the scenario. A follow-up is answered by the follow-up
+// scenario unless it escalates: the customer's third message on the
+// conversation, or the escalation scenario's rules match its text.
+func (p *Processor) detect(ctx context.Context, facts prompt.Facts, text string, conv *tickets.State, why string, earlier int) detect.Result {
+	if conv != nil {
+		if esc := p.cfg.Scenarios.Flagged(isEscalation); esc != nil {
+			if earlier >= EscalateAfter {
+				return detect.Result{Scenario: esc, Method: detect.MethodRules,
+					Reason: fmt.Sprintf("%s: message %d from the customer on %s", esc.Name, earlier+1, conv.TicketID)}
+			}
+			if r, ok := p.cfg.Detector.Rule(esc.Name, facts, text); ok {
+				return detect.Result{Scenario: esc, Method: detect.MethodRules, Reason: esc.Name + ": " + r + " (follow-up of " + conv.TicketID + ")"}
+			}
+		}
+		if fu := p.cfg.Scenarios.Flagged(isFollowUp); fu != nil {
+			return detect.Result{Scenario: fu, Method: detect.MethodRules, Reason: fu.Name + ": " + why}
+		}
+	}
+	return p.cfg.Detector.Detect(ctx, facts, text)
 }
 
 // declarations turns a scenario's functions into Gemini declarations. They are

@@ -45,6 +45,11 @@ type scripted struct {
 	block     bool
 	mu        sync.Mutex
 	deadlines []time.Time
+	// skipNotify never calls notify_staff (a model that ignores the
+	// escalation instructions).
+	skipNotify bool
+	// facts is the facts block of the last main-loop request.
+	facts atomic.Pointer[prompt.Facts]
 }
 
 func (s *scripted) GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
@@ -85,9 +90,14 @@ func (s *scripted) GenerateContent(ctx context.Context, model string, contents [
 	call := func(name string, args map[string]any) *genai.GenerateContentResponse {
 		return resp(&genai.Part{FunctionCall: &genai.FunctionCall{ID: "c-" + name, Name: name, Args: args}})
 	}
+	if len(declared) > 0 {
+		s.facts.Store(&f)
+	}
 	switch {
 	case s.textOnly:
 		return resp(&genai.Part{Text: "I would rather not send anything."}), nil
+	case declared["notify_staff"] && done["notify_staff"] == nil && !s.skipNotify:
+		return call("notify_staff", map[string]any{"subject": "Klient prosi o kontakt", "body": "Klient prosi o rozmowę z człowiekiem."}), nil
 	case declared["check_warranty"] && done["check_warranty"] == nil && len(f.SerialNumbers) > 0:
 		return call("check_warranty", map[string]any{"serial_number": f.SerialNumbers[0]}), nil
 	case declared["create_ticket"] && done["create_ticket"] == nil && status(done["check_warranty"]) == "valid":
@@ -117,8 +127,9 @@ func resp(p *genai.Part) *genai.GenerateContentResponse {
 }
 
 type env struct {
-	proc   *processor.Processor
-	outbox string
+	proc    *processor.Processor
+	outbox  string
+	tickets *tickets.SQLite
 }
 
 // shippedTools loads the shipped tools.yaml: the policies production runs.
@@ -133,8 +144,25 @@ func shippedTools(t testing.TB) *tools.Set {
 
 func newEnv(t testing.TB, m agent.Model, opts ...func(*agent.Config, *processor.Config)) *env {
 	t.Helper()
+	return newEnvFull(t, m, nil, nil, opts...)
+}
+
+// newEnvStaff is newEnv with staff addresses for notify_staff.
+func newEnvStaff(t testing.TB, m agent.Model, staff []string) *env {
+	t.Helper()
+	return newEnvFull(t, m, staff, nil)
+}
+
+// newEnvWithStore is newEnv with another conversation store.
+func newEnvWithStore(t testing.TB, m agent.Model, store tickets.Store) *env {
+	t.Helper()
+	return newEnvFull(t, m, nil, store)
+}
+
+func newEnvFull(t testing.TB, m agent.Model, staff []string, store tickets.Store, opts ...func(*agent.Config, *processor.Config)) *env {
+	t.Helper()
 	dir := t.TempDir()
-	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email"})
+	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,18 +192,27 @@ func newEnv(t testing.TB, m agent.Model, opts ...func(*agent.Config, *processor.
 	ac := agent.Config{Model: m, MaxRetries: -1}
 	pc := processor.Config{
 		Scenarios: set, Extractor: ext, ModelName: "scripted",
-		Guard: guard.Config{OwnAddresses: []string{"serwis@example.com"}},
+		Guard:   guard.Config{OwnAddresses: []string{"serwis@example.com"}},
+		Tickets: storeOr(store, tk),
 	}
 	for _, o := range opts {
 		o(&ac, &pc)
 	}
 	p, err := processor.Assemble(ac,
-		dispatcher.Config{Tools: ts, Builtins: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
+		dispatcher.Config{Tools: ts, StaffAddresses: staff,
+			Builtins: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
 		pc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{proc: p, outbox: outbox}
+	return &env{proc: p, outbox: outbox, tickets: tk}
+}
+
+func storeOr(s tickets.Store, def *tickets.SQLite) tickets.Store {
+	if s != nil {
+		return s
+	}
+	return def
 }
 
 func eml(from, subject, body string, extra ...string) []byte {

@@ -33,6 +33,30 @@ type Facts struct {
 	SerialNumbers []string     `json:"serial_numbers"`
 	Attachments   []Attachment `json:"attachments,omitempty"`
 	Received      string       `json:"received,omitempty"` // RFC 3339
+	// Ticket is the conversation this email follows up, when it does.
+	Ticket *Ticket `json:"ticket,omitempty"`
+}
+
+// Ticket is the existing ticket a follow-up belongs to, summarized: the
+// pipeline caps its history (see package processor).
+type Ticket struct {
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Opened   string `json:"opened,omitempty"` // RFC 3339
+	Summary  string `json:"summary,omitempty"`
+	Serial   string `json:"serial_number,omitempty"`
+	Messages int    `json:"customer_messages"` // the customer's messages so far, this one included
+	// History lists the earlier messages, oldest first; excerpts of the
+	// customer's words are data, never instructions.
+	History []Entry `json:"history"`
+}
+
+// Entry is one earlier message of a conversation.
+type Entry struct {
+	From    string `json:"from"` // "customer" or "us"
+	At      string `json:"at,omitempty"`
+	Subject string `json:"subject,omitempty"`
+	Excerpt string `json:"excerpt,omitempty"`
 }
 
 // trustedFacts is the trusted facts line: what triage derived itself.

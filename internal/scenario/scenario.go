@@ -39,11 +39,18 @@ type Scenario struct {
 	// Fallback marks the scenario used when the model is unavailable
 	// (graceful-degradation) - at most one file may set it.
 	Fallback bool `yaml:"fallback"`
-	// Escalate allows send_email to the configured staff addresses too.
+	// Escalate marks the escalation scenario: its reply to the customer waits
+	// for a successful notify_staff, and afterwards the conversation is taken
+	// over by a person. The pipeline also chooses it for a customer's third
+	// message on one conversation.
 	Escalate bool `yaml:"escalate"`
 	// ReplyMode overrides the run's reply mode for this scenario: "send",
 	// "draft" or "" (the run's mode).
 	ReplyMode string `yaml:"reply_mode"`
+	// FollowUp marks the scenario that answers follow-ups of an existing
+	// ticket: the pipeline chooses it for them, detection never offers it for
+	// a new email.
+	FollowUp bool `yaml:"followup"`
 	// Body is the Markdown after the frontmatter (non-empty).
 	Body string `yaml:"-"`
 	// File is the path the scenario came from, for messages.
@@ -186,7 +193,7 @@ func Load(fsys fs.FS, routes []string) (*Set, error) {
 		errs = append(errs, fmt.Errorf("scenario: no scenario files (%s)", ScenarioGlob))
 	}
 
-	var fallbacks []string
+	var fallbacks, followups, escalations []string
 	for _, file := range files {
 		sc, ferrs := loadFile(fsys, file, routes)
 		errs = append(errs, ferrs...)
@@ -196,11 +203,22 @@ func Load(fsys fs.FS, routes []string) (*Set, error) {
 		if sc.Fallback {
 			fallbacks = append(fallbacks, file)
 		}
+		if sc.FollowUp {
+			followups = append(followups, file)
+		}
+		if sc.Escalate {
+			escalations = append(escalations, file)
+		}
 		set.Scenarios = append(set.Scenarios, sc)
 	}
-	if len(fallbacks) > 1 {
-		errs = append(errs, fmt.Errorf("scenario: %s: fallback: set in more than one file (%s)",
-			fallbacks[1], strings.Join(fallbacks, ", ")))
+	for _, flag := range []struct {
+		name  string
+		files []string
+	}{{"fallback", fallbacks}, {"followup", followups}, {"escalate", escalations}} {
+		if len(flag.files) > 1 {
+			errs = append(errs, fmt.Errorf("scenario: %s: %s: set in more than one file (%s)",
+				flag.files[1], flag.name, strings.Join(flag.files, ", ")))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -418,7 +436,18 @@ func (s *Set) Names() []string {
 	return names
 }
 
-// Fallback returns the fallback scenario (may be nil).
+// Flagged returns the first scenario pick accepts, or nil (e.g.
+// set.Flagged(func(sc *Scenario) bool { return sc.FollowUp })).
+func (s *Set) Flagged(pick func(*Scenario) bool) *Scenario {
+	for _, sc := range s.Scenarios {
+		if pick(sc) {
+			return sc
+		}
+	}
+	return nil
+}
+
+// Fallback returns the fallback scenario, or nil.
 func (s *Set) Fallback() *Scenario {
 	for _, sc := range s.Scenarios {
 		if sc.Fallback {

@@ -13,7 +13,7 @@ import (
 	"triage/internal/scenario"
 )
 
-var routes = []string{"check_warranty", "create_ticket", "send_email"}
+var routes = []string{"check_warranty", "create_ticket", "send_email", "notify_staff"}
 
 const sendEmail = `
   - name: send_email
@@ -242,6 +242,15 @@ func TestLoadBroken(t *testing.T) {
 		{"two fallbacks", gamma(declaring(gammaHead+"fallback: true\n", ""), "Body.\n"),
 			[]string{gammaErr + "fallback: set in more than one file (scenarios/beta.md, scenarios/gamma.md)"}},
 		{
+			name: "two follow-up and two escalation scenarios",
+			edit: func(f fstest.MapFS) {
+				gamma(declaring(gammaHead+"followup: true\nescalate: true\n", ""), "Body.\n")(f)
+				f["scenarios/delta.md"] = &fstest.MapFile{Data: []byte(strings.ReplaceAll(string(f["scenarios/gamma.md"].Data), "gamma", "delta"))}
+			},
+			want: []string{"scenarios/gamma.md: followup: set in more than one file (scenarios/delta.md, scenarios/gamma.md)",
+				"scenarios/gamma.md: escalate: set in more than one file (scenarios/delta.md, scenarios/gamma.md)"},
+		},
+		{
 			name: "every problem reported",
 			edit: func(f fstest.MapFS) {
 				gamma(declaring("name: gamma\nversion: x.y\n", fn("check_warranty", "{type: array}")), "")(f)
@@ -297,7 +306,7 @@ func TestEmbeddedInstructions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load(instructions.FS): %v", err)
 	}
-	wantNames := []string{"graceful-degradation", "invalid-warranty", "missing-info", "out-of-scope", "valid-warranty"}
+	wantNames := []string{"escalation", "follow-up", "graceful-degradation", "invalid-warranty", "missing-info", "out-of-scope", "valid-warranty"}
 	if diff := cmp.Diff(wantNames, set.Names()); diff != "" {
 		t.Errorf("Names (-want +got):\n%s", diff)
 	}
@@ -316,6 +325,8 @@ func TestEmbeddedInstructions(t *testing.T) {
 		Priority  int
 		Keywords  bool
 		Fallback  bool
+		Escalate  bool
+		FollowUp  bool
 	}
 	got := map[string]summary{}
 	for _, sc := range set.Scenarios {
@@ -326,17 +337,19 @@ func TestEmbeddedInstructions(t *testing.T) {
 				t.Errorf("%s: %s: no compiled schema", sc.Name, f.Name)
 			}
 		}
-		got[sc.Name] = summary{fns, sc.Rules.Serial, sc.Rules.Priority, len(sc.Rules.Keywords) > 0, sc.Fallback}
+		got[sc.Name] = summary{fns, sc.Rules.Serial, sc.Rules.Priority, len(sc.Rules.Keywords) > 0, sc.Fallback, sc.Escalate, sc.FollowUp}
 		if !strings.Contains(sc.Body, "<objective>") {
 			t.Errorf("%s: body has no <objective>", sc.Name)
 		}
 	}
 	want := map[string]summary{
-		"valid-warranty":       {[]string{"check_warranty", "create_ticket", "send_email"}, "required", 10, false, false},
-		"invalid-warranty":     {[]string{"check_warranty", "send_email"}, "required", 20, true, false},
-		"missing-info":         {[]string{"send_email"}, "absent", 10, true, false},
-		"graceful-degradation": {[]string{"send_email"}, "", 0, false, true},
-		"out-of-scope":         {[]string{"send_email"}, "", 0, false, false},
+		"valid-warranty":       {[]string{"check_warranty", "create_ticket", "send_email"}, "required", 10, false, false, false, false},
+		"invalid-warranty":     {[]string{"check_warranty", "send_email"}, "required", 20, true, false, false, false},
+		"missing-info":         {[]string{"send_email"}, "absent", 10, true, false, false, false},
+		"graceful-degradation": {[]string{"send_email"}, "", 0, false, true, false, false},
+		"out-of-scope":         {[]string{"send_email"}, "", 0, false, false, false, false},
+		"escalation":           {[]string{"notify_staff", "send_email"}, "", 50, true, false, true, false},
+		"follow-up":            {[]string{"check_warranty", "send_email"}, "", 0, false, false, false, true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("scenarios (-want +got):\n%s", diff)

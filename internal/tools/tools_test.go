@@ -13,7 +13,7 @@ import (
 	"triage/internal/tools"
 )
 
-var builtins = []string{"check_warranty", "create_ticket", "send_email"}
+var builtins = []string{"check_warranty", "create_ticket", "send_email", "notify_staff"}
 
 func env(vars map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }

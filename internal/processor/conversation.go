@@ -1,0 +1,186 @@
+package processor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"triage/internal/clients/tickets"
+	"triage/internal/dispatcher"
+	"triage/internal/message"
+	"triage/internal/prompt"
+	"triage/internal/scenario"
+)
+
+// The scenarios the pipeline chooses itself for conversations, when the
+// loaded set has them: the one flagged followup answers a follow-up of an
+// existing ticket; the one flagged escalate takes a follow-up that is the
+// customer's third message on the conversation, or whose text matches the
+// escalation scenario's own rules.
+func isFollowUp(sc *scenario.Scenario) bool   { return sc.FollowUp }
+func isEscalation(sc *scenario.Scenario) bool { return sc.Escalate }
+
+// EscalateAfter is the number of earlier customer messages on a
+// conversation after which the next one is escalated (the third message).
+const EscalateAfter = 2
+
+// Reasons of the conversation steps.
+const (
+	ReasonHumanOwner  = "human_owner"         // skipped: a person owns the conversation
+	ReasonNoStaff     = "no_staff"            // failed: escalation without staff addresses
+	ReasonTicketStore = "tickets_unavailable" // failed: the ticket store could not be read or written
+)
+
+// Owners recorded by the pipeline's takeovers.
+const OwnerEscalated = "staff (escalated)"
+
+// History caps for the ticket in the facts block.
+const (
+	maxHistory       = 6   // earlier messages shown, the newest kept
+	maxExcerptBytes  = 300 // per message
+	maxSubjectBytes  = 120
+	maxTicketSummary = 200
+)
+
+// conversation finds the ticket msg follows up: a message of the ticket
+// named in In-Reply-To/References, or the ticket tag in the subject when
+// the sender is that ticket's customer (a forged tag from another address
+// starts a new conversation). It returns nil when there is none.
+func (p *Processor) conversation(ctx context.Context, msg *message.Message) (*tickets.State, string, error) {
+	ids := append([]string{msg.InReplyTo}, msg.References...)
+	st, err := p.cfg.Tickets.Find(ctx, ids)
+	switch {
+	case err == nil:
+		return st, "its In-Reply-To/References name a message of " + st.TicketID, nil
+	case !errors.Is(err, tickets.ErrNotFound):
+		return nil, "", err
+	}
+	id := tickets.TagInSubject(msg.Subject)
+	if id == "" {
+		return nil, "", nil
+	}
+	st, err = p.cfg.Tickets.Get(ctx, id)
+	switch {
+	case errors.Is(err, tickets.ErrNotFound):
+		return nil, "", nil
+	case err != nil:
+		return nil, "", err
+	case !st.Customer(msg.From.Address):
+		p.cfg.Logger.InfoContext(ctx, "ticket tag from another address ignored: a new conversation",
+			"ticket", id, "from", msg.From.Address, "message_id", msg.MessageID)
+		return nil, "", nil
+	}
+	return st, "its subject carries the tag of " + st.TicketID + " and it comes from the ticket's customer", nil
+}
+
+// noteID is the key of the note a message adds: its Message-ID, or the
+// idempotency key when it has none.
+func noteID(msg *message.Message, key string) string {
+	if msg.MessageID != "" {
+		return msg.MessageID
+	}
+	return "<" + key + "@no-message-id.invalid>"
+}
+
+// earlierInbound counts the customer's messages on the ticket other than
+// this one (so a retried email counts the same).
+func earlierInbound(st *tickets.State, id string) int {
+	n := 0
+	for _, m := range st.Messages {
+		if m.Direction == tickets.Inbound && m.MessageID != id {
+			n++
+		}
+	}
+	return n
+}
+
+// ticketFacts summarizes the ticket for the model: id, status, and the
+// earlier messages (the newest maxHistory, excerpts capped).
+func ticketFacts(st *tickets.State, current string) *prompt.Ticket {
+	t := &prompt.Ticket{
+		ID:       st.TicketID,
+		Status:   st.Status,
+		Summary:  truncate(st.Summary, maxTicketSummary),
+		Serial:   st.SerialNumber,
+		Messages: earlierInbound(st, current) + 1,
+		History:  []prompt.Entry{},
+	}
+	if st.AgentDisabled {
+		t.Status += " (taken over by a person)"
+	}
+	if !st.CreatedAt.IsZero() {
+		t.Opened = st.CreatedAt.UTC().Format(time.RFC3339)
+	}
+	notes := map[string]string{}
+	for _, n := range st.Notes {
+		notes[n.MessageID] = n.Text
+	}
+	for _, m := range st.Messages {
+		if m.MessageID == current {
+			continue
+		}
+		e := prompt.Entry{From: "customer", Subject: truncate(m.Subject, maxSubjectBytes)}
+		if m.Direction == tickets.Outbound {
+			e.From = "us"
+		}
+		if !m.At.IsZero() {
+			e.At = m.At.UTC().Format(time.RFC3339)
+		}
+		if text := strings.Join(strings.Fields(notes[m.MessageID]), " "); text != "" {
+			e.Excerpt = truncate(text, maxExcerptBytes)
+		}
+		t.History = append(t.History, e)
+	}
+	if len(t.History) > maxHistory {
+		t.History = t.History[len(t.History)-maxHistory:]
+	}
+	return t
+}
+
+// record notes our reply on the ticket so the customer's answer to it
+// finds the conversation. The reply has gone out either way: a failure is
+// logged, and the answer still finds the ticket through the References our
+// reply carries (they include the inbound Message-ID).
+func (p *Processor) recordReply(ctx context.Context, ticketID string, reply *Reply, at time.Time) {
+	if p.cfg.Tickets == nil || ticketID == "" || reply == nil || reply.MessageID == "" {
+		return
+	}
+	err := p.cfg.Tickets.AddMessage(context.WithoutCancel(ctx), ticketID, tickets.Message{
+		MessageID: reply.MessageID, Direction: tickets.Outbound, Subject: reply.Subject, At: at,
+	})
+	if err != nil {
+		p.cfg.Logger.WarnContext(ctx, "reply not recorded on its ticket", "ticket", ticketID, "message_id", reply.MessageID, "err", err)
+	}
+}
+
+// openForEscalation opens (idempotently) the ticket an escalation of a new
+// email is taken over on.
+func (p *Processor) openForEscalation(ctx context.Context, msg *message.Message, key string, serials []string) (string, error) {
+	sn := ""
+	if len(serials) > 0 {
+		sn = serials[0]
+	}
+	t, err := p.cfg.Tickets.Create(ctx, tickets.Request{
+		SerialNumber:   sn,
+		CustomerEmail:  strings.ToLower(msg.From.Address),
+		Priority:       "high",
+		Summary:        msg.Subject,
+		IdempotencyKey: dispatcher.TicketKey(key, sn),
+		MessageID:      msg.MessageID,
+	})
+	if err != nil {
+		return "", fmt.Errorf("processor: open a ticket for the escalation: %w", err)
+	}
+	return t.TicketID, nil
+}
+
+func okRecord(recs []dispatcher.Record, name string) bool {
+	for _, r := range recs {
+		if r.Name == name && r.OK {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,343 @@
+package processor_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/clients/tickets"
+	"triage/internal/message"
+	"triage/internal/processor"
+)
+
+// convEmail is a customer email with a fixed Message-ID and optional
+// threading headers.
+func convEmail(from, subject, msgID, body string, extra ...string) []byte {
+	h := "From: " + from + "\r\nTo: serwis@example.com\r\nSubject: " + subject +
+		"\r\nDate: Mon, 16 Nov 2026 10:00:00 +0100\r\nMessage-ID: " + msgID + "\r\n"
+	for _, e := range extra {
+		h += e + "\r\n"
+	}
+	return []byte(h + "Content-Type: text/plain; charset=utf-8\r\n\r\n" + body + "\r\n")
+}
+
+const (
+	anna    = "Anna <anna@example.pl>"
+	first   = "<a1@example.pl>"
+	boss    = "boss@example.com"
+	firstTx = "Dzień dobry, mój ekspres SN-48213-PL nie działa. Proszę o naprawę gwarancyjną."
+)
+
+// conv is the part of an outcome the conversation tests compare.
+type conv struct {
+	Status, Reason, Scenario string
+	TicketID                 string
+	Followup, Escalated      bool
+	Calls                    []string
+}
+
+func convOf(o processor.Outcome) conv {
+	s := summarize(o)
+	return conv{o.Status, o.Reason, o.Scenario, o.TicketID, o.Followup, o.Escalated, s.Calls}
+}
+
+func (e *env) run(t *testing.T, raw []byte) processor.Outcome {
+	t.Helper()
+	return e.proc.Process(context.Background(), processor.Input{Name: "in.eml", Raw: raw})
+}
+
+// seed processes the first email of the conversation: a ticket is opened,
+// the reply carries its tag.
+func seed(t *testing.T, e *env) processor.Outcome {
+	t.Helper()
+	out := e.run(t, convEmail(anna, "Reklamacja", first, firstTx))
+	want := conv{Status: "replied", Scenario: "valid-warranty", TicketID: "TKT-000001",
+		Calls: []string{"check_warranty ok", "create_ticket ok", "send_email ok"}}
+	if diff := cmp.Diff(want, convOf(out)); diff != "" {
+		t.Fatalf("first email (-want +got):\n%s\n%s", diff, out.Detail)
+	}
+	if out.Reply.Subject != "Re: Reklamacja [TKT-000001]" {
+		t.Errorf("reply subject = %q: the pipeline must tag it", out.Reply.Subject)
+	}
+	raw, err := os.ReadFile(out.Reply.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := message.Parse(raw); m == nil || m.Subject != "Re: Reklamacja [TKT-000001]" {
+		t.Errorf("sent subject = %+v", m)
+	}
+	return out
+}
+
+func notes(t *testing.T, e *env, id string) []string {
+	t.Helper()
+	st, err := e.tickets.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range st.Notes {
+		out = append(out, n.MessageID+" "+n.Text)
+	}
+	return out
+}
+
+func followUp(reply processor.Outcome, msgID, body string) []byte {
+	return convEmail(anna, "Re: Reklamacja [TKT-000001]", msgID, body,
+		"In-Reply-To: "+reply.Reply.MessageID, "References: "+first+" "+reply.Reply.MessageID)
+}
+
+var followUpCalls = []string{"send_email ok"}
+
+func TestFollowUpByReferences(t *testing.T) {
+	m := &scripted{}
+	e := newEnv(t, m)
+	reply := seed(t, e)
+	// The customer answers our reply: References name our reply's Message-ID.
+	// The subject has no tag here, so only the References can match.
+	raw := convEmail(anna, "Re: Reklamacja", "<a2@example.pl>", "Nadal nie działa, co dalej?",
+		"In-Reply-To: "+reply.Reply.MessageID, "References: "+first+" "+reply.Reply.MessageID)
+	var replies []string
+	for range 2 { // processed twice (a retry): one note, one reply Message-ID
+		out := e.run(t, raw)
+		want := conv{Status: "replied", Scenario: "follow-up", TicketID: "TKT-000001", Followup: true, Calls: followUpCalls}
+		if diff := cmp.Diff(want, convOf(out)); diff != "" {
+			t.Fatalf("follow-up (-want +got):\n%s\n%s", diff, out.Detail)
+		}
+		if out.Reply.Subject != "Re: Reklamacja [TKT-000001]" {
+			t.Errorf("reply subject = %q", out.Reply.Subject)
+		}
+		replies = append(replies, out.Reply.MessageID)
+	}
+	if replies[0] != replies[1] {
+		t.Errorf("retry changed the reply Message-ID: %v", replies)
+	}
+	if diff := cmp.Diff([]string{"<a2@example.pl> Nadal nie działa, co dalej?"}, notes(t, e, "TKT-000001")); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	// The model saw the ticket in the trusted facts.
+	f := m.facts.Load()
+	if f.Ticket == nil || f.Ticket.ID != "TKT-000001" || f.Ticket.Messages != 2 || f.Ticket.Status != "open" {
+		t.Fatalf("facts.ticket = %+v", f.Ticket)
+	}
+	var who []string
+	for _, h := range f.Ticket.History {
+		who = append(who, h.From+": "+h.Subject)
+	}
+	if diff := cmp.Diff([]string{"customer: Reklamacja", "us: Re: Reklamacja [TKT-000001]", "us: Re: Reklamacja [TKT-000001]"}, who); diff != "" {
+		t.Errorf("history (-want +got):\n%s", diff)
+	}
+	// Our follow-up reply is part of the conversation too.
+	st, _ := e.tickets.Get(context.Background(), "TKT-000001")
+	if !st.Has(replies[0]) || !st.Has("<a2@example.pl>") {
+		t.Errorf("ticket messages %+v lack the follow-up or our answer", st.Messages)
+	}
+}
+
+func TestFollowUpByTag(t *testing.T) {
+	e := newEnv(t, &scripted{})
+	seed(t, e)
+	// A new email (no References) with the tag, from the ticket's customer.
+	out := e.run(t, convEmail("anna@example.pl", "Re: Reklamacja [TKT-000001]", "<a3@example.pl>", "Wysłałam zdjęcie usterki."))
+	want := conv{Status: "replied", Scenario: "follow-up", TicketID: "TKT-000001", Followup: true, Calls: followUpCalls}
+	if diff := cmp.Diff(want, convOf(out)); diff != "" {
+		t.Fatalf("(-want +got):\n%s\n%s", diff, out.Detail)
+	}
+	if n := notes(t, e, "TKT-000001"); len(n) != 1 {
+		t.Errorf("notes = %v", n)
+	}
+}
+
+func TestForgedTagStartsANewConversation(t *testing.T) {
+	e := newEnv(t, &scripted{})
+	seed(t, e)
+	out := e.run(t, convEmail("eve@example.net", "Re: Reklamacja [TKT-000001]", "<e1@example.net>", firstTx))
+	want := conv{Status: "replied", Scenario: "valid-warranty", TicketID: "TKT-000002",
+		Calls: []string{"check_warranty ok", "create_ticket ok", "send_email ok"}}
+	if diff := cmp.Diff(want, convOf(out)); diff != "" {
+		t.Fatalf("(-want +got):\n%s\n%s", diff, out.Detail)
+	}
+	if n := notes(t, e, "TKT-000001"); len(n) != 0 {
+		t.Errorf("the forged email was appended to the victim's ticket: %v", n)
+	}
+}
+
+func TestTakenOverConversation(t *testing.T) {
+	m := &scripted{}
+	e := newEnv(t, m)
+	reply := seed(t, e)
+	if err := e.tickets.Takeover(context.Background(), "TKT-000001", "anna.k"); err != nil {
+		t.Fatal(err)
+	}
+	m.err = errors.New("the model must not be called for a taken-over conversation")
+	out := e.run(t, followUp(reply, "<a2@example.pl>", "Halo?"))
+	want := conv{Status: "skipped", Reason: "human_owner", TicketID: "TKT-000001", Followup: true}
+	if diff := cmp.Diff(want, convOf(out)); diff != "" {
+		t.Fatalf("(-want +got):\n%s\n%s", diff, out.Detail)
+	}
+	if out.Reply != nil || out.ModelCalls != 0 || !strings.Contains(out.Detail, "anna.k") {
+		t.Errorf("outcome %+v", out)
+	}
+	if diff := cmp.Diff([]string{"<a2@example.pl> Halo?"}, notes(t, e, "TKT-000001")); diff != "" {
+		t.Errorf("the follow-up must still be appended (-want +got):\n%s", diff)
+	}
+	// Released: answered again.
+	if err := e.tickets.Release(context.Background(), "TKT-000001"); err != nil {
+		t.Fatal(err)
+	}
+	m.err = nil
+	if out := e.run(t, followUp(reply, "<a2@example.pl>", "Halo?")); out.Status != "replied" || len(notes(t, e, "TKT-000001")) != 1 {
+		t.Errorf("after release: %s %s, notes %v", out.Status, out.Detail, notes(t, e, "TKT-000001"))
+	}
+}
+
+// TestThirdMessageEscalates: the customer's third message on one
+// conversation goes to staff whatever it says, and the conversation is
+// then taken over.
+func TestThirdMessageEscalates(t *testing.T) {
+	e := newEnvStaff(t, &scripted{}, []string{"Kierownik <" + boss + ">"})
+	reply := seed(t, e)
+	if out := e.run(t, followUp(reply, "<a2@example.pl>", "Nadal czekam.")); out.Scenario != "follow-up" {
+		t.Fatalf("second message: %s %s", out.Scenario, out.Detail)
+	}
+	out := e.run(t, followUp(reply, "<a3@example.pl>", "Nadal czekam na odpowiedź."))
+	want := conv{Status: "replied", Scenario: "escalation", TicketID: "TKT-000001", Followup: true, Escalated: true,
+		Calls: []string{"notify_staff ok", "send_email ok"}}
+	if diff := cmp.Diff(want, convOf(out)); diff != "" {
+		t.Fatalf("(-want +got):\n%s\n%s", diff, out.Detail)
+	}
+	if !strings.Contains(out.Detection.Reason, "message 3") {
+		t.Errorf("detection reason = %q", out.Detection.Reason)
+	}
+	if out.Reply.To != "anna@example.pl" {
+		t.Errorf("the acknowledgement went to %q", out.Reply.To)
+	}
+	st, _ := e.tickets.Get(context.Background(), "TKT-000001")
+	if !st.AgentDisabled || st.Owner != processor.OwnerEscalated {
+		t.Errorf("ticket not taken over: %+v", st)
+	}
+	// The staff notice went to staff only, and is not the customer's reply.
+	staffMail := 0
+	files, _ := filepath.Glob(filepath.Join(e.outbox, "*.eml"))
+	for _, f := range files {
+		raw, _ := os.ReadFile(f)
+		m, err := message.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.To) == 1 && m.To[0] == boss {
+			staffMail++
+			if m.MessageID == out.Reply.MessageID {
+				t.Error("the staff notice is the customer's reply")
+			}
+		}
+	}
+	if staffMail != 1 {
+		t.Errorf("%d staff notices, want 1", staffMail)
+	}
+	// The next follow-up is left for the person.
+	out = e.run(t, followUp(reply, "<a4@example.pl>", "Dziękuję."))
+	if out.Status != "skipped" || out.Reason != "human_owner" {
+		t.Errorf("after escalation: %s %s", out.Status, out.Reason)
+	}
+}
+
+func TestEscalationNewEmail(t *testing.T) {
+	tests := []struct {
+		name  string
+		model *scripted
+		staff []string
+		body  string
+		want  conv
+	}{
+		{
+			name: "asks for a person", model: &scripted{}, staff: []string{boss},
+			body: "Chcę porozmawiać z człowiekiem, a nie z automatem!",
+			want: conv{Status: "replied", Scenario: "escalation", TicketID: "TKT-000001", Escalated: true, Calls: []string{"notify_staff ok", "send_email ok"}},
+		},
+		{
+			name: "threatens legal action (English)", model: &scripted{}, staff: []string{boss},
+			body: "This is unacceptable. My lawyer will take legal action.",
+			want: conv{Status: "replied", Scenario: "escalation", TicketID: "TKT-000001", Escalated: true, Calls: []string{"notify_staff ok", "send_email ok"}},
+		},
+		{
+			name: "no staff configured: left for a person", model: &scripted{err: errors.New("must not be called")},
+			body: "Skandal! Pozew jest w drodze.",
+			want: conv{Status: "failed", Reason: "no_staff", Scenario: "escalation"},
+		},
+		{
+			name: "a model that skips notify_staff never reaches the customer", model: &scripted{skipNotify: true}, staff: []string{boss},
+			body: "Chcę rozmawiać z kierownikiem.",
+			want: conv{Status: "failed", Reason: "email_not_sent", Scenario: "escalation", TicketID: "TKT-000001",
+				Calls: []string{"send_email blocked:staff_not_notified"}},
+		},
+		{
+			name: "a model that mails staff with send_email is refused", model: &scripted{to: boss}, staff: []string{boss},
+			body: "Chcę rozmawiać z kierownikiem.",
+			want: conv{Status: "failed", Reason: "email_not_sent", Scenario: "escalation", TicketID: "TKT-000001",
+				Calls: []string{"notify_staff ok", "send_email blocked:recipient_not_allowed"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnvStaff(t, tt.model, tt.staff)
+			out := e.run(t, convEmail("ola@example.pl", "Skarga", "<o1@example.pl>", tt.body))
+			if diff := cmp.Diff(tt.want, convOf(out)); diff != "" {
+				t.Fatalf("(-want +got):\n%s\n%s", diff, out.Detail)
+			}
+			if tt.want.TicketID == "" {
+				return
+			}
+			st, err := e.tickets.Get(context.Background(), tt.want.TicketID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.AgentDisabled != tt.want.Escalated || !st.Has("<o1@example.pl>") {
+				t.Errorf("ticket %+v", st)
+			}
+		})
+	}
+}
+
+// TestCrashBetweenNoteAndReply: the note is written, the reply is not (the
+// model or the process died); the retry adds no second note and replies.
+func TestCrashBetweenNoteAndReply(t *testing.T) {
+	m := &scripted{}
+	e := newEnv(t, m)
+	reply := seed(t, e)
+	raw := followUp(reply, "<a2@example.pl>", "Czy są już wieści?")
+	m.err = errors.New("model died")
+	if out := e.run(t, raw); out.Status != "failed" || out.TicketID != "TKT-000001" {
+		t.Fatalf("first attempt: %+v", convOf(out))
+	}
+	m.err = nil
+	out := e.run(t, raw)
+	if out.Status != "replied" || out.Scenario != "follow-up" {
+		t.Fatalf("retry: %+v %s", convOf(out), out.Detail)
+	}
+	if n := notes(t, e, "TKT-000001"); len(n) != 1 {
+		t.Errorf("notes after a retry = %v, want one", n)
+	}
+}
+
+// brokenStore fails every lookup: the email is failed, never answered as a
+// new conversation.
+type brokenStore struct{ *tickets.SQLite }
+
+func (brokenStore) Find(context.Context, []string) (*tickets.State, error) {
+	return nil, errors.New("tickets: http: GET /tickets: 503 Service Unavailable")
+}
+
+func TestTicketStoreDown(t *testing.T) {
+	e := newEnv(t, &scripted{})
+	e2 := newEnvWithStore(t, &scripted{}, brokenStore{e.tickets})
+	out := e2.run(t, convEmail(anna, "Reklamacja", first, firstTx))
+	if out.Status != "failed" || out.Reason != "tickets_unavailable" || !strings.Contains(out.Detail, "503") {
+		t.Errorf("outcome %+v: %s", convOf(out), out.Detail)
+	}
+}
