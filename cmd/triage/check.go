@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
 
 	"triage/internal/scenario"
@@ -16,16 +17,28 @@ import (
 )
 
 func newCheckCmd() *cobra.Command {
-	var dir, config string
+	var dir, config, envFile string
 	cmd := &cobra.Command{
-		Use:   "check [--instructions DIR]",
-		Short: "Validate the instruction files and print what each declares",
-		Long: `Check loads main.md, every scenarios/*.md and tools.yaml exactly as process
-and watch do at start-up, and prints each scenario with its functions and
-detection rules, and every tool with its binding and policies. A broken file
-is reported with its name and field; exit status 2.`,
+		Use:   "check [--instructions DIR] [--config FILE [--env-file FILE]]",
+		Short: "Validate the instructions (and a watch configuration) without starting anything",
+		Long: `Check loads main.md, every scenarios/*.md and tools.yaml exactly as process,
+watch and eval do at start-up (the same function), and prints each scenario
+with its functions and detection rules, and every tool with its binding and
+policies. Every problem of every file is reported in one run, each with its
+file and field; exit status 2.
+
+With a watch configuration (--config FILE, else $TRIAGE_CONFIG, else
+/etc/triage/triage.yaml when it exists) it first runs exactly the start-up
+validation of triage watch (triage watch --check): every section, path, URL,
+secret and the model credentials, without connecting or creating anything.
+--env-file loads the secrets the way watch --env-file does.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if envFile != "" {
+				if err := godotenv.Load(envFile); err != nil {
+					return usageErr("--env-file: %v", err)
+				}
+			}
 			if path, _ := findConfig(cmd.Flags(), config); path != "" {
 				// The watch start-up validation, exactly: the same function.
 				args := []string{"--config", path, "--check"}
@@ -53,6 +66,7 @@ is reported with its name and field; exit status 2.`,
 		},
 	}
 	envString(cmd.Flags(), &dir, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory (default: the built-in instructions)")
+	cmd.Flags().StringVar(&envFile, "env-file", "", "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first, as watch --env-file does")
 	cmd.Flags().StringVar(&config, "config", "", "also validate this triage watch configuration, exactly as watch does at start, without connecting [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
 	return cmd
 }

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Install triage watch as a systemd service. From the repository, after
+# `make build`, as root:
+#
+#   sh deploy/install.sh
+#
+# It installs the binary, /etc/triage/{triage.yaml,env,warranty.csv} (never
+# overwriting an existing one), the documentation the unit links to, the
+# unit itself, the unprivileged triage user, and reloads systemd. Then edit
+# /etc/triage/triage.yaml and /etc/triage/env, check, and start (see the
+# header of deploy/triage-watch.service).
+#
+# DESTDIR=/some/root installs into a staging root instead: no user, no
+# ownership change, no systemctl (the tests use this).
+set -eu
+cd "$(dirname "$0")/.."
+D="${DESTDIR:-}"
+BIN="${TRIAGE_BIN:-bin/triage}"
+
+[ -x "$BIN" ] || { echo "install.sh: $BIN missing: run 'make build' first" >&2; exit 2; }
+
+if [ -z "$D" ] && ! id triage >/dev/null 2>&1; then
+	useradd --system --home /var/lib/triage --shell /usr/sbin/nologin triage
+fi
+
+install -D -m 0755 "$BIN" "$D/usr/local/bin/triage"
+install -d -m 0750 "$D/etc/triage"
+# Configuration, secrets and the registry: installed once, then yours.
+[ -e "$D/etc/triage/triage.yaml" ] || install -m 0640 deploy/triage.example.yaml "$D/etc/triage/triage.yaml"
+[ -e "$D/etc/triage/warranty.csv" ] || install -m 0640 examples/warranty.csv "$D/etc/triage/warranty.csv"
+if [ ! -e "$D/etc/triage/env" ]; then
+	install -m 0640 /dev/null "$D/etc/triage/env"
+	printf '%s\n' '# KEY=value lines: read by systemd (EnvironmentFile) and by triage watch --env-file (cron).' \
+		'TRIAGE_IMAP_PASSWORD=' 'TRIAGE_SMTP_PASSWORD=' 'GEMINI_API_KEY=' >"$D/etc/triage/env"
+fi
+install -D -m 0644 docs/watch.md "$D/usr/share/doc/triage/watch.md"
+install -D -m 0644 deploy/triage-watch.service "$D/etc/systemd/system/triage-watch.service"
+install -d -m 0750 "$D/var/log/triage" # for the cron recipe's log
+
+if [ -z "$D" ]; then
+	chgrp triage /etc/triage /etc/triage/triage.yaml /etc/triage/warranty.csv /etc/triage/env /var/log/triage
+	chown triage /var/log/triage
+	systemctl daemon-reload
+fi
+echo "installed. Next: edit $D/etc/triage/triage.yaml and $D/etc/triage/env, then"
+echo "  runuser -u triage -- /usr/local/bin/triage check --env-file /etc/triage/env --config /etc/triage/triage.yaml"
+echo "  systemctl enable --now triage-watch"
