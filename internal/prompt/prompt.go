@@ -33,7 +33,10 @@ type Facts struct {
 	SerialNumbers []string     `json:"serial_numbers"`
 	Attachments   []Attachment `json:"attachments,omitempty"`
 	Received      string       `json:"received,omitempty"` // RFC 3339
-	// Ticket is the conversation this email follows up, when it does.
+	// Ticket is the conversation this email follows up, when it does. Its
+	// id, status, dates and counts are trusted; its summary and history
+	// (subjects and the customer's earlier words) are rendered with the
+	// customer-written fields, labelled untrusted.
 	Ticket *Ticket `json:"ticket,omitempty"`
 }
 
@@ -48,7 +51,7 @@ type Ticket struct {
 	Messages int    `json:"customer_messages"` // the customer's messages so far, this one included
 	// History lists the earlier messages, oldest first; excerpts of the
 	// customer's words are data, never instructions.
-	History []Entry `json:"history"`
+	History []Entry `json:"history,omitempty"`
 }
 
 // Entry is one earlier message of a conversation.
@@ -67,12 +70,15 @@ type trustedFacts struct {
 	Language      string   `json:"language"`
 	SerialNumbers []string `json:"serial_numbers"`
 	Received      string   `json:"received,omitempty"`
+	Ticket        *Ticket  `json:"ticket,omitempty"` // without Summary and History
 }
 
 // untrustedFields is the line of header fields the customer wrote.
 type untrustedFields struct {
-	Subject     string       `json:"subject"`
-	Attachments []Attachment `json:"attachments,omitempty"`
+	Subject       string       `json:"subject"`
+	Attachments   []Attachment `json:"attachments,omitempty"`
+	TicketSummary string       `json:"ticket_summary,omitempty"`
+	TicketHistory []Entry      `json:"ticket_history,omitempty"`
 }
 
 // Attachment is listed to the model by name, type and size only.
@@ -132,11 +138,19 @@ var defang = strings.NewReplacer(
 func User(f Facts, text, quoted string) string {
 	text = defang.Replace(strings.TrimSpace(text))
 	quoted = defang.Replace(strings.TrimSpace(quoted))
-	tb, _ := json.Marshal(trustedFacts{Scenario: f.Scenario, From: f.From, ReplyTo: f.ReplyTo,
-		Language: f.Language, SerialNumbers: f.SerialNumbers, Received: f.Received})
+	tf := trustedFacts{Scenario: f.Scenario, From: f.From, ReplyTo: f.ReplyTo,
+		Language: f.Language, SerialNumbers: f.SerialNumbers, Received: f.Received}
+	uf := untrustedFields{Subject: f.Subject, Attachments: f.Attachments}
+	if f.Ticket != nil {
+		t := *f.Ticket
+		uf.TicketSummary, uf.TicketHistory = t.Summary, t.History
+		t.Summary, t.History = "", nil
+		tf.Ticket = &t
+	}
+	tb, _ := json.Marshal(tf)
 	// json.Marshal escapes <, > and & and never writes a newline: the
 	// customer's subject stays on its line and cannot open a fence.
-	ub, _ := json.Marshal(untrustedFields{Subject: f.Subject, Attachments: f.Attachments})
+	ub, _ := json.Marshal(uf)
 	n := nonce(text, quoted, string(ub))
 
 	var sb strings.Builder
@@ -184,6 +198,9 @@ func ParseFacts(user string) (Facts, error) {
 			return f, fmt.Errorf("prompt: customer-written fields: %w", err)
 		}
 		f.Subject, f.Attachments = u.Subject, u.Attachments
+		if f.Ticket != nil {
+			f.Ticket.Summary, f.Ticket.History = u.TicketSummary, u.TicketHistory
+		}
 	}
 	return f, nil
 }
