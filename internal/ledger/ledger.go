@@ -30,6 +30,7 @@ const (
 	StateFailed     = "failed"
 	StateNeedsHuman = "needs_human"
 	StateOverLimit  = "over_limit"
+	StateDrafted    = "drafted" // reply mode draft: the reply waits in the Drafts folder
 )
 
 // Reply states.
@@ -49,7 +50,7 @@ var ErrReplyExists = errors.New("ledger: reply already recorded for this message
 // Final reports whether a message state is final.
 func Final(state string) bool {
 	switch state {
-	case StateReplied, StateSkipped, StateFailed, StateNeedsHuman, StateOverLimit:
+	case StateReplied, StateSkipped, StateFailed, StateNeedsHuman, StateOverLimit, StateDrafted:
 		return true
 	}
 	return false
@@ -94,6 +95,13 @@ type Reply struct {
 	Appended  bool      `json:"appended"` // copy stored in the Sent folder
 	Created   time.Time `json:"created"`
 	SentAt    time.Time `json:"sent_at"`
+	// Kind is KindReply (sent by triage) or KindDraft (left in the Drafts
+	// folder); for drafts, Outcome says what a person did with it.
+	Kind            string    `json:"kind"`
+	Outcome         string    `json:"outcome,omitempty"`
+	Similarity      float64   `json:"similarity,omitempty"` // of the person's reply to the draft
+	ResolvedAt      time.Time `json:"resolved_at,omitzero"`
+	PersonMessageID string    `json:"person_message_id,omitempty"` // the person's reply in the Sent folder
 }
 
 // Config configures Open; Path is required.
@@ -148,10 +156,25 @@ CREATE INDEX IF NOT EXISTS replies_created ON replies(created);
 // lacks, then runs afterColumns.
 var columns = []struct{ table, name, def string }{
 	{"replies", "sender", "TEXT NOT NULL DEFAULT ''"},
+	{"replies", "kind", "TEXT NOT NULL DEFAULT 'reply'"}, // drafts.go
+	{"replies", "outcome", "TEXT NOT NULL DEFAULT ''"},
+	{"replies", "similarity", "REAL NOT NULL DEFAULT 0"},
+	{"replies", "resolved_at", "INTEGER NOT NULL DEFAULT 0"},
+	{"replies", "person_message_id", "TEXT NOT NULL DEFAULT ''"},
 }
 
 const afterColumns = `
 CREATE INDEX IF NOT EXISTS replies_sender ON replies(sender, created);
+CREATE INDEX IF NOT EXISTS replies_message_id ON replies(message_id);
+CREATE INDEX IF NOT EXISTS replies_kind ON replies(kind, outcome);
+CREATE INDEX IF NOT EXISTS messages_message_id ON messages(message_id);
+CREATE TABLE IF NOT EXISTS sent_scan (
+	account     TEXT NOT NULL,
+	folder      TEXT NOT NULL,
+	uidvalidity INTEGER NOT NULL,
+	last_uid    INTEGER NOT NULL,
+	PRIMARY KEY (account, folder)
+);
 `
 
 // migrate adds the columns an older ledger file lacks.
@@ -442,15 +465,16 @@ func (l *Ledger) Counts(ctx context.Context) (map[string]int, error) {
 
 // --- replies ---
 
-const replyCols = `key, message_id, recipient, sender, raw, state, appended, created, sent_at`
+const replyCols = `key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id`
 
 func scanReply(sc interface{ Scan(...any) error }) (Reply, error) {
 	var r Reply
 	var appended int
-	var created, sent int64
-	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.Sender, &r.Raw, &r.State, &appended, &created, &sent)
+	var created, sent, resolved int64
+	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.Sender, &r.Raw, &r.State, &appended, &created, &sent,
+		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID)
 	r.Appended = appended != 0
-	r.Created, r.SentAt = fromUnix(created), fromUnix(sent)
+	r.Created, r.SentAt, r.ResolvedAt = fromUnix(created), fromUnix(sent), fromUnix(resolved)
 	return r, err
 }
 
@@ -557,9 +581,13 @@ func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) erro
 			return &LimitError{Reason: LimitGlobal, Count: n, Limit: lim.PerHour}
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, created)
-		VALUES (?,?,?,?,?,?,?)`,
-		r.Key, r.MessageID, r.To, r.Sender, r.Raw, ReplyPending, unix(now)); err != nil {
+	kind, state := KindReply, ReplyPending
+	if r.Kind == KindDraft {
+		kind, state = KindDraft, DraftPending
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, created, kind)
+		VALUES (?,?,?,?,?,?,?,?)`,
+		r.Key, r.MessageID, r.To, r.Sender, r.Raw, state, unix(now), kind); err != nil {
 		return fmt.Errorf("ledger: put pending: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -642,10 +670,11 @@ func (l *Ledger) RepliesSince(ctx context.Context, addr string, since time.Time)
 func countReplies(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }, addr string, since time.Time) (int, error) {
-	query := `SELECT COUNT(*) FROM replies WHERE created >= ?`
+	// Drafts go to nobody: they count against no limit.
+	query := `SELECT COUNT(*) FROM replies WHERE created >= ? AND kind = 'reply'`
 	args := []any{unix(since)}
 	if addr != "" {
-		query = `SELECT COUNT(*) FROM replies WHERE created >= ? AND (recipient = ? OR sender = ?)`
+		query = `SELECT COUNT(*) FROM replies WHERE created >= ? AND kind = 'reply' AND (recipient = ? OR sender = ?)`
 		args = append(args, addr, addr)
 	}
 	var n int

@@ -26,6 +26,7 @@ type Metrics struct {
 	errors     *prometheus.CounterVec
 	latency    prometheus.Histogram
 	lastPass   prometheus.Gauge
+	drafts     *prometheus.GaugeVec
 	healthy    atomic.Bool
 }
 
@@ -54,7 +55,11 @@ func New() *Metrics {
 			Help: "Unix time of the last completed mailbox pass.",
 		}),
 	}
-	m.reg.MustRegister(m.processed, m.ledger, m.modelCalls, m.tokens, m.errors, m.latency, m.lastPass,
+	m.drafts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "triage_drafts",
+		Help: "Drafts in the ledger (reply mode draft), by scenario and what people did with them: drafted (all), sent_as_is, edited, discarded, pending. The figures of 'triage ledger stats'.",
+	}, []string{"scenario", "outcome"})
+	m.reg.MustRegister(m.processed, m.ledger, m.modelCalls, m.tokens, m.errors, m.latency, m.lastPass, m.drafts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -89,6 +94,19 @@ func (m *Metrics) Final(state string) {
 		return
 	}
 	m.ledger.WithLabelValues(state).Inc()
+}
+
+// Drafts sets the draft figures of one scenario, as the ledger counts them.
+func (m *Metrics) Drafts(scenario string, drafted, sentAsIs, edited, discarded, pending int) {
+	if m == nil {
+		return
+	}
+	if scenario == "" {
+		scenario = "none"
+	}
+	for outcome, n := range map[string]int{"drafted": drafted, "sent_as_is": sentAsIs, "edited": edited, "discarded": discarded, "pending": pending} {
+		m.drafts.WithLabelValues(scenario, outcome).Set(float64(n))
+	}
 }
 
 // Error counts an error of a kind (imap, smtp, ledger, process).

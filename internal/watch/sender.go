@@ -67,9 +67,6 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) 
 	if r.Key == "" {
 		return mail.Receipt{}, errors.New("watch: sender: reply has no inbound key; refusing to send without a ledger entry")
 	}
-	if r.Draft {
-		return mail.Receipt{}, errors.New("watch: sender: drafts are not stored by this sender yet; not sending a draft")
-	}
 	if r.MessageID == "" {
 		r.MessageID = mail.MessageIDFor(r.Key, s.domain)
 	}
@@ -79,6 +76,9 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) 
 	raw, err := mail.Render(r)
 	if err != nil {
 		return mail.Receipt{}, err
+	}
+	if r.Draft {
+		return s.draft(ctx, r, raw)
 	}
 	in := answeringOf(ctx)
 	err = s.ledger.PutPendingWithin(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: in.from(), Raw: raw}, in.limitsOrNone())

@@ -94,6 +94,22 @@ type Config struct {
 	ProcessedFolder string // replied mail moves here when set
 	FailedFolder    string // default Needs-Human; created when missing
 	SentFolder      string // replies are appended here, and looked up after a crash, when set
+	// DraftsFolder receives drafts, flagged \Draft (reply mode draft;
+	// default Drafts, created when missing).
+	DraftsFolder string
+	// DraftWindow is how long a draft waits for a person's reply in the
+	// Sent folder before it counts as discarded (default 7 days). Draft
+	// outcomes are tracked only when SentFolder is set.
+	DraftWindow time.Duration
+	// OnPersonReply, when set, is called for every reply a person wrote in
+	// a thread triage handled, found in SentFolder (see scanSent). It must
+	// be idempotent: after a crash the same reply may be reported again.
+	OnPersonReply func(ctx context.Context, r PersonReply) error
+	// DryRun: process every new message and log its outcome, but change
+	// nothing: no ledger entry, no flag or move, no append (the mailbox is
+	// opened read-only); Ledger may be nil. The pipeline must be in dry run
+	// too.
+	DryRun bool
 
 	MaxMessageBytes int64         // larger messages go to a person unread (default 25 MiB)
 	Interval        time.Duration // polling interval without IDLE (default 1m)
@@ -125,6 +141,8 @@ type Watcher struct {
 	log  *slog.Logger
 	wake chan struct{}
 	st   Stats
+
+	dryDone map[[2]uint32]bool // dry run: (UIDVALIDITY, UID) already shown
 }
 
 // Stats counts what a watcher did, by final state.
@@ -146,7 +164,7 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Username == "" || (cfg.Password == "" && cfg.Token == "") {
 		return nil, errors.New("watch: Username and a Password or Token are required")
 	}
-	if cfg.Processor == nil || cfg.Ledger == nil {
+	if cfg.Processor == nil || cfg.Ledger == nil && !cfg.DryRun {
 		return nil, errors.New("watch: Processor and Ledger are required")
 	}
 	switch cfg.TLS {
@@ -184,6 +202,8 @@ func New(cfg Config) (*Watcher, error) {
 	def(&cfg.Mailbox, DefaultMailbox)
 	def(&cfg.Keyword, DefaultKeyword)
 	def(&cfg.FailedFolder, DefaultFailedFolder)
+	def(&cfg.DraftsFolder, DefaultDraftsFolder)
+	defDur(&cfg.DraftWindow, DefaultDraftWindow)
 	defDur(&cfg.Interval, DefaultInterval)
 	defDur(&cfg.IdleRefresh, DefaultIdleRefresh)
 	defDur(&cfg.PerSenderWindow, DefaultPerSenderWindow)
@@ -285,8 +305,13 @@ func (w *Watcher) session(ctx, hard context.Context, once bool) error {
 	stop := context.AfterFunc(hard, func() { c.Close() })
 	defer stop()
 
-	if err := w.resolvePending(hard, c); err != nil {
-		return err
+	if !w.cfg.DryRun { // a dry run settles nothing
+		if err := w.resolveDrafts(hard, c); err != nil {
+			return err
+		}
+		if err := w.resolvePending(hard, c); err != nil {
+			return err
+		}
 	}
 	for {
 		if ctx.Err() != nil {
@@ -405,6 +430,12 @@ type box struct {
 // pass selects the mailbox and handles every message without a settled
 // ledger entry, oldest first, until ctx ends.
 func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
+	if w.cfg.DryRun {
+		return w.dryPass(ctx, hard, c)
+	}
+	if err := w.trackDrafts(hard, c); err != nil {
+		return err
+	}
 	sel, err := c.Select(w.cfg.Mailbox, nil).Wait()
 	if err != nil {
 		return fmt.Errorf("watch: select %s: %w", w.cfg.Mailbox, err)
@@ -498,6 +529,12 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid 
 		return w.ledgerErr(err)
 	}
 	if r, err := l.GetReply(ctx, id.Key); err == nil {
+		if r.Kind == ledger.KindDraft {
+			if r.State != ledger.DraftStored {
+				return nil // resolveDrafts stores it at the next connect
+			}
+			return w.finish(ctx, c, b, e, ledger.StateDrafted, ReasonRecovered, "", "draft="+r.MessageID)
+		}
 		if r.State == ledger.ReplySent {
 			return w.finish(ctx, c, b, e, ledger.StateReplied, ReasonRecovered, "", "reply="+r.MessageID)
 		}
@@ -549,6 +586,15 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid 
 	switch {
 	case rerr != nil && !errors.Is(rerr, ledger.ErrNotFound):
 		return w.ledgerErr(rerr)
+	case rerr == nil && r.Kind == ledger.KindDraft:
+		// Draft mode: the draft is recorded; store it before the message
+		// counts as handled.
+		if r.State != ledger.DraftStored {
+			if err := w.storeDraft(ctx, c, b, r); err != nil {
+				return err
+			}
+		}
+		state, reason = ledger.StateDrafted, ""
 	case rerr == nil && r.State == ledger.ReplySent:
 		state = ledger.StateReplied
 	case rerr == nil:

@@ -1,0 +1,195 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Reply kinds: a reply triage sent, or a draft it left for a person (reply
+// mode draft). A draft shares the replies table, and so the guarantees of a
+// reply: one per inbound key, recorded before it is stored on the server.
+const (
+	KindReply = "reply"
+	KindDraft = "draft"
+)
+
+// Draft states (Reply.State of a KindDraft row).
+const (
+	DraftPending = "draft_pending" // recorded; perhaps not yet in the Drafts folder
+	DraftStored  = "draft_stored"  // appended to the Drafts folder
+)
+
+// Draft outcomes (Reply.Outcome): what a person did with a draft, learnt
+// from the Sent folder. "" means not known yet.
+const (
+	DraftSentAsIs  = "sent_as_is" // the person's reply is the draft (similarity >= the threshold)
+	DraftEdited    = "edited"     // the person replied with other text
+	DraftDiscarded = "discarded"  // no reply from a person within the window
+)
+
+// MarkDraftStored records that the draft of key is in the Drafts folder.
+func (l *Ledger) MarkDraftStored(ctx context.Context, key string) error {
+	return l.setReply(ctx, key, `state=?, appended=1`, DraftStored)
+}
+
+// ResolveDraft records what a person did with the draft of key: outcome,
+// the similarity of their reply to the draft, and the reply's Message-ID.
+// Only the first resolution counts: it reports false when the key has no
+// draft or its outcome is already known.
+func (l *Ledger) ResolveDraft(ctx context.Context, key, outcome string, similarity float64, personMessageID string) (bool, error) {
+	switch outcome {
+	case DraftSentAsIs, DraftEdited, DraftDiscarded:
+	default:
+		return false, fmt.Errorf("ledger: resolve draft: unknown outcome %q", outcome)
+	}
+	res, err := l.db.ExecContext(ctx, `UPDATE replies SET outcome=?, similarity=?, resolved_at=?, person_message_id=?
+		WHERE key=? AND kind=? AND outcome=''`,
+		outcome, similarity, unix(l.now()), personMessageID, key, KindDraft)
+	if err != nil {
+		return false, fmt.Errorf("ledger: resolve draft: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// DiscardStaleDrafts marks discarded every draft without an outcome that was
+// recorded before t, and returns how many.
+func (l *Ledger) DiscardStaleDrafts(ctx context.Context, before time.Time) (int, error) {
+	res, err := l.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=? WHERE kind=? AND outcome='' AND created < ?`,
+		DraftDiscarded, unix(l.now()), KindDraft, unix(before))
+	if err != nil {
+		return 0, fmt.Errorf("ledger: discard stale drafts: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// DraftStat is what became of one scenario's drafts.
+type DraftStat struct {
+	Scenario  string `json:"scenario"`
+	Drafted   int    `json:"drafted"`
+	SentAsIs  int    `json:"sent_as_is"`
+	Edited    int    `json:"edited"`
+	Discarded int    `json:"discarded"`
+	Pending   int    `json:"pending"` // no outcome yet
+}
+
+// DraftStats counts drafts by scenario (the scenario recorded for the
+// inbound message; "" when unknown) and outcome, sorted by scenario.
+func (l *Ledger) DraftStats(ctx context.Context) ([]DraftStat, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT
+		COALESCE((SELECT m.scenario FROM messages m WHERE m.key = r.key AND m.scenario <> '' ORDER BY m.updated DESC LIMIT 1), '') AS sc,
+		COUNT(*), SUM(outcome = ?), SUM(outcome = ?), SUM(outcome = ?), SUM(outcome = '')
+		FROM replies r WHERE kind = ? GROUP BY sc ORDER BY sc`,
+		DraftSentAsIs, DraftEdited, DraftDiscarded, KindDraft)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: draft stats: %w", err)
+	}
+	defer rows.Close()
+	var out []DraftStat
+	for rows.Next() {
+		var s DraftStat
+		if err := rows.Scan(&s.Scenario, &s.Drafted, &s.SentAsIs, &s.Edited, &s.Discarded, &s.Pending); err != nil {
+			return nil, fmt.Errorf("ledger: draft stats: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// ReplyByMessageID returns the reply or draft row whose Message-ID is id,
+// or ErrNotFound.
+func (l *Ledger) ReplyByMessageID(ctx context.Context, id string) (Reply, error) {
+	row := l.db.QueryRowContext(ctx, `SELECT `+replyCols+` FROM replies WHERE message_id=? LIMIT 1`, id)
+	r, err := scanReply(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Reply{}, ErrNotFound
+	}
+	if err != nil {
+		return Reply{}, fmt.Errorf("ledger: reply by message id: %w", err)
+	}
+	return r, nil
+}
+
+// Thread is an inbound message the ledger handled, found through a
+// Message-ID of its thread.
+type Thread struct {
+	Key       string // the inbound key
+	MessageID string // the inbound Message-ID
+	Scenario  string
+	State     string // the inbound message's final state
+	Matched   string // the Message-ID that led to it (inbound, or our reply or draft)
+}
+
+// ThreadOf returns the handled inbound message that one of ids names: an
+// inbound message with a final state, or the message one of our replies or
+// drafts answers. ids are tried in order (put the nearest first, e.g.
+// In-Reply-To, then References from the last); ErrNotFound when none.
+func (l *Ledger) ThreadOf(ctx context.Context, ids []string) (Thread, error) {
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		key := ""
+		if r, err := l.ReplyByMessageID(ctx, id); err == nil {
+			key = r.Key
+		} else if !errors.Is(err, ErrNotFound) {
+			return Thread{}, err
+		}
+		q, arg := `SELECT key, message_id, scenario, state FROM messages WHERE message_id=? ORDER BY updated DESC`, id
+		if key != "" {
+			q, arg = `SELECT key, message_id, scenario, state FROM messages WHERE key=? ORDER BY updated DESC`, key
+		}
+		rows, err := l.db.QueryContext(ctx, q, arg)
+		if err != nil {
+			return Thread{}, fmt.Errorf("ledger: thread of: %w", err)
+		}
+		var t Thread
+		found := false
+		for rows.Next() && !found {
+			if err := rows.Scan(&t.Key, &t.MessageID, &t.Scenario, &t.State); err != nil {
+				rows.Close()
+				return Thread{}, fmt.Errorf("ledger: thread of: %w", err)
+			}
+			found = Final(t.State)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return Thread{}, fmt.Errorf("ledger: thread of: %w", err)
+		}
+		if found {
+			t.Matched = id
+			return t, nil
+		}
+	}
+	return Thread{}, ErrNotFound
+}
+
+// SentScan returns how far the Sent folder scan of (account, folder) got:
+// the UIDVALIDITY and the last UID looked at; ErrNotFound before the first
+// scan.
+func (l *Ledger) SentScan(ctx context.Context, account, folder string) (uidValidity, lastUID uint32, err error) {
+	err = l.db.QueryRowContext(ctx, `SELECT uidvalidity, last_uid FROM sent_scan WHERE account=? AND folder=?`, account, folder).Scan(&uidValidity, &lastUID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("ledger: sent scan: %w", err)
+	}
+	return uidValidity, lastUID, nil
+}
+
+// SetSentScan records how far the Sent folder scan got.
+func (l *Ledger) SetSentScan(ctx context.Context, account, folder string, uidValidity, lastUID uint32) error {
+	_, err := l.db.ExecContext(ctx, `INSERT INTO sent_scan (account, folder, uidvalidity, last_uid) VALUES (?,?,?,?)
+		ON CONFLICT(account, folder) DO UPDATE SET uidvalidity=excluded.uidvalidity, last_uid=excluded.last_uid`,
+		account, folder, uidValidity, lastUID)
+	if err != nil {
+		return fmt.Errorf("ledger: set sent scan: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	"triage/internal/clients/mail"
+	"triage/internal/ledger"
+)
+
+// DefaultDraftsFolder receives drafts (reply mode draft).
+const DefaultDraftsFolder = "Drafts"
+
+// draft records a rendered draft in the ledger (one per inbound key, like a
+// reply) and sends nothing: the watcher appends it to the Drafts folder once
+// the pipeline is done. A key that already has a draft gets that draft's
+// receipt; one that has a reply gets the reply's (never a draft after a
+// reply, whatever the mode says now).
+func (s *Sender) draft(ctx context.Context, r *mail.Reply, raw []byte) (mail.Receipt, error) {
+	err := s.ledger.PutPending(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: answeringOf(ctx).from(), Raw: raw, Kind: ledger.KindDraft})
+	if errors.Is(err, ledger.ErrReplyExists) {
+		prev, gerr := s.ledger.GetReply(ctx, r.Key)
+		switch {
+		case gerr != nil:
+			return mail.Receipt{}, errors.Join(err, gerr)
+		case prev.Kind == ledger.KindDraft:
+			s.log.Info("draft already recorded; not drafting again", "key", r.Key, "message_id", prev.MessageID)
+			return mail.Receipt{MessageID: prev.MessageID, To: prev.To, Status: mail.StatusDrafted}, nil
+		case prev.State == ledger.ReplySent:
+			return mail.Receipt{MessageID: prev.MessageID, To: prev.To, Status: mail.StatusSent}, nil
+		}
+		return mail.Receipt{}, ErrReplyUnconfirmed
+	}
+	if err != nil {
+		return mail.Receipt{}, err
+	}
+	return mail.Receipt{MessageID: r.MessageID, To: r.To, Status: mail.StatusDrafted}, nil
+}
+
+// storeDraft appends a recorded draft to the Drafts folder, flagged \Draft
+// (and \Seen: nobody needs to be told twice), then records it stored. The
+// ledger row came first, so a crash before the record is settled by
+// resolveDrafts, which looks the draft up before appending it again.
+func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, r ledger.Reply) error {
+	if err := w.ensureFolder(c, b, w.cfg.DraftsFolder); err != nil {
+		return err
+	}
+	cmd := c.Append(w.cfg.DraftsFolder, int64(len(r.Raw)), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagDraft, imap.FlagSeen}, Time: r.Created})
+	if _, err := cmd.Write(r.Raw); err != nil {
+		cmd.Close()
+		return fmt.Errorf("watch: append draft to %s: %w", w.cfg.DraftsFolder, err)
+	}
+	if err := cmd.Close(); err != nil {
+		return fmt.Errorf("watch: append draft to %s: %w", w.cfg.DraftsFolder, err)
+	}
+	if _, err := cmd.Wait(); err != nil {
+		return fmt.Errorf("watch: append draft to %s: %w", w.cfg.DraftsFolder, err)
+	}
+	w.log.Info("draft stored", "folder", w.cfg.DraftsFolder, "message_id", r.MessageID, "to", r.To)
+	return w.ledgerErr(w.cfg.Ledger.MarkDraftStored(context.WithoutCancel(ctx), r.Key))
+}
+
+// resolveDrafts settles drafts a crash left recorded but perhaps not
+// stored: found in the Drafts folder (by Message-ID) means stored,
+// otherwise the draft is appended now. A draft harms nobody, yet it is never
+// stored twice.
+func (w *Watcher) resolveDrafts(ctx context.Context, c *imapclient.Client) error {
+	pending, err := w.cfg.Ledger.Replies(ctx, ledger.DraftPending)
+	if err != nil {
+		return w.ledgerErr(err)
+	}
+	if len(pending) == 0 {
+		return nil
+	}
+	b := &box{folders: map[string]bool{}}
+	if err := w.ensureFolder(c, b, w.cfg.DraftsFolder); err != nil {
+		return err
+	}
+	if _, err := c.Select(w.cfg.DraftsFolder, &imap.SelectOptions{ReadOnly: true}).Wait(); err != nil {
+		return fmt.Errorf("watch: examine %s: %w", w.cfg.DraftsFolder, err)
+	}
+	for _, r := range pending {
+		crit := &imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Message-Id", Value: r.MessageID}}}
+		data, err := c.UIDSearch(crit, nil).Wait()
+		if err != nil {
+			return fmt.Errorf("watch: search %s: %w", w.cfg.DraftsFolder, err)
+		}
+		if len(data.AllUIDs()) > 0 {
+			w.log.Info("pending draft found in the Drafts folder; recorded as stored", "message_id", r.MessageID, "key", r.Key)
+			if err := w.cfg.Ledger.MarkDraftStored(ctx, r.Key); err != nil {
+				return w.ledgerErr(err)
+			}
+			continue
+		}
+		w.log.Info("pending draft not in the Drafts folder; storing it", "message_id", r.MessageID, "key", r.Key)
+		if err := w.storeDraft(ctx, c, b, r); err != nil {
+			return err
+		}
+	}
+	if err := c.Unselect().Wait(); err != nil {
+		return fmt.Errorf("watch: unselect: %w", err)
+	}
+	return nil
+}

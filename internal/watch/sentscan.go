@@ -1,0 +1,222 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	"triage/internal/ledger"
+	"triage/internal/message"
+	"triage/internal/textsim"
+)
+
+// Draft tracking defaults.
+const (
+	// DefaultDraftWindow: a draft with no reply from a person for this long
+	// counts as discarded.
+	DefaultDraftWindow = 7 * 24 * time.Hour
+	// SentAsIsSimilarity is the textsim.Similarity from which a person's
+	// reply counts as the draft sent as is; below it, edited.
+	SentAsIsSimilarity = 0.9
+	// maxSentScan bounds the Sent folder messages looked at in one pass; the
+	// rest wait for the next pass.
+	maxSentScan = 500
+	// maxPersonReplyBytes bounds the person's reply fetched to compare it
+	// with a draft; a larger one counts as edited.
+	maxPersonReplyBytes = 2 << 20
+)
+
+// PersonReply is a reply a person wrote in a thread triage handled: a
+// message in the Sent folder, not written by triage, whose In-Reply-To or
+// References name a message of the thread (an inbound message in the
+// ledger, or one of our replies or drafts).
+type PersonReply struct {
+	MessageID  string // the person's reply ("" when it has none)
+	InReplyTo  string
+	References []string
+	From       string
+	Date       time.Time
+
+	Thread ledger.Thread // the handled inbound message, and the Message-ID that matched
+
+	// DraftOutcome is ledger.DraftSentAsIs or DraftEdited when this reply
+	// resolved the thread's draft ("" otherwise), with its Similarity.
+	DraftOutcome string
+	Similarity   float64
+}
+
+// trackDrafts runs before every pass: the Sent folder scan (when
+// SentFolder is set), then drafts older than DraftWindow without a
+// person's reply become discarded, then the draft figures go to the
+// metrics.
+func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
+	if w.cfg.SentFolder == "" {
+		return nil // without the Sent folder nobody's replies can be seen
+	}
+	if err := w.scanSent(ctx, c); err != nil {
+		return err
+	}
+	n, err := w.cfg.Ledger.DiscardStaleDrafts(ctx, w.cfg.Now().Add(-w.cfg.DraftWindow))
+	if err != nil {
+		return w.ledgerErr(err)
+	}
+	if n > 0 {
+		w.log.Info("drafts discarded: no reply from a person", "drafts", n, "window", w.cfg.DraftWindow.String())
+	}
+	if w.cfg.Metrics != nil {
+		stats, err := w.cfg.Ledger.DraftStats(ctx)
+		if err != nil {
+			return w.ledgerErr(err)
+		}
+		for _, s := range stats {
+			w.cfg.Metrics.Drafts(s.Scenario, s.Drafted, s.SentAsIs, s.Edited, s.Discarded, s.Pending)
+		}
+	}
+	return nil
+}
+
+// scanSent looks at the Sent folder messages added since the last scan (the
+// ledger keeps the last UID per UIDVALIDITY; the first scan, or one after a
+// UIDVALIDITY change, looks back DraftWindow plus a day). A message whose
+// Message-ID is one of triage's replies is skipped; any other whose thread
+// the ledger handled is a person's reply: it resolves the thread's draft
+// (sent as is or edited, by similarity) and goes to OnPersonReply. A hook
+// error stops the scan at that message, to be retried next pass.
+func (w *Watcher) scanSent(ctx context.Context, c *imapclient.Client) error {
+	folder := w.cfg.SentFolder
+	sel, err := c.Select(folder, &imap.SelectOptions{ReadOnly: true}).Wait()
+	if err != nil {
+		w.log.Debug("sent folder not readable; no person's replies seen this pass", "folder", folder, "err", err)
+		return nil
+	}
+	defer func() {
+		if err := c.Unselect().Wait(); err != nil {
+			w.log.Debug("imap unselect", "err", err)
+		}
+	}()
+	l := w.cfg.Ledger
+	validity, last, err := l.SentScan(ctx, w.cfg.Account, folder)
+	var crit *imap.SearchCriteria
+	switch {
+	case err != nil && !errors.Is(err, ledger.ErrNotFound):
+		return w.ledgerErr(err)
+	case err != nil || validity != sel.UIDValidity:
+		last = 0
+		crit = &imap.SearchCriteria{Since: w.cfg.Now().Add(-w.cfg.DraftWindow - 24*time.Hour)}
+	default:
+		crit = &imap.SearchCriteria{UID: []imap.UIDSet{{imap.UIDRange{Start: imap.UID(last + 1), Stop: 0}}}}
+	}
+	data, err := c.UIDSearch(crit, nil).Wait()
+	if err != nil {
+		return fmt.Errorf("watch: search %s: %w", folder, err)
+	}
+	var uids []imap.UID
+	for _, u := range data.AllUIDs() {
+		if uint32(u) > last { // "UID n:*" includes the highest UID even below n
+			uids = append(uids, u)
+		}
+	}
+	slices.Sort(uids)
+	if len(uids) > maxSentScan {
+		uids = uids[:maxSentScan]
+	}
+	if len(uids) == 0 {
+		return w.ledgerErr(l.SetSentScan(ctx, w.cfg.Account, folder, sel.UIDValidity, last))
+	}
+
+	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true,
+		HeaderFields: []string{"Message-Id", "In-Reply-To", "References", "From", "Date"}}
+	bufs, err := c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
+	if err != nil {
+		return fmt.Errorf("watch: fetch %s headers: %w", folder, err)
+	}
+	slices.SortFunc(bufs, func(a, b *imapclient.FetchMessageBuffer) int { return int(a.UID) - int(b.UID) })
+	done := true
+	for _, buf := range bufs {
+		if err := w.sentMessage(ctx, c, buf.UID, buf.RFC822Size, buf.FindBodySection(sec)); err != nil {
+			w.log.Warn("person's reply not settled; retried next pass", "folder", folder, "uid", buf.UID, "err", err)
+			done = false
+			break
+		}
+		last = uint32(buf.UID)
+	}
+	if done {
+		last = uint32(uids[len(uids)-1]) // any not fetched were expunged meanwhile
+	}
+	return w.ledgerErr(l.SetSentScan(ctx, w.cfg.Account, folder, sel.UIDValidity, last))
+}
+
+// sentMessage handles one Sent folder message (its header fields).
+func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid imap.UID, size int64, hdr []byte) error {
+	m, err := message.Parse(hdr)
+	if err != nil {
+		return nil // not a message we can thread; nothing to do
+	}
+	l := w.cfg.Ledger
+	if m.MessageID != "" {
+		r, err := l.ReplyByMessageID(ctx, m.MessageID)
+		switch {
+		case err == nil && r.Kind == ledger.KindReply:
+			return nil // triage wrote it
+		case err != nil && !errors.Is(err, ledger.ErrNotFound):
+			return w.ledgerErr(err)
+		}
+	}
+	ids := []string{m.InReplyTo}
+	for i := len(m.References) - 1; i >= 0; i-- {
+		ids = append(ids, m.References[i])
+	}
+	th, err := l.ThreadOf(ctx, ids)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return nil // not a thread triage handled
+	}
+	if err != nil {
+		return w.ledgerErr(err)
+	}
+	pr := PersonReply{MessageID: m.MessageID, InReplyTo: m.InReplyTo, References: m.References,
+		From: m.From.Address, Date: m.Date, Thread: th}
+
+	if d, err := l.GetReply(ctx, th.Key); err == nil && d.Kind == ledger.KindDraft && d.Outcome == "" {
+		pr.DraftOutcome, pr.Similarity = ledger.DraftEdited, 0
+		if size <= maxPersonReplyBytes {
+			raw, _, err := fetchBody(c, uid)
+			if err != nil {
+				return err
+			}
+			pr.Similarity = similarity(d.Raw, raw)
+			if pr.Similarity >= SentAsIsSimilarity {
+				pr.DraftOutcome = ledger.DraftSentAsIs
+			}
+		}
+		if _, err := l.ResolveDraft(ctx, th.Key, pr.DraftOutcome, pr.Similarity, m.MessageID); err != nil {
+			return w.ledgerErr(err)
+		}
+		w.log.Info("draft resolved by a person's reply", "outcome", pr.DraftOutcome, "similarity", fmt.Sprintf("%.3f", pr.Similarity),
+			"scenario", th.Scenario, "draft", d.MessageID, "reply", m.MessageID)
+	} else if err != nil && !errors.Is(err, ledger.ErrNotFound) {
+		return w.ledgerErr(err)
+	}
+	w.log.Info("a person replied in a handled thread", "thread", th.MessageID, "reply", m.MessageID, "from", m.From.Address)
+	if w.cfg.OnPersonReply != nil {
+		if err := w.cfg.OnPersonReply(ctx, pr); err != nil {
+			return fmt.Errorf("watch: person's reply hook: %w", err)
+		}
+	}
+	return nil
+}
+
+// similarity compares the new text of a draft and of a person's reply (the
+// quoted history each may carry set apart by the parser).
+func similarity(draft, reply []byte) float64 {
+	d, err1 := message.Parse(draft)
+	r, err2 := message.Parse(reply)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return textsim.Similarity(d.Text, r.Text)
+}
