@@ -43,6 +43,7 @@ func memTarget(s *mailtest.IMAP) target {
 // cancelled on "hang", and mails ADDR instead on a subject "to:ADDR".
 type fakeProc struct {
 	sender tmail.Sender
+	draft  bool // reply mode draft: the reply is a draft (Reply.Draft)
 
 	mu    sync.Mutex
 	calls []string // keys
@@ -91,6 +92,7 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 		Body:      "Dziękujemy.\n",
 		InReplyTo: out.MessageID,
 		Key:       in.Key,
+		Draft:     p.draft,
 		MessageID: tmail.MessageIDFor(in.Key, "example.com"),
 	}
 	if out.MessageID != "" {
@@ -102,6 +104,9 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 		return out
 	}
 	out.Status = processor.StatusReplied
+	if rc.Status == tmail.StatusDrafted {
+		out.Status = processor.StatusDrafted
+	}
 	out.Reply = &processor.Reply{To: r.To, Subject: r.Subject, MessageID: rc.MessageID}
 	return out
 }
