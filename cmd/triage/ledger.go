@@ -79,6 +79,7 @@ while triage watch is running.`,
 	f.IntVar(&limit, "limit", 50, "at most this many messages")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per line")
 	f.BoolVar(&replies, "replies", false, "list replies instead of messages")
+	cmd.AddCommand(newLedgerStatsCmd())
 	return cmd
 }
 

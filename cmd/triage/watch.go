@@ -20,8 +20,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"triage/internal/clients/mail"
-	"triage/internal/ledger"
 	"triage/internal/metrics"
+	"triage/internal/scenario"
 	"triage/internal/watch"
 	"triage/internal/yamlstrict"
 )
@@ -50,6 +50,7 @@ type imapFile struct {
 	ProcessedFolder string `yaml:"processed_folder"`
 	FailedFolder    string `yaml:"failed_folder"`
 	SentFolder      string `yaml:"sent_folder"`
+	DraftsFolder    string `yaml:"drafts_folder"`
 }
 
 // smtpFile is the smtp section of the configuration.
@@ -75,6 +76,8 @@ type watchFile struct {
 		GlobalPerHour   int           `yaml:"global_per_hour"`
 	} `yaml:"limits"`
 	MetricsAddr string `yaml:"metrics_addr"`
+	ReplyMode   string `yaml:"reply_mode"`    // send | draft; also accepted as pipeline.reply_mode
+	DraftsAlias string `yaml:"drafts_folder"` // also accepted here; imap.drafts_folder is the documented place
 	Log         struct {
 		Format string `yaml:"format"`
 		Level  string `yaml:"level"`
@@ -95,6 +98,7 @@ type watchFile struct {
 		Deadline        time.Duration `yaml:"deadline"`
 		MaxCallsPerTurn int           `yaml:"max_calls_per_turn"`
 		MaxCalls        int           `yaml:"max_calls"`
+		ReplyMode       string        `yaml:"reply_mode"`
 	} `yaml:"pipeline"`
 }
 
@@ -111,6 +115,7 @@ type watchOptions struct {
 	ProcessedFolder string
 	FailedFolder    string
 	SentFolder      string
+	DraftsFolder    string
 	Ledger          string
 	Outbox          string
 	MetricsAddr     string
@@ -156,13 +161,17 @@ and docs/watch.md. Its fields:
              loopback), user, password_file | token_file (XOAUTH2),
              account, mailbox, keyword, processed_folder, failed_folder,
              sent_folder (replies are stored there, and looked up after a
-             crash)
+             crash; a person's replies found there resolve drafts and take
+             the conversation over), drafts_folder (default Drafts)
   smtp:      addr, tls (starttls|tls|none), user, password_file | token_file,
              timeout            (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
   limits:    per_sender (default 5), per_sender_window (24h),
              global_per_hour (100); negative disables
   metrics_addr, log: {format: text|json, level: debug|info|warn|error}
+  reply_mode: send (default) | draft: drafts go to drafts_folder flagged
+             \Draft, nothing is sent (no smtp needed); a scenario's
+             reply_mode: overrides it; see 'triage ledger stats'
   pipeline:  from, instructions, model, offline, warranty_csv, warranty_url,
              tickets_db, tickets_url, staff, serial_patterns, max_turns,
              turn_timeout, deadline, max_calls_per_turn, max_calls
@@ -176,6 +185,10 @@ works):
   GEMINI_API_KEY (and the other genai SDK variables) for the model
 --env-file FILE loads KEY=value lines (the systemd EnvironmentFile format)
 into the environment first, for cron; variables already set win.
+
+--dry-run processes every new message and logs what would happen, changing
+nothing: no ledger entry or lock, no flag, move or append (the mailbox is
+opened read-only), no ticket, no mail, no draft.
 
 Signals: SIGTERM or SIGINT stops taking new mail and lets the message in
 flight finish within --shutdown-grace (a message cut short is left for the
@@ -218,6 +231,7 @@ func watchCommand() (*cobra.Command, *watchOptions) {
 	f.StringVar(&o.ProcessedFolder, "processed-folder", "", "move replied mail to this folder (default: leave it in place)")
 	f.StringVar(&o.FailedFolder, "failed-folder", watch.DefaultFailedFolder, "folder for mail a person must handle (created when missing)")
 	f.StringVar(&o.SentFolder, "sent-folder", "", "store every reply in this folder, and look pending replies up there after a crash")
+	f.StringVar(&o.DraftsFolder, "drafts-folder", watch.DefaultDraftsFolder, "folder that receives drafts (reply mode draft), flagged \\Draft")
 	envString(f, &o.Ledger, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file (SQLite); <ledger>.lock guards against overlapping runs")
 	f.StringVar(&o.Outbox, "outbox", "", "write replies as .eml files into this directory instead of SMTP")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9464)")
@@ -315,6 +329,10 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	str("processed-folder", &o.ProcessedFolder, wf.IMAP.ProcessedFolder)
 	str("failed-folder", &o.FailedFolder, wf.IMAP.FailedFolder)
 	str("sent-folder", &o.SentFolder, wf.IMAP.SentFolder)
+	str("drafts-folder", &o.DraftsFolder, wf.DraftsAlias)
+	str("drafts-folder", &o.DraftsFolder, wf.IMAP.DraftsFolder)
+	str("reply-mode", &o.ReplyMode, wf.Pipeline.ReplyMode)
+	str("reply-mode", &o.ReplyMode, wf.ReplyMode)
 	str("ledger", &o.Ledger, wf.Ledger)
 	str("outbox", &o.Outbox, wf.Outbox)
 	str("metrics-addr", &o.MetricsAddr, wf.MetricsAddr)
@@ -443,8 +461,11 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		if err := checkDirOrParent("outbox", o.Outbox); err != nil {
 			p.addErr(err)
 		}
+	case o.DryRun || o.ReplyMode == scenario.ReplyDraft:
+		// Nothing is sent: drafts need no SMTP (a scenario with
+		// reply_mode: send then fails, left for a person).
 	default:
-		p.add("no way to send replies: set smtp.addr in %s (or outbox: DIR)", path)
+		p.add("no way to send replies: set smtp.addr in %s (or outbox: DIR, or reply_mode: draft)", path)
 	}
 
 	// ledger, metrics, numbers
@@ -485,9 +506,6 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 }
 
 func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, stderr io.Writer) error {
-	if o.DryRun {
-		return usageErr("watch: --dry-run is not supported by watch yet")
-	}
 	ws, err := loadWatch(fs, o)
 	if err != nil {
 		return err
@@ -520,27 +538,24 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		}
 	}()
 
-	unlock, err := watch.Lock(o.Ledger + ".lock")
+	led, unlock, err := openWatchLedger(ctx, o)
 	if err != nil {
-		var le *watch.LockedError
-		if errors.As(err, &le) {
-			return &exitError{code: exitLocked, err: fmt.Errorf("watch: another triage watch (pid %d) is already using %s; exiting without touching the mailbox", le.PID, o.Ledger)}
-		}
-		return &exitError{code: exitFailed, err: err}
+		return err
 	}
 	defer unlock()
 
-	led, err := ledger.Open(ctx, ledger.Config{Path: o.Ledger})
-	if err != nil {
-		return &exitError{code: exitFailed, err: err}
-	}
-	defer led.Close()
-
-	var next mail.Sender = ws.smtp
-	if ws.smtp == nil {
+	var next mail.Sender
+	switch {
+	case o.DryRun:
+		next = dryRunSender{} // never reached: the dispatcher answers effect tools itself
+	case ws.smtp != nil:
+		next = ws.smtp
+	case o.Outbox != "":
 		if next, err = mail.NewOutbox(o.Outbox); err != nil {
 			return &exitError{code: exitFailed, err: err}
 		}
+	default:
+		next = noSMTP{} // draft mode without smtp (loadWatch checked)
 	}
 	var met *metrics.Metrics
 	if o.MetricsAddr != "" {
@@ -559,9 +574,12 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if err != nil {
 		return err
 	}
-	sender, err := watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Logger: log, Metrics: met})
-	if err != nil {
-		return usageErr("%v", err)
+	var sender mail.Sender = next
+	if !o.DryRun {
+		sender, err = watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Logger: log, Metrics: met})
+		if err != nil {
+			return usageErr("%v", err)
+		}
 	}
 	p, err := newPipeline(ctx, o.pipelineOptions, sender, log)
 	if err != nil {
@@ -575,6 +593,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		Addr: wf.IMAP.Addr, TLS: wf.IMAP.TLS, Username: wf.IMAP.User, Password: imapPass, Token: imapToken,
 		Account: wf.IMAP.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
+		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
 		PerSenderLimit: o.PerSender, PerSenderWindow: wf.Limits.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
 		MaxAttempts: wf.MaxAttempts, Grace: grace,

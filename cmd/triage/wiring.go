@@ -86,6 +86,7 @@ type pipeline struct {
 	Model     *llm.Model
 	Scenarios *scenario.Set
 	Tools     *tools.Set
+	Tickets   tickets.Creator // the ticket store the builtins use
 	closers   []func() error
 }
 
@@ -175,6 +176,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 		p.closers = append(p.closers, db.Close)
 		creator = db
 	}
+	p.Tickets = creator
 	if sender == nil {
 		return nil, usageErr("no mail sender configured")
 	}

@@ -120,3 +120,29 @@ func TestSentScanState(t *testing.T) {
 		}
 	}
 }
+
+// A read-only ledger reads what is there and writes nothing.
+func TestReadOnly(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l := openAt(t, path, &now)
+	e := Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 1}, Key: "k", State: StateReplied}
+	if err := l.Record(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Open(ctx, Config{Path: path, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if got, err := ro.Get(ctx, e.Loc); err != nil || got.State != StateReplied {
+		t.Errorf("read-only Get = %+v, %v", got, err)
+	}
+	if err := ro.Record(ctx, Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 2}, Key: "k2", State: StateReplied}); err == nil {
+		t.Error("a read-only ledger accepted a write")
+	}
+	if _, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "none.db"), ReadOnly: true}); err == nil {
+		t.Error("read-only Open of a missing file succeeded")
+	}
+}

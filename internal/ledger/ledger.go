@@ -107,6 +107,9 @@ type Reply struct {
 // Config configures Open; Path is required.
 type Config struct {
 	Path string
+	// ReadOnly opens an existing ledger without writing anything, not even
+	// the schema (triage watch --dry-run, triage ledger).
+	ReadOnly bool
 	Now  func() time.Time
 }
 
@@ -206,13 +209,24 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
+	if cfg.ReadOnly {
+		q.Set("mode", "ro")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(FULL)")
+	}
 	db, err := sql.Open("sqlite", "file:"+cfg.Path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("ledger: open %s: %w", cfg.Path, err)
 	}
 	db.SetMaxOpenConns(1)
+	if cfg.ReadOnly {
+		if err := db.PingContext(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("ledger: open %s: %w", cfg.Path, err)
+		}
+		return &Ledger{db: db, now: cfg.Now, path: cfg.Path}, nil
+	}
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("ledger: %s: create schema: %w", cfg.Path, err)

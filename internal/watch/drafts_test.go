@@ -227,7 +227,9 @@ func scenarioDraftCrash(t *testing.T, tgt target) {
 // procFunc is a Processor made of a function.
 type procFunc func(ctx context.Context, in processor.Input) processor.Outcome
 
-func (f procFunc) Process(ctx context.Context, in processor.Input) processor.Outcome { return f(ctx, in) }
+func (f procFunc) Process(ctx context.Context, in processor.Input) processor.Outcome {
+	return f(ctx, in)
+}
 
 // scenarioDryRun: a dry run processes every new message and changes
 // nothing: no flag, no move, no folder, no ledger entry, no mail.

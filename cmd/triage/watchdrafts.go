@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"triage/internal/clients/mail"
+	"triage/internal/clients/tickets"
+	"triage/internal/ledger"
+	"triage/internal/watch"
+)
+
+// openWatchLedger takes the ledger lock and opens the ledger. A dry run
+// takes no lock and opens an existing ledger read-only (to skip what is
+// already handled), or none at all: it writes nothing. The returned func
+// releases both.
+func openWatchLedger(ctx context.Context, o *watchOptions) (*ledger.Ledger, func(), error) {
+	if o.DryRun {
+		if !fileExists(o.Ledger) {
+			return nil, func() {}, nil
+		}
+		led, err := ledger.Open(ctx, ledger.Config{Path: o.Ledger, ReadOnly: true})
+		if err != nil {
+			return nil, nil, &exitError{code: exitFailed, err: err}
+		}
+		return led, func() { led.Close() }, nil
+	}
+	unlock, err := watch.Lock(o.Ledger + ".lock")
+	if err != nil {
+		var le *watch.LockedError
+		if errors.As(err, &le) {
+			return nil, nil, &exitError{code: exitLocked, err: fmt.Errorf("watch: another triage watch (pid %d) is already using %s; exiting without touching the mailbox", le.PID, o.Ledger)}
+		}
+		return nil, nil, &exitError{code: exitFailed, err: err}
+	}
+	led, err := ledger.Open(ctx, ledger.Config{Path: o.Ledger})
+	if err != nil {
+		unlock()
+		return nil, nil, &exitError{code: exitFailed, err: err}
+	}
+	return led, func() { led.Close(); unlock() }, nil
+}
+
+// noSMTP is the mail sender of a watch in draft mode without smtp: drafts
+// need none, and a scenario that sends (reply_mode: send) fails, so its mail
+// is left for a person.
+type noSMTP struct{}
+
+func (noSMTP) Send(context.Context, *mail.Reply) (mail.Receipt, error) {
+	return mail.Receipt{}, errors.New("watch: this scenario sends its reply (reply_mode: send) but the configuration has no smtp; left for a person")
+}
+
+// personReplyHook is what watch does when a person replied in a thread it
+// handled (seen in the Sent folder): the conversation's ticket is taken
+// over, so the agent never answers it again.
+func personReplyHook(store tickets.Creator, log *slog.Logger) func(context.Context, watch.PersonReply) error {
+	conv, ok := store.(tickets.Conversations)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, r watch.PersonReply) error {
+		for _, id := range []string{r.Thread.MessageID, r.Thread.Matched} {
+			ticket, err := conv.TakeoverByMessageID(ctx, id, r.From)
+			if errors.Is(err, tickets.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			log.Info("a person replied in the thread: conversation taken over", "ticket", ticket, "by", r.From, "reply", r.MessageID)
+			return nil
+		}
+		return nil
+	}
+}
