@@ -110,7 +110,7 @@ type Config struct {
 	// ReadOnly opens an existing ledger without writing anything, not even
 	// the schema (triage watch --dry-run, triage ledger).
 	ReadOnly bool
-	Now  func() time.Time
+	Now      func() time.Time
 }
 
 // Ledger is the SQLite ledger; safe for concurrent use.
