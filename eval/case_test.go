@@ -14,7 +14,7 @@ import (
 	"triage/internal/scenario"
 )
 
-var testRoutes = []string{"check_warranty", "create_ticket", "send_email", "notify_staff"}
+var testRoutes = []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"}
 
 func testSet(t testing.TB) *scenario.Set {
 	t.Helper()

@@ -62,7 +62,16 @@ secret and the model credentials, without connecting or creating anything.
 			}
 			printScenarios(cmd.OutOrStdout(), ins.Scenarios)
 			printTools(cmd.OutOrStdout(), ins.Tools, ins.Scenarios)
-			return nil
+			// MCP tools: start their servers and check every declaration
+			// against the server's inputSchema; an unreachable server fails.
+			bk, err := startBackends(cmd.Context(), ins.Scenarios, ins.Tools, true, nil)
+			if err != nil {
+				return err
+			}
+			if n := bk.Servers(); n > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "\nMCP servers: %d reachable; every declaration fits its tool's inputSchema\n", n)
+			}
+			return bk.Close()
 		},
 	}
 	envString(cmd.Flags(), &dir, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory (default: the built-in instructions)")

@@ -22,6 +22,7 @@ func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 	t.Setenv("GEMINI_API_KEY", "")
 	t.Setenv("GOOGLE_API_KEY", "")
 	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "")
+	t.Setenv("TRIAGE_MANUALS", "../../examples/manuals") // the shipped manuals server's directory (TestMain runs it)
 	var out, errb bytes.Buffer
 	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
@@ -94,6 +95,10 @@ func TestProcessSampleInbox(t *testing.T) {
 			calls: []string{"send_email"}},
 		"12-prompt-injection.eml": {status: "replied", scenario: "valid-warranty", method: "rules",
 			calls: []string{"check_warranty", "create_ticket", "send_email"}, serials: []string{"SN-72231-PL"}},
+		// The offline model does not call search_manual yet (h9a makes it
+		// generic over scenarios): then calls become search_manual, send_email.
+		"13-product-question-en.eml": {status: "replied", scenario: "product-question", method: "rules",
+			calls: []string{"send_email"}},
 	}
 
 	outs := decodeOutcomes(t, stdout)

@@ -14,6 +14,7 @@ import (
 
 	"triage/instructions"
 	"triage/internal/agent"
+	"triage/internal/backends"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
@@ -143,6 +144,22 @@ func loadInstructions(dir string) (*instructionSet, error) {
 	return &instructionSet{Scenarios: set, Tools: ts}, nil
 }
 
+// startBackends starts the http and mcp bindings' backends (MCP servers
+// once per process) and checks every MCP tool's declared parameters against
+// its server's inputSchema: strictly (an unreachable server is an error)
+// for `triage check`, otherwise only where the server is reachable.
+func startBackends(ctx context.Context, ss *scenario.Set, ts *tools.Set, strict bool, log *slog.Logger) (*backends.Backends, error) {
+	bk, err := backends.Start(ctx, backends.Config{Tools: ts, Logger: log})
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if err := bk.Check(ctx, ss, strict); err != nil {
+		bk.Close()
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return bk, nil
+}
+
 // newPipeline builds everything once: scenarios, model, clients, dispatcher,
 // processor. sender overrides the mail sender (watch passes its SMTP+ledger
 // sender); when nil, replies go to outbox.
@@ -162,6 +179,11 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 		return nil, err
 	}
 	p.Scenarios, p.Tools = parts.Scenarios, parts.Tools
+	bk, err := startBackends(ctx, p.Scenarios, p.Tools, false, log)
+	if err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, bk.Close)
 	from, ourAddr, domain, ext, checker := parts.From, parts.Addr, parts.Domain, parts.Extractor, parts.Checker
 	var creator tickets.Store = parts.TicketsHTTP
 	switch {
@@ -200,6 +222,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 		dispatcher.Config{
 			Tools:            p.Tools,
 			Builtins:         dispatcher.Routes(checker, creator, sender, from, domain),
+			Routes:           bk.Routes(),
 			StaffAddresses:   o.Staff,
 			Extractor:        ext,
 			MaxCallsPerTurn:  o.MaxCallsPerTurn,

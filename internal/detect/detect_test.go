@@ -23,7 +23,7 @@ import (
 	"triage/internal/scenario"
 )
 
-var routes = []string{"check_warranty", "create_ticket", "send_email", "notify_staff"}
+var routes = []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"}
 
 func loadReal(t testing.TB) *scenario.Set {
 	t.Helper()

@@ -55,7 +55,7 @@ func instructionsWith(t testing.TB, modes map[string]string) *scenario.Set {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := scenario.Load(fsys, []string{"check_warranty", "create_ticket", "send_email", "notify_staff"})
+	set, err := scenario.Load(fsys, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
 		t.Fatal(err)
 	}

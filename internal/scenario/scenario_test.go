@@ -13,7 +13,7 @@ import (
 	"triage/internal/scenario"
 )
 
-var routes = []string{"check_warranty", "create_ticket", "send_email", "notify_staff"}
+var routes = []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"}
 
 const sendEmail = `
   - name: send_email
@@ -306,7 +306,7 @@ func TestEmbeddedInstructions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Load(instructions.FS): %v", err)
 	}
-	wantNames := []string{"escalation", "follow-up", "graceful-degradation", "invalid-warranty", "missing-info", "out-of-scope", "valid-warranty"}
+	wantNames := []string{"escalation", "follow-up", "graceful-degradation", "invalid-warranty", "missing-info", "out-of-scope", "product-question", "valid-warranty"}
 	if diff := cmp.Diff(wantNames, set.Names()); diff != "" {
 		t.Errorf("Names (-want +got):\n%s", diff)
 	}
@@ -350,6 +350,7 @@ func TestEmbeddedInstructions(t *testing.T) {
 		"out-of-scope":         {[]string{"send_email"}, "", 0, false, false, false, false},
 		"escalation":           {[]string{"notify_staff", "send_email"}, "", 50, true, false, true, false},
 		"follow-up":            {[]string{"check_warranty", "send_email"}, "", 0, false, false, false, true},
+		"product-question":     {[]string{"search_manual", "send_email"}, "absent", 12, true, false, false, false},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("scenarios (-want +got):\n%s", diff)

@@ -116,7 +116,7 @@ type Requirement struct {
 type Config struct {
 	// Builtins are the builtin names the program implements; nil accepts any.
 	Builtins []string
-	// LookupEnv reads ${VAR} (default os.LookupEnv).
+	// LookupEnv reads ${VAR} (default LookupEnv).
 	LookupEnv func(string) (string, bool)
 }
 
@@ -129,6 +129,23 @@ var (
 	envRef   = regexp.MustCompile(`\$\{([^}]*)\}`)
 	envName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
+
+// SelfVar names the running triage binary in tools.yaml, so a binding can
+// run one of triage's own servers: command: ["${TRIAGE_BIN}", "mcp-manuals"].
+const SelfVar = "TRIAGE_BIN"
+
+// LookupEnv is the default Config.LookupEnv: the environment, where an
+// unset SelfVar is this program's executable.
+func LookupEnv(name string) (string, bool) {
+	if v, ok := os.LookupEnv(name); ok {
+		return v, true
+	}
+	if name == SelfVar {
+		exe, err := os.Executable()
+		return exe, err == nil
+	}
+	return "", false
+}
 
 // Load reads File from fsys, expands ${VAR} in the http and mcp settings and
 // validates every binding on its own (Check validates them against the
@@ -145,7 +162,7 @@ func Load(fsys fs.FS, cfg Config) (*Set, error) {
 // Parse is Load for the contents of a file named file.
 func Parse(file string, raw []byte, cfg Config) (*Set, error) {
 	if cfg.LookupEnv == nil {
-		cfg.LookupEnv = os.LookupEnv
+		cfg.LookupEnv = LookupEnv
 	}
 	var errs []error
 	fail := func(tool, field, format string, a ...any) {

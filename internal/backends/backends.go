@@ -1,0 +1,221 @@
+// Package backends starts what tools.yaml's http and mcp bindings run on and
+// hands them to the dispatcher as routes: one httptool.Tool per http binding
+// and one mcp.Client per distinct MCP server (bindings naming the same
+// command or URL share it), started once per process, shared by every email
+// and closed together. It also checks, at start-up, that what each scenario
+// declares for an MCP tool fits the server's inputSchema.
+package backends
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"triage/internal/clients/httptool"
+	"triage/internal/clients/mcp"
+	"triage/internal/dispatcher"
+	"triage/internal/scenario"
+	"triage/internal/tools"
+)
+
+// Config configures Start; Tools is required.
+type Config struct {
+	Tools *tools.Set
+	// MCPCallTimeout bounds one MCP tools/call (default mcp.DefaultCallTimeout).
+	MCPCallTimeout time.Duration
+	// HTTPClient is used by HTTP tools and streamable HTTP MCP servers.
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+}
+
+// Backends are the started implementations of the non-builtin bindings.
+type Backends struct {
+	file    string
+	routes  map[string]dispatcher.Func
+	servers []*server
+	byTool  map[string]mcpBinding // by function name
+	log     *slog.Logger
+}
+
+type mcpBinding struct {
+	srv    *server
+	remote string // the server's name for the tool
+}
+
+type server struct {
+	key    string
+	client *mcp.Client
+}
+
+// Start builds every http tool and starts every MCP server of cfg.Tools. A
+// server that cannot be reached now is not an error (Check says so; calls
+// retry it); a binding that cannot be built is.
+func Start(ctx context.Context, cfg Config) (*Backends, error) {
+	if cfg.Tools == nil {
+		return nil, errors.New("backends: Config.Tools is required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := &Backends{file: cfg.Tools.File, routes: map[string]dispatcher.Func{}, byTool: map[string]mcpBinding{}, log: log}
+	var errs []error
+	for _, name := range cfg.Tools.Names() {
+		t := cfg.Tools.Get(name)
+		switch {
+		case t.HTTP != nil:
+			tool, err := httptool.New(httptool.Config{
+				Name:       name,
+				Method:     t.HTTP.Method,
+				URL:        t.HTTP.URL,
+				Headers:    t.HTTP.Headers,
+				Timeout:    t.HTTP.Timeout,
+				HTTPClient: cfg.HTTPClient,
+				Logger:     log,
+			})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("backends: %s: %s: http: %w", b.file, name, err))
+				continue
+			}
+			b.routes[name] = func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+				return tool.Call(ctx, c.Args)
+			}
+		case t.MCP != nil:
+			srv, err := b.server(ctx, t.MCP, cfg)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("backends: %s: %s: mcp: %w", b.file, name, err))
+				continue
+			}
+			remote := t.MCP.Tool
+			if remote == "" {
+				remote = name
+			}
+			b.byTool[name] = mcpBinding{srv: srv, remote: remote}
+			b.routes[name] = func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+				return srv.client.Call(ctx, remote, c.Args)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		b.Close()
+		return nil, errors.Join(errs...)
+	}
+	return b, nil
+}
+
+// server returns the client of spec's server, starting it on first use.
+func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config) (*server, error) {
+	key := "url " + spec.URL
+	if len(spec.Command) > 0 {
+		key = "command " + strings.Join(spec.Command, "\x00")
+	}
+	for _, s := range b.servers {
+		if s.key == key {
+			return s, nil
+		}
+	}
+	c, err := mcp.New(ctx, mcp.Config{
+		Command:     spec.Command,
+		URL:         spec.URL,
+		HTTPClient:  cfg.HTTPClient,
+		CallTimeout: cfg.MCPCallTimeout,
+		Logger:      b.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &server{key: key, client: c}
+	b.servers = append(b.servers, s)
+	return s, nil
+}
+
+// Routes returns the dispatcher routes of the http and mcp bindings, by
+// function name (dispatcher.Config.Routes).
+func (b *Backends) Routes() map[string]dispatcher.Func {
+	if b == nil {
+		return nil
+	}
+	return b.routes
+}
+
+// Servers returns how many MCP servers were started.
+func (b *Backends) Servers() int { return len(b.servers) }
+
+// Check compares what each scenario declares for an MCP-bound function with
+// the server's inputSchema of that tool (mcp.Compatible). With strict, a
+// server that cannot be reached is an error; otherwise it is logged and
+// skipped (start-up checks what it can reach; `triage check` is strict).
+// Every problem names the file, the tool, the scenario and the parameter.
+func (b *Backends) Check(ctx context.Context, ss *scenario.Set, strict bool) error {
+	var errs []error
+	unreachable := map[*server]bool{}
+	schemas := map[string]map[string]any{}
+	for _, sc := range ss.Scenarios {
+		for i := range sc.Functions {
+			fn := &sc.Functions[i]
+			mb, ok := b.byTool[fn.Name]
+			if !ok || unreachable[mb.srv] {
+				continue
+			}
+			srv, remote := mb.srv, mb.remote
+			schema, seen := schemas[fn.Name]
+			if !seen {
+				var err error
+				schema, err = srv.client.InputSchema(ctx, remote)
+				if err != nil {
+					var me *mcp.Error
+					if errors.As(err, &me) && me.Temporary() && !strict {
+						unreachable[srv] = true
+						b.log.WarnContext(ctx, "backends: MCP server not reachable; its tools' schemas are not checked now",
+							"server", srv.client.Name(), "error", err)
+						continue
+					}
+					errs = append(errs, fmt.Errorf("tools: %s: %s: mcp: %w", b.file, fn.Name, err))
+					if me != nil && me.Temporary() {
+						unreachable[srv] = true
+					}
+					continue
+				}
+				schemas[fn.Name] = schema
+			}
+			if err := mcp.Compatible(fn.Parameters, schema); err != nil {
+				for _, e := range unjoin(err) {
+					errs = append(errs, fmt.Errorf("tools: %s: %s: declared in %s, against the inputSchema of %s on MCP server %s: %v",
+						b.file, fn.Name, sc.File, remote, srv.client.Name(), e))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops every MCP server, in parallel.
+func (b *Backends) Close() error {
+	if b == nil {
+		return nil
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(b.servers))
+	for i, s := range b.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.client.Close()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return slices.Clone(j.Unwrap())
+	}
+	return []error{err}
+}

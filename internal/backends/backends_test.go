@@ -1,0 +1,218 @@
+package backends_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"triage/internal/backends"
+	"triage/internal/dispatcher"
+	"triage/internal/manuals"
+	"triage/internal/scenario"
+	"triage/internal/tools"
+)
+
+const manualsDir = "../../examples/manuals"
+
+// serverEnv makes the test binary our manuals MCP server over stdio.
+const serverEnv = "TRIAGE_BACKENDS_TEST_MANUALS"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(serverEnv) == "1" {
+		lib, err := manuals.Load(manualsDir)
+		if err == nil {
+			err = manuals.NewServer(lib).Run(context.Background(), &sdk.StdioTransport{})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// manualsHTTP serves the manuals over streamable HTTP, in-process.
+func manualsHTTP(t *testing.T) string {
+	t.Helper()
+	lib, err := manuals.Load(manualsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := manuals.NewServer(lib)
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+func parseTools(t *testing.T, yaml string, env map[string]string) *tools.Set {
+	t.Helper()
+	ts, err := tools.Parse("tools.yaml", []byte(yaml), tools.Config{LookupEnv: func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+const toolsYAML = `
+tools:
+  order_status:
+    http: {method: GET, url: "${ORDERS}/orders/{order_id}", headers: {Authorization: "Bearer ${TOKEN}"}}
+  search_manual:
+    mcp: {command: ["${SELF}"]}
+  lookup:                    # the same server under another name: one process
+    mcp: {command: ["${SELF}"], tool: search_manual}
+  search_http:
+    mcp: {url: "${MANUALS_URL}", tool: search_manual}
+  send_email:
+    builtin: send_email
+    final: true
+`
+
+func start(t *testing.T, ts *tools.Set, log *slog.Logger) *backends.Backends {
+	t.Helper()
+	t.Setenv(serverEnv, "1") // inherited by the stdio server
+	b, err := backends.Start(context.Background(), backends.Config{Tools: ts, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return b
+}
+
+func TestRoutes(t *testing.T) {
+	var gotAuth, gotPath string
+	orders := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth, gotPath = r.Header.Get("Authorization"), r.URL.Path
+		io.WriteString(w, `{"status":"shipped"}`)
+	}))
+	defer orders.Close()
+	ts := parseTools(t, toolsYAML, map[string]string{
+		"ORDERS": orders.URL, "TOKEN": "t0k3n", "SELF": os.Args[0], "MANUALS_URL": manualsHTTP(t),
+	})
+	b := start(t, ts, nil)
+	if b.Servers() != 2 {
+		t.Errorf("Servers = %d, want 2 (stdio shared by two bindings, and HTTP)", b.Servers())
+	}
+	routes := b.Routes()
+	if _, ok := routes["send_email"]; ok || len(routes) != 4 {
+		t.Errorf("routes %v: want the four http/mcp bindings only", routes)
+	}
+	ctx := context.Background()
+	res, err := routes["order_status"](ctx, &dispatcher.Call{Name: "order_status", Args: map[string]any{"order_id": "A 1"}})
+	if err != nil || res["status"] != "shipped" || gotAuth != "Bearer t0k3n" || gotPath != "/orders/A 1" {
+		t.Errorf("http route: %v %v auth %q path %q", res, err, gotAuth, gotPath)
+	}
+	for _, name := range []string{"search_manual", "lookup", "search_http"} {
+		res, err := routes[name](ctx, &dispatcher.Call{Name: name, Args: map[string]any{"query": "Bluetooth pairing Cyclone"}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		st, _ := res["structured"].(map[string]any)
+		if txt, _ := res["text"].(string); !strings.Contains(txt, "CYCLONE-X2") || st["found"] != true {
+			t.Errorf("%s: %v", name, res)
+		}
+	}
+}
+
+func scenarios(t *testing.T, params string) *scenario.Set {
+	t.Helper()
+	sc := `---
+name: ask
+description: asks about a product
+version: 1.0.0
+available_functions:
+  - name: search_manual
+    description: search
+    parameters: ` + params + `
+  - name: send_email
+    description: send
+    parameters: {type: object, properties: {to: {type: string}, subject: {type: string}, body: {type: string}}, required: [to, subject, body]}
+---
+Answer from the manual.
+`
+	set, err := scenario.Load(fstest.MapFS{
+		"main.md":          {Data: []byte("Shared rules.\n")},
+		"scenarios/ask.md": {Data: []byte(sc)},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+const oneTool = `
+tools:
+  search_manual:
+    mcp: {command: ["${SELF}"]}
+  send_email:
+    builtin: send_email
+    final: true
+`
+
+func TestCheck(t *testing.T) {
+	ts := parseTools(t, oneTool, map[string]string{"SELF": os.Args[0]})
+	b := start(t, ts, nil)
+	ctx := context.Background()
+	good := scenarios(t, `{type: object, properties: {query: {type: string}}, required: [query]}`)
+	if err := b.Check(ctx, good, true); err != nil {
+		t.Errorf("a fitting declaration: %v", err)
+	}
+	for _, tc := range []struct{ params, want string }{
+		{`{type: object, properties: {query: {type: integer}}, required: [query]}`, "parameter query: declared type integer, the server wants [string]"},
+		{`{type: object, properties: {q: {type: string}}}`, "parameter q: the server's tool has no such parameter"},
+	} {
+		err := b.Check(ctx, scenarios(t, tc.params), false)
+		if err == nil || !strings.Contains(err.Error(), tc.want) ||
+			!strings.Contains(err.Error(), "tools: tools.yaml: search_manual: declared in scenarios/ask.md") {
+			t.Errorf("%s: err = %v, want %q naming the file, tool and scenario", tc.params, err, tc.want)
+		}
+	}
+}
+
+// An unreachable server: start-up goes on (logged), `triage check` fails.
+func TestCheckUnreachable(t *testing.T) {
+	ts := parseTools(t, oneTool, map[string]string{"SELF": "/nonexistent/manuals-server"})
+	var logs bytes.Buffer
+	b := start(t, ts, slog.New(slog.NewTextHandler(&logs, nil)))
+	set := scenarios(t, `{type: object, properties: {query: {type: string}}}`)
+	if err := b.Check(context.Background(), set, false); err != nil {
+		t.Errorf("start-up check of an unreachable server: %v", err)
+	}
+	if !strings.Contains(logs.String(), "not reachable") {
+		t.Errorf("logs: %s", logs.String())
+	}
+	err := b.Check(context.Background(), set, true)
+	if err == nil || !strings.Contains(err.Error(), "tools: tools.yaml: search_manual: mcp: ") {
+		t.Errorf("strict check: %v", err)
+	}
+}
+
+func TestStartRejectsBadHTTPBinding(t *testing.T) {
+	ts := parseTools(t, `
+tools:
+  x:
+    http: {method: GET, url: "http://127.0.0.1/x", headers: {"X-A": "a\r\nB: c"}}
+`, nil)
+	_, err := backends.Start(context.Background(), backends.Config{Tools: ts})
+	if err == nil || !strings.Contains(err.Error(), "backends: tools.yaml: x: http: ") {
+		t.Errorf("err = %v", err)
+	}
+}
