@@ -22,7 +22,6 @@ func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 	t.Setenv("GEMINI_API_KEY", "")
 	t.Setenv("GOOGLE_API_KEY", "")
 	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "")
-	t.Setenv("TRIAGE_MANUALS", "../../examples/manuals") // the shipped manuals server's directory (TestMain runs it)
 	var out, errb bytes.Buffer
 	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()

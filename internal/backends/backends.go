@@ -176,7 +176,7 @@ func (b *Backends) Check(ctx context.Context, ss *scenario.Set, strict bool) err
 							"server", srv.client.Name(), "error", err)
 						continue
 					}
-					errs = append(errs, fmt.Errorf("tools: %s: %s: mcp: %w", b.file, fn.Name, err))
+					errs = append(errs, fmt.Errorf("tools: %s: %s: %w", b.file, fn.Name, err))
 					if me != nil && me.Temporary() {
 						unreachable[srv] = true
 					}

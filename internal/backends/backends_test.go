@@ -200,7 +200,7 @@ func TestCheckUnreachable(t *testing.T) {
 		t.Errorf("logs: %s", logs.String())
 	}
 	err := b.Check(context.Background(), set, true)
-	if err == nil || !strings.Contains(err.Error(), "tools: tools.yaml: search_manual: mcp: ") {
+	if err == nil || !strings.Contains(err.Error(), "tools: tools.yaml: search_manual: mcp: server manuals-server: start") {
 		t.Errorf("strict check: %v", err)
 	}
 }

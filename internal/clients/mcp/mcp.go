@@ -182,11 +182,13 @@ func (c *Client) connect(d *dialing) {
 	defer cancel()
 	start := time.Now()
 	var t sdk.Transport
+	var stderr *stderrLog
 	if len(c.cfg.Command) > 0 {
 		cmd := exec.Command(c.cfg.Command[0], c.cfg.Command[1:]...)
 		cmd.Env = append(os.Environ(), c.cfg.Env...)
 		cmd.Dir = c.cfg.Dir
-		cmd.Stderr = newStderrLog(c.log, c.cfg.MaxStderrBytes)
+		stderr = newStderrLog(c.log, c.cfg.MaxStderrBytes)
+		cmd.Stderr = stderr
 		cmd.WaitDelay = terminateGrace // a grandchild holding stderr open cannot block Wait
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
 	} else {
@@ -198,7 +200,11 @@ func (c *Client) connect(d *dialing) {
 	defer c.mu.Unlock()
 	c.dial = nil
 	if err != nil {
-		d.err = &Error{msg: fmt.Sprintf("server %s: start: %v", c.name, err), temporary: true, err: err}
+		msg := fmt.Sprintf("server %s: start: %v", c.name, err)
+		if stderr != nil && stderr.Last() != "" {
+			msg += fmt.Sprintf(" (its stderr: %q)", stderr.Last())
+		}
+		d.err = &Error{msg: msg, temporary: true, err: err}
 		c.log.Warn("mcp: server start failed", "error", err, "duration_ms", time.Since(start).Milliseconds())
 		return
 	}

@@ -28,6 +28,10 @@ import (
 const serverEnv = "TRIAGE_MCP_TEST_SERVER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(serverEnv) == "fail" {
+		fmt.Fprintln(os.Stderr, "manuals: open /srv/kb: no such file or directory")
+		os.Exit(2)
+	}
 	if os.Getenv(serverEnv) == "1" {
 		// Noise on stderr, which the client must log, bounded.
 		for i := range 3 {
@@ -329,6 +333,17 @@ func TestUnreachableServer(t *testing.T) {
 	}
 	if _, err := c.InputSchema(context.Background(), "x"); err == nil {
 		t.Fatal("InputSchema of an unreachable server: want an error")
+	}
+}
+
+// A server that exits at start: the error quotes its last stderr line.
+func TestServerFailsAtStart(t *testing.T) {
+	c := newClient(t, mcp.Config{Command: []string{os.Args[0]}, Env: []string{serverEnv + "=fail"}, Name: "kb"})
+	_, err := c.InputSchema(context.Background(), "echo")
+	var me *mcp.Error
+	if !errors.As(err, &me) || !me.Temporary() || !strings.Contains(err.Error(), `mcp: server kb: start: `) ||
+		!strings.Contains(err.Error(), `(its stderr: "manuals: open /srv/kb: no such file or directory")`) {
+		t.Fatalf("err = %v", err)
 	}
 }
 

@@ -19,6 +19,7 @@ type stderrLog struct {
 	budget  int
 	partial []byte
 	dropped int
+	last    string // the last line, for a start-up error
 }
 
 func newStderrLog(log *slog.Logger, budget int) *stderrLog {
@@ -46,6 +47,13 @@ func (w *stderrLog) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// Last returns the last line written.
+func (w *stderrLog) Last() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
+}
+
 func (w *stderrLog) emit(line []byte) {
 	line = bytes.TrimRight(line, "\r")
 	if len(line) == 0 {
@@ -54,6 +62,7 @@ func (w *stderrLog) emit(line []byte) {
 	if len(line) > maxStderrLine {
 		line = line[:maxStderrLine]
 	}
+	w.last = string(line)
 	if w.budget <= 0 {
 		before := w.dropped
 		w.dropped += len(line)
