@@ -27,10 +27,12 @@ func newLedgerCmd() *cobra.Command {
 		Use:   "ledger [--ledger FILE | --config FILE] [--state S] [--limit N] [--json]",
 		Short: "List recent messages of the watch ledger and what happened to them",
 		Long: `Ledger lists the most recent messages triage watch has seen, newest first,
-with their state (replied, skipped, failed, needs_human, over_limit,
-processing), the reason, and the reply's Message-ID, for a person looking
-into a complaint. --replies lists replies instead, with their state
-(reply_pending, sent, needs_human). It only reads the ledger and may run
+with their state (replied, drafted, skipped, failed, needs_human,
+over_limit, processing), the reason, and the reply's Message-ID, for a person
+looking into a complaint. --replies lists replies and drafts instead, with
+their state (reply_pending, sent, needs_human; draft_pending, draft_stored)
+and, for drafts, what a person did with them. 'triage ledger stats' sums
+the drafts up per scenario. It only reads the ledger and may run
 while triage watch is running.`,
 		Example: `  triage ledger --ledger /var/lib/triage/ledger.db --state needs_human
   triage ledger --config /etc/triage/triage.yaml --limit 20 --json`,

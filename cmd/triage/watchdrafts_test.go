@@ -179,7 +179,20 @@ func TestPersonReplyHookTakesOver(t *testing.T) {
 	if !st.AgentDisabled || st.Owner != "ewa@example.com" {
 		t.Errorf("ticket after the person's reply: agent_disabled %v owner %q, want taken over by ewa@example.com", st.AgentDisabled, st.Owner)
 	}
-	if personReplyHook(dryRunTickets{}, slog.New(slog.DiscardHandler)) != nil {
+	// A store that only creates tickets (no conversations) gets no hook.
+	if personReplyHook(struct{ tickets.Creator }{db}, slog.New(slog.DiscardHandler)) != nil {
 		t.Error("a hook for a store without conversations")
+	}
+}
+
+func TestWatchHelpDocumentsDrafts(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"watch", "--help"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"reply_mode", "drafts_folder", "--reply-mode", "--drafts-folder", "--dry-run", "triage ledger stats"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("watch --help lacks %q", want)
+		}
 	}
 }

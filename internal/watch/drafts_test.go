@@ -15,6 +15,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
 	"triage/internal/message"
+	"triage/internal/metrics"
 	"triage/internal/processor"
 )
 
@@ -89,7 +90,8 @@ func scenarioDrafts(t *testing.T, tgt target) {
 	var mu sync.Mutex
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	hooks := &hookLog{}
-	mod := func(c *Config) { c.SentFolder = "Sent"; c.Now = now; c.OnPersonReply = hooks.hook }
+	met := metrics.New()
+	mod := func(c *Config) { c.SentFolder = "Sent"; c.Now = now; c.OnPersonReply = hooks.hook; c.Metrics = met }
 
 	// One message answered in send mode first: its reply is stored in Sent
 	// and must never count as a person's.
@@ -173,6 +175,36 @@ func scenarioDrafts(t *testing.T, tgt target) {
 	if diff := cmp.Diff([]ledger.DraftStat{{Scenario: "fake", Drafted: 3, SentAsIs: 1, Edited: 1, Discarded: 1}}, stats); diff != "" {
 		t.Errorf("draft stats after 7 days (-want +got):\n%s", diff)
 	}
+	// The same figures are the triage_drafts gauge.
+	wantGauge := map[string]float64{"drafted": 3, "sent_as_is": 1, "edited": 1, "discarded": 1, "pending": 0}
+	if diff := cmp.Diff(wantGauge, draftGauge(t, met, "fake")); diff != "" {
+		t.Errorf("triage_drafts{scenario=fake} (-want +got):\n%s", diff)
+	}
+}
+
+// draftGauge reads triage_drafts{scenario} by outcome.
+func draftGauge(t *testing.T, m *metrics.Metrics, scenario string) map[string]float64 {
+	t.Helper()
+	mfs, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "triage_drafts" {
+			continue
+		}
+		for _, mt := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range mt.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["scenario"] == scenario {
+				out[labels["outcome"]] = mt.GetGauge().GetValue()
+			}
+		}
+	}
+	return out
 }
 
 // scenarioDraftCrash: a crash after the draft was recorded and before it
