@@ -299,9 +299,17 @@ func capResult(res map[string]any, max int) (map[string]any, bool) {
 			break
 		}
 	}
-	const note = `{"truncated":true,"preview":""}`
-	preview := cutString(string(b), max-len(note)-64)
-	return map[string]any{"truncated": true, "preview": preview}, true
+	// Too many small values: a preview of the JSON text, shrunk until its
+	// own encoding (escapes included) fits.
+	for n := max; n > 0; {
+		m := map[string]any{"truncated": true, "original_bytes": len(b), "preview": cutString(string(b), n)}
+		size := len(canonical(m))
+		if size <= max {
+			return m, true
+		}
+		n -= size - max + 16
+	}
+	return map[string]any{"truncated": true, "original_bytes": len(b)}, true
 }
 
 // cutLongest shortens the longest string in v by about over bytes; it

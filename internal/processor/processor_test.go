@@ -50,6 +50,8 @@ type scripted struct {
 	skipNotify bool
 	// facts is the facts block of the last main-loop request.
 	facts atomic.Pointer[prompt.Facts]
+	// send names the reply function (default send_email).
+	send string
 }
 
 func (s *scripted) GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
@@ -102,15 +104,22 @@ func (s *scripted) GenerateContent(ctx context.Context, model string, contents [
 		return call("check_warranty", map[string]any{"serial_number": f.SerialNumbers[0]}), nil
 	case declared["create_ticket"] && done["create_ticket"] == nil && status(done["check_warranty"]) == "valid":
 		return call("create_ticket", map[string]any{"serial_number": f.SerialNumbers[0], "customer_email": f.From, "priority": "normal"}), nil
-	case done["send_email"] == nil:
+	case done[s.sendName()] == nil:
 		to := f.ReplyTo
 		if s.to != "" {
 			to = s.to
 		}
-		return call("send_email", map[string]any{"to": to, "subject": "Re: " + f.Subject, "body": "Dzień dobry,\n\nodpowiedź.\n\nZespół serwisu gwarancyjnego"}), nil
+		return call(s.sendName(), map[string]any{"to": to, "subject": "Re: " + f.Subject, "body": "Dzień dobry,\n\nodpowiedź.\n\nZespół serwisu gwarancyjnego"}), nil
 	default:
 		return resp(&genai.Part{Text: "Nie udało się wysłać odpowiedzi."}), nil
 	}
+}
+
+func (s *scripted) sendName() string {
+	if s.send != "" {
+		return s.send
+	}
+	return "send_email"
 }
 
 func status(env map[string]any) string {

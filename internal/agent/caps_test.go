@@ -1,0 +1,140 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"net/mail"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+
+	"triage/instructions"
+	"triage/internal/agent"
+	"triage/internal/dispatcher"
+	"triage/internal/message"
+	"triage/internal/scenario"
+	"triage/internal/tools"
+)
+
+// countingRoutes answers every builtin and counts the calls that ran.
+func countingRoutes(ran map[string]int) map[string]dispatcher.Func {
+	out := map[string]dispatcher.Func{}
+	for _, name := range []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail} {
+		out[name] = func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+			ran[c.Name]++
+			switch c.Name {
+			case dispatcher.FuncCheckWarranty:
+				return map[string]any{"serial_number": "SN-48213-PL", "status": "valid"}, nil
+			case dispatcher.FuncCreateTicket:
+				return map[string]any{"ticket_id": fmt.Sprintf("TKT-%d", ran[c.Name]), "status": "created"}, nil
+			}
+			return map[string]any{"message_id": "<r@x>", "status": "sent"}, nil
+		}
+	}
+	return out
+}
+
+// issue 7 item 2: a hostile model asks for 1,000 calls per turn, through the
+// real genai client and the real dispatcher with the shipped tools.yaml.
+// At most 8 calls per turn and 24 per email have any effect; the rest are
+// answered with an error and recorded blocked; the ticket (an effect) is
+// opened once, and its repeats return the first result.
+func TestHostileModelIsCapped(t *testing.T) {
+	many := func(turn int, name string, args func(i int) map[string]any) step {
+		parts := make([]map[string]any, 1000)
+		for i := range parts {
+			parts[i] = call(fmt.Sprintf("t%d-%d", turn, i), name, args(i))
+		}
+		return one(parts...)
+	}
+	check := func(int) map[string]any { return map[string]any{"serial_number": "SN-48213-PL"} }
+	ticket := func(int) map[string]any {
+		return map[string]any{"serial_number": "SN-48213-PL", "customer_email": "jan@example.com", "priority": "high"}
+	}
+	send := func(i int) map[string]any {
+		return map[string]any{"to": "jan@example.com", "subject": "Re: x", "body": fmt.Sprint("reply ", i)}
+	}
+	f := newFakeGemini(t,
+		many(1, "check_warranty", check),
+		many(2, "create_ticket", ticket),
+		many(3, "check_warranty", check),
+		many(4, "send_email", send), // the email's 24 calls are used up
+		one(text("done")),
+	)
+
+	set, err := scenario.Load(instructions.FS, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := tools.Load(instructions.FS, tools.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := map[string]int{}
+	d, err := dispatcher.New(dispatcher.Config{Tools: ts, Builtins: countingRoutes(ran)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := &message.Message{MessageID: "<in@x>", From: mail.Address{Address: "jan@example.com"}, ReplyTo: "jan@example.com",
+		Subject: "Reklamacja", Text: "Ekspres SN-48213-PL nie grzeje."}
+	sc := set.Get("valid-warranty")
+	session := d.Session(msg, sc, "k")
+	decls := make([]*genai.FunctionDeclaration, len(sc.Functions))
+	for i, fn := range sc.Functions {
+		decls[i] = &genai.FunctionDeclaration{Name: fn.Name, Description: fn.Description, ParametersJsonSchema: fn.Parameters}
+	}
+	a := newAgent(t, f.model(), &sleeps{}, nil)
+	req := agent.Request{System: system, Prompt: prompt, Functions: decls, FinalFunction: "send_email"}
+	res, err := a.Run(context.Background(), req, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FinalCalled {
+		t.Errorf("the final function succeeded after the email's calls were used up")
+	}
+
+	type tally struct{ ok, repeated, capped, other int }
+	got := map[string]*tally{}
+	for _, r := range session.Records() {
+		c := got[r.Name]
+		if c == nil {
+			c = &tally{}
+			got[r.Name] = c
+		}
+		switch {
+		case r.Repeated:
+			c.repeated++
+		case r.OK:
+			c.ok++
+		case r.Blocked && r.Error.Code == dispatcher.CodeTooManyCalls:
+			c.capped++
+		default:
+			c.other++
+		}
+	}
+	want := map[string]*tally{
+		"check_warranty": {ok: 16, capped: 1984},
+		"create_ticket":  {ok: 1, repeated: 7, capped: 992},
+		"send_email":     {capped: 1000},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(tally{})); diff != "" {
+		t.Errorf("records by function (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"check_warranty": 16, "create_ticket": 1}, ran); diff != "" {
+		t.Errorf("calls that reached a backend (-want +got):\n%s", diff)
+	}
+	// Every capped call was answered to the model with the error.
+	reqs := f.requests()
+	last := reqs[len(reqs)-1].Contents
+	resp := last[len(last)-1]
+	n := 0
+	for _, p := range resp.Parts {
+		if p.FunctionResponse != nil && p.FunctionResponse.Response["ok"] == false {
+			n++
+		}
+	}
+	if n != 1000 {
+		t.Errorf("turn 4: %d error responses went back to the model, want 1000", n)
+	}
+}

@@ -1,0 +1,77 @@
+package processor_test
+
+import (
+	"context"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"triage/instructions"
+	"triage/internal/agent"
+	"triage/internal/clients/mail"
+	"triage/internal/dispatcher"
+	"triage/internal/processor"
+	"triage/internal/scenario"
+	"triage/internal/serial"
+	"triage/internal/tools"
+)
+
+// renamed copies the shipped instructions with every replace applied.
+func renamed(t *testing.T, replace ...string) fs.FS {
+	t.Helper()
+	out := fstest.MapFS{}
+	r := strings.NewReplacer(replace...)
+	err := fs.WalkDir(instructions.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(instructions.FS, p)
+		out[p] = &fstest.MapFile{Data: []byte(r.Replace(string(b)))}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func assemble(t *testing.T, fsys fs.FS, m agent.Model, ob mail.Sender) (*processor.Processor, error) {
+	t.Helper()
+	set, err := scenario.Load(fsys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := tools.Load(fsys, tools.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, _ := serial.New()
+	return processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
+		dispatcher.Config{Tools: ts, Builtins: dispatcher.Routes(nil, nil, ob, "Serwis <serwis@example.com>", "example.com")},
+		processor.Config{Scenarios: set, Extractor: ext})
+}
+
+// The function whose success means handled comes from tools.yaml (final:
+// true), not from its name: a team may call its reply function anything.
+func TestFinalFromBindings(t *testing.T) {
+	fsys := renamed(t, "name: send_email", "name: reply_to_customer", "  send_email:\n", "  reply_to_customer:\n")
+	ob, err := mail.NewOutbox(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := assemble(t, fsys, &scripted{send: "reply_to_customer"}, ob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := p.Process(context.Background(), processor.Input{Name: "in.eml", Raw: eml("jan@example.pl", "Pytanie", "Dzień dobry, ekspres nie działa, proszę o naprawę gwarancyjną.")})
+	if out.Status != processor.StatusReplied || out.Reply == nil || out.Reply.MessageID == "" {
+		t.Fatalf("status %s/%s (%s), reply %+v; want replied through reply_to_customer", out.Status, out.Reason, out.Detail, out.Reply)
+	}
+
+	// A scenario whose functions are none of them final is refused at start.
+	fsys = renamed(t, "final: true", "final: false")
+	if _, err := assemble(t, fsys, &scripted{}, ob); err == nil || !strings.Contains(err.Error(), "declares no final function") {
+		t.Errorf("no final function: err = %v", err)
+	}
+}
