@@ -69,7 +69,7 @@ func TestProcessSampleInbox(t *testing.T) {
 	wants := map[string]want{
 		"01-valid-warranty-pl.eml": {status: "replied", scenario: "valid-warranty", method: "rules",
 			calls: []string{"check_warranty", "create_ticket", "send_email"}, serials: []string{"SN-48213-PL"},
-			body: []string{"SN-48213-PL", "2027-05-31", "TKT-", "Zespół serwisu gwarancyjnego"}},
+			body: []string{"SN-48213-PL", "2027-05-31", "TKT-", "zastępczy model bez AI"}},
 		"02-valid-warranty-en.eml": {status: "replied", scenario: "valid-warranty", method: "rules",
 			calls: []string{"check_warranty", "create_ticket", "send_email"}, serials: []string{"SN12345"},
 			body: []string{"SN12345", "2027-12-31", "TKT-", "warranty"}},

@@ -2,7 +2,10 @@ package offline
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
+
+	"google.golang.org/genai"
 
 	"triage/internal/prompt"
 )
@@ -16,11 +19,12 @@ type phrases struct {
 	otherStatus                        string // %s serial, %s status
 	checkFailed                        string // %s serial
 	ticket                             string // %s ticket id
-	ticketFailed                       string
+	stepFailed                         string
 	consultant                         string
 	askSerial, outOfScope, acknowledge string
 	paidRepair                         string
-	closing, team, automatic           string
+	found                              string
+	automatic                          string
 }
 
 var polish = phrases{
@@ -34,15 +38,14 @@ var polish = phrases{
 	otherStatus:   "Status gwarancji dla urządzenia o numerze seryjnym %s: %s.",
 	checkFailed:   "Nie udało nam się teraz automatycznie sprawdzić gwarancji dla numeru seryjnego %s.",
 	ticket:        "Utworzyliśmy zgłoszenie %s. Prosimy podawać ten numer w dalszej korespondencji.",
-	ticketFailed:  "Nie udało nam się teraz automatycznie utworzyć zgłoszenia serwisowego.",
+	stepFailed:    "Nie udało nam się teraz automatycznie wykonać wszystkich kroków (na przykład utworzyć zgłoszenia serwisowego).",
 	consultant:    "Nasz konsultant sprawdzi sprawę i odpowie Państwu osobiście.",
 	askSerial:     "Aby sprawdzić gwarancję, potrzebujemy numeru seryjnego urządzenia. Znajdą go Państwo na etykiecie z tyłu lub na spodzie urządzenia, a także na paragonie lub fakturze zakupu. Prosimy o przesłanie go w odpowiedzi na tę wiadomość.",
 	outOfScope:    "Ta skrzynka obsługuje wyłącznie sprawy gwarancyjne i reklamacyjne, dlatego nie możemy tutaj pomóc w tej sprawie. Jeśli chodzi o gwarancję lub naprawę urządzenia, prosimy odpowiedzieć na tę wiadomość i podać numer seryjny.",
 	acknowledge:   "Potwierdzamy otrzymanie wiadomości. Konsultant odpowie Państwu w ciągu 2 dni roboczych.",
 	paidRepair:    "Możemy zaproponować płatną naprawę. Jeśli są Państwo zainteresowani, prosimy o odpowiedź na tę wiadomość, a przygotujemy wycenę.",
-	closing:       "Z poważaniem",
-	team:          "Zespół serwisu gwarancyjnego",
-	automatic:     "(Odpowiedź przygotowana automatycznie przez model offline triage.)",
+	found:         "Oto, co znaleźliśmy w naszych materiałach:",
+	automatic:     "(Odpowiedź przygotowana automatycznie przez model offline triage, zastępczy model bez AI.)",
 }
 
 var english = phrases{
@@ -56,15 +59,14 @@ var english = phrases{
 	otherStatus:   "Warranty status for the device with serial number %s: %s.",
 	checkFailed:   "We could not check the warranty for serial number %s automatically right now.",
 	ticket:        "We opened ticket %s. Please quote this number in any further correspondence.",
-	ticketFailed:  "We could not open a service ticket automatically right now.",
+	stepFailed:    "We could not complete every step automatically right now (for example, open a service ticket).",
 	consultant:    "A consultant will check it and reply to you personally.",
 	askSerial:     "To check the warranty we need the device's serial number. You will find it on the label on the back or bottom of the device, and on the receipt or invoice. Please send it in reply to this message.",
 	outOfScope:    "This mailbox handles warranty and repair matters only, so we cannot help with this request here. If your question is about a warranty or a repair, please reply to this message with the serial number.",
 	acknowledge:   "We confirm that we have received your message. A consultant will reply within 2 business days.",
 	paidRepair:    "We can offer a paid repair. If you are interested, please reply to this message and we will prepare a quote.",
-	closing:       "Kind regards,",
-	team:          "Warranty Support Team",
-	automatic:     "(This reply was prepared automatically by the triage offline model.)",
+	found:         "Here is what we found in our documentation:",
+	automatic:     "(This reply was prepared automatically by the triage offline model, a stand-in without AI.)",
 }
 
 func phrasesFor(lang string) phrases {
@@ -74,70 +76,119 @@ func phrasesFor(lang string) phrases {
 	return polish
 }
 
-// composeBody writes the plain-text reply from the facts and the function
-// results; nothing of the customer's text is copied into it.
-func composeBody(f prompt.Facts, h *history, fns map[string]bool) string {
-	p := phrasesFor(f.Language)
-	paras := []string{p.greeting, p.thanks}
-	failed, expired, notFound := false, false, false
+// Cues the offline model reads in the scenario's instructions (the system
+// instruction): whether the reply should ask for a serial number, and
+// whether the mailbox declines the topic. They are phrases a scenario writer
+// uses, not scenario names.
+var (
+	asksForSerial = regexp.MustCompile(`(?i)\bask(?:s|ing)?\s+for\s+(?:the\s+)?(?:product'?s?\s+|device'?s?\s+)?serial`)
+	declinesTopic = regexp.MustCompile(`(?i)\bhandles?\s+(?:only\s+)?[a-z]+\s+(?:matters|claims|questions)\s+only\b|\bhandles\s+only\b`)
+)
 
-	var lines []string
-	for _, c := range h.named(fnCheckWarranty) {
-		sn := c.str("serial_number")
-		if !c.ok {
-			failed = true
-			lines = append(lines, fmt.Sprintf(p.checkFailed, sn))
-			continue
-		}
-		date := c.str("expiration_date")
-		switch st := c.str("status"); st {
-		case "valid":
-			lines = append(lines, withDate(p.valid, p.validNoDate, sn, date))
-		case "expired":
-			expired = true
-			lines = append(lines, withDate(p.expired, p.expiredNoDate, sn, date))
-		case "not_found":
-			notFound = true
-			lines = append(lines, fmt.Sprintf(p.notFound, sn))
-		default:
-			lines = append(lines, fmt.Sprintf(p.otherStatus, sn, st))
+// composeBody writes the plain-text reply from the facts, the results of
+// the calls so far and the scenario's instructions; nothing of the
+// customer's text is copied into it. It knows result fields, not function
+// or scenario names: a serial_number with a status is a warranty check, a
+// ticket_id a ticket, a text a looked-up answer.
+func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration, reply *genai.FunctionDeclaration, instructions string) string {
+	p := phrasesFor(f.Language)
+	takesSerial := false
+	for _, d := range decls {
+		if d != reply && takes(d, "serial_number") {
+			takesSerial = true
 		}
 	}
+
+	var lines, tickets, found []string
+	failed, expired, others := false, false, 0
+	for _, c := range h.results {
+		if reply != nil && c.name == reply.Name {
+			continue
+		}
+		others++
+		sn := c.str("serial_number")
+		switch {
+		case !c.ok && isLookup(c):
+			failed = true
+			lines = append(lines, fmt.Sprintf(p.checkFailed, sn))
+		case !c.ok:
+			failed = true
+			tickets = append(tickets, p.stepFailed)
+		case c.result["ticket_id"] != nil:
+			if id := c.str("ticket_id"); id != "" {
+				tickets = append(tickets, fmt.Sprintf(p.ticket, id))
+			}
+		case c.str("status") != "" && sn != "":
+			date := c.str("expiration_date")
+			switch st := c.str("status"); st {
+			case "valid":
+				lines = append(lines, withDate(p.valid, p.validNoDate, sn, date))
+			case "expired":
+				expired = true
+				lines = append(lines, withDate(p.expired, p.expiredNoDate, sn, date))
+			case "not_found":
+				lines = append(lines, fmt.Sprintf(p.notFound, sn))
+			default:
+				lines = append(lines, fmt.Sprintf(p.otherStatus, sn, st))
+			}
+		default:
+			if t := answerText(c.result); t != "" {
+				found = append(found, t)
+			}
+		}
+	}
+
+	paras := []string{p.greeting, p.thanks}
 	if len(lines) > 0 {
 		paras = append(paras, strings.Join(lines, "\n"))
 	}
-
-	if tickets := h.named(fnCreateTicket); len(tickets) > 0 {
-		t := tickets[0]
-		switch id := t.str("ticket_id"); {
-		case !t.ok:
-			failed = true
-			paras = append(paras, p.ticketFailed)
-		case id != "":
-			paras = append(paras, fmt.Sprintf(p.ticket, id))
-		}
+	paras = append(paras, tickets...)
+	if len(found) > 0 {
+		paras = append(paras, p.found+"\n\n"+strings.Join(found, "\n\n"))
 	}
-
-	scenario := f.Scenario
-	if failed && scenario != "graceful-degradation" {
+	if failed {
 		paras = append(paras, p.consultant)
 	}
-	askSerial := scenario == "missing-info" ||
-		(fns[fnCheckWarranty] && len(f.SerialNumbers) == 0 && scenario != "out-of-scope" && scenario != "graceful-degradation")
-	if askSerial {
+	asked := len(f.SerialNumbers) == 0 && (takesSerial || asksForSerial.MatchString(instructions))
+	if asked {
 		paras = append(paras, p.askSerial)
 	}
-	switch scenario {
-	case "out-of-scope":
+	declined := declinesTopic.MatchString(instructions)
+	if declined {
 		paras = append(paras, p.outOfScope)
-	case "graceful-degradation":
+	}
+	if others == 0 && !asked && !declined {
 		paras = append(paras, p.acknowledge)
 	}
-	if expired || (scenario == "invalid-warranty" && notFound) {
+	if expired {
 		paras = append(paras, p.paidRepair)
 	}
-	paras = append(paras, p.closing+"\n"+p.team, p.automatic)
+	paras = append(paras, p.automatic)
 	return strings.Join(paras, "\n\n") + "\n"
+}
+
+// isLookup reports whether an outcome is a lookup by serial (no other
+// arguments than the serial).
+func isLookup(o outcome) bool {
+	return len(o.args) == 1 && o.args["serial_number"] != nil
+}
+
+// maxFound caps a looked-up text quoted in a reply.
+const maxFound = 1500
+
+// answerText is the text a tool returned (MCP text content, or a text,
+// answer or snippet field), cut to maxFound.
+func answerText(res map[string]any) string {
+	for _, k := range []string{"text", "answer", "snippet", "content"} {
+		if s, ok := res[k].(string); ok && strings.TrimSpace(s) != "" {
+			s = strings.TrimSpace(s)
+			if r := []rune(s); len(r) > maxFound {
+				s = string(r[:maxFound]) + " […]"
+			}
+			return s
+		}
+	}
+	return ""
 }
 
 func withDate(withFmt, withoutFmt, serial, date string) string {

@@ -12,13 +12,6 @@ import (
 	"triage/internal/prompt"
 )
 
-// Function names the offline model knows how to drive.
-const (
-	fnCheckWarranty = "check_warranty"
-	fnCreateTicket  = "create_ticket"
-	fnSendEmail     = "send_email"
-)
-
 // turn is the offline model's answer to one request, before faults.
 type turn struct {
 	kind    string // "detection", "call" or "text"
@@ -29,9 +22,11 @@ func (t *turn) candidate(index int32) *genai.Candidate {
 	return &genai.Candidate{Content: t.content, FinishReason: genai.FinishReasonStop, Index: index}
 }
 
-func (t *turn) sendsEmail() bool {
+// sendsReply reports whether the turn calls a reply function (one with a
+// "to" argument).
+func (t *turn) sendsReply() bool {
 	for _, p := range t.content.Parts {
-		if p.FunctionCall != nil && p.FunctionCall.Name == fnSendEmail {
+		if p.FunctionCall != nil && p.FunctionCall.Args["to"] != nil {
 			return true
 		}
 	}
@@ -105,17 +100,18 @@ func scenarioEnum(gc *genai.GenerationConfig) []string {
 }
 
 // detect scores each scenario description against the subject and message
-// by shared distinct words (>= 4 letters, lowercase, Polish diacritics
+// by shared distinct word stems (words of >= 4 letters, their first five;
+// lowercase, Polish diacritics
 // folded). The highest score wins, ties go to the earlier enum value; with
-// no overlap at all it picks "out-of-scope" when offered, else the first.
+// no overlap at all it names no scenario, and detection falls back.
 func detect(enum []string, f prompt.Facts, user string) *turn {
 	descs := scenarioDescriptions(user)
-	msg := words(f.Subject + "\n" + prompt.Message(user))
+	msg := stems(words(f.Subject + "\n" + prompt.Message(user)))
 	best, bestScore := "", 0
 	var bestShared []string
 	for _, name := range enum {
 		var shared []string
-		for w := range words(descs[name]) {
+		for w := range stems(words(descs[name])) {
 			if msg[w] {
 				shared = append(shared, w)
 			}
@@ -126,13 +122,10 @@ func detect(enum []string, f prompt.Facts, user string) *turn {
 	}
 	var reason string
 	if bestScore == 0 {
-		best = enum[0]
-		for _, name := range enum {
-			if name == "out-of-scope" {
-				best = name
-			}
-		}
-		reason = fmt.Sprintf("offline: chosen by word overlap; no scenario description shares a word with the message, so %s was chosen by default", best)
+		// Nothing to go on: say so with a choice the detector cannot
+		// use, so it takes the set's fallback scenario.
+		best = ""
+		reason = "offline: no scenario description shares a word with the message; the offline model cannot choose"
 	} else {
 		sort.Strings(bestShared)
 		if len(bestShared) > 8 {
@@ -181,6 +174,23 @@ func words(s string) map[string]bool {
 		if len([]rune(w)) >= 4 {
 			out[w] = true
 		}
+	}
+	return out
+}
+
+// stemLen is how many leading letters two words must share to count as the
+// same word (Polish and English inflect the end: gwarancja/gwarancji,
+// dostawa/dostawę, deliveries/delivery).
+const stemLen = 5
+
+// stems maps each word to its first stemLen letters.
+func stems(ws map[string]bool) map[string]bool {
+	out := make(map[string]bool, len(ws))
+	for w := range ws {
+		if r := []rune(w); len(r) > stemLen {
+			w = string(r[:stemLen])
+		}
+		out[w] = true
 	}
 	return out
 }
@@ -321,10 +331,13 @@ func declared(req *request) map[string]bool {
 	return out
 }
 
-// nextStep is the fixed plan: check every serial, open a ticket for a
-// valid warranty, send the reply, then stop.
+// nextStep follows whatever the scenario declares, in declaration order:
+// every function but the reply runs once its arguments can be filled from
+// the facts (a function taking serial_number runs for each serial, a later
+// one only for a serial whose earlier results were positive), then the
+// reply function (the one with to and body) sends what the results say.
 func nextStep(req *request, f prompt.Facts) *turn {
-	fns := declared(req)
+	decls := declarations(req)
 	h := readHistory(req.Contents)
 	call := func(calls ...*genai.FunctionCall) *turn {
 		parts := make([]*genai.Part, len(calls))
@@ -335,31 +348,47 @@ func nextStep(req *request, f prompt.Facts) *turn {
 		return &turn{kind: "call", content: &genai.Content{Role: genai.RoleModel, Parts: parts}}
 	}
 
-	checks := h.named(fnCheckWarranty)
-	if fns[fnCheckWarranty] && len(checks) == 0 && len(f.SerialNumbers) > 0 {
-		calls := make([]*genai.FunctionCall, len(f.SerialNumbers))
-		for i, sn := range f.SerialNumbers {
-			calls[i] = &genai.FunctionCall{Name: fnCheckWarranty, Args: map[string]any{"serial_number": sn}}
+	reply := replyFunction(decls)
+	keyword := significantWord(f.Subject, prompt.Message(firstUserText(req.Contents)))
+	serialUsers := 0
+	for _, d := range decls {
+		if d == reply {
+			continue
 		}
-		return call(calls...)
-	}
-
-	if fns[fnCreateTicket] && len(h.named(fnCreateTicket)) == 0 {
-		for _, c := range checks {
-			if c.ok && c.str("status") == "valid" && c.str("serial_number") != "" {
-				return call(&genai.FunctionCall{Name: fnCreateTicket, Args: map[string]any{
-					"serial_number":  c.str("serial_number"),
-					"customer_email": f.From,
-					"priority":       "normal",
-				}})
+		if len(h.named(d.Name)) > 0 {
+			if takes(d, "serial_number") {
+				serialUsers++
 			}
+			continue
+		}
+		if takes(d, "serial_number") {
+			serialUsers++
+			var calls []*genai.FunctionCall
+			for _, sn := range f.SerialNumbers {
+				if serialUsers > 1 && !positive(h, sn) {
+					continue
+				}
+				if args, ok := fill(d, f, sn, keyword); ok {
+					calls = append(calls, &genai.FunctionCall{Name: d.Name, Args: args})
+				}
+				if serialUsers > 1 {
+					break // one follow-up (a ticket) per email, for the first eligible serial
+				}
+			}
+			if len(calls) > 0 {
+				return call(calls...)
+			}
+			continue
+		}
+		if args, ok := fill(d, f, "", keyword); ok {
+			return call(&genai.FunctionCall{Name: d.Name, Args: args})
 		}
 	}
 
-	if !fns[fnSendEmail] {
-		return textTurn("text", "offline: send_email is not among the declared functions, so there is nothing more to do.")
+	if reply == nil {
+		return textTurn("text", "offline: no declared function takes to and body, so the offline model has no way to reply.")
 	}
-	sends := h.named(fnSendEmail)
+	sends := h.named(reply.Name)
 	var failed []outcome
 	for _, s := range sends {
 		if s.ok {
@@ -369,16 +398,212 @@ func nextStep(req *request, f prompt.Facts) *turn {
 	}
 	if len(failed) >= 2 {
 		last := failed[len(failed)-1]
-		return textTurn("text", fmt.Sprintf("offline: the reply could not be sent: send_email failed %d times (last error: %s %s). A person needs to answer this message.",
-			len(failed), last.errCode, strings.TrimSpace(last.errMsg)))
+		return textTurn("text", fmt.Sprintf("offline: the reply could not be sent: %s failed %d times (last error: %s %s). A person needs to answer this message.",
+			reply.Name, len(failed), last.errCode, strings.TrimSpace(last.errMsg)))
 	}
 	// After a failure (e.g. recipient_not_allowed) the fix is always the
 	// same: the trusted reply_to from the facts block.
-	return call(&genai.FunctionCall{Name: fnSendEmail, Args: map[string]any{
-		"to":      f.ReplyTo,
-		"subject": replySubject(f.Subject),
-		"body":    composeBody(f, h, fns),
-	}})
+	args, _ := fill(reply, f, "", keyword)
+	args["body"] = composeBody(f, h, decls, reply, systemText(req))
+	return call(&genai.FunctionCall{Name: reply.Name, Args: args})
+}
+
+// declarations lists the callable declarations in order, honouring
+// toolConfig (mode NONE disables calls; allowedFunctionNames narrows them).
+func declarations(req *request) []*genai.FunctionDeclaration {
+	allowed := declared(req)
+	var out []*genai.FunctionDeclaration
+	for _, t := range req.Tools {
+		if t == nil {
+			continue
+		}
+		for _, fd := range t.FunctionDeclarations {
+			if fd != nil && allowed[fd.Name] {
+				out = append(out, fd)
+			}
+		}
+	}
+	return out
+}
+
+// replyFunction is the declared function with both a to and a body
+// parameter: the reply.
+func replyFunction(decls []*genai.FunctionDeclaration) *genai.FunctionDeclaration {
+	for _, d := range decls {
+		if takes(d, "to") && takes(d, "body") {
+			return d
+		}
+	}
+	return nil
+}
+
+// schema returns a declaration's parameters as JSON values.
+func schema(d *genai.FunctionDeclaration) (props map[string]any, required []string) {
+	var root map[string]any
+	switch p := d.ParametersJsonSchema.(type) {
+	case map[string]any:
+		root = p
+	default:
+		if p != nil {
+			b, _ := json.Marshal(p)
+			_ = json.Unmarshal(b, &root)
+		}
+	}
+	if root == nil && d.Parameters != nil {
+		b, _ := json.Marshal(d.Parameters)
+		_ = json.Unmarshal(b, &root)
+		// genai.Schema encodes property names the same way.
+	}
+	props, _ = root["properties"].(map[string]any)
+	if rs, ok := root["required"].([]any); ok {
+		for _, r := range rs {
+			if s, ok := r.(string); ok {
+				required = append(required, s)
+			}
+		}
+	}
+	return props, required
+}
+
+func takes(d *genai.FunctionDeclaration, param string) bool {
+	props, _ := schema(d)
+	_, ok := props[param]
+	return ok
+}
+
+// fill builds the arguments of d by parameter name from the facts:
+// serial_number <- serial, to <- reply_to, customer_email/email/from <- from,
+// subject <- "Re: "+subject, an enum <- "normal" when offered (else its first
+// value), and any other required string <- keyword (a word of the customer's
+// subject or new text). Optional parameters are filled only from the facts.
+// It reports false when a required parameter cannot be filled.
+func fill(d *genai.FunctionDeclaration, f prompt.Facts, serialNumber, keyword string) (map[string]any, bool) {
+	props, required := schema(d)
+	isRequired := map[string]bool{}
+	for _, r := range required {
+		isRequired[r] = true
+	}
+	args := map[string]any{}
+	for _, name := range sortedKeys(props) {
+		p, _ := props[name].(map[string]any)
+		var v string
+		switch name {
+		case "serial_number":
+			v = serialNumber
+		case "to":
+			v = f.ReplyTo
+		case "customer_email", "email", "from", "sender":
+			v = f.From
+		case "subject":
+			v = replySubject(f.Subject)
+		case "body":
+			// The reply's body is written by composeBody; anything else
+			// (a note to staff) gets a short note.
+			v = "The offline stand-in model handled this email and a person should review it. Subject: " + f.Subject
+		default:
+			if !isRequired[name] {
+				continue
+			}
+			if enum, _ := p["enum"].([]any); len(enum) > 0 {
+				v = fmt.Sprint(enum[0])
+				for _, e := range enum {
+					if e == "normal" {
+						v = "normal"
+					}
+				}
+			} else if t, _ := p["type"].(string); t == "string" || t == "" {
+				v = keyword
+			}
+		}
+		if v == "" {
+			if isRequired[name] {
+				return nil, false
+			}
+			continue
+		}
+		args[name] = v
+	}
+	return args, true
+}
+
+// positive reports whether every earlier successful result for sn has no
+// negative status (only "valid", or no status at all, counts as positive),
+// and there was at least one.
+func positive(h *history, sn string) bool {
+	seen := false
+	for _, o := range h.results {
+		if o.args["serial_number"] != sn && o.str("serial_number") != sn {
+			continue
+		}
+		if !o.ok {
+			return false
+		}
+		if st := o.str("status"); st != "" && st != "valid" {
+			return false
+		}
+		seen = true
+	}
+	return seen
+}
+
+// stopwords are frequent words that say nothing about what is asked.
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`about after again also because been before being could dear does doing from have having hello here into just more most much need only other over please same should some such than that their them then there these they this those thank thanks very what when where which while will with would your yours
+		dzien dobry witam prosze bardzo dziekuje pozdrawiam jest jestem mam moje moja moj mnie oraz przez tego tylko jednak kiedy ktory ktora ktore jakie jak czy gdzie sobie bedzie byla bylo teraz juz wiec albo ale mozna mozecie panstwo panstwa pytanie pytaniem sprawie odpowiedz`) {
+		stopwords[w] = true
+	}
+}
+
+// significantWord picks the longest word of at least four letters from the
+// subject (else the new text) that is not a common word; "" when none.
+func significantWord(subject, text string) string {
+	for _, s := range []string{replySubject(subject)[len("Re: "):], text} {
+		best := ""
+		for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			if len([]rune(w)) < 4 || stopwords[polishFold.Replace(strings.ToLower(w))] {
+				continue
+			}
+			if len([]rune(w)) > len([]rune(best)) {
+				best = w
+			}
+		}
+		if best != "" && best != "zapytanie" {
+			return best
+		}
+	}
+	return ""
+}
+
+// firstUserText is the first user text part (the prompt with the facts).
+func firstUserText(contents []*genai.Content) string {
+	_, text, _ := findFacts(contents)
+	return text
+}
+
+// systemText is the system instruction (main rules + scenario body).
+func systemText(req *request) string {
+	if req.SystemInstruction == nil {
+		return ""
+	}
+	var sb strings.Builder
+	for _, p := range req.SystemInstruction.Parts {
+		if p != nil {
+			sb.WriteString(p.Text)
+			sb.WriteString("\n")
+		}
+	}
+	return sb.String()
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // replySubject prefixes "Re: " once; an empty subject becomes "Re: zapytanie".

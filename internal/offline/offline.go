@@ -1,8 +1,11 @@
 // Package offline is the built-in offline model: a deterministic stand-in for
 // Gemini served over HTTP on loopback and reached through the real genai
 // client, so offline runs exercise the same wire code as production. It is
-// not an LLM: it follows the declared functions in a fixed order using the
-// facts block of the prompt (package prompt) and the function results, and it
+// not an LLM: it follows any scenario generically from the declared
+// functions (in declaration order, arguments filled by parameter name from
+// the facts block of the prompt, package prompt), the function results and a
+// few cues in the scenario's instructions, names no scenario, writes no
+// signature (the pipeline signs), says it is a stand-in in every reply, and
 // can inject faults for tests.
 package offline
 
@@ -40,14 +43,14 @@ const (
 	FaultEmpty       Fault = "empty"          // 200 with a candidate that has no content
 	FaultSafetyFirst Fault = "safety_first"   // first candidate SAFETY-blocked, second usable
 	FaultMalformed   Fault = "malformed_call" // finishReason MALFORMED_FUNCTION_CALL
-	FaultThirdParty  Fault = "third_party"    // next send_email goes to attacker@example.net
+	FaultThirdParty  Fault = "third_party"    // the next reply (a call with "to") goes to attacker@example.net
 	FaultHang        Fault = "hang"           // do not answer until the request is canceled
 )
 
 // AllFaults lists every known fault, in documentation order.
 var AllFaults = []Fault{Fault503, Fault429, FaultEmpty, FaultSafetyFirst, FaultMalformed, FaultThirdParty, FaultHang}
 
-// ThirdPartyAddress is where FaultThirdParty redirects a send_email.
+// ThirdPartyAddress is where FaultThirdParty redirects a reply.
 const ThirdPartyAddress = "attacker@example.net"
 
 // ParseFaults parses a comma-separated fault list such as "503,empty"
@@ -277,7 +280,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}, ans.candidate(1)}
 	case FaultThirdParty:
 		for _, p := range ans.content.Parts {
-			if p.FunctionCall != nil && p.FunctionCall.Name == "send_email" {
+			if p.FunctionCall != nil && p.FunctionCall.Args["to"] != nil {
 				p.FunctionCall.Args["to"] = ThirdPartyAddress
 			}
 		}
@@ -302,7 +305,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // takeFault pops the head of the queue, except that FaultThirdParty stays
-// queued until an answer is a send_email.
+// queued until an answer is a reply (a call with "to").
 func (s *Server) takeFault(a *turn) Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -310,7 +313,7 @@ func (s *Server) takeFault(a *turn) Fault {
 		return ""
 	}
 	f := s.faults[0]
-	if f == FaultThirdParty && !a.sendsEmail() {
+	if f == FaultThirdParty && !a.sendsReply() {
 		return ""
 	}
 	s.faults = s.faults[1:]
