@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/mail"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,7 +21,7 @@ import (
 // countingRoutes answers every builtin and counts the calls that ran.
 func countingRoutes(ran map[string]int) map[string]dispatcher.Func {
 	out := map[string]dispatcher.Func{}
-	for _, name := range []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail} {
+	for _, name := range []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff} {
 		out[name] = func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
 			ran[c.Name]++
 			switch c.Name {
@@ -61,6 +62,7 @@ func TestHostileModelIsCapped(t *testing.T) {
 		many(3, "check_warranty", check),
 		many(4, "send_email", send), // the email's 24 calls are used up
 		one(text("done")),
+		one(text("done")), // after the loop's one nudge to call the final function
 	)
 
 	set, err := scenario.Load(instructions.FS, nil)
@@ -125,13 +127,15 @@ func TestHostileModelIsCapped(t *testing.T) {
 		t.Errorf("calls that reached a backend (-want +got):\n%s", diff)
 	}
 	// Every capped call was answered to the model with the error.
+	// (The request after turn 4 holds turn 4's responses last but one or
+	// last, before any nudge the loop adds.)
 	reqs := f.requests()
-	last := reqs[len(reqs)-1].Contents
-	resp := last[len(last)-1]
 	n := 0
-	for _, p := range resp.Parts {
-		if p.FunctionResponse != nil && p.FunctionResponse.Response["ok"] == false {
-			n++
+	for _, c := range reqs[4].Contents {
+		for _, p := range c.Parts {
+			if p.FunctionResponse != nil && strings.HasPrefix(p.FunctionResponse.ID, "t4-") && p.FunctionResponse.Response["ok"] == false {
+				n++
+			}
 		}
 	}
 	if n != 1000 {
