@@ -301,7 +301,7 @@ func (c *Client) callError(ctx context.Context, sess *sdk.ClientSession, tool st
 
 // probe pings sess and drops it when it does not answer.
 func (c *Client) probe(sess *sdk.ClientSession) {
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), min(probeTimeout, c.cfg.CallTimeout))
 	defer cancel()
 	if err := sess.Ping(ctx, nil); err != nil {
 		c.drop(sess, "no answer to ping after a call timed out", err)

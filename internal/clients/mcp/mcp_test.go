@@ -297,6 +297,35 @@ func TestStdioServerKilledMidCall(t *testing.T) {
 	}
 }
 
+// A wedged server (stopped, not dead): the call times out, the server does
+// not answer the ping that follows, and a later call runs on a new server.
+func TestStdioServerWedged(t *testing.T) {
+	cfg := stdioConfig(nil)
+	cfg.CallTimeout = 300 * time.Millisecond
+	c := newClient(t, cfg)
+	first := pid(t, c)
+	if err := syscall.Kill(first, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(first, syscall.SIGKILL) // Close would wait for SIGKILL after two grace periods
+	_, err := c.Call(context.Background(), "echo", map[string]any{"text": "x"})
+	if err == nil || !strings.Contains(err.Error(), "no answer in time") {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	var second int
+	for range 50 { // the ping is bounded by CallTimeout; then the session is dropped
+		got, err := c.Call(context.Background(), "pid", nil)
+		if err == nil {
+			p, _ := got["structured"].(map[string]any)["pid"].(float64)
+			second = int(p)
+			break
+		}
+	}
+	if second == 0 || second == first || c.Starts() != 2 {
+		t.Errorf("after the wedge: pid %d (was %d), Starts %d; want a new server", second, first, c.Starts())
+	}
+}
+
 // A restarted HTTP server has forgotten our session: the call that finds
 // out fails (temporary), the next one opens a new session.
 func TestHTTPServerRestarted(t *testing.T) {
