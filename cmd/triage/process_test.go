@@ -94,10 +94,11 @@ func TestProcessSampleInbox(t *testing.T) {
 			calls: []string{"send_email"}},
 		"12-prompt-injection.eml": {status: "replied", scenario: "valid-warranty", method: "rules",
 			calls: []string{"check_warranty", "create_ticket", "send_email"}, serials: []string{"SN-72231-PL"}},
-		// The offline model does not call search_manual yet (h9a makes it
-		// generic over scenarios): then calls become search_manual, send_email.
+		// The offline model knows no product-question: it follows the
+		// declarations, looks the subject's key word up in the manuals
+		// (our MCP server) and quotes the answer.
 		"13-product-question-en.eml": {status: "replied", scenario: "product-question", method: "rules",
-			calls: []string{"send_email"}},
+			calls: []string{"search_manual", "send_email"}, body: []string{"DESCALE light", "never vinegar"}},
 	}
 
 	outs := decodeOutcomes(t, stdout)
