@@ -120,9 +120,9 @@ func printReplies(w io.Writer, rs []ledger.Reply, asJSON bool) error {
 		return writeJSONLines(w, rs)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CREATED\tSTATE\tTO\tMESSAGE-ID\tINBOUND KEY")
+	fmt.Fprintln(tw, "CREATED\tKIND\tSTATE\tOUTCOME\tTO\tMESSAGE-ID\tINBOUND KEY")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Created.Local().Format("2006-01-02 15:04:05"), r.State, r.To, r.MessageID, r.Key)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Created.Local().Format("2006-01-02 15:04:05"), r.Kind, r.State, dash(r.Outcome), r.To, r.MessageID, r.Key)
 	}
 	return tw.Flush()
 }

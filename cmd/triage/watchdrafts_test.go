@@ -117,6 +117,16 @@ func TestWatchDraftModeAndStats(t *testing.T) {
 			t.Errorf("ledger stats lacks %q:\n%s", want, stdout)
 		}
 	}
+	_, stdout, _ = e.run(t, "ledger", "--config", e.config, "--replies")
+	for _, want := range []string{"KIND", "draft", ledger.DraftStored, ledger.DraftSentAsIs} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("ledger --replies lacks %q:\n%s", want, stdout)
+		}
+	}
+	_, stdout, _ = e.run(t, "ledger", "--config", e.config)
+	if !strings.Contains(stdout, "drafted") {
+		t.Errorf("ledger does not show the message drafted:\n%s", stdout)
+	}
 }
 
 // --dry-run on watch: every new message is processed and its outcome
