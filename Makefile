@@ -14,11 +14,14 @@ COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --q
 build:
 	$(GO) build -ldflags "-X main.commit=$(COMMIT)" -o $(BIN) ./cmd/triage
 
-## run: process the sample inbox on the bundled defaults (offline model, local CSV, SQLite tickets, outbox dir)
+## run: process the sample inbox on the bundled defaults (offline model, local CSV, SQLite tickets, outbox dir),
+## then the follow-ups that answer it (examples/inbox/follow-ups: they join the tickets of the first pass)
+RUN_FLAGS = --warranty-csv examples/warranty.csv --tickets-db $(OUT)/tickets.db --outbox $(OUT)/outbox --staff kierownik@example.com
 run: build
 	@mkdir -p $(OUT)
-	./$(BIN) process --warranty-csv examples/warranty.csv --tickets-db $(OUT)/tickets.db --outbox $(OUT)/outbox examples/inbox/*.eml; \
-	  status=$$?; echo "replies written to $(OUT)/outbox/"; exit $$status
+	./$(BIN) process $(RUN_FLAGS) examples/inbox/*.eml; status=$$?; \
+	  ./$(BIN) process $(RUN_FLAGS) examples/inbox/follow-ups/*.eml || status=1; \
+	  echo "replies written to $(OUT)/outbox/; tickets: ./$(BIN) tickets list --tickets-db $(OUT)/tickets.db"; exit $$status
 
 ## test: vet, formatting, the race-enabled test suite, and the offline eval suite
 test: lint

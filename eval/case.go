@@ -25,6 +25,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"triage/internal/clients/tickets"
 	"triage/internal/offline"
 	"triage/internal/scenario"
 )
@@ -61,6 +62,35 @@ type Input struct {
 	// ReplyMode is the run's reply mode for this case: send (default) or
 	// draft; a scenario's reply_mode still overrides it.
 	ReplyMode string `yaml:"reply_mode" json:"reply_mode,omitempty"`
+	// Conversation is an existing ticket the email may follow up: it is
+	// written into the case's own ticket store before the run.
+	Conversation *Conversation `yaml:"conversation" json:"conversation,omitempty"`
+	// Staff are the staff addresses notify_staff mails in this case (added
+	// to the runner's).
+	Staff []string `yaml:"staff" json:"staff,omitempty"`
+}
+
+// Conversation is an existing ticket and its earlier messages.
+type Conversation struct {
+	TicketID      string `yaml:"ticket_id" json:"ticket_id"`
+	Status        string `yaml:"status" json:"status,omitempty"`
+	TakenOver     bool   `yaml:"taken_over" json:"taken_over,omitempty"`
+	Owner         string `yaml:"owner" json:"owner,omitempty"`
+	CustomerEmail string `yaml:"customer_email" json:"customer_email,omitempty"` // default: the email's From
+	SerialNumber  string `yaml:"serial_number" json:"serial_number,omitempty"`
+	Summary       string `yaml:"summary" json:"summary,omitempty"`
+	// Messages are the conversation's earlier messages, oldest first.
+	Messages []ConversationMessage `yaml:"messages" json:"messages"`
+}
+
+// ConversationMessage is one earlier message: the customer's (direction in,
+// the default; its text becomes a note) or our reply (out).
+type ConversationMessage struct {
+	MessageID string `yaml:"message_id" json:"message_id"`
+	Direction string `yaml:"direction" json:"direction,omitempty"`
+	From      string `yaml:"from" json:"from,omitempty"`
+	Subject   string `yaml:"subject" json:"subject,omitempty"`
+	Text      string `yaml:"text" json:"text,omitempty"`
 }
 
 // Email is the seed's inline email.
@@ -90,6 +120,11 @@ type Expected struct {
 	// ProcessingTimeMS is a time budget: the case fails when processing
 	// takes longer (0 = none).
 	ProcessingTimeMS int64 `yaml:"processing_time_ms" json:"processing_time_ms,omitempty"`
+	// Conversation expectations: the ticket the email belongs to, whether
+	// it joined an existing conversation, whether it was escalated.
+	TicketID  string `yaml:"ticket_id" json:"ticket_id,omitempty"`
+	Followup  *bool  `yaml:"followup" json:"followup,omitempty"`
+	Escalated *bool  `yaml:"escalated" json:"escalated,omitempty"`
 }
 
 // ExpectedCall is one expected_function_calls item.
@@ -432,6 +467,15 @@ func (v *checker) checkInput() {
 		c.Faults = faults
 	}
 
+	for i, a := range in.Staff {
+		if _, err := mail.ParseAddress(a); err != nil {
+			v.fail(v.lineOf("input", "staff"), "input.staff[%d] %q: %v", i, a, err)
+		}
+	}
+	if cv := in.Conversation; cv != nil {
+		v.checkConversation(cv)
+	}
+
 	declared := v.declared()
 	names := slices.Sorted(maps.Keys(in.MockFunctionResponses))
 	c.Mocks = map[string][]MockResponse{}
@@ -447,6 +491,31 @@ func (v *checker) checkInput() {
 			continue
 		}
 		c.Mocks[name] = rs
+	}
+}
+
+func (v *checker) checkConversation(cv *Conversation) {
+	if _, err := tickets.ParseID(cv.TicketID); err != nil {
+		v.fail(v.lineOf("input", "conversation", "ticket_id"), "input.conversation.ticket_id: %v", err)
+	}
+	if cv.CustomerEmail != "" {
+		if _, err := mail.ParseAddress(cv.CustomerEmail); err != nil {
+			v.fail(v.lineOf("input", "conversation", "customer_email"), "input.conversation.customer_email %q: %v", cv.CustomerEmail, err)
+		}
+	}
+	seen := map[string]bool{}
+	for i, m := range cv.Messages {
+		line := v.lineOf("input", "conversation", "messages")
+		switch {
+		case !strings.HasPrefix(m.MessageID, "<") || !strings.HasSuffix(m.MessageID, ">") || !strings.Contains(m.MessageID, "@"):
+			v.fail(line, "input.conversation.messages[%d].message_id %q: want <id@domain>", i, m.MessageID)
+		case seen[m.MessageID]:
+			v.fail(line, "input.conversation.messages[%d].message_id %s: given twice", i, m.MessageID)
+		}
+		seen[m.MessageID] = true
+		if m.Direction != "" && m.Direction != tickets.Inbound && m.Direction != tickets.Outbound {
+			v.fail(line, "input.conversation.messages[%d].direction %q: want in or out", i, m.Direction)
+		}
 	}
 }
 

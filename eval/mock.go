@@ -20,7 +20,8 @@ const CodeNoMock = "no_mock"
 // response makes the call fail with a *dispatcher.Error. Functions without a
 // mock get defaults: send_email answers {message_id, status: sent} (status
 // drafted when the reply mode is draft),
-// create_ticket {ticket_id, status: created}, anything else fails with
+// create_ticket {ticket_id, status: created}, notify_staff {notified,
+// message_ids}, anything else fails with
 // CodeNoMock. Each call gets a fresh copy of the response. Build new routes
 // for every run: the sequences keep their position.
 func MockRoutes(c *Case, names []string) map[string]dispatcher.Func {
@@ -91,6 +92,8 @@ func (m *mockSeq) fallback(n int, draft bool) (map[string]any, error) {
 		}, nil
 	case dispatcher.FuncCreateTicket:
 		return map[string]any{"ticket_id": fmt.Sprintf("TKT-EVAL-%d", n), "status": "created"}, nil
+	case dispatcher.FuncNotifyStaff:
+		return map[string]any{"notified": []any{"staff"}, "message_ids": []any{fmt.Sprintf("<staff-%d.%s>", n, messageIDFor(m.caseID))}}, nil
 	}
 	return nil, &dispatcher.Error{Code: CodeNoMock, Message: fmt.Sprintf("eval case %s gives no mock response for %s", m.caseID, m.name)}
 }

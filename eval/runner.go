@@ -1,16 +1,22 @@
 package eval
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	netmail "net/mail"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"triage/internal/agent"
+	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/llm"
@@ -262,6 +268,12 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		// retry policy itself is unchanged).
 		sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	}
+	store, err := caseTickets(ctx, c)
+	if err != nil {
+		return setupFail("%v", err)
+	}
+	defer store.Close()
+
 	label := r.cfg.ModelName
 	if r.mode == ModeOffline || (r.mode == ModeRecord && offline) {
 		label = "offline"
@@ -279,7 +291,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		dispatcher.Config{
 			Tools:            r.cfg.Tools,
 			Routes:           MockRoutes(c, r.routes),
-			StaffAddresses:   r.cfg.StaffAddresses,
+			StaffAddresses:   append(slices.Clone(r.cfg.StaffAddresses), c.Input.Staff...),
 			Extractor:        r.ext,
 			MaxCallsPerTurn:  r.cfg.MaxCallsTurn,
 			MaxCallsPerEmail: r.cfg.MaxCalls,
@@ -291,6 +303,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 			Guard:     guard.Config{OwnAddresses: []string{r.cfg.OwnAddress}},
 			ModelName: label,
 			ReplyMode: c.Input.ReplyMode,
+			Tickets:   store,
 			Logger:    log,
 		})
 	if err != nil {
@@ -321,4 +334,66 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 	rr.Failures = append(rr.Failures, v.Failures...)
 	rr.CallNotes = v.CallNotes
 	return rr
+}
+
+// caseStore is a run's own ticket store: a SQLite file in a temporary
+// directory, removed by Close.
+type caseStore struct {
+	*tickets.SQLite
+	dir string
+}
+
+func (s *caseStore) Close() error {
+	err := s.SQLite.Close()
+	return errors.Join(err, os.RemoveAll(s.dir))
+}
+
+// caseTickets opens a fresh ticket store for one run and writes the case's
+// conversation into it: the ticket under its own ID, its messages, and the
+// customer's earlier texts as notes.
+func caseTickets(ctx context.Context, c *Case) (*caseStore, error) {
+	dir, err := os.MkdirTemp("", "triage-eval-tickets-")
+	if err != nil {
+		return nil, fmt.Errorf("eval: ticket store: %w", err)
+	}
+	db, err := tickets.OpenSQLite(filepath.Join(dir, "tickets.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s := &caseStore{SQLite: db, dir: dir}
+	cv := c.Input.Conversation
+	if cv == nil {
+		return s, nil
+	}
+	customer := cv.CustomerEmail
+	if customer == "" && c.Input.Email != nil {
+		customer = c.Input.Email.From
+	}
+	if a, err := netmail.ParseAddress(customer); err == nil {
+		customer = strings.ToLower(a.Address)
+	}
+	st := tickets.State{TicketID: cv.TicketID, Status: cv.Status, CustomerEmail: customer,
+		SerialNumber: cv.SerialNumber, Summary: cv.Summary, AgentDisabled: cv.TakenOver, Owner: cv.Owner}
+	at := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	for i, m := range cv.Messages {
+		dir := cmp.Or(m.Direction, tickets.Inbound)
+		from := m.From
+		if from == "" && dir == tickets.Inbound {
+			from = customer
+		}
+		when := at.Add(time.Duration(i) * time.Hour)
+		st.Messages = append(st.Messages, tickets.Message{MessageID: m.MessageID, Direction: dir, From: from, Subject: m.Subject, At: when})
+		if dir == tickets.Inbound && m.Text != "" {
+			st.Notes = append(st.Notes, tickets.Note{MessageID: m.MessageID, From: from, Subject: m.Subject, Text: m.Text, At: when})
+		}
+	}
+	if st.Summary == "" && len(cv.Messages) > 0 {
+		st.Summary = cv.Messages[0].Subject
+	}
+	if err := db.Restore(ctx, st); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("eval: %s: input.conversation: %w", c.ID, err)
+	}
+	return s, nil
 }

@@ -47,6 +47,15 @@ func Validate(c *Case, o processor.Outcome) Verdict {
 	} else if x.Reason != "" && o.Reason != x.Reason {
 		fail("Reason: expected %q, got %q", x.Reason, o.Reason)
 	}
+	if x.TicketID != "" && o.TicketID != x.TicketID {
+		fail("Ticket: expected %q, got %q", x.TicketID, o.TicketID)
+	}
+	if x.Followup != nil && o.Followup != *x.Followup {
+		fail("Followup: expected %v, got %v", *x.Followup, o.Followup)
+	}
+	if x.Escalated != nil && o.Escalated != *x.Escalated {
+		fail("Escalated: expected %v, got %v", *x.Escalated, o.Escalated)
+	}
 	if x.MaxModelCalls != nil && o.ModelCalls > *x.MaxModelCalls {
 		fail("Model calls: expected at most %d, got %d", *x.MaxModelCalls, o.ModelCalls)
 	}

@@ -240,6 +240,16 @@ func printSummary(w io.Writer, out processor.Outcome) {
 	if len(out.SerialNumbers) > 0 {
 		fmt.Fprintf(w, "    serials %s\n", strings.Join(out.SerialNumbers, ", "))
 	}
+	if out.TicketID != "" {
+		line := "    ticket " + out.TicketID
+		if out.Followup {
+			line += " (follow-up of an existing conversation)"
+		}
+		if out.Escalated {
+			line += "; escalated: staff notified, a person owns the conversation now"
+		}
+		fmt.Fprintln(w, line)
+	}
 	for i, c := range out.FunctionCalls {
 		state := "✓"
 		switch {

@@ -361,3 +361,50 @@ func (s *SQLite) stamp(t time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339Nano)
 }
+
+// Restore writes st into the store as it is: the ticket under its own ID
+// (TKT-000123 becomes sequence 123), its ownership, messages and notes. It
+// is how a conversation kept elsewhere is brought in (and how eval cases
+// set up an existing conversation); a ticket already under that ID is an
+// error.
+func (s *SQLite) Restore(ctx context.Context, st State) error {
+	seq, err := ParseID(st.TicketID)
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("tickets: sqlite: begin: %w", err)
+	}
+	defer tx.Rollback()
+	created := s.stamp(st.CreatedAt)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO tickets
+		(seq, idempotency_key, serial_number, customer_email, priority, summary, created_at, status, agent_disabled, owner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		seq, "restored:"+FormatID(seq), st.SerialNumber, st.CustomerEmail, st.Priority, st.Summary, created,
+		cmpOr(st.Status, StatusOpen), st.AgentDisabled, st.Owner); err != nil {
+		return fmt.Errorf("tickets: sqlite: restore %s: %w", FormatID(seq), err)
+	}
+	for _, m := range st.Messages {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO ticket_messages
+			(ticket_seq, message_id, direction, sender, subject, at) VALUES (?, ?, ?, ?, ?, ?)`,
+			seq, m.MessageID, m.Direction, m.From, m.Subject, s.stamp(m.At)); err != nil {
+			return fmt.Errorf("tickets: sqlite: restore %s message %s: %w", FormatID(seq), m.MessageID, err)
+		}
+	}
+	for _, n := range st.Notes {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO ticket_notes
+			(ticket_seq, message_id, sender, subject, body, at) VALUES (?, ?, ?, ?, ?, ?)`,
+			seq, n.MessageID, n.From, n.Subject, n.Text, s.stamp(n.At)); err != nil {
+			return fmt.Errorf("tickets: sqlite: restore %s note %s: %w", FormatID(seq), n.MessageID, err)
+		}
+	}
+	return tx.Commit()
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -352,12 +352,13 @@ func TestTags(t *testing.T) {
 		{"Re: Reklamacja", "", "Re: Reklamacja [TKT-000042]"},
 		{"[TKT-12] short", "", "[TKT-12] short [TKT-000042]"},
 		{"", "", "[TKT-000042]"},
+		{"Re: x [TKT-000007]", "TKT-000007", "Re: x [TKT-000042]"}, // another ticket's tag is replaced
 	} {
 		if got := TagInSubject(tt.subject); got != tt.id {
 			t.Errorf("TagInSubject(%q) = %q, want %q", tt.subject, got, tt.id)
 		}
 		want := tt.tagged
-		if tt.id != "" {
+		if tt.id != "" && !strings.Contains(tt.tagged, "000042") {
 			if got := WithTag(tt.subject, tt.id); got != want {
 				t.Errorf("WithTag(%q, %s) = %q", tt.subject, tt.id, got)
 			}
@@ -374,5 +375,44 @@ func TestTags(t *testing.T) {
 		if _, err := ParseID(bad); err == nil {
 			t.Errorf("ParseID(%q) accepted", bad)
 		}
+	}
+}
+
+func TestSQLiteRestore(t *testing.T) {
+	s, err := OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	at := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	want := State{TicketID: "TKT-000123", Status: StatusOpen, CustomerEmail: "ola@example.org", SerialNumber: "SN-1",
+		AgentDisabled: true, Owner: "anna", CreatedAt: at,
+		Messages: []Message{{MessageID: "<o1@x>", Direction: Inbound, From: "ola@example.org", Subject: "Pomoc", At: at},
+			{MessageID: "<r1@us>", Direction: Outbound, Subject: "Re: Pomoc [TKT-000123]", At: at.Add(time.Hour)}},
+		Notes: []Note{{MessageID: "<o1@x>", From: "ola@example.org", Text: "nie działa", At: at}}}
+	if err := s.Restore(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Find(ctx, []string{"<r1@us>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&want, got); diff != "" {
+		t.Errorf("restored (-want +got):\n%s", diff)
+	}
+	if err := s.Restore(ctx, want); err == nil {
+		t.Error("restoring the same ID twice accepted")
+	}
+	// New tickets continue after the restored ID.
+	tk, err := s.Create(ctx, req("k-new"))
+	if err != nil || tk.TicketID != "TKT-000124" {
+		t.Errorf("Create after Restore = %+v, %v", tk, err)
+	}
+}
+
+func TestWithTagOnlyRemoves(t *testing.T) {
+	if got := WithTag("Re: Pralka [TKT-000125] przecieka", ""); got != "Re: Pralka przecieka" {
+		t.Errorf("WithTag without a ticket = %q", got)
 	}
 }

@@ -213,13 +213,20 @@ func TagInSubject(subject string) string {
 	return m[1]
 }
 
-// WithTag returns subject carrying the ticket's tag once: unchanged when it
-// already does, else with " [TKT-...]" appended.
+// WithTag returns subject carrying exactly the ticket's tag: tags of other
+// tickets (a forged or stale tag the customer wrote) are removed, and the
+// ticket's own is appended when missing. With ticketID "" it only removes.
 func WithTag(subject, ticketID string) string {
+	subject = tagRE.ReplaceAllStringFunc(subject, func(tag string) string {
+		if ticketID != "" && tag == Tag(ticketID) {
+			return tag
+		}
+		return ""
+	})
+	subject = strings.Join(strings.Fields(subject), " ")
 	if ticketID == "" || strings.Contains(subject, Tag(ticketID)) {
 		return subject
 	}
-	subject = strings.TrimRight(subject, " ")
 	if subject == "" {
 		return Tag(ticketID)
 	}

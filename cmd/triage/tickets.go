@@ -1,0 +1,227 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"triage/internal/clients/tickets"
+)
+
+// newTicketsCmd works on the local ticket store: list and show tickets and
+// their conversations, and hand a conversation to a person (takeover) or
+// back to triage (release).
+func newTicketsCmd() *cobra.Command {
+	var (
+		path   string
+		asJSON bool
+		limit  int
+	)
+	cmd := &cobra.Command{
+		Use:   "tickets list|show ID|takeover ID|release ID",
+		Short: "List tickets and their conversations; take a conversation over or give it back",
+		Long: `Tickets works on the local ticket store (--tickets-db). list prints the
+newest tickets first; show prints one ticket with its messages (the
+customer's and our replies, by Message-ID) and notes. takeover hands the
+conversation to a person: triage never answers it again, its follow-ups are
+appended to the ticket and skipped with reason human_owner, and watch leaves
+them for the person. release gives it back to triage. It may run while
+triage watch is running.`,
+		Example: `  triage tickets list --tickets-db /var/lib/triage/tickets.db
+  triage tickets show TKT-000123 --json
+  triage tickets takeover TKT-000123 --owner anna
+  triage tickets release TKT-000123`,
+	}
+	pf := cmd.PersistentFlags()
+	envString(pf, &path, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
+	pf.BoolVar(&asJSON, "json", false, "print JSON")
+
+	open := func() (*tickets.SQLite, error) {
+		if _, err := os.Stat(path); err != nil {
+			return nil, usageErr("tickets: --tickets-db: %v", err)
+		}
+		s, err := tickets.OpenSQLite(path)
+		if err != nil {
+			return nil, &exitError{code: exitFailed, err: err}
+		}
+		return s, nil
+	}
+	notFound := func(err error) error {
+		if errors.Is(err, tickets.ErrNotFound) {
+			return usageErr("%v", err)
+		}
+		return &exitError{code: exitFailed, err: err}
+	}
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the newest tickets",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := open()
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			ls, err := s.List(cmd.Context(), limit)
+			if err != nil {
+				return &exitError{code: exitFailed, err: err}
+			}
+			return printTickets(cmd.OutOrStdout(), ls, asJSON)
+		},
+	}
+	list.Flags().IntVar(&limit, "limit", 50, "at most this many tickets (0: all)")
+
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a ticket with its messages and notes",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := open()
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			st, err := s.Get(cmd.Context(), args[0])
+			if err != nil {
+				return notFound(err)
+			}
+			return printTicket(cmd.OutOrStdout(), st, asJSON)
+		},
+	}
+
+	var owner string
+	takeover := &cobra.Command{
+		Use:   "takeover ID",
+		Short: "Hand the conversation to a person: triage no longer answers it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := open()
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.Takeover(cmd.Context(), args[0], owner); err != nil {
+				return notFound(err)
+			}
+			st, err := s.Get(cmd.Context(), args[0])
+			if err != nil {
+				return notFound(err)
+			}
+			return printChange(cmd.OutOrStdout(), st, asJSON)
+		},
+	}
+	takeover.Flags().StringVar(&owner, "owner", envOr("USER", "a person"), "who takes the conversation over")
+
+	release := &cobra.Command{
+		Use:   "release ID",
+		Short: "Give the conversation back to triage",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := open()
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.Release(cmd.Context(), args[0]); err != nil {
+				return notFound(err)
+			}
+			st, err := s.Get(cmd.Context(), args[0])
+			if err != nil {
+				return notFound(err)
+			}
+			return printChange(cmd.OutOrStdout(), st, asJSON)
+		},
+	}
+	cmd.AddCommand(list, show, takeover, release)
+	return cmd
+}
+
+func owner(agentDisabled bool, who string) string {
+	if !agentDisabled {
+		return "triage"
+	}
+	if who == "" {
+		return "person"
+	}
+	return "person: " + who
+}
+
+func printTickets(w io.Writer, ls []tickets.Listed, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, l := range ls {
+			if err := enc.Encode(l); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TICKET\tCREATED\tCUSTOMER\tSERIAL\tMESSAGES\tNOTES\tOWNER\tSUMMARY")
+	for _, l := range ls {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", l.TicketID, stamp(l.CreatedAt), l.CustomerEmail,
+			dash(l.SerialNumber), l.Messages, l.Notes, owner(l.AgentDisabled, l.Owner), clip(l.Summary, 60))
+	}
+	return tw.Flush()
+}
+
+func printTicket(w io.Writer, st *tickets.State, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(st)
+	}
+	fmt.Fprintf(w, "%s  %s  owner %s\n", st.TicketID, st.Status, owner(st.AgentDisabled, st.Owner))
+	fmt.Fprintf(w, "  customer %s, serial %s, priority %s, created %s\n", st.CustomerEmail, dash(st.SerialNumber), dash(st.Priority), stamp(st.CreatedAt))
+	fmt.Fprintf(w, "  summary  %s\n", clip(st.Summary, 200))
+	fmt.Fprintf(w, "messages (%d):\n", len(st.Messages))
+	for _, m := range st.Messages {
+		who := "customer " + m.From
+		if m.Direction == tickets.Outbound {
+			who = "us"
+		}
+		fmt.Fprintf(w, "  %s  %-3s %s  %s  %q\n", stamp(m.At), m.Direction, m.MessageID, who, clip(m.Subject, 80))
+	}
+	fmt.Fprintf(w, "notes (%d):\n", len(st.Notes))
+	for _, n := range st.Notes {
+		fmt.Fprintf(w, "  %s  %s (%s):\n", stamp(n.At), n.From, n.MessageID)
+		for _, line := range strings.Split(strings.TrimSpace(n.Text), "\n") {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+	}
+	return nil
+}
+
+func printChange(w io.Writer, st *tickets.State, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(map[string]any{"ticket_id": st.TicketID, "agent_disabled": st.AgentDisabled, "owner": st.Owner})
+	}
+	if st.AgentDisabled {
+		fmt.Fprintf(w, "%s taken over by %s: triage will not answer this conversation; follow-ups are appended to the ticket\n", st.TicketID, dash(st.Owner))
+		return nil
+	}
+	fmt.Fprintf(w, "%s released: triage answers this conversation again\n", st.TicketID)
+	return nil
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+// clip puts s on one line of at most n runes.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "…"
+	}
+	return s
+}
