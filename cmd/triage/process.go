@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -121,30 +121,29 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	}
 
 	start := time.Now()
-	outcomes := processAll(ctx, p.Processor, args, stdin, o.Concurrency, func(i int, out processor.Outcome) {
+	failed, total, calls := 0, 0, 0
+	counts := map[string]int{}
+	work := func(i int) processor.Outcome { return processOne(ctx, p.Processor, args[i], stdin) }
+	processAll(len(args), o.Concurrency, work, func(i int, out processor.Outcome) {
 		if o.JSON {
 			b, _ := json.Marshal(out)
 			fmt.Fprintf(stdout, "%s\n", b)
 		} else {
 			printSummary(stdout, out)
 		}
-	})
-	failed := 0
-	counts := map[string]int{}
-	calls := 0
-	for _, out := range outcomes {
+		total++
 		counts[out.Status]++
 		calls += out.ModelCalls
 		if out.Status == processor.StatusFailed {
 			failed++
 		}
-	}
+	})
 	dry := ""
 	if o.DryRun {
 		dry = " (dry run: nothing was done)"
 	}
 	fmt.Fprintf(stderr, "triage: %d email(s): %d replied, %d drafted, %d skipped, %d failed; %d model call(s); %s%s\n",
-		len(outcomes), counts[processor.StatusReplied], counts[processor.StatusDrafted], counts[processor.StatusSkipped], failed, calls,
+		total, counts[processor.StatusReplied], counts[processor.StatusDrafted], counts[processor.StatusSkipped], failed, calls,
 		time.Since(start).Round(time.Millisecond), dry)
 	if failed > 0 {
 		return &exitError{code: exitFailed}
@@ -152,39 +151,57 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	return nil
 }
 
-// processAll processes every input with n workers and calls emit for each
-// outcome in input order, as soon as it and all before it are done.
-func processAll(ctx context.Context, p *processor.Processor, names []string, stdin io.Reader, n int, emit func(int, processor.Outcome)) []processor.Outcome {
-	outcomes := make([]processor.Outcome, len(names))
-	done := make([]chan struct{}, len(names))
-	for i := range done {
-		done[i] = make(chan struct{})
+// processAll runs work for inputs 0..count-1 with n workers and calls emit
+// for each outcome in input order, as soon as it and all before it are done.
+// An input starts only within reorderWindow(n) of the oldest one not yet
+// emitted, so at most that many outcomes are held however many inputs there
+// are (a slow email holds back the others' output, not their memory).
+func processAll(count, n int, work func(int) processor.Outcome, emit func(int, processor.Outcome)) {
+	type result struct {
+		i   int
+		out processor.Outcome
 	}
+	window := reorderWindow(n)
 	jobs := make(chan int)
+	results := make(chan result, n)
 	var wg sync.WaitGroup
-	for w := 0; w < n && w < len(names); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range min(n, count) {
+		wg.Go(func() {
 			for i := range jobs {
-				outcomes[i] = processOne(ctx, p, names[i], stdin)
-				close(done[i])
+				results <- result{i, work(i)}
 			}
-		}()
+		})
 	}
-	go func() {
-		for i := range names {
-			jobs <- i
+	held := make(map[int]processor.Outcome, window)
+	next, started := 0, 0 // next to emit, next to start
+	for next < count {
+		var start chan int // nil (never ready) outside the window
+		if started < count && started < next+window {
+			start = jobs
 		}
-		close(jobs)
-	}()
-	for i := range names {
-		<-done[i]
-		emit(i, outcomes[i])
+		select {
+		case start <- started:
+			started++
+		case r := <-results:
+			held[r.i] = r.out
+			for {
+				out, ok := held[next]
+				if !ok {
+					break
+				}
+				delete(held, next)
+				emit(next, out)
+				next++
+			}
+		}
 	}
+	close(jobs)
 	wg.Wait()
-	return outcomes
 }
+
+// reorderWindow is how far ahead of the oldest unfinished input processAll
+// may start: enough to keep n workers busy behind one slow email.
+func reorderWindow(n int) int { return 4 * max(n, 1) }
 
 // processOne reads one input and processes it; a read error is a failed
 // outcome naming the input, never a lost message.
@@ -201,6 +218,7 @@ func processOne(ctx context.Context, p *processor.Processor, name string, stdin 
 
 func readInput(name string, stdin io.Reader) ([]byte, error) {
 	var r io.Reader
+	size := int64(-1) // unknown
 	if name == "-" {
 		r = stdin
 	} else {
@@ -209,22 +227,37 @@ func readInput(name string, stdin io.Reader) ([]byte, error) {
 			return nil, err // *fs.PathError names the file
 		}
 		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return nil, fmt.Errorf("%s: is a directory, not an .eml file", name)
+		if st, err := f.Stat(); err == nil {
+			if st.IsDir() {
+				return nil, fmt.Errorf("%s: is a directory, not an .eml file", name)
+			}
+			size = st.Size()
 		}
 		r = f
 	}
-	b, err := io.ReadAll(io.LimitReader(bufio.NewReader(r), maxInputBytes+1))
+	b, err := readAtMost(r, size, maxInputBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(b) > maxInputBytes {
 		return nil, fmt.Errorf("%s: larger than %d MiB; left for a person", name, maxInputBytes>>20)
 	}
-	if len(strings.TrimSpace(string(b))) == 0 {
+	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, fmt.Errorf("%s: empty input", name)
 	}
 	return b, nil
+}
+
+// readAtMost reads r to the end, or to max+1 bytes (so the caller sees that
+// it is too large). With a size hint (a file's size) it reads into one
+// buffer of that size, without the copies io.ReadAll makes as it grows.
+func readAtMost(r io.Reader, size, max int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if size >= 0 && size <= max {
+		buf.Grow(int(size) + bytes.MinRead) // ReadFrom keeps MinRead free: EOF is seen without growing
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r, max+1))
+	return buf.Bytes(), err
 }
 
 // printSummary writes the human-readable summary of one outcome.

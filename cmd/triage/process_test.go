@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-message/mail"
 	"github.com/google/go-cmp/cmp"
@@ -295,5 +298,56 @@ func TestCheck(t *testing.T) {
 	code, _, stderr = runCLI(t, "", "check", "--instructions", bad)
 	if code != 2 || !strings.Contains(stderr, "scenarios/x.md") || !strings.Contains(stderr, "name") {
 		t.Errorf("broken dir: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestProcessAllBoundedWindow: while the first input is slow, only a
+// bounded window of later inputs is started (their outcomes are held until
+// the first is printed); everything is still emitted once, in input order.
+func TestProcessAllBoundedWindow(t *testing.T) {
+	const n, count = 2, 200
+	window := reorderWindow(n)
+	var mu sync.Mutex
+	started := 0
+	startedWhileFirstRan := -1
+	work := func(i int) processor.Outcome {
+		mu.Lock()
+		started++
+		mu.Unlock()
+		if i == 0 {
+			// Wait until the others have filled what they may, and a
+			// little longer, so an unbounded runner would show itself.
+			for {
+				mu.Lock()
+				s := started
+				mu.Unlock()
+				if s >= window {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond)
+			mu.Lock()
+			startedWhileFirstRan = started
+			mu.Unlock()
+		}
+		return processor.Outcome{File: fmt.Sprint(i)}
+	}
+	var order []int
+	processAll(count, n, work, func(i int, out processor.Outcome) {
+		if out.File != fmt.Sprint(i) {
+			t.Errorf("emit(%d) got the outcome of %s", i, out.File)
+		}
+		order = append(order, i)
+	})
+	if startedWhileFirstRan > window {
+		t.Errorf("%d inputs started while the first was still running; want at most the window, %d", startedWhileFirstRan, window)
+	}
+	want := make([]int, count)
+	for i := range want {
+		want[i] = i
+	}
+	if diff := cmp.Diff(want, order); diff != "" {
+		t.Errorf("emit order (-want +got):\n%s", diff)
 	}
 }

@@ -70,6 +70,7 @@ type watchFile struct {
 	MaxMessageBytes int64         `yaml:"max_message_bytes"`
 	ShutdownGrace   time.Duration `yaml:"shutdown_grace"`
 	MaxAttempts     int           `yaml:"max_attempts"`
+	Concurrency     int           `yaml:"concurrency"`
 	Limits          struct {
 		PerSender       int           `yaml:"per_sender"`
 		PerSenderWindow time.Duration `yaml:"per_sender_window"`
@@ -166,6 +167,7 @@ and docs/watch.md. Its fields:
   smtp:      addr, tls (starttls|tls|none), user, password_file | token_file,
              timeout            (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
+  concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
              global_per_hour (100); negative disables
   metrics_addr, log: {format: text|json, level: debug|info|warn|error}
@@ -241,6 +243,7 @@ func watchCommand() (*cobra.Command, *watchOptions) {
 	f.IntVar(&o.PerSender, "per-sender-limit", watch.DefaultPerSenderLimit, "replies per sender per 24h; more is left for a person (negative: no limit)")
 	f.IntVar(&o.GlobalPerHour, "global-per-hour", watch.DefaultGlobalPerHour, "replies per hour overall; more is left for a person (negative: no limit)")
 	f.Int64Var(&o.MaxMessageBytes, "max-message-bytes", watch.DefaultMaxMessageBytes, "larger messages go to a person without being read")
+	f.IntVar(&o.Concurrency, "concurrency", watch.DefaultConcurrency, "messages of a pass handled at once (IMAP stays one connection)")
 	return cmd, o
 }
 
@@ -342,6 +345,7 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	dur("shutdown-grace", &o.Grace, wf.ShutdownGrace)
 	num("per-sender-limit", &o.PerSender, wf.Limits.PerSender)
 	num("global-per-hour", &o.GlobalPerHour, wf.Limits.GlobalPerHour)
+	num("concurrency", &o.Concurrency, wf.Concurrency)
 	if wf.Idle != nil && !*wf.Idle && !fs.Changed("no-idle") {
 		o.NoIdle = true
 	}
@@ -493,6 +497,9 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	if wf.MaxAttempts < 0 {
 		p.add("max_attempts must not be negative")
 	}
+	if o.Concurrency < 1 {
+		p.add("concurrency must be at least 1, got %d", o.Concurrency)
+	}
 
 	// pipeline: instructions, registry, store, and the model credentials
 	checkPipeline(o.pipelineOptions, &p)
@@ -596,7 +603,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
 		PerSenderLimit: o.PerSender, PerSenderWindow: wf.Limits.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
-		MaxAttempts: wf.MaxAttempts, Grace: grace,
+		MaxAttempts: wf.MaxAttempts, Grace: grace, Concurrency: o.Concurrency,
 		Processor: p.Processor, Ledger: led, Metrics: met, Logger: log,
 	})
 	if err != nil {

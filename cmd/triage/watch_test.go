@@ -39,6 +39,7 @@ func TestWatchUsage(t *testing.T) {
 		{"no config", []string{"watch"}, exitUsage, "no configuration: give --config FILE (or set $TRIAGE_CONFIG"},
 		{"unknown field", []string{"watch", "--config", bad}, exitUsage, `line 2: unknown field "adress" in imap; valid: account, addr,`},
 		{"no password", []string{"watch", "--config", noPass}, exitUsage, "TRIAGE_IMAP_PASSWORD"},
+		{"bad concurrency", []string{"watch", "--config", noPass, "--concurrency", "0"}, exitUsage, "concurrency must be at least 1, got 0"},
 		{"password flag does not exist", []string{"watch", "--password", "x"}, exitUsage, "unknown flag"},
 		{"missing ledger", []string{"ledger", "--ledger", filepath.Join(dir, "none.db")}, exitUsage, "no such file"},
 	}
@@ -62,7 +63,7 @@ func TestWatchHelpDocumentsConfig(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"--once", "--interval", "--processed-folder", "--failed-folder", "--metrics-addr", "--log-format",
-		"TRIAGE_IMAP_PASSWORD", "TRIAGE_SMTP_TOKEN", "password_file", "per_sender", "sent_folder", "Exit status", "second signal"} {
+		"TRIAGE_IMAP_PASSWORD", "TRIAGE_SMTP_TOKEN", "password_file", "per_sender", "sent_folder", "Exit status", "second signal", "--concurrency", "concurrency (messages handled at once"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("watch --help lacks %q", want)
 		}

@@ -360,9 +360,31 @@ const exitLockedForTest = 3
 
 // TestCrashConsistency kills the real binary with SIGKILL at random moments
 // while it works through many messages, restarts it each time, and checks
-// that every message was answered exactly once or handed to a person.
+// that every message was answered exactly once or handed to a person. It
+// runs at each concurrency in $TRIAGE_CRASH_CONCURRENCY (default 4, the
+// watcher's default; e.g. TRIAGE_CRASH_CONCURRENCY=1,4,8).
 func TestCrashConsistency(t *testing.T) {
-	crashConsistency(t, newWorld(t, ""), 60, 80)
+	for _, n := range crashConcurrencies(t) {
+		t.Run(fmt.Sprintf("concurrency=%d", n), func(t *testing.T) {
+			crashConsistency(t, newWorld(t, fmt.Sprintf("concurrency: %d\n", n)), 60, 80)
+		})
+	}
+}
+
+func crashConcurrencies(t *testing.T) []int {
+	v := os.Getenv("TRIAGE_CRASH_CONCURRENCY")
+	if v == "" {
+		return []int{4}
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		var n int
+		if _, err := fmt.Sscan(strings.TrimSpace(f), &n); err != nil || n < 1 {
+			t.Fatalf("TRIAGE_CRASH_CONCURRENCY=%q: want a comma-separated list of numbers >= 1", v)
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func crashConsistency(t *testing.T, w *world, wantKills, messages int) {
@@ -409,8 +431,8 @@ func crashConsistency(t *testing.T, w *world, wantKills, messages int) {
 		t.Fatalf("final watch --once: %v\n%s", err, tail(w.logs(), 3000))
 	}
 	tl, problems := w.tally(msgs)
-	t.Logf("crash consistency: kills=%d messages=%d replied_once=%d handed_to_person=%d (of which already answered once: %d) skipped=%d duplicates=%d lost=%d smtp_accepted=%d (%v, seed %d)",
-		kills, tl.Messages, tl.Replied, tl.Human, tl.HumanAnswered, tl.Skipped, tl.Duplicates, tl.Lost, len(w.sink.Messages()), time.Since(start).Round(time.Millisecond), seed)
+	t.Logf("crash consistency (%s): kills=%d messages=%d replied_once=%d handed_to_person=%d (of which already answered once: %d) skipped=%d duplicates=%d lost=%d smtp_accepted=%d (%v, seed %d)",
+		t.Name(), kills, tl.Messages, tl.Replied, tl.Human, tl.HumanAnswered, tl.Skipped, tl.Duplicates, tl.Lost, len(w.sink.Messages()), time.Since(start).Round(time.Millisecond), seed)
 	if diff := cmp.Diff(0, tl.Duplicates+tl.Lost); diff != "" || len(problems) > 0 {
 		sort.Strings(problems)
 		t.Errorf("not exactly once: %v", problems)

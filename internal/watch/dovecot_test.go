@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,10 @@ func TestDovecotBinaryEndToEnd(t *testing.T) {
 
 // TestDovecotCrashConsistency: SIGKILL at random moments against Dovecot.
 func TestDovecotCrashConsistency(t *testing.T) {
-	tgt, _ := dovecotTarget(t)
-	crashConsistency(t, newWorldFor(t, tgt, ""), 25, 30)
+	for _, n := range crashConcurrencies(t) {
+		t.Run(fmt.Sprintf("concurrency=%d", n), func(t *testing.T) {
+			tgt, _ := dovecotTarget(t)
+			crashConsistency(t, newWorldFor(t, tgt, fmt.Sprintf("concurrency: %d\n", n)), 25, 30)
+		})
+	}
 }

@@ -46,6 +46,8 @@ func (s *Sender) draft(ctx context.Context, r *mail.Reply, raw []byte) (mail.Rec
 // ledger row came first, so a crash before the record is settled by
 // resolveDrafts, which looks the draft up before appending it again.
 func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, r ledger.Reply) error {
+	b.imap.Lock() // a pass's workers share the connection
+	defer b.imap.Unlock()
 	if err := w.ensureFolder(c, b, w.cfg.DraftsFolder); err != nil {
 		return err
 	}

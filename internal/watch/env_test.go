@@ -45,15 +45,64 @@ type fakeProc struct {
 	sender tmail.Sender
 	draft  bool // reply mode draft: the reply is a draft (Reply.Draft)
 
-	mu    sync.Mutex
-	calls []string // keys
-	hung  chan struct{}
+	// gate, when > 0, holds calls until gate calls have been in flight at
+	// once (or a few seconds pass), so a test sees the concurrency.
+	gate int
+
+	mu          sync.Mutex
+	calls       []string // keys
+	hung        chan struct{}
+	inFlight    int
+	maxInFlight int
+	moved       chan struct{} // closed and replaced whenever inFlight grows
+}
+
+// MaxInFlight is the most calls that were running at once.
+func (p *fakeProc) MaxInFlight() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.maxInFlight
+}
+
+// enter counts a call in and, with a gate, waits for the others.
+func (p *fakeProc) enter() {
+	p.mu.Lock()
+	p.inFlight++
+	p.maxInFlight = max(p.maxInFlight, p.inFlight)
+	if p.moved != nil {
+		close(p.moved)
+	}
+	p.moved = make(chan struct{})
+	p.mu.Unlock()
+	if p.gate <= 0 {
+		return
+	}
+	timeout := time.After(3 * time.Second)
+	for {
+		p.mu.Lock()
+		n, moved := p.maxInFlight, p.moved
+		p.mu.Unlock()
+		if n >= p.gate {
+			return
+		}
+		select {
+		case <-moved:
+		case <-timeout:
+			return
+		}
+	}
 }
 
 func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Outcome {
 	p.mu.Lock()
 	p.calls = append(p.calls, in.Key)
 	p.mu.Unlock()
+	p.enter()
+	defer func() {
+		p.mu.Lock()
+		p.inFlight--
+		p.mu.Unlock()
+	}()
 	msg, err := mail.ReadMessage(bytes.NewReader(in.Raw))
 	if err != nil {
 		return processor.Outcome{File: in.Name, Status: processor.StatusFailed, Reason: processor.ReasonParseError}

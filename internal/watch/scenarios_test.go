@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
@@ -132,7 +133,10 @@ func scenarioProcessedFolderAndSent(t *testing.T, tgt target) {
 	}
 }
 
-// scenarioLimits: the per-sender and global limits leave mail for a person.
+// scenarioLimits: the per-sender and global limits leave mail for a person,
+// the oldest mail first. (One worker: with more, the global limit goes to
+// whichever replies are written first; TestConcurrentLimitsExact checks the
+// counts then.)
 func scenarioLimits(t *testing.T, tgt target) {
 	e := newEnv(t, tgt)
 	a1 := e.deliver(1, "jan@customer.example", "Pierwsze")
@@ -140,7 +144,7 @@ func scenarioLimits(t *testing.T, tgt target) {
 	e.deliver(3, "jan@customer.example", "Trzecie")
 	b1 := e.deliver(4, "ola@customer.example", "Ola pierwsze")
 	e.deliver(5, "ewa@customer.example", "Ewa pierwsze")
-	w := e.runOnce(func(c *Config) { c.PerSenderLimit = 2; c.GlobalPerHour = 3 })
+	w := e.runOnce(func(c *Config) { c.PerSenderLimit = 2; c.GlobalPerHour = 3; c.Concurrency = 1 })
 	if diff := cmp.Diff(map[string]int{a1: 1, a2: 1, b1: 1}, e.repliesTo()); diff != "" {
 		t.Errorf("replies (-want +got):\n%s", diff)
 	}
@@ -269,6 +273,78 @@ func TestLimits(t *testing.T) {
 
 func TestLimitsNotDodged(t *testing.T) {
 	scenarioLimitsNotDodged(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+}
+
+// TestConcurrentPass: a pass runs Concurrency messages through the pipeline
+// at once and answers each once; copies of one message in the mailbox do not
+// race (one reply, the others already_handled).
+func TestConcurrentPass(t *testing.T) {
+	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e.proc.gate = 4
+	want := map[string]int{}
+	for i := range 8 {
+		want[e.deliver(i, fmt.Sprintf("k%d@customer.example", i), "Gwarancja")] = 1
+	}
+	dup := fmt.Sprintf("From: Klient <dup@customer.example>\r\nTo: support@example.com\r\nSubject: Kopia\r\nMessage-ID: <dup.%d@customer.example>\r\n\r\nSN-0001\r\n", e.now.UnixNano())
+	for range 3 {
+		e.tgt.Append(t, "INBOX", []byte(dup))
+	}
+	want[fmt.Sprintf("<dup.%d@customer.example>", e.now.UnixNano())] = 1
+	w := e.runOnce(func(c *Config) { c.Concurrency = 4 })
+	if diff := cmp.Diff(want, e.repliesTo()); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 9, ledger.StateSkipped: 2}, w.Stats().Final); diff != "" {
+		t.Errorf("final (-want +got):\n%s", diff)
+	}
+	if got := e.proc.MaxInFlight(); got != 4 {
+		t.Errorf("at most %d messages were in the pipeline at once, want 4", got)
+	}
+	if got := len(summary(e.mailbox("INBOX"), DefaultKeyword)); got != 11 {
+		t.Errorf("INBOX has %d messages, want 11 (all flagged, none moved)", got)
+	}
+	for _, m := range e.mailbox("INBOX") {
+		if !m.HasFlag(imap.Flag(DefaultKeyword)) {
+			t.Errorf("message %q not flagged", subjectOf(m.Raw))
+		}
+	}
+}
+
+// TestConcurrentLimitsExact: replies written at the same time by several
+// workers still respect the limits exactly: the check and the write are one
+// ledger transaction.
+func TestConcurrentLimitsExact(t *testing.T) {
+	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e.proc.gate = 6
+	// Twelve senders; the pipeline mails one address the header does not
+	// name, so nothing orders them: only the Sender's check stands.
+	for i := range 12 {
+		e.deliverHeader(i, fmt.Sprintf("From: <s%d@spam.example>", i), "to:target@bank.example")
+	}
+	w := e.runOnce(func(c *Config) { c.Concurrency = 6; c.PerSenderLimit = 3; c.GlobalPerHour = -1 })
+	if got := len(e.sink.Messages()); got != 3 {
+		t.Errorf("%d replies to target@bank.example, want exactly 3", got)
+	}
+	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 3, ledger.StateOverLimit: 9}, w.Stats().Final); diff != "" {
+		t.Errorf("final (-want +got):\n%s", diff)
+	}
+	if e.proc.MaxInFlight() < 2 {
+		t.Errorf("the messages ran one at a time; the test needs them concurrent")
+	}
+
+	// The global limit, the same way.
+	e2 := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e2.proc.gate = 6
+	for i := range 12 {
+		e2.deliver(i, fmt.Sprintf("g%d@customer.example", i), "Gwarancja")
+	}
+	w = e2.runOnce(func(c *Config) { c.Concurrency = 6; c.PerSenderLimit = -1; c.GlobalPerHour = 5 })
+	if got := len(e2.sink.Messages()); got != 5 {
+		t.Errorf("%d replies under a global limit of 5", got)
+	}
+	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 5, ledger.StateOverLimit: 7}, w.Stats().Final); diff != "" {
+		t.Errorf("final (-want +got):\n%s", diff)
+	}
 }
 
 func TestIdleWakeup(t *testing.T) {

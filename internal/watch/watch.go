@@ -18,11 +18,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -60,6 +62,7 @@ const (
 	DefaultPerSenderWindow = 24 * time.Hour
 	DefaultGlobalPerHour   = 100
 	DefaultMaxAttempts     = 3
+	DefaultConcurrency     = 4
 	DefaultGrace           = 30 * time.Second
 	DefaultBackoffMin      = time.Second
 	DefaultBackoffMax      = 5 * time.Minute
@@ -124,9 +127,13 @@ type Config struct {
 	PerSenderWindow time.Duration // default 24h
 	GlobalPerHour   int           // replies per hour overall (default 100; negative: no limit)
 	MaxAttempts     int           // processing attempts per message before a person takes over (default 3)
-	Grace           time.Duration // after a stop request, time the message in flight may still take (default 30s)
-	BackoffMin      time.Duration // reconnect backoff (default 1s, doubling, with jitter)
-	BackoffMax      time.Duration // default 5m
+	// Concurrency is how many messages of a pass go through the pipeline at
+	// once (default 4). IMAP commands stay one at a time on the one
+	// connection; copies of one message (same ledger key) never overlap.
+	Concurrency int
+	Grace       time.Duration // after a stop request, time the messages in flight may still take (default 30s)
+	BackoffMin  time.Duration // reconnect backoff (default 1s, doubling, with jitter)
+	BackoffMax  time.Duration // default 5m
 
 	Processor Processor
 	Ledger    *ledger.Ledger
@@ -140,9 +147,10 @@ type Watcher struct {
 	cfg  Config
 	log  *slog.Logger
 	wake chan struct{}
-	st   Stats
 
-	dryDone map[[2]uint32]bool // dry run: (UIDVALIDITY, UID) already shown
+	mu      sync.Mutex // guards st.Final (workers finish messages concurrently)
+	st      Stats
+	dryDone map[[2]uint32]bool // dry run (sequential): (UIDVALIDITY, UID) already shown
 }
 
 // Stats counts what a watcher did, by final state.
@@ -213,6 +221,10 @@ func New(cfg Config) (*Watcher, error) {
 	defInt(&cfg.PerSenderLimit, DefaultPerSenderLimit)
 	defInt(&cfg.GlobalPerHour, DefaultGlobalPerHour)
 	defInt(&cfg.MaxAttempts, DefaultMaxAttempts)
+	if cfg.Concurrency < 0 {
+		return nil, fmt.Errorf("watch: Concurrency %d: want at least 1", cfg.Concurrency)
+	}
+	defInt(&cfg.Concurrency, DefaultConcurrency)
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = DefaultMaxMessageBytes
 	}
@@ -241,7 +253,13 @@ func (w *Watcher) Account() string { return w.cfg.Account }
 
 // Stats returns what the watcher did so far (not safe to call while Run or
 // RunOnce is running).
-func (w *Watcher) Stats() Stats { return w.st }
+func (w *Watcher) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.st
+	st.Final = maps.Clone(w.st.Final)
+	return st
+}
 
 // RunOnce connects, resolves replies left pending by a crash, processes every
 // message not yet handled, and returns. When ctx is cancelled it stops taking
@@ -420,11 +438,16 @@ func (w *Watcher) dial(ctx context.Context) (*imapclient.Client, error) {
 	return c, nil
 }
 
-// box is the selected mailbox of one pass.
+// box is the selected mailbox of one pass, shared by its workers.
 type box struct {
 	uidValidity uint32
-	keywords    bool // the server accepts our keyword
-	folders     map[string]bool
+
+	// imap serialises the workers' commands on the one connection (and
+	// guards keywords and folders): a command's responses must not
+	// interleave with another's.
+	imap     sync.Mutex
+	keywords bool // the server accepts our keyword
+	folders  map[string]bool
 }
 
 // pass selects the mailbox and handles every message without a settled
@@ -472,16 +495,116 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 	}
 	slices.Sort(todo)
 	todo = slices.Compact(todo)
-	w.log.Debug("pass", "mailbox", w.cfg.Mailbox, "uidvalidity", b.uidValidity, "keywords", b.keywords, "candidates", len(todo))
-	for _, uid := range todo {
-		if ctx.Err() != nil {
-			return nil
+	w.log.Debug("pass", "mailbox", w.cfg.Mailbox, "uidvalidity", b.uidValidity, "keywords", b.keywords, "candidates", len(todo), "concurrency", w.cfg.Concurrency)
+
+	return w.work(ctx, hard, c, b, todo)
+}
+
+// work handles the messages of a pass, up to Concurrency at a time. Headers
+// are read here, in UID order, a bounded window ahead; then the oldest
+// message that may start starts. Messages that share a ledger key, a From or
+// a Reply-To address run one after the other in UID order (each waits for
+// the one before it), so copies of a message never race, a sender's oldest
+// mail comes first under a limit, and one busy sender holds one worker, not
+// all of them. With Concurrency 1 this is the plain sequential pass. After a
+// stop request no new message starts; those in flight finish within Grace.
+// An IMAP or ledger error stops the pass the same way and ends the session.
+func (w *Watcher) work(ctx, hard context.Context, c *imapclient.Client, b *box, todo []imap.UID) error {
+	type result struct {
+		job int
+		err error
+	}
+	type job struct {
+		m       *peeked
+		after   []int // earlier jobs sharing an ordering key
+		started bool
+		done    bool
+	}
+	var (
+		jobs     []*job
+		last     = map[string]int{} // ordering key -> its latest job
+		finished = make(chan result)
+		firstErr error
+		running  int
+		open     int // peeked, not done
+		next     int // next todo to peek
+		first    int // jobs before it are all started
+		window   = 8 * w.cfg.Concurrency
+	)
+	stopped := func() bool { return firstErr != nil || ctx.Err() != nil }
+	ready := func(j *job) bool {
+		for _, i := range j.after {
+			if !jobs[i].done {
+				return false
+			}
 		}
-		if err := w.handle(hard, c, b, uid); err != nil {
-			return err
+		return true
+	}
+	for {
+		// Read headers ahead, in UID order.
+		for !stopped() && next < len(todo) && open < window {
+			m, err := w.peek(hard, c, b, todo[next])
+			next++
+			if err != nil {
+				firstErr = err
+				break
+			}
+			if m == nil {
+				continue
+			}
+			j := &job{m: m}
+			for _, k := range m.orderKeys() {
+				if i, ok := last[k]; ok {
+					j.after = append(j.after, i)
+				}
+				last[k] = len(jobs)
+			}
+			jobs = append(jobs, j)
+			open++
+		}
+		// Start the oldest messages that may start.
+		for i := first; !stopped() && running < w.cfg.Concurrency && i < len(jobs); i++ {
+			j := jobs[i]
+			if j.started || !ready(j) {
+				continue
+			}
+			j.started = true
+			running++
+			go func() { finished <- result{i, w.handle(hard, c, b, j.m)} }()
+		}
+		for first < len(jobs) && jobs[first].started {
+			first++
+		}
+		if running == 0 && (stopped() || next == len(todo) && first == len(jobs)) {
+			return firstErr
+		}
+		r := <-finished
+		jobs[r.job].done = true
+		running--
+		open--
+		if r.err != nil && firstErr == nil {
+			firstErr = r.err
 		}
 	}
-	return nil
+}
+
+// peeked is a message of a pass whose header was read.
+type peeked struct {
+	uid  imap.UID
+	loc  ledger.Loc
+	id   identity
+	size int64
+}
+
+// orderKeys are the keys whose messages must not overlap.
+func (m *peeked) orderKeys() []string {
+	keys := []string{"key:" + m.id.Key}
+	for _, a := range []string{m.id.Sender, m.id.ReplyTo} {
+		if a != "" && !slices.Contains(keys, "addr:"+a) {
+			keys = append(keys, "addr:"+a)
+		}
+	}
+	return keys
 }
 
 // keywordsAllowed reports whether PERMANENTFLAGS allows our keyword.
@@ -494,23 +617,29 @@ func (w *Watcher) keywordsAllowed(perm []imap.Flag) bool {
 	return false
 }
 
-// handle takes one message to a final, settled ledger state.
-func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid imap.UID) error {
+// peek reads the header of one message; nil when it is gone.
+func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid imap.UID) (*peeked, error) {
 	loc := ledger.Loc{Account: w.cfg.Account, Mailbox: w.cfg.Mailbox, UIDValidity: b.uidValidity, UID: uint32(uid)}
-	hdr, size, ok, err := fetchHeader(c, uid)
+	hdr, size, ok, err := b.fetchHeader(c, uid)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	l := w.cfg.Ledger
 	if !ok {
 		// Gone (expunged, or moved by someone else or by a run that crashed
 		// before recording it): a final entry has nothing left to do.
+		l := w.cfg.Ledger
 		if prev, err := l.Get(ctx, loc); err == nil && ledger.Final(prev.State) && !prev.IMAPDone {
-			return w.ledgerErr(l.MarkIMAPDone(context.WithoutCancel(ctx), loc))
+			return nil, w.ledgerErr(l.MarkIMAPDone(context.WithoutCancel(ctx), loc))
 		}
-		return nil
+		return nil, nil
 	}
-	id := identify(hdr)
+	return &peeked{uid: uid, loc: loc, id: identify(hdr), size: size}, nil
+}
+
+// handle takes one message to a final, settled ledger state.
+func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *peeked) error {
+	uid, loc, id, size := m.uid, m.loc, m.id, m.size
+	l := w.cfg.Ledger
 	e := ledger.Entry{Loc: loc, Key: id.Key, MessageID: id.MessageID, Sender: id.Sender, Subject: id.Subject}
 
 	prev, err := l.Get(ctx, loc)
@@ -564,7 +693,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, uid 
 	if attempt > w.cfg.MaxAttempts {
 		return w.finish(ctx, c, b, e, ledger.StateFailed, ReasonTooManyAttempts, "", fmt.Sprintf("attempts=%d", attempt-1))
 	}
-	raw, ok, err := fetchBody(c, uid)
+	raw, ok, err := b.fetchBody(c, uid)
 	if err != nil {
 		return err
 	}
@@ -697,7 +826,9 @@ func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e le
 	if err := w.cfg.Ledger.Record(context.WithoutCancel(ctx), e); err != nil {
 		return w.ledgerErr(err)
 	}
+	w.mu.Lock()
 	w.st.Final[state]++
+	w.mu.Unlock()
 	w.cfg.Metrics.Final(state)
 	level := slog.LevelInfo
 	if state == ledger.StateFailed || state == ledger.StateNeedsHuman || state == ledger.StateOverLimit {
@@ -711,6 +842,8 @@ func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e le
 // settle flags the message (keyword, or \Seen) and moves it where its state
 // says, then records that in the ledger.
 func (w *Watcher) settle(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry) error {
+	b.imap.Lock()
+	defer b.imap.Unlock()
 	uids := imap.UIDSetNum(imap.UID(e.UID))
 	flag := imap.FlagSeen
 	if b.keywords {
@@ -743,7 +876,7 @@ func (w *Watcher) settle(ctx context.Context, c *imapclient.Client, b *box, e le
 	return w.ledgerErr(w.cfg.Ledger.MarkIMAPDone(context.WithoutCancel(ctx), e.Loc))
 }
 
-// ensureFolder creates folder when it does not exist.
+// ensureFolder creates folder when it does not exist; the caller holds b.imap.
 func (w *Watcher) ensureFolder(c *imapclient.Client, b *box, folder string) error {
 	if b.folders[folder] {
 		return nil
@@ -764,6 +897,8 @@ func (w *Watcher) ensureFolder(c *imapclient.Client, b *box, folder string) erro
 
 // appendSent stores a sent reply in the Sent folder.
 func (w *Watcher) appendSent(ctx context.Context, c *imapclient.Client, b *box, r ledger.Reply) error {
+	b.imap.Lock()
+	defer b.imap.Unlock()
 	if err := w.ensureFolder(c, b, w.cfg.SentFolder); err != nil {
 		return err
 	}
@@ -827,6 +962,20 @@ func (w *Watcher) resolvePending(ctx context.Context, c *imapclient.Client) erro
 		}
 	}
 	return nil
+}
+
+// fetchHeader is fetchHeader for a worker of the pass.
+func (b *box) fetchHeader(c *imapclient.Client, uid imap.UID) (hdr []byte, size int64, ok bool, err error) {
+	b.imap.Lock()
+	defer b.imap.Unlock()
+	return fetchHeader(c, uid)
+}
+
+// fetchBody is fetchBody for a worker of the pass.
+func (b *box) fetchBody(c *imapclient.Client, uid imap.UID) ([]byte, bool, error) {
+	b.imap.Lock()
+	defer b.imap.Unlock()
+	return fetchBody(c, uid)
 }
 
 // fetchHeader fetches UID, size and header of one message (BODY.PEEK).
