@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"triage/internal/mcptest"
+	"triage/internal/processor"
+)
+
+// writeEML writes a plain-text customer email and returns its path.
+func writeEML(t *testing.T, dir, name, from, subject, body string) string {
+	t.Helper()
+	raw := fmt.Sprintf("From: %s\r\nTo: serwis@example.com\r\nSubject: %s\r\nDate: Tue, 17 Nov 2026 09:00:00 +0000\r\n"+
+		"Message-ID: <%s@mail.example.com>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"+
+		"Content-Transfer-Encoding: 8bit\r\n\r\n%s\r\n", from, subject, name, strings.ReplaceAll(body, "\n", "\r\n"))
+	p := filepath.Join(dir, name+".eml")
+	if err := os.WriteFile(p, []byte(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func callNamed(o processor.Outcome, name string) (int, bool) {
+	for i, c := range o.FunctionCalls {
+		if c.Name == name {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// An MCP server that is not ours, end to end through `triage process`: the
+// npm filesystem server over stdio, bound in testdata/kb/tools.yaml as
+// read_text_file, driven by the offline model. One email reads a document
+// and quotes it; another asks for one that does not exist, and the server's
+// error reaches the model as a function error while the email is still
+// answered.
+func TestProcessWithNPMFilesystemServer(t *testing.T) {
+	server := mcptest.FilesystemServer(t)
+	kb := t.TempDir()
+	if err := os.WriteFile(filepath.Join(kb, "regulamin"), []byte("Zwroty przyjmujemy w ciągu 30 dni od zakupu.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TRIAGE_TEST_MCP_SERVER", server[0])
+	t.Setenv("TRIAGE_TEST_MCP_ARG", kb)
+
+	dir := t.TempDir()
+	found := writeEML(t, dir, "kb-found", "Ola Nowak <ola@example.pl>", "Pytanie o regulamin",
+		"Dzień dobry,\nw jakim terminie mogę zwrócić towar? Proszę o regulamin.\nOla")
+	missing := writeEML(t, dir, "kb-missing", "Piotr Lis <piotr@example.pl>", "policy nieistniejacydokument",
+		"Dzień dobry, proszę o ten dokument.\nPiotr")
+	code, stdout, stderr := runCLI(t, "", "process", "--json", "--instructions", "testdata/kb",
+		"--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "t.db"),
+		"--outbox", filepath.Join(dir, "outbox"), "--concurrency", "2", found, missing)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	outs := decodeOutcomes(t, stdout)
+	if len(outs) != 2 {
+		t.Fatalf("%d outcomes", len(outs))
+	}
+
+	o := outs[0]
+	i, ok := callNamed(o, "read_text_file")
+	if o.Status != processor.StatusReplied || o.Scenario != "kb-question" || !ok {
+		t.Fatalf("found: status %s scenario %s calls %+v", o.Status, o.Scenario, o.FunctionCalls)
+	}
+	rc := o.FunctionCalls[i]
+	if text, _ := rc.Result["text"].(string); !rc.OK || rc.Args["path"] != "regulamin" || !strings.Contains(text, "30 dni") {
+		t.Errorf("found: read_text_file %+v", rc)
+	}
+	checkReply(t, "kb-found", o, []string{"Zwroty przyjmujemy w ciągu 30 dni od zakupu."})
+
+	o = outs[1]
+	i, ok = callNamed(o, "read_text_file")
+	if o.Status != processor.StatusReplied || !ok {
+		t.Fatalf("missing: status %s calls %+v", o.Status, o.FunctionCalls)
+	}
+	rc = o.FunctionCalls[i]
+	if rc.OK || rc.Blocked || rc.Error == nil || rc.Error.Code != "client_error" || !strings.Contains(rc.Error.Message, "nieistniejacydokument") {
+		t.Errorf("missing: want the server's error as a client_error, got %+v (error %+v)", rc, rc.Error)
+	}
+}
+
+// A stdio MCP server killed while an email's call is in flight: that call
+// fails at once as unavailable (the email is still handled, never hangs),
+// and the next call, for the next email, runs on a restarted server.
+func TestProcessMCPServerKilledMidRun(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("TRIAGE_TEST_MCP_SERVER", os.Args[0])
+	t.Setenv("TRIAGE_TEST_MCP_ARG", "mcp-crash-server")
+	t.Setenv("TRIAGE_TEST_STATE", state)
+
+	killed := make(chan int, 1)
+	done := make(chan struct{})
+	defer close(done)
+	go func() { // kill the server once it is blocked in its first call
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			b, err := os.ReadFile(filepath.Join(state, "pid"))
+			if err != nil {
+				continue
+			}
+			pid, _ := strconv.Atoi(string(b))
+			syscall.Kill(pid, syscall.SIGKILL)
+			killed <- pid
+			return
+		}
+	}()
+
+	dir := t.TempDir()
+	first := writeEML(t, dir, "crash-1", "Ola <ola@example.pl>", "Pytanie o regulamin", "Proszę o regulamin.")
+	second := writeEML(t, dir, "crash-2", "Jan <jan@example.pl>", "Pytanie o regulamin", "Proszę o regulamin.")
+	code, stdout, stderr := runCLI(t, "", "process", "--json", "--instructions", "testdata/kb",
+		"--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "t.db"),
+		"--outbox", filepath.Join(dir, "outbox"), "--concurrency", "1", "-v", first, second)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	var pid int
+	select {
+	case pid = <-killed:
+	default:
+		t.Fatal("the server never blocked in a call")
+	}
+	outs := decodeOutcomes(t, stdout)
+	if len(outs) != 2 || outs[0].Status != processor.StatusReplied || outs[1].Status != processor.StatusReplied {
+		t.Fatalf("outcomes: %+v", outs)
+	}
+	c := outs[0].FunctionCalls[0]
+	if c.Name != "read_text_file" || c.OK || c.Error == nil || c.Error.Code != "unavailable" {
+		t.Errorf("the call in flight when the server died: %+v (error %+v), want unavailable", c, c.Error)
+	}
+	i, ok := callNamed(outs[1], "read_text_file")
+	if !ok {
+		t.Fatalf("second email: no read_text_file call: %+v", outs[1].FunctionCalls)
+	}
+	c = outs[1].FunctionCalls[i]
+	text, _ := c.Result["text"].(string)
+	if !c.OK || !strings.HasPrefix(text, "served by pid ") || text == fmt.Sprintf("served by pid %d", pid) {
+		t.Errorf("second email: %+v, want an answer from a restarted server (the killed one was %d)", c, pid)
+	}
+	if !strings.Contains(stderr, "session lost") {
+		t.Errorf("the log does not say the session was lost:\n%s", stderr)
+	}
+}
