@@ -2,6 +2,7 @@ package processor_test
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"strings"
 	"testing"
@@ -47,8 +48,17 @@ func assemble(t *testing.T, fsys fs.FS, m agent.Model, ob mail.Sender) (*process
 		t.Fatal(err)
 	}
 	ext, _ := serial.New()
+	// Tools that are not builtins (the manuals MCP server) are not reached here.
+	routes := map[string]dispatcher.Func{}
+	for _, name := range ts.Names() {
+		if ts.Get(name).Builtin == "" {
+			routes[name] = func(context.Context, *dispatcher.Call) (map[string]any, error) {
+				return nil, errors.New("not used by this test")
+			}
+		}
+	}
 	return processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Tools: ts, Builtins: dispatcher.Routes(nil, nil, ob, "Serwis <serwis@example.com>", "example.com")},
+		dispatcher.Config{Tools: ts, Routes: routes, Builtins: dispatcher.Routes(nil, nil, ob, "Serwis <serwis@example.com>", "example.com")},
 		processor.Config{Scenarios: set, Extractor: ext})
 }
 
