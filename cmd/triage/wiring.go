@@ -234,6 +234,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 			Extractor: ext,
 			Guard:     guard.Config{OwnAddresses: []string{ourAddr}},
 			Tickets:   creator,
+			History:   history(sender),
 			ModelName: modelLabel(p.Model, o.Model),
 			ReplyMode: o.ReplyMode,
 			DryRun:    o.DryRun,
@@ -243,6 +244,16 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 		return nil, usageErr("%v", err)
 	}
 	return p, nil
+}
+
+// history is the sender's memory of our replies, for breaking reply loops:
+// the ledger in watch, the outbox directory in process; nil for a sender
+// without one (a dry run).
+func history(sender mail.Sender) processor.History {
+	if h, ok := sender.(processor.History); ok {
+		return h
+	}
+	return nil
 }
 
 func modelLabel(m *llm.Model, name string) string {

@@ -42,6 +42,7 @@ var rules = []func(Config, *message.Message) (Verdict, bool){
 	precedence,
 	autoResponseSuppress,
 	autoreplyHeader,
+	autoreplySubject,
 	noReplySender,
 	ownAddress,
 }

@@ -613,6 +613,22 @@ func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) erro
 // normAddr is the form addresses are compared in: trimmed, lower case.
 func normAddr(a string) string { return strings.ToLower(strings.TrimSpace(a)) }
 
+// SentReply reports whether messageID (with or without brackets) is the
+// Message-ID of one of our replies, pending ones included (they may have
+// gone out). It serves loop breaking (processor.History).
+func (l *Ledger) SentReply(ctx context.Context, messageID string) (bool, error) {
+	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(messageID), "<"), ">")
+	if id == "" {
+		return false, nil
+	}
+	var n int
+	err := l.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM replies WHERE message_id = ?`, "<"+id+">").Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("ledger: look up reply %s: %w", messageID, err)
+	}
+	return n > 0, nil
+}
+
 // MarkSent records that the SMTP server accepted the reply of key.
 func (l *Ledger) MarkSent(ctx context.Context, key string) error {
 	return l.setReply(ctx, key, `state=?, sent_at=?`, ReplySent, unix(l.now()))

@@ -43,7 +43,32 @@ const (
 	ReasonEmailNotSent = "email_not_sent"
 	ReasonNoScenario   = "no_scenario"
 	ReasonCanceled     = "canceled"
+	// ReasonReplyLoop: the message answers one of our replies and its
+	// sender was already answered LoopReplies times within LoopWindow.
+	ReasonReplyLoop = "reply_loop"
+	// ReasonHistoryError: the reply history could not be read, so a loop
+	// could not be ruled out.
+	ReasonHistoryError = "history_error"
 )
+
+// Loop breaking: a message In-Reply-To one of our replies, from a sender
+// already answered LoopReplies times in the last LoopWindow, goes to a person.
+const (
+	LoopReplies = 2
+	LoopWindow  = time.Hour
+)
+
+// History is what triage remembers of the replies it sent, for breaking
+// reply loops with auto-responders that send no RFC 3834 headers. The watch
+// ledger implements it; triage process uses its outbox.
+type History interface {
+	// SentReply reports whether messageID (with brackets) is the
+	// Message-ID of one of our replies.
+	SentReply(ctx context.Context, messageID string) (bool, error)
+	// RepliesSince counts our replies to addr (or from a message of addr)
+	// recorded at or after since.
+	RepliesSince(ctx context.Context, addr string, since time.Time) (int, error)
+}
 
 // Outcome is the JSON record for one input (DESIGN.md contract; fields may be
 // added, never renamed).
@@ -113,6 +138,8 @@ type Config struct {
 	// alone). Follow-ups join their ticket through it, taken-over
 	// conversations are left for their person, escalations are taken over.
 	Tickets tickets.Store
+	// History, when set, breaks reply loops (see LoopReplies).
+	History History
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
 	MaxTextBytes int
 	// HeaderLimits caps the header block and each field (defaults in package
@@ -246,6 +273,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(ReasonCanceled, err.Error())
+	}
+	if reason, detail := p.loop(ctx, msg); reason != "" {
+		return fail(reason, detail)
 	}
 
 	out.SerialNumbers = p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted)
@@ -400,6 +430,41 @@ func (p *Processor) detect(ctx context.Context, facts prompt.Facts, text string,
 		}
 	}
 	return p.cfg.Detector.Detect(ctx, facts, text)
+}
+
+// loop reports a reply loop: msg answers one of our replies and its sender
+// (From or the reply address) was already answered LoopReplies times within
+// LoopWindow. It returns the failure reason and detail, or "".
+func (p *Processor) loop(ctx context.Context, msg *message.Message) (reason, detail string) {
+	if p.cfg.History == nil || msg.InReplyTo == "" {
+		return "", ""
+	}
+	ours, err := p.cfg.History.SentReply(ctx, msg.InReplyTo)
+	if err != nil {
+		return ReasonHistoryError, fmt.Sprintf("reply history: %v; a reply loop cannot be ruled out, left for a person", err)
+	}
+	if !ours {
+		return "", ""
+	}
+	since := p.cfg.Now().Add(-LoopWindow)
+	most, who := 0, msg.From.Address
+	for _, addr := range []string{msg.From.Address, msg.ReplyTo} {
+		if addr == "" {
+			continue
+		}
+		n, err := p.cfg.History.RepliesSince(ctx, addr, since)
+		if err != nil {
+			return ReasonHistoryError, fmt.Sprintf("reply history: %v; a reply loop cannot be ruled out, left for a person", err)
+		}
+		if n > most {
+			most, who = n, addr
+		}
+	}
+	if most < LoopReplies {
+		return "", ""
+	}
+	return ReasonReplyLoop, fmt.Sprintf("In-Reply-To %s is one of our replies, and %s was already answered %d times in the last %v; a possible auto-reply loop, left for a person",
+		msg.InReplyTo, who, most, LoopWindow)
 }
 
 // declarations turns a scenario's functions into Gemini declarations. They are

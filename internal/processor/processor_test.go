@@ -208,6 +208,7 @@ func newEnvFull(t testing.TB, m agent.Model, staff []string, store tickets.Store
 		Scenarios: set, Extractor: ext, ModelName: "scripted",
 		Guard:   guard.Config{OwnAddresses: []string{"serwis@example.com"}},
 		Tickets: storeOr(store, tk),
+		History: ob, // as in triage process: the outbox remembers our replies
 	}
 	for _, o := range opts {
 		o(&ac, &pc)

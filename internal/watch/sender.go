@@ -13,6 +13,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/metrics"
+	"triage/internal/processor"
 )
 
 // Sender is a mail.Sender that keeps the ledger's promise: the rendered reply
@@ -30,7 +31,10 @@ type Sender struct {
 	met    *metrics.Metrics
 }
 
-var _ mail.Sender = (*Sender)(nil)
+var (
+	_ mail.Sender       = (*Sender)(nil)
+	_ processor.History = (*Sender)(nil)
+)
 
 // SenderConfig configures NewSender; Ledger, Next and Domain are required.
 type SenderConfig struct {
@@ -194,4 +198,15 @@ func (in *answering) refusal() *ledger.LimitError {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.refused
+}
+
+// SentReply and RepliesSince make the ledger the reply history of the
+// pipeline (processor.History), for breaking auto-reply loops.
+func (s *Sender) SentReply(ctx context.Context, messageID string) (bool, error) {
+	return s.ledger.SentReply(ctx, messageID)
+}
+
+// RepliesSince counts the ledger's replies to (or answering) addr since t.
+func (s *Sender) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
+	return s.ledger.RepliesSince(ctx, addr, since)
 }

@@ -14,8 +14,9 @@ import (
 // and every draft (Reply.Draft) into <dir>/drafts/. Files appear atomically
 // (written to a temporary file, then renamed).
 type Outbox struct {
-	dir string
-	now func() time.Time
+	dir   string
+	now   func() time.Time
+	index sentIndex // the replies in dir, for loop breaking (history.go)
 }
 
 var _ Sender = (*Outbox)(nil)
@@ -85,6 +86,9 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+	}
+	if !r.Draft {
+		o.remember(r.MessageID, to, stamp)
 	}
 	return Receipt{MessageID: r.MessageID, To: to, Path: path, Status: status}, nil
 }

@@ -1,0 +1,53 @@
+package mail
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestOutboxHistory: an outbox remembers the replies in its directory, also
+// those written by an earlier run; drafts are not replies that went out.
+func TestOutboxHistory(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	send := func(o *Outbox, id, to string, at time.Time, draft bool) {
+		t.Helper()
+		r := &Reply{From: "serwis@example.com", To: to, Subject: "Re: x", Body: "x", MessageID: id, Date: at, Draft: draft}
+		if _, err := o.Send(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run1, err := NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(run1, "<old@example.com>", "anna@example.pl", now.Add(-2*time.Hour), false)
+	send(run1, "<a1@example.com>", "Anna <ANNA@example.pl>", now.Add(-30*time.Minute), false)
+
+	run2, err := NewOutbox(dir) // a later `triage process` into the same outbox
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(run2, "<a2@example.com>", "anna@example.pl", now.Add(-time.Minute), false)
+	send(run2, "<draft@example.com>", "anna@example.pl", now, true)
+	for _, o := range []*Outbox{run2} {
+		for id, want := range map[string]bool{"<old@example.com>": true, "<a1@example.com>": true, "a2@example.com": true,
+			"<draft@example.com>": false, "<other@example.com>": false, "<not an id>": false} {
+			if got, err := o.SentReply(ctx, id); err != nil || got != want {
+				t.Errorf("SentReply(%s) = %v, %v; want %v", id, got, err, want)
+			}
+		}
+		if n, err := o.RepliesSince(ctx, "Anna@Example.PL", now.Add(-time.Hour)); err != nil || n != 2 {
+			t.Errorf("RepliesSince(last hour) = %d, %v; want 2", n, err)
+		}
+		if n, _ := o.RepliesSince(ctx, "jan@example.pl", now.Add(-24*time.Hour)); n != 0 {
+			t.Errorf("RepliesSince(jan) = %d, want 0", n)
+		}
+	}
+	// run1 loads lazily too: its first lookup sees what run2 wrote.
+	if ok, _ := run1.SentReply(ctx, "<a2@example.com>"); !ok {
+		t.Error("an outbox does not see replies written by another run before its first lookup")
+	}
+}

@@ -1,0 +1,54 @@
+package processor_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"triage/internal/processor"
+)
+
+// TestReplyLoopGoesToAPerson: a message In-Reply-To one of our replies, from
+// a sender we already answered twice in the last hour, is failed/reply_loop
+// without a model call; the history is the outbox itself (issue 7 item 4).
+func TestReplyLoopGoesToAPerson(t *testing.T) {
+	m := &scripted{}
+	e := newEnv(t, m)
+	const body = "Mój ekspres SN-48213-PL nadal nie działa, proszę o naprawę."
+	reply := func(n int, inReplyTo string) processor.Outcome {
+		t.Helper()
+		extra := []string{fmt.Sprintf("Message-ID: <loop-%d@example.pl>", n)}
+		if inReplyTo != "" {
+			extra = append(extra, "In-Reply-To: "+inReplyTo)
+		}
+		raw := eml("Anna <anna@example.pl>", "Reklamacja", body, extra...)
+		// eml writes its own Message-ID first; drop it so ours counts.
+		raw = []byte(strings.Replace(string(raw), fmt.Sprintf("Message-ID: <%x@example.pl>\r\n", len(body)+len("Reklamacja")), "", 1))
+		return e.proc.Process(context.Background(), processor.Input{Name: fmt.Sprintf("%d.eml", n), Raw: raw})
+	}
+
+	first := reply(1, "")
+	second := reply(2, "<unrelated@example.pl>") // not in reply to us: no loop
+	third := reply(3, first.Reply.MessageID)     // in reply to us, answered twice: a loop
+	for i, o := range []processor.Outcome{first, second} {
+		if o.Status != processor.StatusReplied {
+			t.Fatalf("email %d: %s/%s %s", i+1, o.Status, o.Reason, o.Detail)
+		}
+	}
+	if third.Status != processor.StatusFailed || third.Reason != processor.ReasonReplyLoop ||
+		!strings.Contains(third.Detail, first.Reply.MessageID) || !strings.Contains(third.Detail, "anna@example.pl") {
+		t.Errorf("third email: %s/%s %q, want failed/reply_loop naming our reply and the sender", third.Status, third.Reason, third.Detail)
+	}
+	if len(third.FunctionCalls) != 0 || third.Reply != nil {
+		t.Errorf("a loop must reach no model and send nothing: %+v", third)
+	}
+
+	// Once answered: a follow-up to our reply is answered normally.
+	e2 := newEnv(t, &scripted{})
+	one := e2.proc.Process(context.Background(), processor.Input{Name: "a.eml", Raw: eml("anna@example.pl", "Reklamacja", body)})
+	raw := eml("anna@example.pl", "Re: Reklamacja", body+" Dziękuję.", "In-Reply-To: "+one.Reply.MessageID)
+	if o := e2.proc.Process(context.Background(), processor.Input{Name: "b.eml", Raw: raw}); o.Status != processor.StatusReplied {
+		t.Errorf("follow-up after one reply: %s/%s %s, want replied", o.Status, o.Reason, o.Detail)
+	}
+}
