@@ -11,7 +11,8 @@ import (
 // TestProcessBreaksReplyLoop: `triage process` remembers its replies in the
 // outbox directory across runs; a message answering one of them from a
 // sender answered twice in the last hour is failed/reply_loop (issue 7
-// item 4), and the exit status says a person must look.
+// item 4), and the exit status says a person must look. (A thread the ticket
+// store knows is bounded by its escalation instead.)
 func TestProcessBreaksReplyLoop(t *testing.T) {
 	dir := t.TempDir()
 	outbox := filepath.Join(dir, "outbox")
@@ -23,7 +24,9 @@ func TestProcessBreaksReplyLoop(t *testing.T) {
 			h += "In-Reply-To: " + inReplyTo + "\r\n"
 		}
 		path := filepath.Join(dir, name)
-		body := "Dzień dobry, mój ekspres SN-48213-PL nie grzeje wody. Proszę o naprawę.\r\n"
+		// An expired warranty opens no ticket, so no conversation bounds
+		// the thread: the reply history does.
+		body := "Dzień dobry, mój toster SN98765 nie grzeje. Proszę o naprawę.\r\n"
 		if err := os.WriteFile(path, []byte(h+"Content-Type: text/plain; charset=utf-8\r\n\r\n"+body), 0o644); err != nil {
 			t.Fatal(err)
 		}

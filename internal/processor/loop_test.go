@@ -6,15 +6,19 @@ import (
 	"strings"
 	"testing"
 
+	"triage/internal/agent"
 	"triage/internal/processor"
 )
 
 // TestReplyLoopGoesToAPerson: a message In-Reply-To one of our replies, from
 // a sender we already answered twice in the last hour, is failed/reply_loop
 // without a model call; the history is the outbox itself (issue 7 item 4).
+// (With a conversation store, a known conversation is bounded by its
+// escalation instead: see TestThirdMessageEscalates.)
 func TestReplyLoopGoesToAPerson(t *testing.T) {
 	m := &scripted{}
-	e := newEnv(t, m)
+	noConversations := func(_ *agent.Config, pc *processor.Config) { pc.Tickets = nil }
+	e := newEnv(t, m, noConversations)
 	const body = "Mój ekspres SN-48213-PL nadal nie działa, proszę o naprawę."
 	reply := func(n int, inReplyTo string) processor.Outcome {
 		t.Helper()
@@ -45,7 +49,7 @@ func TestReplyLoopGoesToAPerson(t *testing.T) {
 	}
 
 	// Once answered: a follow-up to our reply is answered normally.
-	e2 := newEnv(t, &scripted{})
+	e2 := newEnv(t, &scripted{}, noConversations)
 	one := e2.proc.Process(context.Background(), processor.Input{Name: "a.eml", Raw: eml("anna@example.pl", "Reklamacja", body)})
 	raw := eml("anna@example.pl", "Re: Reklamacja", body+" Dziękuję.", "In-Reply-To: "+one.Reply.MessageID)
 	if o := e2.proc.Process(context.Background(), processor.Input{Name: "b.eml", Raw: raw}); o.Status != processor.StatusReplied {

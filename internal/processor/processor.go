@@ -274,9 +274,6 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	if err := ctx.Err(); err != nil {
 		return fail(ReasonCanceled, err.Error())
 	}
-	if reason, detail := p.loop(ctx, msg); reason != "" {
-		return fail(reason, detail)
-	}
 
 	out.SerialNumbers = p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted)
 	out.Language = Language(msg.Subject + "\n" + msg.Text)
@@ -325,6 +322,15 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 			out.Status, out.Reason = StatusSkipped, ReasonHumanOwner
 			out.Detail = fmt.Sprintf("%s is taken over by %s; the follow-up was appended to the ticket", conv.TicketID, owner)
 			return out
+		}
+	}
+
+	// Reply loops: a conversation the ticket store knows has its own bound
+	// when an escalation scenario exists (its third inbound message goes to
+	// a person, who then owns it); every other message is checked here.
+	if conv == nil || p.cfg.Scenarios.Flagged(isEscalation) == nil {
+		if reason, detail := p.loop(ctx, msg); reason != "" {
+			return fail(reason, detail)
 		}
 	}
 
