@@ -54,7 +54,8 @@ func TestProcessSampleInbox(t *testing.T) {
 		t.Fatalf("sample inbox: %v files, err %v", len(files), err)
 	}
 	args := append([]string{"process", "--json", "--warranty-csv", "../../examples/warranty.csv",
-		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "outbox"), "--concurrency", "3"}, files...)
+		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "outbox"), "--concurrency", "3",
+		"--staff", "kierownik@example.com"}, files...)
 	code, stdout, stderr := runCLI(t, "", args...)
 	if code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", code, stderr)
@@ -100,6 +101,8 @@ func TestProcessSampleInbox(t *testing.T) {
 		// The offline model knows no product-question: it follows the
 		// declarations, looks the subject's key word up in the manuals
 		// (our MCP server) and quotes the answer.
+		"14-angry-customer-en.eml": {status: "replied", scenario: "escalation", method: "rules",
+			calls: []string{"notify_staff", "send_email"}},
 		"13-product-question-en.eml": {status: "replied", scenario: "product-question", method: "rules",
 			calls: []string{"search_manual", "send_email"}, body: []string{"DESCALE light", "never vinegar"}},
 	}
@@ -143,6 +146,9 @@ func TestProcessSampleInbox(t *testing.T) {
 			continue
 		}
 		checkReply(t, base, o, w.body)
+		if base == "14-angry-customer-en.eml" && (!o.Escalated || o.TicketID == "") {
+			t.Errorf("%s: escalated %v, ticket %q; want escalated on a ticket", base, o.Escalated, o.TicketID)
+		}
 	}
 }
 

@@ -349,7 +349,7 @@ func TestEmbeddedInstructions(t *testing.T) {
 		"graceful-degradation": {[]string{"send_email"}, "", 0, false, true, false, false},
 		"out-of-scope":         {[]string{"send_email"}, "", 0, false, false, false, false},
 		"escalation":           {[]string{"notify_staff", "send_email"}, "", 50, true, false, true, false},
-		"follow-up":            {[]string{"check_warranty", "send_email"}, "", 0, false, false, false, true},
+		"follow-up":            {[]string{"send_email"}, "", 0, false, false, false, true},
 		"product-question":     {[]string{"search_manual", "send_email"}, "absent", 12, true, false, false, false},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
