@@ -17,9 +17,6 @@ import (
 //     binary, which in tests is this one;
 //   - "mcp-crash-server": an MCP server for TestProcessMCPServerKilledMidRun.
 func TestMain(m *testing.M) {
-	if os.Getenv("TRIAGE_MANUALS") == "" {
-		os.Setenv("TRIAGE_MANUALS", "../../examples/manuals") // the server's default is relative to the repository
-	}
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "mcp-manuals":

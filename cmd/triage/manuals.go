@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"triage/examples"
 	"triage/internal/manuals"
 )
 
@@ -20,17 +21,24 @@ func newManualsCmd() *cobra.Command {
 		Use:   "mcp-manuals [DIR]",
 		Short: "Serve a directory of product manuals as an MCP server (search_manual)",
 		Long: `mcp-manuals serves the manuals in DIR (default $TRIAGE_MANUALS, else
-examples/manuals) as an MCP server with one tool, search_manual {query}, which
+the sample manuals built into triage, examples/manuals) as an MCP server with one tool, search_manual {query}, which
 returns the best matching manual section. It speaks MCP over stdin/stdout, as
 tools.yaml's "mcp: {command: [...]}" expects; with --listen it serves
 streamable HTTP at http://ADDR/mcp instead.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := envOr("TRIAGE_MANUALS", defaultManuals)
+			dir := os.Getenv("TRIAGE_MANUALS")
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			lib, err := manuals.Load(dir)
+			var lib *manuals.Library
+			var err error
+			if dir == "" {
+				dir = "the built-in sample manuals"
+				lib, err = manuals.LoadFS(examples.Manuals(), "examples/manuals (built in)")
+			} else {
+				lib, err = manuals.Load(dir)
+			}
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -63,6 +71,3 @@ streamable HTTP at http://ADDR/mcp instead.`,
 	cmd.Flags().StringVar(&listen, "listen", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:9000) instead of stdio")
 	return cmd
 }
-
-// defaultManuals is the sample manuals directory, relative to the repository.
-const defaultManuals = "examples/manuals"

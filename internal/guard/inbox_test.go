@@ -36,6 +36,7 @@ func TestSampleInbox(t *testing.T) {
 		"10-serial-in-quoted-history.eml": {Serials: []string{"SN-30117-PL"}},
 		"11-job-question.eml":             {},
 		"12-prompt-injection.eml":         {Serials: []string{"SN-72231-PL"}},
+		"13-product-question-en.eml":      {},
 	}
 	ex, err := serial.New()
 	if err != nil {

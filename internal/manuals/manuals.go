@@ -13,9 +13,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"sort"
 	"strings"
@@ -51,36 +52,41 @@ type Library struct {
 
 // Load reads every *.md and *.txt file of dir.
 func Load(dir string) (*Library, error) {
-	entries, err := os.ReadDir(dir)
+	return LoadFS(os.DirFS(dir), dir)
+}
+
+// LoadFS reads every *.md and *.txt file at the top of fsys; name says in
+// errors which directory that is.
+func LoadFS(fsys fs.FS, name string) (*Library, error) {
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return nil, fmt.Errorf("manuals: %w", err)
+		return nil, fmt.Errorf("manuals: %s: %w", name, err)
 	}
 	lib := &Library{df: map[string]int{}}
 	files := 0
 	for _, e := range entries {
-		ext := strings.ToLower(filepath.Ext(e.Name()))
+		ext := strings.ToLower(path.Ext(e.Name()))
 		if e.IsDir() || (ext != ".md" && ext != ".txt") || strings.EqualFold(e.Name(), "README.md") {
 			continue
 		}
 		if files++; files > maxFiles {
-			return nil, fmt.Errorf("manuals: %s: more than %d manuals", dir, maxFiles)
+			return nil, fmt.Errorf("manuals: %s: more than %d manuals", name, maxFiles)
 		}
-		path := filepath.Join(dir, e.Name())
-		st, err := os.Stat(path)
+		info, err := e.Info()
 		if err != nil {
-			return nil, fmt.Errorf("manuals: %w", err)
+			return nil, fmt.Errorf("manuals: %s: %w", name, err)
 		}
-		if st.Size() > maxFileBytes {
-			return nil, fmt.Errorf("manuals: %s: larger than %d bytes", path, maxFileBytes)
+		if info.Size() > maxFileBytes {
+			return nil, fmt.Errorf("manuals: %s: larger than %d bytes", path.Join(name, e.Name()), maxFileBytes)
 		}
-		b, err := os.ReadFile(path)
+		b, err := fs.ReadFile(fsys, e.Name())
 		if err != nil {
-			return nil, fmt.Errorf("manuals: %w", err)
+			return nil, fmt.Errorf("manuals: %s: %w", name, err)
 		}
 		lib.sections = append(lib.sections, parse(e.Name(), string(b))...)
 	}
 	if len(lib.sections) == 0 {
-		return nil, fmt.Errorf("manuals: %s: no manual sections (want *.md files with \"## \" headings)", dir)
+		return nil, fmt.Errorf("manuals: %s: no manual sections (want *.md files with \"## \" headings)", name)
 	}
 	for _, s := range lib.sections {
 		for w := range s.words {
@@ -92,7 +98,7 @@ func Load(dir string) (*Library, error) {
 
 // parse splits one manual into its sections.
 func parse(file, text string) []*Section {
-	title := strings.TrimSuffix(file, filepath.Ext(file))
+	title := strings.TrimSuffix(file, path.Ext(file))
 	var out []*Section
 	var cur *Section
 	var body []string
