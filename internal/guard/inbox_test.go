@@ -37,6 +37,7 @@ func TestSampleInbox(t *testing.T) {
 		"11-job-question.eml":             {},
 		"12-prompt-injection.eml":         {Serials: []string{"SN-72231-PL"}},
 		"13-product-question-en.eml":      {},
+		"14-angry-customer-en.eml":        {},
 	}
 	ex, err := serial.New()
 	if err != nil {
