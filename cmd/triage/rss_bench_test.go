@@ -1,0 +1,188 @@
+package main
+
+// Memory benchmarks of `triage process`: they build the real binary, run it
+// as a child process over inputs generated in a temporary directory, and
+// report its peak resident set size (getrusage ru_maxrss of the child, as
+// the kernel measured it). Run them with
+//
+//	go test -run '^$' -bench RSS -benchtime 1x ./cmd/triage
+//
+// (make bench runs every benchmark). Targets (issue 7): 20,000 emails in
+// <= 64 MiB; one email with an 18 MB attachment in <= 3x its raw size plus
+// the baseline (the peak of the same run over one small email).
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+var (
+	benchBinOnce sync.Once
+	benchBin     string
+	benchBinErr  error
+)
+
+// builtTriage builds this command once per test binary.
+func builtTriage(b *testing.B) string {
+	b.Helper()
+	benchBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "triage-bench")
+		if err != nil {
+			benchBinErr = err
+			return
+		}
+		benchBin = filepath.Join(dir, "triage")
+		out, err := exec.Command("go", "build", "-o", benchBin, ".").CombinedOutput()
+		if err != nil {
+			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if benchBinErr != nil {
+		b.Fatal(benchBinErr)
+	}
+	return benchBin
+}
+
+// peakRSS runs `triage process` over files (relative to dir) and returns
+// the child's peak RSS in bytes and its exit code.
+//
+// Linux starts a child's ru_maxrss at the resident size of the process that
+// spawned it (os/exec's vfork shares the parent's memory until exec), so a
+// child of this test binary, which holds the generated inputs, would report
+// at least the test's own peak. The child is therefore spawned by a fresh,
+// small copy of the test binary (rssRunner, below), which reports the
+// child's getrusage figure.
+func peakRSS(b *testing.B, dir string, files ...string) (int64, int) {
+	b.Helper()
+	args := append([]string{builtTriage(b), "process", "--offline", "--json", "--concurrency", "4",
+		"--warranty-csv", "warranty.csv", "--tickets-db", "tickets.db", "--outbox", "outbox"}, files...)
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
+	cmd.Env = []string{rssRunnerEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("rss runner: %v\n%s", err, stderr.String())
+	}
+	var kib int64
+	var code int
+	if _, err := fmt.Sscanf(stdout.String(), "maxrss_kib=%d exit=%d", &kib, &code); err != nil {
+		b.Fatalf("rss runner said %q: %v\n%s", stdout.String(), err, stderr.String())
+	}
+	if code != 0 && code != 1 { // 1: some email failed, which is fine here
+		b.Fatalf("triage process exited %d:\n%s", code, stderr.String())
+	}
+	return kib * 1024, code
+}
+
+const rssRunnerEnv = "TRIAGE_RSS_RUNNER"
+
+// rssRunner: when this test binary is started with TRIAGE_RSS_RUNNER=1 it
+// runs its arguments as a command (stdout discarded, stderr passed on) and
+// prints the command's peak RSS (KiB, as getrusage reports it on Linux) and
+// exit code, then exits.
+func init() {
+	if os.Getenv(rssRunnerEnv) == "" {
+		return
+	}
+	args := os.Args[1:]
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stderr = os.Stderr
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, "rss runner:", err)
+		os.Exit(2)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		fmt.Fprintln(os.Stderr, "rss runner: no getrusage on this platform")
+		os.Exit(2)
+	}
+	fmt.Printf("maxrss_kib=%d exit=%d\n", ru.Maxrss, cmd.ProcessState.ExitCode())
+	os.Exit(0)
+}
+
+func benchDir(b *testing.B) string {
+	dir := b.TempDir()
+	csv := "serial_number,status,expiration_date,product\nSN-48213-PL,valid,2099-05-31,Ekspres\n"
+	if err := os.WriteFile(filepath.Join(dir, "warranty.csv"), []byte(csv), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir
+}
+
+func smallEmail(i int) string {
+	return fmt.Sprintf("From: Klient %d <klient%d@customer.example>\r\nTo: serwis@example.com\r\nSubject: Reklamacja %d\r\n"+
+		"Message-ID: <bench-%d@customer.example>\r\nDate: Mon, 16 Nov 2026 09:12:44 +0100\r\n"+
+		"Content-Type: text/plain; charset=utf-8\r\n\r\nDzień dobry, mój ekspres SN-48213-PL nie grzeje. Proszę o naprawę.\r\n", i, i, i, i)
+}
+
+// BenchmarkProcessRSS20k: 20,000 emails in one run; peak RSS must not grow
+// with the number of inputs (target <= 64 MiB).
+func BenchmarkProcessRSS20k(b *testing.B) {
+	const n = 20000
+	dir := benchDir(b)
+	files := make([]string, n)
+	for i := range files {
+		files[i] = fmt.Sprintf("%05d.eml", i)
+		if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(smallEmail(i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range b.N {
+		os.RemoveAll(filepath.Join(dir, "outbox"))
+		os.Remove(filepath.Join(dir, "tickets.db"))
+		peak, _ := peakRSS(b, dir, files...)
+		b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+		b.Logf("process of %d emails: peak RSS %.1f MiB (target <= 64 MiB)", n, float64(peak)/(1<<20))
+	}
+}
+
+// BenchmarkProcessRSSAttachment: one email with an 18 MB attachment; peak
+// RSS over the baseline (one small email) relative to the raw size
+// (target <= 3).
+func BenchmarkProcessRSSAttachment(b *testing.B) {
+	dir := benchDir(b)
+	if err := os.WriteFile(filepath.Join(dir, "small.eml"), []byte(smallEmail(0)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	att := make([]byte, 18_000_000)
+	rand.Read(att)
+	enc := base64.StdEncoding.EncodeToString(att)
+	var msg strings.Builder
+	msg.WriteString("From: Anna <anna@customer.example>\r\nTo: serwis@example.com\r\nSubject: Reklamacja ze zdjęciami\r\n" +
+		"Message-ID: <bench-att@customer.example>\r\nDate: Mon, 16 Nov 2026 09:12:44 +0100\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" +
+		"Mój ekspres SN-48213-PL nie grzeje, zdjęcia w załączniku.\r\n--b1\r\nContent-Type: application/zip\r\n" +
+		"Content-Disposition: attachment; filename=\"zdjecia.zip\"\r\nContent-Transfer-Encoding: base64\r\n\r\n")
+	for len(enc) > 76 {
+		msg.WriteString(enc[:76])
+		msg.WriteString("\r\n")
+		enc = enc[76:]
+	}
+	msg.WriteString(enc + "\r\n--b1--\r\n")
+	raw := msg.String()
+	if err := os.WriteFile(filepath.Join(dir, "big.eml"), []byte(raw), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for range b.N {
+		base, _ := peakRSS(b, dir, "small.eml")
+		peak, _ := peakRSS(b, dir, "big.eml")
+		ratio := float64(peak-base) / float64(len(raw))
+		b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+		b.ReportMetric(float64(base)/(1<<20), "baseline-MiB")
+		b.ReportMetric(ratio, "x-raw-over-baseline")
+		b.Logf("18 MB attachment (raw %.1f MiB): peak RSS %.1f MiB, baseline %.1f MiB: (peak-baseline)/raw = %.2f (target <= 3); peak/raw = %.2f",
+			float64(len(raw))/(1<<20), float64(peak)/(1<<20), float64(base)/(1<<20), ratio, float64(peak)/float64(len(raw)))
+	}
+}
