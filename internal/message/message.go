@@ -76,6 +76,14 @@ type Attachment struct {
 // maxDepth bounds multipart nesting; deeper parts are ignored.
 const maxDepth = 20
 
+// What one part may keep in memory: a text part beyond maxPartText is cut
+// (the model sees 16 KiB anyway), and an attached message beyond
+// maxAttachedMessage is listed, not parsed. Everything else is streamed.
+const (
+	maxPartText        = 1 << 20
+	maxAttachedMessage = 4 << 20
+)
+
 // Parse parses a raw RFC 5322 message. It degrades instead of failing on
 // common malformations (missing closing boundary, lower-case header names,
 // unknown charsets, no Date) and records them in Problems. It returns an
@@ -478,7 +486,12 @@ func (w *walker) leaf(e *gomessage.Entity, mediaType string, params map[string]s
 		w.m.Attachments = append(w.m.Attachments, Attachment{Name: name, Type: mediaType, Size: int(n)})
 		return
 	}
-	body, err := io.ReadAll(e.Body)
+	body, err := io.ReadAll(io.LimitReader(e.Body, maxPartText+1))
+	if err == nil && len(body) > maxPartText {
+		rest, _ := io.Copy(io.Discard, e.Body)
+		body = cutRunes(body[:maxPartText])
+		w.m.problem(fmt.Sprintf("%s part of %d bytes cut to %d", mediaType, int64(maxPartText+1)+rest, len(body)))
+	}
 	switch {
 	case err == nil:
 	case depth > 0 && errors.Is(err, io.ErrUnexpectedEOF):
@@ -501,9 +514,16 @@ func (w *walker) leaf(e *gomessage.Entity, mediaType string, params map[string]s
 // attachedMessage lists an attached message and keeps its parsed text as
 // forwarded history.
 func (w *walker) attachedMessage(e *gomessage.Entity, name, mediaType string, depth int) {
-	raw, err := io.ReadAll(e.Body)
+	raw, err := io.ReadAll(io.LimitReader(e.Body, maxAttachedMessage+1))
 	if err != nil {
 		w.m.problem(fmt.Sprintf("attached message: %v", err))
+	}
+	if len(raw) > maxAttachedMessage {
+		rest, _ := io.Copy(io.Discard, e.Body)
+		size := int64(len(raw)) + rest
+		w.m.Attachments = append(w.m.Attachments, Attachment{Name: name, Type: mediaType, Size: int(size)})
+		w.m.problem(fmt.Sprintf("attached message of %d bytes listed, not read (over %d)", size, maxAttachedMessage))
+		return
 	}
 	w.m.Attachments = append(w.m.Attachments, Attachment{Name: name, Type: mediaType, Size: len(raw)})
 	if depth >= maxDepth {
@@ -516,6 +536,19 @@ func (w *walker) attachedMessage(e *gomessage.Entity, name, mediaType string, de
 		return
 	}
 	w.attached = append(w.attached, inner)
+}
+
+// cutRunes drops the incomplete rune a cut left at the end of b.
+func cutRunes(b []byte) []byte {
+	for k := 1; k < utf8.UTFMax && k <= len(b); k++ {
+		if utf8.RuneStart(b[len(b)-k]) {
+			if !utf8.FullRune(b[len(b)-k:]) {
+				return b[:len(b)-k]
+			}
+			break
+		}
+	}
+	return b
 }
 
 func bodyLabel(e *gomessage.Entity) string {

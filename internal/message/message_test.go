@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -425,5 +426,29 @@ func TestHTMLHidden(t *testing.T) {
 				t.Errorf("htmlToText (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPartCaps: a huge text part is cut (on a rune boundary) instead of
+// kept whole, and a huge attached message is listed with its size, not
+// read into memory and parsed.
+func TestPartCaps(t *testing.T) {
+	big := strings.Repeat("Zażółć gęślą jaźń. ", 200_000) // ~4.4 MB of UTF-8
+	raw := "From: Anna <anna@example.pl>\r\nTo: serwis@example.com\r\nSubject: Duzo\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" + big +
+		"\r\n--b\r\nContent-Type: message/rfc822\r\nContent-Disposition: attachment; filename=old.eml\r\n\r\n" +
+		"From: Anna <anna@example.pl>\r\nSubject: stara\r\n\r\n" + strings.Repeat("x", 5<<20) + "\r\n--b--\r\n"
+	m, err := Parse([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Text) > maxPartText || !utf8.ValidString(m.Text) || !strings.HasPrefix(m.Text, "Zażółć gęślą jaźń.") {
+		t.Errorf("Text: %d bytes (valid UTF-8 %v); want at most %d, cut on a rune boundary", len(m.Text), utf8.ValidString(m.Text), maxPartText)
+	}
+	if !containsSub(m.Problems, "text/plain part of") || !containsSub(m.Problems, "attached message of") {
+		t.Errorf("Problems = %q, want the cut and the unread attached message named", m.Problems)
+	}
+	if len(m.Attachments) != 1 || m.Attachments[0].Size < 5<<20 || m.Quoted != "" {
+		t.Errorf("attachments %+v, quoted %d bytes; want old.eml listed with its size and not parsed", m.Attachments, len(m.Quoted))
 	}
 }
