@@ -119,6 +119,7 @@ func (l *Ledger) ReplyByMessageID(ctx context.Context, id string) (Reply, error)
 type Thread struct {
 	Key       string // the inbound key
 	MessageID string // the inbound Message-ID
+	Sender    string // the inbound From (the customer)
 	Scenario  string
 	State     string // the inbound message's final state
 	Matched   string // the Message-ID that led to it (inbound, or our reply or draft)
@@ -139,9 +140,9 @@ func (l *Ledger) ThreadOf(ctx context.Context, ids []string) (Thread, error) {
 		} else if !errors.Is(err, ErrNotFound) {
 			return Thread{}, err
 		}
-		q, arg := `SELECT key, message_id, scenario, state FROM messages WHERE message_id=? ORDER BY updated DESC`, id
+		q, arg := `SELECT key, message_id, sender, scenario, state FROM messages WHERE message_id=? ORDER BY updated DESC`, id
 		if key != "" {
-			q, arg = `SELECT key, message_id, scenario, state FROM messages WHERE key=? ORDER BY updated DESC`, key
+			q, arg = `SELECT key, message_id, sender, scenario, state FROM messages WHERE key=? ORDER BY updated DESC`, key
 		}
 		rows, err := l.db.QueryContext(ctx, q, arg)
 		if err != nil {
@@ -150,7 +151,7 @@ func (l *Ledger) ThreadOf(ctx context.Context, ids []string) (Thread, error) {
 		var t Thread
 		found := false
 		for rows.Next() && !found {
-			if err := rows.Scan(&t.Key, &t.MessageID, &t.Scenario, &t.State); err != nil {
+			if err := rows.Scan(&t.Key, &t.MessageID, &t.Sender, &t.Scenario, &t.State); err != nil {
 				rows.Close()
 				return Thread{}, fmt.Errorf("ledger: thread of: %w", err)
 			}

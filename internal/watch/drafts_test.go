@@ -71,10 +71,10 @@ func (h *hookLog) summary() []string {
 
 // personReply is a reply a person sent from their mail client: a new
 // Message-ID, threaded under inbound, the text, then the quoted original.
-func personReply(n int, inbound, text string) []byte {
-	return []byte(fmt.Sprintf("From: Anna Serwis <support@example.com>\r\nTo: klient@customer.example\r\nSubject: Re: x\r\n"+
+func personReply(n int, to, inbound, text string) []byte {
+	return []byte(fmt.Sprintf("From: Anna Serwis <support@example.com>\r\nTo: %s\r\nSubject: Re: x\r\n"+
 		"Message-ID: <person-%d@example.com>\r\nIn-Reply-To: %s\r\nReferences: %s\r\nDate: Mon, 2 Nov 2026 10:00:00 +0100\r\n"+
-		"Content-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n\r\nW dniu 1.11.2026 klient napisał:\r\n> Mój numer seryjny.\r\n", n, inbound, inbound, text))
+		"Content-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n\r\nW dniu 1.11.2026 klient napisał:\r\n> Mój numer seryjny.\r\n", to, n, inbound, inbound, text))
 }
 
 // scenarioDrafts: in draft mode every reply lands in Drafts flagged \Draft,
@@ -145,10 +145,12 @@ func scenarioDrafts(t *testing.T, tgt target) {
 		}
 		return m.Text
 	}
-	e.tgt.Append(t, "Sent", personReply(1, id1, strings.ReplaceAll(draftText(byReply[id1]), "\r\n", " ")+"\r\n-- \r\nAnna"))
-	e.tgt.Append(t, "Sent", personReply(2, id2, "Dzień dobry, proszę przynieść urządzenie do punktu serwisowego w piątek."))
-	e.tgt.Append(t, "Sent", personReply(3, id0, "Dzień dobry, jeszcze jedna informacja od nas."))
-	e.tgt.Append(t, "Sent", personReply(4, "<unrelated@elsewhere.example>", "Nie w wątku."))
+	// Iza's thread is only forwarded to a colleague: not a reply to her.
+	e.tgt.Append(t, "Sent", personReply(5, "kolega@example.com", id3, "Zerknij na to, proszę."))
+	e.tgt.Append(t, "Sent", personReply(1, "Ola <OLA@customer.example>", id1, strings.ReplaceAll(draftText(byReply[id1]), "\r\n", " ")+"\r\n-- \r\nAnna"))
+	e.tgt.Append(t, "Sent", personReply(2, "ewa@customer.example", id2, "Dzień dobry, proszę przynieść urządzenie do punktu serwisowego w piątek."))
+	e.tgt.Append(t, "Sent", personReply(3, "jan@customer.example", id0, "Dzień dobry, jeszcze jedna informacja od nas."))
+	e.tgt.Append(t, "Sent", personReply(4, "jan@customer.example", "<unrelated@elsewhere.example>", "Nie w wątku."))
 	e.runOnce(mod)
 	want := []string{id1 + " <person-1@example.com> " + ledger.DraftSentAsIs, id2 + " <person-2@example.com> " + ledger.DraftEdited, id0 + " <person-3@example.com> "}
 	if diff := cmp.Diff(want, hooks.summary()); diff != "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -55,18 +56,19 @@ type PersonReply struct {
 // person's reply become discarded, then the draft figures go to the
 // metrics.
 func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
-	if w.cfg.SentFolder == "" {
-		return nil // without the Sent folder nobody's replies can be seen
-	}
-	if err := w.scanSent(ctx, c); err != nil {
-		return err
-	}
-	n, err := w.cfg.Ledger.DiscardStaleDrafts(ctx, w.cfg.Now().Add(-w.cfg.DraftWindow))
-	if err != nil {
-		return w.ledgerErr(err)
-	}
-	if n > 0 {
-		w.log.Info("drafts discarded: no reply from a person", "drafts", n, "window", w.cfg.DraftWindow.String())
+	// Without the Sent folder nobody's replies can be seen: drafts stay
+	// pending rather than counting as discarded.
+	if w.cfg.SentFolder != "" {
+		if err := w.scanSent(ctx, c); err != nil {
+			return err
+		}
+		n, err := w.cfg.Ledger.DiscardStaleDrafts(ctx, w.cfg.Now().Add(-w.cfg.DraftWindow))
+		if err != nil {
+			return w.ledgerErr(err)
+		}
+		if n > 0 {
+			w.log.Info("drafts discarded: no reply from a person", "drafts", n, "window", w.cfg.DraftWindow.String())
+		}
 	}
 	if w.cfg.Metrics != nil {
 		stats, err := w.cfg.Ledger.DraftStats(ctx)
@@ -84,7 +86,8 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 // ledger keeps the last UID per UIDVALIDITY; the first scan, or one after a
 // UIDVALIDITY change, looks back DraftWindow plus a day). A message whose
 // Message-ID is one of triage's replies is skipped; any other whose thread
-// the ledger handled is a person's reply: it resolves the thread's draft
+// the ledger handled, addressed to that thread's customer (To or Cc; a
+// forward to a colleague is not a reply), is a person's reply: it resolves the thread's draft
 // (sent as is or edited, by similarity) and goes to OnPersonReply. A hook
 // error stops the scan at that message, to be retried next pass.
 func (w *Watcher) scanSent(ctx context.Context, c *imapclient.Client) error {
@@ -130,7 +133,7 @@ func (w *Watcher) scanSent(ctx context.Context, c *imapclient.Client) error {
 	}
 
 	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true,
-		HeaderFields: []string{"Message-Id", "In-Reply-To", "References", "From", "Date"}}
+		HeaderFields: []string{"Message-Id", "In-Reply-To", "References", "From", "To", "Cc", "Date"}}
 	bufs, err := c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
 	if err != nil {
 		return fmt.Errorf("watch: fetch %s headers: %w", folder, err)
@@ -178,6 +181,9 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 	if err != nil {
 		return w.ledgerErr(err)
 	}
+	if !addressedTo(ctx, l, th, m.To) {
+		return nil // in the thread, but not to the customer (e.g. forwarded to a colleague)
+	}
 	pr := PersonReply{MessageID: m.MessageID, InReplyTo: m.InReplyTo, References: m.References,
 		From: m.From.Address, Date: m.Date, Thread: th}
 
@@ -208,6 +214,23 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 		}
 	}
 	return nil
+}
+
+// addressedTo reports whether one of to is the thread's customer: the
+// inbound sender, or the address our reply or draft went to (Reply-To).
+func addressedTo(ctx context.Context, l *ledger.Ledger, th ledger.Thread, to []string) bool {
+	want := []string{th.Sender}
+	if r, err := l.GetReply(ctx, th.Key); err == nil {
+		want = append(want, r.To)
+	}
+	for _, a := range to {
+		for _, w := range want {
+			if w != "" && strings.EqualFold(a, w) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // similarity compares the new text of a draft and of a person's reply (the
