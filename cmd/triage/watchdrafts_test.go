@@ -97,7 +97,7 @@ func TestWatchDraftModeAndStats(t *testing.T) {
 	}
 
 	// The person sends the draft from their client: new Message-ID, same text.
-	sent := "From: Serwis <serwis@example.com>\r\nTo: anna@example.pl\r\nSubject: " + d.Subject + "\r\nMessage-ID: <person-1@example.com>\r\n" +
+	sent := "From: Serwis <serwis@example.com>\r\nTo: Anna Nowak <anna.nowak@example.pl>\r\nSubject: " + d.Subject + "\r\nMessage-ID: <person-1@example.com>\r\n" +
 		"In-Reply-To: " + inbound + "\r\nReferences: " + inbound + "\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" + d.Text + "\r\n"
 	e.srv.Append(t, "Sent", []byte(sent))
 	if code, _, stderr := e.run(t, "watch", "--config", e.config, "--once"); code != 0 {
