@@ -21,7 +21,7 @@ import (
 )
 
 // MaxWords bounds the words compared from each text.
-const MaxWords = 3000
+const MaxWords = 1500
 
 // Similarity returns how alike a and b are, from 0 (nothing in common) to 1
 // (the same words in the same order). Two texts without words are alike.
