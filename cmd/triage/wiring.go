@@ -135,8 +135,8 @@ func loadInstructions(dir string) (*instructionSet, error) {
 	}
 	set, serr := scenario.Load(fsys, nil)
 	ts, terr := tools.Load(fsys, tools.Config{Builtins: builtinNames})
-	if serr == nil && terr == nil {
-		terr = ts.Check(set)
+	if serr == nil && ts != nil {
+		terr = errors.Join(terr, ts.Check(set))
 	}
 	if err := errors.Join(serr, terr); err != nil {
 		return nil, &exitError{code: exitUsage, err: err}

@@ -150,7 +150,8 @@ func LookupEnv(name string) (string, bool) {
 // Load reads File from fsys, expands ${VAR} in the http and mcp settings and
 // validates every binding on its own (Check validates them against the
 // scenarios). All problems are reported at once, each naming the file, the
-// tool and the field.
+// tool and the field. With a problem the set is returned too (when the file
+// could be decoded) for Check to report on; it must not be used otherwise.
 func Load(fsys fs.FS, cfg Config) (*Set, error) {
 	raw, err := fs.ReadFile(fsys, File)
 	if err != nil {
@@ -221,10 +222,9 @@ func Parse(file string, raw []byte, cfg Config) (*Set, error) {
 			}
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return set, nil
+	// The set comes back with the error too, so that Check can still
+	// report how the scenarios fit it: every problem at once.
+	return set, errors.Join(errs...)
 }
 
 // validate checks one binding, fills defaults and expands ${VAR}.

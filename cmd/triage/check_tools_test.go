@@ -1,0 +1,109 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"triage/instructions"
+)
+
+// copyInstructions writes the shipped instructions to a directory, with
+// edit applied to tools.yaml and to every scenario file.
+func copyInstructions(t *testing.T, edit func(path, text string) string) string {
+	t.Helper()
+	dir := t.TempDir()
+	err := fs.WalkDir(instructions.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(instructions.FS, p)
+		if err != nil {
+			return err
+		}
+		out := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(out, []byte(edit(p, string(b))), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// triage check prints every tool with its binding and policies, from the
+// same start-up loading process and watch use.
+func TestCheckPrintsTools(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "", "check")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"tools.yaml: ",
+		"check_warranty  [builtin check_warranty]\n  args.serial_number: from serials\n",
+		"create_ticket  [builtin create_ticket]\n  effect",
+		"  args.customer_email: from sender\n",
+		`  requires an earlier successful check_warranty with result {"status":"valid"}, same serial_number` + "\n",
+		"send_email  [builtin send_email]\n",
+		"  final (its success means the email is handled)\n",
+		"  args.to: from reply_to\n",
+		"search_manual  [mcp stdio ${TRIAGE_BIN} mcp-manuals, tool search_manual]",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("check output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// A broken tools.yaml, or one that does not match the scenarios, stops
+// start-up (check, process) with every problem named by file, tool, field.
+func TestCheckRefusesBadBindings(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(path, text string) string
+		want []string
+	}{
+		{"a declared function without a binding", func(p, s string) string {
+			if p == "tools.yaml" {
+				s = strings.Replace(s, "  search_manual:", "  manual_search:", 1)
+				return strings.Replace(s, "call: check_warranty", "call: verify_warranty", 1)
+			}
+			return s
+		}, []string{
+			`tools: scenarios/product-question.md: available_functions[0].name: "search_manual" has no binding in tools.yaml`,
+			`tools: tools.yaml: create_ticket: requires[0].call: "verify_warranty" is not a tool of this file`, // and the rest, at once
+		}},
+		{"a policy naming a parameter that does not exist", func(p, s string) string {
+			if p == "tools.yaml" {
+				return strings.Replace(s, "serial_number: {from: serials}", "serial: {from: serials}", 1)
+			}
+			return s
+		}, []string{`tools: tools.yaml: check_warranty: args.serial: "serial" is not a parameter of check_warranty as declared in scenarios/`}},
+		{"a missing ${VAR}", func(p, s string) string {
+			if p == "tools.yaml" {
+				return s + "  orders:\n    http: {url: \"${TRIAGE_TEST_NO_SUCH_VAR}/orders/{id}\"}\n"
+			}
+			return s
+		}, []string{"tools: tools.yaml: orders: http.url: environment variable TRIAGE_TEST_NO_SUCH_VAR is not set"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyInstructions(t, tt.edit)
+			for _, cmd := range [][]string{{"check", "--instructions", dir}, {"process", "--offline", "--instructions", dir, "-"}} {
+				code, _, stderr := runCLI(t, "", cmd...)
+				if code != 2 {
+					t.Errorf("%s: exit %d, want 2", cmd[0], code)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(stderr, w) {
+						t.Errorf("%s: stderr lacks %q:\n%s", cmd[0], w, stderr)
+					}
+				}
+			}
+		})
+	}
+}
