@@ -51,7 +51,7 @@ func ParseLimits(raw []byte, lim Limits) (*Message, error) {
 func checkHeader(data []byte, lim Limits) error {
 	lim = lim.withDefaults()
 	total, field := 0, 0
-	key := ""
+	var key []byte // the current field's name, a view of data
 	for rest := data; len(rest) > 0; {
 		line := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
@@ -70,9 +70,9 @@ func checkHeader(data []byte, lim Limits) error {
 			field += len(line)
 		} else {
 			field = len(line)
-			key = ""
+			key = nil
 			if i := bytes.IndexByte(line, ':'); i > 0 {
-				key = string(bytes.TrimSpace(line[:min(i, 100)]))
+				key = bytes.TrimSpace(line[:min(i, 100)])
 			}
 		}
 		if field > lim.FieldBytes {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -89,4 +90,30 @@ func TestSubjectCleaned(t *testing.T) {
 	if len(m.Subject) > MaxSubjectBytes || len(m.Subject) < MaxSubjectBytes-4 || !utf8.ValidString(m.Subject) || !strings.HasPrefix(m.Subject, "żż") {
 		t.Errorf("long subject: %d bytes, valid UTF-8 %v, want at most %d", len(m.Subject), utf8.ValidString(m.Subject), MaxSubjectBytes)
 	}
+}
+
+// BenchmarkHugeHeader reports the cost of a 25 MB block of short header
+// fields refused by the cap ("capped"), and, with TRIAGE_BENCH_UNCAPPED=1,
+// parsed as before the cap ("uncapped", caps lifted: about 2 GB and several
+// seconds per message, so not part of `make bench` by default). Run with
+// -benchmem.
+func BenchmarkHugeHeader(b *testing.B) {
+	raw := []byte("From: anna@example.pl\r\nSubject: x\r\n" + strings.Repeat("X-A: b\r\n", 25<<20/8) + "\r\nbody\r\n")
+	b.Run("capped", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Parse(raw); !errors.Is(err, ErrHeaderTooLarge) {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("uncapped", func(b *testing.B) {
+		if os.Getenv("TRIAGE_BENCH_UNCAPPED") == "" {
+			b.Skip("set TRIAGE_BENCH_UNCAPPED=1: parses 25 MB of header fields (about 2 GB)")
+		}
+		for b.Loop() {
+			if _, err := ParseLimits(raw, Limits{HeaderBytes: 1 << 30, FieldBytes: 1 << 30}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
