@@ -70,6 +70,11 @@ func personReplyHook(store tickets.Creator, log *slog.Logger) func(context.Conte
 				return err
 			}
 			log.Info("a person replied in the thread: conversation taken over", "ticket", ticket, "by", r.From, "reply", r.MessageID)
+			if r.MessageID != "" {
+				// The person's reply is part of the conversation: the
+				// customer's answer to it finds the ticket.
+				return conv.AddMessage(ctx, ticket, tickets.Message{MessageID: r.MessageID, Direction: tickets.Outbound, From: r.From, At: r.Date})
+			}
 			return nil
 		}
 		return nil

@@ -23,7 +23,9 @@ func isFollowUp(sc *scenario.Scenario) bool   { return sc.FollowUp }
 func isEscalation(sc *scenario.Scenario) bool { return sc.Escalate }
 
 // EscalateAfter is the number of earlier customer messages on a
-// conversation after which the next one is escalated (the third message).
+// conversation after which the next one is escalated: the customer's third
+// message. Only that one: once a person released the conversation back to
+// triage, later messages are follow-ups again.
 const EscalateAfter = 2
 
 // Reasons of the conversation steps.

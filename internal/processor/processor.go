@@ -423,7 +423,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 func (p *Processor) detect(ctx context.Context, facts prompt.Facts, text string, conv *tickets.State, why string, earlier int) detect.Result {
 	if conv != nil {
 		if esc := p.cfg.Scenarios.Flagged(isEscalation); esc != nil {
-			if earlier >= EscalateAfter {
+			if earlier == EscalateAfter {
 				return detect.Result{Scenario: esc, Method: detect.MethodRules,
 					Reason: fmt.Sprintf("%s: message %d from the customer on %s", esc.Name, earlier+1, conv.TicketID)}
 			}

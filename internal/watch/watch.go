@@ -742,6 +742,11 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		// Nothing was sent: leave the message for the next run.
 		w.log.Info("message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
 		return w.ledgerErr(l.Abandon(context.WithoutCancel(ctx), loc))
+	case out.Status == processor.StatusSkipped && out.Reason == processor.ReasonHumanOwner:
+		// A person owns the conversation (taken over, or escalated): the
+		// follow-up, already appended to the ticket, goes to the failed
+		// folder, where people work, with the reason human_owner.
+		state = ledger.StateNeedsHuman
 	case out.Status == processor.StatusReplied:
 		// A reply the ledger does not know cannot be confirmed.
 		state, reason = ledger.StateNeedsHuman, ReasonReplyUnconfirmed
