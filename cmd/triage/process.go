@@ -310,6 +310,10 @@ func printSummary(w io.Writer, out processor.Outcome) {
 			where = out.Reply.MessageID
 		}
 		what := map[string]string{processor.StatusReplied: "reply", processor.StatusDrafted: "draft (a person sends it)"}[out.Status]
+		if out.Reply.Existing {
+			fmt.Fprintf(w, "    %s to %s already exists (not written again): %s\n", what, out.Reply.To, where)
+			break
+		}
 		fmt.Fprintf(w, "    %s to %s written: %s\n", what, out.Reply.To, where)
 	default:
 		fmt.Fprintf(w, "    reason %s: %s\n", out.Reason, out.Detail)

@@ -202,6 +202,8 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 	if sender == nil {
 		return nil, usageErr("no mail sender configured")
 	}
+	hist := history(sender) // the outbox or ledger itself, not the signer around it
+	sender = replySigner(sender, p.Scenarios)
 
 	faults := parts.Faults
 	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults, Concurrency: o.Concurrency})
@@ -234,7 +236,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 			Extractor: ext,
 			Guard:     guard.Config{OwnAddresses: []string{ourAddr}},
 			Tickets:   creator,
-			History:   history(sender),
+			History:   hist,
 			ModelName: modelLabel(p.Model, o.Model),
 			ReplyMode: o.ReplyMode,
 			DryRun:    o.DryRun,
@@ -254,6 +256,19 @@ func history(sender mail.Sender) processor.History {
 		return h
 	}
 	return nil
+}
+
+// replySigner signs every reply in its language with the styles of main.md
+// (replies:): the pipeline signs, never the model.
+func replySigner(next mail.Sender, set *scenario.Set) mail.Sender {
+	if len(set.Replies) == 0 {
+		return next
+	}
+	styles := make(map[string]mail.Style, len(set.Replies))
+	for lang, st := range set.Replies {
+		styles[lang] = mail.Style{FromName: st.FromName, Signature: st.Signature}
+	}
+	return &mail.Signer{Next: next, Styles: styles, Language: processor.Language, Default: "pl"}
 }
 
 func modelLabel(m *llm.Model, name string) string {

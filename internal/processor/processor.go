@@ -123,6 +123,9 @@ type Reply struct {
 	Subject   string `json:"subject"`
 	MessageID string `json:"message_id"`
 	Path      string `json:"path,omitempty"`
+	// Existing: an earlier run had already written this reply (same
+	// Message-ID); it was not written again.
+	Existing bool `json:"existing,omitempty"`
 }
 
 // Config wires a Processor; Scenarios, Agent, Detector, Dispatcher and
@@ -398,6 +401,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		Subject:   cmp.Or(str(sent.Result["subject"]), str(sent.Args["subject"])),
 		MessageID: str(sent.Result["message_id"]),
 		Path:      str(sent.Result["path"]),
+		Existing:  sent.Result["existing"] == true,
 	}
 	if sent.DryRun { // nothing went anywhere: the reply that would have gone out
 		out.Reply.To = str(sent.Args["to"])

@@ -118,8 +118,24 @@ type Function struct {
 
 // Set is every loaded scenario plus the shared main instructions.
 type Set struct {
-	Main      string      // main.md body
+	Main      string      // main.md body (without its frontmatter)
 	Scenarios []*Scenario // sorted by name
+	// Replies is how replies are signed, by language code ("pl", "en"),
+	// from main.md's optional frontmatter (replies:). The pipeline appends
+	// the signature and sets the From display name; the model never signs.
+	Replies map[string]ReplyStyle
+}
+
+// ReplyStyle is the From display name and the signature of replies written
+// in one language.
+type ReplyStyle struct {
+	FromName  string `yaml:"from_name"`
+	Signature string `yaml:"signature"`
+}
+
+// mainFront is main.md's optional frontmatter.
+type mainFront struct {
+	Replies map[string]ReplyStyle `yaml:"replies"`
 }
 
 // MainFile is the shared instructions file; ScenarioGlob finds the scenarios.
@@ -129,6 +145,7 @@ const (
 )
 
 var (
+	langCode     = regexp.MustCompile(`^[a-z]{2,3}$`)
 	functionName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`)
 	// semver-ish: 1, 1.2, 1.2.3, optional leading v, pre-release and build.
 	semverish = regexp.MustCompile(`^v?\d+(\.\d+){0,2}(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
@@ -182,6 +199,30 @@ func Load(fsys fs.FS, routes []string) (*Set, error) {
 		errs = append(errs, fmt.Errorf("scenario: %s: empty", MainFile))
 	default:
 		set.Main = strings.TrimSpace(string(main))
+		if strings.HasPrefix(set.Main, "---") {
+			var front mainFront
+			var problems []string
+			body, err := frontmatter.Parse(strings.NewReader(set.Main), &front, yamlFormat(&problems))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("scenario: %s: frontmatter: %w", MainFile, err))
+			}
+			for _, p := range problems {
+				errs = append(errs, fmt.Errorf("scenario: %s: frontmatter: %s", MainFile, p))
+			}
+			for lang, st := range front.Replies {
+				if !langCode.MatchString(lang) {
+					errs = append(errs, fmt.Errorf("scenario: %s: replies.%s: not a language code like pl or en", MainFile, lang))
+				}
+				if strings.ContainsAny(st.FromName, "\r\n<>\"") {
+					errs = append(errs, fmt.Errorf("scenario: %s: replies.%s.from_name: %q must be one line of plain text", MainFile, lang, st.FromName))
+				}
+			}
+			set.Replies = front.Replies
+			set.Main = strings.TrimSpace(string(body))
+			if set.Main == "" {
+				errs = append(errs, fmt.Errorf("scenario: %s: empty after the frontmatter", MainFile))
+			}
+		}
 	}
 
 	files, err := fs.Glob(fsys, ScenarioGlob)

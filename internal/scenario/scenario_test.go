@@ -313,10 +313,22 @@ func TestEmbeddedInstructions(t *testing.T) {
 	if fb := set.Fallback(); fb == nil || fb.Name != "graceful-degradation" {
 		t.Errorf("Fallback = %v, want graceful-degradation", fb)
 	}
-	for _, phrase := range []string{"Zespół serwisu gwarancyjnego", "reply_to", "send_email", "Polish"} {
+	for _, phrase := range []string{"Do not sign", "reply_to", "send_email", "Polish"} {
 		if !strings.Contains(set.Main, phrase) {
 			t.Errorf("main.md does not mention %q", phrase)
 		}
+	}
+	// The signature lives in main.md's frontmatter, for the pipeline, not in
+	// the text the model reads.
+	if strings.Contains(set.Main, "Zespół serwisu gwarancyjnego") || strings.Contains(set.Main, "replies:") {
+		t.Errorf("main.md's text still carries the signature or the frontmatter")
+	}
+	wantReplies := map[string]scenario.ReplyStyle{
+		"pl": {FromName: "Serwis gwarancyjny", Signature: "Zespół serwisu gwarancyjnego"},
+		"en": {FromName: "Warranty Service", Signature: "Warranty Support Team"},
+	}
+	if diff := cmp.Diff(wantReplies, set.Replies); diff != "" {
+		t.Errorf("Replies (-want +got):\n%s", diff)
 	}
 
 	type summary struct {

@@ -47,3 +47,21 @@ func TestTriggerMustBeTheName(t *testing.T) {
 		t.Errorf("err = %v, want a trigger error naming the file, the trigger and the name", err)
 	}
 }
+
+func TestMainFrontmatterReplies(t *testing.T) {
+	scen := "---\nname: a\ndescription: d\navailable_functions:\n  - name: send_email\n    description: d\n    parameters: {type: object}\n---\nBody.\n"
+	load := func(main string) error {
+		_, err := scenario.Load(fstest.MapFS{"main.md": {Data: []byte(main)}, "scenarios/a.md": {Data: []byte(scen)}}, nil)
+		return err
+	}
+	if err := load("---\nreplies:\n  en: {signature: Team}\n---\nRules.\n"); err != nil {
+		t.Errorf("valid frontmatter: %v", err)
+	}
+	err := load("---\nreplies:\n  english: {signatur: Team, from_name: \"A <b>\"}\n---\n")
+	for _, want := range []string{`line 2: unknown field "signatur" in replies.english; valid: from_name, signature`,
+		"replies.english: not a language code", "replies.english.from_name", "main.md: empty after the frontmatter"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to contain %q", err, want)
+		}
+	}
+}

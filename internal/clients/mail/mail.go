@@ -43,6 +43,9 @@ type Receipt struct {
 
 	Path   string `json:"path,omitempty"` // outbox file, when written to disk
 	Status string `json:"status"`         // "sent" or "drafted"
+	// Existing is true when this reply (same Message-ID) had already been
+	// written by an earlier run, and was not written again.
+	Existing bool `json:"existing,omitempty"`
 }
 
 // Receipt.Status values: a delivered reply, or a draft left for a person.

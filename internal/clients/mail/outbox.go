@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -14,6 +15,7 @@ import (
 // and every draft (Reply.Draft) into <dir>/drafts/. Files appear atomically
 // (written to a temporary file, then renamed).
 type Outbox struct {
+	mu    sync.Mutex // one writer at a time: the existing-reply check and the write are one step
 	dir   string
 	now   func() time.Time
 	index sentIndex // the replies in dir, for loop breaking (history.go)
@@ -38,7 +40,9 @@ func NewOutbox(dir string) (*Outbox, error) {
 // Dir is the outbox directory.
 func (o *Outbox) Dir() string { return o.dir }
 
-// Send renders r and writes it to the outbox.
+// Send renders r and writes it to the outbox. A reply whose Message-ID is
+// already in the outbox (an earlier run answered the same message) is not
+// written again: the receipt names the existing file and says Existing.
 func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	if err := ctx.Err(); err != nil {
 		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
@@ -64,6 +68,16 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 		}
 	}
 	path := filepath.Join(dir, name)
+
+	// The same inbound message (the same deterministic Message-ID) processed
+	// again, e.g. process run twice over one inbox: the reply exists already.
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if r.MessageID != "" {
+		if prev, _ := filepath.Glob(filepath.Join(dir, "*-"+sanitize(r.MessageID)+".eml")); len(prev) > 0 {
+			return Receipt{MessageID: r.MessageID, To: to, Path: prev[0], Status: status, Existing: true}, nil
+		}
+	}
 
 	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
 	if err != nil {

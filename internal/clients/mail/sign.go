@@ -1,0 +1,81 @@
+package mail
+
+import (
+	"context"
+	"fmt"
+	netmail "net/mail"
+	"strings"
+)
+
+// Style is how replies in one language are signed: the From display name
+// and the signature appended to the body.
+type Style struct {
+	FromName  string
+	Signature string
+}
+
+// Signer is a Sender that signs each reply in the language it is written
+// in, then hands it to Next: the model writes the substance, the pipeline
+// the signature. A signature the model wrote anyway (a line that is any
+// configured signature) is removed, so replies are never signed twice or in
+// the wrong language.
+type Signer struct {
+	Next Sender
+	// Styles by language code; Language (required) names the language of a
+	// reply body, and Default is used when Styles has no entry for it.
+	Styles   map[string]Style
+	Language func(body string) string
+	Default  string
+}
+
+var _ Sender = (*Signer)(nil)
+
+// Send signs r and passes a signed copy to Next.
+func (s *Signer) Send(ctx context.Context, r *Reply) (Receipt, error) {
+	st, ok := s.Styles[s.Language(r.Body)]
+	if !ok {
+		st = s.Styles[s.Default]
+	}
+	signed := *r
+	body := strings.TrimRight(strings.ReplaceAll(r.Body, "\r\n", "\n"), " \t\n")
+	for _, other := range s.Styles {
+		if sig := strings.TrimSpace(other.Signature); sig != "" {
+			body = dropLines(body, sig)
+		}
+	}
+	if sig := strings.TrimSpace(st.Signature); sig != "" {
+		body += "\n\n" + sig
+	}
+	signed.Body = body + "\n"
+	if st.FromName != "" {
+		a, err := netmail.ParseAddress(r.From)
+		if err != nil {
+			return Receipt{}, fmt.Errorf("mail: From %q: %w", r.From, err)
+		}
+		signed.From = (&netmail.Address{Name: st.FromName, Address: a.Address}).String()
+	}
+	rc, err := s.Next.Send(ctx, &signed)
+	r.MessageID = signed.MessageID // Render may have generated it
+	return rc, err
+}
+
+// dropLines removes the lines of body that are exactly sig (a signature the
+// model wrote although told not to), with the blank line left behind.
+func dropLines(body, sig string) string {
+	if !strings.Contains(body, sig) {
+		return body
+	}
+	lines := strings.Split(body, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		if strings.TrimSpace(l) == sig {
+			continue
+		}
+		out = append(out, l)
+	}
+	body = strings.Join(out, "\n")
+	for strings.Contains(body, "\n\n\n") {
+		body = strings.ReplaceAll(body, "\n\n\n", "\n\n")
+	}
+	return strings.TrimRight(body, " \t\n")
+}

@@ -1,0 +1,63 @@
+package mail
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type captured struct{ got []Reply }
+
+func (c *captured) Send(_ context.Context, r *Reply) (Receipt, error) {
+	c.got = append(c.got, *r)
+	return Receipt{MessageID: r.MessageID, Status: StatusSent}, nil
+}
+
+func TestSignerSignsInTheReplysLanguage(t *testing.T) {
+	styles := map[string]Style{
+		"pl": {FromName: "Serwis gwarancyjny", Signature: "Zespół serwisu gwarancyjnego"},
+		"en": {FromName: "Warranty Service", Signature: "Warranty Support Team"},
+	}
+	lang := func(body string) string {
+		if strings.Contains(body, "Hello") {
+			return "en"
+		}
+		return "pl"
+	}
+	tests := []struct {
+		name, body, wantBody, wantFrom string
+	}{
+		{"english reply signed in English", "Hello Anna,\nyour warranty is valid.", "Hello Anna,\nyour warranty is valid.\n\nWarranty Support Team\n", `"Warranty Service" <serwis@example.com>`},
+		{"polish reply signed in Polish", "Dzień dobry,\ngwarancja jest ważna.\n", "Dzień dobry,\ngwarancja jest ważna.\n\nZespół serwisu gwarancyjnego\n", `"Serwis gwarancyjny" <serwis@example.com>`},
+		{"the model signed in the wrong language: replaced", "Hello Anna,\nvalid.\n\nZespół serwisu gwarancyjnego\n", "Hello Anna,\nvalid.\n\nWarranty Support Team\n", `"Warranty Service" <serwis@example.com>`},
+		{"the model signed correctly: not doubled", "Hello Anna,\nvalid.\r\n\r\nWarranty Support Team", "Hello Anna,\nvalid.\n\nWarranty Support Team\n", `"Warranty Service" <serwis@example.com>`},
+		{"signed before a note: moved to the end", "Hello Anna,\nvalid.\n\nKind regards,\nWarranty Support Team\n\n(An automatic reply.)\n", "Hello Anna,\nvalid.\n\nKind regards,\n\n(An automatic reply.)\n\nWarranty Support Team\n", `"Warranty Service" <serwis@example.com>`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &captured{}
+			s := &Signer{Next: c, Styles: styles, Language: lang, Default: "pl"}
+			r := &Reply{From: "Serwis <serwis@example.com>", To: "anna@example.pl", Subject: "Re: x", Body: tt.body}
+			if _, err := s.Send(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{tt.wantBody, tt.wantFrom}, []string{c.got[0].Body, c.got[0].From}); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if r.Body != tt.body {
+				t.Errorf("the caller's reply was changed")
+			}
+		})
+	}
+	// A language without a style uses the default one; no styles: unchanged From.
+	c := &captured{}
+	s := &Signer{Next: c, Styles: map[string]Style{"pl": {Signature: "Zespół"}}, Language: func(string) string { return "de" }, Default: "pl"}
+	if _, err := s.Send(context.Background(), &Reply{From: "Serwis <serwis@example.com>", To: "a@b.c", Body: "Guten Tag"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.got[0].Body != "Guten Tag\n\nZespół\n" || c.got[0].From != "Serwis <serwis@example.com>" {
+		t.Errorf("default style: %q from %q", c.got[0].Body, c.got[0].From)
+	}
+}
