@@ -31,9 +31,14 @@ install -d -m 0750 "$D/etc/triage"
 if [ ! -e "$D/etc/triage/env" ]; then
 	install -m 0640 /dev/null "$D/etc/triage/env"
 	printf '%s\n' '# KEY=value lines: read by systemd (EnvironmentFile) and by triage watch --env-file (cron).' \
-		'TRIAGE_IMAP_PASSWORD=' 'TRIAGE_SMTP_PASSWORD=' 'GEMINI_API_KEY=' >"$D/etc/triage/env"
+		'TRIAGE_IMAP_PASSWORD=' 'TRIAGE_SMTP_PASSWORD=' 'GEMINI_API_KEY=' \
+		'TRIAGE_MANUALS=/usr/local/share/triage/manuals' >"$D/etc/triage/env"
 fi
 install -D -m 0644 docs/watch.md "$D/usr/share/doc/triage/watch.md"
+# The sample manuals the built-in product-question scenario searches
+# (tools.yaml search_manual; $TRIAGE_MANUALS in the env file names them).
+install -d -m 0755 "$D/usr/local/share/triage/manuals"
+cp -R examples/manuals/. "$D/usr/local/share/triage/manuals/"
 install -D -m 0644 deploy/triage-watch.service "$D/etc/systemd/system/triage-watch.service"
 install -d -m 0750 "$D/var/log/triage" # for the cron recipe's log
 

@@ -215,7 +215,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(FULL)")
 	}
-	db, err := sql.Open("sqlite", "file:"+cfg.Path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", "file:"+uriPath.Replace(cfg.Path)+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("ledger: open %s: %w", cfg.Path, err)
 	}
@@ -713,3 +713,7 @@ func countReplies(ctx context.Context, q interface {
 	}
 	return n, nil
 }
+
+// uriPath escapes the characters that would end the file name in a "file:"
+// DSN (a ledger in "/srv/mail#2/" must not open "/srv/mail").
+var uriPath = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f")

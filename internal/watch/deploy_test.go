@@ -196,7 +196,7 @@ func TestSystemdInstall(t *testing.T) {
 	envFile := filepath.Join(root, "etc/triage/env")
 	env, _ := os.ReadFile(envFile)
 	filled := strings.NewReplacer("TRIAGE_IMAP_PASSWORD=\n", "TRIAGE_IMAP_PASSWORD=pw\n", "TRIAGE_SMTP_PASSWORD=\n", "TRIAGE_SMTP_PASSWORD=pw\n",
-		"GEMINI_API_KEY=\n", "GEMINI_API_KEY=key-not-used-by-check\n").Replace(string(env))
+		"GEMINI_API_KEY=\n", "GEMINI_API_KEY=key-not-used-by-check\n", "=/usr/local/share/", "="+root+"/usr/local/share/").Replace(string(env))
 	writeFile(t, envFile, filled)
 	check := exec.Command(filepath.Join(root, "usr/local/bin/triage"), "check", "--env-file", envFile, "--config", rootedConfig)
 	check.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + root}
@@ -204,7 +204,7 @@ func TestSystemdInstall(t *testing.T) {
 		t.Errorf("triage check of the installed configuration: %v\n%s", err, out)
 	}
 	// With the env file as installed (no key): refused, naming the way out.
-	writeFile(t, envFile, string(env))
+	writeFile(t, envFile, strings.ReplaceAll(string(env), "=/usr/local/share/", "="+root+"/usr/local/share/"))
 	check = exec.Command(filepath.Join(root, "usr/local/bin/triage"), "check", "--env-file", envFile, "--config", rootedConfig)
 	check.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + root}
 	if out, err := check.CombinedOutput(); err == nil || !strings.Contains(string(out), "GEMINI_API_KEY") || !strings.Contains(string(out), "TRIAGE_IMAP_PASSWORD") {

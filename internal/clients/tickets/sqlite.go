@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -42,7 +43,7 @@ func OpenSQLite(path string) (*SQLite, error) {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")
-	dsn := "file:" + path + "?" + q.Encode()
+	dsn := "file:" + uriPath.Replace(path) + "?" + q.Encode()
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("tickets: sqlite: open %s: %w", path, err)
@@ -110,3 +111,7 @@ func (s *SQLite) Create(ctx context.Context, r Request) (Ticket, error) {
 
 // FormatID is the ticket ID for a sequence number: TKT-000123.
 func FormatID(seq int64) string { return fmt.Sprintf("TKT-%06d", seq) }
+
+// uriPath escapes the characters that would end the file name in a "file:"
+// DSN (a ledger in "/srv/mail#2/" must not open "/srv/mail").
+var uriPath = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f")
