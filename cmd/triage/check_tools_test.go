@@ -107,3 +107,41 @@ func TestCheckRefusesBadBindings(t *testing.T) {
 		})
 	}
 }
+
+// The call caps are flags (and watch settings): a tight --max-calls leaves
+// the reply over the cap unsent, recorded blocked, and the email failed; a
+// cap below 1 is a usage error.
+func TestCallCapFlags(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"process", "--json", "--offline", "--warranty-csv", "../../examples/warranty.csv",
+		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "out"), "--max-calls", "2",
+		"../../examples/inbox/01-valid-warranty-pl.eml"}
+	code, stdout, stderr := runCLI(t, "", args...)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	outs := decodeOutcomes(t, stdout)
+	if len(outs) != 1 || outs[0].Status != "failed" || outs[0].Reason != "email_not_sent" {
+		t.Fatalf("outcomes %+v", outs)
+	}
+	var got []string
+	for _, c := range outs[0].FunctionCalls {
+		s := c.Name
+		if c.Blocked {
+			s += " blocked:" + c.Error.Code
+		}
+		got = append(got, s)
+	}
+	// The model tries the reply twice; neither has any effect.
+	want := []string{"check_warranty", "create_ticket", "send_email blocked:too_many_calls", "send_email blocked:too_many_calls"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+
+	for _, flag := range []string{"--max-calls", "--max-calls-per-turn"} {
+		code, _, stderr := runCLI(t, "", "process", "--offline", "--warranty-csv", "../../examples/warranty.csv", "--outbox", t.TempDir(), flag, "0", "x.eml")
+		if code != 2 || !strings.Contains(stderr, flag+" must be at least 1") {
+			t.Errorf("%s 0: exit %d, stderr %s", flag, code, stderr)
+		}
+	}
+}

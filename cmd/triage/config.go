@@ -167,6 +167,12 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	if o.MaxTurns < 1 {
 		p.add("--max-turns must be at least 1, got %d", o.MaxTurns)
 	}
+	if o.MaxCallsPerTurn < 1 {
+		p.add("--max-calls-per-turn must be at least 1, got %d", o.MaxCallsPerTurn)
+	}
+	if o.MaxCalls < 1 {
+		p.add("--max-calls must be at least 1, got %d", o.MaxCalls)
+	}
 	if o.TurnTimeout <= 0 {
 		p.add("--turn-timeout must be positive, got %s", o.TurnTimeout)
 	}
