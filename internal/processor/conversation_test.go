@@ -245,6 +245,23 @@ func TestThirdMessageEscalates(t *testing.T) {
 	if out.Status != "skipped" || out.Reason != "human_owner" {
 		t.Errorf("after escalation: %s %s", out.Status, out.Reason)
 	}
+	// Released by the person: only the third message escalates, the fifth
+	// is a follow-up again.
+	if err := e.tickets.Release(context.Background(), "TKT-000001"); err != nil {
+		t.Fatal(err)
+	}
+	out = e.run(t, convEmail(anna, "Re: Reklamacja [TKT-000001]", "<a5@example.pl>", "Jeszcze jedno pytanie.",
+		"In-Reply-To: <a4@example.pl>", "References: "+first+" "+reply.Reply.MessageID+" <a4@example.pl>"))
+	if out.Status != "replied" || out.Scenario != "follow-up" || out.Escalated {
+		t.Errorf("after release: %s %s %s escalated=%v", out.Status, out.Scenario, out.Detail, out.Escalated)
+	}
+	// Past the third message the reply-loop bound applies again: a sixth
+	// message answering one of our replies, after four replies within the
+	// hour, is left for a person.
+	out = e.run(t, followUp(reply, "<a6@example.pl>", "Halo?"))
+	if out.Status != "failed" || out.Reason != "reply_loop" {
+		t.Errorf("sixth message: %s %s %s", out.Status, out.Reason, out.Detail)
+	}
 }
 
 func TestEscalationNewEmail(t *testing.T) {

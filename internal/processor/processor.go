@@ -330,8 +330,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 
 	// Reply loops: a conversation the ticket store knows has its own bound
 	// when an escalation scenario exists (its third inbound message goes to
-	// a person, who then owns it); every other message is checked here.
-	if conv == nil || p.cfg.Scenarios.Flagged(isEscalation) == nil {
+	// a person, who then owns it); every other message is checked here, and
+	// so are a conversation's messages after its third (a person released
+	// it, or the escalation could not reach staff).
+	if conv == nil || p.cfg.Scenarios.Flagged(isEscalation) == nil || earlier > EscalateAfter {
 		if reason, detail := p.loop(ctx, msg); reason != "" {
 			return fail(reason, detail)
 		}
