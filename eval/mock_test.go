@@ -99,3 +99,49 @@ func TestMockDefaults(t *testing.T) {
 		t.Errorf("create_ticket default = %v, %v", res, err)
 	}
 }
+
+// A function with a real backend (an http or mcp binding) runs for real
+// when the case gives it no mock; a mock still wins; builtins stay mocked.
+func TestRoutesForUsesBackendsWithoutMock(t *testing.T) {
+	dir := t.TempDir()
+	p := writeCase(t, dir, "be.yaml", `scenario_id: backends_001
+input:
+  email: {subject: s, body: "SN1", from: a@example.com}
+  mock_function_responses:
+    check_warranty: {status: valid}
+expected_output:
+  status: replied
+`)
+	cases, err := Load([]string{p}, testSet(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := func(name string) dispatcher.Func {
+		return func(context.Context, *dispatcher.Call) (map[string]any, error) {
+			return map[string]any{"real": name}, nil
+		}
+	}
+	r := &Runner{
+		cfg:    Config{Backends: map[string]dispatcher.Func{"lookup_order": real("lookup_order"), "check_warranty": real("check_warranty"), "unbound": real("unbound")}},
+		routes: []string{"check_warranty", "create_ticket", "send_email", "lookup_order"},
+	}
+	routes := r.routesFor(cases[0])
+	got := map[string]any{}
+	for _, name := range []string{"lookup_order", "check_warranty"} {
+		res, err := routes[name](context.Background(), &dispatcher.Call{Name: name})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got[name] = res
+	}
+	want := map[string]any{
+		"lookup_order":   map[string]any{"real": "lookup_order"}, // no mock: the backend
+		"check_warranty": map[string]any{"status": "valid"},      // mocked: the mock
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if _, ok := routes["unbound"]; ok {
+		t.Error("a backend without a binding became a route")
+	}
+}

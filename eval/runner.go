@@ -33,6 +33,11 @@ type Config struct {
 	// enforces, exactly as in production; only their implementations are
 	// replaced by the case's mocks.
 	Tools *tools.Set
+	// Backends are the real implementations of tools.yaml's http and mcp
+	// bindings, by function name (backends.Backends.Routes): a case that
+	// gives no mock response for such a function runs it for real, e.g. on
+	// the manuals MCP server.
+	Backends map[string]dispatcher.Func
 	// Call caps (zero: the dispatcher's defaults).
 	MaxCallsTurn int
 	MaxCalls     int
@@ -290,7 +295,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		},
 		dispatcher.Config{
 			Tools:            r.cfg.Tools,
-			Routes:           MockRoutes(c, r.routes),
+			Routes:           r.routesFor(c),
 			StaffAddresses:   append(slices.Clone(r.cfg.StaffAddresses), c.Input.Staff...),
 			Extractor:        r.ext,
 			MaxCallsPerTurn:  r.cfg.MaxCallsTurn,
@@ -396,4 +401,16 @@ func caseTickets(ctx context.Context, c *Case) (*caseStore, error) {
 		return nil, fmt.Errorf("eval: %s: input.conversation: %w", c.ID, err)
 	}
 	return s, nil
+}
+
+// routesFor is the case's mocks, with the real backend of every http or mcp
+// binding the case gives no mock response for.
+func (r *Runner) routesFor(c *Case) map[string]dispatcher.Func {
+	routes := MockRoutes(c, r.routes)
+	for name, f := range r.cfg.Backends {
+		if _, ok := routes[name]; ok && len(c.Mocks[name]) == 0 {
+			routes[name] = f
+		}
+	}
+	return routes
 }

@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"triage/instructions"
+	"triage/internal/clients/mcp"
+	"triage/internal/dispatcher"
+	"triage/internal/manuals"
 	"triage/internal/offline"
 	"triage/internal/scenario"
 	"triage/internal/tools"
@@ -381,6 +387,28 @@ func TestJUnitLoadError(t *testing.T) {
 	}
 }
 
+// manualsBackend is search_manual on the real manuals MCP server (the one
+// tools.yaml runs as "triage mcp-manuals"), served in-process over
+// streamable HTTP: cases without a mock for it search the shipped manuals.
+func manualsBackend(t testing.TB) map[string]dispatcher.Func {
+	t.Helper()
+	lib, err := manuals.Load("../examples/manuals")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := manuals.NewServer(lib)
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	t.Cleanup(ts.Close)
+	c, err := mcp.New(context.Background(), mcp.Config{URL: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return map[string]dispatcher.Func{"search_manual": func(ctx context.Context, call *dispatcher.Call) (map[string]any, error) {
+		return c.Call(ctx, "search_manual", call.Args)
+	}}
+}
+
 // TestSuiteOffline runs the shipped suite (eval/cases) against the built-in
 // instructions and the offline model: it must pass at 100%.
 func TestSuiteOffline(t *testing.T) {
@@ -395,7 +423,7 @@ func TestSuiteOffline(t *testing.T) {
 	if len(cases) < 30 {
 		t.Errorf("suite has %d cases, want at least 30", len(cases))
 	}
-	rep := newTestRunner(t, set, Config{Parallel: 2}).Run(context.Background(), cases)
+	rep := newTestRunner(t, set, Config{Parallel: 2, Backends: manualsBackend(t)}).Run(context.Background(), cases)
 	for _, cr := range rep.Cases {
 		if !cr.Passed {
 			var b bytes.Buffer
@@ -414,7 +442,7 @@ func BenchmarkEvalSuite(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := newTestRunner(b, set, Config{})
+	r := newTestRunner(b, set, Config{Backends: manualsBackend(b)})
 	b.ResetTimer()
 	calls := 0
 	for i := 0; i < b.N; i++ {

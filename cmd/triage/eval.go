@@ -143,9 +143,17 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	quiet := o.Quiet
+	// http and mcp tools a case does not mock run for real (MCP servers
+	// started once for the whole run).
+	bk, err := startBackends(ctx, ins.Scenarios, ins.Tools, false, log)
+	if err != nil {
+		return err
+	}
+	defer bk.Close()
 	runner, err := eval.New(eval.Config{
 		Scenarios:      ins.Scenarios,
 		Tools:          ins.Tools,
+		Backends:       bk.Routes(),
 		MaxCallsTurn:   o.MaxCallsTurn,
 		MaxCalls:       o.MaxCalls,
 		ModelName:      o.Model,
