@@ -26,8 +26,13 @@ import (
 	"triage/internal/yamlstrict"
 )
 
-// exitLocked: another triage watch holds the ledger lock.
-const exitLocked = 3
+// exitLocked: another triage watch holds the ledger lock; exitAuth: the
+// IMAP server refused the login (retrying will not help; systemd's
+// RestartPreventExitStatus lists both).
+const (
+	exitLocked = 3
+	exitAuth   = 5
+)
 
 // serverFile is how the configuration names one server and its credentials
 // (the imap and smtp sections share it).
@@ -70,6 +75,7 @@ type watchFile struct {
 	MaxMessageBytes int64         `yaml:"max_message_bytes"`
 	ShutdownGrace   time.Duration `yaml:"shutdown_grace"`
 	MaxAttempts     int           `yaml:"max_attempts"`
+	MaxAuthFailures int           `yaml:"max_auth_failures"`
 	Concurrency     int           `yaml:"concurrency"`
 	Limits          struct {
 		PerSender       int           `yaml:"per_sender"`
@@ -167,6 +173,7 @@ and docs/watch.md. Its fields:
   smtp:      addr, tls (starttls|tls|none), user, password_file | token_file,
              timeout            (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
+  max_auth_failures,
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
              global_per_hour (100); negative disables
@@ -197,8 +204,11 @@ flight finish within --shutdown-grace (a message cut short is left for the
 next run, never half-answered); a second signal exits at once.
 
 Exit status: 0 after a clean pass (--once) or a requested stop; 1 when the
-mailbox could not be processed (connection, login, ledger); 2 for a usage or
-configuration error; 3 when another triage watch holds the ledger lock.`
+mailbox could not be processed (connection, ledger); 2 for a usage or
+configuration error; 3 when another triage watch holds the ledger lock; 5
+when the IMAP server refused the login (the daemon tries max_auth_failures
+times, default 3, then stops: /healthz fails meanwhile; network errors are
+retried for ever with backoff).`
 
 func newWatchCmd() *cobra.Command {
 	cmd, _ := watchCommand()
@@ -494,6 +504,9 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	if o.MaxMessageBytes < 0 {
 		p.add("max_message_bytes must not be negative")
 	}
+	if wf.MaxAuthFailures < 0 {
+		p.add("max_auth_failures must not be negative")
+	}
 	if wf.MaxAttempts < 0 {
 		p.add("max_attempts must not be negative")
 	}
@@ -603,7 +616,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
 		PerSenderLimit: o.PerSender, PerSenderWindow: wf.Limits.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
-		MaxAttempts: wf.MaxAttempts, Grace: grace, Concurrency: o.Concurrency,
+		MaxAttempts: wf.MaxAttempts, MaxAuthFailures: wf.MaxAuthFailures, Grace: grace, Concurrency: o.Concurrency,
 		Processor: p.Processor, Ledger: led, Metrics: met, Logger: log,
 	})
 	if err != nil {
@@ -617,6 +630,10 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	}
 	st := w.Stats()
 	log.Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, "final", st.Final)
+	var ae *watch.AuthError
+	if errors.As(err, &ae) {
+		return &exitError{code: exitAuth, err: err}
+	}
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}

@@ -132,7 +132,11 @@ type Config struct {
 	// connection; copies of one message (same ledger key) never overlap.
 	Concurrency int
 	Grace       time.Duration // after a stop request, time the messages in flight may still take (default 30s)
-	BackoffMin  time.Duration // reconnect backoff (default 1s, doubling, with jitter)
+	// MaxAuthFailures is how many logins the server refuses in a row before
+	// Run gives up with an *AuthError (default 3); network errors are
+	// retried for ever, with backoff.
+	MaxAuthFailures int
+	BackoffMin      time.Duration // reconnect backoff (default 1s, doubling, with jitter)
 	BackoffMax  time.Duration // default 5m
 
 	Processor Processor
@@ -221,6 +225,7 @@ func New(cfg Config) (*Watcher, error) {
 	defInt(&cfg.PerSenderLimit, DefaultPerSenderLimit)
 	defInt(&cfg.GlobalPerHour, DefaultGlobalPerHour)
 	defInt(&cfg.MaxAttempts, DefaultMaxAttempts)
+	defInt(&cfg.MaxAuthFailures, DefaultMaxAuthFailures)
 	if cfg.Concurrency < 0 {
 		return nil, fmt.Errorf("watch: Concurrency %d: want at least 1", cfg.Concurrency)
 	}
@@ -278,6 +283,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	hard, cancel := graceContext(ctx, w.cfg.Grace)
 	defer cancel()
 	backoff := w.cfg.BackoffMin
+	refused := 0 // logins refused in a row
 	for {
 		passes := w.st.Passes
 		err := w.session(ctx, hard, false)
@@ -289,9 +295,24 @@ func (w *Watcher) Run(ctx context.Context) error {
 		if w.st.Passes > passes {
 			backoff = w.cfg.BackoffMin // the connection worked for a while
 		}
+		var ae *AuthError
+		if errors.As(err, &ae) {
+			refused++
+			ae.Attempts = refused
+			if refused >= w.cfg.MaxAuthFailures {
+				w.log.Error("imap login refused; giving up", "err", ae.Err.Error(), "attempts", refused)
+				return ae
+			}
+		} else {
+			refused = 0
+		}
 		// Full jitter on the upper half: [backoff/2, backoff).
 		d := backoff/2 + rand.N(backoff/2+1)
-		w.log.Warn("imap session ended; reconnecting", "err", err, "in", d.Round(time.Millisecond).String())
+		if ae != nil {
+			w.log.Error("imap login refused; trying again", "err", ae.Err.Error(), "attempt", refused, "of", w.cfg.MaxAuthFailures, "in", d.Round(time.Millisecond).String())
+		} else {
+			w.log.Warn("imap session ended; reconnecting", "err", errString(err), "in", d.Round(time.Millisecond).String())
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -431,6 +452,9 @@ func (w *Watcher) dial(ctx context.Context) (*imapclient.Client, error) {
 	}
 	if err != nil {
 		c.Close()
+		if refusedLogin(err) {
+			return nil, &AuthError{Addr: w.cfg.Addr, User: w.cfg.Username, Attempts: 1, Err: err}
+		}
 		return nil, fmt.Errorf("watch: login %s as %s: %w", w.cfg.Addr, w.cfg.Username, err)
 	}
 	w.cfg.Metrics.SetHealthy(true)
@@ -1019,3 +1043,11 @@ func isNo(err error) bool {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// errString renders an error for a log attribute ("" for nil).
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
