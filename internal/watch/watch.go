@@ -137,7 +137,7 @@ type Config struct {
 	// retried for ever, with backoff.
 	MaxAuthFailures int
 	BackoffMin      time.Duration // reconnect backoff (default 1s, doubling, with jitter)
-	BackoffMax  time.Duration // default 5m
+	BackoffMax      time.Duration // default 5m
 
 	Processor Processor
 	Ledger    *ledger.Ledger
