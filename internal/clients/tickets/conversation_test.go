@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -414,5 +415,36 @@ func TestSQLiteRestore(t *testing.T) {
 func TestWithTagOnlyRemoves(t *testing.T) {
 	if got := WithTag("Re: Pralka [TKT-000125] przecieka", ""); got != "Re: Pralka przecieka" {
 		t.Errorf("WithTag without a ticket = %q", got)
+	}
+}
+
+// BenchmarkSQLiteFind looks a follow-up's References up in a store of 10,000
+// tickets with two messages each (the lookup every inbound email makes).
+func BenchmarkSQLiteFind(b *testing.B) {
+	s, err := OpenSQLite(filepath.Join(b.TempDir(), "t.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	const n = 10000
+	for i := range n {
+		r := req(fmt.Sprintf("k%d", i))
+		r.MessageID = fmt.Sprintf("<in-%d@customer.example>", i)
+		tk, err := s.Create(ctx, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.AddMessage(ctx, tk.TicketID, Message{MessageID: fmt.Sprintf("<out-%d@example.com>", i), Direction: Outbound}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	refs := []string{"<unknown-1@x>", "<unknown-2@x>", "<in-4242@customer.example>", "<out-4242@example.com>"}
+	b.ResetTimer()
+	for b.Loop() {
+		st, err := s.Find(ctx, refs)
+		if err != nil || st.TicketID != "TKT-004243" {
+			b.Fatalf("Find = %+v, %v", st, err)
+		}
 	}
 }
