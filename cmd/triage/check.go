@@ -104,6 +104,8 @@ func printScenarios(w io.Writer, set *scenario.Set) {
 		}
 		r := sc.Rules
 		switch {
+		case sc.FollowUp:
+			fmt.Fprintf(w, "  rules: none (chosen by the pipeline for follow-ups)\n")
 		case r.Serial == "" && len(r.Keywords) == 0:
 			fmt.Fprintf(w, "  rules: none (chosen by the model)\n")
 		default:
