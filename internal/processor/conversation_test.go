@@ -2,9 +2,14 @@ package processor_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -294,6 +299,14 @@ func TestEscalationNewEmail(t *testing.T) {
 				Calls: []string{"send_email blocked:staff_not_notified"}},
 		},
 		{
+			// notify_staff is not the customer's reply: without send_email
+			// the email is not handled, and nobody took it over.
+			name: "staff notified but no reply to the customer", model: &scripted{onlyNotify: true}, staff: []string{boss},
+			body: "Chcę rozmawiać z kierownikiem.",
+			want: conv{Status: "failed", Reason: "email_not_sent", Scenario: "escalation", TicketID: "TKT-000001",
+				Calls: []string{"notify_staff ok"}},
+		},
+		{
 			name: "a model that mails staff with send_email is refused", model: &scripted{to: boss}, staff: []string{boss},
 			body: "Chcę rozmawiać z kierownikiem.",
 			want: conv{Status: "failed", Reason: "email_not_sent", Scenario: "escalation", TicketID: "TKT-000001",
@@ -356,5 +369,43 @@ func TestTicketStoreDown(t *testing.T) {
 	out := e2.run(t, convEmail(anna, "Reklamacja", first, firstTx))
 	if out.Status != "failed" || out.Reason != "tickets_unavailable" || !strings.Contains(out.Detail, "503") {
 		t.Errorf("outcome %+v: %s", convOf(out), out.Detail)
+	}
+}
+
+// TestHTTPStoreAgentDisabled: a conversation the remote ticket service marks
+// agent_disabled (a person took it over in the CRM) is left to them; the
+// follow-up is posted to the ticket as a note.
+func TestHTTPStoreAgentDisabled(t *testing.T) {
+	var notes []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/tickets" && slices.Contains(r.URL.Query()["message_id"], "<crm-reply@example.com>"):
+			fmt.Fprint(w, `{"ticket_id":"TKT-000777","status":"open","customer_email":"anna@example.pl","agent_disabled":true,"owner":"crm:piotr",
+				"messages":[{"message_id":"<crm-reply@example.com>","direction":"out"}],"notes":[]}`)
+		case r.Method == http.MethodPost && r.URL.Path == "/tickets/TKT-000777/notes":
+			var n tickets.Note
+			json.NewDecoder(r.Body).Decode(&n)
+			notes = append(notes, r.Header.Get("Idempotency-Key")+" "+n.Text)
+			w.WriteHeader(http.StatusCreated)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	store, err := tickets.NewHTTP(tickets.HTTPConfig{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvWithStore(t, &scripted{err: errors.New("the model must not be called")}, store)
+	out := e.run(t, convEmail(anna, "Re: Reklamacja", "<a9@example.pl>", "Czy kurier już jedzie?", "In-Reply-To: <crm-reply@example.com>"))
+	want := conv{Status: "skipped", Reason: "human_owner", TicketID: "TKT-000777", Followup: true}
+	if diff := cmp.Diff(want, convOf(out)); diff != "" {
+		t.Fatalf("(-want +got):\n%s\n%s", diff, out.Detail)
+	}
+	if diff := cmp.Diff([]string{"<a9@example.pl> Czy kurier już jedzie?"}, notes); diff != "" {
+		t.Errorf("notes posted (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(out.Detail, "crm:piotr") {
+		t.Errorf("detail %q does not name the owner", out.Detail)
 	}
 }

@@ -48,6 +48,8 @@ type scripted struct {
 	// skipNotify never calls notify_staff (a model that ignores the
 	// escalation instructions).
 	skipNotify bool
+	// onlyNotify calls notify_staff and then ends without replying.
+	onlyNotify bool
 	// facts is the facts block of the last main-loop request.
 	facts atomic.Pointer[prompt.Facts]
 	// send names the reply function (default send_email).
@@ -100,6 +102,8 @@ func (s *scripted) GenerateContent(ctx context.Context, model string, contents [
 		return resp(&genai.Part{Text: "I would rather not send anything."}), nil
 	case declared["notify_staff"] && done["notify_staff"] == nil && !s.skipNotify:
 		return call("notify_staff", map[string]any{"subject": "Klient prosi o kontakt", "body": "Klient prosi o rozmowę z człowiekiem."}), nil
+	case s.onlyNotify:
+		return resp(&genai.Part{Text: "Staff know; that is enough."}), nil
 	case declared["check_warranty"] && done["check_warranty"] == nil && len(f.SerialNumbers) > 0:
 		return call("check_warranty", map[string]any{"serial_number": f.SerialNumbers[0]}), nil
 	case declared["create_ticket"] && done["create_ticket"] == nil && status(done["check_warranty"]) == "valid":
