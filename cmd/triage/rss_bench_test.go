@@ -20,36 +20,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 )
 
-var (
-	benchBinOnce sync.Once
-	benchBin     string
-	benchBinErr  error
-)
-
-// builtTriage builds this command once per test binary.
+// builtTriage builds this command into a temporary directory.
 func builtTriage(b *testing.B) string {
 	b.Helper()
-	benchBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "triage-bench")
-		if err != nil {
-			benchBinErr = err
-			return
-		}
-		benchBin = filepath.Join(dir, "triage")
-		out, err := exec.Command("go", "build", "-o", benchBin, ".").CombinedOutput()
-		if err != nil {
-			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if benchBinErr != nil {
-		b.Fatal(benchBinErr)
+	bin := filepath.Join(b.TempDir(), "triage")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
 	}
-	return benchBin
+	return bin
 }
 
 // peakRSS runs `triage process` over files (relative to dir) and returns
@@ -61,9 +43,9 @@ func builtTriage(b *testing.B) string {
 // at least the test's own peak. The child is therefore spawned by a fresh,
 // small copy of the test binary (rssRunner, below), which reports the
 // child's getrusage figure.
-func peakRSS(b *testing.B, dir string, files ...string) (int64, int) {
+func peakRSS(b *testing.B, bin, dir string, files ...string) (int64, int) {
 	b.Helper()
-	args := append([]string{builtTriage(b), "process", "--offline", "--json", "--concurrency", "4",
+	args := append([]string{bin, "process", "--offline", "--json", "--concurrency", "4",
 		"--warranty-csv", "warranty.csv", "--tickets-db", "tickets.db", "--outbox", "outbox"}, files...)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
@@ -131,6 +113,7 @@ func smallEmail(i int) string {
 // with the number of inputs (target <= 64 MiB).
 func BenchmarkProcessRSS20k(b *testing.B) {
 	const n = 20000
+	bin := builtTriage(b)
 	dir := benchDir(b)
 	files := make([]string, n)
 	for i := range files {
@@ -142,7 +125,7 @@ func BenchmarkProcessRSS20k(b *testing.B) {
 	for range b.N {
 		os.RemoveAll(filepath.Join(dir, "outbox"))
 		os.Remove(filepath.Join(dir, "tickets.db"))
-		peak, _ := peakRSS(b, dir, files...)
+		peak, _ := peakRSS(b, bin, dir, files...)
 		b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
 		b.Logf("process of %d emails: peak RSS %.1f MiB (target <= 64 MiB)", n, float64(peak)/(1<<20))
 	}
@@ -152,6 +135,7 @@ func BenchmarkProcessRSS20k(b *testing.B) {
 // RSS over the baseline (one small email) relative to the raw size
 // (target <= 3).
 func BenchmarkProcessRSSAttachment(b *testing.B) {
+	bin := builtTriage(b)
 	dir := benchDir(b)
 	if err := os.WriteFile(filepath.Join(dir, "small.eml"), []byte(smallEmail(0)), 0o644); err != nil {
 		b.Fatal(err)
@@ -176,8 +160,8 @@ func BenchmarkProcessRSSAttachment(b *testing.B) {
 		b.Fatal(err)
 	}
 	for range b.N {
-		base, _ := peakRSS(b, dir, "small.eml")
-		peak, _ := peakRSS(b, dir, "big.eml")
+		base, _ := peakRSS(b, bin, dir, "small.eml")
+		peak, _ := peakRSS(b, bin, dir, "big.eml")
 		ratio := float64(peak-base) / float64(len(raw))
 		b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
 		b.ReportMetric(float64(base)/(1<<20), "baseline-MiB")

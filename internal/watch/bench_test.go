@@ -1,12 +1,19 @@
 package watch
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 	"testing"
+	"time"
 
 	"triage/internal/mailtest"
+	"triage/internal/offline"
 )
 
 // BenchmarkPassPerMessage measures the watcher's own cost per message (IMAP
@@ -32,5 +39,90 @@ func BenchmarkPassPerMessage(b *testing.B) {
 	b.StopTimer()
 	if got := len(e.sink.Messages()); got != b.N {
 		b.Fatalf("sent %d replies, want %d", got, b.N)
+	}
+}
+
+// logTime is the time of the binary's first JSON log line with message msg.
+func (w *world) logTime(b *testing.B, msg string) time.Time {
+	for _, line := range strings.Split(w.logs(), "\n") {
+		var rec struct {
+			Time time.Time `json:"time"`
+			Msg  string    `json:"msg"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == msg {
+			return rec.Time
+		}
+	}
+	b.Fatalf("no %q in the log:\n%s", msg, tail(w.logs(), 3000))
+	return time.Time{}
+}
+
+// BenchmarkWatchBacklog: how fast `triage watch --once` (the real binary
+// and pipeline) drains a backlog when every model call takes a fixed
+// latency L: the offline stand-in, reached as "Gemini" through the real
+// genai SDK (GEMINI_API_KEY + GOOGLE_GEMINI_BASE_URL). It reports
+// messages/s from the start of the watch (pipeline built) to its end, the
+// ceiling c/(k·L) (k: model calls per message, counted at
+// the stand-in) and their ratio (target >= 0.9). Run with
+//
+//	go test -run '^$' -bench WatchBacklog -benchtime 1x ./internal/watch
+//
+// TRIAGE_BENCH_LATENCY (default 600ms, the issue's figure) and
+// TRIAGE_BENCH_MESSAGES (default 12 per worker) change the load.
+func BenchmarkWatchBacklog(b *testing.B) {
+	lat := 600 * time.Millisecond
+	if v := os.Getenv("TRIAGE_BENCH_LATENCY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("TRIAGE_BENCH_LATENCY: %v", err)
+		}
+		lat = d
+	}
+	for _, c := range []int{1, 4, 8} {
+		b.Run(fmt.Sprintf("concurrency=%d", c), func(b *testing.B) {
+			n := 12 * c
+			if v := os.Getenv("TRIAGE_BENCH_MESSAGES"); v != "" {
+				fmt.Sscan(v, &n)
+			}
+			for range b.N {
+				srv, err := offline.Start(offline.Options{Latency: lat})
+				if err != nil {
+					b.Fatal(err)
+				}
+				w := newWorld(b, fmt.Sprintf("concurrency: %d\n", c))
+				// The stand-in plays Gemini here, so the pipeline is not
+				// forced offline.
+				cfg, err := os.ReadFile(w.config)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := os.WriteFile(w.config, bytes.Replace(cfg, []byte("offline: true"), []byte("offline: false"), 1), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				for i := range n {
+					w.deliver(i)
+				}
+				cmd := w.command("watch", "--config", w.config, "--once")
+				cmd.Env = append(cmd.Env, "GEMINI_API_KEY=bench", "GOOGLE_GEMINI_BASE_URL="+srv.URL())
+				if err := cmd.Run(); err != nil {
+					b.Fatalf("watch --once: %v\n%s", err, tail(w.logs(), 3000))
+				}
+				srv.Close()
+				// From "watch starting" (the pipeline is built) to "watch
+				// done": connect, the pass, logout.
+				elapsed := w.logTime(b, "watch done").Sub(w.logTime(b, "watch starting"))
+				if got := len(w.sink.Messages()); got == 0 {
+					b.Fatalf("no replies; logs:\n%s", tail(w.logs(), 3000))
+				}
+				k := float64(srv.Requests()) / float64(n)
+				rate := float64(n) / elapsed.Seconds()
+				ceiling := float64(c) / (k * lat.Seconds())
+				b.ReportMetric(rate, "msgs/s")
+				b.ReportMetric(ceiling, "ceiling-msgs/s")
+				b.ReportMetric(rate/ceiling, "ratio")
+				b.Logf("concurrency %d, L=%s, %d messages, k=%.2f model calls/message, %d replies, %d connections to the model: %.2f msgs/s in %s; ceiling c/(k·L) = %.2f; ratio %.2f (target >= 0.9)",
+					c, lat, n, k, len(w.sink.Messages()), srv.Connections(), rate, elapsed.Round(time.Millisecond), ceiling, rate/ceiling)
+			}
+		})
 	}
 }

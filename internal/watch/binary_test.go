@@ -38,7 +38,7 @@ var (
 )
 
 // triageBinary builds ./cmd/triage once for the whole test binary.
-func triageBinary(t *testing.T) string {
+func triageBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "triage-bin")
@@ -66,7 +66,7 @@ func TestMain(m *testing.M) {
 
 // world is the binary's environment: servers, config file, ledger.
 type world struct {
-	t      *testing.T
+	t      testing.TB
 	tgt    target
 	sink   *mailtest.SMTPSink
 	dir    string
@@ -82,11 +82,11 @@ SN98765,expired,2024-06-15,Zmywarka CleanLine 60
 `
 
 // newWorld uses the in-memory IMAP server.
-func newWorld(t *testing.T, extra string) *world {
+func newWorld(t testing.TB, extra string) *world {
 	return newWorldFor(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})), extra)
 }
 
-func newWorldFor(t *testing.T, tgt target, extra string) *world {
+func newWorldFor(t testing.TB, tgt target, extra string) *world {
 	t.Helper()
 	w := &world{t: t, dir: t.TempDir(), log: &bytes.Buffer{}, tgt: tgt}
 	w.sink = mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "relay", Password: "relaypw"})
