@@ -137,14 +137,38 @@ func WriteHeader(w io.Writer, n int, r *Runner) {
 }
 
 // WriteCase prints one case in the seed's style: ✓/✗, the numbered function
-// calls with arguments and results, and each failure. With quiet, passing
-// cases get their one line only.
+// calls with arguments and results, and each failure. With quiet, a passing
+// case is one line.
 func WriteCase(w io.Writer, cr CaseResult, quiet bool) {
+	WriteCaseMarks(w, cr, quiet, Glyphs)
+}
+
+// Marks are the pass and fail marks of the human-readable output: Glyphs
+// (✓/✗) on a terminal, ASCII otherwise, each optionally coloured.
+type Marks struct{ Pass, Fail, Warn string }
+
+var (
+	Glyphs = Marks{Pass: "✓", Fail: "✗", Warn: "!"}
+	ASCII  = Marks{Pass: "ok", Fail: "FAIL", Warn: "!"}
+)
+
+// Coloured returns m with ANSI colours (green pass, red fail, yellow warn).
+func (m Marks) Coloured() Marks {
+	return Marks{Pass: "\x1b[32m" + m.Pass + "\x1b[0m", Fail: "\x1b[31m" + m.Fail + "\x1b[0m", Warn: "\x1b[33m" + m.Warn + "\x1b[0m"}
+}
+
+// WriteCaseMarks is WriteCase with the given marks. With quiet, a passing
+// case is one line.
+func WriteCaseMarks(w io.Writer, cr CaseResult, quiet bool, m Marks) {
 	run := cr.shown()
 	o := run.Outcome
-	mark := "✓"
+	if quiet && cr.Passed {
+		fmt.Fprintf(w, "%s %s: %s (%s; %s; %d model call(s))\n", m.Pass, cr.ID, cr.Description, describeOutcome(o), formatMS(run.DurationMS), run.ModelCalls)
+		return
+	}
+	mark := m.Pass
 	if !cr.Passed {
-		mark = "✗"
+		mark = m.Fail
 	}
 	fmt.Fprintf(w, "%s %s: %s", mark, cr.ID, cr.Description)
 	switch {
@@ -157,9 +181,6 @@ func WriteCase(w io.Writer, cr CaseResult, quiet bool) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  %s; %s; %d model call(s), %s tokens\n", describeOutcome(o), formatMS(run.DurationMS), run.ModelCalls, thousands(run.Tokens.Total))
-	if quiet && cr.Passed {
-		return
-	}
 	for _, n := range run.Notes {
 		fmt.Fprintf(w, "  Note: %s\n", n)
 	}
@@ -170,12 +191,12 @@ func WriteCase(w io.Writer, cr CaseResult, quiet bool) {
 			if i < len(run.CallNotes) {
 				notes = run.CallNotes[i]
 			}
-			cm := "✓"
+			cm := m.Pass
 			switch {
 			case len(notes) > 0:
-				cm = "✗" // an expectation points at this call
+				cm = m.Fail // an expectation points at this call
 			case c.Blocked || !c.OK:
-				cm = "!" // refused or failed, as the case allows
+				cm = m.Warn // refused or failed, as the case allows
 			}
 			fmt.Fprintf(w, "    %d. %s %s(%s)", i+1, cm, c.Name, formatArgs(c.Args))
 			if len(notes) > 0 {

@@ -245,3 +245,19 @@ func TestHelpNamesEnvironment(t *testing.T) {
 		}
 	}
 }
+
+func TestLedgerRejectsUnknownState(t *testing.T) {
+	noDefaultConfig(t)
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	code, _, stderr := runArgs(t, "ledger", "--ledger", path, "--state", "needs-human")
+	if code != exitUsage || !strings.Contains(stderr, `--state "needs-human" is not a message state; valid: replied, drafted, skipped, failed, needs_human`) {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+	code, _, stderr = runArgs(t, "ledger", "--ledger", path, "--replies", "--state", "replied")
+	if code != exitUsage || !strings.Contains(stderr, "not a reply state; valid: reply_pending, sent") {
+		t.Errorf("--replies: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("a rejected --state created the ledger")
+	}
+}

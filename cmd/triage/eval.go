@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,7 +30,8 @@ type evalOptions struct {
 	Filter       []string
 	MinPassRate  float64
 	JUnit        string
-	JSON         string
+	JSONOut      string
+	JSON         bool
 	Staff        []string
 	Quiet        bool
 	Verbose      bool
@@ -77,10 +79,11 @@ The case format is documented in docs/eval.md.`,
 	f.IntVar(&o.Repeat, "repeat", 1, "run each case N times; reports pass^N and flaky cases")
 	f.StringSliceVar(&o.Filter, "filter", nil, "run only cases whose scenario_id or category matches (glob; comma-separated or repeated)")
 	f.Float64Var(&o.MinPassRate, "min-pass-rate", 99, "lowest passing percentage that exits 0 (else exit 4)")
-	f.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
-	f.StringVar(&o.JSON, "json", "", "write the full JSON report (every case, call and outcome) to FILE")
+	f.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE (its directory is created before the run)")
+	f.StringVar(&o.JSONOut, "json-out", "", "write the full JSON report (every case, call and outcome) to FILE (its directory is created before the run)")
+	f.BoolVar(&o.JSON, "json", false, "print one JSON object per case on stdout, one per line (as process --json does); the summary goes to stderr")
 	f.StringSliceVar(&o.Staff, "staff", nil, "staff addresses that escalating scenarios may mail (repeatable)")
-	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print passing cases on one line, without their calls")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print each passing case on one line, without its calls")
 	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log each pipeline step to stderr")
 	f.IntVar(&o.MaxTurns, "max-turns", 10, "maximum model turns per email")
 	f.DurationVar(&o.TurnTimeout, "turn-timeout", 30*time.Second, "timeout of one model call")
@@ -113,6 +116,23 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 			return usageErr("eval: --filter %q: %v", p, err)
 		}
 	}
+	for _, f := range []struct{ flag, file string }{{"--junit", o.JUnit}, {"--json-out", o.JSONOut}} {
+		if f.file == "" {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(f.file), 0o755); err != nil {
+			return usageErr("eval: %s %s: %v", f.flag, f.file, err)
+		}
+		if st, err := os.Stat(f.file); err == nil && st.IsDir() {
+			return usageErr("eval: %s %s: is a directory", f.flag, f.file)
+		}
+	}
+	if o.MaxTurns < 1 {
+		return usageErr("eval: --max-turns must be at least 1, got %d", o.MaxTurns)
+	}
+	if o.TurnTimeout <= 0 || o.Deadline <= 0 {
+		return usageErr("eval: --turn-timeout and --deadline must be positive")
+	}
 	if len(args) == 0 {
 		args = []string{"eval/cases"}
 	}
@@ -142,7 +162,7 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	quiet := o.Quiet
+	quiet, marks := o.Quiet, marksFor(stdout)
 	// http and mcp tools a case does not mock run for real (MCP servers
 	// started once for the whole run).
 	bk, err := startBackends(ctx, ins.Scenarios, ins.Tools, false, log)
@@ -167,7 +187,13 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		TurnTimeout:    o.TurnTimeout,
 		Deadline:       o.Deadline,
 		Logger:         log,
-		OnCase:         func(cr eval.CaseResult) { eval.WriteCase(stdout, cr, quiet) },
+		OnCase: func(cr eval.CaseResult) {
+			if o.JSON {
+				writeJSONLines(stdout, []eval.CaseResult{cr})
+				return
+			}
+			eval.WriteCaseMarks(stdout, cr, quiet, marks)
+		},
 	})
 	if err != nil {
 		return usageErr("%v", err)
@@ -175,22 +201,29 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	if runner.Mode() == eval.ModeOffline && !o.Offline {
 		fmt.Fprintln(stderr, "triage: no GEMINI_API_KEY (or Vertex settings): eval uses the built-in offline model")
 	}
-	eval.WriteHeader(stdout, len(cases), runner)
-	rep := runner.Run(ctx, cases)
-	if quiet {
-		fmt.Fprintln(stdout)
+	human := stdout
+	if o.JSON {
+		human = stderr // stdout carries JSON lines only
 	}
-	rep.WriteSummary(stdout)
+	eval.WriteHeader(human, len(cases), runner)
+	rep := runner.Run(ctx, cases)
+	if quiet && !o.JSON {
+		fmt.Fprintln(human)
+	}
+	rep.WriteSummary(human)
 
 	if o.JUnit != "" {
 		if err := writeFile(o.JUnit, rep.WriteJUnit); err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
 	}
-	if o.JSON != "" {
-		if err := writeFile(o.JSON, rep.WriteJSON); err != nil {
+	if o.JSONOut != "" {
+		if err := writeFile(o.JSONOut, rep.WriteJSON); err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
+	}
+	if msg := setupFailure(rep); msg != "" {
+		return &exitError{code: exitUsage, err: fmt.Errorf("eval: the pipeline cannot start, no case ran: %s", msg)}
 	}
 	if err := ctx.Err(); err != nil {
 		return &exitError{code: exitBelowGate, err: fmt.Errorf("eval: interrupted: %w", err)}
@@ -199,6 +232,23 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		return &exitError{code: exitBelowGate, err: fmt.Errorf("eval: pass rate %.1f%% is below --min-pass-rate %g%%", rep.PassRate, o.MinPassRate)}
 	}
 	return nil
+}
+
+// setupFailure returns the setup error when every run of every case failed
+// to start (the same configuration error each time), else "".
+func setupFailure(rep *eval.Report) string {
+	first := ""
+	for _, c := range rep.Cases {
+		for _, r := range c.Runs {
+			if len(r.Failures) == 0 || !strings.HasPrefix(r.Failures[0], "Setup: ") {
+				return ""
+			}
+			if first == "" {
+				first = strings.TrimPrefix(r.Failures[0], "Setup: ")
+			}
+		}
+	}
+	return first
 }
 
 // filterCases keeps cases whose id or category matches one of the globs.

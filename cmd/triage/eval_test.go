@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"triage/eval"
 )
 
 const evalTestInstructions = "../../eval/testdata/instructions"
@@ -64,9 +66,9 @@ func TestEvalExitCodes(t *testing.T) {
 		stderr []string
 	}{
 		{name: "all pass", args: []string{dir}, code: exitOK,
-			stdout: []string{"✓ cli_pass: missing serial, asks for it", "1. ✓ send_email(", "Pass rate: 1/1 (100.0%)"}},
+			stdout: []string{"ok cli_pass: missing serial, asks for it", "1. ok send_email(", "Pass rate: 1/1 (100.0%)"}},
 		{name: "below the default gate", args: []string{mixed}, code: exitBelowGate,
-			stdout: []string{"✗ cli_fail", `Argument 'to' expected "somebody@example.com", got "ala@example.com"`, "Pass rate: 1/2 (50.0%)"},
+			stdout: []string{"FAIL cli_fail", `Argument 'to' expected "somebody@example.com", got "ala@example.com"`, "Pass rate: 1/2 (50.0%)"},
 			stderr: []string{"pass rate 50.0% is below --min-pass-rate 99%"}},
 		{name: "at the gate", args: []string{"--min-pass-rate", "50", mixed}, code: exitOK},
 		{name: "filter by category glob", args: []string{"--filter", "missing-*", mixed}, code: exitOK,
@@ -109,8 +111,8 @@ func TestEvalReportFiles(t *testing.T) {
 	dir := t.TempDir()
 	writeEvalCase(t, dir, "pass.yaml", evalPassing)
 	out := t.TempDir()
-	junit, js := filepath.Join(out, "eval.xml"), filepath.Join(out, "eval.json")
-	if code, stdout, stderr := runEvalCLI(t, "--junit", junit, "--json", js, dir); code != exitOK {
+	junit, js := filepath.Join(out, "reports", "eval.xml"), filepath.Join(out, "json", "deep", "eval.json") // directories created
+	if code, stdout, stderr := runEvalCLI(t, "--junit", junit, "--json-out", js, dir); code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	var doc struct {
@@ -153,5 +155,88 @@ func TestEvalReportFiles(t *testing.T) {
 	data, _ = os.ReadFile(junit)
 	if code != exitUsage || !strings.Contains(string(data), `bad.yaml:2: unknown field &#34;bogus&#34;`) {
 		t.Errorf("exit %d, junit:\n%s", code, data)
+	}
+}
+
+func TestEvalOutputModes(t *testing.T) {
+	dir := t.TempDir()
+	writeEvalCase(t, dir, "pass.yaml", evalPassing)
+	writeEvalCase(t, dir, "pass2.yaml", strings.ReplaceAll(evalPassing, "cli_pass", "cli_pass2"))
+
+	// -q: one line per passing case.
+	code, stdout, stderr := runEvalCLI(t, "-q", dir)
+	if code != exitOK {
+		t.Fatalf("-q: exit %d: %s", code, stderr)
+	}
+	var caseLines []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.Contains(l, "cli_pass") && !strings.HasPrefix(l, "Time:") {
+			caseLines = append(caseLines, l)
+		}
+	}
+	if len(caseLines) != 2 || !strings.HasPrefix(caseLines[0], "ok cli_pass") || strings.Contains(stdout, "Function calls") {
+		t.Errorf("-q printed %q, want one line per passing case:\n%s", caseLines, stdout)
+	}
+
+	// --json: JSON lines on stdout, one per case, nothing else.
+	code, stdout, stderr = runEvalCLI(t, "--json", dir)
+	if code != exitOK || !strings.Contains(stderr, "Pass rate: 2/2") {
+		t.Fatalf("--json: exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	for _, l := range lines {
+		var v struct {
+			ID     string `json:"scenario_id"`
+			Passed bool   `json:"passed"`
+		}
+		if err := json.Unmarshal([]byte(l), &v); err != nil || v.ID == "" || !v.Passed {
+			t.Errorf("--json line %q: %v %+v", l, err, v)
+		}
+	}
+	if len(lines) != 2 {
+		t.Errorf("--json printed %d lines, want 2", len(lines))
+	}
+
+	// A report path that cannot be written fails before the run.
+	file := filepath.Join(t.TempDir(), "file")
+	writeTestFile(t, file, "x")
+	code, stdout, stderr = runEvalCLI(t, "--junit", filepath.Join(file, "eval.xml"), dir)
+	if code != exitUsage || !strings.Contains(stderr, "--junit") || strings.Contains(stdout, "cli_pass") {
+		t.Errorf("unwritable --junit: exit %d, ran cases: %v; %s", code, strings.Contains(stdout, "cli_pass"), stderr)
+	}
+}
+
+// Instructions the pipeline cannot start with: exit 2, not a failed
+// "Setup" per case that --min-pass-rate 0 would let through.
+func TestEvalCannotStart(t *testing.T) {
+	dir := t.TempDir()
+	writeEvalCase(t, dir, "pass.yaml", evalPassing)
+	code, _, stderr := runEvalCLI(t, "--min-pass-rate", "0", "--max-calls", "-5", dir)
+	if code != exitUsage || !strings.Contains(stderr, "cannot start") {
+		t.Errorf("exit %d, want 2 'cannot start': %s", code, stderr)
+	}
+}
+
+func TestMarks(t *testing.T) {
+	var buf bytes.Buffer
+	if m := marksFor(&buf); m != eval.ASCII {
+		t.Errorf("a buffer gets %+v, want ASCII", m)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if m := marksFor(f); m != eval.ASCII {
+		t.Errorf("a file gets %+v, want ASCII", m)
+	}
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	if m := pickMarks(true, getenv); !strings.Contains(m.Pass, "\x1b[32m✓") || !strings.Contains(m.Fail, "✗") {
+		t.Errorf("terminal: %+v, want coloured glyphs", m)
+	}
+	env["NO_COLOR"] = "1"
+	if m := pickMarks(true, getenv); m != eval.Glyphs {
+		t.Errorf("terminal with NO_COLOR: %+v, want glyphs without colour", m)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,19 @@ while triage watch is running.`,
   triage ledger --config /etc/triage/triage.yaml --limit 20 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if state != "" {
+				valid := messageStates
+				if replies {
+					valid = replyStates
+				}
+				if !slices.Contains(valid, state) {
+					what := "message"
+					if replies {
+						what = "reply"
+					}
+					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
+				}
+			}
 			if !given(cmd.Flags(), "ledger") && config != "" {
 				wf, err := loadWatchFile(config)
 				if err != nil {
@@ -84,6 +98,13 @@ while triage watch is running.`,
 	cmd.AddCommand(newLedgerStatsCmd())
 	return cmd
 }
+
+// The states --state accepts, for messages and for replies (--replies).
+var (
+	messageStates = []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed,
+		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing}
+	replyStates = []string{ledger.ReplyPending, ledger.ReplySent, ledger.ReplyNeedsHuman, ledger.DraftPending, ledger.DraftStored}
+)
 
 func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON bool) error {
 	if asJSON {

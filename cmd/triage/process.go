@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"triage/eval"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/processor"
@@ -120,6 +121,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 		fmt.Fprintf(stderr, "triage: using %s, model %s\n", p.Model.Description, o.Model)
 	}
 
+	marks := marksFor(stdout)
 	start := time.Now()
 	failed, total, calls := 0, 0, 0
 	counts := map[string]int{}
@@ -129,7 +131,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 			b, _ := json.Marshal(out)
 			fmt.Fprintf(stdout, "%s\n", b)
 		} else {
-			printSummary(stdout, out)
+			printSummary(stdout, out, marks)
 		}
 		total++
 		counts[out.Status]++
@@ -261,8 +263,8 @@ func readAtMost(r io.Reader, size, max int64) ([]byte, error) {
 }
 
 // printSummary writes the human-readable summary of one outcome.
-func printSummary(w io.Writer, out processor.Outcome) {
-	mark := map[string]string{processor.StatusReplied: "✓", processor.StatusDrafted: "✎", processor.StatusSkipped: "–", processor.StatusFailed: "✗"}[out.Status]
+func printSummary(w io.Writer, out processor.Outcome, m eval.Marks) {
+	mark := map[string]string{processor.StatusReplied: m.Pass, processor.StatusDrafted: m.Pass, processor.StatusSkipped: "-", processor.StatusFailed: m.Fail}[out.Status]
 	fmt.Fprintf(w, "%s %s  %s\n", mark, out.File, out.Status)
 	if out.From != "" || out.Subject != "" {
 		fmt.Fprintf(w, "    from %s: %q\n", out.From, out.Subject)
@@ -284,12 +286,12 @@ func printSummary(w io.Writer, out processor.Outcome) {
 		fmt.Fprintln(w, line)
 	}
 	for i, c := range out.FunctionCalls {
-		state := "✓"
+		state := m.Pass
 		switch {
 		case c.Blocked:
-			state = "✗ blocked"
+			state = m.Fail + " blocked"
 		case !c.OK:
-			state = "✗"
+			state = m.Fail
 		}
 		line := fmt.Sprintf("    %d. %s %s(%s)", i+1, state, c.Name, compactArgs(c.Args))
 		if c.Error != nil {
