@@ -51,7 +51,7 @@ func TestCheckPrintsTools(t *testing.T) {
 		"send_email  [builtin send_email]\n",
 		"  final (its success means the email is handled)\n",
 		"  args.to: from reply_to\n",
-		"search_manual  [mcp stdio ${TRIAGE_BIN} mcp-manuals, tool search_manual]",
+		"search_manual  [mcp stdio ${TRIAGE_BIN} mcp-manuals, tool search_manual timeout 30s]",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("check output lacks %q:\n%s", want, stdout)

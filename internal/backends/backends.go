@@ -27,7 +27,9 @@ import (
 // Config configures Start; Tools is required.
 type Config struct {
 	Tools *tools.Set
-	// MCPCallTimeout bounds one MCP tools/call (default mcp.DefaultCallTimeout).
+	// MCPCallTimeout bounds one MCP tools/call on every server (default:
+	// the longest mcp.timeout of the server's bindings, else
+	// mcp.DefaultCallTimeout); each binding's own timeout applies within it.
 	MCPCallTimeout time.Duration
 	// HTTPClient is used by HTTP tools and streamable HTTP MCP servers.
 	HTTPClient *http.Client
@@ -87,7 +89,7 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 				return tool.Call(ctx, c.Args)
 			}
 		case t.MCP != nil:
-			srv, err := b.server(ctx, t.MCP, cfg)
+			srv, err := b.server(ctx, t.MCP, cfg, serverTimeout(cfg, t.MCP))
 			if err != nil {
 				errs = append(errs, fmt.Errorf("backends: %s: %s: mcp: %w", b.file, name, err))
 				continue
@@ -97,7 +99,13 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 				remote = name
 			}
 			b.byTool[name] = mcpBinding{srv: srv, remote: remote}
+			timeout := t.MCP.Timeout // this binding's bound, within the server's
 			b.routes[name] = func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+				if timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, timeout)
+					defer cancel()
+				}
 				return srv.client.Call(ctx, remote, c.Args)
 			}
 		}
@@ -110,7 +118,7 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 }
 
 // server returns the client of spec's server, starting it on first use.
-func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config) (*server, error) {
+func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config, callTimeout time.Duration) (*server, error) {
 	key := "url " + spec.URL
 	if len(spec.Command) > 0 {
 		key = "command " + strings.Join(spec.Command, "\x00")
@@ -124,7 +132,7 @@ func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config) 
 		Command:     spec.Command,
 		URL:         spec.URL,
 		HTTPClient:  cfg.HTTPClient,
-		CallTimeout: cfg.MCPCallTimeout,
+		CallTimeout: callTimeout,
 		Logger:      b.log,
 	})
 	if err != nil {
@@ -133,6 +141,22 @@ func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config) 
 	s := &server{key: key, client: c}
 	b.servers = append(b.servers, s)
 	return s, nil
+}
+
+// serverTimeout is the call bound of spec's server: Config.MCPCallTimeout,
+// else the longest timeout among the bindings naming that server.
+func serverTimeout(cfg Config, spec *tools.MCPSpec) time.Duration {
+	if cfg.MCPCallTimeout > 0 {
+		return cfg.MCPCallTimeout
+	}
+	longest := spec.Timeout
+	for _, name := range cfg.Tools.Names() {
+		o := cfg.Tools.Get(name).MCP
+		if o != nil && slices.Equal(o.Command, spec.Command) && o.URL == spec.URL && o.Timeout > longest {
+			longest = o.Timeout
+		}
+	}
+	return longest
 }
 
 // Routes returns the dispatcher routes of the http and mcp bindings, by

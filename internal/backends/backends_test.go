@@ -3,6 +3,7 @@ package backends_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -77,6 +78,8 @@ tools:
     mcp: {command: ["${SELF}"], tool: search_manual}
   search_http:
     mcp: {url: "${MANUALS_URL}", tool: search_manual}
+  search_hasty:              # the same HTTP server, with a timeout no call can meet
+    mcp: {url: "${MANUALS_URL}", tool: search_manual, timeout: 1ns}
   send_email:
     builtin: send_email
     final: true
@@ -112,13 +115,18 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("Servers = %d, want 2 (stdio shared by two bindings, and HTTP)", b.Servers())
 	}
 	routes := b.Routes()
-	if _, ok := routes["send_email"]; ok || len(routes) != 4 {
-		t.Errorf("routes %v: want the four http/mcp bindings only", routes)
+	if _, ok := routes["send_email"]; ok || len(routes) != 5 {
+		t.Errorf("routes %v: want the five http/mcp bindings only", routes)
 	}
 	ctx := context.Background()
 	res, err := routes["order_status"](ctx, &dispatcher.Call{Name: "order_status", Args: map[string]any{"order_id": "A 1"}})
 	if err != nil || res["status"] != "shipped" || gotAuth != "Bearer t0k3n" || gotPath != "/orders/A 1" {
 		t.Errorf("http route: %v %v auth %q path %q", res, err, gotAuth, gotPath)
+	}
+	_, err = routes["search_hasty"](ctx, &dispatcher.Call{Name: "search_hasty", Args: map[string]any{"query": "reset"}})
+	var tmp interface{ Temporary() bool }
+	if !errors.As(err, &tmp) || !tmp.Temporary() {
+		t.Errorf("a binding's own timeout: err = %v, want a temporary timeout", err)
 	}
 	for _, name := range []string{"search_manual", "lookup", "search_http"} {
 		res, err := routes[name](ctx, &dispatcher.Call{Name: name, Args: map[string]any{"query": "Bluetooth pairing Cyclone"}})

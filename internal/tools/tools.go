@@ -47,6 +47,9 @@ const (
 // DefaultHTTPTimeout is an HTTP tool's timeout when the file gives none.
 const DefaultHTTPTimeout = 10 * time.Second
 
+// DefaultMCPTimeout bounds one call of an MCP tool when the file gives none.
+const DefaultMCPTimeout = 30 * time.Second
+
 // Set is a loaded tools file.
 type Set struct {
 	File  string           // path of the file, for messages
@@ -90,6 +93,8 @@ type MCPSpec struct {
 	URL     string   `yaml:"url"`
 	// Tool is the server's name for the tool (default: the binding's key).
 	Tool string `yaml:"tool"`
+	// Timeout bounds one call (default DefaultMCPTimeout).
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Arg is the policy on one argument.
@@ -342,6 +347,12 @@ func (t *Tool) validateMCP(cfg Config, field func(string) func(string, ...any)) 
 	if m.Tool == "" {
 		m.Tool = t.Name
 	}
+	if m.Timeout < 0 {
+		field("mcp.timeout")("%s is negative", m.Timeout)
+	}
+	if m.Timeout == 0 {
+		m.Timeout = DefaultMCPTimeout
+	}
 	switch {
 	case len(m.Command) > 0 && m.URL != "":
 		field("mcp")("command and url are exclusive")
@@ -364,6 +375,7 @@ func (t *Tool) validateMCP(cfg Config, field func(string) func(string, ...any)) 
 			field("mcp.url")("%q is not an absolute http(s) URL", m.URL)
 		}
 	}
+	t.Spec += fmt.Sprintf(" timeout %s", m.Timeout)
 }
 
 // expand replaces every ${VAR} in s from the environment; a missing or

@@ -68,7 +68,7 @@ tools:
     mcp:
       command: ["mcp-server-filesystem", "${KB_DIR}"]
   lookup:
-    mcp: {url: "http://127.0.0.1:9000/mcp", tool: search}
+    mcp: {url: "http://127.0.0.1:9000/mcp", tool: search, timeout: 2s}
     args:
       lang: {enum: [pl, en]}
 `), tools.Config{LookupEnv: env(map[string]string{"ORDERS_URL": "https://orders.example", "ORDERS_TOKEN": "s3cret", "KB_DIR": "/srv/kb"})})
@@ -88,8 +88,11 @@ tools:
 	if got := ts.Get("lookup").Limit(24); got != 24 {
 		t.Errorf("default limit of a non-effect %d, want the per-email cap", got)
 	}
-	if diff := cmp.Diff(&tools.MCPSpec{Command: []string{"mcp-server-filesystem", "/srv/kb"}, Tool: "read_text_file"}, ts.Get("read_text_file").MCP); diff != "" {
+	if diff := cmp.Diff(&tools.MCPSpec{Command: []string{"mcp-server-filesystem", "/srv/kb"}, Tool: "read_text_file", Timeout: tools.DefaultMCPTimeout}, ts.Get("read_text_file").MCP); diff != "" {
 		t.Errorf("mcp (-want +got):\n%s", diff)
+	}
+	if got := ts.Get("lookup").MCP.Timeout; got != 2*time.Second {
+		t.Errorf("mcp timeout %s", got)
 	}
 	if got := ts.Get("lookup").MCP.Tool; got != "search" {
 		t.Errorf("mcp tool %q", got)

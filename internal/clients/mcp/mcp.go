@@ -286,11 +286,15 @@ func (c *Client) callError(ctx context.Context, sess *sdk.ClientSession, tool st
 		return &Error{msg: fmt.Sprintf("server %s: tool %s: %s (code %d)", c.name, tool, we.Message, we.Code), err: err}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// The session may be fine (a slow tool) or wedged: ask it.
-		c.bg.Add(1)
-		go func() {
-			defer c.bg.Done()
-			c.probe(sess)
-		}()
+		c.mu.Lock()
+		if !c.closed && c.sess == sess {
+			c.bg.Add(1) // under c.mu and before Close: Close's Wait sees it
+			go func() {
+				defer c.bg.Done()
+				c.probe(sess)
+			}()
+		}
+		c.mu.Unlock()
 		return &Error{msg: fmt.Sprintf("server %s: tool %s: no answer in time", c.name, tool), temporary: true, err: err}
 	case ctx.Err() != nil:
 		return &Error{msg: fmt.Sprintf("server %s: tool %s: %v", c.name, tool, ctx.Err()), err: err}
