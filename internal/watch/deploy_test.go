@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"triage/internal/mailtest"
 )
 
 // cronLines returns the documented crontab lines (schedule "*/5 * * * *")
@@ -214,10 +216,7 @@ func TestSystemdInstall(t *testing.T) {
 	// systemd-analyze verify, with the host's units beside ours in the root.
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("systemd-analyze not installed: CI must verify the unit (.ci/run installs systemd)")
-		}
-		t.Skip("SKIPPED: systemd-analyze not installed (apt-get install systemd); CI fails instead")
+		mailtest.Skip(t, "systemd-analyze not installed (apt-get install systemd): the unit was not verified")
 	}
 	hostUnits := "/usr/lib/systemd/system"
 	if _, err := os.Stat(hostUnits); err != nil {
