@@ -155,3 +155,73 @@ func TestProcessMCPServerKilledMidRun(t *testing.T) {
 		t.Errorf("the log does not say the session was lost:\n%s", stderr)
 	}
 }
+
+// copyKB copies testdata/kb to a temp dir, with edit applied to the scenario.
+func copyKB(t *testing.T, edit func(string) string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range []string{"main.md", "tools.yaml", "scenarios/kb-question.md"} {
+		b, err := os.ReadFile(filepath.Join("testdata/kb", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		if strings.HasPrefix(f, "scenarios/") {
+			s = edit(s)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// `triage check` always starts MCP servers and checks every declaration
+// against the server's inputSchema; process and watch check at start-up
+// what they can reach and go on without a server they cannot.
+func TestCheckMCPServers(t *testing.T) {
+	t.Setenv("TRIAGE_TEST_MCP_SERVER", os.Args[0])
+	t.Setenv("TRIAGE_TEST_MCP_ARG", "mcp-crash-server")
+	t.Setenv("TRIAGE_TEST_STATE", t.TempDir())
+
+	code, stdout, stderr := runCLI(t, "", "check", "--instructions", "testdata/kb")
+	if code != 0 || !strings.Contains(stdout, "MCP servers: 1 reachable") {
+		t.Errorf("check: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	// A declaration that does not fit the server's inputSchema: a start-up
+	// error for check and for process, naming the file, tool and parameter.
+	bad := copyKB(t, func(s string) string {
+		return strings.Replace(s, "        path:\n          type: string\n          minLength: 1", "        path:\n          type: integer", 1)
+	})
+	dir := t.TempDir()
+	eml := writeEML(t, dir, "kb", "Ola <ola@example.pl>", "Pytanie o regulamin", "Proszę o regulamin.")
+	for _, args := range [][]string{
+		{"check", "--instructions", bad},
+		{"process", "--instructions", bad, "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "outbox"), eml},
+	} {
+		code, _, stderr := runCLI(t, "", args...)
+		if code != 2 || !strings.Contains(stderr, "tools: tools.yaml: read_text_file: declared in scenarios/kb-question.md") ||
+			!strings.Contains(stderr, "parameter path: declared type integer, the server wants [string]") {
+			t.Errorf("%s with a misfit declaration: exit %d, stderr %s", args[0], code, stderr)
+		}
+	}
+
+	// A server that cannot be started: check fails, process goes on (the
+	// call fails as unavailable; the customer still gets an answer).
+	t.Setenv("TRIAGE_TEST_MCP_SERVER", filepath.Join(t.TempDir(), "no-such-server"))
+	code, _, stderr = runCLI(t, "", "check", "--instructions", "testdata/kb")
+	if code != 2 || !strings.Contains(stderr, "tools: tools.yaml: read_text_file: mcp: server no-such-server: start") {
+		t.Errorf("check with an unreachable server: exit %d, stderr %s", code, stderr)
+	}
+	code, stdout, stderr = runCLI(t, "", "process", "--json", "--instructions", "testdata/kb", "--warranty-csv", "../../examples/warranty.csv",
+		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "outbox"), eml)
+	if code != 0 {
+		t.Fatalf("process with an unreachable server: exit %d, stderr %s", code, stderr)
+	}
+	o := decodeOutcomes(t, stdout)[0]
+	if i, ok := callNamed(o, "read_text_file"); !ok || o.FunctionCalls[i].Error == nil || o.FunctionCalls[i].Error.Code != "unavailable" {
+		t.Errorf("process with an unreachable server: %+v", o.FunctionCalls)
+	}
+}
