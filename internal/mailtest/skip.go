@@ -18,7 +18,7 @@ func Skip(t testing.TB, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)
 	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
+		t.Fatalf("%s", msg)
 	}
 	if path := os.Getenv(SkipReportEnv); path != "" {
 		if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
@@ -26,5 +26,5 @@ func Skip(t testing.TB, format string, args ...any) {
 			f.Close()
 		}
 	}
-	t.Skip("SKIPPED: " + msg)
+	t.Skipf("%s", msg)
 }
