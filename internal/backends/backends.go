@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -120,6 +121,9 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 // server returns the client of spec's server, starting it on first use.
 func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config, callTimeout time.Duration) (*server, error) {
 	key := "url " + spec.URL
+	for _, k := range slices.Sorted(maps.Keys(spec.Headers)) {
+		key += "\x00" + k + ": " + spec.Headers[k]
+	}
 	if len(spec.Command) > 0 {
 		key = "command " + strings.Join(spec.Command, "\x00")
 	}
@@ -131,6 +135,7 @@ func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config, 
 	c, err := mcp.New(ctx, mcp.Config{
 		Command:     spec.Command,
 		URL:         spec.URL,
+		Headers:     spec.Headers,
 		HTTPClient:  cfg.HTTPClient,
 		CallTimeout: callTimeout,
 		Logger:      b.log,

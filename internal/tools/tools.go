@@ -95,6 +95,9 @@ type MCPSpec struct {
 	Tool string `yaml:"tool"`
 	// Timeout bounds one call (default DefaultMCPTimeout).
 	Timeout time.Duration `yaml:"timeout"`
+	// Headers are sent with every request to a streamable HTTP server
+	// (e.g. Authorization); ${VAR} expanded, never printed.
+	Headers map[string]string `yaml:"headers"`
 }
 
 // Arg is the policy on one argument.
@@ -368,8 +371,17 @@ func (t *Tool) validateMCP(cfg Config, field func(string) func(string, ...any)) 
 			field("mcp.command[0]")("empty program name")
 		}
 	}
+	if len(m.Headers) > 0 && m.URL == "" {
+		field("mcp.headers")("only for a streamable HTTP server (url)")
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Headers)) {
+		m.Headers[k] = expand(m.Headers[k], cfg.LookupEnv, field("mcp.headers."+k))
+	}
 	if m.URL != "" {
 		t.Spec = fmt.Sprintf("mcp %s, tool %s", m.URL, m.Tool)
+		if len(m.Headers) > 0 {
+			t.Spec += " (headers: " + strings.Join(slices.Sorted(maps.Keys(m.Headers)), ", ") + ")"
+		}
 		m.URL = expand(m.URL, cfg.LookupEnv, field("mcp.url"))
 		if u, err := url.Parse(m.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			field("mcp.url")("%q is not an absolute http(s) URL", m.URL)

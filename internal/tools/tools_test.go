@@ -127,6 +127,9 @@ func TestParseErrors(t *testing.T) {
 			"tools: tools.yaml: a: http.url: environment variable NOPE is not set",
 			"tools: tools.yaml: a: http.headers.X-Key: environment variable ALSO_NOPE is not set"}},
 		{"missing var in mcp", "tools:\n  a: {mcp: {command: [srv, '${KB}']}}", []string{"a: mcp.command[1]: environment variable KB is not set"}},
+		{"mcp headers", "tools:\n  a: {mcp: {command: [srv], headers: {Authorization: x}, timeout: -1s}}\n  b: {mcp: {url: 'http://x/mcp', headers: {Authorization: 'Bearer ${NO_TOKEN}'}}}", []string{
+			"a: mcp.headers: only for a streamable HTTP server (url)", "a: mcp.timeout: -1s is negative",
+			"b: mcp.headers.Authorization: environment variable NO_TOKEN is not set"}},
 		{"all problems at once", "tools:\n  a: {builtin: nope}\n  b: {builtin: send_email, args: {to: {from: x}}}", []string{"a: builtin", "b: args.to.from"}},
 	}
 	for _, tt := range tests {

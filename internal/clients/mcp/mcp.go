@@ -38,25 +38,27 @@ const (
 
 // Config configures a Client: exactly one of Command and URL.
 type Config struct {
-	Name           string        // label in logs and errors; default: the command's base name or the URL's host
-	Command        []string      // stdio: program and arguments
-	Env            []string      // stdio: KEY=VALUE added to our environment
-	Dir            string        // stdio: working directory (default ours)
-	URL            string        // streamable HTTP endpoint
-	HTTPClient     *http.Client  // streamable HTTP; default http.DefaultClient
-	CallTimeout    time.Duration // one tools/call; default DefaultCallTimeout
-	ConnectTimeout time.Duration // start + handshake; default DefaultConnectTimeout
-	MaxStderrBytes int           // stdio: server stderr logged per start, then dropped; default 64 KiB
+	Name           string            // label in logs and errors; default: the command's base name or the URL's host
+	Command        []string          // stdio: program and arguments
+	Env            []string          // stdio: KEY=VALUE added to our environment
+	Dir            string            // stdio: working directory (default ours)
+	URL            string            // streamable HTTP endpoint
+	Headers        map[string]string // streamable HTTP: sent with every request (may hold secrets)
+	HTTPClient     *http.Client      // streamable HTTP; default: a new client; its redirect policy is replaced
+	CallTimeout    time.Duration     // one tools/call; default DefaultCallTimeout
+	ConnectTimeout time.Duration     // start + handshake; default DefaultConnectTimeout
+	MaxStderrBytes int               // stdio: server stderr logged per start, then dropped; default 64 KiB
 	Logger         *slog.Logger
 }
 
 // Client is one server's session, (re)started on demand. It is safe for
 // concurrent use.
 type Client struct {
-	cfg  Config
-	name string
-	sdk  *sdk.Client
-	log  *slog.Logger
+	cfg     Config
+	name    string
+	sdk     *sdk.Client
+	log     *slog.Logger
+	secrets []string // header values and URL credentials, redacted from errors and logs
 
 	mu     sync.Mutex
 	sess   *sdk.ClientSession
@@ -109,6 +111,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		if cfg.Name == "" {
 			cfg.Name = u.Host
 		}
+		cfg.HTTPClient = httpClient(cfg.HTTPClient, u, cfg.Headers)
 	default:
 		return nil, errors.New("mcp: want a command or a url")
 	}
@@ -125,13 +128,14 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := &Client{
-		cfg:  cfg,
-		name: cfg.Name,
-		log:  cfg.Logger.With("mcp_server", cfg.Name),
-		sdk:  sdk.NewClient(&sdk.Implementation{Name: "triage", Version: "1"}, nil),
+		cfg:     cfg,
+		name:    cfg.Name,
+		log:     cfg.Logger.With("mcp_server", cfg.Name),
+		sdk:     sdk.NewClient(&sdk.Implementation{Name: "triage", Version: "1"}, nil),
+		secrets: secretsOf(cfg.URL, cfg.Headers),
 	}
 	if _, err := c.session(ctx); err != nil {
-		c.log.WarnContext(ctx, "mcp: server not reachable at start; will retry on the first call", "error", err)
+		c.log.WarnContext(ctx, "mcp: server not reachable at start; will retry on the first call", "error", c.redact(err.Error()))
 	}
 	return c, nil
 }
@@ -200,12 +204,12 @@ func (c *Client) connect(d *dialing) {
 	defer c.mu.Unlock()
 	c.dial = nil
 	if err != nil {
-		msg := fmt.Sprintf("server %s: start: %v", c.name, err)
+		msg := c.redact(fmt.Sprintf("server %s: start: %v", c.name, err))
 		if stderr != nil && stderr.Last() != "" {
 			msg += fmt.Sprintf(" (its stderr: %q)", stderr.Last())
 		}
 		d.err = &Error{msg: msg, temporary: true, err: err}
-		c.log.Warn("mcp: server start failed", "error", err, "duration_ms", time.Since(start).Milliseconds())
+		c.log.Warn("mcp: server start failed", "error", msg, "duration_ms", time.Since(start).Milliseconds())
 		return
 	}
 	if c.closed {
@@ -234,7 +238,7 @@ func (c *Client) drop(sess *sdk.ClientSession, why string, err error) {
 	}
 	c.sess, c.tools = nil, nil
 	if !c.closed {
-		c.log.Warn("mcp: server session lost; the next call restarts it", "why", why, "error", err)
+		c.log.Warn("mcp: server session lost; the next call restarts it", "why", why, "error", c.redact(fmt.Sprint(err)))
 	}
 	c.closeInBackground(sess)
 }
@@ -300,7 +304,7 @@ func (c *Client) callError(ctx context.Context, sess *sdk.ClientSession, tool st
 		return &Error{msg: fmt.Sprintf("server %s: tool %s: %v", c.name, tool, ctx.Err()), err: err}
 	}
 	c.drop(sess, "call failed", err)
-	return &Error{msg: fmt.Sprintf("server %s: tool %s: connection lost: %v", c.name, tool, err), temporary: true, err: err}
+	return &Error{msg: c.redact(fmt.Sprintf("server %s: tool %s: connection lost: %v", c.name, tool, err)), temporary: true, err: err}
 }
 
 // probe pings sess and drops it when it does not answer.
@@ -394,13 +398,98 @@ func (c *Client) Close() error {
 		err = sess.Close()
 	}
 	c.bg.Wait()
-	if err != nil && !errors.Is(err, sdk.ErrConnectionClosed) {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) { // a server killed by our SIGTERM is fine
-			return fmt.Errorf("mcp: server %s: close: %w", c.name, err)
+	if err == nil || errors.Is(err, sdk.ErrConnectionClosed) {
+		return nil
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) { // a server killed by our SIGTERM is fine
+		return nil
+	}
+	if c.cfg.URL != "" { // ending an HTTP session the server already forgot (or is gone)
+		c.log.Debug("mcp: closing the session failed", "error", c.redact(err.Error()))
+		return nil
+	}
+	return fmt.Errorf("mcp: server %s: close: %s", c.name, c.redact(err.Error()))
+}
+
+// httpClient is base (or a new client) sending headers with every request
+// and following redirects only within u's scheme and host, so headers never
+// reach another host.
+func httpClient(base *http.Client, u *url.URL, headers map[string]string) *http.Client {
+	c := &http.Client{}
+	if base != nil {
+		*c = *base
+	}
+	origin := u.Scheme + "://" + u.Host
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 5 {
+			return errors.New("more than 5 redirects")
+		}
+		if req.URL.Scheme+"://"+req.URL.Host != origin {
+			return errors.New("redirect to another host (" + req.URL.Host + ") refused")
+		}
+		return nil
+	}
+	if len(headers) > 0 {
+		h := http.Header{}
+		for k, v := range headers {
+			h.Set(k, v)
+		}
+		rt := c.Transport
+		if rt == nil {
+			rt = http.DefaultTransport
+		}
+		c.Transport = headerTransport{base: rt, h: h}
+	}
+	return c
+}
+
+type headerTransport struct {
+	base http.RoundTripper
+	h    http.Header
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.h {
+		r.Header[k] = v
+	}
+	return t.base.RoundTrip(r)
+}
+
+// secretsOf lists what must never appear in an error or a log line: header
+// values (and a "Bearer x" token alone), URL passwords and query values.
+func secretsOf(raw string, headers map[string]string) []string {
+	var out []string
+	for _, v := range headers {
+		if len(v) >= 4 {
+			out = append(out, v)
+		}
+		if _, tok, ok := strings.Cut(v, " "); ok && len(tok) >= 4 {
+			out = append(out, tok)
 		}
 	}
-	return nil
+	if u, err := url.Parse(raw); err == nil && raw != "" {
+		if p, ok := u.User.Password(); ok && p != "" {
+			out = append(out, p)
+		}
+		for _, vs := range u.Query() {
+			for _, v := range vs {
+				if len(v) >= 4 {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// redact replaces every secret in s.
+func (c *Client) redact(s string) string {
+	for _, sec := range c.secrets {
+		s = strings.ReplaceAll(s, sec, "[redacted]")
+	}
+	return s
 }
 
 // Result turns a tools/call result into what the model sees: "text" (the

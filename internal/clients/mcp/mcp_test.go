@@ -353,6 +353,52 @@ func TestHTTPServerRestarted(t *testing.T) {
 	}
 }
 
+// Headers (e.g. a token) go with every request to a streamable HTTP
+// server; never to another host, and never into an error or a log line.
+func TestHTTPHeadersAndSecrets(t *testing.T) {
+	const token = "s3cr3t-T0KEN"
+	const key = "k3y-VALUE-9"
+	srv := testServer()
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	var otherHits atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { otherHits.Add(1) }))
+	defer other.Close()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/away":
+			http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+		case r.Header.Get("Authorization") != "Bearer "+token:
+			http.Error(w, "no entry for "+r.Header.Get("Authorization")+" at "+r.URL.String(), http.StatusUnauthorized)
+		default:
+			h.ServeHTTP(w, r)
+		}
+	}))
+	defer ts.Close()
+
+	good := newClient(t, mcp.Config{URL: ts.URL + "/mcp?key=" + key, Headers: map[string]string{"Authorization": "Bearer " + token}})
+	if _, err := good.Call(context.Background(), "echo", map[string]any{"text": "hi"}); err != nil {
+		t.Fatalf("with the token: %v", err)
+	}
+
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	wrong := newClient(t, mcp.Config{URL: ts.URL + "/mcp?key=" + key, Headers: map[string]string{"Authorization": "Bearer wrong-" + token}, Logger: log})
+	_, err := wrong.Call(context.Background(), "echo", map[string]any{"text": "hi"})
+	if err == nil {
+		t.Fatal("a wrong token: want an error")
+	}
+	away := newClient(t, mcp.Config{URL: ts.URL + "/away", Headers: map[string]string{"Authorization": "Bearer " + token}, Logger: log})
+	_, err2 := away.Call(context.Background(), "echo", map[string]any{"text": "hi"})
+	if err2 == nil || !strings.Contains(err2.Error(), "redirect to another host") || otherHits.Load() != 0 {
+		t.Errorf("a redirect to another host: err %v, other host hit %d times", err2, otherHits.Load())
+	}
+	for _, s := range []string{err.Error(), err2.Error(), logs.String()} {
+		if strings.Contains(s, token) || strings.Contains(s, key) {
+			t.Errorf("a secret leaked: %s", s)
+		}
+	}
+}
+
 func TestUnreachableServer(t *testing.T) {
 	c := newClient(t, mcp.Config{Command: []string{"/nonexistent/mcp-server"}})
 	_, err := c.Call(context.Background(), "x", nil)
