@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -223,5 +225,58 @@ func TestCheckMCPServers(t *testing.T) {
 	o := decodeOutcomes(t, stdout)[0]
 	if i, ok := callNamed(o, "read_text_file"); !ok || o.FunctionCalls[i].Error == nil || o.FunctionCalls[i].Error.Code != "unavailable" {
 		t.Errorf("process with an unreachable server: %+v", o.FunctionCalls)
+	}
+}
+
+// An HTTP tool no Go code knows about, end to end through `triage process`:
+// testdata/orders binds get_order_status to an orders service (httptest)
+// with a token from ${VAR}; the offline model asks for the order number of
+// the subject. A found order reaches the model as the service's JSON; a 404
+// as a client_error naming the status; the token is sent, never printed.
+func TestProcessWithHTTPTool(t *testing.T) {
+	const token = "orders-T0KEN-1"
+	var gotAuth []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth = append(gotAuth, r.Header.Get("Authorization"))
+		if r.URL.Path != "/orders/20261117" {
+			http.Error(w, `{"error":"no such order"}`, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"order_id":"20261117","status":"shipped","delivery_date":"2026-11-20"}`)
+	}))
+	defer srv.Close()
+	t.Setenv("TRIAGE_TEST_ORDERS_URL", srv.URL)
+	t.Setenv("TRIAGE_TEST_ORDERS_TOKEN", token)
+
+	dir := t.TempDir()
+	found := writeEML(t, dir, "order-found", "Ola <ola@example.pl>", "Order 20261117", "Where is my order?")
+	missing := writeEML(t, dir, "order-missing", "Jan <jan@example.pl>", "Order 99999999", "Where is my order?")
+	code, stdout, stderr := runCLI(t, "", "process", "--json", "-v", "--instructions", "testdata/orders",
+		"--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "t.db"),
+		"--outbox", filepath.Join(dir, "outbox"), found, missing)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	outs := decodeOutcomes(t, stdout)
+	i, ok := callNamed(outs[0], "get_order_status")
+	if !ok || !outs[0].FunctionCalls[i].OK || outs[0].FunctionCalls[i].Result["status"] != "shipped" || outs[0].Status != processor.StatusReplied {
+		t.Errorf("found: %+v", outs[0].FunctionCalls)
+	}
+	i, ok = callNamed(outs[1], "get_order_status")
+	if !ok || outs[1].FunctionCalls[i].Error == nil || outs[1].FunctionCalls[i].Error.Code != "client_error" ||
+		!strings.Contains(outs[1].FunctionCalls[i].Error.Message, "404 Not Found") || outs[1].Status != processor.StatusReplied {
+		t.Errorf("missing: %+v", outs[1].FunctionCalls)
+	}
+	if len(gotAuth) != 2 {
+		t.Errorf("the service was called %d times, want 2", len(gotAuth))
+	}
+	for _, a := range gotAuth {
+		if a != "Bearer "+token {
+			t.Errorf("the service got Authorization %q", a)
+		}
+	}
+	if strings.Contains(stdout+stderr, token) {
+		t.Error("the token was printed")
 	}
 }
