@@ -17,6 +17,7 @@ import (
 	"triage/eval"
 	"triage/internal/dispatcher"
 	"triage/internal/llm"
+	"triage/internal/logattr"
 )
 
 type evalOptions struct {
@@ -161,7 +162,7 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	if o.Verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(logattr.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	quiet, marks := o.Quiet, marksFor(stdout)
 	// http and mcp tools a case does not mock run for real (MCP servers
 	// started once for the whole run).

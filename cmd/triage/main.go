@@ -30,6 +30,9 @@ const (
 type exitError struct {
 	code int
 	err  error
+	// logged: the error was already written as a log line (--log-format
+	// json), so run does not print it again.
+	logged bool
 }
 
 func (e *exitError) Error() string {
@@ -88,7 +91,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil {
+		if ee.err != nil && !ee.logged {
 			fmt.Fprintln(stderr, "triage:", ee.err)
 		}
 		return ee.code

@@ -17,6 +17,7 @@ import (
 	"triage/eval"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
+	"triage/internal/logattr"
 	"triage/internal/processor"
 )
 
@@ -92,7 +93,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	if o.Verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(logattr.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	// Everything is validated before anything (outbox, ticket store) is created.
 	var probs problems
 	checkPipeline(o.pipelineOptions, &probs)

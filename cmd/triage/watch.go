@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"triage/internal/clients/mail"
+	"triage/internal/logattr"
 	"triage/internal/metrics"
 	"triage/internal/scenario"
 	"triage/internal/watch"
@@ -364,6 +367,30 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	}
 }
 
+// logFinalError writes err as one JSON log line (level ERROR, with the exit
+// status) and returns it marked as logged.
+func logFinalError(w io.Writer, err error) error {
+	ee := &exitError{code: exitFailed, err: err}
+	if !errors.As(err, &ee) {
+		ee = &exitError{code: exitFailed, err: err}
+	}
+	if ee.err == nil || ee.logged {
+		return err
+	}
+	slog.New(slog.NewJSONHandler(w, nil)).Error("triage watch stopped", "err", ee.err.Error(), "exit_status", ee.code)
+	return &exitError{code: ee.code, err: ee.err, logged: true}
+}
+
+// finalGroup renders the count per final state as a log group
+// (final.replied=3), never as Go map syntax.
+func finalGroup(final map[string]int) slog.Attr {
+	var attrs []any
+	for _, k := range slices.Sorted(maps.Keys(final)) {
+		attrs = append(attrs, slog.Int(k, final[k]))
+	}
+	return slog.Group("final", attrs...)
+}
+
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
@@ -372,9 +399,9 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
 	case "text", "":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(logattr.Handler(slog.NewTextHandler(w, opts))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(logattr.Handler(slog.NewJSONHandler(w, opts))), nil
 	}
 	return nil, usageErr("--log-format %q: want text or json", format)
 }
@@ -525,7 +552,13 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	return ws, nil
 }
 
-func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, stderr io.Writer) error {
+func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, stderr io.Writer) (err error) {
+	// With --log-format json every line is JSON, the final error included.
+	defer func() {
+		if err != nil && o.LogFormat == "json" {
+			err = logFinalError(stderr, err)
+		}
+	}()
 	ws, err := loadWatch(fs, o)
 	if err != nil {
 		return err
@@ -629,7 +662,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		err = w.Run(ctx)
 	}
 	st := w.Stats()
-	log.Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, "final", st.Final)
+	log.Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, finalGroup(st.Final))
 	var ae *watch.AuthError
 	if errors.As(err, &ae) {
 		return &exitError{code: exitAuth, err: err}

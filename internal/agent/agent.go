@@ -231,7 +231,7 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 	stop := func(err error) (Result, error) {
 		res.Stop = err
 		res.Degraded = true
-		a.log.Debug("agent stop", "reason", err, "turns", res.Turns, "model_calls", res.ModelCalls)
+		a.log.DebugContext(ctx, "agent stop", "reason", err, "turns", res.Turns, "model_calls", res.ModelCalls)
 		return res, nil
 	}
 
@@ -259,7 +259,7 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 
 		cand, reason := choose(resp)
 		if cand == nil {
-			a.log.Debug("agent invalid response", "turn", res.Turns+1, "reason", reason, "retried", invalidRetried)
+			a.log.DebugContext(ctx, "agent invalid response", "turn", res.Turns+1, "reason", reason, "retried", invalidRetried)
 			if invalidRetried {
 				return stop(fmt.Errorf("%w: %s", ErrInvalidResponse, reason))
 			}
@@ -276,7 +276,7 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 		history = append(history, content)
 		fcalls := functionCalls(content)
 		text := textOf(content)
-		a.log.Debug("agent turn", "turn", res.Turns, "model_calls", res.ModelCalls,
+		a.log.DebugContext(ctx, "agent turn", "turn", res.Turns, "model_calls", res.ModelCalls,
 			"finish_reason", string(cand.FinishReason), "functions", callNames(fcalls),
 			"prompt_tokens", res.Usage.Prompt, "output_tokens", res.Usage.Output)
 
@@ -309,7 +309,7 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 				env = map[string]any{"ok": false, "error": map[string]any{"code": "internal", "message": "no response from tool"}}
 			}
 			ok, _ := env["ok"].(bool)
-			a.log.Debug("agent function", "turn", res.Turns, "name", fc.Name, "ok", ok)
+			a.log.DebugContext(ctx, "agent function", "turn", res.Turns, "name", fc.Name, "ok", ok)
 			if ok {
 				called[fc.Name] = true
 			}

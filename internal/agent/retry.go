@@ -46,7 +46,7 @@ func (a *Agent) generate(ctx context.Context, contents []*genai.Content, newConf
 		if hint := retryDelay(err); hint > delay {
 			delay = min(hint, a.cfg.RetryMax)
 		}
-		a.log.Debug("agent retry", "attempt", calls, "delay", delay, "error", err)
+		a.log.DebugContext(ctx, "agent retry", "attempt", calls, "delay", delay, "error", err)
 		if err := a.cfg.Sleep(ctx, delay); err != nil {
 			if ctx.Err() != nil {
 				return nil, calls, ctxStop(ctx)

@@ -11,6 +11,7 @@ package dispatcher
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -414,7 +415,9 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		attrs = append(attrs, "repeated", true)
 	}
 	s.d.log.InfoContext(ctx, "dispatcher: call", attrs...)
-	s.d.log.DebugContext(ctx, "dispatcher: call args", "name", name, "args", rec.Args)
+	if b, err := json.Marshal(rec.Args); err == nil && s.d.log.Enabled(ctx, slog.LevelDebug) { // JSON, not Go map syntax
+		s.d.log.DebugContext(ctx, "dispatcher: call args", "name", name, "args", string(b))
+	}
 	return envelope
 }
 

@@ -48,7 +48,7 @@ func TestCallLogging(t *testing.T) {
 		}},
 		{slog.LevelDebug, []logLine{
 			{slog.LevelInfo, "dispatcher: call", map[string]any{"name": FuncCheckWarranty, "ok": false, "blocked": true, "duration_ms": int64(5), "code": CodeSerialNotInMessage}},
-			{slog.LevelDebug, "dispatcher: call args", map[string]any{"name": FuncCheckWarranty, "args": args}},
+			{slog.LevelDebug, "dispatcher: call args", map[string]any{"name": FuncCheckWarranty, "args": `{"serial_number":"SN-00000"}`}}, // JSON, not Go map syntax
 		}},
 	}
 	for _, tt := range tests {

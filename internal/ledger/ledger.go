@@ -403,6 +403,22 @@ func (l *Ledger) Settled(ctx context.Context, account, mailbox string, uidValidi
 	return out, rows.Err()
 }
 
+// LastUIDValidity returns the UIDVALIDITY of the most recently updated
+// entry of (account, mailbox), or 0 when there is none: what the mailbox was
+// numbered as when triage last worked on it.
+func (l *Ledger) LastUIDValidity(ctx context.Context, account, mailbox string) (uint32, error) {
+	var v uint32
+	err := l.db.QueryRowContext(ctx, `SELECT uidvalidity FROM messages WHERE account=? AND mailbox=? ORDER BY updated DESC LIMIT 1`,
+		account, mailbox).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ledger: last uidvalidity: %w", err)
+	}
+	return v, nil
+}
+
 // Unsettled returns the UIDs in (account, mailbox, uidvalidity) whose
 // entries are final but whose server-side marking (flag, move) is not done,
 // in ascending order: a crash between the flag and the move leaves such a

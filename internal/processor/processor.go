@@ -22,6 +22,7 @@ import (
 	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/logattr"
 	"triage/internal/message"
 	"triage/internal/prompt"
 	"triage/internal/scenario"
@@ -233,12 +234,10 @@ func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 	if out.FunctionCalls == nil {
 		out.FunctionCalls = []dispatcher.Record{}
 	}
-	lvl := slog.LevelInfo
-	if out.Status == StatusFailed {
-		lvl = slog.LevelWarn
-	}
-	p.cfg.Logger.Log(ctx, lvl, "email processed",
-		"file", out.File, "message_id", out.MessageID, "status", out.Status,
+	// Debug: the caller writes the one summary line per message (process
+	// prints it, watch logs it with the ledger state).
+	p.cfg.Logger.Log(ctx, slog.LevelDebug, "email processed",
+		"file", out.File, "key", out.Key, "message_id", out.MessageID, "status", out.Status,
 		"reason", out.Reason, "scenario", out.Scenario, "calls", len(out.FunctionCalls),
 		"model_calls", out.ModelCalls, "duration_ms", out.DurationMS)
 	return out
@@ -266,6 +265,8 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	if out.Key == "" {
 		out.Key = Key(msg, in.Raw)
 	}
+	// Every line logged about this email from here on names it.
+	ctx = logattr.With(ctx, "key", out.Key, "message_id", out.MessageID)
 	// Machines first: a bounce with an unusable From is skipped, not failed.
 	if v := guard.Check(p.cfg.Guard, msg); v.Skip {
 		out.Status, out.Reason, out.Detail = StatusSkipped, v.Reason, v.Detail

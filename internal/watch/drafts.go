@@ -28,7 +28,7 @@ func (s *Sender) draft(ctx context.Context, r *mail.Reply, raw []byte) (mail.Rec
 		case gerr != nil:
 			return mail.Receipt{}, errors.Join(err, gerr)
 		case prev.Kind == ledger.KindDraft:
-			s.log.Info("draft already recorded; not drafting again", "key", r.Key, "message_id", prev.MessageID)
+			s.log.InfoContext(ctx, "draft already recorded; not drafting again", "key", r.Key, "reply_message_id", prev.MessageID)
 			return mail.Receipt{MessageID: prev.MessageID, To: prev.To, Status: mail.StatusDrafted}, nil
 		case prev.State == ledger.ReplySent:
 			return mail.Receipt{MessageID: prev.MessageID, To: prev.To, Status: mail.StatusSent}, nil
@@ -62,7 +62,7 @@ func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, 
 	if _, err := cmd.Wait(); err != nil {
 		return fmt.Errorf("watch: append draft to %s: %w", w.cfg.DraftsFolder, err)
 	}
-	w.log.Info("draft stored", "folder", w.cfg.DraftsFolder, "message_id", r.MessageID, "to", r.To)
+	w.log.InfoContext(ctx, "draft stored", "folder", w.cfg.DraftsFolder, "reply_message_id", r.MessageID, "to", r.To)
 	return w.ledgerErr(w.cfg.Ledger.MarkDraftStored(context.WithoutCancel(ctx), r.Key))
 }
 

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -408,7 +409,17 @@ func scenarioUIDValidity(t *testing.T, tgt target, change func()) {
 		}
 	}
 	calls := e.proc.Calls()
-	w := e.runOnce(nil)
+	var logs bytes.Buffer
+	infoLog := func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})) }
+	w := e.runOnce(infoLog) // a restart: the previous UIDVALIDITY comes from the ledger
+	if !strings.Contains(logs.String(), `level=WARN msg="mailbox UIDVALIDITY changed`) {
+		t.Errorf("no WARN about the UIDVALIDITY change:\n%s", logs.String())
+	}
+	logs.Reset()
+	e.runOnce(infoLog) // nothing new: an idle pass logs at DEBUG only
+	if strings.Contains(logs.String(), "msg=pass") || strings.Contains(logs.String(), "UIDVALIDITY") {
+		t.Errorf("an idle pass logged above DEBUG:\n%s", logs.String())
+	}
 	if diff := cmp.Diff(map[string]int{id1: 1, id2: 1}, e.repliesTo()); diff != "" {
 		t.Errorf("replies (-want +got):\n%s", diff)
 	}

@@ -89,13 +89,13 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) 
 	var le *ledger.LimitError
 	if errors.As(err, &le) {
 		in.refuse(le)
-		s.log.Warn("reply over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
+		s.log.WarnContext(ctx, "reply over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
 		return mail.Receipt{}, fmt.Errorf("watch: reply to %s not sent: %w", r.To, err)
 	}
 	if errors.Is(err, ledger.ErrReplyExists) {
 		prev, gerr := s.ledger.GetReply(ctx, r.Key)
 		if gerr == nil && prev.State == ledger.ReplySent {
-			s.log.Info("reply already sent; not sending again", "key", r.Key, "message_id", prev.MessageID)
+			s.log.InfoContext(ctx, "reply already sent; not sending again", "key", r.Key, "reply_message_id", prev.MessageID)
 			return mail.Receipt{MessageID: prev.MessageID, To: prev.To, Status: mail.StatusSent}, nil
 		}
 		return mail.Receipt{}, ErrReplyUnconfirmed
@@ -114,7 +114,7 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) 
 			}
 			return mail.Receipt{}, err
 		}
-		s.log.Warn("reply submission ended ambiguously; left pending for a person", "key", r.Key, "message_id", r.MessageID, "err", err)
+		s.log.WarnContext(ctx, "reply submission ended ambiguously; left pending for a person", "key", r.Key, "reply_message_id", r.MessageID, "err", err)
 		return mail.Receipt{}, err
 	}
 	if err := s.ledger.MarkSent(context.WithoutCancel(ctx), r.Key); err != nil {

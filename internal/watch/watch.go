@@ -32,6 +32,7 @@ import (
 
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
+	"triage/internal/logattr"
 	"triage/internal/metrics"
 	"triage/internal/processor"
 )
@@ -155,6 +156,8 @@ type Watcher struct {
 	mu      sync.Mutex // guards st.Final (workers finish messages concurrently)
 	st      Stats
 	dryDone map[[2]uint32]bool // dry run (sequential): (UIDVALIDITY, UID) already shown
+
+	uidValidity uint32 // the mailbox UIDVALIDITY of the last pass (guarded by mu)
 }
 
 // Stats counts what a watcher did, by final state.
@@ -488,6 +491,7 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 		return fmt.Errorf("watch: select %s: %w", w.cfg.Mailbox, err)
 	}
 	b := &box{uidValidity: sel.UIDValidity, keywords: w.keywordsAllowed(sel.PermanentFlags), folders: map[string]bool{}}
+	w.noteUIDValidity(hard, sel.UIDValidity)
 	crit := &imap.SearchCriteria{UID: []imap.UIDSet{{imap.UIDRange{Start: 1, Stop: 0}}}}
 	if b.keywords {
 		crit.NotFlag = []imap.Flag{imap.Flag(w.cfg.Keyword)}
@@ -519,7 +523,12 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 	}
 	slices.Sort(todo)
 	todo = slices.Compact(todo)
-	w.log.Debug("pass", "mailbox", w.cfg.Mailbox, "uidvalidity", b.uidValidity, "keywords", b.keywords, "candidates", len(todo), "concurrency", w.cfg.Concurrency)
+	// An idle pass (nothing new) is DEBUG; a pass with work says how much.
+	lvl := slog.LevelDebug
+	if len(todo) > 0 {
+		lvl = slog.LevelInfo
+	}
+	w.log.Log(hard, lvl, "pass", "mailbox", w.cfg.Mailbox, "uidvalidity", b.uidValidity, "keywords", b.keywords, "candidates", len(todo), "concurrency", w.cfg.Concurrency)
 
 	return w.work(ctx, hard, c, b, todo)
 }
@@ -663,6 +672,8 @@ func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid im
 // handle takes one message to a final, settled ledger state.
 func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *peeked) error {
 	uid, loc, id, size := m.uid, m.loc, m.id, m.size
+	// Every line logged about this message, here and in the pipeline, names it.
+	ctx = logattr.With(ctx, "uid", uint32(uid), "key", id.Key, "message_id", id.MessageID)
 	l := w.cfg.Ledger
 	e := ledger.Entry{Loc: loc, Key: id.Key, MessageID: id.MessageID, Sender: id.Sender, Subject: id.Subject}
 
@@ -724,7 +735,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if !ok {
 		return w.ledgerErr(l.Abandon(ctx, loc))
 	}
-	w.log.Debug("message body", "uid", uid, "raw", string(raw))
+	w.log.DebugContext(ctx, "message body", "uid", uid, "raw", string(raw))
 
 	start := w.cfg.Now()
 	in := &answering{sender: id.Sender, limits: w.limits()}
@@ -764,7 +775,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		state, reason, detail = ledger.StateOverLimit, in.refusal().Reason, in.refusal().Error()
 	case out.Status == processor.StatusFailed && (out.Reason == processor.ReasonCanceled || ctx.Err() != nil):
 		// Nothing was sent: leave the message for the next run.
-		w.log.Info("message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
+		w.log.InfoContext(ctx, "message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
 		return w.ledgerErr(l.Abandon(context.WithoutCancel(ctx), loc))
 	case out.Status == processor.StatusSkipped && out.Reason == processor.ReasonHumanOwner:
 		// A person owns the conversation (taken over, or escalated): the
@@ -783,7 +794,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	}
 	if state == ledger.StateReplied && w.cfg.SentFolder != "" && rerr == nil && !r.Appended {
 		if err := w.appendSent(ctx, c, b, r); err != nil {
-			w.log.Warn("could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "message_id", r.MessageID, "err", err)
+			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "reply_message_id", r.MessageID, "err", err)
 		}
 	}
 	return nil
@@ -797,7 +808,7 @@ const ReasonPanic = "panic"
 func (w *Watcher) process(ctx context.Context, in processor.Input) (out processor.Outcome) {
 	defer func() {
 		if v := recover(); v != nil {
-			w.log.Error("pipeline panicked", "name", in.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			w.log.ErrorContext(ctx, "pipeline panicked", "name", in.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			out = processor.Outcome{File: in.Name, Status: processor.StatusFailed, Reason: ReasonPanic, Detail: fmt.Sprint(v)}
 		}
 	}()
@@ -1050,4 +1061,24 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// noteUIDValidity logs at WARN when the mailbox's UIDVALIDITY differs from
+// the one this watcher (or, after a restart, the ledger) last saw: the
+// server renumbered the mailbox. Nothing is answered twice (messages are
+// recognised by Message-ID and sender), but a person should know.
+func (w *Watcher) noteUIDValidity(ctx context.Context, v uint32) {
+	w.mu.Lock()
+	prev := w.uidValidity
+	w.uidValidity = v
+	w.mu.Unlock()
+	if prev == 0 {
+		if last, err := w.cfg.Ledger.LastUIDValidity(ctx, w.cfg.Account, w.cfg.Mailbox); err == nil {
+			prev = last
+		}
+	}
+	if prev != 0 && prev != v {
+		w.log.WarnContext(ctx, "mailbox UIDVALIDITY changed: the server renumbered it; handled messages are recognised by Message-ID and not answered again",
+			"mailbox", w.cfg.Mailbox, "previous", prev, "uidvalidity", v)
+	}
 }

@@ -1,0 +1,36 @@
+package logattr
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+func TestHandlerAddsContextAttrs(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(Handler(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	})))
+	ctx := With(context.Background(), "key", "k1", "message_id", "<m@x>")
+	ctx = With(ctx, slog.Int("uid", 7))
+	log.InfoContext(ctx, "agent turn", "turn", 1)
+	log.InfoContext(ctx, "message", "message_id", "<m@x>") // not repeated
+	log.Info("no context")
+	want := `level=INFO msg="agent turn" turn=1 key=k1 message_id=<m@x> uid=7
+level=INFO msg=message message_id=<m@x> key=k1 uid=7
+level=INFO msg="no context"
+`
+	if got := buf.String(); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if strings.Count(buf.String(), "message_id") != 2 {
+		t.Errorf("message_id repeated")
+	}
+}
