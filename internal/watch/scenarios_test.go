@@ -410,7 +410,9 @@ func scenarioUIDValidity(t *testing.T, tgt target, change func()) {
 	}
 	calls := e.proc.Calls()
 	var logs bytes.Buffer
-	infoLog := func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})) }
+	infoLog := func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
 	w := e.runOnce(infoLog) // a restart: the previous UIDVALIDITY comes from the ledger
 	if !strings.Contains(logs.String(), `level=WARN msg="mailbox UIDVALIDITY changed`) {
 		t.Errorf("no WARN about the UIDVALIDITY change:\n%s", logs.String())
