@@ -261,3 +261,59 @@ func TestLedgerRejectsUnknownState(t *testing.T) {
 		t.Errorf("a rejected --state created the ledger")
 	}
 }
+
+// triage check runs the start-up validation (the same loader) and reports
+// every problem of every file in one run: a broken scenario file, a scenario
+// start-up refuses (no send_email: no final function), a tools.yaml mistake.
+func TestCheckReportsEveryProblem(t *testing.T) {
+	noDefaultConfig(t)
+	dir := t.TempDir()
+	for _, d := range []string{"scenarios"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeTestFile(t, filepath.Join(dir, "main.md"), "Shared rules.\n")
+	writeTestFile(t, filepath.Join(dir, "scenarios", "broken.md"), "---\nname: broken\ndescription: [unclosed\n---\nBody.\n")
+	writeTestFile(t, filepath.Join(dir, "scenarios", "no-reply.md"), "---\nname: no-reply\ndescription: d\navailable_functions:\n  - name: check_warranty\n    description: d\n    parameters: {type: object, properties: {serial_number: {type: string}}}\n---\nBody.\n")
+	writeTestFile(t, filepath.Join(dir, "tools.yaml"), "tools:\n  check_warranty: {builtin: check_warranty}\n  send_email: {builtin: send_email, final: true, effect: true}\n  oops: {builtin: check_warranty, efect: true}\n")
+	code, _, stderr := runArgs(t, "check", "--instructions", dir)
+	if code != exitUsage {
+		t.Fatalf("exit %d, want 2:\n%s", code, stderr)
+	}
+	for _, want := range []string{"scenarios/broken.md", "scenarios/no-reply.md: available_functions: declares no final function", `"efect"`} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("check output lacks %q:\n%s", want, stderr)
+		}
+	}
+	// The seed's example files load through the very same start-up loader.
+	seed, _ := filepath.Abs("../../internal/scenario/testdata/seed003")
+	tmp := t.TempDir()
+	copyDir(t, seed, tmp)
+	b, _ := os.ReadFile("../../instructions/tools.yaml")
+	writeTestFile(t, filepath.Join(tmp, "tools.yaml"), string(b))
+	if code, _, stderr := runArgs(t, "check", "--instructions", tmp); code != 0 {
+		t.Errorf("the seed's example scenarios (trigger: and all) fail start-up validation: exit %d\n%s", code, stderr)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -135,7 +135,7 @@ func loadInstructions(dir string) (*instructionSet, error) {
 	}
 	set, serr := scenario.Load(fsys, nil)
 	ts, terr := tools.Load(fsys, tools.Config{Builtins: builtinNames})
-	if serr == nil && ts != nil {
+	if set != nil && ts != nil { // even when some scenario file is broken: every problem in one run
 		terr = errors.Join(terr, ts.Check(set))
 	}
 	if err := errors.Join(serr, terr); err != nil {

@@ -186,7 +186,8 @@ func yamlFormat(problems *[]string) *frontmatter.Format {
 // bindings of tools.yaml are checked against the scenarios by
 // tools.Set.Check. The error names the file
 // and the field, e.g. `scenario: scenarios/foo.md: available_functions[1].parameters: ...`.
-// All problems are reported, joined, not only the first.
+// All problems are reported, joined, not only the first; with an error, the
+// returned Set holds the files that loaded (callers must not start with it).
 func Load(fsys fs.FS, routes []string) (*Set, error) {
 	var errs []error
 	set := &Set{}
@@ -235,11 +236,15 @@ func Load(fsys fs.FS, routes []string) (*Set, error) {
 	}
 
 	var fallbacks, followups, escalations []string
+	broken := map[*Scenario]bool{}
 	for _, file := range files {
 		sc, ferrs := loadFile(fsys, file, routes)
 		errs = append(errs, ferrs...)
 		if sc == nil {
 			continue
+		}
+		if len(ferrs) > 0 {
+			broken[sc] = true
 		}
 		if sc.Fallback {
 			fallbacks = append(fallbacks, file)
@@ -261,10 +266,13 @@ func Load(fsys fs.FS, routes []string) (*Set, error) {
 				flag.files[1], flag.name, strings.Join(flag.files, ", ")))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
 	sort.Slice(set.Scenarios, func(i, j int) bool { return set.Scenarios[i].Name < set.Scenarios[j].Name })
+	if err := errors.Join(errs...); err != nil {
+		// The files that loaded cleanly come back too, so that checks across
+		// files (tools.yaml bindings) report their problems in the same run.
+		set.Scenarios = slices.DeleteFunc(set.Scenarios, func(sc *Scenario) bool { return broken[sc] })
+		return set, err
+	}
 	return set, nil
 }
 

@@ -65,3 +65,17 @@ func TestMainFrontmatterReplies(t *testing.T) {
 		}
 	}
 }
+
+// With an error, Load returns the files that loaded cleanly, so checks
+// across files can still report their problems in the same run.
+func TestLoadReturnsCleanFilesWithAnError(t *testing.T) {
+	good := "---\nname: good\ndescription: d\navailable_functions:\n  - name: send_email\n    description: d\n    parameters: {type: object}\n---\nBody.\n"
+	bad := "---\nname: bad\ndescription: [unclosed\n---\nBody.\n"
+	set, err := scenario.Load(fstest.MapFS{"main.md": {Data: []byte("rules")}, "scenarios/good.md": {Data: []byte(good)}, "scenarios/bad.md": {Data: []byte(bad)}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "scenarios/bad.md") {
+		t.Fatalf("err = %v", err)
+	}
+	if set == nil || len(set.Scenarios) != 1 || set.Scenarios[0].Name != "good" {
+		t.Errorf("partial set = %+v, want only good", set)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"net/url"
@@ -21,6 +20,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"triage/internal/yamlstrict"
 )
 
 // File is the tools file's name inside an instructions directory.
@@ -187,20 +188,25 @@ func Parse(file string, raw []byte, cfg Config) (*Set, error) {
 	}
 
 	var doc fileYAML
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	err := dec.Decode(&doc)
-	var typeErr *yaml.TypeError
-	switch {
-	case err == nil:
-	case errors.Is(err, io.EOF):
+	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("tools: %s: empty (want a tools: map)", file)
-	case errors.As(err, &typeErr):
-		for _, e := range typeErr.Errors {
-			fail("", "", "%s", e)
+	}
+	// yamlstrict reports unknown keys and wrong kinds readably (line, key
+	// path, valid keys); the rest of the file is still decoded and checked.
+	if err := yamlstrict.Decode(raw, &doc); err != nil {
+		var se *yamlstrict.Error
+		if !errors.As(err, &se) {
+			return nil, fmt.Errorf("tools: %s: %w", file, err)
 		}
-	default:
-		return nil, fmt.Errorf("tools: %s: %w", file, err)
+		for _, p := range se.Problems {
+			fail("", "", "%s", p)
+		}
+		if err := yaml.Unmarshal(raw, &doc); err != nil {
+			var typeErr *yaml.TypeError
+			if !errors.As(err, &typeErr) {
+				return nil, fmt.Errorf("tools: %s: %w", file, err)
+			}
+		}
 	}
 	if doc.Tools == nil && len(errs) == 0 {
 		return nil, fmt.Errorf("tools: %s: tools: missing (a map from function name to binding)", file)

@@ -109,8 +109,8 @@ func TestParseErrors(t *testing.T) {
 		want []string // each must occur in the error
 	}{
 		{"empty", ``, []string{"tools: tools.yaml: empty"}},
-		{"no tools key", `other: 1`, []string{"field other not found"}},
-		{"unknown field", "tools:\n  a: {builtin: send_email, efect: true}", []string{"line 2: field efect not found"}},
+		{"no tools key", `other: 1`, []string{`line 1: unknown field "other"; valid: tools`}},
+		{"unknown field", "tools:\n  a: {builtin: send_email, efect: true}", []string{`line 2: unknown field "efect" in tools.a; valid: args, builtin, effect,`}},
 		{"two kinds", "tools:\n  a: {builtin: send_email, mcp: {url: 'http://x/mcp'}}", []string{"tools: tools.yaml: a: exactly one of builtin, http and mcp"}},
 		{"no kind", "tools:\n  a: {effect: true}", []string{"a: exactly one of builtin, http and mcp must be set (found 0)"}},
 		{"unknown builtin", "tools:\n  a: {builtin: delete_all}", []string{`a: builtin: "delete_all" is not a builtin`}},
