@@ -52,10 +52,13 @@ while triage watch is running.`,
 					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
 				}
 			}
-			if !given(cmd.Flags(), "ledger") && config != "" {
-				wf, err := loadWatchFile(config)
+			if cfg, how := findConfig(cmd.Flags(), config); !given(cmd.Flags(), "ledger") && cfg != "" {
+				wf, err := loadWatchFile(cfg)
 				if err != nil {
 					return err
+				}
+				if how != "--config" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "triage: ledger of the configuration %s (%s)\n", cfg, how)
 				}
 				if wf.Ledger != "" {
 					path = wf.Ledger
@@ -90,7 +93,7 @@ while triage watch is running.`,
 	}
 	f := cmd.Flags()
 	envString(f, &path, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file")
-	envString(f, &config, "config", "TRIAGE_CONFIG", "", "read the ledger path from this watch configuration")
+	f.StringVar(&config, "config", "", "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
 	f.StringVar(&state, "state", "", "only this state")
 	f.IntVar(&limit, "limit", 50, "at most this many messages")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per line")
