@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -235,9 +236,12 @@ func TestCheckMCPServers(t *testing.T) {
 // as a client_error naming the status; the token is sent, never printed.
 func TestProcessWithHTTPTool(t *testing.T) {
 	const token = "orders-T0KEN-1"
+	var mu sync.Mutex // the two emails run concurrently
 	var gotAuth []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
 		gotAuth = append(gotAuth, r.Header.Get("Authorization"))
+		mu.Unlock()
 		if r.URL.Path != "/orders/20261117" {
 			http.Error(w, `{"error":"no such order"}`, http.StatusNotFound)
 			return
@@ -268,6 +272,8 @@ func TestProcessWithHTTPTool(t *testing.T) {
 		!strings.Contains(outs[1].FunctionCalls[i].Error.Message, "404 Not Found") || outs[1].Status != processor.StatusReplied {
 		t.Errorf("missing: %+v", outs[1].FunctionCalls)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(gotAuth) != 2 {
 		t.Errorf("the service was called %d times, want 2", len(gotAuth))
 	}

@@ -124,8 +124,12 @@ func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config, 
 	for _, k := range slices.Sorted(maps.Keys(spec.Headers)) {
 		key += "\x00" + k + ": " + spec.Headers[k]
 	}
+	var env []string
+	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
+		env = append(env, k+"="+spec.Env[k])
+	}
 	if len(spec.Command) > 0 {
-		key = "command " + strings.Join(spec.Command, "\x00")
+		key = "command " + strings.Join(spec.Command, "\x00") + "\x00env\x00" + strings.Join(env, "\x00")
 	}
 	for _, s := range b.servers {
 		if s.key == key {
@@ -136,6 +140,7 @@ func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config, 
 		Command:     spec.Command,
 		URL:         spec.URL,
 		Headers:     spec.Headers,
+		Env:         env,
 		HTTPClient:  cfg.HTTPClient,
 		CallTimeout: callTimeout,
 		Logger:      b.log,

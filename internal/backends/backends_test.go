@@ -28,7 +28,15 @@ const manualsDir = "../../examples/manuals"
 // serverEnv makes the test binary our manuals MCP server over stdio.
 const serverEnv = "TRIAGE_BACKENDS_TEST_MANUALS"
 
+// childEnv marks a child process of these tests: one that is not asked to
+// be the server exits at once instead of running the tests again.
+const childEnv = "TRIAGE_BACKENDS_TEST_CHILD"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" && os.Getenv(serverEnv) != "1" {
+		os.Exit(3)
+	}
+	os.Setenv(childEnv, "1")
 	if os.Getenv(serverEnv) == "1" {
 		lib, err := manuals.Load(manualsDir)
 		if err == nil {
@@ -210,6 +218,26 @@ func TestCheckUnreachable(t *testing.T) {
 	err := b.Check(context.Background(), set, true)
 	if err == nil || !strings.Contains(err.Error(), "tools: tools.yaml: search_manual: mcp: server manuals-server: start") {
 		t.Errorf("strict check: %v", err)
+	}
+}
+
+// env: in a binding reaches the stdio server (which the test's own
+// environment does not make a server).
+func TestBindingEnv(t *testing.T) {
+	t.Setenv(serverEnv, "")
+	ts := parseTools(t, `
+tools:
+  search_manual:
+    mcp: {command: ["${SELF}"], env: {`+serverEnv+`: "${ONE}"}}
+`, map[string]string{"SELF": os.Args[0], "ONE": "1"})
+	b, err := backends.Start(context.Background(), backends.Config{Tools: ts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	res, err := b.Routes()["search_manual"](context.Background(), &dispatcher.Call{Args: map[string]any{"query": "descale"}})
+	if err != nil || res["text"] == nil {
+		t.Fatalf("%v %v", res, err)
 	}
 }
 

@@ -99,6 +99,9 @@ type MCPSpec struct {
 	// Headers are sent with every request to a streamable HTTP server
 	// (e.g. Authorization); ${VAR} expanded, never printed.
 	Headers map[string]string `yaml:"headers"`
+	// Env is added to a stdio server's environment (which otherwise lacks
+	// our variables that look like secrets); ${VAR} expanded, never printed.
+	Env map[string]string `yaml:"env"`
 }
 
 // Arg is the policy on one argument.
@@ -379,6 +382,15 @@ func (t *Tool) validateMCP(cfg Config, field func(string) func(string, ...any)) 
 	}
 	if len(m.Headers) > 0 && m.URL == "" {
 		field("mcp.headers")("only for a streamable HTTP server (url)")
+	}
+	if len(m.Env) > 0 && len(m.Command) == 0 {
+		field("mcp.env")("only for a stdio server (command)")
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.Env)) {
+		if !envName.MatchString(k) {
+			field("mcp.env." + k)("not a valid variable name")
+		}
+		m.Env[k] = expand(m.Env[k], cfg.LookupEnv, field("mcp.env."+k))
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.Headers)) {
 		m.Headers[k] = expand(m.Headers[k], cfg.LookupEnv, field("mcp.headers."+k))

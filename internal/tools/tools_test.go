@@ -130,6 +130,9 @@ func TestParseErrors(t *testing.T) {
 		{"mcp headers", "tools:\n  a: {mcp: {command: [srv], headers: {Authorization: x}, timeout: -1s}}\n  b: {mcp: {url: 'http://x/mcp', headers: {Authorization: 'Bearer ${NO_TOKEN}'}}}", []string{
 			"a: mcp.headers: only for a streamable HTTP server (url)", "a: mcp.timeout: -1s is negative",
 			"b: mcp.headers.Authorization: environment variable NO_TOKEN is not set"}},
+		{"mcp env", "tools:\n  a: {mcp: {url: 'http://x/mcp', env: {A: b}}}\n  b: {mcp: {command: [srv], env: {KB_TOKEN: '${NO_KB_TOKEN}', 'bad-name': x}}}", []string{
+			"a: mcp.env: only for a stdio server (command)",
+			"b: mcp.env.KB_TOKEN: environment variable NO_KB_TOKEN is not set", "b: mcp.env.bad-name: not a valid variable name"}},
 		{"all problems at once", "tools:\n  a: {builtin: nope}\n  b: {builtin: send_email, args: {to: {from: x}}}", []string{"a: builtin", "b: args.to.from"}},
 	}
 	for _, tt := range tests {

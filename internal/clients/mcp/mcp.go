@@ -40,7 +40,7 @@ const (
 type Config struct {
 	Name           string            // label in logs and errors; default: the command's base name or the URL's host
 	Command        []string          // stdio: program and arguments
-	Env            []string          // stdio: KEY=VALUE added to our environment
+	Env            []string          // stdio: KEY=VALUE added to the server's environment (see childEnv)
 	Dir            string            // stdio: working directory (default ours)
 	URL            string            // streamable HTTP endpoint
 	Headers        map[string]string // streamable HTTP: sent with every request (may hold secrets)
@@ -189,7 +189,7 @@ func (c *Client) connect(d *dialing) {
 	var stderr *stderrLog
 	if len(c.cfg.Command) > 0 {
 		cmd := exec.Command(c.cfg.Command[0], c.cfg.Command[1:]...)
-		cmd.Env = append(os.Environ(), c.cfg.Env...)
+		cmd.Env = childEnv(os.Environ(), c.cfg.Env)
 		cmd.Dir = c.cfg.Dir
 		stderr = newStderrLog(c.log, c.cfg.MaxStderrBytes)
 		cmd.Stderr = stderr
@@ -410,6 +410,32 @@ func (c *Client) Close() error {
 		return nil
 	}
 	return fmt.Errorf("mcp: server %s: close: %s", c.name, c.redact(err.Error()))
+}
+
+// childEnv is a stdio server's environment: ours without the variables
+// that look like secrets (names ending in _KEY, _TOKEN, _PASSWORD, _PASSWD,
+// _SECRET or _CREDENTIALS: model keys, mail passwords, service tokens),
+// plus extra. A server gets a secret only when its binding passes it.
+func childEnv(ours, extra []string) []string {
+	out := make([]string, 0, len(ours)+len(extra))
+	for _, kv := range ours {
+		name, _, _ := strings.Cut(kv, "=")
+		if secretName(name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, extra...)
+}
+
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, suffix := range []string{"_KEY", "_TOKEN", "_PASSWORD", "_PASSWD", "_SECRET", "_CREDENTIALS"} {
+		if strings.HasSuffix(n, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // httpClient is base (or a new client) sending headers with every request

@@ -84,6 +84,10 @@ func testServer() *sdk.Server {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "getenv"},
+		func(ctx context.Context, req *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: in.Text + "=" + os.Getenv(in.Text)}}}, nil, nil
+		})
 	sdk.AddTool(s, &sdk.Tool{Name: "pid"},
 		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, struct {
 			PID int `json:"pid"`
@@ -422,6 +426,26 @@ func TestServerFailsAtStart(t *testing.T) {
 	}
 }
 
+// A stdio server does not inherit our secrets; a binding passes what it
+// needs explicitly (Config.Env).
+func TestStdioServerEnvironment(t *testing.T) {
+	t.Setenv("TRIAGE_TEST_SMTP_PASSWORD", "pw-1")
+	t.Setenv("GEMINI_API_KEY", "gk-1")
+	t.Setenv("TRIAGE_TEST_PLAIN", "plain-1")
+	cfg := stdioConfig(nil)
+	cfg.Env = append(cfg.Env, "KB_TOKEN=passed-1")
+	c := newClient(t, cfg)
+	for name, want := range map[string]string{"TRIAGE_TEST_SMTP_PASSWORD": "", "GEMINI_API_KEY": "", "TRIAGE_TEST_PLAIN": "plain-1", "KB_TOKEN": "passed-1"} {
+		got, err := c.Call(context.Background(), "getenv", map[string]any{"text": name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got["text"] != name+"="+want {
+			t.Errorf("the server sees %v, want %s=%s", got["text"], name, want)
+		}
+	}
+}
+
 func TestInputSchema(t *testing.T) {
 	transports(t, func(t *testing.T, c *mcp.Client) {
 		got, err := c.InputSchema(context.Background(), "echo")
@@ -434,7 +458,7 @@ func TestInputSchema(t *testing.T) {
 			t.Errorf("inputSchema = %v", got)
 		}
 		_, err = c.InputSchema(context.Background(), "nope")
-		if err == nil || !strings.Contains(err.Error(), `no tool "nope" (it has: echo, fail, pid, protocol_error, slow)`) {
+		if err == nil || !strings.Contains(err.Error(), `no tool "nope" (it has: echo, fail, getenv, pid, protocol_error, slow)`) {
 			t.Errorf("unknown tool: %v", err)
 		}
 	})
