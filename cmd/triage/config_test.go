@@ -115,14 +115,14 @@ func TestInvalidWatchConfigCreatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("metrics_addr: localhost\nlog: {format: xml}\nsmtp: {addr: smtp.example.com:587, tls: none}\n")
+	f.WriteString("metrics_addr: localhost\nlog: {format: xml}\nsmtp: {addr: smtp.example.com:587, tls: none, user: relay}\n")
 	f.Close()
 	code, _, stderr := runArgs(t, "watch", "--config", cfg, "--once")
 	if code != exitUsage {
 		t.Fatalf("exit %d, want 2: %s", code, stderr)
 	}
 	for _, want := range []string{"invalid configuration", "--warranty-url \"ftp://registry\"", "--from \"not an address\"", "--serial-pattern",
-		"nowhere: no such file or directory", "metrics_addr \"localhost\": want host:port", "--log-format \"xml\"", "smtp: TLS \"none\" is allowed only for loopback"} {
+		"nowhere: no such file or directory", "metrics_addr \"localhost\": want host:port", "--log-format \"xml\"", "smtp: TLS \"none\" is allowed only for loopback", "no SMTP password or token for smtp.user relay"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

@@ -41,6 +41,9 @@ func TestWatchLogs(t *testing.T) {
 		if strings.Contains(line, "map[") {
 			t.Errorf("Go map syntax: %s", line)
 		}
+		if strings.Count(line, `"key":`) > 1 || strings.Count(line, `"message_id":`) > 1 {
+			t.Errorf("an attribute repeated: %s", line)
+		}
 		msg, _ := rec["msg"].(string)
 		switch {
 		case msg == "message":

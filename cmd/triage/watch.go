@@ -493,6 +493,9 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		if wf.SMTP.Timeout < 0 {
 			p.add("smtp.timeout must not be negative")
 		}
+		if perr == nil && terr == nil && wf.SMTP.User != "" && pass == "" && token == "" {
+			p.add("no SMTP password or token for smtp.user %s: set TRIAGE_SMTP_PASSWORD (or TRIAGE_SMTP_TOKEN) in the environment (e.g. with --env-file FILE), or smtp.password_file in %s", wf.SMTP.User, path)
+		}
 		if perr == nil && terr == nil {
 			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: wf.SMTP.Addr, TLS: wf.SMTP.TLS, Username: wf.SMTP.User, Password: pass, Token: token, Timeout: wf.SMTP.Timeout}); err != nil {
 				p.add("smtp: %v", strings.TrimPrefix(err.Error(), "mail: smtp: "))

@@ -7,22 +7,30 @@ package logattr
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 )
 
 type ctxKey struct{}
 
 // With returns ctx carrying args (slog key-value pairs or slog.Attr) in
-// addition to those it already carries.
+// addition to those it already carries; a key given again replaces its
+// earlier value.
 func With(ctx context.Context, args ...any) context.Context {
 	r := slog.NewRecord(time.Time{}, 0, "", 0)
 	r.Add(args...)
-	attrs := append([]slog.Attr(nil), From(ctx)...)
+	var added []slog.Attr
 	r.Attrs(func(a slog.Attr) bool {
-		attrs = append(attrs, a)
+		added = append(added, a)
 		return true
 	})
-	return context.WithValue(ctx, ctxKey{}, attrs)
+	var attrs []slog.Attr
+	for _, a := range From(ctx) { // a key set again takes its new value, once
+		if !slices.ContainsFunc(added, func(b slog.Attr) bool { return b.Key == a.Key }) {
+			attrs = append(attrs, a)
+		}
+	}
+	return context.WithValue(ctx, ctxKey{}, append(attrs, added...))
 }
 
 // From returns the attributes ctx carries.
