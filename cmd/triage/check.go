@@ -191,6 +191,9 @@ func printTools(w io.Writer, ts *tools.Set, set *scenario.Set) {
 			if len(r.Same) > 0 {
 				req += ", same " + strings.Join(r.Same, ", ")
 			}
+			if r.IfDeclared {
+				req += " (in scenarios that declare " + r.Call + ")"
+			}
 			fmt.Fprintf(w, "  %s\n", req)
 		}
 		var users []string

@@ -51,6 +51,7 @@ func TestCheckPrintsTools(t *testing.T) {
 		"send_email  [builtin send_email]\n",
 		"  final (its success means the email is handled)\n",
 		"  args.to: from reply_to\n",
+		"  requires an earlier successful notify_staff (in scenarios that declare notify_staff)\n",
 		"search_manual  [mcp stdio ${TRIAGE_BIN} mcp-manuals, tool search_manual timeout 30s]",
 	} {
 		if !strings.Contains(stdout, want) {

@@ -44,8 +44,7 @@ const (
 	CodeUnavailable         = "unavailable" // a client failed (temporary)
 	CodeClientError         = "client_error"
 	CodeInternal            = "internal"
-	CodeStaffNotNotified    = "staff_not_notified" // escalate: the customer's reply waits for notify_staff
-	CodeNoStaff             = "no_staff"           // notify_staff without configured staff addresses
+	CodeNoStaff             = "no_staff" // notify_staff without configured staff addresses
 )
 
 // Builtin function names (tools.yaml "builtin:").
@@ -265,7 +264,6 @@ type Session struct {
 	done      []doneCall // successful runs, in order
 	final     map[string]any
 	facts_    *facts // built on first use
-	notified  bool   // notify_staff succeeded
 	ticket    string // see Call.TicketID
 }
 
@@ -386,8 +384,6 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 				s.final = res
 			}
 			switch tool.Builtin {
-			case FuncNotifyStaff:
-				s.notified = true
 			case FuncCreateTicket:
 				if id, _ := res["ticket_id"].(string); id != "" && s.ticket == "" {
 					s.ticket = id
@@ -495,11 +491,6 @@ func (s *Session) policies(t *tools.Tool, args map[string]any, argKey string) (*
 		if err := s.checkRequirement(t, r, args); err != nil {
 			return nil, err
 		}
-	}
-	// A scenario declared escalate: true answers the customer only once
-	// staff have been told (notify_staff succeeded).
-	if t.Final && s.sc != nil && s.sc.Escalate && !s.notified {
-		return nil, refuse(CodeStaffNotNotified, "this scenario escalates: call notify_staff successfully before replying to the customer")
 	}
 	return nil, nil
 }

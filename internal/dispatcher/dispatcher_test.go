@@ -581,7 +581,7 @@ func TestEscalation(t *testing.T) {
 			},
 			want: []string{
 				"send_email blocked recipient_not_allowed",
-				"send_email blocked staff_not_notified",
+				"send_email blocked requirement_not_met",
 				"notify_staff blocked invalid_args",
 				"notify_staff blocked invalid_args",
 				"notify_staff ok",

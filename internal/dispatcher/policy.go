@@ -87,6 +87,9 @@ func (s *Session) checkAddress(name, from, v string) error {
 // checkRequirement looks for an earlier successful call, in an earlier
 // turn, that satisfies r.
 func (s *Session) checkRequirement(t *tools.Tool, r tools.Requirement, args map[string]any) error {
+	if r.IfDeclared && (s.sc == nil || s.sc.Function(r.Call) == nil) {
+		return nil
+	}
 	sameTurn := false
 	for _, c := range s.done {
 		if c.name != r.Call || !subset(r.Result, c.result) || !s.same(t, r.Same, args, c.args) {

@@ -296,7 +296,7 @@ func TestEscalationNewEmail(t *testing.T) {
 			name: "a model that skips notify_staff never reaches the customer", model: &scripted{skipNotify: true}, staff: []string{boss},
 			body: "Chcę rozmawiać z kierownikiem.",
 			want: conv{Status: "failed", Reason: "email_not_sent", Scenario: "escalation", TicketID: "TKT-000001",
-				Calls: []string{"send_email blocked:staff_not_notified"}},
+				Calls: []string{"send_email blocked:requirement_not_met"}},
 		},
 		{
 			// notify_staff is not the customer's reply: without send_email

@@ -70,6 +70,9 @@ func (s *Set) Check(ss *scenario.Set) error {
 			}
 			for ri, r := range t.Requires {
 				other := sc.Function(r.Call)
+				if other == nil && r.IfDeclared {
+					continue // applies only where the scenario declares it
+				}
 				if other == nil {
 					bad(fmt.Sprintf("requires[%d].call", ri), "%s is not declared in %s, which declares %s: the requirement could never be met",
 						r.Call, sc.File, fn.Name)

@@ -122,6 +122,10 @@ type Requirement struct {
 	Result map[string]any `yaml:"result"`
 	// Same lists arguments that must be equal (normalized) in both calls.
 	Same []string `yaml:"same"`
+	// IfDeclared limits the requirement to the scenarios that declare Call:
+	// e.g. send_email waits for notify_staff only where a scenario offers
+	// notify_staff (the escalation), and is unaffected everywhere else.
+	IfDeclared bool `yaml:"if_declared"`
 }
 
 // Config says what Load may accept.

@@ -46,6 +46,11 @@ func TestShipped(t *testing.T) {
 	if se.Args["to"].From != tools.FromReplyTo || !se.Final || !se.Effect {
 		t.Errorf("send_email = %+v", se)
 	}
+	// The escalation's "staff first" rule is a declared policy too.
+	wantSend := []tools.Requirement{{Call: "notify_staff", IfDeclared: true}}
+	if diff := cmp.Diff(wantSend, se.Requires); diff != "" {
+		t.Errorf("send_email.requires (-want +got):\n%s", diff)
+	}
 	for _, sc := range set.Scenarios {
 		if got := ts.FinalOf(sc); got != "send_email" {
 			t.Errorf("%s: final %q", sc.Name, got)
@@ -172,7 +177,9 @@ const sendFn = `  - name: send_email
 func TestCheck(t *testing.T) {
 	ts, err := tools.Parse("tools.yaml", []byte(`
 tools:
-  send_email: {builtin: send_email, final: true, effect: true, args: {to: {from: reply_to}, recipient: {from: staff}}}
+  send_email: {builtin: send_email, final: true, effect: true, args: {to: {from: reply_to}, recipient: {from: staff}},
+               requires: [{call: notify_staff, if_declared: true}]}
+  notify_staff: {builtin: notify_staff, effect: true}
   check_warranty: {builtin: check_warranty, args: {serial_number: {from: serials}}}
   create_ticket:
     builtin: create_ticket
@@ -212,6 +219,10 @@ tools:
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error lacks %q:\n%v", w, err)
 		}
+	}
+	// if_declared: a scenario without notify_staff is not held to it.
+	if strings.Contains(err.Error(), "call: notify_staff") {
+		t.Errorf("an if_declared requirement was reported for a scenario that does not declare it:\n%v", err)
 	}
 
 	// same: names a parameter both calls declare.
