@@ -262,3 +262,22 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// The overhead of one HTTP tool call against a loopback service.
+func BenchmarkCall(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"status":"shipped"}`)
+	}))
+	defer srv.Close()
+	tool, err := httptool.New(httptool.Config{URL: srv.URL + "/orders/{id}", Headers: map[string]string{"Authorization": "Bearer x-token"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := map[string]any{"id": "12345"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tool.Call(context.Background(), args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
