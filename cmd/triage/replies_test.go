@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	gomail "github.com/emersion/go-message/mail"
 )
 
 // Running process twice over the same inbox writes each reply once: the
@@ -50,5 +54,62 @@ func TestProcessTwiceWritesNoSecondReply(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(outbox); len(entries) != len(written) {
 		t.Errorf("outbox holds %d entries after three runs, want %d", len(entries), len(written))
+	}
+}
+
+// Replies are signed by the pipeline in their own language, with that
+// language's From name, once; the subject carries one Re: and To the
+// customer's display name.
+func TestRepliesSignedInTheirLanguage(t *testing.T) {
+	dir := t.TempDir()
+	outbox := filepath.Join(dir, "outbox")
+	code, _, stderr := runCLI(t, "", "process", "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "t.db"), "--outbox", outbox,
+		"../../examples/inbox/01-valid-warranty-pl.eml", "../../examples/inbox/02-valid-warranty-en.eml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(outbox, "*.eml"))
+	if len(files) != 2 {
+		t.Fatalf("%d replies", len(files))
+	}
+	got := map[string]bool{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := gomail.CreateReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		from, _ := r.Header.AddressList("From")
+		to, _ := r.Header.AddressList("To")
+		subject, _ := r.Header.Subject()
+		p, err := r.NextPart()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(p.Body)
+		text := strings.TrimSpace(string(body))
+		switch {
+		case strings.HasSuffix(text, "\nWarranty Support Team"):
+			got["en"] = true
+			if from[0].Name != "Warranty Service" || strings.Contains(text, "Zespół") || strings.Count(text, "Warranty Support Team") != 1 {
+				t.Errorf("English reply: From %q, body:\n%s", from[0].Name, text)
+			}
+		case strings.HasSuffix(text, "\nZespół serwisu gwarancyjnego"):
+			got["pl"] = true
+			if from[0].Name != "Serwis gwarancyjny" || strings.Count(text, "Zespół serwisu gwarancyjnego") != 1 {
+				t.Errorf("Polish reply: From %q, body:\n%s", from[0].Name, text)
+			}
+		default:
+			t.Errorf("reply not signed by the pipeline:\n%s", text)
+		}
+		if len(to) != 1 || to[0].Name == "" || !strings.HasPrefix(subject, "Re: ") || strings.Count(strings.ToLower(subject), "re:") != 1 {
+			t.Errorf("To %v, Subject %q", to, subject)
+		}
+	}
+	if !got["en"] || !got["pl"] {
+		t.Errorf("signed: %v, want one English and one Polish reply", got)
 	}
 }
