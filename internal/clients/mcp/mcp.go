@@ -86,6 +86,10 @@ func (e *Error) Error() string   { return "mcp: " + e.msg }
 func (e *Error) Unwrap() error   { return e.err }
 func (e *Error) Temporary() bool { return e.temporary }
 
+// codeRejectedByTransport is the JSON-RPC code the SDK's streamable HTTP
+// client gives a request the transport could not deliver or complete.
+const codeRejectedByTransport = -32005
+
 // ErrClosed is returned by calls after Close.
 var ErrClosed = errors.New("mcp: client closed")
 
@@ -204,10 +208,11 @@ func (c *Client) connect(d *dialing) {
 	defer c.mu.Unlock()
 	c.dial = nil
 	if err != nil {
-		msg := c.redact(fmt.Sprintf("server %s: start: %v", c.name, err))
+		msg := fmt.Sprintf("server %s: start: %v", c.name, err)
 		if stderr != nil && stderr.Last() != "" {
 			msg += fmt.Sprintf(" (its stderr: %q)", stderr.Last())
 		}
+		msg = c.redact(msg)
 		d.err = &Error{msg: msg, temporary: true, err: err}
 		c.log.Warn("mcp: server start failed", "error", msg, "duration_ms", time.Since(start).Milliseconds())
 		return
@@ -286,6 +291,9 @@ func (c *Client) Call(ctx context.Context, tool string, args map[string]any) (ma
 func (c *Client) callError(ctx context.Context, sess *sdk.ClientSession, tool string, err error) error {
 	var we *jsonrpc.Error
 	switch {
+	case errors.As(err, &we) && we.Code == codeRejectedByTransport:
+		// The SDK's own code for a request that never got an answer over
+		// HTTP (refused, stream dropped, session forgotten): a lost session.
 	case errors.As(err, &we):
 		return &Error{msg: fmt.Sprintf("server %s: tool %s: %s (code %d)", c.name, tool, we.Message, we.Code), err: err}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -403,6 +403,38 @@ func TestHTTPHeadersAndSecrets(t *testing.T) {
 	}
 }
 
+// A streamable HTTP server that goes away while a call is in flight: the
+// call fails (it does not wait for its timeout), the next one reconnects.
+func TestHTTPServerGoneMidCall(t *testing.T) {
+	h := &swappable{}
+	h.restart()
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	c := newClient(t, mcp.Config{URL: ts.URL + "/mcp", CallTimeout: time.Hour})
+	errs := make(chan error, 1)
+	go func() {
+		_, err := c.Call(context.Background(), "slow", map[string]any{"seconds": 3600})
+		errs <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // let the call reach the server
+	h.restart()                        // the server forgets the session...
+	ts.CloseClientConnections()        // ...and drops the connection carrying the call
+	err := <-errs
+	var me *mcp.Error
+	if !errors.As(err, &me) || !me.Temporary() {
+		t.Fatalf("in-flight call: err = %v, want a temporary *mcp.Error", err)
+	}
+	var lastErr error
+	for range 3 {
+		if _, lastErr = c.Call(context.Background(), "echo", map[string]any{"text": "again"}); lastErr == nil {
+			break
+		}
+	}
+	if lastErr != nil {
+		t.Fatalf("no recovery: %v", lastErr)
+	}
+}
+
 func TestUnreachableServer(t *testing.T) {
 	c := newClient(t, mcp.Config{Command: []string{"/nonexistent/mcp-server"}})
 	_, err := c.Call(context.Background(), "x", nil)
