@@ -109,6 +109,31 @@ func TestCheckRefusesBadBindings(t *testing.T) {
 	}
 }
 
+// A tools.yaml URL that is wrong only once its ${VAR}s are expanded is
+// reported by check (and at start) as written: the secret in its query
+// string is printed nowhere.
+func TestCheckNeverPrintsExpandedSecrets(t *testing.T) {
+	t.Setenv("TRIAGE_TEST_ORDERS_BASE", "orders.example")
+	t.Setenv("TRIAGE_TEST_ORDERS_KEY", "s3cr3t-query-key")
+	dir := copyInstructions(t, func(p, s string) string {
+		if p == "tools.yaml" {
+			return s + "  orders:\n    http: {url: \"${TRIAGE_TEST_ORDERS_BASE}/orders/{id}?key=${TRIAGE_TEST_ORDERS_KEY}\"}\n" +
+				"  kb:\n    mcp: {url: \"${TRIAGE_TEST_ORDERS_BASE}/mcp?key=${TRIAGE_TEST_ORDERS_KEY}\"}\n"
+		}
+		return s
+	})
+	code, stdout, stderr := runCLI(t, "", "check", "--instructions", dir)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, `orders: http.url: "${TRIAGE_TEST_ORDERS_BASE}/orders/{id}?key=${TRIAGE_TEST_ORDERS_KEY}" is not an absolute http(s) URL`) {
+		t.Errorf("stderr lacks the URL as written:\n%s", stderr)
+	}
+	if strings.Contains(stdout+stderr, "s3cr3t-query-key") {
+		t.Errorf("check printed an expanded secret:\n%s%s", stdout, stderr)
+	}
+}
+
 // The call caps are flags (and watch settings): a tight --max-calls leaves
 // the reply over the cap unsent, recorded blocked, and the email failed; a
 // cap below 1 is a usage error.

@@ -348,9 +348,12 @@ func (t *Tool) validateHTTP(cfg Config, field func(string) func(string, ...any))
 	if h.URL == "" {
 		field("http.url")("missing")
 	} else {
+		// The message quotes the URL as written (${VAR} unexpanded): a
+		// secret in a query string must never reach an error or `check`.
+		raw := h.URL
 		h.URL = expand(h.URL, cfg.LookupEnv, field("http.url"))
-		if u, err := url.Parse(h.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			field("http.url")("%q is not an absolute http(s) URL", h.URL)
+		if !absoluteHTTP(h.URL) {
+			field("http.url")("%q is not an absolute http(s) URL (after ${VAR} expansion)", raw)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(h.Headers)) {
@@ -404,12 +407,19 @@ func (t *Tool) validateMCP(cfg Config, field func(string) func(string, ...any)) 
 		if len(m.Headers) > 0 {
 			t.Spec += " (headers: " + strings.Join(slices.Sorted(maps.Keys(m.Headers)), ", ") + ")"
 		}
+		raw := m.URL // quoted unexpanded, as for http.url
 		m.URL = expand(m.URL, cfg.LookupEnv, field("mcp.url"))
-		if u, err := url.Parse(m.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			field("mcp.url")("%q is not an absolute http(s) URL", m.URL)
+		if !absoluteHTTP(m.URL) {
+			field("mcp.url")("%q is not an absolute http(s) URL (after ${VAR} expansion)", raw)
 		}
 	}
 	t.Spec += fmt.Sprintf(" timeout %s", m.Timeout)
+}
+
+// absoluteHTTP reports whether s is an absolute http(s) URL with a host.
+func absoluteHTTP(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // expand replaces every ${VAR} in s from the environment; a missing or

@@ -239,3 +239,25 @@ tools:
 		t.Errorf("same: %v", err)
 	}
 }
+
+// A URL that is not absolute after ${VAR} expansion is reported as written:
+// the expanded value (here a key in the query string) never reaches the
+// error, which `triage check` and start-up print.
+func TestURLErrorsDoNotExpandSecrets(t *testing.T) {
+	lookup := env(map[string]string{"BASE": "orders.example", "KEY": "s3cr3t-token"})
+	yml := "tools:\n" +
+		"  a: {http: {url: '${BASE}/o/{id}?key=${KEY}'}}\n" +
+		"  b: {mcp: {url: '${BASE}/mcp?key=${KEY}'}}\n"
+	_, err := tools.Parse("tools.yaml", []byte(yml), tools.Config{Builtins: builtins, LookupEnv: lookup})
+	if err == nil {
+		t.Fatal("no error for URLs without a scheme")
+	}
+	for _, w := range []string{`a: http.url: "${BASE}/o/{id}?key=${KEY}" is not an absolute http(s) URL`, `b: mcp.url: "${BASE}/mcp?key=${KEY}" is not an absolute http(s) URL`} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+	if strings.Contains(err.Error(), "s3cr3t") || strings.Contains(err.Error(), "orders.example") {
+		t.Errorf("error shows an expanded value:\n%v", err)
+	}
+}
