@@ -13,6 +13,7 @@ import (
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/dispatcher"
+	"triage/internal/geminitest"
 	"triage/internal/message"
 	"triage/internal/scenario"
 	"triage/internal/tools"
@@ -42,12 +43,12 @@ func countingRoutes(ran map[string]int) map[string]dispatcher.Func {
 // answered with an error and recorded blocked; the ticket (an effect) is
 // opened once, and its repeats return the first result.
 func TestHostileModelIsCapped(t *testing.T) {
-	many := func(turn int, name string, args func(i int) map[string]any) step {
+	many := func(turn int, name string, args func(i int) map[string]any) geminitest.Step {
 		parts := make([]map[string]any, 1000)
 		for i := range parts {
-			parts[i] = call(fmt.Sprintf("t%d-%d", turn, i), name, args(i))
+			parts[i] = geminitest.Call(fmt.Sprintf("t%d-%d", turn, i), name, args(i))
 		}
-		return one(parts...)
+		return geminitest.One(parts...)
 	}
 	check := func(int) map[string]any { return map[string]any{"serial_number": "SN-48213-PL"} }
 	ticket := func(int) map[string]any {
@@ -56,13 +57,13 @@ func TestHostileModelIsCapped(t *testing.T) {
 	send := func(i int) map[string]any {
 		return map[string]any{"to": "jan@example.com", "subject": "Re: x", "body": fmt.Sprint("reply ", i)}
 	}
-	f := newFakeGemini(t,
+	f := geminitest.New(t,
 		many(1, "check_warranty", check),
 		many(2, "create_ticket", ticket),
 		many(3, "check_warranty", check),
 		many(4, "send_email", send), // the email's 24 calls are used up
-		one(text("done")),
-		one(text("done")), // after the loop's one nudge to call the final function
+		geminitest.One(geminitest.Text("done")),
+		geminitest.One(geminitest.Text("done")), // after the loop's one nudge to call the final function
 	)
 
 	set, err := scenario.Load(instructions.FS, nil)
@@ -92,7 +93,7 @@ func TestHostileModelIsCapped(t *testing.T) {
 	for i, fn := range sc.Functions {
 		decls[i] = &genai.FunctionDeclaration{Name: fn.Name, Description: fn.Description, ParametersJsonSchema: fn.Parameters}
 	}
-	a := newAgent(t, f.model(), &sleeps{}, nil)
+	a := newAgent(t, gemini(f), &sleeps{}, nil)
 	req := agent.Request{System: system, Prompt: prompt, Functions: decls, FinalFunction: "send_email"}
 	res, err := a.Run(context.Background(), req, session)
 	if err != nil {
@@ -135,7 +136,7 @@ func TestHostileModelIsCapped(t *testing.T) {
 	// Every capped call was answered to the model with the error.
 	// (The request after turn 4 holds turn 4's responses last but one or
 	// last, before any nudge the loop adds.)
-	reqs := f.requests()
+	reqs := f.Requests()
 	n := 0
 	for _, c := range reqs[4].Contents {
 		for _, p := range c.Parts {

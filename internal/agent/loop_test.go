@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
+	"triage/internal/geminitest"
 )
 
 const (
@@ -65,7 +68,7 @@ type fakeTools struct {
 
 func (f *fakeTools) Call(ctx context.Context, name string, args map[string]any) map[string]any {
 	f.mu.Lock()
-	f.calls = append(f.calls, name+" "+jsonString(args))
+	f.calls = append(f.calls, name+" "+geminitest.JSON(args))
 	f.mu.Unlock()
 	if f.onCall != nil {
 		f.onCall(name)
@@ -155,12 +158,12 @@ func textRequest() agent.Request {
 // checkWire asserts what every request of a loop must carry: the model name,
 // the system instruction, one tool with every declaration, mode AUTO,
 // temperature 0, the prompt first, and a history that only grows.
-func checkWire(t *testing.T, reqs []wireRequest) {
+func checkWire(t *testing.T, reqs []geminitest.Request) {
 	t.Helper()
 	var prev []string
 	for i, r := range reqs {
-		if r.model != "gemini-test" {
-			t.Errorf("request %d: model %q", i, r.model)
+		if r.Model != "gemini-test" {
+			t.Errorf("request %d: model %q", i, r.Model)
 		}
 		if r.SystemInstruction == nil || len(r.SystemInstruction.Parts) != 1 || r.SystemInstruction.Parts[0].Text != system {
 			t.Errorf("request %d: systemInstruction = %+v", i, r.SystemInstruction)
@@ -180,7 +183,7 @@ func checkWire(t *testing.T, reqs []wireRequest) {
 		if r.GenerationConfig == nil || r.GenerationConfig.Temperature == nil || *r.GenerationConfig.Temperature != 0 {
 			t.Errorf("request %d: generationConfig = %+v, want temperature 0", i, r.GenerationConfig)
 		}
-		lines := transcript(r.Contents)
+		lines := geminitest.Transcript(r.Contents)
 		if len(lines) == 0 || lines[0] != "user: text "+`"`+prompt+`"` {
 			t.Errorf("request %d: history does not start with the prompt: %q", i, lines)
 		}
@@ -198,14 +201,14 @@ const note = `user: text "Your previous reply could not be used (c..."`
 const nudge = `user: text "Nothing has been sent yet: your last rep..."`
 
 func TestRun(t *testing.T) {
-	sendCustomer := call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})
+	sendCustomer := geminitest.Call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})
 	const sendCustomerCall = `send_email {"body":"Covered.","subject":"Re: SN1","to":"customer@example.com"}`
-	checkSN1 := call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
+	checkSN1 := geminitest.Call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
 
 	tests := []struct {
 		name  string
 		tweak func(*agent.Config)
-		steps func(t *testing.T) []step
+		steps func(t *testing.T) []geminitest.Step
 		want  agent.Result // Stop compared separately
 		// wantStop is matched with errors.Is; nil means a normal end.
 		wantStop   error
@@ -215,8 +218,8 @@ func TestRun(t *testing.T) {
 	}{
 		{
 			name: "happy path ends on the final function",
-			steps: func(t *testing.T) []step {
-				return []step{fixtureStep(t, 200, "turn_check_warranty.json"), fixtureStep(t, 200, "turn_send_email.json")}
+			steps: func(t *testing.T) []geminitest.Step {
+				return []geminitest.Step{fixtureStep(t, 200, "turn_check_warranty.json"), fixtureStep(t, 200, "turn_send_email.json")}
 			},
 			want: agent.Result{Turns: 2, ModelCalls: 2, FinalCalled: true, Text: "Sending the reply now.",
 				Usage: agent.Usage{Prompt: 412 + 530, Output: 18 + 61, Total: 486 + 650}},
@@ -232,8 +235,8 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "text without the final function gets one nudge naming it, and recovers",
-			steps: func(*testing.T) []step {
-				return []step{one(checkSN1), one(text("I will send the reply now.")), one(sendCustomer)}
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.One(checkSN1), geminitest.One(geminitest.Text("I will send the reply now.")), geminitest.One(sendCustomer)}
 			},
 			want:      agent.Result{Turns: 3, ModelCalls: 3, FinalCalled: true, Usage: times(3)},
 			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`, sendCustomerCall},
@@ -247,8 +250,8 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "text without the final function twice: one nudge, then the loop gives up",
-			steps: func(*testing.T) []step {
-				return []step{one(text("I will check the warranty now.")), one(checkSN1), one(text("Your warranty is valid."))}
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.One(geminitest.Text("I will check the warranty now.")), geminitest.One(checkSN1), geminitest.One(geminitest.Text("Your warranty is valid."))}
 			},
 			want:      agent.Result{Turns: 3, ModelCalls: 3, Degraded: true, Text: "Your warranty is valid.", Usage: times(3)},
 			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`},
@@ -256,13 +259,13 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "several calls in one turn run in order and go back together",
-			steps: func(*testing.T) []step {
-				return []step{
-					one(text("Checking both."),
-						call("a", "check_warranty", map[string]any{"serial_number": "SN1"}),
-						call("b", "check_warranty", map[string]any{"serial_number": "SN2"}),
-						call("c", "create_ticket", map[string]any{"summary": "two devices"})),
-					one(sendCustomer),
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{
+					geminitest.One(geminitest.Text("Checking both."),
+						geminitest.Call("a", "check_warranty", map[string]any{"serial_number": "SN1"}),
+						geminitest.Call("b", "check_warranty", map[string]any{"serial_number": "SN2"}),
+						geminitest.Call("c", "create_ticket", map[string]any{"summary": "two devices"})),
+					geminitest.One(sendCustomer),
 				}
 			},
 			want: agent.Result{Turns: 2, ModelCalls: 2, FinalCalled: true, Usage: times(2)},
@@ -280,8 +283,8 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "unknown function is refused and the loop converges",
-			steps: func(*testing.T) []step {
-				return []step{one(call("x", "delete_everything", nil)), one(sendCustomer)}
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.One(geminitest.Call("x", "delete_everything", nil)), geminitest.One(sendCustomer)}
 			},
 			want:      agent.Result{Turns: 2, ModelCalls: 2, FinalCalled: true, Usage: times(2)},
 			wantCalls: []string{`delete_everything {}`, sendCustomerCall},
@@ -293,8 +296,8 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "invalid args go back and the model corrects them",
-			steps: func(*testing.T) []step {
-				return []step{one(call("c0", "check_warranty", map[string]any{})), one(checkSN1), one(sendCustomer)}
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.One(geminitest.Call("c0", "check_warranty", map[string]any{})), geminitest.One(checkSN1), geminitest.One(sendCustomer)}
 			},
 			want:      agent.Result{Turns: 3, ModelCalls: 3, FinalCalled: true, Usage: times(3)},
 			wantCalls: []string{`check_warranty {}`, `check_warranty {"serial_number":"SN1"}`, sendCustomerCall},
@@ -308,11 +311,11 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "client error goes back to the model and the loop goes on",
-			steps: func(*testing.T) []step {
-				return []step{
-					one(call("c1", "check_warranty", map[string]any{"serial_number": "SN-DOWN"})),
-					one(call("t1", "create_ticket", map[string]any{"summary": "warranty service down"})),
-					one(sendCustomer),
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{
+					geminitest.One(geminitest.Call("c1", "check_warranty", map[string]any{"serial_number": "SN-DOWN"})),
+					geminitest.One(geminitest.Call("t1", "create_ticket", map[string]any{"summary": "warranty service down"})),
+					geminitest.One(sendCustomer),
 				}
 			},
 			want: agent.Result{Turns: 3, ModelCalls: 3, FinalCalled: true, Usage: times(3)},
@@ -331,10 +334,10 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "mail to a third party is refused, then the customer is mailed",
-			steps: func(*testing.T) []step {
-				return []step{
-					one(call("s0", "send_email", map[string]any{"to": "attacker@example.net", "subject": "data", "body": "x"})),
-					one(sendCustomer),
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{
+					geminitest.One(geminitest.Call("s0", "send_email", map[string]any{"to": "attacker@example.net", "subject": "data", "body": "x"})),
+					geminitest.One(sendCustomer),
 				}
 			},
 			want: agent.Result{Turns: 2, ModelCalls: 2, FinalCalled: true, Usage: times(2)},
@@ -350,16 +353,16 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "the rest of a turn runs after the final function, then no model call",
-			steps: func(*testing.T) []step {
-				return []step{one(sendCustomer, call("t1", "create_ticket", map[string]any{"summary": "replied"}))}
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.One(sendCustomer, geminitest.Call("t1", "create_ticket", map[string]any{"summary": "replied"}))}
 			},
 			want:      agent.Result{Turns: 1, ModelCalls: 1, FinalCalled: true, Usage: times(1)},
 			wantCalls: []string{sendCustomerCall, `create_ticket {"summary":"replied"}`},
 		},
 		{
 			name: "empty response is retried once, then degraded",
-			steps: func(*testing.T) []step {
-				return []step{reply(cand("STOP")), one(text("  "))}
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.Reply(geminitest.Cand("STOP")), geminitest.One(geminitest.Text("  "))}
 			},
 			want:     agent.Result{ModelCalls: 2, Degraded: true, Usage: times(2)},
 			wantStop: agent.ErrInvalidResponse,
@@ -367,16 +370,16 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "no candidates at all is retried once, then degraded",
-			steps: func(*testing.T) []step {
-				return []step{reply(), reply()}
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.Reply(), geminitest.Reply()}
 			},
 			want:     agent.Result{ModelCalls: 2, Degraded: true, Usage: times(2)},
 			wantStop: agent.ErrInvalidResponse,
 		},
 		{
 			name: "malformed function call is retried once, then degraded",
-			steps: func(t *testing.T) []step {
-				return []step{fixtureStep(t, 200, "malformed_function_call.json"), fixtureStep(t, 200, "malformed_function_call.json")}
+			steps: func(t *testing.T) []geminitest.Step {
+				return []geminitest.Step{fixtureStep(t, 200, "malformed_function_call.json"), fixtureStep(t, 200, "malformed_function_call.json")}
 			},
 			want:     agent.Result{ModelCalls: 2, Degraded: true, Usage: agent.Usage{Prompt: 824, Total: 824}},
 			wantStop: agent.ErrInvalidResponse,
@@ -384,8 +387,8 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "malformed function call is retried once and recovers",
-			steps: func(t *testing.T) []step {
-				return []step{fixtureStep(t, 200, "malformed_function_call.json"), one(checkSN1), one(sendCustomer)}
+			steps: func(t *testing.T) []geminitest.Step {
+				return []geminitest.Step{fixtureStep(t, 200, "malformed_function_call.json"), geminitest.One(checkSN1), geminitest.One(sendCustomer)}
 			},
 			want:      agent.Result{Turns: 2, ModelCalls: 3, FinalCalled: true, Usage: agent.Usage{Prompt: 412 + 200, Output: 40, Total: 412 + 260}},
 			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`, sendCustomerCall},
@@ -398,8 +401,8 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "the invalid-response retry is once per email, not once in a row",
-			steps: func(t *testing.T) []step {
-				return []step{reply(cand("OTHER")), one(checkSN1), reply(cand("SAFETY"))}
+			steps: func(t *testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.Reply(geminitest.Cand("OTHER")), geminitest.One(checkSN1), geminitest.Reply(geminitest.Cand("SAFETY"))}
 			},
 			want:      agent.Result{Turns: 1, ModelCalls: 3, Degraded: true, Usage: times(3)},
 			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`},
@@ -407,10 +410,10 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "first candidate blocked for safety, the second is used",
-			steps: func(*testing.T) []step {
-				return []step{
-					reply(cand("SAFETY", text("unsafe")), cand("STOP", call("c2", "check_warranty", map[string]any{"serial_number": "SN1"}))),
-					one(sendCustomer),
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{
+					geminitest.Reply(geminitest.Cand("SAFETY", geminitest.Text("unsafe")), geminitest.Cand("STOP", geminitest.Call("c2", "check_warranty", map[string]any{"serial_number": "SN1"}))),
+					geminitest.One(sendCustomer),
 				}
 			},
 			want:      agent.Result{Turns: 2, ModelCalls: 2, FinalCalled: true, Usage: times(2)},
@@ -423,25 +426,25 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "blocked prompt is retried once, then degraded",
-			steps: func(*testing.T) []step {
-				blocked := step{body: `{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":7,"totalTokenCount":7}}`}
-				return []step{blocked, blocked}
+			steps: func(*testing.T) []geminitest.Step {
+				blocked := geminitest.Step{Body: `{"promptFeedback":{"blockReason":"PROHIBITED_CONTENT"},"usageMetadata":{"promptTokenCount":7,"totalTokenCount":7}}`}
+				return []geminitest.Step{blocked, blocked}
 			},
 			want:     agent.Result{ModelCalls: 2, Degraded: true, Usage: agent.Usage{Prompt: 14, Total: 14}},
 			wantStop: agent.ErrInvalidResponse,
 		},
 		{
 			name: "MAX_TOKENS text is invalid, MAX_TOKENS with a call is usable",
-			steps: func(*testing.T) []step {
-				return []step{reply(cand("MAX_TOKENS", text("Your warr"))), reply(cand("MAX_TOKENS", sendCustomer))}
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.Reply(geminitest.Cand("MAX_TOKENS", geminitest.Text("Your warr"))), geminitest.Reply(geminitest.Cand("MAX_TOKENS", sendCustomer))}
 			},
 			want:      agent.Result{Turns: 1, ModelCalls: 2, FinalCalled: true, Usage: times(2)},
 			wantCalls: []string{sendCustomerCall},
 		},
 		{
 			name: "thought-only text is no answer",
-			steps: func(*testing.T) []step {
-				return []step{one(part("text", "thinking", "thought", true)), one(part("text", "thinking", "thought", true))}
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.One(geminitest.Obj("text", "thinking", "thought", true)), geminitest.One(geminitest.Obj("text", "thinking", "thought", true))}
 			},
 			want:     agent.Result{ModelCalls: 2, Degraded: true, Usage: times(2)},
 			wantStop: agent.ErrInvalidResponse,
@@ -449,8 +452,10 @@ func TestRun(t *testing.T) {
 		{
 			name:  "max turns",
 			tweak: func(c *agent.Config) { c.MaxTurns = 3 },
-			steps: func(*testing.T) []step { return []step{one(checkSN1), one(checkSN1), one(checkSN1)} },
-			want:  agent.Result{Turns: 3, ModelCalls: 3, Degraded: true, Usage: times(3)},
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.One(checkSN1), geminitest.One(checkSN1), geminitest.One(checkSN1)}
+			},
+			want: agent.Result{Turns: 3, ModelCalls: 3, Degraded: true, Usage: times(3)},
 			wantCalls: []string{
 				`check_warranty {"serial_number":"SN1"}`,
 				`check_warranty {"serial_number":"SN1"}`,
@@ -460,8 +465,8 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "503 then success is retried",
-			steps: func(t *testing.T) []step {
-				return []step{fixtureStep(t, 503, "error_503.json"), fixtureStep(t, 503, "error_503.json"), one(sendCustomer)}
+			steps: func(t *testing.T) []geminitest.Step {
+				return []geminitest.Step{fixtureStep(t, 503, "error_503.json"), fixtureStep(t, 503, "error_503.json"), geminitest.One(sendCustomer)}
 			},
 			want:       agent.Result{Turns: 1, ModelCalls: 3, FinalCalled: true, Usage: times(1)},
 			wantCalls:  []string{sendCustomerCall},
@@ -469,8 +474,8 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "429 then success is retried",
-			steps: func(t *testing.T) []step {
-				return []step{fixtureStep(t, 429, "error_429.json"), one(sendCustomer)}
+			steps: func(t *testing.T) []geminitest.Step {
+				return []geminitest.Step{fixtureStep(t, 429, "error_429.json"), geminitest.One(sendCustomer)}
 			},
 			want:       agent.Result{Turns: 1, ModelCalls: 2, FinalCalled: true, Usage: times(1)},
 			wantCalls:  []string{sendCustomerCall},
@@ -478,8 +483,8 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "dropped connection is retried",
-			steps: func(t *testing.T) []step {
-				return []step{{drop: true}, one(sendCustomer)}
+			steps: func(t *testing.T) []geminitest.Step {
+				return []geminitest.Step{{Drop: true}, geminitest.One(sendCustomer)}
 			},
 			want:       agent.Result{Turns: 1, ModelCalls: 2, FinalCalled: true, Usage: times(1)},
 			wantCalls:  []string{sendCustomerCall},
@@ -488,9 +493,9 @@ func TestRun(t *testing.T) {
 		{
 			name:  "transient errors give up after MaxRetries",
 			tweak: func(c *agent.Config) { c.MaxRetries = 2 },
-			steps: func(t *testing.T) []step {
+			steps: func(t *testing.T) []geminitest.Step {
 				s := fixtureStep(t, 503, "error_503.json")
-				return []step{s, s, s}
+				return []geminitest.Step{s, s, s}
 			},
 			want:       agent.Result{ModelCalls: 3, Degraded: true},
 			wantStop:   agent.ErrModel,
@@ -498,16 +503,16 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name: "permanent 400 stops at once",
-			steps: func(t *testing.T) []step {
-				return []step{fixtureStep(t, 400, "error_400.json")}
+			steps: func(t *testing.T) []geminitest.Step {
+				return []geminitest.Step{fixtureStep(t, 400, "error_400.json")}
 			},
 			want:     agent.Result{ModelCalls: 1, Degraded: true},
 			wantStop: agent.ErrModel,
 		},
 		{
 			name: "403 after a turn stops at once",
-			steps: func(t *testing.T) []step {
-				return []step{one(checkSN1), {status: 403, body: `{"error":{"code":403,"message":"Permission denied","status":"PERMISSION_DENIED"}}`}}
+			steps: func(t *testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.One(checkSN1), {Status: 403, Body: `{"error":{"code":403,"message":"Permission denied","status":"PERMISSION_DENIED"}}`}}
 			},
 			want:      agent.Result{Turns: 1, ModelCalls: 2, Degraded: true, Usage: times(1)},
 			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`},
@@ -516,14 +521,14 @@ func TestRun(t *testing.T) {
 		{
 			name:     "per-turn timeout",
 			tweak:    func(c *agent.Config) { c.TurnTimeout = 100 * time.Millisecond },
-			steps:    func(*testing.T) []step { return []step{{hang: true}} },
+			steps:    func(*testing.T) []geminitest.Step { return []geminitest.Step{{Hang: true}} },
 			want:     agent.Result{ModelCalls: 1, Degraded: true},
 			wantStop: agent.ErrTurnTimeout,
 		},
 		{
 			name:      "total deadline",
 			tweak:     func(c *agent.Config) { c.Deadline = 200 * time.Millisecond },
-			steps:     func(*testing.T) []step { return []step{one(checkSN1), {hang: true}} },
+			steps:     func(*testing.T) []geminitest.Step { return []geminitest.Step{geminitest.One(checkSN1), {Hang: true}} },
 			want:      agent.Result{Turns: 1, ModelCalls: 2, Degraded: true, Usage: times(1)},
 			wantCalls: []string{`check_warranty {"serial_number":"SN1"}`},
 			wantStop:  agent.ErrDeadline,
@@ -531,9 +536,9 @@ func TestRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newFakeGemini(t, tt.steps(t)...)
+			srv := geminitest.New(t, tt.steps(t)...)
 			sl := &sleeps{}
-			a := newAgent(t, srv.model(), sl, tt.tweak)
+			a := newAgent(t, gemini(srv), sl, tt.tweak)
 			tools := &fakeTools{}
 
 			got, err := a.Run(context.Background(), request(), tools)
@@ -551,16 +556,16 @@ func TestRun(t *testing.T) {
 			if diff := cmp.Diff(tt.wantCalls, tools.recorded()); diff != "" {
 				t.Errorf("tool calls (-want +got):\n%s", diff)
 			}
-			reqs := srv.requests()
+			reqs := srv.Requests()
 			if len(reqs) != got.ModelCalls {
 				t.Errorf("server saw %d requests, Result.ModelCalls = %d", len(reqs), got.ModelCalls)
 			}
-			if n := srv.left(); n != 0 {
+			if n := srv.Left(); n != 0 {
 				t.Errorf("%d scripted replies not used", n)
 			}
 			checkWire(t, reqs)
 			if tt.wantLast != nil {
-				if diff := cmp.Diff(tt.wantLast, transcript(reqs[len(reqs)-1].Contents)); diff != "" {
+				if diff := cmp.Diff(tt.wantLast, geminitest.Transcript(reqs[len(reqs)-1].Contents)); diff != "" {
 					t.Errorf("last request contents (-want +got):\n%s", diff)
 				}
 			}
@@ -569,7 +574,7 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// times is the usage of n reply() responses.
+// times is the usage of n geminitest.Reply() responses.
 func times(n int) agent.Usage {
 	return agent.Usage{Prompt: n * usage.Prompt, Output: n * usage.Output, Total: n * usage.Total}
 }
@@ -593,13 +598,13 @@ func checkBackoff(t *testing.T, got []time.Duration, n int) {
 // TestRunRetryDelayHint checks that a 429's RetryInfo.retryDelay longer than
 // the backoff is honoured, and capped at RetryMax.
 func TestRunRetryDelayHint(t *testing.T) {
-	quota := func(delay string) step {
-		return step{status: 429, body: `{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED",` +
+	quota := func(delay string) geminitest.Step {
+		return geminitest.Step{Status: 429, Body: `{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED",` +
 			`"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"` + delay + `"}]}}`}
 	}
-	srv := newFakeGemini(t, quota("0.7s"), quota("37s"), one(text("Valid.")))
+	srv := geminitest.New(t, quota("0.7s"), quota("37s"), geminitest.One(geminitest.Text("Valid.")))
 	sl := &sleeps{}
-	a := newAgent(t, srv.model(), sl, nil) // RetryMax 1s
+	a := newAgent(t, gemini(srv), sl, nil) // RetryMax 1s
 	got, err := a.Run(context.Background(), textRequest(), &fakeTools{})
 	if err != nil || got.Stop != nil || got.ModelCalls != 3 {
 		t.Fatalf("Run = %+v, %v; want a normal end after 3 calls", got, err)
@@ -610,9 +615,9 @@ func TestRunRetryDelayHint(t *testing.T) {
 }
 
 func TestRunCanceledByCaller(t *testing.T) {
-	checkSN1 := call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
-	srv := newFakeGemini(t, one(checkSN1))
-	a := newAgent(t, srv.model(), &sleeps{}, nil)
+	checkSN1 := geminitest.Call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
+	srv := geminitest.New(t, geminitest.One(checkSN1))
+	a := newAgent(t, gemini(srv), &sleeps{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tools := &fakeTools{onCall: func(string) { cancel() }}
@@ -630,8 +635,8 @@ func TestRunCanceledByCaller(t *testing.T) {
 }
 
 func TestRunCanceledBeforeStart(t *testing.T) {
-	srv := newFakeGemini(t)
-	a := newAgent(t, srv.model(), &sleeps{}, nil)
+	srv := geminitest.New(t)
+	a := newAgent(t, gemini(srv), &sleeps{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	got, err := a.Run(ctx, request(), &fakeTools{})
@@ -646,13 +651,13 @@ func TestRunCanceledBeforeStart(t *testing.T) {
 // TestRunHistoryWire checks the model turn gets role "model" when the
 // server left it out, and the function response carries the whole envelope.
 func TestRunHistoryWire(t *testing.T) {
-	noRole := step{body: `{"candidates":[{"content":{"parts":[{"functionCall":{"id":"c1","name":"check_warranty","args":{"serial_number":"SN1"}}}]},"finishReason":"STOP"}]}`}
-	srv := newFakeGemini(t, noRole, one(text("Valid.")))
-	a := newAgent(t, srv.model(), &sleeps{}, nil)
+	noRole := geminitest.Step{Body: `{"candidates":[{"content":{"parts":[{"functionCall":{"id":"c1","name":"check_warranty","args":{"serial_number":"SN1"}}}]},"finishReason":"STOP"}]}`}
+	srv := geminitest.New(t, noRole, geminitest.One(geminitest.Text("Valid.")))
+	a := newAgent(t, gemini(srv), &sleeps{}, nil)
 	if _, err := a.Run(context.Background(), textRequest(), &fakeTools{}); err != nil {
 		t.Fatal(err)
 	}
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
@@ -661,7 +666,7 @@ func TestRunHistoryWire(t *testing.T) {
 		`model: call c1 check_warranty {"serial_number":"SN1"}`,
 		`user: response c1 check_warranty ok`,
 	}
-	if diff := cmp.Diff(want, transcript(reqs[1].Contents)); diff != "" {
+	if diff := cmp.Diff(want, geminitest.Transcript(reqs[1].Contents)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	// The envelope from Tools goes on the wire whole, as functionResponse.response.
@@ -675,12 +680,12 @@ func TestRunHistoryWire(t *testing.T) {
 // checks that no config or history is shared).
 func TestRunConcurrent(t *testing.T) {
 	const n = 4
-	var steps []step
+	var steps []geminitest.Step
 	for range n {
-		steps = append(steps, one(text("Valid.")))
+		steps = append(steps, geminitest.One(geminitest.Text("Valid.")))
 	}
-	srv := newFakeGemini(t, steps...)
-	a := newAgent(t, srv.model(), &sleeps{}, nil)
+	srv := geminitest.New(t, steps...)
+	a := newAgent(t, gemini(srv), &sleeps{}, nil)
 	req := textRequest()
 	var wg sync.WaitGroup
 	results := make([]agent.Result, n)
@@ -699,11 +704,11 @@ func TestRunConcurrent(t *testing.T) {
 			t.Errorf("loop %d: %+v", i, r)
 		}
 	}
-	checkWire(t, srv.requests()[:1])
+	checkWire(t, srv.Requests()[:1])
 }
 
 func TestRunNilTools(t *testing.T) {
-	a := newAgent(t, newFakeGemini(t).model(), &sleeps{}, nil)
+	a := newAgent(t, gemini(geminitest.New(t)), &sleeps{}, nil)
 	if _, err := a.Run(context.Background(), request(), nil); err == nil {
 		t.Error("Run with nil Tools: no error")
 	}
@@ -722,7 +727,7 @@ func TestGenerate(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		steps      func(t *testing.T) []step
+		steps      func(t *testing.T) []geminitest.Step
 		tweak      func(*agent.Config)
 		wantText   string
 		wantCalls  int
@@ -730,15 +735,17 @@ func TestGenerate(t *testing.T) {
 		wantSleeps int
 	}{
 		{
-			name:      "one call",
-			steps:     func(*testing.T) []step { return []step{one(text(`{"scenario":"valid-warranty"}`))} },
+			name: "one call",
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.One(geminitest.Text(`{"scenario":"valid-warranty"}`))}
+			},
 			wantText:  `{"scenario":"valid-warranty"}`,
 			wantCalls: 1,
 		},
 		{
 			name: "503 then success",
-			steps: func(t *testing.T) []step {
-				return []step{fixtureStep(t, 503, "error_503.json"), one(text(`{"scenario":"expired"}`))}
+			steps: func(t *testing.T) []geminitest.Step {
+				return []geminitest.Step{fixtureStep(t, 503, "error_503.json"), geminitest.One(geminitest.Text(`{"scenario":"expired"}`))}
 			},
 			wantText:   `{"scenario":"expired"}`,
 			wantCalls:  2,
@@ -746,30 +753,30 @@ func TestGenerate(t *testing.T) {
 		},
 		{
 			name:      "permanent 400",
-			steps:     func(t *testing.T) []step { return []step{fixtureStep(t, 400, "error_400.json")} },
+			steps:     func(t *testing.T) []geminitest.Step { return []geminitest.Step{fixtureStep(t, 400, "error_400.json")} },
 			wantCalls: 1,
 			wantErr:   agent.ErrModel,
 		},
 		{
 			name:      "turn timeout",
 			tweak:     func(c *agent.Config) { c.TurnTimeout = 100 * time.Millisecond },
-			steps:     func(*testing.T) []step { return []step{{hang: true}} },
+			steps:     func(*testing.T) []geminitest.Step { return []geminitest.Step{{Hang: true}} },
 			wantCalls: 1,
 			wantErr:   agent.ErrTurnTimeout,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := newFakeGemini(t, tt.steps(t)...)
+			srv := geminitest.New(t, tt.steps(t)...)
 			sl := &sleeps{}
-			a := newAgent(t, srv.model(), sl, tt.tweak)
+			a := newAgent(t, gemini(srv), sl, tt.tweak)
 			config := schemaConfig()
 			resp, calls, err := a.Generate(context.Background(), []*genai.Content{genai.NewContentFromText("mail", genai.RoleUser)}, config)
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
-			if calls != tt.wantCalls || len(srv.requests()) != tt.wantCalls {
-				t.Errorf("calls = %d, server saw %d, want %d", calls, len(srv.requests()), tt.wantCalls)
+			if calls != tt.wantCalls || len(srv.Requests()) != tt.wantCalls {
+				t.Errorf("calls = %d, server saw %d, want %d", calls, len(srv.Requests()), tt.wantCalls)
 			}
 			if err == nil && resp.Text() != tt.wantText {
 				t.Errorf("text = %q, want %q", resp.Text(), tt.wantText)
@@ -794,14 +801,14 @@ func TestNew(t *testing.T) {
 // BenchmarkRun measures one two-turn loop (a function call, then the final
 // function) over loopback HTTP through the real genai client.
 func BenchmarkRun(b *testing.B) {
-	checkSN1 := call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
-	send := call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})
-	steps := make([]step, 0, 2*b.N)
+	checkSN1 := geminitest.Call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
+	send := geminitest.Call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})
+	steps := make([]geminitest.Step, 0, 2*b.N)
 	for range b.N {
-		steps = append(steps, one(checkSN1), one(send))
+		steps = append(steps, geminitest.One(checkSN1), geminitest.One(send))
 	}
-	srv := newFakeGemini(b, steps...)
-	a := newAgent(b, srv.model(), &sleeps{}, nil)
+	srv := geminitest.New(b, steps...)
+	a := newAgent(b, gemini(srv), &sleeps{}, nil)
 	req := request()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -816,15 +823,15 @@ func BenchmarkRun(b *testing.B) {
 // TestRunNudgeNamesFunctions: the nudge after a text-only turn names the
 // final function and the declared functions not yet called (issue 7 item 11).
 func TestRunNudgeNamesFunctions(t *testing.T) {
-	srv := newFakeGemini(t,
-		one(call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})),
-		one(text("I will check the warranty now.")),
-		one(call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})))
-	a := newAgent(t, srv.model(), &sleeps{}, nil)
+	srv := geminitest.New(t,
+		geminitest.One(geminitest.Call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})),
+		geminitest.One(geminitest.Text("I will check the warranty now.")),
+		geminitest.One(geminitest.Call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})))
+	a := newAgent(t, gemini(srv), &sleeps{}, nil)
 	if _, err := a.Run(context.Background(), request(), &fakeTools{}); err != nil {
 		t.Fatal(err)
 	}
-	reqs := srv.requests()
+	reqs := srv.Requests()
 	last := reqs[len(reqs)-1].Contents
 	got := last[len(last)-1].Parts[0].Text
 	for _, want := range []string{"send_email", "create_ticket"} {
@@ -835,4 +842,23 @@ func TestRunNudgeNamesFunctions(t *testing.T) {
 	if strings.Contains(got, "check_warranty") {
 		t.Errorf("nudge names check_warranty, already called:\n%s", got)
 	}
+}
+
+// gemini is the agent's model on the real genai client pointed at f.
+func gemini(f *geminitest.Server) agent.Model { return &agent.Gemini{Client: f.Client()} }
+
+// usage is the usageMetadata every geminitest.Reply carries.
+var usage = agent.Usage{Prompt: geminitest.PromptTokens, Output: geminitest.OutputTokens, Total: geminitest.TotalTokens}
+
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func fixtureStep(t *testing.T, status int, name string) geminitest.Step {
+	return geminitest.Step{Status: status, Body: fixture(t, name)}
 }
