@@ -71,7 +71,7 @@ The case format is documented in docs/eval.md.`,
 		},
 	}
 	f := cmd.Flags()
-	envString(f, &o.Instructions, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory with main.md and scenarios/*.md (default: the built-in instructions)")
+	envString(f, &o.Instructions, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory with main.md, scenarios/*.md and tools.yaml (default: the built-in instructions)")
 	envString(f, &o.Model, "model", "TRIAGE_MODEL", llm.DefaultModel, "Gemini model id")
 	f.BoolVar(&o.Offline, "offline", false, "force the built-in offline model even when GEMINI_API_KEY is set")
 	f.StringVar(&o.Record, "record", "", "record each case's model HTTP exchanges to DIR/<scenario_id>.yaml (API keys stripped)")

@@ -20,11 +20,12 @@ func newManualsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp-manuals [DIR]",
 		Short: "Serve a directory of product manuals as an MCP server (search_manual)",
-		Long: `mcp-manuals serves the manuals in DIR (default $TRIAGE_MANUALS, else
-the sample manuals built into triage, examples/manuals) as an MCP server with one tool, search_manual {query}, which
-returns the best matching manual section. It speaks MCP over stdin/stdout, as
-tools.yaml's "mcp: {command: [...]}" expects; with --listen it serves
-streamable HTTP at http://ADDR/mcp instead.`,
+		Long: `mcp-manuals serves the Markdown manuals in DIR (default $TRIAGE_MANUALS,
+else the sample manuals built into triage, examples/manuals) as an MCP
+server with one tool, search_manual {query}, which returns the best matching
+manual section. It speaks MCP over stdin/stdout, as tools.yaml's
+"mcp: {command: [...]}" expects; with --listen it serves streamable HTTP at
+http://ADDR/mcp instead.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := os.Getenv("TRIAGE_MANUALS")

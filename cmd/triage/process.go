@@ -47,16 +47,18 @@ is required (--warranty-csv FILE or --warranty-url URL).
 
 Environment: every flag marked [$TRIAGE_...] reads that variable when the
 flag is not given (a flag wins over its variable). TRIAGE_WARRANTY_TOKEN and
-TRIAGE_TICKETS_TOKEN are the bearer tokens of the HTTP services. The model is
-Gemini when GEMINI_API_KEY (or GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI
-with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION) is set, the built-in
-offline model otherwise.
+TRIAGE_TICKETS_TOKEN are the bearer tokens of the HTTP services. ${VAR} in
+tools.yaml is read from the environment at start (the shipped search_manual
+runs $TRIAGE_BIN mcp-manuals over $TRIAGE_MANUALS). The model is Gemini
+when GEMINI_API_KEY (or GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI with
+GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION) is set, the built-in offline
+model otherwise.
 
-Exit status: 0 when every input was replied or skipped, 1 when any failed,
-2 for a usage or configuration error.`,
+Exit status: 0 when every input was replied, drafted or skipped, 1 when any
+failed, 2 for a usage or configuration error.`,
 		Example: `  triage process --warranty-csv examples/warranty.csv examples/inbox/*.eml
-  triage process --json --outbox out/ mail.eml
-  cat mail.eml | triage process --json -`,
+  triage process --json --warranty-csv registry.csv --outbox out/ mail.eml
+  cat mail.eml | triage process --json --warranty-csv registry.csv -`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr("process: no input: give one or more .eml files, or - for stdin")

@@ -54,7 +54,7 @@ type pipelineOptions struct {
 
 // addFlags registers the shared flags on fs.
 func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
-	envString(fs, &o.Instructions, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory with main.md and scenarios/*.md (default: the built-in instructions)")
+	envString(fs, &o.Instructions, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory with main.md, scenarios/*.md and tools.yaml (default: the built-in instructions)")
 	envString(fs, &o.Model, "model", "TRIAGE_MODEL", llm.DefaultModel, "Gemini model id")
 	fs.BoolVar(&o.Offline, "offline", false, "force the built-in offline model even when GEMINI_API_KEY is set")
 	fs.StringVar(&o.OfflineFaults, "offline-faults", "", "comma-separated faults to inject into the offline model (503,429,empty,safety_first,malformed_call,third_party,hang); for testing")
