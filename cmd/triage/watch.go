@@ -164,8 +164,9 @@ start). Precedence of every setting: flag > environment > configuration file
 and the model credentials) is validated before anything is created or
 connected; --check stops there (exit 0 valid, 2 not). Without GEMINI_API_KEY
 (or other genai credentials) watch refuses to start unless pipeline.offline:
-true asks for the built-in offline stand-in. See deploy/triage.example.yaml
-and docs/watch.md. Its fields:
+true (or --offline) asks for the built-in offline stand-in. See
+deploy/triage.example.yaml and docs/watch.md (a table of every flag, key,
+variable and default). Its fields:
 
   imap:      addr (host:port), tls (tls|starttls|none; none only for
              loopback), user, password_file | token_file (XOAUTH2),
