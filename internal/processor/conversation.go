@@ -47,15 +47,22 @@ const (
 )
 
 // conversation finds the ticket msg follows up: a message of the ticket
-// named in In-Reply-To/References, or the ticket tag in the subject when
-// the sender is that ticket's customer (a forged tag from another address
-// starts a new conversation). It returns nil when there is none.
+// named in In-Reply-To/References, or the ticket tag in the subject, when
+// the sender is that ticket's customer (a forged tag or a known Message-ID
+// from another address starts a new conversation). It returns nil when there is none.
 func (p *Processor) conversation(ctx context.Context, msg *message.Message) (*tickets.State, string, error) {
 	ids := append([]string{msg.InReplyTo}, msg.References...)
 	st, err := p.cfg.Tickets.Find(ctx, ids)
 	switch {
-	case err == nil:
+	case err == nil && st.Customer(msg.From.Address):
 		return st, "its In-Reply-To/References name a message of " + st.TicketID, nil
+	case err == nil:
+		// Message-IDs are not secrets (they travel in every Cc and
+		// forward): whoever names one must not join someone else's ticket,
+		// read its history in the facts or add notes to it. Like a forged
+		// tag, it starts a new conversation.
+		p.cfg.Logger.InfoContext(ctx, "References from another address ignored: a new conversation",
+			"ticket", st.TicketID, "from", msg.From.Address, "message_id", msg.MessageID)
 	case !errors.Is(err, tickets.ErrNotFound):
 		return nil, "", err
 	}

@@ -172,6 +172,33 @@ func TestForgedTagStartsANewConversation(t *testing.T) {
 	}
 }
 
+// A stranger who knows a Message-ID of Anna's thread (it travels in every
+// Cc and forward) and names it in In-Reply-To/References does not join her
+// ticket: the model never sees her history, nothing is appended to it, and
+// the stranger's email is a conversation of its own.
+func TestReferencesFromAnotherAddressStartsANewConversation(t *testing.T) {
+	m := &scripted{}
+	e := newEnv(t, m)
+	reply := seed(t, e)
+	out := e.run(t, convEmail("eve@example.net", "Re: Reklamacja", "<e2@example.net>", firstTx,
+		"In-Reply-To: "+reply.Reply.MessageID, "References: "+first+" "+reply.Reply.MessageID))
+	want := conv{Status: "replied", Scenario: "valid-warranty", TicketID: "TKT-000002",
+		Calls: []string{"check_warranty ok", "create_ticket ok", "send_email ok"}}
+	if diff := cmp.Diff(want, convOf(out)); diff != "" {
+		t.Fatalf("(-want +got):\n%s\n%s", diff, out.Detail)
+	}
+	if f := m.facts.Load(); f.Ticket != nil && f.Ticket.ID == "TKT-000001" {
+		t.Errorf("the stranger's facts show Anna's ticket: %+v", f.Ticket)
+	}
+	if n := notes(t, e, "TKT-000001"); len(n) != 0 {
+		t.Errorf("the stranger's email was appended to Anna's ticket: %v", n)
+	}
+	st, _ := e.tickets.Get(context.Background(), "TKT-000001")
+	if st.Has("<e2@example.net>") {
+		t.Errorf("the stranger's message joined Anna's ticket: %+v", st.Messages)
+	}
+}
+
 func TestTakenOverConversation(t *testing.T) {
 	m := &scripted{}
 	e := newEnv(t, m)
