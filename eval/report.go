@@ -5,6 +5,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -478,7 +480,7 @@ func thousands(n int) string {
 
 // formatArgs renders arguments as k="v", sorted, long strings shortened.
 func formatArgs(args map[string]any) string {
-	keys := sortedKeys(args)
+	keys := slices.Sorted(maps.Keys(args))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		var v string

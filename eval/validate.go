@@ -3,8 +3,9 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"triage/internal/dispatcher"
@@ -229,7 +230,7 @@ func callFailures(e ExpectedCall, a dispatcher.Record) []string {
 	case !a.Blocked && e.Blocked:
 		add("Expected the dispatcher to block this call, but it ran")
 	}
-	for _, k := range sortedKeys(e.Arguments) {
+	for _, k := range slices.Sorted(maps.Keys(e.Arguments)) {
 		got, present := a.Args[k]
 		switch {
 		case !present:
@@ -245,7 +246,7 @@ func callFailures(e ExpectedCall, a dispatcher.Record) []string {
 		if !a.OK {
 			add("Call failed (%s), result expected to contain %s", errText(a.Error), show(e.ResultContains))
 		} else {
-			for _, k := range sortedKeys(e.ResultContains) {
+			for _, k := range slices.Sorted(maps.Keys(e.ResultContains)) {
 				got, present := a.Result[k]
 				switch {
 				case !present:
@@ -275,7 +276,7 @@ func callFailures(e ExpectedCall, a dispatcher.Record) []string {
 // contained in some actual element, other values must be equal.
 func containFailures(want map[string]any, got map[string]any) []string {
 	var out []string
-	for _, k := range sortedKeys(want) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		g, present := got[k]
 		switch {
 		case !present:
@@ -421,13 +422,4 @@ func actualNames(act []dispatcher.Record) string {
 		}
 	}
 	return "[" + strings.Join(names, ", ") + "]"
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,6 +3,8 @@ package offline
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -484,7 +486,7 @@ func fill(d *genai.FunctionDeclaration, f prompt.Facts, serialNumber, keyword st
 		isRequired[r] = true
 	}
 	args := map[string]any{}
-	for _, name := range sortedKeys(props) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		p, _ := props[name].(map[string]any)
 		var v string
 		switch name {
@@ -595,15 +597,6 @@ func systemText(req *request) string {
 		}
 	}
 	return sb.String()
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // replySubject prefixes "Re: " once; an empty subject becomes "Re: zapytanie".

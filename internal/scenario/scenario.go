@@ -379,7 +379,7 @@ func compileParameters(file string, i int, params map[string]any) (map[string]an
 	if params == nil {
 		return nil, nil, errors.New("missing (a JSON Schema with type: object)")
 	}
-	j, err := jsonValue(params)
+	j, err := yamlstrict.JSONValue(params)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -419,51 +419,6 @@ type noLoader struct{}
 
 func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external schema reference %q not allowed", url)
-}
-
-// jsonValue converts a yaml.v3-decoded value to JSON-compatible values; a map
-// with a non-string key is an error.
-func jsonValue(v any) (any, error) {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			c, err := jsonValue(x)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			out[k] = c
-		}
-		return out, nil
-	case map[any]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			ks, ok := k.(string)
-			if !ok {
-				return nil, fmt.Errorf("key %v is not a string", k)
-			}
-			c, err := jsonValue(x)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", ks, err)
-			}
-			out[ks] = c
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			c, err := jsonValue(x)
-			if err != nil {
-				return nil, fmt.Errorf("[%d]: %w", i, err)
-			}
-			out[i] = c
-		}
-		return out, nil
-	case nil, string, bool, int, int64, uint64, float64:
-		return v, nil
-	default:
-		return nil, fmt.Errorf("unsupported value %v (%T)", v, v)
-	}
 }
 
 // Get returns the scenario with that name, or nil.

@@ -314,7 +314,7 @@ func (t *Tool) validate(cfg Config, field func(string) func(string, ...any)) {
 			}
 		}
 		if r.Result != nil {
-			v, err := jsonValue(r.Result)
+			v, err := yamlstrict.JSONValue(r.Result)
 			if err != nil {
 				field(f+".result")("%v", err)
 			} else {
@@ -474,40 +474,4 @@ func (t *Tool) Kind() string {
 		return "mcp"
 	}
 	return "builtin"
-}
-
-// jsonValue converts yaml.v3 values to JSON-compatible ones (string keys,
-// float64 numbers) so results compare equal to decoded JSON.
-func jsonValue(v any) (any, error) {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			c, err := jsonValue(x)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			out[k] = c
-		}
-		return out, nil
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			c, err := jsonValue(x)
-			if err != nil {
-				return nil, fmt.Errorf("[%d]: %w", i, err)
-			}
-			out[i] = c
-		}
-		return out, nil
-	case int:
-		return float64(v), nil
-	case int64:
-		return float64(v), nil
-	case uint64:
-		return float64(v), nil
-	case nil, string, bool, float64:
-		return v, nil
-	}
-	return nil, fmt.Errorf("unsupported value %v (%T)", v, v)
 }

@@ -3,8 +3,8 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 )
 
 // Compatible checks a scenario's declared parameters (a JSON Schema object)
@@ -16,11 +16,11 @@ func Compatible(declared, server map[string]any) error {
 	dprops, _ := declared["properties"].(map[string]any)
 	sprops, _ := server["properties"].(map[string]any)
 	var errs []error
-	for _, name := range sortedKeys(dprops) {
+	for _, name := range slices.Sorted(maps.Keys(dprops)) {
 		sp, ok := sprops[name]
 		if !ok {
 			if ap, ok := server["additionalProperties"].(bool); ok && !ap || len(sprops) > 0 {
-				errs = append(errs, fmt.Errorf("parameter %s: the server's tool has no such parameter (it has: %v)", name, sortedKeys(sprops)))
+				errs = append(errs, fmt.Errorf("parameter %s: the server's tool has no such parameter (it has: %v)", name, slices.Sorted(maps.Keys(sprops))))
 			}
 			continue
 		}
@@ -77,13 +77,4 @@ func stringList(v any) []string {
 		out = append(out, ss...)
 	}
 	return out
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
