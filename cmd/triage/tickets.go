@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,22 +61,42 @@ triage watch is running.`,
 		return &exitError{code: exitFailed, err: err}
 	}
 
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the newest tickets",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+	// withStore runs f with the store open, closing it after.
+	withStore := func(f func(cmd *cobra.Command, s *tickets.SQLite, args []string) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
 			s, err := open()
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			return f(cmd, s, args)
+		}
+	}
+	// change applies a takeover or release to ticket args[0] and prints it.
+	change := func(apply func(s *tickets.SQLite, ctx context.Context, id string) error) func(*cobra.Command, []string) error {
+		return withStore(func(cmd *cobra.Command, s *tickets.SQLite, args []string) error {
+			if err := apply(s, cmd.Context(), args[0]); err != nil {
+				return notFound(err)
+			}
+			st, err := s.Get(cmd.Context(), args[0])
+			if err != nil {
+				return notFound(err)
+			}
+			return printChange(cmd.OutOrStdout(), st, asJSON)
+		})
+	}
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the newest tickets",
+		Args:  cobra.NoArgs,
+		RunE: withStore(func(cmd *cobra.Command, s *tickets.SQLite, _ []string) error {
 			ls, err := s.List(cmd.Context(), limit)
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}
 			}
 			return printTickets(cmd.OutOrStdout(), ls, asJSON)
-		},
+		}),
 	}
 	list.Flags().IntVar(&limit, "limit", 50, "at most this many tickets (0: all)")
 
@@ -83,18 +104,13 @@ triage watch is running.`,
 		Use:   "show ID",
 		Short: "Show a ticket with its messages and notes",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := open()
-			if err != nil {
-				return err
-			}
-			defer s.Close()
+		RunE: withStore(func(cmd *cobra.Command, s *tickets.SQLite, args []string) error {
 			st, err := s.Get(cmd.Context(), args[0])
 			if err != nil {
 				return notFound(err)
 			}
 			return printTicket(cmd.OutOrStdout(), st, asJSON)
-		},
+		}),
 	}
 
 	var owner string
@@ -102,21 +118,9 @@ triage watch is running.`,
 		Use:   "takeover ID",
 		Short: "Hand the conversation to a person: triage no longer answers it",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := open()
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if err := s.Takeover(cmd.Context(), args[0], owner); err != nil {
-				return notFound(err)
-			}
-			st, err := s.Get(cmd.Context(), args[0])
-			if err != nil {
-				return notFound(err)
-			}
-			return printChange(cmd.OutOrStdout(), st, asJSON)
-		},
+		RunE: change(func(s *tickets.SQLite, ctx context.Context, id string) error {
+			return s.Takeover(ctx, id, owner)
+		}),
 	}
 	takeover.Flags().StringVar(&owner, "owner", envOr("USER", "a person"), "who takes the conversation over")
 
@@ -124,21 +128,9 @@ triage watch is running.`,
 		Use:   "release ID",
 		Short: "Give the conversation back to triage",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := open()
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			if err := s.Release(cmd.Context(), args[0]); err != nil {
-				return notFound(err)
-			}
-			st, err := s.Get(cmd.Context(), args[0])
-			if err != nil {
-				return notFound(err)
-			}
-			return printChange(cmd.OutOrStdout(), st, asJSON)
-		},
+		RunE: change(func(s *tickets.SQLite, ctx context.Context, id string) error {
+			return s.Release(ctx, id)
+		}),
 	}
 	cmd.AddCommand(list, show, takeover, release)
 	return cmd

@@ -195,28 +195,19 @@ func (s *SQLite) AddNote(ctx context.Context, ticketID string, n Note) (bool, er
 	if n.MessageID == "" {
 		return false, errors.New("tickets: note has no message_id")
 	}
-	seq, err := s.seq(ticketID)
+	tx, seq, err := s.beginOn(ctx, ticketID)
 	if err != nil {
 		return false, err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, fmt.Errorf("tickets: sqlite: begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := exists(ctx, tx, seq); err != nil {
-		return false, err
-	}
 	at := s.stamp(n.At)
-	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ticket_notes
-		(ticket_seq, message_id, sender, subject, body, at) VALUES (?, ?, ?, ?, ?, ?)`,
+	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE `+insertNote,
 		seq, n.MessageID, n.From, n.Subject, n.Text, at)
 	if err != nil {
 		return false, fmt.Errorf("tickets: sqlite: add note: %w", err)
 	}
 	added, _ := res.RowsAffected()
-	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ticket_messages
-		(ticket_seq, message_id, direction, sender, subject, at) VALUES (?, ?, ?, ?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE `+insertMessage,
 		seq, n.MessageID, Inbound, n.From, n.Subject, at); err != nil {
 		return false, fmt.Errorf("tickets: sqlite: add note message: %w", err)
 	}
@@ -234,20 +225,12 @@ func (s *SQLite) AddMessage(ctx context.Context, ticketID string, m Message) err
 	if m.Direction != Inbound && m.Direction != Outbound {
 		return fmt.Errorf("tickets: message direction %q: want %q or %q", m.Direction, Inbound, Outbound)
 	}
-	seq, err := s.seq(ticketID)
+	tx, seq, err := s.beginOn(ctx, ticketID)
 	if err != nil {
 		return err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("tickets: sqlite: begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := exists(ctx, tx, seq); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ticket_messages
-		(ticket_seq, message_id, direction, sender, subject, at) VALUES (?, ?, ?, ?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE `+insertMessage,
 		seq, m.MessageID, m.Direction, m.From, m.Subject, s.stamp(m.At)); err != nil {
 		return fmt.Errorf("tickets: sqlite: add message: %w", err)
 	}
@@ -343,6 +326,31 @@ func (s *SQLite) List(ctx context.Context, limit int) ([]Listed, error) {
 	return out, rows.Err()
 }
 
+// The columns every insert into ticket_messages and ticket_notes fills, in
+// the order of the arguments.
+const (
+	insertMessage = `INTO ticket_messages (ticket_seq, message_id, direction, sender, subject, at) VALUES (?, ?, ?, ?, ?, ?)`
+	insertNote    = `INTO ticket_notes (ticket_seq, message_id, sender, subject, body, at) VALUES (?, ?, ?, ?, ?, ?)`
+)
+
+// beginOn starts a transaction on the ticket, which must exist; the caller
+// rolls it back (a no-op after Commit).
+func (s *SQLite) beginOn(ctx context.Context, ticketID string) (*sql.Tx, int64, error) {
+	seq, err := s.seq(ticketID)
+	if err != nil {
+		return nil, 0, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("tickets: sqlite: begin: %w", err)
+	}
+	if err := exists(ctx, tx, seq); err != nil {
+		tx.Rollback()
+		return nil, 0, err
+	}
+	return tx, seq, nil
+}
+
 func exists(ctx context.Context, tx *sql.Tx, seq int64) error {
 	var one int
 	err := tx.QueryRowContext(ctx, `SELECT 1 FROM tickets WHERE seq = ?`, seq).Scan(&one)
@@ -386,15 +394,13 @@ func (s *SQLite) Restore(ctx context.Context, st State) error {
 		return fmt.Errorf("tickets: sqlite: restore %s: %w", FormatID(seq), err)
 	}
 	for _, m := range st.Messages {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO ticket_messages
-			(ticket_seq, message_id, direction, sender, subject, at) VALUES (?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT `+insertMessage,
 			seq, m.MessageID, m.Direction, m.From, m.Subject, s.stamp(m.At)); err != nil {
 			return fmt.Errorf("tickets: sqlite: restore %s message %s: %w", FormatID(seq), m.MessageID, err)
 		}
 	}
 	for _, n := range st.Notes {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO ticket_notes
-			(ticket_seq, message_id, sender, subject, body, at) VALUES (?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT `+insertNote,
 			seq, n.MessageID, n.From, n.Subject, n.Text, s.stamp(n.At)); err != nil {
 			return fmt.Errorf("tickets: sqlite: restore %s note %s: %w", FormatID(seq), n.MessageID, err)
 		}

@@ -97,8 +97,7 @@ func (s *SQLite) Create(ctx context.Context, r Request) (Ticket, error) {
 		return Ticket{}, fmt.Errorf("tickets: sqlite: insert: %w", err)
 	}
 	if r.MessageID != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO ticket_messages
-			(ticket_seq, message_id, direction, sender, subject, at) VALUES (?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE `+insertMessage,
 			seq, r.MessageID, Inbound, r.CustomerEmail, r.Summary, now); err != nil {
 			return Ticket{}, fmt.Errorf("tickets: sqlite: insert message: %w", err)
 		}
