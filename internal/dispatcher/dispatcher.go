@@ -350,11 +350,14 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 
 	start := s.d.now()
 	rec := Record{Name: name, Args: cloneArgs(args)}
-	argKey := canonical(rec.Args)
 	tool, route, err := s.admit(name, rec.Args)
 	var first *doneCall
+	argKey := ""
+	// The record keeps the model's arguments; the tool receives vouched,
+	// where each from policy put the value it vouched for.
+	vouched := cloneArgs(rec.Args)
 	if err == nil {
-		first, err = s.policies(tool, rec.Args, argKey)
+		first, argKey, err = s.policies(tool, vouched)
 	}
 	switch {
 	case err != nil:
@@ -366,7 +369,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		if s.opts.DryRun && tool.Effect {
 			res, rec.DryRun = dryRunResult(name, s.opts.Draft), true
 		} else {
-			res, err = s.run(ctx, route, &Call{Name: name, Args: rec.Args, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff()})
+			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff()})
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked = true
@@ -379,7 +382,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 			res, rec.Truncated = capResult(res, s.d.maxResult)
 			rec.OK, rec.Result = true, res
 			s.runs[name]++
-			s.done = append(s.done, doneCall{name: name, args: rec.Args, argKey: argKey, result: res, turn: s.turn})
+			s.done = append(s.done, doneCall{name: name, args: vouched, argKey: argKey, result: res, turn: s.turn})
 			if tool.Final && s.final == nil {
 				s.final = res
 			}
@@ -464,35 +467,40 @@ func (s *Session) admit(name string, args map[string]any) (*tools.Tool, Func, er
 	return tool, route, nil
 }
 
-// policies applies the binding's declared policies: args, then (for an
+// policies applies the binding's declared policies: args (replacing each
+// value with the one its policy vouched for, see checkArg), then (for an
 // effect) an identical earlier success, then max_calls, then requires. It
-// returns the earlier call to repeat, or nil to run this one.
-func (s *Session) policies(t *tools.Tool, args map[string]any, argKey string) (*doneCall, error) {
+// returns the earlier call to repeat, or nil to run this one, and the
+// arguments' canonical key.
+func (s *Session) policies(t *tools.Tool, args map[string]any) (*doneCall, string, error) {
 	for _, a := range slices.Sorted(maps.Keys(t.Args)) {
 		v, present := args[a]
 		if !present {
 			continue // the schema says whether it is required
 		}
-		if err := s.checkArg(a, t.Args[a], v); err != nil {
-			return nil, err
+		v, err := s.checkArg(a, t.Args[a], v)
+		if err != nil {
+			return nil, "", err
 		}
+		args[a] = v
 	}
+	argKey := canonical(args)
 	if t.Effect {
 		for i := range s.done {
 			if c := &s.done[i]; c.name == t.Name && c.argKey == argKey {
-				return c, nil
+				return c, argKey, nil
 			}
 		}
 	}
 	if limit := t.Limit(s.d.perEmail); s.runs[t.Name] >= limit {
-		return nil, refuse(CodeMaxCalls, "%s already ran %d time(s) for this email, the limit (max_calls) is %d", t.Name, s.runs[t.Name], limit)
+		return nil, argKey, refuse(CodeMaxCalls, "%s already ran %d time(s) for this email, the limit (max_calls) is %d", t.Name, s.runs[t.Name], limit)
 	}
 	for _, r := range t.Requires {
 		if err := s.checkRequirement(t, r, args); err != nil {
-			return nil, err
+			return nil, argKey, err
 		}
 	}
-	return nil, nil
+	return nil, argKey, nil
 }
 
 // Records returns a copy of every call so far, in order.

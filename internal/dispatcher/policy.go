@@ -13,8 +13,33 @@ import (
 	"triage/internal/tools"
 )
 
-// checkArg applies one argument's policy to its value.
-func (s *Session) checkArg(name string, p *tools.Arg, v any) error {
+// checkArg applies one argument's policy to its value. It returns the value
+// the tool receives: for a from policy, the text the policy vouched for (the
+// bare address, the serial as the message wrote it, the message's own
+// words), never the model's spelling of it, so that case folding, Unicode
+// lookalikes, punctuation or line breaks the comparison ignores cannot reach
+// the tool.
+func (s *Session) checkArg(name string, p *tools.Arg, v any) (any, error) {
+	err := s.checkValue(name, p, v)
+	if err != nil || p.From == "" {
+		return v, err
+	}
+	str := v.(string) // checkValue refused anything else
+	switch p.From {
+	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
+		addr, _ := bareAddress(str)
+		return addr, nil
+	case tools.FromSerials:
+		return s.facts().serials[serial.Normalize(str)], nil
+	case tools.FromMessage:
+		words, _ := s.facts().inMessage(str)
+		return words, nil
+	}
+	return v, nil
+}
+
+// checkValue applies one argument's policy to the model's value.
+func (s *Session) checkValue(name string, p *tools.Arg, v any) error {
 	str, isString := v.(string)
 	if p.Enum != nil {
 		if !isString || !slices.Contains(p.Enum, str) {
@@ -48,7 +73,7 @@ func (s *Session) checkArg(name string, p *tools.Arg, v any) error {
 			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message", name, str)
 		}
 	case tools.FromMessage:
-		if !s.facts().inMessage(str) {
+		if _, ok := s.facts().inMessage(str); !ok {
 			return refuse(CodeNotInMessage, "%s %q does not occur as whole words in the customer's subject or message", name, str)
 		}
 	default:
@@ -197,10 +222,11 @@ func canonical(v any) string {
 // facts are what from: serials and from: message compare against.
 type facts struct {
 	ext      *serial.Extractor
-	serials  map[string]bool // normalized extracted serials
-	all      []string        // tokens of subject, text and quoted text
-	message  [][]string      // folded tokens of the subject and of the new text
-	checkTok map[string]bool // tokens already tried as serials
+	serials  map[string]string // normalized serial -> as the message wrote it
+	all      []string          // tokens of subject, text and quoted text
+	message  [][]string        // tokens of the subject and of the new text
+	folded   [][]string        // the same, folded
+	checkTok map[string]bool   // tokens already tried as serials
 }
 
 func (s *Session) facts() *facts {
@@ -208,13 +234,17 @@ func (s *Session) facts() *facts {
 		return s.facts_
 	}
 	m := s.msg
-	f := &facts{ext: s.d.ext, serials: map[string]bool{}, checkTok: map[string]bool{}}
+	f := &facts{ext: s.d.ext, serials: map[string]string{}, checkTok: map[string]bool{}}
 	for _, sn := range s.d.ext.Extract(m.Subject+"\n"+m.Text, m.Quoted) {
-		f.serials[serial.Normalize(sn)] = true
+		if n := serial.Normalize(sn); f.serials[n] == "" {
+			f.serials[n] = sn
+		}
 	}
 	f.all = tokens(m.Subject + "\n" + m.Text + "\n" + m.Quoted)
 	for _, part := range []string{m.Subject, m.Text} {
-		f.message = append(f.message, fold(tokens(part)))
+		toks := tokens(part)
+		f.message = append(f.message, toks)
+		f.folded = append(f.folded, fold(toks))
 	}
 	s.facts_ = f
 	return f
@@ -228,7 +258,7 @@ func (f *facts) serial(v string) bool {
 	if n == "" {
 		return false
 	}
-	if f.serials[n] {
+	if f.serials[n] != "" {
 		return true
 	}
 	for _, tok := range f.all {
@@ -238,7 +268,7 @@ func (f *facts) serial(v string) bool {
 		f.checkTok[tok] = true
 		for _, sn := range f.ext.Extract(tok, "") {
 			if serial.Normalize(sn) == n {
-				f.serials[n] = true
+				f.serials[n] = sn
 				return true
 			}
 		}
@@ -247,20 +277,21 @@ func (f *facts) serial(v string) bool {
 }
 
 // inMessage accepts v when its words are whole consecutive tokens of the
-// subject or of the new text (case-insensitive).
-func (f *facts) inMessage(v string) bool {
+// subject or of the new text (case-insensitive); it returns those tokens as
+// the message wrote them, joined by single spaces.
+func (f *facts) inMessage(v string) (string, bool) {
 	want := fold(tokens(v))
 	if len(want) == 0 {
-		return false
+		return "", false
 	}
-	for _, toks := range f.message {
+	for p, toks := range f.folded {
 		for i := 0; i+len(want) <= len(toks); i++ {
 			if slices.Equal(toks[i:i+len(want)], want) {
-				return true
+				return strings.Join(f.message[p][i:i+len(want)], " "), true
 			}
 		}
 	}
-	return false
+	return "", false
 }
 
 // tokens splits s at white space and trims the punctuation around each

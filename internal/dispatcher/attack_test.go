@@ -1,0 +1,119 @@
+package dispatcher
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/message"
+)
+
+// argsSeen routes every call to a func that keeps the arguments the tool
+// actually received.
+type argsSeen struct {
+	mu   sync.Mutex
+	args []map[string]any
+}
+
+func (a *argsSeen) routes(names ...string) map[string]Func {
+	m := map[string]Func{}
+	for _, n := range names {
+		m[n] = func(_ context.Context, c *Call) (map[string]any, error) {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			a.args = append(a.args, c.Args)
+			return map[string]any{"status": "valid"}, nil
+		}
+	}
+	return m
+}
+
+// A hostile model spells a vouched-for value its own way: the comparison
+// behind each from policy folds case, ignores punctuation and white space
+// between words, and reads an address out of a display name, so what the
+// tool receives is the value the policy vouched for (the message's words,
+// the serial as written, the bare address), never the model's spelling.
+// Values whose words are not the customer's (zero-width characters,
+// full-width lookalikes, quoted history, attachment names) are refused.
+func TestFromPoliciesPassTheVouchedValue(t *testing.T) {
+	const toolsYAML = `
+tools:
+  send_email: {builtin: send_email, effect: true, final: true, args: {to: {from: reply_to}}}
+  lookup:
+    http: {url: "http://127.0.0.1:1/orders/{order_id}"}
+    args:
+      order_id: {from: message}
+  notify:
+    http: {method: POST, url: "http://127.0.0.1:1/notify"}
+    args:
+      staff: {from: staff}
+      customer: {from: sender}
+      text: {from: serials}
+`
+	seen := &argsSeen{}
+	d, err := New(Config{Tools: parseTools(t, toolsYAML), Routes: seen.routes(FuncSendEmail, "lookup", "notify"),
+		StaffAddresses: []string{"Staff <staff@example.com>"}, MaxCallsPerTurn: 50, MaxCallsPerEmail: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := testMessage()
+	msg.Subject = "Zamówienie ORD-77 pilne"
+	msg.Text = "Klucz produktu: (#KEY-5) proszę. Numer SN-48213-PL.\n"
+	msg.Quoted = "> zamówienie ORD-99"
+	msg.Attachments = []message.Attachment{{Name: "ORD-55.pdf", Type: "application/pdf", Size: 10}}
+	s := d.Session(msg, policyScenario(t), "k")
+	ctx := context.Background()
+
+	ok := []struct {
+		name string
+		args map[string]any
+		want map[string]any
+	}{
+		{"lookup", map[string]any{"order_id": "../../ORD-77"}, map[string]any{"order_id": "ORD-77"}},
+		{"lookup", map[string]any{"order_id": "ord-77\r\n;; PILNE"}, map[string]any{"order_id": "ORD-77 pilne"}},
+		{"lookup", map[string]any{"order_id": "\u212Aey-5"}, map[string]any{"order_id": "KEY-5"}}, // Kelvin sign folds to k
+		{"notify", map[string]any{"staff": `"Boss" <STAFF@example.com>`, "customer": `"victim@bank.example" <JAN@example.com>`, "text": "\u017Fn 48213 pl"},
+			map[string]any{"staff": "staff@example.com", "customer": "jan@example.com", "text": "SN-48213-PL"}}, // ſ upper-cases to S
+		{"send_email", map[string]any{"to": `"anna@example.pl" <Jan.Reply@example.com>`, "subject": "s", "body": "b"},
+			map[string]any{"to": "jan.reply@example.com", "subject": "s", "body": "b"}},
+	}
+	var want []map[string]any
+	for _, c := range ok {
+		env := s.Call(ctx, c.name, c.args)
+		if env["ok"] != true {
+			t.Fatalf("%s %q refused: %v", c.name, c.args, env)
+		}
+		want = append(want, c.want)
+	}
+	if diff := cmp.Diff(want, seen.args); diff != "" {
+		t.Errorf("arguments the tools received (-want +got):\n%s", diff)
+	}
+	// The record keeps what the model asked for.
+	if got := s.Records()[0].Args["order_id"]; got != "../../ORD-77" {
+		t.Errorf("record args = %q, want the model's", got)
+	}
+
+	refused := []map[string]any{
+		{"order_id": "ORD-77\u200b"},           // zero-width space
+		{"order_id": "ORD\u200b-77"},           // zero-width space inside
+		{"order_id": "\uff2f\uff32\uff24-77"},  // full-width ORD
+		{"order_id": "ORD-99"},                 // quoted history only
+		{"order_id": "ORD-55"},                 // an attachment name only
+		{"order_id": "ORD-55.pdf"},             // an attachment name only
+		{"order_id": "ORD-77 X-Injected: yes"}, // words that are not the customer's
+	}
+	for _, args := range refused {
+		env := s.Call(ctx, "lookup", args)
+		if env["ok"] != false || env["error"].(map[string]any)["code"] != CodeNotInMessage {
+			t.Errorf("lookup %q: %v, want %s", args, env, CodeNotInMessage)
+		}
+	}
+	if env := s.Call(ctx, "notify", map[string]any{"staff": "staff@example.com", "text": "\uff33N-48213-PL"}); env["ok"] != false {
+		t.Errorf("a full-width lookalike serial was accepted: %v", env)
+	}
+	if len(seen.args) != len(ok) {
+		t.Errorf("refused calls reached the tool: %v", seen.args[len(ok):])
+	}
+}
