@@ -13,26 +13,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"triage/instructions"
 	"triage/internal/message"
 	"triage/internal/scenario"
 	"triage/internal/tools"
+	"triage/internal/toolstest"
 )
-
-// shippedTools loads the shipped tools.yaml: the guardrails production runs.
-func shippedTools(t testing.TB) *tools.Set {
-	t.Helper()
-	ts, err := tools.Load(instructions.FS, tools.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range ts.Tools { // http/mcp bindings run on backends these tests do not start
-		if b.Builtin == "" {
-			delete(ts.Tools, name)
-		}
-	}
-	return ts
-}
 
 // parseTools loads a tools.yaml given inline.
 func parseTools(t testing.TB, yml string) *tools.Set {
@@ -393,7 +378,7 @@ func TestSessionCall(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeRoutes{errs: tt.errs, panic: tt.panics, results: tt.results}
 			d, err := New(Config{
-				Tools:           shippedTools(t),
+				Tools:           toolstest.Shipped(t),
 				Routes:          f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff),
 				StaffAddresses:  []string{"Staff <staff@example.com>"},
 				MaxCallsPerTurn: 50, // the caps have their own test
@@ -457,7 +442,7 @@ func TestSessionCall(t *testing.T) {
 
 func TestSessionWithoutScenarioRefusesEverything(t *testing.T) {
 	f := &fakeRoutes{}
-	d, err := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff)})
+	d, err := New(Config{Tools: toolstest.Shipped(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +458,7 @@ func TestSessionWithoutScenarioRefusesEverything(t *testing.T) {
 
 func TestRecordsAreCopies(t *testing.T) {
 	f := &fakeRoutes{}
-	d, _ := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff)})
+	d, _ := New(Config{Tools: toolstest.Shipped(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff)})
 	s := d.Session(testMessage(), testScenario(t, false), "key-1")
 	args := map[string]any{"serial_number": "SN-48213-PL"}
 	s.Call(context.Background(), FuncCheckWarranty, args)
@@ -488,7 +473,7 @@ func TestRecordsAreCopies(t *testing.T) {
 
 func TestConcurrentSendsOnlyOneReply(t *testing.T) {
 	f := &fakeRoutes{}
-	d, _ := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff), MaxCallsPerTurn: 100, MaxCallsPerEmail: 100})
+	d, _ := New(Config{Tools: toolstest.Shipped(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff), MaxCallsPerTurn: 100, MaxCallsPerEmail: 100})
 	s := d.Session(testMessage(), testScenario(t, false), "key-1")
 	var wg sync.WaitGroup
 	for i := range 16 {
@@ -595,7 +580,7 @@ func TestEscalation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeRoutes{}
 			d, err := New(Config{
-				Tools:           shippedTools(t),
+				Tools:           toolstest.Shipped(t),
 				Routes:          f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff),
 				StaffAddresses:  tt.staff,
 				MaxCallsPerTurn: 50,

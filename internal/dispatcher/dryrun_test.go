@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"triage/internal/toolstest"
 )
 
 // In a dry run every guardrail still holds, calls to effect functions (any
@@ -15,7 +17,7 @@ func TestSessionDryRun(t *testing.T) {
 	f := &fakeRoutes{}
 	refund := fn(t, "refund", obj([]any{"amount"}, map[string]any{"amount": map[string]any{"type": "number"}}))
 	lookup := fn(t, "lookup", obj([]any{}, map[string]any{}))
-	ts := shippedTools(t)
+	ts := toolstest.Shipped(t)
 	extra := parseTools(t, `
 tools:
   refund: {http: {method: POST, url: "http://127.0.0.1:1/refund"}, effect: true}
@@ -77,7 +79,7 @@ tools:
 // Without a dry run the routes run, and Call.Draft carries the reply mode.
 func TestSessionDraftReachesRoute(t *testing.T) {
 	var got []bool
-	d, err := New(Config{Tools: shippedTools(t), Builtins: (&fakeRoutes{}).routes(FuncCheckWarranty, FuncCreateTicket, FuncNotifyStaff), Routes: map[string]Func{
+	d, err := New(Config{Tools: toolstest.Shipped(t), Builtins: (&fakeRoutes{}).routes(FuncCheckWarranty, FuncCreateTicket, FuncNotifyStaff), Routes: map[string]Func{
 		FuncSendEmail: func(ctx context.Context, c *Call) (map[string]any, error) {
 			got = append(got, c.Draft)
 			return map[string]any{"status": "drafted"}, nil

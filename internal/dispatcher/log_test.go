@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/toolstest"
 )
 
 // captureHandler keeps every log record's level, message and attributes.
@@ -55,7 +57,7 @@ func TestCallLogging(t *testing.T) {
 		t.Run(tt.level.String(), func(t *testing.T) {
 			h := &captureHandler{level: tt.level}
 			f := &fakeRoutes{}
-			d, err := New(Config{Tools: shippedTools(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff), Now: stepClock(), Logger: slog.New(h)})
+			d, err := New(Config{Tools: toolstest.Shipped(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff), Now: stepClock(), Logger: slog.New(h)})
 			if err != nil {
 				t.Fatal(err)
 			}

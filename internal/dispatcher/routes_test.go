@@ -16,6 +16,7 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
 	"triage/internal/message"
+	"triage/internal/toolstest"
 )
 
 // localDispatcher wires the real local backends: CSV registry, SQLite
@@ -36,7 +37,7 @@ func localDispatcher(t *testing.T, dbPath, outbox string, now time.Time) *Dispat
 		t.Fatal(err)
 	}
 	d, err := New(Config{
-		Tools:    shippedTools(t),
+		Tools:    toolstest.Shipped(t),
 		Builtins: Routes(reg, tk, ob, "Wsparcie <support@example.com>", "example.com"),
 		Now:      func() time.Time { return now },
 	})
@@ -250,7 +251,7 @@ func BenchmarkSessionCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := New(Config{Tools: shippedTools(b), Builtins: map[string]Func{FuncCheckWarranty: CheckWarranty(reg)}, Routes: (&fakeRoutes{}).routes(FuncCreateTicket, FuncSendEmail, FuncNotifyStaff)})
+	d, err := New(Config{Tools: toolstest.Shipped(b), Builtins: map[string]Func{FuncCheckWarranty: CheckWarranty(reg)}, Routes: (&fakeRoutes{}).routes(FuncCreateTicket, FuncSendEmail, FuncNotifyStaff)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 	"triage/internal/prompt"
 	"triage/internal/scenario"
 	"triage/internal/serial"
-	"triage/internal/tools"
+	"triage/internal/toolstest"
 )
 
 // scripted is a Go-level agent.Model (no HTTP) that plays a fixed plan: it
@@ -140,24 +140,10 @@ func resp(p *genai.Part) *genai.GenerateContentResponse {
 }
 
 type env struct {
-	proc    *processor.Processor
-	outbox  string
-	tickets *tickets.SQLite
-}
-
-// shippedTools loads the shipped tools.yaml: the policies production runs.
-func shippedTools(t testing.TB) *tools.Set {
-	t.Helper()
-	ts, err := tools.Load(instructions.FS, tools.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range ts.Tools { // http/mcp bindings run on backends these tests do not start
-		if b.Builtin == "" {
-			delete(ts.Tools, name)
-		}
-	}
-	return ts
+	proc      *processor.Processor
+	outbox    string
+	tickets   *tickets.SQLite
+	ticketsDB string // the tickets SQLite file
 }
 
 func newEnv(t testing.TB, m agent.Model, opts ...func(*agent.Config, *processor.Config)) *env {
@@ -184,7 +170,7 @@ func newEnvFull(t testing.TB, m agent.Model, staff []string, store tickets.Store
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := shippedTools(t)
+	ts := toolstest.Shipped(t)
 	csv := filepath.Join(dir, "warranty.csv")
 	if err := os.WriteFile(csv, []byte("serial_number,status,expiration_date,product\nSN-48213-PL,valid,2027-05-31,Ekspres\nSN98765,expired,2024-06-15,Toster\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -193,7 +179,8 @@ func newEnvFull(t testing.TB, m agent.Model, staff []string, store tickets.Store
 	if err != nil {
 		t.Fatal(err)
 	}
-	tk, err := tickets.OpenSQLite(filepath.Join(dir, "tickets.db"))
+	ticketsDB := filepath.Join(dir, "tickets.db")
+	tk, err := tickets.OpenSQLite(ticketsDB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +211,7 @@ func newEnvFull(t testing.TB, m agent.Model, staff []string, store tickets.Store
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{proc: p, outbox: outbox, tickets: tk}
+	return &env{proc: p, outbox: outbox, tickets: tk, ticketsDB: ticketsDB}
 }
 
 func storeOr(s tickets.Store, def *tickets.SQLite) tickets.Store {

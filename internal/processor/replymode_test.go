@@ -14,14 +14,11 @@ import (
 
 	"triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/clients/mail"
-	"triage/internal/clients/tickets"
-	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
-	"triage/internal/guard"
 	"triage/internal/processor"
 	"triage/internal/scenario"
 	"triage/internal/serial"
+	"triage/internal/toolstest"
 )
 
 // modeEnv is newEnv with the reply mode, the dry run and scenario
@@ -69,44 +66,14 @@ func instructionsWith(t testing.TB, modes map[string]string) *scenario.Set {
 
 func newModeEnv(t testing.TB, m agent.Model, set *scenario.Set, mod func(*processor.Config)) *modeEnv {
 	t.Helper()
-	dir := t.TempDir()
-	csv := filepath.Join(dir, "warranty.csv")
-	if err := os.WriteFile(csv, []byte("serial_number,status,expiration_date,product\nSN-48213-PL,valid,2027-05-31,Ekspres\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w, err := warranty.LoadCSV(csv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &modeEnv{outbox: filepath.Join(dir, "outbox"), ticketsDB: filepath.Join(dir, "tickets.db")}
-	tk, err := tickets.OpenSQLite(e.ticketsDB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tk.Close() })
-	ob, err := mail.NewOutbox(e.outbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ext, err := serial.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := processor.Config{
-		Scenarios: set, Extractor: ext, ModelName: "scripted",
-		Guard: guard.Config{OwnAddresses: []string{"serwis@example.com"}},
-	}
-	if mod != nil {
-		mod(&cfg)
-	}
-	e.proc, err = processor.Assemble(
-		agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Tools: shippedTools(t), Builtins: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
-		cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	e := newEnv(t, m, func(_ *agent.Config, c *processor.Config) {
+		c.Scenarios = set
+		c.Tickets, c.History = nil, nil // every email stands alone here: no conversations
+		if mod != nil {
+			mod(c)
+		}
+	})
+	return &modeEnv{proc: e.proc, outbox: e.outbox, ticketsDB: e.ticketsDB}
 }
 
 // files lists the files under dir, relative, sorted.
@@ -251,7 +218,7 @@ func TestDryRunGuardrails(t *testing.T) {
 func TestReplyModeInvalidConfig(t *testing.T) {
 	ext, _ := serial.New()
 	_, err := processor.Assemble(agent.Config{Model: &scripted{}},
-		dispatcher.Config{Tools: shippedTools(t), Builtins: dispatcher.Routes(nil, nil, nil, "", "")},
+		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: dispatcher.Routes(nil, nil, nil, "", "")},
 		processor.Config{Scenarios: instructionsWith(t, nil), Extractor: ext, ReplyMode: "later"})
 	if err == nil || !strings.Contains(err.Error(), `ReplyMode "later"`) {
 		t.Fatalf("Assemble with ReplyMode \"later\": err = %v, want one naming it", err)
