@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	netmail "net/mail"
@@ -139,6 +140,9 @@ func loadInstructions(dir string) (*instructionSet, error) {
 		terr = errors.Join(terr, ts.Check(set))
 	}
 	if err := errors.Join(serr, terr); err != nil {
+		if dir != "" { // say which directory: the file names inside are relative to it
+			err = fmt.Errorf("--instructions %s:\n%w", dir, err)
+		}
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	return &instructionSet{Scenarios: set, Tools: ts}, nil

@@ -170,6 +170,9 @@ func LookupEnv(name string) (string, bool) {
 // could be decoded) for Check to report on; it must not be used otherwise.
 func Load(fsys fs.FS, cfg Config) (*Set, error) {
 	raw, err := fs.ReadFile(fsys, File)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("tools: %s: missing: the instructions need a %s beside %s that binds every declared function (start from the built-in one, instructions/%s)", File, File, "main.md", File)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tools: %s: %w", File, err)
 	}

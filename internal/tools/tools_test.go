@@ -261,3 +261,13 @@ func TestURLErrorsDoNotExpandSecrets(t *testing.T) {
 		t.Errorf("error shows an expanded value:\n%v", err)
 	}
 }
+
+// An instructions directory from before tools.yaml existed says what is
+// missing and where to start, instead of a bare "file does not exist".
+func TestLoadMissingFile(t *testing.T) {
+	_, err := tools.Load(fstest.MapFS{"main.md": {Data: []byte("rules")}}, tools.Config{Builtins: builtins})
+	want := "tools: tools.yaml: missing: the instructions need a tools.yaml beside main.md"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want it to contain %q", err, want)
+	}
+}
