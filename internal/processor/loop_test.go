@@ -56,3 +56,30 @@ func TestReplyLoopGoesToAPerson(t *testing.T) {
 		t.Errorf("follow-up after one reply: %s/%s %s, want replied", o.Status, o.Reason, o.Detail)
 	}
 }
+
+// An autoresponder (or a client) that answers our reply without
+// In-Reply-To, naming it only as the last of its References, is the same
+// loop: it goes to a person too.
+func TestReplyLoopByReferencesOnly(t *testing.T) {
+	e := newEnv(t, &scripted{}, func(_ *agent.Config, pc *processor.Config) { pc.Tickets = nil })
+	const body = "Mój ekspres SN-48213-PL nadal nie działa, proszę o naprawę."
+	run := func(n int, extra ...string) processor.Outcome {
+		t.Helper()
+		raw := eml("anna@example.pl", "Reklamacja", body+strings.Repeat(" ", n), extra...)
+		return e.proc.Process(context.Background(), processor.Input{Name: fmt.Sprintf("%d.eml", n), Raw: raw})
+	}
+	first := run(1)
+	second := run(2)
+	for i, o := range []processor.Outcome{first, second} {
+		if o.Status != processor.StatusReplied {
+			t.Fatalf("email %d: %s/%s %s", i+1, o.Status, o.Reason, o.Detail)
+		}
+	}
+	third := run(3, "References: <unrelated@example.pl> "+first.Reply.MessageID)
+	if third.Status != processor.StatusFailed || third.Reason != processor.ReasonReplyLoop || !strings.Contains(third.Detail, first.Reply.MessageID) {
+		t.Errorf("third email: %s/%s %q, want failed/reply_loop naming our reply", third.Status, third.Reason, third.Detail)
+	}
+	if third.Reply != nil {
+		t.Errorf("a loop must send nothing: %+v", third.Reply)
+	}
+}

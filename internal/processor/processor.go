@@ -449,14 +449,30 @@ func (p *Processor) detect(ctx context.Context, facts prompt.Facts, text string,
 // (From or the reply address) was already answered LoopReplies times within
 // LoopWindow. It returns the failure reason and detail, or "".
 func (p *Processor) loop(ctx context.Context, msg *message.Message) (reason, detail string) {
-	if p.cfg.History == nil || msg.InReplyTo == "" {
+	if p.cfg.History == nil {
 		return "", ""
 	}
-	ours, err := p.cfg.History.SentReply(ctx, msg.InReplyTo)
-	if err != nil {
-		return ReasonHistoryError, fmt.Sprintf("reply history: %v; a reply loop cannot be ruled out, left for a person", err)
+	// What the message answers: its In-Reply-To, and the last of its
+	// References (clients and autoresponders that omit In-Reply-To still
+	// name the message they answer there).
+	var ours string
+	answers := []string{msg.InReplyTo}
+	if n := len(msg.References); n > 0 {
+		answers = append(answers, msg.References[n-1])
 	}
-	if !ours {
+	for _, id := range answers {
+		if id == "" || ours != "" {
+			continue
+		}
+		ok, err := p.cfg.History.SentReply(ctx, id)
+		if err != nil {
+			return ReasonHistoryError, fmt.Sprintf("reply history: %v; a reply loop cannot be ruled out, left for a person", err)
+		}
+		if ok {
+			ours = id
+		}
+	}
+	if ours == "" {
 		return "", ""
 	}
 	since := p.cfg.Now().Add(-LoopWindow)
@@ -477,7 +493,7 @@ func (p *Processor) loop(ctx context.Context, msg *message.Message) (reason, det
 		return "", ""
 	}
 	return ReasonReplyLoop, fmt.Sprintf("In-Reply-To %s is one of our replies, and %s was already answered %d times in the last %v; a possible auto-reply loop, left for a person",
-		msg.InReplyTo, who, most, LoopWindow)
+		ours, who, most, LoopWindow)
 }
 
 // declarations turns a scenario's functions into Gemini declarations. They are
