@@ -223,6 +223,7 @@ func (t *Tool) request(ctx context.Context, args map[string]any) (*http.Request,
 	}
 	var missing []string
 	var bad error
+	inPath := false
 	fill := func(part string, escape func(string) string) string {
 		return placeholderRE.ReplaceAllStringFunc(part, func(m string) string {
 			name := m[1 : len(m)-1]
@@ -236,13 +237,21 @@ func (t *Tool) request(ctx context.Context, args map[string]any) (*http.Request,
 			if err != nil && bad == nil {
 				bad = fmt.Errorf("%w: tool %s: %s %v", ErrArgs, t.name, name, err)
 			}
+			// PathEscape leaves "." and ".." as they are: as a whole path
+			// segment they would climb out of the configured path once
+			// the service (or a proxy) cleans it.
+			if inPath && (s == "" || s == "." || s == "..") && bad == nil {
+				bad = fmt.Errorf("%w: tool %s: %s %q cannot fill a path segment", ErrArgs, t.name, name, s)
+			}
 			return escape(s)
 		})
 	}
 	// Path placeholders are path-escaped ("a/b" stays one segment), query
 	// placeholders query-escaped.
 	path, query, hasQuery := strings.Cut(t.url, "?")
+	inPath = true
 	raw := fill(path, url.PathEscape)
+	inPath = false
 	if hasQuery {
 		raw += "?" + fill(query, url.QueryEscape)
 	}

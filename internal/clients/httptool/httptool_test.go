@@ -57,6 +57,33 @@ func TestGetFillsPlaceholders(t *testing.T) {
 	}
 }
 
+// PathEscape leaves "." and "..": a model's ".." as a whole segment would
+// turn /orders/{id}/status into /orders/../status, /status once cleaned by
+// the service or a proxy. Such values (and an empty one) are refused before
+// any request.
+func TestPathPlaceholderRefusesDotSegments(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	tool := newTool(t, httptool.Config{URL: srv.URL + "/orders/{order_id}/status?lang={lang}"})
+	for _, v := range []string{"..", ".", ""} {
+		_, err := tool.Call(context.Background(), map[string]any{"order_id": v, "lang": "pl"})
+		if !errors.Is(err, httptool.ErrArgs) {
+			t.Errorf("order_id %q: err %v, want ErrArgs", v, err)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("%d request(s) reached the service", n)
+	}
+	// In the query string a dot is just a value.
+	if _, err := tool.Call(context.Background(), map[string]any{"order_id": "A1", "lang": ".."}); err != nil {
+		t.Errorf("query value \"..\": %v", err)
+	}
+}
+
 func TestGetQueryPlaceholderIsQueryEscaped(t *testing.T) {
 	var gotQ string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
