@@ -188,25 +188,13 @@ type tally struct {
 func (w *world) tally(msgs []inbound) (tally, []string) {
 	w.t.Helper()
 	replies := w.sink.CountByHeader("In-Reply-To")
-	inHuman := map[string]bool{}
-	for _, m := range w.folder(DefaultFailedFolder) {
-		inHuman[headerOf(m.Raw, "Message-ID")] = true
-	}
+	inHuman := w.handedToPerson()
 	inInbox := map[string]mailtest.Message{}
 	for _, m := range w.folder("INBOX") {
 		inInbox[headerOf(m.Raw, "Message-ID")] = m
 	}
-	led, err := ledger.Open(context.Background(), ledger.Config{Path: w.ledger})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer led.Close()
-	entries, err := led.Recent(context.Background(), 100000, "")
-	if err != nil {
-		w.t.Fatal(err)
-	}
 	state := map[string]string{}
-	for _, e := range entries {
+	for _, e := range w.ledgerEntries() {
 		state[e.MessageID] = e.State
 	}
 	var tl tally
@@ -389,12 +377,7 @@ func crashConcurrencies(t *testing.T) []int {
 
 func crashConsistency(t *testing.T, w *world, wantKills, messages int) {
 	const maxLifetime = 400 * time.Millisecond
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TRIAGE_CRASH_SEED"); s != "" {
-		fmt.Sscan(s, &seed)
-	}
-	t.Logf("crash test seed %d (rerun with TRIAGE_CRASH_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	rng, seed := crashRand(t, "crash test")
 
 	var msgs []inbound
 	for i := range messages / 2 {
@@ -408,28 +391,15 @@ func crashConsistency(t *testing.T, w *world, wantKills, messages int) {
 				msgs = append(msgs, w.deliver(i))
 			}
 		}
-		cmd := w.command("watch", "--config", w.config)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
 		restarts++
-		time.Sleep(time.Duration(rng.Int64N(int64(maxLifetime))))
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled() {
+		if killed, err := w.runKilled(rng, maxLifetime); killed {
 			kills++
 		} else {
 			t.Fatalf("run %d ended before the kill (%v):\n%s", restarts, err, tail(w.logs(), 3000))
 		}
 	}
 	// A last, undisturbed pass finishes whatever is left.
-	final := w.command("watch", "--config", w.config, "--once")
-	if err := final.Run(); err != nil {
-		t.Fatalf("final watch --once: %v\n%s", err, tail(w.logs(), 3000))
-	}
+	w.finalOnce()
 	tl, problems := w.tally(msgs)
 	t.Logf("crash consistency (%s): kills=%d messages=%d replied_once=%d handed_to_person=%d (of which already answered once: %d) skipped=%d duplicates=%d lost=%d smtp_accepted=%d (%v, seed %d)",
 		t.Name(), kills, tl.Messages, tl.Replied, tl.Human, tl.HumanAnswered, tl.Skipped, tl.Duplicates, tl.Lost, len(w.sink.Messages()), time.Since(start).Round(time.Millisecond), seed)
@@ -440,6 +410,68 @@ func crashConsistency(t *testing.T, w *world, wantKills, messages int) {
 	if tl.Replied == 0 {
 		t.Errorf("no message was answered; logs:\n%s", tail(w.logs(), 3000))
 	}
+}
+
+// crashRand is the random source of a crash test, seeded from
+// TRIAGE_CRASH_SEED or the clock; the seed is logged so a run can be repeated.
+func crashRand(t *testing.T, what string) (*rand.Rand, uint64) {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("TRIAGE_CRASH_SEED"); s != "" {
+		fmt.Sscan(s, &seed)
+	}
+	t.Logf("%s seed %d (rerun with TRIAGE_CRASH_SEED=%d)", what, seed, seed)
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), seed
+}
+
+// runKilled starts watch, SIGKILLs it after a random time below maxLifetime
+// and reports whether the kill ended it (else the run's own end, err).
+func (w *world) runKilled(rng *rand.Rand, maxLifetime time.Duration) (killed bool, err error) {
+	w.t.Helper()
+	cmd := w.command("watch", "--config", w.config)
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	time.Sleep(time.Duration(rng.Int64N(int64(maxLifetime))))
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		w.t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled(), err
+}
+
+// finalOnce is the last, undisturbed watch --once after a crash test.
+func (w *world) finalOnce() {
+	w.t.Helper()
+	if err := w.command("watch", "--config", w.config, "--once").Run(); err != nil {
+		w.t.Fatalf("final watch --once: %v\n%s", err, tail(w.logs(), 3000))
+	}
+}
+
+// handedToPerson is the Message-IDs in the failed folder.
+func (w *world) handedToPerson() map[string]bool {
+	w.t.Helper()
+	ids := map[string]bool{}
+	for _, m := range w.folder(DefaultFailedFolder) {
+		ids[headerOf(m.Raw, "Message-ID")] = true
+	}
+	return ids
+}
+
+// ledgerEntries is every entry of the ledger, newest first.
+func (w *world) ledgerEntries() []ledger.Entry {
+	w.t.Helper()
+	led, err := ledger.Open(context.Background(), ledger.Config{Path: w.ledger})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer led.Close()
+	es, err := led.Recent(context.Background(), 100000, "")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return es
 }
 
 func tail(s string, n int) string {

@@ -224,16 +224,7 @@ func conversationEndToEnd(t *testing.T, w *world) {
 // entry is the ledger's entry for an inbound Message-ID.
 func (w *world) entry(id string) ledger.Entry {
 	w.t.Helper()
-	led, err := ledger.Open(context.Background(), ledger.Config{Path: w.ledger})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer led.Close()
-	es, err := led.Recent(context.Background(), 1000, "")
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	for _, e := range es {
+	for _, e := range w.ledgerEntries() {
 		if e.MessageID == id {
 			return e
 		}

@@ -1,14 +1,9 @@
 package watch
 
 import (
-	"errors"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"os/exec"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -29,12 +24,7 @@ func TestDovecotDraftCrashConsistency(t *testing.T) {
 
 func draftCrashConsistency(t *testing.T, w *world) {
 	const wantKills, maxLifetime = 25, 400 * time.Millisecond
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("TRIAGE_CRASH_SEED"); s != "" {
-		fmt.Sscan(s, &seed)
-	}
-	t.Logf("draft crash test seed %d (rerun with TRIAGE_CRASH_SEED=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	rng, seed := crashRand(t, "draft crash test")
 	var msgs []inbound
 	for i := range 10 {
 		msgs = append(msgs, w.deliver(i))
@@ -43,32 +33,17 @@ func draftCrashConsistency(t *testing.T, w *world) {
 		for range 2 { // new mail before every start, so that kills land mid-work
 			msgs = append(msgs, w.deliver(len(msgs)))
 		}
-		cmd := w.command("watch", "--config", w.config)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Duration(rng.Int64N(int64(maxLifetime))))
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
+		if killed, err := w.runKilled(rng, maxLifetime); !killed {
 			t.Fatalf("run ended before the kill (%v):\n%s", err, tail(w.logs(), 3000))
 		}
 		kills++
 	}
-	if err := w.command("watch", "--config", w.config, "--once").Run(); err != nil {
-		t.Fatalf("final watch --once: %v\n%s", err, tail(w.logs(), 3000))
-	}
+	w.finalOnce()
 	drafts := map[string]int{}
 	for _, m := range w.folder(DefaultDraftsFolder) {
 		drafts[headerOf(m.Raw, "In-Reply-To")]++
 	}
-	inHuman := map[string]bool{}
-	for _, m := range w.folder(DefaultFailedFolder) {
-		inHuman[headerOf(m.Raw, "Message-ID")] = true
-	}
+	inHuman := w.handedToPerson()
 	var problems []string
 	drafted, human := 0, 0
 	for _, m := range msgs {
