@@ -2,8 +2,12 @@ package dispatcher
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -115,5 +119,37 @@ tools:
 	}
 	if len(seen.args) != len(ok) {
 		t.Errorf("refused calls reached the tool: %v", seen.args[len(ok):])
+	}
+}
+
+// A tool's error text goes back to the model capped like a result: an MCP
+// server's isError content (or a JSON-RPC error message, an HTTP error
+// body) is whatever the server sends.
+func TestErrorTextIsCapped(t *testing.T) {
+	huge := strings.Repeat("ż", 1<<20)
+	d, err := New(Config{Tools: parseTools(t, policyTools), MaxResultBytes: 4096, Routes: map[string]Func{
+		FuncSendEmail: (&fakeRoutes{}).routes(FuncSendEmail)[FuncSendEmail],
+		"notify":      (&fakeRoutes{}).routes("notify")["notify"],
+		"lookup": func(context.Context, *Call) (map[string]any, error) {
+			return nil, errors.New("server kb: tool lookup: " + huge)
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := testMessage()
+	msg.Text = "ORD-77"
+	s := d.Session(msg, policyScenario(t), "k")
+	env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77"})
+	b, _ := json.Marshal(env)
+	if len(b) > 4096+256 {
+		t.Errorf("error envelope is %d bytes, the cap is 4096", len(b))
+	}
+	m := env["error"].(map[string]any)["message"].(string)
+	if !utf8.ValidString(m) || !strings.HasSuffix(m, truncMark) || !strings.HasPrefix(m, "server kb: tool lookup: ż") {
+		t.Errorf("message %.60q…%q", m, m[max(0, len(m)-30):])
+	}
+	if r := s.Records()[0]; len(r.Error.Message) > 4096 {
+		t.Errorf("recorded error is %d bytes", len(r.Error.Message))
 	}
 }
