@@ -140,6 +140,20 @@ func (w *world) command(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// run runs the binary to the end.
+func (w *world) run(args ...string) (int, string) {
+	w.t.Helper()
+	cmd := w.command(args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		w.t.Fatalf("run %v: %v", args, err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
 type lockedWriter struct{ w *world }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -251,18 +265,7 @@ func binaryEndToEnd(t *testing.T, w *world) {
 	for i := range 8 {
 		msgs = append(msgs, w.deliver(i))
 	}
-	run := func(args ...string) (int, string) {
-		cmd := w.command(args...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatalf("run %v: %v", args, err)
-		}
-		return cmd.ProcessState.ExitCode(), out.String()
-	}
-	code, out := run("watch", "--config", w.config, "--once")
+	code, out := w.run("watch", "--config", w.config, "--once")
 	if code != 0 {
 		t.Fatalf("watch --once: exit %d\n%s", code, out)
 	}
@@ -277,7 +280,7 @@ func binaryEndToEnd(t *testing.T, w *world) {
 	}
 
 	// A rerun answers nothing.
-	if code, out := run("watch", "--config", w.config, "--once"); code != 0 {
+	if code, out := w.run("watch", "--config", w.config, "--once"); code != 0 {
 		t.Fatalf("second watch --once: exit %d\n%s", code, out)
 	}
 	if got := len(w.sink.Messages()); got != sent {
@@ -285,12 +288,12 @@ func binaryEndToEnd(t *testing.T, w *world) {
 	}
 
 	// triage ledger shows every message.
-	code, out = run("ledger", "--config", w.config, "--json")
+	code, out = w.run("ledger", "--config", w.config, "--json")
 	if code != 0 || strings.Count(out, "\n") != len(msgs) {
 		t.Errorf("triage ledger --json: exit %d, %d lines, want %d:\n%s", code, strings.Count(out, "\n"), len(msgs), out)
 	}
 
-	code, out = run("ledger", "--config", w.config)
+	code, out = w.run("ledger", "--config", w.config)
 	if code != 0 || !strings.Contains(out, "STATE") || !strings.Contains(out, fmt.Sprintf("all messages: replied=%d", tl.Replied)) {
 		t.Errorf("triage ledger: exit %d:\n%s", code, out)
 	}

@@ -7,11 +7,8 @@ package watch
 // failed folder, and a person's reply in the Sent folder taking over.
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -32,20 +29,6 @@ func TestBinaryConversation(t *testing.T) {
 func TestDovecotBinaryConversation(t *testing.T) {
 	tgt, _ := dovecotTarget(t)
 	conversationEndToEnd(t, newWorldFor(t, tgt, "  staff: [kierownik@example.com]\n"))
-}
-
-// run runs the binary to the end.
-func (w *world) run(args ...string) (int, string) {
-	w.t.Helper()
-	cmd := w.command(args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		w.t.Fatalf("run %v: %v", args, err)
-	}
-	return cmd.ProcessState.ExitCode(), out.String()
 }
 
 func (w *world) once() {
