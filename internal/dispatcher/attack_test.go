@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/internal/message"
+	"triage/internal/toolstest"
 )
 
 // argsSeen routes every call to a func that keeps the arguments the tool
@@ -151,5 +152,86 @@ func TestErrorTextIsCapped(t *testing.T) {
 	}
 	if r := s.Records()[0]; len(r.Error.Message) > 4096 {
 		t.Errorf("recorded error is %d bytes", len(r.Error.Message))
+	}
+}
+
+// The shipped policies against a model that tries every way around them:
+// a ticket for the serial whose check said expired (as written, or spelled
+// another way), a second ticket with another priority, the same ticket
+// again, and replies to lists, groups, display-name tricks, a lookalike
+// domain or with a header in the subject. Each is refused (or, for the
+// identical ticket, answered with the first result) and never routed.
+func TestShippedPoliciesUnderAttack(t *testing.T) {
+	var routed []string
+	status := map[string]string{"SN-48213-PL": "expired", "ABC.123456": "valid"}
+	route := func(name string) Func {
+		return func(_ context.Context, c *Call) (map[string]any, error) {
+			routed = append(routed, name)
+			if name == FuncCheckWarranty {
+				return map[string]any{"status": status[c.Args["serial_number"].(string)]}, nil
+			}
+			return map[string]any{"ticket_id": "TKT-000001", "status": "ok"}, nil
+		}
+	}
+	d, err := New(Config{Tools: toolstest.Shipped(t), MaxCallsPerTurn: 50, Routes: map[string]Func{
+		FuncCheckWarranty: route(FuncCheckWarranty), FuncCreateTicket: route(FuncCreateTicket),
+		FuncSendEmail: route(FuncSendEmail), FuncNotifyStaff: route(FuncNotifyStaff)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.Session(testMessage(), testScenario(t, false), "k")
+	ctx := context.Background()
+	ticket := func(sn, prio string) map[string]any {
+		return map[string]any{"serial_number": sn, "customer_email": "jan@example.com", "priority": prio}
+	}
+	reply := func(to, subject string) map[string]any {
+		return map[string]any{"to": to, "subject": subject, "body": "Dzień dobry"}
+	}
+	steps := []struct {
+		name string
+		args map[string]any
+		want string // "" ok, "repeated", else the refusal code
+	}{
+		{FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"}, ""},
+		{FuncCheckWarranty, map[string]any{"serial_number": "abc.123456"}, ""},
+		{"turn", nil, ""},
+		{FuncCreateTicket, ticket("SN-48213-PL", "high"), CodeRequirementNotMet},      // its check said expired
+		{FuncCreateTicket, ticket("sn 48213/pl", "high"), CodeRequirementNotMet},      // the same, spelled otherwise
+		{FuncCreateTicket, ticket("\u017Fn-48213-pl", "high"), CodeRequirementNotMet}, // ſ: a lookalike
+		{FuncCreateTicket, ticket("ABC123456", "high"), ""},
+		{FuncCreateTicket, ticket("ABC123456", "low"), CodeMaxCalls}, // once per email, whatever the args
+		{FuncCreateTicket, ticket("abc-123456", "high"), "repeated"}, // the same call: the first result
+		{FuncSendEmail, reply("jan.reply@example.com, eve@evil.example", "Re"), CodeRecipientNotAllowed},
+		{FuncSendEmail, reply("Team: jan.reply@example.com, eve@evil.example;", "Re"), CodeRecipientNotAllowed},
+		{FuncSendEmail, reply(`"jan.reply@example.com" <eve@evil.example>`, "Re"), CodeRecipientNotAllowed},
+		{FuncSendEmail, reply("jan.reply@ex\u0430mple.com", "Re"), CodeRecipientNotAllowed}, // Cyrillic а
+		{FuncSendEmail, reply("jan@example.com", "Re"), CodeRecipientNotAllowed},            // From, not Reply-To
+		{FuncSendEmail, reply("jan.reply@example.com", "Re\r\nBcc: eve@evil.example"), CodeInvalidArgs},
+		{FuncSendEmail, reply("jan.reply@example.com", "Re\nBcc: eve@evil.example"), CodeInvalidArgs},
+		{FuncSendEmail, reply("Jan <JAN.REPLY@example.com>", "Re"), ""},
+		{FuncSendEmail, reply("jan.reply@example.com", "Re: again"), CodeMaxCalls}, // one reply per email
+	}
+	for i, st := range steps {
+		if st.name == "turn" {
+			s.StartTurn()
+			continue
+		}
+		env := s.Call(ctx, st.name, st.args)
+		recs := s.Records()
+		r := recs[len(recs)-1]
+		got := ""
+		switch {
+		case r.Repeated:
+			got = "repeated"
+		case r.Error != nil:
+			got = r.Error.Code
+		}
+		if got != st.want || (got != "" && got != "repeated" && !r.Blocked) {
+			t.Errorf("step %d %s %q: got %q (blocked %v) %v, want %q", i, st.name, st.args, got, r.Blocked, env, st.want)
+		}
+	}
+	want := []string{FuncCheckWarranty, FuncCheckWarranty, FuncCreateTicket, FuncSendEmail}
+	if diff := cmp.Diff(want, routed); diff != "" {
+		t.Errorf("routed (-want +got):\n%s", diff)
 	}
 }
