@@ -134,8 +134,9 @@ func SendEmail(s mail.Sender, from, domain string) Func {
 // NotifyStaff routes notify_staff{subject, body} to every staff address
 // (Config.StaffAddresses, passed in Call.Staff): one message each, never to
 // the customer, with a Message-ID derived from the inbound key and the
-// address (so a retried email reuses it) and a footer naming the customer,
-// the inbound Message-ID and the ticket. It is not a reply: its ledger key
+// address (so a retried email reuses it) and, before the model's text, the
+// facts triage checked: the customer, the inbound Message-ID and the
+// ticket. It is not a reply: its ledger key
 // differs from the customer reply's. The result is
 // {"notified": [...addresses], "message_ids": [...]}.
 func NotifyStaff(s mail.Sender, from, domain string) Func {
@@ -158,7 +159,12 @@ func NotifyStaff(s mail.Sender, from, domain string) Func {
 			facts = append(facts, "Ticket: "+call.TicketID+" (taken over for a person: triage no longer answers this conversation)")
 		}
 		if len(facts) > 0 {
-			body = strings.TrimRight(body, "\n") + "\n\n-- \n" + strings.Join(facts, "\n") + "\n"
+			// The facts come first: the body is the model's, written from
+			// the customer's email, and may carry a forged "-- \nCustomer:"
+			// block; behind a signature separator of our own, the real
+			// facts were the part mail clients fold away.
+			body = "Escalated by triage. Checked by triage:\n" + strings.Join(facts, "\n") +
+				"\n\nThe assistant's note (written from the customer's email, not checked):\n\n" + strings.TrimRight(body, "\n") + "\n"
 		}
 		var sent, ids []any
 		for _, to := range staff {
