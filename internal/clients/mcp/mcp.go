@@ -58,7 +58,7 @@ type Client struct {
 	name    string
 	sdk     *sdk.Client
 	log     *slog.Logger
-	secrets []string // header values and URL credentials, redacted from errors and logs
+	secrets []string // header values, URL credentials and Env values, redacted from errors and logs
 
 	mu     sync.Mutex
 	sess   *sdk.ClientSession
@@ -136,7 +136,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		name:    cfg.Name,
 		log:     cfg.Logger.With("mcp_server", cfg.Name),
 		sdk:     sdk.NewClient(&sdk.Implementation{Name: "triage", Version: "1"}, nil),
-		secrets: secretsOf(cfg.URL, cfg.Headers),
+		secrets: secretsOf(cfg.URL, cfg.Headers, cfg.Env),
 	}
 	if _, err := c.session(ctx); err != nil {
 		c.log.WarnContext(ctx, "mcp: server not reachable at start; will retry on the first call", "error", c.redact(err.Error()))
@@ -195,7 +195,7 @@ func (c *Client) connect(d *dialing) {
 		cmd := exec.Command(c.cfg.Command[0], c.cfg.Command[1:]...)
 		cmd.Env = childEnv(os.Environ(), c.cfg.Env)
 		cmd.Dir = c.cfg.Dir
-		stderr = newStderrLog(c.log, c.cfg.MaxStderrBytes)
+		stderr = newStderrLog(c.log, c.cfg.MaxStderrBytes, c.redact)
 		cmd.Stderr = stderr
 		cmd.WaitDelay = terminateGrace // a grandchild holding stderr open cannot block Wait
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
@@ -492,9 +492,16 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // secretsOf lists what must never appear in an error or a log line: header
-// values (and a "Bearer x" token alone), URL passwords and query values.
-func secretsOf(raw string, headers map[string]string) []string {
+// values (and a "Bearer x" token alone), URL passwords and query values, and
+// the values a binding passes a stdio server in its environment (a server
+// that fails may well print the token it was given).
+func secretsOf(raw string, headers map[string]string, env []string) []string {
 	var out []string
+	for _, kv := range env {
+		if _, v, ok := strings.Cut(kv, "="); ok && len(v) >= 4 {
+			out = append(out, v)
+		}
+	}
 	for _, v := range headers {
 		if len(v) >= 4 {
 			out = append(out, v)

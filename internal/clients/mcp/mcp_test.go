@@ -28,6 +28,11 @@ import (
 const serverEnv = "TRIAGE_MCP_TEST_SERVER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(serverEnv) == "failsecret" {
+		fmt.Fprintln(os.Stderr, "kb: token "+os.Getenv("KB_TOKEN")+" rejected")
+		fmt.Fprintln(os.Stderr, "kb: giving up with token "+os.Getenv("KB_TOKEN"))
+		os.Exit(2)
+	}
 	if os.Getenv(serverEnv) == "fail" {
 		fmt.Fprintln(os.Stderr, "manuals: open /srv/kb: no such file or directory")
 		os.Exit(2)
@@ -455,6 +460,22 @@ func TestServerFailsAtStart(t *testing.T) {
 	if !errors.As(err, &me) || !me.Temporary() || !strings.Contains(err.Error(), `mcp: server kb: start: `) ||
 		!strings.Contains(err.Error(), `(its stderr: "manuals: open /srv/kb: no such file or directory")`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A server given a secret in its environment (mcp.env: KB_TOKEN:
+// ${KB_TOKEN}) that prints it on stderr and dies: neither the start error
+// (which quotes the last stderr line) nor the log shows it.
+func TestServerEnvSecretsNeverShown(t *testing.T) {
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := newClient(t, mcp.Config{Command: []string{os.Args[0]}, Env: []string{serverEnv + "=failsecret", "KB_TOKEN=kb-secret-42"}, Name: "kb", Logger: log})
+	_, err := c.InputSchema(context.Background(), "echo")
+	if err == nil || !strings.Contains(err.Error(), "kb: giving up with token [redacted]") {
+		t.Fatalf("err = %v, want the stderr quote redacted", err)
+	}
+	if strings.Contains(err.Error()+logs.String(), "kb-secret-42") {
+		t.Errorf("the secret was shown:\nerr: %v\nlogs:\n%s", err, logs.String())
 	}
 }
 

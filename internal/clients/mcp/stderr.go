@@ -20,10 +20,11 @@ type stderrLog struct {
 	partial []byte
 	dropped int
 	last    string // the last line, for a start-up error
+	redact  func(string) string
 }
 
-func newStderrLog(log *slog.Logger, budget int) *stderrLog {
-	return &stderrLog{log: log, budget: budget}
+func newStderrLog(log *slog.Logger, budget int, redact func(string) string) *stderrLog {
+	return &stderrLog{log: log, budget: budget, redact: redact}
 }
 
 func (w *stderrLog) Write(p []byte) (int, error) {
@@ -62,7 +63,7 @@ func (w *stderrLog) emit(line []byte) {
 	if len(line) > maxStderrLine {
 		line = line[:maxStderrLine]
 	}
-	w.last = string(line)
+	w.last = w.redact(string(line))
 	if w.budget <= 0 {
 		before := w.dropped
 		w.dropped += len(line)
@@ -72,5 +73,5 @@ func (w *stderrLog) emit(line []byte) {
 		return
 	}
 	w.budget -= len(line)
-	w.log.Info("mcp: server stderr", "line", string(line))
+	w.log.Info("mcp: server stderr", "line", w.last)
 }
