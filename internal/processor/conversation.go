@@ -1,6 +1,7 @@
 package processor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,6 +57,11 @@ func (p *Processor) conversation(ctx context.Context, msg *message.Message) (*ti
 	switch {
 	case err == nil && st.Customer(msg.From.Address):
 		return st, "its In-Reply-To/References name a message of " + st.TicketID, nil
+	case err == nil && st.AgentDisabled:
+		// Someone else writing into a thread a person owns (a colleague
+		// in Cc, the customer from another address): never answered
+		// automatically, nor appended to the ticket; left for the person.
+		return nil, "", &strangerInOwnedThread{ticket: st.TicketID, owner: st.Owner}
 	case err == nil:
 		// Message-IDs are not secrets (they travel in every Cc and
 		// forward): whoever names one must not join someone else's ticket,
@@ -82,6 +88,16 @@ func (p *Processor) conversation(ctx context.Context, msg *message.Message) (*ti
 		return nil, "", nil
 	}
 	return st, "its subject carries the tag of " + st.TicketID + " and it comes from the ticket's customer", nil
+}
+
+// strangerInOwnedThread is conversation's answer for a message whose
+// In-Reply-To/References name a conversation a person owns, from an address
+// that is not its customer's.
+type strangerInOwnedThread struct{ ticket, owner string }
+
+func (e *strangerInOwnedThread) Error() string {
+	return fmt.Sprintf("its In-Reply-To/References name %s, which %s owns, but it does not come from the ticket's customer: left for that person, not appended to the ticket",
+		e.ticket, cmp.Or(e.owner, "a person"))
 }
 
 // noteID is the key of the note a message adds: its Message-ID, or the

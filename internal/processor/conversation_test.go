@@ -436,3 +436,29 @@ func TestHTTPStoreAgentDisabled(t *testing.T) {
 		t.Errorf("detail %q does not name the owner", out.Detail)
 	}
 }
+
+// Someone other than the customer writing into a thread a person owns (a
+// colleague in Cc, the customer from another address, a stranger who knows
+// a Message-ID) is never answered automatically: skipped human_owner, left
+// for the person, and not appended to the ticket.
+func TestReferencesFromAnotherAddressIntoATakenOverThread(t *testing.T) {
+	m := &scripted{}
+	e := newEnv(t, m)
+	reply := seed(t, e)
+	if err := e.tickets.Takeover(context.Background(), "TKT-000001", "anna.k"); err != nil {
+		t.Fatal(err)
+	}
+	m.err = errors.New("the model must not be called for a taken-over conversation")
+	out := e.run(t, convEmail("eve@example.net", "Re: Reklamacja", "<e3@example.net>", firstTx,
+		"In-Reply-To: "+reply.Reply.MessageID, "References: "+first+" "+reply.Reply.MessageID))
+	want := conv{Status: "skipped", Reason: "human_owner", TicketID: "TKT-000001"}
+	if diff := cmp.Diff(want, convOf(out)); diff != "" {
+		t.Fatalf("(-want +got):\n%s\n%s", diff, out.Detail)
+	}
+	if out.Reply != nil || out.ModelCalls != 0 || !strings.Contains(out.Detail, "anna.k") {
+		t.Errorf("outcome %+v", out)
+	}
+	if n := notes(t, e, "TKT-000001"); len(n) != 0 {
+		t.Errorf("the stranger's email was appended: %v", n)
+	}
+}

@@ -303,6 +303,12 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	var convWhy string
 	if p.cfg.Tickets != nil {
 		conv, convWhy, err = p.conversation(ctx, msg)
+		var stranger *strangerInOwnedThread
+		if errors.As(err, &stranger) {
+			out.Status, out.Reason, out.Detail = StatusSkipped, ReasonHumanOwner, err.Error()
+			out.TicketID = stranger.ticket
+			return out
+		}
 		if err != nil {
 			return fail(ReasonTicketStore, err.Error())
 		}
