@@ -97,8 +97,14 @@ func New(cfg Config) (*Tool, error) {
 			t.secrets = append(t.secrets, p)
 		}
 	}
-	for _, v := range u.Query() {
-		t.secrets = append(t.secrets, v...) // query values may be API keys
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			// A query value may be an API key; a short one ("page=1") is
+			// not, and redacting it would blank every "1" of a message.
+			if len(v) >= minQuerySecret {
+				t.secrets = append(t.secrets, v)
+			}
+		}
 	}
 	for _, m := range placeholderRE.FindAllStringSubmatch(cfg.URL, -1) {
 		if !slices.Contains(t.placeholders, m[1]) {
@@ -318,6 +324,9 @@ func (t *Tool) transportError(ctx context.Context, err error) error {
 	}
 	return &Error{msg: t.redact(fmt.Sprintf("tool %s: %s: %v", t.name, t.method, err)), temporary: true}
 }
+
+// minQuerySecret is the shortest query value treated as a secret.
+const minQuerySecret = 8
 
 // redact replaces every configured secret in s.
 func (t *Tool) redact(s string) string {

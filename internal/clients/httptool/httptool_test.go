@@ -276,6 +276,21 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 	}
 }
 
+// A short query value is a setting, not a secret: redacting it would blank
+// every occurrence in the status line and body that reach the model.
+func TestShortQueryValueNotRedacted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, "order 1 not found on page 1")
+	}))
+	defer srv.Close()
+	tool := newTool(t, httptool.Config{URL: srv.URL + "/orders/{id}?page=1&key=k3y-VALUE-9"})
+	_, err := tool.Call(context.Background(), map[string]any{"id": "1"})
+	if err == nil || !strings.Contains(err.Error(), "order 1 not found on page 1") {
+		t.Fatalf("err = %v, want the server's text with its 1s intact", err)
+	}
+}
+
 func TestNewRejectsBadConfig(t *testing.T) {
 	for _, cfg := range []httptool.Config{
 		{URL: ""},
