@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage/internal/clients/httptool"
 	mailclient "triage/internal/clients/mail"
 	"triage/internal/message"
 	"triage/internal/toolstest"
@@ -274,5 +278,50 @@ func TestStaffNoticeFactsComeBeforeTheModelsText(t *testing.T) {
 	}
 	if !strings.Contains(text, "not checked") {
 		t.Errorf("the model's text is not marked as unchecked:\n%s", text)
+	}
+}
+
+// A model adds an argument the scenario does not declare to an HTTP tool
+// (a GET sends every argument that fills no placeholder in the query
+// string, a POST all of them in the body): no policy names it, so it would
+// reach the service unchecked, whatever the scenario's schema says. It is
+// refused before the tool runs.
+func TestUndeclaredArgumentsNeverReachATool(t *testing.T) {
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		io.WriteString(w, `{"status":"shipped"}`)
+	}))
+	defer srv.Close()
+	ht, err := httptool.New(httptool.Config{Name: "lookup", URL: srv.URL + "/orders/{order_id}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Config{Tools: parseTools(t, policyTools), Routes: map[string]Func{
+		FuncSendEmail: (&fakeRoutes{}).routes(FuncSendEmail)[FuncSendEmail],
+		"notify":      (&fakeRoutes{}).routes("notify")["notify"],
+		"lookup":      func(ctx context.Context, c *Call) (map[string]any, error) { return ht.Call(ctx, c.Args) },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := testMessage()
+	msg.Text = "Zamówienie ORD-77"
+	// The scenario's schema, as a team adding a tool may write it, does not
+	// say additionalProperties: false.
+	sc := policyScenario(t)
+	sc.Functions[1] = fn(t, "lookup", map[string]any{"type": "object", "required": []any{"order_id"},
+		"properties": map[string]any{"order_id": str, "lang": str, "code": str}})
+	s := d.Session(msg, sc, "k")
+	env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77", "customer_id": "C-999", "admin": true})
+	e, _ := env["error"].(map[string]any)
+	if env["ok"] != false || e["code"] != CodeInvalidArgs || !strings.Contains(e["message"].(string), "admin, customer_id") {
+		t.Errorf("undeclared arguments: %v", env)
+	}
+	if env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77", "lang": "pl"}); env["ok"] != true {
+		t.Errorf("declared arguments: %v", env)
+	}
+	if diff := cmp.Diff([]string{"lang=pl"}, queries); diff != "" {
+		t.Errorf("queries the service saw (-want +got):\n%s", diff)
 	}
 }

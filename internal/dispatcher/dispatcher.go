@@ -466,6 +466,21 @@ func (s *Session) admit(name string, args map[string]any) (*tools.Tool, Func, er
 			return nil, nil, refuse(CodeInvalidArgs, "%s", schemaMessage(err))
 		}
 	}
+	// Only declared parameters: policies are declared per parameter, and an
+	// HTTP tool sends every argument on (GET: in the query string, POST: in
+	// the body), so an undeclared one would reach the service unchecked.
+	props, _ := fn.Parameters["properties"].(map[string]any)
+	var extra []string
+	for k := range args {
+		if _, ok := props[k]; !ok {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		return nil, nil, refuse(CodeInvalidArgs, "%s has no parameter %s (its parameters: %s)",
+			name, strings.Join(extra, ", "), strings.Join(slices.Sorted(maps.Keys(props)), ", "))
+	}
 	if s.msg == nil {
 		return nil, nil, refuse(CodeInternal, "no inbound message in session")
 	}
