@@ -55,7 +55,7 @@ func (p *Processor) conversation(ctx context.Context, msg *message.Message) (*ti
 	ids := append([]string{msg.InReplyTo}, msg.References...)
 	st, err := p.cfg.Tickets.Find(ctx, ids)
 	switch {
-	case err == nil && st.Customer(msg.From.Address):
+	case err == nil && ofCustomer(st, msg):
 		return st, "its In-Reply-To/References name a message of " + st.TicketID, nil
 	case err == nil && st.AgentDisabled:
 		// Someone else writing into a thread a person owns (a colleague
@@ -82,12 +82,21 @@ func (p *Processor) conversation(ctx context.Context, msg *message.Message) (*ti
 		return nil, "", nil
 	case err != nil:
 		return nil, "", err
-	case !st.Customer(msg.From.Address):
+	case !ofCustomer(st, msg):
 		p.cfg.Logger.InfoContext(ctx, "ticket tag from another address ignored: a new conversation",
-			"ticket", id, "from", msg.From.Address, "message_id", msg.MessageID)
+			"ticket", id, "from", msg.From.Address, "reply_to", msg.ReplyTo, "message_id", msg.MessageID)
 		return nil, "", nil
 	}
 	return st, "its subject carries the tag of " + st.TicketID + " and it comes from the ticket's customer", nil
+}
+
+// ofCustomer reports whether msg is the ticket's customer's: its From, and
+// the address the reply goes to, are the customer's. From is only a claim
+// (it costs nothing to write someone else's); a follow-up sees the ticket's
+// history in its facts, so a forged From with a Reply-To elsewhere must not
+// join, or the history would be mailed to that other address.
+func ofCustomer(st *tickets.State, msg *message.Message) bool {
+	return st.Customer(msg.From.Address) && (msg.ReplyTo == "" || st.Customer(msg.ReplyTo))
 }
 
 // strangerInOwnedThread is conversation's answer for a message whose

@@ -462,3 +462,38 @@ func TestReferencesFromAnotherAddressIntoATakenOverThread(t *testing.T) {
 		t.Errorf("the stranger's email was appended: %v", n)
 	}
 }
+
+// From costs nothing to forge: a stranger who writes Anna's From, names her
+// thread (References or the tag) and puts their own address in Reply-To
+// must not join her ticket, or her history (in the follow-up's facts)
+// would be answered to the stranger.
+func TestForgedFromWithAnotherReplyToDoesNotJoin(t *testing.T) {
+	for _, how := range []string{"references", "tag"} {
+		t.Run(how, func(t *testing.T) {
+			m := &scripted{}
+			e := newEnv(t, m)
+			reply := seed(t, e)
+			var extra []string
+			subject := "Re: Reklamacja"
+			if how == "references" {
+				extra = []string{"In-Reply-To: " + reply.Reply.MessageID, "References: " + first + " " + reply.Reply.MessageID}
+			} else {
+				subject += " [TKT-000001]"
+			}
+			extra = append(extra, "Reply-To: eve@example.net")
+			out := e.run(t, convEmail(anna, subject, "<e4@example.net>", firstTx, extra...))
+			if out.Followup || out.TicketID == "TKT-000001" {
+				t.Fatalf("joined Anna's ticket: %+v", convOf(out))
+			}
+			if f := m.facts.Load(); f.Ticket != nil {
+				t.Errorf("facts show a ticket: %+v", f.Ticket)
+			}
+			if n := notes(t, e, "TKT-000001"); len(n) != 0 {
+				t.Errorf("appended to Anna's ticket: %v", n)
+			}
+			if out.Reply == nil || out.Reply.To != "eve@example.net" {
+				t.Errorf("reply %+v", out.Reply)
+			}
+		})
+	}
+}
