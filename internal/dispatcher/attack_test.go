@@ -325,3 +325,31 @@ func TestUndeclaredArgumentsNeverReachATool(t *testing.T) {
 		t.Errorf("queries the service saw (-want +got):\n%s", diff)
 	}
 }
+
+// enum, pattern and max_length hold for the value the tool receives (the
+// customer's words), not only for the model's spelling of it.
+func TestShapePoliciesHoldForTheVouchedValue(t *testing.T) {
+	seen := &argsSeen{}
+	d, err := New(Config{Tools: parseTools(t, `
+tools:
+  send_email: {builtin: send_email, effect: true, final: true, args: {to: {from: reply_to}}}
+  notify: {http: {method: POST, url: "http://127.0.0.1:1/n"}, args: {staff: {from: staff}}}
+  lookup:
+    http: {url: "http://127.0.0.1:1/orders/{order_id}"}
+    args:
+      order_id: {from: message, pattern: '[A-Z]+-[0-9]+'}
+`), Routes: seen.routes(FuncSendEmail, "lookup", "notify")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := testMessage()
+	msg.Text = "zamówienie ord-77"
+	s := d.Session(msg, policyScenario(t), "k")
+	env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77"})
+	if env["ok"] != false || env["error"].(map[string]any)["code"] != CodeInvalidArgs {
+		t.Errorf("pattern checked on the model's spelling only: %v", env)
+	}
+	if len(seen.args) != 0 {
+		t.Errorf("the tool ran with %v", seen.args)
+	}
+}

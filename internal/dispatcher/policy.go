@@ -25,17 +25,23 @@ func (s *Session) checkArg(name string, p *tools.Arg, v any) (any, error) {
 		return v, err
 	}
 	str := v.(string) // checkValue refused anything else
+	vouched := str
 	switch p.From {
 	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
-		addr, _ := bareAddress(str)
-		return addr, nil
+		vouched, _ = bareAddress(str)
 	case tools.FromSerials:
-		return s.facts().serials[serial.Normalize(str)], nil
+		vouched = s.facts().serials[serial.Normalize(str)]
 	case tools.FromMessage:
-		words, _ := s.facts().inMessage(str)
-		return words, nil
+		vouched, _ = s.facts().inMessage(str)
 	}
-	return v, nil
+	// enum, pattern and max_length hold for what the tool receives too: the
+	// model's "ORD-77" matches [A-Z]+-[0-9]+, the customer's "ord-77" not.
+	if vouched != str {
+		if err := s.checkValue(name, &tools.Arg{Enum: p.Enum, MaxLength: p.MaxLength, Pattern: p.Pattern, Regexp: p.Regexp}, vouched); err != nil {
+			return v, err
+		}
+	}
+	return vouched, nil
 }
 
 // checkValue applies one argument's policy to the model's value.
