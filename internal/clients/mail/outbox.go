@@ -1,8 +1,10 @@
 package mail
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	netmail "net/mail"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,7 +77,10 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	defer o.mu.Unlock()
 	if r.MessageID != "" {
 		if prev, _ := filepath.Glob(filepath.Join(dir, "*-"+sanitize(r.MessageID)+".eml")); len(prev) > 0 {
-			return Receipt{MessageID: r.MessageID, To: to, Path: prev[0], Status: status, Existing: true}, nil
+			// The receipt names where that mail went, which need not be
+			// this call's address (a forged From reusing the Message-ID, a
+			// Reply-To changed between runs).
+			return Receipt{MessageID: r.MessageID, To: existingTo(prev[0], to), Path: prev[0], Status: status, Existing: true}, nil
 		}
 	}
 
@@ -127,4 +132,23 @@ func sanitize(id string) string {
 		s = "reply"
 	}
 	return s
+}
+
+// existingTo is the bare To address of the reply file at path, or def when
+// it cannot be read.
+func existingTo(path, def string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return def
+	}
+	defer f.Close()
+	m, err := netmail.ReadMessage(bufio.NewReader(f))
+	if err != nil {
+		return def
+	}
+	to, err := bareTo(m.Header.Get("To"))
+	if err != nil {
+		return def
+	}
+	return to
 }

@@ -94,3 +94,30 @@ func TestOutboxErrors(t *testing.T) {
 		t.Error("two recipients accepted")
 	}
 }
+
+// The same Message-ID sent again to another address (a forged From that
+// reuses a customer's Message-ID with its own Reply-To gets the customer's
+// idempotency key): nothing is written, and the receipt says where the
+// existing reply went, not where this call asked.
+func TestOutboxExistingReceiptNamesWhereItWent(t *testing.T) {
+	o, err := NewOutbox(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reply{From: "support@example.com", To: "Anna <anna@example.pl>", Subject: "Re: x", Body: "b", MessageID: "<triage-1@example.com>", Date: date}
+	if _, err := o.Send(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	r2 := *r
+	r2.To = "eve@example.net"
+	rc, err := o.Send(context.Background(), &r2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rc.Existing || rc.To != "anna@example.pl" {
+		t.Errorf("receipt %+v, want Existing to anna@example.pl", rc)
+	}
+	if files, _ := filepath.Glob(filepath.Join(o.Dir(), "*.eml")); len(files) != 1 {
+		t.Errorf("outbox files %v", files)
+	}
+}
