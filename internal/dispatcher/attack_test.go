@@ -279,6 +279,11 @@ func TestStaffNoticeFactsComeBeforeTheModelsText(t *testing.T) {
 	if !strings.Contains(text, "not checked") {
 		t.Errorf("the model's text is not marked as unchecked:\n%s", text)
 	}
+	// The Reply-To differs from From (testMessage): staff see where the
+	// customer's acknowledgement went, before the model's text.
+	if i := strings.Index(text, "Reply-To (our acknowledgement went there): jan.reply@example.com"); i < 0 || i > fake {
+		t.Errorf("the notice does not show the Reply-To first:\n%s", text)
+	}
 }
 
 // A model adds an argument the scenario does not declare to an HTTP tool

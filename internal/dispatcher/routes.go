@@ -153,7 +153,13 @@ func NotifyStaff(s mail.Sender, from, domain string) Func {
 		}
 		var facts []string
 		if call.Msg != nil {
-			facts = append(facts, "Customer: "+call.Msg.From.Address, "Customer subject: "+call.Msg.Subject, "Message-ID: "+call.Msg.MessageID)
+			facts = append(facts, "Customer: "+call.Msg.From.Address)
+			if rt := call.Msg.ReplyTo; rt != "" && !strings.EqualFold(rt, call.Msg.From.Address) {
+				// From is only a claim: staff see that the customer's
+				// acknowledgement went elsewhere.
+				facts = append(facts, "Reply-To (our acknowledgement went there): "+rt)
+			}
+			facts = append(facts, "Customer subject: "+call.Msg.Subject, "Message-ID: "+call.Msg.MessageID)
 		}
 		if call.TicketID != "" {
 			facts = append(facts, "Ticket: "+call.TicketID+" (taken over for a person: triage no longer answers this conversation)")
