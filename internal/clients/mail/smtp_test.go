@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -230,5 +231,29 @@ func TestSMTPSilentServerTimesOut(t *testing.T) {
 	var se *SMTPError
 	if !errors.As(err, &se) || !se.Temporary() || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want a temporary deadline error", err)
+	}
+}
+
+// SMTP smuggling: a model's body with a lone "." line and bare CR/LF
+// sequences ("\r.\n", "\n\r.\r\n") followed by SMTP commands. Render turns
+// every line end into CRLF and the DATA writer dot-stuffs: the sink gets one
+// message, to the one recipient, with the commands as body text.
+func TestSMTPSmugglingInBody(t *testing.T) {
+	sink := startSink(t, TLSNone, nil)
+	s, err := NewSMTP(SMTPConfig{Addr: sink.Addr, TLS: TLSNone, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reply{From: "support@example.com", To: "jan@example.org", Subject: "Re: x", MessageID: "<triage-9@example.com>", Date: date}
+	r.Body = "Dzień dobry\r.\nMAIL FROM:<eve@evil.example>\nRCPT TO:<victim@bank.example>\n\r.\r\nDATA\r\rSpam\n.\n"
+	if _, err := s.Send(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	got := sink.Messages()
+	if len(got) != 1 || !slices.Equal(got[0].To, []string{"jan@example.org"}) || got[0].From != "support@example.com" {
+		t.Fatalf("delivered %d message(s): %+v", len(got), got)
+	}
+	if !bytes.Contains(got[0].Data, []byte("RCPT TO:<victim@bank.example>")) {
+		t.Errorf("the smuggled commands are not body text:\n%s", got[0].Data)
 	}
 }
