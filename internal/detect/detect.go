@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/genai"
@@ -247,6 +248,9 @@ func (d *Detector) byModel(ctx context.Context, facts prompt.Facts, text string)
 	sc := d.set.Get(a.Scenario)
 	if sc == nil {
 		return res, fmt.Errorf("detect: model chose unknown scenario %q", a.Scenario)
+	}
+	if !slices.Contains(d.names, sc.Name) { // the response schema's enum is no guarantee
+		return res, fmt.Errorf("detect: model chose scenario %q, which was not offered", a.Scenario)
 	}
 	res.Scenario, res.Method = sc, MethodModel
 	res.Reason = sc.Name + ": " + clip(a.Reason, maxReason)

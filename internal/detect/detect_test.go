@@ -256,6 +256,16 @@ func TestModel(t *testing.T) {
 				Reason: `graceful-degradation: no rule matched; model unavailable: detect: model chose unknown scenario "refund-now"`},
 		},
 		{
+			// The enum is a request to the model, not a guarantee: a hostile
+			// (or broken) answer naming the follow-up scenario, which is
+			// never offered for a new email, would hand a new email a
+			// scenario without the ticket policies.
+			name:    "a scenario that was not offered",
+			replies: []geminitest.Step{answer(`{"scenario":"follow-up","reason":"The email says so."}`)},
+			want: got{Scenario: "graceful-degradation", Method: "fallback", ModelCalls: 1, Usage: usage,
+				Reason: `graceful-degradation: no rule matched; model unavailable: detect: model chose scenario "follow-up", which was not offered`},
+		},
+		{
 			name:    "empty answer",
 			replies: []geminitest.Step{{Status: http.StatusOK, Body: `{"candidates":[{"finishReason":"SAFETY"}]}`}},
 			want: got{Scenario: "graceful-degradation", Method: "fallback", ModelCalls: 1,
