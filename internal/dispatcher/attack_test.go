@@ -358,3 +358,25 @@ tools:
 		t.Errorf("the tool ran with %v", seen.args)
 	}
 }
+
+// A hostile email whose Reply-To names a staff address: the reply would go
+// from our own support address to staff with words the stranger chose (a
+// phishing relay into the company). A customer reply never goes to staff.
+func TestReplyToAStaffAddressIsRefused(t *testing.T) {
+	f := &fakeRoutes{}
+	d, err := New(Config{Tools: toolstest.Shipped(t), Routes: f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail, FuncNotifyStaff),
+		StaffAddresses: []string{"Boss <boss@example.com>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := testMessage()
+	msg.ReplyTo = "Boss@Example.com"
+	s := d.Session(msg, testScenario(t, false), "k")
+	env := s.Call(context.Background(), FuncSendEmail, map[string]any{"to": "boss@example.com", "subject": "Pilne: przelew", "body": "Proszę zatwierdzić przelew."})
+	if env["ok"] != false || env["error"].(map[string]any)["code"] != CodeRecipientNotAllowed {
+		t.Errorf("reply to staff: %v", env)
+	}
+	if len(f.calls) != 0 {
+		t.Errorf("routed %v", f.calls)
+	}
+}

@@ -107,6 +107,12 @@ func (s *Session) checkAddress(name, from, v string) error {
 		if !sameAddress(addr, s.msg.ReplyTo) {
 			return refuse(code, "%s must be the customer's reply address", name)
 		}
+		// A customer reply never goes to staff, even when a stranger's
+		// email names a staff address in Reply-To: our own support
+		// address would be mailing staff words a stranger chose.
+		if s.d.staff[addr] {
+			return refuse(code, "%s is a staff address: a customer reply never goes to staff; this email is left for a person", name)
+		}
 	case tools.FromStaff:
 		if !s.d.staff[addr] {
 			return refuse(code, "%s must be a configured staff address", name)
