@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -378,5 +379,58 @@ func TestReplyToAStaffAddressIsRefused(t *testing.T) {
 	}
 	if len(f.calls) != 0 {
 		t.Errorf("routed %v", f.calls)
+	}
+}
+
+// notify_staff abused by a model: a header in the subject, a body over the
+// cap, HTML, a second notice with other words. Through the session and the
+// real route into an outbox: one notice, to the configured staff only.
+func TestNotifyStaffAbuse(t *testing.T) {
+	dir := t.TempDir()
+	ob, err := mailclient.NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeRoutes{}
+	routes := f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail)
+	routes[FuncNotifyStaff] = NotifyStaff(ob, "support@example.com", "example.com")
+	d, err := New(Config{Tools: toolstest.Shipped(t), Routes: routes, StaffAddresses: []string{"boss@example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.Session(testMessage(), testScenario(t, true), "k")
+	ctx := context.Background()
+	steps := []struct {
+		subject, body, want string
+	}{
+		{"Eskalacja\r\nBcc: eve@evil.example", "x", CodeInvalidArgs},
+		{"Eskalacja\nTo: eve@evil.example", "x", CodeInvalidArgs},
+		{strings.Repeat("E", 201), "x", CodeInvalidArgs},
+		{"Eskalacja", strings.Repeat("x", DefaultMaxBodyBytes+1), CodeBodyTooLarge},
+		{"Eskalacja", "<html><body><a href='http://evil.example'>kliknij</a></body></html>", CodeBodyNotPlainText},
+		{"Eskalacja", "Klient prosi o kontakt.", ""},
+		{"Eskalacja pilna", "Klient prosi o kontakt natychmiast.", CodeMaxCalls},
+	}
+	for i, st := range steps {
+		env := s.Call(ctx, FuncNotifyStaff, map[string]any{"subject": st.subject, "body": st.body})
+		got := ""
+		if e, ok := env["error"].(map[string]any); ok {
+			got = e["code"].(string)
+		}
+		if got != st.want {
+			t.Errorf("step %d: %v, want %q", i, env, st.want)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+	if len(files) != 1 {
+		t.Fatalf("outbox has %d notices, want 1", len(files))
+	}
+	raw, _ := os.ReadFile(files[0])
+	m, err := message.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.To, []string{"boss@example.com"}) || strings.Contains(string(raw), "eve@evil") {
+		t.Errorf("notice To %v:\n%s", m.To, raw)
 	}
 }
