@@ -134,6 +134,23 @@ func TestCheckNeverPrintsExpandedSecrets(t *testing.T) {
 	}
 }
 
+// A service URL given with a key in its query string or a password, but
+// without a scheme (or unparsable), is reported without the secret.
+func TestServiceURLErrorsDoNotShowSecrets(t *testing.T) {
+	for _, u := range []string{"warranty.example/api?key=s3cr3t-key", "//bot:s3cr3t-pw@/api", "http://[::1\x00?key=s3cr3t"} {
+		code, stdout, stderr := runCLI(t, "", "process", "--offline", "--warranty-url", u, "--tickets-url", u, "-")
+		if code != 2 {
+			t.Errorf("%q: exit %d, want 2", u, code)
+		}
+		if !strings.Contains(stderr, "--warranty-url") || !strings.Contains(stderr, "--tickets-url") {
+			t.Errorf("%q: stderr does not name the flags:\n%s", u, stderr)
+		}
+		if strings.Contains(stdout+stderr, "s3cr3t") {
+			t.Errorf("%q: a secret was printed:\n%s%s", u, stdout, stderr)
+		}
+	}
+}
+
 // The call caps are flags (and watch settings): a tight --max-calls leaves
 // the reply over the cap unsent, recorded blocked, and the email failed; a
 // cap below 1 is a usage error.

@@ -192,16 +192,34 @@ func checkCredentials(o pipelineOptions, config string, p *problems) {
 	p.add("no model credentials: set GEMINI_API_KEY (or GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION) in the environment, e.g. the env file; or set pipeline.offline: true in %s to answer with the built-in offline stand-in on purpose", config)
 }
 
-// checkURL accepts an absolute http or https URL with a host.
+// checkURL accepts an absolute http or https URL with a host. Its messages
+// quote the URL without its password and query values (a key there would
+// otherwise reach the terminal and the journal).
 func checkURL(flag, s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Errorf("%s %q: %v", flag, s, err)
+		return fmt.Errorf("%s: not a valid URL (it is not quoted here: it may hold a secret)", flag)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s %q: want an http:// or https:// URL with a host", flag, s)
+		return fmt.Errorf("%s %q: want an http:// or https:// URL with a host", flag, redactURL(u))
 	}
 	return nil
+}
+
+// redactURL is u with its password and query values replaced.
+func redactURL(u *url.URL) string {
+	c := *u
+	if _, ok := c.User.Password(); ok {
+		c.User = url.UserPassword(c.User.Username(), "redacted")
+	}
+	if c.RawQuery != "" {
+		q := c.Query()
+		for k := range q {
+			q[k] = []string{"redacted"}
+		}
+		c.RawQuery = q.Encode()
+	}
+	return c.String()
 }
 
 // checkParentDir accepts a file path whose directory exists (the file itself
