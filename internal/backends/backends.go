@@ -8,6 +8,9 @@ package backends
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,6 +27,16 @@ import (
 	"triage/internal/scenario"
 	"triage/internal/tools"
 )
+
+// EffectKey is the Idempotency-Key an HTTP tool with an effect sends: hex
+// sha256 of the inbound email's key, the function and its arguments (as
+// JSON, keys sorted), first 32 characters. The same email processed again
+// (a crash before its reply, a retry) sends the same key for the same call.
+func EffectKey(emailKey, function string, args map[string]any) string {
+	b, _ := json.Marshal(args)
+	sum := sha256.Sum256([]byte(emailKey + "|" + function + "|" + string(b)))
+	return hex.EncodeToString(sum[:])[:32]
+}
 
 // Config configures Start; Tools is required.
 type Config struct {
@@ -86,7 +99,11 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 				errs = append(errs, fmt.Errorf("backends: %s: %s: http: %w", b.file, name, err))
 				continue
 			}
+			effect := t.Effect
 			b.routes[name] = func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+				if effect {
+					return tool.CallKey(ctx, c.Args, EffectKey(c.Key, c.Name, c.Args))
+				}
 				return tool.Call(ctx, c.Args)
 			}
 		case t.MCP != nil:

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -250,5 +251,59 @@ tools:
 	_, err := backends.Start(context.Background(), backends.Config{Tools: ts})
 	if err == nil || !strings.Contains(err.Error(), "backends: tools.yaml: x: http: ") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// An HTTP tool with an effect (a refund, an RMA) sends an Idempotency-Key
+// derived from the email and the call: the same email processed again
+// after a crash before its reply, or a call retried after a timeout, sends
+// the same key, so the service can refuse to act twice; another email or
+// other arguments send another. A tool without an effect sends none.
+func TestEffectHTTPToolSendsAnIdempotencyKey(t *testing.T) {
+	var mu sync.Mutex
+	keys := map[string][]string{}
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys[r.URL.Path] = append(keys[r.URL.Path], r.Header.Get("Idempotency-Key"))
+		mu.Unlock()
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer svc.Close()
+	ts := parseTools(t, `
+tools:
+  refund:
+    http: {method: POST, url: "${SVC}/refund"}
+    effect: true
+  status:
+    http: {url: "${SVC}/status"}
+`, map[string]string{"SVC": svc.URL})
+	b, err := backends.Start(context.Background(), backends.Config{Tools: ts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	call := func(name, key string, args map[string]any) {
+		t.Helper()
+		if _, err := b.Routes()[name](ctx, &dispatcher.Call{Name: name, Key: key, Args: args}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call("refund", "email-1", map[string]any{"order_id": "A1", "amount": 10.0})
+	call("refund", "email-1", map[string]any{"amount": 10.0, "order_id": "A1"}) // the same email again
+	call("refund", "email-2", map[string]any{"order_id": "A1", "amount": 10.0})
+	call("refund", "email-1", map[string]any{"order_id": "A1", "amount": 20.0})
+	call("status", "email-1", map[string]any{})
+	mu.Lock()
+	defer mu.Unlock()
+	r := keys["/refund"]
+	if len(r) != 4 || r[0] == "" || r[0] != r[1] || r[2] == r[0] || r[3] == r[0] || r[3] == r[2] {
+		t.Errorf("refund keys %q: want the same key for the same email and call, others differ", r)
+	}
+	if r[0] != backends.EffectKey("email-1", "refund", map[string]any{"order_id": "A1", "amount": 10.0}) {
+		t.Errorf("key %q is not EffectKey's", r[0])
+	}
+	if s := keys["/status"]; len(s) != 1 || s[0] != "" {
+		t.Errorf("a tool without an effect sent %q", s)
 	}
 }

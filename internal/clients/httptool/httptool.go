@@ -177,10 +177,21 @@ var ErrArgs = errors.New("httptool: bad arguments")
 // Call runs the tool with args and returns the JSON answer: an object as
 // it is, anything else as {"value": ...}; an empty answer is {}.
 func (t *Tool) Call(ctx context.Context, args map[string]any) (map[string]any, error) {
+	return t.CallKey(ctx, args, "")
+}
+
+// CallKey is Call with an Idempotency-Key header (when key is not empty):
+// a tool with an effect sends one derived from the email and the
+// arguments, so that the service can tell a retry (the same email processed
+// again after a crash, or a call that timed out) from a new request.
+func (t *Tool) CallKey(ctx context.Context, args map[string]any, key string) (map[string]any, error) {
 	start := time.Now()
 	req, err := t.request(ctx, args)
 	if err != nil {
 		return nil, err
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
