@@ -1,11 +1,8 @@
 package mail
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	netmail "net/mail"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -117,24 +114,19 @@ func (o *Outbox) loadIndex(ctx context.Context) error {
 
 // readReplyHeader reads Message-ID, To and Date of one outbox file.
 func readReplyHeader(name string) (id, to string, date time.Time, ok bool) {
-	f, err := os.Open(name)
+	h, err := readHeader(name)
 	if err != nil {
 		return "", "", time.Time{}, false
 	}
-	defer f.Close()
-	m, err := netmail.ReadMessage(bufio.NewReader(f))
-	if err != nil {
-		return "", "", time.Time{}, false
-	}
-	id, ok = ValidMsgID(m.Header.Get("Message-Id"))
+	id, ok = ValidMsgID(h.Get("Message-Id"))
 	if !ok {
 		return "", "", time.Time{}, false
 	}
-	list, err := m.Header.AddressList("To")
+	list, err := h.AddressList("To")
 	if err != nil || len(list) == 0 {
 		return "", "", time.Time{}, false
 	}
-	date, err = m.Header.Date()
+	date, err = h.Date()
 	if err != nil {
 		return "", "", time.Time{}, false
 	}

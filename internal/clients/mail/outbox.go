@@ -137,18 +137,27 @@ func sanitize(id string) string {
 // existingTo is the bare To address of the reply file at path, or def when
 // it cannot be read.
 func existingTo(path, def string) string {
-	f, err := os.Open(path)
+	h, err := readHeader(path)
 	if err != nil {
 		return def
 	}
-	defer f.Close()
-	m, err := netmail.ReadMessage(bufio.NewReader(f))
-	if err != nil {
-		return def
-	}
-	to, err := bareTo(m.Header.Get("To"))
+	to, err := bareTo(h.Get("To"))
 	if err != nil {
 		return def
 	}
 	return to
+}
+
+// readHeader reads the header of the message file at path.
+func readHeader(path string) (netmail.Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m, err := netmail.ReadMessage(bufio.NewReader(f))
+	if err != nil {
+		return nil, err
+	}
+	return m.Header, nil
 }
