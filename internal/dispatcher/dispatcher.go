@@ -419,8 +419,10 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		attrs = append(attrs, "repeated", true)
 	}
 	s.d.log.InfoContext(ctx, "dispatcher: call", attrs...)
-	if b, err := json.Marshal(rec.Args); err == nil && s.d.log.Enabled(ctx, slog.LevelDebug) { // JSON, not Go map syntax
-		s.d.log.DebugContext(ctx, "dispatcher: call args", "name", name, "args", string(b))
+	if s.d.log.Enabled(ctx, slog.LevelDebug) {
+		if b, err := json.Marshal(rec.Args); err == nil { // JSON, not Go map syntax
+			s.d.log.DebugContext(ctx, "dispatcher: call args", "name", name, "args", string(b))
+		}
 	}
 	return envelope
 }
