@@ -99,6 +99,27 @@ func followUp(reply processor.Outcome, msgID, body string) []byte {
 
 var followUpCalls = []string{"send_email ok"}
 
+// fromStranger is an email from another address naming Anna's thread in
+// In-Reply-To/References (not the tag).
+func fromStranger(reply processor.Outcome, msgID string) []byte {
+	return convEmail("eve@example.net", "Re: Reklamacja", msgID, firstTx,
+		"In-Reply-To: "+reply.Reply.MessageID, "References: "+first+" "+reply.Reply.MessageID)
+}
+
+// seedTakenOver seeds the conversation, lets anna.k take it over and makes
+// the model fail if it is called.
+func seedTakenOver(t *testing.T) (*scripted, *env, processor.Outcome) {
+	t.Helper()
+	m := &scripted{}
+	e := newEnv(t, m)
+	reply := seed(t, e)
+	if err := e.tickets.Takeover(context.Background(), "TKT-000001", "anna.k"); err != nil {
+		t.Fatal(err)
+	}
+	m.err = errors.New("the model must not be called for a taken-over conversation")
+	return m, e, reply
+}
+
 func TestFollowUpByReferences(t *testing.T) {
 	m := &scripted{}
 	e := newEnv(t, m)
@@ -180,8 +201,7 @@ func TestReferencesFromAnotherAddressStartsANewConversation(t *testing.T) {
 	m := &scripted{}
 	e := newEnv(t, m)
 	reply := seed(t, e)
-	out := e.run(t, convEmail("eve@example.net", "Re: Reklamacja", "<e2@example.net>", firstTx,
-		"In-Reply-To: "+reply.Reply.MessageID, "References: "+first+" "+reply.Reply.MessageID))
+	out := e.run(t, fromStranger(reply, "<e2@example.net>"))
 	want := conv{Status: "replied", Scenario: "valid-warranty", TicketID: "TKT-000002",
 		Calls: []string{"check_warranty ok", "create_ticket ok", "send_email ok"}}
 	if diff := cmp.Diff(want, convOf(out)); diff != "" {
@@ -200,13 +220,7 @@ func TestReferencesFromAnotherAddressStartsANewConversation(t *testing.T) {
 }
 
 func TestTakenOverConversation(t *testing.T) {
-	m := &scripted{}
-	e := newEnv(t, m)
-	reply := seed(t, e)
-	if err := e.tickets.Takeover(context.Background(), "TKT-000001", "anna.k"); err != nil {
-		t.Fatal(err)
-	}
-	m.err = errors.New("the model must not be called for a taken-over conversation")
+	m, e, reply := seedTakenOver(t)
 	out := e.run(t, followUp(reply, "<a2@example.pl>", "Halo?"))
 	want := conv{Status: "skipped", Reason: "human_owner", TicketID: "TKT-000001", Followup: true}
 	if diff := cmp.Diff(want, convOf(out)); diff != "" {
@@ -442,15 +456,8 @@ func TestHTTPStoreAgentDisabled(t *testing.T) {
 // a Message-ID) is never answered automatically: skipped human_owner, left
 // for the person, and not appended to the ticket.
 func TestReferencesFromAnotherAddressIntoATakenOverThread(t *testing.T) {
-	m := &scripted{}
-	e := newEnv(t, m)
-	reply := seed(t, e)
-	if err := e.tickets.Takeover(context.Background(), "TKT-000001", "anna.k"); err != nil {
-		t.Fatal(err)
-	}
-	m.err = errors.New("the model must not be called for a taken-over conversation")
-	out := e.run(t, convEmail("eve@example.net", "Re: Reklamacja", "<e3@example.net>", firstTx,
-		"In-Reply-To: "+reply.Reply.MessageID, "References: "+first+" "+reply.Reply.MessageID))
+	_, e, reply := seedTakenOver(t)
+	out := e.run(t, fromStranger(reply, "<e3@example.net>"))
 	want := conv{Status: "skipped", Reason: "human_owner", TicketID: "TKT-000001"}
 	if diff := cmp.Diff(want, convOf(out)); diff != "" {
 		t.Fatalf("(-want +got):\n%s\n%s", diff, out.Detail)
