@@ -209,12 +209,3 @@ func (p *Processor) openForEscalation(ctx context.Context, msg *message.Message,
 	}
 	return t.TicketID, nil
 }
-
-func okRecord(recs []dispatcher.Record, name string) bool {
-	for _, r := range recs {
-		if r.Name == name && r.OK {
-			return true
-		}
-	}
-	return false
-}

@@ -388,7 +388,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 
 	// Verify: only a successful final call (send_email) makes an email handled.
-	sent := sentRecord(out.FunctionCalls, final)
+	sent := okRecord(out.FunctionCalls, final)
 	if sent == nil {
 		detail := "the model ended without a successful " + final
 		if res.Stop != nil {
@@ -417,7 +417,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		return out
 	}
 	p.recordReply(ctx, out.TicketID, out.Reply, p.cfg.Now())
-	if sc.Escalate && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) && out.TicketID != "" {
+	if sc.Escalate && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) != nil && out.TicketID != "" {
 		// The customer has their acknowledgement and staff their notice:
 		// from now on a person owns the conversation.
 		if err := p.cfg.Tickets.Takeover(context.WithoutCancel(ctx), out.TicketID, OwnerEscalated); err != nil {
@@ -516,9 +516,10 @@ func declarations(sc *scenario.Scenario) []*genai.FunctionDeclaration {
 	return decls
 }
 
-func sentRecord(recs []dispatcher.Record, final string) *dispatcher.Record {
+// okRecord is the first successful call of name, or nil.
+func okRecord(recs []dispatcher.Record, name string) *dispatcher.Record {
 	for i := range recs {
-		if recs[i].Name == final && recs[i].OK {
+		if recs[i].Name == name && recs[i].OK {
 			return &recs[i]
 		}
 	}
