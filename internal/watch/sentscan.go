@@ -181,13 +181,18 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 	if err != nil {
 		return w.ledgerErr(err)
 	}
-	if !addressedTo(ctx, l, th, m.To) {
+	d, err := l.GetReply(ctx, th.Key) // our reply or draft in the thread, if any
+	replyTo := ""
+	if err == nil {
+		replyTo = d.To
+	}
+	if !addressedTo(th, replyTo, m.To) {
 		return nil // in the thread, but not to the customer (e.g. forwarded to a colleague)
 	}
 	pr := PersonReply{MessageID: m.MessageID, InReplyTo: m.InReplyTo, References: m.References,
 		From: m.From.Address, Date: m.Date, Thread: th}
 
-	if d, err := l.GetReply(ctx, th.Key); err == nil && d.Kind == ledger.KindDraft && d.Outcome == "" {
+	if err == nil && d.Kind == ledger.KindDraft && d.Outcome == "" {
 		pr.DraftOutcome, pr.Similarity = ledger.DraftEdited, 0
 		if size <= maxPersonReplyBytes {
 			raw, _, err := fetchBody(c, uid)
@@ -217,12 +222,10 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 }
 
 // addressedTo reports whether one of to is the thread's customer: the
-// inbound sender, or the address our reply or draft went to (Reply-To).
-func addressedTo(ctx context.Context, l *ledger.Ledger, th ledger.Thread, to []string) bool {
-	want := []string{th.Sender}
-	if r, err := l.GetReply(ctx, th.Key); err == nil {
-		want = append(want, r.To)
-	}
+// inbound sender, or replyTo, the address our reply or draft went to
+// (Reply-To; "" when there is none).
+func addressedTo(th ledger.Thread, replyTo string, to []string) bool {
+	want := []string{th.Sender, replyTo}
 	for _, a := range to {
 		for _, w := range want {
 			if w != "" && strings.EqualFold(a, w) {
