@@ -51,16 +51,8 @@ func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, 
 	if err := w.ensureFolder(c, b, w.cfg.DraftsFolder); err != nil {
 		return err
 	}
-	cmd := c.Append(w.cfg.DraftsFolder, int64(len(r.Raw)), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagDraft, imap.FlagSeen}, Time: r.Created})
-	if _, err := cmd.Write(r.Raw); err != nil {
-		cmd.Close()
-		return fmt.Errorf("watch: append draft to %s: %w", w.cfg.DraftsFolder, err)
-	}
-	if err := cmd.Close(); err != nil {
-		return fmt.Errorf("watch: append draft to %s: %w", w.cfg.DraftsFolder, err)
-	}
-	if _, err := cmd.Wait(); err != nil {
-		return fmt.Errorf("watch: append draft to %s: %w", w.cfg.DraftsFolder, err)
+	if err := appendMessage(c, w.cfg.DraftsFolder, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagDraft, imap.FlagSeen}, Time: r.Created}, "append draft"); err != nil {
+		return err
 	}
 	w.log.InfoContext(ctx, "draft stored", "folder", w.cfg.DraftsFolder, "reply_message_id", r.MessageID, "to", r.To)
 	return w.ledgerErr(w.cfg.Ledger.MarkDraftStored(context.WithoutCancel(ctx), r.Key))
@@ -86,12 +78,11 @@ func (w *Watcher) resolveDrafts(ctx context.Context, c *imapclient.Client) error
 		return fmt.Errorf("watch: examine %s: %w", w.cfg.DraftsFolder, err)
 	}
 	for _, r := range pending {
-		crit := &imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Message-Id", Value: r.MessageID}}}
-		data, err := c.UIDSearch(crit, nil).Wait()
+		stored, err := holdsMessageID(c, w.cfg.DraftsFolder, r.MessageID)
 		if err != nil {
-			return fmt.Errorf("watch: search %s: %w", w.cfg.DraftsFolder, err)
+			return err
 		}
-		if len(data.AllUIDs()) > 0 {
+		if stored {
 			w.log.Info("pending draft found in the Drafts folder; recorded as stored", "message_id", r.MessageID, "key", r.Key)
 			if err := w.cfg.Ledger.MarkDraftStored(ctx, r.Key); err != nil {
 				return w.ledgerErr(err)

@@ -942,18 +942,38 @@ func (w *Watcher) appendSent(ctx context.Context, c *imapclient.Client, b *box, 
 	if err := w.ensureFolder(c, b, w.cfg.SentFolder); err != nil {
 		return err
 	}
-	cmd := c.Append(w.cfg.SentFolder, int64(len(r.Raw)), &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt})
-	if _, err := cmd.Write(r.Raw); err != nil {
-		cmd.Close()
-		return fmt.Errorf("watch: append to %s: %w", w.cfg.SentFolder, err)
-	}
-	if err := cmd.Close(); err != nil {
-		return fmt.Errorf("watch: append to %s: %w", w.cfg.SentFolder, err)
-	}
-	if _, err := cmd.Wait(); err != nil {
-		return fmt.Errorf("watch: append to %s: %w", w.cfg.SentFolder, err)
+	if err := appendMessage(c, w.cfg.SentFolder, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append"); err != nil {
+		return err
 	}
 	return w.cfg.Ledger.MarkAppended(context.WithoutCancel(ctx), r.Key)
+}
+
+// appendMessage appends raw to folder; what names the operation in the
+// error ("append", "append draft").
+func appendMessage(c *imapclient.Client, folder string, raw []byte, opts *imap.AppendOptions, what string) error {
+	cmd := c.Append(folder, int64(len(raw)), opts)
+	if _, err := cmd.Write(raw); err != nil {
+		cmd.Close()
+		return fmt.Errorf("watch: %s to %s: %w", what, folder, err)
+	}
+	if err := cmd.Close(); err != nil {
+		return fmt.Errorf("watch: %s to %s: %w", what, folder, err)
+	}
+	if _, err := cmd.Wait(); err != nil {
+		return fmt.Errorf("watch: %s to %s: %w", what, folder, err)
+	}
+	return nil
+}
+
+// holdsMessageID reports whether the selected folder holds a message with
+// this Message-ID; folder names it in the error.
+func holdsMessageID(c *imapclient.Client, folder, messageID string) (bool, error) {
+	crit := &imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Message-Id", Value: messageID}}}
+	data, err := c.UIDSearch(crit, nil).Wait()
+	if err != nil {
+		return false, fmt.Errorf("watch: search %s: %w", folder, err)
+	}
+	return len(data.AllUIDs()) > 0, nil
 }
 
 // resolvePending settles replies a crash left between "rendered" and "sent":
@@ -978,12 +998,9 @@ func (w *Watcher) resolvePending(ctx context.Context, c *imapclient.Client) erro
 	for _, r := range pending {
 		found := false
 		if sentOK {
-			crit := &imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Message-Id", Value: r.MessageID}}}
-			data, err := c.UIDSearch(crit, nil).Wait()
-			if err != nil {
-				return fmt.Errorf("watch: search %s: %w", w.cfg.SentFolder, err)
+			if found, err = holdsMessageID(c, w.cfg.SentFolder, r.MessageID); err != nil {
+				return err
 			}
-			found = len(data.AllUIDs()) > 0
 		}
 		if found {
 			err = w.cfg.Ledger.MarkSent(ctx, r.Key)
