@@ -157,6 +157,7 @@ type Dispatcher struct {
 	tools     *tools.Set
 	routes    map[string]Func // by function name
 	staff     map[string]bool // lower-cased bare addresses
+	staffList []string        // the keys of staff, sorted once (Staff, Call.Staff)
 	ext       *serial.Extractor
 	maxBody   int
 	maxResult int
@@ -206,6 +207,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		}
 		d.staff[addr] = true
 	}
+	d.staffList = slices.Sorted(maps.Keys(d.staff))
 	if d.maxBody < 0 || d.maxResult < 0 || d.perTurn < 0 || d.perEmail < 0 {
 		return nil, errors.New("dispatcher: negative limit in Config")
 	}
@@ -284,7 +286,7 @@ func (s *Session) Ticket() string {
 
 // Staff returns the configured staff addresses (bare, lower-cased, sorted).
 func (d *Dispatcher) Staff() []string {
-	return slices.Sorted(maps.Keys(d.staff))
+	return slices.Clone(d.staffList)
 }
 
 // doneCall is one successful run, for requires and repeats.
