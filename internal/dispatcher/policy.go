@@ -335,7 +335,10 @@ func capResult(res map[string]any, max int) (map[string]any, bool) {
 	if err != nil || len(b) <= max {
 		return res, false
 	}
-	out, _ := jsonish(res).(map[string]any)
+	var out map[string]any // res as decoding its JSON gives it, to cut in place
+	if json.Unmarshal(b, &out) != nil {
+		out = res
+	}
 	for range 32 {
 		size := len(canonical(out))
 		if size <= max {
