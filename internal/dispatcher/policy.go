@@ -367,31 +367,26 @@ func cutLongest(v any, over int) bool {
 	var best *string
 	var walk func(any)
 	var bestSet func(string)
+	// visit considers e (found where set writes) or walks into it.
+	visit := func(e any, set func(string)) {
+		str, ok := e.(string)
+		if !ok {
+			walk(e)
+			return
+		}
+		if best == nil || len(str) > len(*best) {
+			best, bestSet = &str, set
+		}
+	}
 	walk = func(v any) {
 		switch x := v.(type) {
 		case map[string]any:
 			for k, e := range x {
-				if str, ok := e.(string); ok {
-					if best == nil || len(str) > len(*best) {
-						s := str
-						best = &s
-						bestSet = func(n string) { x[k] = n }
-					}
-					continue
-				}
-				walk(e)
+				visit(e, func(n string) { x[k] = n })
 			}
 		case []any:
 			for i, e := range x {
-				if str, ok := e.(string); ok {
-					if best == nil || len(str) > len(*best) {
-						s := str
-						best = &s
-						bestSet = func(n string) { x[i] = n }
-					}
-					continue
-				}
-				walk(e)
+				visit(e, func(n string) { x[i] = n })
 			}
 		}
 	}
