@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -352,8 +353,11 @@ func (c *Client) lookup(ctx context.Context, tool string) (*sdk.Tool, error) {
 	}
 	c.mu.Lock()
 	tools := c.tools
+	if c.sess != sess { // the cached list is another session's
+		tools = nil
+	}
 	c.mu.Unlock()
-	if tools == nil || c.sessNow() != sess {
+	if tools == nil {
 		tools = map[string]*sdk.Tool{}
 		for t, err := range sess.Tools(ctx, nil) {
 			if err != nil {
@@ -369,20 +373,9 @@ func (c *Client) lookup(ctx context.Context, tool string) (*sdk.Tool, error) {
 	}
 	t := tools[tool]
 	if t == nil {
-		var names []string
-		for n := range tools {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		return nil, &Error{msg: fmt.Sprintf("server %s has no tool %q (it has: %s)", c.name, tool, strings.Join(names, ", "))}
+		return nil, &Error{msg: fmt.Sprintf("server %s has no tool %q (it has: %s)", c.name, tool, strings.Join(slices.Sorted(maps.Keys(tools)), ", "))}
 	}
 	return t, nil
-}
-
-func (c *Client) sessNow() *sdk.ClientSession {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.sess
 }
 
 // Close ends the session (a stdio server gets its stdin closed, then
