@@ -196,18 +196,10 @@ func domainOf(addr string) string {
 	return ""
 }
 
-// bareFrom returns the bare address of a From value.
-func bareFrom(s string) (string, error) {
-	a, err := parseOne("From", s)
-	if err != nil {
-		return "", err
-	}
-	return a.Address, nil
-}
-
-// bareTo returns the bare address of a To value, as a receipt reports it.
-func bareTo(s string) (string, error) {
-	a, err := parseOne("To", s)
+// bareAddress returns the bare address of a one-address field value (From,
+// To; a receipt reports To so).
+func bareAddress(field, s string) (string, error) {
+	a, err := parseOne(field, s)
 	if err != nil {
 		return "", err
 	}

@@ -53,7 +53,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	to, err := bareTo(r.To)
+	to, err := bareAddress("To", r.To)
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -141,7 +141,7 @@ func existingTo(path, def string) string {
 	if err != nil {
 		return def
 	}
-	to, err := bareTo(h.Get("To"))
+	to, err := bareAddress("To", h.Get("To"))
 	if err != nil {
 		return def
 	}

@@ -132,7 +132,7 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, &SMTPError{Op: "render", Err: err}
 	}
-	from, err := bareFrom(r.From)
+	from, err := bareAddress("From", r.From)
 	if err != nil {
 		return Receipt{}, &SMTPError{Op: "render", Err: err}
 	}
