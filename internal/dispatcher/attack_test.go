@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -23,26 +22,6 @@ import (
 	"triage/internal/message"
 	"triage/internal/toolstest"
 )
-
-// argsSeen routes every call to a func that keeps the arguments the tool
-// actually received.
-type argsSeen struct {
-	mu   sync.Mutex
-	args []map[string]any
-}
-
-func (a *argsSeen) routes(names ...string) map[string]Func {
-	m := map[string]Func{}
-	for _, n := range names {
-		m[n] = func(_ context.Context, c *Call) (map[string]any, error) {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			a.args = append(a.args, c.Args)
-			return map[string]any{"status": "valid"}, nil
-		}
-	}
-	return m
-}
 
 // A hostile model spells a vouched-for value its own way: the comparison
 // behind each from policy folds case, ignores punctuation and white space
@@ -66,7 +45,7 @@ tools:
       customer: {from: sender}
       text: {from: serials}
 `
-	seen := &argsSeen{}
+	seen := &fakeRoutes{}
 	d, err := New(Config{Tools: parseTools(t, toolsYAML), Routes: seen.routes(FuncSendEmail, "lookup", "notify"),
 		StaffAddresses: []string{"Staff <staff@example.com>"}, MaxCallsPerTurn: 50, MaxCallsPerEmail: 50})
 	if err != nil {
@@ -335,7 +314,7 @@ func TestUndeclaredArgumentsNeverReachATool(t *testing.T) {
 // enum, pattern and max_length hold for the value the tool receives (the
 // customer's words), not only for the model's spelling of it.
 func TestShapePoliciesHoldForTheVouchedValue(t *testing.T) {
-	seen := &argsSeen{}
+	seen := &fakeRoutes{}
 	d, err := New(Config{Tools: parseTools(t, `
 tools:
   send_email: {builtin: send_email, effect: true, final: true, args: {to: {from: reply_to}}}

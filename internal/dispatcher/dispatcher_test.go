@@ -86,10 +86,12 @@ func testMessage() *message.Message {
 	}
 }
 
-// fakeRoutes records every routed call and answers from results/errs.
+// fakeRoutes records every routed call (its name, and the arguments the
+// tool actually received) and answers from results/errs.
 type fakeRoutes struct {
 	mu      sync.Mutex
 	calls   []string
+	args    []map[string]any
 	errs    map[string]error
 	results map[string]map[string]any
 	panic   map[string]bool
@@ -101,6 +103,7 @@ func (f *fakeRoutes) routes(names ...string) map[string]Func {
 		m[n] = func(ctx context.Context, c *Call) (map[string]any, error) {
 			f.mu.Lock()
 			f.calls = append(f.calls, c.Name)
+			f.args = append(f.args, c.Args)
 			err := f.errs[c.Name]
 			p := f.panic[c.Name]
 			f.mu.Unlock()
