@@ -1,6 +1,7 @@
 package tickets
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -79,7 +80,9 @@ func ParseID(id string) (int64, error) {
 	return n, nil
 }
 
-func (s *SQLite) seq(id string) (int64, error) {
+// seqOf is the sequence number of a ticket ID a caller names; an ID that is
+// not one is ErrNotFound (no such ticket can exist).
+func seqOf(id string) (int64, error) {
 	n, err := ParseID(id)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrNotFound, err)
@@ -89,7 +92,7 @@ func (s *SQLite) seq(id string) (int64, error) {
 
 // Get returns the ticket's state, or ErrNotFound.
 func (s *SQLite) Get(ctx context.Context, ticketID string) (*State, error) {
-	seq, err := s.seq(ticketID)
+	seq, err := seqOf(ticketID)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +251,7 @@ func (s *SQLite) Release(ctx context.Context, ticketID string) error {
 }
 
 func (s *SQLite) setOwner(ctx context.Context, ticketID string, disabled bool, owner string) error {
-	seq, err := s.seq(ticketID)
+	seq, err := seqOf(ticketID)
 	if err != nil {
 		return err
 	}
@@ -336,7 +339,7 @@ const (
 // beginOn starts a transaction on the ticket, which must exist; the caller
 // rolls it back (a no-op after Commit).
 func (s *SQLite) beginOn(ctx context.Context, ticketID string) (*sql.Tx, int64, error) {
-	seq, err := s.seq(ticketID)
+	seq, err := seqOf(ticketID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -390,7 +393,7 @@ func (s *SQLite) Restore(ctx context.Context, st State) error {
 		(seq, idempotency_key, serial_number, customer_email, priority, summary, created_at, status, agent_disabled, owner)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		seq, "restored:"+FormatID(seq), st.SerialNumber, st.CustomerEmail, st.Priority, st.Summary, created,
-		cmpOr(st.Status, StatusOpen), st.AgentDisabled, st.Owner); err != nil {
+		cmp.Or(st.Status, StatusOpen), st.AgentDisabled, st.Owner); err != nil {
 		return fmt.Errorf("tickets: sqlite: restore %s: %w", FormatID(seq), err)
 	}
 	for _, m := range st.Messages {
@@ -406,11 +409,4 @@ func (s *SQLite) Restore(ctx context.Context, st State) error {
 		}
 	}
 	return tx.Commit()
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

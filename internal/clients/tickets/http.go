@@ -84,8 +84,8 @@ func (h *HTTP) state(ctx context.Context, method, path string, in any) (*State, 
 }
 
 func ticketPath(id, suffix string) (string, error) {
-	if _, err := ParseID(id); err != nil {
-		return "", fmt.Errorf("%w: %w", ErrNotFound, err)
+	if _, err := seqOf(id); err != nil {
+		return "", err
 	}
 	return "/tickets/" + url.PathEscape(id) + suffix, nil
 }
