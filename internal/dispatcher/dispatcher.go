@@ -483,7 +483,7 @@ func (s *Session) admit(name string, args map[string]any) (*tools.Tool, Func, er
 	if len(extra) > 0 {
 		slices.Sort(extra)
 		return nil, nil, refuse(CodeInvalidArgs, "%s has no parameter %s (its parameters: %s)",
-			name, strings.Join(extra, ", "), strings.Join(slices.Sorted(maps.Keys(props)), ", "))
+			name, strings.Join(extra, ", "), strings.Join(tools.Parameters(fn), ", "))
 	}
 	if s.msg == nil {
 		return nil, nil, refuse(CodeInternal, "no inbound message in session")
