@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -64,12 +65,9 @@ while triage watch is running.`,
 					path = wf.Ledger
 				}
 			}
-			if _, err := os.Stat(path); err != nil {
-				return usageErr("ledger: %v", err)
-			}
-			l, err := ledger.Open(cmd.Context(), ledger.Config{Path: path})
+			l, err := openLedgerFile(cmd.Context(), path, "ledger")
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return err
 			}
 			defer l.Close()
 			out := cmd.OutOrStdout()
@@ -100,6 +98,20 @@ while triage watch is running.`,
 	f.BoolVar(&replies, "replies", false, "list replies instead of messages")
 	cmd.AddCommand(newLedgerStatsCmd())
 	return cmd
+}
+
+// openLedgerFile opens the ledger file at path for the command named what
+// ("ledger", "ledger stats"): a file that is not there is a usage error
+// (opening would create an empty ledger), one that does not open a failure.
+func openLedgerFile(ctx context.Context, path, what string) (*ledger.Ledger, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, usageErr("%s: %v", what, err)
+	}
+	l, err := ledger.Open(ctx, ledger.Config{Path: path})
+	if err != nil {
+		return nil, &exitError{code: exitFailed, err: err}
+	}
+	return l, nil
 }
 
 // The states --state accepts, for messages and for replies (--replies).

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -48,12 +47,9 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
 					path = wf.Ledger
 				}
 			}
-			if _, err := os.Stat(path); err != nil {
-				return usageErr("ledger stats: %v", err)
-			}
-			l, err := ledger.Open(cmd.Context(), ledger.Config{Path: path})
+			l, err := openLedgerFile(cmd.Context(), path, "ledger stats")
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return err
 			}
 			defer l.Close()
 			stats, err := l.DraftStats(cmd.Context())
