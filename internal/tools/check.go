@@ -4,15 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
+	"triage/internal/clients/httptool"
 	"triage/internal/scenario"
 )
-
-// placeholder is an HTTP tool's {argument} in its URL.
-var placeholder = regexp.MustCompile(`\{([a-zA-Z_][a-zA-Z0-9_]*)\}`)
 
 // Check validates the bindings against the scenarios: every declared
 // function has a binding, every scenario declares exactly one final function, and
@@ -62,9 +59,9 @@ func (s *Set) Check(ss *scenario.Set) error {
 				}
 			}
 			if t.HTTP != nil {
-				for _, m := range placeholder.FindAllStringSubmatch(t.HTTP.URL, -1) {
-					if !slices.Contains(params, m[1]) {
-						notParam("http.url", m[1])
+				for _, p := range httptool.Placeholders(t.HTTP.URL) {
+					if !slices.Contains(params, p) {
+						notParam("http.url", p)
 					}
 				}
 			}

@@ -49,17 +49,16 @@ type Config struct {
 
 // Tool is one HTTP tool. It is safe for concurrent use.
 type Tool struct {
-	name         string
-	method       string
-	url          string
-	host         string // scheme://host of URL, the only origin redirects may go to
-	placeholders []string
-	headers      http.Header
-	secrets      []string // header values and URL credentials, redacted from errors
-	timeout      time.Duration
-	maxBytes     int64
-	client       *http.Client
-	log          *slog.Logger
+	name     string
+	method   string
+	url      string
+	host     string // scheme://host of URL, the only origin redirects may go to
+	headers  http.Header
+	secrets  []string // header values and URL credentials, redacted from errors
+	timeout  time.Duration
+	maxBytes int64
+	client   *http.Client
+	log      *slog.Logger
 }
 
 var placeholderRE = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -106,11 +105,6 @@ func New(cfg Config) (*Tool, error) {
 			}
 		}
 	}
-	for _, m := range placeholderRE.FindAllStringSubmatch(cfg.URL, -1) {
-		if !slices.Contains(t.placeholders, m[1]) {
-			t.placeholders = append(t.placeholders, m[1])
-		}
-	}
 	for k, v := range cfg.Headers {
 		if k == "" || strings.ContainsAny(k+v, "\r\n") {
 			return nil, fmt.Errorf("httptool: tool %s: header %q: empty name or a line break", name, k)
@@ -142,8 +136,18 @@ func New(cfg Config) (*Tool, error) {
 	return t, nil
 }
 
-// Placeholders returns the names of the URL's {placeholders}, in order.
-func (t *Tool) Placeholders() []string { return slices.Clone(t.placeholders) }
+// Placeholders returns the names of rawURL's {placeholders}, in order, each
+// once: the arguments a call must give to fill it (tools.Set.Check holds
+// them to the declared parameters).
+func Placeholders(rawURL string) []string {
+	var out []string
+	for _, m := range placeholderRE.FindAllStringSubmatch(rawURL, -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
 
 // checkRedirect follows at most maxRedirects redirects, all to the origin
 // (scheme and host) of the configured URL.

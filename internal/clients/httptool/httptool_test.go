@@ -40,7 +40,7 @@ func TestGetFillsPlaceholders(t *testing.T) {
 		URL:     srv.URL + "/orders/{order_id}/lines/{line}",
 		Headers: map[string]string{"Authorization": "Bearer tok-123"},
 	})
-	if diff := cmp.Diff([]string{"order_id", "line"}, tool.Placeholders()); diff != "" {
+	if diff := cmp.Diff([]string{"order_id", "line"}, httptool.Placeholders(srv.URL+"/orders/{order_id}/lines/{line}")); diff != "" {
 		t.Errorf("Placeholders (-want +got):\n%s", diff)
 	}
 	got, err := tool.Call(context.Background(), map[string]any{"order_id": "A/1 2", "line": float64(3), "verbose": true})
