@@ -10,6 +10,10 @@ import (
 	"triage/internal/processor"
 )
 
+// noConversations runs without a ticket store: every email stands alone,
+// so the reply history alone bounds loops.
+func noConversations(_ *agent.Config, pc *processor.Config) { pc.Tickets = nil }
+
 // TestReplyLoopGoesToAPerson: a message In-Reply-To one of our replies, from
 // a sender we already answered twice in the last hour, is failed/reply_loop
 // without a model call; the history is the outbox itself (issue 7 item 4).
@@ -17,7 +21,6 @@ import (
 // escalation instead: see TestThirdMessageEscalates.)
 func TestReplyLoopGoesToAPerson(t *testing.T) {
 	m := &scripted{}
-	noConversations := func(_ *agent.Config, pc *processor.Config) { pc.Tickets = nil }
 	e := newEnv(t, m, noConversations)
 	const body = "Mój ekspres SN-48213-PL nadal nie działa, proszę o naprawę."
 	reply := func(n int, inReplyTo string) processor.Outcome {
@@ -61,7 +64,7 @@ func TestReplyLoopGoesToAPerson(t *testing.T) {
 // In-Reply-To, naming it only as the last of its References, is the same
 // loop: it goes to a person too.
 func TestReplyLoopByReferencesOnly(t *testing.T) {
-	e := newEnv(t, &scripted{}, func(_ *agent.Config, pc *processor.Config) { pc.Tickets = nil })
+	e := newEnv(t, &scripted{}, noConversations)
 	const body = "Mój ekspres SN-48213-PL nadal nie działa, proszę o naprawę."
 	run := func(n int, extra ...string) processor.Outcome {
 		t.Helper()
