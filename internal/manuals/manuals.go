@@ -17,7 +17,6 @@ import (
 	"math"
 	"os"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -190,8 +189,10 @@ func match(a, b string) bool {
 // or more letters that are not stop words.
 func words(s string) []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, w := range strings.Fields(fold(s)) {
-		if len(w) >= 3 && !stop[w] && !slices.Contains(out, w) {
+		if len(w) >= 3 && !stop[w] && !seen[w] {
+			seen[w] = true
 			out = append(out, w)
 		}
 	}
