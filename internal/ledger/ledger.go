@@ -561,6 +561,47 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("ledger: %s: %d replies already count against %s (limit %d)", e.Reason, e.Count, e.Address, e.Limit)
 }
 
+// Exceeded returns the *LimitError a reply answering mail from sender, sent
+// to to, would meet under lim at now; nil when it is under every limit. It
+// only reads: PutPendingWithin is the exact check, this one saves work on a
+// message whose reply would be refused.
+func (l *Ledger) Exceeded(ctx context.Context, lim Limits, sender, to string, now time.Time) (*LimitError, error) {
+	return lim.exceeded(ctx, l.db, normAddr(sender), normAddr(to), now)
+}
+
+// exceeded is Exceeded on q (the database or a transaction), for
+// normalized addresses.
+func (lim Limits) exceeded(ctx context.Context, q rowQuerier, sender, to string, now time.Time) (*LimitError, error) {
+	if lim.PerAddress > 0 {
+		window := lim.Window
+		if window <= 0 {
+			window = 24 * time.Hour
+		}
+		for i, a := range []string{sender, to} {
+			if a == "" || i == 1 && a == sender {
+				continue
+			}
+			n, err := countReplies(ctx, q, a, now.Add(-window))
+			if err != nil {
+				return nil, err
+			}
+			if n >= lim.PerAddress {
+				return &LimitError{Reason: LimitPerSender, Address: a, Count: n, Limit: lim.PerAddress}, nil
+			}
+		}
+	}
+	if lim.PerHour > 0 {
+		n, err := countReplies(ctx, q, "", now.Add(-time.Hour))
+		if err != nil {
+			return nil, err
+		}
+		if n >= lim.PerHour {
+			return &LimitError{Reason: LimitGlobal, Count: n, Limit: lim.PerHour}, nil
+		}
+	}
+	return nil, nil
+}
+
 // PutPendingWithin is PutPending under limits: in one transaction it checks
 // that the key has no reply yet (ErrReplyExists), that the recipient and
 // the sender are both under lim.PerAddress and that the hour is under
@@ -584,32 +625,10 @@ func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) erro
 	if n > 0 {
 		return ErrReplyExists
 	}
-	if lim.PerAddress > 0 {
-		window := lim.Window
-		if window <= 0 {
-			window = 24 * time.Hour
-		}
-		for i, a := range []string{r.Sender, r.To} {
-			if a == "" || i == 1 && a == r.Sender {
-				continue
-			}
-			n, err := countReplies(ctx, tx, a, now.Add(-window))
-			if err != nil {
-				return err
-			}
-			if n >= lim.PerAddress {
-				return &LimitError{Reason: LimitPerSender, Address: a, Count: n, Limit: lim.PerAddress}
-			}
-		}
-	}
-	if lim.PerHour > 0 {
-		n, err := countReplies(ctx, tx, "", now.Add(-time.Hour))
-		if err != nil {
-			return err
-		}
-		if n >= lim.PerHour {
-			return &LimitError{Reason: LimitGlobal, Count: n, Limit: lim.PerHour}
-		}
+	if le, err := lim.exceeded(ctx, tx, r.Sender, r.To, now); err != nil {
+		return err
+	} else if le != nil {
+		return le
 	}
 	kind, state := KindReply, ReplyPending
 	if r.Kind == KindDraft {
@@ -713,9 +732,12 @@ func (l *Ledger) RepliesSince(ctx context.Context, addr string, since time.Time)
 	return countReplies(ctx, l.db, normAddr(addr), since)
 }
 
-func countReplies(ctx context.Context, q interface {
+// rowQuerier is a *sql.DB or a *sql.Tx.
+type rowQuerier interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, addr string, since time.Time) (int, error) {
+}
+
+func countReplies(ctx context.Context, q rowQuerier, addr string, since time.Time) (int, error) {
 	// Drafts go to nobody: they count against no limit.
 	query := `SELECT COUNT(*) FROM replies WHERE created >= ? AND kind = 'reply'`
 	args := []any{unix(since)}

@@ -832,31 +832,11 @@ func (w *Watcher) limits() ledger.Limits {
 // whose reply would be refused; the Sender's check, when the reply is
 // written, is the exact one.
 func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (string, error) {
-	now := w.cfg.Now()
-	if w.cfg.PerSenderLimit > 0 {
-		for i, addr := range []string{sender, replyTo} {
-			if addr == "" || i == 1 && addr == sender {
-				continue
-			}
-			n, err := w.cfg.Ledger.RepliesSince(ctx, addr, now.Add(-w.cfg.PerSenderWindow))
-			if err != nil {
-				return "", err
-			}
-			if n >= w.cfg.PerSenderLimit {
-				return ReasonPerSenderLimit, nil
-			}
-		}
+	le, err := w.cfg.Ledger.Exceeded(ctx, w.limits(), sender, replyTo, w.cfg.Now())
+	if err != nil || le == nil {
+		return "", err
 	}
-	if w.cfg.GlobalPerHour > 0 {
-		n, err := w.cfg.Ledger.RepliesSince(ctx, "", now.Add(-time.Hour))
-		if err != nil {
-			return "", err
-		}
-		if n >= w.cfg.GlobalPerHour {
-			return ReasonGlobalLimit, nil
-		}
-	}
-	return "", nil
+	return le.Reason, nil
 }
 
 // finish records the final state, logs the one line per message, and settles
