@@ -495,7 +495,7 @@ func (s *Session) admit(name string, args map[string]any) (*tools.Tool, Func, er
 // value with the one its policy vouched for, see checkArg), then (for an
 // effect) an identical earlier success, then max_calls, then requires. It
 // returns the earlier call to repeat, or nil to run this one, and the
-// arguments' canonical key.
+// arguments' canonical key (an effect's only: "" otherwise).
 func (s *Session) policies(t *tools.Tool, args map[string]any) (*doneCall, string, error) {
 	for _, a := range slices.Sorted(maps.Keys(t.Args)) {
 		v, present := args[a]
@@ -508,8 +508,9 @@ func (s *Session) policies(t *tools.Tool, args map[string]any) (*doneCall, strin
 		}
 		args[a] = v
 	}
-	argKey := canonical(args)
+	argKey := "" // only an effect's calls are compared (repeats)
 	if t.Effect {
+		argKey = canonical(args)
 		for i := range s.done {
 			if c := &s.done[i]; c.name == t.Name && c.argKey == argKey {
 				return c, argKey, nil
