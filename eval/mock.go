@@ -72,11 +72,17 @@ func (m *mockSeq) receipt(c *dispatcher.Call, res map[string]any, err error) (ma
 	if to == "" {
 		return res, nil
 	}
-	if a, perr := netmail.ParseAddress(to); perr == nil {
-		to = strings.ToLower(a.Address)
-	}
-	res["to"] = to
+	res["to"] = bareAddress(to)
 	return res, nil
+}
+
+// bareAddress returns the lower-cased bare address of "Name <a@b>" or
+// "a@b", or s itself when it does not parse.
+func bareAddress(s string) string {
+	if a, err := netmail.ParseAddress(s); err == nil {
+		return strings.ToLower(a.Address)
+	}
+	return s
 }
 
 func (m *mockSeq) fallback(n int, draft bool) (map[string]any, error) {

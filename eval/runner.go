@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	netmail "net/mail"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -375,9 +373,7 @@ func caseTickets(ctx context.Context, c *Case) (*caseStore, error) {
 	if customer == "" && c.Input.Email != nil {
 		customer = c.Input.Email.From
 	}
-	if a, err := netmail.ParseAddress(customer); err == nil {
-		customer = strings.ToLower(a.Address)
-	}
+	customer = bareAddress(customer)
 	st := tickets.State{TicketID: cv.TicketID, Status: cv.Status, CustomerEmail: customer,
 		SerialNumber: cv.SerialNumber, Summary: cv.Summary, AgentDisabled: cv.TakenOver, Owner: cv.Owner}
 	at := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
