@@ -254,11 +254,7 @@ func (b *Backends) Close() error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(b.servers))
 	for i, s := range b.servers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = s.client.Close()
-		}()
+		wg.Go(func() { errs[i] = s.client.Close() })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
