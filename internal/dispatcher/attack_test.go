@@ -116,13 +116,10 @@ tools:
 // body) is whatever the server sends.
 func TestErrorTextIsCapped(t *testing.T) {
 	huge := strings.Repeat("ż", 1<<20)
-	d, err := New(Config{Tools: parseTools(t, policyTools), MaxResultBytes: 4096, Routes: map[string]Func{
-		FuncSendEmail: (&fakeRoutes{}).routes(FuncSendEmail)[FuncSendEmail],
-		"notify":      (&fakeRoutes{}).routes("notify")["notify"],
-		"lookup": func(context.Context, *Call) (map[string]any, error) {
+	d, err := New(Config{Tools: parseTools(t, policyTools), MaxResultBytes: 4096, Routes: policyRoutes(
+		func(context.Context, *Call) (map[string]any, error) {
 			return nil, errors.New("server kb: tool lookup: " + huge)
-		},
-	}})
+		})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,11 +279,8 @@ func TestUndeclaredArgumentsNeverReachATool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := New(Config{Tools: parseTools(t, policyTools), Routes: map[string]Func{
-		FuncSendEmail: (&fakeRoutes{}).routes(FuncSendEmail)[FuncSendEmail],
-		"notify":      (&fakeRoutes{}).routes("notify")["notify"],
-		"lookup":      func(ctx context.Context, c *Call) (map[string]any, error) { return ht.Call(ctx, c.Args) },
-	}})
+	d, err := New(Config{Tools: parseTools(t, policyTools), Routes: policyRoutes(
+		func(ctx context.Context, c *Call) (map[string]any, error) { return ht.Call(ctx, c.Args) })})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,14 @@ func policyScenario(t *testing.T) *scenario.Scenario {
 	}}
 }
 
+// policyRoutes implements policyTools: lookup as given, send_email and
+// notify by fakeRoutes.
+func policyRoutes(lookup Func) map[string]Func {
+	m := (&fakeRoutes{}).routes(FuncSendEmail, "notify")
+	m["lookup"] = lookup
+	return m
+}
+
 func TestPolicies(t *testing.T) {
 	f := &fakeRoutes{}
 	d, err := New(Config{
@@ -202,11 +210,8 @@ func TestResultCap(t *testing.T) {
 			if err == nil {
 				t.Fatal("nil routes accepted")
 			}
-			d, err = New(Config{Tools: ts, MaxResultBytes: 2048, Routes: map[string]Func{
-				FuncSendEmail: (&fakeRoutes{}).routes(FuncSendEmail)[FuncSendEmail],
-				"notify":      (&fakeRoutes{}).routes("notify")["notify"],
-				"lookup":      func(context.Context, *Call) (map[string]any, error) { return tt.result, nil },
-			}})
+			d, err = New(Config{Tools: ts, MaxResultBytes: 2048, Routes: policyRoutes(
+				func(context.Context, *Call) (map[string]any, error) { return tt.result, nil })})
 			if err != nil {
 				t.Fatal(err)
 			}
