@@ -42,7 +42,6 @@ type Config struct {
 	Name           string            // label in logs and errors; default: the command's base name or the URL's host
 	Command        []string          // stdio: program and arguments
 	Env            []string          // stdio: KEY=VALUE added to the server's environment (see childEnv)
-	Dir            string            // stdio: working directory (default ours)
 	URL            string            // streamable HTTP endpoint
 	Headers        map[string]string // streamable HTTP: sent with every request (may hold secrets)
 	HTTPClient     *http.Client      // streamable HTTP; default: a new client; its redirect policy is replaced
@@ -195,7 +194,6 @@ func (c *Client) connect(d *dialing) {
 	if len(c.cfg.Command) > 0 {
 		cmd := exec.Command(c.cfg.Command[0], c.cfg.Command[1:]...)
 		cmd.Env = childEnv(os.Environ(), c.cfg.Env)
-		cmd.Dir = c.cfg.Dir
 		stderr = newStderrLog(c.log, c.cfg.MaxStderrBytes, c.redact)
 		cmd.Stderr = stderr
 		cmd.WaitDelay = terminateGrace // a grandchild holding stderr open cannot block Wait
