@@ -275,7 +275,7 @@ func (c *Client) Call(ctx context.Context, tool string, args map[string]any) (ma
 	if err != nil {
 		return nil, c.callError(ctx, sess, tool, err)
 	}
-	out := Result(res)
+	out := toolResult(res)
 	if res.IsError {
 		msg, _ := out["text"].(string)
 		if msg == "" {
@@ -524,11 +524,11 @@ func (c *Client) redact(s string) string {
 	return s
 }
 
-// Result turns a tools/call result into what the model sees: "text" (the
+// toolResult turns a tools/call result into what the model sees: "text" (the
 // text content and text resources, joined by newlines), "structured" (the
 // structured content) and "content" (other content, described without its
 // data).
-func Result(res *sdk.CallToolResult) map[string]any {
+func toolResult(res *sdk.CallToolResult) map[string]any {
 	out := map[string]any{}
 	var texts []string
 	var other []any
