@@ -190,6 +190,8 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (map[string]any, e
 // again after a crash, or a call that timed out) from a new request.
 func (t *Tool) CallKey(ctx context.Context, args map[string]any, key string) (map[string]any, error) {
 	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
 	req, err := t.request(ctx, args)
 	if err != nil {
 		return nil, err
@@ -197,9 +199,6 @@ func (t *Tool) CallKey(ctx context.Context, args map[string]any, key string) (ma
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
 	}
-	ctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	req = req.WithContext(ctx)
 	resp, err := t.client.Do(req)
 	if err != nil {
 		err = t.transportError(ctx, err)
@@ -236,7 +235,7 @@ func (t *Tool) CallKey(ctx context.Context, args map[string]any, key string) (ma
 	return map[string]any{"value": v}, nil
 }
 
-// request builds the HTTP request for args (without its deadline).
+// request builds the HTTP request for args.
 func (t *Tool) request(ctx context.Context, args map[string]any) (*http.Request, error) {
 	rest := maps.Clone(args)
 	if rest == nil {
