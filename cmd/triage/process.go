@@ -98,7 +98,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	log := slog.New(logattr.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	// Everything is validated before anything (outbox, ticket store) is created.
 	var probs problems
-	checkPipeline(o.pipelineOptions, &probs)
+	parts := checkPipeline(o.pipelineOptions, &probs)
 	if err := checkDirOrParent("--outbox", o.Outbox); err != nil && !o.DryRun {
 		probs.addErr(err)
 	}
@@ -113,7 +113,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 		}
 		sender = outbox
 	}
-	p, err := newPipeline(ctx, o.pipelineOptions, sender, log)
+	p, err := newPipeline(ctx, o.pipelineOptions, parts, sender, log)
 	if err != nil {
 		return err
 	}

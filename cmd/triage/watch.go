@@ -414,6 +414,7 @@ type watchSetup struct {
 	found               string // how the configuration was found
 	imapPass, imapToken string
 	smtp                *mail.SMTP
+	parts               *pipelineParts // what checkPipeline loaded, for newPipeline
 }
 
 func (ws *watchSetup) foundText() string {
@@ -546,7 +547,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	}
 
 	// pipeline: instructions, registry, store, and the model credentials
-	checkPipeline(o.pipelineOptions, &p)
+	ws.parts = checkPipeline(o.pipelineOptions, &p)
 	checkCredentials(o.pipelineOptions, path, &p)
 	if err := p.err(); err != nil {
 		var ee *exitError
@@ -638,7 +639,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 			return usageErr("%v", err)
 		}
 	}
-	p, err := newPipeline(ctx, o.pipelineOptions, sender, log)
+	p, err := newPipeline(ctx, o.pipelineOptions, ws.parts, sender, log)
 	if err != nil {
 		return err
 	}

@@ -165,9 +165,11 @@ func startBackends(ctx context.Context, ss *scenario.Set, ts *tools.Set, strict 
 }
 
 // newPipeline builds everything once: scenarios, model, clients, dispatcher,
-// processor. sender overrides the mail sender (watch passes its SMTP+ledger
-// sender); when nil, replies go to outbox.
-func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log *slog.Logger) (_ *pipeline, err error) {
+// processor. parts is what the caller's checkPipeline already loaded (nil:
+// newPipeline checks o itself), so start-up reads the instructions and the
+// warranty registry once. sender overrides the mail sender (watch passes its
+// SMTP+ledger sender); when nil, replies go to outbox.
+func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, sender mail.Sender, log *slog.Logger) (_ *pipeline, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -177,10 +179,12 @@ func newPipeline(ctx context.Context, o pipelineOptions, sender mail.Sender, log
 			p.Close()
 		}
 	}()
-	var probs problems
-	parts := checkPipeline(o, &probs)
-	if err := probs.err(); err != nil {
-		return nil, err
+	if parts == nil {
+		var probs problems
+		parts = checkPipeline(o, &probs)
+		if err := probs.err(); err != nil {
+			return nil, err
+		}
 	}
 	p.Scenarios, p.Tools = parts.Scenarios, parts.Tools
 	bk, err := startBackends(ctx, p.Scenarios, p.Tools, false, log)
