@@ -243,8 +243,7 @@ func (t *Tool) request(ctx context.Context, args map[string]any) (*http.Request,
 	}
 	var missing []string
 	var bad error
-	inPath := false
-	fill := func(part string, escape func(string) string) string {
+	fill := func(part string, inPath bool) string {
 		return placeholderRE.ReplaceAllStringFunc(part, func(m string) string {
 			name := m[1 : len(m)-1]
 			v, ok := args[name]
@@ -263,17 +262,18 @@ func (t *Tool) request(ctx context.Context, args map[string]any) (*http.Request,
 			if inPath && (s == "" || s == "." || s == "..") && bad == nil {
 				bad = fmt.Errorf("%w: tool %s: %s %q cannot fill a path segment", ErrArgs, t.name, name, s)
 			}
-			return escape(s)
+			if inPath {
+				return url.PathEscape(s)
+			}
+			return url.QueryEscape(s)
 		})
 	}
 	// Path placeholders are path-escaped ("a/b" stays one segment), query
 	// placeholders query-escaped.
 	path, query, hasQuery := strings.Cut(t.url, "?")
-	inPath = true
-	raw := fill(path, url.PathEscape)
-	inPath = false
+	raw := fill(path, true)
 	if hasQuery {
-		raw += "?" + fill(query, url.QueryEscape)
+		raw += "?" + fill(query, false)
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("%w: tool %s: missing %s for the URL", ErrArgs, t.name, strings.Join(missing, ", "))
