@@ -265,7 +265,7 @@ type Session struct {
 	runs      map[string]int
 	done      []doneCall // successful runs, in order
 	final     map[string]any
-	facts_    *facts // built on first use
+	parsed    *facts // the message's facts, built on first use (facts())
 	ticket    string // see Call.TicketID
 }
 

@@ -242,8 +242,8 @@ type facts struct {
 }
 
 func (s *Session) facts() *facts {
-	if s.facts_ != nil {
-		return s.facts_
+	if s.parsed != nil {
+		return s.parsed
 	}
 	m := s.msg
 	f := &facts{ext: s.d.ext, serials: map[string]string{}, checkTok: map[string]bool{}}
@@ -258,7 +258,7 @@ func (s *Session) facts() *facts {
 		f.message = append(f.message, toks)
 		f.folded = append(f.folded, fold(toks))
 	}
-	s.facts_ = f
+	s.parsed = f
 	return f
 }
 
