@@ -107,7 +107,7 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 				return tool.Call(ctx, c.Args)
 			}
 		case t.MCP != nil:
-			srv, err := b.server(ctx, t.MCP, cfg, serverTimeout(cfg, t.MCP))
+			srv, err := b.server(ctx, t.MCP, cfg)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("backends: %s: %s: mcp: %w", b.file, name, err))
 				continue
@@ -136,7 +136,7 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 }
 
 // server returns the client of spec's server, starting it on first use.
-func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config, callTimeout time.Duration) (*server, error) {
+func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config) (*server, error) {
 	key := "url " + spec.URL
 	for _, k := range slices.Sorted(maps.Keys(spec.Headers)) {
 		key += "\x00" + k + ": " + spec.Headers[k]
@@ -159,7 +159,7 @@ func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config, 
 		Headers:     spec.Headers,
 		Env:         env,
 		HTTPClient:  cfg.HTTPClient,
-		CallTimeout: callTimeout,
+		CallTimeout: serverTimeout(cfg, spec),
 		Logger:      b.log,
 	})
 	if err != nil {
