@@ -138,7 +138,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in any, header htt
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return resp.StatusCode, body, &Error{
 			StatusCode: resp.StatusCode,
-			Err:        fmt.Errorf("%s %s: %s: %s", method, req.URL.Path, resp.Status, snippet(body)),
+			Err:        fmt.Errorf("%s %s: %s: %s", method, req.URL.Path, resp.Status, Snippet(body)),
 			name:       c.name,
 			temporary:  resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500,
 		}
@@ -152,8 +152,9 @@ func transportTemporary(err error) bool {
 	return !errors.Is(err, context.Canceled)
 }
 
-// snippet is the start of a response body, for an error message.
-func snippet(b []byte) string {
+// Snippet is the start of a response body (its first 200 bytes), for an
+// error message.
+func Snippet(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > snippetLen {
 		s = s[:snippetLen] + "..."

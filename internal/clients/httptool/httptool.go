@@ -25,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"triage/internal/clients/httpjson"
 )
 
 // Defaults and limits.
@@ -32,7 +34,6 @@ const (
 	DefaultTimeout          = 10 * time.Second
 	DefaultMaxResponseBytes = 1 << 20
 	maxRedirects            = 5
-	snippetLen              = 200 // response bytes quoted in a status error
 )
 
 // Config configures a Tool; URL is required.
@@ -215,7 +216,7 @@ func (t *Tool) CallKey(ctx context.Context, args map[string]any, key string) (ma
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &Error{
 			Status:    resp.StatusCode,
-			msg:       t.redact(fmt.Sprintf("tool %s: %s %s: %s: %s", t.name, t.method, req.URL.Host, resp.Status, snippet(body))),
+			msg:       t.redact(fmt.Sprintf("tool %s: %s %s: %s: %s", t.name, t.method, req.URL.Host, resp.Status, httpjson.Snippet(body))),
 			temporary: resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500,
 		}
 	}
@@ -372,12 +373,4 @@ func scalar(v any) (string, error) {
 		return "", errors.New("is null")
 	}
 	return "", fmt.Errorf("is a %T, want a string, number or boolean", v)
-}
-
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > snippetLen {
-		s = s[:snippetLen] + "..."
-	}
-	return s
 }
