@@ -21,6 +21,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"triage/internal/clients/httptool"
 	"triage/internal/yamlstrict"
 )
 
@@ -46,7 +47,7 @@ const (
 )
 
 // DefaultHTTPTimeout is an HTTP tool's timeout when the file gives none.
-const DefaultHTTPTimeout = 10 * time.Second
+const DefaultHTTPTimeout = httptool.DefaultTimeout
 
 // DefaultMCPTimeout bounds one call of an MCP tool when the file gives none.
 const DefaultMCPTimeout = 30 * time.Second
