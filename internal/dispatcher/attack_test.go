@@ -239,15 +239,7 @@ func TestStaffNoticeFactsComeBeforeTheModelsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
-	if len(files) != 1 {
-		t.Fatalf("outbox has %d files", len(files))
-	}
-	raw, _ := os.ReadFile(files[0])
-	m, err := message.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, m := onlyNotice(t, dir)
 	text := m.Text + "\n" + m.Quoted
 	real, fake := strings.Index(text, "Customer: jan@example.com"), strings.Index(text, "Customer: ceo@bank.example")
 	if real < 0 || fake < 0 || real > fake || strings.Index(text, "Ticket: TKT-000007") > fake {
@@ -394,6 +386,16 @@ func TestNotifyStaffAbuse(t *testing.T) {
 			t.Errorf("step %d: %v, want %q", i, env, st.want)
 		}
 	}
+	raw, m := onlyNotice(t, dir)
+	if !slices.Equal(m.To, []string{"boss@example.com"}) || strings.Contains(string(raw), "eve@evil") {
+		t.Errorf("notice To %v:\n%s", m.To, raw)
+	}
+}
+
+// onlyNotice reads the one message the outbox dir holds, failing the test
+// when it holds another number.
+func onlyNotice(t *testing.T, dir string) ([]byte, *message.Message) {
+	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
 	if len(files) != 1 {
 		t.Fatalf("outbox has %d notices, want 1", len(files))
@@ -403,7 +405,5 @@ func TestNotifyStaffAbuse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(m.To, []string{"boss@example.com"}) || strings.Contains(string(raw), "eve@evil") {
-		t.Errorf("notice To %v:\n%s", m.To, raw)
-	}
+	return raw, m
 }
