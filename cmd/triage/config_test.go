@@ -317,3 +317,26 @@ func copyDir(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// ledger and ledger stats find the ledger the same way: a configuration
+// named by $TRIAGE_CONFIG is read (and reported), --ledger still wins.
+func TestLedgerCommandsFindTheConfigurationAlike(t *testing.T) {
+	noDefaultConfig(t)
+	dir := t.TempDir()
+	fromConfig := filepath.Join(dir, "from-config.db")
+	cfg := filepath.Join(dir, "triage.yaml")
+	if err := os.WriteFile(cfg, []byte("ledger: "+fromConfig+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TRIAGE_CONFIG", cfg)
+	for _, args := range [][]string{{"ledger"}, {"ledger", "stats"}} {
+		_, _, stderr := runArgs(t, args...)
+		if !strings.Contains(stderr, "from-config.db") || !strings.Contains(stderr, "ledger of the configuration "+cfg) {
+			t.Errorf("%v: stderr %q does not read and report the configuration's ledger", args, stderr)
+		}
+		_, _, stderr = runArgs(t, append(args, "--ledger", filepath.Join(dir, "flag.db"))...)
+		if !strings.Contains(stderr, "flag.db") {
+			t.Errorf("%v --ledger: stderr %q, want the flag's ledger", args, stderr)
+		}
+	}
+}

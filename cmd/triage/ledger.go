@@ -53,17 +53,9 @@ while triage watch is running.`,
 					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
 				}
 			}
-			if cfg, how := findConfig(cmd.Flags(), config); !given(cmd.Flags(), "ledger") && cfg != "" {
-				wf, err := loadWatchFile(cfg)
-				if err != nil {
-					return err
-				}
-				if how != "--config" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "triage: ledger of the configuration %s (%s)\n", cfg, how)
-				}
-				if wf.Ledger != "" {
-					path = wf.Ledger
-				}
+			path, err := ledgerPath(cmd, path, config)
+			if err != nil {
+				return err
 			}
 			l, err := openLedgerFile(cmd.Context(), path, "ledger")
 			if err != nil {
@@ -98,6 +90,28 @@ while triage watch is running.`,
 	f.BoolVar(&replies, "replies", false, "list replies instead of messages")
 	cmd.AddCommand(newLedgerStatsCmd())
 	return cmd
+}
+
+// ledgerPath is the ledger file the ledger commands read: --ledger (or
+// $TRIAGE_LEDGER) when given, else the ledger of the watch configuration
+// found like watch finds it (--config, $TRIAGE_CONFIG, /etc/triage/triage.yaml;
+// one found by convention is reported), else path's default.
+func ledgerPath(cmd *cobra.Command, path, config string) (string, error) {
+	cfg, how := findConfig(cmd.Flags(), config)
+	if given(cmd.Flags(), "ledger") || cfg == "" {
+		return path, nil
+	}
+	wf, err := loadWatchFile(cfg)
+	if err != nil {
+		return "", err
+	}
+	if how != "--config" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "triage: ledger of the configuration %s (%s)\n", cfg, how)
+	}
+	if wf.Ledger != "" {
+		return wf.Ledger, nil
+	}
+	return path, nil
 }
 
 // openLedgerFile opens the ledger file at path for the command named what

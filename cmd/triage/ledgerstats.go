@@ -38,14 +38,9 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
   triage ledger stats --ledger /var/lib/triage/ledger.db --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("ledger") && config != "" {
-				wf, err := loadWatchFile(config)
-				if err != nil {
-					return err
-				}
-				if wf.Ledger != "" {
-					path = wf.Ledger
-				}
+			path, err := ledgerPath(cmd, path, config)
+			if err != nil {
+				return err
 			}
 			l, err := openLedgerFile(cmd.Context(), path, "ledger stats")
 			if err != nil {
@@ -63,8 +58,8 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&path, "ledger", envOr("TRIAGE_LEDGER", "triage-ledger.db"), "ledger file")
-	f.StringVar(&config, "config", envOr("TRIAGE_CONFIG", ""), "read the ledger path from this watch configuration")
+	envString(f, &path, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file")
+	f.StringVar(&config, "config", "", "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per scenario per line")
 	return cmd
 }
