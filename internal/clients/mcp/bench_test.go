@@ -49,29 +49,21 @@ func benchCall(b *testing.B, cfg mcp.Config) {
 // Start-up with a stdio server: start the process, handshake, list the
 // tools (the start-up inputSchema check), stop it.
 func BenchmarkStartStdio(b *testing.B) {
-	for b.Loop() {
-		c, err := mcp.New(context.Background(), stdioConfig(nil))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := c.InputSchema(context.Background(), "echo"); err != nil {
-			b.Fatal(err)
-		}
-		if err := c.Close(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchStart(b, stdioConfig(nil), "echo")
 }
 
 // The same with a server that is not ours: Node.js, the npm filesystem server.
 func BenchmarkStartNPMFilesystem(b *testing.B) {
-	cmd := append(mcptest.FilesystemServer(b), b.TempDir())
+	benchStart(b, mcp.Config{Command: append(mcptest.FilesystemServer(b), b.TempDir())}, "read_text_file")
+}
+
+func benchStart(b *testing.B, cfg mcp.Config, tool string) {
 	for b.Loop() {
-		c, err := mcp.New(context.Background(), mcp.Config{Command: cmd})
+		c, err := mcp.New(context.Background(), cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := c.InputSchema(context.Background(), "read_text_file"); err != nil {
+		if _, err := c.InputSchema(context.Background(), tool); err != nil {
 			b.Fatal(err)
 		}
 		if err := c.Close(); err != nil {
