@@ -148,7 +148,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 	if cfg.ReadOnly {
 		return l, nil
 	}
-	if err := db.Migrate(ctx, Component, migrations); err != nil {
+	if err := Migrate(ctx, db); err != nil {
 		l.Close()
 		return nil, fmt.Errorf("ledger: %w", err)
 	}

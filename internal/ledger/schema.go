@@ -173,3 +173,8 @@ func upgradeSQLite(ctx context.Context, db *store.Tx) error {
 	}
 	return nil
 }
+
+// Migrate brings the ledger tables of db up to date (Open does it too).
+func Migrate(ctx context.Context, db *store.DB) error {
+	return db.Migrate(ctx, Component, migrations)
+}

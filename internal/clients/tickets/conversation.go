@@ -362,7 +362,7 @@ func (s *SQLite) Restore(ctx context.Context, st State) error {
 			return fmt.Errorf("tickets: sqlite: restore %s note %s: %w", FormatID(seq), n.MessageID, err)
 		}
 	}
-	if err := syncSeq(ctx, tx); err != nil {
+	if err := SyncSeq(ctx, tx); err != nil {
 		return fmt.Errorf("tickets: sqlite: restore %s: %w", FormatID(seq), err)
 	}
 	return tx.Commit()

@@ -128,10 +128,16 @@ CREATE TABLE ticket_notes (
 );
 `
 
-// syncSeq moves PostgreSQL's ticket sequence past tickets inserted with
+// Migrate brings the ticket tables of db up to date (Open and New do it
+// too).
+func Migrate(ctx context.Context, db *store.DB) error {
+	return db.Migrate(ctx, Component, migrations)
+}
+
+// SyncSeq moves PostgreSQL's ticket sequence past tickets inserted with
 // their own seq (Restore, a copy from SQLite), so the next Create does
 // not collide with them. SQLite's AUTOINCREMENT follows by itself.
-func syncSeq(ctx context.Context, tx *store.Tx) error {
+func SyncSeq(ctx context.Context, tx *store.Tx) error {
 	if tx.Dialect() != store.Postgres {
 		return nil
 	}

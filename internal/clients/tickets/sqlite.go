@@ -51,7 +51,7 @@ func Open(ctx context.Context, target string) (*SQLite, error) {
 // New is the ticket store on db, shared with the ledger; Close leaves db
 // open.
 func New(ctx context.Context, db *store.DB) (*SQLite, error) {
-	if err := db.Migrate(ctx, Component, migrations); err != nil {
+	if err := Migrate(ctx, db); err != nil {
 		return nil, fmt.Errorf("tickets: %w", err)
 	}
 	return &SQLite{db: db, now: time.Now}, nil
