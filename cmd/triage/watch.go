@@ -73,6 +73,7 @@ type watchFile struct {
 	SMTP            smtpFile      `yaml:"smtp"`
 	Outbox          string        `yaml:"outbox"`
 	Ledger          string        `yaml:"ledger"`
+	Store           string        `yaml:"store"` // postgres:// URL holding the ledger and the tickets
 	Interval        time.Duration `yaml:"interval"`
 	Idle            *bool         `yaml:"idle"`
 	MaxMessageBytes int64         `yaml:"max_message_bytes"`
@@ -328,6 +329,7 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	str("warranty-csv", &o.WarrantyCSV, p.WarrantyCSV)
 	str("warranty-url", &o.WarrantyURL, p.WarrantyURL)
 	str("tickets-db", &o.TicketsDB, p.TicketsDB)
+	str("store", &o.Store, wf.Store)
 	str("tickets-url", &o.TicketsURL, p.TicketsURL)
 	if len(p.Staff) > 0 && !given(fs, "staff") {
 		o.Staff = p.Staff
@@ -660,7 +662,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	log.Info("watch starting", "addr", wf.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.Ledger, "once", o.Once)
+	log.Info("watch starting", "addr", wf.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.ledgerName(), "once", o.Once)
 	if o.Once {
 		err = w.RunOnce(ctx)
 	} else {
