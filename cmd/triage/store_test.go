@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"triage/internal/ledger"
+	"triage/internal/mailtest"
 	"triage/internal/pgtest"
 )
 
@@ -104,5 +108,56 @@ func TestStoreMigrateSchemaOnly(t *testing.T) {
 		if code != 0 || !strings.Contains(stdout, "schema up to date") {
 			t.Fatalf("store migrate: exit %d\n%s%s", code, stdout, stderr)
 		}
+	}
+}
+
+// TestWatchOnStore: watch with store: in its configuration keeps its ledger
+// and tickets in PostgreSQL (no SQLite file is written); a second run finds
+// both messages handled; ledger --config reads the store named there.
+func TestWatchOnStore(t *testing.T) {
+	noDefaultConfig(t)
+	srv := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	raw, err := os.ReadFile("../../examples/inbox/01-valid-warranty-pl.eml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Append(t, "INBOX", raw)
+	srv.Append(t, "INBOX", []byte(strings.Replace(string(raw), "Message-ID: <", "Message-ID: <second.", 1)))
+	dir := t.TempDir()
+	csv, _ := filepath.Abs("../../examples/warranty.csv")
+	url := pgtest.URL(t)
+	cfg := filepath.Join(dir, "triage.yaml")
+	writeTestFile(t, cfg, "imap: {addr: "+srv.Addr+", tls: none, user: "+srv.User+", password: "+srv.Password+"}\noutbox: out\nledger: ledger.db\n"+
+		"store: "+url+"\npipeline: {offline: true, warranty_csv: "+csv+", tickets_db: tickets.db}\n")
+	for run := range 2 {
+		if code, _, stderr := runArgs(t, "watch", "--config", cfg, "--once"); code != 0 {
+			t.Fatalf("run %d: exit %d:\n%s", run, code, stderr)
+		}
+	}
+	ctx := context.Background()
+	l, err := ledger.Open(ctx, ledger.Config{Path: url, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	counts, err := l.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 2}, counts); diff != "" {
+		t.Errorf("ledger on the store after two runs (-want +got):\n%s", diff)
+	}
+	for _, f := range []string{"ledger.db", "tickets.db"} {
+		if fileExists(filepath.Join(dir, f)) {
+			t.Errorf("%s written although the store is PostgreSQL", f)
+		}
+	}
+	code, stdout, stderr := runArgs(t, "ledger", "--config", cfg)
+	if code != 0 || strings.Count(stdout, "replied") < 2 {
+		t.Errorf("ledger --config: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runArgs(t, "tickets", "list", "--store", url, "--json")
+	if code != 0 || strings.Count(stdout, "TKT-00000") != 2 {
+		t.Errorf("tickets list --store: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
