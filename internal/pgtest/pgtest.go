@@ -46,6 +46,7 @@ var (
 	srv        *server
 	startErr   error
 	dbSeq      atomic.Int64
+	drops      sync.WaitGroup
 )
 
 // errMissing is a start error meaning PostgreSQL is not installed.
@@ -56,6 +57,7 @@ var errMissing = errors.New("pgtest: PostgreSQL is not installed (Debian package
 func Main(m *testing.M) int {
 	mainCalled.Store(true)
 	code := m.Run()
+	drops.Wait()
 	if srv != nil {
 		srv.stop()
 	}
@@ -77,13 +79,13 @@ func URL(t testing.TB) string {
 		t.Fatalf("pgtest: start PostgreSQL: %v", startErr)
 	}
 	name := fmt.Sprintf("test_%d", dbSeq.Add(1))
-	if err := srv.admin(fmt.Sprintf(`CREATE DATABASE %s`, name)); err != nil {
+	if err := srv.admin(fmt.Sprintf(`CREATE DATABASE %s STRATEGY FILE_COPY`, name)); err != nil {
 		t.Fatalf("pgtest: create database %s: %v", name, err)
 	}
+	// Dropped in the background (Main waits for it): the next test need
+	// not wait for the disk to be freed.
 	t.Cleanup(func() {
-		if err := srv.admin(fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name)); err != nil {
-			t.Logf("pgtest: drop database %s: %v", name, err)
-		}
+		drops.Go(func() { srv.admin(fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name)) })
 	})
 	return srv.url(name)
 }
