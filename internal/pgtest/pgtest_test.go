@@ -43,4 +43,3 @@ func TestServer(t *testing.T) {
 		}
 	}
 }
-

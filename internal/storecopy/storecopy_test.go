@@ -77,7 +77,9 @@ func take(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) snapshot {
 func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	t.Helper()
 	ctx := context.Background()
-	loc := func(uid uint32) ledger.Loc { return ledger.Loc{Account: "acct", Mailbox: "INBOX", UIDValidity: 4000000000, UID: uid} }
+	loc := func(uid uint32) ledger.Loc {
+		return ledger.Loc{Account: "acct", Mailbox: "INBOX", UIDValidity: 4000000000, UID: uid}
+	}
 	for i, st := range []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed, ledger.StateNeedsHuman} {
 		uid := uint32(i + 1)
 		e := ledger.Entry{Loc: loc(uid), Key: "key" + st, MessageID: "<in" + st + "@x>", Sender: "c@x.example", Subject: "Re: " + st}
