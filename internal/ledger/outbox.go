@@ -6,15 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"triage"
 )
 
 // OutboxEntry is one reply in the outbox index: where the reply with a
 // Message-ID went, so finding it never means reading the outbox directory.
 type OutboxEntry struct {
-	MessageID string    `json:"message_id"` // with angle brackets
-	Key       string    `json:"key,omitempty"`
-	Path      string    `json:"path,omitempty"` // the .eml file; "" when it went by SMTP
-	Created   time.Time `json:"created"`
+	MessageID string     `json:"message_id"` // with angle brackets
+	Key       triage.Key `json:"key,omitempty"`
+	Path      string     `json:"path,omitempty"` // the .eml file; "" when it went by SMTP
+	Created   time.Time  `json:"created"`
 }
 
 // IndexOutbox records e (replacing an entry with the same Message-ID).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 	"triage/internal/pgtest"
@@ -49,7 +50,7 @@ func take(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) snapshot {
 	}
 	s.Raw = map[string]string{}
 	for _, r := range s.Replies {
-		s.Raw[r.Key] = string(r.Raw)
+		s.Raw[string(r.Key)] = string(r.Raw)
 	}
 	if s.DraftStats, err = l.DraftStats(ctx); err != nil {
 		t.Fatal(err)
@@ -82,11 +83,11 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	}
 	for i, st := range []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed, ledger.StateNeedsHuman} {
 		uid := uint32(i + 1)
-		e := ledger.Entry{Loc: loc(uid), Key: "key" + st, MessageID: "<in" + st + "@x>", Sender: "c@x.example", Subject: "Re: " + st}
+		e := ledger.Entry{Loc: loc(uid), Key: triage.Key("key" + st), MessageID: "<in" + st + "@x>", Sender: "c@x.example", Subject: "Re: " + st}
 		if _, err := l.Begin(ctx, e); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Finish(ctx, e.Loc, st, "why-"+st, "valid-warranty"); err != nil {
+		if err := l.Finish(ctx, e.Loc, st, triage.Reason("why-"+st), "valid-warranty"); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
