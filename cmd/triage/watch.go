@@ -179,6 +179,8 @@ variable and default). Its fields:
              timeout            (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
   max_auth_failures,
+  store:     postgres:// URL: the ledger and the tickets live in PostgreSQL
+             instead of the SQLite files (the lock stays <ledger>.lock),
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
              global_per_hour (100); negative disables
