@@ -348,4 +348,11 @@ func TestUpgradeAddsSenderColumn(t *testing.T) {
 	if n, err := l.RepliesSince(ctx, "jan@x.example", time.UnixMilli(0)); err != nil || n != 1 {
 		t.Errorf("RepliesSince = %d, %v; want 1", n, err)
 	}
+	// The file now records its schema version and has every later table.
+	if v, err := l.db.Version(ctx, Component); err != nil || v != len(migrations) {
+		t.Errorf("schema version = %d, %v; want %d", v, err, len(migrations))
+	}
+	if err := l.IndexOutbox(ctx, OutboxEntry{MessageID: "<m@x>", Key: "k"}); err != nil {
+		t.Errorf("outbox index on an upgraded file: %v", err)
+	}
 }

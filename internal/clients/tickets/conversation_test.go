@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"triage/internal/pgtest"
+	"triage/internal/store"
 )
 
 // conversationContract runs the Conversations contract against s.
@@ -350,8 +351,23 @@ func TestSQLiteMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := OpenSQLite(path); err == nil || !strings.Contains(err.Error(), "newer") {
+	if _, err := OpenSQLite(path); !errors.Is(err, store.ErrNewerSchema) {
 		t.Errorf("newer schema: err = %v", err)
+	}
+
+	// A file from before the store versioned schemas, written by a newer
+	// program (user_version past what this one knows), is refused too.
+	newer := filepath.Join(t.TempDir(), "newer.db")
+	db, err := sql.Open("sqlite", "file:"+newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(schema + `; PRAGMA user_version = 5`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := OpenSQLite(newer); !errors.Is(err, store.ErrNewerSchema) {
+		t.Errorf("newer pre-versioning file: err = %v", err)
 	}
 }
 
