@@ -23,10 +23,12 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Dialect is the kind of database behind a DB.
@@ -110,11 +112,31 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 	// One connection: goroutines queue in database/sql instead of spinning
 	// in SQLite's busy handler; other processes wait on the file lock.
 	db.SetMaxOpenConns(1)
-	if err := db.PingContext(ctx); err != nil {
+	if err := pingSQLite(ctx, db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	return &DB{db: db, dialect: SQLite, name: path, readOnly: opts.ReadOnly}, nil
+}
+
+// pingSQLite opens the first connection, which runs the pragmas. Turning
+// a new file to WAL needs the file to itself, and SQLite reports that busy
+// at once rather than waiting (busy_timeout): several processes opening a
+// new store at the same moment retry for a while.
+func pingSQLite(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+		err := db.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 func openPostgres(ctx context.Context, rawURL string, opts Options) (*DB, error) {
