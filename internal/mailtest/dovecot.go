@@ -75,6 +75,8 @@ type Dovecot struct {
 	mailUID   int    // owns the mail and runs imap
 	mailGID   int
 
+	introspect string // oauth2 passdb introspection URL; "" without
+
 	mu    sync.Mutex
 	users map[string]string // name -> password
 	cmd   *exec.Cmd
@@ -85,6 +87,20 @@ type Dovecot struct {
 // is not installed the test is skipped, or fails when the CI environment
 // variable is set: CI must run the Dovecot tests (install with .ci/dovecot.sh).
 func StartDovecot(t testing.TB) *Dovecot {
+	t.Helper()
+	return startDovecot(t, "")
+}
+
+// StartDovecotOAuth2 is StartDovecot with Dovecot's oauth2 passdb: besides
+// LOGIN with a password, AUTHENTICATE XOAUTH2 and OAUTHBEARER accept a bearer
+// token that the introspection endpoint (RFC 7662, POST) says is active for
+// the user (an OAuth2 server started with StartOAuth2).
+func StartDovecotOAuth2(t testing.TB, introspectURL string) *Dovecot {
+	t.Helper()
+	return startDovecot(t, introspectURL)
+}
+
+func startDovecot(t testing.TB, introspectURL string) *Dovecot {
 	t.Helper()
 	if _, err := os.Stat(dovecotBinary); err != nil {
 		Skip(t, "dovecot not installed (%s missing): run .ci/dovecot.sh", dovecotBinary)
@@ -154,6 +170,7 @@ func StartDovecot(t testing.TB) *Dovecot {
 		mailUID:    mailUID,
 		mailGID:    mailGID,
 		users:      map[string]string{},
+		introspect: introspectURL,
 	}
 	if err := d.makeMailDirs(); err != nil {
 		t.Fatalf("mailtest: %v", err)
@@ -488,9 +505,19 @@ func (d *Dovecot) writeConfig(userName, groupName string, port int) error {
 		"Root":      d.root,
 		"LoginUser": d.loginUser,
 		"Greeting":  d.greeting,
+		"OAuth2":    d.introspect != "",
 	})
 	if err != nil {
 		return err
+	}
+	if d.introspect != "" {
+		// Every token is introspected (no tokeninfo): active must be true
+		// and username the user logging in.
+		conf := "introspection_mode = post\nintrospection_url = " + d.introspect + "\n" +
+			"force_introspection = yes\nusername_attribute = username\nactive_attribute = active\nactive_value = true\n"
+		if err := os.WriteFile(filepath.Join(d.Dir, "dovecot-oauth2.conf.ext"), []byte(conf), 0o600); err != nil {
+			return err
+		}
 	}
 	return os.WriteFile(d.ConfigPath, b.Bytes(), 0o600)
 }
@@ -511,7 +538,7 @@ listen = 127.0.0.1
 protocols = imap
 ssl = no
 disable_plaintext_auth = no
-auth_mechanisms = plain login
+auth_mechanisms = plain login{{if .OAuth2}} xoauth2 oauthbearer{{end}}
 # Tests try wrong passwords; do not wait the default 2s after each failure.
 auth_failure_delay = 0
 
@@ -534,7 +561,17 @@ mailbox_idle_check_interval = 1 secs
 passdb {
   driver = passwd-file
   args = scheme=PLAIN username_format=%u {{.Passwd}}
+{{- if .OAuth2}}
+  mechanisms = plain login
+{{- end}}
 }
+{{- if .OAuth2}}
+passdb {
+  driver = oauth2
+  mechanisms = xoauth2 oauthbearer
+  args = {{.Dir}}/dovecot-oauth2.conf.ext
+}
+{{- end}}
 userdb {
   driver = passwd-file
   args = username_format=%u {{.Passwd}}
