@@ -58,7 +58,8 @@ func (s *Source) Login(srv Server) (Token, error) {
 	}
 }
 
-// RefusedError is a server refusing a freshly obtained access token.
+// RefusedError is a server refusing a freshly obtained (or static) access
+// token.
 type RefusedError struct {
 	Mechanism string
 	Challenge string // the server's JSON error challenge, when it sent one
@@ -66,11 +67,10 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	msg := fmt.Sprintf("%s with a new access token: %v", e.Mechanism, e.Err)
 	if e.Challenge != "" {
-		msg += " (server detail: " + e.Challenge + ")"
+		return fmt.Sprintf("%v (%s; server detail: %s)", e.Err, e.Mechanism, e.Challenge)
 	}
-	return msg
+	return fmt.Sprintf("%v (%s)", e.Err, e.Mechanism)
 }
 
 func (e *RefusedError) Unwrap() error { return e.Err }

@@ -1,6 +1,7 @@
 package mailauth
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -78,8 +79,11 @@ func Choose(configured string, offered []string) (string, error) {
 	case has("XOAUTH2") || len(offered) == 0:
 		return XOAUTH2, nil
 	}
-	return "", fmt.Errorf("mailauth: the server offers neither XOAUTH2 nor OAUTHBEARER (it offers %s): OAuth2 login is not possible there", strings.Join(offered, " "))
+	return "", fmt.Errorf("%w (it offers %s)", ErrNoMechanism, strings.Join(offered, " "))
 }
+
+// ErrNoMechanism: the server advertises neither XOAUTH2 nor OAUTHBEARER.
+var ErrNoMechanism = errors.New("mailauth: the server offers neither XOAUTH2 nor OAUTHBEARER: OAuth2 login is not possible there")
 
 // challenger is a SASL client that keeps the server's error challenge.
 type challenger interface {
