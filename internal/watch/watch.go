@@ -162,7 +162,7 @@ type Watcher struct {
 	st      Stats
 	dryDone map[[2]uint32]bool // dry run (sequential): (UIDVALIDITY, UID) already shown
 
-	uidValidity uint32 // the mailbox UIDVALIDITY of the last pass (guarded by mu)
+	uidValidity uint32    // the mailbox UIDVALIDITY of the last pass (guarded by mu)
 	tokenExpiry time.Time // expiry of the access token of the last login (Run's goroutine only)
 }
 

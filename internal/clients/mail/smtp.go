@@ -36,9 +36,9 @@ type SMTPConfig struct {
 	// OAuth2 hands out access tokens that renew themselves: every dial
 	// authenticates with one valid for a while yet. It takes precedence
 	// over Token.
-	OAuth2 *mailauth.Source
-	TLS      string // "starttls" (default), "tls" or "none"
-	Timeout  time.Duration
+	OAuth2  *mailauth.Source
+	TLS     string // "starttls" (default), "tls" or "none"
+	Timeout time.Duration
 	// TLSConfig is cloned; its ServerName defaults to Host.
 	TLSConfig *tls.Config
 }
