@@ -36,10 +36,7 @@ type Options struct {
 	HTTPClient *http.Client
 	// EarlyExpiry: see DefaultEarlyExpiry.
 	EarlyExpiry time.Duration
-	// OnToken is called with the expiry of every access token obtained
-	// from the endpoint (the triage_oauth2_token_expiry_seconds metric).
-	OnToken func(expiry time.Time)
-	Logger  *slog.Logger
+	Logger      *slog.Logger
 }
 
 // Token is an access token as a login uses it.
@@ -107,7 +104,7 @@ func New(cfg Config, o Options) (*Source, error) {
 	}
 	s := &Source{
 		name: o.Name, tokenURL: cfg.TokenURL, grant: cfg.Grant(), mech: strings.ToLower(cfg.Mechanism),
-		refreshFile: cfg.RefreshTokenFile, early: o.EarlyExpiry, onToken: o.OnToken, log: o.Logger,
+		refreshFile: cfg.RefreshTokenFile, early: o.EarlyExpiry, log: o.Logger,
 	}
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, o.HTTPClient)
 	if cfg.RefreshTokenFile == "" {
@@ -142,6 +139,19 @@ func (s *Source) reset() {
 	// library's own cache around base instead of reusing its token.
 	s.reuse = oauth2.ReuseTokenSourceWithExpiry(&oauth2.Token{}, s.base, s.early)
 	s.last = nil
+}
+
+// Observe sets where s logs (refreshes, rotations, a rotated token that
+// could not be saved) and a function called with the expiry of every
+// access token obtained from the endpoint (the
+// triage_oauth2_token_expiry_seconds metric); either may be nil.
+func (s *Source) Observe(log *slog.Logger, onToken func(expiry time.Time)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if log != nil {
+		s.log = log
+	}
+	s.onToken = onToken
 }
 
 // Grant names the grant ("client credentials", "refresh token", "static

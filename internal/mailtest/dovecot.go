@@ -597,9 +597,22 @@ service imap-login {
 service auth-worker {
   user = {{.User}}
 }
+{{- end}}
+{{- if or .OAuth2 (not .Root)}}
 service anvil {
+{{- if not .Root}}
   chroot =
+{{- end}}
+{{- if .OAuth2}}
+  # No growing delay for an address with failed logins (the auth penalty):
+  # OAuth2 tests refuse many tokens in a row.
+  unix_listener anvil-auth-penalty {
+    mode = 0
+  }
+{{- end}}
 }
+{{- end}}
+{{- if not .Root}}
 service ipc {
   chroot =
 }
