@@ -31,9 +31,9 @@ func TestWatchOAuth2Config(t *testing.T) {
 			want: []string{"configuration valid"},
 		},
 		{
-			name: "refresh token, its own smtp block",
-			imap: "  oauth2: {token_url: https://oauth2.googleapis.com/token, client_id: app, client_secret_file: secret, scopes: [https://mail.google.com/], refresh_token_file: rt}\n",
-			smtp: "  oauth2: {token_url: https://oauth2.googleapis.com/token, client_id: app, client_secret_file: secret, scopes: [https://mail.google.com/], refresh_token_file: rt2}\n",
+			name:  "refresh token, its own smtp block",
+			imap:  "  oauth2: {token_url: https://oauth2.googleapis.com/token, client_id: app, client_secret_file: secret, scopes: [https://mail.google.com/], refresh_token_file: rt}\n",
+			smtp:  "  oauth2: {token_url: https://oauth2.googleapis.com/token, client_id: app, client_secret_file: secret, scopes: [https://mail.google.com/], refresh_token_file: rt2}\n",
 			files: map[string]string{"secret": "s3cret\n", "rt": "1//r\n", "rt2": "1//s\n"},
 			want:  []string{"configuration valid"},
 		},
@@ -55,8 +55,8 @@ func TestWatchOAuth2Config(t *testing.T) {
 		},
 		{
 			name: "secret and refresh token files", wantCode: exitUsage,
-			imap: "  oauth2: {token_url: https://x.example/token, client_id: app, scopes: [x], refresh_token_file: missing.token}\n",
-			smtp: "  oauth2: {token_url: https://x.example/token, client_id: app, scopes: [x], client_secret_file: empty}\n",
+			imap:  "  oauth2: {token_url: https://x.example/token, client_id: app, scopes: [x], refresh_token_file: missing.token}\n",
+			smtp:  "  oauth2: {token_url: https://x.example/token, client_id: app, scopes: [x], client_secret_file: empty}\n",
 			files: map[string]string{"empty": "\n"},
 			want:  []string{"imap.oauth2.client_secret_file: missing (or set TRIAGE_OAUTH2_CLIENT_SECRET", "smtp.oauth2.client_secret_file: ", "empty is empty"},
 		},
