@@ -83,6 +83,9 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 	if cfg.OAuth2 == nil && cfg.Token != "" {
 		cfg.OAuth2 = mailauth.Static(cfg.Token, "")
 	}
+	if cfg.OAuth2 != nil && cfg.Username == "" {
+		return nil, errors.New("mail: smtp: an OAuth2 token needs Username (the mailbox it is for)")
+	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
