@@ -47,7 +47,7 @@ func (s *Source) Login(srv Server) (Token, error) {
 			return tok, err
 		}
 		if !tok.Fresh {
-			s.log.Info("server refused a cached oauth2 access token; getting a new one", "config", s.name, "mechanism", mech)
+			s.logger().Info("server refused a cached oauth2 access token; getting a new one", "config", s.name, "mechanism", mech)
 			s.Invalidate()
 			continue
 		}

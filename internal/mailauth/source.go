@@ -154,6 +154,13 @@ func (s *Source) Observe(log *slog.Logger, onToken func(expiry time.Time)) {
 	s.onToken = onToken
 }
 
+// logger is the logger Observe set.
+func (s *Source) logger() *slog.Logger {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log
+}
+
 // Grant names the grant ("client credentials", "refresh token", "static
 // token").
 func (s *Source) Grant() string { return s.grant }
