@@ -24,6 +24,7 @@ import (
 	"triage/internal/processor"
 	"triage/internal/scenario"
 	"triage/internal/tools"
+	"triage/internal/watch"
 )
 
 // pipelineOptions are the settings process and watch share.
@@ -211,6 +212,10 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, usageErr("no mail sender configured")
 	}
 	hist := history(sender) // the outbox or ledger itself, not the signer around it
+	perSender := 0
+	if _, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limit, exactly
+		perSender = watch.DefaultPerSenderLimit
+	}
 	sender = replySigner(sender, p.Scenarios)
 
 	faults := parts.Faults
@@ -246,9 +251,11 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			Tickets:   creator,
 			History:   hist,
 			ModelName: modelLabel(p.Model, o.Model),
-			ReplyMode: o.ReplyMode,
-			DryRun:    o.DryRun,
-			Logger:    log,
+			// process answers a sender as often as watch would.
+			PerSenderLimit: perSender,
+			ReplyMode:      o.ReplyMode,
+			DryRun:         o.DryRun,
+			Logger:         log,
 		})
 	if err != nil {
 		return nil, usageErr("%v", err)

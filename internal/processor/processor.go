@@ -50,6 +50,10 @@ const (
 	// ReasonHistoryError: the reply history could not be read, so a loop
 	// could not be ruled out.
 	ReasonHistoryError = "history_error"
+	// ReasonPerSenderLimit: the sender (From or reply address) was already
+	// answered Config.PerSenderLimit times within Config.PerSenderWindow;
+	// the same reason watch's ledger gives.
+	ReasonPerSenderLimit = "per_sender_limit"
 )
 
 // Loop breaking: a message In-Reply-To one of our replies, from a sender
@@ -144,6 +148,12 @@ type Config struct {
 	Tickets tickets.Store
 	// History, when set, breaks reply loops (see LoopReplies).
 	History History
+	// PerSenderLimit, with History, caps the replies to one address (the
+	// From or the reply address) within PerSenderWindow (default 24h): a
+	// message past it is failed/per_sender_limit, for a person, before any
+	// model call. 0 is no limit (watch enforces its own in the ledger).
+	PerSenderLimit  int
+	PerSenderWindow time.Duration
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
 	MaxTextBytes int
 	// HeaderLimits caps the header block and each field (defaults in package
@@ -209,6 +219,13 @@ func New(cfg Config) (*Processor, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.PerSenderWindow <= 0 {
+		cfg.PerSenderWindow = 24 * time.Hour
+	}
+	if cfg.Guard.HasSerial == nil {
+		ex := cfg.Extractor
+		cfg.Guard.HasSerial = func(text string) bool { return len(ex.Extract(text, "")) > 0 }
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -344,6 +361,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		if reason, detail := p.loop(ctx, msg); reason != "" {
 			return fail(reason, detail)
 		}
+	}
+	if reason, detail := p.overLimit(ctx, msg); reason != "" {
+		return fail(reason, detail)
 	}
 
 	det := p.detect(ctx, facts, text, conv, convWhy, earlier)
@@ -500,6 +520,30 @@ func (p *Processor) loop(ctx context.Context, msg *message.Message) (reason, det
 	}
 	return ReasonReplyLoop, fmt.Sprintf("In-Reply-To %s is one of our replies, and %s was already answered %d times in the last %v; a possible auto-reply loop, left for a person",
 		ours, who, most, LoopWindow)
+}
+
+// overLimit reports a sender past Config.PerSenderLimit: its From or reply
+// address already has that many replies within PerSenderWindow. It returns
+// the failure reason and detail, or "".
+func (p *Processor) overLimit(ctx context.Context, msg *message.Message) (reason, detail string) {
+	if p.cfg.History == nil || p.cfg.PerSenderLimit <= 0 {
+		return "", ""
+	}
+	since := p.cfg.Now().Add(-p.cfg.PerSenderWindow)
+	for i, addr := range []string{msg.From.Address, msg.ReplyTo} {
+		if addr == "" || i == 1 && strings.EqualFold(addr, msg.From.Address) {
+			continue
+		}
+		n, err := p.cfg.History.RepliesSince(ctx, addr, since)
+		if err != nil {
+			return ReasonHistoryError, fmt.Sprintf("reply history: %v; the per-sender limit cannot be checked, left for a person", err)
+		}
+		if n >= p.cfg.PerSenderLimit {
+			return ReasonPerSenderLimit, fmt.Sprintf("%s was already answered %d times in the last %v (limit %d); left for a person",
+				addr, n, p.cfg.PerSenderWindow, p.cfg.PerSenderLimit)
+		}
+	}
+	return "", ""
 }
 
 // declarations turns a scenario's functions into Gemini declarations. They are
