@@ -2,13 +2,11 @@ package message
 
 import (
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"testing/iotest"
 	"unicode/utf8"
 
-	"github.com/google/go-cmp/cmp"
 	"golang.org/x/text/transform"
 )
 
@@ -53,31 +51,6 @@ func TestUTF7Decode(t *testing.T) {
 	}
 	if _, _, err := transform.String(UTF7.NewEncoder(), "x"); err == nil {
 		t.Error("the encoder must refuse: triage never writes UTF-7")
-	}
-}
-
-// TestUTF7Message: a message in UTF-7 (subject as an encoded word, body as
-// the part's charset) reads as UTF-8.
-func TestUTF7Message(t *testing.T) {
-	raw, err := os.ReadFile("testdata/utf7.eml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := struct{ Subject, Text, Name string }{m.Subject, strings.TrimSpace(m.Text), m.From.Name}
-	want := struct{ Subject, Text, Name string }{
-		"Reklamacja ekspresu – nie działa",
-		"Dzień dobry,\nmój ekspres SN-48213-PL przestał grzać wodę. Proszę o naprawę.\nZażółć gęślą jaźń",
-		"Łukasz Żak",
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("UTF-7 message (-want +got):\n%s\nproblems: %v", diff, m.Problems)
-	}
-	if len(m.Problems) != 0 {
-		t.Errorf("problems: %v", m.Problems)
 	}
 }
 
