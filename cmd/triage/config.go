@@ -16,6 +16,7 @@ import (
 	"triage/internal/clients/warranty"
 	"triage/internal/llm"
 	"triage/internal/offline"
+	"triage/internal/language"
 	"triage/internal/scenario"
 	"triage/internal/serial"
 	"triage/internal/tools"
@@ -108,6 +109,7 @@ type pipelineParts struct {
 	Faults             []offline.Fault
 	TicketsHTTP        *tickets.HTTP
 	TicketsDB          string
+	Language           *language.Detector
 }
 
 // checkPipeline validates every pipeline setting, read-only: the
@@ -131,6 +133,9 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	}
 	if parts.Extractor, err = serial.New(o.SerialPattern...); err != nil {
 		p.add("--serial-pattern: %v", err)
+	}
+	if parts.Language, err = language.New(language.Config{Languages: o.Languages, Default: o.DefaultLanguage}); err != nil {
+		p.add("--default-language/--languages: %v", err)
 	}
 	switch {
 	case o.WarrantyURL != "":

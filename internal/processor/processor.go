@@ -22,6 +22,7 @@ import (
 	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/language"
 	"triage/internal/logattr"
 	"triage/internal/message"
 	"triage/internal/prompt"
@@ -141,7 +142,10 @@ type Config struct {
 	Detector   *detect.Detector
 	Dispatcher *dispatcher.Dispatcher
 	Extractor  *serial.Extractor
-	Guard      guard.Config
+	// Language names the customer's language (outcome and facts
+	// language); default language.New with its defaults (pl).
+	Language *language.Detector
+	Guard    guard.Config
 	// Tickets keeps conversations (optional: without it every email stands
 	// alone). Follow-ups join their ticket through it, taken-over
 	// conversations are left for their person, escalations are taken over.
@@ -220,6 +224,13 @@ func New(cfg Config) (*Processor, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Language == nil {
+		d, err := language.New(language.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("processor: %w", err)
+		}
+		cfg.Language = d
+	}
 	if cfg.PerSenderWindow <= 0 {
 		cfg.PerSenderWindow = 24 * time.Hour
 	}
@@ -297,15 +308,16 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 
 	out.SerialNumbers = p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted)
-	out.Language = Language(msg.Subject + "\n" + msg.Text)
+	out.Language = p.cfg.Language.Detect(msg.Subject + "\n" + msg.Text)
 	text := truncate(msg.Text, p.cfg.MaxTextBytes)
 	quoted := truncate(msg.Quoted, p.cfg.MaxTextBytes/2)
 	facts := prompt.Facts{
-		From:          msg.From.Address,
-		ReplyTo:       msg.ReplyTo,
-		Subject:       msg.Subject,
-		Language:      out.Language,
-		SerialNumbers: out.SerialNumbers,
+		From:            msg.From.Address,
+		ReplyTo:         msg.ReplyTo,
+		Subject:         msg.Subject,
+		Language:        out.Language,
+		DefaultLanguage: p.cfg.Language.Default(),
+		SerialNumbers:   out.SerialNumbers,
 	}
 	if !msg.Date.IsZero() {
 		facts.Received = msg.Date.UTC().Format(time.RFC3339)
