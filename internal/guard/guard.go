@@ -7,19 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"triage"
 	"triage/internal/message"
-)
-
-// Reason codes; each skip rule has its own.
-const (
-	ReasonBounce               = "bounce"                 // Return-Path <> or MAILER-DAEMON, From <>, a delivery status report
-	ReasonAutoSubmitted        = "auto_submitted"         // Auto-Submitted other than "no"
-	ReasonList                 = "list"                   // List-Id / List-Unsubscribe / any List-*
-	ReasonPrecedence           = "precedence"             // Precedence: bulk|list|junk
-	ReasonAutoResponseSuppress = "auto_response_suppress" // X-Auto-Response-Suppress: All or OOF
-	ReasonAutoreplyHeader      = "autoreply_header"       // X-Autoreply / X-Autorespond
-	ReasonNoReplySender        = "no_reply_sender"        // mailer-daemon, no-reply, noreply, do-not-reply, *-request, owner-*, bounces
-	ReasonOwnAddress           = "own_address"            // sent by one of our own addresses
 )
 
 // Config lists our own addresses (compared case-insensitively).
@@ -34,8 +23,8 @@ type Config struct {
 // Verdict says whether to skip a message and why.
 type Verdict struct {
 	Skip   bool
-	Reason string // one of the Reason* codes when Skip
-	Detail string // human-readable, e.g. `Auto-Submitted: auto-replied`
+	Reason triage.Reason // when Skip
+	Detail string        // human-readable, e.g. `Auto-Submitted: auto-replied`
 }
 
 // rules run in this order; the first match wins.
@@ -67,7 +56,7 @@ func Check(cfg Config, m *message.Message) Verdict {
 	return Verdict{}
 }
 
-func skip(reason, header, value string) (Verdict, bool) {
+func skip(reason triage.Reason, header, value string) (Verdict, bool) {
 	return Verdict{Skip: true, Reason: reason, Detail: header + ": " + value}, true
 }
 
@@ -87,18 +76,18 @@ func bounce(_ Config, m *message.Message) (Verdict, bool) {
 		addr := returnPathAddress(v)
 		local, _, _ := strings.Cut(addr, "@")
 		if strings.ReplaceAll(strings.TrimSpace(v), " ", "") == "<>" || strings.EqualFold(local, "mailer-daemon") {
-			return skip(ReasonBounce, "Return-Path", v)
+			return skip(triage.ReasonBounce, "Return-Path", v)
 		}
 	}
 	if v := m.HeaderValue("From"); nullFrom(v) {
-		return skip(ReasonBounce, "From", v)
+		return skip(triage.ReasonBounce, "From", v)
 	}
 	if v := m.HeaderValue("X-Failed-Recipients"); v != "" {
-		return skip(ReasonBounce, "X-Failed-Recipients", v)
+		return skip(triage.ReasonBounce, "X-Failed-Recipients", v)
 	}
 	if strings.TrimSpace(m.From.Address) == "" {
 		if k, v, ok := bounceEvidence(m); ok {
-			return skip(ReasonBounce, k, v)
+			return skip(triage.ReasonBounce, k, v)
 		}
 	}
 	return Verdict{}, false
@@ -107,7 +96,7 @@ func bounce(_ Config, m *message.Message) (Verdict, bool) {
 func autoSubmitted(_ Config, m *message.Message) (Verdict, bool) {
 	for _, v := range m.Header["Auto-Submitted"] {
 		if t := token(v); t != "" && t != "no" {
-			return skip(ReasonAutoSubmitted, "Auto-Submitted", v)
+			return skip(triage.ReasonAutoSubmitted, "Auto-Submitted", v)
 		}
 	}
 	return Verdict{}, false
@@ -124,14 +113,14 @@ func list(_ Config, m *message.Message) (Verdict, bool) {
 		return Verdict{}, false
 	}
 	sort.Strings(keys)
-	return skip(ReasonList, keys[0], m.Header[keys[0]][0])
+	return skip(triage.ReasonList, keys[0], m.Header[keys[0]][0])
 }
 
 func precedence(_ Config, m *message.Message) (Verdict, bool) {
 	for _, v := range m.Header["Precedence"] {
 		switch token(v) {
 		case "bulk", "list", "junk", "auto_reply":
-			return skip(ReasonPrecedence, "Precedence", v)
+			return skip(triage.ReasonPrecedence, "Precedence", v)
 		}
 	}
 	return Verdict{}, false
@@ -142,7 +131,7 @@ func autoResponseSuppress(_ Config, m *message.Message) (Verdict, bool) {
 		for _, f := range strings.Split(v, ",") {
 			switch token(f) {
 			case "all", "oof":
-				return skip(ReasonAutoResponseSuppress, "X-Auto-Response-Suppress", v)
+				return skip(triage.ReasonAutoResponseSuppress, "X-Auto-Response-Suppress", v)
 			}
 		}
 	}
@@ -156,7 +145,7 @@ func autoreplyHeader(_ Config, m *message.Message) (Verdict, bool) {
 			case "no", "false", "0":
 				continue
 			}
-			return skip(ReasonAutoreplyHeader, k, v)
+			return skip(triage.ReasonAutoreplyHeader, k, v)
 		}
 	}
 	return Verdict{}, false
@@ -172,7 +161,7 @@ func noReplySender(_ Config, m *message.Message) (Verdict, bool) {
 		return Verdict{}, false
 	}
 	if systemLocalPart(local) {
-		return skip(ReasonNoReplySender, "From", m.From.Address)
+		return skip(triage.ReasonNoReplySender, "From", m.From.Address)
 	}
 	return Verdict{}, false
 }
@@ -203,10 +192,10 @@ func ownAddress(cfg Config, m *message.Message) (Verdict, bool) {
 			continue
 		}
 		if strings.EqualFold(own, strings.TrimSpace(m.From.Address)) {
-			return skip(ReasonOwnAddress, "From", m.From.Address)
+			return skip(triage.ReasonOwnAddress, "From", m.From.Address)
 		}
 		if m.ReplyTo != "" && strings.EqualFold(own, strings.TrimSpace(m.ReplyTo)) {
-			return skip(ReasonOwnAddress, "Reply-To", m.ReplyTo)
+			return skip(triage.ReasonOwnAddress, "Reply-To", m.ReplyTo)
 		}
 	}
 	return Verdict{}, false

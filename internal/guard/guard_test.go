@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/internal/message"
 	"triage/internal/serial"
 )
@@ -26,46 +27,46 @@ func defaultHasSerial(text string) bool {
 
 func TestCheckFixtures(t *testing.T) {
 	tests := map[string]Verdict{
-		"bounce-return-path":            {true, ReasonBounce, "Return-Path: <>"},
-		"auto-submitted-auto-replied":   {true, ReasonAutoSubmitted, "Auto-Submitted: auto-replied"},
-		"auto-submitted-auto-generated": {true, ReasonAutoSubmitted, `Auto-Submitted: auto-generated; owner-email="admin@shop.example.com"`},
-		"auto-submitted-uppercase":      {true, ReasonAutoSubmitted, "Auto-Submitted: Auto-Notified"},
-		"list-id":                       {true, ReasonList, "List-Id: Forum kawowe <forum.lists.example.org>"},
-		"list-unsubscribe":              {true, ReasonList, "List-Unsubscribe: <mailto:unsub@sklep.example.pl>, <https://sklep.example.pl/u/123>"},
-		"list-post":                     {true, ReasonList, "List-Post: <mailto:dev@lists.example.org>"},
-		"precedence-bulk":               {true, ReasonPrecedence, "Precedence: bulk"},
-		"precedence-list":               {true, ReasonPrecedence, "Precedence: list"},
-		"precedence-junk":               {true, ReasonPrecedence, "Precedence: junk"},
-		"auto-response-suppress-oof":    {true, ReasonAutoResponseSuppress, "X-Auto-Response-Suppress: DR, OOF, AutoReply"},
-		"auto-response-suppress-all":    {true, ReasonAutoResponseSuppress, "X-Auto-Response-Suppress: All"},
-		"x-autoreply":                   {true, ReasonAutoreplyHeader, "X-Autoreply: yes"},
-		"x-autorespond":                 {true, ReasonAutoreplyHeader, "X-Autorespond: Karol is away"},
-		"mailer-daemon":                 {true, ReasonNoReplySender, "From: MAILER-DAEMON@mx.example.net"},
-		"noreply":                       {true, ReasonNoReplySender, "From: noreply@allegro.example.pl"},
-		"no-reply":                      {true, ReasonNoReplySender, "From: no-reply@courier.example.com"},
-		"do-not-reply":                  {true, ReasonNoReplySender, "From: do-not-reply@bank.example.com"},
-		"request-suffix":                {true, ReasonNoReplySender, "From: coffee-request@lists.example.org"},
-		"owner-prefix":                  {true, ReasonNoReplySender, "From: owner-coffee@lists.example.org"},
-		"bounces":                       {true, ReasonNoReplySender, "From: bounces+12345-abcd=example.com@em.example.net"},
-		"own-address":                   {true, ReasonOwnAddress, "From: SERWIS@example.com"},
-		"own-reply-to":                  {true, ReasonOwnAddress, "Reply-To: serwis@example.com"},
+		"bounce-return-path":            {true, triage.ReasonBounce, "Return-Path: <>"},
+		"auto-submitted-auto-replied":   {true, triage.ReasonAutoSubmitted, "Auto-Submitted: auto-replied"},
+		"auto-submitted-auto-generated": {true, triage.ReasonAutoSubmitted, `Auto-Submitted: auto-generated; owner-email="admin@shop.example.com"`},
+		"auto-submitted-uppercase":      {true, triage.ReasonAutoSubmitted, "Auto-Submitted: Auto-Notified"},
+		"list-id":                       {true, triage.ReasonList, "List-Id: Forum kawowe <forum.lists.example.org>"},
+		"list-unsubscribe":              {true, triage.ReasonList, "List-Unsubscribe: <mailto:unsub@sklep.example.pl>, <https://sklep.example.pl/u/123>"},
+		"list-post":                     {true, triage.ReasonList, "List-Post: <mailto:dev@lists.example.org>"},
+		"precedence-bulk":               {true, triage.ReasonPrecedence, "Precedence: bulk"},
+		"precedence-list":               {true, triage.ReasonPrecedence, "Precedence: list"},
+		"precedence-junk":               {true, triage.ReasonPrecedence, "Precedence: junk"},
+		"auto-response-suppress-oof":    {true, triage.ReasonAutoResponseSuppress, "X-Auto-Response-Suppress: DR, OOF, AutoReply"},
+		"auto-response-suppress-all":    {true, triage.ReasonAutoResponseSuppress, "X-Auto-Response-Suppress: All"},
+		"x-autoreply":                   {true, triage.ReasonAutoreplyHeader, "X-Autoreply: yes"},
+		"x-autorespond":                 {true, triage.ReasonAutoreplyHeader, "X-Autorespond: Karol is away"},
+		"mailer-daemon":                 {true, triage.ReasonNoReplySender, "From: MAILER-DAEMON@mx.example.net"},
+		"noreply":                       {true, triage.ReasonNoReplySender, "From: noreply@allegro.example.pl"},
+		"no-reply":                      {true, triage.ReasonNoReplySender, "From: no-reply@courier.example.com"},
+		"do-not-reply":                  {true, triage.ReasonNoReplySender, "From: do-not-reply@bank.example.com"},
+		"request-suffix":                {true, triage.ReasonNoReplySender, "From: coffee-request@lists.example.org"},
+		"owner-prefix":                  {true, triage.ReasonNoReplySender, "From: owner-coffee@lists.example.org"},
+		"bounces":                       {true, triage.ReasonNoReplySender, "From: bounces+12345-abcd=example.com@em.example.net"},
+		"own-address":                   {true, triage.ReasonOwnAddress, "From: SERWIS@example.com"},
+		"own-reply-to":                  {true, triage.ReasonOwnAddress, "Reply-To: serwis@example.com"},
 		// Machines that send no RFC 3834 header.
-		"report-delivery-status":          {true, ReasonBounce, `Content-Type: multipart/report; report-type=delivery-status; boundary="dsn"`},
-		"report-feedback-arf":             {true, ReasonFeedbackReport, `Content-Type: multipart/report; report-type=feedback-report; boundary="arf"`},
-		"report-read-receipt":             {true, ReasonReadReceipt, `Content-Type: multipart/report; report-type=disposition-notification; boundary="mdn"`},
-		"report-tls":                      {true, ReasonReport, `Content-Type: multipart/report; report-type=tlsrpt; boundary="tls"`},
-		"report-nested-delivery-status":   {true, ReasonBounce, "Content-Type: message/delivery-status part"},
-		"return-path-mailer-daemon":       {true, ReasonBounce, "Return-Path: <MAILER-DAEMON@mx.example.net>"},
-		"from-mail-delivery-system":       {true, ReasonNoReplySender, "From: Mail.Delivery.System@mx.example.net"},
-		"from-null":                       {true, ReasonBounce, "From: <>"},
-		"from-unparseable-bounce":         {true, ReasonBounce, "From: Mail Delivery Subsystem <MAILER-DAEMON@>"},
-		"from-unparseable-bounce-subject": {true, ReasonBounce, "Subject: Undeliverable: Re: Reklamacja"},
-		"x-failed-recipients":             {true, ReasonBounce, "X-Failed-Recipients: jan@example.org"},
-		"challenge-bluebottle":            {true, ReasonChallenge, "X-Bluebottle-Request: challenge"},
-		"challenge-confirm-human":         {true, ReasonChallenge, `Return-Path: <cr-bounces@filter.example.net> (From jan.kowalski@example.org; asks "confirm you are human")`},
-		"list-manager-mlserver":           {true, ReasonListManager, "X-Mlserver: fml [fml 4.0.3 release (20011202/4.0.3)]"},
-		"list-manager-admin":              {true, ReasonListManager, "From: coffee-admin@lists.example.org"},
-		"auto-lotus-absence":              {true, ReasonAutoreplySubject, "Subject: Auto: Reklamacja"},
+		"report-delivery-status":          {true, triage.ReasonBounce, `Content-Type: multipart/report; report-type=delivery-status; boundary="dsn"`},
+		"report-feedback-arf":             {true, triage.ReasonFeedbackReport, `Content-Type: multipart/report; report-type=feedback-report; boundary="arf"`},
+		"report-read-receipt":             {true, triage.ReasonReadReceipt, `Content-Type: multipart/report; report-type=disposition-notification; boundary="mdn"`},
+		"report-tls":                      {true, triage.ReasonReport, `Content-Type: multipart/report; report-type=tlsrpt; boundary="tls"`},
+		"report-nested-delivery-status":   {true, triage.ReasonBounce, "Content-Type: message/delivery-status part"},
+		"return-path-mailer-daemon":       {true, triage.ReasonBounce, "Return-Path: <MAILER-DAEMON@mx.example.net>"},
+		"from-mail-delivery-system":       {true, triage.ReasonNoReplySender, "From: Mail.Delivery.System@mx.example.net"},
+		"from-null":                       {true, triage.ReasonBounce, "From: <>"},
+		"from-unparseable-bounce":         {true, triage.ReasonBounce, "From: Mail Delivery Subsystem <MAILER-DAEMON@>"},
+		"from-unparseable-bounce-subject": {true, triage.ReasonBounce, "Subject: Undeliverable: Re: Reklamacja"},
+		"x-failed-recipients":             {true, triage.ReasonBounce, "X-Failed-Recipients: jan@example.org"},
+		"challenge-bluebottle":            {true, triage.ReasonChallenge, "X-Bluebottle-Request: challenge"},
+		"challenge-confirm-human":         {true, triage.ReasonChallenge, `Return-Path: <cr-bounces@filter.example.net> (From jan.kowalski@example.org; asks "confirm you are human")`},
+		"list-manager-mlserver":           {true, triage.ReasonListManager, "X-Mlserver: fml [fml 4.0.3 release (20011202/4.0.3)]"},
+		"list-manager-admin":              {true, triage.ReasonListManager, "From: coffee-admin@lists.example.org"},
+		"auto-lotus-absence":              {true, triage.ReasonAutoreplySubject, "Subject: Auto: Reklamacja"},
 		// Look like machines, but are people to answer.
 		"auto-submitted-no":         {},
 		"replyguy":                  {},
@@ -78,7 +79,7 @@ func TestCheckFixtures(t *testing.T) {
 		"human-unparseable-from":    {}, // no sign of a bounce: failed no_sender, for a person
 		"human-same-return-path":    {}, // a challenge phrase, but the person's own envelope
 	}
-	covered := map[string]bool{}
+	covered := map[triage.Reason]bool{}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", name+".eml"))
@@ -95,9 +96,9 @@ func TestCheckFixtures(t *testing.T) {
 		})
 		covered[want.Reason] = true
 	}
-	for _, r := range []string{ReasonBounce, ReasonAutoSubmitted, ReasonList, ReasonPrecedence,
-		ReasonAutoResponseSuppress, ReasonAutoreplyHeader, ReasonNoReplySender, ReasonOwnAddress,
-		ReasonFeedbackReport, ReasonReadReceipt, ReasonReport, ReasonChallenge, ReasonListManager, ReasonAutoreplySubject} {
+	for _, r := range []triage.Reason{triage.ReasonBounce, triage.ReasonAutoSubmitted, triage.ReasonList, triage.ReasonPrecedence,
+		triage.ReasonAutoResponseSuppress, triage.ReasonAutoreplyHeader, triage.ReasonNoReplySender, triage.ReasonOwnAddress,
+		triage.ReasonFeedbackReport, triage.ReasonReadReceipt, triage.ReasonReport, triage.ReasonChallenge, triage.ReasonListManager, triage.ReasonAutoreplySubject} {
 		if !covered[r] {
 			t.Errorf("reason %s has no fixture", r)
 		}
@@ -120,7 +121,7 @@ func TestCheckOrder(t *testing.T) {
 			"Auto-Submitted": {"auto-generated"},
 		},
 	}
-	want := Verdict{Skip: true, Reason: ReasonAutoSubmitted, Detail: "Auto-Submitted: auto-generated"}
+	want := Verdict{Skip: true, Reason: triage.ReasonAutoSubmitted, Detail: "Auto-Submitted: auto-generated"}
 	if diff := cmp.Diff(want, Check(cfg, m)); diff != "" {
 		t.Errorf("Check (-want +got):\n%s", diff)
 	}
@@ -137,14 +138,14 @@ func TestCheckEdgeCases(t *testing.T) {
 		{"no sender is not skipped here", cfg, &message.Message{Header: map[string][]string{}}, Verdict{}},
 		{"no own addresses configured", Config{}, &message.Message{From: mustAddr("serwis@example.com")}, Verdict{}},
 		{"empty auto-submitted ignored", cfg, &message.Message{From: mustAddr("a@example.pl"), Header: map[string][]string{"Auto-Submitted": {""}}}, Verdict{}},
-		{"bare mailer-daemon without domain", cfg, &message.Message{Header: map[string][]string{"From": {"MAILER-DAEMON (Mail Delivery System)"}}}, Verdict{true, ReasonBounce, "From: MAILER-DAEMON (Mail Delivery System)"}},
-		{"null From with a display name", cfg, &message.Message{Header: map[string][]string{"From": {`"Mail Delivery" < >`}}}, Verdict{true, ReasonBounce, `From: "Mail Delivery" < >`}},
+		{"bare mailer-daemon without domain", cfg, &message.Message{Header: map[string][]string{"From": {"MAILER-DAEMON (Mail Delivery System)"}}}, Verdict{true, triage.ReasonBounce, "From: MAILER-DAEMON (Mail Delivery System)"}},
+		{"null From with a display name", cfg, &message.Message{Header: map[string][]string{"From": {`"Mail Delivery" < >`}}}, Verdict{true, triage.ReasonBounce, `From: "Mail Delivery" < >`}},
 		{"challenge phrase without Return-Path", cfg, &message.Message{From: mustAddr("a@example.pl"), Text: "please confirm you are human", Header: map[string][]string{}}, Verdict{}},
-		{"TMDA challenge", cfg, &message.Message{From: mustAddr("a@example.pl"), Header: map[string][]string{"X-Delivery-Agent": {"TMDA/1.1.12 (Macallan)"}}}, Verdict{true, ReasonChallenge, "X-Delivery-Agent: TMDA/1.1.12 (Macallan)"}},
+		{"TMDA challenge", cfg, &message.Message{From: mustAddr("a@example.pl"), Header: map[string][]string{"X-Delivery-Agent": {"TMDA/1.1.12 (Macallan)"}}}, Verdict{true, triage.ReasonChallenge, "X-Delivery-Agent: TMDA/1.1.12 (Macallan)"}},
 		{"a delivery agent that is not TMDA", cfg, &message.Message{From: mustAddr("a@example.pl"), Header: map[string][]string{"X-Delivery-Agent": {"procmail"}}}, Verdict{}},
 		{"an admin who is a person", cfg, &message.Message{From: mustAddr("admin@shop.example.pl")}, Verdict{}},
-		{"postmaster", cfg, &message.Message{From: mustAddr("postmaster@example.net")}, Verdict{true, ReasonNoReplySender, "From: postmaster@example.net"}},
-		{"noreply with underscore", cfg, &message.Message{From: mustAddr("no_reply@example.net")}, Verdict{true, ReasonNoReplySender, "From: no_reply@example.net"}},
+		{"postmaster", cfg, &message.Message{From: mustAddr("postmaster@example.net")}, Verdict{true, triage.ReasonNoReplySender, "From: postmaster@example.net"}},
+		{"noreply with underscore", cfg, &message.Message{From: mustAddr("no_reply@example.net")}, Verdict{true, triage.ReasonNoReplySender, "From: no_reply@example.net"}},
 		{"people with similar names", cfg, &message.Message{From: mustAddr("requester@example.net")}, Verdict{}},
 		{"bounce person", cfg, &message.Message{From: mustAddr("bouncer.jan@example.net")}, Verdict{}},
 	}

@@ -4,34 +4,16 @@ import (
 	"mime"
 	"strings"
 
+	"triage"
 	"triage/internal/message"
-)
-
-// Reasons for machine mail that carries no RFC 3834 header, each its own.
-const (
-	// ReasonFeedbackReport: an abuse complaint (ARF, RFC 5965:
-	// multipart/report; report-type=feedback-report).
-	ReasonFeedbackReport = "feedback_report"
-	// ReasonReadReceipt: a read receipt (RFC 8098: multipart/report;
-	// report-type=disposition-notification).
-	ReasonReadReceipt = "read_receipt"
-	// ReasonReport: any other multipart/report (RFC 6522), e.g. a TLS or
-	// DMARC report. Delivery status reports are ReasonBounce.
-	ReasonReport = "report"
-	// ReasonChallenge: a challenge/response verification ("please confirm
-	// you are human") sent by a spam filter on the sender's side.
-	ReasonChallenge = "challenge_response"
-	// ReasonListManager: a notice from a mailing-list manager
-	// (subscription, moderation, administrivia).
-	ReasonListManager = "list_manager"
 )
 
 // reportReasons maps a report type (RFC 6522 report-type, or the media
 // type of the machine-readable part) to its reason.
-var reportReasons = map[string]string{
-	"delivery-status":          ReasonBounce,
-	"feedback-report":          ReasonFeedbackReport,
-	"disposition-notification": ReasonReadReceipt,
+var reportReasons = map[string]triage.Reason{
+	"delivery-status":          triage.ReasonBounce,
+	"feedback-report":          triage.ReasonFeedbackReport,
+	"disposition-notification": triage.ReasonReadReceipt,
 }
 
 // report skips every multipart/report, and a message that carries a
@@ -46,7 +28,7 @@ func report(_ Config, m *message.Message) (Verdict, bool) {
 		}
 		reason, ok := reportReasons[strings.ToLower(params["report-type"])]
 		if !ok {
-			reason = ReasonReport
+			reason = triage.ReasonReport
 		}
 		return skip(reason, "Content-Type", v)
 	}
@@ -121,12 +103,12 @@ var listManagerLocals = map[string]bool{"majordomo": true, "listserv": true, "li
 func listManager(_ Config, m *message.Message) (Verdict, bool) {
 	for _, k := range listManagerHeaders {
 		if v, ok := m.Header[k]; ok && len(v) > 0 {
-			return skip(ReasonListManager, k, v[0])
+			return skip(triage.ReasonListManager, k, v[0])
 		}
 	}
 	local, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(m.From.Address)), "@")
 	if local != "" && (strings.HasSuffix(local, "-admin") || listManagerLocals[local]) {
-		return skip(ReasonListManager, "From", m.From.Address)
+		return skip(triage.ReasonListManager, "From", m.From.Address)
 	}
 	return Verdict{}, false
 }
@@ -155,7 +137,7 @@ func challenge(_ Config, m *message.Message) (Verdict, bool) {
 	for k, prefix := range challengeHeaders {
 		for _, v := range m.Header[k] {
 			if strings.HasPrefix(strings.ToLower(strings.TrimSpace(v)), prefix) {
-				return skip(ReasonChallenge, k, v)
+				return skip(triage.ReasonChallenge, k, v)
 			}
 		}
 	}
@@ -166,7 +148,7 @@ func challenge(_ Config, m *message.Message) (Verdict, bool) {
 	text := strings.ToLower(strings.Join(strings.Fields(m.Subject+" "+m.Text), " "))
 	for _, p := range challengePhrases {
 		if strings.Contains(text, p) {
-			return skip(ReasonChallenge, "Return-Path", m.HeaderValue("Return-Path")+" (From "+m.From.Address+`; asks "`+p+`")`)
+			return skip(triage.ReasonChallenge, "Return-Path", m.HeaderValue("Return-Path")+" (From "+m.From.Address+`; asks "`+p+`")`)
 		}
 	}
 	return Verdict{}, false

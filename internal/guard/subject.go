@@ -3,12 +3,9 @@ package guard
 import (
 	"strings"
 
+	"triage"
 	"triage/internal/message"
 )
-
-// ReasonAutoreplySubject: an auto-reply without RFC 3834 headers, known by
-// the marker its subject starts with.
-const ReasonAutoreplySubject = "autoreply_subject"
 
 // autoreplyMarkers are the subject prefixes auto-responders put before the
 // original subject (Outlook/Exchange in the user's language, Lotus Notes,
@@ -95,7 +92,7 @@ func autoreplySubject(cfg Config, m *message.Message) (Verdict, bool) {
 	if weak && (hasSerial(cfg, m.Subject) || !readsLikeAbsence(m.Text)) {
 		return Verdict{}, false
 	}
-	return skip(ReasonAutoreplySubject, "Subject", m.Subject)
+	return skip(triage.ReasonAutoreplySubject, "Subject", m.Subject)
 }
 
 func hasSerial(cfg Config, text string) bool {

@@ -3,6 +3,7 @@ package guard
 import (
 	"testing"
 
+	"triage"
 	"triage/internal/message"
 )
 
@@ -38,8 +39,8 @@ func TestAutoreplySubject(t *testing.T) {
 	}
 	for _, s := range skipped {
 		v := Check(cfg, subjectMsg(s))
-		if !v.Skip || v.Reason != ReasonAutoreplySubject || v.Detail != "Subject: "+s {
-			t.Errorf("%q: verdict %+v, want skip %s", s, v, ReasonAutoreplySubject)
+		if !v.Skip || v.Reason != triage.ReasonAutoreplySubject || v.Detail != "Subject: "+s {
+			t.Errorf("%q: verdict %+v, want skip %s", s, v, triage.ReasonAutoreplySubject)
 		}
 	}
 	answered := []string{
@@ -101,7 +102,7 @@ func TestSubjectMarkersAndCustomers(t *testing.T) {
 		m := subjectMsg(tt.subject)
 		m.Text = tt.text
 		v := Check(cfg, m)
-		if v.Skip != tt.skip || (v.Skip && v.Reason != ReasonAutoreplySubject) {
+		if v.Skip != tt.skip || (v.Skip && v.Reason != triage.ReasonAutoreplySubject) {
 			t.Errorf("%q / %q: verdict %+v, want skip=%v", tt.subject, tt.text, v, tt.skip)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/internal/agent"
-	"triage/internal/guard"
 	"triage/internal/processor"
 )
 
@@ -31,11 +31,11 @@ func TestPerSenderLimit(t *testing.T) {
 	var got []string
 	for n := 1; n <= 6; n++ {
 		o := challenge(n, "verify@filter.example.net")
-		got = append(got, o.Status+"/"+o.Reason)
+		got = append(got, string(o.Status)+"/"+string(o.Reason))
 	}
 	calls := m.calls.Load()
 	viaReplyTo := challenge(7, "other@filter.example.net", "Reply-To: verify@filter.example.net")
-	got = append(got, viaReplyTo.Status+"/"+viaReplyTo.Reason)
+	got = append(got, string(viaReplyTo.Status)+"/"+string(viaReplyTo.Reason))
 	want := []string{"replied/", "replied/", "replied/", "replied/", "replied/",
 		"failed/per_sender_limit", "failed/per_sender_limit"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -59,15 +59,15 @@ func TestMachinesWithoutSenderAreSkipped(t *testing.T) {
 		name, from, subject, body string
 		want                      string
 	}{
-		{"null From", "<>", "Warning: could not send message for past 4 hours", "The message has not been delivered yet.", "skipped/" + guard.ReasonBounce},
-		{"unparseable bounce", "Mail Delivery Subsystem <MAILER-DAEMON@>", "Returned mail: see transcript", "----- The following addresses had permanent fatal errors -----", "skipped/" + guard.ReasonBounce},
-		{"unparseable person", "Jan Kowalski <jan.kowalski@>", "Reklamacja ekspresu", "Dzień dobry, mój ekspres przecieka.", "failed/" + processor.ReasonNoSender},
+		{"null From", "<>", "Warning: could not send message for past 4 hours", "The message has not been delivered yet.", "skipped/" + string(triage.ReasonBounce)},
+		{"unparseable bounce", "Mail Delivery Subsystem <MAILER-DAEMON@>", "Returned mail: see transcript", "----- The following addresses had permanent fatal errors -----", "skipped/" + string(triage.ReasonBounce)},
+		{"unparseable person", "Jan Kowalski <jan.kowalski@>", "Reklamacja ekspresu", "Dzień dobry, mój ekspres przecieka.", "failed/" + string(triage.ReasonNoSender)},
 		{"Polish car", "Marek <marek@example.pl>", "Auto: radio samochodowe nie działa, SN-48213-PL", "Dzień dobry, radio w aucie nie działa. Proszę o naprawę.", "replied/"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := e.run(t, eml(tt.from, tt.subject, tt.body))
-			if got := o.Status + "/" + o.Reason; got != tt.want {
+			if got := string(o.Status) + "/" + string(o.Reason); got != tt.want {
 				t.Errorf("outcome %s (%s), want %s", got, o.Detail, tt.want)
 			}
 		})
