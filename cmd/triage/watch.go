@@ -114,6 +114,8 @@ type watchFile struct {
 		MaxCallsPerTurn int           `yaml:"max_calls_per_turn"`
 		MaxCalls        int           `yaml:"max_calls"`
 		ReplyMode       string        `yaml:"reply_mode"`
+		DefaultLanguage string        `yaml:"default_language"`
+		Languages       []string      `yaml:"languages"`
 	} `yaml:"pipeline"`
 }
 
@@ -198,7 +200,8 @@ variable and default). Its fields:
              reply_mode: overrides it; see 'triage ledger stats'
   pipeline:  from, instructions, model, offline, warranty_csv, warranty_url,
              tickets_db, tickets_url, staff, serial_patterns, max_turns,
-             turn_timeout, deadline, max_calls_per_turn, max_calls
+             turn_timeout, deadline, max_calls_per_turn, max_calls,
+             default_language (pl), languages (ISO 639-1 codes told apart)
 
 Secrets never go on the command line. They are read from the environment
 first, then from the *_file settings (a literal password in the file also
@@ -362,6 +365,10 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	dur("deadline", &o.Deadline, p.Deadline)
 	num("max-calls-per-turn", &o.MaxCallsPerTurn, p.MaxCallsPerTurn)
 	num("max-calls", &o.MaxCalls, p.MaxCalls)
+	str("default-language", &o.DefaultLanguage, p.DefaultLanguage)
+	if len(p.Languages) > 0 && !given(fs, "languages") {
+		o.Languages = p.Languages
+	}
 
 	str("mailbox", &o.Mailbox, wf.IMAP.Mailbox)
 	str("keyword", &o.Keyword, wf.IMAP.Keyword)
