@@ -164,6 +164,8 @@ var columns = []struct{ table, name, def string }{
 	{"replies", "similarity", "REAL NOT NULL DEFAULT 0"},
 	{"replies", "resolved_at", "INTEGER NOT NULL DEFAULT 0"},
 	{"replies", "person_message_id", "TEXT NOT NULL DEFAULT ''"},
+	{"messages", "outcome", "TEXT NOT NULL DEFAULT ''"}, // review.go
+	{"messages", "body", "TEXT NOT NULL DEFAULT ''"},
 }
 
 const afterColumns = `

@@ -1,0 +1,519 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/clients/mail"
+	"triage/internal/ledger"
+)
+
+// client does not follow redirects: the tests look at them.
+var client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+type req struct {
+	method, path string
+	form         url.Values
+	header       map[string]string
+	cookie       *http.Cookie
+}
+
+func do(t *testing.T, base string, r req) (*http.Response, string) {
+	t.Helper()
+	var body io.Reader
+	if r.form != nil {
+		body = strings.NewReader(r.form.Encode())
+	}
+	if r.method == "" {
+		r.method = http.MethodGet
+	}
+	hr, err := http.NewRequest(r.method, base+r.path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.form != nil {
+		hr.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range r.header {
+		hr.Header.Set(k, v)
+	}
+	if r.cookie != nil {
+		hr.AddCookie(r.cookie)
+	}
+	resp, err := client.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+var bearer = map[string]string{"Authorization": "Bearer " + testToken}
+
+func TestAuthentication(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	tests := []struct {
+		name     string
+		r        req
+		want     int
+		location string
+	}{
+		{"page without credentials goes to login", req{path: "/queue"}, http.StatusSeeOther, "/login"},
+		{"action without credentials", req{method: "POST", path: "/conversation/" + f.Draft + "/reject", form: url.Values{}}, http.StatusUnauthorized, ""},
+		{"wrong bearer token", req{path: "/queue", header: map[string]string{"Authorization": "Bearer nope-nope-nope-nope"}}, http.StatusUnauthorized, ""},
+		{"basic auth is not a token", req{path: "/queue", header: map[string]string{"Authorization": "Basic " + testToken}}, http.StatusUnauthorized, ""},
+		{"bearer token", req{path: "/queue", header: bearer}, http.StatusOK, ""},
+		{"proxy header not configured is ignored", req{path: "/queue", header: map[string]string{"X-Forwarded-Email": "eve@example.com"}}, http.StatusSeeOther, "/login"},
+		{"forged session cookie", req{path: "/queue", cookie: &http.Cookie{Name: SessionCookie, Value: "forged"}}, http.StatusSeeOther, "/login"},
+		{"login page is open", req{path: "/login"}, http.StatusOK, ""},
+		{"static files are open", req{path: "/static/htmx.min.js"}, http.StatusOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, _ := do(t, ts.URL, tt.r)
+			if resp.StatusCode != tt.want || resp.Header.Get("Location") != tt.location {
+				t.Errorf("status %d location %q, want %d %q", resp.StatusCode, resp.Header.Get("Location"), tt.want, tt.location)
+			}
+			if got := resp.Header.Get("Content-Security-Policy"); !strings.Contains(got, "script-src 'self'") {
+				t.Errorf("Content-Security-Policy %q lacks script-src 'self'", got)
+			}
+		})
+	}
+}
+
+// login signs in through the form and returns the session cookie.
+func login(t *testing.T, base, name string) *http.Cookie {
+	t.Helper()
+	resp, _ := do(t, base, req{method: "POST", path: "/login", form: url.Values{"token": {testToken}, "name": {name}}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: status %d", resp.StatusCode)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == SessionCookie {
+			return c
+		}
+	}
+	t.Fatal("login set no session cookie")
+	return nil
+}
+
+func TestSession(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	resp, body := do(t, ts.URL, req{method: "POST", path: "/login", form: url.Values{"token": {"wrong-token-wrong-token"}, "name": {"anna"}}})
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "not the console token") || len(resp.Cookies()) != 0 {
+		t.Fatalf("wrong token: status %d, cookies %v", resp.StatusCode, resp.Cookies())
+	}
+	c := login(t, ts.URL, "Lena Lead")
+	if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
+		t.Errorf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/", c)
+	}
+	resp, body = do(t, ts.URL, req{path: "/queue", cookie: c})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "Lena Lead") {
+		t.Fatalf("with session: status %d, user shown %v", resp.StatusCode, strings.Contains(body, "Lena Lead"))
+	}
+	// The session ends at its time.
+	f.Clock.Set(f.Clock.Now().Add(13 * 60 * 60 * 1e9))
+	if resp, _ := do(t, ts.URL, req{path: "/queue", cookie: c}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("expired session: status %d, want 303 to login", resp.StatusCode)
+	}
+	c = login(t, ts.URL, "Lena Lead")
+	do(t, ts.URL, req{method: "POST", path: "/logout", cookie: c, form: url.Values{}})
+	if resp, _ := do(t, ts.URL, req{path: "/queue", cookie: c}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("after logout: status %d, want 303 to login", resp.StatusCode)
+	}
+}
+
+func TestProxyHeader(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name    string
+		trusted []netip.Prefix
+		want    int
+	}{
+		{"from a trusted proxy (loopback by default)", nil, http.StatusOK},
+		{"from an address that is not a trusted proxy", []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, http.StatusSeeOther},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := New(Config{Ledger: f.Ledger, Tickets: f.Tickets, ProxyHeader: "X-Forwarded-Email", TrustedProxies: tt.trusted})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts := httptest.NewServer(s)
+			defer ts.Close()
+			resp, body := do(t, ts.URL, req{path: "/queue", header: map[string]string{"X-Forwarded-Email": "eve@example.com"}})
+			if resp.StatusCode != tt.want {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.want)
+			}
+			if tt.want == http.StatusOK && !strings.Contains(body, "eve@example.com") {
+				t.Error("the proxy's user is not shown")
+			}
+		})
+	}
+}
+
+func TestNewRefusesWeakSetups(t *testing.T) {
+	f := newFixture(t)
+	for _, cfg := range []Config{
+		{Ledger: f.Ledger},
+		{Ledger: f.Ledger, Token: "short"},
+		{Token: testToken},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		}
+	}
+}
+
+func TestCrossOriginActionRefused(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	c := login(t, ts.URL, "lena")
+	resp, _ := do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/reject", form: url.Values{}, cookie: c,
+		header: map[string]string{"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-site POST: status %d, want 403", resp.StatusCode)
+	}
+	r := draftRow(t, f)
+	if r.Outcome != "" {
+		t.Errorf("draft outcome %q after a refused request, want none", r.Outcome)
+	}
+	// The same request from the console's own page goes through.
+	resp, _ = do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/reject", form: url.Values{}, cookie: c,
+		header: map[string]string{"Origin": ts.URL, "Sec-Fetch-Site": "same-origin"}})
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("same-origin POST: status %d, want 303", resp.StatusCode)
+	}
+	if r := draftRow(t, f); r.Outcome != ledger.DraftDiscarded {
+		t.Errorf("draft outcome %q after reject, want %q", r.Outcome, ledger.DraftDiscarded)
+	}
+}
+
+func draftRow(t *testing.T, f *fixture) ledger.Reply {
+	t.Helper()
+	es, err := f.Ledger.ByRef(context.Background(), f.Draft)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.Ledger.GetReply(context.Background(), es[0].Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// refsIn lists the conversation refs linked from a page, in order.
+func refsIn(body string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`href="/conversation/([0-9a-f]+)"`).FindAllStringSubmatch(body, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func TestQueue(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"", []string{f.Draft, f.Hostile, f.Owned, f.Escalated}}, // oldest first; the replied email waits for nobody
+		{"?reason=draft", []string{f.Draft}},
+		{"?reason=human_owner", []string{f.Owned}},
+		{"?scenario=general", []string{f.Hostile}},
+		{"?inbox=support%40example.com%2FINBOX&reason=escalated", []string{f.Escalated}},
+		{"?age=1h", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			f.Clock.Set(f.Clock.Now()) // ages relative to the fixture's clock
+			resp, body := do(t, ts.URL, req{path: "/queue" + tt.query, header: bearer})
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			if diff := cmp.Diff(tt.want, refsIn(body)); diff != "" {
+				t.Errorf("queue (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestConversationShowsTrajectoryAndEscapes(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	_, body := do(t, ts.URL, req{path: "/conversation/" + f.Draft, header: bearer})
+	for _, want := range []string{draftCustomerText, "valid-warranty", "serial found; warranty words", "check_warranty",
+		"&#34;serial_number&#34;: &#34;SN-12345&#34;", "2100 in, 180 out, 2280 total", f.DraftTicket, "Approve and send as is", "Take over"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("draft conversation lacks %q", want)
+		}
+	}
+	_, body = do(t, ts.URL, req{path: "/conversation/" + f.Hostile, header: bearer})
+	for _, want := range []string{"blocked by policy", "recipient_not_allowed", "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;Refund",
+		"&lt;img src=x onerror=&#34;window.pwned=2&#34;&gt;"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("hostile conversation lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"<script>document", "<script>alert", "<img src=x"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("hostile conversation contains unescaped %q", bad)
+		}
+	}
+	if resp, _ := do(t, ts.URL, req{path: "/conversation/0123456789abcdef0123", header: bearer}); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown ref: status %d, want 404", resp.StatusCode)
+	}
+}
+
+func TestApproveSendsThroughOutboxOnce(t *testing.T) {
+	f := newFixture(t)
+	out, err := mail.NewOutbox(filepath.Join(f.Dir, "outbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts := f.server(t, out)
+	c := login(t, ts.URL, "lena")
+	resp, _ := do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/approve", form: url.Values{}, cookie: c})
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/conversation/"+f.Draft+"?done=sent#top" {
+		t.Fatalf("approve: status %d location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, _ = do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/approve", form: url.Values{}, cookie: c})
+	if resp.StatusCode != http.StatusConflict {
+		t.Errorf("second approve: status %d, want 409", resp.StatusCode)
+	}
+	files, _ := filepath.Glob(filepath.Join(f.Dir, "outbox", "*.eml"))
+	if len(files) != 1 {
+		t.Fatalf("outbox holds %d replies, want 1", len(files))
+	}
+	raw, _ := os.ReadFile(files[0])
+	d := draftRow(t, f)
+	for _, want := range []string{"In-Reply-To: <anna-1@example.com>", "Message-Id: " + d.MessageID, "To: <anna@example.com>", "SN-12345 is under warranty"} {
+		if !bytes.Contains(raw, []byte(want)) {
+			t.Errorf("sent reply lacks %q:\n%s", want, raw)
+		}
+	}
+	if bytes.Contains(raw, []byte("X-Unsent")) {
+		t.Error("sent reply still carries X-Unsent")
+	}
+	got := struct{ State, Outcome string }{d.State, d.Outcome}
+	if diff := cmp.Diff(struct{ State, Outcome string }{ledger.ReplySent, ledger.DraftSentAsIs}, got); diff != "" {
+		t.Errorf("draft row (-want +got):\n%s", diff)
+	}
+	st, err := f.Tickets.Get(context.Background(), f.DraftTicket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Has(d.MessageID) {
+		t.Errorf("ticket %s does not record the sent reply %s", f.DraftTicket, d.MessageID)
+	}
+}
+
+func TestDraftActions(t *testing.T) {
+	tests := []struct {
+		name        string
+		action      string
+		form        url.Values
+		wantOutcome string
+		wantSent    string // text the outbox reply holds; "" none sent
+	}{
+		{"edit and send", "send", url.Values{"body": {"Hello Anna,\n\nwe will replace the kettle.\n\nSupport"}}, ledger.DraftEdited, "we will replace the kettle"},
+		{"edit one word stays as is", "send", url.Values{"body": {strings.Replace(draftBody, "opened", "created", 1)}}, ledger.DraftSentAsIs, "We created ticket"},
+		{"reject", "reject", url.Values{}, ledger.DraftDiscarded, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			out, err := mail.NewOutbox(filepath.Join(f.Dir, "outbox"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, ts := f.server(t, out)
+			resp, _ := do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/" + tt.action, form: tt.form, header: bearer})
+			if resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			if got := draftRow(t, f).Outcome; got != tt.wantOutcome {
+				t.Errorf("outcome %q, want %q", got, tt.wantOutcome)
+			}
+			files, _ := filepath.Glob(filepath.Join(f.Dir, "outbox", "*.eml"))
+			switch {
+			case tt.wantSent == "" && len(files) != 0:
+				t.Errorf("outbox holds %d replies, want none", len(files))
+			case tt.wantSent != "" && len(files) != 1:
+				t.Fatalf("outbox holds %d replies, want 1", len(files))
+			case tt.wantSent != "":
+				raw, _ := os.ReadFile(files[0])
+				if !bytes.Contains(raw, []byte(tt.wantSent)) {
+					t.Errorf("sent reply lacks %q", tt.wantSent)
+				}
+			}
+		})
+	}
+}
+
+func TestSendRefusals(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil) // no sender
+	resp, body := do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/approve", form: url.Values{}, header: bearer})
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "no SMTP server or outbox") {
+		t.Errorf("approve without a sender: status %d", resp.StatusCode)
+	}
+	if r := draftRow(t, f); r.State != ledger.DraftStored || r.Outcome != "" {
+		t.Errorf("draft %s/%q after a refused send, want it waiting", r.State, r.Outcome)
+	}
+	resp, _ = do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/send", form: url.Values{"body": {"  "}}, header: bearer})
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("empty edit: status %d, want 400", resp.StatusCode)
+	}
+	out, err := mail.NewOutbox(filepath.Join(f.Dir, "outbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts = f.server(t, out)
+	resp, _ = do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Replied + "/approve", form: url.Values{}, header: bearer})
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("approve a sent reply: status %d, want 404 (no draft)", resp.StatusCode)
+	}
+}
+
+func TestTakeoverReleaseAndNote(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	c := login(t, ts.URL, "Lena Lead")
+	ctx := context.Background()
+	post := func(action string, form url.Values) {
+		t.Helper()
+		resp, body := do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/" + action, form: form, cookie: c})
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("%s: status %d: %s", action, resp.StatusCode, body)
+		}
+	}
+	post("takeover", url.Values{})
+	st, _ := f.Tickets.Get(ctx, f.DraftTicket)
+	if !st.AgentDisabled || st.Owner != "Lena Lead" {
+		t.Errorf("after takeover: agent_disabled %v owner %q", st.AgentDisabled, st.Owner)
+	}
+	_, body := do(t, ts.URL, req{path: "/conversation/" + f.Draft + "?done=takeover", cookie: c})
+	if !strings.Contains(body, "owned by Lena Lead") || !strings.Contains(body, "You took the conversation over") {
+		t.Error("conversation page does not show the takeover")
+	}
+	post("release", url.Values{})
+	if st, _ = f.Tickets.Get(ctx, f.DraftTicket); st.AgentDisabled {
+		t.Error("after release: still taken over")
+	}
+	post("note", url.Values{"text": {"Called the customer <b>back</b>."}})
+	st, _ = f.Tickets.Get(ctx, f.DraftTicket)
+	if len(st.Notes) != 1 || st.Notes[0].Text != "Called the customer <b>back</b>." || st.Notes[0].From != "Lena Lead (console)" {
+		t.Fatalf("notes %+v", st.Notes)
+	}
+	_, body = do(t, ts.URL, req{path: "/conversation/" + f.Draft, cookie: c})
+	if !strings.Contains(body, "Called the customer &lt;b&gt;back&lt;/b&gt;.") {
+		t.Error("note not shown escaped")
+	}
+	resp, _ := do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Hostile + "/takeover", form: url.Values{}, cookie: c})
+	if resp.StatusCode != http.StatusConflict {
+		t.Errorf("takeover of an email without a ticket: status %d, want 409", resp.StatusCode)
+	}
+}
+
+func TestScenarios(t *testing.T) {
+	f := newFixture(t)
+	s, _ := f.server(t, nil)
+	rows, err := s.scenarioRows(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type fig struct {
+		Name                                      string
+		Volume, Replied, Drafted, Failed, Skipped int
+		Other, SentAsIs, Edited, Pending, Weeks   int
+	}
+	var got []fig
+	for _, r := range rows {
+		got = append(got, fig{r.Name, r.Volume, r.Replied, r.Drafted, r.Failed, r.Skipped, r.Other, r.SentAsIs, r.Edited, r.Pending, len(r.Weeks)})
+	}
+	want := []fig{
+		{Name: "expired-warranty", Volume: 1, Replied: 1},
+		{Name: "general", Volume: 1, Failed: 1},
+		{Name: "safety", Volume: 1, Replied: 1},
+		{Name: "valid-warranty", Volume: 10, Drafted: 9, Other: 1, SentAsIs: 6, Edited: 2, Pending: 1, Weeks: 4},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("scenario figures (-want +got):\n%s", diff)
+	}
+}
+
+func TestActivitySearch(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"?q=mallory", []string{f.Hostile}},
+		{"?q=TOASTER", []string{f.Owned}},
+		{"?q=%25", nil}, // a LIKE wildcard is a plain character
+		{"?state=replied", []string{f.Escalated, f.Replied}},
+		{"?q=dora&state=replied", []string{f.Escalated}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			_, body := do(t, ts.URL, req{path: "/activity" + tt.query, header: bearer})
+			if diff := cmp.Diff(tt.want, refsIn(body)); diff != "" {
+				t.Errorf("activity (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestNoCustomerContentInLogs runs every page and action with debug logs
+// and looks for the customers' words in them.
+func TestNoCustomerContentInLogs(t *testing.T) {
+	f := newFixture(t)
+	var logs bytes.Buffer
+	out, err := mail.NewOutbox(filepath.Join(f.Dir, "outbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Ledger: f.Ledger, Tickets: f.Tickets, Sender: out, Token: testToken, Now: f.Clock.Now,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	for _, r := range []req{
+		{path: "/queue?scenario=valid-warranty"}, {path: "/activity?q=anna%40example.com"}, {path: "/scenarios"},
+		{path: "/conversation/" + f.Draft}, {path: "/conversation/" + f.Hostile},
+		{method: "POST", path: "/conversation/" + f.Draft + "/send", form: url.Values{"body": {"Edited for anna@example.com"}}},
+		{method: "POST", path: "/conversation/" + f.Hostile + "/note", form: url.Values{"text": {"x"}}},
+	} {
+		r.header = bearer
+		do(t, ts.URL, r)
+	}
+	if logs.Len() == 0 {
+		t.Fatal("no logs written")
+	}
+	for _, secret := range []string{"anna@example.com", "mallory", "Kettle", "kettle", "script", "SN-12345", testToken} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("logs contain %q:\n%s", secret, logs.String())
+		}
+	}
+}
