@@ -500,13 +500,15 @@ func TestNoCustomerContentInLogs(t *testing.T) {
 	ts := httptest.NewServer(s)
 	defer ts.Close()
 	for _, r := range []req{
-		{path: "/queue?scenario=valid-warranty"}, {path: "/activity?q=anna%40example.com"}, {path: "/scenarios"},
+		{path: "/queue?scenario=valid-warranty"}, {path: "/queue"}, {path: "/activity"}, {path: "/activity?q=anna%40example.com"}, {path: "/scenarios"},
 		{path: "/conversation/" + f.Draft}, {path: "/conversation/" + f.Hostile},
 		{method: "POST", path: "/conversation/" + f.Draft + "/send", form: url.Values{"body": {"Edited for anna@example.com"}}},
-		{method: "POST", path: "/conversation/" + f.Hostile + "/note", form: url.Values{"text": {"x"}}},
+		{method: "POST", path: "/conversation/" + f.Draft + "/note", form: url.Values{"text": {"x"}}},
 	} {
 		r.header = bearer
-		do(t, ts.URL, r)
+		if resp, body := do(t, ts.URL, r); resp.StatusCode >= 400 {
+			t.Errorf("%s %s: status %d: %s", r.method, r.path, resp.StatusCode, body)
+		}
 	}
 	if logs.Len() == 0 {
 		t.Fatal("no logs written")

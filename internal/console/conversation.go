@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
@@ -198,11 +199,14 @@ func indent(v map[string]any) string {
 	if len(v) == 0 {
 		return ""
 	}
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the template escapes; keep <, > and & readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return "(not JSON)"
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // flashText is the line shown after an action (?done=...); only these

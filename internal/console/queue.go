@@ -61,7 +61,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		v.Scenarios = appendNew(v.Scenarios, it.Entry.Scenario)
 		v.Reasons = appendNew(v.Reasons, it.Why)
 		if v.Inbox != "" && it.Inbox != v.Inbox || v.Scenario != "" && it.Entry.Scenario != v.Scenario ||
-			v.Reason != "" && it.Why != v.Reason && it.Entry.Reason != v.Reason || now.Sub(it.Entry.Updated) < minAge {
+			v.Reason != "" && it.Why != v.Reason && it.Entry.Reason != v.Reason || minAge > 0 && now.Sub(it.Entry.Updated) < minAge {
 			continue
 		}
 		v.Items = append(v.Items, it)
