@@ -218,7 +218,7 @@ func parsePages(now func() time.Time) (map[string]*template.Template, error) {
 			}
 			return t.UTC().Format("2006-01-02 15:04")
 		},
-		"age": func(t time.Time) string { return ageString(now().Sub(t)) },
+		"age":  func(t time.Time) string { return ageString(now().Sub(t)) },
 		"pct":  func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
 		"bars": func(n int) int { return n * 8 },
 		"last": func(n int) int { return n - 1 },

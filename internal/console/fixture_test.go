@@ -47,7 +47,7 @@ type fixture struct {
 	Dir     string
 	// Refs of the emails, by role.
 	Draft, Hostile, Owned, Replied, Escalated string
-	DraftTicket, OwnedTicket                 string
+	DraftTicket, OwnedTicket                  string
 }
 
 // Email texts the tests look for.
@@ -157,10 +157,10 @@ func newFixture(t *testing.T) *fixture {
 }
 
 type email struct {
-	uid                                  uint32
-	messageID, from, subject, text       string
-	scenario, state, reason              string
-	outcome                              *processor.Outcome
+	uid                            uint32
+	messageID, from, subject, text string
+	scenario, state, reason        string
+	outcome                        *processor.Outcome
 }
 
 // email records one inbound message as watch does: Begin, the outcome,
