@@ -190,3 +190,23 @@ func (s *Server) note(w http.ResponseWriter, r *http.Request) {
 	s.log.Info("console: note added", "ticket", st.TicketID, "user", userOf(r))
 	s.done(w, r, ref, "note")
 }
+
+// retry asks triage watch to handle a failed email again
+// (ledger.RequestRetry): at its next pass watch moves it from the failed
+// folder back to the inbox, and the pipeline runs on it afresh.
+func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
+	e, ref, ok := s.target(w, r)
+	if !ok {
+		return
+	}
+	if err := s.cfg.Ledger.RequestRetry(r.Context(), e.Key); err != nil {
+		if errors.Is(err, ledger.ErrNotRetryable) {
+			s.message(w, r, http.StatusConflict, "Cannot retry", "Only a failed email with no reply or draft, already moved to the failed folder, can be retried.", "/conversation/"+ref)
+			return
+		}
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("console: retry requested", "user", userOf(r), "ref", ref)
+	s.done(w, r, ref, "retry")
+}

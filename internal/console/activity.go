@@ -24,7 +24,7 @@ type activityRow struct {
 
 // activityStates are the states the activity page filters by.
 var activityStates = []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed,
-	ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing}
+	ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateRetryRequested, ledger.StateRetried}
 
 // activity is the ledger, newest first, searchable by sender, subject,
 // Message-ID, scenario, reason or state (?q=), and filterable by state.

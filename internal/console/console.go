@@ -127,6 +127,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /conversation/{ref}/takeover", s.takeover)
 	mux.HandleFunc("POST /conversation/{ref}/release", s.release)
 	mux.HandleFunc("POST /conversation/{ref}/note", s.note)
+	mux.HandleFunc("POST /conversation/{ref}/retry", s.retry)
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -519,3 +519,39 @@ func TestNoCustomerContentInLogs(t *testing.T) {
 		}
 	}
 }
+
+func TestRetry(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	_, body := do(t, ts.URL, req{path: "/conversation/" + f.Hostile, header: bearer})
+	if !strings.Contains(body, `id="retry"`) {
+		t.Error("the failed email offers no retry")
+	}
+	tests := []struct {
+		name string
+		ref  string
+		want int
+	}{
+		{"failed email", f.Hostile, http.StatusSeeOther},
+		{"asked twice", f.Hostile, http.StatusConflict},
+		{"a drafted email", f.Draft, http.StatusConflict},
+		{"a follow-up a person owns", f.Owned, http.StatusConflict},
+	}
+	for _, tt := range tests {
+		resp, _ := do(t, ts.URL, req{method: "POST", path: "/conversation/" + tt.ref + "/retry", form: url.Values{}, header: bearer})
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s: status %d, want %d", tt.name, resp.StatusCode, tt.want)
+		}
+	}
+	es, err := f.Ledger.ByRef(context.Background(), f.Hostile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if es[0].State != ledger.StateRetryRequested {
+		t.Errorf("state %q, want %q", es[0].State, ledger.StateRetryRequested)
+	}
+	_, body = do(t, ts.URL, req{path: "/queue?reason=retry_requested", header: bearer})
+	if diff := cmp.Diff([]string{f.Hostile}, refsIn(body)); diff != "" {
+		t.Errorf("queue of retries (-want +got):\n%s", diff)
+	}
+}

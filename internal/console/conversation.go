@@ -218,5 +218,6 @@ func flashText(done string) string {
 		"takeover": "You took the conversation over: triage will not answer it.",
 		"release":  "The conversation is back with triage.",
 		"note":     "The note was added to the ticket.",
+		"retry":    "Retry requested: triage watch moves the email back to the inbox at its next pass and handles it again.",
 	}[done], "")
 }

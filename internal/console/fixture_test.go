@@ -188,6 +188,9 @@ func (f *fixture) email(t *testing.T, e email) string {
 	if err := f.Ledger.Finish(ctx, loc, e.state, e.reason, e.scenario); err != nil {
 		t.Fatal(err)
 	}
+	if err := f.Ledger.MarkIMAPDone(ctx, loc); err != nil {
+		t.Fatal(err)
+	}
 	return key
 }
 

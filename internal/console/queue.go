@@ -18,6 +18,7 @@ const (
 	WhyOverLimit  = "over_limit"
 	WhyEscalated  = "escalated" // staff were told; a person owns it
 	WhySending    = "send_unconfirmed"
+	WhyRetry      = "retry_requested" // waits for watch's next pass
 )
 
 // MaxQueue bounds the entries the queue looks at.
@@ -82,7 +83,7 @@ func appendNew(l []string, s string) []string {
 // waiting collects the queue from the ledger, oldest first.
 func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 	es, err := s.cfg.Ledger.Search(ctx, ledger.Query{
-		States:    []string{ledger.StateDrafted, ledger.StateFailed, ledger.StateNeedsHuman, ledger.StateOverLimit},
+		States:    []string{ledger.StateDrafted, ledger.StateFailed, ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateRetryRequested},
 		Escalated: true, Limit: MaxQueue,
 	})
 	if err != nil {
@@ -123,6 +124,8 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 			it.Why = WhyNeedsHuman
 		case ledger.StateOverLimit:
 			it.Why = WhyOverLimit
+		case ledger.StateRetryRequested:
+			it.Why = WhyRetry
 		default:
 			if o == nil || !o.Escalated {
 				continue

@@ -357,3 +357,77 @@ func (l *Ledger) RejectDraft(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// Retry states: a person asked (in the console) that a failed message be
+// handled again; watch moves it back to the watched mailbox and the entry
+// becomes retried. Neither is final, so the message's next copy (the one
+// moved back, under a new UID) is handled afresh.
+const (
+	StateRetryRequested = "retry_requested"
+	StateRetried        = "retried"
+)
+
+// ErrNotRetryable is returned by RequestRetry for a message that is not a
+// settled failure without a reply.
+var ErrNotRetryable = errors.New("ledger: only a failed message with no reply, already moved to the failed folder, can be retried")
+
+// RequestRetry marks the failed entries of key for another attempt. The
+// message must have failed (not be waiting for a person for another
+// reason), have nothing recorded as sent or drafted for it, and have a
+// Message-ID (watch finds it in the failed folder by it).
+func (l *Ledger) RequestRetry(ctx context.Context, key string) error {
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("ledger: request retry: %w", err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM replies WHERE key=?`, key).Scan(&n); err != nil {
+		return fmt.Errorf("ledger: request retry: %w", err)
+	}
+	if n > 0 {
+		return ErrNotRetryable
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE messages SET state=?, updated=? WHERE key=? AND state=? AND imap_done=1 AND message_id<>''`,
+		StateRetryRequested, unix(l.now()), key, StateFailed)
+	if err != nil {
+		return fmt.Errorf("ledger: request retry: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotRetryable
+	}
+	return tx.Commit()
+}
+
+// RetryRequests lists the entries of account waiting for a retry, oldest
+// request first.
+func (l *Ledger) RetryRequests(ctx context.Context, account string) ([]Entry, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT `+entryCols+` FROM messages WHERE account=? AND state=? ORDER BY updated`, account, StateRetryRequested)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: retry requests: %w", err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: retry requests: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// EndRetry settles a retry request: moved, the entry becomes retried (the
+// message is back in the watched mailbox); not moved (it is no longer in the
+// failed folder), it is failed again.
+func (l *Ledger) EndRetry(ctx context.Context, loc Loc, moved bool) error {
+	state := StateFailed
+	if moved {
+		state = StateRetried
+	}
+	res, err := l.db.ExecContext(ctx, `UPDATE messages SET state=?, updated=?
+		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=? AND state=?`,
+		state, unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID, StateRetryRequested)
+	return checkOne(res, err, "end retry", loc)
+}
