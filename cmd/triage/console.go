@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -91,7 +92,7 @@ func newConsoleCmd() *cobra.Command {
   triage console --config triage.yaml --listen 127.0.0.1:4180 --proxy-header X-Forwarded-Email`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runConsole(cmd.Context(), &o)
+			return runConsole(cmd.Context(), &o, cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -118,7 +119,7 @@ func (p *consoleParts) close() {
 	}
 }
 
-func runConsole(ctx context.Context, o *consoleOptions) error {
+func runConsole(ctx context.Context, o *consoleOptions, stderr io.Writer) error {
 	if o.config == "" {
 		return usageErr("console: --config FILE is required (the configuration triage watch uses)")
 	}
@@ -146,7 +147,7 @@ func runConsole(ctx context.Context, o *consoleOptions) error {
 		return err
 	}
 	defer parts.close()
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.Ledger, cfg.Tickets, cfg.Sender, cfg.Logger = parts.ledger, parts.tickets, parts.sender, log
 	srv, err := console.New(cfg)
 	if err != nil {
