@@ -164,6 +164,13 @@ func TestBrowser(t *testing.T) {
 			chromedp.Navigate(ts.URL+"/conversation/"+f.Draft),
 			chromedp.WaitVisible(chromedp.ID("approve")),
 		)
+		// The model's HTML in a draft is text to edit, never markup.
+		if v := eval[string](t, ctx, `document.querySelector("form.draft textarea").value`); !strings.Contains(v, `<a href="javascript:alert(1)">Track the repair</a>`) {
+			t.Errorf("draft text %q lacks the HTML as written", v)
+		}
+		if n := eval[int](t, ctx, `document.querySelectorAll("main a[href^=javascript]").length`); n != 0 {
+			t.Errorf("the draft's link became a link (%d)", n)
+		}
 		shot(t, ctx, dir, "conversation")
 		step(t, ctx, "approve",
 			chromedp.Click(chromedp.ID("approve")),

@@ -63,8 +63,10 @@ func parseReply(raw []byte) (parsedReply, error) {
 		if err != nil {
 			return p, fmt.Errorf("console: read reply body: %w", err)
 		}
+		// triage renders text/plain; any other text part is shown as
+		// its source text (escaped like everything else).
 		if ih, ok := part.Header.(*gomail.InlineHeader); ok {
-			if ct, _, _ := ih.ContentType(); ct != "" && ct != "text/plain" {
+			if ct, _, _ := ih.ContentType(); ct != "" && !strings.HasPrefix(ct, "text/") {
 				continue
 			}
 		}
