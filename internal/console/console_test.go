@@ -313,7 +313,7 @@ func TestApproveSendsThroughOutboxOnce(t *testing.T) {
 		t.Error("sent reply still carries X-Unsent")
 	}
 	got := struct{ State, Outcome string }{d.State, d.Outcome}
-	if diff := cmp.Diff(struct{ State, Outcome string }{ledger.ReplySent, ledger.DraftSentAsIs}, got); diff != "" {
+	if diff := cmp.Diff(struct{ State, Outcome string }{ledger.DraftSentByPerson, ledger.DraftSentAsIs}, got); diff != "" {
 		t.Errorf("draft row (-want +got):\n%s", diff)
 	}
 	st, err := f.Tickets.Get(context.Background(), f.DraftTicket)

@@ -322,9 +322,17 @@ func (l *Ledger) UnclaimDraft(ctx context.Context, key, state string) error {
 	return nil
 }
 
+// DraftSentByPerson is the state of a draft a person sent from the
+// console while its copy may still sit in the Drafts folder: watch removes
+// that copy (nobody must send it a second time from a mail client), files
+// the sent message in the Sent folder, and records it ReplySent
+// (SettleSentDraft).
+const DraftSentByPerson = "draft_sent"
+
 // DraftSent records that a claimed draft went out from the console:
-// state sent, its outcome (DraftSentAsIs or DraftEdited), the similarity
-// of what was sent to the draft, and the rendered message as sent.
+// state DraftSentByPerson, its outcome (DraftSentAsIs or DraftEdited), the
+// similarity of what was sent to the draft, and the rendered message as
+// sent.
 func (l *Ledger) DraftSent(ctx context.Context, key, outcome string, similarity float64, raw []byte) error {
 	if outcome != DraftSentAsIs && outcome != DraftEdited {
 		return fmt.Errorf("ledger: draft sent: outcome %q: want %s or %s", outcome, DraftSentAsIs, DraftEdited)
@@ -332,12 +340,25 @@ func (l *Ledger) DraftSent(ctx context.Context, key, outcome string, similarity 
 	now := unix(l.now())
 	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=?, sent_at=?, outcome=?, similarity=?, resolved_at=?, raw=?
 		WHERE key=? AND kind=? AND state=?`,
-		ReplySent, now, outcome, similarity, now, raw, key, KindDraft, DraftSending)
+		DraftSentByPerson, now, outcome, similarity, now, raw, key, KindDraft, DraftSending)
 	if err != nil {
 		return fmt.Errorf("ledger: draft sent: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("ledger: draft sent: %w", ErrNotFound)
+	}
+	return nil
+}
+
+// SettleSentDraft records that watch removed the Drafts folder copy of a
+// draft sent from the console and filed it in the Sent folder: ReplySent.
+func (l *Ledger) SettleSentDraft(ctx context.Context, key string) error {
+	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND kind=? AND state=?`, ReplySent, key, KindDraft, DraftSentByPerson)
+	if err != nil {
+		return fmt.Errorf("ledger: settle sent draft: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("ledger: settle sent draft %q: %w", key, ErrNotFound)
 	}
 	return nil
 }

@@ -142,8 +142,14 @@ func TestClaimDraftOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := l.GetReply(ctx, "k1")
-	if diff := cmp.Diff([]any{ReplySent, DraftEdited, 0.5, "sent"}, []any{r.State, r.Outcome, r.Similarity, string(r.Raw)}); diff != "" {
+	if diff := cmp.Diff([]any{DraftSentByPerson, DraftEdited, 0.5, "sent"}, []any{r.State, r.Outcome, r.Similarity, string(r.Raw)}); diff != "" {
 		t.Errorf("sent draft (-want +got):\n%s", diff)
+	}
+	if err := l.SettleSentDraft(ctx, "k1"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := l.GetReply(ctx, "k1"); r.State != ReplySent {
+		t.Errorf("settled draft state %q, want %q", r.State, ReplySent)
 	}
 	if err := l.RejectDraft(ctx, "k1"); !errors.Is(err, ErrDraftTaken) {
 		t.Errorf("RejectDraft(sent) err = %v, want ErrDraftTaken", err)

@@ -114,3 +114,48 @@ func TestRetryMovesBack(t *testing.T) {
 		t.Errorf("ledger (-want +got):\n%s", diff)
 	}
 }
+
+// TestConsoleSentDraftSettled: a draft a person sent from the console
+// leaves the Drafts folder and is filed in the Sent folder at the next
+// pass, and the Sent folder scan does not mistake it for a person's own
+// reply (no takeover).
+func TestConsoleSentDraftSettled(t *testing.T) {
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+	e := newEnv(t, memTarget(s))
+	e.proc.draft = true
+	ctx := context.Background()
+	hooks := &hookLog{}
+	mod := func(c *Config) { c.SentFolder = "Sent"; c.OnPersonReply = hooks.hook }
+	id := e.deliver(1, "jan@customer.example", "Gwarancja")
+	e.runOnce(mod)
+	if n := len(e.mailbox(DefaultDraftsFolder)); n != 1 {
+		t.Fatalf("Drafts holds %d messages, want 1", n)
+	}
+	key := keyOf(id, "jan@customer.example")
+	d, _, err := e.ledger.ClaimDraft(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ledger.DraftSent(ctx, key, ledger.DraftSentAsIs, 1, d.Raw); err != nil {
+		t.Fatal(err)
+	}
+	e.runOnce(mod)
+	e.runOnce(mod) // the Sent folder scan now sees the filed copy
+	if n := len(e.mailbox(DefaultDraftsFolder)); n != 0 {
+		t.Errorf("Drafts holds %d messages after the console sent the draft, want 0", n)
+	}
+	var sent []string
+	for _, m := range e.mailbox("Sent") {
+		sent = append(sent, headerOf(m.Raw, "Message-Id"))
+	}
+	if diff := cmp.Diff([]string{d.MessageID}, sent); diff != "" {
+		t.Errorf("Sent (-want +got):\n%s", diff)
+	}
+	r, err := e.ledger.GetReply(ctx, key)
+	if err != nil || r.State != ledger.ReplySent || r.Outcome != ledger.DraftSentAsIs {
+		t.Errorf("reply %s/%s, %v; want sent/sent_as_is", r.State, r.Outcome, err)
+	}
+	if got := hooks.summary(); len(got) != 0 {
+		t.Errorf("person replies seen: %v, want none", got)
+	}
+}

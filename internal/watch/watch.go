@@ -489,6 +489,9 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 	if err := w.requeue(hard, c); err != nil {
 		return err
 	}
+	if err := w.settleSentDrafts(hard, c); err != nil {
+		return err
+	}
 	sel, err := c.Select(w.cfg.Mailbox, nil).Wait()
 	if err != nil {
 		return fmt.Errorf("watch: select %s: %w", w.cfg.Mailbox, err)
