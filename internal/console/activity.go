@@ -27,10 +27,16 @@ var activityStates = []string{ledger.StateReplied, ledger.StateDrafted, ledger.S
 	ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateRetryRequested, ledger.StateRetried}
 
 // activity is the ledger, newest first, searchable by sender, subject,
-// Message-ID, scenario, reason or state (?q=), and filterable by state.
+// Message-ID, scenario, reason or state, and filterable by state. The
+// search is a POST form: what a person searches for is often a customer's
+// address, which must not end up in URLs (history, proxy logs).
 func (s *Server) activity(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	v := activityView{Q: q.Get("q"), State: q.Get("state"), States: activityStates, Limit: MaxActivity}
+	r.Body = http.MaxBytesReader(w, r.Body, 4<<10)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	v := activityView{Q: r.PostFormValue("q"), State: r.PostFormValue("state"), States: activityStates, Limit: MaxActivity}
 	if len(v.Q) > 200 {
 		v.Q = v.Q[:200]
 	}

@@ -121,6 +121,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /conversation/{ref}", s.conversation)
 	mux.HandleFunc("GET /scenarios", s.scenarios)
 	mux.HandleFunc("GET /activity", s.activity)
+	mux.HandleFunc("POST /activity", s.activity)
 	mux.HandleFunc("POST /conversation/{ref}/approve", s.approve)
 	mux.HandleFunc("POST /conversation/{ref}/send", s.sendEdited)
 	mux.HandleFunc("POST /conversation/{ref}/reject", s.reject)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 )
 
@@ -130,10 +131,46 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 			if o == nil || !o.Escalated {
 				continue
 			}
+			if handled, err := s.escalationHandled(ctx, e, it.Ticket); err != nil {
+				return nil, err
+			} else if handled {
+				continue
+			}
 			it.Why = WhyEscalated
 		}
 		out = append(out, it)
 	}
 	slices.SortStableFunc(out, func(a, b queueItem) int { return a.Entry.Updated.Compare(b.Entry.Updated) })
 	return out, nil
+}
+
+// escalationHandled reports whether a person has dealt with an escalated
+// email: its ticket was given back to triage, or carries a message sent
+// after the escalation that is not triage's reply (a person answered).
+func (s *Server) escalationHandled(ctx context.Context, e ledger.Stored, ticketID string) (bool, error) {
+	if s.cfg.Tickets == nil || ticketID == "" {
+		return false, nil
+	}
+	st, err := s.cfg.Tickets.Get(ctx, ticketID)
+	if errors.Is(err, tickets.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !st.AgentDisabled {
+		return true, nil
+	}
+	ours := ""
+	if r, err := s.cfg.Ledger.GetReply(ctx, e.Key); err == nil {
+		ours = r.MessageID
+	} else if !errors.Is(err, ledger.ErrNotFound) {
+		return false, err
+	}
+	for _, m := range st.Messages {
+		if m.Direction == tickets.Outbound && m.MessageID != ours && m.At.After(e.Updated) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
