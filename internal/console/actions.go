@@ -78,7 +78,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, edited bool) {
 		case errors.Is(err, errNoSender):
 			s.message(w, r, http.StatusConflict, "Sending is not configured", "The console has no SMTP server or outbox to send with.", back)
 		default:
-			s.log.Error("console: send failed", "err", err)
+			s.log.Error("console: send failed", "ref", ref, "stage", sendStage(err))
 			s.message(w, r, http.StatusBadGateway, "Not sent", err.Error(), back)
 		}
 		return

@@ -15,11 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-smtp"
 	"github.com/google/go-cmp/cmp"
 
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/mailtest"
 	"triage/internal/processor"
 )
 
@@ -446,5 +448,39 @@ func TestEscalationLeavesQueue(t *testing.T) {
 	}
 	if queued() {
 		t.Error("an escalation a person answered is still in the queue")
+	}
+}
+
+// TestSendRefusedLeavesDraftWaiting: a recipient the SMTP server refuses
+// (before DATA: certainly not sent) leaves the draft waiting, tells the
+// person why, and keeps the server's words (the address) out of the logs.
+func TestSendRefusedLeavesDraftWaiting(t *testing.T) {
+	f := newFixture(t)
+	sink := mailtest.StartSMTPSink(t, mailtest.SMTPOptions{Reject: map[string]error{
+		"anna@example.com": &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no mailbox anna@example.com"}}})
+	sender, err := mail.NewSMTP(mail.SMTPConfig{Addr: sink.Addr, TLS: mail.TLSNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	s, err := New(Config{Ledger: f.Ledger, Tickets: f.Tickets, Sender: sender, Token: testToken, Now: f.Clock.Now,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	resp, body := do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/approve", form: url.Values{}, header: bearer})
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "no mailbox") {
+		t.Errorf("approve: status %d, want 502 naming the refusal", resp.StatusCode)
+	}
+	if r := draftRow(t, f); r.State != ledger.DraftStored || r.Outcome != "" {
+		t.Errorf("draft %s/%q after a refused send, want it waiting", r.State, r.Outcome)
+	}
+	if len(sink.Messages()) != 0 {
+		t.Errorf("the sink accepted %d messages", len(sink.Messages()))
+	}
+	if !strings.Contains(logs.String(), "stage=\"smtp rcpt\"") || strings.Contains(logs.String(), "anna@") {
+		t.Errorf("logs:\n%s", logs.String())
 	}
 }

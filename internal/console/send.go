@@ -131,7 +131,7 @@ func (s *Server) sendDraft(ctx context.Context, key, edited, user, ticketID stri
 		}
 		// Perhaps sent: it stays claimed (draft_sending), for a person to
 		// check the Sent folder; never sent twice from here.
-		s.log.Warn("console: draft submission ended ambiguously; left for a person", "reply_message_id", d.MessageID, "err", err)
+		s.log.Warn("console: draft submission ended ambiguously; left for a person", "reply_message_id", d.MessageID, "stage", sendStage(err))
 		return "", fmt.Errorf("the mail server may or may not have taken the reply (%v); it will not be sent again from the console: check the Sent folder", err)
 	}
 	lctx := context.WithoutCancel(ctx)
@@ -145,4 +145,15 @@ func (s *Server) sendDraft(ctx context.Context, key, edited, user, ticketID stri
 	}
 	s.log.Info("console: draft sent", "user", user, "reply_message_id", d.MessageID, "outcome", outcome)
 	return outcome, nil
+}
+
+// sendStage names where sending failed without the server's words (an SMTP
+// reply often quotes the recipient's address, which stays out of the logs;
+// the person who pressed the button sees the whole error).
+func sendStage(err error) string {
+	var se *mail.SMTPError
+	if errors.As(err, &se) {
+		return "smtp " + se.Op
+	}
+	return "other"
 }
