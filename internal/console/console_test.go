@@ -18,6 +18,7 @@ import (
 	"github.com/emersion/go-smtp"
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
@@ -435,7 +436,7 @@ func TestEscalationLeavesQueue(t *testing.T) {
 	}
 	ref := ledger.Ref(f.email(t, email{uid: 9, messageID: "<fred-1@example.com>", from: "fred@example.com", subject: "Sparks",
 		text: "It sparks.", scenario: "safety", state: ledger.StateReplied,
-		outcome: &processor.Outcome{Scenario: "safety", Status: processor.StatusReplied, Escalated: true, TicketID: tk.TicketID}}))
+		outcome: &processor.Outcome{Scenario: "safety", Status: triage.StatusReplied, Escalated: true, TicketID: tk.TicketID}}))
 	queued := func() bool {
 		_, body := do(t, ts.URL, req{path: "/queue?reason=escalated", header: bearer})
 		return strings.Contains(body, ref)

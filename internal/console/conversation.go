@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
@@ -94,8 +95,8 @@ func (s *Server) loadConversation(ctx context.Context, ref string) (*conversatio
 		}
 		all = append(all, more...)
 	}
-	byKey := map[string][]ledger.Stored{}
-	var keys []string
+	byKey := map[triage.Key][]ledger.Stored{}
+	var keys []triage.Key
 	for _, e := range all {
 		if _, ok := byKey[e.Key]; !ok {
 			keys = append(keys, e.Key)

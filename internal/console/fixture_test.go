@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"triage"
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
@@ -80,7 +81,7 @@ func newFixture(t *testing.T) *fixture {
 		clk.Set(time.Date(2026, 11, 2+i*3, 9, 0, 0, 0, time.UTC))
 		key := f.email(t, email{uid: uint32(100 + i), from: "c" + string(rune('a'+i)) + "@example.com", subject: "Kettle question",
 			text: "Is my kettle covered?", scenario: "valid-warranty", state: ledger.StateDrafted,
-			outcome: &processor.Outcome{Scenario: "valid-warranty", Status: processor.StatusDrafted}})
+			outcome: &processor.Outcome{Scenario: "valid-warranty", Status: triage.StatusDrafted}})
 		f.draft(t, key, "c@example.com", "Your kettle is covered.")
 		outcome, sim := ledger.DraftSentAsIs, 1.0
 		if i%3 == 2 {
@@ -104,7 +105,7 @@ func newFixture(t *testing.T) *fixture {
 		outcome: &processor.Outcome{
 			MessageID: "<anna-1@example.com>", From: "anna@example.com", Subject: "Kettle broken", SerialNumbers: []string{"SN-12345"},
 			Scenario: "valid-warranty", Detection: processor.Detection{Method: "rules", Reason: "serial found; warranty words"},
-			Status: processor.StatusDrafted, Model: "gemini-2.5-flash", ModelCalls: 3, Tokens: agent.Usage{Prompt: 2100, Output: 180, Total: 2280},
+			Status: triage.StatusDrafted, Model: "gemini-2.5-flash", ModelCalls: 3, Tokens: agent.Usage{Prompt: 2100, Output: 180, Total: 2280},
 			DurationMS: 2400, TicketID: tk.TicketID, Language: "en",
 			FunctionCalls: []dispatcher.Record{
 				{Name: "check_warranty", Args: map[string]any{"serial_number": "SN-12345"}, OK: true, Result: map[string]any{"status": "valid", "expiration_date": "2027-01-31"}, DurationMS: 2},
@@ -117,9 +118,9 @@ func newFixture(t *testing.T) *fixture {
 	// A hostile email the pipeline refused to act on.
 	clk.Set(time.Date(2026, 11, 24, 8, 5, 0, 0, time.UTC))
 	f.Hostile = ledger.Ref(f.email(t, email{uid: 2, messageID: "<evil-1@evil.example>", from: "mallory@evil.example", subject: hostileSubject,
-		text: hostileText, scenario: "general", state: ledger.StateFailed, reason: processor.ReasonEmailNotSent,
+		text: hostileText, scenario: "general", state: ledger.StateFailed, reason: triage.ReasonEmailNotSent,
 		outcome: &processor.Outcome{Scenario: "general", Detection: processor.Detection{Method: "fallback", Reason: "no rule matched"},
-			Status: processor.StatusFailed, Reason: processor.ReasonEmailNotSent, ModelCalls: 2, Tokens: agent.Usage{Prompt: 900, Output: 60, Total: 960},
+			Status: triage.StatusFailed, Reason: triage.ReasonEmailNotSent, ModelCalls: 2, Tokens: agent.Usage{Prompt: 900, Output: 60, Total: 960},
 			FunctionCalls: []dispatcher.Record{{Name: "send_email", Args: map[string]any{"to": "attacker@evil.example", "body": "<script>alert(1)</script>"},
 				Blocked: true, Error: &dispatcher.RecordError{Code: "recipient_not_allowed", Message: "send_email.to must be the sender"}}}}}))
 
@@ -138,19 +139,19 @@ func newFixture(t *testing.T) *fixture {
 	}
 	clk.Set(time.Date(2026, 11, 24, 8, 10, 0, 0, time.UTC))
 	f.Owned = ledger.Ref(f.email(t, email{uid: 3, messageID: "<bob-2@example.com>", from: "bob@example.com", subject: "Re: Toaster",
-		text: "Any news?", scenario: "valid-warranty", state: ledger.StateNeedsHuman, reason: processor.ReasonHumanOwner,
-		outcome: &processor.Outcome{Status: processor.StatusSkipped, Reason: processor.ReasonHumanOwner, TicketID: tk2.TicketID, Followup: true}}))
+		text: "Any news?", scenario: "valid-warranty", state: ledger.StateNeedsHuman, reason: triage.ReasonHumanOwner,
+		outcome: &processor.Outcome{Status: triage.StatusSkipped, Reason: triage.ReasonHumanOwner, TicketID: tk2.TicketID, Followup: true}}))
 
 	// A reply triage sent, and an escalation.
 	clk.Set(time.Date(2026, 11, 24, 8, 20, 0, 0, time.UTC))
 	rk := f.email(t, email{uid: 4, messageID: "<carl-1@example.com>", from: "carl@example.com", subject: "Warranty?",
 		text: "Is SN-55555 covered?", scenario: "expired-warranty", state: ledger.StateReplied,
-		outcome: &processor.Outcome{Scenario: "expired-warranty", Status: processor.StatusReplied}})
+		outcome: &processor.Outcome{Scenario: "expired-warranty", Status: triage.StatusReplied}})
 	f.reply(t, rk, "carl@example.com", "Your warranty expired.")
 	f.Replied = ledger.Ref(rk)
 	ek := f.email(t, email{uid: 5, messageID: "<dora-1@example.com>", from: "dora@example.com", subject: "Smoke from the charger",
 		text: "It smoked and smelled of burning.", scenario: "safety", state: ledger.StateReplied,
-		outcome: &processor.Outcome{Scenario: "safety", Status: processor.StatusReplied, Escalated: true}})
+		outcome: &processor.Outcome{Scenario: "safety", Status: triage.StatusReplied, Escalated: true}})
 	f.reply(t, ek, "dora@example.com", "We told our safety team.")
 	f.Escalated = ledger.Ref(ek)
 	return f
@@ -159,19 +160,20 @@ func newFixture(t *testing.T) *fixture {
 type email struct {
 	uid                            uint32
 	messageID, from, subject, text string
-	scenario, state, reason        string
+	scenario, state                string
+	reason                         triage.Reason
 	outcome                        *processor.Outcome
 }
 
 // email records one inbound message as watch does: Begin, the outcome,
 // then its final state. It returns the key.
-func (f *fixture) email(t *testing.T, e email) string {
+func (f *fixture) email(t *testing.T, e email) triage.Key {
 	t.Helper()
 	ctx := context.Background()
 	if e.messageID == "" {
 		e.messageID = "<m" + string(rune('0'+e.uid%10)) + "-" + e.from + ">"
 	}
-	key := "msgid:" + e.messageID + "|" + e.from
+	key := triage.Key("msgid:" + e.messageID + "|" + e.from)
 	loc := ledger.Loc{Account: "support@example.com", Mailbox: "INBOX", UIDValidity: 1, UID: e.uid}
 	if _, err := f.Ledger.Begin(ctx, ledger.Entry{Loc: loc, Key: key, MessageID: e.messageID, Sender: e.from, Subject: e.subject}); err != nil {
 		t.Fatal(err)
@@ -194,9 +196,9 @@ func (f *fixture) email(t *testing.T, e email) string {
 	return key
 }
 
-func (f *fixture) rendered(t *testing.T, key, to, body string, draft bool) (string, []byte) {
+func (f *fixture) rendered(t *testing.T, key triage.Key, to, body string, draft bool) (string, []byte) {
 	t.Helper()
-	inbound := strings.TrimSuffix(strings.TrimPrefix(key, "msgid:"), "|"+to)
+	inbound := strings.TrimSuffix(strings.TrimPrefix(string(key), "msgid:"), "|"+to)
 	r := &mail.Reply{From: "Support <support@example.com>", To: to, Subject: "Re: your email", Body: body,
 		InReplyTo: inbound, References: []string{inbound}, MessageID: mail.MessageIDFor(key, "example.com"),
 		Date: f.Clock.Now(), Key: key, Draft: draft}
@@ -208,7 +210,7 @@ func (f *fixture) rendered(t *testing.T, key, to, body string, draft bool) (stri
 }
 
 // draft records a draft as watch's Sender and storeDraft do.
-func (f *fixture) draft(t *testing.T, key, to, body string) {
+func (f *fixture) draft(t *testing.T, key triage.Key, to, body string) {
 	t.Helper()
 	ctx := context.Background()
 	id, raw := f.rendered(t, key, to, body, true)
@@ -221,7 +223,7 @@ func (f *fixture) draft(t *testing.T, key, to, body string) {
 }
 
 // reply records a sent reply as watch's Sender does.
-func (f *fixture) reply(t *testing.T, key, to, body string) {
+func (f *fixture) reply(t *testing.T, key triage.Key, to, body string) {
 	t.Helper()
 	ctx := context.Background()
 	id, raw := f.rendered(t, key, to, body, false)

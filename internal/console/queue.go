@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 )
@@ -62,8 +63,9 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		v.Inboxes = appendNew(v.Inboxes, it.Inbox)
 		v.Scenarios = appendNew(v.Scenarios, it.Entry.Scenario)
 		v.Reasons = appendNew(v.Reasons, it.Why)
+		v.Reasons = appendNew(v.Reasons, string(it.Entry.Reason))
 		if v.Inbox != "" && it.Inbox != v.Inbox || v.Scenario != "" && it.Entry.Scenario != v.Scenario ||
-			v.Reason != "" && it.Why != v.Reason && it.Entry.Reason != v.Reason || minAge > 0 && now.Sub(it.Entry.Updated) < minAge {
+			v.Reason != "" && it.Why != v.Reason && string(it.Entry.Reason) != v.Reason || minAge > 0 && now.Sub(it.Entry.Updated) < minAge {
 			continue
 		}
 		v.Items = append(v.Items, it)
@@ -90,7 +92,7 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
+	seen := map[triage.Key]bool{}
 	var out []queueItem
 	for _, e := range es {
 		if seen[e.Key] {

@@ -10,6 +10,7 @@ import (
 
 	gomail "github.com/emersion/go-message/mail"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
@@ -90,7 +91,7 @@ var errNoSender = errors.New("console: no way to send: configure smtp or outbox"
 // sent is recorded as the draft's fate (sent as is, or edited with its
 // similarity to the draft) and, when the email has a ticket, as an
 // outgoing message of the conversation.
-func (s *Server) sendDraft(ctx context.Context, key, edited, user, ticketID string) (string, error) {
+func (s *Server) sendDraft(ctx context.Context, key triage.Key, edited, user, ticketID string) (string, error) {
 	if s.cfg.Sender == nil {
 		return "", errNoSender
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"triage"
 )
 
 // What the ledger keeps for people reviewing triage's work (the console):
@@ -35,7 +37,7 @@ type Stored struct {
 // Ref is a short, stable name of an inbound key that carries none of the
 // customer's words (the key holds their Message-ID and address): what the
 // console puts in URLs.
-func Ref(key string) string {
+func Ref(key triage.Key) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:10])
 }
@@ -110,7 +112,8 @@ func (l *Ledger) ByRef(ctx context.Context, ref string) ([]Stored, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: by ref: %w", err)
 	}
-	key, found := "", false
+	var key triage.Key
+	found := false
 	for rows.Next() && !found {
 		if err := rows.Scan(&key); err != nil {
 			rows.Close()
@@ -150,7 +153,7 @@ type Query struct {
 	Account  string
 	Mailbox  string
 	Scenario string
-	Reason   string
+	Reason   triage.Reason
 	Before   time.Time // updated before
 	// Text matches the sender, subject, Message-ID, scenario, reason or
 	// state (case-insensitive substring).
@@ -284,7 +287,7 @@ var ErrDraftTaken = errors.New("ledger: the draft is no longer waiting for revie
 // it with its state before the claim; ErrDraftTaken when another claim or a
 // resolution came first, ErrNotFound when key has no draft. Exactly one of
 // two people approving the same draft gets it.
-func (l *Ledger) ClaimDraft(ctx context.Context, key string) (Reply, string, error) {
+func (l *Ledger) ClaimDraft(ctx context.Context, key triage.Key) (Reply, string, error) {
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
@@ -311,7 +314,7 @@ func (l *Ledger) ClaimDraft(ctx context.Context, key string) (Reply, string, err
 
 // UnclaimDraft puts a claimed draft back in state (what ClaimDraft
 // returned) when sending it certainly failed.
-func (l *Ledger) UnclaimDraft(ctx context.Context, key, state string) error {
+func (l *Ledger) UnclaimDraft(ctx context.Context, key triage.Key, state string) error {
 	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND kind=? AND state=?`, state, key, KindDraft, DraftSending)
 	if err != nil {
 		return fmt.Errorf("ledger: unclaim draft: %w", err)
@@ -333,7 +336,7 @@ const DraftSentByPerson = "draft_sent"
 // state DraftSentByPerson, its outcome (DraftSentAsIs or DraftEdited), the
 // similarity of what was sent to the draft, and the rendered message as
 // sent.
-func (l *Ledger) DraftSent(ctx context.Context, key, outcome string, similarity float64, raw []byte) error {
+func (l *Ledger) DraftSent(ctx context.Context, key triage.Key, outcome string, similarity float64, raw []byte) error {
 	if outcome != DraftSentAsIs && outcome != DraftEdited {
 		return fmt.Errorf("ledger: draft sent: outcome %q: want %s or %s", outcome, DraftSentAsIs, DraftEdited)
 	}
@@ -352,7 +355,7 @@ func (l *Ledger) DraftSent(ctx context.Context, key, outcome string, similarity 
 
 // SettleSentDraft records that watch removed the Drafts folder copy of a
 // draft sent from the console and filed it in the Sent folder: ReplySent.
-func (l *Ledger) SettleSentDraft(ctx context.Context, key string) error {
+func (l *Ledger) SettleSentDraft(ctx context.Context, key triage.Key) error {
 	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND kind=? AND state=?`, ReplySent, key, KindDraft, DraftSentByPerson)
 	if err != nil {
 		return fmt.Errorf("ledger: settle sent draft: %w", err)
@@ -365,7 +368,7 @@ func (l *Ledger) SettleSentDraft(ctx context.Context, key string) error {
 
 // RejectDraft records that a person discarded the unresolved draft of key
 // in the console; ErrDraftTaken when it is resolved or being sent.
-func (l *Ledger) RejectDraft(ctx context.Context, key string) error {
+func (l *Ledger) RejectDraft(ctx context.Context, key triage.Key) error {
 	now := unix(l.now())
 	res, err := l.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=?
 		WHERE key=? AND kind=? AND outcome='' AND state IN (?,?)`,
@@ -396,7 +399,7 @@ var ErrNotRetryable = errors.New("ledger: only a failed message with no reply, a
 // message must have failed (not be waiting for a person for another
 // reason), have nothing recorded as sent or drafted for it, and have a
 // Message-ID (watch finds it in the failed folder by it).
-func (l *Ledger) RequestRetry(ctx context.Context, key string) error {
+func (l *Ledger) RequestRetry(ctx context.Context, key triage.Key) error {
 	tx, err := l.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("ledger: request retry: %w", err)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"triage"
 )
 
 // BenchmarkByRef finds one conversation by its ref in a ledger of 50000
@@ -32,7 +34,7 @@ func BenchmarkByRef(b *testing.B) {
 	if err := tx.Commit(); err != nil {
 		b.Fatal(err)
 	}
-	ref := Ref(fmt.Sprintf("msgid:<m%d@customer.example>|c%d@example.com", n/2, n/2))
+	ref := Ref(triage.Key(fmt.Sprintf("msgid:<m%d@customer.example>|c%d@example.com", n/2, n/2)))
 	b.ResetTimer()
 	for b.Loop() {
 		if es, err := l.ByRef(ctx, ref); err != nil || len(es) != 1 {

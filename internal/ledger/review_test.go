@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage"
 )
 
 func TestOutcomeKeptAndBounded(t *testing.T) {
@@ -18,7 +20,7 @@ func TestOutcomeKeptAndBounded(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
 	loc := Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 1}
-	key := "msgid:<a@x>|jan@example.com"
+	key := triage.Key("msgid:<a@x>|jan@example.com")
 	if _, err := l.Begin(ctx, Entry{Loc: loc, Key: key, MessageID: "<a@x>", Sender: "jan@example.com"}); err != nil {
 		t.Fatal(err)
 	}
@@ -54,9 +56,9 @@ func TestSearch(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
-	add := func(uid uint32, sender, subject, state, reason, outcome string) {
+	add := func(uid uint32, sender, subject, state string, reason triage.Reason, outcome string) {
 		loc := Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}
-		if _, err := l.Begin(ctx, Entry{Loc: loc, Key: sender + subject, MessageID: "<m@x>", Sender: sender, Subject: subject}); err != nil {
+		if _, err := l.Begin(ctx, Entry{Loc: loc, Key: triage.Key(sender + subject), MessageID: "<m@x>", Sender: sender, Subject: subject}); err != nil {
 			t.Fatal(err)
 		}
 		if outcome != "" {
@@ -109,8 +111,8 @@ func TestClaimDraftOnce(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
-	for _, k := range []string{"k1", "k2"} {
-		if err := l.PutPending(ctx, Reply{Key: k, MessageID: "<" + k + "@x>", To: "jan@x", Raw: []byte("raw"), Kind: KindDraft}); err != nil {
+	for _, k := range []triage.Key{"k1", "k2"} {
+		if err := l.PutPending(ctx, Reply{Key: k, MessageID: "<" + string(k) + "@x>", To: "jan@x", Raw: []byte("raw"), Kind: KindDraft}); err != nil {
 			t.Fatal(err)
 		}
 	}

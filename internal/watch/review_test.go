@@ -10,6 +10,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
 	"triage/internal/processor"
@@ -28,7 +29,7 @@ func (o *outage) Process(ctx context.Context, in processor.Input) processor.Outc
 	o.fails--
 	o.mu.Unlock()
 	if fail {
-		return processor.Outcome{File: in.Name, Status: processor.StatusFailed, Reason: "model_unavailable", Scenario: "fake"}
+		return processor.Outcome{File: in.Name, Status: triage.StatusFailed, Reason: "model_unavailable", Scenario: "fake"}
 	}
 	return o.next.Process(ctx, in)
 }
@@ -48,7 +49,7 @@ func TestOutcomeKeptForReview(t *testing.T) {
 	if err := json.Unmarshal(es[0].Outcome, &out); err != nil {
 		t.Fatalf("outcome %q: %v", es[0].Outcome, err)
 	}
-	if out.Status != processor.StatusReplied || out.MessageID != id || !strings.Contains(es[0].Body, "Mój numer seryjny SN-0007") {
+	if out.Status != triage.StatusReplied || out.MessageID != id || !strings.Contains(es[0].Body, "Mój numer seryjny SN-0007") {
 		t.Errorf("kept outcome %s/%s, body %q", out.Status, out.MessageID, es[0].Body)
 	}
 }
