@@ -149,8 +149,9 @@ func openLedgerFile(ctx context.Context, path, what string) (*ledger.Ledger, err
 // The states --state accepts, for messages and for replies (--replies).
 var (
 	messageStates = []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed,
-		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing}
-	replyStates = []string{ledger.ReplyPending, ledger.ReplySent, ledger.ReplyNeedsHuman, ledger.DraftPending, ledger.DraftStored}
+		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateRetryRequested, ledger.StateRetried}
+	replyStates = []string{ledger.ReplyPending, ledger.ReplySent, ledger.ReplyNeedsHuman, ledger.DraftPending, ledger.DraftStored,
+		ledger.DraftSending, ledger.DraftSentByPerson}
 )
 
 func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON bool) error {

@@ -22,7 +22,15 @@ var migrations = []store.Migration{
 		return upgradeSQLite(ctx, tx)
 	}},
 	{SQLite: outboxSchema, Postgres: outboxSchema},
+	{SQLite: reviewSchema, Postgres: reviewSchema},
 }
+
+// reviewSchema keeps, for the review console, each message's outcome (the
+// JSON record of what was decided and called) and the customer's text.
+const reviewSchema = `
+ALTER TABLE messages ADD COLUMN outcome TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN body TEXT NOT NULL DEFAULT '';
+`
 
 // postgresSchema is the SQLite schema in PostgreSQL types: times are Unix
 // milliseconds, booleans 0 or 1, as in SQLite, so rows copy across as
