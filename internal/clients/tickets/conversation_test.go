@@ -40,17 +40,17 @@ func conversationContract(t *testing.T, s Store) {
 	if err := s.AddMessage(ctx, a, Message{MessageID: "<r1@us>", Direction: Outbound}); err != nil {
 		t.Fatalf("AddMessage twice: %v", err)
 	}
-	for _, ids := range [][]string{{"<r1@us>"}, {"<zz@x>", "<a1@customer>"}, {"<b1@customer>", "<a1@customer>"}} {
-		st, err := s.Find(ctx, ids)
+	for _, ids := range [][]string{{"<r1@us>"}, {"<zz@x>", "<a1@customer>"}, {"<a1@customer>", "<b1@customer>"}} {
+		st, err := s.Find(ctx, "jan@example.org", ids)
 		if err != nil {
 			t.Fatalf("Find(%v): %v", ids, err)
 		}
-		if st.TicketID != a { // the earliest ticket wins
+		if st.TicketID != a { // the first ID named that is known wins
 			t.Errorf("Find(%v) = %s, want %s", ids, st.TicketID, a)
 		}
 	}
 	for _, ids := range [][]string{nil, {""}, {"<nobody@x>"}} {
-		if _, err := s.Find(ctx, ids); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Find(ctx, "jan@example.org", ids); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Find(%q): err = %v, want ErrNotFound", ids, err)
 		}
 	}
@@ -187,7 +187,7 @@ func TestHTTPConversationErrors(t *testing.T) {
 	if !errors.As(err, &he) || !he.Temporary() {
 		t.Errorf("503: err = %v, want a temporary HTTPError", err)
 	}
-	if _, err := h.Find(context.Background(), []string{"<x@y>"}); err == nil || !strings.Contains(err.Error(), "no ticket_id") {
+	if _, err := h.Find(context.Background(), "", []string{"<x@y>"}); err == nil || !strings.Contains(err.Error(), "no ticket_id") {
 		t.Errorf("answer without ticket_id: err = %v", err)
 	}
 }
@@ -230,7 +230,7 @@ func (c *convService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			json.NewEncoder(w).Encode(tk)
 		}
 	case r.Method == http.MethodGet && path == "":
-		reply(c.db.Find(ctx, r.URL.Query()["message_id"]))
+		reply(c.db.Find(ctx, r.URL.Query().Get("customer_email"), r.URL.Query()["message_id"]))
 	case r.Method == http.MethodPost && path == "/takeover":
 		var b ownerBody
 		if decode(&b) {
@@ -395,7 +395,7 @@ func TestSQLiteRestore(t *testing.T) {
 	if err := s.Restore(ctx, want); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Find(ctx, []string{"<r1@us>"})
+	got, err := s.Find(ctx, "ola@example.org", []string{"<r1@us>"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +442,7 @@ func BenchmarkSQLiteFind(b *testing.B) {
 	refs := []string{"<unknown-1@x>", "<unknown-2@x>", "<in-4242@customer.example>", "<out-4242@example.com>"}
 	b.ResetTimer()
 	for b.Loop() {
-		st, err := s.Find(ctx, refs)
+		st, err := s.Find(ctx, "jan@example.org", refs)
 		if err != nil || st.TicketID != "TKT-004243" {
 			b.Fatalf("Find = %+v, %v", st, err)
 		}
