@@ -259,7 +259,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		rr.Notes = append(rr.Notes, "input.model_faults ignored: faults are injected only into the offline model")
 		faults = nil
 	}
-	model, err := llm.New(ctx, llm.Options{Offline: offline, Faults: faults, HTTPClient: httpClient, Getenv: r.cfg.Getenv})
+	model, err := llm.New(ctx, llm.Options{Offline: offline, Faults: faults, HTTPClient: httpClient, Getenv: r.cfg.Getenv, Scenarios: r.cfg.Scenarios})
 	if err != nil {
 		return setupFail("%v", err)
 	}

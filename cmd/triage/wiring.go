@@ -214,7 +214,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	sender = replySigner(sender, p.Scenarios)
 
 	faults := parts.Faults
-	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults, Concurrency: o.Concurrency})
+	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults, Concurrency: o.Concurrency, Scenarios: p.Scenarios})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

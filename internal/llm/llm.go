@@ -16,6 +16,7 @@ import (
 
 	"triage/internal/agent"
 	"triage/internal/offline"
+	"triage/internal/scenario"
 )
 
 // DefaultModel is the Gemini model used when none is given.
@@ -36,6 +37,9 @@ type Options struct {
 	Concurrency int
 	// Getenv reads the environment (default os.Getenv), for tests.
 	Getenv func(string) string
+	// Scenarios are the loaded scenarios, whose frontmatter the offline
+	// model follows (see offline.Options.Scenarios).
+	Scenarios *scenario.Set
 }
 
 // Model is a ready model and how to describe it to people.
@@ -95,7 +99,7 @@ func New(ctx context.Context, o Options) (*Model, error) {
 		}
 		return &Model{Model: &agent.Gemini{Client: c}, Description: desc}, nil
 	}
-	srv, err := offline.Start(offline.Options{Faults: o.Faults})
+	srv, err := offline.Start(offline.Options{Faults: o.Faults, Scenarios: o.Scenarios})
 	if err != nil {
 		return nil, fmt.Errorf("llm: offline model: %w", err)
 	}
