@@ -183,7 +183,7 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 }
 
 // checkCredentials refuses a daemon that would answer customers with the
-// offline stand-in only because a key is missing (issue 7 item 10): without
+// offline stand-in only because a key is missing: without
 // model credentials, the offline model must be asked for explicitly.
 func checkCredentials(o pipelineOptions, config string, p *problems) {
 	if o.Offline || o.OfflineFaults != "" || llm.HasCredentials(os.Getenv) {

@@ -48,7 +48,7 @@ type pipelineOptions struct {
 	// register their own --concurrency flag); it sizes the model client's
 	// idle connections.
 	Concurrency int
-	// Call caps per email (issue 7 item 2): calls over them have no effect.
+	// Call caps per email: calls over them have no effect.
 	MaxCallsPerTurn int
 	MaxCalls        int
 }
