@@ -33,6 +33,13 @@ func envString(fs *pflag.FlagSet, p *string, name, env, def, usage string) {
 	fs.SetAnnotation(name, envAnnotation, []string{env})
 }
 
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
 // given reports whether the flag was set on the command line or through its
 // environment variable: then the configuration file does not override it.
 func given(fs *pflag.FlagSet, name string) bool {
@@ -110,17 +117,15 @@ type pipelineParts struct {
 	TicketsDB          string
 }
 
-// checkPipeline validates every pipeline setting, read-only: the
-// instructions, our From, the serial patterns, the warranty registry (the CSV
-// is loaded), the ticket store (URL, or the SQLite file's directory), the
-// offline faults and the loop bounds. It is the start-up validation of
-// process and watch, and what triage check runs.
+// checkPipeline validates the pipeline settings that need more than their
+// own value (pipelineSettings checks those), read-only: the instructions,
+// our From, the serial patterns, the warranty registry (the CSV is loaded),
+// the ticket store (URL, or the SQLite file's directory) and the offline
+// faults. It is the start-up validation of process and watch, and what
+// triage check runs.
 func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	parts := &pipelineParts{}
 	var err error
-	if !scenario.ValidReplyMode(o.ReplyMode) || o.ReplyMode == "" {
-		p.add("--reply-mode %q: want send or draft", o.ReplyMode)
-	}
 	if ins, err := loadInstructions(o.Instructions); err != nil {
 		p.addErr(err)
 	} else {
@@ -163,21 +168,6 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	}
 	if parts.Faults, err = offline.ParseFaults(o.OfflineFaults); err != nil {
 		p.add("--offline-faults: %v", err)
-	}
-	if o.MaxTurns < 1 {
-		p.add("--max-turns must be at least 1, got %d", o.MaxTurns)
-	}
-	if o.MaxCallsPerTurn < 1 {
-		p.add("--max-calls-per-turn must be at least 1, got %d", o.MaxCallsPerTurn)
-	}
-	if o.MaxCalls < 1 {
-		p.add("--max-calls must be at least 1, got %d", o.MaxCalls)
-	}
-	if o.TurnTimeout <= 0 {
-		p.add("--turn-timeout must be positive, got %s", o.TurnTimeout)
-	}
-	if o.Deadline <= 0 {
-		p.add("--deadline must be positive, got %s", o.Deadline)
 	}
 	return parts
 }
