@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -21,41 +20,11 @@ import (
 	"triage/internal/tools"
 )
 
-// Precedence of every setting: a flag on the command line, then its
-// environment variable, then the configuration file, then the default.
-// Flags registered with the helpers below carry their variable in their help
-// text ("... [$TRIAGE_X]") and in an annotation merge reads.
-
-const envAnnotation = "triage_env"
-
-func envString(fs *pflag.FlagSet, p *string, name, env, def, usage string) {
-	fs.StringVar(p, name, envOr(env, def), usage+" [$"+env+"]")
-	fs.SetAnnotation(name, envAnnotation, []string{env})
-}
-
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
 	}
 	return def
-}
-
-// given reports whether the flag was set on the command line or through its
-// environment variable: then the configuration file does not override it.
-func given(fs *pflag.FlagSet, name string) bool {
-	f := fs.Lookup(name)
-	if f == nil {
-		return false
-	}
-	if f.Changed {
-		return true
-	}
-	for _, env := range f.Annotations[envAnnotation] {
-		if os.Getenv(env) != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // defaultConfigPath is where watch, check and ledger look for a
@@ -250,15 +219,10 @@ func checkHostPort(field, addr string) (host string, err error) {
 	return host, nil
 }
 
-// checkTLS accepts the TLS modes of a server section; none only on loopback.
-func checkTLS(field, mode, host string, p *problems) {
-	switch strings.ToLower(mode) {
-	case "", "tls", "starttls":
-	case "none":
-		if host != "" && !mail.IsLoopback(host) {
-			p.add("%s: none is allowed only for loopback hosts, not %q", field, host)
-		}
-	default:
-		p.add("%s %q: want tls, starttls or none", field, mode)
+// checkTLS checks the TLS mode of a server section (default def) for its
+// host.
+func checkTLS(field, mode, host, def string, p *problems) {
+	if err := mail.CheckTLS(mode, host, def); err != nil {
+		p.add("%s: %v", field, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/ledger"
+	"triage/internal/settings"
 )
 
 // newLedgerCmd lists what the watch ledger recorded, for a person looking
@@ -24,6 +25,7 @@ func newLedgerCmd() *cobra.Command {
 		path, config, state string
 		limit               int
 		asJSON, replies     bool
+		table               settings.Table
 	)
 	cmd := &cobra.Command{
 		Use:   "ledger [--ledger FILE | --config FILE] [--state S] [--limit N] [--json]",
@@ -40,6 +42,9 @@ while triage watch is running.`,
   triage ledger --config /etc/triage/triage.yaml --limit 20 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
 			if state != "" {
 				valid := messageStates
 				if replies {
@@ -53,7 +58,7 @@ while triage watch is running.`,
 					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
 				}
 			}
-			path, err := ledgerPath(cmd, path, config)
+			path, err := ledgerPath(cmd, table, &path, &config)
 			if err != nil {
 				return err
 			}
@@ -81,37 +86,44 @@ while triage watch is running.`,
 			return printEntries(out, es, counts, asJSON)
 		},
 	}
-	f := cmd.Flags()
-	envString(f, &path, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file")
-	f.StringVar(&config, "config", "", "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
-	f.StringVar(&state, "state", "", "only this state")
-	f.IntVar(&limit, "limit", 50, "at most this many messages")
-	f.BoolVar(&asJSON, "json", false, "one JSON object per line")
-	f.BoolVar(&replies, "replies", false, "list replies instead of messages")
+	table = append(ledgerSettings(&path, &config),
+		&settings.Setting{Flag: "state", Usage: "only this state", Var: settings.String(&state, "")},
+		&settings.Setting{Flag: "limit", Usage: "at most this many messages", Var: settings.Int(&limit, 50)},
+		&settings.Setting{Flag: "json", Usage: "one JSON object per line", Var: settings.Bool(&asJSON, false)},
+		&settings.Setting{Flag: "replies", Usage: "list replies instead of messages", Var: settings.Bool(&replies, false)})
+	table.Register(cmd.Flags())
 	cmd.AddCommand(newLedgerStatsCmd())
 	return cmd
+}
+
+// ledgerSettings are the settings of the ledger commands that say where the
+// ledger is.
+func ledgerSettings(path, config *string) settings.Table {
+	return settings.Table{
+		withUsage(ledgerSetting(path), "ledger file"),
+		{Flag: "config", Usage: "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
+			Var: settings.String(config, "")},
+	}
 }
 
 // ledgerPath is the ledger file the ledger commands read: --ledger (or
 // $TRIAGE_LEDGER) when given, else the ledger of the watch configuration
 // found like watch finds it (--config, $TRIAGE_CONFIG, /etc/triage/triage.yaml;
 // one found by convention is reported), else path's default.
-func ledgerPath(cmd *cobra.Command, path, config string) (string, error) {
-	cfg, how := findConfig(cmd.Flags(), config)
-	if given(cmd.Flags(), "ledger") || cfg == "" {
-		return path, nil
+// The command's table is resolved (it filled path and config).
+func ledgerPath(cmd *cobra.Command, table settings.Table, path, config *string) (string, error) {
+	cfg, how := findConfig(cmd.Flags(), *config)
+	if table.Given(cmd.Flags(), "ledger", os.Getenv) || cfg == "" {
+		return *path, nil
 	}
-	wf, err := loadWatchFile(cfg)
+	wo, err := loadWatchFile(cfg)
 	if err != nil {
 		return "", err
 	}
 	if how != "--config" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "triage: ledger of the configuration %s (%s)\n", cfg, how)
 	}
-	if wf.Ledger != "" {
-		return wf.Ledger, nil
-	}
-	return path, nil
+	return wo.Ledger, nil
 }
 
 // openLedgerFile opens the ledger file at path for the command named what

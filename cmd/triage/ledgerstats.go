@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/ledger"
+	"triage/internal/settings"
 )
 
 // newLedgerStatsCmd prints what people did with triage's drafts, per
@@ -16,6 +17,7 @@ func newLedgerStatsCmd() *cobra.Command {
 	var (
 		path, config string
 		asJSON       bool
+		table        settings.Table
 	)
 	cmd := &cobra.Command{
 		Use:   "stats [--ledger FILE | --config FILE] [--json]",
@@ -38,7 +40,10 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
   triage ledger stats --ledger /var/lib/triage/ledger.db --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := ledgerPath(cmd, path, config)
+			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			path, err := ledgerPath(cmd, table, &path, &config)
 			if err != nil {
 				return err
 			}
@@ -57,10 +62,9 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
 			return printDraftStats(cmd.OutOrStdout(), stats)
 		},
 	}
-	f := cmd.Flags()
-	envString(f, &path, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file")
-	f.StringVar(&config, "config", "", "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
-	f.BoolVar(&asJSON, "json", false, "one JSON object per scenario per line")
+	table = append(ledgerSettings(&path, &config),
+		&settings.Setting{Flag: "json", Usage: "one JSON object per scenario per line", Var: settings.Bool(&asJSON, false)})
+	table.Register(cmd.Flags())
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/llm"
 	"triage/internal/scenario"
@@ -12,21 +13,80 @@ import (
 	"triage/internal/watch"
 )
 
-// Every setting of process and watch is declared once, in the tables below:
+// Every setting of the commands is declared once, in the tables below:
 // flag, environment variable, key in the watch configuration file, default
 // and check, bound to the field it fills. The precedence is flag >
 // environment > configuration file > default (settings.Table.Resolve).
 
+// Settings several commands read, declared once each.
+
+func instructionsSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "instructions", Env: "TRIAGE_INSTRUCTIONS", Key: "pipeline.instructions", Path: true,
+		Usage: "instructions directory with main.md, scenarios/*.md and tools.yaml (default: the built-in instructions)",
+		Var:   settings.String(p, "")}
+}
+
+func modelSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "model", Env: "TRIAGE_MODEL", Key: "pipeline.model", Usage: "Gemini model id",
+		Var: settings.String(p, llm.DefaultModel)}
+}
+
+func offlineSetting(p *bool) *settings.Setting {
+	return &settings.Setting{Flag: "offline", Key: "pipeline.offline", Usage: "force the built-in offline model even when GEMINI_API_KEY is set",
+		Var: settings.Bool(p, false)}
+}
+
+func ticketsDBSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "tickets-db", Env: "TRIAGE_TICKETS_DB", Key: "pipeline.tickets_db", Path: true,
+		Usage: "local ticket store (SQLite file)", Var: settings.String(p, "triage-tickets.db")}
+}
+
+func ledgerSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "ledger", Env: "TRIAGE_LEDGER", Key: "ledger", Path: true,
+		Usage: "ledger file (SQLite); <ledger>.lock guards against overlapping runs", Var: settings.String(p, "triage-ledger.db")}
+}
+
+// withUsage is s with the help text one command gives it.
+func withUsage(s *settings.Setting, usage string) *settings.Setting {
+	s.Usage = usage
+	return s
+}
+
+// loopBounds bound the work on one email: the agent loop's turns and time,
+// and the function calls the dispatcher accepts (calls over them have no
+// effect).
+type loopBounds struct {
+	MaxTurns        int
+	TurnTimeout     time.Duration
+	Deadline        time.Duration
+	MaxCallsPerTurn int
+	MaxCalls        int
+}
+
+// boundsSettings declares the loop bounds (process, watch and eval).
+func boundsSettings(b *loopBounds) settings.Table {
+	return settings.Table{
+		{Flag: "max-turns", Key: "pipeline.max_turns", Usage: "maximum model turns per email",
+			Var: settings.Int(&b.MaxTurns, 10, settings.AtLeast(1))},
+		{Flag: "turn-timeout", Key: "pipeline.turn_timeout", Usage: "timeout of one model call",
+			Var: settings.Duration(&b.TurnTimeout, 30*time.Second, settings.Positive)},
+		{Flag: "deadline", Key: "pipeline.deadline", Usage: "total time budget per email",
+			Var: settings.Duration(&b.Deadline, 2*time.Minute, settings.Positive)},
+		{Flag: "max-calls-per-turn", Key: "pipeline.max_calls_per_turn",
+			Usage: "function calls the model may make in one turn (more are refused, recorded blocked)",
+			Var:   settings.Int(&b.MaxCallsPerTurn, dispatcher.DefaultMaxCallsPerTurn, settings.AtLeast(1))},
+		{Flag: "max-calls", Key: "pipeline.max_calls",
+			Usage: "function calls the model may make per email (more are refused, recorded blocked)",
+			Var:   settings.Int(&b.MaxCalls, dispatcher.DefaultMaxCallsPerEmail, settings.AtLeast(1))},
+	}
+}
+
 // pipelineSettings are the settings process and watch share.
 func pipelineSettings(o *pipelineOptions) settings.Table {
-	return settings.Table{
-		{Flag: "instructions", Env: "TRIAGE_INSTRUCTIONS", Key: "pipeline.instructions", Path: true,
-			Usage: "instructions directory with main.md, scenarios/*.md and tools.yaml (default: the built-in instructions)",
-			Var:   settings.String(&o.Instructions, "")},
-		{Flag: "model", Env: "TRIAGE_MODEL", Key: "pipeline.model", Usage: "Gemini model id",
-			Var: settings.String(&o.Model, llm.DefaultModel)},
-		{Flag: "offline", Key: "pipeline.offline", Usage: "force the built-in offline model even when GEMINI_API_KEY is set",
-			Var: settings.Bool(&o.Offline, false)},
+	t := settings.Table{
+		instructionsSetting(&o.Instructions),
+		modelSetting(&o.Model),
+		offlineSetting(&o.Offline),
 		{Flag: "offline-faults", Usage: "comma-separated faults to inject into the offline model (503,429,empty,safety_first,malformed_call,third_party,hang); for testing",
 			Var: settings.String(&o.OfflineFaults, "")},
 		{Flag: "warranty-csv", Env: "TRIAGE_WARRANTY_CSV", Key: "pipeline.warranty_csv", Path: true,
@@ -35,8 +95,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 		{Flag: "warranty-url", Env: "TRIAGE_WARRANTY_URL", Key: "pipeline.warranty_url",
 			Usage: "warranty HTTP service base URL (overrides --warranty-csv; bearer token from $TRIAGE_WARRANTY_TOKEN)",
 			Var:   settings.String(&o.WarrantyURL, "")},
-		{Flag: "tickets-db", Env: "TRIAGE_TICKETS_DB", Key: "pipeline.tickets_db", Path: true,
-			Usage: "local ticket store (SQLite file)", Var: settings.String(&o.TicketsDB, "triage-tickets.db")},
+		ticketsDBSetting(&o.TicketsDB),
 		{Flag: "tickets-url", Env: "TRIAGE_TICKETS_URL", Key: "pipeline.tickets_url",
 			Usage: "ticket HTTP service base URL (overrides --tickets-db; bearer token from $TRIAGE_TICKETS_TOKEN)",
 			Var:   settings.String(&o.TicketsURL, "")},
@@ -47,24 +106,14 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 		{Flag: "serial-pattern", Key: "pipeline.serial_patterns",
 			Usage: "regular expression with one group capturing a serial number (repeatable; default: built-in patterns)",
 			Var:   settings.Strings(&o.SerialPattern)},
-		{Flag: "max-turns", Key: "pipeline.max_turns", Usage: "maximum model turns per email",
-			Var: settings.Int(&o.MaxTurns, 10, settings.AtLeast(1))},
-		{Flag: "turn-timeout", Key: "pipeline.turn_timeout", Usage: "timeout of one model call",
-			Var: settings.Duration(&o.TurnTimeout, 30*time.Second, settings.Positive)},
-		{Flag: "deadline", Key: "pipeline.deadline", Usage: "total time budget per email",
-			Var: settings.Duration(&o.Deadline, 2*time.Minute, settings.Positive)},
-		{Flag: "reply-mode", Env: "TRIAGE_REPLY_MODE", Key: "reply_mode", Aliases: []string{"pipeline.reply_mode"},
+	}
+	t = append(t, boundsSettings(&o.loopBounds)...)
+	return append(t,
+		&settings.Setting{Flag: "reply-mode", Env: "TRIAGE_REPLY_MODE", Key: "reply_mode", Aliases: []string{"pipeline.reply_mode"},
 			Usage: "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)",
 			Var:   settings.String(&o.ReplyMode, scenario.ReplySend, settings.OneOf(scenario.ReplySend, scenario.ReplyDraft))},
-		{Flag: "dry-run", Usage: "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened",
-			Var: settings.Bool(&o.DryRun, false)},
-		{Flag: "max-calls-per-turn", Key: "pipeline.max_calls_per_turn",
-			Usage: "function calls the model may make in one turn (more are refused, recorded blocked)",
-			Var:   settings.Int(&o.MaxCallsPerTurn, dispatcher.DefaultMaxCallsPerTurn, settings.AtLeast(1))},
-		{Flag: "max-calls", Key: "pipeline.max_calls",
-			Usage: "function calls the model may make per email (more are refused, recorded blocked)",
-			Var:   settings.Int(&o.MaxCalls, dispatcher.DefaultMaxCallsPerEmail, settings.AtLeast(1))},
-	}
+		&settings.Setting{Flag: "dry-run", Usage: "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened",
+			Var: settings.Bool(&o.DryRun, false)})
 }
 
 // processSettings are the settings of triage process.
@@ -83,7 +132,7 @@ func processSettings(o *processOptions) settings.Table {
 func serverSettings(section string, s *serverOptions, tls string) settings.Table {
 	return settings.Table{
 		{Key: section + ".addr", Usage: "host:port of the server", Var: settings.String(&s.Addr, "")},
-		{Key: section + ".tls", Usage: "tls, starttls or none (none only for loopback hosts)", Var: settings.String(&s.TLS, tls, checkTLSMode)},
+		{Key: section + ".tls", Usage: "tls, starttls or none (none only for loopback hosts)", Var: settings.String(&s.TLS, tls, checkTLSMode(tls))},
 		{Key: section + ".user", Usage: "user name", Var: settings.String(&s.User, "")},
 		{Key: section + ".password", Usage: "password (TRIAGE_" + strings.ToUpper(section) + "_PASSWORD and password_file come first)", Var: settings.String(&s.Password, "")},
 		{Key: section + ".password_file", Path: true, Usage: "file holding the password", Var: settings.String(&s.PasswordFile, "")},
@@ -92,24 +141,10 @@ func serverSettings(section string, s *serverOptions, tls string) settings.Table
 	}
 }
 
-// checkTLSMode accepts the TLS modes of a server section ("" is the
-// section's default); whether none is allowed depends on the host, which
-// loadWatch checks.
-func checkTLSMode(mode string) error {
-	switch strings.ToLower(mode) {
-	case "", "tls", "starttls", "none":
-		return nil
-	}
-	return fmt.Errorf("%q: want tls, starttls or none", mode)
-}
-
-// checkKeyword accepts an IMAP keyword (an atom: no space, parentheses,
-// quote, backslash, brace or wildcard).
-func checkKeyword(k string) error {
-	if strings.ContainsAny(k, " ()\\{]%*\"") {
-		return fmt.Errorf("%q: not a valid IMAP keyword", k)
-	}
-	return nil
+// checkTLSMode accepts the TLS modes of a server section whose default is
+// def; whether none is allowed depends on the host, which loadWatch checks.
+func checkTLSMode(def string) settings.Check[string] {
+	return func(mode string) error { return mail.CheckTLS(mode, "", def) }
 }
 
 // checkOptionalHostPort accepts "" or host:port.
@@ -141,7 +176,7 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.Bool(&o.NoIdle, false)},
 		{Flag: "mailbox", Key: "imap.mailbox", Usage: "mailbox to watch", Var: settings.String(&o.Mailbox, watch.DefaultMailbox)},
 		{Flag: "keyword", Key: "imap.keyword", Usage: "keyword added to handled mail (\\Seen when the server refuses keywords)",
-			Var: settings.String(&o.Keyword, watch.DefaultKeyword, checkKeyword)},
+			Var: settings.String(&o.Keyword, watch.DefaultKeyword, watch.CheckKeyword)},
 		{Flag: "processed-folder", Key: "imap.processed_folder", Usage: "move replied mail to this folder (default: leave it in place)",
 			Var: settings.String(&o.ProcessedFolder, "")},
 		{Flag: "failed-folder", Key: "imap.failed_folder", Usage: "folder for mail a person must handle (created when missing)",
@@ -151,8 +186,7 @@ func watchSettings(o *watchOptions) settings.Table {
 		{Flag: "drafts-folder", Key: "imap.drafts_folder", Aliases: []string{"drafts_folder"},
 			Usage: "folder that receives drafts (reply mode draft), flagged \\Draft", Var: settings.String(&o.DraftsFolder, watch.DefaultDraftsFolder)},
 		{Key: "imap.account", Usage: "account name in logs and the ledger (default: user@addr)", Var: settings.String(&o.Account, "")},
-		{Flag: "ledger", Env: "TRIAGE_LEDGER", Key: "ledger", Path: true,
-			Usage: "ledger file (SQLite); <ledger>.lock guards against overlapping runs", Var: settings.String(&o.Ledger, "triage-ledger.db")},
+		ledgerSetting(&o.Ledger),
 		{Flag: "outbox", Key: "outbox", Path: true, Usage: "write replies as .eml files into this directory instead of SMTP",
 			Var: settings.String(&o.Outbox, "")},
 		{Flag: "metrics-addr", Key: "metrics_addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9464)",
@@ -180,4 +214,26 @@ func watchSettings(o *watchOptions) settings.Table {
 	}...)
 	t = append(t, serverSettings("imap", &o.IMAP, "tls")...)
 	return append(t, serverSettings("smtp", &o.SMTP, "starttls")...)
+}
+
+// evalSettings are the settings of triage eval.
+func evalSettings(o *evalOptions) settings.Table {
+	t := settings.Table{
+		instructionsSetting(&o.Instructions),
+		modelSetting(&o.Model),
+		offlineSetting(&o.Offline),
+		{Flag: "record", Usage: "record each case's model HTTP exchanges to DIR/<scenario_id>.yaml (API keys stripped)", Var: settings.String(&o.Record, "")},
+		{Flag: "replay", Usage: "replay model exchanges from DIR instead of calling a model; an unmatched request fails the case", Var: settings.String(&o.Replay, "")},
+		{Flag: "parallel", Short: "j", Usage: "cases run in parallel", Var: settings.Int(&o.Parallel, 1)},
+		{Flag: "repeat", Usage: "run each case N times; reports pass^N and flaky cases", Var: settings.Int(&o.Repeat, 1)},
+		{Flag: "filter", Usage: "run only cases whose scenario_id or category matches (glob; comma-separated or repeated)", Var: settings.Strings(&o.Filter)},
+		{Flag: "min-pass-rate", Usage: "lowest passing percentage that exits 0 (else exit 4)", Var: settings.Float(&o.MinPassRate, 99)},
+		{Flag: "junit", Usage: "write a JUnit XML report to FILE (its directory is created before the run)", Var: settings.String(&o.JUnit, "")},
+		{Flag: "json-out", Usage: "write the full JSON report (every case, call and outcome) to FILE (its directory is created before the run)", Var: settings.String(&o.JSONOut, "")},
+		{Flag: "json", Usage: "print one JSON object per case on stdout, one per line (as process --json does); the summary goes to stderr", Var: settings.Bool(&o.JSON, false)},
+		{Flag: "staff", Usage: "staff addresses that escalating scenarios may mail (repeatable)", Var: settings.Strings(&o.Staff)},
+		{Flag: "quiet", Short: "q", Usage: "print each passing case on one line, without its calls", Var: settings.Bool(&o.Quiet, false)},
+		{Flag: "verbose", Short: "v", Usage: "log each pipeline step to stderr", Var: settings.Bool(&o.Verbose, false)},
+	}
+	return append(t, boundsSettings(&o.loopBounds)...)
 }

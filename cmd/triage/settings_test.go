@@ -11,7 +11,8 @@ import (
 
 // Every setting is declared with a flag or a key, help text, and is
 // documented where its command is: README for process, docs/watch.md (its
-// table of every flag, key, variable and default) for watch.
+// table of every flag, key, variable and default) for watch, docs/eval.md
+// for eval.
 func TestSettingsDeclaredAndDocumented(t *testing.T) {
 	read := func(file string) string {
 		b, err := os.ReadFile(file)
@@ -22,6 +23,7 @@ func TestSettingsDeclaredAndDocumented(t *testing.T) {
 	}
 	_, po := newProcessCmdOptions()
 	_, wo := watchCommand()
+	eo := &evalOptions{}
 	for _, tc := range []struct {
 		name  string
 		table settings.Table
@@ -29,6 +31,7 @@ func TestSettingsDeclaredAndDocumented(t *testing.T) {
 	}{
 		{"process", po.table, "../../README.md"},
 		{"watch", wo.table, "../../docs/watch.md"},
+		{"eval", evalSettings(eo), "../../docs/eval.md"},
 	} {
 		doc := read(tc.doc)
 		flags, keys := map[string]bool{}, map[string]bool{}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/clients/tickets"
+	"triage/internal/settings"
 )
 
 // newTicketsCmd works on the local ticket store: list and show tickets and
@@ -40,9 +41,17 @@ triage watch is running.`,
   triage tickets takeover TKT-000123 --owner anna
   triage tickets release TKT-000123`,
 	}
-	pf := cmd.PersistentFlags()
-	envString(pf, &path, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
-	pf.BoolVar(&asJSON, "json", false, "print JSON")
+	table := settings.Table{
+		ticketsDBSetting(&path),
+		{Flag: "json", Usage: "print JSON", Var: settings.Bool(&asJSON, false)},
+	}
+	table.Register(cmd.PersistentFlags())
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		return nil
+	}
 
 	open := func() (*tickets.SQLite, error) {
 		if _, err := os.Stat(path); err != nil {

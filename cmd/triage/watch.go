@@ -323,7 +323,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 			p.addErr(err)
 		}
 	}
-	checkTLS("imap.tls", o.IMAP.TLS, host, &p)
+	checkTLS("imap.tls", o.IMAP.TLS, host, mail.TLSImplicit, &p)
 	if o.IMAP.User == "" {
 		p.add("imap.user: missing")
 	}

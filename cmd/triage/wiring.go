@@ -9,7 +9,6 @@ import (
 	netmail "net/mail"
 	"os"
 	"strings"
-	"time"
 
 	"triage/instructions"
 	"triage/internal/agent"
@@ -38,18 +37,13 @@ type pipelineOptions struct {
 	From          string   // our address, e.g. "Serwis <serwis@example.com>"
 	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
-	MaxTurns      int
-	TurnTimeout   time.Duration
-	Deadline      time.Duration
-	ReplyMode     string // send | draft (a scenario's reply_mode overrides it)
-	DryRun        bool   // effect tools are answered without running; nothing changes
+	loopBounds
+	ReplyMode string // send | draft (a scenario's reply_mode overrides it)
+	DryRun    bool   // effect tools are answered without running; nothing changes
 	// Concurrency is how many emails run at once (process and watch each
 	// register their own --concurrency flag); it sizes the model client's
 	// idle connections.
 	Concurrency int
-	// Call caps per email: calls over them have no effect.
-	MaxCallsPerTurn int
-	MaxCalls        int
 }
 
 // pipeline is a ready processor and what it was built from.

@@ -174,6 +174,12 @@ func Bool(p *bool, def bool) Var {
 	return &value[bool]{p: p, def: def, fmt: strconv.FormatBool, conv: strconv.ParseBool, flagVar: (*pflag.FlagSet).BoolVarP}
 }
 
+// Float binds a floating-point setting to p.
+func Float(p *float64, def float64, checks ...Check[float64]) Var {
+	return &value[float64]{p: p, def: def, checks: checks, fmt: func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) },
+		conv: func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }, flagVar: (*pflag.FlagSet).Float64VarP}
+}
+
 // Duration binds a duration setting to p.
 func Duration(p *time.Duration, def time.Duration, checks ...Check[time.Duration]) Var {
 	return &value[time.Duration]{p: p, def: def, checks: checks, fmt: time.Duration.String, conv: time.ParseDuration,
@@ -202,6 +208,8 @@ func kind(v any) string {
 		return "a string"
 	case int, int64:
 		return "an integer"
+	case float64:
+		return "a number"
 	case bool:
 		return "true or false"
 	case time.Duration:
