@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage"
 )
 
 // TestProcessReusedMessageIDDoesNotMisrouteAConversation attacks `triage
@@ -66,7 +68,7 @@ func TestProcessReusedMessageIDDoesNotMisrouteAConversation(t *testing.T) {
 	got := send("anna2.eml", anna, "Re: Reklamacja [TKT-000002]", "<anna-2@example.pl>", anna1.ReplyID,
 		annaFirst+" "+anna1.ReplyID, "Kiedy kurier odbierze ekspres?")
 	got.ReplyID = ""
-	want := conversationOutcome{Status: "replied", TicketID: "TKT-000002", Followup: true}
+	want := conversationOutcome{Status: triage.StatusReplied, TicketID: "TKT-000002", Followup: true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Anna's follow-up (-want +got):\n%s", diff)
 	}
@@ -75,7 +77,9 @@ func TestProcessReusedMessageIDDoesNotMisrouteAConversation(t *testing.T) {
 // conversationOutcome is the part of an outcome that says where an email
 // went in its conversation.
 type conversationOutcome struct {
-	Status, Reason, TicketID string
-	Followup                 bool
-	ReplyID                  string
+	Status   triage.Status
+	Reason   triage.Reason
+	TicketID string
+	Followup bool
+	ReplyID  string
 }

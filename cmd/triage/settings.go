@@ -5,10 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/llm"
-	"triage/internal/scenario"
 	"triage/internal/settings"
 	"triage/internal/watch"
 )
@@ -111,7 +111,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 	return append(t,
 		&settings.Setting{Flag: "reply-mode", Env: "TRIAGE_REPLY_MODE", Key: "reply_mode", Aliases: []string{"pipeline.reply_mode"},
 			Usage: "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)",
-			Var:   settings.String(&o.ReplyMode, scenario.ReplySend, settings.OneOf(scenario.ReplySend, scenario.ReplyDraft))},
+			Var:   settings.String(&o.ReplyMode, string(triage.ReplySend), settings.OneOf(string(triage.ReplySend), string(triage.ReplyDraft)))},
 		&settings.Setting{Flag: "dry-run", Usage: "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened",
 			Var: settings.Bool(&o.DryRun, false)})
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/backends"
@@ -210,7 +211,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			Tickets:   creator,
 			History:   hist,
 			ModelName: modelLabel(p.Model, o.Model),
-			ReplyMode: o.ReplyMode,
+			ReplyMode: triage.ReplyMode(o.ReplyMode),
 			DryRun:    o.DryRun,
 			Logger:    log,
 		})
