@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"triage/internal/yamlstrict"
 )
 
 // File is a YAML configuration file read against a Table.
@@ -45,7 +47,7 @@ func ParseFile(path string, data []byte, t Table) (*File, error) {
 			if prefix != "" {
 				where = prefix
 			}
-			problems = append(problems, fmt.Sprintf("line %d: %s: want a mapping of keys to values", n.Line, where))
+			problems = append(problems, fmt.Sprintf("line %d: %s: want a section of key: value settings, got %s", n.Line, where, yamlstrict.Describe(n)))
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -58,8 +60,8 @@ func ParseFile(path string, data []byte, t Table) (*File, error) {
 				if v.Tag == "!!null" {
 					continue
 				}
-				if err := s.Var.decode(v, false); err != nil {
-					problems = append(problems, fmt.Sprintf("line %d: %s: %s is not %s", v.Line, key, describe(v), s.Var.kind()))
+				if p := yamlstrict.CheckValue(v, s.Var.typ(), key); len(p) > 0 {
+					problems = append(problems, p...)
 					continue
 				}
 				f.values[key] = v
@@ -105,16 +107,6 @@ func children(byKey map[string]*Setting, prefix string) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	}
-	return fmt.Sprintf("%q", n.Value)
 }
 
 // Has reports whether the file sets the key.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,6 +68,7 @@ type Var interface {
 	negate()
 	check() error
 	kind() string
+	typ() reflect.Type
 	decode(n *yaml.Node, store bool) error
 	relative(dir string)
 }
@@ -123,7 +125,8 @@ func (v *value[T]) negate() {
 	}
 }
 
-func (v *value[T]) kind() string { return kind(v.def) }
+func (v *value[T]) kind() string      { return kind(v.def) }
+func (v *value[T]) typ() reflect.Type { return reflect.TypeFor[T]() }
 
 // decode reads the YAML value n; with store false it only checks it.
 func (v *value[T]) decode(n *yaml.Node, store bool) error {
@@ -207,7 +210,7 @@ func kind(v any) string {
 	case string:
 		return "a string"
 	case int, int64:
-		return "an integer"
+		return "a whole number"
 	case float64:
 		return "a number"
 	case bool:

@@ -107,7 +107,7 @@ func TestParseFileProblems(t *testing.T) {
 	}
 	want := []string{
 		`line 2: unknown field "modle" in pipeline; valid: max_calls, mode, model, staff, timeout`,
-		`line 3: pipeline.max_calls: "many" is not an integer`,
+		`line 3: pipeline.max_calls: "many" is not a whole number`,
 		`line 4: pipeline.timeout: "soon" is not a duration (e.g. 30s, 5m)`,
 		`line 5: unknown field "bogus"; valid: idle, ledger, max_bytes, mode, pipeline`,
 		`line 6: idle: a list is not true or false`,
@@ -155,7 +155,7 @@ func TestBadEnvironment(t *testing.T) {
 	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
 	tab.Register(fs)
 	err := tab.Resolve(fs, nil, func(string) string { return "lots" })
-	if err == nil || !strings.Contains(err.Error(), `$T_N "lots": want an integer`) {
+	if err == nil || !strings.Contains(err.Error(), `$T_N "lots": want a whole number`) {
 		t.Errorf("err = %v", err)
 	}
 }

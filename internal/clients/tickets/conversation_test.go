@@ -17,21 +17,27 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
+// openTicket opens a ticket of customer ("" : req's) with the key, whose
+// first message is mid, and returns its ID.
+func openTicket(t *testing.T, s Store, customer, key, mid string) string {
+	t.Helper()
+	r := req(key)
+	r.MessageID = mid
+	if customer != "" {
+		r.CustomerEmail = customer
+	}
+	tk, err := s.Create(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk.TicketID
+}
+
 // conversationContract runs the Conversations contract against s.
 func conversationContract(t *testing.T, s Store) {
 	ctx := context.Background()
-	open := func(key, mid string) string {
-		t.Helper()
-		r := req(key)
-		r.MessageID = mid
-		tk, err := s.Create(ctx, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tk.TicketID
-	}
-	a := open("ka", "<a1@customer>")
-	b := open("kb", "<b1@customer>")
+	a := openTicket(t, s, "", "ka", "<a1@customer>")
+	b := openTicket(t, s, "", "kb", "<b1@customer>")
 
 	// Lookup by any Message-ID of the conversation, ours included.
 	if err := s.AddMessage(ctx, a, Message{MessageID: "<r1@us>", Direction: Outbound, Subject: "Re: x [" + a + "]"}); err != nil {
@@ -148,17 +154,7 @@ func TestSQLiteConversations(t *testing.T) {
 // TestHTTPConversations runs the contract over HTTP against a service that
 // implements the documented endpoints on top of a SQLite store.
 func TestHTTPConversations(t *testing.T) {
-	db, err := OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	srv := httptest.NewServer(&convService{db: db})
-	defer srv.Close()
-	h, err := NewHTTP(HTTPConfig{BaseURL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, db := newConvHTTP(t)
 	conversationContract(t, h)
 
 	// agent_disabled set by the service itself is what Get reports.
@@ -190,6 +186,24 @@ func TestHTTPConversationErrors(t *testing.T) {
 	if _, err := h.Find(context.Background(), "", []string{"<x@y>"}); err == nil || !strings.Contains(err.Error(), "no ticket_id") {
 		t.Errorf("answer without ticket_id: err = %v", err)
 	}
+}
+
+// newConvHTTP is an HTTP client of a convService over a fresh SQLite
+// store, both closed when the test ends.
+func newConvHTTP(t *testing.T) (*HTTP, *SQLite) {
+	t.Helper()
+	db, err := OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	srv := httptest.NewServer(&convService{db: db})
+	t.Cleanup(srv.Close)
+	h, err := NewHTTP(HTTPConfig{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, db
 }
 
 // convService is the documented HTTP contract over a SQLite store.

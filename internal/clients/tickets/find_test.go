@@ -20,13 +20,7 @@ func findContract(t *testing.T, s Store) {
 	ctx := context.Background()
 	open := func(customer, key, mid string) string {
 		t.Helper()
-		r := req(key)
-		r.CustomerEmail, r.MessageID = customer, mid
-		tk, err := s.Create(ctx, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tk.TicketID
+		return openTicket(t, s, customer, key, mid)
 	}
 	out := func(ticket, mid string) {
 		t.Helper()
@@ -89,17 +83,7 @@ func TestSQLiteFindOnlyTheCustomersTickets(t *testing.T) {
 }
 
 func TestHTTPFindOnlyTheCustomersTickets(t *testing.T) {
-	db, err := OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	srv := httptest.NewServer(&convService{db: db})
-	defer srv.Close()
-	h, err := NewHTTP(HTTPConfig{BaseURL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, _ := newConvHTTP(t)
 	findContract(t, h)
 }
 
