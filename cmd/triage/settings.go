@@ -8,6 +8,7 @@ import (
 	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
+	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/settings"
 	"triage/internal/watch"
@@ -103,6 +104,12 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Var: settings.String(&o.From, "Serwis gwarancyjny <serwis@example.com>")},
 		{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated (repeatable)",
 			Var: settings.Strings(&o.Staff)},
+		{Flag: "default-language", Env: "TRIAGE_DEFAULT_LANGUAGE", Key: "pipeline.default_language",
+			Usage: "ISO 639-1 code of the inbox's language: a customer whose language cannot be told (a short or mixed message) is answered in it",
+			Var:   settings.String(&o.DefaultLanguage, language.DefaultLanguage)},
+		{Flag: "languages", Key: "pipeline.languages",
+			Usage: "ISO 639-1 codes of the languages told apart (default " + strings.Join(language.DefaultLanguages, ",") + ")",
+			Var:   settings.Strings(&o.Languages)},
 		{Flag: "serial-pattern", Key: "pipeline.serial_patterns",
 			Usage: "regular expression with one group capturing a serial number (repeatable; default: built-in patterns)",
 			Var:   settings.Strings(&o.SerialPattern)},
@@ -138,6 +145,8 @@ func serverSettings(section string, s *serverOptions, tls string) settings.Table
 		{Key: section + ".password_file", Path: true, Usage: "file holding the password", Var: settings.String(&s.PasswordFile, "")},
 		{Key: section + ".token", Usage: "OAuth2 access token (TRIAGE_" + strings.ToUpper(section) + "_TOKEN and token_file come first)", Var: settings.String(&s.Token, "")},
 		{Key: section + ".token_file", Path: true, Usage: "file holding the OAuth2 access token", Var: settings.String(&s.TokenFile, "")},
+		{Key: section + ".oauth2", Usage: "OAuth2 token source: token_url, client_id, client_secret_file, scopes, refresh_token_file, mechanism",
+			Var: settings.YAML(&s.OAuth2)},
 	}
 }
 

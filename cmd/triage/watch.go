@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -23,14 +24,16 @@ import (
 	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/logattr"
+	"triage/internal/mailauth"
 	"triage/internal/metrics"
 	"triage/internal/settings"
 	"triage/internal/watch"
 )
 
 // exitLocked: another triage watch holds the ledger lock; exitAuth: the
-// IMAP server refused the login (retrying will not help; systemd's
-// RestartPreventExitStatus lists both).
+// IMAP server refused the login, or the OAuth2 token endpoint refused the
+// grant (retrying will not help; systemd's RestartPreventExitStatus lists
+// both).
 const (
 	exitLocked = 3
 	exitAuth   = 5
@@ -42,6 +45,9 @@ type serverOptions struct {
 	Addr, TLS, User        string
 	Password, PasswordFile string
 	Token, TokenFile       string
+	// OAuth2: access tokens that renew themselves (see mailauth.Config);
+	// in smtp, "oauth2: imap" shares imap's.
+	OAuth2 *mailauth.Setting
 }
 
 // watchOptions are the settings of watch, declared in watchSettings.
@@ -109,13 +115,19 @@ deploy/triage.example.yaml and docs/watch.md (a table of every flag, key,
 variable and default). Its fields:
 
   imap:      addr (host:port), tls (tls|starttls|none; none only for
-             loopback), user, password_file | token_file (XOAUTH2),
-             account, mailbox, keyword, processed_folder, failed_folder,
+             loopback), user, password_file | token_file (a fixed OAuth2
+             token) | oauth2 (tokens that renew themselves: token_url,
+             client_id, client_secret_file, scopes, refresh_token_file
+             (Gmail; without it: client credentials, Microsoft 365),
+             mechanism xoauth2|oauthbearer (default: what the server
+             advertises); see docs/watch.md), account, mailbox, keyword, processed_folder, failed_folder,
              sent_folder (replies are stored there, and looked up after a
              crash; a person's replies found there resolve drafts and take
              the conversation over), drafts_folder (default Drafts)
-  smtp:      addr, tls (starttls|tls|none), user, password_file | token_file,
-             timeout            (or "outbox: DIR" to write .eml files instead)
+  smtp:      addr, tls (starttls|tls|none), user (default with oauth2:
+             imap.user), password_file | token_file | oauth2 (a block as
+             in imap, or "oauth2: imap" to share imap's), timeout
+             (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
   max_auth_failures,
   concurrency (messages handled at once, default 4),
@@ -127,13 +139,15 @@ variable and default). Its fields:
              reply_mode: overrides it; see 'triage ledger stats'
   pipeline:  from, instructions, model, offline, warranty_csv, warranty_url,
              tickets_db, tickets_url, staff, serial_patterns, max_turns,
-             turn_timeout, deadline, max_calls_per_turn, max_calls
+             turn_timeout, deadline, max_calls_per_turn, max_calls,
+             default_language (pl), languages (ISO 639-1 codes told apart)
 
 Secrets never go on the command line. They are read from the environment
 first, then from the *_file settings (a literal password in the file also
 works):
   TRIAGE_IMAP_PASSWORD, TRIAGE_IMAP_TOKEN   IMAP LOGIN password / OAuth2 token
-  TRIAGE_SMTP_PASSWORD, TRIAGE_SMTP_TOKEN   SMTP AUTH PLAIN password / XOAUTH2 token
+  TRIAGE_SMTP_PASSWORD, TRIAGE_SMTP_TOKEN   SMTP AUTH PLAIN password / OAuth2 token
+  TRIAGE_OAUTH2_CLIENT_SECRET               OAuth2 client secret (oauth2 blocks)
   TRIAGE_WARRANTY_TOKEN, TRIAGE_TICKETS_TOKEN  bearer tokens of the HTTP services
   GEMINI_API_KEY (and the other genai SDK variables) for the model
 --env-file FILE loads KEY=value lines (the systemd EnvironmentFile format)
@@ -265,8 +279,11 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // watchSetup is a validated watch configuration: nothing has been created
 // or connected yet.
 type watchSetup struct {
-	found               string // how the configuration was found
+	o                   *watchOptions // the resolved settings
+	found               string        // how the configuration was found
 	imapPass, imapToken string
+	imapOAuth2          *mailauth.Source // nil without imap.oauth2
+	smtpOAuth2          *mailauth.Source // imapOAuth2 itself with "oauth2: imap"
 	smtp                *mail.SMTP
 	parts               *pipelineParts // what checkPipeline loaded, for newPipeline
 }
@@ -307,11 +324,23 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	var p problems
 	p.addErr(o.table.Resolve(fs, file, nil))
 	o.Config = path
+	// The files an oauth2 block names are relative to the configuration,
+	// as every *_file setting is.
+	for _, a := range []*mailauth.Setting{o.IMAP.OAuth2, o.SMTP.OAuth2} {
+		if a == nil {
+			continue
+		}
+		for _, f := range []*string{&a.ClientSecretFile, &a.RefreshTokenFile} {
+			if *f != "" && !filepath.IsAbs(*f) {
+				*f = filepath.Join(filepath.Dir(path), *f)
+			}
+		}
+	}
 	p.addErr(o.table.Check())
 	if _, err := newLogger(io.Discard, o.LogFormat, o.LogLevel); err != nil {
 		p.addErr(err) // the log settings are checked where they are used
 	}
-	ws := &watchSetup{found: how}
+	ws := &watchSetup{found: how, o: o}
 
 	// imap
 	var host string
@@ -327,6 +356,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	if o.IMAP.User == "" {
 		p.add("imap.user: missing")
 	}
+	oauth2Setup(o, ws, &p)
 	perr, terr := error(nil), error(nil)
 	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
 		p.add("imap.password_file: %v", errors.Unwrap(perr))
@@ -334,7 +364,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	if ws.imapToken, terr = secret("TRIAGE_IMAP_TOKEN", o.IMAP.TokenFile, o.IMAP.Token); terr != nil {
 		p.add("imap.token_file: %v", errors.Unwrap(terr))
 	}
-	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" {
+	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" && o.IMAP.OAuth2 == nil {
 		p.add("no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN) in the environment (e.g. with --env-file FILE), or imap.password_file in %s", path)
 	}
 
@@ -349,11 +379,11 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		if terr != nil {
 			p.add("smtp.token_file: %v", errors.Unwrap(terr))
 		}
-		if perr == nil && terr == nil && o.SMTP.User != "" && pass == "" && token == "" {
+		if perr == nil && terr == nil && o.SMTP.User != "" && pass == "" && token == "" && o.SMTP.OAuth2 == nil {
 			p.add("no SMTP password or token for smtp.user %s: set TRIAGE_SMTP_PASSWORD (or TRIAGE_SMTP_TOKEN) in the environment (e.g. with --env-file FILE), or smtp.password_file in %s", o.SMTP.User, path)
 		}
 		if perr == nil && terr == nil {
-			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: o.SMTP.Addr, TLS: o.SMTP.TLS, Username: o.SMTP.User, Password: pass, Token: token, Timeout: o.SMTPTimeout}); err != nil {
+			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: o.SMTP.Addr, TLS: o.SMTP.TLS, Username: o.SMTP.User, Password: pass, Token: token, OAuth2: ws.smtpOAuth2, Timeout: o.SMTPTimeout}); err != nil {
 				p.add("smtp: %v", strings.TrimPrefix(err.Error(), "mail: smtp: "))
 			}
 		}
@@ -456,6 +486,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		defer srv.Close()
 		log.Info("metrics", "addr", ln.Addr().String())
 	}
+	ws.observeOAuth2(log, met)
 
 	_, _, domain, err := parseFrom(o.From)
 	if err != nil {
@@ -477,7 +508,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 
 	grace := o.Grace
 	w, err := watch.New(watch.Config{
-		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: imapPass, Token: imapToken,
+		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
 		Account: o.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
 		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, log),

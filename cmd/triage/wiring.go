@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,10 +19,12 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/processor"
 	"triage/internal/scenario"
 	"triage/internal/tools"
+	"triage/internal/watch"
 )
 
 // pipelineOptions are the settings process and watch share, declared in
@@ -45,6 +48,11 @@ type pipelineOptions struct {
 	// register their own --concurrency flag); it sizes the model client's
 	// idle connections.
 	Concurrency int
+	// DefaultLanguage (pipeline.default_language) answers a customer whose
+	// language cannot be told; Languages (pipeline.languages) are the ones
+	// told apart (package language).
+	DefaultLanguage string
+	Languages       []string
 }
 
 // pipeline is a ready processor and what it was built from.
@@ -176,7 +184,11 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, usageErr("no mail sender configured")
 	}
 	hist := history(sender) // the outbox or ledger itself, not the signer around it
-	sender = replySigner(sender, p.Scenarios)
+	perSender := 0
+	if _, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limit, exactly
+		perSender = watch.DefaultPerSenderLimit
+	}
+	sender = replySigner(sender, p.Scenarios, parts.Language)
 
 	faults := parts.Faults
 	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults, Concurrency: o.Concurrency, Scenarios: p.Scenarios})
@@ -207,13 +219,16 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		processor.Config{
 			Scenarios: p.Scenarios,
 			Extractor: ext,
+			Language:  parts.Language,
 			Guard:     guard.Config{OwnAddresses: []string{ourAddr}},
 			Tickets:   creator,
 			History:   hist,
 			ModelName: modelLabel(p.Model, o.Model),
-			ReplyMode: triage.ReplyMode(o.ReplyMode),
-			DryRun:    o.DryRun,
-			Logger:    log,
+			// process answers a sender as often as watch would.
+			PerSenderLimit: perSender,
+			ReplyMode:      triage.ReplyMode(o.ReplyMode),
+			DryRun:         o.DryRun,
+			Logger:         log,
 		})
 	if err != nil {
 		return nil, usageErr("%v", err)
@@ -237,8 +252,10 @@ func history(sender mail.Sender) processor.History {
 }
 
 // replySigner signs every reply in its language with the styles of main.md
-// (replies:): the pipeline signs, never the model.
-func replySigner(next mail.Sender, set *scenario.Set) mail.Sender {
+// (replies:): the pipeline signs, never the model. A reply in a language
+// without a style is signed in main.md's replies_fallback, else in the
+// inbox's default language.
+func replySigner(next mail.Sender, set *scenario.Set, lang *language.Detector) mail.Sender {
 	if len(set.Replies) == 0 {
 		return next
 	}
@@ -246,7 +263,7 @@ func replySigner(next mail.Sender, set *scenario.Set) mail.Sender {
 	for lang, st := range set.Replies {
 		styles[lang] = mail.Style{FromName: st.FromName, Signature: st.Signature}
 	}
-	return &mail.Signer{Next: next, Styles: styles, Language: processor.Language, Default: "pl"}
+	return &mail.Signer{Next: next, Styles: styles, Language: lang.Detect, Default: cmp.Or(set.RepliesFallback, lang.Default())}
 }
 
 func modelLabel(m *llm.Model, name string) string {

@@ -69,20 +69,13 @@ var english = phrases{
 	automatic:     "(This reply was prepared automatically by the triage offline model, a stand-in without AI.)",
 }
 
-func phrasesFor(lang string) phrases {
-	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(lang)), "en") {
-		return english
-	}
-	return polish
-}
-
 // composeBody writes the plain-text reply from the facts, the results of
 // the calls so far and what the scenario sc (nil: none known) declares
-// about its reply; nothing of the customer's text is copied into it. It knows result fields, not function
-// or scenario names: a serial_number with a status is a warranty check, a
+// about its reply; nothing of the customer's text is copied into it. It
+// knows result fields, not function or scenario names: a serial_number with a status is a warranty check, a
 // ticket_id a ticket, a text a looked-up answer.
 func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration, reply *genai.FunctionDeclaration, sc *scenario.Scenario) string {
-	p := phrasesFor(f.Language)
+	p := phrasesFor(f.Language, f.DefaultLanguage)
 	takesSerial := false
 	for _, d := range decls {
 		if d != reply && takes(d, "serial_number") {

@@ -64,6 +64,10 @@ func ParseFile(path string, data []byte, t Table) (*File, error) {
 					problems = append(problems, p...)
 					continue
 				}
+				if err := s.Var.decode(v, false); err != nil { // a type that decodes itself
+					problems = append(problems, fmt.Sprintf("line %d: %s: %v", v.Line, key, err))
+					continue
+				}
 				f.values[key] = v
 				continue
 			}

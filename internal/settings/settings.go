@@ -205,6 +205,14 @@ func Strings(p *[]string, checks ...Check[[]string]) Var {
 		flagVar: (*pflag.FlagSet).StringSliceVarP}
 }
 
+// YAML binds a configuration-file-only setting of any type YAML decodes
+// (a section such as an OAuth2 block) to p; it has no flag nor variable.
+func YAML[T any](p *T) Var {
+	var zero T
+	return &value[T]{p: p, def: zero, fmt: func(T) string { return "" },
+		conv: func(string) (T, error) { return zero, errors.New("set only in the configuration file") }}
+}
+
 func kind(v any) string {
 	switch v.(type) {
 	case string:
