@@ -50,6 +50,9 @@ const (
 	// ReasonHistoryError: the reply history could not be read, so a loop
 	// could not be ruled out.
 	ReasonHistoryError = "history_error"
+	// ReasonUngroundedClaim: the reply stated a fact triage could not back
+	// (tools.yaml grounded: true), also after the model's one correction.
+	ReasonUngroundedClaim = "ungrounded_claim"
 )
 
 // Loop breaking: a message In-Reply-To one of our replies, from a sender
@@ -371,11 +374,12 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	final := p.cfg.Dispatcher.Tools().FinalOf(sc)
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
 	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == scenario.ReplyDraft
-	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun})
+	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(facts, text, quoted)
+	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}})
 	session.SetTicket(out.TicketID)
 	res, err := p.cfg.Agent.Run(ctx, agent.Request{
-		System:        prompt.System(p.cfg.Scenarios.Main, sc.Body),
-		Prompt:        prompt.User(facts, text, quoted),
+		System:        system,
+		Prompt:        user,
 		Functions:     declarations(sc),
 		FinalFunction: final,
 	}, session)
@@ -396,6 +400,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		}
 		if n := blocked(out.FunctionCalls); n > 0 {
 			detail += fmt.Sprintf(" (%d call(s) refused by the dispatcher)", n)
+		}
+		if e := lastError(out.FunctionCalls, final); e != nil && e.Code == dispatcher.CodeUngroundedClaim {
+			return fail(ReasonUngroundedClaim, e.Message)
 		}
 		return fail(ReasonEmailNotSent, detail)
 	}
@@ -521,6 +528,16 @@ func okRecord(recs []dispatcher.Record, name string) *dispatcher.Record {
 	for i := range recs {
 		if recs[i].Name == name && recs[i].OK {
 			return &recs[i]
+		}
+	}
+	return nil
+}
+
+// lastError is the error of the last call to name, or nil.
+func lastError(recs []dispatcher.Record, name string) *dispatcher.RecordError {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Name == name {
+			return recs[i].Error
 		}
 	}
 	return nil
