@@ -55,7 +55,7 @@ func (c Claim) String() string { return fmt.Sprintf("%q (%s)", c.Text, c.Kind) }
 
 // MaxText bounds the text Claims reads; the rest is ignored (a reply body is
 // capped far below this by the dispatcher).
-const MaxText = 256 << 10
+const MaxText = 64 << 10
 
 // Claims returns the claims stated in text, in the order the extractors run
 // (URLs, email addresses, dates, amounts, identifiers, phone numbers, long
