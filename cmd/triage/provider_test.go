@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/internal/openaitest"
 )
 
@@ -26,9 +27,10 @@ func TestProcessThroughOpenAI(t *testing.T) {
 			"to": "anna.nowak@example.pl", "subject": "Re: Reklamacja – ekspres nie grzeje wody", "body": body}})
 	}
 	type summary struct {
-		Code           int
-		Status, Reason string
-		Calls          []string
+		Code   int
+		Status triage.Status
+		Reason triage.Reason
+		Calls  []string
 	}
 	for _, tt := range []struct {
 		name  string

@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
+	"triage"
+
 	"triage/internal/dispatcher"
 	"triage/internal/processor"
 	"triage/internal/prompt"
@@ -65,7 +67,7 @@ func TestGroundedReplies(t *testing.T) {
 		summary
 		claims []string // claims named in the refusals, in order
 	}
-	refusedTwice := summary{Status: processor.StatusFailed, Reason: processor.ReasonUngroundedClaim,
+	refusedTwice := summary{Status: triage.StatusFailed, Reason: triage.ReasonUngroundedClaim,
 		Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
 		Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email blocked:ungrounded_claim"}}
 	for _, tt := range []struct {
@@ -92,20 +94,20 @@ func TestGroundedReplies(t *testing.T) {
 		{"invented amount and address", []string{
 			"Naprawa kosztuje 349 zł, prosimy o wpłatę i kontakt: naprawy@serwis-example.pl, https://serwis-example.pl/platnosc.",
 			good,
-		}, want{summary{Status: processor.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+		}, want{summary{Status: triage.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
 			Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email ok"}},
 			[]string{`"naprawy@serwis-example.pl" (email address)`, `"https://serwis-example.pl/platnosc" (url)`, `"349 zł" (amount)`}}},
 		{"one correction is allowed", []string{strings.Replace(good, "TKT-000001", "TKT-000002", 1), good},
-			want{summary{Status: processor.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+			want{summary{Status: triage.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
 				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email ok"}},
 				[]string{`"TKT-000002" (ticket number)`}}},
 		{"a third attempt is refused unchecked", []string{"Zgłoszenie TKT-000009.", "Zgłoszenie TKT-000008.", good},
-			want{summary{Status: processor.StatusFailed, Reason: processor.ReasonUngroundedClaim, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+			want{summary{Status: triage.StatusFailed, Reason: triage.ReasonUngroundedClaim, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
 				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email blocked:ungrounded_claim", "send_email blocked:ungrounded_claim"}},
 				[]string{`"TKT-000009" (ticket number)`, `"TKT-000008" (ticket number)`}}},
 		{"the facts in every written form", []string{"Dzień dobry,\n\ngwarancja SN-48213-PL (zgłoszenie TKT-000001, wiadomość z 12 listopada 2026) jest ważna do 31 maja 2027, " +
 			"also May 31, 2027, 31. Mai 2027, 31.05.2027 und 2027-05-31. Odpowiadamy na adres anna@example.pl."},
-			want{summary{Status: processor.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+			want{summary{Status: triage.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
 				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email ok"}}, nil}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
