@@ -12,10 +12,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
+	"triage/instructions"
 	"triage/internal/agent"
+	"triage/internal/detect"
 	"triage/internal/geminitest"
 	"triage/internal/openai"
 	"triage/internal/openaitest"
+	"triage/internal/prompt"
+	"triage/internal/scenario"
 )
 
 const customer = "customer@example.com"
@@ -218,5 +222,40 @@ func TestAgentScenariosBothProviders(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestDetectionThroughOpenAI: detection's structured call (rules unsure)
+// runs through Chat Completions: the response schema goes out as a
+// json_schema response format offering the scenarios, and the model's JSON
+// choice comes back as a model detection.
+func TestDetectionThroughOpenAI(t *testing.T) {
+	srv := openaitest.New(t, openaitest.Text(`{"scenario":"out-of-scope","reason":"A marketing offer."}`))
+	c, err := openai.New(openai.Config{BaseURL: srv.BaseURL(), APIKey: openaitest.APIKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := agent.New(agent.Config{Model: c, ModelName: "gpt-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := detect.New(set, a).Detect(context.Background(),
+		prompt.Facts{From: "a@example.com", ReplyTo: "a@example.com", Subject: "Oferta", Language: "pl"},
+		"Dzień dobry, oferujemy pozycjonowanie stron.")
+	if res.Scenario == nil || res.Scenario.Name != "out-of-scope" || res.Method != detect.MethodModel {
+		t.Fatalf("detection %+v", res)
+	}
+	rf := srv.Requests()[0].ResponseFormat
+	js, _ := rf["json_schema"].(map[string]any)
+	schema, _ := js["schema"].(map[string]any)
+	props, _ := schema["properties"].(map[string]any)
+	sc, _ := props["scenario"].(map[string]any)
+	enum, _ := sc["enum"].([]any)
+	if rf["type"] != "json_schema" || schema["type"] != "object" || len(enum) < 3 {
+		t.Errorf("response_format %v", rf)
 	}
 }
