@@ -78,6 +78,7 @@ type watchFile struct {
 	SMTP            smtpFile      `yaml:"smtp"`
 	Outbox          string        `yaml:"outbox"`
 	Ledger          string        `yaml:"ledger"`
+	Store           string        `yaml:"store"` // postgres:// URL holding the ledger and the tickets
 	Interval        time.Duration `yaml:"interval"`
 	Idle            *bool         `yaml:"idle"`
 	MaxMessageBytes int64         `yaml:"max_message_bytes"`
@@ -192,6 +193,8 @@ variable and default). Its fields:
              (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
   max_auth_failures,
+  store:     postgres:// URL: the ledger and the tickets live in PostgreSQL
+             instead of the SQLite files (the lock stays <ledger>.lock),
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
              global_per_hour (100); negative disables
@@ -355,6 +358,7 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	str("warranty-csv", &o.WarrantyCSV, p.WarrantyCSV)
 	str("warranty-url", &o.WarrantyURL, p.WarrantyURL)
 	str("tickets-db", &o.TicketsDB, p.TicketsDB)
+	str("store", &o.Store, wf.Store)
 	str("tickets-url", &o.TicketsURL, p.TicketsURL)
 	if len(p.Staff) > 0 && !given(fs, "staff") {
 		o.Staff = p.Staff
@@ -695,7 +699,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	log.Info("watch starting", "addr", wf.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.Ledger, "once", o.Once)
+	log.Info("watch starting", "addr", wf.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.ledgerName(), "once", o.Once)
 	if o.Once {
 		err = w.RunOnce(ctx)
 	} else {

@@ -26,6 +26,7 @@ import (
 	"triage/internal/llm"
 	"triage/internal/processor"
 	"triage/internal/scenario"
+	"triage/internal/store"
 	"triage/internal/tools"
 	"triage/internal/watch"
 )
@@ -41,6 +42,7 @@ type pipelineOptions struct {
 	WarrantyURL   string
 	TicketsDB     string
 	TicketsURL    string
+	Store         string   // postgres:// URL: the tickets (and watch's ledger) live there
 	From          string   // our address, e.g. "Serwis <serwis@example.com>"
 	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
@@ -73,6 +75,7 @@ func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
 	envString(fs, &o.WarrantyCSV, "warranty-csv", "TRIAGE_WARRANTY_CSV", "", "local warranty registry (CSV: serial_number,status,expiration_date,product); this or --warranty-url is required")
 	envString(fs, &o.WarrantyURL, "warranty-url", "TRIAGE_WARRANTY_URL", "", "warranty HTTP service base URL (overrides --warranty-csv; bearer token from $TRIAGE_WARRANTY_TOKEN)")
 	envString(fs, &o.TicketsDB, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
+	storeFlag(fs, &o.Store)
 	envString(fs, &o.TicketsURL, "tickets-url", "TRIAGE_TICKETS_URL", "", "ticket HTTP service base URL (overrides --tickets-db; bearer token from $TRIAGE_TICKETS_TOKEN)")
 	envString(fs, &o.From, "from", "TRIAGE_FROM", "Serwis gwarancyjny <serwis@example.com>", "our address: From of every reply, and never answered")
 	fs.StringSliceVar(&o.Staff, "staff", nil, "staff addresses notify_staff mails when a conversation is escalated (repeatable)")
@@ -209,7 +212,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	var creator tickets.Store = parts.TicketsHTTP
 	switch {
 	case parts.TicketsHTTP != nil:
-	case o.DryRun && !fileExists(parts.TicketsDB):
+	case o.DryRun && !store.IsURL(parts.TicketsDB) && !fileExists(parts.TicketsDB):
 		creator = dryRunTickets{} // a dry run creates no store
 	default:
 		db, err := tickets.OpenSQLite(parts.TicketsDB)
