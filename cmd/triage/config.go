@@ -84,7 +84,7 @@ type pipelineParts struct {
 	Checker            warranty.Checker
 	Faults             []offline.Fault
 	TicketsHTTP        *tickets.HTTP
-	TicketsDB          string
+	TicketsDB          string // a SQLite file, or the --store URL
 	Language           *language.Detector
 }
 
@@ -132,6 +132,8 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 		} else if parts.TicketsHTTP, err = tickets.NewHTTP(tickets.HTTPConfig{BaseURL: o.TicketsURL, Token: os.Getenv("TRIAGE_TICKETS_TOKEN")}); err != nil {
 			p.add("--tickets-url: %v", err)
 		}
+	case o.Store != "":
+		parts.TicketsDB = o.Store
 	case o.TicketsDB != "":
 		if err := checkParentDir("--tickets-db", o.TicketsDB); err != nil && !o.DryRun {
 			p.addErr(err)
@@ -139,6 +141,9 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 		parts.TicketsDB = o.TicketsDB
 	default:
 		p.add("no ticket store configured: set --tickets-db FILE ($TRIAGE_TICKETS_DB, pipeline.tickets_db) or --tickets-url URL ($TRIAGE_TICKETS_URL, pipeline.tickets_url)")
+	}
+	if msg := o.modelOptions.check(o.Model); msg != "" && !o.Offline {
+		p.add("%s", msg)
 	}
 	if parts.Faults, err = offline.ParseFaults(o.OfflineFaults); err != nil {
 		p.add("--offline-faults: %v", err)
@@ -150,7 +155,11 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 // offline stand-in only because a key is missing: without
 // model credentials, the offline model must be asked for explicitly.
 func checkCredentials(o pipelineOptions, config string, p *problems) {
-	if o.Offline || o.OfflineFaults != "" || llm.HasCredentials(os.Getenv) {
+	if o.Offline || o.OfflineFaults != "" || o.llmOptions().Live() {
+		return
+	}
+	if o.Provider == llm.ProviderOpenAI {
+		p.add("no model credentials: set OPENAI_API_KEY (or model.api_key_file), or model.base_url for a local server such as Ollama; or set pipeline.offline: true in %s", config)
 		return
 	}
 	p.add("no model credentials: set GEMINI_API_KEY (or GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION) in the environment, e.g. the env file; or set pipeline.offline: true in %s to answer with the built-in offline stand-in on purpose", config)

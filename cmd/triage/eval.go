@@ -21,6 +21,7 @@ import (
 type evalOptions struct {
 	Instructions string
 	Model        string
+	modelOptions // --provider, --base-url, --api-key-file
 	Offline      bool
 	Record       string
 	Replay       string
@@ -77,6 +78,9 @@ The case format is documented in docs/eval.md.`,
 }
 
 func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr io.Writer) error {
+	if msg := o.modelOptions.check(o.Model); msg != "" && !o.Offline {
+		return usageErr("eval: %s", msg)
+	}
 	switch {
 	case o.Parallel < 1:
 		return usageErr("eval: -j must be at least 1, got %d", o.Parallel)
@@ -155,6 +159,9 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		MaxCalls:       o.MaxCalls,
 		ModelName:      o.Model,
 		Offline:        o.Offline,
+		Provider:       o.Provider,
+		BaseURL:        o.BaseURL,
+		APIKeyFile:     o.APIKeyFile,
 		RecordDir:      o.Record,
 		ReplayDir:      o.Replay,
 		Parallel:       o.Parallel,

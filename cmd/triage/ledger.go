@@ -16,6 +16,7 @@ import (
 
 	"triage/internal/ledger"
 	"triage/internal/settings"
+	"triage/internal/store"
 )
 
 // newLedgerCmd lists what the watch ledger recorded, for a person looking
@@ -23,12 +24,13 @@ import (
 func newLedgerCmd() *cobra.Command {
 	var (
 		path, config, state string
+		storeURL            string
 		limit               int
 		asJSON, replies     bool
 		table               settings.Table
 	)
 	cmd := &cobra.Command{
-		Use:   "ledger [--ledger FILE | --config FILE] [--state S] [--limit N] [--json]",
+		Use:   "ledger [--ledger FILE | --store URL | --config FILE] [--state S] [--limit N] [--json]",
 		Short: "List recent messages of the watch ledger and what happened to them",
 		Long: `Ledger lists the most recent messages triage watch has seen, newest first,
 with their state (replied, drafted, skipped, failed, needs_human,
@@ -58,7 +60,7 @@ while triage watch is running.`,
 					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
 				}
 			}
-			path, err := ledgerPath(cmd, table, &path, &config)
+			path, err := ledgerPath(cmd, table, &path, &config, &storeURL)
 			if err != nil {
 				return err
 			}
@@ -86,7 +88,7 @@ while triage watch is running.`,
 			return printEntries(out, es, counts, asJSON)
 		},
 	}
-	table = append(ledgerSettings(&path, &config),
+	table = append(ledgerSettings(&path, &config, &storeURL),
 		&settings.Setting{Flag: "state", Usage: "only this state", Var: settings.String(&state, "")},
 		&settings.Setting{Flag: "limit", Usage: "at most this many messages", Var: settings.Int(&limit, 50)},
 		&settings.Setting{Flag: "json", Usage: "one JSON object per line", Var: settings.Bool(&asJSON, false)},
@@ -98,20 +100,28 @@ while triage watch is running.`,
 
 // ledgerSettings are the settings of the ledger commands that say where the
 // ledger is.
-func ledgerSettings(path, config *string) settings.Table {
+func ledgerSettings(path, config, storeURL *string) settings.Table {
 	return settings.Table{
 		withUsage(ledgerSetting(path), "ledger file"),
+		storeSetting(storeURL),
 		{Flag: "config", Usage: "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
 			Var: settings.String(config, "")},
 	}
 }
 
-// ledgerPath is the ledger file the ledger commands read: --ledger (or
-// $TRIAGE_LEDGER) when given, else the ledger of the watch configuration
-// found like watch finds it (--config, $TRIAGE_CONFIG, /etc/triage/triage.yaml;
-// one found by convention is reported), else path's default.
-// The command's table is resolved (it filled path and config).
-func ledgerPath(cmd *cobra.Command, table settings.Table, path, config *string) (string, error) {
+// ledgerPath is the ledger the ledger commands read: the store URL (--store
+// or $TRIAGE_STORE) when given, else --ledger (or $TRIAGE_LEDGER) when
+// given, else the store or ledger of the watch configuration found like
+// watch finds it (--config, $TRIAGE_CONFIG, /etc/triage/triage.yaml; one
+// found by convention is reported), else path's default.
+// The command's table is resolved (it filled path, config and storeURL).
+func ledgerPath(cmd *cobra.Command, table settings.Table, path, config, storeURL *string) (string, error) {
+	if err := table.Check(); err != nil {
+		return "", usageErr("%v", err)
+	}
+	if *storeURL != "" {
+		return *storeURL, nil
+	}
 	cfg, how := findConfig(cmd.Flags(), *config)
 	if table.Given(cmd.Flags(), "ledger", os.Getenv) || cfg == "" {
 		return *path, nil
@@ -123,17 +133,25 @@ func ledgerPath(cmd *cobra.Command, table settings.Table, path, config *string) 
 	if how != "--config" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "triage: ledger of the configuration %s (%s)\n", cfg, how)
 	}
+	if wo.Store != "" {
+		if err := checkStoreURL(wo.Store); err != nil {
+			return "", usageErr("%s: store %v", cfg, err)
+		}
+		return wo.Store, nil
+	}
 	return wo.Ledger, nil
 }
 
-// openLedgerFile opens the ledger file at path for the command named what
-// ("ledger", "ledger stats"): a file that is not there is a usage error
-// (opening would create an empty ledger), one that does not open a failure.
+// openLedgerFile opens the ledger at path (a file, or a store URL, read
+// only) for the command named what ("ledger", "ledger stats"): a file that
+// is not there is a usage error (opening would create an empty ledger), one
+// that does not open a failure.
 func openLedgerFile(ctx context.Context, path, what string) (*ledger.Ledger, error) {
-	if _, err := os.Stat(path); err != nil {
+	isURL := store.IsURL(path)
+	if _, err := os.Stat(path); err != nil && !isURL {
 		return nil, usageErr("%s: %v", what, err)
 	}
-	l, err := ledger.Open(ctx, ledger.Config{Path: path})
+	l, err := ledger.Open(ctx, ledger.Config{Path: path, ReadOnly: isURL})
 	if err != nil {
 		return nil, &exitError{code: exitFailed, err: err}
 	}
@@ -143,8 +161,9 @@ func openLedgerFile(ctx context.Context, path, what string) (*ledger.Ledger, err
 // The states --state accepts, for messages and for replies (--replies).
 var (
 	messageStates = []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed,
-		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing}
-	replyStates = []string{ledger.ReplyPending, ledger.ReplySent, ledger.ReplyNeedsHuman, ledger.DraftPending, ledger.DraftStored}
+		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateRetryRequested, ledger.StateRetried}
+	replyStates = []string{ledger.ReplyPending, ledger.ReplySent, ledger.ReplyNeedsHuman, ledger.DraftPending, ledger.DraftStored,
+		ledger.DraftSending, ledger.DraftSentByPerson}
 )
 
 func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON bool) error {

@@ -15,12 +15,12 @@ import (
 // scenario: how a team knows when a scenario is ready to send on its own.
 func newLedgerStatsCmd() *cobra.Command {
 	var (
-		path, config string
-		asJSON       bool
-		table        settings.Table
+		path, config, storeURL string
+		asJSON                 bool
+		table                  settings.Table
 	)
 	cmd := &cobra.Command{
-		Use:   "stats [--ledger FILE | --config FILE] [--json]",
+		Use:   "stats [--ledger FILE | --store URL | --config FILE] [--json]",
 		Short: "Per scenario: drafts made, sent as is, edited, discarded",
 		Long: `Stats reads the watch ledger and prints, for each scenario, how many drafts
 triage made in draft mode and what people did with them, as triage watch
@@ -43,7 +43,7 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
 			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			path, err := ledgerPath(cmd, table, &path, &config)
+			path, err := ledgerPath(cmd, table, &path, &config, &storeURL)
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
 			return printDraftStats(cmd.OutOrStdout(), stats)
 		},
 	}
-	table = append(ledgerSettings(&path, &config),
+	table = append(ledgerSettings(&path, &config, &storeURL),
 		&settings.Setting{Flag: "json", Usage: "one JSON object per scenario per line", Var: settings.Bool(&asJSON, false)})
 	table.Register(cmd.Flags())
 	return cmd

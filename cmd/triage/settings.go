@@ -27,9 +27,35 @@ func instructionsSetting(p *string) *settings.Setting {
 		Var:   settings.String(p, "")}
 }
 
+// modelSetting is the model id; model.name and pipeline.model are the same
+// key (model.name wins when both are set).
 func modelSetting(p *string) *settings.Setting {
-	return &settings.Setting{Flag: "model", Env: "TRIAGE_MODEL", Key: "pipeline.model", Usage: "Gemini model id",
-		Var: settings.String(p, llm.DefaultModel)}
+	return &settings.Setting{Flag: "model", Env: "TRIAGE_MODEL", Key: "model.name", Aliases: []string{"pipeline.model"},
+		Usage: "model id (Gemini's by default; with --provider openai, the endpoint's)",
+		Var:   settings.String(p, llm.DefaultModel)}
+}
+
+// providerSettings choose the model provider (process, watch and eval).
+func providerSettings(m *modelOptions) settings.Table {
+	return settings.Table{
+		{Flag: "provider", Env: "TRIAGE_PROVIDER", Key: "model.provider",
+			Usage: "model provider: gemini, or openai for any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, llama.cpp, LiteLLM; key from $OPENAI_API_KEY)",
+			Var:   settings.String(&m.Provider, llm.ProviderGemini, settings.OneOf(llm.Providers...))},
+		{Flag: "base-url", Env: "OPENAI_BASE_URL", Key: "model.base_url",
+			Usage: "with --provider openai: the endpoint's API root, e.g. http://localhost:11434/v1 for Ollama (default https://api.openai.com/v1)",
+			Var:   settings.String(&m.BaseURL, "")},
+		{Flag: "api-key-file", Env: "OPENAI_API_KEY_FILE", Key: "model.api_key_file", Path: true,
+			Usage: "with --provider openai: file holding the API key, when $OPENAI_API_KEY is unset",
+			Var:   settings.String(&m.APIKeyFile, "")},
+	}
+}
+
+// storeSetting is the shared PostgreSQL store (process, watch, ledger,
+// ledger stats, tickets, store migrate).
+func storeSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "store", Env: "TRIAGE_STORE", Key: "store",
+		Usage: "shared store: a postgres:// URL holding the ledger and the tickets instead of the SQLite files (--ledger, --tickets-db)",
+		Var:   settings.String(p, "", checkStoreURL)}
 }
 
 func offlineSetting(p *bool) *settings.Setting {
@@ -97,6 +123,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Usage: "warranty HTTP service base URL (overrides --warranty-csv; bearer token from $TRIAGE_WARRANTY_TOKEN)",
 			Var:   settings.String(&o.WarrantyURL, "")},
 		ticketsDBSetting(&o.TicketsDB),
+		storeSetting(&o.Store),
 		{Flag: "tickets-url", Env: "TRIAGE_TICKETS_URL", Key: "pipeline.tickets_url",
 			Usage: "ticket HTTP service base URL (overrides --tickets-db; bearer token from $TRIAGE_TICKETS_TOKEN)",
 			Var:   settings.String(&o.TicketsURL, "")},
@@ -114,6 +141,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Usage: "regular expression with one group capturing a serial number (repeatable; default: built-in patterns)",
 			Var:   settings.Strings(&o.SerialPattern)},
 	}
+	t = append(t, providerSettings(&o.modelOptions)...)
 	t = append(t, boundsSettings(&o.loopBounds)...)
 	return append(t,
 		&settings.Setting{Flag: "reply-mode", Env: "TRIAGE_REPLY_MODE", Key: "reply_mode", Aliases: []string{"pipeline.reply_mode"},
@@ -244,5 +272,6 @@ func evalSettings(o *evalOptions) settings.Table {
 		{Flag: "quiet", Short: "q", Usage: "print each passing case on one line, without its calls", Var: settings.Bool(&o.Quiet, false)},
 		{Flag: "verbose", Short: "v", Usage: "log each pipeline step to stderr", Var: settings.Bool(&o.Verbose, false)},
 	}
+	t = append(t, providerSettings(&o.modelOptions)...)
 	return append(t, boundsSettings(&o.loopBounds)...)
 }

@@ -23,13 +23,15 @@ import (
 func newTicketsCmd() *cobra.Command {
 	var (
 		path   string
+		url    string
 		asJSON bool
 		limit  int
 	)
 	cmd := &cobra.Command{
 		Use:   "tickets list|show ID|takeover ID|release ID",
 		Short: "List tickets and their conversations; take a conversation over or give it back",
-		Long: `Tickets works on the local ticket store (--tickets-db). list prints the
+		Long: `Tickets works on the ticket store: the SQLite file --tickets-db, or the
+shared store --store (a postgres:// URL). list prints the
 newest tickets first; show prints one ticket with its messages (the
 customer's and our replies, by Message-ID) and notes. takeover hands the
 conversation to a person: triage never answers it again, its follow-ups are
@@ -43,6 +45,7 @@ triage watch is running.`,
 	}
 	table := settings.Table{
 		ticketsDBSetting(&path),
+		storeSetting(&url),
 		{Flag: "json", Usage: "print JSON", Var: settings.Bool(&asJSON, false)},
 	}
 	table.Register(cmd.PersistentFlags())
@@ -50,10 +53,20 @@ triage watch is running.`,
 		if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
+		if err := table.Check(); err != nil {
+			return usageErr("tickets: %v", err)
+		}
 		return nil
 	}
 
 	open := func() (*tickets.SQLite, error) {
+		if url != "" {
+			s, err := tickets.Open(context.Background(), url)
+			if err != nil {
+				return nil, &exitError{code: exitFailed, err: err}
+			}
+			return s, nil
+		}
 		if _, err := os.Stat(path); err != nil {
 			return nil, usageErr("tickets: --tickets-db: %v", err)
 		}

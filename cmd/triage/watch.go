@@ -130,6 +130,8 @@ variable and default). Its fields:
              (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
   max_auth_failures,
+  store:     postgres:// URL: the ledger and the tickets live in PostgreSQL
+             instead of the SQLite files (the lock stays <ledger>.lock),
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
              global_per_hour (100); negative disables
@@ -226,15 +228,22 @@ func readWatchFile(path string, t settings.Table) (*settings.File, error) {
 // loadWatchFile is the watch configuration of the file at path alone: no
 // flag and no environment variable counts.
 func loadWatchFile(path string) (*watchOptions, error) {
+	o, _, err := loadWatchConfig(path)
+	return o, err
+}
+
+// loadWatchConfig is loadWatchFile with the file read, which says which
+// keys it sets.
+func loadWatchConfig(path string) (*watchOptions, *settings.File, error) {
 	cmd, o := watchCommand()
 	f, err := readWatchFile(path, o.table)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := o.table.Resolve(cmd.Flags(), f, func(string) string { return "" }); err != nil {
-		return nil, usageErr("%v", err)
+		return nil, nil, usageErr("%v", err)
 	}
-	return o, nil
+	return o, f, nil
 }
 
 // logFinalError writes err as one JSON log line (level ERROR, with the exit
@@ -520,7 +529,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	log.Info("watch starting", "addr", o.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.Ledger, "once", o.Once)
+	log.Info("watch starting", "addr", o.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.ledgerName(), "once", o.Once)
 	if o.Once {
 		err = w.RunOnce(ctx)
 	} else {

@@ -23,6 +23,7 @@ import (
 	"triage/internal/llm"
 	"triage/internal/processor"
 	"triage/internal/scenario"
+	"triage/internal/store"
 	"triage/internal/tools"
 	"triage/internal/watch"
 )
@@ -32,12 +33,14 @@ import (
 type pipelineOptions struct {
 	Instructions  string // directory; "" uses the embedded defaults
 	Model         string
+	modelOptions  // --provider, --base-url, --api-key-file
 	Offline       bool
 	OfflineFaults string
 	WarrantyCSV   string
 	WarrantyURL   string
 	TicketsDB     string
 	TicketsURL    string
+	Store         string   // postgres:// URL: the tickets (and watch's ledger) live there
 	From          string   // our address, e.g. "Serwis <serwis@example.com>"
 	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
@@ -169,7 +172,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	var creator tickets.Store = parts.TicketsHTTP
 	switch {
 	case parts.TicketsHTTP != nil:
-	case o.DryRun && !fileExists(parts.TicketsDB):
+	case o.DryRun && !store.IsURL(parts.TicketsDB) && !fileExists(parts.TicketsDB):
 		creator = dryRunTickets{} // a dry run creates no store
 	default:
 		db, err := tickets.OpenSQLite(parts.TicketsDB)
@@ -191,7 +194,9 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	sender = replySigner(sender, p.Scenarios, parts.Language)
 
 	faults := parts.Faults
-	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults, Concurrency: o.Concurrency, Scenarios: p.Scenarios})
+	mo := o.llmOptions()
+	mo.Offline, mo.Faults, mo.Concurrency, mo.Scenarios = o.Offline || len(faults) > 0, faults, o.Concurrency, p.Scenarios
+	p.Model, err = llm.New(ctx, mo)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

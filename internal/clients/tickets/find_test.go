@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/pgtest"
 )
 
 // findContract attacks Find as a stranger would: Eve's older ticket carries
@@ -74,12 +75,14 @@ func findContract(t *testing.T, s Store) {
 }
 
 func TestSQLiteFindOnlyTheCustomersTickets(t *testing.T) {
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	findContract(t, s)
+	pgtest.Each(t, func(t *testing.T, target string) {
+		s, err := OpenSQLite(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		findContract(t, s)
+	})
 }
 
 func TestHTTPFindOnlyTheCustomersTickets(t *testing.T) {
