@@ -227,7 +227,10 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			MaxTurns:    o.MaxTurns,
 			TurnTimeout: o.TurnTimeout,
 			Deadline:    o.Deadline,
-			Logger:      log,
+			// Calls past twice the dispatcher's per-turn cap are refused by
+			// the loop unrun, never materialised as records or responses.
+			MaxCallsPerTurn: max(agent.DefaultMaxCallsPerTurn, 2*o.MaxCallsPerTurn),
+			Logger:          log,
 		},
 		dispatcher.Config{
 			Tools:            p.Tools,

@@ -397,6 +397,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		if n := blocked(out.FunctionCalls); n > 0 {
 			detail += fmt.Sprintf(" (%d call(s) refused by the dispatcher)", n)
 		}
+		if res.RefusedCalls > 0 {
+			detail += fmt.Sprintf(" (%d call(s) over the per-turn cap refused unrun)", res.RefusedCalls)
+		}
 		return fail(ReasonEmailNotSent, detail)
 	}
 	out.Status = StatusReplied
