@@ -48,7 +48,9 @@ func identify(header []byte) identity {
 	}
 	// The addresses limits count against are the ones the pipeline will
 	// see (charset-aware parsing, no guessing).
-	if m, err := message.Parse(header); err == nil {
+	// The header is bounded by its fetch (maxHeaderFetch), so it is read
+	// whole even when the pipeline would refuse it as too large.
+	if m, err := message.ParseLimits(header, message.Limits{HeaderBytes: maxHeaderFetch, FieldBytes: maxHeaderFetch}); err == nil {
 		id.Sender = strings.ToLower(m.From.Address)
 		id.ReplyTo = strings.ToLower(m.ReplyTo)
 	}
