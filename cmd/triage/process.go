@@ -19,6 +19,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/logattr"
 	"triage/internal/processor"
+	"triage/internal/termsafe"
 )
 
 // maxInputBytes caps one input message read from disk or stdin.
@@ -266,9 +267,15 @@ func readAtMost(r io.Reader, size, max int64) ([]byte, error) {
 }
 
 // printSummary writes the human-readable summary of one outcome.
-func printSummary(w io.Writer, out processor.Outcome, m eval.Marks) {
+//
+// Everything but the marks (which may be coloured) goes through a
+// termsafe.Writer: a stranger's subject, address or text never reaches the
+// terminal as control characters.
+func printSummary(tty io.Writer, out processor.Outcome, m eval.Marks) {
+	w := termsafe.NewWriter(tty)
 	mark := map[string]string{processor.StatusReplied: m.Pass, processor.StatusDrafted: m.Pass, processor.StatusSkipped: "-", processor.StatusFailed: m.Fail}[out.Status]
-	fmt.Fprintf(w, "%s %s  %s\n", mark, out.File, out.Status)
+	io.WriteString(tty, mark)
+	fmt.Fprintf(w, " %s  %s\n", out.File, out.Status)
 	if out.From != "" || out.Subject != "" {
 		fmt.Fprintf(w, "    from %s: %q\n", out.From, out.Subject)
 	}
@@ -296,7 +303,9 @@ func printSummary(w io.Writer, out processor.Outcome, m eval.Marks) {
 		case !c.OK:
 			state = m.Fail
 		}
-		line := fmt.Sprintf("    %d. %s %s(%s)", i+1, state, c.Name, compactArgs(c.Args))
+		fmt.Fprintf(w, "    %d. ", i+1)
+		io.WriteString(tty, state)
+		line := fmt.Sprintf(" %s(%s)", c.Name, compactArgs(c.Args))
 		if c.Error != nil {
 			line += fmt.Sprintf(" → %s: %s", c.Error.Code, c.Error.Message)
 		} else if c.Result != nil && c.Name != "send_email" {
