@@ -198,6 +198,20 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	case parts.TicketsHTTP != nil:
 	case o.DryRun && !fileExists(parts.TicketsDB):
 		creator = dryRunTickets{} // a dry run creates no store
+	case o.DryRun:
+		// A dry run reads the store and changes nothing in it, not even its
+		// schema or journal mode; an older store is not upgraded for it.
+		db, err := tickets.OpenSQLiteReadOnly(parts.TicketsDB)
+		switch {
+		case errors.Is(err, tickets.ErrOldSchema):
+			log.Warn("dry run: the ticket store is not read (a dry run does not upgrade it); follow-ups are not recognised", "err", err)
+			creator = dryRunTickets{}
+		case err != nil:
+			return nil, &exitError{code: exitUsage, err: err}
+		default:
+			p.closers = append(p.closers, db.Close)
+			creator = db
+		}
 	default:
 		db, err := tickets.OpenSQLite(parts.TicketsDB)
 		if err != nil {
