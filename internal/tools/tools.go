@@ -100,8 +100,9 @@ type MCPSpec struct {
 	// Headers are sent with every request to a streamable HTTP server
 	// (e.g. Authorization); ${VAR} expanded, never printed.
 	Headers map[string]string `yaml:"headers"`
-	// Env is added to a stdio server's environment (which otherwise lacks
-	// our variables that look like secrets); ${VAR} expanded, never printed.
+	// Env is added to a stdio server's environment (which otherwise holds
+	// only mcp.ChildEnvAllowed of ours); ${VAR} expanded, never printed, and
+	// its values are redacted from what the server answers.
 	Env map[string]string `yaml:"env"`
 }
 
