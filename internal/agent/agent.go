@@ -168,8 +168,11 @@ func New(cfg Config) (*Agent, error) {
 
 // Request is one loop's input.
 type Request struct {
-	System    string
-	Prompt    string
+	System string
+	Prompt string
+	// Parts follow Prompt in the first user turn (the attachments the model
+	// may see, as inline data).
+	Parts     []*genai.Part
 	Functions []*genai.FunctionDeclaration
 	// FinalFunction ends the loop as soon as a call to it returns ok=true
 	// (e.g. "send_email"); no further model call is made.
@@ -254,7 +257,9 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 	dctx, cancel := context.WithTimeoutCause(ctx, a.cfg.Deadline, ErrDeadline)
 	defer cancel()
 
-	history := []*genai.Content{genai.NewContentFromText(req.Prompt, genai.RoleUser)}
+	first := genai.NewContentFromText(req.Prompt, genai.RoleUser)
+	first.Parts = append(first.Parts, req.Parts...)
+	history := []*genai.Content{first}
 	invalidRetried, nudged := false, false
 	called := map[string]bool{} // functions that answered ok=true
 	for {

@@ -100,6 +100,12 @@ func Parse(raw []byte) (*Message, error) {
 // parse parses raw at a nesting depth (> 0 for attached messages); budget
 // is what is left of the raw text all text parts may read (maxTextRead).
 func parse(raw []byte, depth int, lim Limits, budget *int) (*Message, error) {
+	return parseKeeping(raw, depth, lim, budget, nil)
+}
+
+// parseKeeping is parse that also reads the content of the top-level
+// attachments k names (nil: none).
+func parseKeeping(raw []byte, depth int, lim Limits, budget *int, k *keeper) (*Message, error) {
 	m := &Message{Size: len(raw), Header: map[string][]string{}}
 
 	data := raw
@@ -140,7 +146,7 @@ func parse(raw []byte, depth int, lim Limits, budget *int) (*Message, error) {
 	if err != nil {
 		m.problem("body: " + err.Error())
 	}
-	w := walker{m: m, lim: lim, budget: budget}
+	w := walker{m: m, lim: lim, budget: budget, keep: k}
 	w.walk(e, depth)
 
 	var text string
@@ -404,7 +410,8 @@ func (m *Message) msgIDs(mh gomail.Header, key string) []string {
 type walker struct {
 	m        *Message
 	lim      Limits
-	budget   *int // raw text bytes left to read, shared with attached messages
+	budget   *int    // raw text bytes left to read, shared with attached messages
+	keep     *keeper // attachments whose content is read (top level only)
 	plain    []string
 	html     []string
 	attached []*Message
@@ -480,7 +487,7 @@ func (w *walker) leaf(e *gomessage.Entity, mediaType string, params map[string]s
 	}
 	isText := mediaType == "text/plain" || mediaType == "text/html" || mediaType == ""
 	if disp == "attachment" || !isText || (disp == "inline" && name != "" && mediaType != "text/plain" && mediaType != "text/html") {
-		n, err := io.Copy(io.Discard, e.Body)
+		n, err := w.keep.read(len(w.m.Attachments), e.Body)
 		if err != nil {
 			w.m.problem(fmt.Sprintf("attachment %q: %v", name, err))
 		}

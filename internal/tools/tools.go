@@ -34,11 +34,17 @@ const (
 	FromReplyTo = "reply_to" // the address a reply goes to (Reply-To, else From)
 	FromStaff   = "staff"    // one of the configured staff addresses
 	FromSerials = "serials"  // a serial number found in the message
-	FromMessage = "message"  // whole token(s) of the subject or the new text
+	// FromSerialsOrAttachments is FromSerials, or, when the model was sent
+	// at least one attachment (a photo of the serial plate, a receipt), a
+	// value the serial patterns accept as a whole: the model's reading of
+	// the attachment, a claim the customer did not write. Such a call's
+	// record says serial_source: attachment.
+	FromSerialsOrAttachments = "serials_or_attachments"
+	FromMessage              = "message" // whole token(s) of the subject or the new text
 )
 
 // FromKinds lists every From value, in documentation order.
-var FromKinds = []string{FromSender, FromReplyTo, FromStaff, FromSerials, FromMessage}
+var FromKinds = []string{FromSender, FromReplyTo, FromStaff, FromSerials, FromSerialsOrAttachments, FromMessage}
 
 // HTTP methods an HTTP tool may use.
 const (
