@@ -283,7 +283,21 @@ func printSummary(tty io.Writer, out processor.Outcome, m eval.Marks) {
 		fmt.Fprintf(w, "    scenario %s (%s: %s)\n", out.Scenario, out.Detection.Method, out.Detection.Reason)
 	}
 	if len(out.SerialNumbers) > 0 {
-		fmt.Fprintf(w, "    serials %s\n", strings.Join(out.SerialNumbers, ", "))
+		more := ""
+		if out.SerialsOmitted > 0 {
+			more = fmt.Sprintf(" (and %d more, not listed)", out.SerialsOmitted)
+		}
+		fmt.Fprintf(w, "    serials %s%s\n", strings.Join(out.SerialNumbers, ", "), more)
+	}
+	for _, a := range out.Attachments {
+		seen := "sent to the model"
+		if !a.Sent {
+			seen = "not sent: " + a.NotSent
+		}
+		fmt.Fprintf(w, "    attachment %q %s %d bytes: %s\n", a.Name, a.Type, a.Size, seen)
+	}
+	if out.AttachmentsOmitted > 0 {
+		fmt.Fprintf(w, "    and %d more attachments, not listed and not sent\n", out.AttachmentsOmitted)
 	}
 	if out.TicketID != "" {
 		line := "    ticket " + out.TicketID

@@ -29,12 +29,18 @@ func TestHumanOutputEscapesControls(t *testing.T) {
 			{Name: "send_email", Args: map[string]any{"subject": hostile}, Blocked: true, Error: &dispatcher.RecordError{Code: "invalid_args", Message: hostile}}}}
 	coloured := eval.Glyphs.Coloured()
 	outputs := map[string]func(*bytes.Buffer) error{
-		"tickets show":   func(b *bytes.Buffer) error { return printTicket(b, st, false) },
-		"tickets list":   func(b *bytes.Buffer) error { return printTickets(b, []tickets.Listed{{TicketID: "TKT-1", CustomerEmail: hostile, Summary: hostile, Owner: hostile}}, false) },
+		"tickets show": func(b *bytes.Buffer) error { return printTicket(b, st, false) },
+		"tickets list": func(b *bytes.Buffer) error {
+			return printTickets(b, []tickets.Listed{{TicketID: "TKT-1", CustomerEmail: hostile, Summary: hostile, Owner: hostile}}, false)
+		},
 		"tickets change": func(b *bytes.Buffer) error { return printChange(b, st, false) },
-		"ledger":         func(b *bytes.Buffer) error { return printEntries(b, []ledger.Entry{{Sender: hostile, Subject: hostile, MessageID: hostile, Reason: hostile}}, nil, false) },
-		"ledger replies": func(b *bytes.Buffer) error { return printReplies(b, []ledger.Reply{{To: hostile, MessageID: hostile, Key: hostile}}, false) },
-		"process":        func(b *bytes.Buffer) error { printSummary(b, out, eval.ASCII); return nil },
+		"ledger": func(b *bytes.Buffer) error {
+			return printEntries(b, []ledger.Entry{{Sender: hostile, Subject: hostile, MessageID: hostile, Reason: hostile}}, nil, false)
+		},
+		"ledger replies": func(b *bytes.Buffer) error {
+			return printReplies(b, []ledger.Reply{{To: hostile, MessageID: hostile, Key: hostile}}, false)
+		},
+		"process": func(b *bytes.Buffer) error { printSummary(b, out, eval.ASCII); return nil },
 		"process tty": func(b *bytes.Buffer) error {
 			printSummary(b, out, coloured)
 			s := strings.NewReplacer(coloured.Pass, "", coloured.Fail, "").Replace(b.String())
