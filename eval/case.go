@@ -25,6 +25,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/offline"
 	"triage/internal/scenario"
@@ -61,7 +62,7 @@ type Input struct {
 	ModelFaults []string `yaml:"model_faults" json:"-"`
 	// ReplyMode is the run's reply mode for this case: send (default) or
 	// draft; a scenario's reply_mode still overrides it.
-	ReplyMode string `yaml:"reply_mode" json:"reply_mode,omitempty"`
+	ReplyMode triage.ReplyMode `yaml:"reply_mode" json:"reply_mode,omitempty"`
 	// Conversation is an existing ticket the email may follow up: it is
 	// written into the case's own ticket store before the run.
 	Conversation *Conversation `yaml:"conversation" json:"conversation,omitempty"`
@@ -108,9 +109,9 @@ type Email struct {
 
 // Expected is expected_output.
 type Expected struct {
-	ScenarioInstructionUsed string `yaml:"scenario_instruction_used" json:"scenario_instruction_used,omitempty"`
-	Status                  string `yaml:"status" json:"status,omitempty"`
-	Reason                  string `yaml:"reason" json:"reason,omitempty"`
+	ScenarioInstructionUsed string        `yaml:"scenario_instruction_used" json:"scenario_instruction_used,omitempty"`
+	Status                  triage.Status `yaml:"status" json:"status,omitempty"`
+	Reason                  triage.Reason `yaml:"reason" json:"reason,omitempty"`
 	// Match is how ExpectedFunctionCalls are compared: exact (default),
 	// in_order, any_order or subset.
 	Match                  string         `yaml:"match" json:"match,omitempty"`
@@ -201,7 +202,6 @@ const (
 )
 
 var matchModes = []string{MatchExact, MatchInOrder, MatchAnyOrder, MatchSubset}
-var statuses = []string{"replied", "drafted", "skipped", "failed"}
 
 // Problem is one thing wrong with a case file.
 type Problem struct {
@@ -461,8 +461,8 @@ func (v *checker) checkInput() {
 		v.checkEmail()
 	}
 
-	if !scenario.ValidReplyMode(in.ReplyMode) {
-		v.fail(v.lineOf("input", "reply_mode"), "input.reply_mode %q: want %s or %s", in.ReplyMode, scenario.ReplySend, scenario.ReplyDraft)
+	if !in.ReplyMode.Valid() {
+		v.fail(v.lineOf("input", "reply_mode"), "input.reply_mode %q: want %s or %s", in.ReplyMode, triage.ReplySend, triage.ReplyDraft)
 	}
 	if len(in.ModelFaults) > 0 {
 		faults, err := offline.ParseFaults(strings.Join(in.ModelFaults, ","))
@@ -585,8 +585,8 @@ func (v *checker) checkExpected() {
 		v.fail(v.lineOf("expected_output", "scenario_instruction_used"),
 			"expected_output.scenario_instruction_used: no scenario %q (loaded: %s)", x.ScenarioInstructionUsed, strings.Join(v.set.Names(), ", "))
 	}
-	if x.Status != "" && !slices.Contains(statuses, x.Status) {
-		v.fail(v.lineOf("expected_output", "status"), "expected_output.status %q: want one of %s", x.Status, strings.Join(statuses, ", "))
+	if x.Status != "" && !x.Status.Valid() {
+		v.fail(v.lineOf("expected_output", "status"), "expected_output.status %q: want one of %s", x.Status, statusList())
 	}
 	if x.Reason != "" && x.Status == "" {
 		v.fail(v.lineOf("expected_output", "reason"), "expected_output.reason needs expected_output.status")
@@ -602,7 +602,7 @@ func (v *checker) checkExpected() {
 	if x.ProcessingTimeMS < 0 {
 		v.fail(v.lineOf("expected_output", "processing_time_ms"), "expected_output.processing_time_ms must not be negative")
 	}
-	if x.Status == "skipped" && len(x.ExpectedFunctionCalls) > 0 {
+	if x.Status == triage.StatusSkipped && len(x.ExpectedFunctionCalls) > 0 {
 		v.fail(v.lineOf("expected_output", "expected_function_calls"), "expected_output: a skipped email makes no function calls, but expected_function_calls is not empty")
 	}
 	declared := v.declared()
@@ -732,4 +732,13 @@ func parseMockOne(n *yaml.Node) (MockResponse, error) {
 		return MockResponse{}, err
 	}
 	return MockResponse{Result: jsonMap(m)}, nil
+}
+
+// statusList spells the statuses a case may expect, for error messages.
+func statusList() string {
+	names := make([]string, len(triage.Statuses))
+	for i, s := range triage.Statuses {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"triage"
 	"triage/internal/agent"
 	"triage/internal/dispatcher"
 	"triage/internal/processor"
@@ -207,7 +208,7 @@ func WriteCaseMarks(w io.Writer, cr CaseResult, quiet bool, m Marks) {
 			fmt.Fprintln(w)
 			fmt.Fprintf(w, "       → %s\n", formatResult(c))
 		}
-	} else if len(run.Failures) > 0 || o.Status != processor.StatusSkipped {
+	} else if len(run.Failures) > 0 || o.Status != triage.StatusSkipped {
 		fmt.Fprintln(w, "  Function calls: none")
 	}
 	if len(run.Failures) > 0 {
@@ -224,9 +225,9 @@ func WriteCaseMarks(w io.Writer, cr CaseResult, quiet bool, m Marks) {
 }
 
 func describeOutcome(o processor.Outcome) string {
-	s := o.Status
+	s := string(o.Status)
 	if o.Reason != "" {
-		s += " (" + o.Reason + ")"
+		s += " (" + string(o.Reason) + ")"
 	}
 	if o.Scenario != "" {
 		s = o.Scenario + ", " + s

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
@@ -118,7 +119,7 @@ type pipelineParts struct {
 func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	parts := &pipelineParts{}
 	var err error
-	if !scenario.ValidReplyMode(o.ReplyMode) || o.ReplyMode == "" {
+	if !triage.ReplyMode(o.ReplyMode).Valid() || o.ReplyMode == "" {
 		p.add("--reply-mode %q: want send or draft", o.ReplyMode)
 	}
 	if ins, err := loadInstructions(o.Instructions); err != nil {

@@ -148,7 +148,7 @@ func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON 
 		if len([]rune(subj)) > 40 {
 			subj = string([]rune(subj)[:39]) + "…"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Updated.Local().Format("2006-01-02 15:04:05"), e.State, dash(e.Reason),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Updated.Local().Format("2006-01-02 15:04:05"), e.State, dash(string(e.Reason)),
 			strconv.FormatUint(uint64(e.UIDValidity), 10)+"/"+strconv.FormatUint(uint64(e.UID), 10), dash(e.Sender), dash(subj), dash(e.MessageID))
 	}
 	if err := tw.Flush(); err != nil {

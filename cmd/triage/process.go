@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"triage"
 	"triage/eval"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
@@ -128,7 +129,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	marks := marksFor(stdout)
 	start := time.Now()
 	failed, total, calls := 0, 0, 0
-	counts := map[string]int{}
+	counts := map[triage.Status]int{}
 	work := func(i int) processor.Outcome { return processOne(ctx, p.Processor, args[i], stdin) }
 	processAll(len(args), o.Concurrency, work, func(i int, out processor.Outcome) {
 		if o.JSON {
@@ -140,7 +141,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 		total++
 		counts[out.Status]++
 		calls += out.ModelCalls
-		if out.Status == processor.StatusFailed {
+		if out.Status == triage.StatusFailed {
 			failed++
 		}
 	})
@@ -149,7 +150,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 		dry = " (dry run: nothing was done)"
 	}
 	fmt.Fprintf(stderr, "triage: %d email(s): %d replied, %d drafted, %d skipped, %d failed; %d model call(s); %s%s\n",
-		total, counts[processor.StatusReplied], counts[processor.StatusDrafted], counts[processor.StatusSkipped], failed, calls,
+		total, counts[triage.StatusReplied], counts[triage.StatusDrafted], counts[triage.StatusSkipped], failed, calls,
 		time.Since(start).Round(time.Millisecond), dry)
 	if failed > 0 {
 		return &exitError{code: exitFailed}
@@ -215,7 +216,7 @@ func processOne(ctx context.Context, p *processor.Processor, name string, stdin 
 	raw, err := readInput(name, stdin)
 	if err != nil {
 		return processor.Outcome{
-			File: name, Status: processor.StatusFailed, Reason: "read_error", Detail: err.Error(),
+			File: name, Status: triage.StatusFailed, Reason: triage.ReasonReadError, Detail: err.Error(),
 			SerialNumbers: []string{}, FunctionCalls: []dispatcher.Record{},
 		}
 	}
@@ -273,7 +274,7 @@ func readAtMost(r io.Reader, size, max int64) ([]byte, error) {
 // terminal as control characters.
 func printSummary(tty io.Writer, out processor.Outcome, m eval.Marks) {
 	w := termsafe.NewWriter(tty)
-	mark := map[string]string{processor.StatusReplied: m.Pass, processor.StatusDrafted: m.Pass, processor.StatusSkipped: "-", processor.StatusFailed: m.Fail}[out.Status]
+	mark := map[triage.Status]string{triage.StatusReplied: m.Pass, triage.StatusDrafted: m.Pass, triage.StatusSkipped: "-", triage.StatusFailed: m.Fail}[out.Status]
 	io.WriteString(tty, mark)
 	fmt.Fprintf(w, " %s  %s\n", out.File, out.Status)
 	if out.From != "" || out.Subject != "" {
@@ -329,15 +330,15 @@ func printSummary(tty io.Writer, out processor.Outcome, m eval.Marks) {
 		fmt.Fprintln(w, line)
 	}
 	switch {
-	case out.DryRun && (out.Status == processor.StatusReplied || out.Status == processor.StatusDrafted):
-		what := map[string]string{processor.StatusReplied: "reply", processor.StatusDrafted: "draft"}[out.Status]
+	case out.DryRun && (out.Status == triage.StatusReplied || out.Status == triage.StatusDrafted):
+		what := map[triage.Status]string{triage.StatusReplied: "reply", triage.StatusDrafted: "draft"}[out.Status]
 		fmt.Fprintf(w, "    dry run: a %s to %s (%q) would have been written\n", what, out.Reply.To, out.Reply.Subject)
-	case out.Status == processor.StatusReplied || out.Status == processor.StatusDrafted:
+	case out.Status == triage.StatusReplied || out.Status == triage.StatusDrafted:
 		where := out.Reply.Path
 		if where == "" {
 			where = out.Reply.MessageID
 		}
-		what := map[string]string{processor.StatusReplied: "reply", processor.StatusDrafted: "draft (a person sends it)"}[out.Status]
+		what := map[triage.Status]string{triage.StatusReplied: "reply", triage.StatusDrafted: "draft (a person sends it)"}[out.Status]
 		if out.Reply.Existing {
 			fmt.Fprintf(w, "    %s to %s already exists (not written again): %s\n", what, out.Reply.To, where)
 			break

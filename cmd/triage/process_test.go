@@ -16,6 +16,7 @@ import (
 	"github.com/emersion/go-message/mail"
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/internal/processor"
 )
 
@@ -139,7 +140,7 @@ func TestProcessSampleInbox(t *testing.T) {
 		if o.MessageID == "" || o.From == "" || o.Model != "offline" {
 			t.Errorf("%s: message_id %q from %q model %q", base, o.MessageID, o.From, o.Model)
 		}
-		if o.Status != processor.StatusReplied {
+		if o.Status != triage.StatusReplied {
 			if o.Reply != nil || o.ModelCalls != 0 {
 				t.Errorf("%s: skipped mail got a reply or model calls: %+v, %d", base, o.Reply, o.ModelCalls)
 			}
@@ -264,7 +265,7 @@ func TestProcessExitCodes(t *testing.T) {
 			var statuses []string
 			blocked := ""
 			for _, o := range decodeOutcomes(t, stdout) {
-				statuses = append(statuses, o.Status)
+				statuses = append(statuses, string(o.Status))
 				for _, c := range o.FunctionCalls {
 					if c.Blocked {
 						blocked = c.Error.Code
@@ -273,7 +274,7 @@ func TestProcessExitCodes(t *testing.T) {
 						}
 					}
 				}
-				if o.Status == processor.StatusFailed && (o.Reason == "" || o.Detail == "") {
+				if o.Status == triage.StatusFailed && (o.Reason == "" || o.Detail == "") {
 					t.Errorf("failed outcome without reason/detail: %+v", o)
 				}
 			}

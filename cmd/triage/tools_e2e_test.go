@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"triage"
 	"triage/internal/mcptest"
 	"triage/internal/processor"
 )
@@ -73,7 +74,7 @@ func TestProcessWithNPMFilesystemServer(t *testing.T) {
 
 	o := outs[0]
 	i, ok := callNamed(o, "read_text_file")
-	if o.Status != processor.StatusReplied || o.Scenario != "kb-question" || !ok {
+	if o.Status != triage.StatusReplied || o.Scenario != "kb-question" || !ok {
 		t.Fatalf("found: status %s scenario %s calls %+v", o.Status, o.Scenario, o.FunctionCalls)
 	}
 	rc := o.FunctionCalls[i]
@@ -84,7 +85,7 @@ func TestProcessWithNPMFilesystemServer(t *testing.T) {
 
 	o = outs[1]
 	i, ok = callNamed(o, "read_text_file")
-	if o.Status != processor.StatusReplied || !ok {
+	if o.Status != triage.StatusReplied || !ok {
 		t.Fatalf("missing: status %s calls %+v", o.Status, o.FunctionCalls)
 	}
 	rc = o.FunctionCalls[i]
@@ -139,7 +140,7 @@ func TestProcessMCPServerKilledMidRun(t *testing.T) {
 		t.Fatal("the server never blocked in a call")
 	}
 	outs := decodeOutcomes(t, stdout)
-	if len(outs) != 2 || outs[0].Status != processor.StatusReplied || outs[1].Status != processor.StatusReplied {
+	if len(outs) != 2 || outs[0].Status != triage.StatusReplied || outs[1].Status != triage.StatusReplied {
 		t.Fatalf("outcomes: %+v", outs)
 	}
 	c := outs[0].FunctionCalls[0]
@@ -265,12 +266,12 @@ func TestProcessWithHTTPTool(t *testing.T) {
 	}
 	outs := decodeOutcomes(t, stdout)
 	i, ok := callNamed(outs[0], "get_order_status")
-	if !ok || !outs[0].FunctionCalls[i].OK || outs[0].FunctionCalls[i].Result["status"] != "shipped" || outs[0].Status != processor.StatusReplied {
+	if !ok || !outs[0].FunctionCalls[i].OK || outs[0].FunctionCalls[i].Result["status"] != "shipped" || outs[0].Status != triage.StatusReplied {
 		t.Errorf("found: %+v", outs[0].FunctionCalls)
 	}
 	i, ok = callNamed(outs[1], "get_order_status")
 	if !ok || outs[1].FunctionCalls[i].Error == nil || outs[1].FunctionCalls[i].Error.Code != "client_error" ||
-		!strings.Contains(outs[1].FunctionCalls[i].Error.Message, "404 Not Found") || outs[1].Status != processor.StatusReplied {
+		!strings.Contains(outs[1].FunctionCalls[i].Error.Message, "404 Not Found") || outs[1].Status != triage.StatusReplied {
 		t.Errorf("missing: %+v", outs[1].FunctionCalls)
 	}
 	mu.Lock()

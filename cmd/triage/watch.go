@@ -21,10 +21,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/logattr"
 	"triage/internal/metrics"
-	"triage/internal/scenario"
 	"triage/internal/watch"
 	"triage/internal/yamlstrict"
 )
@@ -507,7 +507,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		if err := checkDirOrParent("outbox", o.Outbox); err != nil {
 			p.addErr(err)
 		}
-	case o.DryRun || o.ReplyMode == scenario.ReplyDraft:
+	case o.DryRun || o.ReplyMode == string(triage.ReplyDraft):
 		// Nothing is sent: drafts need no SMTP (a scenario with
 		// reply_mode: send then fails, left for a person).
 	default:

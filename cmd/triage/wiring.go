@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/backends"
@@ -69,7 +70,7 @@ func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxTurns, "max-turns", 10, "maximum model turns per email")
 	fs.DurationVar(&o.TurnTimeout, "turn-timeout", 30*time.Second, "timeout of one model call")
 	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "total time budget per email")
-	envString(fs, &o.ReplyMode, "reply-mode", "TRIAGE_REPLY_MODE", scenario.ReplySend, "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)")
+	envString(fs, &o.ReplyMode, "reply-mode", "TRIAGE_REPLY_MODE", string(triage.ReplySend), "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened")
 	fs.IntVar(&o.MaxCallsPerTurn, "max-calls-per-turn", dispatcher.DefaultMaxCallsPerTurn, "function calls the model may make in one turn (more are refused, recorded blocked)")
 	fs.IntVar(&o.MaxCalls, "max-calls", dispatcher.DefaultMaxCallsPerEmail, "function calls the model may make per email (more are refused, recorded blocked)")
@@ -263,7 +264,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			Tickets:   creator,
 			History:   hist,
 			ModelName: modelLabel(p.Model, o.Model),
-			ReplyMode: o.ReplyMode,
+			ReplyMode: triage.ReplyMode(o.ReplyMode),
 			DryRun:    o.DryRun,
 			Logger:    log,
 		})

@@ -102,7 +102,7 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 			effect := t.Effect
 			b.routes[name] = func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
 				if effect {
-					return tool.CallKey(ctx, c.Args, EffectKey(c.Key, c.Name, c.Args))
+					return tool.CallKey(ctx, c.Args, EffectKey(string(c.Key), c.Name, c.Args))
 				}
 				return tool.Call(ctx, c.Args)
 			}

@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"triage"
 	"triage/internal/backends"
 	"triage/internal/dispatcher"
 	"triage/internal/manuals"
@@ -285,7 +286,7 @@ tools:
 	ctx := context.Background()
 	call := func(name, key string, args map[string]any) {
 		t.Helper()
-		if _, err := b.Routes()[name](ctx, &dispatcher.Call{Name: name, Key: key, Args: args}); err != nil {
+		if _, err := b.Routes()[name](ctx, &dispatcher.Call{Name: name, Key: triage.Key(key), Args: args}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"triage"
 	"triage/internal/message"
 	"triage/internal/scenario"
 	"triage/internal/serial"
@@ -83,7 +84,7 @@ type Call struct {
 	// Key is the inbound message's idempotency key (stable across retries of
 	// the same email); clients derive ticket idempotency keys and
 	// deterministic reply Message-IDs from it.
-	Key string
+	Key triage.Key
 	// Now is the dispatcher's clock (Config.Now).
 	Now time.Time
 	// Draft asks send_email to leave the reply as a draft a person sends
@@ -126,6 +127,10 @@ type Record struct {
 	// customer wrote.
 	SerialSource string `json:"serial_source,omitempty"`
 }
+
+// SerialSourceAttachment is Record.SerialSource for a serial the model read
+// from an attachment.
+const SerialSourceAttachment = "attachment"
 
 // RecordError is the error half of the envelope.
 type RecordError struct {
@@ -258,7 +263,7 @@ type Session struct {
 	d   *Dispatcher
 	msg *message.Message
 	sc  *scenario.Scenario
-	key string
+	key triage.Key
 
 	mu        sync.Mutex
 	opts      Options
@@ -344,7 +349,7 @@ func dryRunResult(name string, draft bool) map[string]any {
 }
 
 // Session starts the per-email state for msg handled under sc.
-func (d *Dispatcher) Session(msg *message.Message, sc *scenario.Scenario, key string) *Session {
+func (d *Dispatcher) Session(msg *message.Message, sc *scenario.Scenario, key triage.Key) *Session {
 	return &Session{d: d, msg: msg, sc: sc, key: key, runs: map[string]int{}}
 }
 
@@ -377,7 +382,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		s.fromAtt = false
 		first, argKey, err = s.policies(tool, vouched)
 		if s.fromAtt {
-			rec.SerialSource = "attachment"
+			rec.SerialSource = SerialSourceAttachment
 		}
 	}
 	switch {

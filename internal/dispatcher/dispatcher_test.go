@@ -116,7 +116,7 @@ func (f *fakeRoutes) routes(names ...string) map[string]Func {
 			if r, ok := f.results[c.Name]; ok {
 				return r, nil
 			}
-			return map[string]any{"routed": c.Name, "key": c.Key, "status": "valid"}, nil
+			return map[string]any{"routed": c.Name, "key": string(c.Key), "status": "valid"}, nil
 		}
 	}
 	return m

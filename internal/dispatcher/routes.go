@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
@@ -78,8 +79,8 @@ func CreateTicket(c tickets.Creator) Func {
 
 // TicketKey is the ticket idempotency key for an inbound key and a serial:
 // hex sha256(key + "|" + normalized serial), first 32 characters.
-func TicketKey(key, serialNumber string) string {
-	sum := sha256.Sum256([]byte(key + "|" + serial.Normalize(serialNumber)))
+func TicketKey(key triage.Key, serialNumber string) string {
+	sum := sha256.Sum256([]byte(string(key) + "|" + serial.Normalize(serialNumber)))
 	return hex.EncodeToString(sum[:])[:32]
 }
 
@@ -194,9 +195,9 @@ func NotifyStaff(s mail.Sender, from, domain string) Func {
 		}
 		var sent, ids []any
 		for _, to := range staff {
-			key := ""
+			var key triage.Key
 			if call.Key != "" {
-				key = call.Key + "|staff|" + to
+				key = call.Key + triage.Key("|staff|"+to)
 			}
 			r := &mail.Reply{From: from, To: to, Subject: subject, Body: body, Date: call.Now, Key: key}
 			if key != "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	mailclient "triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
@@ -182,7 +183,7 @@ func TestSendEmailReply(t *testing.T) {
 	tests := []struct {
 		name    string
 		msg     func(m *message.Message)
-		key     string
+		key     triage.Key
 		to      string // "" means "Jan <jan.reply@example.com>"
 		subject string // "" means "Re: x"
 		want    mailclient.Reply

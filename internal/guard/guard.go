@@ -7,19 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"triage"
 	"triage/internal/message"
-)
-
-// Reason codes; each skip rule has its own.
-const (
-	ReasonBounce               = "bounce"                 // Return-Path: <>
-	ReasonAutoSubmitted        = "auto_submitted"         // Auto-Submitted other than "no"
-	ReasonList                 = "list"                   // List-Id / List-Unsubscribe / any List-*
-	ReasonPrecedence           = "precedence"             // Precedence: bulk|list|junk
-	ReasonAutoResponseSuppress = "auto_response_suppress" // X-Auto-Response-Suppress: All or OOF
-	ReasonAutoreplyHeader      = "autoreply_header"       // X-Autoreply / X-Autorespond
-	ReasonNoReplySender        = "no_reply_sender"        // mailer-daemon, no-reply, noreply, do-not-reply, *-request, owner-*, bounces
-	ReasonOwnAddress           = "own_address"            // sent by one of our own addresses
 )
 
 // Config lists our own addresses (compared case-insensitively).
@@ -30,8 +19,8 @@ type Config struct {
 // Verdict says whether to skip a message and why.
 type Verdict struct {
 	Skip   bool
-	Reason string // one of the Reason* codes when Skip
-	Detail string // human-readable, e.g. `Auto-Submitted: auto-replied`
+	Reason triage.Reason // when Skip
+	Detail string        // human-readable, e.g. `Auto-Submitted: auto-replied`
 }
 
 // rules run in this order; the first match wins.
@@ -60,7 +49,7 @@ func Check(cfg Config, m *message.Message) Verdict {
 	return Verdict{}
 }
 
-func skip(reason, header, value string) (Verdict, bool) {
+func skip(reason triage.Reason, header, value string) (Verdict, bool) {
 	return Verdict{Skip: true, Reason: reason, Detail: header + ": " + value}, true
 }
 
@@ -74,7 +63,7 @@ func token(v string) string {
 func bounce(_ Config, m *message.Message) (Verdict, bool) {
 	for _, v := range m.Header["Return-Path"] {
 		if strings.ReplaceAll(strings.TrimSpace(v), " ", "") == "<>" {
-			return skip(ReasonBounce, "Return-Path", v)
+			return skip(triage.ReasonBounce, "Return-Path", v)
 		}
 	}
 	return Verdict{}, false
@@ -83,7 +72,7 @@ func bounce(_ Config, m *message.Message) (Verdict, bool) {
 func autoSubmitted(_ Config, m *message.Message) (Verdict, bool) {
 	for _, v := range m.Header["Auto-Submitted"] {
 		if t := token(v); t != "" && t != "no" {
-			return skip(ReasonAutoSubmitted, "Auto-Submitted", v)
+			return skip(triage.ReasonAutoSubmitted, "Auto-Submitted", v)
 		}
 	}
 	return Verdict{}, false
@@ -100,14 +89,14 @@ func list(_ Config, m *message.Message) (Verdict, bool) {
 		return Verdict{}, false
 	}
 	sort.Strings(keys)
-	return skip(ReasonList, keys[0], m.Header[keys[0]][0])
+	return skip(triage.ReasonList, keys[0], m.Header[keys[0]][0])
 }
 
 func precedence(_ Config, m *message.Message) (Verdict, bool) {
 	for _, v := range m.Header["Precedence"] {
 		switch token(v) {
 		case "bulk", "list", "junk", "auto_reply":
-			return skip(ReasonPrecedence, "Precedence", v)
+			return skip(triage.ReasonPrecedence, "Precedence", v)
 		}
 	}
 	return Verdict{}, false
@@ -118,7 +107,7 @@ func autoResponseSuppress(_ Config, m *message.Message) (Verdict, bool) {
 		for _, f := range strings.Split(v, ",") {
 			switch token(f) {
 			case "all", "oof":
-				return skip(ReasonAutoResponseSuppress, "X-Auto-Response-Suppress", v)
+				return skip(triage.ReasonAutoResponseSuppress, "X-Auto-Response-Suppress", v)
 			}
 		}
 	}
@@ -132,7 +121,7 @@ func autoreplyHeader(_ Config, m *message.Message) (Verdict, bool) {
 			case "no", "false", "0":
 				continue
 			}
-			return skip(ReasonAutoreplyHeader, k, v)
+			return skip(triage.ReasonAutoreplyHeader, k, v)
 		}
 	}
 	return Verdict{}, false
@@ -144,7 +133,7 @@ func noReplySender(_ Config, m *message.Message) (Verdict, bool) {
 		// A bounce may carry a bare "From: MAILER-DAEMON" with no domain.
 		raw := strings.ToLower(m.HeaderValue("From"))
 		if strings.Contains(raw, "mailer-daemon") || strings.Contains(raw, "postmaster") {
-			return skip(ReasonNoReplySender, "From", m.HeaderValue("From"))
+			return skip(triage.ReasonNoReplySender, "From", m.HeaderValue("From"))
 		}
 		return Verdict{}, false
 	}
@@ -153,7 +142,7 @@ func noReplySender(_ Config, m *message.Message) (Verdict, bool) {
 		return Verdict{}, false
 	}
 	if systemLocalPart(local) {
-		return skip(ReasonNoReplySender, "From", m.From.Address)
+		return skip(triage.ReasonNoReplySender, "From", m.From.Address)
 	}
 	return Verdict{}, false
 }
@@ -183,10 +172,10 @@ func ownAddress(cfg Config, m *message.Message) (Verdict, bool) {
 			continue
 		}
 		if strings.EqualFold(own, strings.TrimSpace(m.From.Address)) {
-			return skip(ReasonOwnAddress, "From", m.From.Address)
+			return skip(triage.ReasonOwnAddress, "From", m.From.Address)
 		}
 		if m.ReplyTo != "" && strings.EqualFold(own, strings.TrimSpace(m.ReplyTo)) {
-			return skip(ReasonOwnAddress, "Reply-To", m.ReplyTo)
+			return skip(triage.ReasonOwnAddress, "Reply-To", m.ReplyTo)
 		}
 	}
 	return Verdict{}, false

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/internal/message"
 )
 
@@ -16,29 +17,29 @@ var cfg = Config{OwnAddresses: []string{"serwis@example.com", " ", "reklamacje@e
 
 func TestCheckFixtures(t *testing.T) {
 	tests := map[string]Verdict{
-		"bounce-return-path":            {true, ReasonBounce, "Return-Path: <>"},
-		"auto-submitted-auto-replied":   {true, ReasonAutoSubmitted, "Auto-Submitted: auto-replied"},
-		"auto-submitted-auto-generated": {true, ReasonAutoSubmitted, `Auto-Submitted: auto-generated; owner-email="admin@shop.example.com"`},
-		"auto-submitted-uppercase":      {true, ReasonAutoSubmitted, "Auto-Submitted: Auto-Notified"},
-		"list-id":                       {true, ReasonList, "List-Id: Forum kawowe <forum.lists.example.org>"},
-		"list-unsubscribe":              {true, ReasonList, "List-Unsubscribe: <mailto:unsub@sklep.example.pl>, <https://sklep.example.pl/u/123>"},
-		"list-post":                     {true, ReasonList, "List-Post: <mailto:dev@lists.example.org>"},
-		"precedence-bulk":               {true, ReasonPrecedence, "Precedence: bulk"},
-		"precedence-list":               {true, ReasonPrecedence, "Precedence: list"},
-		"precedence-junk":               {true, ReasonPrecedence, "Precedence: junk"},
-		"auto-response-suppress-oof":    {true, ReasonAutoResponseSuppress, "X-Auto-Response-Suppress: DR, OOF, AutoReply"},
-		"auto-response-suppress-all":    {true, ReasonAutoResponseSuppress, "X-Auto-Response-Suppress: All"},
-		"x-autoreply":                   {true, ReasonAutoreplyHeader, "X-Autoreply: yes"},
-		"x-autorespond":                 {true, ReasonAutoreplyHeader, "X-Autorespond: Karol is away"},
-		"mailer-daemon":                 {true, ReasonNoReplySender, "From: MAILER-DAEMON@mx.example.net"},
-		"noreply":                       {true, ReasonNoReplySender, "From: noreply@allegro.example.pl"},
-		"no-reply":                      {true, ReasonNoReplySender, "From: no-reply@courier.example.com"},
-		"do-not-reply":                  {true, ReasonNoReplySender, "From: do-not-reply@bank.example.com"},
-		"request-suffix":                {true, ReasonNoReplySender, "From: coffee-request@lists.example.org"},
-		"owner-prefix":                  {true, ReasonNoReplySender, "From: owner-coffee@lists.example.org"},
-		"bounces":                       {true, ReasonNoReplySender, "From: bounces+12345-abcd=example.com@em.example.net"},
-		"own-address":                   {true, ReasonOwnAddress, "From: SERWIS@example.com"},
-		"own-reply-to":                  {true, ReasonOwnAddress, "Reply-To: serwis@example.com"},
+		"bounce-return-path":            {true, triage.ReasonBounce, "Return-Path: <>"},
+		"auto-submitted-auto-replied":   {true, triage.ReasonAutoSubmitted, "Auto-Submitted: auto-replied"},
+		"auto-submitted-auto-generated": {true, triage.ReasonAutoSubmitted, `Auto-Submitted: auto-generated; owner-email="admin@shop.example.com"`},
+		"auto-submitted-uppercase":      {true, triage.ReasonAutoSubmitted, "Auto-Submitted: Auto-Notified"},
+		"list-id":                       {true, triage.ReasonList, "List-Id: Forum kawowe <forum.lists.example.org>"},
+		"list-unsubscribe":              {true, triage.ReasonList, "List-Unsubscribe: <mailto:unsub@sklep.example.pl>, <https://sklep.example.pl/u/123>"},
+		"list-post":                     {true, triage.ReasonList, "List-Post: <mailto:dev@lists.example.org>"},
+		"precedence-bulk":               {true, triage.ReasonPrecedence, "Precedence: bulk"},
+		"precedence-list":               {true, triage.ReasonPrecedence, "Precedence: list"},
+		"precedence-junk":               {true, triage.ReasonPrecedence, "Precedence: junk"},
+		"auto-response-suppress-oof":    {true, triage.ReasonAutoResponseSuppress, "X-Auto-Response-Suppress: DR, OOF, AutoReply"},
+		"auto-response-suppress-all":    {true, triage.ReasonAutoResponseSuppress, "X-Auto-Response-Suppress: All"},
+		"x-autoreply":                   {true, triage.ReasonAutoreplyHeader, "X-Autoreply: yes"},
+		"x-autorespond":                 {true, triage.ReasonAutoreplyHeader, "X-Autorespond: Karol is away"},
+		"mailer-daemon":                 {true, triage.ReasonNoReplySender, "From: MAILER-DAEMON@mx.example.net"},
+		"noreply":                       {true, triage.ReasonNoReplySender, "From: noreply@allegro.example.pl"},
+		"no-reply":                      {true, triage.ReasonNoReplySender, "From: no-reply@courier.example.com"},
+		"do-not-reply":                  {true, triage.ReasonNoReplySender, "From: do-not-reply@bank.example.com"},
+		"request-suffix":                {true, triage.ReasonNoReplySender, "From: coffee-request@lists.example.org"},
+		"owner-prefix":                  {true, triage.ReasonNoReplySender, "From: owner-coffee@lists.example.org"},
+		"bounces":                       {true, triage.ReasonNoReplySender, "From: bounces+12345-abcd=example.com@em.example.net"},
+		"own-address":                   {true, triage.ReasonOwnAddress, "From: SERWIS@example.com"},
+		"own-reply-to":                  {true, triage.ReasonOwnAddress, "Reply-To: serwis@example.com"},
 		// Look like machines, but are people to answer.
 		"auto-submitted-no":         {},
 		"replyguy":                  {},
@@ -48,7 +49,7 @@ func TestCheckFixtures(t *testing.T) {
 		"human":                     {},
 		"human-named-owner":         {},
 	}
-	covered := map[string]bool{}
+	covered := map[triage.Reason]bool{}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join("testdata", name+".eml"))
@@ -65,8 +66,8 @@ func TestCheckFixtures(t *testing.T) {
 		})
 		covered[want.Reason] = true
 	}
-	for _, r := range []string{ReasonBounce, ReasonAutoSubmitted, ReasonList, ReasonPrecedence,
-		ReasonAutoResponseSuppress, ReasonAutoreplyHeader, ReasonNoReplySender, ReasonOwnAddress} {
+	for _, r := range []triage.Reason{triage.ReasonBounce, triage.ReasonAutoSubmitted, triage.ReasonList, triage.ReasonPrecedence,
+		triage.ReasonAutoResponseSuppress, triage.ReasonAutoreplyHeader, triage.ReasonNoReplySender, triage.ReasonOwnAddress} {
 		if !covered[r] {
 			t.Errorf("reason %s has no fixture", r)
 		}
@@ -89,7 +90,7 @@ func TestCheckOrder(t *testing.T) {
 			"Auto-Submitted": {"auto-generated"},
 		},
 	}
-	want := Verdict{Skip: true, Reason: ReasonAutoSubmitted, Detail: "Auto-Submitted: auto-generated"}
+	want := Verdict{Skip: true, Reason: triage.ReasonAutoSubmitted, Detail: "Auto-Submitted: auto-generated"}
 	if diff := cmp.Diff(want, Check(cfg, m)); diff != "" {
 		t.Errorf("Check (-want +got):\n%s", diff)
 	}
@@ -106,9 +107,9 @@ func TestCheckEdgeCases(t *testing.T) {
 		{"no sender is not skipped here", cfg, &message.Message{Header: map[string][]string{}}, Verdict{}},
 		{"no own addresses configured", Config{}, &message.Message{From: mustAddr("serwis@example.com")}, Verdict{}},
 		{"empty auto-submitted ignored", cfg, &message.Message{From: mustAddr("a@example.pl"), Header: map[string][]string{"Auto-Submitted": {""}}}, Verdict{}},
-		{"bare mailer-daemon without domain", cfg, &message.Message{Header: map[string][]string{"From": {"MAILER-DAEMON (Mail Delivery System)"}}}, Verdict{true, ReasonNoReplySender, "From: MAILER-DAEMON (Mail Delivery System)"}},
-		{"postmaster", cfg, &message.Message{From: mustAddr("postmaster@example.net")}, Verdict{true, ReasonNoReplySender, "From: postmaster@example.net"}},
-		{"noreply with underscore", cfg, &message.Message{From: mustAddr("no_reply@example.net")}, Verdict{true, ReasonNoReplySender, "From: no_reply@example.net"}},
+		{"bare mailer-daemon without domain", cfg, &message.Message{Header: map[string][]string{"From": {"MAILER-DAEMON (Mail Delivery System)"}}}, Verdict{true, triage.ReasonNoReplySender, "From: MAILER-DAEMON (Mail Delivery System)"}},
+		{"postmaster", cfg, &message.Message{From: mustAddr("postmaster@example.net")}, Verdict{true, triage.ReasonNoReplySender, "From: postmaster@example.net"}},
+		{"noreply with underscore", cfg, &message.Message{From: mustAddr("no_reply@example.net")}, Verdict{true, triage.ReasonNoReplySender, "From: no_reply@example.net"}},
 		{"people with similar names", cfg, &message.Message{From: mustAddr("requester@example.net")}, Verdict{}},
 		{"bounce person", cfg, &message.Message{From: mustAddr("bouncer.jan@example.net")}, Verdict{}},
 	}

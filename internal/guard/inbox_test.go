@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"triage"
 	"triage/internal/message"
 	"triage/internal/serial"
 )
@@ -18,7 +19,7 @@ import (
 // promises, and the sample registry knows every serial except SN55555.
 func TestSampleInbox(t *testing.T) {
 	type outcome struct {
-		Reason      string
+		Reason      triage.Reason
 		Serials     []string
 		FromHTML    bool
 		Attachments int
@@ -29,8 +30,8 @@ func TestSampleInbox(t *testing.T) {
 		"03-expired-warranty-pl.eml":      {Serials: []string{"SN98765"}},
 		"04-unknown-serial-en.eml":        {Serials: []string{"SN55555"}},
 		"05-no-serial-pl.eml":             {},
-		"06-out-of-office.eml":            {Reason: ReasonAutoSubmitted},
-		"07-newsletter.eml":               {Reason: ReasonList},
+		"06-out-of-office.eml":            {Reason: triage.ReasonAutoSubmitted},
+		"07-newsletter.eml":               {Reason: triage.ReasonList},
 		"08-html-windows-1250.eml":        {Serials: []string{"SN-70412-PL"}, FromHTML: true},
 		"09-pdf-attachment.eml":           {Serials: []string{"SN-61042-PL"}, Attachments: 1},
 		"10-serial-in-quoted-history.eml": {Serials: []string{"SN-30117-PL"}},

@@ -3,12 +3,9 @@ package guard
 import (
 	"strings"
 
+	"triage"
 	"triage/internal/message"
 )
-
-// ReasonAutoreplySubject: an auto-reply without RFC 3834 headers, known by
-// the marker its subject starts with.
-const ReasonAutoreplySubject = "autoreply_subject"
 
 // autoreplyMarkers are the subject prefixes auto-responders put before the
 // original subject (Outlook/Exchange in the user's language, Lotus Notes,
@@ -57,7 +54,7 @@ func autoreplySubject(_ Config, m *message.Message) (Verdict, bool) {
 			continue
 		}
 		if strings.HasSuffix(mk, ":") || markerEnds(rest) {
-			return skip(ReasonAutoreplySubject, "Subject", m.Subject)
+			return skip(triage.ReasonAutoreplySubject, "Subject", m.Subject)
 		}
 	}
 	return Verdict{}, false

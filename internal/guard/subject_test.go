@@ -3,6 +3,7 @@ package guard
 import (
 	"testing"
 
+	"triage"
 	"triage/internal/message"
 )
 
@@ -42,8 +43,8 @@ func TestAutoreplySubject(t *testing.T) {
 	}
 	for _, s := range skipped {
 		v := Check(cfg, subjectMsg(s))
-		if !v.Skip || v.Reason != ReasonAutoreplySubject || v.Detail != "Subject: "+s {
-			t.Errorf("%q: verdict %+v, want skip %s", s, v, ReasonAutoreplySubject)
+		if !v.Skip || v.Reason != triage.ReasonAutoreplySubject || v.Detail != "Subject: "+s {
+			t.Errorf("%q: verdict %+v, want skip %s", s, v, triage.ReasonAutoreplySubject)
 		}
 	}
 	answered := []string{

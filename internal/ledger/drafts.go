@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"triage"
 )
 
 // Reply kinds: a reply triage sent, or a draft it left for a person (reply
@@ -31,7 +33,7 @@ const (
 )
 
 // MarkDraftStored records that the draft of key is in the Drafts folder.
-func (l *Ledger) MarkDraftStored(ctx context.Context, key string) error {
+func (l *Ledger) MarkDraftStored(ctx context.Context, key triage.Key) error {
 	return l.setReply(ctx, key, `state=?, appended=1`, DraftStored)
 }
 
@@ -39,7 +41,7 @@ func (l *Ledger) MarkDraftStored(ctx context.Context, key string) error {
 // the similarity of their reply to the draft, and the reply's Message-ID.
 // Only the first resolution counts: it reports false when the key has no
 // draft or its outcome is already known.
-func (l *Ledger) ResolveDraft(ctx context.Context, key, outcome string, similarity float64, personMessageID string) (bool, error) {
+func (l *Ledger) ResolveDraft(ctx context.Context, key triage.Key, outcome string, similarity float64, personMessageID string) (bool, error) {
 	switch outcome {
 	case DraftSentAsIs, DraftEdited, DraftDiscarded:
 	default:
@@ -117,9 +119,9 @@ func (l *Ledger) ReplyByMessageID(ctx context.Context, id string) (Reply, error)
 // Thread is an inbound message the ledger handled, found through a
 // Message-ID of its thread.
 type Thread struct {
-	Key       string // the inbound key
-	MessageID string // the inbound Message-ID
-	Sender    string // the inbound From (the customer)
+	Key       triage.Key // the inbound key
+	MessageID string     // the inbound Message-ID
+	Sender    string     // the inbound From (the customer)
 	Scenario  string
 	State     string // the inbound message's final state
 	Matched   string // the Message-ID that led to it (inbound, or our reply or draft)
@@ -134,7 +136,7 @@ func (l *Ledger) ThreadOf(ctx context.Context, ids []string) (Thread, error) {
 		if id == "" {
 			continue
 		}
-		key := ""
+		var key triage.Key
 		if r, err := l.ReplyByMessageID(ctx, id); err == nil {
 			key = r.Key
 		} else if !errors.Is(err, ErrNotFound) {
@@ -142,7 +144,7 @@ func (l *Ledger) ThreadOf(ctx context.Context, ids []string) (Thread, error) {
 		}
 		q, arg := `SELECT key, message_id, sender, scenario, state FROM messages WHERE message_id=? ORDER BY updated DESC`, id
 		if key != "" {
-			q, arg = `SELECT key, message_id, sender, scenario, state FROM messages WHERE key=? ORDER BY updated DESC`, key
+			q, arg = `SELECT key, message_id, sender, scenario, state FROM messages WHERE key=? ORDER BY updated DESC`, string(key)
 		}
 		rows, err := l.db.QueryContext(ctx, q, arg)
 		if err != nil {

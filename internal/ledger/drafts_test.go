@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage"
 )
 
 // A draft lives in the replies table: one per key (no second draft, no reply
@@ -18,7 +20,7 @@ func TestDrafts(t *testing.T) {
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
 
-	handled := func(uid uint32, key, msgID, scenario, state string) {
+	handled := func(uid uint32, key triage.Key, msgID, scenario, state string) {
 		t.Helper()
 		e := Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}, Key: key, MessageID: msgID, Sender: "c@x", State: state, Scenario: scenario}
 		if err := l.Record(ctx, e); err != nil {
@@ -26,13 +28,13 @@ func TestDrafts(t *testing.T) {
 		}
 	}
 	uid := uint32(0)
-	draft := func(key, id string) {
+	draft := func(key triage.Key, id string) {
 		t.Helper()
 		if err := l.PutPendingWithin(ctx, Reply{Key: key, MessageID: id, To: "c@x", Sender: "c@x", Raw: []byte("x"), Kind: KindDraft}, Limits{PerAddress: 10, PerHour: 1}); err != nil {
 			t.Fatalf("draft %s: %v", key, err)
 		}
 		uid++
-		handled(uid, key, "<in-"+key+">", map[bool]string{true: "valid-warranty", false: "missing-info"}[key[0] == 'v'], StateDrafted)
+		handled(uid, key, "<in-"+string(key)+">", map[bool]string{true: "valid-warranty", false: "missing-info"}[key[0] == 'v'], StateDrafted)
 	}
 	draft("v1", "<d-v1>")
 	draft("v2", "<d-v2>")

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"triage"
 )
 
 // Message states. seen and processing are transient; the others are final.
@@ -32,6 +34,22 @@ const (
 	StateOverLimit  = "over_limit"
 	StateDrafted    = "drafted" // reply mode draft: the reply waits in the Drafts folder
 )
+
+// StateOf is the final state of a message whose outcome has status s, when
+// no reply row says otherwise. A status the ledger does not know is failed:
+// the message is left for a person.
+func StateOf(s triage.Status) string {
+	switch s {
+	case triage.StatusReplied:
+		return StateReplied
+	case triage.StatusDrafted:
+		return StateDrafted
+	case triage.StatusSkipped:
+		return StateSkipped
+	default:
+		return StateFailed
+	}
+}
 
 // Reply states.
 const (
@@ -71,30 +89,30 @@ func (l Loc) String() string {
 // Entry is one inbound message.
 type Entry struct {
 	Loc
-	Key       string    `json:"key"` // secondary key: Message-ID + sender, or raw hash
-	MessageID string    `json:"message_id"`
-	Sender    string    `json:"sender"`
-	Subject   string    `json:"subject"`
-	State     string    `json:"state"`
-	Reason    string    `json:"reason,omitempty"`
-	Scenario  string    `json:"scenario,omitempty"`
-	Attempts  int       `json:"attempts"`
-	IMAPDone  bool      `json:"imap_done"` // flag/move on the server finished
-	Created   time.Time `json:"created"`
-	Updated   time.Time `json:"updated"`
+	Key       triage.Key    `json:"key"` // secondary key: Message-ID + sender, or raw hash
+	MessageID string        `json:"message_id"`
+	Sender    string        `json:"sender"`
+	Subject   string        `json:"subject"`
+	State     string        `json:"state"`
+	Reason    triage.Reason `json:"reason,omitempty"`
+	Scenario  string        `json:"scenario,omitempty"`
+	Attempts  int           `json:"attempts"`
+	IMAPDone  bool          `json:"imap_done"` // flag/move on the server finished
+	Created   time.Time     `json:"created"`
+	Updated   time.Time     `json:"updated"`
 }
 
 // Reply is one outgoing reply, keyed by the inbound key.
 type Reply struct {
-	Key       string    `json:"key"`
-	MessageID string    `json:"message_id"`
-	To        string    `json:"to"`
-	Sender    string    `json:"sender,omitempty"` // the inbound From: the reply counts against it too
-	Raw       []byte    `json:"-"`
-	State     string    `json:"state"`
-	Appended  bool      `json:"appended"` // copy stored in the Sent folder
-	Created   time.Time `json:"created"`
-	SentAt    time.Time `json:"sent_at"`
+	Key       triage.Key `json:"key"`
+	MessageID string     `json:"message_id"`
+	To        string     `json:"to"`
+	Sender    string     `json:"sender,omitempty"` // the inbound From: the reply counts against it too
+	Raw       []byte     `json:"-"`
+	State     string     `json:"state"`
+	Appended  bool       `json:"appended"` // copy stored in the Sent folder
+	Created   time.Time  `json:"created"`
+	SentAt    time.Time  `json:"sent_at"`
 	// Kind is KindReply (sent by triage) or KindDraft (left in the Drafts
 	// folder); for drafts, Outcome says what a person did with it.
 	Kind            string    `json:"kind"`
@@ -282,7 +300,7 @@ func (l *Ledger) Get(ctx context.Context, loc Loc) (Entry, error) {
 
 // FinalByKey returns a final entry with the same secondary key at another
 // location (an older UIDVALIDITY, another mailbox), or ErrNotFound.
-func (l *Ledger) FinalByKey(ctx context.Context, key string, not Loc) (Entry, error) {
+func (l *Ledger) FinalByKey(ctx context.Context, key triage.Key, not Loc) (Entry, error) {
 	rows, err := l.db.QueryContext(ctx, `SELECT `+entryCols+` FROM messages WHERE key=? ORDER BY created`, key)
 	if err != nil {
 		return Entry{}, fmt.Errorf("ledger: by key: %w", err)
@@ -341,7 +359,7 @@ func (l *Ledger) Record(ctx context.Context, e Entry) error {
 }
 
 // Finish sets the final state of the entry at loc.
-func (l *Ledger) Finish(ctx context.Context, loc Loc, state, reason, scenario string) error {
+func (l *Ledger) Finish(ctx context.Context, loc Loc, state string, reason triage.Reason, scenario string) error {
 	if !Final(state) {
 		return fmt.Errorf("ledger: finish %s: %q is not a final state", loc, state)
 	}
@@ -509,7 +527,7 @@ func scanReply(sc interface{ Scan(...any) error }) (Reply, error) {
 }
 
 // GetReply returns the reply row of an inbound key, or ErrNotFound.
-func (l *Ledger) GetReply(ctx context.Context, key string) (Reply, error) {
+func (l *Ledger) GetReply(ctx context.Context, key triage.Key) (Reply, error) {
 	row := l.db.QueryRowContext(ctx, `SELECT `+replyCols+` FROM replies WHERE key=?`, key)
 	r, err := scanReply(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -541,18 +559,12 @@ type Limits struct {
 	PerHour    int           // replies in the last hour overall
 }
 
-// Limit reasons (LimitError.Reason).
-const (
-	LimitPerSender = "per_sender_limit"
-	LimitGlobal    = "global_limit"
-)
-
 // LimitError is returned by PutPendingWithin when a reply would exceed a
 // limit; nothing was recorded.
 type LimitError struct {
-	Reason  string // LimitPerSender or LimitGlobal
-	Address string // the address at its limit ("" for LimitGlobal)
-	Count   int    // replies already counted
+	Reason  triage.Reason // triage.ReasonPerSenderLimit or triage.ReasonGlobalLimit
+	Address string        // the address at its limit ("" for triage.ReasonGlobalLimit)
+	Count   int           // replies already counted
 	Limit   int
 }
 
@@ -588,7 +600,7 @@ func (lim Limits) exceeded(ctx context.Context, q rowQuerier, sender, to string,
 				return nil, err
 			}
 			if n >= lim.PerAddress {
-				return &LimitError{Reason: LimitPerSender, Address: a, Count: n, Limit: lim.PerAddress}, nil
+				return &LimitError{Reason: triage.ReasonPerSenderLimit, Address: a, Count: n, Limit: lim.PerAddress}, nil
 			}
 		}
 	}
@@ -598,7 +610,7 @@ func (lim Limits) exceeded(ctx context.Context, q rowQuerier, sender, to string,
 			return nil, err
 		}
 		if n >= lim.PerHour {
-			return &LimitError{Reason: LimitGlobal, Count: n, Limit: lim.PerHour}, nil
+			return &LimitError{Reason: triage.ReasonGlobalLimit, Count: n, Limit: lim.PerHour}, nil
 		}
 	}
 	return nil, nil
@@ -667,24 +679,24 @@ func (l *Ledger) SentReply(ctx context.Context, messageID string) (bool, error) 
 }
 
 // MarkSent records that the SMTP server accepted the reply of key.
-func (l *Ledger) MarkSent(ctx context.Context, key string) error {
+func (l *Ledger) MarkSent(ctx context.Context, key triage.Key) error {
 	return l.setReply(ctx, key, `state=?, sent_at=?`, ReplySent, unix(l.now()))
 }
 
 // MarkReplyNeedsHuman records that it is unknown whether the reply of key
 // went out; a person must look.
-func (l *Ledger) MarkReplyNeedsHuman(ctx context.Context, key string) error {
+func (l *Ledger) MarkReplyNeedsHuman(ctx context.Context, key triage.Key) error {
 	return l.setReply(ctx, key, `state=?`, ReplyNeedsHuman)
 }
 
 // MarkAppended records that the reply of key was stored in the Sent folder.
-func (l *Ledger) MarkAppended(ctx context.Context, key string) error {
+func (l *Ledger) MarkAppended(ctx context.Context, key triage.Key) error {
 	return l.setReply(ctx, key, `appended=?`, 1)
 }
 
 // DropPending deletes a pending reply that certainly was not submitted (the
 // SMTP server refused it before DATA), so a later attempt may send it.
-func (l *Ledger) DropPending(ctx context.Context, key string) error {
+func (l *Ledger) DropPending(ctx context.Context, key triage.Key) error {
 	_, err := l.db.ExecContext(ctx, `DELETE FROM replies WHERE key=? AND state=?`, key, ReplyPending)
 	if err != nil {
 		return fmt.Errorf("ledger: drop pending: %w", err)
@@ -692,7 +704,7 @@ func (l *Ledger) DropPending(ctx context.Context, key string) error {
 	return nil
 }
 
-func (l *Ledger) setReply(ctx context.Context, key, set string, args ...any) error {
+func (l *Ledger) setReply(ctx context.Context, key triage.Key, set string, args ...any) error {
 	res, err := l.db.ExecContext(ctx, `UPDATE replies SET `+set+` WHERE key=?`, append(args, key)...)
 	if err != nil {
 		return fmt.Errorf("ledger: update reply: %w", err)

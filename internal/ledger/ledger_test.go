@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage"
 )
 
 func openAt(t *testing.T, path string, now *time.Time) *Ledger {
@@ -218,14 +220,14 @@ func TestLimitsCountSenderAndRecipient(t *testing.T) {
 	n := 0
 	put := func(sender, to string) error {
 		n++
-		return l.PutPendingWithin(ctx, Reply{Key: fmt.Sprintf("k%d", n), MessageID: fmt.Sprintf("<m%d@x>", n),
+		return l.PutPendingWithin(ctx, Reply{Key: triage.Key(fmt.Sprintf("k%d", n)), MessageID: fmt.Sprintf("<m%d@x>", n),
 			Sender: sender, To: to, Raw: []byte("raw")}, lim)
 	}
 	wantLimit := func(err error, addr string) {
 		t.Helper()
 		var le *LimitError
-		if !errors.As(err, &le) || le.Reason != LimitPerSender || le.Address != addr {
-			t.Fatalf("err = %v, want a %s LimitError for %s", err, LimitPerSender, addr)
+		if !errors.As(err, &le) || le.Reason != triage.ReasonPerSenderLimit || le.Address != addr {
+			t.Fatalf("err = %v, want a %s LimitError for %s", err, triage.ReasonPerSenderLimit, addr)
 		}
 	}
 	// One sender, a new Reply-To each time: limited by the sender.
@@ -268,8 +270,8 @@ func TestLimitsCountSenderAndRecipient(t *testing.T) {
 	// The global limit, and ErrReplyExists before any limit.
 	lim = Limits{PerHour: 1}
 	var le *LimitError
-	if err := put("new@x.example", "new@x.example"); !errors.As(err, &le) || le.Reason != LimitGlobal {
-		t.Errorf("over the hour: err = %v, want %s", err, LimitGlobal)
+	if err := put("new@x.example", "new@x.example"); !errors.As(err, &le) || le.Reason != triage.ReasonGlobalLimit {
+		t.Errorf("over the hour: err = %v, want %s", err, triage.ReasonGlobalLimit)
 	}
 	if err := l.PutPendingWithin(ctx, Reply{Key: "k1", MessageID: "<m1@x>", To: "x@x.example", Raw: []byte("r")}, lim); !errors.Is(err, ErrReplyExists) {
 		t.Errorf("existing key over the limit: err = %v, want ErrReplyExists", err)
@@ -288,7 +290,7 @@ func TestLimitsExactUnderConcurrency(t *testing.T) {
 	admitted, refused := 0, 0
 	for i := range racers {
 		wg.Go(func() {
-			err := l.PutPendingWithin(ctx, Reply{Key: fmt.Sprintf("k%d", i), MessageID: fmt.Sprintf("<m%d@x>", i),
+			err := l.PutPendingWithin(ctx, Reply{Key: triage.Key(fmt.Sprintf("k%d", i)), MessageID: fmt.Sprintf("<m%d@x>", i),
 				Sender: fmt.Sprintf("s%d@x.example", i), To: "victim@bank.example", Raw: []byte("raw")},
 				Limits{PerAddress: limit, PerHour: 100})
 			mu.Lock()

@@ -81,7 +81,7 @@ func (m *Metrics) Observe(o processor.Outcome, d time.Duration) {
 	if scenario == "" {
 		scenario = "none"
 	}
-	m.processed.WithLabelValues(o.Status, scenario).Inc()
+	m.processed.WithLabelValues(string(o.Status), scenario).Inc()
 	m.modelCalls.Add(float64(o.ModelCalls))
 	m.tokens.WithLabelValues("prompt").Add(float64(o.Tokens.Prompt))
 	m.tokens.WithLabelValues("output").Add(float64(o.Tokens.Output))

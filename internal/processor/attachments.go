@@ -4,6 +4,7 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/attach"
+	"triage/internal/dispatcher"
 	"triage/internal/message"
 	"triage/internal/prompt"
 )
@@ -18,7 +19,7 @@ const (
 
 // SerialSourceAttachment marks a serial the model read from an attachment
 // (Outcome.SerialSource): the customer did not write it.
-const SerialSourceAttachment = "attachment"
+const SerialSourceAttachment = dispatcher.SerialSourceAttachment
 
 // capList returns the first n of list and how many were left out.
 func capList[T any](list []T, n int) ([]T, int) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/message"
@@ -28,13 +29,6 @@ func isEscalation(sc *scenario.Scenario) bool { return sc.Escalate }
 // message. Only that one: once a person released the conversation back to
 // triage, later messages are follow-ups again.
 const EscalateAfter = 2
-
-// Reasons of the conversation steps.
-const (
-	ReasonHumanOwner  = "human_owner"         // skipped: a person owns the conversation
-	ReasonNoStaff     = "no_staff"            // failed: escalation without staff addresses
-	ReasonTicketStore = "tickets_unavailable" // failed: the ticket store could not be read or written
-)
 
 // Owners recorded by the pipeline's takeovers.
 const OwnerEscalated = "staff (escalated)"
@@ -111,11 +105,11 @@ func (e *strangerInOwnedThread) Error() string {
 
 // noteID is the key of the note a message adds: its Message-ID, or the
 // idempotency key when it has none.
-func noteID(msg *message.Message, key string) string {
+func noteID(msg *message.Message, key triage.Key) string {
 	if msg.MessageID != "" {
 		return msg.MessageID
 	}
-	return "<" + key + "@no-message-id.invalid>"
+	return "<" + string(key) + "@no-message-id.invalid>"
 }
 
 // earlierInbound counts the customer's messages on the ticket other than
@@ -191,7 +185,7 @@ func (p *Processor) recordReply(ctx context.Context, ticketID string, reply *Rep
 
 // openForEscalation opens (idempotently) the ticket an escalation of a new
 // email is taken over on.
-func (p *Processor) openForEscalation(ctx context.Context, msg *message.Message, key string, serials []string) (string, error) {
+func (p *Processor) openForEscalation(ctx context.Context, msg *message.Message, key triage.Key, serials []string) (string, error) {
 	sn := ""
 	if len(serials) > 0 {
 		sn = serials[0]

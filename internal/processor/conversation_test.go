@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/message"
 	"triage/internal/processor"
@@ -40,10 +41,12 @@ const (
 
 // conv is the part of an outcome the conversation tests compare.
 type conv struct {
-	Status, Reason, Scenario string
-	TicketID                 string
-	Followup, Escalated      bool
-	Calls                    []string
+	Status              triage.Status
+	Reason              triage.Reason
+	Scenario            string
+	TicketID            string
+	Followup, Escalated bool
+	Calls               []string
 }
 
 func convOf(o processor.Outcome) conv {

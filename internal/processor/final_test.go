@@ -8,6 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
@@ -75,7 +76,7 @@ func TestFinalFromBindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := p.Process(context.Background(), processor.Input{Name: "in.eml", Raw: eml("jan@example.pl", "Pytanie", "Dzień dobry, ekspres nie działa, proszę o naprawę gwarancyjną.")})
-	if out.Status != processor.StatusReplied || out.Reply == nil || out.Reply.MessageID == "" {
+	if out.Status != triage.StatusReplied || out.Reply == nil || out.Reply.MessageID == "" {
 		t.Fatalf("status %s/%s (%s), reply %+v; want replied through reply_to_customer", out.Status, out.Reason, out.Detail, out.Reply)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"triage"
 	"triage/internal/agent"
 	"triage/internal/message"
 	"triage/internal/processor"
@@ -19,7 +20,7 @@ func TestReplyToIsWhereTheMailWent(t *testing.T) {
 	e := newEnv(t, &scripted{to: `"Dział Prawny" <ANNA@Example.PL>`})
 	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml",
 		Raw: eml("Anna <anna@example.pl>", "Reklamacja", "Mój ekspres SN-48213-PL nie działa, proszę o naprawę.")})
-	if out.Status != processor.StatusReplied {
+	if out.Status != triage.StatusReplied {
 		t.Fatalf("status %s/%s: %s", out.Status, out.Reason, out.Detail)
 	}
 	raw, err := os.ReadFile(out.Reply.Path)
@@ -39,7 +40,7 @@ func TestHeaderTooLargeIsParseError(t *testing.T) {
 	e := newEnv(t, m)
 	raw := eml("anna@example.pl", "Reklamacja", "SN-48213-PL nie działa", strings.Repeat("X-A: b\r\n", 40000))
 	out := e.proc.Process(context.Background(), processor.Input{Name: "big.eml", Raw: raw})
-	if out.Status != processor.StatusFailed || out.Reason != processor.ReasonParseError || !strings.Contains(out.Detail, "header block exceeds 262144 bytes") {
+	if out.Status != triage.StatusFailed || out.Reason != triage.ReasonParseError || !strings.Contains(out.Detail, "header block exceeds 262144 bytes") {
 		t.Errorf("outcome %s/%s %q, want failed/parse_error naming the header cap", out.Status, out.Reason, out.Detail)
 	}
 	if n := m.calls.Load(); n != 0 {
@@ -60,7 +61,7 @@ func TestBadThreadIDsStillReply(t *testing.T) {
 		refs.String() + "Content-Type: text/plain; charset=utf-8\r\n\r\nMój ekspres SN-48213-PL nie działa, proszę o naprawę.\r\n")
 	e := newEnv(t, &scripted{})
 	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml", Raw: raw})
-	if out.Status != processor.StatusReplied {
+	if out.Status != triage.StatusReplied {
 		t.Fatalf("status %s/%s: %s", out.Status, out.Reason, out.Detail)
 	}
 	sent, err := os.ReadFile(out.Reply.Path)
@@ -89,7 +90,7 @@ func TestDeadlineBoundsTheWholeEmail(t *testing.T) {
 	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml",
 		Raw: eml("anna@example.pl", "Pytanie", "Czy zatrudniacie programistów?")})
 	end := time.Now()
-	if out.Status != processor.StatusFailed || !strings.Contains(out.Detail, "deadline") {
+	if out.Status != triage.StatusFailed || !strings.Contains(out.Detail, "deadline") {
 		t.Errorf("outcome %s/%s %q, want failed at the deadline", out.Status, out.Reason, out.Detail)
 	}
 	m.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"triage"
 	"triage/internal/agent"
 	"triage/internal/processor"
 )
@@ -39,11 +40,11 @@ func TestReplyLoopGoesToAPerson(t *testing.T) {
 	second := reply(2, "<unrelated@example.pl>") // not in reply to us: no loop
 	third := reply(3, first.Reply.MessageID)     // in reply to us, answered twice: a loop
 	for i, o := range []processor.Outcome{first, second} {
-		if o.Status != processor.StatusReplied {
+		if o.Status != triage.StatusReplied {
 			t.Fatalf("email %d: %s/%s %s", i+1, o.Status, o.Reason, o.Detail)
 		}
 	}
-	if third.Status != processor.StatusFailed || third.Reason != processor.ReasonReplyLoop ||
+	if third.Status != triage.StatusFailed || third.Reason != triage.ReasonReplyLoop ||
 		!strings.Contains(third.Detail, first.Reply.MessageID) || !strings.Contains(third.Detail, "anna@example.pl") {
 		t.Errorf("third email: %s/%s %q, want failed/reply_loop naming our reply and the sender", third.Status, third.Reason, third.Detail)
 	}
@@ -55,7 +56,7 @@ func TestReplyLoopGoesToAPerson(t *testing.T) {
 	e2 := newEnv(t, &scripted{}, noConversations)
 	one := e2.proc.Process(context.Background(), processor.Input{Name: "a.eml", Raw: eml("anna@example.pl", "Reklamacja", body)})
 	raw := eml("anna@example.pl", "Re: Reklamacja", body+" Dziękuję.", "In-Reply-To: "+one.Reply.MessageID)
-	if o := e2.proc.Process(context.Background(), processor.Input{Name: "b.eml", Raw: raw}); o.Status != processor.StatusReplied {
+	if o := e2.proc.Process(context.Background(), processor.Input{Name: "b.eml", Raw: raw}); o.Status != triage.StatusReplied {
 		t.Errorf("follow-up after one reply: %s/%s %s, want replied", o.Status, o.Reason, o.Detail)
 	}
 }
@@ -74,12 +75,12 @@ func TestReplyLoopByReferencesOnly(t *testing.T) {
 	first := run(1)
 	second := run(2)
 	for i, o := range []processor.Outcome{first, second} {
-		if o.Status != processor.StatusReplied {
+		if o.Status != triage.StatusReplied {
 			t.Fatalf("email %d: %s/%s %s", i+1, o.Status, o.Reason, o.Detail)
 		}
 	}
 	third := run(3, "References: <unrelated@example.pl> "+first.Reply.MessageID)
-	if third.Status != processor.StatusFailed || third.Reason != processor.ReasonReplyLoop || !strings.Contains(third.Detail, first.Reply.MessageID) {
+	if third.Status != triage.StatusFailed || third.Reason != triage.ReasonReplyLoop || !strings.Contains(third.Detail, first.Reply.MessageID) {
 		t.Errorf("third email: %s/%s %q, want failed/reply_loop naming our reply", third.Status, third.Reason, third.Detail)
 	}
 	if third.Reply != nil {

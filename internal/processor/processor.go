@@ -6,17 +6,15 @@ package processor
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"google.golang.org/genai"
 
+	"triage"
 	"triage/internal/agent"
 	"triage/internal/attach"
 	"triage/internal/clients/tickets"
@@ -28,29 +26,6 @@ import (
 	"triage/internal/prompt"
 	"triage/internal/scenario"
 	"triage/internal/serial"
-)
-
-// Status values of an Outcome.
-const (
-	StatusReplied = "replied"
-	StatusDrafted = "drafted" // reply mode draft: the reply exists, a person sends it
-	StatusSkipped = "skipped"
-	StatusFailed  = "failed"
-)
-
-// Failure reasons (skip reasons come from package guard).
-const (
-	ReasonParseError   = "parse_error"
-	ReasonNoSender     = "no_sender"
-	ReasonEmailNotSent = "email_not_sent"
-	ReasonNoScenario   = "no_scenario"
-	ReasonCanceled     = "canceled"
-	// ReasonReplyLoop: the message answers one of our replies and its
-	// sender was already answered LoopReplies times within LoopWindow.
-	ReasonReplyLoop = "reply_loop"
-	// ReasonHistoryError: the reply history could not be read, so a loop
-	// could not be ruled out.
-	ReasonHistoryError = "history_error"
 )
 
 // Loop breaking: a message In-Reply-To one of our replies, from a sender
@@ -82,8 +57,8 @@ type Outcome struct {
 	SerialNumbers []string            `json:"serial_numbers"`
 	Scenario      string              `json:"scenario"`
 	Detection     Detection           `json:"detection"`
-	Status        string              `json:"status"`
-	Reason        string              `json:"reason"`
+	Status        triage.Status       `json:"status"`
+	Reason        triage.Reason       `json:"reason"`
 	Detail        string              `json:"detail,omitempty"` // human-readable cause, for failed/skipped
 	FunctionCalls []dispatcher.Record `json:"function_calls"`
 	ModelCalls    int                 `json:"model_calls"`
@@ -97,11 +72,11 @@ type Outcome struct {
 	AttachmentsOmitted int `json:"attachments_omitted,omitempty"`
 	// SerialSource is SerialSourceAttachment when a function ran with a
 	// serial the model read from an attachment, not from the text.
-	SerialSource string   `json:"serial_source,omitempty"`
-	Language     string   `json:"language,omitempty"`
-	Model        string   `json:"model,omitempty"`
-	Key          string   `json:"key,omitempty"`      // idempotency key used for this email
-	Problems     []string `json:"problems,omitempty"` // malformations the parser worked around
+	SerialSource string     `json:"serial_source,omitempty"`
+	Language     string     `json:"language,omitempty"`
+	Model        string     `json:"model,omitempty"`
+	Key          triage.Key `json:"key,omitempty"`      // idempotency key used for this email
+	Problems     []string   `json:"problems,omitempty"` // malformations the parser worked around
 	// DryRun: nothing with an effect happened; effect calls were answered
 	// {"dry_run": true} (Config.DryRun).
 	DryRun bool `json:"dry_run"`
@@ -167,9 +142,9 @@ type Config struct {
 	// the agent's Deadline in Assemble, else agent.DefaultDeadline).
 	Deadline  time.Duration
 	ModelName string // recorded in outcomes
-	// ReplyMode is the run's reply mode, scenario.ReplySend (default) or
-	// scenario.ReplyDraft; a scenario's reply_mode overrides it.
-	ReplyMode string
+	// ReplyMode is the run's reply mode, triage.ReplySend (default) or
+	// triage.ReplyDraft; a scenario's reply_mode overrides it.
+	ReplyMode triage.ReplyMode
 	// DryRun: effect functions are answered without running (the
 	// dispatcher enforces it) and outcomes say dry_run.
 	DryRun bool
@@ -181,9 +156,9 @@ type Config struct {
 type Input struct {
 	Name string // file name or IMAP key, for the outcome's "file"
 	Raw  []byte
-	// Key is the idempotency key; "" means derive it from the Message-ID and
-	// sender (or a hash of the raw bytes when there is no Message-ID).
-	Key string
+	// Key is the idempotency key; "" means triage.KeyOf the message and
+	// its raw bytes.
+	Key triage.Key
 }
 
 // Processor handles emails; safe for concurrent use.
@@ -212,8 +187,8 @@ func New(cfg Config) (*Processor, error) {
 			return nil, fmt.Errorf("processor: %s: available_functions: declares no final function (tools.yaml final: true); every email ends with a reply", sc.File)
 		}
 	}
-	if !scenario.ValidReplyMode(cfg.ReplyMode) {
-		return nil, fmt.Errorf("processor: ReplyMode %q: want %q or %q", cfg.ReplyMode, scenario.ReplySend, scenario.ReplyDraft)
+	if !cfg.ReplyMode.Valid() {
+		return nil, fmt.Errorf("processor: ReplyMode %q: want %q or %q", cfg.ReplyMode, triage.ReplySend, triage.ReplyDraft)
 	}
 	if cfg.Deadline <= 0 {
 		cfg.Deadline = agent.DefaultDeadline
@@ -259,14 +234,14 @@ func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 
 func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out := Outcome{File: in.Name, Model: p.cfg.ModelName, DryRun: p.cfg.DryRun}
-	fail := func(reason, detail string) Outcome {
-		out.Status, out.Reason, out.Detail = StatusFailed, reason, detail
+	fail := func(reason triage.Reason, detail string) Outcome {
+		out.Status, out.Reason, out.Detail = triage.StatusFailed, reason, detail
 		return out
 	}
 
 	msg, err := message.ParseLimits(in.Raw, p.cfg.HeaderLimits)
 	if err != nil {
-		return fail(ReasonParseError, err.Error())
+		return fail(triage.ReasonParseError, err.Error())
 	}
 	out.MessageID = msg.MessageID
 	out.From = msg.From.Address
@@ -279,20 +254,20 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 	out.Key = in.Key
 	if out.Key == "" {
-		out.Key = Key(msg, in.Raw)
+		out.Key = triage.KeyOf(msg, in.Raw)
 	}
 	// Every line logged about this email from here on names it.
 	ctx = logattr.With(ctx, "key", out.Key, "message_id", out.MessageID)
 	// Machines first: a bounce with an unusable From is skipped, not failed.
 	if v := guard.Check(p.cfg.Guard, msg); v.Skip {
-		out.Status, out.Reason, out.Detail = StatusSkipped, v.Reason, v.Detail
+		out.Status, out.Reason, out.Detail = triage.StatusSkipped, v.Reason, v.Detail
 		return out
 	}
 	if msg.From.Address == "" {
-		return fail(ReasonNoSender, "no usable From address; left for a person")
+		return fail(triage.ReasonNoSender, "no usable From address; left for a person")
 	}
 	if err := ctx.Err(); err != nil {
-		return fail(ReasonCanceled, err.Error())
+		return fail(triage.ReasonCanceled, err.Error())
 	}
 
 	out.SerialNumbers, out.SerialsOmitted = capList(p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted), MaxSerialsListed)
@@ -317,7 +292,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 	inline, err := p.attachments(in.Raw, listed, &out, &facts)
 	if err != nil {
-		return fail(ReasonParseError, err.Error())
+		return fail(triage.ReasonParseError, err.Error())
 	}
 
 	// Conversations: a follow-up joins its ticket (its text appended as a
@@ -328,12 +303,12 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		conv, convWhy, err = p.conversation(ctx, msg)
 		var stranger *strangerInOwnedThread
 		if errors.As(err, &stranger) {
-			out.Status, out.Reason, out.Detail = StatusSkipped, ReasonHumanOwner, err.Error()
+			out.Status, out.Reason, out.Detail = triage.StatusSkipped, triage.ReasonHumanOwner, err.Error()
 			out.TicketID = stranger.ticket
 			return out
 		}
 		if err != nil {
-			return fail(ReasonTicketStore, err.Error())
+			return fail(triage.ReasonTicketStore, err.Error())
 		}
 	}
 	earlier := 0
@@ -347,12 +322,12 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 				MessageID: id, From: msg.From.Address, Subject: msg.Subject, Text: text,
 			})
 			if err != nil {
-				return fail(ReasonTicketStore, err.Error())
+				return fail(triage.ReasonTicketStore, err.Error())
 			}
 		}
 		if conv.AgentDisabled {
 			owner := cmp.Or(conv.Owner, "a person")
-			out.Status, out.Reason = StatusSkipped, ReasonHumanOwner
+			out.Status, out.Reason = triage.StatusSkipped, triage.ReasonHumanOwner
 			out.Detail = fmt.Sprintf("%s is taken over by %s; the follow-up was appended to the ticket", conv.TicketID, owner)
 			return out
 		}
@@ -374,7 +349,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	addUsage(&out.Tokens, det.Usage)
 	out.Detection = Detection{Method: det.Method, Reason: det.Reason}
 	if det.Scenario == nil {
-		return fail(ReasonNoScenario, "no scenario matched and no fallback scenario is configured: "+det.Reason)
+		return fail(triage.ReasonNoScenario, "no scenario matched and no fallback scenario is configured: "+det.Reason)
 	}
 	sc := det.Scenario
 	out.Scenario = sc.Name
@@ -382,18 +357,18 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 
 	if sc.Escalate {
 		if len(p.cfg.Dispatcher.Staff()) == 0 {
-			return fail(ReasonNoStaff, "escalation needs a staff address (--staff, or staff: in the config); left for a person")
+			return fail(triage.ReasonNoStaff, "escalation needs a staff address (--staff, or staff: in the config); left for a person")
 		}
 		if out.TicketID == "" && p.cfg.Tickets != nil && !p.cfg.DryRun {
 			if out.TicketID, err = p.openForEscalation(ctx, msg, out.Key, out.SerialNumbers); err != nil {
-				return fail(ReasonTicketStore, err.Error())
+				return fail(triage.ReasonTicketStore, err.Error())
 			}
 		}
 	}
 
 	final := p.cfg.Dispatcher.Tools().FinalOf(sc)
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
-	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == scenario.ReplyDraft
+	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == triage.ReplyDraft
 	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun})
 	session.SetTicket(out.TicketID)
 	session.SetAttachmentsSeen(len(inline))
@@ -414,7 +389,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.ModelCalls += res.ModelCalls
 	addUsage(&out.Tokens, res.Usage)
 	if err != nil {
-		return fail(ReasonEmailNotSent, err.Error())
+		return fail(triage.ReasonEmailNotSent, err.Error())
 	}
 
 	// Verify: only a successful final call (send_email) makes an email handled.
@@ -430,11 +405,11 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		if res.RefusedCalls > 0 {
 			detail += fmt.Sprintf(" (%d call(s) over the per-turn cap refused unrun)", res.RefusedCalls)
 		}
-		return fail(ReasonEmailNotSent, detail)
+		return fail(triage.ReasonEmailNotSent, detail)
 	}
-	out.Status = StatusReplied
-	if str(sent.Result["status"]) == StatusDrafted || (sent.DryRun && draft) {
-		out.Status = StatusDrafted
+	out.Status = triage.StatusReplied
+	if str(sent.Result["status"]) == string(triage.StatusDrafted) || (sent.DryRun && draft) {
+		out.Status = triage.StatusDrafted
 	}
 	// The receipt says where the mail went; the model's argument may differ
 	// in form (a display name, letter case).
@@ -487,7 +462,7 @@ func (p *Processor) detect(ctx context.Context, facts prompt.Facts, text string,
 // loop reports a reply loop: msg answers one of our replies and its sender
 // (From or the reply address) was already answered LoopReplies times within
 // LoopWindow. It returns the failure reason and detail, or "".
-func (p *Processor) loop(ctx context.Context, msg *message.Message) (reason, detail string) {
+func (p *Processor) loop(ctx context.Context, msg *message.Message) (reason triage.Reason, detail string) {
 	if p.cfg.History == nil {
 		return "", ""
 	}
@@ -505,7 +480,7 @@ func (p *Processor) loop(ctx context.Context, msg *message.Message) (reason, det
 		}
 		ok, err := p.cfg.History.SentReply(ctx, id)
 		if err != nil {
-			return ReasonHistoryError, fmt.Sprintf("reply history: %v; a reply loop cannot be ruled out, left for a person", err)
+			return triage.ReasonHistoryError, fmt.Sprintf("reply history: %v; a reply loop cannot be ruled out, left for a person", err)
 		}
 		if ok {
 			ours = id
@@ -522,7 +497,7 @@ func (p *Processor) loop(ctx context.Context, msg *message.Message) (reason, det
 		}
 		n, err := p.cfg.History.RepliesSince(ctx, addr, since)
 		if err != nil {
-			return ReasonHistoryError, fmt.Sprintf("reply history: %v; a reply loop cannot be ruled out, left for a person", err)
+			return triage.ReasonHistoryError, fmt.Sprintf("reply history: %v; a reply loop cannot be ruled out, left for a person", err)
 		}
 		if n > most {
 			most, who = n, addr
@@ -531,7 +506,7 @@ func (p *Processor) loop(ctx context.Context, msg *message.Message) (reason, det
 	if most < LoopReplies {
 		return "", ""
 	}
-	return ReasonReplyLoop, fmt.Sprintf("In-Reply-To %s is one of our replies, and %s was already answered %d times in the last %v; a possible auto-reply loop, left for a person",
+	return triage.ReasonReplyLoop, fmt.Sprintf("In-Reply-To %s is one of our replies, and %s was already answered %d times in the last %v; a possible auto-reply loop, left for a person",
 		ours, who, most, LoopWindow)
 }
 
@@ -590,19 +565,6 @@ func truncate(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "\n[... truncated ...]"
-}
-
-// Key derives the idempotency key of an inbound message: its Message-ID and
-// sender when it has a Message-ID, else a hash of the raw bytes.
-func Key(msg *message.Message, raw []byte) string {
-	h := sha256.New()
-	if msg != nil && msg.MessageID != "" {
-		fmt.Fprintf(h, "mid|%s|%s", strings.ToLower(msg.MessageID), strings.ToLower(msg.From.Address))
-	} else {
-		h.Write([]byte("raw|"))
-		h.Write(raw)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // Assemble builds the agent and the dispatcher from their configs, the

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
+	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
@@ -231,9 +232,11 @@ func eml(from, subject, body string, extra ...string) []byte {
 
 // summary is the part of an outcome these tests compare.
 type summary struct {
-	Status, Reason, Scenario, Method string
-	Calls                            []string
-	Serials                          []string
+	Status           triage.Status
+	Reason           triage.Reason
+	Scenario, Method string
+	Calls            []string
+	Serials          []string
 }
 
 func summarize(o processor.Outcome) summary {
@@ -335,7 +338,7 @@ func TestProcess(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("outcome (-want +got):\n%s\ndetail: %s", diff, out.Detail)
 			}
-			if out.Status == processor.StatusReplied {
+			if out.Status == triage.StatusReplied {
 				if out.Reply == nil || out.Reply.Path == "" || out.Reply.MessageID == "" {
 					t.Fatalf("replied without reply details: %+v", out.Reply)
 				}
@@ -345,7 +348,7 @@ func TestProcess(t *testing.T) {
 			} else if out.Reply != nil {
 				t.Errorf("status %s but reply %+v", out.Status, out.Reply)
 			}
-			if out.Status == processor.StatusFailed && out.Detail == "" {
+			if out.Status == triage.StatusFailed && out.Detail == "" {
 				t.Error("failed outcome without detail")
 			}
 		})
@@ -391,8 +394,8 @@ func BenchmarkProcess(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		out := e.proc.Process(context.Background(), processor.Input{Name: "bench.eml", Raw: raw, Key: fmt.Sprint("k", i)})
-		if out.Status != processor.StatusReplied {
+		out := e.proc.Process(context.Background(), processor.Input{Name: "bench.eml", Raw: raw, Key: triage.Key(fmt.Sprint("k", i))})
+		if out.Status != triage.StatusReplied {
 			b.Fatalf("status %s: %s", out.Status, out.Detail)
 		}
 	}

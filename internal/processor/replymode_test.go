@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/dispatcher"
@@ -57,7 +58,7 @@ func instructionsWith(t testing.TB, modes map[string]string) *scenario.Set {
 		t.Fatal(err)
 	}
 	for name, m := range modes {
-		if sc := set.Get(name); sc == nil || sc.ReplyMode != m {
+		if sc := set.Get(name); sc == nil || string(sc.ReplyMode) != m {
 			t.Fatalf("scenario %s: reply_mode not set to %q", name, m)
 		}
 	}
@@ -114,19 +115,19 @@ func TestReplyModes(t *testing.T) {
 	noSerial := eml("jan@example.pl", "Pytanie", "Dzień dobry, ekspres nie działa, proszę o naprawę gwarancyjną.")
 	tests := []struct {
 		name    string
-		run     string
+		run     triage.ReplyMode
 		modes   map[string]string
 		raw     []byte
-		status  string
+		status  triage.Status
 		scen    string
 		dirs    []string // where the reply went: "" (outbox) or "drafts"
 		tickets int
 	}{
-		{"run draft", scenario.ReplyDraft, nil, valid, processor.StatusDrafted, "valid-warranty", []string{"drafts"}, 1},
-		{"run send (default)", "", nil, valid, processor.StatusReplied, "valid-warranty", []string{""}, 1},
-		{"scenario draft overrides run send", scenario.ReplySend, map[string]string{"valid-warranty": "draft"}, valid, processor.StatusDrafted, "valid-warranty", []string{"drafts"}, 1},
-		{"other scenario keeps run send", scenario.ReplySend, map[string]string{"valid-warranty": "draft"}, noSerial, processor.StatusReplied, "missing-info", []string{""}, 0},
-		{"scenario send overrides run draft", scenario.ReplyDraft, map[string]string{"missing-info": "send"}, noSerial, processor.StatusReplied, "missing-info", []string{""}, 0},
+		{"run draft", triage.ReplyDraft, nil, valid, triage.StatusDrafted, "valid-warranty", []string{"drafts"}, 1},
+		{"run send (default)", "", nil, valid, triage.StatusReplied, "valid-warranty", []string{""}, 1},
+		{"scenario draft overrides run send", triage.ReplySend, map[string]string{"valid-warranty": "draft"}, valid, triage.StatusDrafted, "valid-warranty", []string{"drafts"}, 1},
+		{"other scenario keeps run send", triage.ReplySend, map[string]string{"valid-warranty": "draft"}, noSerial, triage.StatusReplied, "missing-info", []string{""}, 0},
+		{"scenario send overrides run draft", triage.ReplyDraft, map[string]string{"missing-info": "send"}, noSerial, triage.StatusReplied, "missing-info", []string{""}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,11 +168,11 @@ func TestReplyModes(t *testing.T) {
 // outcome is complete: the scenario, every call (effects marked dry_run), and
 // the reply that would have gone out; in draft mode the status is drafted.
 func TestDryRun(t *testing.T) {
-	for _, mode := range []string{scenario.ReplySend, scenario.ReplyDraft} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []triage.ReplyMode{triage.ReplySend, triage.ReplyDraft} {
+		t.Run(string(mode), func(t *testing.T) {
 			e := newModeEnv(t, &scripted{}, instructionsWith(t, nil), func(c *processor.Config) { c.DryRun, c.ReplyMode = true, mode })
 			out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml", Raw: eml("Anna <anna@example.pl>", "Reklamacja", validText)})
-			want := map[string]string{scenario.ReplySend: processor.StatusReplied, scenario.ReplyDraft: processor.StatusDrafted}[mode]
+			want := map[triage.ReplyMode]triage.Status{triage.ReplySend: triage.StatusReplied, triage.ReplyDraft: triage.StatusDrafted}[mode]
 			if out.Status != want || !out.DryRun {
 				t.Fatalf("status %s (%s: %s) dry_run %v, want %s and dry_run", out.Status, out.Reason, out.Detail, out.DryRun, want)
 			}
@@ -206,7 +207,7 @@ func TestDryRun(t *testing.T) {
 func TestDryRunGuardrails(t *testing.T) {
 	e := newModeEnv(t, &scripted{to: "attacker@evil.example"}, instructionsWith(t, nil), func(c *processor.Config) { c.DryRun = true })
 	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml", Raw: eml("Anna <anna@example.pl>", "Reklamacja", validText)})
-	if out.Status != processor.StatusFailed || out.Reason != processor.ReasonEmailNotSent || !out.DryRun {
+	if out.Status != triage.StatusFailed || out.Reason != triage.ReasonEmailNotSent || !out.DryRun {
 		t.Fatalf("status %s/%s dry_run %v, want failed/email_not_sent in a dry run", out.Status, out.Reason, out.DryRun)
 	}
 	last := out.FunctionCalls[len(out.FunctionCalls)-1]

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"triage"
 	"triage/internal/scenario"
 )
 
@@ -15,18 +16,18 @@ func TestReplyModeFrontmatter(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	alpha, beta := set.Get("alpha"), set.Get("beta")
-	if alpha.ReplyMode != scenario.ReplyDraft || beta.ReplyMode != "" {
+	if alpha.ReplyMode != triage.ReplyDraft || beta.ReplyMode != "" {
 		t.Fatalf("ReplyMode alpha=%q beta=%q, want draft and empty", alpha.ReplyMode, beta.ReplyMode)
 	}
 	for _, tc := range []struct {
 		sc        *scenario.Scenario
-		run, want string
+		run, want triage.ReplyMode
 	}{
-		{alpha, "", scenario.ReplyDraft},
-		{alpha, scenario.ReplySend, scenario.ReplyDraft}, // the scenario overrides the run
-		{beta, "", scenario.ReplySend},                   // default: send
-		{beta, scenario.ReplyDraft, scenario.ReplyDraft}, // the run's mode
-		{nil, scenario.ReplyDraft, scenario.ReplyDraft},
+		{alpha, "", triage.ReplyDraft},
+		{alpha, triage.ReplySend, triage.ReplyDraft}, // the scenario overrides the run
+		{beta, "", triage.ReplySend},                 // default: send
+		{beta, triage.ReplyDraft, triage.ReplyDraft}, // the run's mode
+		{nil, triage.ReplyDraft, triage.ReplyDraft},
 	} {
 		name := "nil"
 		if tc.sc != nil {

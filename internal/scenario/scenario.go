@@ -20,6 +20,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
+	"triage"
 	"triage/internal/yamlstrict"
 )
 
@@ -46,7 +47,7 @@ type Scenario struct {
 	Escalate bool `yaml:"escalate"`
 	// ReplyMode overrides the run's reply mode for this scenario: "send",
 	// "draft" or "" (the run's mode).
-	ReplyMode string `yaml:"reply_mode"`
+	ReplyMode triage.ReplyMode `yaml:"reply_mode"`
 	// FollowUp marks the scenario that answers follow-ups of an existing
 	// ticket: the pipeline chooses it for them, detection never offers it for
 	// a new email.
@@ -77,27 +78,13 @@ const (
 	SerialAbsent   = "absent"
 )
 
-// Reply modes: send the reply, or leave it as a draft a person sends.
-const (
-	ReplySend  = "send"
-	ReplyDraft = "draft"
-)
-
-// ValidReplyMode reports whether m is a reply mode ("" means "not set").
-func ValidReplyMode(m string) bool {
-	return m == "" || m == ReplySend || m == ReplyDraft
-}
-
 // ReplyModeFor is the reply mode of an email handled under sc in a run whose
 // mode is run: the scenario's reply_mode when set, else the run's, else send.
-func ReplyModeFor(sc *Scenario, run string) string {
+func ReplyModeFor(sc *Scenario, run triage.ReplyMode) triage.ReplyMode {
 	if sc != nil && sc.ReplyMode != "" {
 		return sc.ReplyMode
 	}
-	if run == "" {
-		return ReplySend
-	}
-	return run
+	return run.Or(triage.ReplySend)
 }
 
 // Defined reports whether the scenario has detection rules at all (a serial
@@ -327,8 +314,8 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 	if sc.Body == "" {
 		fail("body", "empty (instructions must follow the frontmatter)")
 	}
-	if !ValidReplyMode(sc.ReplyMode) {
-		fail("reply_mode", "%q must be %q, %q or empty", sc.ReplyMode, ReplySend, ReplyDraft)
+	if !sc.ReplyMode.Valid() {
+		fail("reply_mode", "%q must be %q, %q or empty", sc.ReplyMode, triage.ReplySend, triage.ReplyDraft)
 	}
 	switch sc.Rules.Serial {
 	case SerialAny, SerialRequired, SerialAbsent:

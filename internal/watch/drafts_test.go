@@ -11,6 +11,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
@@ -219,7 +220,7 @@ func scenarioDraftCrash(t *testing.T, tgt target) {
 	for i, alreadyStored := range []bool{false, true} {
 		from := fmt.Sprintf("c%d@customer.example", i)
 		id := e.deliver(10+i, from, fmt.Sprintf("Crash %d", i))
-		key := "msgid:" + id + "|" + from
+		key := triage.Key("msgid:" + id + "|" + from)
 		r := &tmail.Reply{From: "Support <support@example.com>", To: from, Subject: "Re: crash", Body: "Szkic.\n",
 			InReplyTo: id, References: []string{id}, Key: key, MessageID: tmail.MessageIDFor(key, "example.com"), Date: time.Now(), Draft: true}
 		raw, err := tmail.Render(r)
@@ -275,8 +276,8 @@ func scenarioDryRun(t *testing.T, tgt target) {
 	var seen []string
 	// The pipeline in dry run: it says what it would have done.
 	proc := procFunc(func(ctx context.Context, in processor.Input) processor.Outcome {
-		seen = append(seen, in.Key)
-		return processor.Outcome{File: in.Name, Status: processor.StatusReplied, DryRun: true, Reply: &processor.Reply{To: "x@customer.example"}}
+		seen = append(seen, string(in.Key))
+		return processor.Outcome{File: in.Name, Status: triage.StatusReplied, DryRun: true, Reply: &processor.Reply{To: "x@customer.example"}}
 	})
 	for _, l := range []*ledger.Ledger{e.ledger, nil} { // with a ledger to consult, and without
 		seen = nil

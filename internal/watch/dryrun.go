@@ -10,6 +10,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"triage"
 	"triage/internal/ledger"
 	"triage/internal/processor"
 )
@@ -72,7 +73,7 @@ func (w *Watcher) dryHandle(ctx context.Context, c *imapclient.Client, validity 
 		}
 	}
 	if size > w.cfg.MaxMessageBytes {
-		w.log.Info("dry run: message", "uid", uid, "message_id", id.MessageID, "from", id.Sender, "status", ledger.StateFailed, "reason", ReasonTooLarge)
+		w.log.Info("dry run: message", "uid", uid, "message_id", id.MessageID, "from", id.Sender, "status", ledger.StateFailed, "reason", triage.ReasonTooLarge)
 		return nil
 	}
 	raw, ok, err := fetchBody(c, uid)
@@ -80,7 +81,7 @@ func (w *Watcher) dryHandle(ctx context.Context, c *imapclient.Client, validity 
 		return err
 	}
 	out := w.process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
-	w.st.Final[out.Status]++
+	w.st.Final[ledger.StateOf(out.Status)]++
 	attrs := []any{"uid", uid, "message_id", id.MessageID, "from", id.Sender, "status", out.Status, "reason", out.Reason,
 		"scenario", out.Scenario, "dry_run", out.DryRun}
 	if out.Reply != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"triage"
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
@@ -95,7 +96,7 @@ func (p *fakeProc) enter() {
 
 func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Outcome {
 	p.mu.Lock()
-	p.calls = append(p.calls, in.Key)
+	p.calls = append(p.calls, string(in.Key))
 	p.mu.Unlock()
 	p.enter()
 	defer func() {
@@ -105,12 +106,12 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 	}()
 	msg, err := mail.ReadMessage(bytes.NewReader(in.Raw))
 	if err != nil {
-		return processor.Outcome{File: in.Name, Status: processor.StatusFailed, Reason: processor.ReasonParseError}
+		return processor.Outcome{File: in.Name, Status: triage.StatusFailed, Reason: triage.ReasonParseError}
 	}
 	subject := msg.Header.Get("Subject")
 	parsed, err := message.Parse(in.Raw)
 	if err != nil {
-		return processor.Outcome{File: in.Name, Status: processor.StatusFailed, Reason: processor.ReasonParseError}
+		return processor.Outcome{File: in.Name, Status: triage.StatusFailed, Reason: triage.ReasonParseError}
 	}
 	to := parsed.ReplyTo
 	if _, addr, ok := strings.Cut(subject, "to:"); ok {
@@ -119,10 +120,10 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 	out := processor.Outcome{File: in.Name, MessageID: msg.Header.Get("Message-Id"), Subject: subject, Scenario: "fake"}
 	switch {
 	case strings.Contains(subject, "auto"):
-		out.Status, out.Reason = processor.StatusSkipped, "auto_submitted"
+		out.Status, out.Reason = triage.StatusSkipped, "auto_submitted"
 		return out
 	case strings.Contains(subject, "fail"):
-		out.Status, out.Reason = processor.StatusFailed, processor.ReasonNoScenario
+		out.Status, out.Reason = triage.StatusFailed, triage.ReasonNoScenario
 		return out
 	case strings.Contains(subject, "panic"):
 		panic("fake pipeline: " + subject)
@@ -131,7 +132,7 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 			p.hung <- struct{}{}
 		}
 		<-ctx.Done()
-		out.Status, out.Reason = processor.StatusFailed, processor.ReasonCanceled
+		out.Status, out.Reason = triage.StatusFailed, triage.ReasonCanceled
 		return out
 	}
 	r := &tmail.Reply{
@@ -149,12 +150,12 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 	}
 	rc, err := p.sender.Send(ctx, r)
 	if err != nil {
-		out.Status, out.Reason, out.Detail = processor.StatusFailed, processor.ReasonEmailNotSent, err.Error()
+		out.Status, out.Reason, out.Detail = triage.StatusFailed, triage.ReasonEmailNotSent, err.Error()
 		return out
 	}
-	out.Status = processor.StatusReplied
+	out.Status = triage.StatusReplied
 	if rc.Status == tmail.StatusDrafted {
-		out.Status = processor.StatusDrafted
+		out.Status = triage.StatusDrafted
 	}
 	out.Reply = &processor.Reply{To: r.To, Subject: r.Subject, MessageID: rc.MessageID}
 	return out

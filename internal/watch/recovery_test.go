@@ -14,6 +14,7 @@ import (
 	"github.com/emersion/go-smtp"
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
@@ -29,7 +30,7 @@ func (d dyingSender) Send(context.Context, *tmail.Reply) (tmail.Receipt, error) 
 }
 
 // keyOf returns the ledger key the watcher derives for a delivered message.
-func keyOf(id, sender string) string { return "msgid:" + id + "|" + sender }
+func keyOf(id, sender string) triage.Key { return triage.Key("msgid:" + id + "|" + sender) }
 
 func TestPendingReplyResolution(t *testing.T) {
 	scenarioPendingReply(t, func(t *testing.T) target {

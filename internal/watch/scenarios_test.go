@@ -161,7 +161,7 @@ func scenarioLimits(t *testing.T, tgt target) {
 	}
 	var reasons []string
 	for _, o := range over {
-		reasons = append(reasons, o.Sender+" "+o.Reason)
+		reasons = append(reasons, o.Sender+" "+string(o.Reason))
 	}
 	sort.Strings(reasons)
 	if diff := cmp.Diff([]string{"ewa@customer.example global_limit", "jan@customer.example per_sender_limit"}, reasons); diff != "" {
@@ -209,7 +209,7 @@ func scenarioLimitsNotDodged(t *testing.T, tgt target) {
 	}
 	var got []string
 	for _, o := range over {
-		got = append(got, o.Subject+" "+o.Reason)
+		got = append(got, o.Subject+" "+string(o.Reason))
 	}
 	sort.Strings(got)
 	wantOver := []string{"Jan 3 per_sender_limit", "Pawel 3 per_sender_limit", "Victim 3 per_sender_limit", "to:target@bank.example per_sender_limit"}

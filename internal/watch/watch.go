@@ -30,6 +30,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/logattr"
@@ -68,17 +69,6 @@ const (
 	DefaultGrace           = 30 * time.Second
 	DefaultBackoffMin      = time.Second
 	DefaultBackoffMax      = 5 * time.Minute
-)
-
-// Reasons the watcher records itself (others come from the processor).
-const (
-	ReasonAlreadyHandled   = "already_handled"     // a copy of a message with a final entry (e.g. after a UIDVALIDITY change)
-	ReasonRecovered        = "recovered"           // the reply was recorded sent before a crash
-	ReasonReplyUnconfirmed = "reply_unconfirmed"   // a reply may or may not have gone out
-	ReasonPerSenderLimit   = ledger.LimitPerSender // a reply would pass the limit of its From or of its recipient
-	ReasonGlobalLimit      = ledger.LimitGlobal
-	ReasonTooManyAttempts  = "too_many_attempts"
-	ReasonTooLarge         = "too_large"
 )
 
 // Config configures a Watcher. Addr, Username, Password or Token,
@@ -632,7 +622,7 @@ type peeked struct {
 
 // orderKeys are the keys whose messages must not overlap.
 func (m *peeked) orderKeys() []string {
-	keys := []string{"key:" + m.id.Key}
+	keys := []string{"key:" + string(m.id.Key)}
 	for _, a := range []string{m.id.Sender, m.id.ReplyTo} {
 		if a != "" && !slices.Contains(keys, "addr:"+a) {
 			keys = append(keys, "addr:"+a)
@@ -689,7 +679,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	}
 
 	if other, err := l.FinalByKey(ctx, id.Key, loc); err == nil {
-		return w.finish(ctx, c, b, e, ledger.StateSkipped, ReasonAlreadyHandled, "", "previous="+other.Loc.String()+" state="+other.State)
+		return w.finish(ctx, c, b, e, ledger.StateSkipped, triage.ReasonAlreadyHandled, "", "previous="+other.Loc.String()+" state="+other.State)
 	} else if !errors.Is(err, ledger.ErrNotFound) {
 		return w.ledgerErr(err)
 	}
@@ -698,17 +688,17 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 			if r.State != ledger.DraftStored {
 				return nil // resolveDrafts stores it at the next connect
 			}
-			return w.finish(ctx, c, b, e, ledger.StateDrafted, ReasonRecovered, "", "draft="+r.MessageID)
+			return w.finish(ctx, c, b, e, ledger.StateDrafted, triage.ReasonRecovered, "", "draft="+r.MessageID)
 		}
 		if r.State == ledger.ReplySent {
-			return w.finish(ctx, c, b, e, ledger.StateReplied, ReasonRecovered, "", "reply="+r.MessageID)
+			return w.finish(ctx, c, b, e, ledger.StateReplied, triage.ReasonRecovered, "", "reply="+r.MessageID)
 		}
 		if r.State == ledger.ReplyPending {
 			if err := l.MarkReplyNeedsHuman(ctx, id.Key); err != nil {
 				return w.ledgerErr(err)
 			}
 		}
-		return w.finish(ctx, c, b, e, ledger.StateNeedsHuman, ReasonReplyUnconfirmed, "", "reply="+r.MessageID)
+		return w.finish(ctx, c, b, e, ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed, "", "reply="+r.MessageID)
 	} else if !errors.Is(err, ledger.ErrNotFound) {
 		return w.ledgerErr(err)
 	}
@@ -719,7 +709,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		return w.finish(ctx, c, b, e, ledger.StateOverLimit, reason, "", "")
 	}
 	if size > w.cfg.MaxMessageBytes {
-		return w.finish(ctx, c, b, e, ledger.StateFailed, ReasonTooLarge, "", fmt.Sprintf("size=%d max=%d", size, w.cfg.MaxMessageBytes))
+		return w.finish(ctx, c, b, e, ledger.StateFailed, triage.ReasonTooLarge, "", fmt.Sprintf("size=%d max=%d", size, w.cfg.MaxMessageBytes))
 	}
 	attempt, err := l.Begin(ctx, e)
 	if err != nil {
@@ -727,7 +717,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	}
 	e.Attempts = attempt
 	if attempt > w.cfg.MaxAttempts {
-		return w.finish(ctx, c, b, e, ledger.StateFailed, ReasonTooManyAttempts, "", fmt.Sprintf("attempts=%d", attempt-1))
+		return w.finish(ctx, c, b, e, ledger.StateFailed, triage.ReasonTooManyAttempts, "", fmt.Sprintf("attempts=%d", attempt-1))
 	}
 	raw, ok, err := b.fetchBody(c, uid)
 	if err != nil {
@@ -742,11 +732,11 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	in := &answering{sender: id.Sender, limits: w.limits()}
 	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
-	if out.Status == processor.StatusFailed {
+	if out.Status == triage.StatusFailed {
 		w.cfg.Metrics.Error("process")
 	}
 
-	state, reason, detail := out.Status, out.Reason, out.Detail
+	state, reason, detail := ledger.StateOf(out.Status), out.Reason, out.Detail
 	r, rerr := l.GetReply(context.WithoutCancel(ctx), id.Key)
 	switch {
 	case rerr != nil && !errors.Is(rerr, ledger.ErrNotFound):
@@ -769,23 +759,23 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 				return w.ledgerErr(err)
 			}
 		}
-		state, reason = ledger.StateNeedsHuman, ReasonReplyUnconfirmed
+		state, reason = ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed
 	case in.refusal() != nil:
 		// The Sender refused the reply: the address it would have gone to,
 		// or the From, is at its limit. Nothing was sent.
 		state, reason, detail = ledger.StateOverLimit, in.refusal().Reason, in.refusal().Error()
-	case out.Status == processor.StatusFailed && (out.Reason == processor.ReasonCanceled || ctx.Err() != nil):
+	case out.Status == triage.StatusFailed && (out.Reason == triage.ReasonCanceled || ctx.Err() != nil):
 		// Nothing was sent: leave the message for the next run.
 		w.log.InfoContext(ctx, "message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
 		return w.ledgerErr(l.Abandon(context.WithoutCancel(ctx), loc))
-	case out.Status == processor.StatusSkipped && out.Reason == processor.ReasonHumanOwner:
+	case out.Status == triage.StatusSkipped && out.Reason == triage.ReasonHumanOwner:
 		// A person owns the conversation (taken over, or escalated): the
 		// follow-up, already appended to the ticket, goes to the failed
 		// folder, where people work, with the reason human_owner.
 		state = ledger.StateNeedsHuman
-	case out.Status == processor.StatusReplied:
+	case out.Status == triage.StatusReplied:
 		// A reply the ledger does not know cannot be confirmed.
-		state, reason = ledger.StateNeedsHuman, ReasonReplyUnconfirmed
+		state, reason = ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed
 	}
 	if rerr == nil {
 		detail = strings.TrimSpace(detail + " reply=" + r.MessageID)
@@ -801,16 +791,13 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	return nil
 }
 
-// ReasonPanic is recorded when the pipeline panicked on a message.
-const ReasonPanic = "panic"
-
 // process runs the pipeline; a panic becomes a failed outcome so that one
 // bad message cannot stop the watcher.
 func (w *Watcher) process(ctx context.Context, in processor.Input) (out processor.Outcome) {
 	defer func() {
 		if v := recover(); v != nil {
 			w.log.ErrorContext(ctx, "pipeline panicked", "name", in.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			out = processor.Outcome{File: in.Name, Status: processor.StatusFailed, Reason: ReasonPanic, Detail: fmt.Sprint(v)}
+			out = processor.Outcome{File: in.Name, Status: triage.StatusFailed, Reason: triage.ReasonPanic, Detail: fmt.Sprint(v)}
 		}
 	}()
 	return w.cfg.Processor.Process(ctx, in)
@@ -832,7 +819,7 @@ func (w *Watcher) limits() ledger.Limits {
 // answered at replyTo, would exceed a limit. It saves the pipeline a message
 // whose reply would be refused; the Sender's check, when the reply is
 // written, is the exact one.
-func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (string, error) {
+func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (triage.Reason, error) {
 	le, err := w.cfg.Ledger.Exceeded(ctx, w.limits(), sender, replyTo, w.cfg.Now())
 	if err != nil || le == nil {
 		return "", err
@@ -842,7 +829,7 @@ func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (string
 
 // finish records the final state, logs the one line per message, and settles
 // the message on the server.
-func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state, reason, scenario, detail string) error {
+func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state string, reason triage.Reason, scenario, detail string) error {
 	e.State, e.Reason, e.Scenario = state, reason, scenario
 	if err := w.cfg.Ledger.Record(context.WithoutCancel(ctx), e); err != nil {
 		return w.ledgerErr(err)

@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	gomail "github.com/emersion/go-message/mail"
+
+	"triage"
 )
 
 // Reply is one reply to an inbound message.
@@ -30,7 +32,7 @@ type Reply struct {
 	References []string // inbound References + inbound Message-ID
 	MessageID  string   // with brackets; "" means generate (see MessageIDFor)
 	Date       time.Time
-	Key        string // inbound idempotency key, for senders that keep a ledger
+	Key        triage.Key // inbound idempotency key, for senders that keep a ledger
 	// Draft: leave the reply as a draft for a person to send (reply mode
 	// draft) instead of sending it; the receipt's Status is StatusDrafted.
 	Draft bool
@@ -153,7 +155,7 @@ func Render(r *Reply) ([]byte, error) {
 // MessageIDFor derives a deterministic Message-ID from an inbound key and our
 // domain: the same key always yields the same ID,
 // "<triage-" + hex(sha256(key))[:24] + "@" + domain + ">".
-func MessageIDFor(key, domain string) string {
+func MessageIDFor(key triage.Key, domain string) string {
 	sum := sha256.Sum256([]byte(key))
 	return "<triage-" + hex.EncodeToString(sum[:])[:24] + "@" + domain + ">"
 }

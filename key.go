@@ -1,0 +1,27 @@
+package triage
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"triage/internal/message"
+)
+
+// Key is the idempotency key of an inbound message: the same message read
+// twice (a retry, a copy after the server renumbered its mailbox) has the
+// same Key. It seeds the reply's Message-ID and the ticket's idempotency key,
+// and it is the ledger's key of the message.
+type Key string
+
+// KeyOf derives the Key of m, as parsed by package message: its Message-ID
+// and lower-cased From address when it has a Message-ID, else a hash of raw,
+// the bytes that stand for the message (its header block when read from a
+// mailbox, its whole text otherwise). m may be nil (unparseable).
+func KeyOf(m *message.Message, raw []byte) Key {
+	if m != nil && m.MessageID != "" {
+		return Key("msgid:" + m.MessageID + "|" + strings.ToLower(m.From.Address))
+	}
+	sum := sha256.Sum256(raw)
+	return Key("sha256:" + hex.EncodeToString(sum[:]))
+}

@@ -1,0 +1,106 @@
+// Package triage is the vocabulary every part of the pipeline shares: the
+// Status and Reason of an email's outcome, the ReplyMode, the Receipt of a
+// reply, and the idempotency Key of an inbound message. It is the only place
+// these values are spelled.
+package triage
+
+// Status is what happened to one inbound email.
+type Status string
+
+// Statuses of an outcome.
+const (
+	StatusReplied Status = "replied" // a reply went out
+	StatusDrafted Status = "drafted" // reply mode draft: the reply exists, a person sends it
+	StatusSkipped Status = "skipped" // deliberately not answered (a machine, a person's conversation)
+	StatusFailed  Status = "failed"  // not handled: left for a person, Reason says why
+)
+
+// Statuses lists every Status, in the order they are documented.
+var Statuses = []Status{StatusReplied, StatusDrafted, StatusSkipped, StatusFailed}
+
+// Valid reports whether s is one of Statuses.
+func (s Status) Valid() bool {
+	for _, v := range Statuses {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Answered reports whether the email got a reply (sent or drafted).
+func (s Status) Answered() bool { return s == StatusReplied || s == StatusDrafted }
+
+// Reason says why an email was skipped or failed.
+type Reason string
+
+// Skip reasons: messages that must never be answered (RFC 3834 and friends).
+const (
+	ReasonBounce               Reason = "bounce"                 // Return-Path: <>
+	ReasonAutoSubmitted        Reason = "auto_submitted"         // Auto-Submitted other than "no"
+	ReasonList                 Reason = "list"                   // List-Id / List-Unsubscribe / any List-*
+	ReasonPrecedence           Reason = "precedence"             // Precedence: bulk|list|junk
+	ReasonAutoResponseSuppress Reason = "auto_response_suppress" // X-Auto-Response-Suppress: All or OOF
+	ReasonAutoreplyHeader      Reason = "autoreply_header"       // X-Autoreply / X-Autorespond
+	ReasonNoReplySender        Reason = "no_reply_sender"        // mailer-daemon, no-reply, noreply, do-not-reply, *-request, owner-*, bounces
+	ReasonOwnAddress           Reason = "own_address"            // sent by one of our own addresses
+	ReasonAutoreplySubject     Reason = "autoreply_subject"      // an auto-reply subject without RFC 3834 headers
+	ReasonHumanOwner           Reason = "human_owner"            // a person owns the conversation
+	ReasonAlreadyHandled       Reason = "already_handled"        // a copy of a message that already has a final outcome
+)
+
+// Failure reasons: the email was not handled and is left for a person.
+const (
+	ReasonReadError        Reason = "read_error"          // the input could not be read
+	ReasonParseError       Reason = "parse_error"         // the message could not be parsed
+	ReasonNoSender         Reason = "no_sender"           // no usable From address
+	ReasonEmailNotSent     Reason = "email_not_sent"      // no successful reply
+	ReasonNoScenario       Reason = "no_scenario"         // no scenario matched and there is no fallback
+	ReasonCanceled         Reason = "canceled"            // the run stopped before the email was handled
+	ReasonReplyLoop        Reason = "reply_loop"          // a likely loop with an auto-responder
+	ReasonHistoryError     Reason = "history_error"       // the reply history could not be read
+	ReasonNoStaff          Reason = "no_staff"            // escalation without staff addresses
+	ReasonTicketStore      Reason = "tickets_unavailable" // the ticket store could not be read or written
+	ReasonRecovered        Reason = "recovered"           // the reply was recorded sent before a crash
+	ReasonReplyUnconfirmed Reason = "reply_unconfirmed"   // a reply may or may not have gone out
+	ReasonPerSenderLimit   Reason = "per_sender_limit"    // a reply would pass the limit of its sender or recipient
+	ReasonGlobalLimit      Reason = "global_limit"        // a reply would pass the hourly limit of the inbox
+	ReasonTooManyAttempts  Reason = "too_many_attempts"   // the message failed too often
+	ReasonTooLarge         Reason = "too_large"           // the message is over the size cap
+	ReasonPanic            Reason = "panic"               // the pipeline panicked on this message
+	ReasonSendFailed       Reason = "send_failed"         // the mail server refused or could not take the reply
+	ReasonUngroundedClaim  Reason = "ungrounded_claim"    // the reply stated a fact triage could not back
+)
+
+// ReplyMode says whether replies go out or wait as drafts for a person.
+type ReplyMode string
+
+// Reply modes.
+const (
+	ReplySend  ReplyMode = "send"
+	ReplyDraft ReplyMode = "draft"
+)
+
+// Valid reports whether m is a reply mode ("" means "not set").
+func (m ReplyMode) Valid() bool { return m == "" || m == ReplySend || m == ReplyDraft }
+
+// Or is m when set, else fallback.
+func (m ReplyMode) Or(fallback ReplyMode) ReplyMode {
+	if m == "" {
+		return fallback
+	}
+	return m
+}
+
+// Receipt is what happened to one reply: where it went and how.
+type Receipt struct {
+	To        string `json:"to"` // the bare address the reply went to
+	Subject   string `json:"subject"`
+	MessageID string `json:"message_id"`     // with angle brackets
+	Path      string `json:"path,omitempty"` // the outbox file, when written to disk
+	// Existing: an earlier run had already written or sent this reply (same
+	// Message-ID); it was not written again.
+	Existing bool `json:"existing,omitempty"`
+	// Drafted: the reply was left as a draft for a person to send.
+	Drafted bool `json:"-"`
+}
