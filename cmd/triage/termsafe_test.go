@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"triage"
 	"triage/eval"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
@@ -23,7 +24,7 @@ func TestHumanOutputEscapesControls(t *testing.T) {
 	st := &tickets.State{TicketID: "TKT-1", Status: "open", CustomerEmail: hostile, Summary: hostile, Owner: hostile, AgentDisabled: true,
 		Messages: []tickets.Message{{MessageID: hostile, Direction: tickets.Inbound, From: hostile, Subject: hostile}},
 		Notes:    []tickets.Note{{MessageID: hostile, From: hostile, Text: hostile + "\n" + hostile}}}
-	out := processor.Outcome{File: hostile, From: hostile, Subject: hostile, Status: processor.StatusFailed, Reason: "email_not_sent", Detail: hostile,
+	out := processor.Outcome{File: hostile, From: hostile, Subject: hostile, Status: triage.StatusFailed, Reason: "email_not_sent", Detail: hostile,
 		Scenario: "s", Detection: processor.Detection{Method: "rules", Reason: hostile}, SerialNumbers: []string{hostile},
 		FunctionCalls: []dispatcher.Record{{Name: "check_warranty", Args: map[string]any{"serial_number": hostile}, OK: true, Result: map[string]any{"status": hostile}},
 			{Name: "send_email", Args: map[string]any{"subject": hostile}, Blocked: true, Error: &dispatcher.RecordError{Code: "invalid_args", Message: hostile}}}}

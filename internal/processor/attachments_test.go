@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
+	"triage"
+
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/attach"
@@ -206,7 +208,7 @@ func TestAttachmentsToModel(t *testing.T) {
 	}
 	// The serial the model read from the photo: accepted by the shipped
 	// serials_or_attachments policy, and marked.
-	if out.Status != processor.StatusReplied || out.SerialSource != processor.SerialSourceAttachment {
+	if out.Status != triage.StatusReplied || out.SerialSource != processor.SerialSourceAttachment {
 		t.Errorf("status %s (%s: %s), serial_source %q; want replied from an attachment", out.Status, out.Reason, out.Detail, out.SerialSource)
 	}
 	for _, c := range out.FunctionCalls {
