@@ -131,6 +131,8 @@ type Expected struct {
 	// AttachmentsSent names the attachments the model was sent, in order
 	// (an explicit [] means none; absent: not checked).
 	AttachmentsSent []string `yaml:"attachments_sent" json:"attachments_sent,omitempty"`
+	// Language is the outcome's language (ISO 639-1) the case expects.
+	Language string `yaml:"language" json:"language,omitempty"`
 }
 
 // ExpectedCall is one expected_function_calls item.

@@ -68,6 +68,9 @@ func Validate(c *Case, o processor.Outcome) Verdict {
 			fail("Attachments sent to the model: expected %q, got %q", x.AttachmentsSent, sent)
 		}
 	}
+	if x.Language != "" && o.Language != x.Language {
+		fail("Language: expected %q, got %q", x.Language, o.Language)
+	}
 	if x.MaxModelCalls != nil && o.ModelCalls > *x.MaxModelCalls {
 		fail("Model calls: expected at most %d, got %d", *x.MaxModelCalls, o.ModelCalls)
 	}

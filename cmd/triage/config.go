@@ -15,6 +15,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
+	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/offline"
 	"triage/internal/scenario"
@@ -109,6 +110,7 @@ type pipelineParts struct {
 	Faults             []offline.Fault
 	TicketsHTTP        *tickets.HTTP
 	TicketsDB          string
+	Language           *language.Detector
 }
 
 // checkPipeline validates every pipeline setting, read-only: the
@@ -132,6 +134,9 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	}
 	if parts.Extractor, err = serial.New(o.SerialPattern...); err != nil {
 		p.add("--serial-pattern: %v", err)
+	}
+	if parts.Language, err = language.New(language.Config{Languages: o.Languages, Default: o.DefaultLanguage}); err != nil {
+		p.add("--default-language/--languages: %v", err)
 	}
 	switch {
 	case o.WarrantyURL != "":

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,10 +22,12 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/processor"
 	"triage/internal/scenario"
 	"triage/internal/tools"
+	"triage/internal/watch"
 )
 
 // pipelineOptions are the settings process and watch share.
@@ -52,6 +55,11 @@ type pipelineOptions struct {
 	// Call caps per email (issue 7 item 2): calls over them have no effect.
 	MaxCallsPerTurn int
 	MaxCalls        int
+	// DefaultLanguage (pipeline.default_language) answers a customer whose
+	// language cannot be told; Languages (pipeline.languages) are the ones
+	// told apart (package language).
+	DefaultLanguage string
+	Languages       []string
 }
 
 // addFlags registers the shared flags on fs.
@@ -74,6 +82,8 @@ func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DryRun, "dry-run", false, "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened")
 	fs.IntVar(&o.MaxCallsPerTurn, "max-calls-per-turn", dispatcher.DefaultMaxCallsPerTurn, "function calls the model may make in one turn (more are refused, recorded blocked)")
 	fs.IntVar(&o.MaxCalls, "max-calls", dispatcher.DefaultMaxCallsPerEmail, "function calls the model may make per email (more are refused, recorded blocked)")
+	envString(fs, &o.DefaultLanguage, "default-language", "TRIAGE_DEFAULT_LANGUAGE", language.DefaultLanguage, "ISO 639-1 code of the inbox's language: a customer whose language cannot be told (a short or mixed message) is answered in it")
+	fs.StringSliceVar(&o.Languages, "languages", nil, "ISO 639-1 codes of the languages told apart (default "+strings.Join(language.DefaultLanguages, ",")+")")
 }
 
 func envOr(name, def string) string {
@@ -226,7 +236,11 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, usageErr("no mail sender configured")
 	}
 	hist := history(sender) // the outbox or ledger itself, not the signer around it
-	sender = replySigner(sender, p.Scenarios)
+	perSender := 0
+	if _, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limit, exactly
+		perSender = watch.DefaultPerSenderLimit
+	}
+	sender = replySigner(sender, p.Scenarios, parts.Language)
 
 	faults := parts.Faults
 	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults, Concurrency: o.Concurrency})
@@ -260,13 +274,16 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		processor.Config{
 			Scenarios: p.Scenarios,
 			Extractor: ext,
+			Language:  parts.Language,
 			Guard:     guard.Config{OwnAddresses: []string{ourAddr}},
 			Tickets:   creator,
 			History:   hist,
 			ModelName: modelLabel(p.Model, o.Model),
-			ReplyMode: triage.ReplyMode(o.ReplyMode),
-			DryRun:    o.DryRun,
-			Logger:    log,
+			// process answers a sender as often as watch would.
+			PerSenderLimit: perSender,
+			ReplyMode:      triage.ReplyMode(o.ReplyMode),
+			DryRun:         o.DryRun,
+			Logger:         log,
 		})
 	if err != nil {
 		return nil, usageErr("%v", err)
@@ -290,8 +307,10 @@ func history(sender mail.Sender) processor.History {
 }
 
 // replySigner signs every reply in its language with the styles of main.md
-// (replies:): the pipeline signs, never the model.
-func replySigner(next mail.Sender, set *scenario.Set) mail.Sender {
+// (replies:): the pipeline signs, never the model. A reply in a language
+// without a style is signed in main.md's replies_fallback, else in the
+// inbox's default language.
+func replySigner(next mail.Sender, set *scenario.Set, lang *language.Detector) mail.Sender {
 	if len(set.Replies) == 0 {
 		return next
 	}
@@ -299,7 +318,7 @@ func replySigner(next mail.Sender, set *scenario.Set) mail.Sender {
 	for lang, st := range set.Replies {
 		styles[lang] = mail.Style{FromName: st.FromName, Signature: st.Signature}
 	}
-	return &mail.Signer{Next: next, Styles: styles, Language: processor.Language, Default: "pl"}
+	return &mail.Signer{Next: next, Styles: styles, Language: lang.Detect, Default: cmp.Or(set.RepliesFallback, lang.Default())}
 }
 
 func modelLabel(m *llm.Model, name string) string {

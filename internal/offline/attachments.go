@@ -6,10 +6,15 @@ import (
 )
 
 // attachmentsIgnored says, in the customer's language where there is a
-// template (else Polish, the inbox's default), that the stand-in did not
-// look at the n attachments it was sent: it reads no images or PDFs.
-func attachmentsIgnored(lang string, n int) string {
-	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(lang)), "en") {
+// template (English, Polish), else in the inbox's default language (else
+// Polish), that the stand-in did not look at the n attachments it was sent:
+// it reads no images or PDFs.
+func attachmentsIgnored(lang, def string, n int) string {
+	norm := func(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+	if l := norm(lang); l != "en" && l != "pl" {
+		lang = def
+	}
+	if norm(lang) == "en" {
 		return fmt.Sprintf("(The offline stand-in model does not look at attachments: the %d attached photo(s) or document(s) were not read. A person will look at them if needed.)", n)
 	}
 	return fmt.Sprintf("(Model offline nie ogląda załączników: przesłane zdjęcia lub dokumenty (%d) nie zostały odczytane. W razie potrzeby obejrzy je konsultant.)", n)

@@ -34,6 +34,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/logattr"
+	"triage/internal/mailauth"
 	"triage/internal/message"
 	"triage/internal/metrics"
 	"triage/internal/processor"
@@ -71,7 +72,7 @@ const (
 	DefaultBackoffMax      = 5 * time.Minute
 )
 
-// Config configures a Watcher. Addr, Username, Password or Token,
+// Config configures a Watcher. Addr, Username, Password or Token or OAuth2,
 // Processor and Ledger are required.
 type Config struct {
 	Addr      string // host:port
@@ -79,7 +80,11 @@ type Config struct {
 	TLSConfig *tls.Config
 	Username  string
 	Password  string // LOGIN password
-	Token     string // OAuth2 access token: AUTHENTICATE XOAUTH2 instead of LOGIN
+	Token     string // a fixed OAuth2 access token: AUTHENTICATE instead of LOGIN
+	// OAuth2 hands out access tokens that renew themselves: every
+	// (re)connect logs in with AUTHENTICATE XOAUTH2 or OAUTHBEARER and a
+	// token valid for a while yet. It takes precedence over Token.
+	OAuth2 *mailauth.Source
 	// Account names the mailbox owner in the ledger (default: Username, with
 	// "@"+Addr appended when Username has no "@").
 	Account string
@@ -148,7 +153,8 @@ type Watcher struct {
 	st      Stats
 	dryDone map[[2]uint32]bool // dry run (sequential): (UIDVALIDITY, UID) already shown
 
-	uidValidity uint32 // the mailbox UIDVALIDITY of the last pass (guarded by mu)
+	uidValidity uint32    // the mailbox UIDVALIDITY of the last pass (guarded by mu)
+	tokenExpiry time.Time // expiry of the access token of the last login (Run's goroutine only)
 }
 
 // Stats counts what a watcher did, by final state.
@@ -167,8 +173,11 @@ func New(cfg Config) (*Watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch: Addr %q: %w", cfg.Addr, err)
 	}
-	if cfg.Username == "" || (cfg.Password == "" && cfg.Token == "") {
-		return nil, errors.New("watch: Username and a Password or Token are required")
+	if cfg.Username == "" || (cfg.Password == "" && cfg.Token == "" && cfg.OAuth2 == nil) {
+		return nil, errors.New("watch: Username and a Password, Token or OAuth2 are required")
+	}
+	if cfg.OAuth2 == nil && cfg.Token != "" {
+		cfg.OAuth2 = mailauth.Static(cfg.Token, "")
 	}
 	if cfg.Processor == nil || cfg.Ledger == nil && !cfg.DryRun {
 		return nil, errors.New("watch: Processor and Ledger are required")
@@ -304,6 +313,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 		d := backoff/2 + rand.N(backoff/2+1)
 		if ae != nil {
 			w.log.Error("imap login refused; trying again", "err", ae.Err.Error(), "attempt", refused, "of", w.cfg.MaxAuthFailures, "in", d.Round(time.Millisecond).String())
+		} else if exp := w.tokenExpiry; !exp.IsZero() && !w.cfg.Now().Before(exp) {
+			// Microsoft 365 ends a session when its token expires: the
+			// reconnect logs in with a new one.
+			w.log.Info("imap session ended after its access token expired; reconnecting with a new token", "err", errString(err), "in", d.Round(time.Millisecond).String())
 		} else {
 			w.log.Warn("imap session ended; reconnecting", "err", errString(err), "in", d.Round(time.Millisecond).String())
 		}
@@ -439,15 +452,10 @@ func (w *Watcher) dial(ctx context.Context) (*imapclient.Client, error) {
 	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	if w.cfg.Token != "" {
-		err = c.Authenticate(mail.XOAuth2(w.cfg.Username, w.cfg.Token))
-	} else {
-		err = c.Login(w.cfg.Username, w.cfg.Password).Wait()
-	}
-	if err != nil {
+	if err = w.login(c); err != nil {
 		c.Close()
-		if refusedLogin(err) {
-			return nil, &AuthError{Addr: w.cfg.Addr, User: w.cfg.Username, Attempts: 1, Err: err}
+		if refusedLogin(err) || mailauth.IsPermanent(err) || errors.Is(err, mailauth.ErrNoMechanism) {
+			return nil, &AuthError{Addr: w.cfg.Addr, User: w.cfg.Username, Attempts: 1, OAuth2: w.cfg.OAuth2 != nil, Err: err}
 		}
 		return nil, fmt.Errorf("watch: login %s as %s: %w", w.cfg.Addr, w.cfg.Username, err)
 	}
