@@ -9,6 +9,7 @@ import (
 
 	"triage/internal/ledger"
 	"triage/internal/settings"
+	"triage/internal/termsafe"
 )
 
 // newLedgerStatsCmd prints what people did with triage's drafts, per
@@ -69,6 +70,7 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
 }
 
 func printDraftStats(w io.Writer, stats []ledger.DraftStat) error {
+	w = termsafe.NewWriter(w) // scenario names come from files, but never trust a terminal
 	if len(stats) == 0 {
 		_, err := fmt.Fprintln(w, "no drafts yet (triage watch makes them in draft mode: reply_mode: draft)")
 		return err
