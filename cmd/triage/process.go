@@ -20,19 +20,30 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/logattr"
 	"triage/internal/processor"
+	"triage/internal/settings"
+	"triage/internal/termsafe"
 )
 
 // maxInputBytes caps one input message read from disk or stdin.
 const maxInputBytes = 25 << 20
 
+// processOptions are the settings of process, declared in processSettings.
 type processOptions struct {
 	pipelineOptions
 	JSON    bool
 	Outbox  string
 	Verbose bool
+	table   settings.Table
 }
 
 func newProcessCmd() *cobra.Command {
+	cmd, _ := newProcessCmdOptions()
+	return cmd
+}
+
+// newProcessCmdOptions returns the process command and the options its
+// settings fill.
+func newProcessCmdOptions() (*cobra.Command, *processOptions) {
 	o := &processOptions{}
 	cmd := &cobra.Command{
 		Use:   "process [flags] FILE.eml...",
@@ -76,22 +87,18 @@ failed, 2 for a usage or configuration error.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
 			return runProcess(cmd.Context(), o, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	f := cmd.Flags()
-	o.addFlags(f)
-	f.BoolVar(&o.JSON, "json", false, "print one JSON outcome per input, one per line")
-	envString(f, &o.Outbox, "outbox", "TRIAGE_OUTBOX", "outbox", "directory that receives every sent reply as an .eml file")
-	f.IntVar(&o.Concurrency, "concurrency", 4, "emails processed in parallel")
-	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log each step to stderr")
-	return cmd
+	o.table = processSettings(o)
+	o.table.Register(cmd.Flags())
+	return cmd, o
 }
 
 func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if o.Concurrency < 1 {
-		return usageErr("--concurrency must be at least 1, got %d", o.Concurrency)
-	}
 	level := slog.LevelWarn
 	if o.Verbose {
 		level = slog.LevelDebug
@@ -99,6 +106,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	log := slog.New(logattr.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	// Everything is validated before anything (outbox, ticket store) is created.
 	var probs problems
+	probs.addErr(o.table.Check())
 	parts := checkPipeline(o.pipelineOptions, &probs)
 	if err := checkDirOrParent("--outbox", o.Outbox); err != nil && !o.DryRun {
 		probs.addErr(err)
@@ -120,7 +128,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	}
 	defer p.Close()
 	if p.Model.Offline {
-		fmt.Fprintf(stderr, "triage: using the %s; set GEMINI_API_KEY to use Gemini\n", p.Model.Description)
+		fmt.Fprintf(stderr, "triage: using the %s; set GEMINI_API_KEY to use Gemini (or --provider openai)\n", p.Model.Description)
 	} else {
 		fmt.Fprintf(stderr, "triage: using %s, model %s\n", p.Model.Description, o.Model)
 	}
@@ -267,9 +275,15 @@ func readAtMost(r io.Reader, size, max int64) ([]byte, error) {
 }
 
 // printSummary writes the human-readable summary of one outcome.
-func printSummary(w io.Writer, out processor.Outcome, m eval.Marks) {
+//
+// Everything but the marks (which may be coloured) goes through a
+// termsafe.Writer: a stranger's subject, address or text never reaches the
+// terminal as control characters.
+func printSummary(tty io.Writer, out processor.Outcome, m eval.Marks) {
+	w := termsafe.NewWriter(tty)
 	mark := map[triage.Status]string{triage.StatusReplied: m.Pass, triage.StatusDrafted: m.Pass, triage.StatusSkipped: "-", triage.StatusFailed: m.Fail}[out.Status]
-	fmt.Fprintf(w, "%s %s  %s\n", mark, out.File, out.Status)
+	io.WriteString(tty, mark)
+	fmt.Fprintf(w, " %s  %s\n", out.File, out.Status)
 	if out.From != "" || out.Subject != "" {
 		fmt.Fprintf(w, "    from %s: %q\n", out.From, out.Subject)
 	}
@@ -277,7 +291,21 @@ func printSummary(w io.Writer, out processor.Outcome, m eval.Marks) {
 		fmt.Fprintf(w, "    scenario %s (%s: %s)\n", out.Scenario, out.Detection.Method, out.Detection.Reason)
 	}
 	if len(out.SerialNumbers) > 0 {
-		fmt.Fprintf(w, "    serials %s\n", strings.Join(out.SerialNumbers, ", "))
+		more := ""
+		if out.SerialsOmitted > 0 {
+			more = fmt.Sprintf(" (and %d more, not listed)", out.SerialsOmitted)
+		}
+		fmt.Fprintf(w, "    serials %s%s\n", strings.Join(out.SerialNumbers, ", "), more)
+	}
+	for _, a := range out.Attachments {
+		seen := "sent to the model"
+		if !a.Sent {
+			seen = "not sent: " + a.NotSent
+		}
+		fmt.Fprintf(w, "    attachment %q %s %d bytes: %s\n", a.Name, a.Type, a.Size, seen)
+	}
+	if out.AttachmentsOmitted > 0 {
+		fmt.Fprintf(w, "    and %d more attachments, not listed and not sent\n", out.AttachmentsOmitted)
 	}
 	if out.TicketID != "" {
 		line := "    ticket " + out.TicketID
@@ -297,7 +325,9 @@ func printSummary(w io.Writer, out processor.Outcome, m eval.Marks) {
 		case !c.OK:
 			state = m.Fail
 		}
-		line := fmt.Sprintf("    %d. %s %s(%s)", i+1, state, c.Name, compactArgs(c.Args))
+		fmt.Fprintf(w, "    %d. ", i+1)
+		io.WriteString(tty, state)
+		line := fmt.Sprintf(" %s(%s)", c.Name, compactArgs(c.Args))
 		if c.Error != nil {
 			line += fmt.Sprintf(" → %s: %s", c.Error.Code, c.Error.Message)
 		} else if c.Result != nil && c.Name != "send_email" {

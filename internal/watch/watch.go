@@ -35,6 +35,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/logattr"
 	"triage/internal/mailauth"
+	"triage/internal/message"
 	"triage/internal/metrics"
 	"triage/internal/processor"
 )
@@ -46,11 +47,11 @@ type Processor interface {
 
 var _ Processor = (*processor.Processor)(nil)
 
-// Connection security modes for Config.TLS.
+// Connection security modes for Config.TLS (checked by mail.CheckTLS).
 const (
-	TLSImplicit = "tls"      // TLS from the first byte (port 993), the default
-	TLSStartTLS = "starttls" // plain connect, then STARTTLS (port 143)
-	TLSNone     = "none"     // no TLS: allowed only for loopback hosts
+	TLSImplicit = mail.TLSImplicit // TLS from the first byte (port 993), the default
+	TLSStartTLS = mail.TLSStartTLS // plain connect, then STARTTLS (port 143)
+	TLSNone     = mail.TLSNone     // no TLS: allowed only for loopback hosts
 )
 
 // Defaults applied by New.
@@ -181,16 +182,11 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Processor == nil || cfg.Ledger == nil && !cfg.DryRun {
 		return nil, errors.New("watch: Processor and Ledger are required")
 	}
-	switch cfg.TLS {
-	case "":
+	if err := mail.CheckTLS(cfg.TLS, host, TLSImplicit); err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	if cfg.TLS == "" {
 		cfg.TLS = TLSImplicit
-	case TLSImplicit, TLSStartTLS:
-	case TLSNone:
-		if !mail.IsLoopback(host) {
-			return nil, fmt.Errorf("watch: TLS %q is allowed only for loopback hosts, not %q", TLSNone, host)
-		}
-	default:
-		return nil, fmt.Errorf("watch: TLS %q: want tls, starttls or none", cfg.TLS)
 	}
 	if cfg.Account == "" {
 		cfg.Account = cfg.Username
@@ -235,8 +231,8 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	if strings.ContainsAny(cfg.Keyword, " ()\\{]%*\"") {
-		return nil, fmt.Errorf("watch: Keyword %q is not a valid IMAP keyword", cfg.Keyword)
+	if err := CheckKeyword(cfg.Keyword); err != nil {
+		return nil, fmt.Errorf("watch: Keyword %w", err)
 	}
 	if cfg.TLSConfig == nil {
 		cfg.TLSConfig = &tls.Config{}
@@ -1017,9 +1013,16 @@ func (b *box) fetchBody(c *imapclient.Client, uid imap.UID) ([]byte, bool, error
 	return fetchBody(c, uid)
 }
 
-// fetchHeader fetches UID, size and header of one message (BODY.PEEK).
+// maxHeaderFetch bounds the header fetched before the size check: one
+// byte over what the parser accepts, so a header over it is still refused
+// as too large, and a header-only message of any size costs at most this.
+const maxHeaderFetch = message.DefaultMaxHeaderBytes + 1
+
+// fetchHeader fetches UID, size (RFC822.SIZE) and at most maxHeaderFetch
+// bytes of the header of one message (BODY.PEEK[HEADER]<0.N>).
 func fetchHeader(c *imapclient.Client, uid imap.UID) (hdr []byte, size int64, ok bool, err error) {
-	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true}
+	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true,
+		Partial: &imap.SectionPartial{Offset: 0, Size: maxHeaderFetch}}
 	bufs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("watch: fetch header uid %d: %w", uid, err)

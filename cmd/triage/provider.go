@@ -1,0 +1,27 @@
+package main
+
+import (
+	"triage/internal/llm"
+)
+
+// modelOptions choose the model provider (process, eval and watch),
+// declared in providerSettings.
+type modelOptions struct {
+	Provider   string // gemini | openai
+	BaseURL    string // openai: the endpoint's API root
+	APIKeyFile string // openai: the key, when $OPENAI_API_KEY is unset
+}
+
+// llmOptions are the llm options these settings select.
+func (m modelOptions) llmOptions() llm.Options {
+	return llm.Options{Provider: m.Provider, BaseURL: m.BaseURL, APIKeyFile: m.APIKeyFile}
+}
+
+// check returns the problem with these settings and the model id, or "".
+// The provider's name itself is checked by its setting.
+func (m modelOptions) check(model string) string {
+	if m.Provider == llm.ProviderOpenAI && (model == "" || model == llm.DefaultModel) {
+		return "--provider openai needs --model (model.name): the endpoint's model id, e.g. llama3.1 on Ollama or gpt-4o-mini on OpenAI"
+	}
+	return ""
+}
