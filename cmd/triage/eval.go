@@ -171,7 +171,22 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		return err
 	}
 	defer bk.Close()
+	// In live runs a model judges reply_rubric and plays
+	// input.simulated_customer; offline those are skipped, never passed.
+	var judge *eval.Judge
+	var customer *eval.Customer
+	if !o.Offline && o.Replay == "" && llm.HasCredentials(os.Getenv) {
+		jm, err := llm.New(ctx, llm.Options{Getenv: os.Getenv})
+		if err != nil {
+			return usageErr("eval: judge model: %v", err)
+		}
+		defer jm.Close()
+		judge = &eval.Judge{Model: jm, ModelName: o.Model}
+		customer = &eval.Customer{Model: jm, ModelName: o.Model}
+	}
 	runner, err := eval.New(eval.Config{
+		Judge:          judge,
+		Customer:       customer,
 		Scenarios:      ins.Scenarios,
 		Tools:          ins.Tools,
 		Backends:       bk.Routes(),
