@@ -50,6 +50,7 @@ func TestCheckPrintsTools(t *testing.T) {
 		`  requires an earlier successful check_warranty with result {"status":"valid"}, same serial_number` + "\n",
 		"send_email  [builtin send_email]\n",
 		"  final (its success means the email is handled)\n",
+		"  grounded (every fact the reply states must be backed, else ungrounded_claim)\n",
 		"  args.to: from reply_to\n",
 		"  requires an earlier successful notify_staff (in scenarios that declare notify_staff)\n",
 		"search_manual  [mcp stdio ${TRIAGE_BIN} mcp-manuals, tool search_manual timeout 30s]",

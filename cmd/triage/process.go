@@ -120,7 +120,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	}
 	defer p.Close()
 	if p.Model.Offline {
-		fmt.Fprintf(stderr, "triage: using the %s; set GEMINI_API_KEY to use Gemini\n", p.Model.Description)
+		fmt.Fprintf(stderr, "triage: using the %s; set GEMINI_API_KEY to use Gemini (or --provider openai)\n", p.Model.Description)
 	} else {
 		fmt.Fprintf(stderr, "triage: using %s, model %s\n", p.Model.Description, o.Model)
 	}

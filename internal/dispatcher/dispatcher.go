@@ -268,6 +268,8 @@ type Session struct {
 	final     map[string]any
 	parsed    *facts // the message's facts, built on first use (facts())
 	ticket    string // see Call.TicketID
+	// ungrounded counts calls refused for unsupported claims (ground).
+	ungrounded int
 }
 
 // SetTicket tells the session which ticket the email belongs to (a
@@ -307,6 +309,9 @@ type Options struct {
 	// but is answered {"dry_run": true, ...} without running; nothing
 	// changes anywhere.
 	DryRun bool
+	// Sources are the texts the model was given (system instruction, user
+	// turn): a grounded tool's claims may come from them (see ground).
+	Sources []string
 }
 
 // SetOptions sets the session's options; call it before the first Call.
@@ -361,6 +366,9 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 	vouched := cloneArgs(rec.Args)
 	if err == nil {
 		first, argKey, err = s.policies(tool, vouched)
+	}
+	if err == nil && first == nil && tool.Grounded {
+		err = s.ground(tool, vouched)
 	}
 	switch {
 	case err != nil:

@@ -375,11 +375,12 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	final := p.cfg.Dispatcher.Tools().FinalOf(sc)
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
 	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == triage.ReplyDraft
-	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun})
+	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(facts, text, quoted)
+	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}})
 	session.SetTicket(out.TicketID)
 	res, err := p.cfg.Agent.Run(ctx, agent.Request{
-		System:        prompt.System(p.cfg.Scenarios.Main, sc.Body),
-		Prompt:        prompt.User(facts, text, quoted),
+		System:        system,
+		Prompt:        user,
 		Functions:     declarations(sc),
 		FinalFunction: final,
 	}, session)
@@ -400,6 +401,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		}
 		if n := blocked(out.FunctionCalls); n > 0 {
 			detail += fmt.Sprintf(" (%d call(s) refused by the dispatcher)", n)
+		}
+		if e := lastError(out.FunctionCalls, final); e != nil && e.Code == dispatcher.CodeUngroundedClaim {
+			return fail(triage.ReasonUngroundedClaim, e.Message)
 		}
 		return fail(triage.ReasonEmailNotSent, detail)
 	}
@@ -549,6 +553,16 @@ func okRecord(recs []dispatcher.Record, name string) *dispatcher.Record {
 	for i := range recs {
 		if recs[i].Name == name && recs[i].OK {
 			return &recs[i]
+		}
+	}
+	return nil
+}
+
+// lastError is the error of the last call to name, or nil.
+func lastError(recs []dispatcher.Record, name string) *dispatcher.RecordError {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Name == name {
+			return recs[i].Error
 		}
 	}
 	return nil

@@ -70,6 +70,11 @@ type Tool struct {
 	Effect bool `yaml:"effect"`
 	// Final marks the tool whose success means the email is handled.
 	Final bool `yaml:"final"`
+	// Grounded (final tools only) refuses a call whose text states a fact
+	// (a ticket or serial number, a date, an amount, a phone number, an
+	// address, a URL) that neither the customer's email, the case facts,
+	// the instructions nor a function result of this email contains.
+	Grounded bool `yaml:"grounded"`
 	// MaxCalls caps successful runs per email; 0 means the default (1 for an
 	// effect, else only the per-email call cap).
 	MaxCalls int             `yaml:"max_calls"`
@@ -276,6 +281,9 @@ func (t *Tool) validate(cfg Config, field func(string) func(string, ...any)) {
 	}
 	if t.MaxCalls < 0 {
 		field("max_calls")("%d is negative", t.MaxCalls)
+	}
+	if t.Grounded && !t.Final {
+		field("grounded")("only a final tool's reply is checked: set final: true, or remove grounded")
 	}
 	for _, a := range slices.Sorted(maps.Keys(t.Args)) {
 		p := t.Args[a]
