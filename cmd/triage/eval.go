@@ -180,8 +180,8 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	// input.simulated_customer; offline those are skipped, never passed.
 	var judge *eval.Judge
 	var customer *eval.Customer
-	if !o.Offline && o.Replay == "" && llm.HasCredentials(os.Getenv) {
-		jm, err := llm.New(ctx, llm.Options{Getenv: os.Getenv})
+	if jo := (llm.Options{Provider: o.Provider, BaseURL: o.BaseURL, APIKeyFile: o.APIKeyFile, Offline: o.Offline}); o.Replay == "" && jo.Live() {
+		jm, err := llm.New(ctx, jo)
 		if err != nil {
 			return usageErr("eval: judge model: %v", err)
 		}
