@@ -394,3 +394,16 @@ func (r *Runner) gradeRubric(ctx context.Context, c *Case, rr *RunResult) {
 		}
 	}
 }
+
+// FlaggedClaims are the claims the grounding check refused in the outcome's
+// replies (send_email calls blocked with ungrounded_claim), as the
+// dispatcher named them.
+func FlaggedClaims(o processor.Outcome) []string {
+	var out []string
+	for i, c := range o.FunctionCalls {
+		if c.Blocked && c.Error != nil && c.Error.Code == dispatcher.CodeUngroundedClaim {
+			out = append(out, fmt.Sprintf("call %d %s: %s", i+1, c.Name, c.Error.Message))
+		}
+	}
+	return out
+}

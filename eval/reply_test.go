@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/instructions"
+	"triage/internal/dispatcher"
 	"triage/internal/scenario"
 )
 
@@ -146,5 +147,20 @@ func TestFollowUpTurns(t *testing.T) {
 	want := []string{"Turn 2: Escalated: expected false, got true"}
 	if diff := cmp.Diff(want, rr.Failures); diff != "" {
 		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+}
+
+func TestFlaggedClaims(t *testing.T) {
+	o := repliedOutcome("Gwarancja jest ważna do 2027-05-31.")
+	o.FunctionCalls = append([]dispatcher.Record{{Name: "send_email", Blocked: true,
+		Error: &dispatcher.RecordError{Code: dispatcher.CodeUngroundedClaim, Message: `the reply states "2031-01-01" (date), which ...`}}}, o.FunctionCalls...)
+	want := []string{`call 1 send_email: the reply states "2031-01-01" (date), which ...`}
+	if diff := cmp.Diff(want, FlaggedClaims(o)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	var out strings.Builder
+	WriteCaseMarks(&out, CaseResult{ID: "c", Passed: true, PassedRuns: 1, Runs: []RunResult{{Passed: true, Outcome: o, Claims: want}}}, false, ASCII)
+	if !strings.Contains(out.String(), "Flagged claim: call 1 send_email") {
+		t.Errorf("report:\n%s", out.String())
 	}
 }

@@ -22,6 +22,9 @@ func writeReplyDetail(w io.Writer, cr CaseResult, run *RunResult, m Marks) {
 			fmt.Fprintln(w)
 		}
 	}
+	for _, c := range run.Claims {
+		fmt.Fprintf(w, "  Flagged claim: %s\n", shorten(c, 240))
+	}
 	for i, t := range run.Turns {
 		mark := m.Pass
 		if len(t.Failures) > 0 {

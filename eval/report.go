@@ -36,7 +36,9 @@ type RunResult struct {
 	// Rubric is the judge's verdict per reply_rubric criterion (skipped
 	// offline); Turns the outcomes of the case's later messages.
 	Rubric []RubricVerdict `json:"rubric,omitempty"`
-	Turns  []TurnResult    `json:"turns,omitempty"`
+	// Claims are the facts the grounding check refused in a reply.
+	Claims []string     `json:"flagged_claims,omitempty"`
+	Turns  []TurnResult `json:"turns,omitempty"`
 }
 
 // CaseResult is every run of one case.

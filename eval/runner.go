@@ -361,6 +361,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 	rr.Failures = append(rr.Failures, v.Failures...)
 	rr.Failures = append(rr.Failures, ReplyChecks(c.Expected, rr.Outcome, r.cfg.Language)...)
 	rr.CallNotes = v.CallNotes
+	rr.Claims = FlaggedClaims(rr.Outcome)
 	r.gradeRubric(ctx, c, &rr)
 	r.runTurns(ctx, c, proc, &rr)
 	return rr

@@ -397,30 +397,32 @@ func processAllReplay(count, n int, work func(int)) {
 // runSide processes one email k times and returns the most frequent view
 // with how many runs gave it, and the first outcome.
 func runSide(ctx context.Context, p *processor.Processor, in replayInput, k int) (replaySide, processor.Outcome) {
-	counts := map[string]int{}
-	views := map[string]replayView{}
+	views := make([]replayView, k)
 	var first processor.Outcome
-	var order []string
 	for i := range k {
 		out := p.Process(ctx, processor.Input{Name: in.Name, Raw: in.Raw})
 		if i == 0 {
 			first = out
 		}
-		v := viewOf(out)
-		key := v.key()
-		if counts[key] == 0 {
-			order = append(order, key)
-		}
-		counts[key]++
-		views[key] = v
+		views[i] = viewOf(out)
 	}
-	best := order[0]
-	for _, key := range order[1:] {
-		if counts[key] > counts[best] {
-			best = key
+	side := tally(views)
+	side.Detail = first.Detail
+	return side, first
+}
+
+// tally returns the most frequent of views (the earliest on a tie) and how
+// many runs gave it.
+func tally(views []replayView) replaySide {
+	counts := map[string]int{}
+	best := 0
+	for i, v := range views {
+		counts[v.key()]++
+		if counts[v.key()] > counts[views[best].key()] {
+			best = i
 		}
 	}
-	return replaySide{View: views[best], Agreed: counts[best], Runs: k, Detail: first.Detail}, first
+	return replaySide{View: views[best], Agreed: counts[views[best].key()], Runs: len(views)}
 }
 
 // ledgerOutcome is the outcome watch recorded for the message.

@@ -272,3 +272,32 @@ func TestReplayLedgerBaseline(t *testing.T) {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 }
+
+// TestReplayStability: with k runs a side's outcome is the most frequent
+// one, and a flip is reported only when every run of both sides agrees.
+func TestReplayStability(t *testing.T) {
+	ticket := replayView{Scenario: "valid-warranty", Status: "replied", Calls: []string{"check_warranty", "create_ticket", "send_email"}, ReplyMode: "send"}
+	noTicket := replayView{Scenario: "valid-warranty", Status: "replied", Calls: []string{"check_warranty", "send_email"}, ReplyMode: "send"}
+	tests := []struct {
+		name  string
+		views []replayView
+		want  replaySide
+	}{
+		{"all agree", []replayView{ticket, ticket, ticket}, replaySide{View: ticket, Agreed: 3, Runs: 3}},
+		{"majority", []replayView{noTicket, ticket, ticket}, replaySide{View: ticket, Agreed: 2, Runs: 3}},
+		{"tie keeps the first", []replayView{noTicket, ticket}, replaySide{View: noTicket, Agreed: 1, Runs: 2}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, tally(tt.views)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	if diff := cmp.Diff([]string{flipTicket, flipCalls}, flipKinds(ticket, noTicket)); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+	esc := noTicket
+	esc.Escalated, esc.Status, esc.ReplyMode, esc.Scenario = true, "drafted", "draft", "escalation"
+	if diff := cmp.Diff([]string{flipScenario, flipStatus, flipReplyMode, flipEscalated}, flipKinds(noTicket, esc)); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+}
