@@ -44,7 +44,7 @@ func TestCheckPrintsTools(t *testing.T) {
 	}
 	for _, want := range []string{
 		"tools.yaml: ",
-		"check_warranty  [builtin check_warranty]\n  args.serial_number: from serials\n",
+		"check_warranty  [builtin check_warranty]\n  args.serial_number: from serials_or_attachments\n",
 		"create_ticket  [builtin create_ticket]\n  effect",
 		"  args.customer_email: from sender\n",
 		`  requires an earlier successful check_warranty with result {"status":"valid"}, same serial_number` + "\n",
@@ -81,7 +81,7 @@ func TestCheckRefusesBadBindings(t *testing.T) {
 		}},
 		{"a policy naming a parameter that does not exist", func(p, s string) string {
 			if p == "tools.yaml" {
-				return strings.Replace(s, "serial_number: {from: serials}", "serial: {from: serials}", 1)
+				return strings.Replace(s, "serial_number: {from: serials_or_attachments}", "serial: {from: serials_or_attachments}", 1)
 			}
 			return s
 		}, []string{`tools: tools.yaml: check_warranty: args.serial: "serial" is not a parameter of check_warranty as declared in scenarios/`}},

@@ -214,6 +214,20 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	case parts.TicketsHTTP != nil:
 	case o.DryRun && !store.IsURL(parts.TicketsDB) && !fileExists(parts.TicketsDB):
 		creator = dryRunTickets{} // a dry run creates no store
+	case o.DryRun:
+		// A dry run reads the store and changes nothing in it, not even its
+		// schema or journal mode; an older store is not upgraded for it.
+		db, err := tickets.OpenReadOnly(ctx, parts.TicketsDB)
+		switch {
+		case errors.Is(err, tickets.ErrOldSchema):
+			log.Warn("dry run: the ticket store is not read (a dry run does not upgrade it); follow-ups are not recognised", "err", err)
+			creator = dryRunTickets{}
+		case err != nil:
+			return nil, &exitError{code: exitUsage, err: err}
+		default:
+			p.closers = append(p.closers, db.Close)
+			creator = db
+		}
 	default:
 		db, err := tickets.OpenSQLite(parts.TicketsDB)
 		if err != nil {
@@ -249,7 +263,10 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			MaxTurns:    o.MaxTurns,
 			TurnTimeout: o.TurnTimeout,
 			Deadline:    o.Deadline,
-			Logger:      log,
+			// Calls past twice the dispatcher's per-turn cap are refused by
+			// the loop unrun, never materialised as records or responses.
+			MaxCallsPerTurn: max(agent.DefaultMaxCallsPerTurn, 2*o.MaxCallsPerTurn),
+			Logger:          log,
 		},
 		dispatcher.Config{
 			Tools:            p.Tools,

@@ -34,11 +34,17 @@ const (
 	FromReplyTo = "reply_to" // the address a reply goes to (Reply-To, else From)
 	FromStaff   = "staff"    // one of the configured staff addresses
 	FromSerials = "serials"  // a serial number found in the message
-	FromMessage = "message"  // whole token(s) of the subject or the new text
+	// FromSerialsOrAttachments is FromSerials, or, when the model was sent
+	// at least one attachment (a photo of the serial plate, a receipt), a
+	// value the serial patterns accept as a whole: the model's reading of
+	// the attachment, a claim the customer did not write. Such a call's
+	// record says serial_source: attachment.
+	FromSerialsOrAttachments = "serials_or_attachments"
+	FromMessage              = "message" // whole token(s) of the subject or the new text
 )
 
 // FromKinds lists every From value, in documentation order.
-var FromKinds = []string{FromSender, FromReplyTo, FromStaff, FromSerials, FromMessage}
+var FromKinds = []string{FromSender, FromReplyTo, FromStaff, FromSerials, FromSerialsOrAttachments, FromMessage}
 
 // HTTP methods an HTTP tool may use.
 const (
@@ -105,8 +111,9 @@ type MCPSpec struct {
 	// Headers are sent with every request to a streamable HTTP server
 	// (e.g. Authorization); ${VAR} expanded, never printed.
 	Headers map[string]string `yaml:"headers"`
-	// Env is added to a stdio server's environment (which otherwise lacks
-	// our variables that look like secrets); ${VAR} expanded, never printed.
+	// Env is added to a stdio server's environment (which otherwise holds
+	// only mcp.ChildEnvAllowed of ours); ${VAR} expanded, never printed, and
+	// its values are redacted from what the server answers.
 	Env map[string]string `yaml:"env"`
 }
 
