@@ -30,6 +30,7 @@ type replayOptions struct {
 	pipelineOptions
 	Baseline string
 	Ledger   string
+	Config   string
 	JSON     bool
 	K        int
 	Verbose  bool
@@ -48,7 +49,8 @@ not), the reply mode (sent or drafted) and escalation.
 
 The baseline is --baseline DIR (another instructions directory, run the same
 way) or, without it, what the watch ledger recorded for each email
-(--ledger FILE or --store URL; matched by Message-ID). An email the ledger
+(--ledger FILE, --store URL, or the ledger of the watch configuration
+--config FILE; matched by Message-ID). An email the ledger
 has no outcome for is counted, never reported as a flip.
 
 With Gemini, each side may run -k N times: a flip is reported only when
@@ -75,6 +77,7 @@ cannot be read, 2 for a usage or configuration error.`,
 	o.addFlags(f)
 	f.StringVar(&o.Baseline, "baseline", "", "instructions directory to compare against (default: the outcomes the ledger recorded)")
 	f.StringVar(&o.Ledger, "ledger", "", "watch ledger (SQLite file) whose recorded outcomes are the baseline when --baseline is not given (or --store URL)")
+	f.StringVar(&o.Config, "config", "", "watch configuration whose ledger (ledger:, or store:) holds the baseline outcomes")
 	f.BoolVar(&o.JSON, "json", false, "print one JSON record per flip, one per line, then a summary record")
 	f.IntVarP(&o.K, "runs", "k", 1, "run each side N times; report a flip only when every run of each side agrees")
 	f.IntVar(&o.Concurrency, "concurrency", 2, "emails replayed in parallel")
@@ -237,10 +240,10 @@ func runReplay(ctx context.Context, o *replayOptions, args []string, stdout, std
 		return usageErr("replay: --concurrency must be at least 1, got %d", o.Concurrency)
 	case o.Instructions == "":
 		return usageErr("replay: --instructions NEW is required (the instructions to try)")
-	case o.Baseline != "" && o.Ledger != "":
-		return usageErr("replay: --baseline and --ledger are alternatives; give one")
-	case o.Baseline == "" && o.Ledger == "" && o.Store == "":
-		return usageErr("replay: no baseline: give --baseline DIR (instructions) or --ledger FILE / --store URL (what watch recorded)")
+	case o.Baseline != "" && (o.Ledger != "" || o.Config != ""):
+		return usageErr("replay: --baseline and --ledger/--config are alternatives; give one")
+	case o.Baseline == "" && o.Ledger == "" && o.Store == "" && o.Config == "":
+		return usageErr("replay: no baseline: give --baseline DIR (instructions) or --ledger FILE / --store URL / --config FILE (what watch recorded)")
 	}
 	level := slog.LevelWarn
 	if o.Verbose {
@@ -269,6 +272,18 @@ func runReplay(ctx context.Context, o *replayOptions, args []string, stdout, std
 		path := o.Ledger
 		if path == "" {
 			path = o.Store
+		}
+		if path == "" {
+			wf, err := loadWatchFile(o.Config)
+			if err != nil {
+				return err
+			}
+			if path = wf.Store; path == "" {
+				path = wf.Ledger
+			}
+			if path == "" {
+				return usageErr("replay: --config %s names no ledger (ledger:) or store (store:)", o.Config)
+			}
 		}
 		l, err := openLedgerFile(ctx, path, "--ledger")
 		if err != nil {

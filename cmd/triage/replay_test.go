@@ -271,6 +271,18 @@ func TestReplayLedgerBaseline(t *testing.T) {
 	if diff := cmp.Diff(want, got.summary); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
+
+	// The same ledger found through the watch configuration.
+	cfg := filepath.Join(dir, "triage.yaml")
+	if err := os.WriteFile(cfg, []byte("ledger: ledger.db\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = append([]string{"replay", "--offline", "--json", "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "none.db"),
+		"--instructions", noTicketInstructions(t), "--config", cfg}, files...)
+	code, stdout, stderr = runCLI(t, "", args...)
+	if code != exitFlipped || decodeReplay(t, stdout).summary.Flips != 6 {
+		t.Errorf("replay --config: exit %d, summary %+v; stderr:\n%s", code, decodeReplay(t, stdout).summary, stderr)
+	}
 }
 
 // TestReplayStability: with k runs a side's outcome is the most frequent
