@@ -33,8 +33,9 @@ type SimulatedCustomer struct {
 }
 
 // placeholder matches template text a reply must never carry: [name],
-// {{...}}, <serial>, XXX, TODO, TBD.
-var placeholder = regexp.MustCompile(`\{\{[^}]*\}\}|\[(?:[A-Za-z_ ]{2,30}|[\p{L}_ ]{2,30})\]|<(?:[a-z_]{2,30})>|\bXXX+\b|\bTODO\b|\bTBD\b`)
+// {{...}}, <serial>, XXX, TODO, TBD. Bracketed words need three letters, so
+// a language tag such as [PL] is not one.
+var placeholder = regexp.MustCompile(`\{\{[^}]*\}\}|\[[\p{L}_ ]{3,30}\]|<[a-z_]{3,30}>|\bXXX+\b|\bTODO\b|\bTBD\b`)
 
 // Placeholders returns the placeholder texts in body, in order.
 func Placeholders(body string) []string {

@@ -25,6 +25,7 @@ func TestPlaceholders(t *testing.T) {
 		{"TODO: add the date", []string{"TODO"}},
 		{"Write to <serwis@example.com> or see [1] and https://x.example/a[b].", nil},
 		{"Gwarancja jest ważna do 2027-05-31.", nil},
+		{"[PL] Odpowiedź w sprawie [TKT-000123]", nil},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, Placeholders(tt.body)); diff != "" {
