@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/eval"
+	"triage/internal/llm"
 	"triage/internal/logattr"
 	"triage/internal/settings"
 )

@@ -21,6 +21,7 @@ import (
 	"triage/internal/logattr"
 	"triage/internal/mbox"
 	"triage/internal/processor"
+	"triage/internal/settings"
 )
 
 // exitFlipped is replay's exit status when some outcome flips.
@@ -34,6 +35,20 @@ type replayOptions struct {
 	JSON     bool
 	K        int
 	Verbose  bool
+	table    settings.Table
+}
+
+// replaySettings are the pipeline's settings and replay's own.
+func replaySettings(o *replayOptions) settings.Table {
+	return append(pipelineSettings(&o.pipelineOptions),
+		&settings.Setting{Flag: "baseline", Usage: "instructions directory to compare against (default: the outcomes the ledger recorded)", Var: settings.String(&o.Baseline, "")},
+		&settings.Setting{Flag: "ledger", Usage: "watch ledger (SQLite file) whose recorded outcomes are the baseline when --baseline is not given (or --store URL)", Var: settings.String(&o.Ledger, "")},
+		&settings.Setting{Flag: "config", Usage: "watch configuration whose ledger (ledger:, or store:) holds the baseline outcomes", Var: settings.String(&o.Config, "")},
+		&settings.Setting{Flag: "json", Usage: "print one JSON record per flip, one per line, then a summary record", Var: settings.Bool(&o.JSON, false)},
+		&settings.Setting{Flag: "runs", Short: "k", Usage: "run each side N times; report a flip only when every run of each side agrees", Var: settings.Int(&o.K, 1)},
+		&settings.Setting{Flag: "concurrency", Usage: "emails replayed in parallel", Var: settings.Int(&o.Concurrency, 2)},
+		&settings.Setting{Flag: "verbose", Short: "v", Usage: "log each step to stderr", Var: settings.Bool(&o.Verbose, false)},
+	)
 }
 
 func newReplayCmd() *cobra.Command {
@@ -70,18 +85,14 @@ cannot be read, 2 for a usage or configuration error.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
 			return runReplay(cmd.Context(), o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	f := cmd.Flags()
-	o.addFlags(f)
-	f.StringVar(&o.Baseline, "baseline", "", "instructions directory to compare against (default: the outcomes the ledger recorded)")
-	f.StringVar(&o.Ledger, "ledger", "", "watch ledger (SQLite file) whose recorded outcomes are the baseline when --baseline is not given (or --store URL)")
-	f.StringVar(&o.Config, "config", "", "watch configuration whose ledger (ledger:, or store:) holds the baseline outcomes")
-	f.BoolVar(&o.JSON, "json", false, "print one JSON record per flip, one per line, then a summary record")
-	f.IntVarP(&o.K, "runs", "k", 1, "run each side N times; report a flip only when every run of each side agrees")
-	f.IntVar(&o.Concurrency, "concurrency", 2, "emails replayed in parallel")
-	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log each step to stderr")
+	o.table = replaySettings(o)
+	o.table.Register(cmd.Flags())
 	return cmd
 }
 
@@ -256,6 +267,7 @@ func runReplay(ctx context.Context, o *replayOptions, args []string, stdout, std
 	// conversation) and never written: a dry run.
 	newOpts := o.pipelineOptions
 	var probs problems
+	probs.addErr(o.table.Check())
 	newParts := checkPipeline(newOpts, &probs)
 	var baseOpts pipelineOptions
 	var baseParts *pipelineParts
