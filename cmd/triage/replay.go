@@ -38,9 +38,16 @@ type replayOptions struct {
 	table    settings.Table
 }
 
-// replaySettings are the pipeline's settings and replay's own.
+// replaySettings are the pipeline's settings (but --dry-run: replay always
+// is one) and replay's own.
 func replaySettings(o *replayOptions) settings.Table {
-	return append(pipelineSettings(&o.pipelineOptions),
+	var t settings.Table
+	for _, s := range pipelineSettings(&o.pipelineOptions) {
+		if s.Flag != "dry-run" {
+			t = append(t, s)
+		}
+	}
+	return append(t,
 		&settings.Setting{Flag: "baseline", Usage: "instructions directory to compare against (default: the outcomes the ledger recorded)", Var: settings.String(&o.Baseline, "")},
 		&settings.Setting{Flag: "ledger", Usage: "watch ledger (SQLite file) whose recorded outcomes are the baseline when --baseline is not given (or --store URL)", Var: settings.String(&o.Ledger, "")},
 		&settings.Setting{Flag: "config", Usage: "watch configuration whose ledger (ledger:, or store:) holds the baseline outcomes", Var: settings.String(&o.Config, "")},
