@@ -104,3 +104,21 @@ type Receipt struct {
 	// Drafted: the reply was left as a draft for a person to send.
 	Drafted bool `json:"-"`
 }
+
+// Delivery is what became of a reply, as the function that sent it reports
+// it to the model.
+type Delivery string
+
+// Deliveries of a reply.
+const (
+	DeliverySent    Delivery = "sent"
+	DeliveryDrafted Delivery = "drafted"
+)
+
+// Delivery says whether the reply was sent or left as a draft.
+func (r Receipt) Delivery() Delivery {
+	if r.Drafted {
+		return DeliveryDrafted
+	}
+	return DeliverySent
+}

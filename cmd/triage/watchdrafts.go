@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
@@ -48,8 +49,8 @@ func openWatchLedger(ctx context.Context, o *watchOptions) (*ledger.Ledger, func
 // is left for a person.
 type noSMTP struct{}
 
-func (noSMTP) Send(context.Context, *mail.Reply) (mail.Receipt, error) {
-	return mail.Receipt{}, errors.New("watch: this scenario sends its reply (reply_mode: send) but the configuration has no smtp; left for a person")
+func (noSMTP) Send(context.Context, *mail.Reply) (triage.Receipt, error) {
+	return triage.Receipt{}, errors.New("watch: this scenario sends its reply (reply_mode: send) but the configuration has no smtp; left for a person")
 }
 
 // personReplyHook is what watch does when a person replied in a thread it

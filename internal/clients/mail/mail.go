@@ -34,31 +34,13 @@ type Reply struct {
 	Date       time.Time
 	Key        triage.Key // inbound idempotency key, for senders that keep a ledger
 	// Draft: leave the reply as a draft for a person to send (reply mode
-	// draft) instead of sending it; the receipt's Status is StatusDrafted.
+	// draft) instead of sending it; the receipt says Drafted.
 	Draft bool
 }
 
-// Receipt says what happened to a sent reply.
-type Receipt struct {
-	MessageID string `json:"message_id"`
-	To        string `json:"to"` // the bare address the reply was delivered to
-
-	Path   string `json:"path,omitempty"` // outbox file, when written to disk
-	Status string `json:"status"`         // "sent" or "drafted"
-	// Existing is true when this reply (same Message-ID) had already been
-	// written by an earlier run, and was not written again.
-	Existing bool `json:"existing,omitempty"`
-}
-
-// Receipt.Status values: a delivered reply, or a draft left for a person.
-const (
-	StatusSent    = "sent"
-	StatusDrafted = "drafted"
-)
-
 // Sender delivers a rendered reply.
 type Sender interface {
-	Send(ctx context.Context, r *Reply) (Receipt, error)
+	Send(ctx context.Context, r *Reply) (triage.Receipt, error)
 }
 
 // Render produces the full RFC 5322 message: From, To, Subject (RFC 2047

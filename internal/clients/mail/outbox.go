@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"triage"
 )
 
 // Outbox is a Sender that writes every reply as an .eml file into a
@@ -45,28 +47,28 @@ func (o *Outbox) Dir() string { return o.dir }
 // Send renders r and writes it to the outbox. A reply whose Message-ID is
 // already in the outbox (an earlier run answered the same message) is not
 // written again: the receipt names the existing file and says Existing.
-func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
+func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if err := ctx.Err(); err != nil {
-		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	raw, err := Render(r)
 	if err != nil {
-		return Receipt{}, err
+		return triage.Receipt{}, err
 	}
 	to, err := bareAddress("To", r.To)
 	if err != nil {
-		return Receipt{}, err
+		return triage.Receipt{}, err
 	}
 	stamp := r.Date
 	if stamp.IsZero() {
 		stamp = o.now()
 	}
 	name := stamp.UTC().Format("20060102T150405Z") + "-" + sanitize(r.MessageID) + ".eml"
-	dir, status := o.dir, StatusSent
+	dir, drafted := o.dir, false
 	if r.Draft {
-		dir, status = filepath.Join(o.dir, DraftsDir), StatusDrafted
+		dir, drafted = filepath.Join(o.dir, DraftsDir), true
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+			return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 		}
 	}
 	path := filepath.Join(dir, name)
@@ -80,36 +82,36 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 			// The receipt names where that mail went, which need not be
 			// this call's address (a forged From reusing the Message-ID, a
 			// Reply-To changed between runs).
-			return Receipt{MessageID: r.MessageID, To: existingTo(prev[0], to), Path: prev[0], Status: status, Existing: true}, nil
+			return triage.Receipt{MessageID: r.MessageID, To: existingTo(prev[0], to), Path: prev[0], Drafted: drafted, Existing: true}, nil
 		}
 	}
 
 	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
 	if err != nil {
-		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after a successful rename
 	if _, err := tmp.Write(raw); err != nil {
 		tmp.Close()
-		return Receipt{}, fmt.Errorf("mail: outbox: write %s: %w", tmp.Name(), err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: write %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return Receipt{}, fmt.Errorf("mail: outbox: sync %s: %w", tmp.Name(), err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: sync %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {
-		return Receipt{}, fmt.Errorf("mail: outbox: close %s: %w", tmp.Name(), err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: close %s: %w", tmp.Name(), err)
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	if !r.Draft {
 		o.remember(r.MessageID, to, stamp)
 	}
-	return Receipt{MessageID: r.MessageID, To: to, Path: path, Status: status}, nil
+	return triage.Receipt{MessageID: r.MessageID, To: to, Path: path, Drafted: drafted}, nil
 }
 
 // sanitize keeps a message id usable as a file name.
