@@ -41,10 +41,14 @@ install -d -m 0755 "$D/usr/local/share/triage/manuals"
 cp -R examples/manuals/. "$D/usr/local/share/triage/manuals/"
 install -D -m 0644 deploy/triage-watch.service "$D/etc/systemd/system/triage-watch.service"
 install -d -m 0750 "$D/var/log/triage" # for the cron recipe's log
+# The state directory (ledger, tickets, outbox): systemd's StateDirectory=
+# creates it only when it starts the unit, but `triage check` and the cron
+# recipe need it before that.
+install -d -m 0750 "$D/var/lib/triage"
 
 if [ -z "$D" ]; then
-	chgrp triage /etc/triage /etc/triage/triage.yaml /etc/triage/warranty.csv /etc/triage/env /var/log/triage
-	chown triage /var/log/triage
+	chgrp triage /etc/triage /etc/triage/triage.yaml /etc/triage/warranty.csv /etc/triage/env /var/log/triage /var/lib/triage
+	chown triage /var/log/triage /var/lib/triage
 	systemctl daemon-reload
 fi
 echo "installed. Next: edit $D/etc/triage/triage.yaml and $D/etc/triage/env, then"

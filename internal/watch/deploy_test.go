@@ -190,8 +190,9 @@ func TestSystemdInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	rooted := strings.NewReplacer(" /etc/triage/", " "+root+"/etc/triage/", " /var/lib/triage", " "+root+"/var/lib/triage").Replace(string(cfg))
-	if err := os.MkdirAll(filepath.Join(root, "var/lib/triage"), 0o750); err != nil { // StateDirectory=
-		t.Fatal(err)
+	// The script itself must create the state directory: nothing here prepares it.
+	if st, err := os.Stat(filepath.Join(root, "var/lib/triage")); err != nil || !st.IsDir() || st.Mode().Perm() != 0o750 {
+		t.Errorf("state directory /var/lib/triage: %v, %v; want a directory, mode 0750", err, st)
 	}
 	rootedConfig := filepath.Join(root, "etc/triage/rooted.yaml")
 	writeFile(t, rootedConfig, rooted)
