@@ -70,6 +70,10 @@ const (
 	ReasonPanic            Reason = "panic"               // the pipeline panicked on this message
 	ReasonSendFailed       Reason = "send_failed"         // the mail server refused or could not take the reply
 	ReasonUngroundedClaim  Reason = "ungrounded_claim"    // the reply stated a fact triage could not back
+	// ReasonDuplicateKey: another message with the same Key (Message-ID and
+	// sender) but other content was already handled; a reply to this one
+	// would reuse that one's reply, so a person decides.
+	ReasonDuplicateKey Reason = "duplicate_message_id"
 )
 
 // ReplyMode says whether replies go out or wait as drafts for a person.

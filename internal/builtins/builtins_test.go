@@ -230,6 +230,7 @@ func TestSendEmailReply(t *testing.T) {
 			f := &fakeSender{}
 			msg := toolstest.Message()
 			tt.msg(msg)
+			tt.want.Inbound = triage.DigestOf(msg) // what the reply answers, for the outbox
 			to, subject := tt.to, tt.subject
 			if to == "" {
 				to = "Jan <jan.reply@example.com>"

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strings"
 
 	"triage"
@@ -126,6 +127,7 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 			r.MessageID = mail.MessageIDFor(call.Key, domain)
 		}
 		if call.Msg != nil {
+			r.Inbound = triage.DigestOf(call.Msg)
 			if strings.EqualFold(call.Msg.From.Address, to) {
 				r.ToName = call.Msg.From.Name // the customer's display name, when they gave one
 			}
@@ -133,6 +135,9 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 			r.References = mail.ThreadReferences(call.Msg.References, call.Msg.MessageID)
 		}
 		rc, err := s.Send(ctx, r)
+		if errors.Is(err, mail.ErrOtherInbound) {
+			return Sent{}, &dispatcher.Error{Code: dispatcher.CodeDuplicateKey, Message: err.Error() + "; a person answers this message", Refused: true}
+		}
 		if err != nil {
 			return Sent{}, err
 		}

@@ -45,7 +45,10 @@ const (
 	CodeUnavailable         = "unavailable" // a client failed (temporary)
 	CodeClientError         = "client_error"
 	CodeInternal            = "internal"
-	CodeNoStaff             = "no_staff" // notify_staff without configured staff addresses
+	CodeNoStaff             = string(triage.ReasonNoStaff) // notify_staff without configured staff addresses
+	// CodeDuplicateKey: the reply exists already for another message with
+	// the same Key; the email is left for a person (triage.ReasonDuplicateKey).
+	CodeDuplicateKey = string(triage.ReasonDuplicateKey)
 )
 
 // Builtin function names (tools.yaml "builtin:").

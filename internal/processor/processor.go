@@ -347,6 +347,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.TicketID = session.Ticket()
 	out.ModelCalls += res.ModelCalls
 	addUsage(&out.Tokens, res.Usage)
+	if rec := errRecord(out.FunctionCalls, final, dispatcher.CodeDuplicateKey); rec != nil && okRecord(out.FunctionCalls, final) == nil {
+		// The reply exists, for another message with this Key.
+		return fail(triage.ReasonDuplicateKey, rec.Error.Message)
+	}
 	if err != nil {
 		return fail(triage.ReasonEmailNotSent, err.Error())
 	}
@@ -486,6 +490,16 @@ func declarations(sc *scenario.Scenario) []*genai.FunctionDeclaration {
 func okRecord(recs []dispatcher.Record, name string) *dispatcher.Record {
 	for i := range recs {
 		if recs[i].Name == name && recs[i].OK {
+			return &recs[i]
+		}
+	}
+	return nil
+}
+
+// errRecord is the first call of name that failed with code, or nil.
+func errRecord(recs []dispatcher.Record, name, code string) *dispatcher.Record {
+	for i := range recs {
+		if recs[i].Name == name && recs[i].Error != nil && recs[i].Error.Code == code {
 			return &recs[i]
 		}
 	}

@@ -14,7 +14,9 @@ package watch
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -678,7 +680,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	}
 
 	if other, err := l.FinalByKey(ctx, id.Key, loc); err == nil {
-		return w.finish(ctx, c, b, e, ledger.StateSkipped, triage.ReasonAlreadyHandled, "", "previous="+other.Loc.String()+" state="+other.State)
+		return w.handledBefore(ctx, c, b, e, other, size)
 	} else if !errors.Is(err, ledger.ErrNotFound) {
 		return w.ledgerErr(err)
 	}
@@ -726,6 +728,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		return w.ledgerErr(l.Abandon(ctx, loc))
 	}
 	w.log.DebugContext(ctx, "message body", "uid", uid, "raw", string(raw))
+	e.Digest = digest(raw)
 
 	start := w.cfg.Now()
 	in := &answering{sender: id.Sender, limits: w.limits()}
@@ -788,6 +791,32 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		}
 	}
 	return nil
+}
+
+// handledBefore settles a message whose Key another, final entry already
+// has. A copy of that message (the same bytes, e.g. after the server
+// renumbered its mailbox) is already handled. Another message reusing its
+// Message-ID and sender would only get that message's reply again: it is
+// never reported answered, but left for a person.
+func (w *Watcher) handledBefore(ctx context.Context, c *imapclient.Client, b *box, e, other ledger.Entry, size int64) error {
+	detail := "previous=" + other.Loc.String() + " state=" + other.State
+	if other.Digest != "" && size <= w.cfg.MaxMessageBytes {
+		raw, ok, err := b.fetchBody(c, imap.UID(e.UID))
+		if err != nil {
+			return err
+		}
+		if ok && digest(raw) != other.Digest {
+			return w.finish(ctx, c, b, e, ledger.StateFailed, triage.ReasonDuplicateKey, "",
+				detail+": the same Message-ID and sender, other content; left for a person")
+		}
+	}
+	return w.finish(ctx, c, b, e, ledger.StateSkipped, triage.ReasonAlreadyHandled, "", detail)
+}
+
+// digest is the ledger's hash of a message's bytes (ledger.Entry.Digest).
+func digest(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
 }
 
 // process runs the pipeline; a panic becomes a failed outcome so that one

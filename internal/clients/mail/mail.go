@@ -36,7 +36,16 @@ type Reply struct {
 	// Draft: leave the reply as a draft for a person to send (reply mode
 	// draft) instead of sending it; the receipt says Drafted.
 	Draft bool
+	// Inbound is triage.DigestOf the message this reply answers: a sender
+	// that finds the reply already written for another message with the
+	// same Key refuses it (ErrOtherInbound).
+	Inbound string
 }
+
+// ErrOtherInbound: the reply with this Message-ID was written for another
+// inbound message with the same Key (Message-ID and sender); answering this
+// one would only report that reply again.
+var ErrOtherInbound = errors.New("mail: a reply with this Message-ID already answers another message with the same Message-ID and sender")
 
 // Sender delivers a rendered reply.
 type Sender interface {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	netmail "net/mail"
 	"os"
 	"path/filepath"
@@ -79,6 +80,9 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	defer o.mu.Unlock()
 	if r.MessageID != "" {
 		if prev, _ := filepath.Glob(filepath.Join(dir, "*-"+sanitize(r.MessageID)+".eml")); len(prev) > 0 {
+			if prevInbound := inboundOf(prev[0]); r.Inbound != "" && prevInbound != "" && prevInbound != r.Inbound {
+				return triage.Receipt{}, fmt.Errorf("%w: %s", ErrOtherInbound, prev[0])
+			}
 			// The receipt names where that mail went, which need not be
 			// this call's address (a forged From reusing the Message-ID, a
 			// Reply-To changed between runs).
@@ -86,6 +90,9 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		}
 	}
 
+	if r.Inbound != "" {
+		raw = append([]byte(InboundHeader+": "+r.Inbound+"\r\n"), raw...)
+	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
 	if err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
@@ -108,6 +115,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
+
 	if !r.Draft {
 		o.remember(r.MessageID, to, stamp)
 	}
@@ -162,4 +170,23 @@ func readHeader(path string) (netmail.Header, error) {
 		return nil, err
 	}
 	return m.Header, nil
+}
+
+// InboundHeader names, in an outbox file, the DigestOf the message the
+// reply answers: a later message reusing the Key is told apart from a second
+// run over the same one. Only outbox files carry it.
+const InboundHeader = "X-Triage-Inbound"
+
+// inboundOf reads InboundHeader of an outbox file ("" when it has none).
+func inboundOf(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	m, err := netmail.ReadMessage(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return ""
+	}
+	return m.Header.Get(InboundHeader)
 }
