@@ -31,7 +31,10 @@ With a watch configuration (--config FILE, else $TRIAGE_CONFIG, else
 /etc/triage/triage.yaml when it exists) it first runs exactly the start-up
 validation of triage watch (triage watch --check): every section, path, URL,
 secret and the model credentials, without connecting or creating anything.
---env-file loads the secrets the way watch --env-file does.`,
+--env-file loads the secrets the way watch --env-file does. For an oauth2
+block it then obtains one access token from the token endpoint and says for
+which account and how long it is valid (never the token itself); a rotated
+refresh token is saved as watch saves it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if envFile != "" {
@@ -53,7 +56,13 @@ secret and the model credentials, without connecting or creating anything.
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: configuration valid (%s; nothing was created or connected)\n\n", wo.Config, ws.foundText())
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: configuration valid (%s; nothing was created or connected)\n", wo.Config, ws.foundText())
+				// OAuth2: one token from each endpoint proves the client,
+				// secret, grant and scopes (the mail servers are not contacted).
+				if err := checkOAuth2(cmd.OutOrStdout(), ws); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout())
 				dir = wo.Instructions
 			}
 			ins, err := loadInstructions(dir)
@@ -170,6 +179,9 @@ func printTools(w io.Writer, ts *tools.Set, set *scenario.Set) {
 		}
 		if t.Final {
 			tags = append(tags, "final (its success means the email is handled)")
+		}
+		if t.Grounded {
+			tags = append(tags, "grounded (every fact the reply states must be backed, else ungrounded_claim)")
 		}
 		if t.MaxCalls > 0 {
 			tags = append(tags, fmt.Sprintf("max_calls %d per email", t.MaxCalls))

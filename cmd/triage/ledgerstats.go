@@ -8,17 +8,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/ledger"
+	"triage/internal/termsafe"
 )
 
 // newLedgerStatsCmd prints what people did with triage's drafts, per
 // scenario: how a team knows when a scenario is ready to send on its own.
 func newLedgerStatsCmd() *cobra.Command {
 	var (
-		path, config string
-		asJSON       bool
+		path, config, storeURL string
+		asJSON                 bool
 	)
 	cmd := &cobra.Command{
-		Use:   "stats [--ledger FILE | --config FILE] [--json]",
+		Use:   "stats [--ledger FILE | --store URL | --config FILE] [--json]",
 		Short: "Per scenario: drafts made, sent as is, edited, discarded",
 		Long: `Stats reads the watch ledger and prints, for each scenario, how many drafts
 triage made in draft mode and what people did with them, as triage watch
@@ -38,7 +39,7 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
   triage ledger stats --ledger /var/lib/triage/ledger.db --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := ledgerPath(cmd, path, config)
+			path, err := ledgerPath(cmd, storeURL, path, config)
 			if err != nil {
 				return err
 			}
@@ -59,12 +60,14 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
 	}
 	f := cmd.Flags()
 	envString(f, &path, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file")
+	storeFlag(f, &storeURL)
 	f.StringVar(&config, "config", "", "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per scenario per line")
 	return cmd
 }
 
 func printDraftStats(w io.Writer, stats []ledger.DraftStat) error {
+	w = termsafe.NewWriter(w) // scenario names come from files, but never trust a terminal
 	if len(stats) == 0 {
 		_, err := fmt.Fprintln(w, "no drafts yet (triage watch makes them in draft mode: reply_mode: draft)")
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/clients/tickets"
+	"triage/internal/termsafe"
 )
 
 // newTicketsCmd works on the local ticket store: list and show tickets and
@@ -22,13 +23,15 @@ import (
 func newTicketsCmd() *cobra.Command {
 	var (
 		path   string
+		url    string
 		asJSON bool
 		limit  int
 	)
 	cmd := &cobra.Command{
 		Use:   "tickets list|show ID|takeover ID|release ID",
 		Short: "List tickets and their conversations; take a conversation over or give it back",
-		Long: `Tickets works on the local ticket store (--tickets-db). list prints the
+		Long: `Tickets works on the ticket store: the SQLite file --tickets-db, or the
+shared store --store (a postgres:// URL). list prints the
 newest tickets first; show prints one ticket with its messages (the
 customer's and our replies, by Message-ID) and notes. takeover hands the
 conversation to a person: triage never answers it again, its follow-ups are
@@ -42,9 +45,20 @@ triage watch is running.`,
 	}
 	pf := cmd.PersistentFlags()
 	envString(pf, &path, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
+	storeFlag(pf, &url)
 	pf.BoolVar(&asJSON, "json", false, "print JSON")
 
 	open := func() (*tickets.SQLite, error) {
+		if url != "" {
+			if err := checkStore("--store", url); err != nil {
+				return nil, usageErr("tickets: %v", err)
+			}
+			s, err := tickets.Open(context.Background(), url)
+			if err != nil {
+				return nil, &exitError{code: exitFailed, err: err}
+			}
+			return s, nil
+		}
 		if _, err := os.Stat(path); err != nil {
 			return nil, usageErr("tickets: --tickets-db: %v", err)
 		}
@@ -156,7 +170,8 @@ func printTickets(w io.Writer, ls []tickets.Listed, asJSON bool) error {
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// A stranger's words never reach the terminal as control characters.
+	tw := tabwriter.NewWriter(termsafe.NewWriter(w), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TICKET\tCREATED\tCUSTOMER\tSERIAL\tMESSAGES\tNOTES\tOWNER\tSUMMARY")
 	for _, l := range ls {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", l.TicketID, stamp(l.CreatedAt), l.CustomerEmail,
@@ -169,6 +184,7 @@ func printTicket(w io.Writer, st *tickets.State, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(st)
 	}
+	w = termsafe.NewWriter(w)
 	fmt.Fprintf(w, "%s  %s  owner %s\n", st.TicketID, st.Status, owner(st.AgentDisabled, st.Owner))
 	fmt.Fprintf(w, "  customer %s, serial %s, priority %s, created %s\n", st.CustomerEmail, dash(st.SerialNumber), dash(st.Priority), stamp(st.CreatedAt))
 	fmt.Fprintf(w, "  summary  %s\n", clip(st.Summary, 200))
@@ -194,6 +210,7 @@ func printChange(w io.Writer, st *tickets.State, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(map[string]any{"ticket_id": st.TicketID, "agent_disabled": st.AgentDisabled, "owner": st.Owner})
 	}
+	w = termsafe.NewWriter(w)
 	if st.AgentDisabled {
 		fmt.Fprintf(w, "%s taken over by %s: triage will not answer this conversation; follow-ups are appended to the ticket\n", st.TicketID, dash(st.Owner))
 		return nil

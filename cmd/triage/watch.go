@@ -24,14 +24,16 @@ import (
 	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/logattr"
+	"triage/internal/mailauth"
 	"triage/internal/metrics"
 	"triage/internal/watch"
 	"triage/internal/yamlstrict"
 )
 
 // exitLocked: another triage watch holds the ledger lock; exitAuth: the
-// IMAP server refused the login (retrying will not help; systemd's
-// RestartPreventExitStatus lists both).
+// IMAP server refused the login, or the OAuth2 token endpoint refused the
+// grant (retrying will not help; systemd's RestartPreventExitStatus lists
+// both).
 const (
 	exitLocked = 3
 	exitAuth   = 5
@@ -47,6 +49,9 @@ type serverFile struct {
 	PasswordFile string `yaml:"password_file"`
 	Token        string `yaml:"token"`
 	TokenFile    string `yaml:"token_file"`
+	// OAuth2: access tokens that renew themselves (see mailauth.Config);
+	// in smtp, "oauth2: imap" shares imap's.
+	OAuth2 *mailauth.Setting `yaml:"oauth2"`
 }
 
 // imapFile is the imap section of the configuration.
@@ -73,6 +78,7 @@ type watchFile struct {
 	SMTP            smtpFile      `yaml:"smtp"`
 	Outbox          string        `yaml:"outbox"`
 	Ledger          string        `yaml:"ledger"`
+	Store           string        `yaml:"store"` // postgres:// URL holding the ledger and the tickets
 	Interval        time.Duration `yaml:"interval"`
 	Idle            *bool         `yaml:"idle"`
 	MaxMessageBytes int64         `yaml:"max_message_bytes"`
@@ -85,9 +91,10 @@ type watchFile struct {
 		PerSenderWindow time.Duration `yaml:"per_sender_window"`
 		GlobalPerHour   int           `yaml:"global_per_hour"`
 	} `yaml:"limits"`
-	MetricsAddr string `yaml:"metrics_addr"`
-	ReplyMode   string `yaml:"reply_mode"`    // send | draft; also accepted as pipeline.reply_mode
-	DraftsAlias string `yaml:"drafts_folder"` // also accepted here; imap.drafts_folder is the documented place
+	MetricsAddr string    `yaml:"metrics_addr"`
+	Model       modelFile `yaml:"model"`         // provider, base_url, name, api_key_file
+	ReplyMode   string    `yaml:"reply_mode"`    // send | draft; also accepted as pipeline.reply_mode
+	DraftsAlias string    `yaml:"drafts_folder"` // also accepted here; imap.drafts_folder is the documented place
 	Log         struct {
 		Format string `yaml:"format"`
 		Level  string `yaml:"level"`
@@ -109,6 +116,8 @@ type watchFile struct {
 		MaxCallsPerTurn int           `yaml:"max_calls_per_turn"`
 		MaxCalls        int           `yaml:"max_calls"`
 		ReplyMode       string        `yaml:"reply_mode"`
+		DefaultLanguage string        `yaml:"default_language"`
+		Languages       []string      `yaml:"languages"`
 	} `yaml:"pipeline"`
 }
 
@@ -169,15 +178,23 @@ deploy/triage.example.yaml and docs/watch.md (a table of every flag, key,
 variable and default). Its fields:
 
   imap:      addr (host:port), tls (tls|starttls|none; none only for
-             loopback), user, password_file | token_file (XOAUTH2),
-             account, mailbox, keyword, processed_folder, failed_folder,
+             loopback), user, password_file | token_file (a fixed OAuth2
+             token) | oauth2 (tokens that renew themselves: token_url,
+             client_id, client_secret_file, scopes, refresh_token_file
+             (Gmail; without it: client credentials, Microsoft 365),
+             mechanism xoauth2|oauthbearer (default: what the server
+             advertises); see docs/watch.md), account, mailbox, keyword, processed_folder, failed_folder,
              sent_folder (replies are stored there, and looked up after a
              crash; a person's replies found there resolve drafts and take
              the conversation over), drafts_folder (default Drafts)
-  smtp:      addr, tls (starttls|tls|none), user, password_file | token_file,
-             timeout            (or "outbox: DIR" to write .eml files instead)
+  smtp:      addr, tls (starttls|tls|none), user (default with oauth2:
+             imap.user), password_file | token_file | oauth2 (a block as
+             in imap, or "oauth2: imap" to share imap's), timeout
+             (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
   max_auth_failures,
+  store:     postgres:// URL: the ledger and the tickets live in PostgreSQL
+             instead of the SQLite files (the lock stays <ledger>.lock),
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
              global_per_hour (100); negative disables
@@ -187,13 +204,15 @@ variable and default). Its fields:
              reply_mode: overrides it; see 'triage ledger stats'
   pipeline:  from, instructions, model, offline, warranty_csv, warranty_url,
              tickets_db, tickets_url, staff, serial_patterns, max_turns,
-             turn_timeout, deadline, max_calls_per_turn, max_calls
+             turn_timeout, deadline, max_calls_per_turn, max_calls,
+             default_language (pl), languages (ISO 639-1 codes told apart)
 
 Secrets never go on the command line. They are read from the environment
 first, then from the *_file settings (a literal password in the file also
 works):
   TRIAGE_IMAP_PASSWORD, TRIAGE_IMAP_TOKEN   IMAP LOGIN password / OAuth2 token
-  TRIAGE_SMTP_PASSWORD, TRIAGE_SMTP_TOKEN   SMTP AUTH PLAIN password / XOAUTH2 token
+  TRIAGE_SMTP_PASSWORD, TRIAGE_SMTP_TOKEN   SMTP AUTH PLAIN password / OAuth2 token
+  TRIAGE_OAUTH2_CLIENT_SECRET               OAuth2 client secret (oauth2 blocks)
   TRIAGE_WARRANTY_TOKEN, TRIAGE_TICKETS_TOKEN  bearer tokens of the HTTP services
   GEMINI_API_KEY (and the other genai SDK variables) for the model
 --env-file FILE loads KEY=value lines (the systemd EnvironmentFile format)
@@ -297,6 +316,16 @@ func loadWatchFile(path string) (*watchFile, error) {
 			*p = filepath.Join(dir, *p)
 		}
 	}
+	for _, o := range []*mailauth.Setting{wf.IMAP.OAuth2, wf.SMTP.OAuth2} {
+		if o == nil {
+			continue
+		}
+		for _, p := range []*string{&o.ClientSecretFile, &o.RefreshTokenFile} {
+			if *p != "" && !filepath.IsAbs(*p) {
+				*p = filepath.Join(dir, *p)
+			}
+		}
+	}
 	return &wf, nil
 }
 
@@ -322,12 +351,14 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	str("from", &o.From, p.From)
 	str("instructions", &o.Instructions, p.Instructions)
 	str("model", &o.Model, p.Model)
+	o.modelOptions.merge(fs, wf.Model, &o.Model)
 	if p.Offline && !fs.Changed("offline") {
 		o.Offline = true
 	}
 	str("warranty-csv", &o.WarrantyCSV, p.WarrantyCSV)
 	str("warranty-url", &o.WarrantyURL, p.WarrantyURL)
 	str("tickets-db", &o.TicketsDB, p.TicketsDB)
+	str("store", &o.Store, wf.Store)
 	str("tickets-url", &o.TicketsURL, p.TicketsURL)
 	if len(p.Staff) > 0 && !given(fs, "staff") {
 		o.Staff = p.Staff
@@ -340,6 +371,10 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	dur("deadline", &o.Deadline, p.Deadline)
 	num("max-calls-per-turn", &o.MaxCallsPerTurn, p.MaxCallsPerTurn)
 	num("max-calls", &o.MaxCalls, p.MaxCalls)
+	str("default-language", &o.DefaultLanguage, p.DefaultLanguage)
+	if len(p.Languages) > 0 && !given(fs, "languages") {
+		o.Languages = p.Languages
+	}
 
 	str("mailbox", &o.Mailbox, wf.IMAP.Mailbox)
 	str("keyword", &o.Keyword, wf.IMAP.Keyword)
@@ -413,6 +448,8 @@ type watchSetup struct {
 	wf                  *watchFile
 	found               string // how the configuration was found
 	imapPass, imapToken string
+	imapOAuth2          *mailauth.Source // nil without imap.oauth2
+	smtpOAuth2          *mailauth.Source // imapOAuth2 itself with "oauth2: imap"
 	smtp                *mail.SMTP
 	parts               *pipelineParts // what checkPipeline loaded, for newPipeline
 }
@@ -467,6 +504,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	if wf.IMAP.User == "" {
 		p.add("imap.user: missing")
 	}
+	oauth2Setup(wf, ws, &p)
 	perr, terr := error(nil), error(nil)
 	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", wf.IMAP.PasswordFile, wf.IMAP.Password); perr != nil {
 		p.add("imap.password_file: %v", errors.Unwrap(perr))
@@ -474,7 +512,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	if ws.imapToken, terr = secret("TRIAGE_IMAP_TOKEN", wf.IMAP.TokenFile, wf.IMAP.Token); terr != nil {
 		p.add("imap.token_file: %v", errors.Unwrap(terr))
 	}
-	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" {
+	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" && wf.IMAP.OAuth2 == nil {
 		p.add("no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN) in the environment (e.g. with --env-file FILE), or imap.password_file in %s", path)
 	}
 	if strings.ContainsAny(o.Keyword, " ()\\{]%*\"") {
@@ -495,11 +533,11 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		if wf.SMTP.Timeout < 0 {
 			p.add("smtp.timeout must not be negative")
 		}
-		if perr == nil && terr == nil && wf.SMTP.User != "" && pass == "" && token == "" {
+		if perr == nil && terr == nil && wf.SMTP.User != "" && pass == "" && token == "" && wf.SMTP.OAuth2 == nil {
 			p.add("no SMTP password or token for smtp.user %s: set TRIAGE_SMTP_PASSWORD (or TRIAGE_SMTP_TOKEN) in the environment (e.g. with --env-file FILE), or smtp.password_file in %s", wf.SMTP.User, path)
 		}
 		if perr == nil && terr == nil {
-			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: wf.SMTP.Addr, TLS: wf.SMTP.TLS, Username: wf.SMTP.User, Password: pass, Token: token, Timeout: wf.SMTP.Timeout}); err != nil {
+			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: wf.SMTP.Addr, TLS: wf.SMTP.TLS, Username: wf.SMTP.User, Password: pass, Token: token, OAuth2: ws.smtpOAuth2, Timeout: wf.SMTP.Timeout}); err != nil {
 				p.add("smtp: %v", strings.TrimPrefix(err.Error(), "mail: smtp: "))
 			}
 		}
@@ -627,6 +665,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		defer srv.Close()
 		log.Info("metrics", "addr", ln.Addr().String())
 	}
+	ws.observeOAuth2(log, met)
 
 	_, _, domain, err := parseFrom(o.From)
 	if err != nil {
@@ -648,7 +687,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 
 	grace := o.Grace
 	w, err := watch.New(watch.Config{
-		Addr: wf.IMAP.Addr, TLS: wf.IMAP.TLS, Username: wf.IMAP.User, Password: imapPass, Token: imapToken,
+		Addr: wf.IMAP.Addr, TLS: wf.IMAP.TLS, Username: wf.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
 		Account: wf.IMAP.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
 		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, log),
@@ -660,7 +699,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	log.Info("watch starting", "addr", wf.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.Ledger, "once", o.Once)
+	log.Info("watch starting", "addr", wf.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.ledgerName(), "once", o.Once)
 	if o.Once {
 		err = w.RunOnce(ctx)
 	} else {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,22 +23,27 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/processor"
 	"triage/internal/scenario"
+	"triage/internal/store"
 	"triage/internal/tools"
+	"triage/internal/watch"
 )
 
 // pipelineOptions are the settings process and watch share.
 type pipelineOptions struct {
 	Instructions  string // directory; "" uses the embedded defaults
 	Model         string
+	modelOptions  // --provider, --base-url, --api-key-file
 	Offline       bool
 	OfflineFaults string
 	WarrantyCSV   string
 	WarrantyURL   string
 	TicketsDB     string
 	TicketsURL    string
+	Store         string   // postgres:// URL: the tickets (and watch's ledger) live there
 	From          string   // our address, e.g. "Serwis <serwis@example.com>"
 	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
@@ -53,17 +59,24 @@ type pipelineOptions struct {
 	// Call caps per email (issue 7 item 2): calls over them have no effect.
 	MaxCallsPerTurn int
 	MaxCalls        int
+	// DefaultLanguage (pipeline.default_language) answers a customer whose
+	// language cannot be told; Languages (pipeline.languages) are the ones
+	// told apart (package language).
+	DefaultLanguage string
+	Languages       []string
 }
 
 // addFlags registers the shared flags on fs.
 func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
 	envString(fs, &o.Instructions, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory with main.md, scenarios/*.md and tools.yaml (default: the built-in instructions)")
-	envString(fs, &o.Model, "model", "TRIAGE_MODEL", llm.DefaultModel, "Gemini model id")
+	envString(fs, &o.Model, "model", "TRIAGE_MODEL", llm.DefaultModel, "model id (Gemini's by default; with --provider openai, the endpoint's)")
+	o.modelOptions.addFlags(fs)
 	fs.BoolVar(&o.Offline, "offline", false, "force the built-in offline model even when GEMINI_API_KEY is set")
 	fs.StringVar(&o.OfflineFaults, "offline-faults", "", "comma-separated faults to inject into the offline model (503,429,empty,safety_first,malformed_call,third_party,hang); for testing")
 	envString(fs, &o.WarrantyCSV, "warranty-csv", "TRIAGE_WARRANTY_CSV", "", "local warranty registry (CSV: serial_number,status,expiration_date,product); this or --warranty-url is required")
 	envString(fs, &o.WarrantyURL, "warranty-url", "TRIAGE_WARRANTY_URL", "", "warranty HTTP service base URL (overrides --warranty-csv; bearer token from $TRIAGE_WARRANTY_TOKEN)")
 	envString(fs, &o.TicketsDB, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
+	storeFlag(fs, &o.Store)
 	envString(fs, &o.TicketsURL, "tickets-url", "TRIAGE_TICKETS_URL", "", "ticket HTTP service base URL (overrides --tickets-db; bearer token from $TRIAGE_TICKETS_TOKEN)")
 	envString(fs, &o.From, "from", "TRIAGE_FROM", "Serwis gwarancyjny <serwis@example.com>", "our address: From of every reply, and never answered")
 	fs.StringSliceVar(&o.Staff, "staff", nil, "staff addresses notify_staff mails when a conversation is escalated (repeatable)")
@@ -75,6 +88,8 @@ func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DryRun, "dry-run", false, "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened")
 	fs.IntVar(&o.MaxCallsPerTurn, "max-calls-per-turn", dispatcher.DefaultMaxCallsPerTurn, "function calls the model may make in one turn (more are refused, recorded blocked)")
 	fs.IntVar(&o.MaxCalls, "max-calls", dispatcher.DefaultMaxCallsPerEmail, "function calls the model may make per email (more are refused, recorded blocked)")
+	envString(fs, &o.DefaultLanguage, "default-language", "TRIAGE_DEFAULT_LANGUAGE", language.DefaultLanguage, "ISO 639-1 code of the inbox's language: a customer whose language cannot be told (a short or mixed message) is answered in it")
+	fs.StringSliceVar(&o.Languages, "languages", nil, "ISO 639-1 codes of the languages told apart (default "+strings.Join(language.DefaultLanguages, ",")+")")
 }
 
 func envOr(name, def string) string {
@@ -198,8 +213,22 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	var creator tickets.Store = parts.TicketsHTTP
 	switch {
 	case parts.TicketsHTTP != nil:
-	case o.DryRun && !fileExists(parts.TicketsDB):
+	case o.DryRun && !store.IsURL(parts.TicketsDB) && !fileExists(parts.TicketsDB):
 		creator = dryRunTickets{} // a dry run creates no store
+	case o.DryRun:
+		// A dry run reads the store and changes nothing in it, not even its
+		// schema or journal mode; an older store is not upgraded for it.
+		db, err := tickets.OpenReadOnly(ctx, parts.TicketsDB)
+		switch {
+		case errors.Is(err, tickets.ErrOldSchema):
+			log.Warn("dry run: the ticket store is not read (a dry run does not upgrade it); follow-ups are not recognised", "err", err)
+			creator = dryRunTickets{}
+		case err != nil:
+			return nil, &exitError{code: exitUsage, err: err}
+		default:
+			p.closers = append(p.closers, db.Close)
+			creator = db
+		}
 	default:
 		db, err := tickets.OpenSQLite(parts.TicketsDB)
 		if err != nil {
@@ -213,10 +242,16 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, usageErr("no mail sender configured")
 	}
 	hist := history(sender) // the outbox or ledger itself, not the signer around it
-	sender = replySigner(sender, p.Scenarios)
+	perSender := 0
+	if _, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limit, exactly
+		perSender = watch.DefaultPerSenderLimit
+	}
+	sender = replySigner(sender, p.Scenarios, parts.Language)
 
 	faults := parts.Faults
-	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults, Concurrency: o.Concurrency})
+	mo := o.llmOptions()
+	mo.Offline, mo.Faults, mo.Concurrency = o.Offline || len(faults) > 0, faults, o.Concurrency
+	p.Model, err = llm.New(ctx, mo)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -229,7 +264,10 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			MaxTurns:    o.MaxTurns,
 			TurnTimeout: o.TurnTimeout,
 			Deadline:    o.Deadline,
-			Logger:      log,
+			// Calls past twice the dispatcher's per-turn cap are refused by
+			// the loop unrun, never materialised as records or responses.
+			MaxCallsPerTurn: max(agent.DefaultMaxCallsPerTurn, 2*o.MaxCallsPerTurn),
+			Logger:          log,
 		},
 		dispatcher.Config{
 			Tools:            p.Tools,
@@ -244,13 +282,16 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		processor.Config{
 			Scenarios: p.Scenarios,
 			Extractor: ext,
+			Language:  parts.Language,
 			Guard:     guard.Config{OwnAddresses: []string{ourAddr}},
 			Tickets:   creator,
 			History:   hist,
 			ModelName: modelLabel(p.Model, o.Model),
-			ReplyMode: triage.ReplyMode(o.ReplyMode),
-			DryRun:    o.DryRun,
-			Logger:    log,
+			// process answers a sender as often as watch would.
+			PerSenderLimit: perSender,
+			ReplyMode:      triage.ReplyMode(o.ReplyMode),
+			DryRun:         o.DryRun,
+			Logger:         log,
 		})
 	if err != nil {
 		return nil, usageErr("%v", err)
@@ -274,8 +315,10 @@ func history(sender mail.Sender) processor.History {
 }
 
 // replySigner signs every reply in its language with the styles of main.md
-// (replies:): the pipeline signs, never the model.
-func replySigner(next mail.Sender, set *scenario.Set) mail.Sender {
+// (replies:): the pipeline signs, never the model. A reply in a language
+// without a style is signed in main.md's replies_fallback, else in the
+// inbox's default language.
+func replySigner(next mail.Sender, set *scenario.Set, lang *language.Detector) mail.Sender {
 	if len(set.Replies) == 0 {
 		return next
 	}
@@ -283,7 +326,7 @@ func replySigner(next mail.Sender, set *scenario.Set) mail.Sender {
 	for lang, st := range set.Replies {
 		styles[lang] = mail.Style{FromName: st.FromName, Signature: st.Signature}
 	}
-	return &mail.Signer{Next: next, Styles: styles, Language: processor.Language, Default: "pl"}
+	return &mail.Signer{Next: next, Styles: styles, Language: lang.Detect, Default: cmp.Or(set.RepliesFallback, lang.Default())}
 }
 
 func modelLabel(m *llm.Model, name string) string {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"triage"
 	"triage/internal/clients/mail"
@@ -150,8 +151,22 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 }
 
 // ReplySubject is the subject of a reply: one "Re:" and, for a ticketed
-// email, the ticket's tag, whatever the model wrote; the customer's answer
-// finds its ticket by it.
+// email, the ticket's tag (no other), whatever the model wrote; the
+// customer's answer finds its ticket by it. It is at most
+// mail.MaxSubjectBytes: the text before the tag is shortened on a rune
+// boundary, the tag is kept.
 func ReplySubject(subject, ticketID string) string {
-	return mail.ReplySubject(tickets.WithTag(subject, ticketID))
+	s := mail.ReplySubject(tickets.WithTag(subject, ""))
+	room := mail.MaxSubjectBytes
+	if ticketID != "" {
+		room -= len(" " + tickets.Tag(ticketID))
+	}
+	if len(s) > room {
+		cut := max(room, 0)
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = strings.TrimSpace(s[:cut])
+	}
+	return tickets.WithTag(s, ticketID)
 }

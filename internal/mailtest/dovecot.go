@@ -21,7 +21,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"text/template"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -75,6 +74,8 @@ type Dovecot struct {
 	mailUID   int    // owns the mail and runs imap
 	mailGID   int
 
+	introspect string // oauth2 passdb introspection URL; "" without
+
 	mu    sync.Mutex
 	users map[string]string // name -> password
 	cmd   *exec.Cmd
@@ -85,6 +86,20 @@ type Dovecot struct {
 // is not installed the test is skipped, or fails when the CI environment
 // variable is set: CI must run the Dovecot tests (install with .ci/dovecot.sh).
 func StartDovecot(t testing.TB) *Dovecot {
+	t.Helper()
+	return startDovecot(t, "")
+}
+
+// StartDovecotOAuth2 is StartDovecot with Dovecot's oauth2 passdb: besides
+// LOGIN with a password, AUTHENTICATE XOAUTH2 and OAUTHBEARER accept a bearer
+// token that the introspection endpoint (RFC 7662, POST) says is active for
+// the user (an OAuth2 server started with StartOAuth2).
+func StartDovecotOAuth2(t testing.TB, introspectURL string) *Dovecot {
+	t.Helper()
+	return startDovecot(t, introspectURL)
+}
+
+func startDovecot(t testing.TB, introspectURL string) *Dovecot {
 	t.Helper()
 	if _, err := os.Stat(dovecotBinary); err != nil {
 		Skip(t, "dovecot not installed (%s missing): run .ci/dovecot.sh", dovecotBinary)
@@ -154,6 +169,7 @@ func StartDovecot(t testing.TB) *Dovecot {
 		mailUID:    mailUID,
 		mailGID:    mailGID,
 		users:      map[string]string{},
+		introspect: introspectURL,
 	}
 	if err := d.makeMailDirs(); err != nil {
 		t.Fatalf("mailtest: %v", err)
@@ -471,115 +487,6 @@ func (d *Dovecot) writePasswdLocked() error {
 	}
 	return os.Rename(tmp, d.passwdPath)
 }
-
-func (d *Dovecot) writeConfig(userName, groupName string, port int) error {
-	var b bytes.Buffer
-	err := dovecot23Config.Execute(&b, map[string]any{
-		"Dir":       d.Dir,
-		"BaseDir":   d.baseDir,
-		"Log":       d.LogPath,
-		"User":      userName,
-		"Group":     groupName,
-		"MailUID":   d.mailUID,
-		"MailGID":   d.mailGID,
-		"Port":      port,
-		"Passwd":    d.passwdPath,
-		"MailRoot":  filepath.Join(d.Dir, "mail"),
-		"Root":      d.root,
-		"LoginUser": d.loginUser,
-		"Greeting":  d.greeting,
-	})
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(d.ConfigPath, b.Bytes(), 0o600)
-}
-
-// dovecot23Config is a complete Dovecot 2.3 configuration: nothing is read from
-// /etc/dovecot. Chroots are off so that it also runs without root.
-var dovecot23Config = template.Must(template.New("dovecot.conf").Parse(`# Written by mailtest.StartDovecot for one test.
-base_dir = {{.BaseDir}}
-state_dir = {{.Dir}}/state
-instance_name = mailtest
-log_path = {{.Log}}
-info_log_path = {{.Log}}
-debug_log_path = {{.Log}}
-auth_verbose = yes
-login_greeting = {{.Greeting}}
-
-listen = 127.0.0.1
-protocols = imap
-ssl = no
-disable_plaintext_auth = no
-auth_mechanisms = plain login
-# Tests try wrong passwords; do not wait the default 2s after each failure.
-auth_failure_delay = 0
-
-default_internal_user = {{.User}}
-default_internal_group = {{.Group}}
-default_login_user = {{.LoginUser}}
-first_valid_uid = {{.MailUID}}
-last_valid_uid = {{.MailUID}}
-first_valid_gid = {{.MailGID}}
-last_valid_gid = {{.MailGID}}
-mail_uid = {{.MailUID}}
-mail_gid = {{.MailGID}}
-
-mail_location = maildir:{{.MailRoot}}/%u
-namespace inbox {
-  inbox = yes
-}
-mailbox_idle_check_interval = 1 secs
-
-passdb {
-  driver = passwd-file
-  args = scheme=PLAIN username_format=%u {{.Passwd}}
-}
-userdb {
-  driver = passwd-file
-  args = username_format=%u {{.Passwd}}
-}
-
-protocol imap {
-  mail_max_userip_connections = 100
-}
-
-service imap-login {
-{{- if not .Root}}
-  chroot =
-{{- end}}
-  inet_listener imap {
-    address = 127.0.0.1
-    port = {{.Port}}
-  }
-  inet_listener imaps {
-    port = 0
-  }
-}
-{{- if not .Root}}
-service auth-worker {
-  user = {{.User}}
-}
-service anvil {
-  chroot =
-}
-service ipc {
-  chroot =
-}
-service old-stats {
-  chroot =
-}
-service aggregator {
-  chroot =
-}
-service director {
-  chroot =
-}
-service imap-urlauth-login {
-  chroot =
-}
-{{- end}}
-`))
 
 // makeMailDirs creates the roots of the users' mail and homes, owned by the
 // mail user. Under root that user is not root, so it must also be able to pass

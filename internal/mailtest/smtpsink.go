@@ -42,6 +42,11 @@ type SMTPOptions struct {
 	// gets Gmail's JSON challenge, then 535 after the client's empty answer.
 	User, Password string
 	Token          string
+	// Bearer, when set, decides which bearer tokens XOAUTH2 and
+	// OAUTHBEARER accept for the user (e.g. (*OAuth2).Valid), instead of
+	// Token. A refused OAUTHBEARER token gets the RFC 7628 JSON challenge,
+	// then 535.
+	Bearer func(user, token string) bool
 
 	// TLS, when set, offers STARTTLS with this configuration (see
 	// SelfSigned); with ImplicitTLS the listener speaks TLS from the first
@@ -147,7 +152,19 @@ func (ss *sinkSession) AuthMechanisms() []string {
 	if ss.s.opts.User == "" {
 		return nil
 	}
-	return []string{sasl.Plain, "XOAUTH2"}
+	return []string{sasl.Plain, "XOAUTH2", sasl.OAuthBearer}
+}
+
+// bearerOK reports whether token is accepted for user.
+func (ss *sinkSession) bearerOK(user, token string) bool {
+	if ss.s.opts.Bearer != nil {
+		return ss.s.opts.Bearer(user, token)
+	}
+	want := ss.s.opts.Token
+	if want == "" {
+		want = ss.s.opts.Password
+	}
+	return user == ss.s.opts.User && token == want
 }
 
 func (ss *sinkSession) Auth(mech string) (sasl.Server, error) {
@@ -161,17 +178,21 @@ func (ss *sinkSession) Auth(mech string) (sasl.Server, error) {
 			return nil
 		}), nil
 	case "XOAUTH2":
-		want := ss.s.opts.Token
-		if want == "" {
-			want = ss.s.opts.Password
-		}
 		return &xoauth2Server{challenge: true, check: func(user, token string) error {
-			if user != ss.s.opts.User || token != want {
+			if !ss.bearerOK(user, token) {
 				return smtp.ErrAuthFailed
 			}
 			ss.authOK(mech, user)
 			return nil
 		}}, nil
+	case sasl.OAuthBearer:
+		return authFailed{sasl.NewOAuthBearerServer(func(o sasl.OAuthBearerOptions) *sasl.OAuthBearerError {
+			if !ss.bearerOK(o.Username, o.Token) {
+				return &sasl.OAuthBearerError{Status: "invalid_token", Schemes: "bearer"}
+			}
+			ss.authOK(mech, o.Username)
+			return nil
+		})}, nil
 	}
 	return nil, smtp.ErrAuthUnknownMechanism
 }
@@ -224,6 +245,21 @@ func (ss *sinkSession) Data(r io.Reader) error {
 
 func (ss *sinkSession) Reset()        { ss.from, ss.to = "", nil }
 func (ss *sinkSession) Logout() error { return nil }
+
+// authFailed reports a failed SASL exchange as 535, as mail servers do
+// (go-smtp answers other errors with 454, temporary).
+type authFailed struct{ sasl.Server }
+
+func (a authFailed) Next(response []byte) ([]byte, bool, error) {
+	ch, done, err := a.Server.Next(response)
+	if err != nil {
+		var se *smtp.SMTPError
+		if !errors.As(err, &se) {
+			err = smtp.ErrAuthFailed
+		}
+	}
+	return ch, done, err
+}
 
 // xoauth2Server is the server side of SASL XOAUTH2:
 // "user=" user "\x01auth=Bearer " token "\x01\x01". With challenge, a

@@ -27,6 +27,7 @@ type Metrics struct {
 	latency    prometheus.Histogram
 	lastPass   prometheus.Gauge
 	drafts     *prometheus.GaugeVec
+	oauth2     *prometheus.GaugeVec
 	healthy    atomic.Bool
 }
 
@@ -59,7 +60,11 @@ func New() *Metrics {
 		Name: "triage_drafts",
 		Help: "Drafts in the ledger (reply mode draft), by scenario and what people did with them: drafted (all), sent_as_is, edited, discarded, pending. The figures of 'triage ledger stats'.",
 	}, []string{"scenario", "outcome"})
-	m.reg.MustRegister(m.processed, m.ledger, m.modelCalls, m.tokens, m.errors, m.latency, m.lastPass, m.drafts,
+	m.oauth2 = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "triage_oauth2_token_expiry_seconds",
+		Help: "Unix time at which the OAuth2 access token last obtained expires, by server (imap, smtp; smtp is absent when it shares imap's). Subtract time() for the seconds left.",
+	}, []string{"server"})
+	m.reg.MustRegister(m.processed, m.ledger, m.modelCalls, m.tokens, m.errors, m.latency, m.lastPass, m.drafts, m.oauth2,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -115,6 +120,15 @@ func (m *Metrics) Error(kind string) {
 		return
 	}
 	m.errors.WithLabelValues(kind).Inc()
+}
+
+// TokenExpiry records when the access token just obtained for server
+// (imap, smtp) expires.
+func (m *Metrics) TokenExpiry(server string, t time.Time) {
+	if m == nil {
+		return
+	}
+	m.oauth2.WithLabelValues(server).Set(float64(t.Unix()))
 }
 
 // PassDone records a completed mailbox pass at t and marks the watcher

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -16,10 +17,12 @@ import (
 
 	"triage"
 	"triage/internal/agent"
+	"triage/internal/attach"
 	"triage/internal/clients/tickets"
 	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/language"
 	"triage/internal/logattr"
 	"triage/internal/message"
 	"triage/internal/prompt"
@@ -65,10 +68,17 @@ type Outcome struct {
 	DurationMS    int64               `json:"duration_ms"`
 	Reply         *triage.Receipt     `json:"reply"`
 	Attachments   []AttachmentInfo    `json:"attachments,omitempty"`
-	Language      string              `json:"language,omitempty"`
-	Model         string              `json:"model,omitempty"`
-	Key           triage.Key          `json:"key,omitempty"`      // idempotency key used for this email
-	Problems      []string            `json:"problems,omitempty"` // malformations the parser worked around
+	// SerialsOmitted and AttachmentsOmitted count what the capped lists
+	// (MaxSerialsListed, MaxAttachmentsListed) left out.
+	SerialsOmitted     int `json:"serial_numbers_omitted,omitempty"`
+	AttachmentsOmitted int `json:"attachments_omitted,omitempty"`
+	// SerialSource is SerialSourceAttachment when a function ran with a
+	// serial the model read from an attachment, not from the text.
+	SerialSource string     `json:"serial_source,omitempty"`
+	Language     string     `json:"language,omitempty"`
+	Model        string     `json:"model,omitempty"`
+	Key          triage.Key `json:"key,omitempty"`      // idempotency key used for this email
+	Problems     []string   `json:"problems,omitempty"` // malformations the parser worked around
 	// DryRun: nothing with an effect happened; effect calls were answered
 	// {"dry_run": true} (Config.DryRun).
 	DryRun bool `json:"dry_run"`
@@ -80,11 +90,14 @@ type Outcome struct {
 	Escalated bool   `json:"escalated"`
 }
 
-// AttachmentInfo lists an inbound attachment.
+// AttachmentInfo lists an inbound attachment and whether the model was
+// sent it (NotSent says why not; see package attach).
 type AttachmentInfo struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Size int    `json:"size"`
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Size    int    `json:"size"`
+	Sent    bool   `json:"sent"`
+	NotSent string `json:"not_sent,omitempty"`
 }
 
 // Detection records how the scenario was chosen.
@@ -101,15 +114,27 @@ type Config struct {
 	Detector   *detect.Detector
 	Dispatcher *dispatcher.Dispatcher
 	Extractor  *serial.Extractor
-	Guard      guard.Config
+	// Language names the customer's language (outcome and facts
+	// language); default language.New with its defaults (pl).
+	Language *language.Detector
+	Guard    guard.Config
 	// Tickets keeps conversations (optional: without it every email stands
 	// alone). Follow-ups join their ticket through it, taken-over
 	// conversations are left for their person, escalations are taken over.
 	Tickets tickets.Store
 	// History, when set, breaks reply loops (see LoopReplies).
 	History History
+	// PerSenderLimit, with History, caps the replies to one address (the
+	// From or the reply address) within PerSenderWindow (default 24h): a
+	// message past it is failed/per_sender_limit, for a person, before any
+	// model call. 0 is no limit (watch enforces its own in the ledger).
+	PerSenderLimit  int
+	PerSenderWindow time.Duration
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
 	MaxTextBytes int
+	// Attachments caps the attachments sent to the model as inline data
+	// (package attach; zero fields get its defaults).
+	Attachments attach.Config
 	// HeaderLimits caps the header block and each field (defaults in package
 	// message: 256 KiB and 64 KiB); a message over them is failed/parse_error.
 	HeaderLimits message.Limits
@@ -174,6 +199,20 @@ func New(cfg Config) (*Processor, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Language == nil {
+		d, err := language.New(language.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("processor: %w", err)
+		}
+		cfg.Language = d
+	}
+	if cfg.PerSenderWindow <= 0 {
+		cfg.PerSenderWindow = 24 * time.Hour
+	}
+	if cfg.Guard.HasSerial == nil {
+		ex := cfg.Extractor
+		cfg.Guard.HasSerial = func(text string) bool { return len(ex.Extract(text, "")) > 0 }
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -222,8 +261,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.From = msg.From.Address
 	out.Subject = msg.Subject
 	out.Problems = msg.Problems
-	for _, a := range msg.Attachments {
-		out.Attachments = append(out.Attachments, AttachmentInfo(a))
+	listed, attOmitted := capList(msg.Attachments, MaxAttachmentsListed)
+	out.AttachmentsOmitted = attOmitted
+	for _, a := range listed {
+		out.Attachments = append(out.Attachments, AttachmentInfo{Name: a.Name, Type: a.Type, Size: a.Size})
 	}
 	out.Key = in.Key
 	if out.Key == "" {
@@ -243,22 +284,30 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		return fail(triage.ReasonCanceled, err.Error())
 	}
 
-	out.SerialNumbers = p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted)
-	out.Language = Language(msg.Subject + "\n" + msg.Text)
+	out.SerialNumbers, out.SerialsOmitted = capList(p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted), MaxSerialsListed)
+	out.Language = p.cfg.Language.Detect(msg.Subject + "\n" + msg.Text)
 	text := truncate(msg.Text, p.cfg.MaxTextBytes)
 	quoted := truncate(msg.Quoted, p.cfg.MaxTextBytes/2)
 	facts := prompt.Facts{
-		From:          msg.From.Address,
-		ReplyTo:       msg.ReplyTo,
-		Subject:       msg.Subject,
-		Language:      out.Language,
-		SerialNumbers: out.SerialNumbers,
+		From:            msg.From.Address,
+		ReplyTo:         msg.ReplyTo,
+		Subject:         msg.Subject,
+		Language:        out.Language,
+		DefaultLanguage: p.cfg.Language.Default(),
+		SerialNumbers:   out.SerialNumbers,
+
+		SerialsOmitted:     out.SerialsOmitted,
+		AttachmentsOmitted: out.AttachmentsOmitted,
 	}
 	if !msg.Date.IsZero() {
 		facts.Received = msg.Date.UTC().Format(time.RFC3339)
 	}
-	for _, a := range msg.Attachments {
+	for _, a := range listed {
 		facts.Attachments = append(facts.Attachments, prompt.Attachment(a))
+	}
+	inline, err := p.attachments(in.Raw, listed, &out, &facts)
+	if err != nil {
+		return fail(triage.ReasonParseError, err.Error())
 	}
 
 	// Conversations: a follow-up joins its ticket (its text appended as a
@@ -309,6 +358,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 			return fail(reason, detail)
 		}
 	}
+	if reason, detail := p.overLimit(ctx, msg); reason != "" {
+		return fail(reason, detail)
+	}
 
 	det := p.detect(ctx, facts, text, conv, convWhy, earlier)
 	out.ModelCalls += det.ModelCalls
@@ -335,16 +387,24 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	final := p.cfg.Dispatcher.Tools().FinalOf(sc)
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
 	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == triage.ReplyDraft
-	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun})
+	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(facts, text, quoted)
+	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}})
 	session.SetTicket(out.TicketID)
+	session.SetAttachmentsSeen(len(inline))
 	res, err := p.cfg.Agent.Run(ctx, agent.Request{
-		System:        prompt.System(p.cfg.Scenarios.Main, sc.Body),
-		Prompt:        prompt.User(facts, text, quoted),
+		System:        system,
+		Prompt:        user,
+		Parts:         inline,
 		Functions:     declarations(sc),
 		FinalFunction: final,
 	}, session)
 	out.FunctionCalls = session.Records()
 	out.TicketID = session.Ticket()
+	for _, r := range out.FunctionCalls {
+		if r.SerialSource == SerialSourceAttachment {
+			out.SerialSource = SerialSourceAttachment
+		}
+	}
 	out.ModelCalls += res.ModelCalls
 	addUsage(&out.Tokens, res.Usage)
 	if rec := errRecord(out.FunctionCalls, final, dispatcher.CodeDuplicateKey); rec != nil && okRecord(out.FunctionCalls, final) == nil {
@@ -364,6 +424,12 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		}
 		if n := blocked(out.FunctionCalls); n > 0 {
 			detail += fmt.Sprintf(" (%d call(s) refused by the dispatcher)", n)
+		}
+		if res.RefusedCalls > 0 {
+			detail += fmt.Sprintf(" (%d call(s) over the per-turn cap refused unrun)", res.RefusedCalls)
+		}
+		if e := lastError(out.FunctionCalls, final); e != nil && e.Code == dispatcher.CodeUngroundedClaim {
+			return fail(triage.ReasonUngroundedClaim, e.Message)
 		}
 		return fail(triage.ReasonEmailNotSent, detail)
 	}
@@ -472,6 +538,30 @@ func (p *Processor) loop(ctx context.Context, msg *message.Message) (reason tria
 		ours, who, most, LoopWindow)
 }
 
+// overLimit reports a sender past Config.PerSenderLimit: its From or reply
+// address already has that many replies within PerSenderWindow. It returns
+// the failure reason and detail, or "".
+func (p *Processor) overLimit(ctx context.Context, msg *message.Message) (reason triage.Reason, detail string) {
+	if p.cfg.History == nil || p.cfg.PerSenderLimit <= 0 {
+		return "", ""
+	}
+	since := p.cfg.Now().Add(-p.cfg.PerSenderWindow)
+	for i, addr := range []string{msg.From.Address, msg.ReplyTo} {
+		if addr == "" || i == 1 && strings.EqualFold(addr, msg.From.Address) {
+			continue
+		}
+		n, err := p.cfg.History.RepliesSince(ctx, addr, since)
+		if err != nil {
+			return triage.ReasonHistoryError, fmt.Sprintf("reply history: %v; the per-sender limit cannot be checked, left for a person", err)
+		}
+		if n >= p.cfg.PerSenderLimit {
+			return triage.ReasonPerSenderLimit, fmt.Sprintf("%s was already answered %d times in the last %v (limit %d); left for a person",
+				addr, n, p.cfg.PerSenderWindow, p.cfg.PerSenderLimit)
+		}
+	}
+	return "", ""
+}
+
 // declarations turns a scenario's functions into Gemini declarations. They are
 // built per email: the SDK may touch what it is given.
 func declarations(sc *scenario.Scenario) []*genai.FunctionDeclaration {
@@ -501,6 +591,16 @@ func errRecord(recs []dispatcher.Record, name, code string) *dispatcher.Record {
 	for i := range recs {
 		if recs[i].Name == name && recs[i].Error != nil && recs[i].Error.Code == code {
 			return &recs[i]
+		}
+	}
+	return nil
+}
+
+// lastError is the error of the last call to name, or nil.
+func lastError(recs []dispatcher.Record, name string) *dispatcher.RecordError {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Name == name {
+			return recs[i].Error
 		}
 	}
 	return nil

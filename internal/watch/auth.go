@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/emersion/go-imap/v2"
+
+	"triage/internal/mailauth"
 )
 
 // DefaultMaxAuthFailures is how many refused logins in a row end Run.
@@ -17,10 +19,20 @@ const DefaultMaxAuthFailures = 3
 type AuthError struct {
 	Addr, User string
 	Attempts   int
-	Err        error // the server's answer, an *imap.Error
+	OAuth2     bool  // the login used OAuth2 access tokens
+	Err        error // the server's answer (an *imap.Error), or why no token was had
 }
 
 func (e *AuthError) Error() string {
+	var te *mailauth.TokenError
+	switch {
+	case errors.As(e.Err, &te):
+		return fmt.Sprintf("watch: no OAuth2 access token to log in to %s as %s (%d attempt(s)): %v; not retrying",
+			e.Addr, e.User, e.Attempts, e.Err)
+	case e.OAuth2:
+		return fmt.Sprintf("watch: the IMAP server %s refused the login as %s (%d attempt(s)): %v; check imap.user (the mailbox the token is for) and imap.oauth2 (scopes, and the application's mailbox permission; see docs/watch.md), or the token in TRIAGE_IMAP_TOKEN / imap.token_file; not retrying",
+			e.Addr, e.User, e.Attempts, e.Err)
+	}
 	return fmt.Sprintf("watch: the IMAP server %s refused the login as %s (%d attempt(s)): %v; check imap.user and the password or token (TRIAGE_IMAP_PASSWORD / TRIAGE_IMAP_TOKEN, imap.password_file / imap.token_file); not retrying",
 		e.Addr, e.User, e.Attempts, e.Err)
 }

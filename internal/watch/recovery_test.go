@@ -226,7 +226,9 @@ func TestLock(t *testing.T) {
 	unlock2()
 }
 
-// TestXOAUTH2 logs in to IMAP and SMTP with OAuth2 tokens.
+// TestXOAUTH2 logs in to IMAP and SMTP with fixed OAuth2 tokens: XOAUTH2 on
+// the in-memory IMAP server (all it offers), OAUTHBEARER on the SMTP sink
+// (which also offers it).
 func TestXOAUTH2(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
 	e := newEnv(t, memTarget(s))
@@ -243,7 +245,7 @@ func TestXOAUTH2(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{id: 1}, e.repliesTo()); diff != "" {
 		t.Errorf("replies (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"XOAUTH2"}, e.sink.Auths()); diff != "" {
+	if diff := cmp.Diff([]string{"OAUTHBEARER"}, e.sink.Auths()); diff != "" {
 		t.Errorf("SMTP auths (-want +got):\n%s", diff)
 	}
 	w, err := New(e.config(func(c *Config) { c.Password, c.Token = "", "wrong" }))

@@ -14,8 +14,8 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
-	"triage/internal/clients/mail"
 	"triage/internal/ledger"
+	"triage/internal/mailauth"
 )
 
 // graceContext returns a context that ends Grace after ctx ends.
@@ -140,15 +140,10 @@ func (w *Watcher) dial(ctx context.Context) (*imapclient.Client, error) {
 	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
-	if w.cfg.Token != "" {
-		err = c.Authenticate(mail.XOAuth2(w.cfg.Username, w.cfg.Token))
-	} else {
-		err = c.Login(w.cfg.Username, w.cfg.Password).Wait()
-	}
-	if err != nil {
+	if err = w.login(c); err != nil {
 		c.Close()
-		if refusedLogin(err) {
-			return nil, &AuthError{Addr: w.cfg.Addr, User: w.cfg.Username, Attempts: 1, Err: err}
+		if refusedLogin(err) || mailauth.IsPermanent(err) || errors.Is(err, mailauth.ErrNoMechanism) {
+			return nil, &AuthError{Addr: w.cfg.Addr, User: w.cfg.Username, Attempts: 1, OAuth2: w.cfg.OAuth2 != nil, Err: err}
 		}
 		return nil, fmt.Errorf("watch: login %s as %s: %w", w.cfg.Addr, w.cfg.Username, err)
 	}
@@ -176,6 +171,12 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 		return w.dryPass(ctx, hard, c)
 	}
 	if err := w.trackDrafts(hard, c); err != nil {
+		return err
+	}
+	if err := w.requeue(hard, c); err != nil {
+		return err
+	}
+	if err := w.settleSentDrafts(hard, c); err != nil {
 		return err
 	}
 	sel, err := c.Select(w.cfg.Mailbox, nil).Wait()

@@ -29,6 +29,7 @@ import (
 
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
+	"triage/internal/mailauth"
 	"triage/internal/metrics"
 	"triage/internal/processor"
 )
@@ -65,7 +66,7 @@ const (
 	DefaultBackoffMax      = 5 * time.Minute
 )
 
-// Config configures a Watcher. Addr, Username, Password or Token,
+// Config configures a Watcher. Addr, Username, Password or Token or OAuth2,
 // Processor and Ledger are required.
 type Config struct {
 	Addr      string // host:port
@@ -73,7 +74,11 @@ type Config struct {
 	TLSConfig *tls.Config
 	Username  string
 	Password  string // LOGIN password
-	Token     string // OAuth2 access token: AUTHENTICATE XOAUTH2 instead of LOGIN
+	Token     string // a fixed OAuth2 access token: AUTHENTICATE instead of LOGIN
+	// OAuth2 hands out access tokens that renew themselves: every
+	// (re)connect logs in with AUTHENTICATE XOAUTH2 or OAUTHBEARER and a
+	// token valid for a while yet. It takes precedence over Token.
+	OAuth2 *mailauth.Source
 	// Account names the mailbox owner in the ledger (default: Username, with
 	// "@"+Addr appended when Username has no "@").
 	Account string
@@ -142,7 +147,8 @@ type Watcher struct {
 	st      Stats
 	dryDone map[[2]uint32]bool // dry run (sequential): (UIDVALIDITY, UID) already shown
 
-	uidValidity uint32 // the mailbox UIDVALIDITY of the last pass (guarded by mu)
+	uidValidity uint32    // the mailbox UIDVALIDITY of the last pass (guarded by mu)
+	tokenExpiry time.Time // expiry of the access token of the last login (Run's goroutine only)
 }
 
 // Stats counts what a watcher did, by final state.
@@ -161,8 +167,11 @@ func New(cfg Config) (*Watcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch: Addr %q: %w", cfg.Addr, err)
 	}
-	if cfg.Username == "" || (cfg.Password == "" && cfg.Token == "") {
-		return nil, errors.New("watch: Username and a Password or Token are required")
+	if cfg.Username == "" || (cfg.Password == "" && cfg.Token == "" && cfg.OAuth2 == nil) {
+		return nil, errors.New("watch: Username and a Password, Token or OAuth2 are required")
+	}
+	if cfg.OAuth2 == nil && cfg.Token != "" {
+		cfg.OAuth2 = mailauth.Static(cfg.Token, "")
 	}
 	if cfg.Processor == nil || cfg.Ledger == nil && !cfg.DryRun {
 		return nil, errors.New("watch: Processor and Ledger are required")
@@ -298,6 +307,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 		d := backoff/2 + rand.N(backoff/2+1)
 		if ae != nil {
 			w.log.Error("imap login refused; trying again", "err", ae.Err.Error(), "attempt", refused, "of", w.cfg.MaxAuthFailures, "in", d.Round(time.Millisecond).String())
+		} else if exp := w.tokenExpiry; !exp.IsZero() && !w.cfg.Now().Before(exp) {
+			// Microsoft 365 ends a session when its token expires: the
+			// reconnect logs in with a new one.
+			w.log.Info("imap session ended after its access token expired; reconnecting with a new token", "err", errString(err), "in", d.Round(time.Millisecond).String())
 		} else {
 			w.log.Warn("imap session ended; reconnecting", "err", errString(err), "in", d.Round(time.Millisecond).String())
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"triage"
+	"triage/internal/mailauth"
 )
 
 // TLS modes for SMTPConfig.TLS.
@@ -29,11 +31,15 @@ const (
 type SMTPConfig struct {
 	Addr     string // host:port, required
 	Host     string // TLS server name; default: the host of Addr
-	Username string // AUTH user; empty means no AUTH (unless Token is set)
+	Username string // AUTH user; empty means no AUTH (unless Token or OAuth2 is set)
 	Password string // AUTH PLAIN password
-	Token    string // OAuth2 access token: AUTH XOAUTH2 instead of PLAIN
-	TLS      string // "starttls" (default), "tls" or "none"
-	Timeout  time.Duration
+	Token    string // a fixed OAuth2 access token: AUTH XOAUTH2 or OAUTHBEARER instead of PLAIN
+	// OAuth2 hands out access tokens that renew themselves: every dial
+	// authenticates with one valid for a while yet. It takes precedence
+	// over Token.
+	OAuth2  *mailauth.Source
+	TLS     string // "starttls" (default), "tls" or "none"
+	Timeout time.Duration
 	// TLSConfig is cloned; its ServerName defaults to Host.
 	TLSConfig *tls.Config
 }
@@ -75,6 +81,12 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 	if cfg.Password != "" && cfg.Username == "" {
 		return nil, errors.New("mail: smtp: Password set without Username")
 	}
+	if cfg.OAuth2 == nil && cfg.Token != "" {
+		cfg.OAuth2 = mailauth.Static(cfg.Token, "")
+	}
+	if cfg.OAuth2 != nil && cfg.Username == "" {
+		return nil, errors.New("mail: smtp: an OAuth2 token needs Username (the mailbox it is for)")
+	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
 	}
@@ -107,6 +119,10 @@ func smtpErr(op string, err error) error {
 // isTemporary: 4xx replies, timeouts and transport failures are temporary;
 // 5xx replies, certificate problems and cancellation are not.
 func isTemporary(err error) bool {
+	var te *mailauth.TokenError
+	if errors.As(err, &te) {
+		return !te.Permanent()
+	}
 	var se *smtp.SMTPError
 	if errors.As(err, &se) {
 		return se.Code/100 == 4
@@ -187,8 +203,8 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	defer c.Close()
 
 	switch {
-	case s.cfg.Token != "":
-		if err := c.Auth(XOAuth2(s.cfg.Username, s.cfg.Token)); err != nil {
+	case s.cfg.OAuth2 != nil:
+		if err := s.oauth2(c); err != nil {
 			return triage.Receipt{}, wrap("auth", err)
 		}
 	case s.cfg.Username != "":
@@ -220,23 +236,21 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	return triage.Receipt{MessageID: r.MessageID, To: to.Address}, nil
 }
 
-// XOAuth2 returns the SASL XOAUTH2 client mechanism (Google, Microsoft),
-// which go-sasl does not provide, for SMTP and IMAP alike: the initial
-// response carries the user and the bearer token; on failure the server sends
-// a JSON challenge, answered with an empty response so it can finish with an
-// error reply.
-func XOAuth2(user, token string) sasl.Client { return &xoauth2Client{user: user, token: token} }
-
-type xoauth2Client struct {
-	user, token string
-}
-
-func (a *xoauth2Client) Start() (string, []byte, error) {
-	return "XOAUTH2", []byte("user=" + a.user + "\x01auth=Bearer " + a.token + "\x01\x01"), nil
-}
-
-func (a *xoauth2Client) Next(challenge []byte) ([]byte, error) {
-	return []byte{}, nil
+// oauth2 authenticates with an access token from the configured source,
+// the mechanism chosen from the EHLO AUTH line unless configured.
+func (s *SMTP) oauth2(c *smtp.Client) error {
+	_, offered := c.Extension("AUTH")
+	host, p, _ := net.SplitHostPort(s.cfg.Addr)
+	port, _ := strconv.Atoi(p)
+	_, err := s.cfg.OAuth2.Login(mailauth.Server{
+		User: s.cfg.Username, Offered: strings.Fields(offered), Host: host, Port: port,
+		Auth: c.Auth,
+		Refused: func(err error) bool {
+			var se *smtp.SMTPError
+			return errors.As(err, &se) && (se.Code == 535 || se.Code == 534)
+		},
+	})
+	return err
 }
 
 // IsLoopback reports whether host is "localhost" or a loopback IP: the only

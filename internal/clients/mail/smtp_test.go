@@ -26,7 +26,7 @@ var (
 // startSink runs mailtest's SMTP sink in the TLS mode the client will use.
 // With TLS, the sink accepts AUTH only over TLS, so a successful AUTH
 // proves STARTTLS or implicit TLS happened. It requires AUTH (PLAIN with
-// bot/s3cret, XOAUTH2 with bot/tok-123) unless mode is TLSNone, and rejects
+// bot/s3cret, XOAUTH2 or OAUTHBEARER with bot/tok-123) unless mode is TLSNone, and rejects
 // busy@example.org with 451 and nobody@example.org with 550.
 func startSink(t *testing.T, mode string, serverTLS *tls.Config) *mailtest.SMTPSink {
 	t.Helper()
@@ -61,7 +61,7 @@ func TestSMTPSend(t *testing.T) {
 	}{
 		{name: "starttls + plain", mode: TLSStartTLS, user: "bot", pass: "s3cret", to: "jan@example.org", wantUser: "bot", wantAuths: []string{"PLAIN"}},
 		{name: "implicit tls + plain", mode: TLSImplicit, user: "bot", pass: "s3cret", to: "jan@example.org", wantUser: "bot", wantAuths: []string{"PLAIN"}},
-		{name: "starttls + xoauth2", mode: TLSStartTLS, user: "bot", token: "tok-123", to: "jan@example.org", wantUser: "bot", wantAuths: []string{"XOAUTH2"}},
+		{name: "starttls + static token", mode: TLSStartTLS, user: "bot", token: "tok-123", to: "jan@example.org", wantUser: "bot", wantAuths: []string{"OAUTHBEARER"}},
 		{name: "loopback without tls or auth", mode: TLSNone, to: "jan@example.org"},
 		{name: "bad password", mode: TLSStartTLS, user: "bot", pass: "wrong", to: "jan@example.org", wantErr: "auth: SMTP error 535"},
 		{name: "bad token", mode: TLSStartTLS, user: "bot", token: "nope", to: "jan@example.org", wantErr: "auth: SMTP error 535"},

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"triage/internal/mailauth"
+	"triage/internal/metrics"
+)
+
+// oauth2Setup builds the token sources of the imap and smtp sections from
+// their oauth2 blocks (nil without one) and applies the defaults: smtp's
+// "oauth2: imap" shares imap's source, and an smtp section with OAuth2 but
+// no user logs in as imap.user. Nothing is contacted.
+func oauth2Setup(wf *watchFile, ws *watchSetup, p *problems) {
+	if s := wf.IMAP.OAuth2; s != nil {
+		if s.SameAs != "" {
+			p.add("imap.oauth2: %s: only the smtp section can share another section's oauth2", s.SameAs)
+		} else if src, err := mailauth.New(s.Config, mailauth.Options{Name: "imap.oauth2"}); err != nil {
+			p.addErr(err)
+		} else {
+			ws.imapOAuth2 = src
+		}
+	}
+	s := wf.SMTP.OAuth2
+	if s == nil || wf.SMTP.Addr == "" {
+		return
+	}
+	if wf.SMTP.User == "" {
+		wf.SMTP.User = wf.IMAP.User
+	}
+	switch {
+	case s.SameAs == "imap" && wf.IMAP.OAuth2 == nil:
+		p.add("smtp.oauth2: imap: the imap section has no oauth2 block to share")
+	case s.SameAs == "imap":
+		ws.smtpOAuth2 = ws.imapOAuth2
+	default:
+		if src, err := mailauth.New(s.Config, mailauth.Options{Name: "smtp.oauth2"}); err != nil {
+			p.addErr(err)
+		} else {
+			ws.smtpOAuth2 = src
+		}
+	}
+}
+
+// observeOAuth2 sends the sources' logs to log and their token expiries
+// to the metrics.
+func (ws *watchSetup) observeOAuth2(log *slog.Logger, met *metrics.Metrics) {
+	if ws.imapOAuth2 != nil {
+		ws.imapOAuth2.Observe(log, func(t time.Time) { met.TokenExpiry("imap", t) })
+	}
+	if ws.smtpOAuth2 != nil && ws.smtpOAuth2 != ws.imapOAuth2 {
+		ws.smtpOAuth2.Observe(log, func(t time.Time) { met.TokenExpiry("smtp", t) })
+	}
+}
+
+// checkOAuth2 obtains one access token from each configured source and
+// says for which account and how long it is valid (never the token).
+func checkOAuth2(w io.Writer, ws *watchSetup) error {
+	type src struct {
+		key, user string
+		s         *mailauth.Source
+	}
+	list := []src{{"imap.oauth2", ws.wf.IMAP.User, ws.imapOAuth2}}
+	if ws.smtpOAuth2 != ws.imapOAuth2 {
+		list = append(list, src{"smtp.oauth2", ws.wf.SMTP.User, ws.smtpOAuth2})
+	}
+	var p problems
+	for _, c := range list {
+		if c.s == nil {
+			continue
+		}
+		tok, err := c.s.Token()
+		if err != nil {
+			p.addErr(err)
+			continue
+		}
+		valid := "no expiry given"
+		if !tok.Expiry.IsZero() {
+			valid = "valid for " + time.Until(tok.Expiry).Round(time.Second).String()
+		}
+		shared := ""
+		if c.s == ws.smtpOAuth2 && c.key == "imap.oauth2" && ws.wf.SMTP.Addr != "" {
+			shared = " (smtp shares it)"
+		}
+		fmt.Fprintf(w, "%s: access token obtained for %s from %s (%s grant), %s%s\n", c.key, c.user, c.s.TokenURL(), c.s.Grant(), valid, shared)
+	}
+	return p.err()
+}
