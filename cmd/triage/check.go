@@ -13,11 +13,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/scenario"
+	"triage/internal/settings"
 	"triage/internal/tools"
 )
 
 func newCheckCmd() *cobra.Command {
-	var dir, config, envFile string
+	var (
+		dir, config, envFile string
+		table                settings.Table
+	)
 	cmd := &cobra.Command{
 		Use:   "check [--instructions DIR] [--config FILE [--env-file FILE]]",
 		Short: "Validate the instructions (and a watch configuration) without starting anything",
@@ -37,6 +41,9 @@ which account and how long it is valid (never the token itself); a rotated
 refresh token is saved as watch saves it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
 			if envFile != "" {
 				if err := godotenv.Load(envFile); err != nil {
 					return usageErr("--env-file: %v", err)
@@ -83,9 +90,14 @@ refresh token is saved as watch saves it.`,
 			return bk.Close()
 		},
 	}
-	envString(cmd.Flags(), &dir, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory (default: the built-in instructions)")
-	cmd.Flags().StringVar(&envFile, "env-file", "", "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first, as watch --env-file does")
-	cmd.Flags().StringVar(&config, "config", "", "also validate this triage watch configuration, exactly as watch does at start, without connecting [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
+	table = settings.Table{
+		withUsage(instructionsSetting(&dir), "instructions directory (default: the built-in instructions)"),
+		{Flag: "env-file", Usage: "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first, as watch --env-file does",
+			Var: settings.String(&envFile, "")},
+		{Flag: "config", Usage: "also validate this triage watch configuration, exactly as watch does at start, without connecting [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
+			Var: settings.String(&config, "")},
+	}
+	table.Register(cmd.Flags())
 	return cmd
 }
 

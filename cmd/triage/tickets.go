@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/clients/tickets"
+	"triage/internal/settings"
 	"triage/internal/termsafe"
 )
 
@@ -43,16 +44,24 @@ triage watch is running.`,
   triage tickets takeover TKT-000123 --owner anna
   triage tickets release TKT-000123`,
 	}
-	pf := cmd.PersistentFlags()
-	envString(pf, &path, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
-	storeFlag(pf, &url)
-	pf.BoolVar(&asJSON, "json", false, "print JSON")
+	table := settings.Table{
+		ticketsDBSetting(&path),
+		storeSetting(&url),
+		{Flag: "json", Usage: "print JSON", Var: settings.Bool(&asJSON, false)},
+	}
+	table.Register(cmd.PersistentFlags())
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		if err := table.Check(); err != nil {
+			return usageErr("tickets: %v", err)
+		}
+		return nil
+	}
 
 	open := func() (*tickets.SQLite, error) {
 		if url != "" {
-			if err := checkStore("--store", url); err != nil {
-				return nil, usageErr("tickets: %v", err)
-			}
 			s, err := tickets.Open(context.Background(), url)
 			if err != nil {
 				return nil, &exitError{code: exitFailed, err: err}
