@@ -23,7 +23,15 @@ var migrations = []store.Migration{
 	}},
 	{SQLite: outboxSchema, Postgres: outboxSchema},
 	{SQLite: reviewSchema, Postgres: reviewSchema},
+	{SQLite: digestSchema, Postgres: digestSchema},
 }
+
+// digestSchema keeps each message's content digest (triage.DigestOf): a
+// second message under the same key with other content is told apart from
+// a redelivery of the first.
+const digestSchema = `
+ALTER TABLE messages ADD COLUMN digest TEXT NOT NULL DEFAULT '';
+`
 
 // reviewSchema keeps, for the review console, each message's outcome (the
 // JSON record of what was decided and called) and the customer's text.
