@@ -24,7 +24,7 @@ run: build
 	  echo "replies written to $(OUT)/outbox/; tickets: ./$(BIN) tickets list --tickets-db $(OUT)/tickets.db"; exit $$status
 
 ## test: vet, formatting, the race-enabled test suite, and the offline eval suite
-# Tests that need a real server not installed here (Dovecot, systemd-analyze)
+# Tests that need a real server not installed here (Dovecot, PostgreSQL, Chromium, the npm MCP server, systemd-analyze)
 # skip locally and record why in $(OUT)/skipped.txt; this target prints them
 # loudly (CI fails those tests instead of skipping).
 test: lint
@@ -34,7 +34,7 @@ test: lint
 	  echo; echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
 	  echo "!!! SOME TESTS WERE SKIPPED: a real server they need is not installed"; \
 	  sed 's/^/!!!   /' $(OUT)/skipped.txt; \
-	  echo "!!! install it (.ci/dovecot.sh as root; apt-get install systemd) and rerun"; \
+	  echo "!!! install it (as root: .ci/dovecot.sh, .ci/postgres.sh, .ci/chromium.sh, .ci/node.sh; apt-get install systemd) and rerun"; \
 	  echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; echo; fi
 	$(MAKE) --no-print-directory eval
 
