@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/attach"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/language"
@@ -137,6 +138,15 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 		{Flag: "languages", Key: "pipeline.languages",
 			Usage: "ISO 639-1 codes of the languages told apart (default " + strings.Join(language.DefaultLanguages, ",") + ")",
 			Var:   settings.Strings(&o.Languages)},
+		{Flag: "attachment-types", Key: "pipeline.attachments.types",
+			Usage: "media types of attachments sent to the model (repeatable; default " + strings.Join(attach.DefaultTypes, ",") + ")",
+			Var:   settings.Strings(&o.Attachments.Types)},
+		{Flag: "max-attachments", Key: "pipeline.attachments.max_count",
+			Usage: "attachments sent to the model at most per email, largest left out first (negative: none)",
+			Var:   settings.Int(&o.Attachments.MaxCount, attach.DefaultMaxCount)},
+		{Flag: "max-attachment-bytes", Key: "pipeline.attachments.max_bytes",
+			Usage: "bytes of attachments sent to the model at most per email",
+			Var:   settings.Int(&o.Attachments.MaxBytes, attach.DefaultMaxBytes, settings.AtLeast(1))},
 		{Flag: "serial-pattern", Key: "pipeline.serial_patterns",
 			Usage: "regular expression with one group capturing a serial number (repeatable; default: built-in patterns)",
 			Var:   settings.Strings(&o.SerialPattern)},

@@ -14,6 +14,7 @@ import (
 	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
+	"triage/internal/attach"
 	"triage/internal/backends"
 	"triage/internal/builtins"
 	"triage/internal/clients/mail"
@@ -57,6 +58,9 @@ type pipelineOptions struct {
 	// told apart (package language).
 	DefaultLanguage string
 	Languages       []string
+	// Attachments caps what the model is sent of a customer's attachments
+	// (pipeline.attachments: types, max_count, max_bytes).
+	Attachments attach.Config
 }
 
 // pipeline is a ready processor and what it was built from.
@@ -240,13 +244,14 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			Logger:           log,
 		},
 		processor.Config{
-			Scenarios: p.Scenarios,
-			Extractor: ext,
-			Language:  parts.Language,
-			Guard:     guard.Config{OwnAddresses: []string{ourAddr}},
-			Tickets:   creator,
-			History:   hist,
-			ModelName: modelLabel(p.Model, o.Model),
+			Scenarios:   p.Scenarios,
+			Extractor:   ext,
+			Language:    parts.Language,
+			Attachments: o.Attachments,
+			Guard:       guard.Config{OwnAddresses: []string{ourAddr}},
+			Tickets:     creator,
+			History:     hist,
+			ModelName:   modelLabel(p.Model, o.Model),
 			// process answers a sender as often as watch would.
 			PerSenderLimit: perSender,
 			ReplyMode:      triage.ReplyMode(o.ReplyMode),
