@@ -23,6 +23,7 @@ import (
 
 	"triage"
 	"triage/internal/clients/mail"
+	"triage/internal/ledger"
 	"triage/internal/logattr"
 	"triage/internal/mailauth"
 	"triage/internal/metrics"
@@ -84,6 +85,7 @@ type watchFile struct {
 	ShutdownGrace   time.Duration `yaml:"shutdown_grace"`
 	MaxAttempts     int           `yaml:"max_attempts"`
 	MaxAuthFailures int           `yaml:"max_auth_failures"`
+	MaxSendFailures int           `yaml:"max_send_failures"`
 	Concurrency     int           `yaml:"concurrency"`
 	Limits          struct {
 		PerSender       int           `yaml:"per_sender"`
@@ -188,7 +190,8 @@ variable and default). Its fields:
              in imap, or "oauth2: imap" to share imap's), timeout
              (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
-  max_auth_failures,
+  max_auth_failures, max_send_failures (replies refused by the mail
+             server in a row before /healthz fails, default 3),
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
              global_per_hour (100); negative disables
@@ -220,7 +223,8 @@ flight finish within --shutdown-grace (a message cut short is left for the
 next run, never half-answered); a second signal exits at once.
 
 Exit status: 0 after a clean pass (--once) or a requested stop; 1 when the
-mailbox could not be processed (connection, ledger); 2 for a usage or
+mailbox could not be processed (connection, ledger) or, with --once, when
+any message of the pass failed (a refused reply is failed/send_failed); 2 for a usage or
 configuration error; 3 when another triage watch holds the ledger lock; 5
 when the IMAP server refused the login (the daemon tries max_auth_failures
 times, default 3, then stops: /healthz fails meanwhile; network errors are
@@ -564,6 +568,9 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	if wf.MaxAuthFailures < 0 {
 		p.add("max_auth_failures must not be negative")
 	}
+	if wf.MaxSendFailures < 0 {
+		p.add("max_send_failures must not be negative")
+	}
 	if wf.MaxAttempts < 0 {
 		p.add("max_attempts must not be negative")
 	}
@@ -643,6 +650,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	var met *metrics.Metrics
 	if o.MetricsAddr != "" {
 		met = metrics.New()
+		met.SetSendFailureLimit(wf.MaxSendFailures)
 		ln, err := net.Listen("tcp", o.MetricsAddr)
 		if err != nil {
 			return usageErr("--metrics-addr: %v", err)
@@ -700,6 +708,9 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	}
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
+	}
+	if n := st.Final[ledger.StateFailed]; o.Once && n > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", n)}
 	}
 	return nil
 }

@@ -268,6 +268,7 @@ type Session struct {
 	final     map[string]any
 	parsed    *facts // the message's facts, built on first use (facts())
 	ticket    string // see Call.TicketID
+	sendFail  *SendFailure
 }
 
 // SetTicket tells the session which ticket the email belongs to (a
@@ -376,6 +377,12 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked = true
+			}
+			if f := sendFailure(name, err); f != nil {
+				s.sendFail = f
+				if !f.Temporary {
+					err = &Error{Code: CodeSendFailed, Message: f.Detail() + "; nothing was sent, and the email is left for a person"}
+				}
 			}
 		}
 		if err == nil {

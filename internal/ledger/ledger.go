@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -96,10 +97,13 @@ type Entry struct {
 	State     string        `json:"state"`
 	Reason    triage.Reason `json:"reason,omitempty"`
 	Scenario  string        `json:"scenario,omitempty"`
-	Attempts  int           `json:"attempts"`
-	IMAPDone  bool          `json:"imap_done"` // flag/move on the server finished
-	Created   time.Time     `json:"created"`
-	Updated   time.Time     `json:"updated"`
+	// Detail says why, for a failed message (the mail server's reply to a
+	// refused send); at most MaxDetail bytes.
+	Detail   string    `json:"detail,omitempty"`
+	Attempts int       `json:"attempts"`
+	IMAPDone bool      `json:"imap_done"` // flag/move on the server finished
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
 }
 
 // Reply is one outgoing reply, keyed by the inbound key.
@@ -182,6 +186,7 @@ var columns = []struct{ table, name, def string }{
 	{"replies", "similarity", "REAL NOT NULL DEFAULT 0"},
 	{"replies", "resolved_at", "INTEGER NOT NULL DEFAULT 0"},
 	{"replies", "person_message_id", "TEXT NOT NULL DEFAULT ''"},
+	{"messages", "detail", "TEXT NOT NULL DEFAULT ''"},
 }
 
 const afterColumns = `
@@ -271,14 +276,17 @@ func fromUnix(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated`
+const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, detail`
+
+// MaxDetail caps Entry.Detail.
+const MaxDetail = 2000
 
 func scanEntry(sc interface{ Scan(...any) error }) (Entry, error) {
 	var e Entry
 	var done int
 	var created, updated int64
 	err := sc.Scan(&e.Account, &e.Mailbox, &e.UIDValidity, &e.UID, &e.Key, &e.MessageID, &e.Sender, &e.Subject,
-		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated)
+		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated, &e.Detail)
 	e.IMAPDone = done != 0
 	e.Created, e.Updated = fromUnix(created), fromUnix(updated)
 	return e, err
@@ -327,7 +335,7 @@ func (l *Ledger) FinalByKey(ctx context.Context, key triage.Key, not Loc) (Entry
 func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 	now := unix(l.now())
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?)
+		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,'')
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
 			attempts = attempts + 1, state = excluded.state, updated = excluded.updated,
 			key = excluded.key, message_id = excluded.message_id, sender = excluded.sender, subject = excluded.subject`,
@@ -347,11 +355,12 @@ func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	now := unix(l.now())
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?)
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
-			state = excluded.state, reason = excluded.reason, scenario = excluded.scenario, updated = excluded.updated`,
+			state = excluded.state, reason = excluded.reason, scenario = excluded.scenario, updated = excluded.updated,
+			detail = excluded.detail`,
 		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject,
-		e.State, e.Reason, e.Scenario, e.Attempts, now, now)
+		e.State, e.Reason, e.Scenario, e.Attempts, now, now, capDetail(e.Detail))
 	if err != nil {
 		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
 	}
@@ -767,3 +776,15 @@ func countReplies(ctx context.Context, q rowQuerier, addr string, since time.Tim
 // uriPath escapes the characters that would end the file name in a "file:"
 // DSN (a ledger in "/srv/mail#2/" must not open "/srv/mail").
 var uriPath = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f")
+
+// capDetail cuts d to MaxDetail bytes on a rune boundary.
+func capDetail(d string) string {
+	if len(d) <= MaxDetail {
+		return d
+	}
+	cut := MaxDetail
+	for cut > 0 && !utf8.RuneStart(d[cut]) {
+		cut--
+	}
+	return d[:cut]
+}

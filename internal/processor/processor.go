@@ -364,6 +364,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 
 	// Verify: only a successful final call (send_email) makes an email handled.
 	sent := okRecord(out.FunctionCalls, final)
+	if f := session.SendFailure(); sent == nil && f != nil {
+		p.sendFailed(ctx, &out, f)
+		return out
+	}
 	if sent == nil {
 		detail := "the model ended without a successful " + final
 		if res.Stop != nil {

@@ -837,7 +837,7 @@ func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (triage
 // finish records the final state, logs the one line per message, and settles
 // the message on the server.
 func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state string, reason triage.Reason, scenario, detail string) error {
-	e.State, e.Reason, e.Scenario = state, reason, scenario
+	e.State, e.Reason, e.Scenario, e.Detail = state, reason, scenario, detail
 	if err := w.cfg.Ledger.Record(context.WithoutCancel(ctx), e); err != nil {
 		return w.ledgerErr(err)
 	}

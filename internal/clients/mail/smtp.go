@@ -111,6 +111,25 @@ func (e *SMTPError) Error() string   { return "mail: smtp: " + e.Op + ": " + e.E
 func (e *SMTPError) Unwrap() error   { return e.Err }
 func (e *SMTPError) Temporary() bool { return e.temporary }
 
+// Reply is the server's reply code and text (enhanced status code first,
+// when it gave one); code 0 when the failure was not a server reply (the
+// connection, TLS, a token).
+func (e *SMTPError) Reply() (code int, text string) {
+	var se *smtp.SMTPError
+	if !errors.As(e.Err, &se) {
+		return 0, ""
+	}
+	text = se.Message
+	if ec := se.EnhancedCode; ec != smtp.NoEnhancedCode && ec != (smtp.EnhancedCode{}) {
+		text = fmt.Sprintf("%d.%d.%d %s", ec[0], ec[1], ec[2], text)
+	}
+	return se.Code, text
+}
+
+// Delivery reports whether the reply could not be handed to the server
+// (any failure but a reply that could not be rendered).
+func (e *SMTPError) Delivery() bool { return e.Op != "render" }
+
 func smtpErr(op string, err error) error {
 	return &SMTPError{Op: op, Err: err, temporary: isTemporary(err)}
 }
