@@ -71,6 +71,9 @@ type imapFile struct {
 type smtpFile struct {
 	serverFile `yaml:",inline"`
 	Timeout    time.Duration `yaml:"timeout"`
+	// Mechanism is the password mechanism: plain or login (default: plain,
+	// or login when the server offers only that).
+	Mechanism string `yaml:"mechanism"`
 }
 
 // watchFile is the YAML configuration of triage watch (--config).
@@ -187,7 +190,9 @@ variable and default). Its fields:
              the conversation over), drafts_folder (default Drafts)
   smtp:      addr, tls (starttls|tls|none), user (default with oauth2:
              imap.user), password_file | token_file | oauth2 (a block as
-             in imap, or "oauth2: imap" to share imap's), timeout
+             in imap, or "oauth2: imap" to share imap's), mechanism
+             (plain|login; default plain, or login when the server offers
+             only LOGIN), timeout
              (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
   max_auth_failures, max_send_failures (replies refused by the mail
@@ -528,7 +533,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 			p.add("no SMTP password or token for smtp.user %s: set TRIAGE_SMTP_PASSWORD (or TRIAGE_SMTP_TOKEN) in the environment (e.g. with --env-file FILE), or smtp.password_file in %s", wf.SMTP.User, path)
 		}
 		if perr == nil && terr == nil {
-			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: wf.SMTP.Addr, TLS: wf.SMTP.TLS, Username: wf.SMTP.User, Password: pass, Token: token, OAuth2: ws.smtpOAuth2, Timeout: wf.SMTP.Timeout}); err != nil {
+			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: wf.SMTP.Addr, TLS: wf.SMTP.TLS, Username: wf.SMTP.User, Password: pass, Mechanism: wf.SMTP.Mechanism, Token: token, OAuth2: ws.smtpOAuth2, Timeout: wf.SMTP.Timeout}); err != nil {
 				p.add("smtp: %v", strings.TrimPrefix(err.Error(), "mail: smtp: "))
 			}
 		}

@@ -26,13 +26,22 @@ const (
 	TLSNone     = "none"     // no TLS: allowed only for loopback hosts
 )
 
+// Password mechanisms for SMTPConfig.Mechanism.
+const (
+	MechPlain = "plain"
+	MechLogin = "login" // the obsolete LOGIN, for servers that offer nothing else
+)
+
 // SMTPConfig configures an SMTP submission client.
 type SMTPConfig struct {
 	Addr     string // host:port, required
 	Host     string // TLS server name; default: the host of Addr
 	Username string // AUTH user; empty means no AUTH (unless Token or OAuth2 is set)
-	Password string // AUTH PLAIN password
-	Token    string // a fixed OAuth2 access token: AUTH XOAUTH2 or OAUTHBEARER instead of PLAIN
+	Password string // AUTH PLAIN (or LOGIN) password
+	// Mechanism is the password mechanism: MechPlain or MechLogin; ""
+	// means PLAIN unless the server offers LOGIN and not PLAIN.
+	Mechanism string
+	Token     string // a fixed OAuth2 access token: AUTH XOAUTH2 or OAUTHBEARER instead of PLAIN
 	// OAuth2 hands out access tokens that renew themselves: every dial
 	// authenticates with one valid for a while yet. It takes precedence
 	// over Token.
@@ -76,6 +85,11 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 		}
 	default:
 		return nil, fmt.Errorf("mail: smtp: TLS %q: want starttls, tls or none", cfg.TLS)
+	}
+	switch cfg.Mechanism {
+	case "", MechPlain, MechLogin:
+	default:
+		return nil, fmt.Errorf("mail: smtp: mechanism %q: want %s or %s", cfg.Mechanism, MechPlain, MechLogin)
 	}
 	if cfg.Password != "" && cfg.Username == "" {
 		return nil, errors.New("mail: smtp: Password set without Username")
@@ -226,7 +240,7 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 			return Receipt{}, wrap("auth", err)
 		}
 	case s.cfg.Username != "":
-		if err := c.Auth(sasl.NewPlainClient("", s.cfg.Username, s.cfg.Password)); err != nil {
+		if err := c.Auth(s.passwordClient(c)); err != nil {
 			return Receipt{}, wrap("auth", err)
 		}
 	}
@@ -252,6 +266,27 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	}
 	_ = c.Quit() // the message is accepted; a failed QUIT changes nothing
 	return Receipt{MessageID: r.MessageID, To: to.Address, Status: StatusSent}, nil
+}
+
+// passwordClient is AUTH PLAIN, or LOGIN when configured or when the
+// server offers LOGIN and not PLAIN.
+func (s *SMTP) passwordClient(c *smtp.Client) sasl.Client {
+	mech := s.cfg.Mechanism
+	if mech == "" {
+		_, offered := c.Extension("AUTH")
+		var plain, login bool
+		for _, m := range strings.Fields(offered) {
+			plain = plain || strings.EqualFold(m, sasl.Plain)
+			login = login || strings.EqualFold(m, sasl.Login)
+		}
+		if login && !plain {
+			mech = MechLogin
+		}
+	}
+	if mech == MechLogin {
+		return sasl.NewLoginClient(s.cfg.Username, s.cfg.Password)
+	}
+	return sasl.NewPlainClient("", s.cfg.Username, s.cfg.Password)
 }
 
 // oauth2 authenticates with an access token from the configured source,
