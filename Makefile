@@ -29,7 +29,7 @@ run: build
 # loudly (CI fails those tests instead of skipping).
 test: lint
 	@mkdir -p $(OUT) && rm -f $(OUT)/skipped.txt
-	TRIAGE_SKIP_REPORT=$(CURDIR)/$(OUT)/skipped.txt $(GO) test -race -count=1 ./...
+	TRIAGE_SKIP_REPORT=$(CURDIR)/$(OUT)/skipped.txt TRIAGE_SCREENSHOT_DIR=$(CURDIR)/$(OUT)/screenshots $(GO) test -race -count=1 ./...
 	@if [ -s $(OUT)/skipped.txt ]; then \
 	  echo; echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
 	  echo "!!! SOME TESTS WERE SKIPPED: a real server they need is not installed"; \

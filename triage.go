@@ -36,7 +36,7 @@ type Reason string
 
 // Skip reasons: messages that must never be answered (RFC 3834 and friends).
 const (
-	ReasonBounce               Reason = "bounce"                 // Return-Path: <>
+	ReasonBounce               Reason = "bounce"                 // Return-Path <> or MAILER-DAEMON, From <>, a delivery status report
 	ReasonAutoSubmitted        Reason = "auto_submitted"         // Auto-Submitted other than "no"
 	ReasonList                 Reason = "list"                   // List-Id / List-Unsubscribe / any List-*
 	ReasonPrecedence           Reason = "precedence"             // Precedence: bulk|list|junk
@@ -47,6 +47,11 @@ const (
 	ReasonAutoreplySubject     Reason = "autoreply_subject"      // an auto-reply subject without RFC 3834 headers
 	ReasonHumanOwner           Reason = "human_owner"            // a person owns the conversation
 	ReasonAlreadyHandled       Reason = "already_handled"        // a copy of a message that already has a final outcome
+	ReasonFeedbackReport       Reason = "feedback_report"        // an abuse complaint (ARF, multipart/report; report-type=feedback-report)
+	ReasonReadReceipt          Reason = "read_receipt"           // a read receipt (multipart/report; report-type=disposition-notification)
+	ReasonReport               Reason = "report"                 // any other multipart/report (TLS, DMARC reports)
+	ReasonChallenge            Reason = "challenge_response"     // a challenge/response verification ("confirm you are human")
+	ReasonListManager          Reason = "list_manager"           // a mailing-list manager's notice (subscription, moderation)
 )
 
 // Failure reasons: the email was not handled and is left for a person.

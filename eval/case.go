@@ -126,6 +126,8 @@ type Expected struct {
 	TicketID  string `yaml:"ticket_id" json:"ticket_id,omitempty"`
 	Followup  *bool  `yaml:"followup" json:"followup,omitempty"`
 	Escalated *bool  `yaml:"escalated" json:"escalated,omitempty"`
+	// Language is the outcome's language (ISO 639-1) the case expects.
+	Language string `yaml:"language" json:"language,omitempty"`
 }
 
 // ExpectedCall is one expected_function_calls item.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage/internal/language"
 	"triage/internal/message"
 	"triage/internal/scenario"
 )
@@ -294,8 +295,15 @@ func TestLoadSeedFormat(t *testing.T) {
 	if diff := cmp.Diff(want, c.Mocks); diff != "" {
 		t.Errorf("mocks (-want +got):\n%s", diff)
 	}
-	// And it passes through the real pipeline with the offline model.
-	rr := newTestRunner(t, testSet(t), Config{}).RunCase(context.Background(), c)
+	// And it passes through the real pipeline with the offline model, in
+	// the inbox it was written for: one that answers in Polish only (it
+	// expects "gwarancja" in the reply to "I need RMA for serial number
+	// SN12345", which the default languages tell as English).
+	polishOnly, err := language.New(language.Config{Languages: []string{"pl"}, Default: "pl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := newTestRunner(t, testSet(t), Config{Language: polishOnly}).RunCase(context.Background(), c)
 	if !rr.Passed {
 		t.Errorf("seed case failed: %q", rr.Failures)
 	}

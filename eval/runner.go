@@ -17,6 +17,7 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/processor"
 	"triage/internal/scenario"
@@ -52,6 +53,10 @@ type Config struct {
 	Parallel int
 	// Repeat runs every case this many times (default 1).
 	Repeat int
+	// Language names the customers' languages (nil: package language's
+	// defaults, pl when unsure), as pipeline.languages and
+	// pipeline.default_language do in production.
+	Language *language.Detector
 	// Agent limits (zero: the agent's defaults).
 	MaxTurns    int
 	TurnTimeout time.Duration
@@ -303,6 +308,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		processor.Config{
 			Scenarios: r.cfg.Scenarios,
 			Extractor: r.ext,
+			Language:  r.cfg.Language,
 			Guard:     guard.Config{OwnAddresses: []string{r.cfg.OwnAddress}},
 			ModelName: label,
 			ReplyMode: c.Input.ReplyMode,

@@ -57,6 +57,9 @@ func Validate(c *Case, o processor.Outcome) Verdict {
 	if x.Escalated != nil && o.Escalated != *x.Escalated {
 		fail("Escalated: expected %v, got %v", *x.Escalated, o.Escalated)
 	}
+	if x.Language != "" && o.Language != x.Language {
+		fail("Language: expected %q, got %q", x.Language, o.Language)
+	}
 	if x.MaxModelCalls != nil && o.ModelCalls > *x.MaxModelCalls {
 		fail("Model calls: expected at most %d, got %d", *x.MaxModelCalls, o.ModelCalls)
 	}

@@ -15,6 +15,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
+	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/offline"
 	"triage/internal/scenario"
@@ -108,7 +109,8 @@ type pipelineParts struct {
 	Checker            warranty.Checker
 	Faults             []offline.Fault
 	TicketsHTTP        *tickets.HTTP
-	TicketsDB          string
+	TicketsDB          string // a SQLite file, or the --store URL
+	Language           *language.Detector
 }
 
 // checkPipeline validates every pipeline setting, read-only: the
@@ -133,6 +135,9 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	if parts.Extractor, err = serial.New(o.SerialPattern...); err != nil {
 		p.add("--serial-pattern: %v", err)
 	}
+	if parts.Language, err = language.New(language.Config{Languages: o.Languages, Default: o.DefaultLanguage}); err != nil {
+		p.add("--default-language/--languages: %v", err)
+	}
 	switch {
 	case o.WarrantyURL != "":
 		if err := checkURL("--warranty-url", o.WarrantyURL); err != nil {
@@ -147,6 +152,9 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	default:
 		p.add("no warranty registry configured: set --warranty-csv FILE (or $TRIAGE_WARRANTY_CSV, or pipeline.warranty_csv in the watch configuration), or --warranty-url URL ($TRIAGE_WARRANTY_URL, pipeline.warranty_url)")
 	}
+	if err := checkStore("--store", o.Store); err != nil {
+		p.addErr(err)
+	}
 	switch {
 	case o.TicketsURL != "":
 		if err := checkURL("--tickets-url", o.TicketsURL); err != nil {
@@ -154,6 +162,8 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 		} else if parts.TicketsHTTP, err = tickets.NewHTTP(tickets.HTTPConfig{BaseURL: o.TicketsURL, Token: os.Getenv("TRIAGE_TICKETS_TOKEN")}); err != nil {
 			p.add("--tickets-url: %v", err)
 		}
+	case o.Store != "":
+		parts.TicketsDB = o.Store
 	case o.TicketsDB != "":
 		if err := checkParentDir("--tickets-db", o.TicketsDB); err != nil && !o.DryRun {
 			p.addErr(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/ledger"
+	"triage/internal/store"
 )
 
 // newLedgerCmd lists what the watch ledger recorded, for a person looking
@@ -22,11 +23,12 @@ import (
 func newLedgerCmd() *cobra.Command {
 	var (
 		path, config, state string
+		storeURL            string
 		limit               int
 		asJSON, replies     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "ledger [--ledger FILE | --config FILE] [--state S] [--limit N] [--json]",
+		Use:   "ledger [--ledger FILE | --store URL | --config FILE] [--state S] [--limit N] [--json]",
 		Short: "List recent messages of the watch ledger and what happened to them",
 		Long: `Ledger lists the most recent messages triage watch has seen, newest first,
 with their state (replied, drafted, skipped, failed, needs_human,
@@ -53,7 +55,7 @@ while triage watch is running.`,
 					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
 				}
 			}
-			path, err := ledgerPath(cmd, path, config)
+			path, err := ledgerPath(cmd, storeURL, path, config)
 			if err != nil {
 				return err
 			}
@@ -83,6 +85,7 @@ while triage watch is running.`,
 	}
 	f := cmd.Flags()
 	envString(f, &path, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file")
+	storeFlag(f, &storeURL)
 	f.StringVar(&config, "config", "", "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
 	f.StringVar(&state, "state", "", "only this state")
 	f.IntVar(&limit, "limit", 50, "at most this many messages")
@@ -92,11 +95,18 @@ while triage watch is running.`,
 	return cmd
 }
 
-// ledgerPath is the ledger file the ledger commands read: --ledger (or
-// $TRIAGE_LEDGER) when given, else the ledger of the watch configuration
-// found like watch finds it (--config, $TRIAGE_CONFIG, /etc/triage/triage.yaml;
-// one found by convention is reported), else path's default.
-func ledgerPath(cmd *cobra.Command, path, config string) (string, error) {
+// ledgerPath is the ledger the ledger commands read: the store URL (--store
+// or $TRIAGE_STORE) when given, else --ledger (or $TRIAGE_LEDGER) when
+// given, else the store or ledger of the watch configuration found like
+// watch finds it (--config, $TRIAGE_CONFIG, /etc/triage/triage.yaml; one
+// found by convention is reported), else path's default.
+func ledgerPath(cmd *cobra.Command, storeURL, path, config string) (string, error) {
+	if storeURL != "" {
+		if err := checkStore("--store", storeURL); err != nil {
+			return "", usageErr("%v", err)
+		}
+		return storeURL, nil
+	}
 	cfg, how := findConfig(cmd.Flags(), config)
 	if given(cmd.Flags(), "ledger") || cfg == "" {
 		return path, nil
@@ -108,20 +118,28 @@ func ledgerPath(cmd *cobra.Command, path, config string) (string, error) {
 	if how != "--config" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "triage: ledger of the configuration %s (%s)\n", cfg, how)
 	}
+	if wf.Store != "" {
+		if err := checkStore(cfg+": store", wf.Store); err != nil {
+			return "", usageErr("%v", err)
+		}
+		return wf.Store, nil
+	}
 	if wf.Ledger != "" {
 		return wf.Ledger, nil
 	}
 	return path, nil
 }
 
-// openLedgerFile opens the ledger file at path for the command named what
-// ("ledger", "ledger stats"): a file that is not there is a usage error
-// (opening would create an empty ledger), one that does not open a failure.
+// openLedgerFile opens the ledger at path (a file, or a store URL, read
+// only) for the command named what ("ledger", "ledger stats"): a file that
+// is not there is a usage error (opening would create an empty ledger), one
+// that does not open a failure.
 func openLedgerFile(ctx context.Context, path, what string) (*ledger.Ledger, error) {
-	if _, err := os.Stat(path); err != nil {
+	isURL := store.IsURL(path)
+	if _, err := os.Stat(path); err != nil && !isURL {
 		return nil, usageErr("%s: %v", what, err)
 	}
-	l, err := ledger.Open(ctx, ledger.Config{Path: path})
+	l, err := ledger.Open(ctx, ledger.Config{Path: path, ReadOnly: isURL})
 	if err != nil {
 		return nil, &exitError{code: exitFailed, err: err}
 	}
@@ -131,8 +149,9 @@ func openLedgerFile(ctx context.Context, path, what string) (*ledger.Ledger, err
 // The states --state accepts, for messages and for replies (--replies).
 var (
 	messageStates = []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed,
-		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing}
-	replyStates = []string{ledger.ReplyPending, ledger.ReplySent, ledger.ReplyNeedsHuman, ledger.DraftPending, ledger.DraftStored}
+		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateRetryRequested, ledger.StateRetried}
+	replyStates = []string{ledger.ReplyPending, ledger.ReplySent, ledger.ReplyNeedsHuman, ledger.DraftPending, ledger.DraftStored,
+		ledger.DraftSending, ledger.DraftSentByPerson}
 )
 
 func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON bool) error {

@@ -14,11 +14,11 @@ import (
 // scenario: how a team knows when a scenario is ready to send on its own.
 func newLedgerStatsCmd() *cobra.Command {
 	var (
-		path, config string
-		asJSON       bool
+		path, config, storeURL string
+		asJSON                 bool
 	)
 	cmd := &cobra.Command{
-		Use:   "stats [--ledger FILE | --config FILE] [--json]",
+		Use:   "stats [--ledger FILE | --store URL | --config FILE] [--json]",
 		Short: "Per scenario: drafts made, sent as is, edited, discarded",
 		Long: `Stats reads the watch ledger and prints, for each scenario, how many drafts
 triage made in draft mode and what people did with them, as triage watch
@@ -38,7 +38,7 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
   triage ledger stats --ledger /var/lib/triage/ledger.db --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := ledgerPath(cmd, path, config)
+			path, err := ledgerPath(cmd, storeURL, path, config)
 			if err != nil {
 				return err
 			}
@@ -59,6 +59,7 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
 	}
 	f := cmd.Flags()
 	envString(f, &path, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file")
+	storeFlag(f, &storeURL)
 	f.StringVar(&config, "config", "", "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per scenario per line")
 	return cmd

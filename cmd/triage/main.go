@@ -68,7 +68,7 @@ model, a deterministic stand-in that needs no network.`,
 	})
 	root.Version = readBuildInfo().Version // enables --version
 	root.SetVersionTemplate(readBuildInfo().String() + "\n")
-	root.AddCommand(newProcessCmd(), newCheckCmd(), newEvalCmd(), newWatchCmd(), newLedgerCmd(), newTicketsCmd(), newVersionCmd(), newManualsCmd())
+	root.AddCommand(newProcessCmd(), newCheckCmd(), newEvalCmd(), newWatchCmd(), newLedgerCmd(), newTicketsCmd(), newVersionCmd(), newManualsCmd(), newStoreCmd(), newConsoleCmd())
 	return root
 }
 

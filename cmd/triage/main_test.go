@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"triage/internal/pgtest"
 )
 
 // TestMain lets the test binary stand in for child processes:
@@ -16,6 +18,8 @@ import (
 //     "${TRIAGE_BIN} mcp-manuals", and TRIAGE_BIN defaults to the running
 //     binary, which in tests is this one;
 //   - "mcp-crash-server": an MCP server for TestProcessMCPServerKilledMidRun.
+//
+// Tests that need PostgreSQL get a database of their own (pgtest.URL).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
@@ -29,7 +33,7 @@ func TestMain(m *testing.M) {
 			os.Exit(0)
 		}
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // crashServer serves read_text_file over stdio. Its first call ever (across

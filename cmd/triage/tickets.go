@@ -22,13 +22,15 @@ import (
 func newTicketsCmd() *cobra.Command {
 	var (
 		path   string
+		url    string
 		asJSON bool
 		limit  int
 	)
 	cmd := &cobra.Command{
 		Use:   "tickets list|show ID|takeover ID|release ID",
 		Short: "List tickets and their conversations; take a conversation over or give it back",
-		Long: `Tickets works on the local ticket store (--tickets-db). list prints the
+		Long: `Tickets works on the ticket store: the SQLite file --tickets-db, or the
+shared store --store (a postgres:// URL). list prints the
 newest tickets first; show prints one ticket with its messages (the
 customer's and our replies, by Message-ID) and notes. takeover hands the
 conversation to a person: triage never answers it again, its follow-ups are
@@ -42,9 +44,20 @@ triage watch is running.`,
 	}
 	pf := cmd.PersistentFlags()
 	envString(pf, &path, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
+	storeFlag(pf, &url)
 	pf.BoolVar(&asJSON, "json", false, "print JSON")
 
 	open := func() (*tickets.SQLite, error) {
+		if url != "" {
+			if err := checkStore("--store", url); err != nil {
+				return nil, usageErr("tickets: %v", err)
+			}
+			s, err := tickets.Open(context.Background(), url)
+			if err != nil {
+				return nil, &exitError{code: exitFailed, err: err}
+			}
+			return s, nil
+		}
 		if _, err := os.Stat(path); err != nil {
 			return nil, usageErr("tickets: --tickets-db: %v", err)
 		}

@@ -82,6 +82,7 @@ type watchFile struct {
 	SMTP            smtpFile      `yaml:"smtp"`
 	Outbox          string        `yaml:"outbox"`
 	Ledger          string        `yaml:"ledger"`
+	Store           string        `yaml:"store"` // postgres:// URL holding the ledger and the tickets
 	Interval        time.Duration `yaml:"interval"`
 	Idle            *bool         `yaml:"idle"`
 	MaxMessageBytes int64         `yaml:"max_message_bytes"`
@@ -119,6 +120,8 @@ type watchFile struct {
 		MaxCallsPerTurn int           `yaml:"max_calls_per_turn"`
 		MaxCalls        int           `yaml:"max_calls"`
 		ReplyMode       string        `yaml:"reply_mode"`
+		DefaultLanguage string        `yaml:"default_language"`
+		Languages       []string      `yaml:"languages"`
 	} `yaml:"pipeline"`
 }
 
@@ -197,6 +200,8 @@ variable and default). Its fields:
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
   max_auth_failures, max_send_failures (replies refused by the mail
              server in a row before /healthz fails, default 3),
+  store:     postgres:// URL: the ledger and the tickets live in PostgreSQL
+             instead of the SQLite files (the lock stays <ledger>.lock),
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
              global_per_hour (100); negative disables
@@ -206,7 +211,8 @@ variable and default). Its fields:
              reply_mode: overrides it; see 'triage ledger stats'
   pipeline:  from, instructions, model, offline, warranty_csv, warranty_url,
              tickets_db, tickets_url, staff, serial_patterns, max_turns,
-             turn_timeout, deadline, max_calls_per_turn, max_calls
+             turn_timeout, deadline, max_calls_per_turn, max_calls,
+             default_language (pl), languages (ISO 639-1 codes told apart)
 
 Secrets never go on the command line. They are read from the environment
 first, then from the *_file settings (a literal password in the file also
@@ -359,6 +365,7 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	str("warranty-csv", &o.WarrantyCSV, p.WarrantyCSV)
 	str("warranty-url", &o.WarrantyURL, p.WarrantyURL)
 	str("tickets-db", &o.TicketsDB, p.TicketsDB)
+	str("store", &o.Store, wf.Store)
 	str("tickets-url", &o.TicketsURL, p.TicketsURL)
 	if len(p.Staff) > 0 && !given(fs, "staff") {
 		o.Staff = p.Staff
@@ -371,6 +378,10 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	dur("deadline", &o.Deadline, p.Deadline)
 	num("max-calls-per-turn", &o.MaxCallsPerTurn, p.MaxCallsPerTurn)
 	num("max-calls", &o.MaxCalls, p.MaxCalls)
+	str("default-language", &o.DefaultLanguage, p.DefaultLanguage)
+	if len(p.Languages) > 0 && !given(fs, "languages") {
+		o.Languages = p.Languages
+	}
 
 	str("mailbox", &o.Mailbox, wf.IMAP.Mailbox)
 	str("keyword", &o.Keyword, wf.IMAP.Keyword)
@@ -699,7 +710,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	log.Info("watch starting", "addr", wf.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.Ledger, "once", o.Once)
+	log.Info("watch starting", "addr", wf.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.ledgerName(), "once", o.Once)
 	if o.Once {
 		err = w.RunOnce(ctx)
 	} else {

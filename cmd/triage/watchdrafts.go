@@ -9,6 +9,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/store"
 	"triage/internal/watch"
 )
 
@@ -18,10 +19,10 @@ import (
 // releases both.
 func openWatchLedger(ctx context.Context, o *watchOptions) (*ledger.Ledger, func(), error) {
 	if o.DryRun {
-		if !fileExists(o.Ledger) {
+		if o.Store == "" && !fileExists(o.Ledger) {
 			return nil, func() {}, nil
 		}
-		led, err := ledger.Open(ctx, ledger.Config{Path: o.Ledger, ReadOnly: true})
+		led, err := ledger.Open(ctx, ledger.Config{Path: o.ledgerTarget(), ReadOnly: true})
 		if err != nil {
 			return nil, nil, &exitError{code: exitFailed, err: err}
 		}
@@ -35,12 +36,30 @@ func openWatchLedger(ctx context.Context, o *watchOptions) (*ledger.Ledger, func
 		}
 		return nil, nil, &exitError{code: exitFailed, err: err}
 	}
-	led, err := ledger.Open(ctx, ledger.Config{Path: o.Ledger})
+	led, err := ledger.Open(ctx, ledger.Config{Path: o.ledgerTarget()})
 	if err != nil {
 		unlock()
 		return nil, nil, &exitError{code: exitFailed, err: err}
 	}
 	return led, func() { led.Close(); unlock() }, nil
+}
+
+// ledgerTarget is where the ledger lives: the --store URL when there is
+// one, else the --ledger file. The lock file stays beside --ledger.
+func (o *watchOptions) ledgerTarget() string {
+	if o.Store != "" {
+		return o.Store
+	}
+	return o.Ledger
+}
+
+// ledgerName is ledgerTarget for logs and messages: a URL without its
+// password.
+func (o *watchOptions) ledgerName() string {
+	if o.Store != "" {
+		return store.Redact(o.Store)
+	}
+	return o.Ledger
 }
 
 // noSMTP is the mail sender of a watch in draft mode without smtp: drafts

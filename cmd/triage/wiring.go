@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,10 +22,13 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/processor"
 	"triage/internal/scenario"
+	"triage/internal/store"
 	"triage/internal/tools"
+	"triage/internal/watch"
 )
 
 // pipelineOptions are the settings process and watch share.
@@ -37,6 +41,7 @@ type pipelineOptions struct {
 	WarrantyURL   string
 	TicketsDB     string
 	TicketsURL    string
+	Store         string   // postgres:// URL: the tickets (and watch's ledger) live there
 	From          string   // our address, e.g. "Serwis <serwis@example.com>"
 	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
@@ -52,6 +57,11 @@ type pipelineOptions struct {
 	// Call caps per email (issue 7 item 2): calls over them have no effect.
 	MaxCallsPerTurn int
 	MaxCalls        int
+	// DefaultLanguage (pipeline.default_language) answers a customer whose
+	// language cannot be told; Languages (pipeline.languages) are the ones
+	// told apart (package language).
+	DefaultLanguage string
+	Languages       []string
 }
 
 // addFlags registers the shared flags on fs.
@@ -63,6 +73,7 @@ func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
 	envString(fs, &o.WarrantyCSV, "warranty-csv", "TRIAGE_WARRANTY_CSV", "", "local warranty registry (CSV: serial_number,status,expiration_date,product); this or --warranty-url is required")
 	envString(fs, &o.WarrantyURL, "warranty-url", "TRIAGE_WARRANTY_URL", "", "warranty HTTP service base URL (overrides --warranty-csv; bearer token from $TRIAGE_WARRANTY_TOKEN)")
 	envString(fs, &o.TicketsDB, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
+	storeFlag(fs, &o.Store)
 	envString(fs, &o.TicketsURL, "tickets-url", "TRIAGE_TICKETS_URL", "", "ticket HTTP service base URL (overrides --tickets-db; bearer token from $TRIAGE_TICKETS_TOKEN)")
 	envString(fs, &o.From, "from", "TRIAGE_FROM", "Serwis gwarancyjny <serwis@example.com>", "our address: From of every reply, and never answered")
 	fs.StringSliceVar(&o.Staff, "staff", nil, "staff addresses notify_staff mails when a conversation is escalated (repeatable)")
@@ -74,6 +85,8 @@ func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.DryRun, "dry-run", false, "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened")
 	fs.IntVar(&o.MaxCallsPerTurn, "max-calls-per-turn", dispatcher.DefaultMaxCallsPerTurn, "function calls the model may make in one turn (more are refused, recorded blocked)")
 	fs.IntVar(&o.MaxCalls, "max-calls", dispatcher.DefaultMaxCallsPerEmail, "function calls the model may make per email (more are refused, recorded blocked)")
+	envString(fs, &o.DefaultLanguage, "default-language", "TRIAGE_DEFAULT_LANGUAGE", language.DefaultLanguage, "ISO 639-1 code of the inbox's language: a customer whose language cannot be told (a short or mixed message) is answered in it")
+	fs.StringSliceVar(&o.Languages, "languages", nil, "ISO 639-1 codes of the languages told apart (default "+strings.Join(language.DefaultLanguages, ",")+")")
 }
 
 func envOr(name, def string) string {
@@ -197,7 +210,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	var creator tickets.Store = parts.TicketsHTTP
 	switch {
 	case parts.TicketsHTTP != nil:
-	case o.DryRun && !fileExists(parts.TicketsDB):
+	case o.DryRun && !store.IsURL(parts.TicketsDB) && !fileExists(parts.TicketsDB):
 		creator = dryRunTickets{} // a dry run creates no store
 	default:
 		db, err := tickets.OpenSQLite(parts.TicketsDB)
@@ -212,7 +225,11 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, usageErr("no mail sender configured")
 	}
 	hist := history(sender) // the outbox or ledger itself, not the signer around it
-	sender = replySigner(sender, p.Scenarios)
+	perSender := 0
+	if _, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limit, exactly
+		perSender = watch.DefaultPerSenderLimit
+	}
+	sender = replySigner(sender, p.Scenarios, parts.Language)
 
 	faults := parts.Faults
 	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults, Concurrency: o.Concurrency})
@@ -243,13 +260,16 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		processor.Config{
 			Scenarios: p.Scenarios,
 			Extractor: ext,
+			Language:  parts.Language,
 			Guard:     guard.Config{OwnAddresses: []string{ourAddr}},
 			Tickets:   creator,
 			History:   hist,
 			ModelName: modelLabel(p.Model, o.Model),
-			ReplyMode: triage.ReplyMode(o.ReplyMode),
-			DryRun:    o.DryRun,
-			Logger:    log,
+			// process answers a sender as often as watch would.
+			PerSenderLimit: perSender,
+			ReplyMode:      triage.ReplyMode(o.ReplyMode),
+			DryRun:         o.DryRun,
+			Logger:         log,
 		})
 	if err != nil {
 		return nil, usageErr("%v", err)
@@ -273,8 +293,10 @@ func history(sender mail.Sender) processor.History {
 }
 
 // replySigner signs every reply in its language with the styles of main.md
-// (replies:): the pipeline signs, never the model.
-func replySigner(next mail.Sender, set *scenario.Set) mail.Sender {
+// (replies:): the pipeline signs, never the model. A reply in a language
+// without a style is signed in main.md's replies_fallback, else in the
+// inbox's default language.
+func replySigner(next mail.Sender, set *scenario.Set, lang *language.Detector) mail.Sender {
 	if len(set.Replies) == 0 {
 		return next
 	}
@@ -282,7 +304,7 @@ func replySigner(next mail.Sender, set *scenario.Set) mail.Sender {
 	for lang, st := range set.Replies {
 		styles[lang] = mail.Style{FromName: st.FromName, Signature: st.Signature}
 	}
-	return &mail.Signer{Next: next, Styles: styles, Language: processor.Language, Default: "pl"}
+	return &mail.Signer{Next: next, Styles: styles, Language: lang.Detect, Default: cmp.Or(set.RepliesFallback, lang.Default())}
 }
 
 func modelLabel(m *llm.Model, name string) string {

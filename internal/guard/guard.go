@@ -14,6 +14,10 @@ import (
 // Config lists our own addresses (compared case-insensitively).
 type Config struct {
 	OwnAddresses []string
+	// HasSerial reports whether text holds a serial number (the
+	// processor's extractor); a subject marker never skips a message with
+	// one (see autoreplySubject). Nil: no text holds one.
+	HasSerial func(text string) bool
 }
 
 // Verdict says whether to skip a message and why.
@@ -26,11 +30,14 @@ type Verdict struct {
 // rules run in this order; the first match wins.
 var rules = []func(Config, *message.Message) (Verdict, bool){
 	bounce,
+	report,
 	autoSubmitted,
 	list,
+	listManager,
 	precedence,
 	autoResponseSuppress,
 	autoreplyHeader,
+	challenge,
 	autoreplySubject,
 	noReplySender,
 	ownAddress,
@@ -60,10 +67,27 @@ func token(v string) string {
 	return strings.ToLower(strings.TrimSpace(v))
 }
 
+// bounce skips the null Return-Path, a Return-Path of MAILER-DAEMON, a
+// From of "<>", an X-Failed-Recipients header, and a message with no usable
+// From that shows a bounce's signs (bounceEvidence): such mail cannot be
+// answered and a person need not see it.
 func bounce(_ Config, m *message.Message) (Verdict, bool) {
 	for _, v := range m.Header["Return-Path"] {
-		if strings.ReplaceAll(strings.TrimSpace(v), " ", "") == "<>" {
+		addr := returnPathAddress(v)
+		local, _, _ := strings.Cut(addr, "@")
+		if strings.ReplaceAll(strings.TrimSpace(v), " ", "") == "<>" || strings.EqualFold(local, "mailer-daemon") {
 			return skip(triage.ReasonBounce, "Return-Path", v)
+		}
+	}
+	if v := m.HeaderValue("From"); nullFrom(v) {
+		return skip(triage.ReasonBounce, "From", v)
+	}
+	if v := m.HeaderValue("X-Failed-Recipients"); v != "" {
+		return skip(triage.ReasonBounce, "X-Failed-Recipients", v)
+	}
+	if strings.TrimSpace(m.From.Address) == "" {
+		if k, v, ok := bounceEvidence(m); ok {
+			return skip(triage.ReasonBounce, k, v)
 		}
 	}
 	return Verdict{}, false
@@ -130,12 +154,7 @@ func autoreplyHeader(_ Config, m *message.Message) (Verdict, bool) {
 func noReplySender(_ Config, m *message.Message) (Verdict, bool) {
 	addr := strings.ToLower(strings.TrimSpace(m.From.Address))
 	if addr == "" {
-		// A bounce may carry a bare "From: MAILER-DAEMON" with no domain.
-		raw := strings.ToLower(m.HeaderValue("From"))
-		if strings.Contains(raw, "mailer-daemon") || strings.Contains(raw, "postmaster") {
-			return skip(triage.ReasonNoReplySender, "From", m.HeaderValue("From"))
-		}
-		return Verdict{}, false
+		return Verdict{}, false // a bounce's bare "From: MAILER-DAEMON" is the bounce rule's
 	}
 	local, _, ok := strings.Cut(addr, "@")
 	if !ok || local == "" {
@@ -153,7 +172,8 @@ func systemLocalPart(local string) bool {
 	base, _, _ := strings.Cut(local, "+") // subaddress: bounces+123@
 	compact := strings.NewReplacer("-", "", "_", "", ".", "").Replace(base)
 	switch {
-	case compact == "mailerdaemon", compact == "postmaster":
+	case compact == "mailerdaemon", compact == "postmaster", compact == "maildeliverysystem",
+		compact == "maildeliverysubsystem", compact == "mailsystem":
 		return true
 	case strings.Contains(compact, "noreply"), strings.Contains(compact, "donotreply"):
 		return true

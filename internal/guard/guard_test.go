@@ -11,9 +11,19 @@ import (
 
 	"triage"
 	"triage/internal/message"
+	"triage/internal/serial"
 )
 
-var cfg = Config{OwnAddresses: []string{"serwis@example.com", " ", "reklamacje@example.com"}}
+var cfg = Config{OwnAddresses: []string{"serwis@example.com", " ", "reklamacje@example.com"}, HasSerial: defaultHasSerial}
+
+// defaultHasSerial is the default serial extractor's answer, as the processor wires it.
+func defaultHasSerial(text string) bool {
+	ex, err := serial.New()
+	if err != nil {
+		panic(err)
+	}
+	return len(ex.Extract(text, "")) > 0
+}
 
 func TestCheckFixtures(t *testing.T) {
 	tests := map[string]Verdict{
@@ -40,6 +50,23 @@ func TestCheckFixtures(t *testing.T) {
 		"bounces":                       {true, triage.ReasonNoReplySender, "From: bounces+12345-abcd=example.com@em.example.net"},
 		"own-address":                   {true, triage.ReasonOwnAddress, "From: SERWIS@example.com"},
 		"own-reply-to":                  {true, triage.ReasonOwnAddress, "Reply-To: serwis@example.com"},
+		// Machines that send no RFC 3834 header.
+		"report-delivery-status":          {true, triage.ReasonBounce, `Content-Type: multipart/report; report-type=delivery-status; boundary="dsn"`},
+		"report-feedback-arf":             {true, triage.ReasonFeedbackReport, `Content-Type: multipart/report; report-type=feedback-report; boundary="arf"`},
+		"report-read-receipt":             {true, triage.ReasonReadReceipt, `Content-Type: multipart/report; report-type=disposition-notification; boundary="mdn"`},
+		"report-tls":                      {true, triage.ReasonReport, `Content-Type: multipart/report; report-type=tlsrpt; boundary="tls"`},
+		"report-nested-delivery-status":   {true, triage.ReasonBounce, "Content-Type: message/delivery-status part"},
+		"return-path-mailer-daemon":       {true, triage.ReasonBounce, "Return-Path: <MAILER-DAEMON@mx.example.net>"},
+		"from-mail-delivery-system":       {true, triage.ReasonNoReplySender, "From: Mail.Delivery.System@mx.example.net"},
+		"from-null":                       {true, triage.ReasonBounce, "From: <>"},
+		"from-unparseable-bounce":         {true, triage.ReasonBounce, "From: Mail Delivery Subsystem <MAILER-DAEMON@>"},
+		"from-unparseable-bounce-subject": {true, triage.ReasonBounce, "Subject: Undeliverable: Re: Reklamacja"},
+		"x-failed-recipients":             {true, triage.ReasonBounce, "X-Failed-Recipients: jan@example.org"},
+		"challenge-bluebottle":            {true, triage.ReasonChallenge, "X-Bluebottle-Request: challenge"},
+		"challenge-confirm-human":         {true, triage.ReasonChallenge, `Return-Path: <cr-bounces@filter.example.net> (From jan.kowalski@example.org; asks "confirm you are human")`},
+		"list-manager-mlserver":           {true, triage.ReasonListManager, "X-Mlserver: fml [fml 4.0.3 release (20011202/4.0.3)]"},
+		"list-manager-admin":              {true, triage.ReasonListManager, "From: coffee-admin@lists.example.org"},
+		"auto-lotus-absence":              {true, triage.ReasonAutoreplySubject, "Subject: Auto: Reklamacja"},
 		// Look like machines, but are people to answer.
 		"auto-submitted-no":         {},
 		"replyguy":                  {},
@@ -48,6 +75,9 @@ func TestCheckFixtures(t *testing.T) {
 		"x-autoreply-no":            {},
 		"human":                     {},
 		"human-named-owner":         {},
+		"auto-car-serial":           {}, // "Auto" is a car in Polish; the serial says a customer wrote it
+		"human-unparseable-from":    {}, // no sign of a bounce: failed no_sender, for a person
+		"human-same-return-path":    {}, // a challenge phrase, but the person's own envelope
 	}
 	covered := map[triage.Reason]bool{}
 	for name, want := range tests {
@@ -67,7 +97,8 @@ func TestCheckFixtures(t *testing.T) {
 		covered[want.Reason] = true
 	}
 	for _, r := range []triage.Reason{triage.ReasonBounce, triage.ReasonAutoSubmitted, triage.ReasonList, triage.ReasonPrecedence,
-		triage.ReasonAutoResponseSuppress, triage.ReasonAutoreplyHeader, triage.ReasonNoReplySender, triage.ReasonOwnAddress} {
+		triage.ReasonAutoResponseSuppress, triage.ReasonAutoreplyHeader, triage.ReasonNoReplySender, triage.ReasonOwnAddress,
+		triage.ReasonFeedbackReport, triage.ReasonReadReceipt, triage.ReasonReport, triage.ReasonChallenge, triage.ReasonListManager, triage.ReasonAutoreplySubject} {
 		if !covered[r] {
 			t.Errorf("reason %s has no fixture", r)
 		}
@@ -107,7 +138,12 @@ func TestCheckEdgeCases(t *testing.T) {
 		{"no sender is not skipped here", cfg, &message.Message{Header: map[string][]string{}}, Verdict{}},
 		{"no own addresses configured", Config{}, &message.Message{From: mustAddr("serwis@example.com")}, Verdict{}},
 		{"empty auto-submitted ignored", cfg, &message.Message{From: mustAddr("a@example.pl"), Header: map[string][]string{"Auto-Submitted": {""}}}, Verdict{}},
-		{"bare mailer-daemon without domain", cfg, &message.Message{Header: map[string][]string{"From": {"MAILER-DAEMON (Mail Delivery System)"}}}, Verdict{true, triage.ReasonNoReplySender, "From: MAILER-DAEMON (Mail Delivery System)"}},
+		{"bare mailer-daemon without domain", cfg, &message.Message{Header: map[string][]string{"From": {"MAILER-DAEMON (Mail Delivery System)"}}}, Verdict{true, triage.ReasonBounce, "From: MAILER-DAEMON (Mail Delivery System)"}},
+		{"null From with a display name", cfg, &message.Message{Header: map[string][]string{"From": {`"Mail Delivery" < >`}}}, Verdict{true, triage.ReasonBounce, `From: "Mail Delivery" < >`}},
+		{"challenge phrase without Return-Path", cfg, &message.Message{From: mustAddr("a@example.pl"), Text: "please confirm you are human", Header: map[string][]string{}}, Verdict{}},
+		{"TMDA challenge", cfg, &message.Message{From: mustAddr("a@example.pl"), Header: map[string][]string{"X-Delivery-Agent": {"TMDA/1.1.12 (Macallan)"}}}, Verdict{true, triage.ReasonChallenge, "X-Delivery-Agent: TMDA/1.1.12 (Macallan)"}},
+		{"a delivery agent that is not TMDA", cfg, &message.Message{From: mustAddr("a@example.pl"), Header: map[string][]string{"X-Delivery-Agent": {"procmail"}}}, Verdict{}},
+		{"an admin who is a person", cfg, &message.Message{From: mustAddr("admin@shop.example.pl")}, Verdict{}},
 		{"postmaster", cfg, &message.Message{From: mustAddr("postmaster@example.net")}, Verdict{true, triage.ReasonNoReplySender, "From: postmaster@example.net"}},
 		{"noreply with underscore", cfg, &message.Message{From: mustAddr("no_reply@example.net")}, Verdict{true, triage.ReasonNoReplySender, "From: no_reply@example.net"}},
 		{"people with similar names", cfg, &message.Message{From: mustAddr("requester@example.net")}, Verdict{}},

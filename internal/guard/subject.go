@@ -15,49 +15,99 @@ import (
 // "Out of office hours?" and "Automatic coffee machine" do not, since a
 // customer left unanswered is worse than one auto-reply answered (the
 // reply-loop rule and the per-sender limits catch the rest).
+//
+// Which customers a marker never skips:
+//   - A message whose own text (quoted history aside) has a serial number
+//     is a customer's, whatever its subject: auto-replies quote, they do not
+//     write new text about a device.
+//   - weakMarkers are also words customers start subjects with ("Auto:" is
+//     a car in Polish, German, Dutch, Czech; "Poissa" or "Abwesend" can head
+//     a complaint). They skip only a message that reads like an absence
+//     notice (absencePhrases in its text) and has no serial number in its
+//     subject either; a message that reads like a person (anything else,
+//     an empty body included) is answered.
 var autoreplyMarkers = []string{
 	// English
 	"automatic reply", "auto reply", "auto-reply", "autoreply", "auto response", "auto-response",
-	"autoresponse", "auto:", "out of office", "out of the office", "away from the office",
+	"autoresponse", "out of office", "out of the office", "away from the office",
 	"vacation reply",
 	// Polish
 	"odpowiedź automatyczna", "automatyczna odpowiedź", "autoodpowiedź", "poza biurem",
 	"nieobecność w biurze",
 	// German
 	"automatische antwort", "abwesenheitsnotiz", "automatische abwesenheitsnotiz", "autom. antwort",
-	"abwesend:", "nicht im büro",
+	"nicht im büro",
 	// French
 	"réponse automatique", "reponse automatique", "absence du bureau", "absent du bureau",
 	"message d'absence",
 	// Swedish, Norwegian, Danish
-	"autosvar", "automatiskt svar", "automatisk svar", "automatisk besked", "frånvaro:",
-	"frånvaromeddelande", "fraværende:", "fraværsmelding", "fraværsbesked", "ikke på kontoret",
-	"ikke til stede:",
+	"autosvar", "automatiskt svar", "automatisk svar", "automatisk besked",
+	"frånvaromeddelande", "fraværsmelding", "fraværsbesked", "ikke på kontoret",
 	// Finnish
-	"automaattinen vastaus", "poissa:", "poissa toimistolta", "lomavastaus",
+	"automaattinen vastaus", "poissa toimistolta", "lomavastaus",
 	// Dutch, Spanish, Italian, Portuguese, Czech, Slovak
-	"automatisch antwoord", "afwezig:", "respuesta automática", "fuera de la oficina",
+	"automatisch antwoord", "respuesta automática", "fuera de la oficina",
 	"risposta automatica", "fuori sede", "fuori ufficio", "resposta automática",
 	"automatická odpověď", "automatická odpoveď",
 }
 
-func autoreplySubject(_ Config, m *message.Message) (Verdict, bool) {
+// weakMarkers are markers that are also ordinary words (see
+// autoreplyMarkers): Lotus Notes' "Auto:", and the one-word absence
+// prefixes of some clients.
+var weakMarkers = []string{"auto:", "abwesend:", "frånvaro:", "fraværende:", "ikke til stede:", "poissa:", "afwezig:"}
+
+// absencePhrases make a text read like an absence notice (lower-cased).
+var absencePhrases = []string{
+	"out of the office", "out of office", "away from the office", "on vacation", "on holiday",
+	"on leave", "will return", "will be back", "i am away", "i'm away", "limited access to",
+	"poza biurem", "nieobecn", "urlop", "wrócę", "powrócę",
+	"abwesend", "nicht im büro", "außer haus", "im urlaub", "wieder im büro",
+	"absent", "en congé", "de retour",
+	"afwezig", "met vakantie", "frånvarande", "tillbaka", "på ferie", "tilbake", "poissa", "lomalla",
+}
+
+func autoreplySubject(cfg Config, m *message.Message) (Verdict, bool) {
 	s := strings.ToLower(strings.Join(strings.Fields(m.Subject), " "))
 	if s == "" {
 		return Verdict{}, false
 	}
 	// French typography puts a space before the colon.
 	s = strings.ReplaceAll(s, " :", ":")
+	weak := false
+	found := false
 	for _, mk := range autoreplyMarkers {
-		rest, ok := strings.CutPrefix(s, mk)
-		if !ok {
-			continue
-		}
-		if strings.HasSuffix(mk, ":") || markerEnds(rest) {
-			return skip(triage.ReasonAutoreplySubject, "Subject", m.Subject)
+		if rest, ok := strings.CutPrefix(s, mk); ok && markerEnds(rest) {
+			found = true
+			break
 		}
 	}
-	return Verdict{}, false
+	for _, mk := range weakMarkers {
+		if !found && strings.HasPrefix(s, mk) {
+			found, weak = true, true
+		}
+	}
+	if !found || hasSerial(cfg, m.Text) {
+		return Verdict{}, false
+	}
+	if weak && (hasSerial(cfg, m.Subject) || !readsLikeAbsence(m.Text)) {
+		return Verdict{}, false
+	}
+	return skip(triage.ReasonAutoreplySubject, "Subject", m.Subject)
+}
+
+func hasSerial(cfg Config, text string) bool {
+	return cfg.HasSerial != nil && strings.TrimSpace(text) != "" && cfg.HasSerial(text)
+}
+
+// readsLikeAbsence reports whether text has an absence notice's wording.
+func readsLikeAbsence(text string) bool {
+	t := strings.ToLower(strings.Join(strings.Fields(text), " "))
+	for _, p := range absencePhrases {
+		if strings.Contains(t, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // markerFollowers may come between a marker and its colon ("Out of Office

@@ -13,7 +13,6 @@ func TestAutoreplySubject(t *testing.T) {
 	skipped := []string{
 		"Automatic reply: Reklamacja SN-48213-PL",     // Outlook, English
 		"AUTOMATIC REPLY: Re: warranty",               // letter case
-		"Auto: Reklamacja",                            // Lotus Notes / Domino
 		"Auto-Reply: I'm out of office.",              // many vacation scripts
 		"Autoreply: away",                             //
 		"Out of Office: Reklamacja",                   // Exchange OOF
@@ -31,9 +30,6 @@ func TestAutoreplySubject(t *testing.T) {
 		"Autosvar: Garanti",                           // Swedish / Norwegian / Danish
 		"Automatiskt svar: Garanti",                   // Outlook, Swedish
 		"Automatisk svar: Garanti",                    // Outlook, Norwegian / Danish
-		"Frånvaro: Garanti",                           // Swedish absence
-		"Fraværende: Garanti",                         // Norwegian
-		"Poissa: Takuu",                               // Finnish away
 		"Automaattinen vastaus: Takuu",                // Outlook, Finnish
 		"Automatisch antwoord: Garantie",              // Outlook, Dutch
 		"Respuesta automática: Garantía",              // Outlook, Spanish
@@ -64,6 +60,50 @@ func TestAutoreplySubject(t *testing.T) {
 	for _, s := range answered {
 		if v := Check(cfg, subjectMsg(s)); v.Skip {
 			t.Errorf("%q: skipped %+v, want answered", s, v)
+		}
+	}
+}
+
+// TestSubjectMarkersAndCustomers checks the marker list against what
+// Polish, English and German customers write: a marker never skips a
+// message whose own text has a serial number, and a weak marker ("Auto:",
+// a car in Polish and German) skips only an absence notice without one.
+func TestSubjectMarkersAndCustomers(t *testing.T) {
+	const person = "Dzień dobry, proszę o pomoc."
+	tests := []struct {
+		subject, text string
+		skip          bool
+	}{
+		// Customers.
+		{"Auto: radio samochodowe nie działa, SN-48213-PL", "Dzień dobry, radio w aucie nie działa. Proszę o naprawę.", false},
+		{"Auto: radio samochodowe nie działa, SN-48213-PL", "", false},
+		{"Auto: klimatyzacja dmucha ciepłym powietrzem", "Dzień dobry, klimatyzacja w moim aucie nie chłodzi od tygodnia.", false},
+		{"Auto: nawigacja się zawiesza", "", false},
+		{"Auto: car charger stopped working", "Hello, the charger you sold me for my car does not charge my phone any more.", false},
+		{"Auto: Radio defekt", "Guten Tag, das Radio in meinem Auto ist nach zwei Wochen kaputt.", false},
+		{"Auto nie odpala po wymianie akumulatora", person, false},
+		{"Autoradio nie działa", person, false},
+		{"Out of office hours support?", "Hello, can I call you after 6 pm?", false},
+		{"Poza biurem nikt nie odbiera telefonu", person, false},
+		{"Automatic reply: Reklamacja", "Mój ekspres SN-48213-PL nadal przecieka, proszę o kontakt.", false},
+		{"Auto: Reklamacja SN-48213-PL", "Jestem na urlopie do 17 marca.", false},
+		{"Abwesend: Garantie SN-48213-PL", "Ich bin im Urlaub bis 17.03.", false},
+		// Absence notices.
+		{"Auto: Reklamacja", "Jestem na urlopie do 17 marca. W pilnych sprawach proszę pisać do biura.", true},
+		{"Auto: Warranty claim", "I will be out of the office until March 17 with limited access to email.", true},
+		{"Abwesend: Garantie", "Ich bin im Urlaub bis 17.03. und ab 18.03. wieder im Büro.", true},
+		{"Frånvaro: Garanti", "Jag är frånvarande till den 17 mars.", true},
+		{"Fraværende: Garanti", "Jeg er på ferie til 17. mars.", true},
+		{"Poissa: Takuu", "Olen lomalla 17.3. asti.", true},
+		{"Automatic reply: Reklamacja SN-48213-PL", "I am away until Monday.", true},
+		{"Odpowiedź automatyczna: Re: Naprawa SN-48213-PL", "", true},
+	}
+	for _, tt := range tests {
+		m := subjectMsg(tt.subject)
+		m.Text = tt.text
+		v := Check(cfg, m)
+		if v.Skip != tt.skip || (v.Skip && v.Reason != triage.ReasonAutoreplySubject) {
+			t.Errorf("%q / %q: verdict %+v, want skip=%v", tt.subject, tt.text, v, tt.skip)
 		}
 	}
 }

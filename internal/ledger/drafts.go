@@ -84,7 +84,8 @@ type DraftStat struct {
 func (l *Ledger) DraftStats(ctx context.Context) ([]DraftStat, error) {
 	rows, err := l.db.QueryContext(ctx, `SELECT
 		COALESCE((SELECT m.scenario FROM messages m WHERE m.key = r.key AND m.scenario <> '' ORDER BY m.updated DESC LIMIT 1), '') AS sc,
-		COUNT(*), SUM(outcome = ?), SUM(outcome = ?), SUM(outcome = ?), SUM(outcome = '')
+		COUNT(*), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END),
+		SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = '' THEN 1 ELSE 0 END)
 		FROM replies r WHERE kind = ? GROUP BY sc ORDER BY sc`,
 		DraftSentAsIs, DraftEdited, DraftDiscarded, KindDraft)
 	if err != nil {

@@ -10,141 +10,163 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
+	"triage/internal/pgtest"
+	"triage/internal/store"
 )
 
 // A draft lives in the replies table: one per key (no second draft, no reply
 // after a draft), it counts against no limit, its outcome is resolved once,
 // stale ones are discarded, and the stats count them per scenario.
 func TestDrafts(t *testing.T) {
-	ctx := context.Background()
-	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+		l := openAt(t, target, &now)
 
-	handled := func(uid uint32, key triage.Key, msgID, scenario, state string) {
-		t.Helper()
-		e := Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}, Key: key, MessageID: msgID, Sender: "c@x", State: state, Scenario: scenario}
-		if err := l.Record(ctx, e); err != nil {
+		handled := func(uid uint32, key triage.Key, msgID, scenario, state string) {
+			t.Helper()
+			e := Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}, Key: key, MessageID: msgID, Sender: "c@x", State: state, Scenario: scenario}
+			if err := l.Record(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		uid := uint32(0)
+		draft := func(key triage.Key, id string) {
+			t.Helper()
+			if err := l.PutPendingWithin(ctx, Reply{Key: key, MessageID: id, To: "c@x", Sender: "c@x", Raw: []byte("x"), Kind: KindDraft}, Limits{PerAddress: 1, PerHour: 1}); err != nil {
+				t.Fatalf("draft %s: %v", key, err)
+			}
+			uid++
+			handled(uid, key, "<in-"+string(key)+">", map[bool]string{true: "valid-warranty", false: "missing-info"}[key[0] == 'v'], StateDrafted)
+		}
+		draft("v1", "<d-v1>")
+		draft("v2", "<d-v2>")
+		draft("v3", "<d-v3>")
+		draft("m1", "<d-m1>")
+
+		r, err := l.GetReply(ctx, "v1")
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	uid := uint32(0)
-	draft := func(key triage.Key, id string) {
-		t.Helper()
-		if err := l.PutPendingWithin(ctx, Reply{Key: key, MessageID: id, To: "c@x", Sender: "c@x", Raw: []byte("x"), Kind: KindDraft}, Limits{PerAddress: 1, PerHour: 1}); err != nil {
-			t.Fatalf("draft %s: %v", key, err)
+		if r.Kind != KindDraft || r.State != DraftPending || r.Outcome != "" {
+			t.Errorf("draft row = %+v, want kind draft, state draft_pending, no outcome", r)
 		}
-		uid++
-		handled(uid, key, "<in-"+string(key)+">", map[bool]string{true: "valid-warranty", false: "missing-info"}[key[0] == 'v'], StateDrafted)
-	}
-	draft("v1", "<d-v1>")
-	draft("v2", "<d-v2>")
-	draft("v3", "<d-v3>")
-	draft("m1", "<d-m1>")
-
-	r, err := l.GetReply(ctx, "v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Kind != KindDraft || r.State != DraftPending || r.Outcome != "" {
-		t.Errorf("draft row = %+v, want kind draft, state draft_pending, no outcome", r)
-	}
-	if n, _ := l.RepliesSince(ctx, "c@x", now.Add(-time.Hour)); n != 0 {
-		t.Errorf("RepliesSince counts %d drafts, want 0 (drafts go to nobody)", n)
-	}
-	if err := l.PutPending(ctx, Reply{Key: "v1", MessageID: "<r-v1>", To: "c@x", Raw: []byte("x")}); !errors.Is(err, ErrReplyExists) {
-		t.Errorf("reply after a draft: err = %v, want ErrReplyExists", err)
-	}
-	if err := l.MarkDraftStored(ctx, "v1"); err != nil {
-		t.Fatal(err)
-	}
-	if r, _ := l.GetReply(ctx, "v1"); r.State != DraftStored || !r.Appended {
-		t.Errorf("after MarkDraftStored: %+v", r)
-	}
-
-	// Thread lookups: by the inbound Message-ID, and by our draft's.
-	for _, ids := range [][]string{{"<unknown>", "<in-v2>"}, {"<d-v2>"}} {
-		th, err := l.ThreadOf(ctx, ids)
-		if err != nil || th.Key != "v2" || th.MessageID != "<in-v2>" || th.Scenario != "valid-warranty" || th.Matched != ids[len(ids)-1] {
-			t.Errorf("ThreadOf(%v) = %+v, %v", ids, th, err)
+		if n, _ := l.RepliesSince(ctx, "c@x", now.Add(-time.Hour)); n != 0 {
+			t.Errorf("RepliesSince counts %d drafts, want 0 (drafts go to nobody)", n)
 		}
-	}
-	if _, err := l.ThreadOf(ctx, []string{"<nope>"}); !errors.Is(err, ErrNotFound) {
-		t.Errorf("ThreadOf(unknown): %v, want ErrNotFound", err)
-	}
+		if err := l.PutPending(ctx, Reply{Key: "v1", MessageID: "<r-v1>", To: "c@x", Raw: []byte("x")}); !errors.Is(err, ErrReplyExists) {
+			t.Errorf("reply after a draft: err = %v, want ErrReplyExists", err)
+		}
+		if err := l.MarkDraftStored(ctx, "v1"); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := l.GetReply(ctx, "v1"); r.State != DraftStored || !r.Appended {
+			t.Errorf("after MarkDraftStored: %+v", r)
+		}
 
-	now = now.Add(3 * 24 * time.Hour)
-	if ok, err := l.ResolveDraft(ctx, "v1", DraftSentAsIs, 0.97, "<p1>"); !ok || err != nil {
-		t.Fatalf("ResolveDraft v1: %v %v", ok, err)
-	}
-	if ok, _ := l.ResolveDraft(ctx, "v1", DraftEdited, 0.2, "<p2>"); ok {
-		t.Error("a second resolution was recorded")
-	}
-	if ok, _ := l.ResolveDraft(ctx, "v2", DraftEdited, 0.5, "<p3>"); !ok {
-		t.Error("v2 not resolved")
-	}
-	r, _ = l.GetReply(ctx, "v1")
-	if r.Outcome != DraftSentAsIs || r.Similarity != 0.97 || r.PersonMessageID != "<p1>" || !r.ResolvedAt.Equal(now) {
-		t.Errorf("v1 = %+v", r)
-	}
+		// Thread lookups: by the inbound Message-ID, and by our draft's.
+		for _, ids := range [][]string{{"<unknown>", "<in-v2>"}, {"<d-v2>"}} {
+			th, err := l.ThreadOf(ctx, ids)
+			if err != nil || th.Key != "v2" || th.MessageID != "<in-v2>" || th.Scenario != "valid-warranty" || th.Matched != ids[len(ids)-1] {
+				t.Errorf("ThreadOf(%v) = %+v, %v", ids, th, err)
+			}
+		}
+		if _, err := l.ThreadOf(ctx, []string{"<nope>"}); !errors.Is(err, ErrNotFound) {
+			t.Errorf("ThreadOf(unknown): %v, want ErrNotFound", err)
+		}
 
-	// Seven days after the drafts, the two without a reply are discarded.
-	now = now.Add(4*24*time.Hour + time.Minute)
-	if n, err := l.DiscardStaleDrafts(ctx, now.Add(-7*24*time.Hour)); n != 2 || err != nil {
-		t.Fatalf("DiscardStaleDrafts = %d, %v; want 2", n, err)
-	}
-	stats, err := l.DraftStats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []DraftStat{
-		{Scenario: "missing-info", Drafted: 1, Discarded: 1},
-		{Scenario: "valid-warranty", Drafted: 3, SentAsIs: 1, Edited: 1, Discarded: 1},
-	}
-	if diff := cmp.Diff(want, stats); diff != "" {
-		t.Errorf("DraftStats (-want +got):\n%s", diff)
-	}
+		now = now.Add(3 * 24 * time.Hour)
+		if ok, err := l.ResolveDraft(ctx, "v1", DraftSentAsIs, 0.97, "<p1>"); !ok || err != nil {
+			t.Fatalf("ResolveDraft v1: %v %v", ok, err)
+		}
+		if ok, _ := l.ResolveDraft(ctx, "v1", DraftEdited, 0.2, "<p2>"); ok {
+			t.Error("a second resolution was recorded")
+		}
+		if ok, _ := l.ResolveDraft(ctx, "v2", DraftEdited, 0.5, "<p3>"); !ok {
+			t.Error("v2 not resolved")
+		}
+		r, _ = l.GetReply(ctx, "v1")
+		if r.Outcome != DraftSentAsIs || r.Similarity != 0.97 || r.PersonMessageID != "<p1>" || !r.ResolvedAt.Equal(now) {
+			t.Errorf("v1 = %+v", r)
+		}
+
+		// Seven days after the drafts, the two without a reply are discarded.
+		now = now.Add(4*24*time.Hour + time.Minute)
+		if n, err := l.DiscardStaleDrafts(ctx, now.Add(-7*24*time.Hour)); n != 2 || err != nil {
+			t.Fatalf("DiscardStaleDrafts = %d, %v; want 2", n, err)
+		}
+		stats, err := l.DraftStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []DraftStat{
+			{Scenario: "missing-info", Drafted: 1, Discarded: 1},
+			{Scenario: "valid-warranty", Drafted: 3, SentAsIs: 1, Edited: 1, Discarded: 1},
+		}
+		if diff := cmp.Diff(want, stats); diff != "" {
+			t.Errorf("DraftStats (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestSentScanState(t *testing.T) {
-	ctx := context.Background()
-	now := time.Now()
-	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
-	if _, _, err := l.SentScan(ctx, "a", "Sent"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("SentScan before any: %v", err)
-	}
-	for _, st := range [][2]uint32{{5, 10}, {5, 12}, {6, 1}} {
-		if err := l.SetSentScan(ctx, "a", "Sent", st[0], st[1]); err != nil {
-			t.Fatal(err)
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		now := time.Now()
+		l := openAt(t, target, &now)
+		if _, _, err := l.SentScan(ctx, "a", "Sent"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("SentScan before any: %v", err)
 		}
-		v, u, err := l.SentScan(ctx, "a", "Sent")
-		if err != nil || v != st[0] || u != st[1] {
-			t.Errorf("SentScan = %d %d %v, want %v", v, u, err, st)
+		for _, st := range [][2]uint32{{5, 10}, {5, 12}, {6, 1}} {
+			if err := l.SetSentScan(ctx, "a", "Sent", st[0], st[1]); err != nil {
+				t.Fatal(err)
+			}
+			v, u, err := l.SentScan(ctx, "a", "Sent")
+			if err != nil || v != st[0] || u != st[1] {
+				t.Errorf("SentScan = %d %d %v, want %v", v, u, err, st)
+			}
 		}
-	}
+	})
 }
 
 // A read-only ledger reads what is there and writes nothing.
 func TestReadOnly(t *testing.T) {
-	ctx := context.Background()
-	now := time.Now()
-	path := filepath.Join(t.TempDir(), "ledger.db")
-	l := openAt(t, path, &now)
-	e := Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 1}, Key: "k", State: StateReplied}
-	if err := l.Record(ctx, e); err != nil {
-		t.Fatal(err)
-	}
-	ro, err := Open(ctx, Config{Path: path, ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	if got, err := ro.Get(ctx, e.Loc); err != nil || got.State != StateReplied {
-		t.Errorf("read-only Get = %+v, %v", got, err)
-	}
-	if err := ro.Record(ctx, Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 2}, Key: "k2", State: StateReplied}); err == nil {
-		t.Error("a read-only ledger accepted a write")
-	}
-	if _, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "none.db"), ReadOnly: true}); err == nil {
-		t.Error("read-only Open of a missing file succeeded")
-	}
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		now := time.Now()
+		path := target
+		l := openAt(t, path, &now)
+		e := Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 1}, Key: "k", State: StateReplied}
+		if err := l.Record(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		ro, err := Open(ctx, Config{Path: path, ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		if got, err := ro.Get(ctx, e.Loc); err != nil || got.State != StateReplied {
+			t.Errorf("read-only Get = %+v, %v", got, err)
+		}
+		if err := ro.Record(ctx, Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 2}, Key: "k2", State: StateReplied}); err == nil {
+			t.Error("a read-only ledger accepted a write")
+		}
+		if _, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "none.db"), ReadOnly: true}); err == nil {
+			t.Error("read-only Open of a missing file succeeded")
+		}
+		// A ledger on a shared store is only read through it, never closed.
+		shared, err := store.Open(ctx, target, store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer shared.Close()
+		on, err := Open(ctx, Config{Store: shared, ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		on.Close()
+		if got, err := on.Get(ctx, e.Loc); err != nil || got.State != StateReplied {
+			t.Errorf("Get on a shared store after Close = %+v, %v", got, err)
+		}
+	})
 }

@@ -1,5 +1,6 @@
-// Package ledger is the durable memory of `triage watch`: a SQLite file (WAL)
-// that records every inbound IMAP message and every reply, so that restarts,
+// Package ledger is the durable memory of `triage watch`: tables in the
+// store (a SQLite file in WAL mode, or PostgreSQL shared by several
+// daemons) that record every inbound IMAP message and every reply, so that restarts,
 // crashes, overlapping runs and UIDVALIDITY changes never produce a second
 // reply or a forgotten message.
 //
@@ -15,14 +16,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"triage"
+	"triage/internal/store"
 )
 
 // Message states. seen and processing are transient; the others are final.
@@ -126,147 +125,67 @@ type Reply struct {
 	PersonMessageID string    `json:"person_message_id,omitempty"` // the person's reply in the Sent folder
 }
 
-// Config configures Open; Path is required.
+// Config configures Open; Path or Store is required.
 type Config struct {
+	// Path is a SQLite file or a postgres:// URL.
 	Path string
+	// Store is an open store to use instead of Path (shared with the
+	// ticket store); Close leaves it open.
+	Store *store.DB
 	// ReadOnly opens an existing ledger without writing anything, not even
 	// the schema (triage watch --dry-run, triage ledger).
 	ReadOnly bool
 	Now      func() time.Time
 }
 
-// Ledger is the SQLite ledger; safe for concurrent use.
+// Ledger is the ledger on a store (SQLite or PostgreSQL); safe for
+// concurrent use, also by several processes sharing the store.
 type Ledger struct {
-	db   *sql.DB
-	now  func() time.Time
-	path string
+	db    *store.DB
+	now   func() time.Time
+	path  string
+	owned bool // Close closes db
 }
 
-const schema = `
-CREATE TABLE IF NOT EXISTS messages (
-	account     TEXT NOT NULL,
-	mailbox     TEXT NOT NULL,
-	uidvalidity INTEGER NOT NULL,
-	uid         INTEGER NOT NULL,
-	key         TEXT NOT NULL,
-	message_id  TEXT NOT NULL DEFAULT '',
-	sender      TEXT NOT NULL DEFAULT '',
-	subject     TEXT NOT NULL DEFAULT '',
-	state       TEXT NOT NULL,
-	reason      TEXT NOT NULL DEFAULT '',
-	scenario    TEXT NOT NULL DEFAULT '',
-	attempts    INTEGER NOT NULL DEFAULT 0,
-	imap_done   INTEGER NOT NULL DEFAULT 0,
-	created     INTEGER NOT NULL,
-	updated     INTEGER NOT NULL,
-	PRIMARY KEY (account, mailbox, uidvalidity, uid)
-);
-CREATE INDEX IF NOT EXISTS messages_key ON messages(key);
-CREATE INDEX IF NOT EXISTS messages_updated ON messages(updated);
-CREATE TABLE IF NOT EXISTS replies (
-	key        TEXT PRIMARY KEY,
-	message_id TEXT NOT NULL,
-	recipient  TEXT NOT NULL,
-	raw        BLOB NOT NULL,
-	state      TEXT NOT NULL,
-	appended   INTEGER NOT NULL DEFAULT 0,
-	created    INTEGER NOT NULL,
-	sent_at    INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS replies_recipient ON replies(recipient, created);
-CREATE INDEX IF NOT EXISTS replies_created ON replies(created);
-`
-
-// columns added after the first release: Open adds each one a ledger file
-// lacks, then runs afterColumns.
-var columns = []struct{ table, name, def string }{
-	{"replies", "sender", "TEXT NOT NULL DEFAULT ''"},
-	{"replies", "kind", "TEXT NOT NULL DEFAULT 'reply'"}, // drafts.go
-	{"replies", "outcome", "TEXT NOT NULL DEFAULT ''"},
-	{"replies", "similarity", "REAL NOT NULL DEFAULT 0"},
-	{"replies", "resolved_at", "INTEGER NOT NULL DEFAULT 0"},
-	{"replies", "person_message_id", "TEXT NOT NULL DEFAULT ''"},
-	{"messages", "detail", "TEXT NOT NULL DEFAULT ''"},
-}
-
-const afterColumns = `
-CREATE INDEX IF NOT EXISTS replies_sender ON replies(sender, created);
-CREATE INDEX IF NOT EXISTS replies_message_id ON replies(message_id);
-CREATE INDEX IF NOT EXISTS replies_kind ON replies(kind, outcome);
-CREATE INDEX IF NOT EXISTS messages_message_id ON messages(message_id);
-CREATE TABLE IF NOT EXISTS sent_scan (
-	account     TEXT NOT NULL,
-	folder      TEXT NOT NULL,
-	uidvalidity INTEGER NOT NULL,
-	last_uid    INTEGER NOT NULL,
-	PRIMARY KEY (account, folder)
-);
-`
-
-// migrate adds the columns an older ledger file lacks.
-func migrate(ctx context.Context, db *sql.DB) error {
-	for _, c := range columns {
-		var n int
-		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name=?`, c.table, c.name).Scan(&n); err != nil {
-			return fmt.Errorf("inspect %s: %w", c.table, err)
-		}
-		if n == 0 {
-			if _, err := db.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.name+` `+c.def); err != nil {
-				return fmt.Errorf("add %s.%s: %w", c.table, c.name, err)
-			}
-		}
-	}
-	if _, err := db.ExecContext(ctx, afterColumns); err != nil {
-		return err
-	}
-	return nil
-}
-
-// Open opens (creating when missing) the ledger at cfg.Path.
+// Open opens the ledger at cfg.Path, a SQLite file (created when missing)
+// or a postgres:// URL, or on cfg.Store, and brings its schema up to date.
 func Open(ctx context.Context, cfg Config) (*Ledger, error) {
-	if cfg.Path == "" {
-		return nil, errors.New("ledger: Path is required")
-	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	if cfg.ReadOnly {
-		q.Set("mode", "ro")
-	} else {
-		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "synchronous(FULL)")
-	}
-	db, err := sql.Open("sqlite", "file:"+uriPath.Replace(cfg.Path)+"?"+q.Encode())
-	if err != nil {
-		return nil, fmt.Errorf("ledger: open %s: %w", cfg.Path, err)
-	}
-	db.SetMaxOpenConns(1)
-	if cfg.ReadOnly {
-		if err := db.PingContext(ctx); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("ledger: open %s: %w", cfg.Path, err)
+	db, owned := cfg.Store, false
+	if db == nil {
+		if cfg.Path == "" {
+			return nil, errors.New("ledger: Path or Store is required")
 		}
-		return &Ledger{db: db, now: cfg.Now, path: cfg.Path}, nil
+		var err error
+		db, err = store.Open(ctx, cfg.Path, store.Options{ReadOnly: cfg.ReadOnly, Synchronous: "FULL"})
+		if err != nil {
+			return nil, fmt.Errorf("ledger: %w", err)
+		}
+		owned = true
 	}
-	if _, err := db.ExecContext(ctx, schema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("ledger: %s: create schema: %w", cfg.Path, err)
+	l := &Ledger{db: db, now: cfg.Now, path: db.Name(), owned: owned}
+	if cfg.ReadOnly {
+		return l, nil
 	}
-	if err := migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("ledger: %s: upgrade schema: %w", cfg.Path, err)
+	if err := Migrate(ctx, db); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	return &Ledger{db: db, now: cfg.Now, path: cfg.Path}, nil
+	return l, nil
 }
 
-// Path is the ledger file.
+// Path is the ledger file, or the PostgreSQL URL without its password.
 func (l *Ledger) Path() string { return l.path }
 
-// Close closes the database.
-func (l *Ledger) Close() error { return l.db.Close() }
-
+// Close closes the database, unless it came from Config.Store.
+func (l *Ledger) Close() error {
+	if !l.owned {
+		return nil
+	}
+	return l.db.Close()
+}
 func unix(t time.Time) int64 { return t.UTC().UnixMilli() }
 
 func fromUnix(ms int64) time.Time {
@@ -337,7 +256,7 @@ func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
 		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,'')
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
-			attempts = attempts + 1, state = excluded.state, updated = excluded.updated,
+			attempts = messages.attempts + 1, state = excluded.state, updated = excluded.updated,
 			key = excluded.key, message_id = excluded.message_id, sender = excluded.sender, subject = excluded.subject`,
 		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateProcessing, now, now)
 	if err != nil {
@@ -634,11 +553,16 @@ func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) erro
 	}
 	r.To, r.Sender = normAddr(r.To), normAddr(r.Sender)
 	now := l.now()
-	tx, err := l.db.BeginTx(ctx, nil)
+	tx, err := l.db.BeginTx(ctx)
 	if err != nil {
 		return fmt.Errorf("ledger: put pending: %w", err)
 	}
 	defer tx.Rollback()
+	// Serialise with every other reply being recorded, in this process or
+	// another sharing the store, so the counts below stay exact.
+	if err := tx.Lock(ctx, "replies"); err != nil {
+		return fmt.Errorf("ledger: put pending: %w", err)
+	}
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM replies WHERE key=?`, r.Key).Scan(&n); err != nil {
 		return fmt.Errorf("ledger: put pending: %w", err)
@@ -753,7 +677,7 @@ func (l *Ledger) RepliesSince(ctx context.Context, addr string, since time.Time)
 	return countReplies(ctx, l.db, normAddr(addr), since)
 }
 
-// rowQuerier is a *sql.DB or a *sql.Tx.
+// rowQuerier is a *store.DB or a *store.Tx.
 type rowQuerier interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }
@@ -772,10 +696,6 @@ func countReplies(ctx context.Context, q rowQuerier, addr string, since time.Tim
 	}
 	return n, nil
 }
-
-// uriPath escapes the characters that would end the file name in a "file:"
-// DSN (a ledger in "/srv/mail#2/" must not open "/srv/mail").
-var uriPath = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f")
 
 // capDetail cuts d to MaxDetail bytes on a rune boundary.
 func capDetail(d string) string {

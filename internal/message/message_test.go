@@ -68,6 +68,15 @@ func TestParseFixtures(t *testing.T) {
 			notText: []string{"Prosimy"},
 		},
 		{
+			// UTF-7 (RFC 2152), as old Outlook sent it: encoded words and body.
+			file:    "utf7.eml",
+			serials: []string{"SN-48213-PL"},
+			want: header{FromName: "Łukasz Żak", From: "lukasz.zak@example.pl", ReplyTo: "lukasz.zak@example.pl",
+				To: []string{"serwis@example.com"}, Subject: "Reklamacja ekspresu – nie działa",
+				MessageID: "<utf7@example.pl>", HasDate: true},
+			text: []string{"Dzień dobry,\nmój ekspres SN-48213-PL przestał grzać wodę. Proszę o naprawę.\nZażółć gęślą jaźń"},
+		},
+		{
 			file:    "win1250-base64.eml",
 			serials: []string{"SN-55120-PL", "SN-11111-PL"},
 			want: header{FromName: "Grzegorz Wójcik", From: "g.wojcik@example.pl", ReplyTo: "g.wojcik@example.pl",

@@ -69,13 +69,6 @@ var english = phrases{
 	automatic:     "(This reply was prepared automatically by the triage offline model, a stand-in without AI.)",
 }
 
-func phrasesFor(lang string) phrases {
-	if strings.HasPrefix(strings.ToLower(strings.TrimSpace(lang)), "en") {
-		return english
-	}
-	return polish
-}
-
 // Cues the offline model reads in the scenario's instructions (the system
 // instruction): whether the reply should ask for a serial number, and
 // whether the mailbox declines the topic. They are phrases a scenario writer
@@ -91,7 +84,7 @@ var (
 // or scenario names: a serial_number with a status is a warranty check, a
 // ticket_id a ticket, a text a looked-up answer.
 func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration, reply *genai.FunctionDeclaration, instructions string) string {
-	p := phrasesFor(f.Language)
+	p := phrasesFor(f.Language, f.DefaultLanguage)
 	takesSerial := false
 	for _, d := range decls {
 		if d != reply && takes(d, "serial_number") {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -20,6 +21,7 @@ import (
 	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/language"
 	"triage/internal/logattr"
 	"triage/internal/message"
 	"triage/internal/prompt"
@@ -112,13 +114,22 @@ type Config struct {
 	Detector   *detect.Detector
 	Dispatcher *dispatcher.Dispatcher
 	Extractor  *serial.Extractor
-	Guard      guard.Config
+	// Language names the customer's language (outcome and facts
+	// language); default language.New with its defaults (pl).
+	Language *language.Detector
+	Guard    guard.Config
 	// Tickets keeps conversations (optional: without it every email stands
 	// alone). Follow-ups join their ticket through it, taken-over
 	// conversations are left for their person, escalations are taken over.
 	Tickets tickets.Store
 	// History, when set, breaks reply loops (see LoopReplies).
 	History History
+	// PerSenderLimit, with History, caps the replies to one address (the
+	// From or the reply address) within PerSenderWindow (default 24h): a
+	// message past it is failed/per_sender_limit, for a person, before any
+	// model call. 0 is no limit (watch enforces its own in the ledger).
+	PerSenderLimit  int
+	PerSenderWindow time.Duration
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
 	MaxTextBytes int
 	// HeaderLimits caps the header block and each field (defaults in package
@@ -184,6 +195,20 @@ func New(cfg Config) (*Processor, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Language == nil {
+		d, err := language.New(language.Config{})
+		if err != nil {
+			return nil, fmt.Errorf("processor: %w", err)
+		}
+		cfg.Language = d
+	}
+	if cfg.PerSenderWindow <= 0 {
+		cfg.PerSenderWindow = 24 * time.Hour
+	}
+	if cfg.Guard.HasSerial == nil {
+		ex := cfg.Extractor
+		cfg.Guard.HasSerial = func(text string) bool { return len(ex.Extract(text, "")) > 0 }
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -255,15 +280,16 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 
 	out.SerialNumbers = p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted)
-	out.Language = Language(msg.Subject + "\n" + msg.Text)
+	out.Language = p.cfg.Language.Detect(msg.Subject + "\n" + msg.Text)
 	text := truncate(msg.Text, p.cfg.MaxTextBytes)
 	quoted := truncate(msg.Quoted, p.cfg.MaxTextBytes/2)
 	facts := prompt.Facts{
-		From:          msg.From.Address,
-		ReplyTo:       msg.ReplyTo,
-		Subject:       msg.Subject,
-		Language:      out.Language,
-		SerialNumbers: out.SerialNumbers,
+		From:            msg.From.Address,
+		ReplyTo:         msg.ReplyTo,
+		Subject:         msg.Subject,
+		Language:        out.Language,
+		DefaultLanguage: p.cfg.Language.Default(),
+		SerialNumbers:   out.SerialNumbers,
 	}
 	if !msg.Date.IsZero() {
 		facts.Received = msg.Date.UTC().Format(time.RFC3339)
@@ -319,6 +345,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		if reason, detail := p.loop(ctx, msg); reason != "" {
 			return fail(reason, detail)
 		}
+	}
+	if reason, detail := p.overLimit(ctx, msg); reason != "" {
+		return fail(reason, detail)
 	}
 
 	det := p.detect(ctx, facts, text, conv, convWhy, earlier)
@@ -479,6 +508,30 @@ func (p *Processor) loop(ctx context.Context, msg *message.Message) (reason tria
 	}
 	return triage.ReasonReplyLoop, fmt.Sprintf("In-Reply-To %s is one of our replies, and %s was already answered %d times in the last %v; a possible auto-reply loop, left for a person",
 		ours, who, most, LoopWindow)
+}
+
+// overLimit reports a sender past Config.PerSenderLimit: its From or reply
+// address already has that many replies within PerSenderWindow. It returns
+// the failure reason and detail, or "".
+func (p *Processor) overLimit(ctx context.Context, msg *message.Message) (reason triage.Reason, detail string) {
+	if p.cfg.History == nil || p.cfg.PerSenderLimit <= 0 {
+		return "", ""
+	}
+	since := p.cfg.Now().Add(-p.cfg.PerSenderWindow)
+	for i, addr := range []string{msg.From.Address, msg.ReplyTo} {
+		if addr == "" || i == 1 && strings.EqualFold(addr, msg.From.Address) {
+			continue
+		}
+		n, err := p.cfg.History.RepliesSince(ctx, addr, since)
+		if err != nil {
+			return triage.ReasonHistoryError, fmt.Sprintf("reply history: %v; the per-sender limit cannot be checked, left for a person", err)
+		}
+		if n >= p.cfg.PerSenderLimit {
+			return triage.ReasonPerSenderLimit, fmt.Sprintf("%s was already answered %d times in the last %v (limit %d); left for a person",
+				addr, n, p.cfg.PerSenderWindow, p.cfg.PerSenderLimit)
+		}
+	}
+	return "", ""
 }
 
 // declarations turns a scenario's functions into Gemini declarations. They are

@@ -373,18 +373,6 @@ func TestProcessIdempotentTicket(t *testing.T) {
 	}
 }
 
-func TestLanguage(t *testing.T) {
-	for text, want := range map[string]string{
-		"Dzień dobry, mój ekspres nie działa":                    "pl",
-		"Hello, my coffee machine stopped working. Please help.": "en",
-		"SN12345": "pl",
-	} {
-		if got := processor.Language(text); got != want {
-			t.Errorf("Language(%q) = %s, want %s", text, got, want)
-		}
-	}
-}
-
 // BenchmarkProcess measures the pipeline per email excluding the model: parse,
 // guard, extract, detect (rules), prompt, the dispatcher with CSV, SQLite and
 // outbox clients, and verify. The model is a Go-level script (no HTTP).

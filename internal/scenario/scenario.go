@@ -111,6 +111,10 @@ type Set struct {
 	// from main.md's optional frontmatter (replies:). The pipeline appends
 	// the signature and sets the From display name; the model never signs.
 	Replies map[string]ReplyStyle
+	// RepliesFallback (main.md replies_fallback:) is the language whose
+	// style signs a reply in a language Replies lacks; "" leaves it to the
+	// caller (the inbox's default language).
+	RepliesFallback string
 }
 
 // ReplyStyle is the From display name and the signature of replies written
@@ -122,7 +126,8 @@ type ReplyStyle struct {
 
 // mainFront is main.md's optional frontmatter.
 type mainFront struct {
-	Replies map[string]ReplyStyle `yaml:"replies"`
+	Replies         map[string]ReplyStyle `yaml:"replies"`
+	RepliesFallback string                `yaml:"replies_fallback"`
 }
 
 // MainFile is the shared instructions file; ScenarioGlob finds the scenarios.
@@ -205,7 +210,12 @@ func Load(fsys fs.FS, routes []string) (*Set, error) {
 					errs = append(errs, fmt.Errorf("scenario: %s: replies.%s.from_name: %q must be one line of plain text", MainFile, lang, st.FromName))
 				}
 			}
-			set.Replies = front.Replies
+			if fb := front.RepliesFallback; fb != "" {
+				if _, ok := front.Replies[fb]; !ok {
+					errs = append(errs, fmt.Errorf("scenario: %s: replies_fallback: %q is not a language listed under replies", MainFile, fb))
+				}
+			}
+			set.Replies, set.RepliesFallback = front.Replies, front.RepliesFallback
 			set.Main = strings.TrimSpace(string(body))
 			if set.Main == "" {
 				errs = append(errs, fmt.Errorf("scenario: %s: empty after the frontmatter", MainFile))

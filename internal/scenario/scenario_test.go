@@ -197,6 +197,9 @@ func TestLoadBroken(t *testing.T) {
 			[]string{"scenario: main.md: empty"}},
 		{"no scenarios", func(f fstest.MapFS) { delete(f, "scenarios/alpha.md"); delete(f, "scenarios/beta.md") },
 			[]string{"scenario: no scenario files"}},
+		{"fallback not a reply language", func(f fstest.MapFS) {
+			f["main.md"] = &fstest.MapFile{Data: []byte("---\nreplies:\n  pl: {from_name: Serwis, signature: Zespół}\nreplies_fallback: en\n---\nRules.\n")}
+		}, []string{`scenario: main.md: replies_fallback: "en" is not a language listed under replies`}},
 		{"no frontmatter", func(f fstest.MapFS) { f["scenarios/gamma.md"] = &fstest.MapFile{Data: []byte("Just text.\n")} },
 			[]string{gammaErr + "frontmatter: missing"}},
 		{"empty frontmatter", gamma("", "Body.\n"),
@@ -310,7 +313,7 @@ func TestEmbeddedInstructions(t *testing.T) {
 	if fb := set.Fallback(); fb == nil || fb.Name != "graceful-degradation" {
 		t.Errorf("Fallback = %v, want graceful-degradation", fb)
 	}
-	for _, phrase := range []string{"Do not sign", "reply_to", "send_email", "Polish"} {
+	for _, phrase := range []string{"Do not sign", "reply_to", "send_email", "default_language"} {
 		if !strings.Contains(set.Main, phrase) {
 			t.Errorf("main.md does not mention %q", phrase)
 		}
@@ -323,9 +326,13 @@ func TestEmbeddedInstructions(t *testing.T) {
 	wantReplies := map[string]scenario.ReplyStyle{
 		"pl": {FromName: "Serwis gwarancyjny", Signature: "Zespół serwisu gwarancyjnego"},
 		"en": {FromName: "Warranty Service", Signature: "Warranty Support Team"},
+		"de": {FromName: "Garantieservice", Signature: "Ihr Garantieservice-Team"},
 	}
 	if diff := cmp.Diff(wantReplies, set.Replies); diff != "" {
 		t.Errorf("Replies (-want +got):\n%s", diff)
+	}
+	if set.RepliesFallback != "en" {
+		t.Errorf("RepliesFallback = %q, want en", set.RepliesFallback)
 	}
 
 	type summary struct {

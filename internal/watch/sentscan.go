@@ -166,6 +166,8 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 		switch {
 		case err == nil && r.Kind == ledger.KindReply:
 			return nil // triage wrote it
+		case err == nil && r.Kind == ledger.KindDraft && (r.State == ledger.ReplySent || r.State == ledger.DraftSentByPerson):
+			return nil // triage sent its draft on a person's approval (triage console)
 		case err != nil && !errors.Is(err, ledger.ErrNotFound):
 			return w.ledgerErr(err)
 		}

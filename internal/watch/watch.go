@@ -484,6 +484,12 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 	if err := w.trackDrafts(hard, c); err != nil {
 		return err
 	}
+	if err := w.requeue(hard, c); err != nil {
+		return err
+	}
+	if err := w.settleSentDrafts(hard, c); err != nil {
+		return err
+	}
 	sel, err := c.Select(w.cfg.Mailbox, nil).Wait()
 	if err != nil {
 		return fmt.Errorf("watch: select %s: %w", w.cfg.Mailbox, err)
@@ -738,6 +744,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	start := w.cfg.Now()
 	in := &answering{sender: id.Sender, limits: w.limits()}
 	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
+	w.keepOutcome(ctx, loc, out, raw)
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
 	if out.Status == triage.StatusFailed {
 		w.cfg.Metrics.Error("process")

@@ -9,66 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"triage/internal/store"
 )
-
-// migrations upgrade a store file step by step; PRAGMA user_version is the
-// number of steps applied. Step 1 (conversations) adds ownership to tickets
-// and the messages and notes tables; a store written before it keeps its
-// tickets (they start with no recorded messages).
-var migrations = []string{
-	`ALTER TABLE tickets ADD COLUMN status TEXT NOT NULL DEFAULT 'open';
-	ALTER TABLE tickets ADD COLUMN agent_disabled INTEGER NOT NULL DEFAULT 0;
-	ALTER TABLE tickets ADD COLUMN owner TEXT NOT NULL DEFAULT '';
-	CREATE TABLE ticket_messages (
-		ticket_seq INTEGER NOT NULL REFERENCES tickets(seq),
-		message_id TEXT NOT NULL,
-		direction  TEXT NOT NULL,
-		sender     TEXT NOT NULL DEFAULT '',
-		subject    TEXT NOT NULL DEFAULT '',
-		at         TEXT NOT NULL,
-		PRIMARY KEY (ticket_seq, message_id)
-	);
-	CREATE INDEX ticket_messages_by_id ON ticket_messages(message_id);
-	CREATE TABLE ticket_notes (
-		id         INTEGER PRIMARY KEY AUTOINCREMENT,
-		ticket_seq INTEGER NOT NULL REFERENCES tickets(seq),
-		message_id TEXT NOT NULL,
-		sender     TEXT NOT NULL DEFAULT '',
-		subject    TEXT NOT NULL DEFAULT '',
-		body       TEXT NOT NULL,
-		at         TEXT NOT NULL,
-		UNIQUE (ticket_seq, message_id)
-	);`,
-}
-
-// migrate applies the missing migrations in one IMMEDIATE transaction, so
-// two processes opening an old file at once upgrade it once.
-func migrate(db *sql.DB) error {
-	tx, err := db.Begin()
-	if err != nil {
-		return fmt.Errorf("migrate: begin: %w", err)
-	}
-	defer tx.Rollback()
-	var v int
-	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil {
-		return fmt.Errorf("migrate: read version: %w", err)
-	}
-	if v > len(migrations) {
-		return fmt.Errorf("migrate: schema version %d is newer than this program knows (%d)", v, len(migrations))
-	}
-	for i := v; i < len(migrations); i++ {
-		if _, err := tx.Exec(migrations[i]); err != nil {
-			return fmt.Errorf("migrate: step %d: %w", i+1, err)
-		}
-	}
-	if v == len(migrations) {
-		return nil
-	}
-	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, len(migrations))); err != nil {
-		return fmt.Errorf("migrate: set version: %w", err)
-	}
-	return tx.Commit()
-}
 
 // ParseID is the sequence number of a ticket ID ("TKT-000123" -> 123).
 func ParseID(id string) (int64, error) {
@@ -99,6 +42,7 @@ func (s *SQLite) Get(ctx context.Context, ticketID string) (*State, error) {
 	return s.get(ctx, s.db, seq)
 }
 
+// querier is a *store.DB or a *store.Tx.
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -204,13 +148,13 @@ func (s *SQLite) AddNote(ctx context.Context, ticketID string, n Note) (bool, er
 	}
 	defer tx.Rollback()
 	at := s.stamp(n.At)
-	res, err := tx.ExecContext(ctx, `INSERT OR IGNORE `+insertNote,
+	res, err := tx.ExecContext(ctx, `INSERT `+insertNote+onConflictIgnore,
 		seq, n.MessageID, n.From, n.Subject, n.Text, at)
 	if err != nil {
 		return false, fmt.Errorf("tickets: sqlite: add note: %w", err)
 	}
 	added, _ := res.RowsAffected()
-	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE `+insertMessage,
+	if _, err := tx.ExecContext(ctx, `INSERT `+insertMessage+onConflictIgnore,
 		seq, n.MessageID, Inbound, n.From, n.Subject, at); err != nil {
 		return false, fmt.Errorf("tickets: sqlite: add note message: %w", err)
 	}
@@ -233,7 +177,7 @@ func (s *SQLite) AddMessage(ctx context.Context, ticketID string, m Message) err
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE `+insertMessage,
+	if _, err := tx.ExecContext(ctx, `INSERT `+insertMessage+onConflictIgnore,
 		seq, m.MessageID, m.Direction, m.From, m.Subject, s.stamp(m.At)); err != nil {
 		return fmt.Errorf("tickets: sqlite: add message: %w", err)
 	}
@@ -255,7 +199,7 @@ func (s *SQLite) setOwner(ctx context.Context, ticketID string, disabled bool, o
 	if err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE tickets SET agent_disabled = ?, owner = ? WHERE seq = ?`, disabled, owner, seq)
+	res, err := s.db.ExecContext(ctx, `UPDATE tickets SET agent_disabled = ?, owner = ? WHERE seq = ?`, boolInt(disabled), owner, seq)
 	if err != nil {
 		return fmt.Errorf("tickets: sqlite: update %s: %w", ticketID, err)
 	}
@@ -267,7 +211,7 @@ func (s *SQLite) setOwner(ctx context.Context, ticketID string, disabled bool, o
 
 // TakeoverByMessageID takes over the ticket the Message-ID belongs to.
 func (s *SQLite) TakeoverByMessageID(ctx context.Context, messageID, owner string) (string, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(ctx)
 	if err != nil {
 		return "", fmt.Errorf("tickets: sqlite: begin: %w", err)
 	}
@@ -301,14 +245,15 @@ type Listed struct {
 
 // List returns the newest tickets first, at most limit (all when limit <= 0).
 func (s *SQLite) List(ctx context.Context, limit int) ([]Listed, error) {
-	if limit <= 0 {
-		limit = -1
+	limitClause, args := "", []any{}
+	if limit > 0 {
+		limitClause, args = " LIMIT ?", []any{limit}
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT t.seq, t.status, t.customer_email, t.serial_number,
 		t.summary, t.agent_disabled, t.owner, t.created_at,
 		(SELECT COUNT(*) FROM ticket_messages m WHERE m.ticket_seq = t.seq),
 		(SELECT COUNT(*) FROM ticket_notes n WHERE n.ticket_seq = t.seq)
-		FROM tickets t ORDER BY t.seq DESC LIMIT ?`, limit)
+		FROM tickets t ORDER BY t.seq DESC`+limitClause, args...)
 	if err != nil {
 		return nil, fmt.Errorf("tickets: sqlite: list: %w", err)
 	}
@@ -334,16 +279,25 @@ func (s *SQLite) List(ctx context.Context, limit int) ([]Listed, error) {
 const (
 	insertMessage = `INTO ticket_messages (ticket_seq, message_id, direction, sender, subject, at) VALUES (?, ?, ?, ?, ?, ?)`
 	insertNote    = `INTO ticket_notes (ticket_seq, message_id, sender, subject, body, at) VALUES (?, ?, ?, ?, ?, ?)`
+	// onConflictIgnore makes an insert of a row already there a no-op.
+	onConflictIgnore = ` ON CONFLICT DO NOTHING`
 )
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // beginOn starts a transaction on the ticket, which must exist; the caller
 // rolls it back (a no-op after Commit).
-func (s *SQLite) beginOn(ctx context.Context, ticketID string) (*sql.Tx, int64, error) {
+func (s *SQLite) beginOn(ctx context.Context, ticketID string) (*store.Tx, int64, error) {
 	seq, err := seqOf(ticketID)
 	if err != nil {
 		return nil, 0, err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("tickets: sqlite: begin: %w", err)
 	}
@@ -354,7 +308,7 @@ func (s *SQLite) beginOn(ctx context.Context, ticketID string) (*sql.Tx, int64, 
 	return tx, seq, nil
 }
 
-func exists(ctx context.Context, tx *sql.Tx, seq int64) error {
+func exists(ctx context.Context, tx *store.Tx, seq int64) error {
 	var one int
 	err := tx.QueryRowContext(ctx, `SELECT 1 FROM tickets WHERE seq = ?`, seq).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -383,7 +337,7 @@ func (s *SQLite) Restore(ctx context.Context, st State) error {
 	if err != nil {
 		return err
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(ctx)
 	if err != nil {
 		return fmt.Errorf("tickets: sqlite: begin: %w", err)
 	}
@@ -393,7 +347,7 @@ func (s *SQLite) Restore(ctx context.Context, st State) error {
 		(seq, idempotency_key, serial_number, customer_email, priority, summary, created_at, status, agent_disabled, owner)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		seq, "restored:"+FormatID(seq), st.SerialNumber, st.CustomerEmail, st.Priority, st.Summary, created,
-		cmp.Or(st.Status, StatusOpen), st.AgentDisabled, st.Owner); err != nil {
+		cmp.Or(st.Status, StatusOpen), boolInt(st.AgentDisabled), st.Owner); err != nil {
 		return fmt.Errorf("tickets: sqlite: restore %s: %w", FormatID(seq), err)
 	}
 	for _, m := range st.Messages {
@@ -407,6 +361,9 @@ func (s *SQLite) Restore(ctx context.Context, st State) error {
 			seq, n.MessageID, n.From, n.Subject, n.Text, s.stamp(n.At)); err != nil {
 			return fmt.Errorf("tickets: sqlite: restore %s note %s: %w", FormatID(seq), n.MessageID, err)
 		}
+	}
+	if err := SyncSeq(ctx, tx); err != nil {
+		return fmt.Errorf("tickets: sqlite: restore %s: %w", FormatID(seq), err)
 	}
 	return tx.Commit()
 }

@@ -14,7 +14,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"triage/internal/pgtest"
+	"triage/internal/store"
 )
 
 // conversationContract runs the Conversations contract against s.
@@ -123,26 +126,28 @@ func conversationContract(t *testing.T, s Store) {
 }
 
 func TestSQLiteConversations(t *testing.T) {
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	conversationContract(t, s)
-	list, err := s.List(context.Background(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := []string{}
-	for _, l := range list {
-		got = append(got, l.TicketID+" "+map[bool]string{true: "human", false: "agent"}[l.AgentDisabled])
-	}
-	if diff := cmp.Diff([]string{"TKT-000002 human", "TKT-000001 agent"}, got); diff != "" {
-		t.Errorf("list (-want +got):\n%s", diff)
-	}
-	if list[1].Messages != 3 || list[1].Notes != 1 {
-		t.Errorf("list counts = %+v", list[1])
-	}
+	pgtest.Each(t, func(t *testing.T, target string) {
+		s, err := OpenSQLite(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		conversationContract(t, s)
+		list, err := s.List(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []string{}
+		for _, l := range list {
+			got = append(got, l.TicketID+" "+map[bool]string{true: "human", false: "agent"}[l.AgentDisabled])
+		}
+		if diff := cmp.Diff([]string{"TKT-000002 human", "TKT-000001 agent"}, got); diff != "" {
+			t.Errorf("list (-want +got):\n%s", diff)
+		}
+		if list[1].Messages != 3 || list[1].Notes != 1 {
+			t.Errorf("list counts = %+v", list[1])
+		}
+	})
 }
 
 // TestHTTPConversations runs the contract over HTTP against a service that
@@ -162,7 +167,7 @@ func TestHTTPConversations(t *testing.T) {
 	conversationContract(t, h)
 
 	// agent_disabled set by the service itself is what Get reports.
-	if _, err := db.db.Exec(`UPDATE tickets SET agent_disabled = 1, owner = 'crm' WHERE seq = 1`); err != nil {
+	if _, err := db.db.ExecContext(context.Background(), `UPDATE tickets SET agent_disabled = 1, owner = 'crm' WHERE seq = 1`); err != nil {
 		t.Fatal(err)
 	}
 	st, err := h.Get(context.Background(), "TKT-000001")
@@ -333,17 +338,36 @@ func TestSQLiteMigration(t *testing.T) {
 	}
 	s, _ := OpenSQLite(path)
 	defer s.Close()
+	ctx := context.Background()
 	var v int
-	s.db.QueryRow(`PRAGMA user_version`).Scan(&v)
-	if v != len(migrations) {
-		t.Errorf("user_version = %d, want %d", v, len(migrations))
+	s.db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&v)
+	if v != len(sqliteSteps) {
+		t.Errorf("user_version = %d, want %d", v, len(sqliteSteps))
 	}
-	if _, err := s.db.Exec(`PRAGMA user_version = 99`); err != nil {
+	if v, err := s.db.Version(ctx, Component); err != nil || v != len(migrations) {
+		t.Errorf("schema version = %d, %v; want %d", v, err, len(migrations))
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE schema_versions SET version = 99 WHERE component = ?`, Component); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := OpenSQLite(path); err == nil || !strings.Contains(err.Error(), "newer") {
+	if _, err := OpenSQLite(path); !errors.Is(err, store.ErrNewerSchema) {
 		t.Errorf("newer schema: err = %v", err)
+	}
+
+	// A file from before the store versioned schemas, written by a newer
+	// program (user_version past what this one knows), is refused too.
+	newer := filepath.Join(t.TempDir(), "newer.db")
+	db, err := sql.Open("sqlite", "file:"+newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(schema + `; PRAGMA user_version = 5`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := OpenSQLite(newer); !errors.Is(err, store.ErrNewerSchema) {
+		t.Errorf("newer pre-versioning file: err = %v", err)
 	}
 }
 
@@ -380,36 +404,38 @@ func TestTags(t *testing.T) {
 }
 
 func TestSQLiteRestore(t *testing.T) {
-	s, err := OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := context.Background()
-	at := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
-	want := State{TicketID: "TKT-000123", Status: StatusOpen, CustomerEmail: "ola@example.org", SerialNumber: "SN-1",
-		AgentDisabled: true, Owner: "anna", CreatedAt: at,
-		Messages: []Message{{MessageID: "<o1@x>", Direction: Inbound, From: "ola@example.org", Subject: "Pomoc", At: at},
-			{MessageID: "<r1@us>", Direction: Outbound, Subject: "Re: Pomoc [TKT-000123]", At: at.Add(time.Hour)}},
-		Notes: []Note{{MessageID: "<o1@x>", From: "ola@example.org", Text: "nie działa", At: at}}}
-	if err := s.Restore(ctx, want); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Find(ctx, []string{"<r1@us>"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(&want, got); diff != "" {
-		t.Errorf("restored (-want +got):\n%s", diff)
-	}
-	if err := s.Restore(ctx, want); err == nil {
-		t.Error("restoring the same ID twice accepted")
-	}
-	// New tickets continue after the restored ID.
-	tk, err := s.Create(ctx, req("k-new"))
-	if err != nil || tk.TicketID != "TKT-000124" {
-		t.Errorf("Create after Restore = %+v, %v", tk, err)
-	}
+	pgtest.Each(t, func(t *testing.T, target string) {
+		s, err := OpenSQLite(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ctx := context.Background()
+		at := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+		want := State{TicketID: "TKT-000123", Status: StatusOpen, CustomerEmail: "ola@example.org", SerialNumber: "SN-1",
+			AgentDisabled: true, Owner: "anna", CreatedAt: at,
+			Messages: []Message{{MessageID: "<o1@x>", Direction: Inbound, From: "ola@example.org", Subject: "Pomoc", At: at},
+				{MessageID: "<r1@us>", Direction: Outbound, Subject: "Re: Pomoc [TKT-000123]", At: at.Add(time.Hour)}},
+			Notes: []Note{{MessageID: "<o1@x>", From: "ola@example.org", Text: "nie działa", At: at}}}
+		if err := s.Restore(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Find(ctx, []string{"<r1@us>"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(&want, got); diff != "" {
+			t.Errorf("restored (-want +got):\n%s", diff)
+		}
+		if err := s.Restore(ctx, want); err == nil {
+			t.Error("restoring the same ID twice accepted")
+		}
+		// New tickets continue after the restored ID.
+		tk, err := s.Create(ctx, req("k-new"))
+		if err != nil || tk.TicketID != "TKT-000124" {
+			t.Errorf("Create after Restore = %+v, %v", tk, err)
+		}
+	})
 }
 
 func TestWithTagOnlyRemoves(t *testing.T) {

@@ -5,66 +5,65 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"triage/internal/store"
 )
 
-// SQLite is a local ticket store in one SQLite file (WAL mode). Ticket IDs
-// are TKT-000001, TKT-000002, ... in creation order. It is safe for
-// concurrent use, also by several processes sharing the file: lookup and
-// insert run in one IMMEDIATE transaction, and the idempotency key is unique.
+// SQLite is the ticket store on a store database: a SQLite file (WAL
+// mode) by default, or PostgreSQL. Ticket IDs are TKT-000001, TKT-000002,
+// ... in creation order. It is safe for concurrent use, also by several
+// processes sharing the database: lookup and insert run in one transaction
+// under the store's "tickets" lock, and the idempotency key is unique.
 type SQLite struct {
-	db  *sql.DB
-	now func() time.Time
+	db    *store.DB
+	now   func() time.Time
+	owned bool // Close closes db
 }
 
 var _ Store = (*SQLite)(nil)
 
-const schema = `CREATE TABLE IF NOT EXISTS tickets (
-	seq             INTEGER PRIMARY KEY AUTOINCREMENT,
-	idempotency_key TEXT NOT NULL UNIQUE,
-	serial_number   TEXT NOT NULL,
-	customer_email  TEXT NOT NULL,
-	priority        TEXT NOT NULL,
-	summary         TEXT NOT NULL,
-	created_at      TEXT NOT NULL
-)`
-
-// OpenSQLite opens (creating when missing) the store at path.
+// OpenSQLite opens (creating when missing) the store at path: a SQLite
+// file, or a postgres:// URL.
 func OpenSQLite(path string) (*SQLite, error) {
-	if path == "" {
+	return Open(context.Background(), path)
+}
+
+// Open opens the ticket store at target (a SQLite file, created when
+// missing, or a postgres:// URL) and brings its schema up to date.
+func Open(ctx context.Context, target string) (*SQLite, error) {
+	if target == "" {
 		return nil, errors.New("tickets: sqlite: path is required")
 	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	dsn := "file:" + uriPath.Replace(path) + "?" + q.Encode()
-	db, err := sql.Open("sqlite", dsn)
+	db, err := store.Open(ctx, target, store.Options{Synchronous: "NORMAL"})
 	if err != nil {
-		return nil, fmt.Errorf("tickets: sqlite: open %s: %w", path, err)
+		return nil, fmt.Errorf("tickets: %w", err)
 	}
-	// One connection per store: goroutines queue in database/sql instead of
-	// spinning in SQLite's busy handler; other processes still wait on the
-	// file lock (busy_timeout).
-	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(schema); err != nil {
+	s, err := New(ctx, db)
+	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("tickets: sqlite: %s: create schema: %w", path, err)
+		return nil, err
 	}
-	if err := migrate(db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("tickets: sqlite: %s: %w", path, err)
+	s.owned = true
+	return s, nil
+}
+
+// New is the ticket store on db, shared with the ledger; Close leaves db
+// open.
+func New(ctx context.Context, db *store.DB) (*SQLite, error) {
+	if err := Migrate(ctx, db); err != nil {
+		return nil, fmt.Errorf("tickets: %w", err)
 	}
 	return &SQLite{db: db, now: time.Now}, nil
 }
 
-// Close closes the database.
-func (s *SQLite) Close() error { return s.db.Close() }
+// Close closes the database, unless it came from New.
+func (s *SQLite) Close() error {
+	if !s.owned {
+		return nil
+	}
+	return s.db.Close()
+}
 
 // Create opens a ticket for r, or returns the ticket already opened under
 // r.IdempotencyKey with Status "existing".
@@ -72,14 +71,18 @@ func (s *SQLite) Create(ctx context.Context, r Request) (Ticket, error) {
 	if r.IdempotencyKey == "" {
 		return Ticket{}, ErrNoKey
 	}
-	// The transaction starts IMMEDIATE (see _txlock in OpenSQLite): writers
-	// queue on the database lock (busy_timeout), so the lookup and the insert
-	// are atomic across goroutines and processes and IDs stay dense.
-	tx, err := s.db.BeginTx(ctx, nil)
+	// Creators queue on the store's lock (SQLite: the write lock every
+	// transaction begins with; PostgreSQL: an advisory lock), so the lookup
+	// and the insert are atomic across goroutines and processes and IDs stay
+	// dense.
+	tx, err := s.db.BeginTx(ctx)
 	if err != nil {
 		return Ticket{}, fmt.Errorf("tickets: sqlite: begin: %w", err)
 	}
 	defer tx.Rollback()
+	if err := tx.Lock(ctx, "tickets"); err != nil {
+		return Ticket{}, fmt.Errorf("tickets: %w", err)
+	}
 	var seq int64
 	err = tx.QueryRowContext(ctx, `SELECT seq FROM tickets WHERE idempotency_key = ?`, r.IdempotencyKey).Scan(&seq)
 	switch {
@@ -97,7 +100,7 @@ func (s *SQLite) Create(ctx context.Context, r Request) (Ticket, error) {
 		return Ticket{}, fmt.Errorf("tickets: sqlite: insert: %w", err)
 	}
 	if r.MessageID != "" {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE `+insertMessage,
+		if _, err := tx.ExecContext(ctx, `INSERT `+insertMessage+onConflictIgnore,
 			seq, r.MessageID, Inbound, r.CustomerEmail, r.Summary, now); err != nil {
 			return Ticket{}, fmt.Errorf("tickets: sqlite: insert message: %w", err)
 		}
@@ -110,7 +113,3 @@ func (s *SQLite) Create(ctx context.Context, r Request) (Ticket, error) {
 
 // FormatID is the ticket ID for a sequence number: TKT-000123.
 func FormatID(seq int64) string { return fmt.Sprintf("TKT-%06d", seq) }
-
-// uriPath escapes the characters that would end the file name in a "file:"
-// DSN (a ledger in "/srv/mail#2/" must not open "/srv/mail").
-var uriPath = strings.NewReplacer("%", "%25", "#", "%23", "?", "%3f")

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"triage/internal/clients/tickets"
+	"triage/internal/ledger"
+)
+
+// consoleWorld writes a watch configuration with relative paths to a
+// ledger and a ticket store that exist, and returns its path.
+func consoleWorld(t *testing.T, extra string) string {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := ledger.Open(context.Background(), ledger.Config{Path: filepath.Join(dir, "ledger.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	ts, err := tickets.OpenSQLite(filepath.Join(dir, "tickets.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Close()
+	cfg := filepath.Join(dir, "triage.yaml")
+	body := "imap: {addr: 127.0.0.1:993, user: support}\nledger: ledger.db\noutbox: out\npipeline:\n  tickets_db: tickets.db\n  from: Support <support@example.com>\n" + extra
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestConsoleUsageErrors(t *testing.T) {
+	cfg := consoleWorld(t, "")
+	noLedger := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(noLedger, []byte("outbox: out\n"), 0o600)
+	missing := filepath.Join(t.TempDir(), "m.yaml")
+	os.WriteFile(missing, []byte("ledger: nowhere.db\n"), 0o600)
+	tests := []struct {
+		name, token string
+		args        []string
+		want        string
+	}{
+		{"no config", "0123456789abcdef0123", []string{"console"}, "--config FILE is required"},
+		{"no ledger key", "0123456789abcdef0123", []string{"console", "--config", noLedger}, "has no ledger"},
+		{"ledger not there", "0123456789abcdef0123", []string{"console", "--config", missing}, "run triage watch first"},
+		{"no credentials at all", "", []string{"console", "--config", cfg}, "a Token or a ProxyHeader is required"},
+		{"short token", "short", []string{"console", "--config", cfg}, "use at least 16"},
+		{"bad listen", "0123456789abcdef0123", []string{"console", "--config", cfg, "--listen", "8080"}, "want host:port"},
+		{"bad trusted proxy", "0123456789abcdef0123", []string{"console", "--config", cfg, "--trusted-proxy", "nope"}, "want an address or CIDR"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("TRIAGE_CONSOLE_TOKEN", tt.token)
+			t.Setenv("TRIAGE_CONFIG", "")
+			code, _, stderr := runCLI(t, "", tt.args...)
+			if code != exitUsage || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d, want %d with %q:\n%s", code, exitUsage, tt.want, stderr)
+			}
+		})
+	}
+}
+
+// TestConsoleServes runs `triage console` on a free loopback port: it
+// answers an authenticated request, sends others to sign in, and stops
+// cleanly when its context ends.
+func TestConsoleServes(t *testing.T) {
+	cfg := consoleWorld(t, "")
+	t.Setenv("TRIAGE_CONSOLE_TOKEN", "0123456789abcdef0123")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		var out, errb strings.Builder
+		done <- run(ctx, []string{"console", "--config", cfg, "--listen", addr}, strings.NewReader(""), &out, &errb)
+	}()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 5 * time.Second}
+	get := func(auth string) (int, error) {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/queue", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	var code int
+	for range 100 {
+		if code, err = get("0123456789abcdef0123"); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code != http.StatusOK {
+		t.Fatalf("authenticated GET /queue: %d, %v", code, err)
+	}
+	if code, _ := get(""); code != http.StatusSeeOther {
+		t.Errorf("GET /queue without a token: %d, want 303 to the sign-in page", code)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d after stop, want 0", code)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("console did not stop")
+	}
+}

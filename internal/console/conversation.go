@@ -1,0 +1,224 @@
+package console
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"triage"
+	"triage/internal/clients/tickets"
+	"triage/internal/dispatcher"
+	"triage/internal/ledger"
+	"triage/internal/processor"
+)
+
+// emailView is one inbound email of a conversation: what the customer
+// wrote, what the agent did with it (the trajectory), and our reply or
+// draft.
+type emailView struct {
+	Ref     string
+	Entry   ledger.Stored
+	Outcome *processor.Outcome // nil when the ledger kept none
+	Calls   []callView
+	Reply   *replyView
+}
+
+// callView is one function call of a trajectory, its JSON indented.
+type callView struct {
+	dispatcher.Record
+	ArgsJSON, ResultJSON string
+}
+
+// replyView is our reply or draft to an email.
+type replyView struct {
+	ledger.Reply
+	Text       parsedReply
+	ParseError string
+	// Waiting: a draft nobody has sent, edited or rejected yet.
+	Waiting bool
+}
+
+type conversationView struct {
+	Ref    string
+	Ticket *tickets.State
+	Emails []emailView
+	// Others are outgoing messages of the ticket triage did not write (a
+	// person's replies, seen in the Sent folder).
+	Others  []tickets.Message
+	CanSend bool
+	Flash   string
+}
+
+// conversation shows one email's conversation: every email of its ticket
+// (or the email alone when it has none), oldest first.
+func (s *Server) conversation(w http.ResponseWriter, r *http.Request) {
+	cv, err := s.loadConversation(r.Context(), r.PathValue("ref"))
+	if errors.Is(err, ledger.ErrNotFound) {
+		s.message(w, r, http.StatusNotFound, "No such conversation", "The ledger has no email under this reference.", "/queue")
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	cv.Flash = flashText(r.URL.Query().Get("done"))
+	s.render(w, r, http.StatusOK, "conversation", cv)
+}
+
+func (s *Server) loadConversation(ctx context.Context, ref string) (*conversationView, error) {
+	entries, err := s.cfg.Ledger.ByRef(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	main := best(entries)
+	cv := &conversationView{Ref: ref, CanSend: s.cfg.Sender != nil}
+	if s.cfg.Tickets != nil {
+		if cv.Ticket, err = s.ticketOf(ctx, main); err != nil {
+			return nil, err
+		}
+	}
+	all := []ledger.Stored{main}
+	if cv.Ticket != nil {
+		var ids []string
+		for _, m := range cv.Ticket.Messages {
+			if m.Direction == tickets.Inbound {
+				ids = append(ids, m.MessageID)
+			}
+		}
+		more, err := s.cfg.Ledger.ByMessageIDs(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, more...)
+	}
+	byKey := map[triage.Key][]ledger.Stored{}
+	var keys []triage.Key
+	for _, e := range all {
+		if _, ok := byKey[e.Key]; !ok {
+			keys = append(keys, e.Key)
+		}
+		byKey[e.Key] = append(byKey[e.Key], e)
+	}
+	ours := map[string]bool{}
+	for _, k := range keys {
+		ev, err := s.emailOf(ctx, best(byKey[k]))
+		if err != nil {
+			return nil, err
+		}
+		if ev.Reply != nil {
+			ours[ev.Reply.MessageID] = true
+		}
+		cv.Emails = append(cv.Emails, ev)
+	}
+	slices.SortStableFunc(cv.Emails, func(a, b emailView) int { return a.Entry.Created.Compare(b.Entry.Created) })
+	if cv.Ticket != nil {
+		for _, m := range cv.Ticket.Messages {
+			if m.Direction == tickets.Outbound && !ours[m.MessageID] {
+				cv.Others = append(cv.Others, m)
+			}
+		}
+	}
+	return cv, nil
+}
+
+// best is the entry of a key to show: the one with an outcome, else the
+// most recently updated (copies of a message share a key).
+func best(es []ledger.Stored) ledger.Stored {
+	return slices.MaxFunc(es, func(a, b ledger.Stored) int {
+		if (a.Outcome != nil) != (b.Outcome != nil) {
+			if a.Outcome != nil {
+				return 1
+			}
+			return -1
+		}
+		return a.Updated.Compare(b.Updated)
+	})
+}
+
+// ticketOf finds the ticket of an email: the one its outcome names, else
+// the one its Message-ID belongs to; nil when none.
+func (s *Server) ticketOf(ctx context.Context, e ledger.Stored) (*tickets.State, error) {
+	if o := decodeOutcome(e.Outcome); o != nil && o.TicketID != "" {
+		st, err := s.cfg.Tickets.Get(ctx, o.TicketID)
+		if err == nil || !errors.Is(err, tickets.ErrNotFound) {
+			return st, err
+		}
+	}
+	if e.MessageID == "" {
+		return nil, nil
+	}
+	st, err := s.cfg.Tickets.Find(ctx, []string{e.MessageID})
+	if errors.Is(err, tickets.ErrNotFound) {
+		return nil, nil
+	}
+	return st, err
+}
+
+func decodeOutcome(js []byte) *processor.Outcome {
+	if len(js) == 0 {
+		return nil
+	}
+	var o processor.Outcome
+	if json.Unmarshal(js, &o) != nil {
+		return nil
+	}
+	return &o
+}
+
+func (s *Server) emailOf(ctx context.Context, e ledger.Stored) (emailView, error) {
+	ev := emailView{Ref: ledger.Ref(e.Key), Entry: e, Outcome: decodeOutcome(e.Outcome)}
+	if ev.Outcome != nil {
+		for _, c := range ev.Outcome.FunctionCalls {
+			ev.Calls = append(ev.Calls, callView{Record: c, ArgsJSON: indent(c.Args), ResultJSON: indent(c.Result)})
+		}
+	}
+	rep, err := s.cfg.Ledger.GetReply(ctx, e.Key)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return ev, nil
+	}
+	if err != nil {
+		return ev, err
+	}
+	rv := &replyView{Reply: rep, Waiting: draftWaiting(rep)}
+	if rv.Text, err = parseReply(rep.Raw); err != nil {
+		rv.ParseError = err.Error()
+	}
+	ev.Reply = rv
+	return ev, nil
+}
+
+// draftWaiting reports whether r is a draft waiting for a person.
+func draftWaiting(r ledger.Reply) bool {
+	return r.Kind == ledger.KindDraft && r.Outcome == "" && (r.State == ledger.DraftPending || r.State == ledger.DraftStored)
+}
+
+func indent(v map[string]any) string {
+	if len(v) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the template escapes; keep <, > and & readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return "(not JSON)"
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// flashText is the line shown after an action (?done=...); only these
+// fixed words are ever put in the URL.
+func flashText(done string) string {
+	return cmp.Or(map[string]string{
+		"sent":     "The reply was sent.",
+		"rejected": "The draft was rejected: nothing was sent.",
+		"takeover": "You took the conversation over: triage will not answer it.",
+		"release":  "The conversation is back with triage.",
+		"note":     "The note was added to the ticket.",
+		"retry":    "Retry requested: triage watch moves the email back to the inbox at its next pass and handles it again.",
+	}[done], "")
+}

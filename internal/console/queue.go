@@ -1,0 +1,178 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"triage"
+	"triage/internal/clients/tickets"
+	"triage/internal/ledger"
+)
+
+// Why an email waits for a person (queueItem.Why).
+const (
+	WhyDraft      = "draft"       // a draft to review
+	WhyNeedsHuman = "needs_human" // moved to the Needs-Human folder
+	WhyFailed     = "failed"
+	WhyOverLimit  = "over_limit"
+	WhyEscalated  = "escalated" // staff were told; a person owns it
+	WhySending    = "send_unconfirmed"
+	WhyRetry      = "retry_requested" // waits for watch's next pass
+)
+
+// MaxQueue bounds the entries the queue looks at.
+const MaxQueue = 1000
+
+type queueItem struct {
+	Ref    string
+	Entry  ledger.Stored
+	Why    string
+	Inbox  string
+	Ticket string
+}
+
+type queueView struct {
+	Items                        []queueItem
+	Inboxes, Scenarios, Reasons  []string
+	Inbox, Scenario, Reason, Age string
+	Ages                         []string
+	Total                        int
+}
+
+// ageFilters are the queue's age choices: waiting at least this long.
+var ageFilters = map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour}
+
+// queue lists everything waiting for a person, oldest first: drafts to
+// review, failed and Needs-Human mail, mail over a limit, escalations.
+// Filters (inbox, scenario, reason, age) are query parameters chosen from
+// the values present.
+func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
+	items, err := s.waiting(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	v := queueView{Inbox: q.Get("inbox"), Scenario: q.Get("scenario"), Reason: q.Get("reason"), Age: q.Get("age"), Ages: []string{"1h", "24h", "7d"}, Total: len(items)}
+	minAge := ageFilters[v.Age]
+	now := s.cfg.Now()
+	for _, it := range items {
+		v.Inboxes = appendNew(v.Inboxes, it.Inbox)
+		v.Scenarios = appendNew(v.Scenarios, it.Entry.Scenario)
+		v.Reasons = appendNew(v.Reasons, it.Why)
+		v.Reasons = appendNew(v.Reasons, string(it.Entry.Reason))
+		if v.Inbox != "" && it.Inbox != v.Inbox || v.Scenario != "" && it.Entry.Scenario != v.Scenario ||
+			v.Reason != "" && it.Why != v.Reason && string(it.Entry.Reason) != v.Reason || minAge > 0 && now.Sub(it.Entry.Updated) < minAge {
+			continue
+		}
+		v.Items = append(v.Items, it)
+	}
+	for _, l := range [][]string{v.Inboxes, v.Scenarios, v.Reasons} {
+		slices.Sort(l)
+	}
+	s.render(w, r, http.StatusOK, "queue", v)
+}
+
+func appendNew(l []string, s string) []string {
+	if s == "" || slices.Contains(l, s) {
+		return l
+	}
+	return append(l, s)
+}
+
+// waiting collects the queue from the ledger, oldest first.
+func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
+	es, err := s.cfg.Ledger.Search(ctx, ledger.Query{
+		States:    []string{ledger.StateDrafted, ledger.StateFailed, ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateRetryRequested},
+		Escalated: true, Limit: MaxQueue,
+	})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[triage.Key]bool{}
+	var out []queueItem
+	for _, e := range es {
+		if seen[e.Key] {
+			continue // a copy of a message already listed
+		}
+		seen[e.Key] = true
+		it := queueItem{Ref: ledger.Ref(e.Key), Entry: e, Inbox: e.Account + "/" + e.Mailbox}
+		o := decodeOutcome(e.Outcome)
+		if o != nil {
+			it.Ticket = o.TicketID
+		}
+		switch e.State {
+		case ledger.StateDrafted:
+			rep, err := s.cfg.Ledger.GetReply(ctx, e.Key)
+			if errors.Is(err, ledger.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case draftWaiting(rep):
+				it.Why = WhyDraft
+			case rep.State == ledger.DraftSending:
+				it.Why = WhySending
+			default:
+				continue
+			}
+		case ledger.StateFailed:
+			it.Why = WhyFailed
+		case ledger.StateNeedsHuman:
+			it.Why = WhyNeedsHuman
+		case ledger.StateOverLimit:
+			it.Why = WhyOverLimit
+		case ledger.StateRetryRequested:
+			it.Why = WhyRetry
+		default:
+			if o == nil || !o.Escalated {
+				continue
+			}
+			if handled, err := s.escalationHandled(ctx, e, it.Ticket); err != nil {
+				return nil, err
+			} else if handled {
+				continue
+			}
+			it.Why = WhyEscalated
+		}
+		out = append(out, it)
+	}
+	slices.SortStableFunc(out, func(a, b queueItem) int { return a.Entry.Updated.Compare(b.Entry.Updated) })
+	return out, nil
+}
+
+// escalationHandled reports whether a person has dealt with an escalated
+// email: its ticket was given back to triage, or carries a message sent
+// after the escalation that is not triage's reply (a person answered).
+func (s *Server) escalationHandled(ctx context.Context, e ledger.Stored, ticketID string) (bool, error) {
+	if s.cfg.Tickets == nil || ticketID == "" {
+		return false, nil
+	}
+	st, err := s.cfg.Tickets.Get(ctx, ticketID)
+	if errors.Is(err, tickets.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !st.AgentDisabled {
+		return true, nil
+	}
+	ours := ""
+	if r, err := s.cfg.Ledger.GetReply(ctx, e.Key); err == nil {
+		ours = r.MessageID
+	} else if !errors.Is(err, ledger.ErrNotFound) {
+		return false, err
+	}
+	for _, m := range st.Messages {
+		if m.Direction == tickets.Outbound && m.MessageID != ours && m.At.After(e.Updated) {
+			return true, nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,116 @@
+package language
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDetect(t *testing.T) {
+	d, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ text, want string }{
+		// Whole customer emails.
+		{"Dzień dobry, mój ekspres SN-48213-PL przestał grzać wodę. Proszę o naprawę gwarancyjną.", "pl"},
+		{"Hello, my coffee machine stopped heating the water. The serial number is SN-48213-PL. Could you please repair it under warranty?", "en"},
+		{"Guten Tag, meine Kaffeemaschine heizt das Wasser nicht mehr. Die Seriennummer ist SN-48213-PL. Können Sie sie bitte im Rahmen der Garantie reparieren?", "de"},
+		{"Bonjour, ma machine à café ne chauffe plus l'eau. Le numéro de série est SN-48213-PL. Pouvez-vous la réparer sous garantie ?", "fr"},
+		{"Tere, minu kohvimasin ei soojenda enam vett. Seerianumber on SN-48213-PL. Kas saate selle garantii korras parandada?", "et"},
+		{"Dobrý den, můj kávovar přestal ohřívat vodu. Sériové číslo je SN-48213-PL. Můžete ho prosím opravit v rámci záruky?", "cs"},
+		{"Добрий день, моя кавоварка перестала нагрівати воду. Серійний номер SN-48213-PL. Чи можете ви її відремонтувати за гарантією?", "uk"},
+		{"こんにちは。コーヒーメーカーがお湯を温めなくなりました。シリアル番号はSN-48213-PLです。保証で修理していただけますか。", "ja"},
+		{"안녕하세요. 커피 머신이 물을 데우지 않습니다. 일련번호는 SN-48213-PL입니다. 보증 수리가 가능할까요?", "ko"},
+		{"您好，我的咖啡机不再加热水了。序列号是SN-48213-PL。可以保修维修吗？", "zh"},
+		// Short, but clear.
+		{"Thanks, pushed.", "en"},
+		{"Thank you very much!", "en"},
+		{"Vielen Dank für Ihre Hilfe!", "de"},
+		{"Dziękuję bardzo za pomoc!", "pl"},
+		{"Proszę o telefon", "pl"},
+		{"Nadal nie działa", "pl"},
+		{"When will it be fixed?", "en"},
+		{"Immer noch kaputt", "de"},
+		{"Wann wird es repariert?", "de"},
+		{"Auto: radio samochodowe nie działa, SN-48213-PL", "pl"},
+		// Too short or mixed: the default, never a guess.
+		{"OK", "pl"},
+		{"Hi", "pl"},
+		{"SN-48213-PL", "pl"},
+		{"", "pl"},
+		{"👍👍👍", "pl"},
+		{"Danke", "pl"},
+		{"Hi, thanks", "pl"},
+		{"Dzień dobry, my coffee machine is broken", "pl"},
+	}
+	for _, tt := range tests {
+		if got := d.Detect(tt.text); got != tt.want {
+			t.Errorf("Detect(%q) = %s, want %s", tt.text, got, tt.want)
+		}
+	}
+}
+
+// TestDefaultAndSet: the default is configurable and always told apart; a
+// language outside the set is never answered.
+func TestDefaultAndSet(t *testing.T) {
+	d, err := New(Config{Languages: []string{"en", "de"}, Default: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"en", "de"}, d.Languages()); diff != "" {
+		t.Errorf("Languages (-want +got):\n%s", diff)
+	}
+	for text, want := range map[string]string{
+		"OK": "en",
+		"Guten Tag, meine Kaffeemaschine heizt das Wasser nicht mehr. Bitte reparieren Sie sie.": "de",
+	} {
+		if got := d.Detect(text); got != want {
+			t.Errorf("Detect(%q) = %s, want %s", text, got, want)
+		}
+	}
+	pl, err := New(Config{Languages: []string{"en"}, Default: "pl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"pl", "en"}, pl.Languages()); diff != "" {
+		t.Errorf("the default joins the set (-want +got):\n%s", diff)
+	}
+	one, err := New(Config{Languages: []string{"de"}, Default: "de"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := one.Detect("Hello, my coffee machine is broken, please repair it."); got != "de" {
+		t.Errorf("one language configured: Detect = %s, want de", got)
+	}
+}
+
+func TestNewRejectsUnknownCodes(t *testing.T) {
+	for _, cfg := range []Config{
+		{Languages: []string{"pl", "xx"}},
+		{Default: "polish"},
+		{Languages: []string{"en", "klingon"}, Default: "en"},
+	} {
+		_, err := New(cfg)
+		if err == nil || !strings.Contains(err.Error(), "ISO 639-1") {
+			t.Errorf("New(%+v): err %v, want one naming the bad code", cfg, err)
+		}
+	}
+}
+
+// TestDetectReadsABoundedPrefix: a huge text costs what MaxBytes costs.
+func TestDetectReadsABoundedPrefix(t *testing.T) {
+	d, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := "Hello, my coffee machine stopped heating the water, please repair it. " + strings.Repeat("Dzień dobry, proszę o naprawę. ", 200000)
+	if got := d.Detect(huge[:MaxBytes/2] + "ą"); got != "pl" && got != "en" {
+		t.Errorf("Detect = %s", got)
+	}
+	if got := clip("aąb", 2); got != "a" {
+		t.Errorf("clip cut a rune: %q", got)
+	}
+	_ = d.Detect(huge) // bounded: reads MaxBytes of the 6 MB
+}

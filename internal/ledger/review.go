@@ -1,0 +1,457 @@
+package ledger
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"triage"
+)
+
+// What the ledger keeps for people reviewing triage's work (the console):
+// each handled message's outcome (the pipeline's JSON record: scenario and
+// why, every function call, the model calls and tokens) and the text the
+// customer wrote, bounded.
+
+// MaxBodyBytes bounds the customer's text kept with a message; longer text
+// is cut at a rune boundary.
+const MaxBodyBytes = 64 << 10
+
+// MaxOutcomeBytes bounds the outcome JSON kept with a message; a larger
+// outcome is not kept (the ledger row stays).
+const MaxOutcomeBytes = 1 << 20
+
+// Stored is an entry with what was kept for review.
+type Stored struct {
+	Entry
+	Outcome []byte // the outcome JSON; nil when none was kept
+	Body    string // the customer's text; "" when none was kept
+}
+
+// Ref is a short, stable name of an inbound key that carries none of the
+// customer's words (the key holds their Message-ID and address): what the
+// console puts in URLs.
+func Ref(key triage.Key) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:10])
+}
+
+// SetOutcome keeps the outcome JSON and the customer's text with the entry
+// at loc.
+func (l *Ledger) SetOutcome(ctx context.Context, loc Loc, outcome []byte, body string) error {
+	if len(outcome) > MaxOutcomeBytes {
+		outcome = nil
+	}
+	res, err := l.db.ExecContext(ctx, `UPDATE messages SET outcome=?, body=?
+		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
+		string(outcome), clipUTF8(body, MaxBodyBytes), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
+	return checkOne(res, err, "set outcome", loc)
+}
+
+func clipUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+const storedCols = entryCols + `, outcome, body`
+
+func scanStored(sc interface{ Scan(...any) error }) (Stored, error) {
+	var s Stored
+	var done int
+	var created, updated int64
+	var outcome string
+	err := sc.Scan(&s.Account, &s.Mailbox, &s.UIDValidity, &s.UID, &s.Key, &s.MessageID, &s.Sender, &s.Subject,
+		&s.State, &s.Reason, &s.Scenario, &s.Attempts, &done, &created, &updated, &s.Detail, &outcome, &s.Body)
+	s.IMAPDone = done != 0
+	s.Created, s.Updated = fromUnix(created), fromUnix(updated)
+	if outcome != "" {
+		s.Outcome = []byte(outcome)
+	}
+	return s, err
+}
+
+func (l *Ledger) queryStored(ctx context.Context, what, q string, args ...any) ([]Stored, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT `+storedCols+` FROM messages `+q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []Stored
+	for rows.Next() {
+		s, err := scanStored(rows)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: %s: %w", what, err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// ByRef returns the entries whose key has Ref ref, newest first, or
+// ErrNotFound. It reads every key: the console's conversation page is rare
+// next to the pipeline's work.
+func (l *Ledger) ByRef(ctx context.Context, ref string) ([]Stored, error) {
+	if len(ref) != 20 {
+		return nil, ErrNotFound
+	}
+	rows, err := l.db.QueryContext(ctx, `SELECT DISTINCT key FROM messages`)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: by ref: %w", err)
+	}
+	var key triage.Key
+	found := false
+	for rows.Next() && !found {
+		if err := rows.Scan(&key); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("ledger: by ref: %w", err)
+		}
+		found = Ref(key) == ref
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("ledger: by ref: %w", err)
+	}
+	if !found {
+		return nil, ErrNotFound
+	}
+	return l.queryStored(ctx, "by ref", `WHERE key=? ORDER BY updated DESC`, key)
+}
+
+// ByMessageIDs returns the entries of the inbound messages with these
+// Message-IDs, oldest first.
+func (l *Ledger) ByMessageIDs(ctx context.Context, ids []string) ([]Stored, error) {
+	var args []any
+	for _, id := range ids {
+		if id != "" {
+			args = append(args, id)
+		}
+	}
+	if len(args) == 0 {
+		return nil, nil
+	}
+	return l.queryStored(ctx, "by message ids", `WHERE message_id IN (?`+strings.Repeat(",?", len(args)-1)+`) ORDER BY created`, args...)
+}
+
+// Query selects entries for Search; zero fields select everything.
+type Query struct {
+	States   []string
+	Account  string
+	Mailbox  string
+	Scenario string
+	Reason   triage.Reason
+	Before   time.Time // updated before
+	// Text matches the sender, subject, Message-ID, scenario, reason or
+	// state (case-insensitive substring).
+	Text string
+	// Escalated also selects entries whose outcome says staff were told,
+	// whatever their state.
+	Escalated bool
+	Limit     int // default 200
+}
+
+// Search returns the entries q selects, most recently updated first.
+func (l *Ledger) Search(ctx context.Context, q Query) ([]Stored, error) {
+	var where []string
+	var args []any
+	var or []string
+	if len(q.States) > 0 {
+		or = append(or, `state IN (?`+strings.Repeat(",?", len(q.States)-1)+`)`)
+		for _, s := range q.States {
+			args = append(args, s)
+		}
+	}
+	if q.Escalated {
+		or = append(or, `outcome LIKE '%"escalated":true%'`)
+	}
+	if len(or) > 0 {
+		where = append(where, "("+strings.Join(or, " OR ")+")")
+	}
+	add := func(cond string, v any) {
+		where = append(where, cond)
+		args = append(args, v)
+	}
+	if q.Account != "" {
+		add(`account=?`, q.Account)
+	}
+	if q.Mailbox != "" {
+		add(`mailbox=?`, q.Mailbox)
+	}
+	if q.Scenario != "" {
+		add(`scenario=?`, q.Scenario)
+	}
+	if q.Reason != "" {
+		add(`reason=?`, q.Reason)
+	}
+	if !q.Before.IsZero() {
+		add(`updated<?`, unix(q.Before))
+	}
+	if t := strings.TrimSpace(q.Text); t != "" {
+		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(t)) + "%"
+		where = append(where, `(lower(sender) LIKE ? ESCAPE '\' OR lower(subject) LIKE ? ESCAPE '\' OR lower(message_id) LIKE ? ESCAPE '\'
+			OR scenario LIKE ? ESCAPE '\' OR reason LIKE ? ESCAPE '\' OR state LIKE ? ESCAPE '\')`)
+		for range 6 {
+			args = append(args, like)
+		}
+	}
+	if q.Limit <= 0 {
+		q.Limit = 200
+	}
+	sqlq := ""
+	if len(where) > 0 {
+		sqlq = `WHERE ` + strings.Join(where, " AND ")
+	}
+	args = append(args, q.Limit)
+	return l.queryStored(ctx, "search", sqlq+` ORDER BY updated DESC, uid DESC LIMIT ?`, args...)
+}
+
+// ScenarioCount is how many messages of a scenario reached a state.
+type ScenarioCount struct {
+	Scenario string
+	State    string
+	Count    int
+}
+
+// ScenarioCounts counts the messages per scenario ("" when none was
+// chosen) and state.
+func (l *Ledger) ScenarioCounts(ctx context.Context) ([]ScenarioCount, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT scenario, state, COUNT(*) FROM messages GROUP BY scenario, state ORDER BY scenario, state`)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: scenario counts: %w", err)
+	}
+	defer rows.Close()
+	var out []ScenarioCount
+	for rows.Next() {
+		var c ScenarioCount
+		if err := rows.Scan(&c.Scenario, &c.State, &c.Count); err != nil {
+			return nil, fmt.Errorf("ledger: scenario counts: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// DraftFate is one resolved draft: what a person did with it and when.
+type DraftFate struct {
+	Scenario   string
+	Outcome    string // DraftSentAsIs, DraftEdited or DraftDiscarded
+	Similarity float64
+	ResolvedAt time.Time
+}
+
+// DraftFates lists the resolved drafts, oldest resolution first.
+func (l *Ledger) DraftFates(ctx context.Context) ([]DraftFate, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT
+		COALESCE((SELECT m.scenario FROM messages m WHERE m.key = r.key AND m.scenario <> '' ORDER BY m.updated DESC LIMIT 1), ''),
+		outcome, similarity, resolved_at FROM replies r WHERE kind = ? AND outcome <> '' ORDER BY resolved_at`, KindDraft)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: draft fates: %w", err)
+	}
+	defer rows.Close()
+	var out []DraftFate
+	for rows.Next() {
+		var f DraftFate
+		var at int64
+		if err := rows.Scan(&f.Scenario, &f.Outcome, &f.Similarity, &at); err != nil {
+			return nil, fmt.Errorf("ledger: draft fates: %w", err)
+		}
+		f.ResolvedAt = fromUnix(at)
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// DraftSending is the state of a draft a person approved in the console
+// while it is being sent.
+const DraftSending = "draft_sending"
+
+// ErrDraftTaken is returned by ClaimDraft when the draft is not waiting for
+// review any more (sent, rejected, resolved, or being sent by someone else).
+var ErrDraftTaken = errors.New("ledger: the draft is no longer waiting for review")
+
+// ClaimDraft marks the unresolved draft of key as being sent and returns
+// it with its state before the claim; ErrDraftTaken when another claim or a
+// resolution came first, ErrNotFound when key has no draft. Exactly one of
+// two people approving the same draft gets it.
+func (l *Ledger) ClaimDraft(ctx context.Context, key triage.Key) (Reply, string, error) {
+	tx, err := l.db.BeginTx(ctx)
+	if err != nil {
+		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
+	}
+	defer tx.Rollback()
+	r, err := scanReply(tx.QueryRowContext(ctx, `SELECT `+replyCols+` FROM replies WHERE key=? AND kind=?`, key, KindDraft))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Reply{}, "", ErrNotFound
+	}
+	if err != nil {
+		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
+	}
+	if r.Outcome != "" || (r.State != DraftPending && r.State != DraftStored) {
+		return Reply{}, "", ErrDraftTaken
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=?`, DraftSending, key); err != nil {
+		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
+	}
+	return r, r.State, nil
+}
+
+// UnclaimDraft puts a claimed draft back in state (what ClaimDraft
+// returned) when sending it certainly failed.
+func (l *Ledger) UnclaimDraft(ctx context.Context, key triage.Key, state string) error {
+	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND kind=? AND state=?`, state, key, KindDraft, DraftSending)
+	if err != nil {
+		return fmt.Errorf("ledger: unclaim draft: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("ledger: unclaim draft: %w", ErrNotFound)
+	}
+	return nil
+}
+
+// DraftSentByPerson is the state of a draft a person sent from the
+// console while its copy may still sit in the Drafts folder: watch removes
+// that copy (nobody must send it a second time from a mail client), files
+// the sent message in the Sent folder, and records it ReplySent
+// (SettleSentDraft).
+const DraftSentByPerson = "draft_sent"
+
+// DraftSent records that a claimed draft went out from the console:
+// state DraftSentByPerson, its outcome (DraftSentAsIs or DraftEdited), the
+// similarity of what was sent to the draft, and the rendered message as
+// sent.
+func (l *Ledger) DraftSent(ctx context.Context, key triage.Key, outcome string, similarity float64, raw []byte) error {
+	if outcome != DraftSentAsIs && outcome != DraftEdited {
+		return fmt.Errorf("ledger: draft sent: outcome %q: want %s or %s", outcome, DraftSentAsIs, DraftEdited)
+	}
+	now := unix(l.now())
+	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=?, sent_at=?, outcome=?, similarity=?, resolved_at=?, raw=?
+		WHERE key=? AND kind=? AND state=?`,
+		DraftSentByPerson, now, outcome, similarity, now, raw, key, KindDraft, DraftSending)
+	if err != nil {
+		return fmt.Errorf("ledger: draft sent: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("ledger: draft sent: %w", ErrNotFound)
+	}
+	return nil
+}
+
+// SettleSentDraft records that watch removed the Drafts folder copy of a
+// draft sent from the console and filed it in the Sent folder: ReplySent.
+func (l *Ledger) SettleSentDraft(ctx context.Context, key triage.Key) error {
+	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND kind=? AND state=?`, ReplySent, key, KindDraft, DraftSentByPerson)
+	if err != nil {
+		return fmt.Errorf("ledger: settle sent draft: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("ledger: settle sent draft %q: %w", key, ErrNotFound)
+	}
+	return nil
+}
+
+// RejectDraft records that a person discarded the unresolved draft of key
+// in the console; ErrDraftTaken when it is resolved or being sent.
+func (l *Ledger) RejectDraft(ctx context.Context, key triage.Key) error {
+	now := unix(l.now())
+	res, err := l.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=?
+		WHERE key=? AND kind=? AND outcome='' AND state IN (?,?)`,
+		DraftDiscarded, now, key, KindDraft, DraftPending, DraftStored)
+	if err != nil {
+		return fmt.Errorf("ledger: reject draft: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrDraftTaken
+	}
+	return nil
+}
+
+// Retry states: a person asked (in the console) that a failed message be
+// handled again; watch moves it back to the watched mailbox and the entry
+// becomes retried. Neither is final, so the message's next copy (the one
+// moved back, under a new UID) is handled afresh.
+const (
+	StateRetryRequested = "retry_requested"
+	StateRetried        = "retried"
+)
+
+// ErrNotRetryable is returned by RequestRetry for a message that is not a
+// settled failure without a reply.
+var ErrNotRetryable = errors.New("ledger: only a failed message with no reply, already moved to the failed folder, can be retried")
+
+// RequestRetry marks the failed entries of key for another attempt. The
+// message must have failed (not be waiting for a person for another
+// reason), have nothing recorded as sent or drafted for it, and have a
+// Message-ID (watch finds it in the failed folder by it).
+func (l *Ledger) RequestRetry(ctx context.Context, key triage.Key) error {
+	tx, err := l.db.BeginTx(ctx)
+	if err != nil {
+		return fmt.Errorf("ledger: request retry: %w", err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM replies WHERE key=?`, key).Scan(&n); err != nil {
+		return fmt.Errorf("ledger: request retry: %w", err)
+	}
+	if n > 0 {
+		return ErrNotRetryable
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE messages SET state=?, updated=? WHERE key=? AND state=? AND imap_done=1 AND message_id<>''`,
+		StateRetryRequested, unix(l.now()), key, StateFailed)
+	if err != nil {
+		return fmt.Errorf("ledger: request retry: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotRetryable
+	}
+	return tx.Commit()
+}
+
+// RetryRequests lists the entries of account waiting for a retry, oldest
+// request first.
+func (l *Ledger) RetryRequests(ctx context.Context, account string) ([]Entry, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT `+entryCols+` FROM messages WHERE account=? AND state=? ORDER BY updated`, account, StateRetryRequested)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: retry requests: %w", err)
+	}
+	defer rows.Close()
+	var out []Entry
+	for rows.Next() {
+		e, err := scanEntry(rows)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: retry requests: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// EndRetry settles a retry request: moved, the entry becomes retried (the
+// message is back in the watched mailbox); not moved (it is no longer in the
+// failed folder), it is failed again.
+func (l *Ledger) EndRetry(ctx context.Context, loc Loc, moved bool) error {
+	state := StateFailed
+	if moved {
+		state = StateRetried
+	}
+	res, err := l.db.ExecContext(ctx, `UPDATE messages SET state=?, updated=?
+		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=? AND state=?`,
+		state, unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID, StateRetryRequested)
+	return checkOne(res, err, "end retry", loc)
+}

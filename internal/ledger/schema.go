@@ -1,0 +1,193 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+
+	"triage/internal/store"
+)
+
+// Component is the ledger's name in the store's schema_versions table.
+const Component = "ledger"
+
+// migrations are the ledger's schema, step by step, forward only (see
+// store.Migrate). Step 1 on SQLite also brings a file written before the
+// schema was versioned up to date.
+var migrations = []store.Migration{
+	{Func: func(ctx context.Context, tx *store.Tx) error {
+		if tx.Dialect() == store.Postgres {
+			_, err := tx.ExecContext(ctx, postgresSchema)
+			return err
+		}
+		return upgradeSQLite(ctx, tx)
+	}},
+	{SQLite: outboxSchema, Postgres: outboxSchema},
+	{SQLite: reviewSchema, Postgres: reviewSchema},
+	{SQLite: detailSchema, Postgres: detailSchema},
+}
+
+// detailSchema keeps why a message failed (the mail server's reply to a
+// refused send), for triage ledger.
+const detailSchema = `ALTER TABLE messages ADD COLUMN detail TEXT NOT NULL DEFAULT '';`
+
+// reviewSchema keeps, for the review console, each message's outcome (the
+// JSON record of what was decided and called) and the customer's text.
+const reviewSchema = `
+ALTER TABLE messages ADD COLUMN outcome TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN body TEXT NOT NULL DEFAULT '';
+`
+
+// postgresSchema is the SQLite schema in PostgreSQL types: times are Unix
+// milliseconds, booleans 0 or 1, as in SQLite, so rows copy across as
+// they are.
+const postgresSchema = `
+CREATE TABLE messages (
+	account     TEXT NOT NULL,
+	mailbox     TEXT NOT NULL,
+	uidvalidity BIGINT NOT NULL,
+	uid         BIGINT NOT NULL,
+	key         TEXT NOT NULL,
+	message_id  TEXT NOT NULL DEFAULT '',
+	sender      TEXT NOT NULL DEFAULT '',
+	subject     TEXT NOT NULL DEFAULT '',
+	state       TEXT NOT NULL,
+	reason      TEXT NOT NULL DEFAULT '',
+	scenario    TEXT NOT NULL DEFAULT '',
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	imap_done   INTEGER NOT NULL DEFAULT 0,
+	created     BIGINT NOT NULL,
+	updated     BIGINT NOT NULL,
+	PRIMARY KEY (account, mailbox, uidvalidity, uid)
+);
+CREATE INDEX messages_key ON messages(key);
+CREATE INDEX messages_updated ON messages(updated);
+CREATE INDEX messages_message_id ON messages(message_id);
+CREATE TABLE replies (
+	key               TEXT PRIMARY KEY,
+	message_id        TEXT NOT NULL,
+	recipient         TEXT NOT NULL,
+	raw               BYTEA NOT NULL,
+	state             TEXT NOT NULL,
+	appended          INTEGER NOT NULL DEFAULT 0,
+	created           BIGINT NOT NULL,
+	sent_at           BIGINT NOT NULL DEFAULT 0,
+	sender            TEXT NOT NULL DEFAULT '',
+	kind              TEXT NOT NULL DEFAULT 'reply',
+	outcome           TEXT NOT NULL DEFAULT '',
+	similarity        DOUBLE PRECISION NOT NULL DEFAULT 0,
+	resolved_at       BIGINT NOT NULL DEFAULT 0,
+	person_message_id TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX replies_recipient ON replies(recipient, created);
+CREATE INDEX replies_created ON replies(created);
+CREATE INDEX replies_sender ON replies(sender, created);
+CREATE INDEX replies_message_id ON replies(message_id);
+CREATE INDEX replies_kind ON replies(kind, outcome);
+CREATE TABLE sent_scan (
+	account     TEXT NOT NULL,
+	folder      TEXT NOT NULL,
+	uidvalidity BIGINT NOT NULL,
+	last_uid    BIGINT NOT NULL,
+	PRIMARY KEY (account, folder)
+);
+`
+
+// outboxSchema is the outbox index: where the reply with a Message-ID was
+// written (an .eml file) or that it went by SMTP, so a look-up by
+// Message-ID never reads the outbox directory.
+const outboxSchema = `
+CREATE TABLE IF NOT EXISTS outbox (
+	message_id TEXT PRIMARY KEY,
+	key        TEXT NOT NULL DEFAULT '',
+	path       TEXT NOT NULL DEFAULT '',
+	created    BIGINT NOT NULL
+);
+`
+
+const sqliteSchema = `
+CREATE TABLE IF NOT EXISTS messages (
+	account     TEXT NOT NULL,
+	mailbox     TEXT NOT NULL,
+	uidvalidity INTEGER NOT NULL,
+	uid         INTEGER NOT NULL,
+	key         TEXT NOT NULL,
+	message_id  TEXT NOT NULL DEFAULT '',
+	sender      TEXT NOT NULL DEFAULT '',
+	subject     TEXT NOT NULL DEFAULT '',
+	state       TEXT NOT NULL,
+	reason      TEXT NOT NULL DEFAULT '',
+	scenario    TEXT NOT NULL DEFAULT '',
+	attempts    INTEGER NOT NULL DEFAULT 0,
+	imap_done   INTEGER NOT NULL DEFAULT 0,
+	created     INTEGER NOT NULL,
+	updated     INTEGER NOT NULL,
+	PRIMARY KEY (account, mailbox, uidvalidity, uid)
+);
+CREATE INDEX IF NOT EXISTS messages_key ON messages(key);
+CREATE INDEX IF NOT EXISTS messages_updated ON messages(updated);
+CREATE TABLE IF NOT EXISTS replies (
+	key        TEXT PRIMARY KEY,
+	message_id TEXT NOT NULL,
+	recipient  TEXT NOT NULL,
+	raw        BLOB NOT NULL,
+	state      TEXT NOT NULL,
+	appended   INTEGER NOT NULL DEFAULT 0,
+	created    INTEGER NOT NULL,
+	sent_at    INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS replies_recipient ON replies(recipient, created);
+CREATE INDEX IF NOT EXISTS replies_created ON replies(created);
+`
+
+// columns added to SQLite ledger files after their first release:
+// upgradeSQLite adds each one a file lacks, then runs afterColumns.
+var columns = []struct{ table, name, def string }{
+	{"replies", "sender", "TEXT NOT NULL DEFAULT ''"},
+	{"replies", "kind", "TEXT NOT NULL DEFAULT 'reply'"}, // drafts.go
+	{"replies", "outcome", "TEXT NOT NULL DEFAULT ''"},
+	{"replies", "similarity", "REAL NOT NULL DEFAULT 0"},
+	{"replies", "resolved_at", "INTEGER NOT NULL DEFAULT 0"},
+	{"replies", "person_message_id", "TEXT NOT NULL DEFAULT ''"},
+}
+
+const afterColumns = `
+CREATE INDEX IF NOT EXISTS replies_sender ON replies(sender, created);
+CREATE INDEX IF NOT EXISTS replies_message_id ON replies(message_id);
+CREATE INDEX IF NOT EXISTS replies_kind ON replies(kind, outcome);
+CREATE INDEX IF NOT EXISTS messages_message_id ON messages(message_id);
+CREATE TABLE IF NOT EXISTS sent_scan (
+	account     TEXT NOT NULL,
+	folder      TEXT NOT NULL,
+	uidvalidity INTEGER NOT NULL,
+	last_uid    INTEGER NOT NULL,
+	PRIMARY KEY (account, folder)
+);
+`
+
+// upgradeSQLite creates the tables of a new SQLite ledger and adds to an
+// older file the columns and indexes it lacks.
+func upgradeSQLite(ctx context.Context, db *store.Tx) error {
+	if _, err := db.ExecContext(ctx, sqliteSchema); err != nil {
+		return err
+	}
+	for _, c := range columns {
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.name).Scan(&n); err != nil {
+			return fmt.Errorf("inspect %s: %w", c.table, err)
+		}
+		if n == 0 {
+			if _, err := db.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.name+` `+c.def); err != nil {
+				return fmt.Errorf("add %s.%s: %w", c.table, c.name, err)
+			}
+		}
+	}
+	if _, err := db.ExecContext(ctx, afterColumns); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Migrate brings the ledger tables of db up to date (Open does it too).
+func Migrate(ctx context.Context, db *store.DB) error {
+	return db.Migrate(ctx, Component, migrations)
+}

@@ -1,0 +1,32 @@
+package watch
+
+import (
+	"context"
+	"encoding/json"
+
+	"triage/internal/ledger"
+	"triage/internal/message"
+	"triage/internal/processor"
+)
+
+// keepOutcome keeps the pipeline's outcome and the customer's text with the
+// ledger entry, for the people who review triage's work (triage console).
+// Losing it loses nothing the pipeline needs: a failure is logged.
+func (w *Watcher) keepOutcome(ctx context.Context, loc ledger.Loc, out processor.Outcome, raw []byte) {
+	body := ""
+	if m, err := message.Parse(raw); err == nil {
+		body = m.Text
+	}
+	js, err := json.Marshal(out)
+	if err == nil {
+		err = w.cfg.Ledger.SetOutcome(context.WithoutCancel(ctx), loc, js, body)
+	}
+	if err != nil {
+		w.log.WarnContext(ctx, "could not keep the outcome for review", "err", err)
+	}
+}
+
+// NotSubmitted reports whether a send error proves the mail server did not
+// accept the message (so sending it again is safe); a transport failure
+// during or after DATA is ambiguous and reports false.
+func NotSubmitted(err error) bool { return notSubmitted(err) }
