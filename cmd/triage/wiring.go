@@ -274,11 +274,6 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
-	for _, sc := range p.Scenarios.Scenarios {
-		if sc.Escalate && len(o.Staff) == 0 {
-			log.Warn("no staff address configured (--staff, staff:): escalations will be left for a person (failed, no_staff)", "scenario", sc.Name)
-		}
-	}
 	return p, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -161,6 +162,9 @@ type Input struct {
 // Processor handles emails; safe for concurrent use.
 type Processor struct {
 	cfg Config
+	// noStaff warns, once per Processor, that an escalation was left for a
+	// person for want of a staff address.
+	noStaff sync.Once
 }
 
 // New checks cfg and applies defaults.
@@ -363,6 +367,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 
 	if sc.Escalate {
 		if len(p.cfg.Dispatcher.Staff()) == 0 {
+			p.noStaff.Do(func() {
+				p.cfg.Logger.WarnContext(ctx, "no staff address configured (--staff, staff:): escalations are left for a person (failed, no_staff)", "scenario", sc.Name)
+			})
 			return fail(triage.ReasonNoStaff, "escalation needs a staff address (--staff, or staff: in the config); left for a person")
 		}
 		if out.TicketID == "" && p.cfg.Tickets != nil && !p.cfg.DryRun {
