@@ -103,6 +103,8 @@ type Email struct {
 	// Headers are extra header fields (e.g. Auto-Submitted, Reply-To); they
 	// replace the generated ones of the same name.
 	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
+	// Attachments are files attached after the body (multipart/mixed).
+	Attachments []Attachment `yaml:"attachments" json:"attachments,omitempty"`
 }
 
 // Expected is expected_output.
@@ -126,6 +128,9 @@ type Expected struct {
 	TicketID  string `yaml:"ticket_id" json:"ticket_id,omitempty"`
 	Followup  *bool  `yaml:"followup" json:"followup,omitempty"`
 	Escalated *bool  `yaml:"escalated" json:"escalated,omitempty"`
+	// AttachmentsSent names the attachments the model was sent, in order
+	// (an explicit [] means none; absent: not checked).
+	AttachmentsSent []string `yaml:"attachments_sent" json:"attachments_sent,omitempty"`
 	// Language is the outcome's language (ISO 639-1) the case expects.
 	Language string `yaml:"language" json:"language,omitempty"`
 }
@@ -543,6 +548,9 @@ func (v *checker) checkEmail() {
 		if strings.ContainsAny(e.Headers[k], "\r\n") {
 			v.fail(v.lineOf("input", "email", "headers", k), "input.email.headers.%s: value must be one line", k)
 		}
+	}
+	for _, p := range loadAttachments(e, filepath.Dir(v.c.File)) {
+		v.fail(v.lineOf("input", "email", "attachments"), "%s", p)
 	}
 	if len(v.probs) == 0 {
 		raw, err := Render(v.c.ID, e)

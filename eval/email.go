@@ -48,6 +48,13 @@ func Render(id string, e *Email) ([]byte, error) {
 		}
 		h.Set(textproto.CanonicalMIMEHeaderKey(k), v)
 	}
+	if len(e.Attachments) > 0 {
+		body := strings.ReplaceAll(e.Body, "\r\n", "\n")
+		if body != "" && !strings.HasSuffix(body, "\n") {
+			body += "\n"
+		}
+		return renderMultipart(id, h, strings.ReplaceAll(body, "\n", "\r\n"), e.Attachments)
+	}
 	var buf bytes.Buffer
 	w, err := gomail.CreateSingleInlineWriter(&buf, h)
 	if err != nil {

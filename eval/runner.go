@@ -44,6 +44,9 @@ type Config struct {
 	ModelName string
 	// Offline forces the built-in offline model even when credentials are set.
 	Offline bool
+	// Provider, BaseURL and APIKeyFile choose the live model (llm.Options);
+	// Gemini by default.
+	Provider, BaseURL, APIKeyFile string
 	// RecordDir stores each case's model HTTP exchanges as a go-vcr
 	// cassette; ReplayDir replays them instead of calling a model. At most
 	// one may be set.
@@ -142,16 +145,20 @@ func New(cfg Config) (*Runner, error) {
 	// Every binding gets a mock, builtin or not: no case reaches a real
 	// warranty service, ticket store, mail server, HTTP or MCP tool.
 	r.routes = cfg.Tools.Names()
-	live := !cfg.Offline && llm.HasCredentials(cfg.Getenv)
+	live := r.modelOptions().Live()
+	label := "Gemini model "
+	if cfg.Provider == llm.ProviderOpenAI {
+		label = "OpenAI-compatible model "
+	}
 	switch {
 	case cfg.ReplayDir != "":
 		r.mode, r.desc = ModeReplay, fmt.Sprintf("replay of recorded model exchanges from %s (model %s)", cfg.ReplayDir, cfg.ModelName)
 	case cfg.RecordDir != "" && live:
-		r.mode, r.desc = ModeRecord, fmt.Sprintf("Gemini model %s, recording to %s", cfg.ModelName, cfg.RecordDir)
+		r.mode, r.desc = ModeRecord, fmt.Sprintf("%s%s, recording to %s", label, cfg.ModelName, cfg.RecordDir)
 	case cfg.RecordDir != "":
 		r.mode, r.desc = ModeRecord, fmt.Sprintf("built-in offline model (deterministic stand-in, not an LLM), recording to %s", cfg.RecordDir)
 	case live:
-		r.mode, r.desc = ModeLive, "Gemini model "+cfg.ModelName
+		r.mode, r.desc = ModeLive, label+cfg.ModelName
 	default:
 		r.mode, r.desc = ModeOffline, "built-in offline model (deterministic stand-in, not an LLM)"
 	}
@@ -167,7 +174,12 @@ func (r *Runner) Description() string { return r.desc }
 // offlineModel reports whether runs use the built-in offline model server
 // (replay uses its client shape too but never reaches it).
 func (r *Runner) offlineModel() bool {
-	return r.mode == ModeOffline || r.mode == ModeReplay || (r.mode == ModeRecord && (r.cfg.Offline || !llm.HasCredentials(r.cfg.Getenv)))
+	return r.mode == ModeOffline || r.mode == ModeReplay || (r.mode == ModeRecord && !r.modelOptions().Live())
+}
+
+// modelOptions are the llm options of a live run.
+func (r *Runner) modelOptions() llm.Options {
+	return llm.Options{Offline: r.cfg.Offline, Provider: r.cfg.Provider, BaseURL: r.cfg.BaseURL, APIKeyFile: r.cfg.APIKeyFile, Getenv: r.cfg.Getenv}
 }
 
 // Run runs every case Repeat times, Parallel runs at a time, and returns
@@ -264,7 +276,9 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		rr.Notes = append(rr.Notes, "input.model_faults ignored: faults are injected only into the offline model")
 		faults = nil
 	}
-	model, err := llm.New(ctx, llm.Options{Offline: offline, Faults: faults, HTTPClient: httpClient, Getenv: r.cfg.Getenv})
+	mo := r.modelOptions()
+	mo.Offline, mo.Faults, mo.HTTPClient = offline, faults, httpClient
+	model, err := llm.New(ctx, mo)
 	if err != nil {
 		return setupFail("%v", err)
 	}

@@ -57,6 +57,17 @@ func Validate(c *Case, o processor.Outcome) Verdict {
 	if x.Escalated != nil && o.Escalated != *x.Escalated {
 		fail("Escalated: expected %v, got %v", *x.Escalated, o.Escalated)
 	}
+	if x.AttachmentsSent != nil {
+		sent := []string{}
+		for _, a := range o.Attachments {
+			if a.Sent {
+				sent = append(sent, a.Name)
+			}
+		}
+		if !slices.Equal(sent, x.AttachmentsSent) {
+			fail("Attachments sent to the model: expected %q, got %q", x.AttachmentsSent, sent)
+		}
+	}
 	if x.Language != "" && o.Language != x.Language {
 		fail("Language: expected %q, got %q", x.Language, o.Language)
 	}

@@ -185,6 +185,9 @@ func printTools(w io.Writer, ts *tools.Set, set *scenario.Set) {
 		if t.Final {
 			tags = append(tags, "final (its success means the email is handled)")
 		}
+		if t.Grounded {
+			tags = append(tags, "grounded (every fact the reply states must be backed, else ungrounded_claim)")
+		}
 		if t.MaxCalls > 0 {
 			tags = append(tags, fmt.Sprintf("max_calls %d per email", t.MaxCalls))
 		} else if t.Effect {

@@ -44,12 +44,13 @@ func TestCheckPrintsTools(t *testing.T) {
 	}
 	for _, want := range []string{
 		"tools.yaml: ",
-		"check_warranty  [builtin check_warranty]\n  args.serial_number: from serials\n",
+		"check_warranty  [builtin check_warranty]\n  args.serial_number: from serials_or_attachments\n",
 		"create_ticket  [builtin create_ticket]\n  effect",
 		"  args.customer_email: from sender\n",
 		`  requires an earlier successful check_warranty with result {"status":"valid"}, same serial_number` + "\n",
 		"send_email  [builtin send_email]\n",
 		"  final (its success means the email is handled)\n",
+		"  grounded (every fact the reply states must be backed, else ungrounded_claim)\n",
 		"  args.to: from reply_to\n",
 		"  requires an earlier successful notify_staff (in scenarios that declare notify_staff)\n",
 		"search_manual  [mcp stdio ${TRIAGE_BIN} mcp-manuals, tool search_manual timeout 30s]",
@@ -80,7 +81,7 @@ func TestCheckRefusesBadBindings(t *testing.T) {
 		}},
 		{"a policy naming a parameter that does not exist", func(p, s string) string {
 			if p == "tools.yaml" {
-				return strings.Replace(s, "serial_number: {from: serials}", "serial: {from: serials}", 1)
+				return strings.Replace(s, "serial_number: {from: serials_or_attachments}", "serial: {from: serials_or_attachments}", 1)
 			}
 			return s
 		}, []string{`tools: tools.yaml: check_warranty: args.serial: "serial" is not a parameter of check_warranty as declared in scenarios/`}},

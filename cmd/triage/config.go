@@ -172,6 +172,9 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	default:
 		p.add("no ticket store configured: set --tickets-db FILE ($TRIAGE_TICKETS_DB, pipeline.tickets_db) or --tickets-url URL ($TRIAGE_TICKETS_URL, pipeline.tickets_url)")
 	}
+	if msg := o.modelOptions.check(o.Model); msg != "" && !o.Offline {
+		p.add("%s", msg)
+	}
 	if parts.Faults, err = offline.ParseFaults(o.OfflineFaults); err != nil {
 		p.add("--offline-faults: %v", err)
 	}
@@ -197,7 +200,11 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 // offline stand-in only because a key is missing (issue 7 item 10): without
 // model credentials, the offline model must be asked for explicitly.
 func checkCredentials(o pipelineOptions, config string, p *problems) {
-	if o.Offline || o.OfflineFaults != "" || llm.HasCredentials(os.Getenv) {
+	if o.Offline || o.OfflineFaults != "" || o.llmOptions().Live() {
+		return
+	}
+	if o.Provider == llm.ProviderOpenAI {
+		p.add("no model credentials: set OPENAI_API_KEY (or model.api_key_file), or model.base_url for a local server such as Ollama; or set pipeline.offline: true in %s", config)
 		return
 	}
 	p.add("no model credentials: set GEMINI_API_KEY (or GOOGLE_API_KEY, or GOOGLE_GENAI_USE_VERTEXAI with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION) in the environment, e.g. the env file; or set pipeline.offline: true in %s to answer with the built-in offline stand-in on purpose", config)

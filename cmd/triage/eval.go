@@ -23,6 +23,7 @@ import (
 type evalOptions struct {
 	Instructions string
 	Model        string
+	modelOptions // --provider, --base-url, --api-key-file
 	Offline      bool
 	Record       string
 	Replay       string
@@ -72,7 +73,8 @@ The case format is documented in docs/eval.md.`,
 	}
 	f := cmd.Flags()
 	envString(f, &o.Instructions, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory with main.md, scenarios/*.md and tools.yaml (default: the built-in instructions)")
-	envString(f, &o.Model, "model", "TRIAGE_MODEL", llm.DefaultModel, "Gemini model id")
+	envString(f, &o.Model, "model", "TRIAGE_MODEL", llm.DefaultModel, "model id (Gemini's by default; with --provider openai, the endpoint's)")
+	o.modelOptions.addFlags(f)
 	f.BoolVar(&o.Offline, "offline", false, "force the built-in offline model even when GEMINI_API_KEY is set")
 	f.StringVar(&o.Record, "record", "", "record each case's model HTTP exchanges to DIR/<scenario_id>.yaml (API keys stripped)")
 	f.StringVar(&o.Replay, "replay", "", "replay model exchanges from DIR instead of calling a model; an unmatched request fails the case")
@@ -95,6 +97,9 @@ The case format is documented in docs/eval.md.`,
 }
 
 func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr io.Writer) error {
+	if msg := o.modelOptions.check(o.Model); msg != "" && !o.Offline {
+		return usageErr("eval: %s", msg)
+	}
 	switch {
 	case o.Parallel < 1:
 		return usageErr("eval: -j must be at least 1, got %d", o.Parallel)
@@ -179,6 +184,9 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		MaxCalls:       o.MaxCalls,
 		ModelName:      o.Model,
 		Offline:        o.Offline,
+		Provider:       o.Provider,
+		BaseURL:        o.BaseURL,
+		APIKeyFile:     o.APIKeyFile,
 		RecordDir:      o.Record,
 		ReplayDir:      o.Replay,
 		Parallel:       o.Parallel,

@@ -18,6 +18,7 @@ import (
 
 	"triage/internal/ledger"
 	"triage/internal/store"
+	"triage/internal/termsafe"
 )
 
 // newLedgerCmd lists what the watch ledger recorded, for a person looking
@@ -180,6 +181,7 @@ func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON 
 	if asJSON {
 		return writeJSONLines(w, es)
 	}
+	w = termsafe.NewWriter(w) // a stranger's subject never reaches the terminal as control characters
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "UPDATED\tSTATE\tREASON\tUID\tFROM\tSUBJECT\tMESSAGE-ID")
 	for _, e := range es {
@@ -210,6 +212,7 @@ func printReplies(w io.Writer, rs []ledger.Reply, asJSON bool) error {
 	if asJSON {
 		return writeJSONLines(w, rs)
 	}
+	w = termsafe.NewWriter(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CREATED\tKIND\tSTATE\tOUTCOME\tTO\tMESSAGE-ID\tINBOUND KEY")
 	for _, r := range rs {

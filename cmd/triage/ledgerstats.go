@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/ledger"
+	"triage/internal/termsafe"
 )
 
 // newLedgerStatsCmd prints what people did with triage's drafts, per
@@ -66,6 +67,7 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
 }
 
 func printDraftStats(w io.Writer, stats []ledger.DraftStat) error {
+	w = termsafe.NewWriter(w) // scenario names come from files, but never trust a terminal
 	if len(stats) == 0 {
 		_, err := fmt.Fprintln(w, "no drafts yet (triage watch makes them in draft mode: reply_mode: draft)")
 		return err

@@ -20,6 +20,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/logattr"
 	"triage/internal/processor"
+	"triage/internal/termsafe"
 )
 
 // maxInputBytes caps one input message read from disk or stdin.
@@ -124,7 +125,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 		}
 		defer p.Close()
 		if p.Model.Offline {
-			fmt.Fprintf(stderr, "triage: using the %s; set GEMINI_API_KEY to use Gemini\n", p.Model.Description)
+			fmt.Fprintf(stderr, "triage: using the %s; set GEMINI_API_KEY to use Gemini (or --provider openai)\n", p.Model.Description)
 		} else {
 			fmt.Fprintf(stderr, "triage: using %s, model %s\n", p.Model.Description, o.Model)
 		}
@@ -292,9 +293,15 @@ func readAtMost(r io.Reader, size, max int64) ([]byte, error) {
 }
 
 // printSummary writes the human-readable summary of one outcome.
-func printSummary(w io.Writer, out processor.Outcome, m eval.Marks) {
+//
+// Everything but the marks (which may be coloured) goes through a
+// termsafe.Writer: a stranger's subject, address or text never reaches the
+// terminal as control characters.
+func printSummary(tty io.Writer, out processor.Outcome, m eval.Marks) {
+	w := termsafe.NewWriter(tty)
 	mark := map[triage.Status]string{triage.StatusReplied: m.Pass, triage.StatusDrafted: m.Pass, triage.StatusSkipped: "-", triage.StatusFailed: m.Fail}[out.Status]
-	fmt.Fprintf(w, "%s %s  %s\n", mark, out.File, out.Status)
+	io.WriteString(tty, mark)
+	fmt.Fprintf(w, " %s  %s\n", out.File, out.Status)
 	if out.From != "" || out.Subject != "" {
 		fmt.Fprintf(w, "    from %s: %q\n", out.From, out.Subject)
 	}
@@ -302,7 +309,21 @@ func printSummary(w io.Writer, out processor.Outcome, m eval.Marks) {
 		fmt.Fprintf(w, "    scenario %s (%s: %s)\n", out.Scenario, out.Detection.Method, out.Detection.Reason)
 	}
 	if len(out.SerialNumbers) > 0 {
-		fmt.Fprintf(w, "    serials %s\n", strings.Join(out.SerialNumbers, ", "))
+		more := ""
+		if out.SerialsOmitted > 0 {
+			more = fmt.Sprintf(" (and %d more, not listed)", out.SerialsOmitted)
+		}
+		fmt.Fprintf(w, "    serials %s%s\n", strings.Join(out.SerialNumbers, ", "), more)
+	}
+	for _, a := range out.Attachments {
+		seen := "sent to the model"
+		if !a.Sent {
+			seen = "not sent: " + a.NotSent
+		}
+		fmt.Fprintf(w, "    attachment %q %s %d bytes: %s\n", a.Name, a.Type, a.Size, seen)
+	}
+	if out.AttachmentsOmitted > 0 {
+		fmt.Fprintf(w, "    and %d more attachments, not listed and not sent\n", out.AttachmentsOmitted)
 	}
 	if out.TicketID != "" {
 		line := "    ticket " + out.TicketID
@@ -322,7 +343,9 @@ func printSummary(w io.Writer, out processor.Outcome, m eval.Marks) {
 		case !c.OK:
 			state = m.Fail
 		}
-		line := fmt.Sprintf("    %d. %s %s(%s)", i+1, state, c.Name, compactArgs(c.Args))
+		fmt.Fprintf(w, "    %d. ", i+1)
+		io.WriteString(tty, state)
+		line := fmt.Sprintf(" %s(%s)", c.Name, compactArgs(c.Args))
 		if c.Error != nil {
 			line += fmt.Sprintf(" → %s: %s", c.Error.Code, c.Error.Message)
 		} else if c.Result != nil && c.Name != "send_email" {

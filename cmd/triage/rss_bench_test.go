@@ -22,6 +22,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // builtTriage builds this command into a temporary directory.
@@ -90,7 +91,8 @@ func init() {
 		fmt.Fprintln(os.Stderr, "rss runner: no getrusage on this platform")
 		os.Exit(2)
 	}
-	fmt.Printf("maxrss_kib=%d exit=%d\n", ru.Maxrss, cmd.ProcessState.ExitCode())
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	fmt.Printf("maxrss_kib=%d exit=%d cpu_ms=%d\n", ru.Maxrss, cmd.ProcessState.ExitCode(), cpu.Milliseconds())
 	os.Exit(0)
 }
 

@@ -54,6 +54,7 @@ func TestProcessWithNPMFilesystemServer(t *testing.T) {
 	}
 	t.Setenv("TRIAGE_TEST_MCP_SERVER", server[0])
 	t.Setenv("TRIAGE_TEST_MCP_ARG", kb)
+	t.Setenv("TRIAGE_TEST_STATE", "") // the binding passes it; only the crashing server reads it
 
 	dir := t.TempDir()
 	found := writeEML(t, dir, "kb-found", "Ola Nowak <ola@example.pl>", "Pytanie o regulamin",

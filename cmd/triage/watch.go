@@ -96,9 +96,10 @@ type watchFile struct {
 		PerSenderWindow time.Duration `yaml:"per_sender_window"`
 		GlobalPerHour   int           `yaml:"global_per_hour"`
 	} `yaml:"limits"`
-	MetricsAddr string `yaml:"metrics_addr"`
-	ReplyMode   string `yaml:"reply_mode"`    // send | draft; also accepted as pipeline.reply_mode
-	DraftsAlias string `yaml:"drafts_folder"` // also accepted here; imap.drafts_folder is the documented place
+	MetricsAddr string    `yaml:"metrics_addr"`
+	Model       modelFile `yaml:"model"`         // provider, base_url, name, api_key_file
+	ReplyMode   string    `yaml:"reply_mode"`    // send | draft; also accepted as pipeline.reply_mode
+	DraftsAlias string    `yaml:"drafts_folder"` // also accepted here; imap.drafts_folder is the documented place
 	Log         struct {
 		Format string `yaml:"format"`
 		Level  string `yaml:"level"`
@@ -359,6 +360,7 @@ func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
 	str("from", &o.From, p.From)
 	str("instructions", &o.Instructions, p.Instructions)
 	str("model", &o.Model, p.Model)
+	o.modelOptions.merge(fs, wf.Model, &o.Model)
 	if p.Offline && !fs.Changed("offline") {
 		o.Offline = true
 	}

@@ -35,6 +35,7 @@ import (
 type pipelineOptions struct {
 	Instructions  string // directory; "" uses the embedded defaults
 	Model         string
+	modelOptions  // --provider, --base-url, --api-key-file
 	Offline       bool
 	OfflineFaults string
 	WarrantyCSV   string
@@ -67,7 +68,8 @@ type pipelineOptions struct {
 // addFlags registers the shared flags on fs.
 func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
 	envString(fs, &o.Instructions, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory with main.md, scenarios/*.md and tools.yaml (default: the built-in instructions)")
-	envString(fs, &o.Model, "model", "TRIAGE_MODEL", llm.DefaultModel, "Gemini model id")
+	envString(fs, &o.Model, "model", "TRIAGE_MODEL", llm.DefaultModel, "model id (Gemini's by default; with --provider openai, the endpoint's)")
+	o.modelOptions.addFlags(fs)
 	fs.BoolVar(&o.Offline, "offline", false, "force the built-in offline model even when GEMINI_API_KEY is set")
 	fs.StringVar(&o.OfflineFaults, "offline-faults", "", "comma-separated faults to inject into the offline model (503,429,empty,safety_first,malformed_call,third_party,hang); for testing")
 	envString(fs, &o.WarrantyCSV, "warranty-csv", "TRIAGE_WARRANTY_CSV", "", "local warranty registry (CSV: serial_number,status,expiration_date,product); this or --warranty-url is required")
@@ -212,6 +214,20 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	case parts.TicketsHTTP != nil:
 	case o.DryRun && !store.IsURL(parts.TicketsDB) && !fileExists(parts.TicketsDB):
 		creator = dryRunTickets{} // a dry run creates no store
+	case o.DryRun:
+		// A dry run reads the store and changes nothing in it, not even its
+		// schema or journal mode; an older store is not upgraded for it.
+		db, err := tickets.OpenReadOnly(ctx, parts.TicketsDB)
+		switch {
+		case errors.Is(err, tickets.ErrOldSchema):
+			log.Warn("dry run: the ticket store is not read (a dry run does not upgrade it); follow-ups are not recognised", "err", err)
+			creator = dryRunTickets{}
+		case err != nil:
+			return nil, &exitError{code: exitUsage, err: err}
+		default:
+			p.closers = append(p.closers, db.Close)
+			creator = db
+		}
 	default:
 		db, err := tickets.OpenSQLite(parts.TicketsDB)
 		if err != nil {
@@ -232,7 +248,9 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	sender = replySigner(sender, p.Scenarios, parts.Language)
 
 	faults := parts.Faults
-	p.Model, err = llm.New(ctx, llm.Options{Offline: o.Offline || len(faults) > 0, Faults: faults, Concurrency: o.Concurrency})
+	mo := o.llmOptions()
+	mo.Offline, mo.Faults, mo.Concurrency = o.Offline || len(faults) > 0, faults, o.Concurrency
+	p.Model, err = llm.New(ctx, mo)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -245,7 +263,10 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			MaxTurns:    o.MaxTurns,
 			TurnTimeout: o.TurnTimeout,
 			Deadline:    o.Deadline,
-			Logger:      log,
+			// Calls past twice the dispatcher's per-turn cap are refused by
+			// the loop unrun, never materialised as records or responses.
+			MaxCallsPerTurn: max(agent.DefaultMaxCallsPerTurn, 2*o.MaxCallsPerTurn),
+			Logger:          log,
 		},
 		dispatcher.Config{
 			Tools:            p.Tools,

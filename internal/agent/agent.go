@@ -57,12 +57,16 @@ var (
 
 // Config holds the loop limits; zero values get defaults in New.
 type Config struct {
-	Model       Model         // required
-	ModelName   string        // default "gemini-2.5-flash"
-	MaxTurns    int           // default 10
-	TurnTimeout time.Duration // default 30s
-	Deadline    time.Duration // total per email, default 120s
-	Temperature *float32      // default 0
+	Model     Model  // required
+	ModelName string // default "gemini-2.5-flash"
+	MaxTurns  int    // default 10
+	// MaxCallsPerTurn caps the function calls of one model turn that are
+	// kept at all (default 16): the excess is refused unrun, dropped from
+	// the history, and counted in Result.RefusedCalls.
+	MaxCallsPerTurn int
+	TurnTimeout     time.Duration // default 30s
+	Deadline        time.Duration // total per email, default 120s
+	Temperature     *float32      // default 0
 	// Retry for transient API errors (408, 429, 5xx, transport).
 	MaxRetries int                                              // default 3; negative disables retries
 	RetryBase  time.Duration                                    // default 500ms
@@ -73,19 +77,24 @@ type Config struct {
 
 // Defaults applied by New.
 const (
-	DefaultModelName   = "gemini-2.5-flash"
-	DefaultMaxTurns    = 10
-	DefaultTurnTimeout = 30 * time.Second
-	DefaultDeadline    = 120 * time.Second
-	DefaultMaxRetries  = 3
-	DefaultRetryBase   = 500 * time.Millisecond
-	DefaultRetryMax    = 8 * time.Second
+	DefaultModelName       = "gemini-2.5-flash"
+	DefaultMaxTurns        = 10
+	DefaultMaxCallsPerTurn = 16
+	DefaultTurnTimeout     = 30 * time.Second
+	DefaultDeadline        = 120 * time.Second
+	DefaultMaxRetries      = 3
+	DefaultRetryBase       = 500 * time.Millisecond
+	DefaultRetryMax        = 8 * time.Second
 )
 
 // correctiveNote is appended as a user turn after an invalid model response.
 const correctiveNote = "Your previous reply could not be used (%s). " +
 	"Reply again: either call one of the declared functions with valid arguments, " +
 	"or answer in plain text."
+
+// refusedNote follows the function responses of a turn that asked for more
+// than MaxCallsPerTurn calls.
+const refusedNote = "%d further function calls of your last turn were refused and not run: at most %d calls per turn. Ask again for what you still need, fewer at once."
 
 // nudgeNote answers a text-only turn when the final function has not
 // succeeded: it says nothing was sent and names the final function and the
@@ -119,7 +128,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("agent: Config.Model is required")
 	}
-	if cfg.MaxTurns < 0 || cfg.TurnTimeout < 0 || cfg.Deadline < 0 || cfg.RetryBase < 0 || cfg.RetryMax < 0 {
+	if cfg.MaxTurns < 0 || cfg.MaxCallsPerTurn < 0 || cfg.TurnTimeout < 0 || cfg.Deadline < 0 || cfg.RetryBase < 0 || cfg.RetryMax < 0 {
 		return nil, errors.New("agent: negative limit in Config")
 	}
 	if cfg.ModelName == "" {
@@ -127,6 +136,9 @@ func New(cfg Config) (*Agent, error) {
 	}
 	if cfg.MaxTurns == 0 {
 		cfg.MaxTurns = DefaultMaxTurns
+	}
+	if cfg.MaxCallsPerTurn == 0 {
+		cfg.MaxCallsPerTurn = DefaultMaxCallsPerTurn
 	}
 	if cfg.TurnTimeout == 0 {
 		cfg.TurnTimeout = DefaultTurnTimeout
@@ -163,8 +175,11 @@ func New(cfg Config) (*Agent, error) {
 
 // Request is one loop's input.
 type Request struct {
-	System    string
-	Prompt    string
+	System string
+	Prompt string
+	// Parts follow Prompt in the first user turn (the attachments the model
+	// may see, as inline data).
+	Parts     []*genai.Part
 	Functions []*genai.FunctionDeclaration
 	// FinalFunction ends the loop as soon as a call to it returns ok=true
 	// (e.g. "send_email"); no further model call is made.
@@ -204,9 +219,12 @@ type Result struct {
 	Turns       int    // model turns that produced a usable candidate
 	ModelCalls  int    // GenerateContent calls, retries included
 	Usage       Usage
-	FinalCalled bool  // FinalFunction returned ok=true
-	Degraded    bool  // stopped by a limit, invalid responses or model errors
-	Stop        error // nil on a normal end; else wraps one of the Err* sentinels, or ctx's error when the caller canceled
+	FinalCalled bool // FinalFunction returned ok=true
+	// RefusedCalls counts the function calls beyond Config.MaxCallsPerTurn
+	// that were refused unrun (never passed to Tools).
+	RefusedCalls int
+	Degraded     bool  // stopped by a limit, invalid responses or model errors
+	Stop         error // nil on a normal end; else wraps one of the Err* sentinels, or ctx's error when the caller canceled
 }
 
 // Run executes the loop. It returns an error only for programming errors
@@ -246,7 +264,9 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 	dctx, cancel := context.WithTimeoutCause(ctx, a.cfg.Deadline, ErrDeadline)
 	defer cancel()
 
-	history := []*genai.Content{genai.NewContentFromText(req.Prompt, genai.RoleUser)}
+	first := genai.NewContentFromText(req.Prompt, genai.RoleUser)
+	first.Parts = append(first.Parts, req.Parts...)
+	history := []*genai.Content{first}
 	invalidRetried, nudged := false, false
 	called := map[string]bool{} // functions that answered ok=true
 	for {
@@ -280,6 +300,8 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 		if content.Role == "" {
 			content.Role = genai.RoleModel
 		}
+		content, refused := capCalls(content, a.cfg.MaxCallsPerTurn)
+		res.RefusedCalls += refused
 		history = append(history, content)
 		fcalls := functionCalls(content)
 		text := textOf(content)
@@ -324,6 +346,9 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 				final = true
 			}
 			parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: env}})
+		}
+		if refused > 0 {
+			parts = append(parts, genai.NewPartFromText(fmt.Sprintf(refusedNote, refused, a.cfg.MaxCallsPerTurn)))
 		}
 		history = append(history, &genai.Content{Role: genai.RoleUser, Parts: parts})
 		if h, ok := tools.(Halter); ok && !final {

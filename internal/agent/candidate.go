@@ -77,3 +77,34 @@ func textOf(content *genai.Content) string {
 	}
 	return b.String()
 }
+
+// capCalls keeps the first max function-call parts of content and every
+// other part, in order, and reports how many calls it dropped. content is
+// returned unchanged when it holds max calls or fewer; otherwise a copy is
+// returned (thought signatures ride on the parts kept). The dropped calls
+// are never run, answered or sent back to the model.
+func capCalls(content *genai.Content, max int) (*genai.Content, int) {
+	n := 0
+	for _, p := range content.Parts {
+		if p != nil && p.FunctionCall != nil {
+			n++
+		}
+	}
+	if n <= max {
+		return content, 0
+	}
+	kept := make([]*genai.Part, 0, max+len(content.Parts)-n)
+	calls := 0
+	for _, p := range content.Parts {
+		if p != nil && p.FunctionCall != nil {
+			if calls >= max {
+				continue
+			}
+			calls++
+		}
+		kept = append(kept, p)
+	}
+	c := *content
+	c.Parts = kept
+	return &c, n - max
+}

@@ -122,10 +122,16 @@ func TestHostileModelIsCapped(t *testing.T) {
 			c.other++
 		}
 	}
+	// The loop passes the first agent.DefaultMaxCallsPerTurn (16) calls of
+	// a turn to the dispatcher and refuses the rest unrun; the dispatcher
+	// runs 8 of those 16.
 	want := map[string]*tally{
-		"check_warranty": {ok: 16, capped: 1984},
-		"create_ticket":  {ok: 1, repeated: 7, capped: 992},
-		"send_email":     {capped: 1000},
+		"check_warranty": {ok: 16, capped: 16},
+		"create_ticket":  {ok: 1, repeated: 7, capped: 8},
+		"send_email":     {capped: 16},
+	}
+	if res.RefusedCalls != 4*(1000-agent.DefaultMaxCallsPerTurn) {
+		t.Errorf("RefusedCalls = %d, want %d", res.RefusedCalls, 4*(1000-agent.DefaultMaxCallsPerTurn))
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(tally{})); diff != "" {
 		t.Errorf("records by function (-want +got):\n%s", diff)
@@ -133,7 +139,7 @@ func TestHostileModelIsCapped(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{"check_warranty": 16, "create_ticket": 1}, ran); diff != "" {
 		t.Errorf("calls that reached a backend (-want +got):\n%s", diff)
 	}
-	// Every capped call was answered to the model with the error.
+	// Every call passed on and capped was answered to the model with the error.
 	// (The request after turn 4 holds turn 4's responses last but one or
 	// last, before any nudge the loop adds.)
 	reqs := f.Requests()
@@ -145,7 +151,7 @@ func TestHostileModelIsCapped(t *testing.T) {
 			}
 		}
 	}
-	if n != 1000 {
-		t.Errorf("turn 4: %d error responses went back to the model, want 1000", n)
+	if n != agent.DefaultMaxCallsPerTurn {
+		t.Errorf("turn 4: %d error responses went back to the model, want %d", n, agent.DefaultMaxCallsPerTurn)
 	}
 }

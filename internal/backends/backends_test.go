@@ -83,9 +83,9 @@ tools:
   order_status:
     http: {method: GET, url: "${ORDERS}/orders/{order_id}", headers: {Authorization: "Bearer ${TOKEN}"}}
   search_manual:
-    mcp: {command: ["${SELF}"]}
+    mcp: {command: ["${SELF}"], env: {TRIAGE_BACKENDS_TEST_MANUALS: "1"}}
   lookup:                    # the same server under another name: one process
-    mcp: {command: ["${SELF}"], tool: search_manual}
+    mcp: {command: ["${SELF}"], env: {TRIAGE_BACKENDS_TEST_MANUALS: "1"}, tool: search_manual}
   search_http:
     mcp: {url: "${MANUALS_URL}", tool: search_manual}
   search_hasty:              # the same HTTP server, with a timeout no call can meet
@@ -97,7 +97,7 @@ tools:
 
 func start(t *testing.T, ts *tools.Set, log *slog.Logger) *backends.Backends {
 	t.Helper()
-	t.Setenv(serverEnv, "1") // inherited by the stdio server
+	t.Setenv(serverEnv, "1") // for other children; the stdio servers get it through their env:
 	b, err := backends.Start(context.Background(), backends.Config{Tools: ts, Logger: log})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ Answer from the manual.
 const oneTool = `
 tools:
   search_manual:
-    mcp: {command: ["${SELF}"]}
+    mcp: {command: ["${SELF}"], env: {TRIAGE_BACKENDS_TEST_MANUALS: "1"}}
   send_email:
     builtin: send_email
     final: true

@@ -114,7 +114,7 @@ func (d *Detector) Rule(name string, facts prompt.Facts, text string) (string, b
 	haystack := " " + fold(facts.Subject+"\n"+text) + " "
 	for _, r := range d.rules {
 		if r.sc.Name == name {
-			return r.match(facts.SerialNumbers, haystack)
+			return r.match(facts.SerialNumbers, len(facts.AttachmentsSeen) > 0, haystack)
 		}
 	}
 	return "", false
@@ -133,7 +133,7 @@ func (d *Detector) matches(facts prompt.Facts, text string) []match {
 	haystack := " " + fold(facts.Subject+"\n"+text) + " "
 	var all []match
 	for _, r := range d.rules {
-		if why, ok := r.match(facts.SerialNumbers, haystack); ok {
+		if why, ok := r.match(facts.SerialNumbers, len(facts.AttachmentsSeen) > 0, haystack); ok {
 			all = append(all, match{r.sc, why})
 		}
 	}
@@ -172,8 +172,9 @@ func decide(best []match) (Result, bool) {
 }
 
 // match reports whether the rule holds for the serials and the folded,
-// space-padded haystack, and why.
-func (r rule) match(serials []string, haystack string) (string, bool) {
+// space-padded haystack, and why. "serial: absent" does not hold when the
+// model is sent attachments (seen): the serial may be on a photo.
+func (r rule) match(serials []string, seen bool, haystack string) (string, bool) {
 	var why []string
 	switch r.sc.Rules.Serial {
 	case scenario.SerialRequired:
@@ -182,7 +183,7 @@ func (r rule) match(serials []string, haystack string) (string, bool) {
 		}
 		why = append(why, fmt.Sprintf("serial %s present", strings.Join(serials, ", ")))
 	case scenario.SerialAbsent:
-		if len(serials) > 0 {
+		if len(serials) > 0 || seen {
 			return "", false
 		}
 		why = append(why, "no serial")

@@ -122,7 +122,15 @@ type Record struct {
 	Repeated bool `json:"repeated,omitempty"`
 	// Truncated marks a result cut to Config.MaxResultBytes.
 	Truncated bool `json:"truncated,omitempty"`
+	// SerialSource is "attachment" when a from: serials_or_attachments
+	// argument held a serial the model read from an attachment, not one the
+	// customer wrote.
+	SerialSource string `json:"serial_source,omitempty"`
 }
+
+// SerialSourceAttachment is Record.SerialSource for a serial the model read
+// from an attachment.
+const SerialSourceAttachment = "attachment"
 
 // RecordError is the error half of the envelope.
 type RecordError struct {
@@ -268,7 +276,20 @@ type Session struct {
 	final     map[string]any
 	parsed    *facts // the message's facts, built on first use (facts())
 	ticket    string // see Call.TicketID
-	sendFail  *SendFailure
+	// ungrounded counts calls refused for unsupported claims (ground).
+	ungrounded int
+	seen       int  // attachments the model was sent (SetAttachmentsSeen)
+	fromAtt    bool // the call being checked took a serial from an attachment
+	sendFail   *SendFailure
+}
+
+// SetAttachmentsSeen tells the session how many attachments the model was
+// sent: from: serials_or_attachments accepts a serial read from one only
+// when there is one.
+func (s *Session) SetAttachmentsSeen(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = n
 }
 
 // SetTicket tells the session which ticket the email belongs to (a
@@ -308,6 +329,9 @@ type Options struct {
 	// but is answered {"dry_run": true, ...} without running; nothing
 	// changes anywhere.
 	DryRun bool
+	// Sources are the texts the model was given (system instruction, user
+	// turn): a grounded tool's claims may come from them (see ground).
+	Sources []string
 }
 
 // SetOptions sets the session's options; call it before the first Call.
@@ -361,7 +385,14 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 	// where each from policy put the value it vouched for.
 	vouched := cloneArgs(rec.Args)
 	if err == nil {
+		s.fromAtt = false
 		first, argKey, err = s.policies(tool, vouched)
+		if s.fromAtt {
+			rec.SerialSource = SerialSourceAttachment
+		}
+	}
+	if err == nil && first == nil && tool.Grounded {
+		err = s.ground(tool, vouched)
 	}
 	switch {
 	case err != nil:

@@ -335,9 +335,9 @@ func TestSessionCall(t *testing.T) {
 		},
 		{
 			name:   "pattern and max_length: subject is one line",
-			steps:  []step{email("jan.reply@example.com", "Re\r\nBcc: mallory@evil.example", "text"), email("jan.reply@example.com", strings.Repeat("ą", 999), "text")},
-			want:   []Record{refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", "Re\r\nBcc: mallory@evil.example", "text")), CodeInvalidArgs), refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", strings.Repeat("ą", 999), "text")), CodeInvalidArgs)},
-			msgHas: []string{"pattern", "999 characters"},
+			steps:  []step{email("jan.reply@example.com", "Re\r\nBcc: mallory@evil.example", "text"), email("jan.reply@example.com", strings.Repeat("ą", 1025), "text")},
+			want:   []Record{refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", "Re\r\nBcc: mallory@evil.example", "text")), CodeInvalidArgs), refused(FuncSendEmail, mailArgs(email("jan.reply@example.com", strings.Repeat("ą", 1025), "text")), CodeInvalidArgs)},
+			msgHas: []string{"pattern", "1025 characters"},
 		},
 		{
 			name:   "a route's refusal is recorded blocked",

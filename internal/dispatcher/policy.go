@@ -31,6 +31,12 @@ func (s *Session) checkArg(name string, p *tools.Arg, v any) (any, error) {
 		vouched, _ = bareAddress(str)
 	case tools.FromSerials:
 		vouched = s.facts().serials[serial.Normalize(str)]
+	case tools.FromSerialsOrAttachments:
+		if sn := s.facts().serials[serial.Normalize(str)]; sn != "" {
+			vouched = sn
+		} else {
+			vouched, s.fromAtt = s.readSerial(str), true
+		}
 	case tools.FromMessage:
 		vouched, _ = s.facts().inMessage(str)
 	}
@@ -77,6 +83,16 @@ func (s *Session) checkValue(name string, p *tools.Arg, v any) error {
 	case tools.FromSerials:
 		if !s.facts().serial(str) {
 			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message", name, str)
+		}
+	case tools.FromSerialsOrAttachments:
+		if s.facts().serial(str) {
+			return nil
+		}
+		if s.seen == 0 {
+			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message, and you were sent no attachment", name, str)
+		}
+		if s.readSerial(str) == "" {
+			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message, nor one whole serial number as read from an attachment", name, str)
 		}
 	case tools.FromMessage:
 		if _, ok := s.facts().inMessage(str); !ok {
@@ -177,7 +193,7 @@ func normalize(from string, v any) string {
 		return canonical(v)
 	}
 	switch from {
-	case tools.FromSerials:
+	case tools.FromSerials, tools.FromSerialsOrAttachments:
 		return serial.Normalize(str)
 	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
 		if addr, err := bareAddress(str); err == nil {
@@ -265,6 +281,18 @@ func (s *Session) facts() *facts {
 // serial accepts v when it is one of the extracted serials, or when it is a
 // whole token of the message that is a serial number by itself; never a
 // substring of a longer token.
+// readSerial returns v as the serial patterns read it when v is one whole
+// serial number and nothing else ("" otherwise): what a model read from a
+// photo must at least look like a serial.
+func (s *Session) readSerial(v string) string {
+	v = strings.TrimSpace(v)
+	found := s.d.ext.Extract(v, "")
+	if len(found) != 1 || serial.Normalize(found[0]) != serial.Normalize(v) {
+		return ""
+	}
+	return found[0]
+}
+
 func (f *facts) serial(v string) bool {
 	n := serial.Normalize(v)
 	if n == "" {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"triage"
 	"triage/internal/clients/mail"
@@ -83,6 +84,25 @@ func TicketKey(key triage.Key, serialNumber string) string {
 	return hex.EncodeToString(sum[:])[:32]
 }
 
+// replySubject is the subject a reply goes out with: one "Re: ", no tag
+// but the ticket's own, at most mail.MaxSubjectBytes (the text before the
+// tag is shortened on a rune boundary, the tag is kept).
+func replySubject(subject, ticketID string) string {
+	s := mail.ReplySubject(tickets.WithTag(subject, ""))
+	room := mail.MaxSubjectBytes
+	if ticketID != "" {
+		room -= len(" " + tickets.Tag(ticketID))
+	}
+	if len(s) > room {
+		cut := max(room, 0)
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = strings.TrimSpace(s[:cut])
+	}
+	return tickets.WithTag(s, ticketID)
+}
+
 // SendEmail routes send_email{to, subject, body} to s as a reply threaded
 // under the inbound message, with a Message-ID derived from the inbound key
 // (mail.MessageIDFor) so a retried email reuses it. The result is the
@@ -96,7 +116,7 @@ func SendEmail(s mail.Sender, from, domain string) Func {
 		subject, _ := call.Args["subject"].(string)
 		// A reply to a ticketed email carries the ticket's tag, whatever the
 		// model wrote: the customer's answer finds its ticket by it.
-		subject = mail.ReplySubject(tickets.WithTag(subject, call.TicketID))
+		subject = replySubject(subject, call.TicketID)
 		body, _ := call.Args["body"].(string)
 		if err := plainBody(body, call.MaxBodyBytes); err != nil {
 			return nil, err

@@ -33,7 +33,7 @@ func TestDrafts(t *testing.T) {
 		uid := uint32(0)
 		draft := func(key triage.Key, id string) {
 			t.Helper()
-			if err := l.PutPendingWithin(ctx, Reply{Key: key, MessageID: id, To: "c@x", Sender: "c@x", Raw: []byte("x"), Kind: KindDraft}, Limits{PerAddress: 1, PerHour: 1}); err != nil {
+			if err := l.PutPendingWithin(ctx, Reply{Key: key, MessageID: id, To: "c@x", Sender: "c@x", Raw: []byte("x"), Kind: KindDraft}, Limits{PerAddress: 10, PerHour: 1}); err != nil {
 				t.Fatalf("draft %s: %v", key, err)
 			}
 			uid++

@@ -479,7 +479,9 @@ type Limits struct {
 	// PerAddress caps the replies per Window that count against one
 	// address: every reply counts against its recipient and against the
 	// sender of the message it answers (Reply.Sender), so neither a
-	// Reply-To pointing elsewhere nor changing the From dodges it.
+	// Reply-To pointing elsewhere nor changing the From dodges it. Drafts
+	// count too (each cost a model run and a ticket); they do not count
+	// against PerHour, which caps mail sent.
 	PerAddress int
 	Window     time.Duration // default 24h
 	PerHour    int           // replies in the last hour overall
@@ -521,7 +523,7 @@ func (lim Limits) exceeded(ctx context.Context, q rowQuerier, sender, to string,
 			if a == "" || i == 1 && a == sender {
 				continue
 			}
-			n, err := countReplies(ctx, q, a, now.Add(-window))
+			n, err := countReplies(ctx, q, a, now.Add(-window), true)
 			if err != nil {
 				return nil, err
 			}
@@ -531,7 +533,7 @@ func (lim Limits) exceeded(ctx context.Context, q rowQuerier, sender, to string,
 		}
 	}
 	if lim.PerHour > 0 {
-		n, err := countReplies(ctx, q, "", now.Add(-time.Hour))
+		n, err := countReplies(ctx, q, "", now.Add(-time.Hour), false)
 		if err != nil {
 			return nil, err
 		}
@@ -674,7 +676,7 @@ func (l *Ledger) Replies(ctx context.Context, state string) ([]Reply, error) {
 // crash cannot be used to get past a limit); a non-empty addr counts only
 // the replies that count against it: sent to it, or answering mail from it.
 func (l *Ledger) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
-	return countReplies(ctx, l.db, normAddr(addr), since)
+	return countReplies(ctx, l.db, normAddr(addr), since, false)
 }
 
 // rowQuerier is a *store.DB or a *store.Tx.
@@ -682,12 +684,18 @@ type rowQuerier interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
 }
 
-func countReplies(ctx context.Context, q rowQuerier, addr string, since time.Time) (int, error) {
-	// Drafts go to nobody: they count against no limit.
-	query := `SELECT COUNT(*) FROM replies WHERE created >= ? AND kind = 'reply'`
+func countReplies(ctx context.Context, q rowQuerier, addr string, since time.Time, drafts bool) (int, error) {
+	// Drafts go to nobody, but each cost a model run and a ticket: they
+	// count against the per-address limit (drafts true), not against the
+	// hourly cap on mail sent.
+	kinds := `kind = 'reply'`
+	if drafts {
+		kinds = `kind IN ('reply', 'draft')`
+	}
+	query := `SELECT COUNT(*) FROM replies WHERE created >= ? AND ` + kinds
 	args := []any{unix(since)}
 	if addr != "" {
-		query = `SELECT COUNT(*) FROM replies WHERE created >= ? AND kind = 'reply' AND (recipient = ? OR sender = ?)`
+		query += ` AND (recipient = ? OR sender = ?)`
 		args = append(args, addr, addr)
 	}
 	var n int

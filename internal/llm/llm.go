@@ -1,7 +1,8 @@
 // Package llm builds the Model triage talks to: Gemini through the genai SDK
 // configured the SDK's own way (GEMINI_API_KEY / GOOGLE_API_KEY, Vertex env
-// vars, GOOGLE_GEMINI_BASE_URL), or the built-in offline model when no
-// credentials are set or offline mode is forced.
+// vars, GOOGLE_GEMINI_BASE_URL), an OpenAI-compatible Chat Completions
+// endpoint (OPENAI_BASE_URL, OPENAI_API_KEY or a key file), or the built-in
+// offline model when no credentials are set or offline mode is forced.
 package llm
 
 import (
@@ -16,10 +17,20 @@ import (
 
 	"triage/internal/agent"
 	"triage/internal/offline"
+	"triage/internal/openai"
 )
 
 // DefaultModel is the Gemini model used when none is given.
 const DefaultModel = "gemini-2.5-flash"
+
+// Providers (Options.Provider).
+const (
+	ProviderGemini = "gemini" // the default and the reference
+	ProviderOpenAI = "openai" // any OpenAI-compatible Chat Completions endpoint
+)
+
+// Providers lists the provider names, default first.
+var Providers = []string{ProviderGemini, ProviderOpenAI}
 
 // Options choose the model.
 type Options struct {
@@ -36,6 +47,44 @@ type Options struct {
 	Concurrency int
 	// Getenv reads the environment (default os.Getenv), for tests.
 	Getenv func(string) string
+	// Provider is ProviderGemini ("" too) or ProviderOpenAI.
+	Provider string
+	// BaseURL (openai) is the endpoint's API root, e.g.
+	// http://localhost:11434/v1; default $OPENAI_BASE_URL, else the OpenAI
+	// API.
+	BaseURL string
+	// APIKeyFile (openai) holds the key when $OPENAI_API_KEY is unset.
+	APIKeyFile string
+}
+
+// CheckProvider returns an error naming p unless it is a known provider.
+func CheckProvider(p string) error {
+	if p == "" || p == ProviderGemini || p == ProviderOpenAI {
+		return nil
+	}
+	return fmt.Errorf("provider %q: want %s or %s", p, ProviderGemini, ProviderOpenAI)
+}
+
+// Live reports whether New would use a real model: the provider has
+// credentials and offline mode is not forced. An OpenAI-compatible endpoint
+// counts as configured with a key, or with a base URL alone (a local server
+// such as Ollama needs none).
+func (o Options) Live() bool {
+	if o.Offline {
+		return false
+	}
+	if o.Provider != ProviderOpenAI {
+		return HasCredentials(o.Getenv)
+	}
+	getenv := o.getenv()
+	return o.BaseURL != "" || getenv("OPENAI_BASE_URL") != "" || getenv("OPENAI_API_KEY") != "" || o.APIKeyFile != ""
+}
+
+func (o Options) getenv() func(string) string {
+	if o.Getenv != nil {
+		return o.Getenv
+	}
+	return os.Getenv
 }
 
 // Model is a ready model and how to describe it to people.
@@ -74,14 +123,20 @@ func HasCredentials(getenv func(string) string) bool {
 // false; otherwise it starts the offline model on loopback and points a real
 // genai client at it.
 func New(ctx context.Context, o Options) (*Model, error) {
-	if len(o.Faults) > 0 && !o.Offline && HasCredentials(o.Getenv) {
+	if err := CheckProvider(o.Provider); err != nil {
+		return nil, fmt.Errorf("llm: %w", err)
+	}
+	if len(o.Faults) > 0 && o.Live() {
 		return nil, errors.New("llm: faults can only be injected into the offline model")
 	}
 	hc := o.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Transport: Transport(o.Concurrency)}
 	}
-	if !o.Offline && HasCredentials(o.Getenv) {
+	if o.Provider == ProviderOpenAI && !o.Offline {
+		return openAI(o, hc) // chosen on purpose: no silent offline fallback
+	}
+	if o.Provider != ProviderOpenAI && o.Live() {
 		c, err := geminiClient(ctx, hc, o.HTTPClient == nil)
 		if err != nil {
 			return nil, err
@@ -115,6 +170,34 @@ func New(ctx context.Context, o Options) (*Model, error) {
 		Description: "built-in offline model (deterministic stand-in, not an LLM)",
 		Server:      srv,
 	}, nil
+}
+
+// openAI builds the Chat Completions model: base URL from the options, else
+// $OPENAI_BASE_URL; key from $OPENAI_API_KEY, else the key file.
+func openAI(o Options, hc *http.Client) (*Model, error) {
+	getenv := o.getenv()
+	base := o.BaseURL
+	if base == "" {
+		base = getenv("OPENAI_BASE_URL")
+	}
+	key := getenv("OPENAI_API_KEY")
+	if key == "" && o.APIKeyFile != "" {
+		b, err := os.ReadFile(o.APIKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("llm: OpenAI key file: %w", err)
+		}
+		if key = strings.TrimSpace(string(b)); key == "" {
+			return nil, fmt.Errorf("llm: OpenAI key file %s is empty", o.APIKeyFile)
+		}
+	}
+	c, err := openai.New(openai.Config{BaseURL: base, APIKey: key, HTTPClient: hc})
+	if err != nil {
+		return nil, fmt.Errorf("llm: %w", err)
+	}
+	if key == "" && (base == "" || base == openai.DefaultBaseURL) {
+		return nil, errors.New("llm: the OpenAI API needs a key: set OPENAI_API_KEY or a key file (a local server needs only its base URL)")
+	}
+	return &Model{Model: c, Description: "OpenAI-compatible endpoint " + c.URL()}, nil
 }
 
 // DefaultConcurrency is Options.Concurrency when unset.

@@ -15,16 +15,30 @@ const (
 	DefaultMaxFieldBytes  = 64 << 10  // one header field, continuation lines included
 	// MaxSubjectBytes caps the decoded subject (RFC 5322's line limit).
 	MaxSubjectBytes = 998
+	// DefaultMaxTextBytes caps Message.Text (Message.Quoted gets half of
+	// it): every later step (serial extraction, language detection,
+	// detection rules, the dispatcher's argument checks) reads the capped
+	// text, so its cost does not grow with the size of the message.
+	DefaultMaxTextBytes = 64 << 10
+	// maxTextRead caps the raw bytes of all text parts of one message
+	// (attached messages included) that are read at all; text parts past
+	// it are streamed to nowhere. HTML markup needs room beyond the text
+	// it yields, hence more than DefaultMaxTextBytes.
+	maxTextRead = 1 << 20
 )
 
 // ErrHeaderTooLarge is returned (wrapped) by Parse when the header block or
 // one of its fields is over its cap: such a message is left for a person.
 var ErrHeaderTooLarge = errors.New("header too large")
 
-// Limits caps the header of a message; zero fields get the defaults.
+// Limits caps the header and the text of a message; zero fields get the
+// defaults.
 type Limits struct {
 	HeaderBytes int // default DefaultMaxHeaderBytes
 	FieldBytes  int // default DefaultMaxFieldBytes
+	// TextBytes caps Message.Text; Message.Quoted gets half of it
+	// (default DefaultMaxTextBytes). Cuts are recorded in Problems.
+	TextBytes int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -34,13 +48,31 @@ func (l Limits) withDefaults() Limits {
 	if l.FieldBytes <= 0 {
 		l.FieldBytes = DefaultMaxFieldBytes
 	}
+	if l.TextBytes <= 0 {
+		l.TextBytes = DefaultMaxTextBytes
+	}
 	return l
 }
 
-// ParseLimits is Parse with explicit header caps (attached messages get the
-// same caps).
+// ParseLimits is Parse with explicit caps (attached messages get the same
+// caps, and share the message's text budget).
 func ParseLimits(raw []byte, lim Limits) (*Message, error) {
-	return parse(raw, 0, lim)
+	budget := maxTextRead
+	return parse(raw, 0, lim.withDefaults(), &budget)
+}
+
+// capText cuts s to at most n bytes on a rune boundary, marking the cut and
+// recording it as a problem of m.
+func (m *Message) capText(s string, n int, what string) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	m.problem(fmt.Sprintf("%s of %d bytes cut to %d", what, len(s), cut))
+	return s[:cut] + "\n[... cut ...]"
 }
 
 // checkHeader walks the header block of data line by line, without

@@ -94,11 +94,18 @@ const (
 // DefaultMaxFieldBytes, is an error wrapping ErrHeaderTooLarge (see
 // ParseLimits), found before anything is parsed.
 func Parse(raw []byte) (*Message, error) {
-	return parse(raw, 0, Limits{})
+	return ParseLimits(raw, Limits{})
 }
 
-// parse parses raw at a nesting depth (> 0 for attached messages).
-func parse(raw []byte, depth int, lim Limits) (*Message, error) {
+// parse parses raw at a nesting depth (> 0 for attached messages); budget
+// is what is left of the raw text all text parts may read (maxTextRead).
+func parse(raw []byte, depth int, lim Limits, budget *int) (*Message, error) {
+	return parseKeeping(raw, depth, lim, budget, nil)
+}
+
+// parseKeeping is parse that also reads the content of the top-level
+// attachments k names (nil: none).
+func parseKeeping(raw []byte, depth int, lim Limits, budget *int, k *keeper) (*Message, error) {
 	m := &Message{Size: len(raw), Header: map[string][]string{}}
 
 	data := raw
@@ -139,7 +146,7 @@ func parse(raw []byte, depth int, lim Limits) (*Message, error) {
 	if err != nil {
 		m.problem("body: " + err.Error())
 	}
-	w := walker{m: m, lim: lim}
+	w := walker{m: m, lim: lim, budget: budget, keep: k}
 	w.walk(e, depth)
 
 	var text string
@@ -181,6 +188,8 @@ func parse(raw []byte, depth int, lim Limits) (*Message, error) {
 			m.problem("attached message: " + p)
 		}
 	}
+	m.Text = m.capText(m.Text, lim.TextBytes, "text")
+	m.Quoted = m.capText(m.Quoted, lim.TextBytes/2, "quoted text")
 	return m, nil
 }
 
@@ -401,6 +410,8 @@ func (m *Message) msgIDs(mh gomail.Header, key string) []string {
 type walker struct {
 	m        *Message
 	lim      Limits
+	budget   *int    // raw text bytes left to read, shared with attached messages
+	keep     *keeper // attachments whose content is read (top level only)
 	plain    []string
 	html     []string
 	attached []*Message
@@ -476,7 +487,7 @@ func (w *walker) leaf(e *gomessage.Entity, mediaType string, params map[string]s
 	}
 	isText := mediaType == "text/plain" || mediaType == "text/html" || mediaType == ""
 	if disp == "attachment" || !isText || (disp == "inline" && name != "" && mediaType != "text/plain" && mediaType != "text/html") {
-		n, err := io.Copy(io.Discard, e.Body)
+		n, err := w.keep.read(len(w.m.Attachments), e.Body)
 		if err != nil {
 			w.m.problem(fmt.Sprintf("attachment %q: %v", name, err))
 		}
@@ -486,12 +497,19 @@ func (w *walker) leaf(e *gomessage.Entity, mediaType string, params map[string]s
 		w.m.Attachments = append(w.m.Attachments, Attachment{Name: name, Type: mediaType, Size: int(n)})
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(e.Body, maxPartText+1))
-	if err == nil && len(body) > maxPartText {
-		rest, _ := io.Copy(io.Discard, e.Body)
-		body = cutRunes(body[:maxPartText])
-		w.m.problem(fmt.Sprintf("%s part of %d bytes cut to %d", mediaType, int64(maxPartText+1)+rest, len(body)))
+	limit := min(maxPartText, *w.budget)
+	if limit <= 0 {
+		n, _ := io.Copy(io.Discard, e.Body)
+		w.m.problem(fmt.Sprintf("%s part of %d bytes not read: the message's text is over %d bytes", mediaType, n, maxTextRead))
+		return
 	}
+	body, err := io.ReadAll(io.LimitReader(e.Body, int64(limit)+1))
+	if err == nil && len(body) > limit {
+		rest, _ := io.Copy(io.Discard, e.Body)
+		body = cutRunes(body[:limit])
+		w.m.problem(fmt.Sprintf("%s part of %d bytes cut to %d", mediaType, int64(limit+1)+rest, len(body)))
+	}
+	*w.budget -= len(body)
 	switch {
 	case err == nil:
 	case depth > 0 && errors.Is(err, io.ErrUnexpectedEOF):
@@ -530,7 +548,7 @@ func (w *walker) attachedMessage(e *gomessage.Entity, name, mediaType string, de
 		w.m.problem("attached message: nesting too deep")
 		return
 	}
-	inner, err := parse(raw, depth+1, w.lim)
+	inner, err := parse(raw, depth+1, w.lim, w.budget)
 	if err != nil {
 		w.m.problem("attached message: " + err.Error())
 		return

@@ -156,6 +156,9 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 	if expired {
 		paras = append(paras, p.paidRepair)
 	}
+	if n := len(f.AttachmentsSeen); n > 0 {
+		paras = append(paras, attachmentsIgnored(f.Language, f.DefaultLanguage, n))
+	}
 	paras = append(paras, p.automatic)
 	return strings.Join(paras, "\n\n") + "\n"
 }

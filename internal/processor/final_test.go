@@ -81,7 +81,7 @@ func TestFinalFromBindings(t *testing.T) {
 	}
 
 	// A scenario whose functions are none of them final is refused at start.
-	fsys = renamed(t, "final: true", "final: false")
+	fsys = renamed(t, "final: true", "final: false", "grounded: true", "grounded: false")
 	if _, err := assemble(t, fsys, &scripted{}, ob); err == nil || !strings.Contains(err.Error(), "declares no final function") {
 		t.Errorf("no final function: err = %v", err)
 	}

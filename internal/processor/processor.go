@@ -18,6 +18,7 @@ import (
 
 	"triage"
 	"triage/internal/agent"
+	"triage/internal/attach"
 	"triage/internal/clients/tickets"
 	"triage/internal/detect"
 	"triage/internal/dispatcher"
@@ -68,10 +69,17 @@ type Outcome struct {
 	DurationMS    int64               `json:"duration_ms"`
 	Reply         *Reply              `json:"reply"`
 	Attachments   []AttachmentInfo    `json:"attachments,omitempty"`
-	Language      string              `json:"language,omitempty"`
-	Model         string              `json:"model,omitempty"`
-	Key           triage.Key          `json:"key,omitempty"`      // idempotency key used for this email
-	Problems      []string            `json:"problems,omitempty"` // malformations the parser worked around
+	// SerialsOmitted and AttachmentsOmitted count what the capped lists
+	// (MaxSerialsListed, MaxAttachmentsListed) left out.
+	SerialsOmitted     int `json:"serial_numbers_omitted,omitempty"`
+	AttachmentsOmitted int `json:"attachments_omitted,omitempty"`
+	// SerialSource is SerialSourceAttachment when a function ran with a
+	// serial the model read from an attachment, not from the text.
+	SerialSource string     `json:"serial_source,omitempty"`
+	Language     string     `json:"language,omitempty"`
+	Model        string     `json:"model,omitempty"`
+	Key          triage.Key `json:"key,omitempty"`      // idempotency key used for this email
+	Problems     []string   `json:"problems,omitempty"` // malformations the parser worked around
 	// DryRun: nothing with an effect happened; effect calls were answered
 	// {"dry_run": true} (Config.DryRun).
 	DryRun bool `json:"dry_run"`
@@ -83,11 +91,14 @@ type Outcome struct {
 	Escalated bool   `json:"escalated"`
 }
 
-// AttachmentInfo lists an inbound attachment.
+// AttachmentInfo lists an inbound attachment and whether the model was
+// sent it (NotSent says why not; see package attach).
 type AttachmentInfo struct {
-	Name string `json:"name"`
-	Type string `json:"type"`
-	Size int    `json:"size"`
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Size    int    `json:"size"`
+	Sent    bool   `json:"sent"`
+	NotSent string `json:"not_sent,omitempty"`
 }
 
 // Detection records how the scenario was chosen.
@@ -133,6 +144,9 @@ type Config struct {
 	PerSenderWindow time.Duration
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
 	MaxTextBytes int
+	// Attachments caps the attachments sent to the model as inline data
+	// (package attach; zero fields get its defaults).
+	Attachments attach.Config
 	// HeaderLimits caps the header block and each field (defaults in package
 	// message: 256 KiB and 64 KiB); a message over them is failed/parse_error.
 	HeaderLimits message.Limits
@@ -262,8 +276,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.From = msg.From.Address
 	out.Subject = msg.Subject
 	out.Problems = msg.Problems
-	for _, a := range msg.Attachments {
-		out.Attachments = append(out.Attachments, AttachmentInfo(a))
+	listed, attOmitted := capList(msg.Attachments, MaxAttachmentsListed)
+	out.AttachmentsOmitted = attOmitted
+	for _, a := range listed {
+		out.Attachments = append(out.Attachments, AttachmentInfo{Name: a.Name, Type: a.Type, Size: a.Size})
 	}
 	out.Key = in.Key
 	if out.Key == "" {
@@ -283,7 +299,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		return fail(triage.ReasonCanceled, err.Error())
 	}
 
-	out.SerialNumbers = p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted)
+	out.SerialNumbers, out.SerialsOmitted = capList(p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted), MaxSerialsListed)
 	out.Language = p.cfg.Language.Detect(msg.Subject + "\n" + msg.Text)
 	text := truncate(msg.Text, p.cfg.MaxTextBytes)
 	quoted := truncate(msg.Quoted, p.cfg.MaxTextBytes/2)
@@ -294,12 +310,19 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		Language:        out.Language,
 		DefaultLanguage: p.cfg.Language.Default(),
 		SerialNumbers:   out.SerialNumbers,
+
+		SerialsOmitted:     out.SerialsOmitted,
+		AttachmentsOmitted: out.AttachmentsOmitted,
 	}
 	if !msg.Date.IsZero() {
 		facts.Received = msg.Date.UTC().Format(time.RFC3339)
 	}
-	for _, a := range msg.Attachments {
+	for _, a := range listed {
 		facts.Attachments = append(facts.Attachments, prompt.Attachment(a))
+	}
+	inline, err := p.attachments(in.Raw, listed, &out, &facts)
+	if err != nil {
+		return fail(triage.ReasonParseError, err.Error())
 	}
 
 	// Conversations: a follow-up joins its ticket (its text appended as a
@@ -382,16 +405,24 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	final := p.cfg.Dispatcher.Tools().FinalOf(sc)
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
 	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == triage.ReplyDraft
-	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun})
+	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(facts, text, quoted)
+	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}})
 	session.SetTicket(out.TicketID)
+	session.SetAttachmentsSeen(len(inline))
 	res, err := p.cfg.Agent.Run(ctx, agent.Request{
-		System:        prompt.System(p.cfg.Scenarios.Main, sc.Body),
-		Prompt:        prompt.User(facts, text, quoted),
+		System:        system,
+		Prompt:        user,
+		Parts:         inline,
 		Functions:     declarations(sc),
 		FinalFunction: final,
 	}, session)
 	out.FunctionCalls = session.Records()
 	out.TicketID = session.Ticket()
+	for _, r := range out.FunctionCalls {
+		if r.SerialSource == SerialSourceAttachment {
+			out.SerialSource = SerialSourceAttachment
+		}
+	}
 	out.ModelCalls += res.ModelCalls
 	addUsage(&out.Tokens, res.Usage)
 	if err != nil {
@@ -411,6 +442,12 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		}
 		if n := blocked(out.FunctionCalls); n > 0 {
 			detail += fmt.Sprintf(" (%d call(s) refused by the dispatcher)", n)
+		}
+		if res.RefusedCalls > 0 {
+			detail += fmt.Sprintf(" (%d call(s) over the per-turn cap refused unrun)", res.RefusedCalls)
+		}
+		if e := lastError(out.FunctionCalls, final); e != nil && e.Code == dispatcher.CodeUngroundedClaim {
+			return fail(triage.ReasonUngroundedClaim, e.Message)
 		}
 		return fail(triage.ReasonEmailNotSent, detail)
 	}
@@ -560,6 +597,16 @@ func okRecord(recs []dispatcher.Record, name string) *dispatcher.Record {
 	for i := range recs {
 		if recs[i].Name == name && recs[i].OK {
 			return &recs[i]
+		}
+	}
+	return nil
+}
+
+// lastError is the error of the last call to name, or nil.
+func lastError(recs []dispatcher.Record, name string) *dispatcher.RecordError {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Name == name {
+			return recs[i].Error
 		}
 	}
 	return nil

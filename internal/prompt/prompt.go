@@ -36,6 +36,17 @@ type Facts struct {
 	SerialNumbers   []string     `json:"serial_numbers"`
 	Attachments     []Attachment `json:"attachments,omitempty"`
 	Received        string       `json:"received,omitempty"` // RFC 3339
+	// SerialsOmitted counts the serials found beyond SerialNumbers (the
+	// list is capped); AttachmentsOmitted the attachments beyond
+	// Attachments.
+	SerialsOmitted     int `json:"serial_numbers_omitted,omitempty"`
+	AttachmentsOmitted int `json:"attachments_omitted,omitempty"`
+	// AttachmentsSeen lists the indices (into Attachments) of the
+	// attachments the model is sent, in the order of the inline parts that
+	// follow the text of the user turn; AttachmentsNote says what was left
+	// out and why. Both are trusted: triage decided them.
+	AttachmentsSeen []int  `json:"attachments_seen,omitempty"`
+	AttachmentsNote string `json:"attachments_note,omitempty"`
 	// Ticket is the conversation this email follows up, when it does. Its
 	// id, status, dates and counts are trusted; its summary and history
 	// (subjects and the customer's earlier words) are rendered with the
@@ -75,6 +86,11 @@ type trustedFacts struct {
 	SerialNumbers   []string `json:"serial_numbers"`
 	Received        string   `json:"received,omitempty"`
 	Ticket          *Ticket  `json:"ticket,omitempty"` // without Summary and History
+
+	SerialsOmitted     int    `json:"serial_numbers_omitted,omitempty"`
+	AttachmentsOmitted int    `json:"attachments_omitted,omitempty"`
+	AttachmentsSeen    []int  `json:"attachments_seen,omitempty"`
+	AttachmentsNote    string `json:"attachments_note,omitempty"`
 }
 
 // untrustedFields is the line of header fields the customer wrote.
@@ -143,7 +159,9 @@ func User(f Facts, text, quoted string) string {
 	text = defang.Replace(strings.TrimSpace(text))
 	quoted = defang.Replace(strings.TrimSpace(quoted))
 	tf := trustedFacts{Scenario: f.Scenario, From: f.From, ReplyTo: f.ReplyTo,
-		Language: f.Language, DefaultLanguage: f.DefaultLanguage, SerialNumbers: f.SerialNumbers, Received: f.Received}
+		Language: f.Language, DefaultLanguage: f.DefaultLanguage, SerialNumbers: f.SerialNumbers, Received: f.Received,
+		SerialsOmitted: f.SerialsOmitted, AttachmentsOmitted: f.AttachmentsOmitted,
+		AttachmentsSeen: f.AttachmentsSeen, AttachmentsNote: f.AttachmentsNote}
 	uf := untrustedFields{Subject: f.Subject, Attachments: f.Attachments}
 	if f.Ticket != nil {
 		t := *f.Ticket

@@ -20,7 +20,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -93,6 +95,12 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 	q.Add("_pragma", "busy_timeout(10000)")
 	if opts.ReadOnly {
 		q.Set("mode", "ro")
+		if _, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
+			// No writer has the file open: reading it as immutable keeps
+			// SQLite from creating the -wal and -shm files a reader of a
+			// WAL-mode database otherwise leaves behind.
+			q.Set("immutable", "1")
+		}
 	} else {
 		sync := opts.Synchronous
 		if sync == "" {

@@ -34,11 +34,17 @@ const (
 	FromReplyTo = "reply_to" // the address a reply goes to (Reply-To, else From)
 	FromStaff   = "staff"    // one of the configured staff addresses
 	FromSerials = "serials"  // a serial number found in the message
-	FromMessage = "message"  // whole token(s) of the subject or the new text
+	// FromSerialsOrAttachments is FromSerials, or, when the model was sent
+	// at least one attachment (a photo of the serial plate, a receipt), a
+	// value the serial patterns accept as a whole: the model's reading of
+	// the attachment, a claim the customer did not write. Such a call's
+	// record says serial_source: attachment.
+	FromSerialsOrAttachments = "serials_or_attachments"
+	FromMessage              = "message" // whole token(s) of the subject or the new text
 )
 
 // FromKinds lists every From value, in documentation order.
-var FromKinds = []string{FromSender, FromReplyTo, FromStaff, FromSerials, FromMessage}
+var FromKinds = []string{FromSender, FromReplyTo, FromStaff, FromSerials, FromSerialsOrAttachments, FromMessage}
 
 // HTTP methods an HTTP tool may use.
 const (
@@ -70,6 +76,11 @@ type Tool struct {
 	Effect bool `yaml:"effect"`
 	// Final marks the tool whose success means the email is handled.
 	Final bool `yaml:"final"`
+	// Grounded (final tools only) refuses a call whose text states a fact
+	// (a ticket or serial number, a date, an amount, a phone number, an
+	// address, a URL) that neither the customer's email, the case facts,
+	// the instructions nor a function result of this email contains.
+	Grounded bool `yaml:"grounded"`
 	// MaxCalls caps successful runs per email; 0 means the default (1 for an
 	// effect, else only the per-email call cap).
 	MaxCalls int             `yaml:"max_calls"`
@@ -100,8 +111,9 @@ type MCPSpec struct {
 	// Headers are sent with every request to a streamable HTTP server
 	// (e.g. Authorization); ${VAR} expanded, never printed.
 	Headers map[string]string `yaml:"headers"`
-	// Env is added to a stdio server's environment (which otherwise lacks
-	// our variables that look like secrets); ${VAR} expanded, never printed.
+	// Env is added to a stdio server's environment (which otherwise holds
+	// only mcp.ChildEnvAllowed of ours); ${VAR} expanded, never printed, and
+	// its values are redacted from what the server answers.
 	Env map[string]string `yaml:"env"`
 }
 
@@ -276,6 +288,9 @@ func (t *Tool) validate(cfg Config, field func(string) func(string, ...any)) {
 	}
 	if t.MaxCalls < 0 {
 		field("max_calls")("%d is negative", t.MaxCalls)
+	}
+	if t.Grounded && !t.Final {
+		field("grounded")("only a final tool's reply is checked: set final: true, or remove grounded")
 	}
 	for _, a := range slices.Sorted(maps.Keys(t.Args)) {
 		p := t.Args[a]

@@ -33,7 +33,7 @@ func TestShipped(t *testing.T) {
 	}
 	// Today's guardrails, as policies (issue 7 item 3).
 	cw, ct, se := ts.Get("check_warranty"), ts.Get("create_ticket"), ts.Get("send_email")
-	if cw.Args["serial_number"].From != tools.FromSerials {
+	if cw.Args["serial_number"].From != tools.FromSerialsOrAttachments || ct.Args["serial_number"].From != tools.FromSerialsOrAttachments {
 		t.Errorf("check_warranty.serial_number from %q", cw.Args["serial_number"].From)
 	}
 	if ct.Args["customer_email"].From != tools.FromSender || !ct.Effect || ct.Limit(24) != 1 {
@@ -119,7 +119,7 @@ func TestParseErrors(t *testing.T) {
 		{"two kinds", "tools:\n  a: {builtin: send_email, mcp: {url: 'http://x/mcp'}}", []string{"tools: tools.yaml: a: exactly one of builtin, http and mcp"}},
 		{"no kind", "tools:\n  a: {effect: true}", []string{"a: exactly one of builtin, http and mcp must be set (found 0)"}},
 		{"unknown builtin", "tools:\n  a: {builtin: delete_all}", []string{`a: builtin: "delete_all" is not a builtin`}},
-		{"bad from", "tools:\n  a: {builtin: send_email, args: {to: {from: anyone}}}", []string{`a: args.to.from: "anyone" must be one of sender, reply_to, staff, serials, message`}},
+		{"bad from", "tools:\n  a: {builtin: send_email, args: {to: {from: anyone}}}", []string{`a: args.to.from: "anyone" must be one of sender, reply_to, staff, serials, serials_or_attachments, message`}},
 		{"bad pattern", "tools:\n  a: {builtin: send_email, args: {to: {pattern: '('}}}", []string{"a: args.to.pattern: error parsing regexp"}},
 		{"empty policy", "tools:\n  a: {builtin: send_email, args: {to: {}}}", []string{"a: args.to: empty policy"}},
 		{"negative", "tools:\n  a: {builtin: send_email, max_calls: -1, args: {to: {max_length: -2}}}", []string{"a: max_calls: -1 is negative", "a: args.to.max_length: -2 is negative"}},

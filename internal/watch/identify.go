@@ -26,7 +26,9 @@ type identity struct {
 // change when the server renumbers the mailbox, stand for a message without a
 // Message-ID.
 func identify(header []byte) identity {
-	m, err := message.Parse(header)
+	// The header is bounded by its fetch (maxHeaderFetch), so it is read
+	// whole even when the pipeline would refuse it as too large.
+	m, err := message.ParseLimits(header, message.Limits{HeaderBytes: maxHeaderFetch, FieldBytes: maxHeaderFetch})
 	if err != nil {
 		return identity{Key: triage.KeyOf(nil, header)}
 	}

@@ -35,6 +35,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/logattr"
 	"triage/internal/mailauth"
+	"triage/internal/message"
 	"triage/internal/metrics"
 	"triage/internal/processor"
 )
@@ -1017,9 +1018,16 @@ func (b *box) fetchBody(c *imapclient.Client, uid imap.UID) ([]byte, bool, error
 	return fetchBody(c, uid)
 }
 
-// fetchHeader fetches UID, size and header of one message (BODY.PEEK).
+// maxHeaderFetch bounds the header fetched before the size check: one
+// byte over what the parser accepts, so a header over it is still refused
+// as too large, and a header-only message of any size costs at most this.
+const maxHeaderFetch = message.DefaultMaxHeaderBytes + 1
+
+// fetchHeader fetches UID, size (RFC822.SIZE) and at most maxHeaderFetch
+// bytes of the header of one message (BODY.PEEK[HEADER]<0.N>).
 func fetchHeader(c *imapclient.Client, uid imap.UID) (hdr []byte, size int64, ok bool, err error) {
-	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true}
+	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true,
+		Partial: &imap.SectionPartial{Offset: 0, Size: maxHeaderFetch}}
 	bufs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("watch: fetch header uid %d: %w", uid, err)

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"triage/internal/clients/httpjson"
+	"triage/internal/redact"
 )
 
 // Defaults and limits.
@@ -230,6 +231,9 @@ func (t *Tool) CallKey(ctx context.Context, args map[string]any, key string) (ma
 	if err := json.Unmarshal(body, &v); err != nil {
 		return nil, &Error{Status: resp.StatusCode, msg: fmt.Sprintf("tool %s: response is not JSON: %v", t.name, err)}
 	}
+	// A server may echo a token back in a success too (a "whoami", a debug
+	// echo): never let it reach the model, the outcome or a reply.
+	v = redact.Secrets(t.secrets).Value(v)
 	if m, ok := v.(map[string]any); ok {
 		return m, nil
 	}
@@ -345,12 +349,7 @@ const minQuerySecret = 8
 
 // redact replaces every configured secret in s.
 func (t *Tool) redact(s string) string {
-	for _, sec := range t.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "[redacted]")
-		}
-	}
-	return s
+	return redact.Secrets(t.secrets).String(s)
 }
 
 // scalar formats a URL argument: strings as they are, numbers and booleans

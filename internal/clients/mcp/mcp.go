@@ -26,6 +26,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"triage/internal/redact"
 )
 
 // Defaults.
@@ -275,7 +277,9 @@ func (c *Client) Call(ctx context.Context, tool string, args map[string]any) (ma
 	if err != nil {
 		return nil, c.callError(ctx, sess, tool, err)
 	}
-	out := toolResult(res)
+	// A server may quote the token it was given (mcp.env) in an error or
+	// an answer: neither reaches the model, the outcome or a reply with it.
+	out := redact.Secrets(c.secrets).Value(toolResult(res)).(map[string]any)
 	if res.IsError {
 		msg, _ := out["text"].(string)
 		if msg == "" {
@@ -294,7 +298,7 @@ func (c *Client) callError(ctx context.Context, sess *sdk.ClientSession, tool st
 		// The SDK's own code for a request that never got an answer over
 		// HTTP (refused, stream dropped, session forgotten): a lost session.
 	case errors.As(err, &we):
-		return &Error{msg: fmt.Sprintf("server %s: tool %s: %s (code %d)", c.name, tool, we.Message, we.Code), err: err}
+		return &Error{msg: c.redact(fmt.Sprintf("server %s: tool %s: %s (code %d)", c.name, tool, we.Message, we.Code)), err: err}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// The session may be fine (a slow tool) or wedged: ask it.
 		c.mu.Lock()
@@ -411,30 +415,26 @@ func (c *Client) Close() error {
 	return fmt.Errorf("mcp: server %s: close: %s", c.name, c.redact(err.Error()))
 }
 
-// childEnv is a stdio server's environment: ours without the variables
-// that look like secrets (names ending in _KEY, _TOKEN, _PASSWORD, _PASSWD,
-// _SECRET or _CREDENTIALS: model keys, mail passwords, service tokens),
-// plus extra. A server gets a secret only when its binding passes it.
+// ChildEnvAllowed lists the variables of our environment a stdio server
+// inherits (besides LC_*): what a program needs to run (PATH, HOME, the
+// user, locale, time zone, temporary directory, terminal) and
+// TRIAGE_MANUALS for triage's own manuals server. Nothing else passes
+// (no model keys, mail or database passwords, DATABASE_URL, service
+// tokens, whatever their names); a binding passes what its server needs
+// in env:.
+var ChildEnvAllowed = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM", "TRIAGE_MANUALS"}
+
+// childEnv is a stdio server's environment: the variables of ours that
+// ChildEnvAllowed (or the LC_ prefix) names, plus extra.
 func childEnv(ours, extra []string) []string {
-	out := make([]string, 0, len(ours)+len(extra))
+	out := make([]string, 0, len(ChildEnvAllowed)+len(extra))
 	for _, kv := range ours {
 		name, _, _ := strings.Cut(kv, "=")
-		if secretName(name) {
-			continue
+		if strings.HasPrefix(name, "LC_") || slices.Contains(ChildEnvAllowed, name) {
+			out = append(out, kv)
 		}
-		out = append(out, kv)
 	}
 	return append(out, extra...)
-}
-
-func secretName(name string) bool {
-	n := strings.ToUpper(name)
-	for _, suffix := range []string{"_KEY", "_TOKEN", "_PASSWORD", "_PASSWD", "_SECRET", "_CREDENTIALS"} {
-		if strings.HasSuffix(n, suffix) {
-			return true
-		}
-	}
-	return false
 }
 
 // httpClient is base (or a new client) sending headers with every request
@@ -518,10 +518,7 @@ func secretsOf(raw string, headers map[string]string, env []string) []string {
 
 // redact replaces every secret in s.
 func (c *Client) redact(s string) string {
-	for _, sec := range c.secrets {
-		s = strings.ReplaceAll(s, sec, "[redacted]")
-	}
-	return s
+	return redact.Secrets(c.secrets).String(s)
 }
 
 // toolResult turns a tools/call result into what the model sees: "text" (the

@@ -89,6 +89,10 @@ func testServer() *sdk.Server {
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
 		})
+	sdk.AddTool(s, &sdk.Tool{Name: "failenv"},
+		func(ctx context.Context, req *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+			return nil, nil, errors.New("token " + os.Getenv(in.Text) + " rejected")
+		})
 	sdk.AddTool(s, &sdk.Tool{Name: "getenv"},
 		func(ctx context.Context, req *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: in.Text + "=" + os.Getenv(in.Text)}}}, nil, nil
@@ -485,10 +489,17 @@ func TestStdioServerEnvironment(t *testing.T) {
 	t.Setenv("TRIAGE_TEST_SMTP_PASSWORD", "pw-1")
 	t.Setenv("GEMINI_API_KEY", "gk-1")
 	t.Setenv("TRIAGE_TEST_PLAIN", "plain-1")
+	t.Setenv("PGPASSWORD", "pg-1")
+	t.Setenv("DATABASE_URL", "postgres://u:p@db/x")
+	t.Setenv("MY_APIKEY", "ak-1")
+	t.Setenv("TZ", "Europe/Warsaw")
 	cfg := stdioConfig(nil)
-	cfg.Env = append(cfg.Env, "KB_TOKEN=passed-1")
+	cfg.Env = append(cfg.Env, "KB_TOKEN=passed-1", "KB_URL=http://kb")
 	c := newClient(t, cfg)
-	for name, want := range map[string]string{"TRIAGE_TEST_SMTP_PASSWORD": "", "GEMINI_API_KEY": "", "TRIAGE_TEST_PLAIN": "plain-1", "KB_TOKEN": "passed-1"} {
+	// Only the allowlist and the binding's env: pass; a value the binding
+	// passes is a secret, redacted from whatever the server answers.
+	for name, want := range map[string]string{"TRIAGE_TEST_SMTP_PASSWORD": "", "GEMINI_API_KEY": "", "TRIAGE_TEST_PLAIN": "",
+		"PGPASSWORD": "", "DATABASE_URL": "", "MY_APIKEY": "", "TZ": "Europe/Warsaw", "KB_TOKEN": "[redacted]", "KB_URL": "[redacted]"} {
 		got, err := c.Call(context.Background(), "getenv", map[string]any{"text": name})
 		if err != nil {
 			t.Fatal(err)
@@ -511,7 +522,7 @@ func TestInputSchema(t *testing.T) {
 			t.Errorf("inputSchema = %v", got)
 		}
 		_, err = c.InputSchema(context.Background(), "nope")
-		if err == nil || !strings.Contains(err.Error(), `no tool "nope" (it has: echo, fail, getenv, pid, protocol_error, slow)`) {
+		if err == nil || !strings.Contains(err.Error(), `no tool "nope" (it has: echo, fail, failenv, getenv, pid, protocol_error, slow)`) {
 			t.Errorf("unknown tool: %v", err)
 		}
 	})

@@ -1,0 +1,204 @@
+// Package attach decides which attachments of an email the model may see:
+// only allowed types (images and PDFs by default), at most MaxCount of them
+// and MaxBytes in total, the largest left out first, each checked to really
+// be what its type says. Everything else is listed by name only.
+package attach
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+
+	"triage/internal/message"
+)
+
+// Defaults applied by Config.WithDefaults.
+const (
+	DefaultMaxCount = 4
+	DefaultMaxBytes = 8 << 20 // well under Gemini's inline request limit
+)
+
+// DefaultTypes are the media types Gemini reads natively that a warranty
+// customer sends: photos of the serial plate, the receipt, the damage, and
+// PDF invoices.
+var DefaultTypes = []string{"image/jpeg", "image/png", "image/webp", "image/heic", "application/pdf"}
+
+// Config caps what the model is sent; zero fields get the defaults, a
+// negative MaxCount sends nothing.
+type Config struct {
+	Types    []string // allowed media types (default DefaultTypes)
+	MaxCount int      // attachments sent at most (default DefaultMaxCount)
+	MaxBytes int      // bytes sent in total at most (default DefaultMaxBytes)
+}
+
+// WithDefaults returns c with its zero fields set.
+func (c Config) WithDefaults() Config {
+	if len(c.Types) == 0 {
+		c.Types = DefaultTypes
+	}
+	if c.MaxCount == 0 {
+		c.MaxCount = DefaultMaxCount
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	return c
+}
+
+// Why an attachment was not sent (Decision.Why).
+const (
+	WhyType     = "type_not_allowed" // not one of Config.Types
+	WhyEmpty    = "empty"
+	WhyCount    = "over_max_count"   // more than MaxCount allowed attachments; the largest went first
+	WhyBytes    = "over_max_bytes"   // the allowed ones were over MaxBytes together; the largest went first
+	WhyContent  = "content_mismatch" // its bytes are not what its type says
+	WhyUnread   = "unreadable"       // its content could not be read
+	WhyDisabled = "disabled"         // Config.MaxCount < 0
+)
+
+// Decision is what happened to one listed attachment.
+type Decision struct {
+	Index int    `json:"-"` // in message.Message.Attachments
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Size  int    `json:"size"`
+	Sent  bool   `json:"sent"`
+	Why   string `json:"not_sent,omitempty"`
+}
+
+// Plan decides by name, type and size which of list may be sent: allowed
+// types only, then the largest dropped until at most MaxCount remain and
+// they hold at most MaxBytes. Attachments in excluded (by index) are not
+// sent, for the reason given. Sent is provisional until Check has seen the
+// content; Check's refusals go into excluded for the next Plan.
+func Plan(list []message.Attachment, cfg Config, excluded map[int]string) []Decision {
+	cfg = cfg.WithDefaults()
+	out := make([]Decision, len(list))
+	var cand []int
+	for i, a := range list {
+		t := strings.ToLower(a.Type)
+		out[i] = Decision{Index: i, Name: a.Name, Type: t, Size: a.Size}
+		switch {
+		case excluded[i] != "":
+			out[i].Why = excluded[i]
+		case !slices.Contains(cfg.Types, t):
+			out[i].Why = WhyType
+		case a.Size <= 0:
+			out[i].Why = WhyEmpty
+		case cfg.MaxCount < 0:
+			out[i].Why = WhyDisabled
+		default:
+			out[i].Sent = true
+			cand = append(cand, i)
+		}
+	}
+	// Largest first; among equals, the later one goes first.
+	sort.SliceStable(cand, func(x, y int) bool {
+		a, b := out[cand[x]], out[cand[y]]
+		if a.Size != b.Size {
+			return a.Size > b.Size
+		}
+		return a.Index > b.Index
+	})
+	total := 0
+	for _, i := range cand {
+		total += out[i].Size
+	}
+	n := len(cand)
+	for _, i := range cand {
+		if n <= cfg.MaxCount && total <= cfg.MaxBytes {
+			break
+		}
+		out[i].Sent = false
+		out[i].Why = WhyCount
+		if total > cfg.MaxBytes {
+			out[i].Why = WhyBytes
+		}
+		n--
+		total -= out[i].Size
+	}
+	return out
+}
+
+// Sent lists the indices of the decisions still to be sent.
+func Sent(ds []Decision) []int {
+	var out []int
+	for _, d := range ds {
+		if d.Sent {
+			out = append(out, d.Index)
+		}
+	}
+	return out
+}
+
+// Check confirms the content of each decision still to be sent: its bytes
+// must be what its type says (a "photo" that is an executable, an archive
+// or HTML is never sent). data holds the content by index; a missing entry
+// is unreadable. Each refusal is added to excluded; Check reports whether
+// there was one (then Plan again: another attachment may take its place).
+func Check(ds []Decision, data map[int][]byte, excluded map[int]string) bool {
+	refused := false
+	for i := range ds {
+		d := &ds[i]
+		if !d.Sent {
+			continue
+		}
+		b, ok := data[d.Index]
+		switch {
+		case !ok:
+			d.Sent, d.Why = false, WhyUnread
+		case !Matches(d.Type, b):
+			d.Sent, d.Why = false, WhyContent
+		default:
+			continue
+		}
+		excluded[d.Index] = d.Why
+		refused = true
+	}
+	return refused
+}
+
+// Matches reports whether b looks like a file of media type t: the
+// standard content sniffing for JPEG, PNG, WebP and PDF, and the ISO base
+// media "ftyp" box with a HEIF brand for HEIC.
+func Matches(t string, b []byte) bool {
+	if t == "image/heic" {
+		return len(b) >= 12 && bytes.Equal(b[4:8], []byte("ftyp")) &&
+			slices.Contains([]string{"heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"}, string(b[8:12]))
+	}
+	sniffed, _, _ := strings.Cut(http.DetectContentType(b), ";")
+	return sniffed == t
+}
+
+// Note says in one line what was left out and why ("" when everything
+// allowed was sent), for the trusted facts.
+func Note(ds []Decision, cfg Config) string {
+	cfg = cfg.WithDefaults()
+	count := map[string]int{}
+	for _, d := range ds {
+		if !d.Sent {
+			count[d.Why]++
+		}
+	}
+	if len(count) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, w := range []struct{ why, text string }{
+		{WhyType, "of a type the model is never sent"},
+		{WhyCount, fmt.Sprintf("over the %d attachments sent at most (the largest left out first)", cfg.MaxCount)},
+		{WhyBytes, fmt.Sprintf("over the %d bytes sent in total at most (the largest left out first)", cfg.MaxBytes)},
+		{WhyContent, "whose content is not what its type says"},
+		{WhyEmpty, "empty"},
+		{WhyUnread, "unreadable"},
+		{WhyDisabled, "not sent: attachments are not sent to the model here"},
+	} {
+		if n := count[w.why]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, w.text))
+		}
+	}
+	return "Attachments not shown to you: " + strings.Join(parts, "; ") + "."
+}

@@ -1,0 +1,42 @@
+package dispatcher
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"triage/internal/toolstest"
+)
+
+// A subject of 995-998 characters is answered: "Re: " + subject is over
+// the line limit, so the pipeline shortens the reply's subject (keeping the
+// ticket tag) instead of refusing the reply.
+func TestLongSubjectIsAnswered(t *testing.T) {
+	for _, n := range []int{995, 996, 997, 998} {
+		for _, ticket := range []string{"", "TKT-000042"} {
+			f := &fakeSender{}
+			d, err := New(Config{Tools: toolstest.Shipped(t), Builtins: map[string]Func{FuncSendEmail: SendEmail(f, "Support <support@example.com>", "example.com")},
+				Routes: (&fakeRoutes{}).routes(FuncCheckWarranty, FuncCreateTicket, FuncNotifyStaff)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := testMessage()
+			msg.Subject = "Reklamacja " + strings.Repeat("ż", n-len("Reklamacja "))
+			s := d.Session(msg, testScenario(t, false), "k")
+			s.SetTicket(ticket)
+			env := s.Call(context.Background(), FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: " + msg.Subject, "body": "Dzień dobry"})
+			if env["ok"] != true {
+				t.Errorf("%d characters, ticket %q: send_email refused: %v", n, ticket, env)
+				continue
+			}
+			got := f.got[0].Subject
+			if len(got) > 998 || !utf8.ValidString(got) || !strings.HasPrefix(got, "Re: Reklamacja żż") {
+				t.Errorf("%d characters, ticket %q: reply subject of %d bytes %q...", n, ticket, len(got), got[:min(len(got), 40)])
+			}
+			if ticket != "" && !strings.HasSuffix(got, " ["+ticket+"]") {
+				t.Errorf("%d characters: reply subject lost its ticket tag: ...%q", n, got[max(0, len(got)-30):])
+			}
+		}
+	}
+}

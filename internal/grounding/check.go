@@ -1,0 +1,216 @@
+package grounding
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Sources is what a reply may state: the texts the model was given and the
+// values functions returned. Add texts and values, then call Unsupported.
+// The zero value is empty and ready to use; it is not safe for concurrent
+// use.
+type Sources struct {
+	texts    []string // upper-cased, for identifier and number lookups
+	keys     map[Kind]map[string]bool
+	dates    map[string]bool
+	amounts  map[string]bool // "PLN 120000"
+	values   map[int64]bool  // numbers returned by functions, in hundredths
+	phones   []string
+	squashed map[string]bool // identifiers without separators: "SN48213PL"
+}
+
+// AddText adds a text the model was given (the email, the facts, the
+// instructions, a function's message).
+func (s *Sources) AddText(text string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	if len(text) > MaxText {
+		text = text[:MaxText]
+	}
+	s.init()
+	s.texts = append(s.texts, strings.ToUpper(text))
+	for _, c := range Claims(text) {
+		switch c.Kind {
+		case KindDate:
+			for _, d := range c.dates {
+				s.dates[d] = true
+			}
+		case KindAmount:
+			s.amounts[amountKey(c)] = true
+			s.values[c.cents] = true
+		case KindPhone:
+			s.phones = append(s.phones, c.key)
+		case KindTicket, KindIdentifier:
+			s.squashed[squash(c.key)] = true
+		}
+		s.keys[c.Kind][c.key] = true
+	}
+	// A phone number may be written in the sources without separators.
+	for _, c := range Claims(text) {
+		if c.Kind == KindNumber && len(c.key) >= 7 && len(c.key) <= 15 {
+			s.phones = append(s.phones, c.key)
+		}
+	}
+}
+
+// AddValue adds a function result or argument: every string in it (map
+// values, list items, nested) as a text, and every number as a value an
+// amount may state ({"price": 199} backs "199 zł").
+func (s *Sources) AddValue(v any) {
+	s.init()
+	switch v := v.(type) {
+	case string:
+		s.AddText(v)
+		if cents, ok := parseAmount(strings.TrimSpace(v)); ok && strings.TrimSpace(v) != "" {
+			s.values[cents] = true
+		}
+	case float64:
+		s.addNumber(strconv.FormatFloat(v, 'f', -1, 64))
+	case float32:
+		s.addNumber(strconv.FormatFloat(float64(v), 'f', -1, 32))
+	case int:
+		s.addNumber(strconv.Itoa(v))
+	case int64:
+		s.addNumber(strconv.FormatInt(v, 10))
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			s.AddValue(v[k])
+		}
+	case []any:
+		for _, x := range v {
+			s.AddValue(x)
+		}
+	case []string:
+		for _, x := range v {
+			s.AddValue(x)
+		}
+	}
+}
+
+func (s *Sources) addNumber(n string) {
+	s.texts = append(s.texts, n)
+	if cents, ok := parseAmount(n); ok {
+		s.values[cents] = true
+	}
+}
+
+func (s *Sources) init() {
+	if s.keys != nil {
+		return
+	}
+	s.keys = map[Kind]map[string]bool{}
+	for _, k := range []Kind{KindURL, KindEmail, KindDate, KindAmount, KindPhone, KindTicket, KindIdentifier, KindNumber} {
+		s.keys[k] = map[string]bool{}
+	}
+	s.dates = map[string]bool{}
+	s.amounts = map[string]bool{}
+	s.values = map[int64]bool{}
+	s.squashed = map[string]bool{}
+}
+
+// Unsupported returns the claims of text that the sources do not back, in
+// the order Claims finds them, each distinct claim once.
+func (s *Sources) Unsupported(text string) []Claim {
+	s.init()
+	var out []Claim
+	seen := map[string]bool{}
+	for _, c := range Claims(text) {
+		if s.supports(c) || seen[string(c.Kind)+"\x00"+c.Text] {
+			continue
+		}
+		seen[string(c.Kind)+"\x00"+c.Text] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// supports reports whether the sources back one claim.
+func (s *Sources) supports(c Claim) bool {
+	switch c.Kind {
+	case KindURL, KindEmail:
+		return s.keys[c.Kind][c.key]
+	case KindDate:
+		for _, d := range c.dates {
+			if s.dates[d] {
+				return true
+			}
+		}
+		return false
+	case KindAmount:
+		return s.amounts[amountKey(c)] || s.values[c.cents]
+	case KindPhone:
+		for _, p := range s.phones {
+			if samePhone(p, c.key) {
+				return true
+			}
+		}
+		return false
+	case KindTicket, KindIdentifier:
+		if s.keys[KindTicket][c.key] || s.keys[KindIdentifier][c.key] || s.squashed[squash(c.key)] {
+			return true
+		}
+		return s.containsToken(c.key, isIdentRune)
+	case KindNumber:
+		return s.containsToken(c.key, isDigitRune)
+	}
+	return false
+}
+
+// containsToken reports whether a source text holds tok (upper-cased) with
+// no rune of the token's own class (in) glued to either side.
+func (s *Sources) containsToken(tok string, in func(rune) bool) bool {
+	for _, t := range s.texts {
+		for i := 0; ; {
+			j := strings.Index(t[i:], tok)
+			if j < 0 {
+				break
+			}
+			start, end := i+j, i+j+len(tok)
+			before, after := lastRune(t[:start]), firstRune(t[end:])
+			if !in(before) && !in(after) {
+				return true
+			}
+			i = start + 1
+		}
+	}
+	return false
+}
+
+func amountKey(c Claim) string { return c.currency + " " + strconv.FormatInt(c.cents, 10) }
+
+func squash(id string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '/' {
+			return -1
+		}
+		return r
+	}, id)
+}
+
+func isIdentRune(r rune) bool {
+	return r == '-' || r == '_' || r == '/' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r > 0x7f
+}
+
+func isDigitRune(r rune) bool { return r >= '0' && r <= '9' }
+
+func lastRune(s string) rune {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] < 0x80 || s[i] >= 0xC0 {
+			r := []rune(s[i:])
+			if len(r) > 0 {
+				return r[0]
+			}
+		}
+	}
+	return 0
+}
+
+func firstRune(s string) rune {
+	for _, r := range s {
+		return r
+	}
+	return 0
+}

@@ -1,0 +1,331 @@
+// Package grounding checks that a reply states only facts triage can back:
+// it finds the factual claims in a text (identifiers such as ticket and
+// serial numbers, long numbers, dates in any written form of Polish, English
+// or German, amounts with a currency, phone numbers, email addresses and
+// URLs) and tells which of them appear nowhere in the sources the model was
+// given (the customer's email, the function results of this email, the
+// trusted facts, the instructions). Dates are compared as calendar dates and
+// amounts as numbers, so "1 maja 2027" is backed by "2027-05-01" and
+// "1 200,00 zł" by 1200.
+package grounding
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Kind is what a claim states.
+type Kind string
+
+// Kinds of claim.
+const (
+	KindURL        Kind = "url"
+	KindEmail      Kind = "email address"
+	KindDate       Kind = "date"
+	KindAmount     Kind = "amount"
+	KindPhone      Kind = "phone number"
+	KindTicket     Kind = "ticket number"
+	KindIdentifier Kind = "serial or reference number"
+	KindNumber     Kind = "number"
+)
+
+// Claim is one fact stated in a text.
+type Claim struct {
+	Kind Kind
+	// Text is the claim as written.
+	Text string
+	// key is the normalized form compared with the sources: a lower-cased
+	// address or URL, an upper-cased identifier, the digits of a phone
+	// number or a long number.
+	key string
+	// dates are the calendar dates the text can mean (two for an
+	// ambiguous 05/01/2027), as "YYYY-MM-DD".
+	dates []string
+	// amount is the value in hundredths and its currency (ISO code).
+	cents    int64
+	currency string
+}
+
+// String names the claim for a person or the model: `"2027-06-01" (date)`.
+func (c Claim) String() string { return fmt.Sprintf("%q (%s)", c.Text, c.Kind) }
+
+// MaxText bounds the text Claims reads; the rest is ignored (a reply body is
+// capped far below this by the dispatcher).
+const MaxText = 64 << 10
+
+// Claims returns the claims stated in text, in the order the extractors run
+// (URLs, email addresses, dates, amounts, identifiers, phone numbers, long
+// numbers), each span of the text claimed once.
+func Claims(text string) []Claim {
+	if len(text) > MaxText {
+		text = text[:MaxText]
+	}
+	s := &scan{orig: text, masked: []byte(text)}
+	s.urls()
+	s.emails()
+	s.dates()
+	s.amounts()
+	s.identifiers()
+	s.phones()
+	s.numbers()
+	return s.claims
+}
+
+// scan extracts claims from orig; masked is orig with every claimed span
+// overwritten by NUL bytes (same length, so offsets stay valid), so a later
+// extractor never sees a span an earlier one took.
+type scan struct {
+	orig   string
+	masked []byte
+	claims []Claim
+}
+
+func (s *scan) each(re *regexp.Regexp, f func(m []int) (Claim, bool)) {
+	for _, m := range re.FindAllSubmatchIndex(s.masked, -1) {
+		c, ok := f(m)
+		if !ok {
+			continue
+		}
+		c.Text = s.orig[m[0]:m[1]]
+		s.claims = append(s.claims, c)
+		for i := m[0]; i < m[1]; i++ {
+			s.masked[i] = 0
+		}
+	}
+}
+
+func (s *scan) group(m []int, i int) string {
+	if m[2*i] < 0 {
+		return ""
+	}
+	return s.orig[m[2*i]:m[2*i+1]]
+}
+
+var (
+	urlRe = regexp.MustCompile(`(?i)\b(?:https?://|www\.)[^\s<>"'\x00]*[^\s<>"'\x00.,;:!?)\]]`)
+	// An address's local part and domain; the domain ends in letters.
+	emailRe = regexp.MustCompile(`[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)*\.\p{L}{2,}`)
+)
+
+func (s *scan) urls() {
+	s.each(urlRe, func(m []int) (Claim, bool) {
+		return Claim{Kind: KindURL, key: normURL(s.orig[m[0]:m[1]])}, true
+	})
+}
+
+// normURL lower-cases a URL's scheme and host, drops the scheme, a leading
+// "www." and a trailing slash: "HTTPS://Example.com/a/" -> "example.com/a".
+func normURL(u string) string {
+	low := strings.ToLower(u)
+	for _, p := range []string{"https://", "http://"} {
+		if strings.HasPrefix(low, p) {
+			u, low = u[len(p):], low[len(p):]
+		}
+	}
+	host, path := u, ""
+	if i := strings.IndexAny(u, "/?#"); i >= 0 {
+		host, path = u[:i], u[i:]
+	}
+	host = strings.TrimPrefix(strings.ToLower(host), "www.")
+	return strings.TrimRight(host+path, "/")
+}
+
+func (s *scan) emails() {
+	s.each(emailRe, func(m []int) (Claim, bool) {
+		return Claim{Kind: KindEmail, key: strings.ToLower(s.orig[m[0]:m[1]])}, true
+	})
+}
+
+// Amounts: a number with a currency before or after it. The number has
+// thousands separated by a space, a no-break space, a dot, a comma or an
+// apostrophe, and at most two decimals after a comma or a dot.
+const (
+	numPat = `\d{1,3}(?:[ \x{00A0}\x{202F}.,']\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?`
+	curPat = `PLN|zł|zl|złotych|złote|złoty|EUR|euro|Euro|€|USD|US\$|\$|GBP|£|CHF|Fr\.`
+)
+
+var (
+	amountAfterRe  = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,])(` + numPat + `)(?:,-|,–)?[ \x{00A0}\x{202F}]?(` + curPat + `)(?:[^\p{L}]|$)`)
+	amountBeforeRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(` + curPat + `)[ \x{00A0}\x{202F}]?(` + numPat + `)(?:[^\p{N}]|$)`)
+)
+
+var currencies = map[string]string{
+	"pln": "PLN", "zł": "PLN", "zl": "PLN", "złotych": "PLN", "złote": "PLN", "złoty": "PLN",
+	"eur": "EUR", "euro": "EUR", "€": "EUR",
+	"usd": "USD", "us$": "USD", "$": "USD",
+	"gbp": "GBP", "£": "GBP",
+	"chf": "CHF", "fr.": "CHF",
+}
+
+func (s *scan) amounts() {
+	for _, re := range []*regexp.Regexp{amountAfterRe, amountBeforeRe} {
+		num, cur := 1, 2
+		if re == amountBeforeRe {
+			num, cur = 2, 1
+		}
+		s.eachGroups(re, num, cur, func(n, c string) (Claim, bool) {
+			cents, ok := parseAmount(n)
+			if !ok {
+				return Claim{}, false
+			}
+			return Claim{Kind: KindAmount, cents: cents, currency: currencies[strings.ToLower(c)]}, true
+		})
+	}
+}
+
+// eachGroups is each for a pattern whose match includes a boundary
+// character on either side: the claim (and the mask) covers only the span
+// from the first to the last of groups a and b.
+func (s *scan) eachGroups(re *regexp.Regexp, a, b int, f func(ga, gb string) (Claim, bool)) {
+	for _, m := range re.FindAllSubmatchIndex(s.masked, -1) {
+		c, ok := f(s.group(m, a), s.group(m, b))
+		if !ok {
+			continue
+		}
+		start, end := min(m[2*a], m[2*b]), max(m[2*a+1], m[2*b+1])
+		c.Text = s.orig[start:end]
+		s.claims = append(s.claims, c)
+		for i := start; i < end; i++ {
+			s.masked[i] = 0
+		}
+	}
+}
+
+// parseAmount reads "1 200,50", "1.200,50", "1,200.50", "49.99", "49,99" or
+// "1200" as hundredths. A separator followed by one or two final digits is
+// the decimal separator; every other one separates thousands.
+func parseAmount(n string) (int64, bool) {
+	var digits strings.Builder
+	frac := ""
+	last := strings.LastIndexAny(n, ".,")
+	if last >= 0 && len(n)-last-1 <= 2 {
+		frac = n[last+1:]
+		n = n[:last]
+	}
+	for _, r := range n {
+		if r >= '0' && r <= '9' {
+			digits.WriteRune(r)
+		}
+	}
+	whole, err := strconv.ParseInt(digits.String(), 10, 64)
+	if err != nil || whole > 1e15 {
+		return 0, false
+	}
+	cents := whole * 100
+	switch len(frac) {
+	case 1:
+		cents += int64(frac[0]-'0') * 10
+	case 2:
+		f, _ := strconv.Atoi(frac)
+		cents += int64(f)
+	}
+	return cents, true
+}
+
+// An identifier: a token of letters, digits, dashes, underscores and slashes
+// with at least one letter and one digit ("SN-48213-PL", "TKT-000123",
+// "X200"); units and ordinals ("24h", "3rd", "500ml", "2FA") are not.
+var (
+	identRe  = regexp.MustCompile(`[\p{L}\p{N}](?:[\p{L}\p{N}_/\-]*[\p{L}\p{N}])?`)
+	notIdent = regexp.MustCompile(`(?i)^(?:\d+(?:st|nd|rd|th|h|min|s|d|x|kg|g|mg|cm|mm|m|km|ml|l|gb|tb|mb|kb|mah|wh|kwh|w|kw|v|hz|khz|mhz|ghz|fa|k|p|pln|eur|usd|zł)|[a-z]{1,3}\d|utf-?8|iso-?8859-?\d+|mp\d|h\.?26\d|ipv[46]|wi-?fi\d*|covid-19|rfc\d+)$`)
+	ticketRe = regexp.MustCompile(`(?i)^(?:TKT|TICKET|CASE|RMA|ZGL|INC|REQ)[-_/]?\d+$`)
+)
+
+func (s *scan) identifiers() {
+	s.each(identRe, func(m []int) (Claim, bool) {
+		tok := s.orig[m[0]:m[1]]
+		if !hasLetter(tok) || !hasDigit(tok) || utf8.RuneCountInString(tok) < 3 || notIdent.MatchString(tok) {
+			return Claim{}, false
+		}
+		if !boundary(s.masked, m[0], m[1]) {
+			return Claim{}, false
+		}
+		kind := KindIdentifier
+		if ticketRe.MatchString(tok) {
+			kind = KindTicket
+		}
+		return Claim{Kind: kind, key: strings.ToUpper(tok)}, true
+	})
+}
+
+// boundary reports whether masked[start:end] is not glued to a masked span
+// (a token that touches an email address or a URL is part of it).
+func boundary(masked []byte, start, end int) bool {
+	return (start == 0 || masked[start-1] != 0) && (end == len(masked) || masked[end] != 0)
+}
+
+// A phone number: 7 to 15 digits, in groups separated by single spaces,
+// dashes or parentheses, optionally after "+" or "00".
+var phoneRe = regexp.MustCompile(`(?:\+|\b)\(?\d[\d()]*(?:[ \-\x{00A0}]?\(?\d[\d()]*)*`)
+
+func (s *scan) phones() {
+	s.each(phoneRe, func(m []int) (Claim, bool) {
+		tok := strings.TrimRight(s.orig[m[0]:m[1]], " -")
+		d := digitsOf(tok)
+		if len(d) < 7 || len(d) > 15 || !boundary(s.masked, m[0], m[1]) {
+			return Claim{}, false
+		}
+		// A bare run of digits is a number, not a phone (see numbers).
+		if !strings.ContainsAny(tok, " -()+\u00a0") {
+			return Claim{}, false
+		}
+		return Claim{Kind: KindPhone, key: phoneKey(tok)}, true
+	})
+}
+
+// phoneKey is the digits of a phone number without an international prefix
+// written as 00.
+func phoneKey(p string) string {
+	d := digitsOf(p)
+	if !strings.HasPrefix(strings.TrimSpace(p), "+") {
+		d = strings.TrimPrefix(d, "00")
+	}
+	return d
+}
+
+// samePhone: equal digits, or one ends with the other and the shorter has
+// at least 9 digits (a national number written with and without its
+// country code: "+48 22 123 45 67" and "22 123 45 67").
+func samePhone(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(a) >= 9 && strings.HasSuffix(b, a)
+}
+
+// A long number: five digits or more standing alone (an invented ticket or
+// order number written without letters).
+var numberRe = regexp.MustCompile(`#?\d{5,}`)
+
+func (s *scan) numbers() {
+	s.each(numberRe, func(m []int) (Claim, bool) {
+		if m[0] > 0 && isWordByte(s.orig[m[0]-1]) || m[1] < len(s.orig) && isWordByte(s.orig[m[1]]) {
+			return Claim{}, false
+		}
+		return Claim{Kind: KindNumber, key: digitsOf(s.orig[m[0]:m[1]])}, true
+	})
+}
+
+func isWordByte(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= 0x80
+}
+
+func digitsOf(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func hasLetter(s string) bool { return strings.IndexFunc(s, unicode.IsLetter) >= 0 }
+func hasDigit(s string) bool  { return strings.IndexFunc(s, unicode.IsDigit) >= 0 }

@@ -1,0 +1,50 @@
+package message
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// keeper reads the content of chosen attachments during a parse.
+type keeper struct {
+	want map[int]bool   // indices into Message.Attachments
+	max  int64          // bytes kept of one attachment at most
+	data map[int][]byte // what was read
+}
+
+// read consumes body, the attachment at index i, keeping its bytes when
+// wanted and no larger than max; it returns the attachment's size.
+func (k *keeper) read(i int, body io.Reader) (int64, error) {
+	if k == nil || !k.want[i] {
+		return io.Copy(io.Discard, body)
+	}
+	var b bytes.Buffer
+	n, err := io.Copy(&b, io.LimitReader(body, k.max+1))
+	if err != nil {
+		return n, err
+	}
+	if n > k.max {
+		rest, err := io.Copy(io.Discard, body)
+		return n + rest, err
+	}
+	k.data[i] = b.Bytes()
+	return n, nil
+}
+
+// AttachmentData parses raw again (as ParseLimits does) and returns the
+// decoded content of the top-level attachments at the given indices of
+// Message.Attachments, each at most maxBytes: one over it is left out of
+// the map. Nothing else is kept; attachments inside attached messages are
+// never read.
+func AttachmentData(raw []byte, lim Limits, indices []int, maxBytes int) (map[int][]byte, error) {
+	k := &keeper{want: map[int]bool{}, max: int64(maxBytes), data: map[int][]byte{}}
+	for _, i := range indices {
+		k.want[i] = true
+	}
+	budget := maxTextRead
+	if _, err := parseKeeping(raw, 0, lim.withDefaults(), &budget, k); err != nil {
+		return nil, fmt.Errorf("message: attachments: %w", err)
+	}
+	return k.data, nil
+}

@@ -1,0 +1,308 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"google.golang.org/genai"
+)
+
+// Request converts a genai request to a chat completion request: the system
+// instruction becomes a system message; a user content's function responses
+// become tool messages (each answering its call's id), its text a user
+// message; a model content becomes an assistant message with its text and
+// tool calls (thought parts are the model's own and are not sent back).
+// Function declarations become tools (ParametersJsonSchema as given, a
+// genai.Schema converted to JSON Schema), the function calling mode
+// tool_choice, and a JSON response MIME type a response format.
+func Request(model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*ChatRequest, error) {
+	req := &ChatRequest{Model: model}
+	if config == nil {
+		config = &genai.GenerateContentConfig{}
+	}
+	if si := config.SystemInstruction; si != nil {
+		if t := text(si); t != "" {
+			req.Messages = append(req.Messages, Message{Role: "system", Content: &t})
+		}
+	}
+	ids := &callIDs{}
+	for i, c := range contents {
+		if c == nil {
+			continue
+		}
+		msgs, err := messages(c, ids)
+		if err != nil {
+			return nil, fmt.Errorf("%w: contents[%d]: %w", ErrUnsupported, i, err)
+		}
+		req.Messages = append(req.Messages, msgs...)
+	}
+	for _, t := range config.Tools {
+		if t == nil {
+			continue
+		}
+		for _, d := range t.FunctionDeclarations {
+			if d == nil {
+				continue
+			}
+			var params any = d.ParametersJsonSchema
+			if params == nil && d.Parameters != nil {
+				params = jsonSchema(d.Parameters)
+			}
+			if params == nil {
+				params = map[string]any{"type": "object", "properties": map[string]any{}}
+			}
+			req.Tools = append(req.Tools, Tool{Type: "function", Function: FunctionDef{Name: d.Name, Description: d.Description, Parameters: params}})
+		}
+	}
+	if len(req.Tools) > 0 {
+		req.ToolChoice = "auto"
+		if tc := config.ToolConfig; tc != nil && tc.FunctionCallingConfig != nil {
+			switch tc.FunctionCallingConfig.Mode {
+			case genai.FunctionCallingConfigModeNone:
+				req.ToolChoice = "none"
+			case genai.FunctionCallingConfigModeAny:
+				req.ToolChoice = "required"
+			}
+		}
+	}
+	req.Temperature, req.TopP, req.Seed = config.Temperature, config.TopP, config.Seed
+	req.MaxTokens = config.MaxOutputTokens
+	req.Stop = config.StopSequences
+	if strings.HasPrefix(config.ResponseMIMEType, "application/json") {
+		var schema any = config.ResponseJsonSchema
+		if schema == nil && config.ResponseSchema != nil {
+			schema = jsonSchema(config.ResponseSchema)
+		}
+		if schema != nil {
+			req.ResponseFormat = &ResponseFormat{Type: "json_schema", JSONSchema: &JSONSchema{Name: "response", Schema: schema}}
+		} else {
+			req.ResponseFormat = &ResponseFormat{Type: "json_object"}
+		}
+	}
+	return req, nil
+}
+
+// callIDs gives a function call without an ID one ("call_N"), and its
+// response the same: responses answer calls in order, by name.
+type callIDs struct {
+	n       int
+	pending map[string][]string
+}
+
+func (c *callIDs) call(fc *genai.FunctionCall) string {
+	id := fc.ID
+	if id == "" {
+		c.n++
+		id = fmt.Sprintf("call_%d", c.n)
+	}
+	if c.pending == nil {
+		c.pending = map[string][]string{}
+	}
+	c.pending[fc.Name] = append(c.pending[fc.Name], id)
+	return id
+}
+
+func (c *callIDs) response(fr *genai.FunctionResponse) string {
+	q := c.pending[fr.Name]
+	if fr.ID != "" {
+		for i, id := range q {
+			if id == fr.ID {
+				c.pending[fr.Name] = append(q[:i:i], q[i+1:]...)
+				break
+			}
+		}
+		return fr.ID
+	}
+	if len(q) == 0 {
+		c.n++
+		return fmt.Sprintf("call_%d", c.n)
+	}
+	c.pending[fr.Name] = q[1:]
+	return q[0]
+}
+
+// messages converts one content.
+func messages(c *genai.Content, ids *callIDs) ([]Message, error) {
+	var out []Message
+	var texts []string
+	var calls []ToolCall
+	for _, p := range c.Parts {
+		switch {
+		case p == nil, p.Thought:
+		case p.FunctionCall != nil:
+			args, err := json.Marshal(orEmpty(p.FunctionCall.Args))
+			if err != nil {
+				return nil, fmt.Errorf("function call %s: %w", p.FunctionCall.Name, err)
+			}
+			calls = append(calls, ToolCall{ID: ids.call(p.FunctionCall), Type: "function",
+				Function: FunctionCall{Name: p.FunctionCall.Name, Arguments: string(args)}})
+		case p.FunctionResponse != nil:
+			body, err := json.Marshal(orEmpty(p.FunctionResponse.Response))
+			if err != nil {
+				return nil, fmt.Errorf("function response %s: %w", p.FunctionResponse.Name, err)
+			}
+			s := string(body)
+			out = append(out, Message{Role: "tool", ToolCallID: ids.response(p.FunctionResponse), Content: &s})
+		case p.Text != "":
+			texts = append(texts, p.Text)
+		case p.InlineData != nil || p.FileData != nil:
+			return nil, fmt.Errorf("binary or file parts cannot be sent")
+		}
+	}
+	t := strings.Join(texts, "\n")
+	if c.Role == genai.RoleModel {
+		m := Message{Role: "assistant", ToolCalls: calls}
+		if t != "" || len(calls) == 0 {
+			m.Content = &t
+		}
+		return append(out, m), nil
+	}
+	if t != "" {
+		out = append(out, Message{Role: "user", Content: &t})
+	}
+	return out, nil
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+func text(c *genai.Content) string {
+	var parts []string
+	for _, p := range c.Parts {
+		if p != nil && !p.Thought && p.Text != "" {
+			parts = append(parts, p.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// jsonSchema converts a genai.Schema (OpenAPI subset, upper-case types,
+// nullable) to JSON Schema.
+func jsonSchema(s *genai.Schema) map[string]any {
+	if s == nil {
+		return nil
+	}
+	out := map[string]any{}
+	if s.Type != "" && s.Type != genai.TypeUnspecified {
+		t := strings.ToLower(string(s.Type))
+		if s.Nullable != nil && *s.Nullable {
+			out["type"] = []any{t, "null"}
+		} else {
+			out["type"] = t
+		}
+	}
+	set := func(k string, v any, ok bool) {
+		if ok {
+			out[k] = v
+		}
+	}
+	set("title", s.Title, s.Title != "")
+	set("description", s.Description, s.Description != "")
+	set("format", s.Format, s.Format != "")
+	set("pattern", s.Pattern, s.Pattern != "")
+	set("default", s.Default, s.Default != nil)
+	if len(s.Enum) > 0 {
+		enum := make([]any, len(s.Enum))
+		for i, e := range s.Enum {
+			enum[i] = e
+		}
+		out["enum"] = enum
+	}
+	if len(s.Properties) > 0 {
+		props := map[string]any{}
+		for k, v := range s.Properties {
+			props[k] = jsonSchema(v)
+		}
+		out["properties"] = props
+	}
+	if len(s.Required) > 0 {
+		req := make([]any, len(s.Required))
+		for i, r := range s.Required {
+			req[i] = r
+		}
+		out["required"] = req
+	}
+	if s.Items != nil {
+		out["items"] = jsonSchema(s.Items)
+	}
+	if len(s.AnyOf) > 0 {
+		alts := make([]any, len(s.AnyOf))
+		for i, a := range s.AnyOf {
+			alts[i] = jsonSchema(a)
+		}
+		out["anyOf"] = alts
+	}
+	for k, v := range map[string]*int64{"minItems": s.MinItems, "maxItems": s.MaxItems, "minLength": s.MinLength,
+		"maxLength": s.MaxLength, "minProperties": s.MinProperties, "maxProperties": s.MaxProperties} {
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	for k, v := range map[string]*float64{"minimum": s.Minimum, "maximum": s.Maximum} {
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	return out
+}
+
+// Response converts a chat completion answer: each choice becomes a
+// candidate whose content holds the message's text and its tool calls as
+// FunctionCall parts (ID = the call's id). finish_reason maps to STOP
+// (stop, tool_calls), MAX_TOKENS (length) or SAFETY (content_filter); a
+// refusal is a SAFETY candidate without content, and tool call arguments
+// that are not a JSON object make the candidate MALFORMED_FUNCTION_CALL, so
+// the agent treats both as the unusable answers they are.
+func Response(cr *ChatResponse) *genai.GenerateContentResponse {
+	resp := &genai.GenerateContentResponse{ResponseID: cr.ID, ModelVersion: cr.Model}
+	if u := cr.Usage; u != nil {
+		resp.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{
+			PromptTokenCount: u.PromptTokens, CandidatesTokenCount: u.CompletionTokens, TotalTokenCount: u.TotalTokens}
+	}
+	for _, ch := range cr.Choices {
+		cand := &genai.Candidate{Index: int32(ch.Index), FinishReason: finishReason(ch.FinishReason)}
+		resp.Candidates = append(resp.Candidates, cand)
+		m := ch.Message
+		if m.Refusal != "" {
+			cand.FinishReason, cand.FinishMessage = genai.FinishReasonSafety, m.Refusal
+			continue
+		}
+		content := &genai.Content{Role: genai.RoleModel}
+		if m.Content != nil && *m.Content != "" {
+			content.Parts = append(content.Parts, &genai.Part{Text: *m.Content})
+		}
+		for _, tc := range m.ToolCalls {
+			var args map[string]any
+			if strings.TrimSpace(tc.Function.Arguments) != "" {
+				if err := json.Unmarshal([]byte(tc.Function.Arguments), &args); err != nil || args == nil {
+					cand.FinishReason = genai.FinishReasonMalformedFunctionCall
+					cand.FinishMessage = fmt.Sprintf("arguments of %s are not a JSON object", tc.Function.Name)
+					content = nil
+					break
+				}
+			}
+			content.Parts = append(content.Parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Function.Name, Args: orEmpty(args)}})
+		}
+		if content != nil && len(content.Parts) > 0 {
+			cand.Content = content
+		}
+	}
+	return resp
+}
+
+func finishReason(r string) genai.FinishReason {
+	switch r {
+	case "stop", "tool_calls", "function_call", "":
+		return genai.FinishReasonStop
+	case "length":
+		return genai.FinishReasonMaxTokens
+	case "content_filter":
+		return genai.FinishReasonSafety
+	}
+	return genai.FinishReasonOther
+}

@@ -1,0 +1,152 @@
+// Package openai is the agent's Model over an OpenAI-compatible Chat
+// Completions endpoint (OpenAI, Ollama, vLLM, llama.cpp server, LiteLLM).
+// The rest of triage keeps speaking genai types: a request's contents,
+// function declarations, tool config and response schema are converted to
+// chat messages, tools and a response format, and the answer back to a
+// GenerateContentResponse (tool calls become FunctionCall parts carrying
+// the call's id; a refusal or a content filter becomes a SAFETY candidate).
+// An HTTP error comes back as a genai.APIError, so the agent's retry policy
+// (408, 429, 5xx, Retry-After) applies unchanged.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/genai"
+
+	"triage/internal/agent"
+	"triage/internal/clients/httpjson"
+)
+
+// DefaultBaseURL is the OpenAI API.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// MaxResponseBytes bounds the body of one answer read from the endpoint.
+const MaxResponseBytes = 8 << 20
+
+// Config configures a Client.
+type Config struct {
+	// BaseURL is the endpoint's API root, e.g. http://localhost:11434/v1
+	// (Ollama); requests go to BaseURL + "/chat/completions". Default
+	// DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as a bearer token; empty sends none (a local server).
+	APIKey string
+	// HTTPClient carries every request (default http.DefaultClient).
+	HTTPClient *http.Client
+}
+
+// Client is an agent.Model over Chat Completions; safe for concurrent use.
+type Client struct {
+	url string
+	key string
+	hc  *http.Client
+}
+
+var _ agent.Model = (*Client)(nil)
+
+// New checks cfg and applies defaults.
+func New(cfg Config) (*Client, error) {
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("openai: base URL %q: want http:// or https://", cfg.BaseURL)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{url: base + "/chat/completions", key: cfg.APIKey, hc: hc}, nil
+}
+
+// URL is where requests go.
+func (c *Client) URL() string { return c.url }
+
+// GenerateContent sends one chat completion request and converts its answer.
+func (c *Client) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	req, err := Request(model, contents, config)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("openai: encode request: %w", err)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	if c.key != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("openai: read answer: %w", err)
+	}
+	if len(raw) > MaxResponseBytes {
+		return nil, fmt.Errorf("openai: answer over %d bytes", MaxResponseBytes)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, apiError(resp, raw)
+	}
+	var cr ChatResponse
+	if err := json.Unmarshal(raw, &cr); err != nil {
+		return nil, fmt.Errorf("openai: decode answer (HTTP %d): %w", resp.StatusCode, err)
+	}
+	return Response(&cr), nil
+}
+
+// apiError turns an error answer into a genai.APIError (its code is the
+// HTTP status, so agent.Temporary classifies it), with the Retry-After
+// header as a google.rpc.RetryInfo detail the agent's backoff honours.
+func apiError(resp *http.Response, raw []byte) error {
+	ae := genai.APIError{Code: resp.StatusCode, Status: http.StatusText(resp.StatusCode)}
+	var er ErrorResponse
+	if json.Unmarshal(raw, &er) == nil && er.Error.Message != "" {
+		ae.Message = er.Error.Message
+		if er.Error.Type != "" {
+			ae.Status = er.Error.Type
+		}
+	} else {
+		ae.Message = httpjson.Snippet(raw)
+	}
+	if d := retryAfter(resp.Header.Get("Retry-After")); d > 0 {
+		ae.Details = []map[string]any{{
+			"@type":      "type.googleapis.com/google.rpc.RetryInfo",
+			"retryDelay": d.String(),
+		}}
+	}
+	return ae
+}
+
+// retryAfter reads a Retry-After header in seconds (an HTTP date is
+// ignored: the agent's own backoff applies).
+func retryAfter(h string) time.Duration {
+	n, err := strconv.ParseFloat(strings.TrimSpace(h), 64)
+	if err != nil || n <= 0 || n > 3600 {
+		return 0
+	}
+	return time.Duration(n * float64(time.Second))
+}
+
+// ErrUnsupported is returned for a request this provider cannot express
+// (e.g. inline binary data in the contents).
+var ErrUnsupported = errors.New("openai: unsupported request")

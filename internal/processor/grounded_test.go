@@ -1,0 +1,131 @@
+package processor_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+
+	"triage"
+
+	"triage/internal/dispatcher"
+	"triage/internal/processor"
+	"triage/internal/prompt"
+)
+
+// liar is a model that does the work right (checks the warranty, opens the
+// ticket) and then writes the reply bodies it was given, one per send_email
+// attempt, whatever the dispatcher answers: a model that states facts
+// nothing backs.
+type liar struct{ bodies []string }
+
+func (l *liar) GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	f, err := prompt.ParseFacts(contents[0].Parts[0].Text)
+	if err != nil {
+		return nil, err
+	}
+	done, sends := map[string]bool{}, 0
+	for _, c := range contents {
+		for _, p := range c.Parts {
+			if r := p.FunctionResponse; r != nil {
+				done[r.Name] = true
+				if r.Name == "send_email" {
+					sends++
+				}
+			}
+		}
+	}
+	call := func(name string, args map[string]any) *genai.GenerateContentResponse {
+		return resp(&genai.Part{FunctionCall: &genai.FunctionCall{ID: "c-" + name, Name: name, Args: args}})
+	}
+	switch {
+	case !done["check_warranty"]:
+		return call("check_warranty", map[string]any{"serial_number": f.SerialNumbers[0]}), nil
+	case !done["create_ticket"]:
+		return call("create_ticket", map[string]any{"serial_number": f.SerialNumbers[0], "customer_email": f.From, "priority": "normal"}), nil
+	case sends < len(l.bodies):
+		return call("send_email", map[string]any{"to": f.ReplyTo, "subject": "Re: " + f.Subject, "body": l.bodies[sends]}), nil
+	default:
+		return resp(&genai.Part{Text: "I could not send the reply."}), nil
+	}
+}
+
+// TestGroundedReplies: with the shipped tools.yaml (send_email grounded), a
+// reply stating a fact that neither the email, the facts, the instructions
+// nor a function result backs is refused with ungrounded_claim naming the
+// claim; the model may correct it once, then the email is left for a person.
+// The registry says SN-48213-PL is valid until 2027-05-31; the ticket the
+// pipeline opens is TKT-000001.
+func TestGroundedReplies(t *testing.T) {
+	const (
+		email = "Dzień dobry, mój ekspres SN-48213-PL nie działa od 12.11.2026. Proszę o naprawę gwarancyjną."
+		good  = "Dzień dobry,\n\ngwarancja urządzenia SN-48213-PL jest ważna do 31 maja 2027. Otworzyliśmy zgłoszenie TKT-000001."
+	)
+	type want struct {
+		summary
+		claims []string // claims named in the refusals, in order
+	}
+	refusedTwice := summary{Status: triage.StatusFailed, Reason: triage.ReasonUngroundedClaim,
+		Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+		Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email blocked:ungrounded_claim"}}
+	for _, tt := range []struct {
+		name   string
+		bodies []string
+		want   want
+	}{
+		{"wrong expiry date", []string{
+			"Gwarancja SN-48213-PL jest ważna do 2028-05-31.",
+			"Gwarancja SN-48213-PL jest ważna do 31.05.2028.",
+		}, want{refusedTwice, []string{`"2028-05-31" (date)`, `"31.05.2028" (date)`}}},
+		{"invented ticket number", []string{
+			"Otworzyliśmy zgłoszenie TKT-004711.",
+			"Numer zgłoszenia: #471120.",
+		}, want{refusedTwice, []string{`"TKT-004711" (ticket number)`, `"#471120" (number)`}}},
+		{"made-up phone number", []string{
+			"Prosimy o kontakt pod numerem +48 22 555 01 99.",
+			"Prosimy dzwonić: 801 555 019.",
+		}, want{refusedTwice, []string{`"+48 22 555 01 99" (phone number)`, `"801 555 019" (phone number)`}}},
+		{"wrong date in another language's format", []string{
+			"Your warranty is valid until May 31, 2028.",
+			"Ihre Garantie gilt bis zum 31. Mai 2028.",
+		}, want{refusedTwice, []string{`"May 31, 2028" (date)`, `"31. Mai 2028" (date)`}}},
+		{"invented amount and address", []string{
+			"Naprawa kosztuje 349 zł, prosimy o wpłatę i kontakt: naprawy@serwis-example.pl, https://serwis-example.pl/platnosc.",
+			good,
+		}, want{summary{Status: triage.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+			Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email ok"}},
+			[]string{`"naprawy@serwis-example.pl" (email address)`, `"https://serwis-example.pl/platnosc" (url)`, `"349 zł" (amount)`}}},
+		{"one correction is allowed", []string{strings.Replace(good, "TKT-000001", "TKT-000002", 1), good},
+			want{summary{Status: triage.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email ok"}},
+				[]string{`"TKT-000002" (ticket number)`}}},
+		{"a third attempt is refused unchecked", []string{"Zgłoszenie TKT-000009.", "Zgłoszenie TKT-000008.", good},
+			want{summary{Status: triage.StatusFailed, Reason: triage.ReasonUngroundedClaim, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email blocked:ungrounded_claim", "send_email blocked:ungrounded_claim"}},
+				[]string{`"TKT-000009" (ticket number)`, `"TKT-000008" (ticket number)`}}},
+		{"the facts in every written form", []string{"Dzień dobry,\n\ngwarancja SN-48213-PL (zgłoszenie TKT-000001, wiadomość z 12 listopada 2026) jest ważna do 31 maja 2027, " +
+			"also May 31, 2027, 31. Mai 2027, 31.05.2027 und 2027-05-31. Odpowiadamy na adres anna@example.pl."},
+			want{summary{Status: triage.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email ok"}}, nil}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, &liar{bodies: tt.bodies})
+			out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml", Raw: eml("Anna <anna@example.pl>", "Reklamacja", email)})
+			got := want{summary: summarize(out)}
+			for _, c := range out.FunctionCalls {
+				if c.Error != nil && c.Error.Code == dispatcher.CodeUngroundedClaim {
+					for _, cl := range tt.want.claims {
+						if strings.Contains(c.Error.Message, cl) {
+							got.claims = append(got.claims, cl)
+						}
+					}
+				}
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("(-want +got):\n%s\noutcome detail: %s", diff, out.Detail)
+			}
+		})
+	}
+}
