@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +55,9 @@ type serverFile struct {
 	// OAuth2: access tokens that renew themselves (see mailauth.Config);
 	// in smtp, "oauth2: imap" shares imap's.
 	OAuth2 *mailauth.Setting `yaml:"oauth2"`
+	// CAFile is a PEM file of the CA that signed the server's certificate
+	// (a private CA), trusted besides the system's.
+	CAFile string `yaml:"ca_file"`
 }
 
 // imapFile is the imap section of the configuration.
@@ -196,7 +201,8 @@ variable and default). Its fields:
              imap.user), password_file | token_file | oauth2 (a block as
              in imap, or "oauth2: imap" to share imap's), mechanism
              (plain|login; default plain, or login when the server offers
-             only LOGIN), timeout
+             only LOGIN), timeout; imap and smtp: ca_file (PEM of a
+             private CA that signed the server's certificate)
              (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
   max_auth_failures, max_send_failures (replies refused by the mail
@@ -319,7 +325,7 @@ func loadWatchFile(path string) (*watchFile, error) {
 	}
 	// Relative paths in the file are relative to the file.
 	dir := filepath.Dir(path)
-	for _, p := range []*string{&wf.IMAP.PasswordFile, &wf.IMAP.TokenFile, &wf.SMTP.PasswordFile, &wf.SMTP.TokenFile,
+	for _, p := range []*string{&wf.IMAP.PasswordFile, &wf.IMAP.TokenFile, &wf.SMTP.PasswordFile, &wf.SMTP.TokenFile, &wf.IMAP.CAFile, &wf.SMTP.CAFile,
 		&wf.Outbox, &wf.Ledger, &wf.Pipeline.Instructions, &wf.Pipeline.WarrantyCSV, &wf.Pipeline.TicketsDB} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
@@ -460,6 +466,7 @@ type watchSetup struct {
 	imapOAuth2          *mailauth.Source // nil without imap.oauth2
 	smtpOAuth2          *mailauth.Source // imapOAuth2 itself with "oauth2: imap"
 	smtp                *mail.SMTP
+	imapTLS             *tls.Config    // imap.ca_file's pool, nil without it
 	parts               *pipelineParts // what checkPipeline loaded, for newPipeline
 }
 
@@ -514,6 +521,9 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		p.add("imap.user: missing")
 	}
 	oauth2Setup(wf, ws, &p)
+	var cerr error
+	ws.imapTLS, cerr = caConfig("imap.ca_file", wf.IMAP.CAFile)
+	p.addErr(cerr)
 	perr, terr := error(nil), error(nil)
 	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", wf.IMAP.PasswordFile, wf.IMAP.Password); perr != nil {
 		p.add("imap.password_file: %v", errors.Unwrap(perr))
@@ -545,8 +555,11 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		if perr == nil && terr == nil && wf.SMTP.User != "" && pass == "" && token == "" && wf.SMTP.OAuth2 == nil {
 			p.add("no SMTP password or token for smtp.user %s: set TRIAGE_SMTP_PASSWORD (or TRIAGE_SMTP_TOKEN) in the environment (e.g. with --env-file FILE), or smtp.password_file in %s", wf.SMTP.User, path)
 		}
-		if perr == nil && terr == nil {
-			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: wf.SMTP.Addr, TLS: wf.SMTP.TLS, Username: wf.SMTP.User, Password: pass, Mechanism: wf.SMTP.Mechanism, Token: token, OAuth2: ws.smtpOAuth2, Timeout: wf.SMTP.Timeout}); err != nil {
+		smtpTLS, cerr := caConfig("smtp.ca_file", wf.SMTP.CAFile)
+		p.addErr(cerr)
+		if perr == nil && terr == nil && cerr == nil {
+			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: wf.SMTP.Addr, TLS: wf.SMTP.TLS, Username: wf.SMTP.User, Password: pass, Mechanism: wf.SMTP.Mechanism, Token: token, OAuth2: ws.smtpOAuth2, Timeout: wf.SMTP.Timeout,
+				TLSConfig: smtpTLS, CASetting: "smtp.ca_file"}); err != nil {
 				p.add("smtp: %v", strings.TrimPrefix(err.Error(), "mail: smtp: "))
 			}
 		}
@@ -700,6 +713,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 
 	grace := o.Grace
 	w, err := watch.New(watch.Config{
+		TLSConfig: ws.imapTLS, CASetting: "imap.ca_file",
 		Addr: wf.IMAP.Addr, TLS: wf.IMAP.TLS, Username: wf.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
 		Account: wf.IMAP.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
@@ -731,4 +745,24 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", n)}
 	}
 	return nil
+}
+
+// caConfig is a TLS configuration trusting the system's CAs and the PEM
+// certificates of file (nil when file is ""); setting names it in errors.
+func caConfig(setting, file string) (*tls.Config, error) {
+	if file == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usageErr("%s: %v", setting, err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, usageErr("%s: %s holds no PEM certificate", setting, file)
+	}
+	return &tls.Config{RootCAs: pool}, nil
 }

@@ -78,6 +78,9 @@ type Config struct {
 	Addr      string // host:port
 	TLS       string // "tls" (default), "starttls" or "none" (loopback only)
 	TLSConfig *tls.Config
+	// CASetting names the setting that trusts a private CA (e.g.
+	// "imap.ca_file"): an untrusted certificate's error says to use it.
+	CASetting string
 	Username  string
 	Password  string // LOGIN password
 	Token     string // a fixed OAuth2 access token: AUTHENTICATE instead of LOGIN
@@ -448,6 +451,9 @@ func (w *Watcher) dial(ctx context.Context) (*imapclient.Client, error) {
 		c, err = imapclient.DialInsecure(w.cfg.Addr, opts)
 	}
 	if err != nil {
+		if hint := mail.UntrustedHint(err, w.cfg.TLSConfig.ServerName, w.cfg.CASetting); hint != "" {
+			return nil, fmt.Errorf("watch: connect %s: %w (%s)", w.cfg.Addr, err, hint)
+		}
 		return nil, fmt.Errorf("watch: connect %s: %w", w.cfg.Addr, err)
 	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })

@@ -50,6 +50,9 @@ type SMTPConfig struct {
 	Timeout time.Duration
 	// TLSConfig is cloned; its ServerName defaults to Host.
 	TLSConfig *tls.Config
+	// CASetting names the setting that trusts a private CA (e.g.
+	// "smtp.ca_file"): an untrusted certificate's error says to use it.
+	CASetting string
 }
 
 // SMTP is a Sender that submits each reply over its own SMTP connection:
@@ -213,6 +216,9 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", err, ctx.Err())
 		}
+		if hint := UntrustedHint(err, s.cfg.Host, s.cfg.CASetting); hint != "" {
+			err = fmt.Errorf("%w (%s)", err, hint)
+		}
 		return smtpErr(op, err)
 	}
 
@@ -323,6 +329,21 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// UntrustedHint says what to do about a server certificate that did not
+// verify ("" for any other error): name host, and the setting that trusts a
+// private CA.
+func UntrustedHint(err error, host, setting string) string {
+	var uae x509.UnknownAuthorityError
+	var cve *tls.CertificateVerificationError
+	if !errors.As(err, &uae) && !errors.As(err, &cve) {
+		return ""
+	}
+	if setting == "" {
+		return "the certificate of " + host + " is not trusted"
+	}
+	return "the certificate of " + host + " is not trusted: for a private CA, set " + setting + " to its PEM file"
 }
 
 // isTLSFailure reports whether err comes from a TLS handshake: a certificate
