@@ -79,6 +79,28 @@ type smtpFile struct {
 	// Mechanism is the password mechanism: plain or login (default: plain,
 	// or login when the server offers only that).
 	Mechanism string `yaml:"mechanism"`
+	// SaveSent: append each reply to imap.sent_folder (default: false for
+	// Gmail and Microsoft 365, which file SMTP-sent mail themselves).
+	SaveSent *bool `yaml:"save_sent"`
+}
+
+// saveSent is smtp.save_sent, or its default for the SMTP host: Gmail and
+// Microsoft 365 file what SMTP sends in Sent themselves, so a copy of ours
+// would be the second one.
+func (s smtpFile) saveSent() bool {
+	if s.SaveSent != nil {
+		return *s.SaveSent
+	}
+	host, _, err := net.SplitHostPort(s.Addr)
+	if err != nil {
+		host = s.Addr
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	switch {
+	case host == "smtp.gmail.com", host == "smtp.office365.com", strings.HasSuffix(host, ".outlook.com"):
+		return false
+	}
+	return true
 }
 
 // watchFile is the YAML configuration of triage watch (--config).
@@ -201,7 +223,10 @@ variable and default). Its fields:
              imap.user), password_file | token_file | oauth2 (a block as
              in imap, or "oauth2: imap" to share imap's), mechanism
              (plain|login; default plain, or login when the server offers
-             only LOGIN), timeout; imap and smtp: ca_file (PEM of a
+             only LOGIN), timeout, save_sent (append replies to
+             imap.sent_folder; default false for smtp.gmail.com,
+             smtp.office365.com and *.outlook.com, which file them
+             themselves, true otherwise); imap and smtp: ca_file (PEM of a
              private CA that signed the server's certificate)
              (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
@@ -713,7 +738,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 
 	grace := o.Grace
 	w, err := watch.New(watch.Config{
-		TLSConfig: ws.imapTLS, CASetting: "imap.ca_file",
+		TLSConfig: ws.imapTLS, CASetting: "imap.ca_file", NoSaveSent: wf.SMTP.Addr != "" && !wf.SMTP.saveSent(),
 		Addr: wf.IMAP.Addr, TLS: wf.IMAP.TLS, Username: wf.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
 		Account: wf.IMAP.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,

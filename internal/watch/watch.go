@@ -97,6 +97,9 @@ type Config struct {
 	ProcessedFolder string // replied mail moves here when set
 	FailedFolder    string // default Needs-Human; created when missing
 	SentFolder      string // replies are appended here, and looked up after a crash, when set
+	// NoSaveSent: the mail server files what SMTP sends in SentFolder itself
+	// (Gmail, Microsoft 365): replies are not appended, only looked up.
+	NoSaveSent bool
 	// DraftsFolder receives drafts, flagged \Draft (reply mode draft;
 	// default Drafts, created when missing).
 	DraftsFolder string
@@ -804,7 +807,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
 		return err
 	}
-	if state == ledger.StateReplied && w.cfg.SentFolder != "" && rerr == nil && !r.Appended {
+	if state == ledger.StateReplied && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
 		if err := w.appendSent(ctx, c, b, r); err != nil {
 			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "reply_message_id", r.MessageID, "err", err)
 		}
