@@ -277,7 +277,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		faults = nil
 	}
 	mo := r.modelOptions()
-	mo.Offline, mo.Faults, mo.HTTPClient = offline, faults, httpClient
+	mo.Offline, mo.Faults, mo.HTTPClient, mo.Scenarios = offline, faults, httpClient, r.cfg.Scenarios
 	model, err := llm.New(ctx, mo)
 	if err != nil {
 		return setupFail("%v", err)

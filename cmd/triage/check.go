@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	netmail "net/mail"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -15,11 +14,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/scenario"
+	"triage/internal/settings"
 	"triage/internal/tools"
 )
 
 func newCheckCmd() *cobra.Command {
-	var dir, config, envFile string
+	var (
+		dir, config, envFile string
+		table                settings.Table
+	)
 	cmd := &cobra.Command{
 		Use:   "check [--instructions DIR] [--config FILE [--env-file FILE]]",
 		Short: "Validate the instructions (and a watch configuration) without starting anything",
@@ -39,6 +42,9 @@ which account and how long it is valid (never the token itself); a rotated
 refresh token is saved as watch saves it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
 			if envFile != "" {
 				if err := godotenv.Load(envFile); err != nil {
 					return usageErr("--env-file: %v", err)
@@ -59,7 +65,7 @@ refresh token is saved as watch saves it.`,
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: configuration valid (%s; nothing was created or connected)\n", wo.Config, ws.foundText())
-				for _, w := range fromWarnings(ws.wf, wo.From) {
+				for _, w := range fromWarnings(wo) {
 					fmt.Fprintln(cmd.OutOrStdout(), "warning: "+w)
 				}
 				// OAuth2: one token from each endpoint proves the client,
@@ -88,9 +94,14 @@ refresh token is saved as watch saves it.`,
 			return bk.Close()
 		},
 	}
-	envString(cmd.Flags(), &dir, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory (default: the built-in instructions)")
-	cmd.Flags().StringVar(&envFile, "env-file", "", "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first, as watch --env-file does")
-	cmd.Flags().StringVar(&config, "config", "", "also validate this triage watch configuration, exactly as watch does at start, without connecting [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
+	table = settings.Table{
+		withUsage(instructionsSetting(&dir), "instructions directory (default: the built-in instructions)"),
+		{Flag: "env-file", Usage: "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first, as watch --env-file does",
+			Var: settings.String(&envFile, "")},
+		{Flag: "config", Usage: "also validate this triage watch configuration, exactly as watch does at start, without connecting [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
+			Var: settings.String(&config, "")},
+	}
+	table.Register(cmd.Flags())
 	return cmd
 }
 
@@ -247,17 +258,18 @@ func argPolicy(p *tools.Arg) string {
 // chose (pipeline.from unset: the example default) or one that is not the
 // account triage logs in as (servers refuse or rewrite a From the account
 // may not send as: Microsoft 365 needs Send As, Gmail a verified alias).
-func fromWarnings(wf *watchFile, from string) []string {
-	if wf.Pipeline.From == "" && os.Getenv("TRIAGE_FROM") == "" {
+func fromWarnings(o *watchOptions) []string {
+	from := o.From
+	if s := o.table.Lookup("from"); s != nil && s.Source() == "" {
 		return []string{fmt.Sprintf("pipeline.from is not set: replies go out as %q; set it to the support address", from)}
 	}
 	a, err := netmail.ParseAddress(from)
 	if err != nil {
 		return nil // loadWatch reports it
 	}
-	login := wf.SMTP.User
+	login := o.SMTP.User
 	if login == "" {
-		login = wf.IMAP.User
+		login = o.IMAP.User
 	}
 	if !strings.Contains(login, "@") || strings.EqualFold(login, a.Address) {
 		return nil

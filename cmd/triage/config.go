@@ -7,11 +7,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/pflag"
 
-	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
@@ -23,34 +21,11 @@ import (
 	"triage/internal/tools"
 )
 
-// Precedence of every setting: a flag on the command line, then its
-// environment variable, then the configuration file, then the default.
-// Flags registered with the helpers below carry their variable in their help
-// text ("... [$TRIAGE_X]") and in an annotation merge reads.
-
-const envAnnotation = "triage_env"
-
-func envString(fs *pflag.FlagSet, p *string, name, env, def, usage string) {
-	fs.StringVar(p, name, envOr(env, def), usage+" [$"+env+"]")
-	fs.SetAnnotation(name, envAnnotation, []string{env})
-}
-
-// given reports whether the flag was set on the command line or through its
-// environment variable: then the configuration file does not override it.
-func given(fs *pflag.FlagSet, name string) bool {
-	f := fs.Lookup(name)
-	if f == nil {
-		return false
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
 	}
-	if f.Changed {
-		return true
-	}
-	for _, env := range f.Annotations[envAnnotation] {
-		if os.Getenv(env) != "" {
-			return true
-		}
-	}
-	return false
+	return def
 }
 
 // defaultConfigPath is where watch, check and ledger look for a
@@ -113,17 +88,15 @@ type pipelineParts struct {
 	Language           *language.Detector
 }
 
-// checkPipeline validates every pipeline setting, read-only: the
-// instructions, our From, the serial patterns, the warranty registry (the CSV
-// is loaded), the ticket store (URL, or the SQLite file's directory), the
-// offline faults and the loop bounds. It is the start-up validation of
-// process and watch, and what triage check runs.
+// checkPipeline validates the pipeline settings that need more than their
+// own value (pipelineSettings checks those), read-only: the instructions,
+// our From, the serial patterns, the warranty registry (the CSV is loaded),
+// the ticket store (URL, or the SQLite file's directory) and the offline
+// faults. It is the start-up validation of process and watch, and what
+// triage check runs.
 func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	parts := &pipelineParts{}
 	var err error
-	if !triage.ReplyMode(o.ReplyMode).Valid() || o.ReplyMode == "" {
-		p.add("--reply-mode %q: want send or draft", o.ReplyMode)
-	}
 	if ins, err := loadInstructions(o.Instructions); err != nil {
 		p.addErr(err)
 	} else {
@@ -152,9 +125,6 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	default:
 		p.add("no warranty registry configured: set --warranty-csv FILE (or $TRIAGE_WARRANTY_CSV, or pipeline.warranty_csv in the watch configuration), or --warranty-url URL ($TRIAGE_WARRANTY_URL, pipeline.warranty_url)")
 	}
-	if err := checkStore("--store", o.Store); err != nil {
-		p.addErr(err)
-	}
 	switch {
 	case o.TicketsURL != "":
 		if err := checkURL("--tickets-url", o.TicketsURL); err != nil {
@@ -178,26 +148,11 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	if parts.Faults, err = offline.ParseFaults(o.OfflineFaults); err != nil {
 		p.add("--offline-faults: %v", err)
 	}
-	if o.MaxTurns < 1 {
-		p.add("--max-turns must be at least 1, got %d", o.MaxTurns)
-	}
-	if o.MaxCallsPerTurn < 1 {
-		p.add("--max-calls-per-turn must be at least 1, got %d", o.MaxCallsPerTurn)
-	}
-	if o.MaxCalls < 1 {
-		p.add("--max-calls must be at least 1, got %d", o.MaxCalls)
-	}
-	if o.TurnTimeout <= 0 {
-		p.add("--turn-timeout must be positive, got %s", o.TurnTimeout)
-	}
-	if o.Deadline <= 0 {
-		p.add("--deadline must be positive, got %s", o.Deadline)
-	}
 	return parts
 }
 
 // checkCredentials refuses a daemon that would answer customers with the
-// offline stand-in only because a key is missing (issue 7 item 10): without
+// offline stand-in only because a key is missing: without
 // model credentials, the offline model must be asked for explicitly.
 func checkCredentials(o pipelineOptions, config string, p *problems) {
 	if o.Offline || o.OfflineFaults != "" || o.llmOptions().Live() {
@@ -278,15 +233,10 @@ func checkHostPort(field, addr string) (host string, err error) {
 	return host, nil
 }
 
-// checkTLS accepts the TLS modes of a server section; none only on loopback.
-func checkTLS(field, mode, host string, p *problems) {
-	switch strings.ToLower(mode) {
-	case "", "tls", "starttls":
-	case "none":
-		if host != "" && !mail.IsLoopback(host) {
-			p.add("%s: none is allowed only for loopback hosts, not %q", field, host)
-		}
-	default:
-		p.add("%s %q: want tls, starttls or none", field, mode)
+// checkTLS checks the TLS mode of a server section (default def) for its
+// host.
+func checkTLS(field, mode, host, def string, p *problems) {
+	if err := mail.CheckTLS(mode, host, def); err != nil {
+		p.add("%s: %v", field, err)
 	}
 }

@@ -75,7 +75,7 @@ func assertEmptyDir(t *testing.T, dir string) {
 	}
 }
 
-// Issue 7 item 10: no model credentials and no explicit pipeline.offline:
+// No model credentials and no explicit pipeline.offline:
 // watch refuses to start, naming both ways out.
 func TestWatchRefusesWithoutModelCredentials(t *testing.T) {
 	noDefaultConfig(t)

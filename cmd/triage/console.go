@@ -11,41 +11,17 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/console"
 	"triage/internal/ledger"
 )
-
-// consoleFile is the part of the watch configuration the console reads:
-// where the ledger and the tickets are, and how replies are sent. Other
-// keys are left to watch and check, which validate the whole file.
-type consoleFile struct {
-	Ledger string `yaml:"ledger"`
-	Outbox string `yaml:"outbox"`
-	SMTP   struct {
-		Addr         string        `yaml:"addr"`
-		TLS          string        `yaml:"tls"`
-		User         string        `yaml:"user"`
-		Password     string        `yaml:"password"`
-		PasswordFile string        `yaml:"password_file"`
-		Token        string        `yaml:"token"`
-		TokenFile    string        `yaml:"token_file"`
-		Timeout      time.Duration `yaml:"timeout"`
-	} `yaml:"smtp"`
-	Pipeline struct {
-		TicketsDB  string `yaml:"tickets_db"`
-		TicketsURL string `yaml:"tickets_url"`
-	} `yaml:"pipeline"`
-}
 
 type consoleOptions struct {
 	config, listen, tokenFile, proxyHeader string
@@ -195,46 +171,50 @@ func consoleToken(file string) (string, error) {
 }
 
 // openConsoleParts opens the ledger (which must exist), the ticket store
-// and the sender the configuration names.
+// and the sender of the watch configuration at path, read as triage watch
+// reads it (its values alone: the flags and variables of watch do not
+// count).
 func openConsoleParts(ctx context.Context, path string) (*consoleParts, error) {
-	data, err := os.ReadFile(path)
+	wo, file, err := loadWatchConfig(path)
 	if err != nil {
-		return nil, usageErr("console: --config: %v", err)
+		return nil, usageErr("console: %v", err)
 	}
-	var cf consoleFile
-	if err := yaml.Unmarshal(data, &cf); err != nil {
+	if err := wo.table.Check(); err != nil {
 		return nil, usageErr("console: %s: %v", path, err)
 	}
-	dir := filepath.Dir(path)
-	for _, p := range []*string{&cf.Ledger, &cf.Outbox, &cf.SMTP.PasswordFile, &cf.SMTP.TokenFile, &cf.Pipeline.TicketsDB} {
-		if *p != "" && !filepath.IsAbs(*p) {
-			*p = filepath.Join(dir, *p)
+	if wo.Store == "" && !file.Has("ledger") {
+		return nil, usageErr("console: %s has no ledger (nor store): the console shows the ledger triage watch writes", path)
+	}
+	if wo.Store == "" {
+		if _, err := os.Stat(wo.Ledger); err != nil {
+			return nil, usageErr("console: ledger %v (run triage watch first)", err)
 		}
 	}
-	if cf.Ledger == "" {
-		return nil, usageErr("console: %s has no ledger: the console shows the ledger triage watch writes", path)
-	}
-	if _, err := os.Stat(cf.Ledger); err != nil {
-		return nil, usageErr("console: ledger %v (run triage watch first)", err)
-	}
 	p := &consoleParts{}
-	if p.ledger, err = ledger.Open(ctx, ledger.Config{Path: cf.Ledger}); err != nil {
+	if p.ledger, err = ledger.Open(ctx, ledger.Config{Path: wo.ledgerTarget()}); err != nil {
 		return nil, &exitError{code: exitFailed, err: err}
 	}
 	p.closers = append(p.closers, p.ledger.Close)
 	fail := func(err error) (*consoleParts, error) { p.close(); return nil, err }
 	switch {
-	case cf.Pipeline.TicketsURL != "":
-		h, err := tickets.NewHTTP(tickets.HTTPConfig{BaseURL: cf.Pipeline.TicketsURL, Token: os.Getenv("TRIAGE_TICKETS_TOKEN")})
+	case wo.TicketsURL != "":
+		h, err := tickets.NewHTTP(tickets.HTTPConfig{BaseURL: wo.TicketsURL, Token: os.Getenv("TRIAGE_TICKETS_TOKEN")})
 		if err != nil {
 			return fail(usageErr("console: pipeline.tickets_url: %v", err))
 		}
 		p.tickets = h
-	case cf.Pipeline.TicketsDB != "":
-		if _, err := os.Stat(cf.Pipeline.TicketsDB); err != nil {
+	case wo.Store != "":
+		s, err := tickets.Open(ctx, wo.Store)
+		if err != nil {
+			return fail(&exitError{code: exitFailed, err: err})
+		}
+		p.tickets = s
+		p.closers = append(p.closers, s.Close)
+	case file.Has("pipeline.tickets_db"):
+		if _, err := os.Stat(wo.TicketsDB); err != nil {
 			return fail(usageErr("console: pipeline.tickets_db: %v", err))
 		}
-		s, err := tickets.OpenSQLite(cf.Pipeline.TicketsDB)
+		s, err := tickets.OpenSQLite(wo.TicketsDB)
 		if err != nil {
 			return fail(&exitError{code: exitFailed, err: err})
 		}
@@ -242,22 +222,22 @@ func openConsoleParts(ctx context.Context, path string) (*consoleParts, error) {
 		p.closers = append(p.closers, s.Close)
 	}
 	switch {
-	case cf.SMTP.Addr != "":
-		pass, err := consoleSecret("TRIAGE_SMTP_PASSWORD", cf.SMTP.PasswordFile, cf.SMTP.Password)
+	case wo.SMTP.Addr != "":
+		pass, err := consoleSecret("TRIAGE_SMTP_PASSWORD", wo.SMTP.PasswordFile, wo.SMTP.Password)
 		if err != nil {
 			return fail(err)
 		}
-		token, err := consoleSecret("TRIAGE_SMTP_TOKEN", cf.SMTP.TokenFile, cf.SMTP.Token)
+		token, err := consoleSecret("TRIAGE_SMTP_TOKEN", wo.SMTP.TokenFile, wo.SMTP.Token)
 		if err != nil {
 			return fail(err)
 		}
-		s, err := mail.NewSMTP(mail.SMTPConfig{Addr: cf.SMTP.Addr, TLS: cf.SMTP.TLS, Username: cf.SMTP.User, Password: pass, Token: token, Timeout: cf.SMTP.Timeout})
+		s, err := mail.NewSMTP(mail.SMTPConfig{Addr: wo.SMTP.Addr, TLS: wo.SMTP.TLS, Username: wo.SMTP.User, Password: pass, Token: token, Timeout: wo.SMTPTimeout})
 		if err != nil {
 			return fail(usageErr("console: smtp: %v", err))
 		}
 		p.sender = s
-	case cf.Outbox != "":
-		o, err := mail.NewOutbox(cf.Outbox)
+	case wo.Outbox != "":
+		o, err := mail.NewOutbox(wo.Outbox)
 		if err != nil {
 			return fail(usageErr("console: outbox: %v", err))
 		}

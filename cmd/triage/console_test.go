@@ -43,6 +43,10 @@ func TestConsoleUsageErrors(t *testing.T) {
 	os.WriteFile(noLedger, []byte("outbox: out\n"), 0o600)
 	missing := filepath.Join(t.TempDir(), "m.yaml")
 	os.WriteFile(missing, []byte("ledger: nowhere.db\n"), 0o600)
+	typo := filepath.Join(t.TempDir(), "t.yaml")
+	os.WriteFile(typo, []byte("ledger: l.db\nsmtp: {adr: 127.0.0.1:25}\n"), 0o600)
+	badStore := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(badStore, []byte("store: l.db\n"), 0o600)
 	tests := []struct {
 		name, token string
 		args        []string
@@ -51,6 +55,8 @@ func TestConsoleUsageErrors(t *testing.T) {
 		{"no config", "0123456789abcdef0123", []string{"console"}, "--config FILE is required"},
 		{"no ledger key", "0123456789abcdef0123", []string{"console", "--config", noLedger}, "has no ledger"},
 		{"ledger not there", "0123456789abcdef0123", []string{"console", "--config", missing}, "run triage watch first"},
+		{"unknown key", "0123456789abcdef0123", []string{"console", "--config", typo}, `unknown field "adr" in smtp`},
+		{"store not a URL", "0123456789abcdef0123", []string{"console", "--config", badStore}, `store "l.db" is not a postgres:// URL`},
 		{"no credentials at all", "", []string{"console", "--config", cfg}, "a Token or a ProxyHeader is required"},
 		{"short token", "short", []string{"console", "--config", cfg}, "use at least 16"},
 		{"bad listen", "0123456789abcdef0123", []string{"console", "--config", cfg, "--listen", "8080"}, "want host:port"},

@@ -35,7 +35,7 @@ func (dryRunTickets) Get(context.Context, string) (*tickets.State, error) {
 	return nil, tickets.ErrNotFound
 }
 
-func (dryRunTickets) Find(context.Context, []string) (*tickets.State, error) {
+func (dryRunTickets) Find(context.Context, string, []string) (*tickets.State, error) {
 	return nil, tickets.ErrNotFound
 }
 

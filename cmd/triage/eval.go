@@ -10,14 +10,12 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"triage/eval"
-	"triage/internal/dispatcher"
-	"triage/internal/llm"
 	"triage/internal/logattr"
+	"triage/internal/settings"
 )
 
 type evalOptions struct {
@@ -37,11 +35,8 @@ type evalOptions struct {
 	Staff        []string
 	Quiet        bool
 	Verbose      bool
-	MaxTurns     int
-	TurnTimeout  time.Duration
-	Deadline     time.Duration
-	MaxCallsTurn int
-	MaxCalls     int
+	loopBounds
+	table settings.Table
 }
 
 func newEvalCmd() *cobra.Command {
@@ -68,31 +63,17 @@ The case format is documented in docs/eval.md.`,
   triage eval --record eval/cassettes          # live, once, with a key
   triage eval --replay eval/cassettes --min-pass-rate 100`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			if err := o.table.Check(); err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("eval: the pipeline cannot start, no case ran: %w", err)}
+			}
 			return runEval(cmd.Context(), o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	f := cmd.Flags()
-	envString(f, &o.Instructions, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory with main.md, scenarios/*.md and tools.yaml (default: the built-in instructions)")
-	envString(f, &o.Model, "model", "TRIAGE_MODEL", llm.DefaultModel, "model id (Gemini's by default; with --provider openai, the endpoint's)")
-	o.modelOptions.addFlags(f)
-	f.BoolVar(&o.Offline, "offline", false, "force the built-in offline model even when GEMINI_API_KEY is set")
-	f.StringVar(&o.Record, "record", "", "record each case's model HTTP exchanges to DIR/<scenario_id>.yaml (API keys stripped)")
-	f.StringVar(&o.Replay, "replay", "", "replay model exchanges from DIR instead of calling a model; an unmatched request fails the case")
-	f.IntVarP(&o.Parallel, "parallel", "j", 1, "cases run in parallel")
-	f.IntVar(&o.Repeat, "repeat", 1, "run each case N times; reports pass^N and flaky cases")
-	f.StringSliceVar(&o.Filter, "filter", nil, "run only cases whose scenario_id or category matches (glob; comma-separated or repeated)")
-	f.Float64Var(&o.MinPassRate, "min-pass-rate", 99, "lowest passing percentage that exits 0 (else exit 4)")
-	f.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE (its directory is created before the run)")
-	f.StringVar(&o.JSONOut, "json-out", "", "write the full JSON report (every case, call and outcome) to FILE (its directory is created before the run)")
-	f.BoolVar(&o.JSON, "json", false, "print one JSON object per case on stdout, one per line (as process --json does); the summary goes to stderr")
-	f.StringSliceVar(&o.Staff, "staff", nil, "staff addresses that escalating scenarios may mail (repeatable)")
-	f.BoolVarP(&o.Quiet, "quiet", "q", false, "print each passing case on one line, without its calls")
-	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log each pipeline step to stderr")
-	f.IntVar(&o.MaxTurns, "max-turns", 10, "maximum model turns per email")
-	f.DurationVar(&o.TurnTimeout, "turn-timeout", 30*time.Second, "timeout of one model call")
-	f.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "total time budget per email")
-	f.IntVar(&o.MaxCallsTurn, "max-calls-per-turn", dispatcher.DefaultMaxCallsPerTurn, "function calls the model may make in one turn")
-	f.IntVar(&o.MaxCalls, "max-calls", dispatcher.DefaultMaxCallsPerEmail, "function calls the model may make per email")
+	o.table = evalSettings(o)
+	o.table.Register(cmd.Flags())
 	return cmd
 }
 
@@ -132,12 +113,6 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		if st, err := os.Stat(f.file); err == nil && st.IsDir() {
 			return usageErr("eval: %s %s: is a directory", f.flag, f.file)
 		}
-	}
-	if o.MaxTurns < 1 {
-		return usageErr("eval: --max-turns must be at least 1, got %d", o.MaxTurns)
-	}
-	if o.TurnTimeout <= 0 || o.Deadline <= 0 {
-		return usageErr("eval: --turn-timeout and --deadline must be positive")
 	}
 	if len(args) == 0 {
 		args = []string{"eval/cases"}
@@ -180,7 +155,7 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		Scenarios:      ins.Scenarios,
 		Tools:          ins.Tools,
 		Backends:       bk.Routes(),
-		MaxCallsTurn:   o.MaxCallsTurn,
+		MaxCallsTurn:   o.MaxCallsPerTurn,
 		MaxCalls:       o.MaxCalls,
 		ModelName:      o.Model,
 		Offline:        o.Offline,

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/ledger"
+	"triage/internal/settings"
 	"triage/internal/store"
 	"triage/internal/termsafe"
 )
@@ -29,6 +30,7 @@ func newLedgerCmd() *cobra.Command {
 		storeURL            string
 		limit               int
 		asJSON, replies     bool
+		table               settings.Table
 	)
 	cmd := &cobra.Command{
 		Use:   "ledger [--ledger FILE | --store URL | --config FILE] [--state S] [--limit N] [--json]",
@@ -45,6 +47,9 @@ while triage watch is running.`,
   triage ledger --config /etc/triage/triage.yaml --limit 20 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
 			if state != "" {
 				valid := messageStates
 				if replies {
@@ -58,7 +63,7 @@ while triage watch is running.`,
 					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
 				}
 			}
-			path, err := ledgerPath(cmd, storeURL, path, config)
+			path, err := ledgerPath(cmd, table, &path, &config, &storeURL)
 			if err != nil {
 				return err
 			}
@@ -86,16 +91,25 @@ while triage watch is running.`,
 			return printEntries(out, es, counts, asJSON)
 		},
 	}
-	f := cmd.Flags()
-	envString(f, &path, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file")
-	storeFlag(f, &storeURL)
-	f.StringVar(&config, "config", "", "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
-	f.StringVar(&state, "state", "", "only this state")
-	f.IntVar(&limit, "limit", 50, "at most this many messages")
-	f.BoolVar(&asJSON, "json", false, "one JSON object per line")
-	f.BoolVar(&replies, "replies", false, "list replies instead of messages")
+	table = append(ledgerSettings(&path, &config, &storeURL),
+		&settings.Setting{Flag: "state", Usage: "only this state", Var: settings.String(&state, "")},
+		&settings.Setting{Flag: "limit", Usage: "at most this many messages", Var: settings.Int(&limit, 50)},
+		&settings.Setting{Flag: "json", Usage: "one JSON object per line", Var: settings.Bool(&asJSON, false)},
+		&settings.Setting{Flag: "replies", Usage: "list replies instead of messages", Var: settings.Bool(&replies, false)})
+	table.Register(cmd.Flags())
 	cmd.AddCommand(newLedgerStatsCmd())
 	return cmd
+}
+
+// ledgerSettings are the settings of the ledger commands that say where the
+// ledger is.
+func ledgerSettings(path, config, storeURL *string) settings.Table {
+	return settings.Table{
+		withUsage(ledgerSetting(path), "ledger file"),
+		storeSetting(storeURL),
+		{Flag: "config", Usage: "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
+			Var: settings.String(config, "")},
+	}
 }
 
 // ledgerPath is the ledger the ledger commands read: the store URL (--store
@@ -103,34 +117,32 @@ while triage watch is running.`,
 // given, else the store or ledger of the watch configuration found like
 // watch finds it (--config, $TRIAGE_CONFIG, /etc/triage/triage.yaml; one
 // found by convention is reported), else path's default.
-func ledgerPath(cmd *cobra.Command, storeURL, path, config string) (string, error) {
-	if storeURL != "" {
-		if err := checkStore("--store", storeURL); err != nil {
-			return "", usageErr("%v", err)
-		}
-		return storeURL, nil
+// The command's table is resolved (it filled path, config and storeURL).
+func ledgerPath(cmd *cobra.Command, table settings.Table, path, config, storeURL *string) (string, error) {
+	if err := table.Check(); err != nil {
+		return "", usageErr("%v", err)
 	}
-	cfg, how := findConfig(cmd.Flags(), config)
-	if given(cmd.Flags(), "ledger") || cfg == "" {
-		return path, nil
+	if *storeURL != "" {
+		return *storeURL, nil
 	}
-	wf, err := loadWatchFile(cfg)
+	cfg, how := findConfig(cmd.Flags(), *config)
+	if table.Given(cmd.Flags(), "ledger", os.Getenv) || cfg == "" {
+		return *path, nil
+	}
+	wo, err := loadWatchFile(cfg)
 	if err != nil {
 		return "", err
 	}
 	if how != "--config" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "triage: ledger of the configuration %s (%s)\n", cfg, how)
 	}
-	if wf.Store != "" {
-		if err := checkStore(cfg+": store", wf.Store); err != nil {
-			return "", usageErr("%v", err)
+	if wo.Store != "" {
+		if err := checkStoreURL(wo.Store); err != nil {
+			return "", usageErr("%s: store %v", cfg, err)
 		}
-		return wf.Store, nil
+		return wo.Store, nil
 	}
-	if wf.Ledger != "" {
-		return wf.Ledger, nil
-	}
-	return path, nil
+	return wo.Ledger, nil
 }
 
 // openLedgerFile opens the ledger at path (a file, or a store URL, read

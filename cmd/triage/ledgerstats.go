@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/ledger"
+	"triage/internal/settings"
 	"triage/internal/termsafe"
 )
 
@@ -17,6 +18,7 @@ func newLedgerStatsCmd() *cobra.Command {
 	var (
 		path, config, storeURL string
 		asJSON                 bool
+		table                  settings.Table
 	)
 	cmd := &cobra.Command{
 		Use:   "stats [--ledger FILE | --store URL | --config FILE] [--json]",
@@ -39,7 +41,10 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
   triage ledger stats --ledger /var/lib/triage/ledger.db --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := ledgerPath(cmd, storeURL, path, config)
+			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			path, err := ledgerPath(cmd, table, &path, &config, &storeURL)
 			if err != nil {
 				return err
 			}
@@ -58,11 +63,9 @@ prints one JSON object per scenario per line. It only reads the ledger.`,
 			return printDraftStats(cmd.OutOrStdout(), stats)
 		},
 	}
-	f := cmd.Flags()
-	envString(f, &path, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file")
-	storeFlag(f, &storeURL)
-	f.StringVar(&config, "config", "", "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
-	f.BoolVar(&asJSON, "json", false, "one JSON object per scenario per line")
+	table = append(ledgerSettings(&path, &config, &storeURL),
+		&settings.Setting{Flag: "json", Usage: "one JSON object per scenario per line", Var: settings.Bool(&asJSON, false)})
+	table.Register(cmd.Flags())
 	return cmd
 }
 

@@ -10,8 +10,8 @@ import (
 
 // TestProcessBreaksReplyLoop: `triage process` remembers its replies in the
 // outbox directory across runs; a message answering one of them from a
-// sender answered twice in the last hour is failed/reply_loop (issue 7
-// item 4), and the exit status says a person must look. (A thread the ticket
+// sender answered twice in the last hour is failed/reply_loop, and the exit
+// status says a person must look. (A thread the ticket
 // store knows is bounded by its escalation instead.)
 func TestProcessBreaksReplyLoop(t *testing.T) {
 	dir := t.TempDir()

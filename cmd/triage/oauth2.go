@@ -14,8 +14,8 @@ import (
 // their oauth2 blocks (nil without one) and applies the defaults: smtp's
 // "oauth2: imap" shares imap's source, and an smtp section with OAuth2 but
 // no user logs in as imap.user. Nothing is contacted.
-func oauth2Setup(wf *watchFile, ws *watchSetup, p *problems) {
-	if s := wf.IMAP.OAuth2; s != nil {
+func oauth2Setup(o *watchOptions, ws *watchSetup, p *problems) {
+	if s := o.IMAP.OAuth2; s != nil {
 		if s.SameAs != "" {
 			p.add("imap.oauth2: %s: only the smtp section can share another section's oauth2", s.SameAs)
 		} else if src, err := mailauth.New(s.Config, mailauth.Options{Name: "imap.oauth2"}); err != nil {
@@ -24,15 +24,15 @@ func oauth2Setup(wf *watchFile, ws *watchSetup, p *problems) {
 			ws.imapOAuth2 = src
 		}
 	}
-	s := wf.SMTP.OAuth2
-	if s == nil || wf.SMTP.Addr == "" {
+	s := o.SMTP.OAuth2
+	if s == nil || o.SMTP.Addr == "" {
 		return
 	}
-	if wf.SMTP.User == "" {
-		wf.SMTP.User = wf.IMAP.User
+	if o.SMTP.User == "" {
+		o.SMTP.User = o.IMAP.User
 	}
 	switch {
-	case s.SameAs == "imap" && wf.IMAP.OAuth2 == nil:
+	case s.SameAs == "imap" && o.IMAP.OAuth2 == nil:
 		p.add("smtp.oauth2: imap: the imap section has no oauth2 block to share")
 	case s.SameAs == "imap":
 		ws.smtpOAuth2 = ws.imapOAuth2
@@ -63,9 +63,9 @@ func checkOAuth2(w io.Writer, ws *watchSetup) error {
 		key, user string
 		s         *mailauth.Source
 	}
-	list := []src{{"imap.oauth2", ws.wf.IMAP.User, ws.imapOAuth2}}
+	list := []src{{"imap.oauth2", ws.o.IMAP.User, ws.imapOAuth2}}
 	if ws.smtpOAuth2 != ws.imapOAuth2 {
-		list = append(list, src{"smtp.oauth2", ws.wf.SMTP.User, ws.smtpOAuth2})
+		list = append(list, src{"smtp.oauth2", ws.o.SMTP.User, ws.smtpOAuth2})
 	}
 	var p problems
 	for _, c := range list {
@@ -82,7 +82,7 @@ func checkOAuth2(w io.Writer, ws *watchSetup) error {
 			valid = "valid for " + time.Until(tok.Expiry).Round(time.Second).String()
 		}
 		shared := ""
-		if c.s == ws.smtpOAuth2 && c.key == "imap.oauth2" && ws.wf.SMTP.Addr != "" {
+		if c.s == ws.smtpOAuth2 && c.key == "imap.oauth2" && ws.o.SMTP.Addr != "" {
 			shared = " (smtp shares it)"
 		}
 		fmt.Fprintf(w, "%s: access token obtained for %s from %s (%s grant), %s%s\n", c.key, c.user, c.s.TokenURL(), c.s.Grant(), valid, shared)

@@ -20,20 +20,30 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/logattr"
 	"triage/internal/processor"
+	"triage/internal/settings"
 	"triage/internal/termsafe"
 )
 
 // maxInputBytes caps one input message read from disk or stdin.
 const maxInputBytes = 25 << 20
 
+// processOptions are the settings of process, declared in processSettings.
 type processOptions struct {
 	pipelineOptions
 	JSON    bool
 	Outbox  string
 	Verbose bool
+	table   settings.Table
 }
 
 func newProcessCmd() *cobra.Command {
+	cmd, _ := newProcessCmdOptions()
+	return cmd
+}
+
+// newProcessCmdOptions returns the process command and the options its
+// settings fill.
+func newProcessCmdOptions() (*cobra.Command, *processOptions) {
 	o := &processOptions{}
 	cmd := &cobra.Command{
 		Use:   "process [flags] FILE.eml...",
@@ -77,22 +87,18 @@ failed, 2 for a usage or configuration error.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
 			return runProcess(cmd.Context(), o, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	f := cmd.Flags()
-	o.addFlags(f)
-	f.BoolVar(&o.JSON, "json", false, "print one JSON outcome per input, one per line")
-	envString(f, &o.Outbox, "outbox", "TRIAGE_OUTBOX", "outbox", "directory that receives every sent reply as an .eml file")
-	f.IntVar(&o.Concurrency, "concurrency", 4, "emails processed in parallel")
-	f.BoolVarP(&o.Verbose, "verbose", "v", false, "log each step to stderr")
-	return cmd
+	o.table = processSettings(o)
+	o.table.Register(cmd.Flags())
+	return cmd, o
 }
 
 func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if o.Concurrency < 1 {
-		return usageErr("--concurrency must be at least 1, got %d", o.Concurrency)
-	}
 	level := slog.LevelWarn
 	if o.Verbose {
 		level = slog.LevelDebug
@@ -100,6 +106,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	log := slog.New(logattr.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	// Everything is validated before anything (outbox, ticket store) is created.
 	var probs problems
+	probs.addErr(o.table.Check())
 	parts := checkPipeline(o.pipelineOptions, &probs)
 	if err := checkDirOrParent("--outbox", o.Outbox); err != nil && !o.DryRun {
 		probs.addErr(err)

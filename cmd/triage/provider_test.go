@@ -87,7 +87,7 @@ func TestProviderFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--provider", "anthropic"}, `--provider: provider "anthropic": want gemini or openai`},
+		{[]string{"--provider", "anthropic"}, `--provider "anthropic": want gemini or openai`},
 		{[]string{"--provider", "openai", "--base-url", "http://127.0.0.1:1/v1"}, "--provider openai needs --model"},
 	} {
 		var out, errb bytes.Buffer

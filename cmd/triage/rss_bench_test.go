@@ -7,7 +7,7 @@ package main
 //
 //	go test -run '^$' -bench RSS -benchtime 1x ./cmd/triage
 //
-// (make bench runs every benchmark). Targets (issue 7): 20,000 emails in
+// (make bench runs every benchmark). Targets: 20,000 emails in
 // <= 64 MiB; one email with an 18 MB attachment in <= 3x its raw size plus
 // the baseline (the peak of the same run over one small email).
 

@@ -20,7 +20,7 @@ func TestSaveSentDefault(t *testing.T) {
 		{"mail.example.com:587", &no, false},
 	}
 	for _, tc := range tests {
-		if got := (smtpFile{serverFile: serverFile{Addr: tc.addr}, SaveSent: tc.set}).saveSent(); got != tc.want {
+		if got := (&watchOptions{SMTP: serverOptions{Addr: tc.addr}, SaveSent: tc.set}).saveSent(); got != tc.want {
 			t.Errorf("%s (set %v): save_sent %v, want %v", tc.addr, tc.set, got, tc.want)
 		}
 	}

@@ -4,21 +4,17 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"triage/internal/settings"
 	"triage/internal/store"
 	"triage/internal/storecopy"
 )
 
-// storeFlag registers --store ($TRIAGE_STORE) on fs.
-func storeFlag(fs *pflag.FlagSet, p *string) {
-	envString(fs, p, "store", "TRIAGE_STORE", "", "shared store: a postgres:// URL holding the ledger and the tickets instead of the SQLite files (--ledger, --tickets-db)")
-}
-
-// checkStore reports a --store (or store:) that is not a PostgreSQL URL.
-func checkStore(name, v string) error {
+// checkStoreURL accepts no store or a PostgreSQL URL (the store setting's
+// check).
+func checkStoreURL(v string) error {
 	if v != "" && !store.IsURL(v) {
-		return fmt.Errorf("%s: %q is not a postgres:// URL (the SQLite files are --ledger and --tickets-db)", name, store.Redact(v))
+		return fmt.Errorf("%q is not a postgres:// URL (the SQLite files are --ledger and --tickets-db)", store.Redact(v))
 	}
 	return nil
 }
@@ -35,6 +31,7 @@ func newStoreCmd() *cobra.Command {
 func newStoreMigrateCmd() *cobra.Command {
 	var target string
 	var fromSQLite bool
+	var table settings.Table
 	cmd := &cobra.Command{
 		Use:   "migrate --from-sqlite LEDGER TICKETS --store URL",
 		Short: "Create the store's schema, or copy an installation's SQLite files into it",
@@ -53,10 +50,13 @@ configuration).`,
   triage store migrate --from-sqlite /var/lib/triage/ledger.db /var/lib/triage/tickets.db \
       --store postgres://triage@db.example/triage`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return usageErr("store migrate: %v", err)
+			}
 			if target == "" {
 				return usageErr("store migrate: --store URL (or $TRIAGE_STORE) is required")
 			}
-			if err := checkStore("--store", target); err != nil {
+			if err := table.Check(); err != nil {
 				return usageErr("store migrate: %v", err)
 			}
 			switch {
@@ -93,8 +93,11 @@ configuration).`,
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	storeFlag(f, &target)
-	f.BoolVar(&fromSQLite, "from-sqlite", false, "copy the SQLite ledger and ticket files given as arguments into the store")
+	table = settings.Table{
+		storeSetting(&target),
+		{Flag: "from-sqlite", Usage: "copy the SQLite ledger and ticket files given as arguments into the store",
+			Var: settings.Bool(&fromSQLite, false)},
+	}
+	table.Register(cmd.Flags())
 	return cmd
 }

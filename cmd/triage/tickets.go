@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/clients/tickets"
+	"triage/internal/settings"
 	"triage/internal/termsafe"
 )
 
@@ -47,25 +48,40 @@ triage watch is running.`,
   triage tickets takeover TKT-000123 --owner anna
   triage tickets release TKT-000123`,
 	}
-	pf := cmd.PersistentFlags()
-	envString(pf, &path, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
-	storeFlag(pf, &url)
-	pf.BoolVar(&asJSON, "json", false, "print JSON")
-	pf.StringVar(&config, "config", "", "read pipeline.tickets_db (or store:) from this configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
+	table := settings.Table{
+		ticketsDBSetting(&path),
+		storeSetting(&url),
+		{Flag: "json", Usage: "print JSON", Var: settings.Bool(&asJSON, false)},
+		{Flag: "config", Usage: "read pipeline.tickets_db (or store:) from this configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
+			Var: settings.String(&config, "")},
+	}
+	table.Register(cmd.PersistentFlags())
+	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		if err := table.Check(); err != nil {
+			return usageErr("tickets: %v", err)
+		}
+		return nil
+	}
 
 	open := func(cmd *cobra.Command) (*tickets.SQLite, error) {
 		from := "--tickets-db"
-		if url == "" && !given(cmd.Flags(), "tickets-db") {
+		if url == "" && !table.Given(cmd.Flags(), "tickets-db", os.Getenv) {
 			if cfg, how := findConfig(cmd.Flags(), config); cfg != "" {
-				wf, err := loadWatchFile(cfg)
+				wo, file, err := loadWatchConfig(cfg)
 				if err != nil {
 					return nil, err
 				}
 				switch {
-				case wf.Store != "":
-					url = wf.Store
-				case wf.Pipeline.TicketsDB != "":
-					path, from = wf.Pipeline.TicketsDB, cfg+" (pipeline.tickets_db)"
+				case wo.Store != "":
+					if err := checkStoreURL(wo.Store); err != nil {
+						return nil, usageErr("%s: store %v", cfg, err)
+					}
+					url = wo.Store
+				case file.Has("pipeline.tickets_db"):
+					path, from = wo.TicketsDB, cfg+" (pipeline.tickets_db)"
 				}
 				if how != "--config" {
 					fmt.Fprintf(cmd.ErrOrStderr(), "triage: tickets of the configuration %s (%s)\n", cfg, how)
@@ -73,9 +89,6 @@ triage watch is running.`,
 			}
 		}
 		if url != "" {
-			if err := checkStore("--store", url); err != nil {
-				return nil, usageErr("tickets: %v", err)
-			}
 			s, err := tickets.Open(context.Background(), url)
 			if err != nil {
 				return nil, &exitError{code: exitFailed, err: err}

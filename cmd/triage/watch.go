@@ -29,8 +29,8 @@ import (
 	"triage/internal/logattr"
 	"triage/internal/mailauth"
 	"triage/internal/metrics"
+	"triage/internal/settings"
 	"triage/internal/watch"
-	"triage/internal/yamlstrict"
 )
 
 // exitLocked: another triage watch holds the ledger lock; exitAuth: the
@@ -42,58 +42,30 @@ const (
 	exitAuth   = 5
 )
 
-// serverFile is how the configuration names one server and its credentials
-// (the imap and smtp sections share it).
-type serverFile struct {
-	Addr         string `yaml:"addr"`
-	TLS          string `yaml:"tls"`
-	User         string `yaml:"user"`
-	Password     string `yaml:"password"`
-	PasswordFile string `yaml:"password_file"`
-	Token        string `yaml:"token"`
-	TokenFile    string `yaml:"token_file"`
+// serverOptions are one server's settings (the imap and smtp sections),
+// declared in serverSettings.
+type serverOptions struct {
+	Addr, TLS, User        string
+	Password, PasswordFile string
+	Token, TokenFile       string
 	// OAuth2: access tokens that renew themselves (see mailauth.Config);
 	// in smtp, "oauth2: imap" shares imap's.
-	OAuth2 *mailauth.Setting `yaml:"oauth2"`
+	OAuth2 *mailauth.Setting
 	// CAFile is a PEM file of the CA that signed the server's certificate
 	// (a private CA), trusted besides the system's.
-	CAFile string `yaml:"ca_file"`
-}
-
-// imapFile is the imap section of the configuration.
-type imapFile struct {
-	serverFile      `yaml:",inline"`
-	Account         string `yaml:"account"`
-	Mailbox         string `yaml:"mailbox"`
-	Keyword         string `yaml:"keyword"`
-	ProcessedFolder string `yaml:"processed_folder"`
-	FailedFolder    string `yaml:"failed_folder"`
-	SentFolder      string `yaml:"sent_folder"`
-	DraftsFolder    string `yaml:"drafts_folder"`
-}
-
-// smtpFile is the smtp section of the configuration.
-type smtpFile struct {
-	serverFile `yaml:",inline"`
-	Timeout    time.Duration `yaml:"timeout"`
-	// Mechanism is the password mechanism: plain or login (default: plain,
-	// or login when the server offers only that).
-	Mechanism string `yaml:"mechanism"`
-	// SaveSent: append each reply to imap.sent_folder (default: false for
-	// Gmail and Microsoft 365, which file SMTP-sent mail themselves).
-	SaveSent *bool `yaml:"save_sent"`
+	CAFile string
 }
 
 // saveSent is smtp.save_sent, or its default for the SMTP host: Gmail and
 // Microsoft 365 file what SMTP sends in Sent themselves, so a copy of ours
 // would be the second one.
-func (s smtpFile) saveSent() bool {
-	if s.SaveSent != nil {
-		return *s.SaveSent
+func (o *watchOptions) saveSent() bool {
+	if o.SaveSent != nil {
+		return *o.SaveSent
 	}
-	host, _, err := net.SplitHostPort(s.Addr)
+	host, _, err := net.SplitHostPort(o.SMTP.Addr)
 	if err != nil {
-		host = s.Addr
+		host = o.SMTP.Addr
 	}
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	switch {
@@ -103,56 +75,7 @@ func (s smtpFile) saveSent() bool {
 	return true
 }
 
-// watchFile is the YAML configuration of triage watch (--config).
-type watchFile struct {
-	IMAP            imapFile      `yaml:"imap"`
-	SMTP            smtpFile      `yaml:"smtp"`
-	Outbox          string        `yaml:"outbox"`
-	Ledger          string        `yaml:"ledger"`
-	Store           string        `yaml:"store"` // postgres:// URL holding the ledger and the tickets
-	Interval        time.Duration `yaml:"interval"`
-	Idle            *bool         `yaml:"idle"`
-	MaxMessageBytes int64         `yaml:"max_message_bytes"`
-	ShutdownGrace   time.Duration `yaml:"shutdown_grace"`
-	MaxAttempts     int           `yaml:"max_attempts"`
-	MaxAuthFailures int           `yaml:"max_auth_failures"`
-	MaxSendFailures int           `yaml:"max_send_failures"`
-	Concurrency     int           `yaml:"concurrency"`
-	Limits          struct {
-		PerSender       int           `yaml:"per_sender"`
-		PerSenderWindow time.Duration `yaml:"per_sender_window"`
-		GlobalPerHour   int           `yaml:"global_per_hour"`
-	} `yaml:"limits"`
-	MetricsAddr string    `yaml:"metrics_addr"`
-	Model       modelFile `yaml:"model"`         // provider, base_url, name, api_key_file
-	ReplyMode   string    `yaml:"reply_mode"`    // send | draft; also accepted as pipeline.reply_mode
-	DraftsAlias string    `yaml:"drafts_folder"` // also accepted here; imap.drafts_folder is the documented place
-	Log         struct {
-		Format string `yaml:"format"`
-		Level  string `yaml:"level"`
-	} `yaml:"log"`
-	Pipeline struct {
-		From            string        `yaml:"from"`
-		Instructions    string        `yaml:"instructions"`
-		Model           string        `yaml:"model"`
-		Offline         bool          `yaml:"offline"`
-		WarrantyCSV     string        `yaml:"warranty_csv"`
-		WarrantyURL     string        `yaml:"warranty_url"`
-		TicketsDB       string        `yaml:"tickets_db"`
-		TicketsURL      string        `yaml:"tickets_url"`
-		Staff           []string      `yaml:"staff"`
-		SerialPattern   []string      `yaml:"serial_patterns"`
-		MaxTurns        int           `yaml:"max_turns"`
-		TurnTimeout     time.Duration `yaml:"turn_timeout"`
-		Deadline        time.Duration `yaml:"deadline"`
-		MaxCallsPerTurn int           `yaml:"max_calls_per_turn"`
-		MaxCalls        int           `yaml:"max_calls"`
-		ReplyMode       string        `yaml:"reply_mode"`
-		DefaultLanguage string        `yaml:"default_language"`
-		Languages       []string      `yaml:"languages"`
-	} `yaml:"pipeline"`
-}
-
+// watchOptions are the settings of watch, declared in watchSettings.
 type watchOptions struct {
 	pipelineOptions
 	Config          string
@@ -167,6 +90,7 @@ type watchOptions struct {
 	FailedFolder    string
 	SentFolder      string
 	DraftsFolder    string
+	Account         string
 	Ledger          string
 	Outbox          string
 	MetricsAddr     string
@@ -174,8 +98,20 @@ type watchOptions struct {
 	LogLevel        string
 	Grace           time.Duration
 	PerSender       int
+	PerSenderWindow time.Duration
 	GlobalPerHour   int
 	MaxMessageBytes int64
+	MaxAttempts     int
+	MaxAuthFailures int
+	MaxSendFailures int
+	IMAP, SMTP      serverOptions
+	SMTPTimeout     time.Duration
+	// SMTPMechanism is smtp.mechanism: plain or login ("" : plain, or
+	// login when the server offers only that).
+	SMTPMechanism string
+	// SaveSent is smtp.save_sent (nil: the host's default, see saveSent).
+	SaveSent *bool
+	table    settings.Table
 }
 
 const watchLong = `Watch connects to an IMAP mailbox, runs every new message through the
@@ -293,30 +229,8 @@ func watchCommand() (*cobra.Command, *watchOptions) {
 			return runWatch(cmd.Context(), cmd.Flags(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	f := cmd.Flags()
-	o.addFlags(f)
-	f.StringVar(&o.Config, "config", "", "YAML configuration file [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]")
-	f.BoolVar(&o.Check, "check", false, "validate the configuration and the instructions without connecting or creating anything, then exit (0 valid, 2 not)")
-	f.StringVar(&o.EnvFile, "env-file", "", "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first; variables already set win")
-	f.BoolVar(&o.Once, "once", false, "make one pass and exit (for cron)")
-	f.DurationVar(&o.Interval, "interval", watch.DefaultInterval, "polling interval when the server has no IDLE (or with --no-idle)")
-	f.BoolVar(&o.NoIdle, "no-idle", false, "poll every --interval even when the server offers IDLE")
-	f.StringVar(&o.Mailbox, "mailbox", watch.DefaultMailbox, "mailbox to watch")
-	f.StringVar(&o.Keyword, "keyword", watch.DefaultKeyword, "keyword added to handled mail (\\Seen when the server refuses keywords)")
-	f.StringVar(&o.ProcessedFolder, "processed-folder", "", "move replied mail to this folder (default: leave it in place)")
-	f.StringVar(&o.FailedFolder, "failed-folder", watch.DefaultFailedFolder, "folder for mail a person must handle (created when missing)")
-	f.StringVar(&o.SentFolder, "sent-folder", "", "store every reply in this folder, and look pending replies up there after a crash")
-	f.StringVar(&o.DraftsFolder, "drafts-folder", watch.DefaultDraftsFolder, "folder that receives drafts (reply mode draft), flagged \\Draft")
-	envString(f, &o.Ledger, "ledger", "TRIAGE_LEDGER", "triage-ledger.db", "ledger file (SQLite); <ledger>.lock guards against overlapping runs")
-	f.StringVar(&o.Outbox, "outbox", "", "write replies as .eml files into this directory instead of SMTP")
-	f.StringVar(&o.MetricsAddr, "metrics-addr", "", "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9464)")
-	f.StringVar(&o.LogFormat, "log-format", "text", "log format: text or json")
-	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug (includes message bodies), info, warn, error")
-	f.DurationVar(&o.Grace, "shutdown-grace", watch.DefaultGrace, "after SIGTERM/SIGINT, time the message in flight may still take")
-	f.IntVar(&o.PerSender, "per-sender-limit", watch.DefaultPerSenderLimit, "replies per sender per 24h; more is left for a person (negative: no limit)")
-	f.IntVar(&o.GlobalPerHour, "global-per-hour", watch.DefaultGlobalPerHour, "replies per hour overall; more is left for a person (negative: no limit)")
-	f.Int64Var(&o.MaxMessageBytes, "max-message-bytes", watch.DefaultMaxMessageBytes, "larger messages go to a person without being read")
-	f.IntVar(&o.Concurrency, "concurrency", watch.DefaultConcurrency, "messages of a pass handled at once (IMAP stays one connection)")
+	o.table = watchSettings(o)
+	o.table.Register(cmd.Flags())
 	return cmd, o
 }
 
@@ -336,111 +250,39 @@ func secret(env, file, literal string) (string, error) {
 	return literal, nil
 }
 
-func loadWatchFile(path string) (*watchFile, error) {
-	var wf watchFile
-	if path == "" {
-		return &wf, nil
-	}
+// readWatchFile reads the watch configuration file at path against the
+// watch settings.
+func readWatchFile(path string, t settings.Table) (*settings.File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usageErr("--config: %v", err)
 	}
-	if err := yamlstrict.Decode(data, &wf); err != nil {
+	f, err := settings.ParseFile(path, data, t)
+	if err != nil {
 		return nil, usageErr("%s: %s", path, strings.ReplaceAll(err.Error(), "\n", "\n"+path+": "))
 	}
-	// Relative paths in the file are relative to the file.
-	dir := filepath.Dir(path)
-	for _, p := range []*string{&wf.IMAP.PasswordFile, &wf.IMAP.TokenFile, &wf.SMTP.PasswordFile, &wf.SMTP.TokenFile, &wf.IMAP.CAFile, &wf.SMTP.CAFile,
-		&wf.Outbox, &wf.Ledger, &wf.Pipeline.Instructions, &wf.Pipeline.WarrantyCSV, &wf.Pipeline.TicketsDB} {
-		if *p != "" && !filepath.IsAbs(*p) {
-			*p = filepath.Join(dir, *p)
-		}
-	}
-	for _, o := range []*mailauth.Setting{wf.IMAP.OAuth2, wf.SMTP.OAuth2} {
-		if o == nil {
-			continue
-		}
-		for _, p := range []*string{&o.ClientSecretFile, &o.RefreshTokenFile} {
-			if *p != "" && !filepath.IsAbs(*p) {
-				*p = filepath.Join(dir, *p)
-			}
-		}
-	}
-	return &wf, nil
+	return f, nil
 }
 
-// merge applies the file's values to every option not given as a flag.
-func (o *watchOptions) merge(fs *pflag.FlagSet, wf *watchFile) {
-	// Precedence: flag > environment > file (given reports the first two).
-	str := func(flag string, dst *string, v string) {
-		if v != "" && !given(fs, flag) {
-			*dst = v
-		}
-	}
-	dur := func(flag string, dst *time.Duration, v time.Duration) {
-		if v != 0 && !given(fs, flag) {
-			*dst = v
-		}
-	}
-	num := func(flag string, dst *int, v int) {
-		if v != 0 && !given(fs, flag) {
-			*dst = v
-		}
-	}
-	p := &wf.Pipeline
-	str("from", &o.From, p.From)
-	str("instructions", &o.Instructions, p.Instructions)
-	str("model", &o.Model, p.Model)
-	o.modelOptions.merge(fs, wf.Model, &o.Model)
-	if p.Offline && !fs.Changed("offline") {
-		o.Offline = true
-	}
-	str("warranty-csv", &o.WarrantyCSV, p.WarrantyCSV)
-	str("warranty-url", &o.WarrantyURL, p.WarrantyURL)
-	str("tickets-db", &o.TicketsDB, p.TicketsDB)
-	str("store", &o.Store, wf.Store)
-	str("tickets-url", &o.TicketsURL, p.TicketsURL)
-	if len(p.Staff) > 0 && !given(fs, "staff") {
-		o.Staff = p.Staff
-	}
-	if len(p.SerialPattern) > 0 && !given(fs, "serial-pattern") {
-		o.SerialPattern = p.SerialPattern
-	}
-	num("max-turns", &o.MaxTurns, p.MaxTurns)
-	dur("turn-timeout", &o.TurnTimeout, p.TurnTimeout)
-	dur("deadline", &o.Deadline, p.Deadline)
-	num("max-calls-per-turn", &o.MaxCallsPerTurn, p.MaxCallsPerTurn)
-	num("max-calls", &o.MaxCalls, p.MaxCalls)
-	str("default-language", &o.DefaultLanguage, p.DefaultLanguage)
-	if len(p.Languages) > 0 && !given(fs, "languages") {
-		o.Languages = p.Languages
-	}
+// loadWatchFile is the watch configuration of the file at path alone: no
+// flag and no environment variable counts.
+func loadWatchFile(path string) (*watchOptions, error) {
+	o, _, err := loadWatchConfig(path)
+	return o, err
+}
 
-	str("mailbox", &o.Mailbox, wf.IMAP.Mailbox)
-	str("keyword", &o.Keyword, wf.IMAP.Keyword)
-	str("processed-folder", &o.ProcessedFolder, wf.IMAP.ProcessedFolder)
-	str("failed-folder", &o.FailedFolder, wf.IMAP.FailedFolder)
-	str("sent-folder", &o.SentFolder, wf.IMAP.SentFolder)
-	str("drafts-folder", &o.DraftsFolder, wf.DraftsAlias)
-	str("drafts-folder", &o.DraftsFolder, wf.IMAP.DraftsFolder)
-	str("reply-mode", &o.ReplyMode, wf.Pipeline.ReplyMode)
-	str("reply-mode", &o.ReplyMode, wf.ReplyMode)
-	str("ledger", &o.Ledger, wf.Ledger)
-	str("outbox", &o.Outbox, wf.Outbox)
-	str("metrics-addr", &o.MetricsAddr, wf.MetricsAddr)
-	str("log-format", &o.LogFormat, wf.Log.Format)
-	str("log-level", &o.LogLevel, wf.Log.Level)
-	dur("interval", &o.Interval, wf.Interval)
-	dur("shutdown-grace", &o.Grace, wf.ShutdownGrace)
-	num("per-sender-limit", &o.PerSender, wf.Limits.PerSender)
-	num("global-per-hour", &o.GlobalPerHour, wf.Limits.GlobalPerHour)
-	num("concurrency", &o.Concurrency, wf.Concurrency)
-	if wf.Idle != nil && !*wf.Idle && !fs.Changed("no-idle") {
-		o.NoIdle = true
+// loadWatchConfig is loadWatchFile with the file read, which says which
+// keys it sets.
+func loadWatchConfig(path string) (*watchOptions, *settings.File, error) {
+	cmd, o := watchCommand()
+	f, err := readWatchFile(path, o.table)
+	if err != nil {
+		return nil, nil, err
 	}
-	if wf.MaxMessageBytes != 0 && !fs.Changed("max-message-bytes") {
-		o.MaxMessageBytes = wf.MaxMessageBytes
+	if err := o.table.Resolve(cmd.Flags(), f, func(string) string { return "" }); err != nil {
+		return nil, nil, usageErr("%v", err)
 	}
+	return o, f, nil
 }
 
 // logFinalError writes err as one JSON log line (level ERROR, with the exit
@@ -485,8 +327,8 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // watchSetup is a validated watch configuration: nothing has been created
 // or connected yet.
 type watchSetup struct {
-	wf                  *watchFile
-	found               string // how the configuration was found
+	o                   *watchOptions // the resolved settings
+	found               string        // how the configuration was found
 	imapPass, imapToken string
 	imapOAuth2          *mailauth.Source // nil without imap.oauth2
 	smtpOAuth2          *mailauth.Source // imapOAuth2 itself with "oauth2: imap"
@@ -510,6 +352,11 @@ func (ws *watchSetup) foundText() string {
 // file or opening a connection. Every problem is reported in one error
 // (exit 2). triage watch --check and triage check --config run exactly this.
 func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
+	// The flags and the environment first: they name the env file and the
+	// configuration.
+	if err := o.table.Resolve(fs, nil, nil); err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
 	if o.EnvFile != "" {
 		if err := godotenv.Load(o.EnvFile); err != nil {
 			return nil, usageErr("--env-file: %v", err)
@@ -519,71 +366,78 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	if path == "" {
 		return nil, usageErr("watch: no configuration: give --config FILE (or set $TRIAGE_CONFIG, or install %s); start from deploy/triage.example.yaml", defaultConfigPath)
 	}
-	o.Config = path
-	wf, err := loadWatchFile(path)
+	file, err := readWatchFile(path, o.table)
 	if err != nil {
 		return nil, err
 	}
-	o.merge(fs, wf)
 	var p problems
-	if _, err := newLogger(io.Discard, o.LogFormat, o.LogLevel); err != nil {
-		p.addErr(err)
+	p.addErr(o.table.Resolve(fs, file, nil))
+	o.Config = path
+	// The files an oauth2 block names are relative to the configuration,
+	// as every *_file setting is.
+	for _, a := range []*mailauth.Setting{o.IMAP.OAuth2, o.SMTP.OAuth2} {
+		if a == nil {
+			continue
+		}
+		for _, f := range []*string{&a.ClientSecretFile, &a.RefreshTokenFile} {
+			if *f != "" && !filepath.IsAbs(*f) {
+				*f = filepath.Join(filepath.Dir(path), *f)
+			}
+		}
 	}
-	ws := &watchSetup{wf: wf, found: how}
+	p.addErr(o.table.Check())
+	if _, err := newLogger(io.Discard, o.LogFormat, o.LogLevel); err != nil {
+		p.addErr(err) // the log settings are checked where they are used
+	}
+	ws := &watchSetup{found: how, o: o}
 
 	// imap
 	var host string
 	switch {
-	case wf.IMAP.Addr == "":
+	case o.IMAP.Addr == "":
 		p.add("imap.addr: missing (host:port of the IMAP server)")
 	default:
-		if host, err = checkHostPort("imap.addr", wf.IMAP.Addr); err != nil {
+		if host, err = checkHostPort("imap.addr", o.IMAP.Addr); err != nil {
 			p.addErr(err)
 		}
 	}
-	checkTLS("imap.tls", wf.IMAP.TLS, host, &p)
-	if wf.IMAP.User == "" {
+	checkTLS("imap.tls", o.IMAP.TLS, host, mail.TLSImplicit, &p)
+	if o.IMAP.User == "" {
 		p.add("imap.user: missing")
 	}
-	oauth2Setup(wf, ws, &p)
+	oauth2Setup(o, ws, &p)
 	var cerr error
-	ws.imapTLS, cerr = caConfig("imap.ca_file", wf.IMAP.CAFile)
+	ws.imapTLS, cerr = caConfig("imap.ca_file", o.IMAP.CAFile)
 	p.addErr(cerr)
 	perr, terr := error(nil), error(nil)
-	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", wf.IMAP.PasswordFile, wf.IMAP.Password); perr != nil {
+	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
 		p.add("imap.password_file: %v", errors.Unwrap(perr))
 	}
-	if ws.imapToken, terr = secret("TRIAGE_IMAP_TOKEN", wf.IMAP.TokenFile, wf.IMAP.Token); terr != nil {
+	if ws.imapToken, terr = secret("TRIAGE_IMAP_TOKEN", o.IMAP.TokenFile, o.IMAP.Token); terr != nil {
 		p.add("imap.token_file: %v", errors.Unwrap(terr))
 	}
-	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" && wf.IMAP.OAuth2 == nil {
+	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" && o.IMAP.OAuth2 == nil {
 		p.add("no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN) in the environment (e.g. with --env-file FILE), or imap.password_file in %s", path)
-	}
-	if strings.ContainsAny(o.Keyword, " ()\\{]%*\"") {
-		p.add("imap.keyword %q: not a valid IMAP keyword", o.Keyword)
 	}
 
 	// smtp or outbox
 	switch {
-	case wf.SMTP.Addr != "":
-		pass, perr := secret("TRIAGE_SMTP_PASSWORD", wf.SMTP.PasswordFile, wf.SMTP.Password)
+	case o.SMTP.Addr != "":
+		pass, perr := secret("TRIAGE_SMTP_PASSWORD", o.SMTP.PasswordFile, o.SMTP.Password)
 		if perr != nil {
 			p.add("smtp.password_file: %v", errors.Unwrap(perr))
 		}
-		token, terr := secret("TRIAGE_SMTP_TOKEN", wf.SMTP.TokenFile, wf.SMTP.Token)
+		token, terr := secret("TRIAGE_SMTP_TOKEN", o.SMTP.TokenFile, o.SMTP.Token)
 		if terr != nil {
 			p.add("smtp.token_file: %v", errors.Unwrap(terr))
 		}
-		if wf.SMTP.Timeout < 0 {
-			p.add("smtp.timeout must not be negative")
+		if perr == nil && terr == nil && o.SMTP.User != "" && pass == "" && token == "" && o.SMTP.OAuth2 == nil {
+			p.add("no SMTP password or token for smtp.user %s: set TRIAGE_SMTP_PASSWORD (or TRIAGE_SMTP_TOKEN) in the environment (e.g. with --env-file FILE), or smtp.password_file in %s", o.SMTP.User, path)
 		}
-		if perr == nil && terr == nil && wf.SMTP.User != "" && pass == "" && token == "" && wf.SMTP.OAuth2 == nil {
-			p.add("no SMTP password or token for smtp.user %s: set TRIAGE_SMTP_PASSWORD (or TRIAGE_SMTP_TOKEN) in the environment (e.g. with --env-file FILE), or smtp.password_file in %s", wf.SMTP.User, path)
-		}
-		smtpTLS, cerr := caConfig("smtp.ca_file", wf.SMTP.CAFile)
+		smtpTLS, cerr := caConfig("smtp.ca_file", o.SMTP.CAFile)
 		p.addErr(cerr)
 		if perr == nil && terr == nil && cerr == nil {
-			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: wf.SMTP.Addr, TLS: wf.SMTP.TLS, Username: wf.SMTP.User, Password: pass, Mechanism: wf.SMTP.Mechanism, Token: token, OAuth2: ws.smtpOAuth2, Timeout: wf.SMTP.Timeout,
+			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: o.SMTP.Addr, TLS: o.SMTP.TLS, Username: o.SMTP.User, Password: pass, Mechanism: o.SMTPMechanism, Token: token, OAuth2: ws.smtpOAuth2, Timeout: o.SMTPTimeout,
 				TLSConfig: smtpTLS, CASetting: "smtp.ca_file"}); err != nil {
 				p.add("smtp: %v", strings.TrimPrefix(err.Error(), "mail: smtp: "))
 			}
@@ -604,34 +458,6 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		p.add("ledger: missing")
 	} else if err := checkParentDir("ledger", o.Ledger); err != nil {
 		p.addErr(err)
-	}
-	if o.MetricsAddr != "" {
-		if _, err := checkHostPort("metrics_addr", o.MetricsAddr); err != nil {
-			p.addErr(err)
-		}
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"interval", o.Interval}, {"shutdown_grace", o.Grace}, {"limits.per_sender_window", wf.Limits.PerSenderWindow}} {
-		if d.v < 0 {
-			p.add("%s must not be negative, got %s", d.name, d.v)
-		}
-	}
-	if o.MaxMessageBytes < 0 {
-		p.add("max_message_bytes must not be negative")
-	}
-	if wf.MaxAuthFailures < 0 {
-		p.add("max_auth_failures must not be negative")
-	}
-	if wf.MaxSendFailures < 0 {
-		p.add("max_send_failures must not be negative")
-	}
-	if wf.MaxAttempts < 0 {
-		p.add("max_attempts must not be negative")
-	}
-	if o.Concurrency < 1 {
-		p.add("concurrency must be at least 1, got %d", o.Concurrency)
 	}
 
 	// pipeline: instructions, registry, store, and the model credentials
@@ -656,7 +482,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if err != nil {
 		return err
 	}
-	wf, imapPass, imapToken := ws.wf, ws.imapPass, ws.imapToken
+	imapPass, imapToken := ws.imapPass, ws.imapToken
 	if o.Check {
 		fmt.Fprintf(stdout, "%s: configuration valid (%s; nothing was created or connected)\n", o.Config, ws.foundText())
 		return nil
@@ -706,7 +532,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	var met *metrics.Metrics
 	if o.MetricsAddr != "" {
 		met = metrics.New()
-		met.SetSendFailureLimit(wf.MaxSendFailures)
+		met.SetSendFailureLimit(o.MaxSendFailures)
 		ln, err := net.Listen("tcp", o.MetricsAddr)
 		if err != nil {
 			return usageErr("--metrics-addr: %v", err)
@@ -738,20 +564,20 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 
 	grace := o.Grace
 	w, err := watch.New(watch.Config{
-		TLSConfig: ws.imapTLS, CASetting: "imap.ca_file", NoSaveSent: wf.SMTP.Addr != "" && !wf.SMTP.saveSent(),
-		Addr: wf.IMAP.Addr, TLS: wf.IMAP.TLS, Username: wf.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
-		Account: wf.IMAP.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
+		TLSConfig: ws.imapTLS, CASetting: "imap.ca_file", NoSaveSent: o.SMTP.Addr != "" && !o.saveSent(),
+		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
+		Account: o.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
 		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
-		PerSenderLimit: o.PerSender, PerSenderWindow: wf.Limits.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
-		MaxAttempts: wf.MaxAttempts, MaxAuthFailures: wf.MaxAuthFailures, Grace: grace, Concurrency: o.Concurrency,
+		PerSenderLimit: o.PerSender, PerSenderWindow: o.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
+		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: grace, Concurrency: o.Concurrency,
 		Processor: p.Processor, Ledger: led, Metrics: met, Logger: log,
 	})
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	log.Info("watch starting", "addr", wf.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.ledgerName(), "once", o.Once)
+	log.Info("watch starting", "addr", o.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.ledgerName(), "once", o.Once)
 	if o.Once {
 		err = w.RunOnce(ctx)
 	} else {

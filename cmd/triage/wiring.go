@@ -10,9 +10,6 @@ import (
 	netmail "net/mail"
 	"os"
 	"strings"
-	"time"
-
-	"github.com/spf13/pflag"
 
 	"triage"
 	"triage/instructions"
@@ -31,7 +28,8 @@ import (
 	"triage/internal/watch"
 )
 
-// pipelineOptions are the settings process and watch share.
+// pipelineOptions are the settings process and watch share, declared in
+// pipelineSettings.
 type pipelineOptions struct {
 	Instructions  string // directory; "" uses the embedded defaults
 	Model         string
@@ -46,56 +44,18 @@ type pipelineOptions struct {
 	From          string   // our address, e.g. "Serwis <serwis@example.com>"
 	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
-	MaxTurns      int
-	TurnTimeout   time.Duration
-	Deadline      time.Duration
-	ReplyMode     string // send | draft (a scenario's reply_mode overrides it)
-	DryRun        bool   // effect tools are answered without running; nothing changes
+	loopBounds
+	ReplyMode string // send | draft (a scenario's reply_mode overrides it)
+	DryRun    bool   // effect tools are answered without running; nothing changes
 	// Concurrency is how many emails run at once (process and watch each
 	// register their own --concurrency flag); it sizes the model client's
 	// idle connections.
 	Concurrency int
-	// Call caps per email (issue 7 item 2): calls over them have no effect.
-	MaxCallsPerTurn int
-	MaxCalls        int
 	// DefaultLanguage (pipeline.default_language) answers a customer whose
 	// language cannot be told; Languages (pipeline.languages) are the ones
 	// told apart (package language).
 	DefaultLanguage string
 	Languages       []string
-}
-
-// addFlags registers the shared flags on fs.
-func (o *pipelineOptions) addFlags(fs *pflag.FlagSet) {
-	envString(fs, &o.Instructions, "instructions", "TRIAGE_INSTRUCTIONS", "", "instructions directory with main.md, scenarios/*.md and tools.yaml (default: the built-in instructions)")
-	envString(fs, &o.Model, "model", "TRIAGE_MODEL", llm.DefaultModel, "model id (Gemini's by default; with --provider openai, the endpoint's)")
-	o.modelOptions.addFlags(fs)
-	fs.BoolVar(&o.Offline, "offline", false, "force the built-in offline model even when GEMINI_API_KEY is set")
-	fs.StringVar(&o.OfflineFaults, "offline-faults", "", "comma-separated faults to inject into the offline model (503,429,empty,safety_first,malformed_call,third_party,hang); for testing")
-	envString(fs, &o.WarrantyCSV, "warranty-csv", "TRIAGE_WARRANTY_CSV", "", "local warranty registry (CSV: serial_number,status,expiration_date,product); this or --warranty-url is required")
-	envString(fs, &o.WarrantyURL, "warranty-url", "TRIAGE_WARRANTY_URL", "", "warranty HTTP service base URL (overrides --warranty-csv; bearer token from $TRIAGE_WARRANTY_TOKEN)")
-	envString(fs, &o.TicketsDB, "tickets-db", "TRIAGE_TICKETS_DB", "triage-tickets.db", "local ticket store (SQLite file)")
-	storeFlag(fs, &o.Store)
-	envString(fs, &o.TicketsURL, "tickets-url", "TRIAGE_TICKETS_URL", "", "ticket HTTP service base URL (overrides --tickets-db; bearer token from $TRIAGE_TICKETS_TOKEN)")
-	envString(fs, &o.From, "from", "TRIAGE_FROM", "Serwis gwarancyjny <serwis@example.com>", "our address: From of every reply, and never answered")
-	fs.StringSliceVar(&o.Staff, "staff", nil, "staff addresses notify_staff mails when a conversation is escalated (repeatable)")
-	fs.StringSliceVar(&o.SerialPattern, "serial-pattern", nil, "regular expression with one group capturing a serial number (repeatable; default: built-in patterns)")
-	fs.IntVar(&o.MaxTurns, "max-turns", 10, "maximum model turns per email")
-	fs.DurationVar(&o.TurnTimeout, "turn-timeout", 30*time.Second, "timeout of one model call")
-	fs.DurationVar(&o.Deadline, "deadline", 2*time.Minute, "total time budget per email")
-	envString(fs, &o.ReplyMode, "reply-mode", "TRIAGE_REPLY_MODE", string(triage.ReplySend), "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened")
-	fs.IntVar(&o.MaxCallsPerTurn, "max-calls-per-turn", dispatcher.DefaultMaxCallsPerTurn, "function calls the model may make in one turn (more are refused, recorded blocked)")
-	fs.IntVar(&o.MaxCalls, "max-calls", dispatcher.DefaultMaxCallsPerEmail, "function calls the model may make per email (more are refused, recorded blocked)")
-	envString(fs, &o.DefaultLanguage, "default-language", "TRIAGE_DEFAULT_LANGUAGE", language.DefaultLanguage, "ISO 639-1 code of the inbox's language: a customer whose language cannot be told (a short or mixed message) is answered in it")
-	fs.StringSliceVar(&o.Languages, "languages", nil, "ISO 639-1 codes of the languages told apart (default "+strings.Join(language.DefaultLanguages, ",")+")")
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
 
 // pipeline is a ready processor and what it was built from.
@@ -273,7 +233,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 
 	faults := parts.Faults
 	mo := o.llmOptions()
-	mo.Offline, mo.Faults, mo.Concurrency = o.Offline || len(faults) > 0, faults, o.Concurrency
+	mo.Offline, mo.Faults, mo.Concurrency, mo.Scenarios = o.Offline || len(faults) > 0, faults, o.Concurrency, p.Scenarios
 	p.Model, err = llm.New(ctx, mo)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}

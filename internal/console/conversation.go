@@ -140,7 +140,7 @@ func best(es []ledger.Stored) ledger.Stored {
 }
 
 // ticketOf finds the ticket of an email: the one its outcome names, else
-// the one its Message-ID belongs to; nil when none.
+// the sender's ticket its Message-ID belongs to; nil when none.
 func (s *Server) ticketOf(ctx context.Context, e ledger.Stored) (*tickets.State, error) {
 	if o := decodeOutcome(e.Outcome); o != nil && o.TicketID != "" {
 		st, err := s.cfg.Tickets.Get(ctx, o.TicketID)
@@ -151,7 +151,7 @@ func (s *Server) ticketOf(ctx context.Context, e ledger.Stored) (*tickets.State,
 	if e.MessageID == "" {
 		return nil, nil
 	}
-	st, err := s.cfg.Tickets.Find(ctx, []string{e.MessageID})
+	st, err := s.cfg.Tickets.Find(ctx, e.Sender, []string{e.MessageID})
 	if errors.Is(err, tickets.ErrNotFound) {
 		return nil, nil
 	}

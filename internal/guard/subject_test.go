@@ -8,7 +8,7 @@ import (
 )
 
 // TestAutoreplySubject: auto-replies without RFC 3834 headers are known by
-// their subject's marker (issue 7 item 4); people's subjects are not.
+// their subject's marker; people's subjects are not.
 func TestAutoreplySubject(t *testing.T) {
 	skipped := []string{
 		"Automatic reply: Reklamacja SN-48213-PL",     // Outlook, English

@@ -18,6 +18,7 @@ import (
 	"triage/internal/agent"
 	"triage/internal/offline"
 	"triage/internal/openai"
+	"triage/internal/scenario"
 )
 
 // DefaultModel is the Gemini model used when none is given.
@@ -47,6 +48,9 @@ type Options struct {
 	Concurrency int
 	// Getenv reads the environment (default os.Getenv), for tests.
 	Getenv func(string) string
+	// Scenarios are the loaded scenarios, whose frontmatter the offline
+	// model follows (see offline.Options.Scenarios).
+	Scenarios *scenario.Set
 	// Provider is ProviderGemini ("" too) or ProviderOpenAI.
 	Provider string
 	// BaseURL (openai) is the endpoint's API root, e.g.
@@ -150,7 +154,7 @@ func New(ctx context.Context, o Options) (*Model, error) {
 		}
 		return &Model{Model: &agent.Gemini{Client: c}, Description: desc}, nil
 	}
-	srv, err := offline.Start(offline.Options{Faults: o.Faults})
+	srv, err := offline.Start(offline.Options{Faults: o.Faults, Scenarios: o.Scenarios})
 	if err != nil {
 		return nil, fmt.Errorf("llm: offline model: %w", err)
 	}

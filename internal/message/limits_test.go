@@ -11,7 +11,7 @@ import (
 )
 
 // TestHeaderCaps: a header block or a field over its cap is an error naming
-// the limit, read without parsing the whole block (issue 7 item 6).
+// the limit, read without parsing the whole block.
 func TestHeaderCaps(t *testing.T) {
 	base := "From: anna@example.pl\r\nTo: serwis@example.com\r\nSubject: hej\r\n"
 	body := "\r\nSN-48213-PL\r\n"

@@ -2,12 +2,12 @@ package offline
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"google.golang.org/genai"
 
 	"triage/internal/prompt"
+	"triage/internal/scenario"
 )
 
 // phrases is the fixed wording of a reply in one language.
@@ -69,21 +69,12 @@ var english = phrases{
 	automatic:     "(This reply was prepared automatically by the triage offline model, a stand-in without AI.)",
 }
 
-// Cues the offline model reads in the scenario's instructions (the system
-// instruction): whether the reply should ask for a serial number, and
-// whether the mailbox declines the topic. They are phrases a scenario writer
-// uses, not scenario names.
-var (
-	asksForSerial = regexp.MustCompile(`(?i)\bask(?:s|ing)?\s+for\s+(?:the\s+)?(?:product'?s?\s+|device'?s?\s+)?serial`)
-	declinesTopic = regexp.MustCompile(`(?i)\bhandles?\s+(?:only\s+)?[a-z]+\s+(?:matters|claims|questions)\s+only\b|\bhandles\s+only\b`)
-)
-
 // composeBody writes the plain-text reply from the facts, the results of
-// the calls so far and the scenario's instructions; nothing of the
-// customer's text is copied into it. It knows result fields, not function
-// or scenario names: a serial_number with a status is a warranty check, a
+// the calls so far and what the scenario sc (nil: none known) declares
+// about its reply; nothing of the customer's text is copied into it. It
+// knows result fields, not function or scenario names: a serial_number with a status is a warranty check, a
 // ticket_id a ticket, a text a looked-up answer.
-func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration, reply *genai.FunctionDeclaration, instructions string) string {
+func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration, reply *genai.FunctionDeclaration, sc *scenario.Scenario) string {
 	p := phrasesFor(f.Language, f.DefaultLanguage)
 	takesSerial := false
 	for _, d := range decls {
@@ -142,11 +133,11 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 	if failed {
 		paras = append(paras, p.consultant)
 	}
-	asked := len(f.SerialNumbers) == 0 && (takesSerial || asksForSerial.MatchString(instructions))
+	asked := len(f.SerialNumbers) == 0 && (takesSerial || sc.Asks(scenario.FactSerialNumber))
 	if asked {
 		paras = append(paras, p.askSerial)
 	}
-	declined := declinesTopic.MatchString(instructions)
+	declined := sc != nil && sc.DeclinesTopic
 	if declined {
 		paras = append(paras, p.outOfScope)
 	}

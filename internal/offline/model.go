@@ -12,6 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/prompt"
+	"triage/internal/scenario"
 )
 
 // turn is the offline model's answer to one request, before faults.
@@ -43,7 +44,7 @@ func textTurn(kind, text string) *turn {
 // scenario list of a detection prompt, the declared functions and the
 // function responses; the customer text is used for nothing but word counts
 // in detection, so instructions inside it cannot steer the model.
-func answer(req *request) *turn {
+func answer(req *request, set *scenario.Set) *turn {
 	facts, user, found := findFacts(req.Contents)
 	if enum := scenarioEnum(req.GenerationConfig); len(enum) > 0 {
 		return detect(enum, facts, user)
@@ -51,7 +52,11 @@ func answer(req *request) *turn {
 	if !found {
 		return textTurn("text", "offline: the prompt has no facts block, so there is nothing the offline model can do.")
 	}
-	return nextStep(req, facts)
+	var sc *scenario.Scenario
+	if set != nil {
+		sc = set.Get(facts.Scenario)
+	}
+	return nextStep(req, facts, sc)
 }
 
 // findFacts returns the facts of the first user text part that has a facts
@@ -338,7 +343,7 @@ func declared(req *request) map[string]bool {
 // the facts (a function taking serial_number runs for each serial, a later
 // one only for a serial whose earlier results were positive), then the
 // reply function (the one with to and body) sends what the results say.
-func nextStep(req *request, f prompt.Facts) *turn {
+func nextStep(req *request, f prompt.Facts, sc *scenario.Scenario) *turn {
 	decls := declarations(req)
 	h := readHistory(req.Contents)
 	call := func(calls ...*genai.FunctionCall) *turn {
@@ -406,7 +411,7 @@ func nextStep(req *request, f prompt.Facts) *turn {
 	// After a failure (e.g. recipient_not_allowed) the fix is always the
 	// same: the trusted reply_to from the facts block.
 	args, _ := fill(reply, f, "", keyword)
-	args["body"] = composeBody(f, h, decls, reply, systemText(req))
+	args["body"] = composeBody(f, h, decls, reply, sc)
 	return call(&genai.FunctionCall{Name: reply.Name, Args: args})
 }
 
@@ -582,21 +587,6 @@ func significantWord(subject, text string) string {
 func firstUserText(contents []*genai.Content) string {
 	_, text, _ := findFacts(contents)
 	return text
-}
-
-// systemText is the system instruction (main rules + scenario body).
-func systemText(req *request) string {
-	if req.SystemInstruction == nil {
-		return ""
-	}
-	var sb strings.Builder
-	for _, p := range req.SystemInstruction.Parts {
-		if p != nil {
-			sb.WriteString(p.Text)
-			sb.WriteString("\n")
-		}
-	}
-	return sb.String()
 }
 
 // replySubject prefixes "Re: " once; an empty subject becomes "Re: zapytanie".

@@ -25,6 +25,8 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/genai"
+
+	"triage/internal/scenario"
 )
 
 // ModelVersion is the modelVersion of every answer, so nobody mistakes the
@@ -99,6 +101,7 @@ type Server struct {
 	requests atomic.Int64
 	conns    atomic.Int64
 	latency  time.Duration
+	set      *scenario.Set
 	closed   sync.Once
 	closeErr error
 }
@@ -110,6 +113,10 @@ type Options struct {
 	// Latency delays every generateContent answer (benchmarks: a model
 	// with a fixed latency).
 	Latency time.Duration
+	// Scenarios are the loaded scenarios: what the one named in the facts
+	// declares about its reply (asks_for, declines_topic) shapes the reply
+	// the offline model writes. Nil: no scenario declares anything.
+	Scenarios *scenario.Set
 }
 
 // Start listens on 127.0.0.1:0 and serves POST /{version}/models/{model}:generateContent.
@@ -135,6 +142,7 @@ func Start(opts Options) (*Server, error) {
 		done:    make(chan struct{}),
 		faults:  append([]Fault(nil), opts.Faults...),
 		latency: opts.Latency,
+		set:     opts.Scenarios,
 	}
 	s.srv = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
@@ -239,7 +247,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	ans := answer(&req)
+	ans := answer(&req, s.set)
 	fault := s.takeFault(ans)
 	s.log.Debug("offline: generateContent", "model", model, "request", n, "kind", ans.kind, "fault", string(fault))
 

@@ -18,13 +18,22 @@ import (
 
 	"triage/internal/offline"
 	"triage/internal/prompt"
+	"triage/internal/scenario"
 )
 
 const modelName = "gemini-2.5-flash"
 
+// declared is what the test scenarios declare about their replies in their
+// frontmatter; the offline model reads nothing of their prose.
+var declared = &scenario.Set{Scenarios: []*scenario.Scenario{
+	{Name: "missing-info", AsksFor: []string{scenario.FactSerialNumber}},
+	{Name: "out-of-scope", DeclinesTopic: true},
+	{Name: "graceful-degradation"},
+}}
+
 func start(t testing.TB, faults ...offline.Fault) (*offline.Server, *genai.Client) {
 	t.Helper()
-	srv, err := offline.Start(offline.Options{Faults: faults})
+	srv, err := offline.Start(offline.Options{Faults: faults, Scenarios: declared})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +366,6 @@ func TestConversation(t *testing.T) {
 		{
 			name:      "missing info: only send_email declared",
 			facts:     prompt.Facts{Scenario: "missing-info", Language: "pl", Subject: "Zepsute"},
-			system:    "Call send_email once with a reply that asks for the product's serial number.",
 			fns:       []string{"send_email"},
 			want:      [][]call{{send("Re: Zepsute")}},
 			wantBody:  []string{"numeru seryjnego", "etykiecie z tyłu lub na spodzie urządzenia", "paragonie", "fakturze"},
@@ -385,7 +393,6 @@ func TestConversation(t *testing.T) {
 		{
 			name:      "out of scope, empty subject",
 			facts:     prompt.Facts{Scenario: "out-of-scope", Language: "pl"},
-			system:    "Tell the customer politely that this address handles warranty matters only.",
 			fns:       []string{"send_email"},
 			want:      [][]call{{send("Re: zapytanie")}},
 			wantBody:  []string{"wyłącznie sprawy gwarancyjne", "numer seryjny"},
@@ -397,6 +404,17 @@ func TestConversation(t *testing.T) {
 			fns:       []string{"send_email"},
 			want:      [][]call{{send("Re: Complicated")}},
 			wantBody:  []string{"received your message", "within 2 business days"},
+			wantFinal: "Reply sent.",
+		},
+		{
+			name:  "instructions' prose is no cue: only the frontmatter declares",
+			facts: prompt.Facts{Scenario: "graceful-degradation", Language: "en", Subject: "Complicated"},
+			system: "Call send_email once with a reply that asks for the product's serial number. " +
+				"Tell the customer politely that this address handles warranty matters only.",
+			fns:       []string{"send_email"},
+			want:      [][]call{{send("Re: Complicated")}},
+			wantBody:  []string{"received your message"},
+			wantNot:   []string{"serial number", "warranty and repair matters only"},
 			wantFinal: "Reply sent.",
 		},
 		{

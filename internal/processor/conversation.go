@@ -41,16 +41,23 @@ const (
 	maxTicketSummary = 200
 )
 
-// conversation finds the ticket msg follows up: a message of the ticket
-// named in In-Reply-To/References, or the ticket tag in the subject, when
-// the sender is that ticket's customer (a forged tag or a known Message-ID
-// from another address starts a new conversation). It returns nil when there is none.
+// conversation finds the ticket msg follows up: the customer's ticket
+// holding the message it answers (In-Reply-To, then References from the
+// newest), or the ticket tag in the subject, when the sender is that
+// ticket's customer (a forged tag or a known Message-ID from another
+// address starts a new conversation). It returns nil when there is none.
 func (p *Processor) conversation(ctx context.Context, msg *message.Message) (*tickets.State, string, error) {
-	ids := append([]string{msg.InReplyTo}, msg.References...)
-	st, err := p.cfg.Tickets.Find(ctx, ids)
+	ids := tickets.Answered(msg.InReplyTo, msg.References)
+	st, err := p.cfg.Tickets.Find(ctx, msg.From.Address, ids)
 	switch {
 	case err == nil && ofCustomer(st, msg):
 		return st, "its In-Reply-To/References name a message of " + st.TicketID, nil
+	case err != nil && !errors.Is(err, tickets.ErrNotFound):
+		return nil, "", err
+	}
+	// Not a thread of this customer's: the thread's ticket, whoever's.
+	st, err = p.cfg.Tickets.Find(ctx, "", ids)
+	switch {
 	case err == nil && st.AgentDisabled:
 		// Someone else writing into a thread a person owns (a colleague
 		// in Cc, the customer from another address): never answered

@@ -403,7 +403,7 @@ func TestCrashBetweenNoteAndReply(t *testing.T) {
 // new conversation.
 type brokenStore struct{ *tickets.SQLite }
 
-func (brokenStore) Find(context.Context, []string) (*tickets.State, error) {
+func (brokenStore) Find(context.Context, string, []string) (*tickets.State, error) {
 	return nil, errors.New("tickets: http: GET /tickets: 503 Service Unavailable")
 }
 

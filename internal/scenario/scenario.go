@@ -52,6 +52,13 @@ type Scenario struct {
 	// ticket: the pipeline chooses it for them, detection never offers it for
 	// a new email.
 	FollowUp bool `yaml:"followup"`
+	// AsksFor lists what the reply asks the customer for when the message
+	// lacks it (one of AskableFacts, e.g. serial_number): the scenario
+	// answers a message with missing information.
+	AsksFor []string `yaml:"asks_for"`
+	// DeclinesTopic marks a scenario whose reply declines the topic: the
+	// mailbox does not handle what the customer asks about.
+	DeclinesTopic bool `yaml:"declines_topic"`
 	// Body is the Markdown after the frontmatter (non-empty).
 	Body string `yaml:"-"`
 	// File is the path the scenario came from, for messages.
@@ -77,6 +84,18 @@ const (
 	SerialRequired = "required"
 	SerialAbsent   = "absent"
 )
+
+// AskableFacts are the facts a scenario's reply can ask for (asks_for).
+var AskableFacts = []string{FactSerialNumber}
+
+// FactSerialNumber is the product's serial number.
+const FactSerialNumber = "serial_number"
+
+// Asks reports whether the scenario's reply asks for the fact when the
+// message lacks it.
+func (sc *Scenario) Asks(fact string) bool {
+	return sc != nil && slices.Contains(sc.AsksFor, fact)
+}
 
 // ReplyModeFor is the reply mode of an email handled under sc in a run whose
 // mode is run: the scenario's reply_mode when set, else the run's, else send.
@@ -331,6 +350,11 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 	case SerialAny, SerialRequired, SerialAbsent:
 	default:
 		fail("rules.serial", "%q must be %q, %q or empty", sc.Rules.Serial, SerialRequired, SerialAbsent)
+	}
+	for i, fact := range sc.AsksFor {
+		if !slices.Contains(AskableFacts, fact) {
+			fail(fmt.Sprintf("asks_for[%d]", i), "%q is not a fact a reply can ask for (known: %s)", fact, strings.Join(AskableFacts, ", "))
+		}
 	}
 	for i, kw := range sc.Rules.Keywords {
 		if !strings.ContainsFunc(kw, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {

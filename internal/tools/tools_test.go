@@ -31,7 +31,7 @@ func TestShipped(t *testing.T) {
 	if err := ts.Check(set); err != nil {
 		t.Fatal(err)
 	}
-	// Today's guardrails, as policies (issue 7 item 3).
+	// The dispatcher's guardrails, as policies.
 	cw, ct, se := ts.Get("check_warranty"), ts.Get("create_ticket"), ts.Get("send_email")
 	if cw.Args["serial_number"].From != tools.FromSerialsOrAttachments || ct.Args["serial_number"].From != tools.FromSerialsOrAttachments {
 		t.Errorf("check_warranty.serial_number from %q", cw.Args["serial_number"].From)

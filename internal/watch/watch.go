@@ -47,11 +47,11 @@ type Processor interface {
 
 var _ Processor = (*processor.Processor)(nil)
 
-// Connection security modes for Config.TLS.
+// Connection security modes for Config.TLS (checked by mail.CheckTLS).
 const (
-	TLSImplicit = "tls"      // TLS from the first byte (port 993), the default
-	TLSStartTLS = "starttls" // plain connect, then STARTTLS (port 143)
-	TLSNone     = "none"     // no TLS: allowed only for loopback hosts
+	TLSImplicit = mail.TLSImplicit // TLS from the first byte (port 993), the default
+	TLSStartTLS = mail.TLSStartTLS // plain connect, then STARTTLS (port 143)
+	TLSNone     = mail.TLSNone     // no TLS: allowed only for loopback hosts
 )
 
 // Defaults applied by New.
@@ -188,16 +188,11 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Processor == nil || cfg.Ledger == nil && !cfg.DryRun {
 		return nil, errors.New("watch: Processor and Ledger are required")
 	}
-	switch cfg.TLS {
-	case "":
+	if err := mail.CheckTLS(cfg.TLS, host, TLSImplicit); err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	if cfg.TLS == "" {
 		cfg.TLS = TLSImplicit
-	case TLSImplicit, TLSStartTLS:
-	case TLSNone:
-		if !mail.IsLoopback(host) {
-			return nil, fmt.Errorf("watch: TLS %q is allowed only for loopback hosts, not %q", TLSNone, host)
-		}
-	default:
-		return nil, fmt.Errorf("watch: TLS %q: want tls, starttls or none", cfg.TLS)
 	}
 	if cfg.Account == "" {
 		cfg.Account = cfg.Username
@@ -242,8 +237,8 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = DefaultMaxMessageBytes
 	}
-	if strings.ContainsAny(cfg.Keyword, " ()\\{]%*\"") {
-		return nil, fmt.Errorf("watch: Keyword %q is not a valid IMAP keyword", cfg.Keyword)
+	if err := CheckKeyword(cfg.Keyword); err != nil {
+		return nil, fmt.Errorf("watch: Keyword %w", err)
 	}
 	if cfg.TLSConfig == nil {
 		cfg.TLSConfig = &tls.Config{}

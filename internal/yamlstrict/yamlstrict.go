@@ -55,6 +55,15 @@ func Decode(data []byte, v any) error {
 	return nil
 }
 
+// CheckValue compares the YAML value n at the dotted key path with the Go
+// type t and returns its problems, worded as Decode words them (`line 5:
+// pipeline.deadline: "soon" is not a duration (e.g. 30s, 5m)`).
+func CheckValue(n *yaml.Node, t reflect.Type, path string) []string {
+	var c checker
+	c.check(n, t, path)
+	return c.problems
+}
+
 type checker struct{ problems []string }
 
 func (c *checker) add(n *yaml.Node, path, format string, a ...any) {
@@ -93,7 +102,7 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) {
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
-			c.add(n, path, "want a section of key: value settings, got %s", describe(n))
+			c.add(n, path, "want a section of key: value settings, got %s", Describe(n))
 			return
 		}
 		fields := map[string]reflect.Type{}
@@ -118,7 +127,7 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) {
 		}
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
-			c.add(n, path, "want key: value pairs, got %s", describe(n))
+			c.add(n, path, "want key: value pairs, got %s", Describe(n))
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -126,7 +135,7 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) {
 		}
 	case reflect.Slice, reflect.Array:
 		if n.Kind != yaml.SequenceNode {
-			c.add(n, path, "want a list, got %s", describe(n))
+			c.add(n, path, "want a list, got %s", Describe(n))
 			return
 		}
 		for i, e := range n.Content {
@@ -134,29 +143,29 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) {
 		}
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
-			c.add(n, path, "want a single value, got %s", describe(n))
+			c.add(n, path, "want a single value, got %s", Describe(n))
 		}
 	case reflect.Bool:
 		var b bool
 		if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
-			c.add(n, path, "%s is not true or false", describe(n))
+			c.add(n, path, "%s is not true or false", Describe(n))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if n.Kind != yaml.ScalarNode {
-			c.add(n, path, "want a whole number, got %s", describe(n))
+			c.add(n, path, "want a whole number, got %s", Describe(n))
 		} else if _, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, t.Bits()); err != nil {
 			c.add(n, path, "%q is not a whole number", n.Value)
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if n.Kind != yaml.ScalarNode {
-			c.add(n, path, "want a whole number, got %s", describe(n))
+			c.add(n, path, "want a whole number, got %s", Describe(n))
 		} else if _, err := strconv.ParseUint(strings.ReplaceAll(n.Value, "_", ""), 0, t.Bits()); err != nil {
 			c.add(n, path, "%q is not a non-negative whole number", n.Value)
 		}
 	case reflect.Float32, reflect.Float64:
 		var f float64
 		if n.Kind != yaml.ScalarNode || n.Decode(&f) != nil {
-			c.add(n, path, "%s is not a number", describe(n))
+			c.add(n, path, "%s is not a number", Describe(n))
 		}
 	}
 }
@@ -191,7 +200,9 @@ func collectFields(t reflect.Type, out map[string]reflect.Type) {
 	}
 }
 
-func describe(n *yaml.Node) string {
+// Describe names a YAML value in a message: "a section", "a list", or the
+// quoted scalar.
+func Describe(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a section"

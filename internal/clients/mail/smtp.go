@@ -19,13 +19,6 @@ import (
 	"triage/internal/mailauth"
 )
 
-// TLS modes for SMTPConfig.TLS.
-const (
-	TLSStartTLS = "starttls" // plain connect, then STARTTLS (default; port 587)
-	TLSImplicit = "tls"      // TLS from the first byte (port 465)
-	TLSNone     = "none"     // no TLS: allowed only for loopback hosts
-)
-
 // Password mechanisms for SMTPConfig.Mechanism.
 const (
 	MechPlain = "plain"
@@ -46,7 +39,7 @@ type SMTPConfig struct {
 	// authenticates with one valid for a while yet. It takes precedence
 	// over Token.
 	OAuth2  *mailauth.Source
-	TLS     string // "starttls" (default), "tls" or "none"
+	TLS     string // TLSStartTLS (default; port 587), TLSImplicit (465) or TLSNone
 	Timeout time.Duration
 	// TLSConfig is cloned; its ServerName defaults to Host.
 	TLSConfig *tls.Config
@@ -80,14 +73,8 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 	if cfg.TLS == "" {
 		cfg.TLS = TLSStartTLS
 	}
-	switch cfg.TLS {
-	case TLSStartTLS, TLSImplicit:
-	case TLSNone:
-		if !IsLoopback(host) {
-			return nil, fmt.Errorf("mail: smtp: TLS %q is allowed only for loopback hosts, not %q", TLSNone, host)
-		}
-	default:
-		return nil, fmt.Errorf("mail: smtp: TLS %q: want starttls, tls or none", cfg.TLS)
+	if err := CheckTLS(cfg.TLS, host, TLSStartTLS); err != nil {
+		return nil, fmt.Errorf("mail: smtp: %w", err)
 	}
 	switch cfg.Mechanism {
 	case "", MechPlain, MechLogin:

@@ -105,36 +105,63 @@ func parseTime(s string) time.Time {
 	return t
 }
 
-// Find returns the earliest ticket one of the Message-IDs belongs to, or
-// ErrNotFound.
-func (s *SQLite) Find(ctx context.Context, messageIDs []string) (*State, error) {
-	seq, err := s.find(ctx, s.db, messageIDs)
+// Find returns the ticket of customer the message answers (see
+// Conversations.Find), or ErrNotFound.
+func (s *SQLite) Find(ctx context.Context, customer string, messageIDs []string) (*State, error) {
+	seq, err := s.find(ctx, s.db, customer, messageIDs)
 	if err != nil {
 		return nil, err
 	}
 	return s.get(ctx, s.db, seq)
 }
 
-func (s *SQLite) find(ctx context.Context, q querier, messageIDs []string) (int64, error) {
-	var ids []any
+// find is the sequence number of the ticket of customer ("" : any) that
+// holds the first of messageIDs; among several tickets holding it, the
+// earliest.
+func (s *SQLite) find(ctx context.Context, q querier, customer string, messageIDs []string) (int64, error) {
+	var args []any
 	for _, id := range messageIDs {
 		if id = strings.TrimSpace(id); id != "" {
-			ids = append(ids, id)
+			args = append(args, id)
 		}
 	}
-	if len(ids) == 0 {
+	if len(args) == 0 {
 		return 0, ErrNotFound
 	}
-	var seq int64
-	err := q.QueryRowContext(ctx, `SELECT MIN(ticket_seq) FROM ticket_messages WHERE message_id IN (?`+
-		strings.Repeat(",?", len(ids)-1)+`) HAVING COUNT(*) > 0`, ids...).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ErrNotFound
+	query := `SELECT m.message_id, MIN(m.ticket_seq) FROM ticket_messages m
+		WHERE m.message_id IN (?` + strings.Repeat(",?", len(args)-1) + `)`
+	if customer = strings.TrimSpace(customer); customer != "" {
+		// The customer of a ticket as State.Customer has it: its customer
+		// email, or the sender of one of its inbound messages.
+		query += ` AND (
+			(SELECT lower(t.customer_email) FROM tickets t WHERE t.seq = m.ticket_seq) = lower(?)
+			OR EXISTS (SELECT 1 FROM ticket_messages i WHERE i.ticket_seq = m.ticket_seq
+				AND i.direction = '` + Inbound + `' AND lower(i.sender) = lower(?)))`
+		args = append(args, customer, customer)
 	}
+	rows, err := q.QueryContext(ctx, query+` GROUP BY m.message_id`, args...)
 	if err != nil {
 		return 0, fmt.Errorf("tickets: sqlite: find: %w", err)
 	}
-	return seq, nil
+	defer rows.Close()
+	held := map[string]int64{}
+	for rows.Next() {
+		var id string
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return 0, fmt.Errorf("tickets: sqlite: find: %w", err)
+		}
+		held[id] = seq
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("tickets: sqlite: find: %w", err)
+	}
+	for _, id := range messageIDs {
+		if seq, ok := held[strings.TrimSpace(id)]; ok {
+			return seq, nil
+		}
+	}
+	return 0, ErrNotFound
 }
 
 // AddNote appends n once per Message-ID and records the message as inbound.
@@ -216,7 +243,7 @@ func (s *SQLite) TakeoverByMessageID(ctx context.Context, messageID, owner strin
 		return "", fmt.Errorf("tickets: sqlite: begin: %w", err)
 	}
 	defer tx.Rollback()
-	seq, err := s.find(ctx, tx, []string{messageID})
+	seq, err := s.find(ctx, tx, "", []string{messageID})
 	if err != nil {
 		return "", err
 	}

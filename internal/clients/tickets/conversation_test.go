@@ -20,21 +20,27 @@ import (
 	"triage/internal/store"
 )
 
+// openTicket opens a ticket of customer ("" : req's) with the key, whose
+// first message is mid, and returns its ID.
+func openTicket(t *testing.T, s Store, customer, key, mid string) string {
+	t.Helper()
+	r := req(key)
+	r.MessageID = mid
+	if customer != "" {
+		r.CustomerEmail = customer
+	}
+	tk, err := s.Create(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk.TicketID
+}
+
 // conversationContract runs the Conversations contract against s.
 func conversationContract(t *testing.T, s Store) {
 	ctx := context.Background()
-	open := func(key, mid string) string {
-		t.Helper()
-		r := req(key)
-		r.MessageID = mid
-		tk, err := s.Create(ctx, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tk.TicketID
-	}
-	a := open("ka", "<a1@customer>")
-	b := open("kb", "<b1@customer>")
+	a := openTicket(t, s, "", "ka", "<a1@customer>")
+	b := openTicket(t, s, "", "kb", "<b1@customer>")
 
 	// Lookup by any Message-ID of the conversation, ours included.
 	if err := s.AddMessage(ctx, a, Message{MessageID: "<r1@us>", Direction: Outbound, Subject: "Re: x [" + a + "]"}); err != nil {
@@ -43,17 +49,17 @@ func conversationContract(t *testing.T, s Store) {
 	if err := s.AddMessage(ctx, a, Message{MessageID: "<r1@us>", Direction: Outbound}); err != nil {
 		t.Fatalf("AddMessage twice: %v", err)
 	}
-	for _, ids := range [][]string{{"<r1@us>"}, {"<zz@x>", "<a1@customer>"}, {"<b1@customer>", "<a1@customer>"}} {
-		st, err := s.Find(ctx, ids)
+	for _, ids := range [][]string{{"<r1@us>"}, {"<zz@x>", "<a1@customer>"}, {"<a1@customer>", "<b1@customer>"}} {
+		st, err := s.Find(ctx, "jan@example.org", ids)
 		if err != nil {
 			t.Fatalf("Find(%v): %v", ids, err)
 		}
-		if st.TicketID != a { // the earliest ticket wins
+		if st.TicketID != a { // the first ID named that is known wins
 			t.Errorf("Find(%v) = %s, want %s", ids, st.TicketID, a)
 		}
 	}
 	for _, ids := range [][]string{nil, {""}, {"<nobody@x>"}} {
-		if _, err := s.Find(ctx, ids); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Find(ctx, "jan@example.org", ids); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Find(%q): err = %v, want ErrNotFound", ids, err)
 		}
 	}
@@ -153,17 +159,7 @@ func TestSQLiteConversations(t *testing.T) {
 // TestHTTPConversations runs the contract over HTTP against a service that
 // implements the documented endpoints on top of a SQLite store.
 func TestHTTPConversations(t *testing.T) {
-	db, err := OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	srv := httptest.NewServer(&convService{db: db})
-	defer srv.Close()
-	h, err := NewHTTP(HTTPConfig{BaseURL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, db := newConvHTTP(t)
 	conversationContract(t, h)
 
 	// agent_disabled set by the service itself is what Get reports.
@@ -192,9 +188,27 @@ func TestHTTPConversationErrors(t *testing.T) {
 	if !errors.As(err, &he) || !he.Temporary() {
 		t.Errorf("503: err = %v, want a temporary HTTPError", err)
 	}
-	if _, err := h.Find(context.Background(), []string{"<x@y>"}); err == nil || !strings.Contains(err.Error(), "no ticket_id") {
+	if _, err := h.Find(context.Background(), "", []string{"<x@y>"}); err == nil || !strings.Contains(err.Error(), "no ticket_id") {
 		t.Errorf("answer without ticket_id: err = %v", err)
 	}
+}
+
+// newConvHTTP is an HTTP client of a convService over a fresh SQLite
+// store, both closed when the test ends.
+func newConvHTTP(t *testing.T) (*HTTP, *SQLite) {
+	t.Helper()
+	db, err := OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	srv := httptest.NewServer(&convService{db: db})
+	t.Cleanup(srv.Close)
+	h, err := NewHTTP(HTTPConfig{BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, db
 }
 
 // convService is the documented HTTP contract over a SQLite store.
@@ -235,7 +249,7 @@ func (c *convService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			json.NewEncoder(w).Encode(tk)
 		}
 	case r.Method == http.MethodGet && path == "":
-		reply(c.db.Find(ctx, r.URL.Query()["message_id"]))
+		reply(c.db.Find(ctx, r.URL.Query().Get("customer_email"), r.URL.Query()["message_id"]))
 	case r.Method == http.MethodPost && path == "/takeover":
 		var b ownerBody
 		if decode(&b) {
@@ -420,7 +434,7 @@ func TestSQLiteRestore(t *testing.T) {
 		if err := s.Restore(ctx, want); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Find(ctx, []string{"<r1@us>"})
+		got, err := s.Find(ctx, "ola@example.org", []string{"<r1@us>"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -468,7 +482,7 @@ func BenchmarkSQLiteFind(b *testing.B) {
 	refs := []string{"<unknown-1@x>", "<unknown-2@x>", "<in-4242@customer.example>", "<out-4242@example.com>"}
 	b.ResetTimer()
 	for b.Loop() {
-		st, err := s.Find(ctx, refs)
+		st, err := s.Find(ctx, "jan@example.org", refs)
 		if err != nil || st.TicketID != "TKT-004243" {
 			b.Fatalf("Find = %+v, %v", st, err)
 		}

@@ -91,7 +91,7 @@ func ticketPath(id, suffix string) (string, error) {
 }
 
 // maxFindIDs bounds the Message-IDs sent in one lookup (a References header
-// can be long; the newest IDs are at its end).
+// can be long); the IDs come in the order of Answered, so the first are kept.
 const maxFindIDs = 20
 
 // Get reads the ticket's state: GET /tickets/{id}.
@@ -103,8 +103,10 @@ func (h *HTTP) Get(ctx context.Context, ticketID string) (*State, error) {
 	return h.state(ctx, http.MethodGet, p, nil)
 }
 
-// Find looks the ticket up by Message-ID: GET /tickets?message_id=...
-func (h *HTTP) Find(ctx context.Context, messageIDs []string) (*State, error) {
+// Find looks the customer's ticket up by Message-ID:
+// GET /tickets?customer_email=...&message_id=...; a ticket the service
+// answers that is not the customer's is not believed (ErrNotFound).
+func (h *HTTP) Find(ctx context.Context, customer string, messageIDs []string) (*State, error) {
 	q := url.Values{}
 	for _, id := range messageIDs {
 		if id = strings.TrimSpace(id); id != "" {
@@ -112,12 +114,22 @@ func (h *HTTP) Find(ctx context.Context, messageIDs []string) (*State, error) {
 		}
 	}
 	if ids := q["message_id"]; len(ids) > maxFindIDs {
-		q["message_id"] = ids[len(ids)-maxFindIDs:]
+		q["message_id"] = ids[:maxFindIDs]
 	}
 	if len(q) == 0 {
 		return nil, ErrNotFound
 	}
-	return h.state(ctx, http.MethodGet, "/tickets?"+q.Encode(), nil)
+	if customer = strings.TrimSpace(customer); customer != "" {
+		q.Set("customer_email", customer)
+	}
+	st, err := h.state(ctx, http.MethodGet, "/tickets?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	if customer != "" && !st.Customer(customer) {
+		return nil, fmt.Errorf("%w: the service answered %s, which is not %s's", ErrNotFound, st.TicketID, customer)
+	}
+	return st, nil
 }
 
 // AddNote posts the note: POST /tickets/{id}/notes, Idempotency-Key the

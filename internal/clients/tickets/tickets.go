@@ -19,9 +19,12 @@
 //
 // Conversations (all answers are a State unless said otherwise):
 //
-//	GET  {BaseURL}/tickets?message_id=<id>&message_id=<id>...
-//	     the ticket one of the Message-IDs belongs to (an inbound message or
-//	     a reply we sent); 404 when none does
+//	GET  {BaseURL}/tickets?customer_email=<addr>&message_id=<id>&message_id=<id>...
+//	     the ticket of that customer (its customer email or the sender of
+//	     one of its inbound messages) holding the first of the Message-IDs,
+//	     in the order given, that one of the customer's tickets holds (an
+//	     inbound message or a reply we sent); without customer_email, any
+//	     customer's; 404 when none does
 //	GET  {BaseURL}/tickets/{id}                      the ticket's state; 404 unknown
 //	POST {BaseURL}/tickets/{id}/notes                {"message_id","from","subject","text"}
 //	     Idempotency-Key: {message_id}; appends the note and records the
@@ -46,6 +49,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -173,9 +177,12 @@ func (s *State) Customer(addr string) bool {
 type Conversations interface {
 	// Get returns the ticket's state, or ErrNotFound.
 	Get(ctx context.Context, ticketID string) (*State, error)
-	// Find returns the ticket one of the Message-IDs belongs to (the
-	// earliest such ticket), or ErrNotFound.
-	Find(ctx context.Context, messageIDs []string) (*State, error)
+	// Find returns the ticket a message from customer answers: the ticket
+	// of the first of messageIDs (in the order given; see Answered) that
+	// belongs to one of customer's tickets, or ErrNotFound. A Message-ID is
+	// no secret, so another customer's ticket never matches. With customer
+	// "" every ticket can match (the thread's ticket, whoever's it is).
+	Find(ctx context.Context, customer string, messageIDs []string) (*State, error)
 	// AddNote appends n (idempotent on n.MessageID) and records the message
 	// as inbound; added is false when the note was already there.
 	AddNote(ctx context.Context, ticketID string, n Note) (added bool, err error)
@@ -196,6 +203,23 @@ type Conversations interface {
 type Store interface {
 	Creator
 	Conversations
+}
+
+// Answered orders the Message-IDs a message names by how directly it answers
+// them: In-Reply-To first, then References from the last (the newest) to the
+// first. Empty and repeated IDs are dropped.
+func Answered(inReplyTo string, references []string) []string {
+	ids := make([]string, 0, 1+len(references))
+	add := func(id string) {
+		if id = strings.TrimSpace(id); id != "" && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	add(inReplyTo)
+	for i := len(references) - 1; i >= 0; i-- {
+		add(references[i])
+	}
+	return ids
 }
 
 // tagRE finds our ticket tag in a subject: [TKT-000123].

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"triage"
+	"triage/internal/clients/mail"
+	"triage/internal/dispatcher"
+	"triage/internal/language"
+	"triage/internal/llm"
+	"triage/internal/metrics"
+	"triage/internal/settings"
+	"triage/internal/watch"
+)
+
+// Every setting of the commands is declared once, in the tables below:
+// flag, environment variable, key in the watch configuration file, default
+// and check, bound to the field it fills. The precedence is flag >
+// environment > configuration file > default (settings.Table.Resolve).
+
+// Settings several commands read, declared once each.
+
+func instructionsSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "instructions", Env: "TRIAGE_INSTRUCTIONS", Key: "pipeline.instructions", Path: true,
+		Usage: "instructions directory with main.md, scenarios/*.md and tools.yaml (default: the built-in instructions)",
+		Var:   settings.String(p, "")}
+}
+
+// modelSetting is the model id; model.name and pipeline.model are the same
+// key (model.name wins when both are set).
+func modelSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "model", Env: "TRIAGE_MODEL", Key: "model.name", Aliases: []string{"pipeline.model"},
+		Usage: "model id (Gemini's by default; with --provider openai, the endpoint's)",
+		Var:   settings.String(p, llm.DefaultModel)}
+}
+
+// providerSettings choose the model provider (process, watch and eval).
+func providerSettings(m *modelOptions) settings.Table {
+	return settings.Table{
+		{Flag: "provider", Env: "TRIAGE_PROVIDER", Key: "model.provider",
+			Usage: "model provider: gemini, or openai for any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, llama.cpp, LiteLLM; key from $OPENAI_API_KEY)",
+			Var:   settings.String(&m.Provider, llm.ProviderGemini, settings.OneOf(llm.Providers...))},
+		{Flag: "base-url", Env: "OPENAI_BASE_URL", Key: "model.base_url",
+			Usage: "with --provider openai: the endpoint's API root, e.g. http://localhost:11434/v1 for Ollama (default https://api.openai.com/v1)",
+			Var:   settings.String(&m.BaseURL, "")},
+		{Flag: "api-key-file", Env: "OPENAI_API_KEY_FILE", Key: "model.api_key_file", Path: true,
+			Usage: "with --provider openai: file holding the API key, when $OPENAI_API_KEY is unset",
+			Var:   settings.String(&m.APIKeyFile, "")},
+	}
+}
+
+// storeSetting is the shared PostgreSQL store (process, watch, ledger,
+// ledger stats, tickets, store migrate).
+func storeSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "store", Env: "TRIAGE_STORE", Key: "store",
+		Usage: "shared store: a postgres:// URL holding the ledger and the tickets instead of the SQLite files (--ledger, --tickets-db)",
+		Var:   settings.String(p, "", checkStoreURL)}
+}
+
+func offlineSetting(p *bool) *settings.Setting {
+	return &settings.Setting{Flag: "offline", Key: "pipeline.offline", Usage: "force the built-in offline model even when GEMINI_API_KEY is set",
+		Var: settings.Bool(p, false)}
+}
+
+func ticketsDBSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "tickets-db", Env: "TRIAGE_TICKETS_DB", Key: "pipeline.tickets_db", Path: true,
+		Usage: "local ticket store (SQLite file)", Var: settings.String(p, "triage-tickets.db")}
+}
+
+func ledgerSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "ledger", Env: "TRIAGE_LEDGER", Key: "ledger", Path: true,
+		Usage: "ledger file (SQLite); <ledger>.lock guards against overlapping runs", Var: settings.String(p, "triage-ledger.db")}
+}
+
+// withUsage is s with the help text one command gives it.
+func withUsage(s *settings.Setting, usage string) *settings.Setting {
+	s.Usage = usage
+	return s
+}
+
+// loopBounds bound the work on one email: the agent loop's turns and time,
+// and the function calls the dispatcher accepts (calls over them have no
+// effect).
+type loopBounds struct {
+	MaxTurns        int
+	TurnTimeout     time.Duration
+	Deadline        time.Duration
+	MaxCallsPerTurn int
+	MaxCalls        int
+}
+
+// boundsSettings declares the loop bounds (process, watch and eval).
+func boundsSettings(b *loopBounds) settings.Table {
+	return settings.Table{
+		{Flag: "max-turns", Key: "pipeline.max_turns", Usage: "maximum model turns per email",
+			Var: settings.Int(&b.MaxTurns, 10, settings.AtLeast(1))},
+		{Flag: "turn-timeout", Key: "pipeline.turn_timeout", Usage: "timeout of one model call",
+			Var: settings.Duration(&b.TurnTimeout, 30*time.Second, settings.Positive)},
+		{Flag: "deadline", Key: "pipeline.deadline", Usage: "total time budget per email",
+			Var: settings.Duration(&b.Deadline, 2*time.Minute, settings.Positive)},
+		{Flag: "max-calls-per-turn", Key: "pipeline.max_calls_per_turn",
+			Usage: "function calls the model may make in one turn (more are refused, recorded blocked)",
+			Var:   settings.Int(&b.MaxCallsPerTurn, dispatcher.DefaultMaxCallsPerTurn, settings.AtLeast(1))},
+		{Flag: "max-calls", Key: "pipeline.max_calls",
+			Usage: "function calls the model may make per email (more are refused, recorded blocked)",
+			Var:   settings.Int(&b.MaxCalls, dispatcher.DefaultMaxCallsPerEmail, settings.AtLeast(1))},
+	}
+}
+
+// pipelineSettings are the settings process and watch share.
+func pipelineSettings(o *pipelineOptions) settings.Table {
+	t := settings.Table{
+		instructionsSetting(&o.Instructions),
+		modelSetting(&o.Model),
+		offlineSetting(&o.Offline),
+		{Flag: "offline-faults", Usage: "comma-separated faults to inject into the offline model (503,429,empty,safety_first,malformed_call,third_party,hang); for testing",
+			Var: settings.String(&o.OfflineFaults, "")},
+		{Flag: "warranty-csv", Env: "TRIAGE_WARRANTY_CSV", Key: "pipeline.warranty_csv", Path: true,
+			Usage: "local warranty registry (CSV: serial_number,status,expiration_date,product); this or --warranty-url is required",
+			Var:   settings.String(&o.WarrantyCSV, "")},
+		{Flag: "warranty-url", Env: "TRIAGE_WARRANTY_URL", Key: "pipeline.warranty_url",
+			Usage: "warranty HTTP service base URL (overrides --warranty-csv; bearer token from $TRIAGE_WARRANTY_TOKEN)",
+			Var:   settings.String(&o.WarrantyURL, "")},
+		ticketsDBSetting(&o.TicketsDB),
+		storeSetting(&o.Store),
+		{Flag: "tickets-url", Env: "TRIAGE_TICKETS_URL", Key: "pipeline.tickets_url",
+			Usage: "ticket HTTP service base URL (overrides --tickets-db; bearer token from $TRIAGE_TICKETS_TOKEN)",
+			Var:   settings.String(&o.TicketsURL, "")},
+		{Flag: "from", Env: "TRIAGE_FROM", Key: "pipeline.from", Usage: "our address: From of every reply, and never answered",
+			Var: settings.String(&o.From, "Serwis gwarancyjny <serwis@example.com>")},
+		{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated (repeatable)",
+			Var: settings.Strings(&o.Staff)},
+		{Flag: "default-language", Env: "TRIAGE_DEFAULT_LANGUAGE", Key: "pipeline.default_language",
+			Usage: "ISO 639-1 code of the inbox's language: a customer whose language cannot be told (a short or mixed message) is answered in it",
+			Var:   settings.String(&o.DefaultLanguage, language.DefaultLanguage)},
+		{Flag: "languages", Key: "pipeline.languages",
+			Usage: "ISO 639-1 codes of the languages told apart (default " + strings.Join(language.DefaultLanguages, ",") + ")",
+			Var:   settings.Strings(&o.Languages)},
+		{Flag: "serial-pattern", Key: "pipeline.serial_patterns",
+			Usage: "regular expression with one group capturing a serial number (repeatable; default: built-in patterns)",
+			Var:   settings.Strings(&o.SerialPattern)},
+	}
+	t = append(t, providerSettings(&o.modelOptions)...)
+	t = append(t, boundsSettings(&o.loopBounds)...)
+	return append(t,
+		&settings.Setting{Flag: "reply-mode", Env: "TRIAGE_REPLY_MODE", Key: "reply_mode", Aliases: []string{"pipeline.reply_mode"},
+			Usage: "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)",
+			Var:   settings.String(&o.ReplyMode, string(triage.ReplySend), settings.OneOf(string(triage.ReplySend), string(triage.ReplyDraft)))},
+		&settings.Setting{Flag: "dry-run", Usage: "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened",
+			Var: settings.Bool(&o.DryRun, false)})
+}
+
+// processSettings are the settings of triage process.
+func processSettings(o *processOptions) settings.Table {
+	return append(pipelineSettings(&o.pipelineOptions),
+		&settings.Setting{Flag: "json", Usage: "print one JSON outcome per input, one per line", Var: settings.Bool(&o.JSON, false)},
+		&settings.Setting{Flag: "outbox", Env: "TRIAGE_OUTBOX", Usage: "directory that receives every sent reply as an .eml file",
+			Var: settings.String(&o.Outbox, "outbox")},
+		&settings.Setting{Flag: "concurrency", Usage: "emails processed in parallel",
+			Var: settings.Int(&o.Concurrency, 4, settings.AtLeast(1))},
+		&settings.Setting{Flag: "verbose", Short: "v", Usage: "log each step to stderr", Var: settings.Bool(&o.Verbose, false)},
+	)
+}
+
+// serverSettings are the settings of one server section (imap, smtp).
+func serverSettings(section string, s *serverOptions, tls string) settings.Table {
+	return settings.Table{
+		{Key: section + ".addr", Usage: "host:port of the server", Var: settings.String(&s.Addr, "")},
+		{Key: section + ".tls", Usage: "tls, starttls or none (none only for loopback hosts)", Var: settings.String(&s.TLS, tls, checkTLSMode(tls))},
+		{Key: section + ".user", Usage: "user name", Var: settings.String(&s.User, "")},
+		{Key: section + ".password", Usage: "password (TRIAGE_" + strings.ToUpper(section) + "_PASSWORD and password_file come first)", Var: settings.String(&s.Password, "")},
+		{Key: section + ".password_file", Path: true, Usage: "file holding the password", Var: settings.String(&s.PasswordFile, "")},
+		{Key: section + ".token", Usage: "OAuth2 access token (TRIAGE_" + strings.ToUpper(section) + "_TOKEN and token_file come first)", Var: settings.String(&s.Token, "")},
+		{Key: section + ".token_file", Path: true, Usage: "file holding the OAuth2 access token", Var: settings.String(&s.TokenFile, "")},
+		{Key: section + ".oauth2", Usage: "OAuth2 token source: token_url, client_id, client_secret_file, scopes, refresh_token_file, mechanism",
+			Var: settings.YAML(&s.OAuth2)},
+		{Key: section + ".ca_file", Path: true, Usage: "PEM file of the CA that signed the server's certificate (a private CA), trusted besides the system's",
+			Var: settings.String(&s.CAFile, "")},
+	}
+}
+
+// checkTLSMode accepts the TLS modes of a server section whose default is
+// def; whether none is allowed depends on the host, which loadWatch checks.
+func checkTLSMode(def string) settings.Check[string] {
+	return func(mode string) error { return mail.CheckTLS(mode, "", def) }
+}
+
+// checkOptionalHostPort accepts "" or host:port.
+func checkOptionalHostPort(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	_, err := checkHostPort("", addr)
+	if err != nil {
+		return fmt.Errorf("%q: want host:port", addr)
+	}
+	return nil
+}
+
+// watchSettings are the settings of triage watch.
+func watchSettings(o *watchOptions) settings.Table {
+	t := pipelineSettings(&o.pipelineOptions)
+	t = append(t, settings.Table{
+		{Flag: "config", Usage: "YAML configuration file [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
+			Var: settings.String(&o.Config, "")},
+		{Flag: "check", Usage: "validate the configuration and the instructions without connecting or creating anything, then exit (0 valid, 2 not)",
+			Var: settings.Bool(&o.Check, false)},
+		{Flag: "env-file", Usage: "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first; variables already set win",
+			Var: settings.String(&o.EnvFile, "")},
+		{Flag: "once", Usage: "make one pass and exit (for cron)", Var: settings.Bool(&o.Once, false)},
+		{Flag: "interval", Key: "interval", Usage: "polling interval when the server has no IDLE (or with --no-idle)",
+			Var: settings.Duration(&o.Interval, watch.DefaultInterval, settings.NotNegative)},
+		{Flag: "no-idle", Key: "idle", Negated: true, Usage: "poll every --interval even when the server offers IDLE",
+			Var: settings.Bool(&o.NoIdle, false)},
+		{Flag: "mailbox", Key: "imap.mailbox", Usage: "mailbox to watch", Var: settings.String(&o.Mailbox, watch.DefaultMailbox)},
+		{Flag: "keyword", Key: "imap.keyword", Usage: "keyword added to handled mail (\\Seen when the server refuses keywords)",
+			Var: settings.String(&o.Keyword, watch.DefaultKeyword, watch.CheckKeyword)},
+		{Flag: "processed-folder", Key: "imap.processed_folder", Usage: "move replied mail to this folder (default: leave it in place)",
+			Var: settings.String(&o.ProcessedFolder, "")},
+		{Flag: "failed-folder", Key: "imap.failed_folder", Usage: "folder for mail a person must handle (created when missing)",
+			Var: settings.String(&o.FailedFolder, watch.DefaultFailedFolder)},
+		{Flag: "sent-folder", Key: "imap.sent_folder", Usage: "store every reply in this folder, and look pending replies up there after a crash",
+			Var: settings.String(&o.SentFolder, "")},
+		{Flag: "drafts-folder", Key: "imap.drafts_folder", Aliases: []string{"drafts_folder"},
+			Usage: "folder that receives drafts (reply mode draft), flagged \\Draft", Var: settings.String(&o.DraftsFolder, watch.DefaultDraftsFolder)},
+		{Key: "imap.account", Usage: "account name in logs and the ledger (default: user@addr)", Var: settings.String(&o.Account, "")},
+		ledgerSetting(&o.Ledger),
+		{Flag: "outbox", Key: "outbox", Path: true, Usage: "write replies as .eml files into this directory instead of SMTP",
+			Var: settings.String(&o.Outbox, "")},
+		{Flag: "metrics-addr", Key: "metrics_addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9464)",
+			Var: settings.String(&o.MetricsAddr, "", checkOptionalHostPort)},
+		{Flag: "log-format", Key: "log.format", Usage: "log format: text or json", Var: settings.String(&o.LogFormat, "text")},
+		{Flag: "log-level", Key: "log.level", Usage: "log level: debug (includes message bodies), info, warn, error",
+			Var: settings.String(&o.LogLevel, "info")},
+		{Flag: "shutdown-grace", Key: "shutdown_grace", Usage: "after SIGTERM/SIGINT, time the message in flight may still take",
+			Var: settings.Duration(&o.Grace, watch.DefaultGrace, settings.NotNegative)},
+		{Flag: "per-sender-limit", Key: "limits.per_sender", Usage: "replies per sender per 24h; more is left for a person (negative: no limit)",
+			Var: settings.Int(&o.PerSender, watch.DefaultPerSenderLimit)},
+		{Key: "limits.per_sender_window", Usage: "the window of the per-sender limit",
+			Var: settings.Duration(&o.PerSenderWindow, watch.DefaultPerSenderWindow, settings.NotNegative)},
+		{Flag: "global-per-hour", Key: "limits.global_per_hour", Usage: "replies per hour overall; more is left for a person (negative: no limit)",
+			Var: settings.Int(&o.GlobalPerHour, watch.DefaultGlobalPerHour)},
+		{Flag: "max-message-bytes", Key: "max_message_bytes", Usage: "larger messages go to a person without being read",
+			Var: settings.Int64(&o.MaxMessageBytes, watch.DefaultMaxMessageBytes, settings.NotNegative)},
+		{Key: "max_attempts", Usage: "attempts at one message before it goes to a person",
+			Var: settings.Int(&o.MaxAttempts, watch.DefaultMaxAttempts, settings.NotNegative)},
+		{Key: "max_auth_failures", Usage: "refused logins in a row before the daemon stops (exit 5)",
+			Var: settings.Int(&o.MaxAuthFailures, watch.DefaultMaxAuthFailures, settings.NotNegative)},
+		{Flag: "concurrency", Key: "concurrency", Usage: "messages of a pass handled at once (IMAP stays one connection)",
+			Var: settings.Int(&o.Concurrency, watch.DefaultConcurrency, settings.AtLeast(1))},
+		{Key: "smtp.timeout", Usage: "timeout of one SMTP submission", Var: settings.Duration(&o.SMTPTimeout, 30*time.Second, settings.NotNegative)},
+		{Key: "max_send_failures", Usage: "replies refused by the mail server in a row before /healthz reports sending as failing",
+			Var: settings.Int(&o.MaxSendFailures, metrics.DefaultSendFailureLimit, settings.NotNegative)},
+		{Key: "smtp.mechanism", Usage: "password mechanism: plain or login (default: plain, or login when the server offers only that)",
+			Var: settings.String(&o.SMTPMechanism, "", settings.OneOf("", mail.MechPlain, mail.MechLogin))},
+		{Key: "smtp.save_sent", Usage: "append each reply to imap.sent_folder (default: false for Gmail and Microsoft 365 hosts, which file SMTP-sent mail themselves; true otherwise)",
+			Var: settings.YAML(&o.SaveSent)},
+	}...)
+	t = append(t, serverSettings("imap", &o.IMAP, "tls")...)
+	return append(t, serverSettings("smtp", &o.SMTP, "starttls")...)
+}
+
+// evalSettings are the settings of triage eval.
+func evalSettings(o *evalOptions) settings.Table {
+	t := settings.Table{
+		instructionsSetting(&o.Instructions),
+		modelSetting(&o.Model),
+		offlineSetting(&o.Offline),
+		{Flag: "record", Usage: "record each case's model HTTP exchanges to DIR/<scenario_id>.yaml (API keys stripped)", Var: settings.String(&o.Record, "")},
+		{Flag: "replay", Usage: "replay model exchanges from DIR instead of calling a model; an unmatched request fails the case", Var: settings.String(&o.Replay, "")},
+		{Flag: "parallel", Short: "j", Usage: "cases run in parallel", Var: settings.Int(&o.Parallel, 1)},
+		{Flag: "repeat", Usage: "run each case N times; reports pass^N and flaky cases", Var: settings.Int(&o.Repeat, 1)},
+		{Flag: "filter", Usage: "run only cases whose scenario_id or category matches (glob; comma-separated or repeated)", Var: settings.Strings(&o.Filter)},
+		{Flag: "min-pass-rate", Usage: "lowest passing percentage that exits 0 (else exit 4)", Var: settings.Float(&o.MinPassRate, 99)},
+		{Flag: "junit", Usage: "write a JUnit XML report to FILE (its directory is created before the run)", Var: settings.String(&o.JUnit, "")},
+		{Flag: "json-out", Usage: "write the full JSON report (every case, call and outcome) to FILE (its directory is created before the run)", Var: settings.String(&o.JSONOut, "")},
+		{Flag: "json", Usage: "print one JSON object per case on stdout, one per line (as process --json does); the summary goes to stderr", Var: settings.Bool(&o.JSON, false)},
+		{Flag: "staff", Usage: "staff addresses that escalating scenarios may mail (repeatable)", Var: settings.Strings(&o.Staff)},
+		{Flag: "quiet", Short: "q", Usage: "print each passing case on one line, without its calls", Var: settings.Bool(&o.Quiet, false)},
+		{Flag: "verbose", Short: "v", Usage: "log each pipeline step to stderr", Var: settings.Bool(&o.Verbose, false)},
+	}
+	t = append(t, providerSettings(&o.modelOptions)...)
+	return append(t, boundsSettings(&o.loopBounds)...)
+}
