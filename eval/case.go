@@ -69,6 +69,10 @@ type Input struct {
 	// Staff are the staff addresses notify_staff mails in this case (added
 	// to the runner's).
 	Staff []string `yaml:"staff" json:"staff,omitempty"`
+	// FollowUps are the customer's next messages after our reply, and
+	// SimulatedCustomer a model playing the customer in live runs (reply.go).
+	FollowUps         []FollowUp         `yaml:"follow_ups" json:"follow_ups,omitempty"`
+	SimulatedCustomer *SimulatedCustomer `yaml:"simulated_customer" json:"simulated_customer,omitempty"`
 }
 
 // Conversation is an existing ticket and its earlier messages.
@@ -133,6 +137,12 @@ type Expected struct {
 	AttachmentsSent []string `yaml:"attachments_sent" json:"attachments_sent,omitempty"`
 	// Language is the outcome's language (ISO 639-1) the case expects.
 	Language string `yaml:"language" json:"language,omitempty"`
+	// Reply expectations (reply.go): the language the reply reads in, the
+	// function results it must state (FUNCTION.KEY), and criteria in plain
+	// words a model judge grades in live runs.
+	ReplyLanguage        string   `yaml:"reply_language" json:"reply_language,omitempty"`
+	ReplyMentionsResults []string `yaml:"reply_mentions_results" json:"reply_mentions_results,omitempty"`
+	ReplyRubric          []string `yaml:"reply_rubric" json:"reply_rubric,omitempty"`
 }
 
 // ExpectedCall is one expected_function_calls item.
@@ -369,13 +379,17 @@ func fieldContext(typ string) string {
 	case "Case":
 		return "the case: scenario_id, description, category, created, input, expected_output"
 	case "Input":
-		return "input: email, eml, mock_function_responses, model_faults, reply_mode"
+		return "input: email, eml, mock_function_responses, model_faults, reply_mode, conversation, staff, follow_ups, simulated_customer"
 	case "Email":
 		return "input.email: subject, body, from, received, headers"
 	case "Expected":
-		return "expected_output: scenario_instruction_used, status, reason, match, expected_function_calls, forbidden_function_calls, body_not_contains, max_model_calls, processing_time_ms"
+		return "expected_output: scenario_instruction_used, status, reason, match, expected_function_calls, forbidden_function_calls, body_not_contains, max_model_calls, processing_time_ms, ticket_id, followup, escalated, language, reply_language, reply_mentions_results, reply_rubric"
 	case "ExpectedCall":
 		return "an expected call: function_name, arguments, arguments_contain, result_contains, body_contains, body_not_contains, blocked"
+	case "FollowUp":
+		return "a follow-up: subject, body, expected_output"
+	case "SimulatedCustomer":
+		return "input.simulated_customer: persona, goal, max_turns"
 	case "Forbidden":
 		return "a forbidden call: function_name, arguments_contain"
 	}
@@ -434,6 +448,8 @@ func (v *checker) check() {
 	}
 	v.checkInput()
 	v.checkExpected()
+	v.checkReplyExpectations(&c.Expected, "expected_output")
+	v.checkTurns()
 }
 
 func (v *checker) checkInput() {
@@ -636,7 +652,8 @@ func (v *checker) checkExpected() {
 		x.ForbiddenFunctionCalls[i].ArgumentsContain = jsonMap(f.ArgumentsContain)
 	}
 	if x.ScenarioInstructionUsed == "" && x.Status == "" && len(x.ExpectedFunctionCalls) == 0 &&
-		len(x.ForbiddenFunctionCalls) == 0 && len(x.BodyNotContains) == 0 && x.MaxModelCalls == nil {
+		len(x.ForbiddenFunctionCalls) == 0 && len(x.BodyNotContains) == 0 && x.MaxModelCalls == nil &&
+		x.ReplyLanguage == "" && len(x.ReplyMentionsResults) == 0 && len(x.ReplyRubric) == 0 {
 		v.fail(v.lineOf("expected_output"), "expected_output states no expectation; a case must check something")
 	}
 }

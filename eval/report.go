@@ -33,6 +33,12 @@ type RunResult struct {
 	ModelCalls int               `json:"model_calls"`
 	Tokens     agent.Usage       `json:"tokens"`
 	Outcome    processor.Outcome `json:"outcome"`
+	// Rubric is the judge's verdict per reply_rubric criterion (skipped
+	// offline); Turns the outcomes of the case's later messages.
+	Rubric []RubricVerdict `json:"rubric,omitempty"`
+	// Claims are the facts the grounding check refused in a reply.
+	Claims []string     `json:"flagged_claims,omitempty"`
+	Turns  []TurnResult `json:"turns,omitempty"`
 }
 
 // CaseResult is every run of one case.
@@ -211,6 +217,7 @@ func WriteCaseMarks(w io.Writer, cr CaseResult, quiet bool, m Marks) {
 	} else if len(run.Failures) > 0 || o.Status != triage.StatusSkipped {
 		fmt.Fprintln(w, "  Function calls: none")
 	}
+	writeReplyDetail(w, cr, run, m)
 	if len(run.Failures) > 0 {
 		fmt.Fprintln(w, "  Failures:")
 		for _, f := range run.Failures {

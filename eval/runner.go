@@ -75,6 +75,10 @@ type Config struct {
 	// Transport carries recorded requests to the real model (default
 	// http.DefaultTransport); tests point it elsewhere.
 	Transport http.RoundTripper
+	// Judge grades reply_rubric in live runs, and Customer plays
+	// input.simulated_customer; without them those are skipped.
+	Judge    *Judge
+	Customer *Customer
 	// OnCase, when set, is called once per case, in case order, as soon as
 	// the case and every case before it have finished.
 	OnCase func(CaseResult)
@@ -355,7 +359,11 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 	}
 	v := Validate(c, rr.Outcome)
 	rr.Failures = append(rr.Failures, v.Failures...)
+	rr.Failures = append(rr.Failures, ReplyChecks(c.Expected, rr.Outcome, r.cfg.Language)...)
 	rr.CallNotes = v.CallNotes
+	rr.Claims = FlaggedClaims(rr.Outcome)
+	r.gradeRubric(ctx, c, &rr)
+	r.runTurns(ctx, c, proc, &rr)
 	return rr
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/eval"
+	"triage/internal/llm"
 	"triage/internal/logattr"
 	"triage/internal/settings"
 )
@@ -151,7 +152,22 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		return err
 	}
 	defer bk.Close()
+	// In live runs a model judges reply_rubric and plays
+	// input.simulated_customer; offline those are skipped, never passed.
+	var judge *eval.Judge
+	var customer *eval.Customer
+	if jo := (llm.Options{Provider: o.Provider, BaseURL: o.BaseURL, APIKeyFile: o.APIKeyFile, Offline: o.Offline}); o.Replay == "" && jo.Live() {
+		jm, err := llm.New(ctx, jo)
+		if err != nil {
+			return usageErr("eval: judge model: %v", err)
+		}
+		defer jm.Close()
+		judge = &eval.Judge{Model: jm, ModelName: o.Model}
+		customer = &eval.Customer{Model: jm, ModelName: o.Model}
+	}
 	runner, err := eval.New(eval.Config{
+		Judge:          judge,
+		Customer:       customer,
 		Scenarios:      ins.Scenarios,
 		Tools:          ins.Tools,
 		Backends:       bk.Routes(),

@@ -71,7 +71,7 @@ model, a deterministic stand-in that needs no network.`,
 	// command that has it.
 	root.Flags().Bool("version", false, "print the version (as triage version)")
 	root.SetVersionTemplate(readBuildInfo().String() + "\n")
-	root.AddCommand(newProcessCmd(), newCheckCmd(), newEvalCmd(), newWatchCmd(), newLedgerCmd(), newTicketsCmd(), newVersionCmd(), newManualsCmd(), newStoreCmd(), newConsoleCmd())
+	root.AddCommand(newProcessCmd(), newCheckCmd(), newEvalCmd(), newWatchCmd(), newLedgerCmd(), newTicketsCmd(), newVersionCmd(), newManualsCmd(), newStoreCmd(), newConsoleCmd(), newReplayCmd())
 	return root
 }
 

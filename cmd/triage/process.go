@@ -272,6 +272,10 @@ func readInput(name string, stdin io.Reader) ([]byte, error) {
 			}
 			size = st.Size()
 		}
+		if size > maxInputBytes {
+			// Refused from its size: a message too large is never read.
+			return nil, fmt.Errorf("%s: larger than %d MiB (%d bytes); left for a person", name, maxInputBytes>>20, size)
+		}
 		r = f
 	}
 	b, err := readAtMost(r, size, maxInputBytes)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	gomail "github.com/emersion/go-message/mail"
+
+	"triage/internal/clients/mail"
 )
 
 // Running process twice over the same inbox writes each reply once: the
@@ -52,8 +54,8 @@ func TestProcessTwiceWritesNoSecondReply(t *testing.T) {
 	if code != 0 || existing != replies {
 		t.Errorf("--json: exit %d, %d existing replies, want %d", code, existing, replies)
 	}
-	if entries, _ := os.ReadDir(outbox); len(entries) != len(written) {
-		t.Errorf("outbox holds %d entries after three runs, want %d", len(entries), len(written))
+	if entries, _ := os.ReadDir(outbox); len(entries) != len(written)+1 {
+		t.Errorf("outbox holds %d entries after three runs, want %d replies and %s", len(entries), len(written), mail.IndexFile)
 	}
 }
 

@@ -303,8 +303,16 @@ func (l *Ledger) ClaimDraft(ctx context.Context, key triage.Key) (Reply, string,
 	if r.Outcome != "" || (r.State != DraftPending && r.State != DraftStored) {
 		return Reply{}, "", ErrDraftTaken
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=?`, DraftSending, key); err != nil {
+	// The update re-checks the state it read: on PostgreSQL (READ
+	// COMMITTED) a concurrent claim may have committed since the read, and
+	// then this one changes nothing.
+	res, err := tx.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND kind=? AND outcome='' AND state=?`,
+		DraftSending, key, KindDraft, r.State)
+	if err != nil {
 		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return Reply{}, "", ErrDraftTaken
 	}
 	if err := tx.Commit(); err != nil {
 		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
@@ -405,15 +413,11 @@ func (l *Ledger) RequestRetry(ctx context.Context, key triage.Key) error {
 		return fmt.Errorf("ledger: request retry: %w", err)
 	}
 	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM replies WHERE key=?`, key).Scan(&n); err != nil {
-		return fmt.Errorf("ledger: request retry: %w", err)
-	}
-	if n > 0 {
-		return ErrNotRetryable
-	}
-	res, err := tx.ExecContext(ctx, `UPDATE messages SET state=?, updated=? WHERE key=? AND state=? AND imap_done=1 AND message_id<>''`,
-		StateRetryRequested, unix(l.now()), key, StateFailed)
+	// One statement checks and writes, so a reply recorded by another
+	// process between a separate check and the update cannot slip through.
+	res, err := tx.ExecContext(ctx, `UPDATE messages SET state=?, updated=? WHERE key=? AND state=? AND imap_done=1 AND message_id<>''
+		AND NOT EXISTS (SELECT 1 FROM replies WHERE key=?)`,
+		StateRetryRequested, unix(l.now()), key, StateFailed, key)
 	if err != nil {
 		return fmt.Errorf("ledger: request retry: %w", err)
 	}

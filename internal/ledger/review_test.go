@@ -13,162 +13,169 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
+	"triage/internal/pgtest"
 )
 
 func TestOutcomeKeptAndBounded(t *testing.T) {
-	ctx := context.Background()
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
-	loc := Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 1}
-	key := triage.Key("msgid:<a@x>|jan@example.com")
-	if _, err := l.Begin(ctx, Entry{Loc: loc, Key: key, MessageID: "<a@x>", Sender: "jan@example.com"}); err != nil {
-		t.Fatal(err)
-	}
-	long := strings.Repeat("ż", MaxBodyBytes) // 2 bytes a rune: cut in the middle of none
-	if err := l.SetOutcome(ctx, loc, []byte(`{"status":"replied"}`), long); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Finish(ctx, loc, StateReplied, "", "s"); err != nil {
-		t.Fatal(err)
-	}
-	es, err := l.ByRef(ctx, Ref(key))
-	if err != nil || len(es) != 1 {
-		t.Fatalf("ByRef = %v, %v", es, err)
-	}
-	if string(es[0].Outcome) != `{"status":"replied"}` || len(es[0].Body) != MaxBodyBytes || !strings.HasSuffix(es[0].Body, "ż") {
-		t.Errorf("kept outcome %q, body %d bytes", es[0].Outcome, len(es[0].Body))
-	}
-	if err := l.SetOutcome(ctx, loc, make([]byte, MaxOutcomeBytes+1), ""); err != nil {
-		t.Fatal(err)
-	}
-	if es, _ := l.ByRef(ctx, Ref(key)); es[0].Outcome != nil {
-		t.Errorf("an outcome over MaxOutcomeBytes was kept (%d bytes)", len(es[0].Outcome))
-	}
-	if _, err := l.ByRef(ctx, Ref("other")); !errors.Is(err, ErrNotFound) {
-		t.Errorf("ByRef(unknown) err = %v, want ErrNotFound", err)
-	}
-	if strings.Contains(Ref(key), "jan") || len(Ref(key)) != 20 {
-		t.Errorf("Ref %q", Ref(key))
-	}
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		l := openAt(t, target, &now)
+		loc := Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 1}
+		key := triage.Key("msgid:<a@x>|jan@example.com")
+		if _, err := l.Begin(ctx, Entry{Loc: loc, Key: key, MessageID: "<a@x>", Sender: "jan@example.com"}); err != nil {
+			t.Fatal(err)
+		}
+		long := strings.Repeat("ż", MaxBodyBytes) // 2 bytes a rune: cut in the middle of none
+		if err := l.SetOutcome(ctx, loc, []byte(`{"status":"replied"}`), long); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Finish(ctx, loc, StateReplied, "", "s"); err != nil {
+			t.Fatal(err)
+		}
+		es, err := l.ByRef(ctx, Ref(key))
+		if err != nil || len(es) != 1 {
+			t.Fatalf("ByRef = %v, %v", es, err)
+		}
+		if string(es[0].Outcome) != `{"status":"replied"}` || len(es[0].Body) != MaxBodyBytes || !strings.HasSuffix(es[0].Body, "ż") {
+			t.Errorf("kept outcome %q, body %d bytes", es[0].Outcome, len(es[0].Body))
+		}
+		if err := l.SetOutcome(ctx, loc, make([]byte, MaxOutcomeBytes+1), ""); err != nil {
+			t.Fatal(err)
+		}
+		if es, _ := l.ByRef(ctx, Ref(key)); es[0].Outcome != nil {
+			t.Errorf("an outcome over MaxOutcomeBytes was kept (%d bytes)", len(es[0].Outcome))
+		}
+		if _, err := l.ByRef(ctx, Ref("other")); !errors.Is(err, ErrNotFound) {
+			t.Errorf("ByRef(unknown) err = %v, want ErrNotFound", err)
+		}
+		if strings.Contains(Ref(key), "jan") || len(Ref(key)) != 20 {
+			t.Errorf("Ref %q", Ref(key))
+		}
+	})
 }
 
 func TestSearch(t *testing.T) {
-	ctx := context.Background()
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
-	add := func(uid uint32, sender, subject, state string, reason triage.Reason, outcome string) {
-		loc := Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}
-		if _, err := l.Begin(ctx, Entry{Loc: loc, Key: triage.Key(sender + subject), MessageID: "<m@x>", Sender: sender, Subject: subject}); err != nil {
-			t.Fatal(err)
-		}
-		if outcome != "" {
-			if err := l.SetOutcome(ctx, loc, []byte(outcome), ""); err != nil {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		l := openAt(t, target, &now)
+		add := func(uid uint32, sender, subject, state string, reason triage.Reason, outcome string) {
+			loc := Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}
+			if _, err := l.Begin(ctx, Entry{Loc: loc, Key: triage.Key(sender + subject), MessageID: "<m@x>", Sender: sender, Subject: subject}); err != nil {
 				t.Fatal(err)
 			}
-		}
-		if err := l.Finish(ctx, loc, state, reason, "sc"); err != nil {
-			t.Fatal(err)
-		}
-		now = now.Add(time.Minute)
-	}
-	add(1, "jan@example.com", "100% broken", StateFailed, "email_not_sent", "")
-	add(2, "ola@example.com", "Kettle_1", StateReplied, "", `{"escalated":true}`)
-	add(3, "ewa@example.com", "Kettle", StateReplied, "", `{"escalated":false}`)
-	tests := []struct {
-		name string
-		q    Query
-		want []uint32
-	}{
-		{"all, newest first", Query{}, []uint32{3, 2, 1}},
-		{"percent is literal", Query{Text: "100%"}, []uint32{1}},
-		{"underscore is literal", Query{Text: "kettle_"}, []uint32{2}},
-		{"case-insensitive sender", Query{Text: "OLA@"}, []uint32{2}},
-		{"state or escalated", Query{States: []string{StateFailed}, Escalated: true}, []uint32{2, 1}},
-		{"reason", Query{Reason: "email_not_sent"}, []uint32{1}},
-		{"before", Query{Before: time.Date(2026, 1, 2, 3, 5, 30, 0, time.UTC)}, []uint32{2, 1}},
-		{"limit", Query{Limit: 1}, []uint32{3}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			es, err := l.Search(ctx, tt.q)
-			if err != nil {
+			if outcome != "" {
+				if err := l.SetOutcome(ctx, loc, []byte(outcome), ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := l.Finish(ctx, loc, state, reason, "sc"); err != nil {
 				t.Fatal(err)
 			}
-			var got []uint32
-			for _, e := range es {
-				got = append(got, e.UID)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+			now = now.Add(time.Minute)
+		}
+		add(1, "jan@example.com", "100% broken", StateFailed, "email_not_sent", "")
+		add(2, "ola@example.com", "Kettle_1", StateReplied, "", `{"escalated":true}`)
+		add(3, "ewa@example.com", "Kettle", StateReplied, "", `{"escalated":false}`)
+		tests := []struct {
+			name string
+			q    Query
+			want []uint32
+		}{
+			{"all, newest first", Query{}, []uint32{3, 2, 1}},
+			{"percent is literal", Query{Text: "100%"}, []uint32{1}},
+			{"underscore is literal", Query{Text: "kettle_"}, []uint32{2}},
+			{"case-insensitive sender", Query{Text: "OLA@"}, []uint32{2}},
+			{"state or escalated", Query{States: []string{StateFailed}, Escalated: true}, []uint32{2, 1}},
+			{"reason", Query{Reason: "email_not_sent"}, []uint32{1}},
+			{"before", Query{Before: time.Date(2026, 1, 2, 3, 5, 30, 0, time.UTC)}, []uint32{2, 1}},
+			{"limit", Query{Limit: 1}, []uint32{3}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				es, err := l.Search(ctx, tt.q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []uint32
+				for _, e := range es {
+					got = append(got, e.UID)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+			})
+		}
+	})
 }
 
 // TestClaimDraftOnce: of many people approving one draft at once, exactly
 // one gets it; a rejected or sent draft cannot be claimed.
 func TestClaimDraftOnce(t *testing.T) {
-	ctx := context.Background()
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
-	for _, k := range []triage.Key{"k1", "k2"} {
-		if err := l.PutPending(ctx, Reply{Key: k, MessageID: "<" + string(k) + "@x>", To: "jan@x", Raw: []byte("raw"), Kind: KindDraft}); err != nil {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		l := openAt(t, target, &now)
+		for _, k := range []triage.Key{"k1", "k2"} {
+			if err := l.PutPending(ctx, Reply{Key: k, MessageID: "<" + string(k) + "@x>", To: "jan@x", Raw: []byte("raw"), Kind: KindDraft}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won, taken := 0, 0
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, was, err := l.ClaimDraft(ctx, "k1")
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil && was == DraftPending:
+					won++
+				case errors.Is(err, ErrDraftTaken):
+					taken++
+				default:
+					t.Errorf("ClaimDraft: %q, %v", was, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if won != 1 || taken != 7 {
+			t.Fatalf("claims won %d, refused %d; want 1 and 7", won, taken)
+		}
+		if err := l.DraftSent(ctx, "k1", DraftEdited, 0.5, []byte("sent")); err != nil {
 			t.Fatal(err)
 		}
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	won, taken := 0, 0
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, was, err := l.ClaimDraft(ctx, "k1")
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil && was == DraftPending:
-				won++
-			case errors.Is(err, ErrDraftTaken):
-				taken++
-			default:
-				t.Errorf("ClaimDraft: %q, %v", was, err)
-			}
-		}()
-	}
-	wg.Wait()
-	if won != 1 || taken != 7 {
-		t.Fatalf("claims won %d, refused %d; want 1 and 7", won, taken)
-	}
-	if err := l.DraftSent(ctx, "k1", DraftEdited, 0.5, []byte("sent")); err != nil {
-		t.Fatal(err)
-	}
-	r, _ := l.GetReply(ctx, "k1")
-	if diff := cmp.Diff([]any{DraftSentByPerson, DraftEdited, 0.5, "sent"}, []any{r.State, r.Outcome, r.Similarity, string(r.Raw)}); diff != "" {
-		t.Errorf("sent draft (-want +got):\n%s", diff)
-	}
-	if err := l.SettleSentDraft(ctx, "k1"); err != nil {
-		t.Fatal(err)
-	}
-	if r, _ := l.GetReply(ctx, "k1"); r.State != ReplySent {
-		t.Errorf("settled draft state %q, want %q", r.State, ReplySent)
-	}
-	if err := l.RejectDraft(ctx, "k1"); !errors.Is(err, ErrDraftTaken) {
-		t.Errorf("RejectDraft(sent) err = %v, want ErrDraftTaken", err)
-	}
-	// A claim given back (the send certainly failed) can be claimed again.
-	if _, was, err := l.ClaimDraft(ctx, "k2"); err != nil || l.UnclaimDraft(ctx, "k2", was) != nil {
-		t.Fatalf("claim and unclaim k2: %v", err)
-	}
-	if err := l.RejectDraft(ctx, "k2"); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := l.ClaimDraft(ctx, "k2"); !errors.Is(err, ErrDraftTaken) {
-		t.Errorf("ClaimDraft(rejected) err = %v, want ErrDraftTaken", err)
-	}
-	if _, _, err := l.ClaimDraft(ctx, "nope"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("ClaimDraft(unknown) err = %v, want ErrNotFound", err)
-	}
+		r, _ := l.GetReply(ctx, "k1")
+		if diff := cmp.Diff([]any{DraftSentByPerson, DraftEdited, 0.5, "sent"}, []any{r.State, r.Outcome, r.Similarity, string(r.Raw)}); diff != "" {
+			t.Errorf("sent draft (-want +got):\n%s", diff)
+		}
+		if err := l.SettleSentDraft(ctx, "k1"); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := l.GetReply(ctx, "k1"); r.State != ReplySent {
+			t.Errorf("settled draft state %q, want %q", r.State, ReplySent)
+		}
+		if err := l.RejectDraft(ctx, "k1"); !errors.Is(err, ErrDraftTaken) {
+			t.Errorf("RejectDraft(sent) err = %v, want ErrDraftTaken", err)
+		}
+		// A claim given back (the send certainly failed) can be claimed again.
+		if _, was, err := l.ClaimDraft(ctx, "k2"); err != nil || l.UnclaimDraft(ctx, "k2", was) != nil {
+			t.Fatalf("claim and unclaim k2: %v", err)
+		}
+		if err := l.RejectDraft(ctx, "k2"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := l.ClaimDraft(ctx, "k2"); !errors.Is(err, ErrDraftTaken) {
+			t.Errorf("ClaimDraft(rejected) err = %v, want ErrDraftTaken", err)
+		}
+		if _, _, err := l.ClaimDraft(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("ClaimDraft(unknown) err = %v, want ErrNotFound", err)
+		}
+	})
 }
 
 // TestUpgradeAddsReviewColumns: a ledger written before the outcome and
@@ -191,4 +198,58 @@ func TestUpgradeAddsReviewColumns(t *testing.T) {
 	if err != nil || len(es) != 1 || es[0].Outcome != nil || es[0].Body != "" || es[0].State != StateFailed {
 		t.Fatalf("old entry = %+v, %v", es, err)
 	}
+}
+
+// TestRetryRequest: only a settled failure with a Message-ID and no reply
+// can be retried; the request is listed until it ends.
+func TestRetryRequest(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		l := openAt(t, target, &now)
+		add := func(uid uint32, key triage.Key, done bool) Loc {
+			loc := Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}
+			if _, err := l.Begin(ctx, Entry{Loc: loc, Key: key, MessageID: "<" + string(key) + "@x>", Sender: "jan@x"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Finish(ctx, loc, StateFailed, "email_not_sent", "sc"); err != nil {
+				t.Fatal(err)
+			}
+			if done {
+				if err := l.MarkIMAPDone(ctx, loc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return loc
+		}
+		ok := add(1, "ok", true)
+		add(2, "notmoved", false)
+		add(3, "replied", true)
+		if err := l.PutPending(ctx, Reply{Key: "replied", MessageID: "<r@x>", To: "jan@x", Raw: []byte("raw")}); err != nil {
+			t.Fatal(err)
+		}
+		for key, want := range map[triage.Key]error{"ok": nil, "notmoved": ErrNotRetryable, "replied": ErrNotRetryable, "none": ErrNotRetryable} {
+			if err := l.RequestRetry(ctx, key); !errors.Is(err, want) {
+				t.Errorf("RequestRetry(%s) = %v, want %v", key, err, want)
+			}
+		}
+		es, err := l.RetryRequests(ctx, "a")
+		if err != nil || len(es) != 1 || es[0].Loc != ok {
+			t.Fatalf("RetryRequests = %+v, %v", es, err)
+		}
+		if err := l.EndRetry(ctx, ok, true); err != nil {
+			t.Fatal(err)
+		}
+		if e, _ := l.Get(ctx, ok); e.State != StateRetried {
+			t.Errorf("state after EndRetry = %q, want %q", e.State, StateRetried)
+		}
+		counts, err := l.ScenarioCounts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []ScenarioCount{{"sc", StateFailed, 2}, {"sc", StateRetried, 1}}
+		if diff := cmp.Diff(want, counts); diff != "" {
+			t.Errorf("ScenarioCounts (-want +got):\n%s", diff)
+		}
+	})
 }

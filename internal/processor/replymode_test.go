@@ -15,6 +15,7 @@ import (
 	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
+	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/processor"
 	"triage/internal/scenario"
@@ -78,11 +79,12 @@ func newModeEnv(t testing.TB, m agent.Model, set *scenario.Set, mod func(*proces
 }
 
 // files lists the files under dir, relative, sorted.
+// files lists the messages in the outbox dir (not its index).
 func files(t testing.TB, dir string) []string {
 	t.Helper()
 	var out []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err == nil && !d.IsDir() && d.Name() != mail.IndexFile {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, filepath.ToSlash(rel))
 		}

@@ -20,7 +20,7 @@ type Outbox struct {
 	mu    sync.Mutex // one writer at a time: the existing-reply check and the write are one step
 	dir   string
 	now   func() time.Time
-	index sentIndex // the replies in dir, for loop breaking (history.go)
+	index outboxIndex // the files and replies in dir (history.go)
 }
 
 var _ Sender = (*Outbox)(nil)
@@ -76,11 +76,15 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if r.MessageID != "" {
-		if prev, _ := filepath.Glob(filepath.Join(dir, "*-"+sanitize(r.MessageID)+".eml")); len(prev) > 0 {
+		prev, ok, err := o.existing(ctx, r.Draft, r.MessageID)
+		if err != nil {
+			return Receipt{}, err
+		}
+		if ok {
 			// The receipt names where that mail went, which need not be
 			// this call's address (a forged From reusing the Message-ID, a
 			// Reply-To changed between runs).
-			return Receipt{MessageID: r.MessageID, To: existingTo(prev[0], to), Path: prev[0], Status: status, Existing: true}, nil
+			return Receipt{MessageID: r.MessageID, To: existingTo(prev, to), Path: prev, Status: status, Existing: true}, nil
 		}
 	}
 
@@ -106,8 +110,10 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
-	if !r.Draft {
-		o.remember(r.MessageID, to, stamp)
+	if r.MessageID != "" {
+		// An error leaves the reply written and the index file without its
+		// line: the next run reads the file's header instead.
+		_ = o.remember(r.Draft, path, r.MessageID, to, stamp)
 	}
 	return Receipt{MessageID: r.MessageID, To: to, Path: path, Status: status}, nil
 }

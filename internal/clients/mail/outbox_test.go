@@ -48,8 +48,8 @@ func TestOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 1 {
-		t.Errorf("outbox holds %d entries (temp files left?), want 1", len(entries))
+	if len(entries) != 2 || entries[0].Name() != IndexFile {
+		t.Errorf("outbox holds %d entries (temp files left?), want the reply and %s", len(entries), IndexFile)
 	}
 }
 

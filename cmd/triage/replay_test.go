@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"triage/instructions"
+	"triage/internal/ledger"
+)
+
+// noTicketInstructions writes a copy of the shipped instructions whose
+// valid-warranty scenario no longer declares create_ticket: a policy change
+// that stops opening tickets.
+func noTicketInstructions(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, instructions.FS); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "scenarios", "valid-warranty.md")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "  - name: create_ticket")
+	j := strings.Index(s[i+1:], "  - name:")
+	if i < 0 || j < 0 {
+		t.Fatal("valid-warranty.md: no create_ticket declaration to remove")
+	}
+	if err := os.WriteFile(p, []byte(s[:i]+s[i+1+j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func shippedInstructions(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, instructions.FS); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func sampleInbox(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("../../examples/inbox/*.eml")
+	if err != nil || len(files) < 8 {
+		t.Fatalf("sample inbox: %d files, err %v", len(files), err)
+	}
+	return files
+}
+
+type replayJSON struct {
+	flips   []replayRecord
+	summary replaySummary
+}
+
+func decodeReplay(t *testing.T, s string) replayJSON {
+	t.Helper()
+	var out replayJSON
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var probe struct{ Type string }
+		if err := json.Unmarshal(sc.Bytes(), &probe); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		switch probe.Type {
+		case "summary":
+			if err := json.Unmarshal(sc.Bytes(), &out.summary); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			var r replayRecord
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatal(err)
+			}
+			out.flips = append(out.flips, r)
+		}
+	}
+	return out
+}
+
+// validWarrantyInputs are the sample emails the shipped instructions answer
+// with a ticket (valid-warranty, check_warranty then create_ticket).
+var validWarrantyInputs = []string{
+	"01-valid-warranty-pl.eml", "02-valid-warranty-en.eml", "08-html-windows-1250.eml",
+	"09-pdf-attachment.eml", "10-serial-in-quoted-history.eml", "12-prompt-injection.eml",
+}
+
+func TestReplayBaselineInstructions(t *testing.T) {
+	files := sampleInbox(t)
+	noTicket := noTicketInstructions(t)
+	shipped := shippedInstructions(t)
+	common := []string{"replay", "--offline", "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(t.TempDir(), "none.db")}
+
+	t.Run("a policy that stops opening tickets flips every valid-warranty email", func(t *testing.T) {
+		args := append(append(common, "--json", "--instructions", noTicket, "--baseline", shipped), files...)
+		code, stdout, stderr := runCLI(t, "", args...)
+		if code != exitFlipped {
+			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
+		}
+		got := decodeReplay(t, stdout)
+		var inputs []string
+		for _, f := range got.flips {
+			inputs = append(inputs, filepath.Base(f.Input))
+			if diff := cmp.Diff([]string{flipTicket, flipCalls}, f.Kinds); diff != "" {
+				t.Errorf("%s kinds (-want +got):\n%s", f.Input, diff)
+			}
+			if diff := cmp.Diff([]string{"check_warranty", "create_ticket", "send_email"}, f.Baseline.View.Calls); diff != "" {
+				t.Errorf("%s baseline calls (-want +got):\n%s", f.Input, diff)
+			}
+			if diff := cmp.Diff([]string{"check_warranty", "send_email"}, f.New.View.Calls); diff != "" {
+				t.Errorf("%s new calls (-want +got):\n%s", f.Input, diff)
+			}
+			if f.Type != "flip" || f.New.View.Status != "replied" || f.New.View.ReplyMode != "send" {
+				t.Errorf("%s: type %s, status %s, reply mode %s", f.Input, f.Type, f.New.View.Status, f.New.View.ReplyMode)
+			}
+		}
+		if diff := cmp.Diff(validWarrantyInputs, inputs); diff != "" {
+			t.Errorf("flipped inputs (-want +got):\n%s", diff)
+		}
+		want := replaySummary{Type: "summary", Emails: len(files), Flips: 6, ByKind: map[string]int{flipTicket: 6, flipCalls: 6}, Runs: 1, Baseline: shipped}
+		if diff := cmp.Diff(want, got.summary); diff != "" {
+			t.Errorf("summary (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("the same instructions flip nothing", func(t *testing.T) {
+		args := append(append(common, "--instructions", shipped, "--baseline", shipped), files...)
+		code, stdout, stderr := runCLI(t, "", args...)
+		if code != 0 {
+			t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
+		}
+		if !strings.Contains(stdout, "Replay: 14 email(s), 0 flipped") {
+			t.Errorf("stdout:\n%s", stdout)
+		}
+	})
+
+	t.Run("the human-readable report says the ticket is no longer opened", func(t *testing.T) {
+		args := append(append(common, "--instructions", noTicket, "--baseline", shipped), files[0])
+		code, stdout, _ := runCLI(t, "", args...)
+		if code != exitFlipped {
+			t.Fatalf("exit %d", code)
+		}
+		for _, want := range []string{"01-valid-warranty-pl.eml  ticket, calls", "before:  valid-warranty, replied; check_warranty, create_ticket, send_email; reply send",
+			"after:   valid-warranty, replied; check_warranty, send_email; reply send", "no ticket would be opened any more", "Replay: 1 email(s), 1 flipped (calls 1, ticket 1)"} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, stdout)
+			}
+		}
+	})
+
+	t.Run("an mbox is replayed message by message", func(t *testing.T) {
+		mb := filepath.Join(t.TempDir(), "inbox.mbox")
+		var b strings.Builder
+		for _, f := range files[:3] { // 01 and 02 flip, 03 (expired) does not
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString("From archive@example.com Mon Jan  5 10:00:00 2026\n")
+			b.WriteString(strings.ReplaceAll(string(raw), "\r\n", "\n"))
+			b.WriteString("\n")
+		}
+		if err := os.WriteFile(mb, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append(common, "--json", "--instructions", noTicket, "--baseline", shipped, mb)
+		code, stdout, stderr := runCLI(t, "", args...)
+		if code != exitFlipped {
+			t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+		}
+		got := decodeReplay(t, stdout)
+		var inputs []string
+		for _, f := range got.flips {
+			inputs = append(inputs, f.Input)
+		}
+		if diff := cmp.Diff([]string{mb + "#1", mb + "#2"}, inputs); diff != "" {
+			t.Errorf("flipped (-want +got):\n%s", diff)
+		}
+		if got.summary.Emails != 3 || got.summary.Flips != 2 {
+			t.Errorf("summary %+v, want 3 emails, 2 flips", got.summary)
+		}
+	})
+
+	t.Run("usage errors", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"replay", "--offline", "--warranty-csv", "../../examples/warranty.csv", "--baseline", shipped, files[0]},                                        // no --instructions
+			{"replay", "--offline", "--warranty-csv", "../../examples/warranty.csv", "--instructions", noTicket, files[0]},                                   // no baseline
+			{"replay", "--offline", "--warranty-csv", "../../examples/warranty.csv", "--instructions", noTicket, "--baseline", shipped},                      // no input
+			{"replay", "--offline", "--warranty-csv", "../../examples/warranty.csv", "--instructions", noTicket, "--baseline", shipped, "-k", "0", files[0]}, // bad -k
+			{"replay", "--offline", "--warranty-csv", "../../examples/warranty.csv", "--instructions", noTicket, "--baseline", "/nonexistent", files[0]},
+		} {
+			if code, _, stderr := runCLI(t, "", args...); code != exitUsage {
+				t.Errorf("%v: exit %d, want %d; stderr:\n%s", args[5:], code, exitUsage, stderr)
+			}
+		}
+	})
+
+	t.Run("an unreadable input exits 1 and is named", func(t *testing.T) {
+		missing := filepath.Join(t.TempDir(), "gone.eml")
+		args := append(common, "--instructions", shipped, "--baseline", shipped, files[0], missing)
+		code, _, stderr := runCLI(t, "", args...)
+		if code != exitFailed || !strings.Contains(stderr, "gone.eml") {
+			t.Errorf("exit %d, want %d naming gone.eml; stderr:\n%s", code, exitFailed, stderr)
+		}
+	})
+}
+
+// TestReplayLedgerBaseline records what the shipped instructions did in a
+// watch ledger, then replays the emails through the policy change without
+// --baseline: the ledger's outcomes are the baseline.
+func TestReplayLedgerBaseline(t *testing.T) {
+	files := sampleInbox(t)
+	dir := t.TempDir()
+	args := append([]string{"process", "--json", "--dry-run", "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "none.db")}, files...)
+	code, stdout, stderr := runCLI(t, "", args...)
+	outs := decodeOutcomes(t, stdout)
+	if (code != 0 && code != exitFailed) || len(outs) != len(files) { // the escalation fails without staff
+		t.Fatalf("process: exit %d, %d outcomes; stderr:\n%s", code, len(outs), stderr)
+	}
+	ctx := context.Background()
+	ledgerPath := filepath.Join(dir, "ledger.db")
+	l, err := ledger.Open(ctx, ledger.Config{Path: ledgerPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every email but the last is in the ledger with its outcome.
+	for i, o := range outs[:len(outs)-1] {
+		e := ledger.Entry{Loc: ledger.Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uint32(i + 1)},
+			Key: o.Key, MessageID: o.MessageID, Sender: o.From, Subject: o.Subject,
+			State: ledger.StateOf(o.Status), Reason: o.Reason, Scenario: o.Scenario, Attempts: 1}
+		if err := l.Record(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		js, _ := json.Marshal(o)
+		if err := l.SetOutcome(ctx, e.Loc, js, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+
+	args = append([]string{"replay", "--offline", "--json", "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "none.db"),
+		"--instructions", noTicketInstructions(t), "--ledger", ledgerPath}, files...)
+	code, stdout, stderr = runCLI(t, "", args...)
+	if code != exitFlipped {
+		t.Fatalf("replay: exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
+	}
+	got := decodeReplay(t, stdout)
+	var inputs []string
+	for _, f := range got.flips {
+		inputs = append(inputs, filepath.Base(f.Input))
+		if f.Baseline.Detail != "recorded by watch" {
+			t.Errorf("%s: baseline detail %q", f.Input, f.Baseline.Detail)
+		}
+	}
+	if diff := cmp.Diff(validWarrantyInputs, inputs); diff != "" {
+		t.Errorf("flipped (-want +got):\n%s", diff)
+	}
+	want := replaySummary{Type: "summary", Emails: len(files), Flips: 6, ByKind: map[string]int{flipTicket: 6, flipCalls: 6}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
+	if diff := cmp.Diff(want, got.summary); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+
+	// The same ledger found through the watch configuration.
+	cfg := filepath.Join(dir, "triage.yaml")
+	if err := os.WriteFile(cfg, []byte("ledger: ledger.db\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = append([]string{"replay", "--offline", "--json", "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "none.db"),
+		"--instructions", noTicketInstructions(t), "--config", cfg}, files...)
+	code, stdout, stderr = runCLI(t, "", args...)
+	if code != exitFlipped || decodeReplay(t, stdout).summary.Flips != 6 {
+		t.Errorf("replay --config: exit %d, summary %+v; stderr:\n%s", code, decodeReplay(t, stdout).summary, stderr)
+	}
+}
+
+// TestReplayStability: with k runs a side's outcome is the most frequent
+// one, and a flip is reported only when every run of both sides agrees.
+func TestReplayStability(t *testing.T) {
+	ticket := replayView{Scenario: "valid-warranty", Status: "replied", Calls: []string{"check_warranty", "create_ticket", "send_email"}, ReplyMode: "send"}
+	noTicket := replayView{Scenario: "valid-warranty", Status: "replied", Calls: []string{"check_warranty", "send_email"}, ReplyMode: "send"}
+	tests := []struct {
+		name  string
+		views []replayView
+		want  replaySide
+	}{
+		{"all agree", []replayView{ticket, ticket, ticket}, replaySide{View: ticket, Agreed: 3, Runs: 3}},
+		{"majority", []replayView{noTicket, ticket, ticket}, replaySide{View: ticket, Agreed: 2, Runs: 3}},
+		{"tie keeps the first", []replayView{noTicket, ticket}, replaySide{View: noTicket, Agreed: 1, Runs: 2}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, tally(tt.views)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+	if diff := cmp.Diff([]string{flipTicket, flipCalls}, flipKinds(ticket, noTicket)); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+	esc := noTicket
+	esc.Escalated, esc.Status, esc.ReplyMode, esc.Scenario = true, "drafted", "draft", "escalation"
+	if diff := cmp.Diff([]string{flipScenario, flipStatus, flipReplyMode, flipEscalated}, flipKinds(noTicket, esc)); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+}
