@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"time"
 
 	"triage/internal/message"
 )
@@ -24,4 +25,16 @@ func KeyOf(m *message.Message, raw []byte) Key {
 	}
 	sum := sha256.Sum256(raw)
 	return Key("sha256:" + hex.EncodeToString(sum[:]))
+}
+
+// DigestOf hashes what the author of m wrote (its date, subject and text):
+// two messages with the same Key and another DigestOf are two messages, not
+// two copies of one.
+func DigestOf(m *message.Message) string {
+	h := sha256.New()
+	for _, part := range []string{m.Date.UTC().Format(time.RFC3339), m.Subject, m.Text, m.Quoted} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -75,6 +75,10 @@ const (
 	ReasonPanic            Reason = "panic"               // the pipeline panicked on this message
 	ReasonSendFailed       Reason = "send_failed"         // the mail server refused or could not take the reply
 	ReasonUngroundedClaim  Reason = "ungrounded_claim"    // the reply stated a fact triage could not back
+	// ReasonDuplicateKey: another message with the same Key (Message-ID and
+	// sender) but other content was already handled; a reply to this one
+	// would reuse that one's reply, so a person decides.
+	ReasonDuplicateKey Reason = "duplicate_message_id"
 )
 
 // ReplyMode says whether replies go out or wait as drafts for a person.
@@ -108,4 +112,22 @@ type Receipt struct {
 	Existing bool `json:"existing,omitempty"`
 	// Drafted: the reply was left as a draft for a person to send.
 	Drafted bool `json:"-"`
+}
+
+// Delivery is what became of a reply, as the function that sent it reports
+// it to the model.
+type Delivery string
+
+// Deliveries of a reply.
+const (
+	DeliverySent    Delivery = "sent"
+	DeliveryDrafted Delivery = "drafted"
+)
+
+// Delivery says whether the reply was sent or left as a draft.
+func (r Receipt) Delivery() Delivery {
+	if r.Drafted {
+		return DeliveryDrafted
+	}
+	return DeliverySent
 }

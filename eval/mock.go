@@ -2,11 +2,15 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	netmail "net/mail"
 	"strings"
 	"sync"
 
+	"triage"
+	"triage/internal/builtins"
+	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 )
 
@@ -42,38 +46,61 @@ type mockSeq struct {
 	n  int // calls so far
 }
 
-func (m *mockSeq) call(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+func (m *mockSeq) call(ctx context.Context, c *dispatcher.Call) (dispatcher.Result, error) {
 	m.mu.Lock()
 	m.n++
 	n := m.n
 	m.mu.Unlock()
 	if len(m.responses) == 0 {
 		res, err := m.fallback(n, c.Draft)
-		return m.receipt(c, res, err)
+		if err != nil {
+			return dispatcher.Result{}, err
+		}
+		return m.typed(c, res), nil
 	}
 	r := m.responses[min(n, len(m.responses))-1]
 	if r.Error != nil {
-		return nil, &dispatcher.Error{Code: r.Error.Code, Message: r.Error.Message}
+		return dispatcher.Result{}, &dispatcher.Error{Code: r.Error.Code, Message: r.Error.Message}
 	}
 	res, _ := jsonValue(r.Result).(map[string]any)
 	if res == nil {
 		res = map[string]any{}
 	}
-	return m.receipt(c, res, nil)
+	return m.typed(c, res), nil
 }
 
-// receipt completes a send_email result as the mail client's receipt does:
-// "to" is the bare address the reply went to, unless the case gives one.
-func (m *mockSeq) receipt(c *dispatcher.Call, res map[string]any, err error) (map[string]any, error) {
-	if err != nil || m.name != dispatcher.FuncSendEmail || res["to"] != nil {
-		return res, err
+// typed reads a builtin's mocked result as the builtin's own result type,
+// and completes a send_email result as the mail client's receipt does: "to"
+// is the bare address the reply went to, unless the case gives one.
+func (m *mockSeq) typed(c *dispatcher.Call, res map[string]any) dispatcher.Result {
+	out := dispatcher.Result{Value: res}
+	switch m.name {
+	case dispatcher.FuncSendEmail:
+		if to, _ := c.Args["to"].(string); res["to"] == nil && to != "" {
+			res["to"] = bareAddress(to)
+		}
+		var sent builtins.Sent
+		if decodeResult(res, &sent) == nil {
+			subject, _ := c.Args["subject"].(string)
+			rc := sent.Receipt(subject)
+			out.Receipt = &rc
+		}
+	case dispatcher.FuncCreateTicket:
+		var t builtins.Ticket
+		if decodeResult(res, &t) == nil {
+			out.TicketID = t.TicketID
+		}
 	}
-	to, _ := c.Args["to"].(string)
-	if to == "" {
-		return res, nil
+	return out
+}
+
+// decodeResult reads a mocked result (JSON values) into a result type.
+func decodeResult(res map[string]any, v any) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
 	}
-	res["to"] = bareAddress(to)
-	return res, nil
+	return json.Unmarshal(b, v)
 }
 
 // bareAddress returns the lower-cased bare address of "Name <a@b>" or
@@ -88,16 +115,12 @@ func bareAddress(s string) string {
 func (m *mockSeq) fallback(n int, draft bool) (map[string]any, error) {
 	switch m.name {
 	case dispatcher.FuncSendEmail:
-		status := "sent"
-		if draft {
-			status = "drafted"
-		}
 		return map[string]any{
 			"message_id": fmt.Sprintf("<sent-%d.%s>", n, messageIDFor(m.caseID)),
-			"status":     status,
+			"status":     string(triage.Receipt{Drafted: draft}.Delivery()),
 		}, nil
 	case dispatcher.FuncCreateTicket:
-		return map[string]any{"ticket_id": fmt.Sprintf("TKT-EVAL-%d", n), "status": "created"}, nil
+		return map[string]any{"ticket_id": fmt.Sprintf("TKT-EVAL-%d", n), "status": tickets.StatusCreated}, nil
 	case dispatcher.FuncNotifyStaff:
 		return map[string]any{"notified": []any{"staff"}, "message_ids": []any{fmt.Sprintf("<staff-%d.%s>", n, messageIDFor(m.caseID))}}, nil
 	}

@@ -44,7 +44,7 @@ expected_output:
 		var de *dispatcher.Error
 		switch {
 		case err == nil:
-			return result{Res: res}
+			return result{Res: res.Value}
 		case errors.As(err, &de):
 			return result{Code: de.Code, Msg: de.Message}
 		}
@@ -81,7 +81,7 @@ expected_output:
 	// Fresh routes start the sequences again.
 	again := MockRoutes(cases[0], []string{"create_ticket"})
 	res, err := again["create_ticket"](context.Background(), &dispatcher.Call{})
-	if err != nil || res["ticket_id"] != "TKT-1" {
+	if err != nil || res.Value["ticket_id"] != "TKT-1" {
 		t.Errorf("fresh routes: %v, %v; want TKT-1", res, err)
 	}
 }
@@ -95,7 +95,7 @@ func TestMockDefaults(t *testing.T) {
 		t.Errorf("check_warranty without mock: %v, want code %s", err, CodeNoMock)
 	}
 	res, err := routes["create_ticket"](context.Background(), &dispatcher.Call{})
-	if err != nil || res["ticket_id"] != "TKT-EVAL-1" || res["status"] != "created" {
+	if err != nil || res.Value["ticket_id"] != "TKT-EVAL-1" || res.Value["status"] != "created" {
 		t.Errorf("create_ticket default = %v, %v", res, err)
 	}
 }
@@ -117,9 +117,9 @@ expected_output:
 		t.Fatal(err)
 	}
 	real := func(name string) dispatcher.Func {
-		return func(context.Context, *dispatcher.Call) (map[string]any, error) {
+		return dispatcher.Untyped(func(context.Context, *dispatcher.Call) (map[string]any, error) {
 			return map[string]any{"real": name}, nil
-		}
+		})
 	}
 	r := &Runner{
 		cfg:    Config{Backends: map[string]dispatcher.Func{"lookup_order": real("lookup_order"), "check_warranty": real("check_warranty"), "unbound": real("unbound")}},
@@ -132,7 +132,7 @@ expected_output:
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		got[name] = res
+		got[name] = res.Value
 	}
 	want := map[string]any{
 		"lookup_order":   map[string]any{"real": "lookup_order"}, // no mock: the backend

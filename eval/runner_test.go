@@ -404,9 +404,9 @@ func manualsBackend(t testing.TB) map[string]dispatcher.Func {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return map[string]dispatcher.Func{"search_manual": func(ctx context.Context, call *dispatcher.Call) (map[string]any, error) {
+	return map[string]dispatcher.Func{"search_manual": dispatcher.Untyped(func(ctx context.Context, call *dispatcher.Call) (map[string]any, error) {
 		return c.Call(ctx, "search_manual", call.Args)
-	}}
+	})}
 }
 
 // TestSuiteOffline runs the shipped suite (eval/cases) against the built-in

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 )
@@ -18,8 +19,8 @@ var errDryRun = errors.New("dry run: nothing with an effect is done")
 // run: nothing is written or sent.
 type dryRunSender struct{}
 
-func (dryRunSender) Send(context.Context, *mail.Reply) (mail.Receipt, error) {
-	return mail.Receipt{}, errDryRun
+func (dryRunSender) Send(context.Context, *mail.Reply) (triage.Receipt, error) {
+	return triage.Receipt{}, errDryRun
 }
 
 // dryRunTickets stands in for a local ticket store that does not exist yet:

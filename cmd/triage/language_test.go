@@ -13,6 +13,7 @@ import (
 	gomail "github.com/emersion/go-message/mail"
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/instructions"
 	"triage/internal/clients/mail"
 	"triage/internal/language"
@@ -22,10 +23,10 @@ import (
 // capture is a mail.Sender that keeps what it was given.
 type capture struct{ got *mail.Reply }
 
-func (c *capture) Send(_ context.Context, r *mail.Reply) (mail.Receipt, error) {
+func (c *capture) Send(_ context.Context, r *mail.Reply) (triage.Receipt, error) {
 	cp := *r
 	c.got = &cp
-	return mail.Receipt{}, nil
+	return triage.Receipt{}, nil
 }
 
 // TestReplySignerLanguages: a reply is signed in its own language when

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
@@ -67,8 +68,8 @@ func (o *watchOptions) ledgerName() string {
 // is left for a person.
 type noSMTP struct{}
 
-func (noSMTP) Send(context.Context, *mail.Reply) (mail.Receipt, error) {
-	return mail.Receipt{}, errors.New("watch: this scenario sends its reply (reply_mode: send) but the configuration has no smtp; left for a person")
+func (noSMTP) Send(context.Context, *mail.Reply) (triage.Receipt, error) {
+	return triage.Receipt{}, errors.New("watch: this scenario sends its reply (reply_mode: send) but the configuration has no smtp; left for a person")
 }
 
 // personReplyHook is what watch does when a person replied in a thread it

@@ -15,6 +15,7 @@ import (
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/backends"
+	"triage/internal/builtins"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
@@ -92,7 +93,7 @@ func instructionsFS(dir string) (fs.FS, error) {
 	return os.DirFS(dir), nil
 }
 
-// builtinNames lists the builtins tools.yaml may bind (dispatcher.Routes).
+// builtinNames lists the builtins tools.yaml may bind (builtins.Routes).
 var builtinNames = []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff}
 
 // instructionSet is everything loaded from an instructions directory.
@@ -254,7 +255,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		},
 		dispatcher.Config{
 			Tools:            p.Tools,
-			Builtins:         dispatcher.Routes(checker, creator, sender, from, domain),
+			Builtins:         builtins.Routes(checker, creator, sender, from, domain),
 			Routes:           bk.Routes(),
 			StaffAddresses:   o.Staff,
 			Extractor:        ext,

@@ -23,7 +23,7 @@ import (
 func countingRoutes(ran map[string]int) map[string]dispatcher.Func {
 	out := map[string]dispatcher.Func{}
 	for _, name := range []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff} {
-		out[name] = func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+		out[name] = dispatcher.Untyped(func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
 			ran[c.Name]++
 			switch c.Name {
 			case dispatcher.FuncCheckWarranty:
@@ -32,7 +32,7 @@ func countingRoutes(ran map[string]int) map[string]dispatcher.Func {
 				return map[string]any{"ticket_id": fmt.Sprintf("TKT-%d", ran[c.Name]), "status": "created"}, nil
 			}
 			return map[string]any{"message_id": "<r@x>", "status": "sent"}, nil
-		}
+		})
 	}
 	return out
 }
@@ -78,7 +78,7 @@ func TestHostileModelIsCapped(t *testing.T) {
 	other := map[string]dispatcher.Func{} // tools that are not builtins (an MCP server) are not reached here
 	for _, name := range ts.Names() {
 		if ts.Get(name).Builtin == "" {
-			other[name] = func(context.Context, *dispatcher.Call) (map[string]any, error) { return nil, fmt.Errorf("not used") }
+			other[name] = dispatcher.Untyped(func(context.Context, *dispatcher.Call) (map[string]any, error) { return nil, fmt.Errorf("not used") })
 		}
 	}
 	d, err := dispatcher.New(dispatcher.Config{Tools: ts, Builtins: countingRoutes(ran), Routes: other})

@@ -54,7 +54,7 @@ tools:
 		t.Fatal(err)
 	}
 	d, err := dispatcher.New(dispatcher.Config{Tools: ts, Routes: map[string]dispatcher.Func{
-		"get_order_status": func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) { return ht.Call(ctx, c.Args) },
+		"get_order_status": dispatcher.Untyped(func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) { return ht.Call(ctx, c.Args) }),
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -100,12 +100,12 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 				continue
 			}
 			effect := t.Effect
-			b.routes[name] = func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+			b.routes[name] = dispatcher.Untyped(func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
 				if effect {
 					return tool.CallKey(ctx, c.Args, EffectKey(string(c.Key), c.Name, c.Args))
 				}
 				return tool.Call(ctx, c.Args)
-			}
+			})
 		case t.MCP != nil:
 			srv, err := b.server(ctx, t.MCP, cfg)
 			if err != nil {
@@ -118,14 +118,14 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 			}
 			b.byTool[name] = mcpBinding{srv: srv, remote: remote}
 			timeout := t.MCP.Timeout // this binding's bound, within the server's
-			b.routes[name] = func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+			b.routes[name] = dispatcher.Untyped(func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
 				if timeout > 0 {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithTimeout(ctx, timeout)
 					defer cancel()
 				}
 				return srv.client.Call(ctx, remote, c.Args)
-			}
+			})
 		}
 	}
 	if len(errs) > 0 {

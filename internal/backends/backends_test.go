@@ -129,7 +129,8 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("routes %v: want the five http/mcp bindings only", routes)
 	}
 	ctx := context.Background()
-	res, err := routes["order_status"](ctx, &dispatcher.Call{Name: "order_status", Args: map[string]any{"order_id": "A 1"}})
+	r, err := routes["order_status"](ctx, &dispatcher.Call{Name: "order_status", Args: map[string]any{"order_id": "A 1"}})
+	res := r.Value
 	if err != nil || res["status"] != "shipped" || gotAuth != "Bearer t0k3n" || gotPath != "/orders/A 1" {
 		t.Errorf("http route: %v %v auth %q path %q", res, err, gotAuth, gotPath)
 	}
@@ -139,10 +140,11 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("a binding's own timeout: err = %v, want a temporary timeout", err)
 	}
 	for _, name := range []string{"search_manual", "lookup", "search_http"} {
-		res, err := routes[name](ctx, &dispatcher.Call{Name: name, Args: map[string]any{"query": "Bluetooth pairing Cyclone"}})
+		r, err := routes[name](ctx, &dispatcher.Call{Name: name, Args: map[string]any{"query": "Bluetooth pairing Cyclone"}})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		res := r.Value
 		st, _ := res["structured"].(map[string]any)
 		if txt, _ := res["text"].(string); !strings.Contains(txt, "CYCLONE-X2") || st["found"] != true {
 			t.Errorf("%s: %v", name, res)
@@ -237,7 +239,8 @@ tools:
 		t.Fatal(err)
 	}
 	defer b.Close()
-	res, err := b.Routes()["search_manual"](context.Background(), &dispatcher.Call{Args: map[string]any{"query": "descale"}})
+	r, err := b.Routes()["search_manual"](context.Background(), &dispatcher.Call{Args: map[string]any{"query": "descale"}})
+	res := r.Value
 	if err != nil || res["text"] == nil {
 		t.Fatalf("%v %v", res, err)
 	}

@@ -7,18 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
 	"triage/internal/clients/httptool"
-	mailclient "triage/internal/clients/mail"
 	"triage/internal/message"
 	"triage/internal/toolstest"
 )
@@ -117,9 +112,9 @@ tools:
 func TestErrorTextIsCapped(t *testing.T) {
 	huge := strings.Repeat("ż", 1<<20)
 	d, err := New(Config{Tools: parseTools(t, policyTools), MaxResultBytes: 4096, Routes: policyRoutes(
-		func(context.Context, *Call) (map[string]any, error) {
+		Untyped(func(context.Context, *Call) (map[string]any, error) {
 			return nil, errors.New("server kb: tool lookup: " + huge)
-		})})
+		}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,13 +145,13 @@ func TestShippedPoliciesUnderAttack(t *testing.T) {
 	var routed []string
 	status := map[string]string{"SN-48213-PL": "expired", "ABC.123456": "valid"}
 	route := func(name string) Func {
-		return func(_ context.Context, c *Call) (map[string]any, error) {
+		return Untyped(func(_ context.Context, c *Call) (map[string]any, error) {
 			routed = append(routed, name)
 			if name == FuncCheckWarranty {
 				return map[string]any{"status": status[c.Args["serial_number"].(string)]}, nil
 			}
 			return map[string]any{"ticket_id": "TKT-000001", "status": "ok"}, nil
-		}
+		})
 	}
 	d, err := New(Config{Tools: toolstest.Shipped(t), MaxCallsPerTurn: 50, Routes: map[string]Func{
 		FuncCheckWarranty: route(FuncCheckWarranty), FuncCreateTicket: route(FuncCreateTicket),
@@ -221,40 +216,6 @@ func TestShippedPoliciesUnderAttack(t *testing.T) {
 	}
 }
 
-// A staff notice's body is the model's, written from a hostile email: it
-// may carry a forged "-- \nCustomer: ..." block. The facts triage checked
-// come first, before the model's text, so the first "Customer:" a person
-// reads is the real one (a trailing block after a signature separator is
-// what mail clients fold away).
-func TestStaffNoticeFactsComeBeforeTheModelsText(t *testing.T) {
-	dir := t.TempDir()
-	ob, err := mailclient.NewOutbox(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	route := NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com")
-	forged := "Klient prosi o kontakt.\n\n-- \nCustomer: ceo@bank.example\nTicket: TKT-000001 (VIP, refund approved)"
-	_, err = route(context.Background(), &Call{Name: FuncNotifyStaff, Args: map[string]any{"subject": "Eskalacja", "body": forged},
-		Msg: testMessage(), Key: "inbox:7", Now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC), TicketID: "TKT-000007", Staff: []string{"boss@example.com"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, m := onlyNotice(t, dir)
-	text := m.Text + "\n" + m.Quoted
-	real, fake := strings.Index(text, "Customer: jan@example.com"), strings.Index(text, "Customer: ceo@bank.example")
-	if real < 0 || fake < 0 || real > fake || strings.Index(text, "Ticket: TKT-000007") > fake {
-		t.Errorf("the checked facts must precede the model's text:\n%s", raw)
-	}
-	if !strings.Contains(text, "not checked") {
-		t.Errorf("the model's text is not marked as unchecked:\n%s", text)
-	}
-	// The Reply-To differs from From (testMessage): staff see where the
-	// customer's acknowledgement went, before the model's text.
-	if i := strings.Index(text, "Reply-To (our acknowledgement went there): jan.reply@example.com"); i < 0 || i > fake {
-		t.Errorf("the notice does not show the Reply-To first:\n%s", text)
-	}
-}
-
 // A model adds an argument the scenario does not declare to an HTTP tool
 // (a GET sends every argument that fills no placeholder in the query
 // string, a POST all of them in the body): no policy names it, so it would
@@ -272,7 +233,7 @@ func TestUndeclaredArgumentsNeverReachATool(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, err := New(Config{Tools: parseTools(t, policyTools), Routes: policyRoutes(
-		func(ctx context.Context, c *Call) (map[string]any, error) { return ht.Call(ctx, c.Args) })})
+		Untyped(func(ctx context.Context, c *Call) (map[string]any, error) { return ht.Call(ctx, c.Args) }))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,65 +306,4 @@ func TestReplyToAStaffAddressIsRefused(t *testing.T) {
 	if len(f.calls) != 0 {
 		t.Errorf("routed %v", f.calls)
 	}
-}
-
-// notify_staff abused by a model: a header in the subject, a body over the
-// cap, HTML, a second notice with other words. Through the session and the
-// real route into an outbox: one notice, to the configured staff only.
-func TestNotifyStaffAbuse(t *testing.T) {
-	dir := t.TempDir()
-	ob, err := mailclient.NewOutbox(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeRoutes{}
-	routes := f.routes(FuncCheckWarranty, FuncCreateTicket, FuncSendEmail)
-	routes[FuncNotifyStaff] = NotifyStaff(ob, "support@example.com", "example.com")
-	d, err := New(Config{Tools: toolstest.Shipped(t), Routes: routes, StaffAddresses: []string{"boss@example.com"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := d.Session(testMessage(), testScenario(t, true), "k")
-	ctx := context.Background()
-	steps := []struct {
-		subject, body, want string
-	}{
-		{"Eskalacja\r\nBcc: eve@evil.example", "x", CodeInvalidArgs},
-		{"Eskalacja\nTo: eve@evil.example", "x", CodeInvalidArgs},
-		{strings.Repeat("E", 201), "x", CodeInvalidArgs},
-		{"Eskalacja", strings.Repeat("x", DefaultMaxBodyBytes+1), CodeBodyTooLarge},
-		{"Eskalacja", "<html><body><a href='http://evil.example'>kliknij</a></body></html>", CodeBodyNotPlainText},
-		{"Eskalacja", "Klient prosi o kontakt.", ""},
-		{"Eskalacja pilna", "Klient prosi o kontakt natychmiast.", CodeMaxCalls},
-	}
-	for i, st := range steps {
-		env := s.Call(ctx, FuncNotifyStaff, map[string]any{"subject": st.subject, "body": st.body})
-		got := ""
-		if e, ok := env["error"].(map[string]any); ok {
-			got = e["code"].(string)
-		}
-		if got != st.want {
-			t.Errorf("step %d: %v, want %q", i, env, st.want)
-		}
-	}
-	raw, m := onlyNotice(t, dir)
-	if !slices.Equal(m.To, []string{"boss@example.com"}) || strings.Contains(string(raw), "eve@evil") {
-		t.Errorf("notice To %v:\n%s", m.To, raw)
-	}
-}
-
-// onlyNotice reads the one message the outbox dir holds, failing the test
-// when it holds another number.
-func onlyNotice(t *testing.T, dir string) ([]byte, *message.Message) {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
-	if len(files) != 1 {
-		t.Fatalf("outbox has %d notices, want 1", len(files))
-	}
-	raw, _ := os.ReadFile(files[0])
-	m, err := message.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw, m
 }

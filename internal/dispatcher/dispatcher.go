@@ -45,7 +45,10 @@ const (
 	CodeUnavailable         = "unavailable" // a client failed (temporary)
 	CodeClientError         = "client_error"
 	CodeInternal            = "internal"
-	CodeNoStaff             = "no_staff" // notify_staff without configured staff addresses
+	CodeNoStaff             = string(triage.ReasonNoStaff) // notify_staff without configured staff addresses
+	// CodeDuplicateKey: the reply exists already for another message with
+	// the same Key; the email is left for a person (triage.ReasonDuplicateKey).
+	CodeDuplicateKey = string(triage.ReasonDuplicateKey)
 )
 
 // Builtin function names (tools.yaml "builtin:").
@@ -104,7 +107,28 @@ type Call struct {
 }
 
 // Func executes one call that passed every policy and returns its result.
-type Func func(ctx context.Context, c *Call) (map[string]any, error)
+type Func func(ctx context.Context, c *Call) (Result, error)
+
+// Result is what a Func returns: the value the model sees, and the typed
+// facts the pipeline reads.
+type Result struct {
+	// Value is the result as the model sees it (and the outcome JSON shows
+	// it); nil is an empty object.
+	Value map[string]any
+	// Receipt is set by a function that sent or drafted a reply.
+	Receipt *triage.Receipt
+	// TicketID is set by a function that opened or found a ticket.
+	TicketID string
+}
+
+// Untyped adapts a function that returns only a model-facing value (HTTP and
+// MCP backends, test doubles) to a Func.
+func Untyped(f func(ctx context.Context, c *Call) (map[string]any, error)) Func {
+	return func(ctx context.Context, c *Call) (Result, error) {
+		v, err := f(ctx, c)
+		return Result{Value: v}, err
+	}
+}
 
 // Record is one recorded call, as it appears in the outcome JSON.
 type Record struct {
@@ -122,6 +146,11 @@ type Record struct {
 	Repeated bool `json:"repeated,omitempty"`
 	// Truncated marks a result cut to Config.MaxResultBytes.
 	Truncated bool `json:"truncated,omitempty"`
+	// Receipt is the reply a successful call sent or drafted, and TicketID
+	// the ticket it opened or found (Result); the outcome JSON shows them
+	// elsewhere.
+	Receipt  *triage.Receipt `json:"-"`
+	TicketID string          `json:"-"`
 	// SerialSource is "attachment" when a from: serials_or_attachments
 	// argument held a serial the model read from an attachment, not one the
 	// customer wrote.
@@ -210,7 +239,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		d.routes[name] = f
 	}
 	for i, a := range cfg.StaffAddresses {
-		addr, err := bareAddress(a)
+		addr, err := BareAddress(a)
 		if err != nil {
 			return nil, fmt.Errorf("dispatcher: StaffAddresses[%d] %q: %w", i, a, err)
 		}
@@ -273,9 +302,8 @@ type Session struct {
 	admitted  int // calls within the per-turn cap, this email
 	runs      map[string]int
 	done      []doneCall // successful runs, in order
-	final     map[string]any
-	parsed    *facts // the message's facts, built on first use (facts())
-	ticket    string // see Call.TicketID
+	parsed    *facts     // the message's facts, built on first use (facts())
+	ticket    string     // see Call.TicketID
 	// ungrounded counts calls refused for unsupported claims (ground).
 	ungrounded int
 	seen       int  // attachments the model was sent (SetAttachmentsSeen)
@@ -317,7 +345,7 @@ type doneCall struct {
 	name   string
 	args   map[string]any
 	argKey string
-	result map[string]any
+	result Result
 	turn   int
 }
 
@@ -398,11 +426,12 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 	case err != nil:
 		rec.Blocked = true
 	case first != nil:
-		rec.OK, rec.Result, rec.Repeated = true, first.result, true
+		rec.OK, rec.Result, rec.Repeated = true, first.result.Value, true
+		rec.Receipt, rec.TicketID = first.result.Receipt, first.result.TicketID
 	default:
-		var res map[string]any
+		var res Result
 		if s.opts.DryRun && tool.Effect {
-			res, rec.DryRun = dryRunResult(name, s.opts.Draft), true
+			res.Value, rec.DryRun = dryRunResult(name, s.opts.Draft), true
 		} else {
 			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff()})
 			var de *Error
@@ -417,21 +446,15 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 			}
 		}
 		if err == nil {
-			if res == nil {
-				res = map[string]any{}
+			if res.Value == nil {
+				res.Value = map[string]any{}
 			}
-			res, rec.Truncated = capResult(res, s.d.maxResult)
-			rec.OK, rec.Result = true, res
+			res.Value, rec.Truncated = capResult(res.Value, s.d.maxResult)
+			rec.OK, rec.Result, rec.Receipt, rec.TicketID = true, res.Value, res.Receipt, res.TicketID
 			s.runs[name]++
 			s.done = append(s.done, doneCall{name: name, args: vouched, argKey: argKey, result: res, turn: s.turn})
-			if tool.Final && s.final == nil {
-				s.final = res
-			}
-			switch tool.Builtin {
-			case FuncCreateTicket:
-				if id, _ := res["ticket_id"].(string); id != "" && s.ticket == "" {
-					s.ticket = id
-				}
+			if res.TicketID != "" && s.ticket == "" {
+				s.ticket = res.TicketID
 			}
 		}
 	}
@@ -469,10 +492,10 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 }
 
 // run calls the route, turning a panic into CodeInternal.
-func (s *Session) run(ctx context.Context, f Func, c *Call) (res map[string]any, err error) {
+func (s *Session) run(ctx context.Context, f Func, c *Call) (res Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			res, err = nil, &Error{Code: CodeInternal, Message: fmt.Sprintf("panic in %s: %v", c.Name, p)}
+			res, err = Result{}, &Error{Code: CodeInternal, Message: fmt.Sprintf("panic in %s: %v", c.Name, p)}
 		}
 	}()
 	return f(ctx, c)
@@ -574,13 +597,6 @@ func (s *Session) Records() []Record {
 	return slices.Clone(s.records)
 }
 
-// Sent returns the result of the first successful final call, or nil.
-func (s *Session) Sent() map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.final
-}
-
 func refuse(code, format string, a ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
 }
@@ -605,9 +621,9 @@ func classify(err error) RecordError {
 	return RecordError{Code: CodeClientError, Message: err.Error()}
 }
 
-// bareAddress parses "Name <a@b>" or "a@b" and returns the lower-cased bare
+// BareAddress parses "Name <a@b>" or "a@b" and returns the lower-cased bare
 // address; it refuses lists.
-func bareAddress(s string) (string, error) {
+func BareAddress(s string) (string, error) {
 	list, err := mail.ParseAddressList(strings.TrimSpace(s))
 	if err != nil {
 		return "", err
@@ -622,9 +638,9 @@ func sameAddress(bare, other string) bool {
 	return other != "" && strings.EqualFold(bare, strings.TrimSpace(other))
 }
 
-// plainBody refuses a reply body over max bytes (default
+// PlainBody refuses a reply body over max bytes (default
 // DefaultMaxBodyBytes) or one that looks like HTML: replies are plain text.
-func plainBody(body string, max int) error {
+func PlainBody(body string, max int) error {
 	if max <= 0 {
 		max = DefaultMaxBodyBytes
 	}

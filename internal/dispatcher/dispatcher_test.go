@@ -4,17 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/mail"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"triage/internal/message"
-	"triage/internal/scenario"
 	"triage/internal/tools"
 	"triage/internal/toolstest"
 )
@@ -32,59 +29,13 @@ func parseTools(t testing.TB, yml string) *tools.Set {
 // turn marks the start of the next model turn in a list of steps.
 var turn = step{name: "--turn--"}
 
-// compile compiles a JSON Schema given as a Go value, like scenario.Load does.
-func compile(t testing.TB, name string, params map[string]any) *jsonschema.Schema {
-	t.Helper()
-	c := jsonschema.NewCompiler()
-	url := "mem:///" + name + ".json"
-	if err := c.AddResource(url, params); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sch
-}
-
-func fn(t testing.TB, name string, params map[string]any) scenario.Function {
-	return scenario.Function{Name: name, Description: name, Parameters: params, Schema: compile(t, name, params)}
-}
-
-func obj(required []any, props map[string]any) map[string]any {
-	return map[string]any{"type": "object", "properties": props, "required": required, "additionalProperties": false}
-}
-
-var str = map[string]any{"type": "string"}
-
-func testScenario(t testing.TB, escalate bool, extra ...scenario.Function) *scenario.Scenario {
-	fns := []scenario.Function{
-		fn(t, FuncCheckWarranty, obj([]any{"serial_number"}, map[string]any{"serial_number": str})),
-		fn(t, FuncCreateTicket, obj([]any{"serial_number", "customer_email", "priority"}, map[string]any{
-			"serial_number":  str,
-			"customer_email": str,
-			"priority":       map[string]any{"type": "string", "enum": []any{"low", "normal", "high"}},
-		})),
-		fn(t, FuncSendEmail, obj([]any{"to", "subject", "body"}, map[string]any{
-			"to": str, "subject": str, "body": map[string]any{"type": "string", "minLength": 1},
-		})),
-	}
-	if escalate {
-		fns = append(fns, fn(t, FuncNotifyStaff, obj([]any{"subject", "body"}, map[string]any{"subject": str, "body": str})))
-	}
-	return &scenario.Scenario{Name: "test", Functions: append(fns, extra...), Escalate: escalate, Body: "x"}
-}
-
-func testMessage() *message.Message {
-	return &message.Message{
-		MessageID: "<in-1@example.com>",
-		From:      mail.Address{Name: "Jan Kowalski", Address: "jan@example.com"},
-		ReplyTo:   "jan.reply@example.com",
-		Subject:   "Reklamacja SN-48213-PL",
-		Text:      "Dzień dobry, mój LAPTOP nie działa. Prosze o pomoc. S/N: abc.123456.\n",
-		Quoted:    "> old serial XY-777",
-	}
-}
+var (
+	fn           = toolstest.Function
+	obj          = toolstest.Object
+	testScenario = toolstest.Scenario
+	testMessage  = toolstest.Message
+	str          = map[string]any{"type": "string"}
+)
 
 // fakeRoutes records every routed call (its name, and the arguments the
 // tool actually received) and answers from results/errs.
@@ -100,7 +51,7 @@ type fakeRoutes struct {
 func (f *fakeRoutes) routes(names ...string) map[string]Func {
 	m := map[string]Func{}
 	for _, n := range names {
-		m[n] = func(ctx context.Context, c *Call) (map[string]any, error) {
+		m[n] = Untyped(func(ctx context.Context, c *Call) (map[string]any, error) {
 			f.mu.Lock()
 			f.calls = append(f.calls, c.Name)
 			f.args = append(f.args, c.Args)
@@ -117,7 +68,7 @@ func (f *fakeRoutes) routes(names ...string) map[string]Func {
 				return r, nil
 			}
 			return map[string]any{"routed": c.Name, "key": string(c.Key), "status": "valid"}, nil
-		}
+		})
 	}
 	return m
 }
@@ -436,7 +387,7 @@ func TestSessionCall(t *testing.T) {
 					wantSent = r.Result
 				}
 			}
-			if diff := cmp.Diff(wantSent, s.Sent()); diff != "" {
+			if diff := cmp.Diff(wantSent, sentResult(s.Records())); diff != "" {
 				t.Errorf("Sent (-want +got):\n%s", diff)
 			}
 		})
@@ -618,4 +569,14 @@ func TestEscalation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sentResult is the result of the first successful send_email, or nil.
+func sentResult(recs []Record) map[string]any {
+	for _, r := range recs {
+		if r.Name == FuncSendEmail && r.OK {
+			return r.Result
+		}
+	}
+	return nil
 }

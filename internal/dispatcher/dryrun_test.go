@@ -80,10 +80,10 @@ tools:
 func TestSessionDraftReachesRoute(t *testing.T) {
 	var got []bool
 	d, err := New(Config{Tools: toolstest.Shipped(t), Builtins: (&fakeRoutes{}).routes(FuncCheckWarranty, FuncCreateTicket, FuncNotifyStaff), Routes: map[string]Func{
-		FuncSendEmail: func(ctx context.Context, c *Call) (map[string]any, error) {
+		FuncSendEmail: Untyped(func(ctx context.Context, c *Call) (map[string]any, error) {
 			got = append(got, c.Draft)
 			return map[string]any{"status": "drafted"}, nil
-		},
+		}),
 	}})
 	if err != nil {
 		t.Fatal(err)

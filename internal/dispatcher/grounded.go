@@ -75,7 +75,7 @@ func (s *Session) groundingSources() *grounding.Sources {
 	}
 	src.AddText(s.ticket)
 	for _, c := range s.done {
-		src.AddValue(c.result)
+		src.AddValue(c.result.Value)
 	}
 	return &src
 }

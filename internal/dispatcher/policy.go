@@ -28,7 +28,7 @@ func (s *Session) checkArg(name string, p *tools.Arg, v any) (any, error) {
 	vouched := str
 	switch p.From {
 	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
-		vouched, _ = bareAddress(str)
+		vouched, _ = BareAddress(str)
 	case tools.FromSerials:
 		vouched = s.facts().serials[serial.Normalize(str)]
 	case tools.FromSerialsOrAttachments:
@@ -110,7 +110,7 @@ func (s *Session) checkAddress(name, from, v string) error {
 	if from == tools.FromSender {
 		code = CodeSenderMismatch
 	}
-	addr, err := bareAddress(v) // a list ("a@x, b@y") is refused here
+	addr, err := BareAddress(v) // a list ("a@x, b@y") is refused here
 	if err != nil {
 		return refuse(code, "%s must be exactly one address; %q is not: %v", name, v, err)
 	}
@@ -145,7 +145,7 @@ func (s *Session) checkRequirement(t *tools.Tool, r tools.Requirement, args map[
 	}
 	sameTurn := false
 	for _, c := range s.done {
-		if c.name != r.Call || !subset(r.Result, c.result) || !s.same(t, r.Same, args, c.args) {
+		if c.name != r.Call || !subset(r.Result, c.result.Value) || !s.same(t, r.Same, args, c.args) {
 			continue
 		}
 		if c.turn < s.turn {
@@ -196,7 +196,7 @@ func normalize(from string, v any) string {
 	case tools.FromSerials, tools.FromSerialsOrAttachments:
 		return serial.Normalize(str)
 	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
-		if addr, err := bareAddress(str); err == nil {
+		if addr, err := BareAddress(str); err == nil {
 			return addr
 		}
 	}

@@ -205,13 +205,13 @@ func TestResultCap(t *testing.T) {
 			ts := parseTools(t, policyTools)
 			d, err := New(Config{Tools: ts, MaxResultBytes: 2048, Routes: map[string]Func{
 				FuncSendEmail: nil, "notify": nil,
-				"lookup": func(context.Context, *Call) (map[string]any, error) { return tt.result, nil },
+				"lookup": Untyped(func(context.Context, *Call) (map[string]any, error) { return tt.result, nil }),
 			}})
 			if err == nil {
 				t.Fatal("nil routes accepted")
 			}
 			d, err = New(Config{Tools: ts, MaxResultBytes: 2048, Routes: policyRoutes(
-				func(context.Context, *Call) (map[string]any, error) { return tt.result, nil })})
+				Untyped(func(context.Context, *Call) (map[string]any, error) { return tt.result, nil }))})
 			if err != nil {
 				t.Fatal(err)
 			}

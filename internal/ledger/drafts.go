@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"triage"
@@ -132,7 +133,13 @@ type Thread struct {
 // inbound message with a final state, or the message one of our replies or
 // drafts answers. ids are tried in order (put the nearest first, e.g.
 // In-Reply-To, then References from the last); ErrNotFound when none.
-func (l *Ledger) ThreadOf(ctx context.Context, ids []string) (Thread, error) {
+//
+// A Message-ID is only a claim: anyone who saw it can send another message
+// carrying it. Among the handled messages with that Message-ID, the one whose
+// sender (or the address our reply went to) is among to, the recipients of
+// the message being threaded, wins; only when none is, the most recently
+// updated one.
+func (l *Ledger) ThreadOf(ctx context.Context, ids, to []string) (Thread, error) {
 	for _, id := range ids {
 		if id == "" {
 			continue
@@ -147,30 +154,72 @@ func (l *Ledger) ThreadOf(ctx context.Context, ids []string) (Thread, error) {
 		if key != "" {
 			q, arg = `SELECT key, message_id, sender, scenario, state FROM messages WHERE key=? ORDER BY updated DESC`, string(key)
 		}
-		rows, err := l.db.QueryContext(ctx, q, arg)
+		found, err := l.handled(ctx, q, arg)
 		if err != nil {
-			return Thread{}, fmt.Errorf("ledger: thread of: %w", err)
+			return Thread{}, err
 		}
-		var t Thread
-		found := false
-		for rows.Next() && !found {
-			if err := rows.Scan(&t.Key, &t.MessageID, &t.Sender, &t.Scenario, &t.State); err != nil {
-				rows.Close()
-				return Thread{}, fmt.Errorf("ledger: thread of: %w", err)
+		if len(found) == 0 {
+			continue
+		}
+		t := found[0]
+		for _, c := range found {
+			ok, err := l.answers(ctx, c, to)
+			if err != nil {
+				return Thread{}, err
 			}
-			found = Final(t.State)
+			if ok {
+				t = c
+				break
+			}
 		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return Thread{}, fmt.Errorf("ledger: thread of: %w", err)
-		}
-		if found {
-			t.Matched = id
-			return t, nil
-		}
+		t.Matched = id
+		return t, nil
 	}
 	return Thread{}, ErrNotFound
+}
+
+// handled runs a thread query and returns its rows with a final state.
+func (l *Ledger) handled(ctx context.Context, q string, arg any) ([]Thread, error) {
+	rows, err := l.db.QueryContext(ctx, q, arg)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: thread of: %w", err)
+	}
+	defer rows.Close()
+	var found []Thread
+	for rows.Next() {
+		var t Thread
+		if err := rows.Scan(&t.Key, &t.MessageID, &t.Sender, &t.Scenario, &t.State); err != nil {
+			return nil, fmt.Errorf("ledger: thread of: %w", err)
+		}
+		if Final(t.State) {
+			found = append(found, t)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger: thread of: %w", err)
+	}
+	return found, nil
+}
+
+// answers reports whether one of to is t's sender or the address our reply
+// to t went to.
+func (l *Ledger) answers(ctx context.Context, t Thread, to []string) (bool, error) {
+	want := []string{t.Sender}
+	r, err := l.GetReply(ctx, t.Key)
+	switch {
+	case err == nil:
+		want = append(want, r.To)
+	case !errors.Is(err, ErrNotFound):
+		return false, err
+	}
+	for _, a := range to {
+		for _, w := range want {
+			if w != "" && strings.EqualFold(strings.TrimSpace(a), w) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // SentScan returns how far the Sent folder scan of (account, folder) got:

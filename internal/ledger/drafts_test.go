@@ -66,12 +66,12 @@ func TestDrafts(t *testing.T) {
 
 		// Thread lookups: by the inbound Message-ID, and by our draft's.
 		for _, ids := range [][]string{{"<unknown>", "<in-v2>"}, {"<d-v2>"}} {
-			th, err := l.ThreadOf(ctx, ids)
+			th, err := l.ThreadOf(ctx, ids, nil)
 			if err != nil || th.Key != "v2" || th.MessageID != "<in-v2>" || th.Scenario != "valid-warranty" || th.Matched != ids[len(ids)-1] {
 				t.Errorf("ThreadOf(%v) = %+v, %v", ids, th, err)
 			}
 		}
-		if _, err := l.ThreadOf(ctx, []string{"<nope>"}); !errors.Is(err, ErrNotFound) {
+		if _, err := l.ThreadOf(ctx, []string{"<nope>"}, nil); !errors.Is(err, ErrNotFound) {
 			t.Errorf("ThreadOf(unknown): %v, want ErrNotFound", err)
 		}
 

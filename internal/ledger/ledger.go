@@ -96,13 +96,16 @@ type Entry struct {
 	State     string        `json:"state"`
 	Reason    triage.Reason `json:"reason,omitempty"`
 	Scenario  string        `json:"scenario,omitempty"`
+	Attempts  int           `json:"attempts"`
+	IMAPDone  bool          `json:"imap_done"` // flag/move on the server finished
+	// Digest is a hash of the message's bytes, when they were read: a copy
+	// of the message has the same, another message reusing its Key not.
+	Digest string `json:"digest,omitempty"`
 	// Detail says why, for a failed message (the mail server's reply to a
 	// refused send); at most MaxDetail bytes.
-	Detail   string    `json:"detail,omitempty"`
-	Attempts int       `json:"attempts"`
-	IMAPDone bool      `json:"imap_done"` // flag/move on the server finished
-	Created  time.Time `json:"created"`
-	Updated  time.Time `json:"updated"`
+	Detail  string    `json:"detail,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 }
 
 // Reply is one outgoing reply, keyed by the inbound key.
@@ -195,7 +198,7 @@ func fromUnix(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, detail`
+const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, digest, detail`
 
 // MaxDetail caps Entry.Detail.
 const MaxDetail = 2000
@@ -205,7 +208,7 @@ func scanEntry(sc interface{ Scan(...any) error }) (Entry, error) {
 	var done int
 	var created, updated int64
 	err := sc.Scan(&e.Account, &e.Mailbox, &e.UIDValidity, &e.UID, &e.Key, &e.MessageID, &e.Sender, &e.Subject,
-		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated, &e.Detail)
+		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated, &e.Digest, &e.Detail)
 	e.IMAPDone = done != 0
 	e.Created, e.Updated = fromUnix(created), fromUnix(updated)
 	return e, err
@@ -254,11 +257,11 @@ func (l *Ledger) FinalByKey(ctx context.Context, key triage.Key, not Loc) (Entry
 func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 	now := unix(l.now())
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,'')
+		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,?,'')
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
 			attempts = messages.attempts + 1, state = excluded.state, updated = excluded.updated,
 			key = excluded.key, message_id = excluded.message_id, sender = excluded.sender, subject = excluded.subject`,
-		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateProcessing, now, now)
+		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateProcessing, now, now, e.Digest)
 	if err != nil {
 		return 0, fmt.Errorf("ledger: begin %s: %w", e.Loc, err)
 	}
@@ -274,12 +277,13 @@ func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	now := unix(l.now())
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?)
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
 			state = excluded.state, reason = excluded.reason, scenario = excluded.scenario, updated = excluded.updated,
+			digest = CASE WHEN excluded.digest != '' THEN excluded.digest ELSE messages.digest END,
 			detail = excluded.detail`,
 		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject,
-		e.State, e.Reason, e.Scenario, e.Attempts, now, now, capDetail(e.Detail))
+		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, capDetail(e.Detail))
 	if err != nil {
 		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
 	}

@@ -23,8 +23,16 @@ var migrations = []store.Migration{
 	}},
 	{SQLite: outboxSchema, Postgres: outboxSchema},
 	{SQLite: reviewSchema, Postgres: reviewSchema},
+	{SQLite: digestSchema, Postgres: digestSchema},
 	{SQLite: detailSchema, Postgres: detailSchema},
 }
+
+// digestSchema keeps each message's content digest (triage.DigestOf): a
+// second message under the same key with other content is told apart from
+// a redelivery of the first.
+const digestSchema = `
+ALTER TABLE messages ADD COLUMN digest TEXT NOT NULL DEFAULT '';
+`
 
 // detailSchema keeps why a message failed (the mail server's reply to a
 // refused send), for triage ledger.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/builtins"
 	"triage/internal/clients/tickets"
-	"triage/internal/dispatcher"
 	"triage/internal/message"
 	"triage/internal/prompt"
 	"triage/internal/scenario"
@@ -178,7 +178,7 @@ func ticketFacts(st *tickets.State, current string) *prompt.Ticket {
 // finds the conversation. The reply has gone out either way: a failure is
 // logged, and the answer still finds the ticket through the References our
 // reply carries (they include the inbound Message-ID).
-func (p *Processor) recordReply(ctx context.Context, ticketID string, reply *Reply, at time.Time) {
+func (p *Processor) recordReply(ctx context.Context, ticketID string, reply *triage.Receipt, at time.Time) {
 	if p.cfg.Tickets == nil || ticketID == "" || reply == nil || reply.MessageID == "" {
 		return
 	}
@@ -202,7 +202,7 @@ func (p *Processor) openForEscalation(ctx context.Context, msg *message.Message,
 		CustomerEmail:  strings.ToLower(msg.From.Address),
 		Priority:       "high",
 		Summary:        msg.Subject,
-		IdempotencyKey: dispatcher.TicketKey(key, sn),
+		IdempotencyKey: builtins.TicketKey(key, sn),
 		MessageID:      msg.MessageID,
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
+	"triage/internal/builtins"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/processor"
@@ -53,13 +54,13 @@ func assemble(t *testing.T, fsys fs.FS, m agent.Model, ob mail.Sender) (*process
 	routes := map[string]dispatcher.Func{}
 	for _, name := range ts.Names() {
 		if ts.Get(name).Builtin == "" {
-			routes[name] = func(context.Context, *dispatcher.Call) (map[string]any, error) {
+			routes[name] = dispatcher.Untyped(func(context.Context, *dispatcher.Call) (map[string]any, error) {
 				return nil, errors.New("not used by this test")
-			}
+			})
 		}
 	}
 	return processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Tools: ts, Routes: routes, Builtins: dispatcher.Routes(nil, nil, ob, "Serwis <serwis@example.com>", "example.com")},
+		dispatcher.Config{Tools: ts, Routes: routes, Builtins: builtins.Routes(nil, nil, ob, "Serwis <serwis@example.com>", "example.com")},
 		processor.Config{Scenarios: set, Extractor: ext})
 }
 

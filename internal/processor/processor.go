@@ -67,7 +67,7 @@ type Outcome struct {
 	ModelCalls    int                 `json:"model_calls"`
 	Tokens        agent.Usage         `json:"tokens"`
 	DurationMS    int64               `json:"duration_ms"`
-	Reply         *Reply              `json:"reply"`
+	Reply         *triage.Receipt     `json:"reply"`
 	Attachments   []AttachmentInfo    `json:"attachments,omitempty"`
 	// SerialsOmitted and AttachmentsOmitted count what the capped lists
 	// (MaxSerialsListed, MaxAttachmentsListed) left out.
@@ -105,17 +105,6 @@ type AttachmentInfo struct {
 type Detection struct {
 	Method string `json:"method"` // rules|model|fallback
 	Reason string `json:"reason"`
-}
-
-// Reply describes the reply that went out.
-type Reply struct {
-	To        string `json:"to"`
-	Subject   string `json:"subject"`
-	MessageID string `json:"message_id"`
-	Path      string `json:"path,omitempty"`
-	// Existing: an earlier run had already written this reply (same
-	// Message-ID); it was not written again.
-	Existing bool `json:"existing,omitempty"`
 }
 
 // Config wires a Processor; Scenarios, Agent, Detector, Dispatcher and
@@ -425,6 +414,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 	out.ModelCalls += res.ModelCalls
 	addUsage(&out.Tokens, res.Usage)
+	if rec := errRecord(out.FunctionCalls, final, dispatcher.CodeDuplicateKey); rec != nil && okRecord(out.FunctionCalls, final) == nil {
+		// The reply exists, for another message with this Key.
+		return fail(triage.ReasonDuplicateKey, rec.Error.Message)
+	}
 	if err != nil {
 		return fail(triage.ReasonEmailNotSent, err.Error())
 	}
@@ -452,21 +445,23 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		return fail(triage.ReasonEmailNotSent, detail)
 	}
 	out.Status = triage.StatusReplied
-	if str(sent.Result["status"]) == string(triage.StatusDrafted) || (sent.DryRun && draft) {
-		out.Status = triage.StatusDrafted
-	}
-	// The receipt says where the mail went; the model's argument may differ
-	// in form (a display name, letter case).
-	out.Reply = &Reply{
-		To:        str(sent.Result["to"]),
-		Subject:   cmp.Or(str(sent.Result["subject"]), str(sent.Args["subject"])),
-		MessageID: str(sent.Result["message_id"]),
-		Path:      str(sent.Result["path"]),
-		Existing:  sent.Result["existing"] == true,
-	}
-	if sent.DryRun { // nothing went anywhere: the reply that would have gone out
-		out.Reply.To = str(sent.Args["to"])
+	switch {
+	case sent.DryRun: // nothing went anywhere: the reply that would have gone out
+		out.Reply = &triage.Receipt{To: str(sent.Args["to"]), Subject: str(sent.Args["subject"])}
+		if draft {
+			out.Status = triage.StatusDrafted
+		}
 		return out
+	case sent.Receipt != nil:
+		// The receipt says where the mail went; the model's argument may
+		// differ in form (a display name, letter case).
+		rc := *sent.Receipt
+		out.Reply = &rc
+		if rc.Drafted {
+			out.Status = triage.StatusDrafted
+		}
+	default: // a final function that gives no receipt (an http or mcp binding)
+		out.Reply = &triage.Receipt{Subject: str(sent.Args["subject"])}
 	}
 	p.recordReply(ctx, out.TicketID, out.Reply, p.cfg.Now())
 	if sc.Escalate && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) != nil && out.TicketID != "" {
@@ -596,6 +591,16 @@ func declarations(sc *scenario.Scenario) []*genai.FunctionDeclaration {
 func okRecord(recs []dispatcher.Record, name string) *dispatcher.Record {
 	for i := range recs {
 		if recs[i].Name == name && recs[i].OK {
+			return &recs[i]
+		}
+	}
+	return nil
+}
+
+// errRecord is the first call of name that failed with code, or nil.
+func errRecord(recs []dispatcher.Record, name, code string) *dispatcher.Record {
+	for i := range recs {
+		if recs[i].Name == name && recs[i].Error != nil && recs[i].Error.Code == code {
 			return &recs[i]
 		}
 	}

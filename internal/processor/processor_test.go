@@ -18,6 +18,7 @@ import (
 	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
+	"triage/internal/builtins"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
@@ -207,7 +208,7 @@ func newEnvFull(t testing.TB, m agent.Model, staff []string, store tickets.Store
 	}
 	p, err := processor.Assemble(ac,
 		dispatcher.Config{Tools: ts, StaffAddresses: staff,
-			Builtins: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
+			Builtins: builtins.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
 		pc)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 )
@@ -20,25 +21,25 @@ const DefaultDraftsFolder = "Drafts"
 // the pipeline is done. A key that already has a draft gets that draft's
 // receipt; one that has a reply gets the reply's (never a draft after a
 // reply, whatever the mode says now).
-func (s *Sender) draft(ctx context.Context, r *mail.Reply, raw []byte) (mail.Receipt, error) {
+func (s *Sender) draft(ctx context.Context, r *mail.Reply, raw []byte) (triage.Receipt, error) {
 	err := s.ledger.PutPending(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: answeringOf(ctx).from(), Raw: raw, Kind: ledger.KindDraft})
 	if errors.Is(err, ledger.ErrReplyExists) {
 		prev, gerr := s.ledger.GetReply(ctx, r.Key)
 		switch {
 		case gerr != nil:
-			return mail.Receipt{}, errors.Join(err, gerr)
+			return triage.Receipt{}, errors.Join(err, gerr)
 		case prev.Kind == ledger.KindDraft:
 			s.log.InfoContext(ctx, "draft already recorded; not drafting again", "key", r.Key, "reply_message_id", prev.MessageID)
-			return mail.Receipt{MessageID: prev.MessageID, To: prev.To, Status: mail.StatusDrafted}, nil
+			return triage.Receipt{MessageID: prev.MessageID, To: prev.To, Drafted: true}, nil
 		case prev.State == ledger.ReplySent:
-			return mail.Receipt{MessageID: prev.MessageID, To: prev.To, Status: mail.StatusSent}, nil
+			return triage.Receipt{MessageID: prev.MessageID, To: prev.To}, nil
 		}
-		return mail.Receipt{}, ErrReplyUnconfirmed
+		return triage.Receipt{}, ErrReplyUnconfirmed
 	}
 	if err != nil {
-		return mail.Receipt{}, err
+		return triage.Receipt{}, err
 	}
-	return mail.Receipt{MessageID: r.MessageID, To: r.To, Status: mail.StatusDrafted}, nil
+	return triage.Receipt{MessageID: r.MessageID, To: r.To, Drafted: true}, nil
 }
 
 // storeDraft appends a recorded draft to the Drafts folder, flagged \Draft

@@ -277,7 +277,7 @@ func scenarioDryRun(t *testing.T, tgt target) {
 	// The pipeline in dry run: it says what it would have done.
 	proc := procFunc(func(ctx context.Context, in processor.Input) processor.Outcome {
 		seen = append(seen, string(in.Key))
-		return processor.Outcome{File: in.Name, Status: triage.StatusReplied, DryRun: true, Reply: &processor.Reply{To: "x@customer.example"}}
+		return processor.Outcome{File: in.Name, Status: triage.StatusReplied, DryRun: true, Reply: &triage.Receipt{To: "x@customer.example"}}
 	})
 	for _, l := range []*ledger.Ledger{e.ledger, nil} { // with a ledger to consult, and without
 		seen = nil

@@ -154,10 +154,10 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 		return out
 	}
 	out.Status = triage.StatusReplied
-	if rc.Status == tmail.StatusDrafted {
+	if rc.Drafted {
 		out.Status = triage.StatusDrafted
 	}
-	out.Reply = &processor.Reply{To: r.To, Subject: r.Subject, MessageID: rc.MessageID}
+	out.Reply = &triage.Receipt{To: r.To, Subject: r.Subject, MessageID: rc.MessageID}
 	return out
 }
 

@@ -25,8 +25,8 @@ import (
 // real Sender, whose next sender "dies") and leaves it there.
 type dyingSender struct{ err error }
 
-func (d dyingSender) Send(context.Context, *tmail.Reply) (tmail.Receipt, error) {
-	return tmail.Receipt{}, d.err
+func (d dyingSender) Send(context.Context, *tmail.Reply) (triage.Receipt, error) {
+	return triage.Receipt{}, d.err
 }
 
 // keyOf returns the ledger key the watcher derives for a delivered message.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/metrics"
@@ -67,9 +68,9 @@ var ErrReplyUnconfirmed = errors.New("watch: an earlier reply to this message is
 // Send renders r, records it as pending, submits it and marks it sent. A
 // reply already sent for r.Key is not submitted again: Send returns its
 // receipt.
-func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) {
+func (s *Sender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error) {
 	if r.Key == "" {
-		return mail.Receipt{}, errors.New("watch: sender: reply has no inbound key; refusing to send without a ledger entry")
+		return triage.Receipt{}, errors.New("watch: sender: reply has no inbound key; refusing to send without a ledger entry")
 	}
 	if r.MessageID == "" {
 		r.MessageID = mail.MessageIDFor(r.Key, s.domain)
@@ -79,7 +80,7 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) 
 	}
 	raw, err := mail.Render(r)
 	if err != nil {
-		return mail.Receipt{}, err
+		return triage.Receipt{}, err
 	}
 	if r.Draft {
 		return s.draft(ctx, r, raw)
@@ -90,18 +91,18 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) 
 	if errors.As(err, &le) {
 		in.refuse(le)
 		s.log.WarnContext(ctx, "reply over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
-		return mail.Receipt{}, fmt.Errorf("watch: reply to %s not sent: %w", r.To, err)
+		return triage.Receipt{}, fmt.Errorf("watch: reply to %s not sent: %w", r.To, err)
 	}
 	if errors.Is(err, ledger.ErrReplyExists) {
 		prev, gerr := s.ledger.GetReply(ctx, r.Key)
 		if gerr == nil && prev.State == ledger.ReplySent {
 			s.log.InfoContext(ctx, "reply already sent; not sending again", "key", r.Key, "reply_message_id", prev.MessageID)
-			return mail.Receipt{MessageID: prev.MessageID, To: prev.To, Status: mail.StatusSent}, nil
+			return triage.Receipt{MessageID: prev.MessageID, To: prev.To}, nil
 		}
-		return mail.Receipt{}, ErrReplyUnconfirmed
+		return triage.Receipt{}, ErrReplyUnconfirmed
 	}
 	if err != nil {
-		return mail.Receipt{}, err
+		return triage.Receipt{}, err
 	}
 	rc, err := s.next.Send(ctx, r)
 	if err != nil {
@@ -110,15 +111,15 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (mail.Receipt, error) 
 		lctx := context.WithoutCancel(ctx)
 		if notSubmitted(err) {
 			if derr := s.ledger.DropPending(lctx, r.Key); derr != nil {
-				return mail.Receipt{}, errors.Join(err, derr)
+				return triage.Receipt{}, errors.Join(err, derr)
 			}
-			return mail.Receipt{}, err
+			return triage.Receipt{}, err
 		}
 		s.log.WarnContext(ctx, "reply submission ended ambiguously; left pending for a person", "key", r.Key, "reply_message_id", r.MessageID, "err", err)
-		return mail.Receipt{}, err
+		return triage.Receipt{}, err
 	}
 	if err := s.ledger.MarkSent(context.WithoutCancel(ctx), r.Key); err != nil {
-		return mail.Receipt{}, fmt.Errorf("watch: sender: reply %s was sent but not recorded: %w", r.MessageID, err)
+		return triage.Receipt{}, fmt.Errorf("watch: sender: reply %s was sent but not recorded: %w", r.MessageID, err)
 	}
 	if rc.MessageID == "" {
 		rc.MessageID = r.MessageID

@@ -176,7 +176,7 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 	for i := len(m.References) - 1; i >= 0; i-- {
 		ids = append(ids, m.References[i])
 	}
-	th, err := l.ThreadOf(ctx, ids)
+	th, err := l.ThreadOf(ctx, ids, m.To)
 	if errors.Is(err, ledger.ErrNotFound) {
 		return nil // not a thread triage handled
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage"
 )
 
 // A draft goes to <outbox>/drafts/, complete and threaded like a reply, and
@@ -29,7 +31,7 @@ func TestOutboxDraft(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantPath := filepath.Join(dir, DraftsDir, "20261122T083000Z-triage-d1@example.com.eml")
-	if diff := cmp.Diff(Receipt{MessageID: "<triage-d1@example.com>", To: "jan@example.org", Path: wantPath, Status: StatusDrafted}, rc); diff != "" {
+	if diff := cmp.Diff(triage.Receipt{MessageID: "<triage-d1@example.com>", To: "jan@example.org", Path: wantPath, Drafted: true}, rc); diff != "" {
 		t.Errorf("receipt (-want +got):\n%s", diff)
 	}
 	raw, err := os.ReadFile(wantPath)
@@ -56,7 +58,7 @@ func TestOutboxDraft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc.Status != StatusSent || filepath.Dir(rc.Path) != dir {
+	if rc.Drafted || filepath.Dir(rc.Path) != dir {
 		t.Errorf("sent receipt = %+v, want status sent in %s", rc, dir)
 	}
 	if raw, _ := os.ReadFile(rc.Path); strings.Contains(string(raw), "X-Unsent") {

@@ -34,31 +34,22 @@ type Reply struct {
 	Date       time.Time
 	Key        triage.Key // inbound idempotency key, for senders that keep a ledger
 	// Draft: leave the reply as a draft for a person to send (reply mode
-	// draft) instead of sending it; the receipt's Status is StatusDrafted.
+	// draft) instead of sending it; the receipt says Drafted.
 	Draft bool
+	// Inbound is triage.DigestOf the message this reply answers: a sender
+	// that finds the reply already written for another message with the
+	// same Key refuses it (ErrOtherInbound).
+	Inbound string
 }
 
-// Receipt says what happened to a sent reply.
-type Receipt struct {
-	MessageID string `json:"message_id"`
-	To        string `json:"to"` // the bare address the reply was delivered to
-
-	Path   string `json:"path,omitempty"` // outbox file, when written to disk
-	Status string `json:"status"`         // "sent" or "drafted"
-	// Existing is true when this reply (same Message-ID) had already been
-	// written by an earlier run, and was not written again.
-	Existing bool `json:"existing,omitempty"`
-}
-
-// Receipt.Status values: a delivered reply, or a draft left for a person.
-const (
-	StatusSent    = "sent"
-	StatusDrafted = "drafted"
-)
+// ErrOtherInbound: the reply with this Message-ID was written for another
+// inbound message with the same Key (Message-ID and sender); answering this
+// one would only report that reply again.
+var ErrOtherInbound = errors.New("mail: a reply with this Message-ID already answers another message with the same Message-ID and sender")
 
 // Sender delivers a rendered reply.
 type Sender interface {
-	Send(ctx context.Context, r *Reply) (Receipt, error)
+	Send(ctx context.Context, r *Reply) (triage.Receipt, error)
 }
 
 // Render produces the full RFC 5322 message: From, To, Subject (RFC 2047

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	netmail "net/mail"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"triage"
 )
 
 // Outbox is a Sender that writes every reply as an .eml file into a
@@ -45,28 +48,28 @@ func (o *Outbox) Dir() string { return o.dir }
 // Send renders r and writes it to the outbox. A reply whose Message-ID is
 // already in the outbox (an earlier run answered the same message) is not
 // written again: the receipt names the existing file and says Existing.
-func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
+func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if err := ctx.Err(); err != nil {
-		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	raw, err := Render(r)
 	if err != nil {
-		return Receipt{}, err
+		return triage.Receipt{}, err
 	}
 	to, err := bareAddress("To", r.To)
 	if err != nil {
-		return Receipt{}, err
+		return triage.Receipt{}, err
 	}
 	stamp := r.Date
 	if stamp.IsZero() {
 		stamp = o.now()
 	}
 	name := stamp.UTC().Format("20060102T150405Z") + "-" + sanitize(r.MessageID) + ".eml"
-	dir, status := o.dir, StatusSent
+	dir, drafted := o.dir, false
 	if r.Draft {
-		dir, status = filepath.Join(o.dir, DraftsDir), StatusDrafted
+		dir, drafted = filepath.Join(o.dir, DraftsDir), true
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+			return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 		}
 	}
 	path := filepath.Join(dir, name)
@@ -78,44 +81,50 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	if r.MessageID != "" {
 		prev, ok, err := o.existing(ctx, r.Draft, r.MessageID)
 		if err != nil {
-			return Receipt{}, err
+			return triage.Receipt{}, err
 		}
 		if ok {
+			if prevInbound := inboundOf(prev); r.Inbound != "" && prevInbound != "" && prevInbound != r.Inbound {
+				return triage.Receipt{}, fmt.Errorf("%w: %s", ErrOtherInbound, prev)
+			}
 			// The receipt names where that mail went, which need not be
 			// this call's address (a forged From reusing the Message-ID, a
 			// Reply-To changed between runs).
-			return Receipt{MessageID: r.MessageID, To: existingTo(prev, to), Path: prev, Status: status, Existing: true}, nil
+			return triage.Receipt{MessageID: r.MessageID, To: existingTo(prev, to), Path: prev, Drafted: drafted, Existing: true}, nil
 		}
 	}
 
+	if r.Inbound != "" {
+		raw = append([]byte(InboundHeader+": "+r.Inbound+"\r\n"), raw...)
+	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
 	if err != nil {
-		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after a successful rename
 	if _, err := tmp.Write(raw); err != nil {
 		tmp.Close()
-		return Receipt{}, fmt.Errorf("mail: outbox: write %s: %w", tmp.Name(), err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: write %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return Receipt{}, fmt.Errorf("mail: outbox: sync %s: %w", tmp.Name(), err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: sync %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {
-		return Receipt{}, fmt.Errorf("mail: outbox: close %s: %w", tmp.Name(), err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: close %s: %w", tmp.Name(), err)
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	if r.MessageID != "" {
 		// An error leaves the reply written and the index file without its
 		// line: the next run reads the file's header instead.
 		_ = o.remember(r.Draft, path, r.MessageID, to, stamp)
 	}
-	return Receipt{MessageID: r.MessageID, To: to, Path: path, Status: status}, nil
+	return triage.Receipt{MessageID: r.MessageID, To: to, Path: path, Drafted: drafted}, nil
 }
 
 // sanitize keeps a message id usable as a file name.
@@ -166,4 +175,23 @@ func readHeader(path string) (netmail.Header, error) {
 		return nil, err
 	}
 	return m.Header, nil
+}
+
+// InboundHeader names, in an outbox file, the DigestOf the message the
+// reply answers: a later message reusing the Key is told apart from a second
+// run over the same one. Only outbox files carry it.
+const InboundHeader = "X-Triage-Inbound"
+
+// inboundOf reads InboundHeader of an outbox file ("" when it has none).
+func inboundOf(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	m, err := netmail.ReadMessage(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return ""
+	}
+	return m.Header.Get(InboundHeader)
 }

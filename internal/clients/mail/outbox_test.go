@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage"
 )
 
 func TestOutbox(t *testing.T) {
@@ -26,7 +28,7 @@ func TestOutbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantPath := filepath.Join(dir, "20261122T083000Z-triage-0123_x@example.com.eml")
-	if diff := cmp.Diff(Receipt{MessageID: "<triage-0123/x@example.com>", To: "jan@example.org", Path: wantPath, Status: StatusSent}, rc); diff != "" {
+	if diff := cmp.Diff(triage.Receipt{MessageID: "<triage-0123/x@example.com>", To: "jan@example.org", Path: wantPath}, rc); diff != "" {
 		t.Errorf("receipt (-want +got):\n%s", diff)
 	}
 	raw, err := os.ReadFile(rc.Path)

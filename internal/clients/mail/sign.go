@@ -5,6 +5,8 @@ import (
 	"fmt"
 	netmail "net/mail"
 	"strings"
+
+	"triage"
 )
 
 // Style is how replies in one language are signed: the From display name
@@ -31,7 +33,7 @@ type Signer struct {
 var _ Sender = (*Signer)(nil)
 
 // Send signs r and passes a signed copy to Next.
-func (s *Signer) Send(ctx context.Context, r *Reply) (Receipt, error) {
+func (s *Signer) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	st, ok := s.Styles[s.Language(r.Body)]
 	if !ok {
 		st = s.Styles[s.Default]
@@ -50,7 +52,7 @@ func (s *Signer) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	if st.FromName != "" {
 		a, err := netmail.ParseAddress(r.From)
 		if err != nil {
-			return Receipt{}, fmt.Errorf("mail: From %q: %w", r.From, err)
+			return triage.Receipt{}, fmt.Errorf("mail: From %q: %w", r.From, err)
 		}
 		signed.From = (&netmail.Address{Name: st.FromName, Address: a.Address}).String()
 	}

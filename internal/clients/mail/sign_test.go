@@ -6,13 +6,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage"
 )
 
 type captured struct{ got []Reply }
 
-func (c *captured) Send(_ context.Context, r *Reply) (Receipt, error) {
+func (c *captured) Send(_ context.Context, r *Reply) (triage.Receipt, error) {
 	c.got = append(c.got, *r)
-	return Receipt{MessageID: r.MessageID, Status: StatusSent}, nil
+	return triage.Receipt{MessageID: r.MessageID}, nil
 }
 
 func TestSignerSignsInTheReplysLanguage(t *testing.T) {

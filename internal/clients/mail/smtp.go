@@ -16,6 +16,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"triage"
 	"triage/internal/mailauth"
 )
 
@@ -167,18 +168,18 @@ func isTemporary(err error) bool {
 }
 
 // Send renders r and submits it.
-func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
+func (s *SMTP) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	raw, err := Render(r)
 	if err != nil {
-		return Receipt{}, &SMTPError{Op: "render", Err: err}
+		return triage.Receipt{}, &SMTPError{Op: "render", Err: err}
 	}
 	from, err := bareAddress("From", r.From)
 	if err != nil {
-		return Receipt{}, &SMTPError{Op: "render", Err: err}
+		return triage.Receipt{}, &SMTPError{Op: "render", Err: err}
 	}
 	to, err := parseOne("To", r.To)
 	if err != nil {
-		return Receipt{}, &SMTPError{Op: "render", Err: err}
+		return triage.Receipt{}, &SMTPError{Op: "render", Err: err}
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
@@ -186,7 +187,7 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	d := net.Dialer{}
 	conn, err := d.DialContext(ctx, "tcp", s.cfg.Addr)
 	if err != nil {
-		return Receipt{}, smtpErr("dial", err)
+		return triage.Receipt{}, smtpErr("dial", err)
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
@@ -214,13 +215,13 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	case TLSImplicit:
 		tc := tls.Client(conn, s.cfg.TLSConfig)
 		if err := tc.HandshakeContext(ctx); err != nil {
-			return Receipt{}, wrap("tls", err)
+			return triage.Receipt{}, wrap("tls", err)
 		}
 		c = smtp.NewClient(tc)
 	case TLSStartTLS:
 		c, err = smtp.NewClientStartTLS(conn, s.cfg.TLSConfig)
 		if err != nil {
-			return Receipt{}, wrap("starttls", err)
+			return triage.Receipt{}, wrap("starttls", err)
 		}
 	default:
 		c = smtp.NewClient(conn)
@@ -230,11 +231,11 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 	switch {
 	case s.cfg.OAuth2 != nil:
 		if err := s.oauth2(c); err != nil {
-			return Receipt{}, wrap("auth", err)
+			return triage.Receipt{}, wrap("auth", err)
 		}
 	case s.cfg.Username != "":
 		if err := c.Auth(s.passwordClient(c)); err != nil {
-			return Receipt{}, wrap("auth", err)
+			return triage.Receipt{}, wrap("auth", err)
 		}
 	}
 	var mopts *smtp.MailOptions
@@ -242,23 +243,23 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (Receipt, error) {
 		mopts = &smtp.MailOptions{UTF8: true}
 	}
 	if err := c.Mail(from, mopts); err != nil {
-		return Receipt{}, wrap("mail", err)
+		return triage.Receipt{}, wrap("mail", err)
 	}
 	if err := c.Rcpt(to.Address, nil); err != nil {
-		return Receipt{}, wrap("rcpt", err)
+		return triage.Receipt{}, wrap("rcpt", err)
 	}
 	w, err := c.Data()
 	if err != nil {
-		return Receipt{}, wrap("data", err)
+		return triage.Receipt{}, wrap("data", err)
 	}
 	if _, err := io.Copy(w, bytes.NewReader(raw)); err != nil {
-		return Receipt{}, wrap("data", err)
+		return triage.Receipt{}, wrap("data", err)
 	}
 	if err := w.Close(); err != nil {
-		return Receipt{}, wrap("data", err)
+		return triage.Receipt{}, wrap("data", err)
 	}
 	_ = c.Quit() // the message is accepted; a failed QUIT changes nothing
-	return Receipt{MessageID: r.MessageID, To: to.Address, Status: StatusSent}, nil
+	return triage.Receipt{MessageID: r.MessageID, To: to.Address}, nil
 }
 
 // passwordClient is AUTH PLAIN, or LOGIN when configured or when the

@@ -1,10 +1,11 @@
-package dispatcher
+package builtins_test
 
 import (
 	"context"
 	"net/mail"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -13,16 +14,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
+	"triage/internal/builtins"
 	mailclient "triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
+	"triage/internal/dispatcher"
 	"triage/internal/message"
 	"triage/internal/toolstest"
 )
 
 // localDispatcher wires the real local backends: CSV registry, SQLite
 // tickets and an outbox directory.
-func localDispatcher(t *testing.T, dbPath, outbox string, now time.Time) *Dispatcher {
+func localDispatcher(t *testing.T, dbPath, outbox string, now time.Time) *dispatcher.Dispatcher {
 	t.Helper()
 	reg, err := warranty.LoadCSV(filepath.Join("testdata", "warranty.csv"))
 	if err != nil {
@@ -37,9 +40,9 @@ func localDispatcher(t *testing.T, dbPath, outbox string, now time.Time) *Dispat
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := New(Config{
+	d, err := dispatcher.New(dispatcher.Config{
 		Tools:    toolstest.Shipped(t),
-		Builtins: Routes(reg, tk, ob, "Wsparcie <support@example.com>", "example.com"),
+		Builtins: builtins.Routes(reg, tk, ob, "Wsparcie <support@example.com>", "example.com"),
 		Now:      func() time.Time { return now },
 	})
 	if err != nil {
@@ -52,12 +55,12 @@ func TestRoutesEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 22, 8, 15, 0, 0, time.UTC)
 	d := localDispatcher(t, filepath.Join(dir, "tickets.db"), filepath.Join(dir, "outbox"), now)
-	if diff := cmp.Diff([]string{FuncCheckWarranty, FuncCreateTicket, FuncNotifyStaff, FuncSendEmail}, d.Names()); diff != "" {
+	if diff := cmp.Diff([]string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncNotifyStaff, dispatcher.FuncSendEmail}, d.Names()); diff != "" {
 		t.Errorf("Names (-want +got):\n%s", diff)
 	}
-	msg := testMessage()
+	msg := toolstest.Message()
 	msg.References = []string{"<root@example.com>", "<in-1@example.com>"}
-	sc := testScenario(t, false)
+	sc := toolstest.Scenario(t, false)
 	ctx := context.Background()
 
 	s := d.Session(msg, sc, "inbox:42")
@@ -66,29 +69,29 @@ func TestRoutesEndToEnd(t *testing.T) {
 		args map[string]any
 		want map[string]any
 	}{
-		{FuncCheckWarranty, map[string]any{"serial_number": "sn 48213 pl"},
+		{dispatcher.FuncCheckWarranty, map[string]any{"serial_number": "sn 48213 pl"},
 			map[string]any{"ok": true, "result": map[string]any{"serial_number": "SN-48213-PL", "status": "valid", "expiration_date": "2027-03-01", "product": "Ekspres EC-200"}}},
-		{FuncCheckWarranty, map[string]any{"serial_number": "ABC-123456"},
+		{dispatcher.FuncCheckWarranty, map[string]any{"serial_number": "ABC-123456"},
 			map[string]any{"ok": true, "result": map[string]any{"serial_number": "ABC123456", "status": "expired", "expiration_date": "2024-01-15", "product": "Czajnik K-1"}}},
-		{FuncCreateTicket, map[string]any{"serial_number": "SN-48213-PL", "customer_email": "Jan <jan@example.com>", "priority": "high"},
+		{dispatcher.FuncCreateTicket, map[string]any{"serial_number": "SN-48213-PL", "customer_email": "Jan <jan@example.com>", "priority": "high"},
 			map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000001", "status": "created"}}},
 	}
 	for i, st := range steps {
-		if st.name == FuncCreateTicket {
+		if st.name == dispatcher.FuncCreateTicket {
 			s.StartTurn() // after the model saw check_warranty's result
 		}
 		if diff := cmp.Diff(st.want, s.Call(ctx, st.name, st.args)); diff != "" {
 			t.Errorf("step %d %s (-want +got):\n%s", i, st.name, diff)
 		}
 	}
-	env := s.Call(ctx, FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: Reklamacja SN-48213-PL", "body": "Dzień dobry,\nzgłoszenie TKT-000001 przyjęte."})
+	env := s.Call(ctx, dispatcher.FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: Reklamacja SN-48213-PL", "body": "Dzień dobry,\nzgłoszenie TKT-000001 przyjęte."})
 	wantID := mailclient.MessageIDFor("inbox:42", "example.com")
 	wantPath := filepath.Join(dir, "outbox", "20261122T081500Z-"+strings.Trim(wantID, "<>")+".eml")
 	want := map[string]any{"ok": true, "result": map[string]any{"message_id": wantID, "to": "jan.reply@example.com", "path": wantPath, "status": "sent", "subject": "Re: Reklamacja SN-48213-PL [TKT-000001]"}}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Fatalf("send_email (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want["result"], s.Sent()); diff != "" {
+	if diff := cmp.Diff(want["result"], sentResult(s.Records())); diff != "" {
 		t.Errorf("Sent (-want +got):\n%s", diff)
 	}
 
@@ -123,16 +126,16 @@ func TestRoutesEndToEnd(t *testing.T) {
 	// the reply Message-ID.
 	d2 := localDispatcher(t, filepath.Join(dir, "tickets.db"), filepath.Join(dir, "outbox"), now)
 	s2 := d2.Session(msg, sc, "inbox:42")
-	s2.Call(ctx, FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"})
+	s2.Call(ctx, dispatcher.FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"})
 	s2.StartTurn()
-	got := s2.Call(ctx, FuncCreateTicket, map[string]any{"serial_number": "SN48213PL", "customer_email": "jan@example.com", "priority": "high"})
+	got := s2.Call(ctx, dispatcher.FuncCreateTicket, map[string]any{"serial_number": "SN48213PL", "customer_email": "jan@example.com", "priority": "high"})
 	if diff := cmp.Diff(map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000001", "status": "existing"}}, got); diff != "" {
 		t.Errorf("retried create_ticket (-want +got):\n%s", diff)
 	}
 	s3 := d2.Session(msg, sc, "inbox:43")
-	s3.Call(ctx, FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"})
+	s3.Call(ctx, dispatcher.FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"})
 	s3.StartTurn()
-	got = s3.Call(ctx, FuncCreateTicket, map[string]any{"serial_number": "SN-48213-PL", "customer_email": "jan@example.com", "priority": "high"})
+	got = s3.Call(ctx, dispatcher.FuncCreateTicket, map[string]any{"serial_number": "SN-48213-PL", "customer_email": "jan@example.com", "priority": "high"})
 	if diff := cmp.Diff(map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000002", "status": "created"}}, got); diff != "" {
 		t.Errorf("another email's create_ticket (-want +got):\n%s", diff)
 	}
@@ -147,35 +150,35 @@ func (f *fakeCreator) Create(ctx context.Context, r tickets.Request) (tickets.Ti
 
 func TestCreateTicketRequest(t *testing.T) {
 	f := &fakeCreator{}
-	route := CreateTicket(f)
-	msg := testMessage()
+	route := builtins.For(builtins.CreateTicket(f))
+	msg := toolstest.Message()
 	calls := []map[string]any{
 		{"serial_number": "SN-48213-PL", "customer_email": "Jan <JAN@example.com>"},
 		{"serial_number": "sn 48213.pl", "customer_email": "jan@example.com", "priority": "high"},
 	}
 	for _, args := range calls {
-		if _, err := route(context.Background(), &Call{Name: FuncCreateTicket, Args: args, Msg: msg, Key: "k"}); err != nil {
+		if _, err := route(context.Background(), &dispatcher.Call{Name: dispatcher.FuncCreateTicket, Args: args, Msg: msg, Key: "k"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	key := TicketKey("k", "SN48213PL")
+	key := builtins.TicketKey("k", "SN48213PL")
 	want := []tickets.Request{
-		{SerialNumber: "SN-48213-PL", CustomerEmail: "jan@example.com", Priority: DefaultPriority, Summary: msg.Subject, IdempotencyKey: key, MessageID: msg.MessageID},
+		{SerialNumber: "SN-48213-PL", CustomerEmail: "jan@example.com", Priority: builtins.DefaultPriority, Summary: msg.Subject, IdempotencyKey: key, MessageID: msg.MessageID},
 		{SerialNumber: "sn 48213.pl", CustomerEmail: "jan@example.com", Priority: "high", Summary: msg.Subject, IdempotencyKey: key, MessageID: msg.MessageID},
 	}
 	if diff := cmp.Diff(want, f.got); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if len(key) != 32 || key == TicketKey("k2", "SN48213PL") || key == TicketKey("k", "SN48213") {
+	if len(key) != 32 || key == builtins.TicketKey("k2", "SN48213PL") || key == builtins.TicketKey("k", "SN48213") {
 		t.Errorf("TicketKey not a 32-char key distinct per email and serial: %q", key)
 	}
 }
 
 type fakeSender struct{ got []mailclient.Reply }
 
-func (f *fakeSender) Send(ctx context.Context, r *mailclient.Reply) (mailclient.Receipt, error) {
+func (f *fakeSender) Send(ctx context.Context, r *mailclient.Reply) (triage.Receipt, error) {
 	f.got = append(f.got, *r)
-	return mailclient.Receipt{MessageID: r.MessageID, Status: mailclient.StatusSent}, nil
+	return triage.Receipt{MessageID: r.MessageID}, nil
 }
 
 func TestSendEmailReply(t *testing.T) {
@@ -225,8 +228,9 @@ func TestSendEmailReply(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeSender{}
-			msg := testMessage()
+			msg := toolstest.Message()
 			tt.msg(msg)
+			tt.want.Inbound = triage.DigestOf(msg) // what the reply answers, for the outbox
 			to, subject := tt.to, tt.subject
 			if to == "" {
 				to = "Jan <jan.reply@example.com>"
@@ -235,7 +239,7 @@ func TestSendEmailReply(t *testing.T) {
 				subject = "Re: x"
 			}
 			args := map[string]any{"to": to, "subject": subject, "body": "b"}
-			if _, err := SendEmail(f, "Support <support@example.com>", "example.com")(context.Background(), &Call{Name: FuncSendEmail, Args: args, Msg: msg, Key: tt.key, Now: now}); err != nil {
+			if _, err := builtins.For(builtins.SendEmail(f, "Support <support@example.com>", "example.com"))(context.Background(), &dispatcher.Call{Name: dispatcher.FuncSendEmail, Args: args, Msg: msg, Key: tt.key, Now: now}); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff([]mailclient.Reply{tt.want}, f.got); diff != "" {
@@ -252,16 +256,16 @@ func BenchmarkSessionCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := New(Config{Tools: toolstest.Shipped(b), Builtins: map[string]Func{FuncCheckWarranty: CheckWarranty(reg)}, Routes: (&fakeRoutes{}).routes(FuncCreateTicket, FuncSendEmail, FuncNotifyStaff)})
+	d, err := dispatcher.New(dispatcher.Config{Tools: toolstest.Shipped(b), Builtins: map[string]dispatcher.Func{dispatcher.FuncCheckWarranty: builtins.For(builtins.CheckWarranty(reg))}, Routes: okRoutes(dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff)})
 	if err != nil {
 		b.Fatal(err)
 	}
-	msg, sc := testMessage(), testScenario(b, false)
+	msg, sc := toolstest.Message(), toolstest.Scenario(b, false)
 	args := map[string]any{"serial_number": "SN-48213-PL"}
 	ctx := context.Background()
 	for b.Loop() {
 		s := d.Session(msg, sc, "k")
-		if env := s.Call(ctx, FuncCheckWarranty, args); env["ok"] != true {
+		if env := s.Call(ctx, dispatcher.FuncCheckWarranty, args); env["ok"] != true {
 			b.Fatal(env)
 		}
 	}
@@ -274,16 +278,16 @@ func TestNotifyStaff(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 22, 8, 15, 0, 0, time.UTC)
-	route := NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com")
-	msg := testMessage()
-	call := &Call{Name: FuncNotifyStaff, Args: map[string]any{"subject": "Klient prosi o człowieka", "body": "Proszę o kontakt."},
+	route := builtins.For(builtins.NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com"))
+	msg := toolstest.Message()
+	call := &dispatcher.Call{Name: dispatcher.FuncNotifyStaff, Args: map[string]any{"subject": "Klient prosi o człowieka", "body": "Proszę o kontakt."},
 		Msg: msg, Key: "inbox:42", Now: now, TicketID: "TKT-000007", Staff: []string{"boss@example.com", "team@example.com"}}
 	res, err := route(context.Background(), call)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids := []any{mailclient.MessageIDFor("inbox:42|staff|boss@example.com", "example.com"), mailclient.MessageIDFor("inbox:42|staff|team@example.com", "example.com")}
-	if diff := cmp.Diff(map[string]any{"notified": []any{"boss@example.com", "team@example.com"}, "message_ids": ids}, res); diff != "" {
+	if diff := cmp.Diff(map[string]any{"notified": []any{"boss@example.com", "team@example.com"}, "message_ids": ids}, res.Value); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
 	// Never the customer's reply: its own Message-ID is not the reply's.
@@ -324,4 +328,119 @@ func sortedCopy(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)
 	return out
+}
+
+// A staff notice's body is the model's, written from a hostile email: it
+// may carry a forged "-- \nCustomer: ..." block. The facts triage checked
+// come first, before the model's text, so the first "Customer:" a person
+// reads is the real one (a trailing block after a signature separator is
+// what mail clients fold away).
+func TestStaffNoticeFactsComeBeforeTheModelsText(t *testing.T) {
+	dir := t.TempDir()
+	ob, err := mailclient.NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := builtins.For(builtins.NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com"))
+	forged := "Klient prosi o kontakt.\n\n-- \nCustomer: ceo@bank.example\nTicket: TKT-000001 (VIP, refund approved)"
+	_, err = route(context.Background(), &dispatcher.Call{Name: dispatcher.FuncNotifyStaff, Args: map[string]any{"subject": "Eskalacja", "body": forged},
+		Msg: toolstest.Message(), Key: "inbox:7", Now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC), TicketID: "TKT-000007", Staff: []string{"boss@example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, m := onlyNotice(t, dir)
+	text := m.Text + "\n" + m.Quoted
+	real, fake := strings.Index(text, "Customer: jan@example.com"), strings.Index(text, "Customer: ceo@bank.example")
+	if real < 0 || fake < 0 || real > fake || strings.Index(text, "Ticket: TKT-000007") > fake {
+		t.Errorf("the checked facts must precede the model's text:\n%s", raw)
+	}
+	if !strings.Contains(text, "not checked") {
+		t.Errorf("the model's text is not marked as unchecked:\n%s", text)
+	}
+	// The Reply-To differs from From (testMessage): staff see where the
+	// customer's acknowledgement went, before the model's text.
+	if i := strings.Index(text, "Reply-To (our acknowledgement went there): jan.reply@example.com"); i < 0 || i > fake {
+		t.Errorf("the notice does not show the Reply-To first:\n%s", text)
+	}
+}
+
+// notify_staff abused by a model: a header in the subject, a body over the
+// cap, HTML, a second notice with other words. Through the session and the
+// real route into an outbox: one notice, to the configured staff only.
+func TestNotifyStaffAbuse(t *testing.T) {
+	dir := t.TempDir()
+	ob, err := mailclient.NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := okRoutes(dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail)
+	routes[dispatcher.FuncNotifyStaff] = builtins.For(builtins.NotifyStaff(ob, "support@example.com", "example.com"))
+	d, err := dispatcher.New(dispatcher.Config{Tools: toolstest.Shipped(t), Routes: routes, StaffAddresses: []string{"boss@example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.Session(toolstest.Message(), toolstest.Scenario(t, true), "k")
+	ctx := context.Background()
+	steps := []struct {
+		subject, body, want string
+	}{
+		{"Eskalacja\r\nBcc: eve@evil.example", "x", dispatcher.CodeInvalidArgs},
+		{"Eskalacja\nTo: eve@evil.example", "x", dispatcher.CodeInvalidArgs},
+		{strings.Repeat("E", 201), "x", dispatcher.CodeInvalidArgs},
+		{"Eskalacja", strings.Repeat("x", dispatcher.DefaultMaxBodyBytes+1), dispatcher.CodeBodyTooLarge},
+		{"Eskalacja", "<html><body><a href='http://evil.example'>kliknij</a></body></html>", dispatcher.CodeBodyNotPlainText},
+		{"Eskalacja", "Klient prosi o kontakt.", ""},
+		{"Eskalacja pilna", "Klient prosi o kontakt natychmiast.", dispatcher.CodeMaxCalls},
+	}
+	for i, st := range steps {
+		env := s.Call(ctx, dispatcher.FuncNotifyStaff, map[string]any{"subject": st.subject, "body": st.body})
+		got := ""
+		if e, ok := env["error"].(map[string]any); ok {
+			got = e["code"].(string)
+		}
+		if got != st.want {
+			t.Errorf("step %d: %v, want %q", i, env, st.want)
+		}
+	}
+	raw, m := onlyNotice(t, dir)
+	if !slices.Equal(m.To, []string{"boss@example.com"}) || strings.Contains(string(raw), "eve@evil") {
+		t.Errorf("notice To %v:\n%s", m.To, raw)
+	}
+}
+
+// onlyNotice reads the one message the outbox dir holds, failing the test
+// when it holds another number.
+func onlyNotice(t *testing.T, dir string) ([]byte, *message.Message) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+	if len(files) != 1 {
+		t.Fatalf("outbox has %d notices, want 1", len(files))
+	}
+	raw, _ := os.ReadFile(files[0])
+	m, err := message.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw, m
+}
+
+// okRoutes answers every call of names with {"routed": name}.
+func okRoutes(names ...string) map[string]dispatcher.Func {
+	m := map[string]dispatcher.Func{}
+	for _, n := range names {
+		m[n] = dispatcher.Untyped(func(_ context.Context, c *dispatcher.Call) (map[string]any, error) {
+			return map[string]any{"routed": c.Name}, nil
+		})
+	}
+	return m
+}
+
+// sentResult is the result of the first successful send_email, or nil.
+func sentResult(recs []dispatcher.Record) map[string]any {
+	for _, r := range recs {
+		if r.Name == dispatcher.FuncSendEmail && r.OK {
+			return r.Result
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package dispatcher
+package builtins_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"triage/internal/builtins"
+	"triage/internal/dispatcher"
 	"triage/internal/toolstest"
 )
 
@@ -16,16 +18,17 @@ func TestLongSubjectIsAnswered(t *testing.T) {
 	for _, n := range []int{995, 996, 997, 998} {
 		for _, ticket := range []string{"", "TKT-000042"} {
 			f := &fakeSender{}
-			d, err := New(Config{Tools: toolstest.Shipped(t), Builtins: map[string]Func{FuncSendEmail: SendEmail(f, "Support <support@example.com>", "example.com")},
-				Routes: (&fakeRoutes{}).routes(FuncCheckWarranty, FuncCreateTicket, FuncNotifyStaff)})
+			routes := okRoutes(dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncNotifyStaff)
+			routes[dispatcher.FuncSendEmail] = builtins.For(builtins.SendEmail(f, "Support <support@example.com>", "example.com"))
+			d, err := dispatcher.New(dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: routes})
 			if err != nil {
 				t.Fatal(err)
 			}
-			msg := testMessage()
+			msg := toolstest.Message()
 			msg.Subject = "Reklamacja " + strings.Repeat("ż", n-len("Reklamacja "))
-			s := d.Session(msg, testScenario(t, false), "k")
+			s := d.Session(msg, toolstest.Scenario(t, false), "k")
 			s.SetTicket(ticket)
-			env := s.Call(context.Background(), FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: " + msg.Subject, "body": "Dzień dobry"})
+			env := s.Call(context.Background(), dispatcher.FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: " + msg.Subject, "body": "Dzień dobry"})
 			if env["ok"] != true {
 				t.Errorf("%d characters, ticket %q: send_email refused: %v", n, ticket, env)
 				continue

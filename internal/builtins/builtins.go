@@ -1,0 +1,93 @@
+// Package builtins implements the functions tools.yaml binds with
+// "builtin:": check_warranty, create_ticket, send_email and notify_staff.
+// Each is a typed handler (its arguments and its result are Go structs)
+// adapted to the dispatcher's Func by For; the dispatcher's policies have
+// passed before a handler runs.
+package builtins
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"triage"
+	"triage/internal/clients/mail"
+	"triage/internal/clients/tickets"
+	"triage/internal/clients/warranty"
+	"triage/internal/dispatcher"
+)
+
+// Handler is a typed function implementation: in is the call's arguments
+// decoded into In; the Out it returns is what the model sees, encoded as
+// JSON.
+type Handler[In, Out any] func(ctx context.Context, call *dispatcher.Call, in In) (Out, error)
+
+// A result that implements receipted carries the reply it sent or drafted;
+// one that implements ticketed names the ticket it opened or found. For puts
+// them in the dispatcher's Result, where the pipeline reads them.
+type (
+	receipted interface{ receipt() *triage.Receipt }
+	ticketed  interface{ ticket() string }
+)
+
+// For adapts h to a dispatcher.Func: the arguments are decoded into In, the
+// result encoded into the map the model sees, and the typed receipt and
+// ticket carried beside it.
+func For[In, Out any](h Handler[In, Out]) dispatcher.Func {
+	return func(ctx context.Context, call *dispatcher.Call) (dispatcher.Result, error) {
+		var in In
+		if err := decode(call.Args, &in); err != nil {
+			return dispatcher.Result{}, &dispatcher.Error{Code: dispatcher.CodeInvalidArgs, Message: fmt.Sprintf("%s: %v", call.Name, err), Refused: true}
+		}
+		out, err := h(ctx, call, in)
+		if err != nil {
+			return dispatcher.Result{}, err
+		}
+		v, err := encode(out)
+		if err != nil {
+			return dispatcher.Result{}, err
+		}
+		res := dispatcher.Result{Value: v}
+		if r, ok := any(out).(receipted); ok {
+			res.Receipt = r.receipt()
+		}
+		if t, ok := any(out).(ticketed); ok {
+			res.TicketID = t.ticket()
+		}
+		return res, nil
+	}
+}
+
+// Routes builds the builtins (dispatcher.Config.Builtins), by builtin name.
+// from is our From address, domain the right-hand side of the deterministic
+// reply Message-IDs.
+func Routes(w warranty.Checker, t tickets.Creator, m mail.Sender, from, domain string) map[string]dispatcher.Func {
+	return map[string]dispatcher.Func{
+		dispatcher.FuncCheckWarranty: For(CheckWarranty(w)),
+		dispatcher.FuncCreateTicket:  For(CreateTicket(t)),
+		dispatcher.FuncSendEmail:     For(SendEmail(m, from, domain)),
+		dispatcher.FuncNotifyStaff:   For(NotifyStaff(m, from, domain)),
+	}
+}
+
+// decode turns the model's arguments (JSON values) into in.
+func decode(args map[string]any, in any) error {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, in)
+}
+
+// encode turns a result into the JSON object the model sees.
+func encode(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("builtins: encode result: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("builtins: encode result: %w", err)
+	}
+	return m, nil
+}

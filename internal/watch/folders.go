@@ -1,0 +1,162 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	"triage/internal/ledger"
+	"triage/internal/message"
+)
+
+// settle flags the message (keyword, or \Seen) and moves it where its state
+// says, then records that in the ledger.
+func (w *Watcher) settle(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry) error {
+	b.imap.Lock()
+	defer b.imap.Unlock()
+	uids := imap.UIDSetNum(imap.UID(e.UID))
+	flag := imap.FlagSeen
+	if b.keywords {
+		flag = imap.Flag(w.cfg.Keyword)
+	}
+	err := c.Store(uids, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{flag}}, nil).Close()
+	if err != nil && b.keywords && isNo(err) {
+		w.log.Warn("server refused the keyword; marking \\Seen instead", "keyword", w.cfg.Keyword, "err", err)
+		b.keywords = false
+		err = c.Store(uids, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close()
+	}
+	if err != nil {
+		return fmt.Errorf("watch: flag uid %d: %w", e.UID, err)
+	}
+	var dest string
+	switch e.State {
+	case ledger.StateReplied:
+		dest = w.cfg.ProcessedFolder
+	case ledger.StateFailed, ledger.StateNeedsHuman, ledger.StateOverLimit:
+		dest = w.cfg.FailedFolder
+	}
+	if dest != "" && dest != w.cfg.Mailbox {
+		if err := w.ensureFolder(c, b, dest); err != nil {
+			return err
+		}
+		if _, err := c.Move(uids, dest).Wait(); err != nil {
+			return fmt.Errorf("watch: move uid %d to %s: %w", e.UID, dest, err)
+		}
+	}
+	return w.ledgerErr(w.cfg.Ledger.MarkIMAPDone(context.WithoutCancel(ctx), e.Loc))
+}
+
+// ensureFolder creates folder when it does not exist; the caller holds b.imap.
+func (w *Watcher) ensureFolder(c *imapclient.Client, b *box, folder string) error {
+	if b.folders[folder] {
+		return nil
+	}
+	if _, err := c.Status(folder, &imap.StatusOptions{UIDValidity: true}).Wait(); err != nil {
+		if cerr := c.Create(folder, nil).Wait(); cerr != nil {
+			// Lost a race with another client? Then it exists now.
+			if _, err := c.Status(folder, &imap.StatusOptions{UIDValidity: true}).Wait(); err != nil {
+				return fmt.Errorf("watch: create folder %s: %w", folder, cerr)
+			}
+		} else {
+			w.log.Info("created folder", "folder", folder)
+		}
+	}
+	b.folders[folder] = true
+	return nil
+}
+
+// appendSent stores a sent reply in the Sent folder.
+func (w *Watcher) appendSent(ctx context.Context, c *imapclient.Client, b *box, r ledger.Reply) error {
+	b.imap.Lock()
+	defer b.imap.Unlock()
+	if err := w.ensureFolder(c, b, w.cfg.SentFolder); err != nil {
+		return err
+	}
+	if err := appendMessage(c, w.cfg.SentFolder, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append"); err != nil {
+		return err
+	}
+	return w.cfg.Ledger.MarkAppended(context.WithoutCancel(ctx), r.Key)
+}
+
+// appendMessage appends raw to folder; what names the operation in the
+// error ("append", "append draft").
+func appendMessage(c *imapclient.Client, folder string, raw []byte, opts *imap.AppendOptions, what string) error {
+	cmd := c.Append(folder, int64(len(raw)), opts)
+	if _, err := cmd.Write(raw); err != nil {
+		cmd.Close()
+		return fmt.Errorf("watch: %s to %s: %w", what, folder, err)
+	}
+	if err := cmd.Close(); err != nil {
+		return fmt.Errorf("watch: %s to %s: %w", what, folder, err)
+	}
+	if _, err := cmd.Wait(); err != nil {
+		return fmt.Errorf("watch: %s to %s: %w", what, folder, err)
+	}
+	return nil
+}
+
+// holdsMessageID reports whether the selected folder holds a message with
+// this Message-ID; folder names it in the error.
+func holdsMessageID(c *imapclient.Client, folder, messageID string) (bool, error) {
+	crit := &imap.SearchCriteria{Header: []imap.SearchCriteriaHeaderField{{Key: "Message-Id", Value: messageID}}}
+	data, err := c.UIDSearch(crit, nil).Wait()
+	if err != nil {
+		return false, fmt.Errorf("watch: search %s: %w", folder, err)
+	}
+	return len(data.AllUIDs()) > 0, nil
+}
+
+// lockedHeader is fetchHeader for a worker of the pass: it holds the
+// connection while it fetches.
+func (b *box) lockedHeader(c *imapclient.Client, uid imap.UID) (hdr []byte, size int64, ok bool, err error) {
+	b.imap.Lock()
+	defer b.imap.Unlock()
+	return fetchHeader(c, uid)
+}
+
+// lockedBody is fetchBody for a worker of the pass: it holds the connection
+// while it fetches.
+func (b *box) lockedBody(c *imapclient.Client, uid imap.UID) ([]byte, bool, error) {
+	b.imap.Lock()
+	defer b.imap.Unlock()
+	return fetchBody(c, uid)
+}
+
+// maxHeaderFetch bounds the header fetched before the size check: one
+// byte over what the parser accepts, so a header over it is still refused
+// as too large, and a header-only message of any size costs at most this.
+const maxHeaderFetch = message.DefaultMaxHeaderBytes + 1
+
+// fetchHeader fetches UID, size (RFC822.SIZE) and at most maxHeaderFetch
+// bytes of the header of one message (BODY.PEEK[HEADER]<0.N>).
+func fetchHeader(c *imapclient.Client, uid imap.UID) (hdr []byte, size int64, ok bool, err error) {
+	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true,
+		Partial: &imap.SectionPartial{Offset: 0, Size: maxHeaderFetch}}
+	bufs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("watch: fetch header uid %d: %w", uid, err)
+	}
+	for _, b := range bufs {
+		if b.UID == uid {
+			return b.FindBodySection(sec), b.RFC822Size, true, nil
+		}
+	}
+	return nil, 0, false, nil
+}
+
+// fetchBody fetches the whole message with BODY.PEEK[].
+func fetchBody(c *imapclient.Client, uid imap.UID) ([]byte, bool, error) {
+	sec := &imap.FetchItemBodySection{Peek: true}
+	bufs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
+	if err != nil {
+		return nil, false, fmt.Errorf("watch: fetch uid %d: %w", uid, err)
+	}
+	for _, b := range bufs {
+		if b.UID == uid {
+			return b.FindBodySection(sec), true, nil
+		}
+	}
+	return nil, false, nil
+}

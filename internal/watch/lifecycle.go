@@ -1,0 +1,254 @@
+package watch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	"triage"
+	"triage/internal/ledger"
+	"triage/internal/logattr"
+	"triage/internal/processor"
+)
+
+// peek reads the header of one message; nil when it is gone.
+func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid imap.UID) (*peeked, error) {
+	loc := ledger.Loc{Account: w.cfg.Account, Mailbox: w.cfg.Mailbox, UIDValidity: b.uidValidity, UID: uint32(uid)}
+	hdr, size, ok, err := b.lockedHeader(c, uid)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		// Gone (expunged, or moved by someone else or by a run that crashed
+		// before recording it): a final entry has nothing left to do.
+		l := w.cfg.Ledger
+		if prev, err := l.Get(ctx, loc); err == nil && ledger.Final(prev.State) && !prev.IMAPDone {
+			return nil, w.ledgerErr(l.MarkIMAPDone(context.WithoutCancel(ctx), loc))
+		}
+		return nil, nil
+	}
+	return &peeked{uid: uid, loc: loc, id: identify(hdr), size: size}, nil
+}
+
+// handle takes one message to a final, settled ledger state.
+func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *peeked) error {
+	uid, loc, id, size := m.uid, m.loc, m.id, m.size
+	// Every line logged about this message, here and in the pipeline, names it.
+	ctx = logattr.With(ctx, "uid", uint32(uid), "key", id.Key, "message_id", id.MessageID)
+	l := w.cfg.Ledger
+	e := ledger.Entry{Loc: loc, Key: id.Key, MessageID: id.MessageID, Sender: id.Sender, Subject: id.Subject}
+
+	prev, err := l.Get(ctx, loc)
+	switch {
+	case err == nil && ledger.Final(prev.State):
+		return w.settle(ctx, c, b, prev) // final, but the flag/move did not happen
+	case err == nil:
+		e.Attempts = prev.Attempts
+	case !errors.Is(err, ledger.ErrNotFound):
+		return w.ledgerErr(err)
+	}
+
+	if other, err := l.FinalByKey(ctx, id.Key, loc); err == nil {
+		return w.handledBefore(ctx, c, b, e, other, size)
+	} else if !errors.Is(err, ledger.ErrNotFound) {
+		return w.ledgerErr(err)
+	}
+	if r, err := l.GetReply(ctx, id.Key); err == nil {
+		if r.Kind == ledger.KindDraft {
+			if r.State != ledger.DraftStored {
+				return nil // resolveDrafts stores it at the next connect
+			}
+			return w.finish(ctx, c, b, e, ledger.StateDrafted, triage.ReasonRecovered, "", "draft="+r.MessageID)
+		}
+		if r.State == ledger.ReplySent {
+			return w.finish(ctx, c, b, e, ledger.StateReplied, triage.ReasonRecovered, "", "reply="+r.MessageID)
+		}
+		if r.State == ledger.ReplyPending {
+			if err := l.MarkReplyNeedsHuman(ctx, id.Key); err != nil {
+				return w.ledgerErr(err)
+			}
+		}
+		return w.finish(ctx, c, b, e, ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed, "", "reply="+r.MessageID)
+	} else if !errors.Is(err, ledger.ErrNotFound) {
+		return w.ledgerErr(err)
+	}
+
+	if reason, err := w.overLimit(ctx, id.Sender, id.ReplyTo); err != nil {
+		return w.ledgerErr(err)
+	} else if reason != "" {
+		return w.finish(ctx, c, b, e, ledger.StateOverLimit, reason, "", "")
+	}
+	if size > w.cfg.MaxMessageBytes {
+		return w.finish(ctx, c, b, e, ledger.StateFailed, triage.ReasonTooLarge, "", fmt.Sprintf("size=%d max=%d", size, w.cfg.MaxMessageBytes))
+	}
+	attempt, err := l.Begin(ctx, e)
+	if err != nil {
+		return w.ledgerErr(err)
+	}
+	e.Attempts = attempt
+	if attempt > w.cfg.MaxAttempts {
+		return w.finish(ctx, c, b, e, ledger.StateFailed, triage.ReasonTooManyAttempts, "", fmt.Sprintf("attempts=%d", attempt-1))
+	}
+	raw, ok, err := b.lockedBody(c, uid)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return w.ledgerErr(l.Abandon(ctx, loc))
+	}
+	w.log.DebugContext(ctx, "message body", "uid", uid, "raw", string(raw))
+	e.Digest = digest(raw)
+
+	start := w.cfg.Now()
+	in := &answering{sender: id.Sender, limits: w.limits()}
+	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
+	w.keepOutcome(ctx, loc, out, raw)
+	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
+	if out.Status == triage.StatusFailed {
+		w.cfg.Metrics.Error("process")
+	}
+
+	state, reason, detail := ledger.StateOf(out.Status), out.Reason, out.Detail
+	r, rerr := l.GetReply(context.WithoutCancel(ctx), id.Key)
+	switch {
+	case rerr != nil && !errors.Is(rerr, ledger.ErrNotFound):
+		return w.ledgerErr(rerr)
+	case rerr == nil && r.Kind == ledger.KindDraft:
+		// Draft mode: the draft is recorded; store it before the message
+		// counts as handled.
+		if r.State != ledger.DraftStored {
+			if err := w.storeDraft(ctx, c, b, r); err != nil {
+				return err
+			}
+		}
+		state, reason = ledger.StateDrafted, ""
+	case rerr == nil && r.State == ledger.ReplySent:
+		state = ledger.StateReplied
+	case rerr == nil:
+		// Submitted ambiguously: never again, a person decides.
+		if r.State == ledger.ReplyPending {
+			if err := l.MarkReplyNeedsHuman(context.WithoutCancel(ctx), id.Key); err != nil {
+				return w.ledgerErr(err)
+			}
+		}
+		state, reason = ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed
+	case in.refusal() != nil:
+		// The Sender refused the reply: the address it would have gone to,
+		// or the From, is at its limit. Nothing was sent.
+		state, reason, detail = ledger.StateOverLimit, in.refusal().Reason, in.refusal().Error()
+	case out.Status == triage.StatusFailed && (out.Reason == triage.ReasonCanceled || ctx.Err() != nil):
+		// Nothing was sent: leave the message for the next run.
+		w.log.InfoContext(ctx, "message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
+		return w.ledgerErr(l.Abandon(context.WithoutCancel(ctx), loc))
+	case out.Status == triage.StatusSkipped && out.Reason == triage.ReasonHumanOwner:
+		// A person owns the conversation (taken over, or escalated): the
+		// follow-up, already appended to the ticket, goes to the failed
+		// folder, where people work, with the reason human_owner.
+		state = ledger.StateNeedsHuman
+	case out.Status == triage.StatusReplied:
+		// A reply the ledger does not know cannot be confirmed.
+		state, reason = ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed
+	}
+	if rerr == nil {
+		detail = strings.TrimSpace(detail + " reply=" + r.MessageID)
+	}
+	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
+		return err
+	}
+	if state == ledger.StateReplied && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
+		if err := w.appendSent(ctx, c, b, r); err != nil {
+			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "reply_message_id", r.MessageID, "err", err)
+		}
+	}
+	return nil
+}
+
+// handledBefore settles a message whose Key another, final entry already
+// has. A copy of that message (the same bytes, e.g. after the server
+// renumbered its mailbox) is already handled. Another message reusing its
+// Message-ID and sender would only get that message's reply again: it is
+// never reported answered, but left for a person.
+func (w *Watcher) handledBefore(ctx context.Context, c *imapclient.Client, b *box, e, other ledger.Entry, size int64) error {
+	detail := "previous=" + other.Loc.String() + " state=" + other.State
+	if other.Digest != "" && size <= w.cfg.MaxMessageBytes {
+		raw, ok, err := b.lockedBody(c, imap.UID(e.UID))
+		if err != nil {
+			return err
+		}
+		if ok && digest(raw) != other.Digest {
+			return w.finish(ctx, c, b, e, ledger.StateFailed, triage.ReasonDuplicateKey, "",
+				detail+": the same Message-ID and sender, other content; left for a person")
+		}
+	}
+	return w.finish(ctx, c, b, e, ledger.StateSkipped, triage.ReasonAlreadyHandled, "", detail)
+}
+
+// digest is the ledger's hash of a message's bytes (ledger.Entry.Digest).
+func digest(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// process runs the pipeline; a panic becomes a failed outcome so that one
+// bad message cannot stop the watcher.
+func (w *Watcher) process(ctx context.Context, in processor.Input) (out processor.Outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			w.log.ErrorContext(ctx, "pipeline panicked", "name", in.Name, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			out = processor.Outcome{File: in.Name, Status: triage.StatusFailed, Reason: triage.ReasonPanic, Detail: fmt.Sprint(v)}
+		}
+	}()
+	return w.cfg.Processor.Process(ctx, in)
+}
+
+func (w *Watcher) ledgerErr(err error) error {
+	if err != nil {
+		w.cfg.Metrics.Error("ledger")
+	}
+	return err
+}
+
+// limits are the reply limits the Sender enforces for a message.
+func (w *Watcher) limits() ledger.Limits {
+	return ledger.Limits{PerAddress: max(w.cfg.PerSenderLimit, 0), Window: w.cfg.PerSenderWindow, PerHour: max(w.cfg.GlobalPerHour, 0)}
+}
+
+// overLimit returns the limit reason when a reply to a message from sender,
+// answered at replyTo, would exceed a limit. It saves the pipeline a message
+// whose reply would be refused; the Sender's check, when the reply is
+// written, is the exact one.
+func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (triage.Reason, error) {
+	le, err := w.cfg.Ledger.Exceeded(ctx, w.limits(), sender, replyTo, w.cfg.Now())
+	if err != nil || le == nil {
+		return "", err
+	}
+	return le.Reason, nil
+}
+
+// finish records the final state, logs the one line per message, and settles
+// the message on the server.
+func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state string, reason triage.Reason, scenario, detail string) error {
+	e.State, e.Reason, e.Scenario, e.Detail = state, reason, scenario, detail
+	if err := w.cfg.Ledger.Record(context.WithoutCancel(ctx), e); err != nil {
+		return w.ledgerErr(err)
+	}
+	w.mu.Lock()
+	w.st.Final[state]++
+	w.mu.Unlock()
+	w.cfg.Metrics.Final(state)
+	level := slog.LevelInfo
+	if state == ledger.StateFailed || state == ledger.StateNeedsHuman || state == ledger.StateOverLimit {
+		level = slog.LevelWarn
+	}
+	w.log.Log(ctx, level, "message", "uid", e.UID, "uidvalidity", e.UIDValidity, "message_id", e.MessageID,
+		"from", e.Sender, "state", state, "reason", reason, "scenario", scenario, "attempts", e.Attempts, "detail", detail)
+	return w.settle(ctx, c, b, e)
+}
