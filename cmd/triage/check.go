@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	netmail "net/mail"
 	"slices"
 	"sort"
 	"strings"
@@ -64,6 +65,9 @@ refresh token is saved as watch saves it.`,
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: configuration valid (%s; nothing was created or connected)\n", wo.Config, ws.foundText())
+				for _, w := range fromWarnings(wo) {
+					fmt.Fprintln(cmd.OutOrStdout(), "warning: "+w)
+				}
 				// OAuth2: one token from each endpoint proves the client,
 				// secret, grant and scopes (the mail servers are not contacted).
 				if err := checkOAuth2(cmd.OutOrStdout(), ws); err != nil {
@@ -248,4 +252,27 @@ func argPolicy(p *tools.Arg) string {
 		parts = append(parts, fmt.Sprintf("at most %d characters", p.MaxLength))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// fromWarnings says when replies would go out under an address nobody
+// chose (pipeline.from unset: the example default) or one that is not the
+// account triage logs in as (servers refuse or rewrite a From the account
+// may not send as: Microsoft 365 needs Send As, Gmail a verified alias).
+func fromWarnings(o *watchOptions) []string {
+	from := o.From
+	if s := o.table.Lookup("from"); s != nil && s.Source() == "" {
+		return []string{fmt.Sprintf("pipeline.from is not set: replies go out as %q; set it to the support address", from)}
+	}
+	a, err := netmail.ParseAddress(from)
+	if err != nil {
+		return nil // loadWatch reports it
+	}
+	login := o.SMTP.User
+	if login == "" {
+		login = o.IMAP.User
+	}
+	if !strings.Contains(login, "@") || strings.EqualFold(login, a.Address) {
+		return nil
+	}
+	return []string{fmt.Sprintf("pipeline.from %s is not the login account %s: the server may refuse or rewrite it unless %s may send as %s", a.Address, login, login, a.Address)}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"os"
 	"slices"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/emersion/go-message/charset"
 	"github.com/spf13/cobra"
 
 	"triage/internal/ledger"
@@ -167,7 +169,27 @@ var (
 		ledger.DraftSending, ledger.DraftSentByPerson}
 )
 
+// subjectDecoder decodes RFC 2047 words a stored subject may still hold
+// (ISO-8859-2, windows-1250 and the other charsets go-message knows).
+var subjectDecoder = &mime.WordDecoder{CharsetReader: charset.Reader}
+
+// displaySubject is the subject as a person reads it: encoded words
+// decoded; left as it is when they do not decode.
+func displaySubject(s string) string {
+	if !strings.Contains(s, "=?") {
+		return s
+	}
+	d, err := subjectDecoder.DecodeHeader(s)
+	if err != nil {
+		return s
+	}
+	return d
+}
+
 func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON bool) error {
+	for i := range es {
+		es[i].Subject = displaySubject(es[i].Subject)
+	}
 	if asJSON {
 		return writeJSONLines(w, es)
 	}

@@ -67,6 +67,9 @@ model, a deterministic stand-in that needs no network.`,
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
 	})
 	root.Version = readBuildInfo().Version // enables --version
+	// Declared here so that cobra gives it no -v: -v is --verbose, in every
+	// command that has it.
+	root.Flags().Bool("version", false, "print the version (as triage version)")
 	root.SetVersionTemplate(readBuildInfo().String() + "\n")
 	root.AddCommand(newProcessCmd(), newCheckCmd(), newEvalCmd(), newWatchCmd(), newLedgerCmd(), newTicketsCmd(), newVersionCmd(), newManualsCmd(), newStoreCmd(), newConsoleCmd(), newReplayCmd())
 	return root
@@ -97,6 +100,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return ee.code
 	}
 	fmt.Fprintln(stderr, "triage:", err)
-	// cobra's own argument errors are usage errors.
+	// cobra's own argument errors (an unknown command, a wrong number of
+	// arguments) are usage errors.
+	fmt.Fprintln(stderr, "Run 'triage --help' for usage.")
 	return exitUsage
 }

@@ -114,30 +114,36 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	if err := probs.err(); err != nil {
 		return err
 	}
-	var sender mail.Sender = dryRunSender{} // a dry run writes nothing, not even the outbox directory
-	if !o.DryRun {
-		outbox, err := mail.NewOutbox(o.Outbox)
-		if err != nil {
-			return usageErr("--outbox: %v", err)
+	// When no input can be read there is nothing to answer: each gets its
+	// read_error outcome, and nothing (outbox, ticket store) is created.
+	var proc *processor.Processor
+	if anyReadable(args) {
+		var sender mail.Sender = dryRunSender{} // a dry run writes nothing, not even the outbox directory
+		if !o.DryRun {
+			outbox, err := mail.NewOutbox(o.Outbox)
+			if err != nil {
+				return usageErr("--outbox: %v", err)
+			}
+			sender = outbox
 		}
-		sender = outbox
-	}
-	p, err := newPipeline(ctx, o.pipelineOptions, parts, sender, log)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	if p.Model.Offline {
-		fmt.Fprintf(stderr, "triage: using the %s; set GEMINI_API_KEY to use Gemini (or --provider openai)\n", p.Model.Description)
-	} else {
-		fmt.Fprintf(stderr, "triage: using %s, model %s\n", p.Model.Description, o.Model)
+		p, err := newPipeline(ctx, o.pipelineOptions, parts, sender, log)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		if p.Model.Offline {
+			fmt.Fprintf(stderr, "triage: using the %s; set GEMINI_API_KEY to use Gemini (or --provider openai)\n", p.Model.Description)
+		} else {
+			fmt.Fprintf(stderr, "triage: using %s, model %s\n", p.Model.Description, o.Model)
+		}
+		proc = p.Processor
 	}
 
 	marks := marksFor(stdout)
 	start := time.Now()
 	failed, total, calls := 0, 0, 0
 	counts := map[triage.Status]int{}
-	work := func(i int) processor.Outcome { return processOne(ctx, p.Processor, args[i], stdin) }
+	work := func(i int) processor.Outcome { return processOne(ctx, proc, args[i], stdin) }
 	processAll(len(args), o.Concurrency, work, func(i int, out processor.Outcome) {
 		if o.JSON {
 			b, _ := json.Marshal(out)
@@ -219,6 +225,25 @@ func reorderWindow(n int) int { return 4 * max(n, 1) }
 
 // processOne reads one input and processes it; a read error is a failed
 // outcome naming the input, never a lost message.
+// anyReadable reports whether one of the inputs is stdin ("-") or a file
+// that opens (and is not a directory).
+func anyReadable(names []string) bool {
+	for _, name := range names {
+		if name == "-" {
+			return true
+		}
+		if st, err := os.Stat(name); err == nil && !st.IsDir() {
+			if f, err := os.Open(name); err == nil {
+				f.Close()
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// processOne reads one input and runs it through p; an input that cannot be
+// read is failed/read_error (p is not used, and may be nil).
 func processOne(ctx context.Context, p *processor.Processor, name string, stdin io.Reader) processor.Outcome {
 	raw, err := readInput(name, stdin)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/language"
 	"triage/internal/llm"
+	"triage/internal/metrics"
 	"triage/internal/settings"
 	"triage/internal/watch"
 )
@@ -185,6 +186,8 @@ func serverSettings(section string, s *serverOptions, tls string) settings.Table
 		{Key: section + ".token_file", Path: true, Usage: "file holding the OAuth2 access token", Var: settings.String(&s.TokenFile, "")},
 		{Key: section + ".oauth2", Usage: "OAuth2 token source: token_url, client_id, client_secret_file, scopes, refresh_token_file, mechanism",
 			Var: settings.YAML(&s.OAuth2)},
+		{Key: section + ".ca_file", Path: true, Usage: "PEM file of the CA that signed the server's certificate (a private CA), trusted besides the system's",
+			Var: settings.String(&s.CAFile, "")},
 	}
 }
 
@@ -258,6 +261,12 @@ func watchSettings(o *watchOptions) settings.Table {
 		{Flag: "concurrency", Key: "concurrency", Usage: "messages of a pass handled at once (IMAP stays one connection)",
 			Var: settings.Int(&o.Concurrency, watch.DefaultConcurrency, settings.AtLeast(1))},
 		{Key: "smtp.timeout", Usage: "timeout of one SMTP submission", Var: settings.Duration(&o.SMTPTimeout, 30*time.Second, settings.NotNegative)},
+		{Key: "max_send_failures", Usage: "replies refused by the mail server in a row before /healthz reports sending as failing",
+			Var: settings.Int(&o.MaxSendFailures, metrics.DefaultSendFailureLimit, settings.NotNegative)},
+		{Key: "smtp.mechanism", Usage: "password mechanism: plain or login (default: plain, or login when the server offers only that)",
+			Var: settings.String(&o.SMTPMechanism, "", settings.OneOf("", mail.MechPlain, mail.MechLogin))},
+		{Key: "smtp.save_sent", Usage: "append each reply to imap.sent_folder (default: false for Gmail and Microsoft 365 hosts, which file SMTP-sent mail themselves; true otherwise)",
+			Var: settings.YAML(&o.SaveSent)},
 	}...)
 	t = append(t, serverSettings("imap", &o.IMAP, "tls")...)
 	return append(t, serverSettings("smtp", &o.SMTP, "starttls")...)

@@ -27,19 +27,23 @@ func newTicketsCmd() *cobra.Command {
 		url    string
 		asJSON bool
 		limit  int
+		config string
 	)
 	cmd := &cobra.Command{
 		Use:   "tickets list|show ID|takeover ID|release ID",
 		Short: "List tickets and their conversations; take a conversation over or give it back",
 		Long: `Tickets works on the ticket store: the SQLite file --tickets-db, or the
-shared store --store (a postgres:// URL). list prints the
+shared store --store (a postgres:// URL); without either, the store of the
+configuration --config (pipeline.tickets_db, or store:). list prints the
 newest tickets first; show prints one ticket with its messages (the
 customer's and our replies, by Message-ID) and notes. takeover hands the
 conversation to a person: triage never answers it again, its follow-ups are
 appended to the ticket and skipped with reason human_owner, and watch leaves
-them for the person. release gives it back to triage. It may run while
+them for the person. A conversation another person owns is taken over only with --force.
+release gives it back to triage. It may run while
 triage watch is running.`,
 		Example: `  triage tickets list --tickets-db /var/lib/triage/tickets.db
+  triage tickets list --config /etc/triage/triage.yaml
   triage tickets show TKT-000123 --json
   triage tickets takeover TKT-000123 --owner anna
   triage tickets release TKT-000123`,
@@ -48,6 +52,8 @@ triage watch is running.`,
 		ticketsDBSetting(&path),
 		storeSetting(&url),
 		{Flag: "json", Usage: "print JSON", Var: settings.Bool(&asJSON, false)},
+		{Flag: "config", Usage: "read pipeline.tickets_db (or store:) from this configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
+			Var: settings.String(&config, "")},
 	}
 	table.Register(cmd.PersistentFlags())
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
@@ -60,7 +66,28 @@ triage watch is running.`,
 		return nil
 	}
 
-	open := func() (*tickets.SQLite, error) {
+	open := func(cmd *cobra.Command) (*tickets.SQLite, error) {
+		from := "--tickets-db"
+		if url == "" && !table.Given(cmd.Flags(), "tickets-db", os.Getenv) {
+			if cfg, how := findConfig(cmd.Flags(), config); cfg != "" {
+				wo, file, err := loadWatchConfig(cfg)
+				if err != nil {
+					return nil, err
+				}
+				switch {
+				case wo.Store != "":
+					if err := checkStoreURL(wo.Store); err != nil {
+						return nil, usageErr("%s: store %v", cfg, err)
+					}
+					url = wo.Store
+				case file.Has("pipeline.tickets_db"):
+					path, from = wo.TicketsDB, cfg+" (pipeline.tickets_db)"
+				}
+				if how != "--config" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "triage: tickets of the configuration %s (%s)\n", cfg, how)
+				}
+			}
+		}
 		if url != "" {
 			s, err := tickets.Open(context.Background(), url)
 			if err != nil {
@@ -69,7 +96,10 @@ triage watch is running.`,
 			return s, nil
 		}
 		if _, err := os.Stat(path); err != nil {
-			return nil, usageErr("tickets: --tickets-db: %v", err)
+			if from == "--tickets-db" {
+				return nil, usageErr("tickets: --tickets-db: %v (name the store with --tickets-db FILE, or --config FILE to use its pipeline.tickets_db)", err)
+			}
+			return nil, usageErr("tickets: %s: %v", from, err)
 		}
 		s, err := tickets.OpenSQLite(path)
 		if err != nil {
@@ -81,13 +111,17 @@ triage watch is running.`,
 		if errors.Is(err, tickets.ErrNotFound) {
 			return usageErr("%v", err)
 		}
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
 		return &exitError{code: exitFailed, err: err}
 	}
 
 	// withStore runs f with the store open, closing it after.
 	withStore := func(f func(cmd *cobra.Command, s *tickets.SQLite, args []string) error) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, args []string) error {
-			s, err := open()
+			s, err := open(cmd)
 			if err != nil {
 				return err
 			}
@@ -137,15 +171,24 @@ triage watch is running.`,
 	}
 
 	var owner string
+	var force bool
 	takeover := &cobra.Command{
 		Use:   "takeover ID",
 		Short: "Hand the conversation to a person: triage no longer answers it",
 		Args:  cobra.ExactArgs(1),
 		RunE: change(func(s *tickets.SQLite, ctx context.Context, id string) error {
+			st, err := s.Get(ctx, id)
+			if err != nil {
+				return err
+			}
+			if st.AgentDisabled && st.Owner != "" && st.Owner != owner && !force {
+				return usageErr("tickets: %s is owned by %s; add --force to take it over as %s", id, st.Owner, owner)
+			}
 			return s.Takeover(ctx, id, owner)
 		}),
 	}
 	takeover.Flags().StringVar(&owner, "owner", envOr("USER", "a person"), "who takes the conversation over")
+	takeover.Flags().BoolVar(&force, "force", false, "take over a conversation another person owns")
 
 	release := &cobra.Command{
 		Use:   "release ID",

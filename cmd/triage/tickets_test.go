@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,6 +81,59 @@ func TestTicketsCommand(t *testing.T) {
 	} {
 		if code, _, stderr := runCLI(t, "", args...); code != 2 || !strings.Contains(stderr, "tickets") {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and a message naming the problem", args, code, stderr)
+		}
+	}
+}
+
+// TestTicketsConfigAndForce: --config finds the store through
+// pipeline.tickets_db; without a store the error says how to name one; a
+// conversation another person owns is taken over only with --force.
+func TestTicketsConfigAndForce(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "tickets.db")
+	code, _, stderr := runCLI(t, "", "process", "--json", "--warranty-csv", "../../examples/warranty.csv",
+		"--tickets-db", db, "--outbox", filepath.Join(dir, "outbox"), "../../examples/inbox/01-valid-warranty-pl.eml")
+	if code != 0 {
+		t.Fatalf("process: exit %d\n%s", code, stderr)
+	}
+	cfg := filepath.Join(dir, "triage.yaml")
+	if err := os.WriteFile(cfg, []byte("pipeline:\n  tickets_db: tickets.db\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TRIAGE_CONFIG", "")
+	t.Chdir(t.TempDir()) // the default triage-tickets.db is not there
+
+	if code, out, stderr := runCLI(t, "", "tickets", "list", "--config", cfg); code != 0 || !strings.Contains(out, "TKT-000001") {
+		t.Errorf("tickets list --config: exit %d\n%s%s", code, out, stderr)
+	}
+	if code, _, stderr := runCLI(t, "", "tickets", "list"); code != 2 || !strings.Contains(stderr, "pipeline.tickets_db") {
+		t.Errorf("tickets list without a store: exit %d, stderr %q; want 2 and a hint at pipeline.tickets_db", code, stderr)
+	}
+
+	steps := []struct {
+		args      []string
+		wantCode  int
+		wantOwner string
+		wantErr   string
+	}{
+		{[]string{"takeover", "TKT-000001", "--owner", "anna"}, 0, "anna", ""},
+		{[]string{"takeover", "TKT-000001", "--owner", "anna"}, 0, "anna", ""}, // one's own: no --force needed
+		{[]string{"takeover", "TKT-000001", "--owner", "piotr"}, 2, "anna", "owned by anna"},
+		{[]string{"takeover", "TKT-000001", "--owner", "piotr", "--force"}, 0, "piotr", ""},
+	}
+	for _, st := range steps {
+		code, _, stderr := runCLI(t, "", append(append([]string{"tickets"}, st.args...), "--config", cfg)...)
+		if code != st.wantCode || !strings.Contains(stderr, st.wantErr) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", st.args, code, stderr, st.wantCode, st.wantErr)
+		}
+		s, err := tickets.OpenSQLite(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(context.Background(), "TKT-000001")
+		s.Close()
+		if err != nil || got.Owner != st.wantOwner {
+			t.Errorf("%v: owner %q (%v), want %q", st.args, got.Owner, err, st.wantOwner)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -19,8 +20,11 @@ var commit = ""
 
 // buildInfo is what triage --version reports.
 type buildInfo struct {
-	Version, Commit, Go, GenAI string
-	Modified                   bool
+	Version  string `json:"version"`
+	Commit   string `json:"commit"`
+	Go       string `json:"go"`
+	GenAI    string `json:"genai"`
+	Modified bool   `json:"modified"`
 }
 
 // readBuildInfo reads the version, VCS commit, Go version and the genai SDK
@@ -84,12 +88,19 @@ func printVersion(w io.Writer) {
 }
 
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit, Go and genai SDK versions (same as --version)",
 		Args:  cobra.NoArgs,
-		Run: func(cmd *cobra.Command, _ []string) {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(readBuildInfo())
+			}
 			printVersion(cmd.OutOrStdout())
+			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: version, commit, go, genai, modified")
+	return cmd
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +25,7 @@ import (
 
 	"triage"
 	"triage/internal/clients/mail"
+	"triage/internal/ledger"
 	"triage/internal/logattr"
 	"triage/internal/mailauth"
 	"triage/internal/metrics"
@@ -48,6 +51,28 @@ type serverOptions struct {
 	// OAuth2: access tokens that renew themselves (see mailauth.Config);
 	// in smtp, "oauth2: imap" shares imap's.
 	OAuth2 *mailauth.Setting
+	// CAFile is a PEM file of the CA that signed the server's certificate
+	// (a private CA), trusted besides the system's.
+	CAFile string
+}
+
+// saveSent is smtp.save_sent, or its default for the SMTP host: Gmail and
+// Microsoft 365 file what SMTP sends in Sent themselves, so a copy of ours
+// would be the second one.
+func (o *watchOptions) saveSent() bool {
+	if o.SaveSent != nil {
+		return *o.SaveSent
+	}
+	host, _, err := net.SplitHostPort(o.SMTP.Addr)
+	if err != nil {
+		host = o.SMTP.Addr
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	switch {
+	case host == "smtp.gmail.com", host == "smtp.office365.com", strings.HasSuffix(host, ".outlook.com"):
+		return false
+	}
+	return true
 }
 
 // watchOptions are the settings of watch, declared in watchSettings.
@@ -78,9 +103,15 @@ type watchOptions struct {
 	MaxMessageBytes int64
 	MaxAttempts     int
 	MaxAuthFailures int
+	MaxSendFailures int
 	IMAP, SMTP      serverOptions
 	SMTPTimeout     time.Duration
-	table           settings.Table
+	// SMTPMechanism is smtp.mechanism: plain or login ("" : plain, or
+	// login when the server offers only that).
+	SMTPMechanism string
+	// SaveSent is smtp.save_sent (nil: the host's default, see saveSent).
+	SaveSent *bool
+	table    settings.Table
 }
 
 const watchLong = `Watch connects to an IMAP mailbox, runs every new message through the
@@ -126,10 +157,17 @@ variable and default). Its fields:
              the conversation over), drafts_folder (default Drafts)
   smtp:      addr, tls (starttls|tls|none), user (default with oauth2:
              imap.user), password_file | token_file | oauth2 (a block as
-             in imap, or "oauth2: imap" to share imap's), timeout
+             in imap, or "oauth2: imap" to share imap's), mechanism
+             (plain|login; default plain, or login when the server offers
+             only LOGIN), timeout, save_sent (append replies to
+             imap.sent_folder; default false for smtp.gmail.com,
+             smtp.office365.com and *.outlook.com, which file them
+             themselves, true otherwise); imap and smtp: ca_file (PEM of a
+             private CA that signed the server's certificate)
              (or "outbox: DIR" to write .eml files instead)
   ledger, interval, idle, max_message_bytes, shutdown_grace, max_attempts,
-  max_auth_failures,
+  max_auth_failures, max_send_failures (replies refused by the mail
+             server in a row before /healthz fails, default 3),
   store:     postgres:// URL: the ledger and the tickets live in PostgreSQL
              instead of the SQLite files (the lock stays <ledger>.lock),
   concurrency (messages handled at once, default 4),
@@ -164,7 +202,8 @@ flight finish within --shutdown-grace (a message cut short is left for the
 next run, never half-answered); a second signal exits at once.
 
 Exit status: 0 after a clean pass (--once) or a requested stop; 1 when the
-mailbox could not be processed (connection, ledger); 2 for a usage or
+mailbox could not be processed (connection, ledger) or, with --once, when
+any message of the pass failed (a refused reply is failed/send_failed); 2 for a usage or
 configuration error; 3 when another triage watch holds the ledger lock; 5
 when the IMAP server refused the login (the daemon tries max_auth_failures
 times, default 3, then stops: /healthz fails meanwhile; network errors are
@@ -294,6 +333,7 @@ type watchSetup struct {
 	imapOAuth2          *mailauth.Source // nil without imap.oauth2
 	smtpOAuth2          *mailauth.Source // imapOAuth2 itself with "oauth2: imap"
 	smtp                *mail.SMTP
+	imapTLS             *tls.Config    // imap.ca_file's pool, nil without it
 	parts               *pipelineParts // what checkPipeline loaded, for newPipeline
 }
 
@@ -366,6 +406,9 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		p.add("imap.user: missing")
 	}
 	oauth2Setup(o, ws, &p)
+	var cerr error
+	ws.imapTLS, cerr = caConfig("imap.ca_file", o.IMAP.CAFile)
+	p.addErr(cerr)
 	perr, terr := error(nil), error(nil)
 	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
 		p.add("imap.password_file: %v", errors.Unwrap(perr))
@@ -391,8 +434,11 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		if perr == nil && terr == nil && o.SMTP.User != "" && pass == "" && token == "" && o.SMTP.OAuth2 == nil {
 			p.add("no SMTP password or token for smtp.user %s: set TRIAGE_SMTP_PASSWORD (or TRIAGE_SMTP_TOKEN) in the environment (e.g. with --env-file FILE), or smtp.password_file in %s", o.SMTP.User, path)
 		}
-		if perr == nil && terr == nil {
-			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: o.SMTP.Addr, TLS: o.SMTP.TLS, Username: o.SMTP.User, Password: pass, Token: token, OAuth2: ws.smtpOAuth2, Timeout: o.SMTPTimeout}); err != nil {
+		smtpTLS, cerr := caConfig("smtp.ca_file", o.SMTP.CAFile)
+		p.addErr(cerr)
+		if perr == nil && terr == nil && cerr == nil {
+			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: o.SMTP.Addr, TLS: o.SMTP.TLS, Username: o.SMTP.User, Password: pass, Mechanism: o.SMTPMechanism, Token: token, OAuth2: ws.smtpOAuth2, Timeout: o.SMTPTimeout,
+				TLSConfig: smtpTLS, CASetting: "smtp.ca_file"}); err != nil {
 				p.add("smtp: %v", strings.TrimPrefix(err.Error(), "mail: smtp: "))
 			}
 		}
@@ -486,6 +532,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	var met *metrics.Metrics
 	if o.MetricsAddr != "" {
 		met = metrics.New()
+		met.SetSendFailureLimit(o.MaxSendFailures)
 		ln, err := net.Listen("tcp", o.MetricsAddr)
 		if err != nil {
 			return usageErr("--metrics-addr: %v", err)
@@ -517,6 +564,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 
 	grace := o.Grace
 	w, err := watch.New(watch.Config{
+		TLSConfig: ws.imapTLS, CASetting: "imap.ca_file", NoSaveSent: o.SMTP.Addr != "" && !o.saveSent(),
 		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
 		Account: o.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
@@ -544,5 +592,28 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
+	if n := st.Final[ledger.StateFailed]; o.Once && n > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", n)}
+	}
 	return nil
+}
+
+// caConfig is a TLS configuration trusting the system's CAs and the PEM
+// certificates of file (nil when file is ""); setting names it in errors.
+func caConfig(setting, file string) (*tls.Config, error) {
+	if file == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usageErr("%s: %v", setting, err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, usageErr("%s: %s holds no PEM certificate", setting, file)
+	}
+	return &tls.Config{RootCAs: pool}, nil
 }

@@ -116,7 +116,13 @@ func loadInstructions(dir string) (*instructionSet, error) {
 		return nil, err
 	}
 	set, serr := scenario.Load(fsys, nil)
-	ts, terr := tools.Load(fsys, tools.Config{Builtins: builtinNames})
+	var ts *tools.Set
+	var terr error
+	if _, err := fs.Stat(fsys, tools.File); dir != "" && errors.Is(err, fs.ErrNotExist) {
+		ts, terr = builtinBindings(dir)
+	} else {
+		ts, terr = tools.Load(fsys, tools.Config{Builtins: builtinNames})
+	}
 	if set != nil && ts != nil { // even when some scenario file is broken: every problem in one run
 		terr = errors.Join(terr, ts.Check(set))
 	}
@@ -127,6 +133,24 @@ func loadInstructions(dir string) (*instructionSet, error) {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	return &instructionSet{Scenarios: set, Tools: ts}, nil
+}
+
+// builtinBindings are the bindings of an instructions directory in the
+// seed's own format (main.md and scenarios/, no tools.yaml): the built-in
+// tools.yaml's entries for the builtins, with their policies; the other
+// tools it binds (the manuals server) are not part of them.
+func builtinBindings(dir string) (*tools.Set, error) {
+	ts, err := tools.Load(instructions.FS, tools.Config{Builtins: builtinNames})
+	if err != nil {
+		return nil, err
+	}
+	for name, t := range ts.Tools {
+		if t.Builtin == "" {
+			delete(ts.Tools, name)
+		}
+	}
+	ts.File = fmt.Sprintf("no %s in %s: the built-in bindings", tools.File, dir)
+	return ts, nil
 }
 
 // startBackends starts the http and mcp bindings' backends (MCP servers
@@ -260,11 +284,6 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		})
 	if err != nil {
 		return nil, usageErr("%v", err)
-	}
-	for _, sc := range p.Scenarios.Scenarios {
-		if sc.Escalate && len(o.Staff) == 0 {
-			log.Warn("no staff address configured (--staff, staff:): escalations will be left for a person (failed, no_staff)", "scenario", sc.Name)
-		}
 	}
 	return p, nil
 }

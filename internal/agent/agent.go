@@ -36,6 +36,13 @@ type TurnStarter interface {
 	StartTurn()
 }
 
+// Halter is implemented by Tools that can end the loop after a turn's calls
+// (a reply the mail server refused for good): a non-nil Halt ends the loop
+// with that error, without another model call.
+type Halter interface {
+	Halt() error
+}
+
 // Sentinel stop reasons (Result.Stop), wrapped where useful.
 var (
 	ErrMaxTurns        = errors.New("agent: max turns reached")
@@ -344,6 +351,11 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 			parts = append(parts, genai.NewPartFromText(fmt.Sprintf(refusedNote, refused, a.cfg.MaxCallsPerTurn)))
 		}
 		history = append(history, &genai.Content{Role: genai.RoleUser, Parts: parts})
+		if h, ok := tools.(Halter); ok && !final {
+			if err := h.Halt(); err != nil {
+				return stop(err)
+			}
+		}
 		if final {
 			res.FinalCalled = true
 			res.Text = text

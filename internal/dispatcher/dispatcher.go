@@ -308,6 +308,7 @@ type Session struct {
 	ungrounded int
 	seen       int  // attachments the model was sent (SetAttachmentsSeen)
 	fromAtt    bool // the call being checked took a serial from an attachment
+	sendFail   *SendFailure
 }
 
 // SetAttachmentsSeen tells the session how many attachments the model was
@@ -436,6 +437,12 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked = true
+			}
+			if f := sendFailure(name, err); f != nil {
+				s.sendFail = f
+				if !f.Temporary {
+					err = &Error{Code: CodeSendFailed, Message: f.Detail() + "; nothing was sent, and the email is left for a person"}
+				}
 			}
 		}
 		if err == nil {

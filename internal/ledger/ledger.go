@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"triage"
 	"triage/internal/store"
@@ -99,7 +100,10 @@ type Entry struct {
 	IMAPDone  bool          `json:"imap_done"` // flag/move on the server finished
 	// Digest is a hash of the message's bytes, when they were read: a copy
 	// of the message has the same, another message reusing its Key not.
-	Digest  string    `json:"digest,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	// Detail says why, for a failed message (the mail server's reply to a
+	// refused send); at most MaxDetail bytes.
+	Detail  string    `json:"detail,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
 }
@@ -194,14 +198,17 @@ func fromUnix(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, digest`
+const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, digest, detail`
+
+// MaxDetail caps Entry.Detail.
+const MaxDetail = 2000
 
 func scanEntry(sc interface{ Scan(...any) error }) (Entry, error) {
 	var e Entry
 	var done int
 	var created, updated int64
 	err := sc.Scan(&e.Account, &e.Mailbox, &e.UIDValidity, &e.UID, &e.Key, &e.MessageID, &e.Sender, &e.Subject,
-		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated, &e.Digest)
+		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated, &e.Digest, &e.Detail)
 	e.IMAPDone = done != 0
 	e.Created, e.Updated = fromUnix(created), fromUnix(updated)
 	return e, err
@@ -250,7 +257,7 @@ func (l *Ledger) FinalByKey(ctx context.Context, key triage.Key, not Loc) (Entry
 func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 	now := unix(l.now())
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,?)
+		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,?,'')
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
 			attempts = messages.attempts + 1, state = excluded.state, updated = excluded.updated,
 			key = excluded.key, message_id = excluded.message_id, sender = excluded.sender, subject = excluded.subject`,
@@ -270,12 +277,13 @@ func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	now := unix(l.now())
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?)
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
 			state = excluded.state, reason = excluded.reason, scenario = excluded.scenario, updated = excluded.updated,
-			digest = CASE WHEN excluded.digest != '' THEN excluded.digest ELSE messages.digest END`,
+			digest = CASE WHEN excluded.digest != '' THEN excluded.digest ELSE messages.digest END,
+			detail = excluded.detail`,
 		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject,
-		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest)
+		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, capDetail(e.Detail))
 	if err != nil {
 		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
 	}
@@ -699,4 +707,16 @@ func countReplies(ctx context.Context, q rowQuerier, addr string, since time.Tim
 		return 0, fmt.Errorf("ledger: count replies: %w", err)
 	}
 	return n, nil
+}
+
+// capDetail cuts d to MaxDetail bytes on a rune boundary.
+func capDetail(d string) string {
+	if len(d) <= MaxDetail {
+		return d
+	}
+	cut := MaxDetail
+	for cut > 0 && !utf8.RuneStart(d[cut]) {
+		cut--
+	}
+	return d[:cut]
 }

@@ -24,6 +24,7 @@ var migrations = []store.Migration{
 	{SQLite: outboxSchema, Postgres: outboxSchema},
 	{SQLite: reviewSchema, Postgres: reviewSchema},
 	{SQLite: digestSchema, Postgres: digestSchema},
+	{SQLite: detailSchema, Postgres: detailSchema},
 }
 
 // digestSchema keeps each message's content digest (triage.DigestOf): a
@@ -32,6 +33,10 @@ var migrations = []store.Migration{
 const digestSchema = `
 ALTER TABLE messages ADD COLUMN digest TEXT NOT NULL DEFAULT '';
 `
+
+// detailSchema keeps why a message failed (the mail server's reply to a
+// refused send), for triage ledger.
+const detailSchema = `ALTER TABLE messages ADD COLUMN detail TEXT NOT NULL DEFAULT '';`
 
 // reviewSchema keeps, for the review console, each message's outcome (the
 // JSON record of what was decided and called) and the customer's text.

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/mail"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -47,6 +48,10 @@ type SMTPOptions struct {
 	// Token. A refused OAUTHBEARER token gets the RFC 7628 JSON challenge,
 	// then 535.
 	Bearer func(user, token string) bool
+	// Mechanisms, when set, are the only SASL mechanisms offered and
+	// accepted (e.g. [LOGIN], as some servers offer nothing else); any
+	// other is answered 504 5.7.4, as go-smtp answers an unknown one.
+	Mechanisms []string
 
 	// TLS, when set, offers STARTTLS with this configuration (see
 	// SelfSigned); with ImplicitTLS the listener speaks TLS from the first
@@ -152,6 +157,9 @@ func (ss *sinkSession) AuthMechanisms() []string {
 	if ss.s.opts.User == "" {
 		return nil
 	}
+	if m := ss.s.opts.Mechanisms; m != nil {
+		return m
+	}
 	return []string{sasl.Plain, "XOAUTH2", sasl.OAuthBearer}
 }
 
@@ -168,7 +176,18 @@ func (ss *sinkSession) bearerOK(user, token string) bool {
 }
 
 func (ss *sinkSession) Auth(mech string) (sasl.Server, error) {
+	if m := ss.s.opts.Mechanisms; m != nil && !slices.Contains(m, mech) {
+		return nil, smtp.ErrAuthUnknownMechanism
+	}
 	switch mech {
+	case sasl.Login:
+		return &loginServer{check: func(user, pass string) error {
+			if user != ss.s.opts.User || pass != ss.s.opts.Password {
+				return smtp.ErrAuthFailed
+			}
+			ss.authOK(mech, user)
+			return nil
+		}}, nil
 	case sasl.Plain:
 		return sasl.NewPlainServer(func(identity, username, password string) error {
 			if username != ss.s.opts.User || password != ss.s.opts.Password {
@@ -300,4 +319,31 @@ func (x *xoauth2Server) Next(response []byte) ([]byte, bool, error) {
 		return nil, true, err
 	}
 	return nil, true, nil
+}
+
+// loginServer is the server side of AUTH LOGIN (draft-murchison-sasl-login):
+// the "Username:" and "Password:" challenges, then the check. go-sasl has
+// only the client.
+type loginServer struct {
+	step  int
+	user  string
+	check func(user, pass string) error
+}
+
+func (l *loginServer) Next(response []byte) ([]byte, bool, error) {
+	l.step++
+	switch l.step {
+	case 1:
+		if response != nil { // an initial response is the user name
+			l.user = string(response)
+			l.step++
+			return []byte("Password:"), false, nil
+		}
+		return []byte("Username:"), false, nil
+	case 2:
+		l.user = string(response)
+		return []byte("Password:"), false, nil
+	default:
+		return nil, true, l.check(l.user, string(response))
+	}
 }

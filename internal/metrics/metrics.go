@@ -4,6 +4,7 @@
 package metrics
 
 import (
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"triage"
 	"triage/internal/processor"
 )
 
@@ -29,6 +31,26 @@ type Metrics struct {
 	drafts     *prometheus.GaugeVec
 	oauth2     *prometheus.GaugeVec
 	healthy    atomic.Bool
+	// sendFails counts replies refused (send_failed) in a row; at
+	// sendLimit or more, /healthz reports sending as failing.
+	sendFails atomic.Int64
+	sendLimit atomic.Int64
+}
+
+// DefaultSendFailureLimit is how many replies refused in a row make
+// /healthz fail.
+const DefaultSendFailureLimit = 3
+
+// SetSendFailureLimit sets how many replies refused by the mail server in a
+// row make /healthz report sending as failing (0: DefaultSendFailureLimit).
+func (m *Metrics) SetSendFailureLimit(n int) {
+	if m == nil {
+		return
+	}
+	if n <= 0 {
+		n = DefaultSendFailureLimit
+	}
+	m.sendLimit.Store(int64(n))
 }
 
 // New registers the triage collectors (and the Go/process collectors) on a
@@ -87,6 +109,13 @@ func (m *Metrics) Observe(o processor.Outcome, d time.Duration) {
 		scenario = "none"
 	}
 	m.processed.WithLabelValues(string(o.Status), scenario).Inc()
+	switch {
+	case o.Reason == triage.ReasonSendFailed:
+		m.sendFails.Add(1)
+		m.errors.WithLabelValues("smtp").Inc()
+	case o.Status.Answered():
+		m.sendFails.Store(0)
+	}
 	m.modelCalls.Add(float64(o.ModelCalls))
 	m.tokens.WithLabelValues("prompt").Add(float64(o.Tokens.Prompt))
 	m.tokens.WithLabelValues("output").Add(float64(o.Tokens.Output))
@@ -150,13 +179,23 @@ func (m *Metrics) SetHealthy(ok bool) {
 	m.healthy.Store(ok)
 }
 
-// Handler serves /metrics and /healthz (200 "ok" when healthy, 503 otherwise).
+// Handler serves /metrics and /healthz: 200 "ok" when healthy; 503 while the
+// IMAP connection is down, or once the send failure limit of replies in a
+// row were refused by the mail server (until one goes out).
 func (m *Metrics) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if !m.healthy.Load() {
 			http.Error(w, "not connected", http.StatusServiceUnavailable)
+			return
+		}
+		limit := m.sendLimit.Load()
+		if limit <= 0 {
+			limit = DefaultSendFailureLimit
+		}
+		if n := m.sendFails.Load(); n >= limit {
+			http.Error(w, fmt.Sprintf("sending failing: the last %d replies were not sent (send_failed; see the log)", n), http.StatusServiceUnavailable)
 			return
 		}
 		w.Write([]byte("ok\n"))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"triage"
 	"triage/internal/agent"
 	"triage/internal/processor"
 )
@@ -65,4 +66,47 @@ func TestNilMetricsRecordsNothing(t *testing.T) {
 	m.Error("x")
 	m.PassDone(time.Now())
 	m.SetHealthy(true)
+}
+
+// /healthz reports sending as failing once the limit of replies in a row
+// were refused by the mail server, and recovers with the next reply that
+// goes out; skipped mail and other failures change nothing.
+func TestHealthzSendFailures(t *testing.T) {
+	refused := processor.Outcome{Status: triage.StatusFailed, Reason: triage.ReasonSendFailed}
+	replied := processor.Outcome{Status: triage.StatusReplied}
+	other := processor.Outcome{Status: triage.StatusFailed, Reason: triage.ReasonNoScenario}
+	skipped := processor.Outcome{Status: triage.StatusSkipped, Reason: triage.ReasonList}
+	tests := []struct {
+		name  string
+		limit int
+		seq   []processor.Outcome
+		want  int
+	}{
+		{"below the default", 0, []processor.Outcome{refused, refused}, http.StatusOK},
+		{"at the default", 0, []processor.Outcome{refused, refused, refused}, http.StatusServiceUnavailable},
+		{"interleaved with skips and other failures", 0, []processor.Outcome{refused, skipped, refused, other, refused}, http.StatusServiceUnavailable},
+		{"a reply resets", 0, []processor.Outcome{refused, refused, replied, refused}, http.StatusOK},
+		{"recovers", 0, []processor.Outcome{refused, refused, refused, replied}, http.StatusOK},
+		{"configured 1", 1, []processor.Outcome{refused}, http.StatusServiceUnavailable},
+		{"configured 5", 5, []processor.Outcome{refused, refused, refused, refused}, http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New()
+			m.SetSendFailureLimit(tc.limit)
+			m.PassDone(time.Now())
+			srv := httptest.NewServer(m.Handler())
+			defer srv.Close()
+			for _, o := range tc.seq {
+				m.Observe(o, time.Millisecond)
+			}
+			code, body := get(t, srv, "/healthz")
+			if code != tc.want {
+				t.Errorf("/healthz = %d %q, want %d", code, body, tc.want)
+			}
+			if code != http.StatusOK && !strings.Contains(body, "sending failing") {
+				t.Errorf("/healthz body %q does not say sending is failing", body)
+			}
+		})
+	}
 }

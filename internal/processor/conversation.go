@@ -124,7 +124,7 @@ func noteID(msg *message.Message, key triage.Key) string {
 func earlierInbound(st *tickets.State, id string) int {
 	n := 0
 	for _, m := range st.Messages {
-		if m.Direction == tickets.Inbound && m.MessageID != id {
+		if m.Direction == tickets.Inbound && m.MessageID != id && m.From != NoteAuthor {
 			n++
 		}
 	}

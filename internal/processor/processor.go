@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -164,6 +165,9 @@ type Input struct {
 // Processor handles emails; safe for concurrent use.
 type Processor struct {
 	cfg Config
+	// noStaff warns, once per Processor, that an escalation was left for a
+	// person for want of a staff address.
+	noStaff sync.Once
 }
 
 // New checks cfg and applies defaults.
@@ -375,6 +379,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 
 	if sc.Escalate {
 		if len(p.cfg.Dispatcher.Staff()) == 0 {
+			p.noStaff.Do(func() {
+				p.cfg.Logger.WarnContext(ctx, "no staff address configured (--staff, staff:): escalations are left for a person (failed, no_staff)", "scenario", sc.Name)
+			})
 			return fail(triage.ReasonNoStaff, "escalation needs a staff address (--staff, or staff: in the config); left for a person")
 		}
 		if out.TicketID == "" && p.cfg.Tickets != nil && !p.cfg.DryRun {
@@ -417,6 +424,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 
 	// Verify: only a successful final call (send_email) makes an email handled.
 	sent := okRecord(out.FunctionCalls, final)
+	if f := session.SendFailure(); sent == nil && f != nil {
+		p.sendFailed(ctx, &out, f)
+		return out
+	}
 	if sent == nil {
 		detail := "the model ended without a successful " + final
 		if res.Stop != nil {

@@ -55,6 +55,10 @@ func (s *Setting) Name() string {
 	return s.Key
 }
 
+// Source is where Resolve took the value from: the flag, $VARIABLE or the
+// file's key ("" : the default).
+func (s *Setting) Source() string { return s.from }
+
 // Var is the typed value a setting fills. Build one with String, Int,
 // Int64, Bool, Duration or Strings.
 type Var interface {

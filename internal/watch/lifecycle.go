@@ -163,7 +163,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
 		return err
 	}
-	if state == ledger.StateReplied && w.cfg.SentFolder != "" && rerr == nil && !r.Appended {
+	if state == ledger.StateReplied && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
 		if err := w.appendSent(ctx, c, b, r); err != nil {
 			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "reply_message_id", r.MessageID, "err", err)
 		}
@@ -236,7 +236,7 @@ func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (triage
 // finish records the final state, logs the one line per message, and settles
 // the message on the server.
 func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state string, reason triage.Reason, scenario, detail string) error {
-	e.State, e.Reason, e.Scenario = state, reason, scenario
+	e.State, e.Reason, e.Scenario, e.Detail = state, reason, scenario, detail
 	if err := w.cfg.Ledger.Record(context.WithoutCancel(ctx), e); err != nil {
 		return w.ledgerErr(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/mailauth"
 )
@@ -136,6 +137,9 @@ func (w *Watcher) dial(ctx context.Context) (*imapclient.Client, error) {
 		c, err = imapclient.DialInsecure(w.cfg.Addr, opts)
 	}
 	if err != nil {
+		if hint := mail.UntrustedHint(err, w.cfg.TLSConfig.ServerName, w.cfg.CASetting); hint != "" {
+			return nil, fmt.Errorf("watch: connect %s: %w (%s)", w.cfg.Addr, err, hint)
+		}
 		return nil, fmt.Errorf("watch: connect %s: %w", w.cfg.Addr, err)
 	}
 	stop := context.AfterFunc(ctx, func() { c.Close() })

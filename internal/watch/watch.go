@@ -72,6 +72,9 @@ type Config struct {
 	Addr      string // host:port
 	TLS       string // "tls" (default), "starttls" or "none" (loopback only)
 	TLSConfig *tls.Config
+	// CASetting names the setting that trusts a private CA (e.g.
+	// "imap.ca_file"): an untrusted certificate's error says to use it.
+	CASetting string
 	Username  string
 	Password  string // LOGIN password
 	Token     string // a fixed OAuth2 access token: AUTHENTICATE instead of LOGIN
@@ -88,6 +91,9 @@ type Config struct {
 	ProcessedFolder string // replied mail moves here when set
 	FailedFolder    string // default Needs-Human; created when missing
 	SentFolder      string // replies are appended here, and looked up after a crash, when set
+	// NoSaveSent: the mail server files what SMTP sends in SentFolder itself
+	// (Gmail, Microsoft 365): replies are not appended, only looked up.
+	NoSaveSent bool
 	// DraftsFolder receives drafts, flagged \Draft (reply mode draft;
 	// default Drafts, created when missing).
 	DraftsFolder string

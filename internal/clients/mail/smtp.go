@@ -20,13 +20,22 @@ import (
 	"triage/internal/mailauth"
 )
 
+// Password mechanisms for SMTPConfig.Mechanism.
+const (
+	MechPlain = "plain"
+	MechLogin = "login" // the obsolete LOGIN, for servers that offer nothing else
+)
+
 // SMTPConfig configures an SMTP submission client.
 type SMTPConfig struct {
 	Addr     string // host:port, required
 	Host     string // TLS server name; default: the host of Addr
 	Username string // AUTH user; empty means no AUTH (unless Token or OAuth2 is set)
-	Password string // AUTH PLAIN password
-	Token    string // a fixed OAuth2 access token: AUTH XOAUTH2 or OAUTHBEARER instead of PLAIN
+	Password string // AUTH PLAIN (or LOGIN) password
+	// Mechanism is the password mechanism: MechPlain or MechLogin; ""
+	// means PLAIN unless the server offers LOGIN and not PLAIN.
+	Mechanism string
+	Token     string // a fixed OAuth2 access token: AUTH XOAUTH2 or OAUTHBEARER instead of PLAIN
 	// OAuth2 hands out access tokens that renew themselves: every dial
 	// authenticates with one valid for a while yet. It takes precedence
 	// over Token.
@@ -35,6 +44,9 @@ type SMTPConfig struct {
 	Timeout time.Duration
 	// TLSConfig is cloned; its ServerName defaults to Host.
 	TLSConfig *tls.Config
+	// CASetting names the setting that trusts a private CA (e.g.
+	// "smtp.ca_file"): an untrusted certificate's error says to use it.
+	CASetting string
 }
 
 // SMTP is a Sender that submits each reply over its own SMTP connection:
@@ -64,6 +76,11 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 	}
 	if err := CheckTLS(cfg.TLS, host, TLSStartTLS); err != nil {
 		return nil, fmt.Errorf("mail: smtp: %w", err)
+	}
+	switch cfg.Mechanism {
+	case "", MechPlain, MechLogin:
+	default:
+		return nil, fmt.Errorf("mail: smtp: mechanism %q: want %s or %s", cfg.Mechanism, MechPlain, MechLogin)
 	}
 	if cfg.Password != "" && cfg.Username == "" {
 		return nil, errors.New("mail: smtp: Password set without Username")
@@ -98,6 +115,25 @@ type SMTPError struct {
 func (e *SMTPError) Error() string   { return "mail: smtp: " + e.Op + ": " + e.Err.Error() }
 func (e *SMTPError) Unwrap() error   { return e.Err }
 func (e *SMTPError) Temporary() bool { return e.temporary }
+
+// Reply is the server's reply code and text (enhanced status code first,
+// when it gave one); code 0 when the failure was not a server reply (the
+// connection, TLS, a token).
+func (e *SMTPError) Reply() (code int, text string) {
+	var se *smtp.SMTPError
+	if !errors.As(e.Err, &se) {
+		return 0, ""
+	}
+	text = se.Message
+	if ec := se.EnhancedCode; ec != smtp.NoEnhancedCode && ec != (smtp.EnhancedCode{}) {
+		text = fmt.Sprintf("%d.%d.%d %s", ec[0], ec[1], ec[2], text)
+	}
+	return se.Code, text
+}
+
+// Delivery reports whether the reply could not be handed to the server
+// (any failure but a reply that could not be rendered).
+func (e *SMTPError) Delivery() bool { return e.Op != "render" }
 
 func smtpErr(op string, err error) error {
 	return &SMTPError{Op: op, Err: err, temporary: isTemporary(err)}
@@ -168,6 +204,9 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", err, ctx.Err())
 		}
+		if hint := UntrustedHint(err, s.cfg.Host, s.cfg.CASetting); hint != "" {
+			err = fmt.Errorf("%w (%s)", err, hint)
+		}
 		return smtpErr(op, err)
 	}
 
@@ -195,7 +234,7 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 			return triage.Receipt{}, wrap("auth", err)
 		}
 	case s.cfg.Username != "":
-		if err := c.Auth(sasl.NewPlainClient("", s.cfg.Username, s.cfg.Password)); err != nil {
+		if err := c.Auth(s.passwordClient(c)); err != nil {
 			return triage.Receipt{}, wrap("auth", err)
 		}
 	}
@@ -221,6 +260,27 @@ func (s *SMTP) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	}
 	_ = c.Quit() // the message is accepted; a failed QUIT changes nothing
 	return triage.Receipt{MessageID: r.MessageID, To: to.Address}, nil
+}
+
+// passwordClient is AUTH PLAIN, or LOGIN when configured or when the
+// server offers LOGIN and not PLAIN.
+func (s *SMTP) passwordClient(c *smtp.Client) sasl.Client {
+	mech := s.cfg.Mechanism
+	if mech == "" {
+		_, offered := c.Extension("AUTH")
+		var plain, login bool
+		for _, m := range strings.Fields(offered) {
+			plain = plain || strings.EqualFold(m, sasl.Plain)
+			login = login || strings.EqualFold(m, sasl.Login)
+		}
+		if login && !plain {
+			mech = MechLogin
+		}
+	}
+	if mech == MechLogin {
+		return sasl.NewLoginClient(s.cfg.Username, s.cfg.Password)
+	}
+	return sasl.NewPlainClient("", s.cfg.Username, s.cfg.Password)
 }
 
 // oauth2 authenticates with an access token from the configured source,
@@ -257,6 +317,21 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// UntrustedHint says what to do about a server certificate that did not
+// verify ("" for any other error): name host, and the setting that trusts a
+// private CA.
+func UntrustedHint(err error, host, setting string) string {
+	var uae x509.UnknownAuthorityError
+	var cve *tls.CertificateVerificationError
+	if !errors.As(err, &uae) && !errors.As(err, &cve) {
+		return ""
+	}
+	if setting == "" {
+		return "the certificate of " + host + " is not trusted"
+	}
+	return "the certificate of " + host + " is not trusted: for a private CA, set " + setting + " to its PEM file"
 }
 
 // isTLSFailure reports whether err comes from a TLS handshake: a certificate

@@ -1,0 +1,68 @@
+package dispatcher
+
+import (
+	"errors"
+	"fmt"
+
+	"triage/internal/clients/mail"
+)
+
+// CodeSendFailed is the error code of a reply the mail server refused for
+// good (a 5xx reply): trying again cannot help, and the loop ends.
+const CodeSendFailed = "send_failed"
+
+// SendFailure is a reply or notice the mail server refused or could not
+// take: its reply code and text when it answered, the SMTP step, and whether
+// a later attempt may succeed.
+type SendFailure struct {
+	Function  string // the function whose mail failed (send_email, notify_staff)
+	Op        string // the SMTP step: dial, tls, starttls, auth, mail, rcpt, data
+	Code      int    // the server's reply code, 0 when it gave none
+	Text      string // the server's reply text, or the transport error
+	Temporary bool
+}
+
+// Detail is the one-line description an outcome and the ledger carry.
+func (f *SendFailure) Detail() string {
+	kind := "permanent"
+	if f.Temporary {
+		kind = "temporary"
+	}
+	if f.Code != 0 {
+		return fmt.Sprintf("%s: the mail server refused the message at %s: %d %s (%s)", f.Function, f.Op, f.Code, f.Text, kind)
+	}
+	return fmt.Sprintf("%s: the message could not be handed to the mail server at %s: %s (%s)", f.Function, f.Op, f.Text, kind)
+}
+
+// sendFailure describes err when it is a failed delivery, else nil.
+func sendFailure(function string, err error) *SendFailure {
+	var se *mail.SMTPError
+	if !errors.As(err, &se) || !se.Delivery() {
+		return nil
+	}
+	f := &SendFailure{Function: function, Op: se.Op, Temporary: se.Temporary()}
+	f.Code, f.Text = se.Reply()
+	if f.Code == 0 {
+		f.Text = se.Err.Error()
+	}
+	return f
+}
+
+// SendFailure is the last failed delivery of this email (nil when none):
+// the processor ends an email whose reply did not go out with it.
+func (s *Session) SendFailure() *SendFailure {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sendFail
+}
+
+// Halt ends the model loop after a permanent delivery failure (agent.Halter):
+// the server said no for good, and another model turn cannot change that.
+func (s *Session) Halt() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sendFail != nil && !s.sendFail.Temporary {
+		return errors.New("dispatcher: " + s.sendFail.Detail())
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package processor_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/emersion/go-smtp"
+
+	"triage"
+	"triage/instructions"
+	"triage/internal/agent"
+	"triage/internal/builtins"
+	"triage/internal/clients/mail"
+	"triage/internal/clients/tickets"
+	"triage/internal/clients/warranty"
+	"triage/internal/dispatcher"
+	"triage/internal/mailtest"
+	"triage/internal/processor"
+	"triage/internal/scenario"
+	"triage/internal/serial"
+	"triage/internal/toolstest"
+)
+
+// sendEnv is the pipeline with replies submitted over SMTP to sink.
+func sendEnv(t *testing.T, m agent.Model, sink *mailtest.SMTPSink) (*processor.Processor, *tickets.SQLite) {
+	t.Helper()
+	dir := t.TempDir()
+	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := filepath.Join(dir, "warranty.csv")
+	if err := os.WriteFile(csv, []byte("serial_number,status,expiration_date,product\nSN-48213-PL,valid,2099-05-31,Ekspres\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := warranty.LoadCSV(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := tickets.OpenSQLite(filepath.Join(dir, "tickets.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tk.Close() })
+	sender, err := mail.NewSMTP(mail.SMTPConfig{Addr: sink.Addr, TLS: mail.TLSNone, Username: "relay", Password: "relaypw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, _ := serial.New()
+	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
+		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: builtins.Routes(w, tk, sender, "Serwis <serwis@example.com>", "example.com")},
+		processor.Config{Scenarios: set, Extractor: ext, ModelName: "scripted", Tickets: tk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, tk
+}
+
+// A reply the mail server refuses is failed/send_failed with the server's
+// code and text, whatever the model says afterwards; a permanent refusal
+// ends the loop at once, a temporary one follows the retry rules (the
+// model is told and may try again). The ticket opened for the email says
+// that its reply did not go out.
+func TestSendFailed(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       mailtest.SMTPOptions
+		failNext   []error
+		wantDetail []string
+		modelCalls int64
+	}{{
+		// The server offers no mechanism triage speaks: AUTH PLAIN is
+		// answered 504, as in the report that found this.
+		name:       "auth refused 504",
+		opts:       mailtest.SMTPOptions{User: "relay", Password: "relaypw", Mechanisms: []string{"CRAM-MD5"}},
+		wantDetail: []string{"send_email", "auth", "504", "5.7.4 Unsupported authentication mechanism", "permanent"},
+		modelCalls: 3, // check_warranty, create_ticket, send_email: no turn after the refusal
+	}, {
+		name:       "recipient rejected 550",
+		opts:       mailtest.SMTPOptions{User: "relay", Password: "relaypw", Reject: map[string]error{"jan@example.pl": &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such user"}}},
+		wantDetail: []string{"rcpt", "550 5.1.1 No such user", "permanent"},
+		modelCalls: 3,
+	}, {
+		name:       "temporary 451",
+		opts:       mailtest.SMTPOptions{User: "relay", Password: "relaypw"},
+		failNext:   []error{&smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Try again later"}},
+		wantDetail: []string{"data", "451 4.3.0 Try again later", "temporary"},
+		modelCalls: 5, // the model is told, answers in text, is nudged once, gives up
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := mailtest.StartSMTPSink(t, tc.opts)
+			sink.FailNext(tc.failNext...)
+			m := &scripted{}
+			p, tk := sendEnv(t, m, sink)
+			out := p.Process(context.Background(), processor.Input{Name: "in.eml",
+				Raw: eml("jan@example.pl", "Reklamacja", "Ekspres SN-48213-PL nie grzeje.")})
+			if out.Status != triage.StatusFailed || out.Reason != triage.ReasonSendFailed {
+				t.Fatalf("outcome %s/%s %q, want failed/send_failed", out.Status, out.Reason, out.Detail)
+			}
+			for _, s := range tc.wantDetail {
+				if !strings.Contains(out.Detail, s) {
+					t.Errorf("detail %q does not say %q", out.Detail, s)
+				}
+			}
+			if got := m.calls.Load(); got != tc.modelCalls {
+				t.Errorf("model calls = %d, want %d", got, tc.modelCalls)
+			}
+			if n := len(sink.Messages()); n != 0 {
+				t.Errorf("the sink accepted %d messages", n)
+			}
+			if out.TicketID == "" {
+				t.Fatal("no ticket was opened")
+			}
+			st, err := tk.Get(context.Background(), out.TicketID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var noted bool
+			for _, n := range st.Notes {
+				noted = noted || (n.From == processor.NoteAuthor && strings.Contains(n.Text, "could not send") && strings.Contains(n.Text, tc.wantDetail[len(tc.wantDetail)-2]))
+			}
+			if !noted {
+				t.Errorf("ticket %s notes %+v: none says the reply failed", out.TicketID, st.Notes)
+			}
+		})
+	}
+}
