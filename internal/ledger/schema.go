@@ -25,7 +25,26 @@ var migrations = []store.Migration{
 	{SQLite: reviewSchema, Postgres: reviewSchema},
 	{SQLite: digestSchema, Postgres: digestSchema},
 	{SQLite: detailSchema, Postgres: detailSchema},
+	{SQLite: claimSchema, Postgres: claimSchema},
 }
+
+// claimSchema lets several daemons share one store (claim.go). Each reply
+// names the inbox (account and mailbox) of the message it answers, taken
+// for the replies already recorded from the newest message row with their
+// key, so a daemon settles only its own inbox's pending replies and drafts.
+// A message row carries its claim: the daemon working on it (claimant) and
+// until when (lease_until, Unix milliseconds), renewed while it works.
+const claimSchema = `
+ALTER TABLE replies ADD COLUMN account TEXT NOT NULL DEFAULT '';
+ALTER TABLE replies ADD COLUMN mailbox TEXT NOT NULL DEFAULT '';
+UPDATE replies SET
+	account = COALESCE((SELECT m.account FROM messages m WHERE m.key = replies.key ORDER BY m.updated DESC LIMIT 1), ''),
+	mailbox = COALESCE((SELECT m.mailbox FROM messages m WHERE m.key = replies.key ORDER BY m.updated DESC LIMIT 1), '');
+CREATE INDEX replies_inbox ON replies(account, mailbox, state);
+ALTER TABLE messages ADD COLUMN claimant TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX messages_open ON messages(account, mailbox, uidvalidity, uid) WHERE state IN ('seen', 'processing');
+`
 
 // digestSchema keeps each message's content digest (triage.DigestOf): a
 // second message under the same key with other content is told apart from

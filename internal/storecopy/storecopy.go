@@ -41,7 +41,7 @@ type table struct {
 var ledgerTables = []table{
 	{"messages", "account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated",
 		"created, account, mailbox, uidvalidity, uid", func(c *Counts) *int { return &c.Messages }},
-	{"replies", "key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id",
+	{"replies", "key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id, account, mailbox",
 		"created, key", func(c *Counts) *int { return &c.Replies }},
 	{"sent_scan", "account, folder, uidvalidity, last_uid", "account, folder", func(c *Counts) *int { return &c.SentScans }},
 	{"outbox", "message_id, key, path, created", "created, message_id", func(c *Counts) *int { return &c.Outbox }},
