@@ -258,6 +258,8 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.Int(&o.MaxAttempts, watch.DefaultMaxAttempts, settings.NotNegative)},
 		{Key: "max_auth_failures", Usage: "refused logins in a row before the daemon stops (exit 5)",
 			Var: settings.Int(&o.MaxAuthFailures, watch.DefaultMaxAuthFailures, settings.NotNegative)},
+		{Key: "lease", Usage: "how long a daemon's claim on a message lasts unless renewed (renewed every third of it while the message is worked on): after a daemon dies, its messages wait this long for another daemon on the store",
+			Var: settings.Duration(&o.Lease, watch.DefaultLease, settings.Positive)},
 		{Flag: "concurrency", Key: "concurrency", Usage: "messages of a pass handled at once (IMAP stays one connection)",
 			Var: settings.Int(&o.Concurrency, watch.DefaultConcurrency, settings.AtLeast(1))},
 		{Key: "smtp.timeout", Usage: "timeout of one SMTP submission", Var: settings.Duration(&o.SMTPTimeout, 30*time.Second, settings.NotNegative)},

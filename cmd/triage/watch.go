@@ -104,6 +104,7 @@ type watchOptions struct {
 	MaxAttempts     int
 	MaxAuthFailures int
 	MaxSendFailures int
+	Lease           time.Duration
 	IMAP, SMTP      serverOptions
 	SMTPTimeout     time.Duration
 	// SMTPMechanism is smtp.mechanism: plain or login ("" : plain, or
@@ -563,6 +564,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	log.Info("model", "description", p.Model.Description)
 
 	grace := o.Grace
+	owner := watch.DefaultOwner()
 	w, err := watch.New(watch.Config{
 		TLSConfig: ws.imapTLS, CASetting: "imap.ca_file", NoSaveSent: o.SMTP.Addr != "" && !o.saveSent(),
 		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
@@ -572,6 +574,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
 		PerSenderLimit: o.PerSender, PerSenderWindow: o.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
 		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: grace, Concurrency: o.Concurrency,
+		Lease: o.Lease, Owner: owner,
 		Processor: p.Processor, Ledger: led, Metrics: met, Logger: log,
 	})
 	if err != nil {

@@ -261,3 +261,9 @@ func (l *Ledger) Claimant(ctx context.Context, loc Loc) (string, time.Time, erro
 	}
 	return owner, fromUnix(until), nil
 }
+
+// PollLock is the session lock whose holder polls the inbox (account,
+// mailbox) for the daemons sharing the store.
+func (l *Ledger) PollLock(account, mailbox string) *store.SessionLock {
+	return l.db.SessionLock("poll:" + account + "\x00" + mailbox)
+}

@@ -86,7 +86,9 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error
 		return s.draft(ctx, r, raw)
 	}
 	in := answeringOf(ctx)
-	err = s.ledger.PutPendingWithin(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: in.from(), Raw: raw}, in.limitsOrNone())
+	account, mailbox := in.inbox()
+	err = s.ledger.PutPendingWithin(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: in.from(), Raw: raw,
+		Account: account, Mailbox: mailbox}, in.limitsOrNone())
 	var le *ledger.LimitError
 	if errors.As(err, &le) {
 		in.refuse(le)
@@ -149,8 +151,9 @@ func notSubmitted(err error) bool {
 // answered, through the context of Processor.Process: whom the reply
 // counts against and under which limits. The Sender reports a refusal back.
 type answering struct {
-	sender string // the message's From, lower-cased
-	limits ledger.Limits
+	sender           string // the message's From, lower-cased
+	limits           ledger.Limits
+	account, mailbox string // the inbox of the message: its reply names it
 
 	mu      sync.Mutex
 	refused *ledger.LimitError
@@ -174,6 +177,14 @@ func (in *answering) from() string {
 		return ""
 	}
 	return in.sender
+}
+
+// inbox is the account and mailbox of the message ("" outside a watcher).
+func (in *answering) inbox() (account, mailbox string) {
+	if in == nil {
+		return "", ""
+	}
+	return in.account, in.mailbox
 }
 
 func (in *answering) limitsOrNone() ledger.Limits {

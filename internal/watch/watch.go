@@ -32,6 +32,7 @@ import (
 	"triage/internal/mailauth"
 	"triage/internal/metrics"
 	"triage/internal/processor"
+	"triage/internal/store"
 )
 
 // Processor is the pipeline as the watcher sees it (*processor.Processor).
@@ -64,6 +65,7 @@ const (
 	DefaultGrace           = 30 * time.Second
 	DefaultBackoffMin      = time.Second
 	DefaultBackoffMax      = 5 * time.Minute
+	DefaultLease           = 30 * time.Second
 )
 
 // Config configures a Watcher. Addr, Username, Password or Token or OAuth2,
@@ -136,6 +138,16 @@ type Config struct {
 	BackoffMin      time.Duration // reconnect backoff (default 1s, doubling, with jitter)
 	BackoffMax      time.Duration // default 5m
 
+	// Owner names this daemon in the claims it takes on messages (default:
+	// host name, process id and a random suffix); every daemon sharing a
+	// store has its own.
+	Owner string
+	// Lease is how long a claim on a message lasts unless renewed (default
+	// 30s); the watcher renews it every third of it while the message is
+	// worked on. After a daemon dies, its messages wait this long for
+	// another daemon.
+	Lease time.Duration
+
 	Processor Processor
 	Ledger    *ledger.Ledger
 	Metrics   *metrics.Metrics // optional
@@ -154,7 +166,13 @@ type Watcher struct {
 	dryDone map[[2]uint32]bool // dry run (sequential): (UIDVALIDITY, UID) already shown
 
 	uidValidity uint32    // the mailbox UIDVALIDITY of the last pass (guarded by mu)
-	tokenExpiry time.Time // expiry of the access token of the last login (Run's goroutine only)
+	tokenExpiry time.Time // expiry of the access token of the last login (guarded by mu)
+
+	// role is held by the one watcher of the inbox that polls it, among
+	// daemons sharing a PostgreSQL store (nil: a SQLite store, which
+	// serves one process: this watcher always polls).
+	role    *store.SessionLock
+	polling bool // the last session polled (Run's goroutine only)
 }
 
 // Stats counts what a watcher did, by final state.
@@ -220,6 +238,10 @@ func New(cfg Config) (*Watcher, error) {
 	defDur(&cfg.Grace, DefaultGrace)
 	defDur(&cfg.BackoffMin, DefaultBackoffMin)
 	defDur(&cfg.BackoffMax, DefaultBackoffMax)
+	defDur(&cfg.Lease, DefaultLease)
+	if cfg.Owner == "" {
+		cfg.Owner = DefaultOwner()
+	}
 	defInt(&cfg.PerSenderLimit, DefaultPerSenderLimit)
 	defInt(&cfg.GlobalPerHour, DefaultGlobalPerHour)
 	defInt(&cfg.MaxAttempts, DefaultMaxAttempts)
@@ -248,7 +270,11 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Watcher{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), st: Stats{Final: map[string]int{}}}, nil
+	w := &Watcher{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), st: Stats{Final: map[string]int{}}}
+	if !cfg.DryRun && cfg.Ledger.Shared() {
+		w.role = cfg.Ledger.PollLock(cfg.Account, cfg.Mailbox)
+	}
+	return w, nil
 }
 
 // Account is the ledger account name in use.
@@ -270,6 +296,7 @@ func (w *Watcher) Stats() Stats {
 func (w *Watcher) RunOnce(ctx context.Context) error {
 	hard, cancel := graceContext(ctx, w.cfg.Grace)
 	defer cancel()
+	defer w.releaseRole()
 	return w.session(ctx, hard, true)
 }
 
@@ -280,6 +307,7 @@ func (w *Watcher) RunOnce(ctx context.Context) error {
 func (w *Watcher) Run(ctx context.Context) error {
 	hard, cancel := graceContext(ctx, w.cfg.Grace)
 	defer cancel()
+	defer w.releaseRole()
 	backoff := w.cfg.BackoffMin
 	refused := 0 // logins refused in a row
 	for {
@@ -308,7 +336,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		d := backoff/2 + rand.N(backoff/2+1)
 		if ae != nil {
 			w.log.Error("imap login refused; trying again", "err", ae.Err.Error(), "attempt", refused, "of", w.cfg.MaxAuthFailures, "in", d.Round(time.Millisecond).String())
-		} else if exp := w.tokenExpiry; !exp.IsZero() && !w.cfg.Now().Before(exp) {
+		} else if exp := w.lastTokenExpiry(); !exp.IsZero() && !w.cfg.Now().Before(exp) {
 			// Microsoft 365 ends a session when its token expires: the
 			// reconnect logs in with a new one.
 			w.log.Info("imap session ended after its access token expired; reconnecting with a new token", "err", errString(err), "in", d.Round(time.Millisecond).String())
