@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"triage/internal/mailauth"
@@ -14,7 +15,7 @@ import (
 // their oauth2 blocks (nil without one) and applies the defaults: smtp's
 // "oauth2: imap" shares imap's source, and an smtp section with OAuth2 but
 // no user logs in as imap.user. Nothing is contacted.
-func oauth2Setup(o *watchOptions, ws *watchSetup, p *problems) {
+func oauth2Setup(o *watchOptions, ws *inboxSetup, p *problems) {
 	if s := o.IMAP.OAuth2; s != nil {
 		if s.SameAs != "" {
 			p.add("imap.oauth2: %s: only the smtp section can share another section's oauth2", s.SameAs)
@@ -47,7 +48,7 @@ func oauth2Setup(o *watchOptions, ws *watchSetup, p *problems) {
 
 // observeOAuth2 sends the sources' logs to log and their token expiries
 // to the metrics.
-func (ws *watchSetup) observeOAuth2(log *slog.Logger, met *metrics.Metrics) {
+func (ws *inboxSetup) observeOAuth2(log *slog.Logger, met *metrics.Metrics) {
 	if ws.imapOAuth2 != nil {
 		ws.imapOAuth2.Observe(log, func(t time.Time) { met.TokenExpiry("imap", t) })
 	}
@@ -62,10 +63,18 @@ func checkOAuth2(w io.Writer, ws *watchSetup) error {
 	type src struct {
 		key, user string
 		s         *mailauth.Source
+		is        *inboxSetup
 	}
-	list := []src{{"imap.oauth2", ws.o.IMAP.User, ws.imapOAuth2}}
-	if ws.smtpOAuth2 != ws.imapOAuth2 {
-		list = append(list, src{"smtp.oauth2", ws.o.SMTP.User, ws.smtpOAuth2})
+	var list []src
+	for _, is := range ws.inboxes {
+		prefix := ""
+		if is.o.label != "" {
+			prefix = is.o.label + ": "
+		}
+		list = append(list, src{prefix + "imap.oauth2", is.o.IMAP.User, is.imapOAuth2, is})
+		if is.smtpOAuth2 != is.imapOAuth2 {
+			list = append(list, src{prefix + "smtp.oauth2", is.o.SMTP.User, is.smtpOAuth2, is})
+		}
 	}
 	var p problems
 	for _, c := range list {
@@ -82,7 +91,7 @@ func checkOAuth2(w io.Writer, ws *watchSetup) error {
 			valid = "valid for " + time.Until(tok.Expiry).Round(time.Second).String()
 		}
 		shared := ""
-		if c.s == ws.smtpOAuth2 && c.key == "imap.oauth2" && ws.o.SMTP.Addr != "" {
+		if c.s == c.is.smtpOAuth2 && strings.HasSuffix(c.key, "imap.oauth2") && c.is.o.SMTP.Addr != "" {
 			shared = " (smtp shares it)"
 		}
 		fmt.Fprintf(w, "%s: access token obtained for %s from %s (%s grant), %s%s\n", c.key, c.user, c.s.TokenURL(), c.s.Grant(), valid, shared)

@@ -258,6 +258,8 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.Int(&o.MaxAttempts, watch.DefaultMaxAttempts, settings.NotNegative)},
 		{Key: "max_auth_failures", Usage: "refused logins in a row before the daemon stops (exit 5)",
 			Var: settings.Int(&o.MaxAuthFailures, watch.DefaultMaxAuthFailures, settings.NotNegative)},
+		{Key: "inboxes", Usage: "several inboxes served by this process: a list of sections, each with name, imap, smtp, outbox, from, instructions and reply_mode over the other settings, which every inbox shares",
+			Var: settings.YAML(&o.Inboxes)},
 		{Key: "lease", Usage: "how long a daemon's claim on a message lasts unless renewed (renewed every third of it while the message is worked on): after a daemon dies, its messages wait this long for another daemon on the store",
 			Var: settings.Duration(&o.Lease, watch.DefaultLease, settings.Positive)},
 		{Flag: "concurrency", Key: "concurrency", Usage: "messages of a pass handled at once (IMAP stays one connection)",

@@ -13,9 +13,9 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -23,7 +23,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/logattr"
@@ -112,7 +111,13 @@ type watchOptions struct {
 	SMTPMechanism string
 	// SaveSent is smtp.save_sent (nil: the host's default, see saveSent).
 	SaveSent *bool
-	table    settings.Table
+	// Inboxes is inboxes: (several inboxes in one process; see
+	// inboxes.go); Name an inbox's name, label how problems name it ("":
+	// the configuration's only inbox).
+	Inboxes []inboxEntry
+	Name    string
+	label   string
+	table   settings.Table
 }
 
 const watchLong = `Watch connects to an IMAP mailbox, runs every new message through the
@@ -328,14 +333,9 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // watchSetup is a validated watch configuration: nothing has been created
 // or connected yet.
 type watchSetup struct {
-	o                   *watchOptions // the resolved settings
-	found               string        // how the configuration was found
-	imapPass, imapToken string
-	imapOAuth2          *mailauth.Source // nil without imap.oauth2
-	smtpOAuth2          *mailauth.Source // imapOAuth2 itself with "oauth2: imap"
-	smtp                *mail.SMTP
-	imapTLS             *tls.Config    // imap.ca_file's pool, nil without it
-	parts               *pipelineParts // what checkPipeline loaded, for newPipeline
+	o       *watchOptions // the resolved settings (shared by the inboxes)
+	found   string        // how the configuration was found
+	inboxes []*inboxSetup // one, or those of inboxes:
 }
 
 func (ws *watchSetup) foundText() string {
@@ -374,95 +374,38 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	var p problems
 	p.addErr(o.table.Resolve(fs, file, nil))
 	o.Config = path
-	// The files an oauth2 block names are relative to the configuration,
-	// as every *_file setting is.
-	for _, a := range []*mailauth.Setting{o.IMAP.OAuth2, o.SMTP.OAuth2} {
-		if a == nil {
-			continue
-		}
-		for _, f := range []*string{&a.ClientSecretFile, &a.RefreshTokenFile} {
-			if *f != "" && !filepath.IsAbs(*f) {
-				*f = filepath.Join(filepath.Dir(path), *f)
-			}
-		}
-	}
 	p.addErr(o.table.Check())
 	if _, err := newLogger(io.Discard, o.LogFormat, o.LogLevel); err != nil {
 		p.addErr(err) // the log settings are checked where they are used
 	}
 	ws := &watchSetup{found: how, o: o}
 
-	// imap
-	var host string
-	switch {
-	case o.IMAP.Addr == "":
-		p.add("imap.addr: missing (host:port of the IMAP server)")
-	default:
-		if host, err = checkHostPort("imap.addr", o.IMAP.Addr); err != nil {
-			p.addErr(err)
-		}
-	}
-	checkTLS("imap.tls", o.IMAP.TLS, host, mail.TLSImplicit, &p)
-	if o.IMAP.User == "" {
-		p.add("imap.user: missing")
-	}
-	oauth2Setup(o, ws, &p)
-	var cerr error
-	ws.imapTLS, cerr = caConfig("imap.ca_file", o.IMAP.CAFile)
-	p.addErr(cerr)
-	perr, terr := error(nil), error(nil)
-	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
-		p.add("imap.password_file: %v", errors.Unwrap(perr))
-	}
-	if ws.imapToken, terr = secret("TRIAGE_IMAP_TOKEN", o.IMAP.TokenFile, o.IMAP.Token); terr != nil {
-		p.add("imap.token_file: %v", errors.Unwrap(terr))
-	}
-	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" && o.IMAP.OAuth2 == nil {
-		p.add("no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN) in the environment (e.g. with --env-file FILE), or imap.password_file in %s", path)
-	}
-
-	// smtp or outbox
-	switch {
-	case o.SMTP.Addr != "":
-		pass, perr := secret("TRIAGE_SMTP_PASSWORD", o.SMTP.PasswordFile, o.SMTP.Password)
-		if perr != nil {
-			p.add("smtp.password_file: %v", errors.Unwrap(perr))
-		}
-		token, terr := secret("TRIAGE_SMTP_TOKEN", o.SMTP.TokenFile, o.SMTP.Token)
-		if terr != nil {
-			p.add("smtp.token_file: %v", errors.Unwrap(terr))
-		}
-		if perr == nil && terr == nil && o.SMTP.User != "" && pass == "" && token == "" && o.SMTP.OAuth2 == nil {
-			p.add("no SMTP password or token for smtp.user %s: set TRIAGE_SMTP_PASSWORD (or TRIAGE_SMTP_TOKEN) in the environment (e.g. with --env-file FILE), or smtp.password_file in %s", o.SMTP.User, path)
-		}
-		smtpTLS, cerr := caConfig("smtp.ca_file", o.SMTP.CAFile)
-		p.addErr(cerr)
-		if perr == nil && terr == nil && cerr == nil {
-			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: o.SMTP.Addr, TLS: o.SMTP.TLS, Username: o.SMTP.User, Password: pass, Mechanism: o.SMTPMechanism, Token: token, OAuth2: ws.smtpOAuth2, Timeout: o.SMTPTimeout,
-				TLSConfig: smtpTLS, CASetting: "smtp.ca_file"}); err != nil {
-				p.add("smtp: %v", strings.TrimPrefix(err.Error(), "mail: smtp: "))
-			}
-		}
-	case o.Outbox != "":
-		if err := checkDirOrParent("outbox", o.Outbox); err != nil {
-			p.addErr(err)
-		}
-	case o.DryRun || o.ReplyMode == string(triage.ReplyDraft):
-		// Nothing is sent: drafts need no SMTP (a scenario with
-		// reply_mode: send then fails, left for a person).
-	default:
-		p.add("no way to send replies: set smtp.addr in %s (or outbox: DIR, or reply_mode: draft)", path)
-	}
-
-	// ledger, metrics, numbers
+	// the ledger, shared by every inbox
 	if o.Ledger == "" {
 		p.add("ledger: missing")
 	} else if err := checkParentDir("ledger", o.Ledger); err != nil {
 		p.addErr(err)
 	}
 
-	// pipeline: instructions, registry, store, and the model credentials
-	ws.parts = checkPipeline(o.pipelineOptions, &p)
+	// each inbox: its servers, secrets and pipeline
+	inboxes := inboxOptions(path, o, &p)
+	checkInboxesDistinct(inboxes, &p)
+	seen := map[string]bool{}
+	for _, io := range inboxes {
+		// A problem of the shared settings is found in every inbox:
+		// reported once.
+		var q problems
+		is := checkInbox(path, io, &q)
+		for _, e := range q.errs {
+			msg := strings.TrimPrefix(e.Error(), io.label+": ")
+			if !seen[msg] {
+				seen[msg] = true
+				p.errs = append(p.errs, e)
+			}
+		}
+		ws.inboxes = append(ws.inboxes, is)
+	}
+	// the model credentials
 	checkCredentials(o.pipelineOptions, path, &p)
 	if err := p.err(); err != nil {
 		var ee *exitError
@@ -483,7 +426,6 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if err != nil {
 		return err
 	}
-	imapPass, imapToken := ws.imapPass, ws.imapToken
 	if o.Check {
 		fmt.Fprintf(stdout, "%s: configuration valid (%s; nothing was created or connected)\n", o.Config, ws.foundText())
 		return nil
@@ -517,19 +459,6 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	}
 	defer unlock()
 
-	var next mail.Sender
-	switch {
-	case o.DryRun:
-		next = dryRunSender{} // never reached: the dispatcher answers effect tools itself
-	case ws.smtp != nil:
-		next = ws.smtp
-	case o.Outbox != "":
-		if next, err = mail.NewOutbox(o.Outbox); err != nil {
-			return &exitError{code: exitFailed, err: err}
-		}
-	default:
-		next = noSMTP{} // draft mode without smtp (loadWatch checked)
-	}
 	var met *metrics.Metrics
 	if o.MetricsAddr != "" {
 		met = metrics.New()
@@ -543,62 +472,135 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		defer srv.Close()
 		log.Info("metrics", "addr", ln.Addr().String())
 	}
-	ws.observeOAuth2(log, met)
+
+	owner := watch.DefaultOwner() // one per process, whatever the inboxes
+	var watchers []*watch.Watcher
+	var logs []*slog.Logger
+	for i, is := range ws.inboxes {
+		ilog := log
+		if len(ws.inboxes) > 1 {
+			name := is.o.Name
+			if name == "" {
+				name = is.o.account()
+			}
+			ilog = log.With("inbox", name)
+		}
+		w, p, err := newInboxWatcher(ctx, is, led, met, owner, ilog, i == 0)
+		if p != nil {
+			defer p.Close()
+		}
+		if err != nil {
+			return err
+		}
+		watchers = append(watchers, w)
+		logs = append(logs, ilog)
+	}
+
+	errs := make([]error, len(watchers))
+	if len(watchers) == 1 {
+		errs[0] = runWatcher(ctx, watchers[0], o.Once)
+	} else {
+		// Every inbox runs until the stop request; one that gives up
+		// (its login refused) stops the others.
+		rctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		for i, w := range watchers {
+			wg.Go(func() {
+				errs[i] = runWatcher(rctx, w, o.Once)
+				var ae *watch.AuthError
+				if errors.As(errs[i], &ae) {
+					cancel()
+				}
+			})
+		}
+		wg.Wait()
+		cancel()
+	}
+	failed := 0
+	for i, w := range watchers {
+		st := w.Stats()
+		logs[i].Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, finalGroup(st.Final))
+		failed += st.Final[ledger.StateFailed]
+	}
+	for _, err := range errs {
+		var ae *watch.AuthError
+		if errors.As(err, &ae) {
+			return &exitError{code: exitAuth, err: err}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+	if o.Once && failed > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", failed)}
+	}
+	return nil
+}
+
+// runWatcher runs w until ctx ends, or for one pass.
+func runWatcher(ctx context.Context, w *watch.Watcher, once bool) error {
+	if once {
+		return w.RunOnce(ctx)
+	}
+	return w.Run(ctx)
+}
+
+// newInboxWatcher builds the watcher of one inbox: its mail sender, its
+// pipeline (returned to be closed, also on error) and the watcher itself,
+// on the shared ledger and metrics.
+func newInboxWatcher(ctx context.Context, is *inboxSetup, led *ledger.Ledger, met *metrics.Metrics, owner string, log *slog.Logger, first bool) (*watch.Watcher, *pipeline, error) {
+	o := is.o
+	var next mail.Sender
+	var err error
+	switch {
+	case o.DryRun:
+		next = dryRunSender{} // never reached: the dispatcher answers effect tools itself
+	case is.smtp != nil:
+		next = is.smtp
+	case o.Outbox != "":
+		if next, err = mail.NewOutbox(o.Outbox); err != nil {
+			return nil, nil, &exitError{code: exitFailed, err: err}
+		}
+	default:
+		next = noSMTP{} // draft mode without smtp (loadWatch checked)
+	}
+	is.observeOAuth2(log, met)
 
 	_, _, domain, err := parseFrom(o.From)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var sender mail.Sender = next
 	if !o.DryRun {
 		sender, err = watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Logger: log, Metrics: met})
 		if err != nil {
-			return usageErr("%v", err)
+			return nil, nil, usageErr("%v", err)
 		}
 	}
-	p, err := newPipeline(ctx, o.pipelineOptions, ws.parts, sender, log)
+	p, err := newPipeline(ctx, o.pipelineOptions, is.parts, sender, log)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer p.Close()
-	log.Info("model", "description", p.Model.Description)
-
-	grace := o.Grace
-	owner := watch.DefaultOwner()
+	if first {
+		log.Info("model", "description", p.Model.Description)
+	}
 	w, err := watch.New(watch.Config{
-		TLSConfig: ws.imapTLS, CASetting: "imap.ca_file", NoSaveSent: o.SMTP.Addr != "" && !o.saveSent(),
-		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
+		TLSConfig: is.imapTLS, CASetting: "imap.ca_file", NoSaveSent: o.SMTP.Addr != "" && !o.saveSent(),
+		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: is.imapPass, Token: is.imapToken, OAuth2: is.imapOAuth2,
 		Account: o.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
 		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
 		PerSenderLimit: o.PerSender, PerSenderWindow: o.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
-		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: grace, Concurrency: o.Concurrency,
+		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: o.Grace, Concurrency: o.Concurrency,
 		Lease: o.Lease, Owner: owner,
 		Processor: p.Processor, Ledger: led, Metrics: met, Logger: log,
 	})
 	if err != nil {
-		return usageErr("%v", err)
+		return nil, p, usageErr("%v", err)
 	}
 	log.Info("watch starting", "addr", o.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.ledgerName(), "once", o.Once)
-	if o.Once {
-		err = w.RunOnce(ctx)
-	} else {
-		err = w.Run(ctx)
-	}
-	st := w.Stats()
-	log.Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, finalGroup(st.Final))
-	var ae *watch.AuthError
-	if errors.As(err, &ae) {
-		return &exitError{code: exitAuth, err: err}
-	}
-	if err != nil {
-		return &exitError{code: exitFailed, err: err}
-	}
-	if n := st.Final[ledger.StateFailed]; o.Once && n > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", n)}
-	}
-	return nil
+	return w, p, nil
 }
 
 // caConfig is a TLS configuration trusting the system's CAs and the PEM
