@@ -360,6 +360,17 @@ func fleetCrash(t *testing.T, f *fleet, daemons, wantKills int, messages []int) 
 		}
 	}
 	t.Logf("ledger entries not replied, by state/reason: %v", reasons)
+	// What the daemons did: the protocol's paths, as logged.
+	events := map[string]int{}
+	for _, line := range strings.Split(f.inboxes[0].logs(), "\n") {
+		for _, msg := range []string{"polling this inbox for the daemons sharing the store", "another daemon polls this inbox",
+			"pending reply found in the Sent folder", "pending reply could not be confirmed", "recovered", "watch starting"} {
+			if strings.Contains(line, msg) {
+				events[msg]++
+			}
+		}
+	}
+	t.Logf("logged: %v", events)
 	t.Logf("fleet crash (%s): daemons=%d kills=%d messages=%d replied_once=%d handed_to_person=%d duplicates=%d lost=%d tickets=%d smtp_accepted=%d (%v, seed %d)",
 		t.Name(), daemons, kills, total.Messages, total.Replied, total.Human, total.Duplicates, total.Lost, tickets,
 		len(f.inboxes[0].sink.Messages()), elapsed.Round(time.Millisecond), seed)
