@@ -32,15 +32,16 @@ import (
 // fleet is several daemons sharing one store, serving the inboxes (one
 // world each; the first runs the commands and collects the logs).
 type fleet struct {
-	t       *testing.T
+	t       testing.TB
 	inboxes []*world
 	store   string
 	daemons []*exec.Cmd
+	env     []string // added to every daemon's environment
 }
 
 // newFleet writes one configuration serving every target as an inbox of
 // its own, on a fresh PostgreSQL database.
-func newFleet(t *testing.T, targets []target, extra string) *fleet {
+func newFleet(t testing.TB, targets []target, extra string) *fleet {
 	t.Helper()
 	url := pgtest.URL(t)
 	first := newWorldFor(t, targets[0], "")
@@ -102,6 +103,7 @@ func (f *fleet) start(i int) {
 		f.daemons = append(f.daemons, nil)
 	}
 	cmd := f.inboxes[0].command("watch", "--config", f.inboxes[0].config)
+	cmd.Env = append(cmd.Env, f.env...)
 	if err := cmd.Start(); err != nil {
 		f.t.Fatal(err)
 	}
