@@ -281,8 +281,8 @@ func crashList(t *testing.T, env string, def int) []int {
 
 // fleetCrash runs daemons daemons on f's inboxes, delivering messages[i]
 // to inbox i (half at once, the rest a third into the kills), kills a
-// random daemon every fraction of a second until wantKills, lets the
-// survivors finish, then checks every message of every inbox.
+// random daemon every 0.1-0.7 s until wantKills, lets the survivors
+// finish, then checks every message of every inbox.
 func fleetCrash(t *testing.T, f *fleet, daemons, wantKills int, messages []int) {
 	rng, seed := crashRand(t, "fleet crash test")
 	var msgs [][]inbound
@@ -304,7 +304,7 @@ func fleetCrash(t *testing.T, f *fleet, daemons, wantKills int, messages []int) 
 		if kills == wantKills/3 {
 			deliver(func(n int) int { return n / 2 }, func(n int) int { return n })
 		}
-		time.Sleep(time.Duration(50+rng.IntN(350)) * time.Millisecond)
+		time.Sleep(time.Duration(100+rng.IntN(600)) * time.Millisecond)
 		i := rng.IntN(daemons)
 		if !f.kill(i) {
 			t.Fatalf("daemon %d ended before the kill:\n%s", i, tail(f.inboxes[0].logs(), 3000))
@@ -312,13 +312,13 @@ func fleetCrash(t *testing.T, f *fleet, daemons, wantKills int, messages []int) 
 		kills++
 		f.start(i)
 	}
-	// The survivors (and the restarted) finish the work themselves: the
+	// The survivors (and the restarted) finish what is left themselves: the
 	// claims of the killed run out after the lease.
+	killPhase := time.Since(start)
 	var all []inbound
 	for _, m := range msgs {
 		all = append(all, m...)
 	}
-	killPhase := time.Since(start)
 	deadline := time.Now().Add(2 * time.Minute)
 	left := f.unsettled(all)
 	for left > 0 && time.Now().Before(deadline) {
