@@ -121,9 +121,10 @@ type watchOptions struct {
 }
 
 const watchLong = `Watch connects to an IMAP mailbox, runs every new message through the
-pipeline, sends the replies over SMTP and keeps a SQLite ledger so that no
-message is ever answered twice or forgotten: not after a crash, a restart,
-two overlapping cron runs, or a server that renumbers its mailbox
+pipeline, sends the replies over SMTP and keeps a ledger (SQLite, or a
+PostgreSQL store several daemons share) so that no message is ever answered
+twice or forgotten: not after a crash, a restart, two overlapping cron runs,
+several daemons on one inbox, or a server that renumbers its mailbox
 (UIDVALIDITY change).
 
 Modes: --once makes one pass and exits (for cron); without it triage watch is
@@ -175,7 +176,13 @@ variable and default). Its fields:
   max_auth_failures, max_send_failures (replies refused by the mail
              server in a row before /healthz fails, default 3),
   store:     postgres:// URL: the ledger and the tickets live in PostgreSQL
-             instead of the SQLite files (the lock stays <ledger>.lock),
+             instead of the SQLite files; any number of daemons may share
+             it (no lock file): one polls each inbox, all work on the
+             messages they claim; lease (default 30s): how long a claim
+             lasts unless renewed (see docs/scale.md),
+  inboxes:   several inboxes in one process: a list of sections, each with
+             name, imap, smtp, outbox, from, instructions, reply_mode over
+             the other settings, which every inbox shares,
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
              global_per_hour (100); negative disables
@@ -210,7 +217,7 @@ next run, never half-answered); a second signal exits at once.
 Exit status: 0 after a clean pass (--once) or a requested stop; 1 when the
 mailbox could not be processed (connection, ledger) or, with --once, when
 any message of the pass failed (a refused reply is failed/send_failed); 2 for a usage or
-configuration error; 3 when another triage watch holds the ledger lock; 5
+configuration error; 3 when another triage watch holds the (SQLite) ledger lock; 5
 when the IMAP server refused the login (the daemon tries max_auth_failures
 times, default 3, then stops: /healthz fails meanwhile; network errors are
 retried for ever with backoff).`

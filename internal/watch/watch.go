@@ -5,11 +5,13 @@
 // crashes, restarts, overlapping runs or UIDVALIDITY changes happen.
 //
 // One message goes through handle: fetch the header with BODY.PEEK, derive
-// its key, consult the ledger (already final? a copy of a handled message? a
-// reply already recorded? over a limit?), mark it processing, fetch the body,
-// run the Processor (whose mail sender is a *Sender, writing the rendered
-// reply to the ledger before submitting it), record the final state, then
-// flag the message and move it where it belongs.
+// its key, claim it in the ledger (one daemon at a time, under a lease a
+// heartbeat renews), consult the ledger (a copy of a handled message? a
+// reply already recorded? over a limit?), fetch the body, run the Processor
+// (whose mail sender is a *Sender, writing the rendered reply to the ledger
+// before submitting it), record the final state, then flag the message and
+// move it where it belongs. Several daemons may share one PostgreSQL store
+// (shared.go): one polls each inbox, all of them handle what they claim.
 package watch
 
 import (
