@@ -37,7 +37,8 @@ func newLedgerCmd() *cobra.Command {
 		Short: "List recent messages of the watch ledger and what happened to them",
 		Long: `Ledger lists the most recent messages triage watch has seen, newest first,
 with their state (replied, drafted, skipped, failed, needs_human,
-over_limit, processing), the reason, and the reply's Message-ID, for a person
+over_limit, processing; seen: recorded by the daemon polling a shared
+store's inbox, not claimed yet), the reason, and the reply's Message-ID, for a person
 looking into a complaint. --replies lists replies and drafts instead, with
 their state (reply_pending, sent, needs_human; draft_pending, draft_stored)
 and, for drafts, what a person did with them. 'triage ledger stats' sums
@@ -164,7 +165,7 @@ func openLedgerFile(ctx context.Context, path, what string) (*ledger.Ledger, err
 // The states --state accepts, for messages and for replies (--replies).
 var (
 	messageStates = []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed,
-		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateRetryRequested, ledger.StateRetried}
+		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateSeen, ledger.StateRetryRequested, ledger.StateRetried}
 	replyStates = []string{ledger.ReplyPending, ledger.ReplySent, ledger.ReplyNeedsHuman, ledger.DraftPending, ledger.DraftStored,
 		ledger.DraftSending, ledger.DraftSentByPerson}
 )
