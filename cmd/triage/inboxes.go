@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -84,6 +83,14 @@ func inboxOptions(path string, o *watchOptions, p *problems) []*watchOptions {
 			continue
 		}
 		t.Apply(f)
+		// An oauth2 block of the entry names files relative to the
+		// configuration (the shared blocks already do).
+		if f.Has("imap.oauth2") {
+			oauth2Relative(&watchOptions{IMAP: serverOptions{OAuth2: io.IMAP.OAuth2}}, path)
+		}
+		if f.Has("smtp.oauth2") {
+			oauth2Relative(&watchOptions{SMTP: serverOptions{OAuth2: io.SMTP.OAuth2}}, path)
+		}
 		if err := t.Check(); err != nil {
 			for _, e := range unjoin(err) {
 				p.add("inboxes[%d]: %v", i+1, e)
@@ -166,18 +173,6 @@ func (o *watchOptions) secretOf(env, file, literal string) (string, error) {
 func checkInbox(path string, o *watchOptions, p *problems) *inboxSetup {
 	var q problems
 	is := &inboxSetup{o: o}
-	// The files an oauth2 block names are relative to the configuration,
-	// as every *_file setting is.
-	for _, a := range []*mailauth.Setting{o.IMAP.OAuth2, o.SMTP.OAuth2} {
-		if a == nil {
-			continue
-		}
-		for _, f := range []*string{&a.ClientSecretFile, &a.RefreshTokenFile} {
-			if *f != "" && !filepath.IsAbs(*f) {
-				*f = filepath.Join(filepath.Dir(path), *f)
-			}
-		}
-	}
 
 	// imap
 	var host string
@@ -212,25 +207,7 @@ func checkInbox(path string, o *watchOptions, p *problems) *inboxSetup {
 	// smtp or outbox
 	switch {
 	case o.SMTP.Addr != "":
-		pass, perr := o.secretOf("TRIAGE_SMTP_PASSWORD", o.SMTP.PasswordFile, o.SMTP.Password)
-		if perr != nil {
-			q.add("smtp.password_file: %v", errors.Unwrap(perr))
-		}
-		token, terr := o.secretOf("TRIAGE_SMTP_TOKEN", o.SMTP.TokenFile, o.SMTP.Token)
-		if terr != nil {
-			q.add("smtp.token_file: %v", errors.Unwrap(terr))
-		}
-		if perr == nil && terr == nil && o.SMTP.User != "" && pass == "" && token == "" && o.SMTP.OAuth2 == nil {
-			q.add("no SMTP password or token for smtp.user %s: set TRIAGE_SMTP_PASSWORD (or TRIAGE_SMTP_TOKEN) in the environment (e.g. with --env-file FILE), or smtp.password_file in %s", o.SMTP.User, path)
-		}
-		smtpTLS, cerr := caConfig("smtp.ca_file", o.SMTP.CAFile)
-		q.addErr(cerr)
-		if perr == nil && terr == nil && cerr == nil {
-			if is.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: o.SMTP.Addr, TLS: o.SMTP.TLS, Username: o.SMTP.User, Password: pass, Mechanism: o.SMTPMechanism, Token: token, OAuth2: is.smtpOAuth2, Timeout: o.SMTPTimeout,
-				TLSConfig: smtpTLS, CASetting: "smtp.ca_file"}); err != nil {
-				q.add("smtp: %v", strings.TrimPrefix(err.Error(), "mail: smtp: "))
-			}
-		}
+		is.smtp = smtpClient(o, is.smtpOAuth2, path, &q)
 	case o.Outbox != "":
 		if err := checkDirOrParent("outbox", o.Outbox); err != nil {
 			q.addErr(err)
@@ -244,6 +221,7 @@ func checkInbox(path string, o *watchOptions, p *problems) *inboxSetup {
 
 	// the pipeline: instructions, registry, store
 	is.parts = checkPipeline(o.pipelineOptions, &q)
+	checkAutoCanSend(o, is.parts, path, &q)
 	for _, e := range q.errs {
 		if o.label != "" {
 			e = fmt.Errorf("%s: %w", o.label, e)

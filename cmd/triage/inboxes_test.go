@@ -114,7 +114,7 @@ func TestInboxesProblemsListed(t *testing.T) {
 	}
 	for _, want := range []string{
 		`inboxes[4]: line 18: unknown field "imap_typo"; valid: from, imap, instructions, name, outbox, reply_mode, smtp`,
-		`inboxes[2]: reply_mode "maybe": want send or draft`,
+		`inboxes[2]: reply_mode "maybe": want send, draft or auto`,
 		`inboxes[2]: imap.addr: missing`,
 		`inboxes[1] (a) and inboxes[3] (again) both watch mailbox INBOX of account a@example.com`,
 		`inboxes[1] (a): --warranty-csv: `,

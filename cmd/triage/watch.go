@@ -23,11 +23,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"triage"
+	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/logattr"
 	"triage/internal/mailauth"
 	"triage/internal/metrics"
+	"triage/internal/scenario"
 	"triage/internal/settings"
 	"triage/internal/watch"
 )
@@ -117,7 +120,9 @@ type watchOptions struct {
 	Inboxes []inboxEntry
 	Name    string
 	label   string
-	table   settings.Table
+	// Autonomy is the bar of reply mode auto (autonomy.*).
+	Autonomy autonomy.Thresholds
+	table    settings.Table
 }
 
 const watchLong = `Watch connects to an IMAP mailbox, runs every new message through the
@@ -188,8 +193,13 @@ variable and default). Its fields:
              global_per_hour (100); negative disables
   metrics_addr, log: {format: text|json, level: debug|info|warn|error}
   reply_mode: send (default) | draft: drafts go to drafts_folder flagged
-             \Draft, nothing is sent (no smtp needed); a scenario's
-             reply_mode: overrides it; see 'triage ledger stats'
+             \Draft, nothing is sent (no smtp needed) | auto: a scenario
+             drafts until people's reviews of its drafts in this inbox
+             qualify it, then sends (every 10th drafted as a sample), and
+             falls back when they no longer do; a scenario's reply_mode:
+             overrides it; see 'triage ledger stats'
+  autonomy:  min_reviewed (30), min_sent_as_is (90 percent), sample_every
+             (10): the bar of reply_mode auto
   pipeline:  from, instructions, model, offline, warranty_csv, warranty_url,
              tickets_db, tickets_url, staff, serial_patterns, max_turns,
              turn_timeout, deadline, max_calls_per_turn, max_calls,
@@ -381,6 +391,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	var p problems
 	p.addErr(o.table.Resolve(fs, file, nil))
 	o.Config = path
+	oauth2Relative(o, path)
 	p.addErr(o.table.Check())
 	if _, err := newLogger(io.Discard, o.LogFormat, o.LogLevel); err != nil {
 		p.addErr(err) // the log settings are checked where they are used
@@ -584,6 +595,13 @@ func newInboxWatcher(ctx context.Context, is *inboxSetup, led *ledger.Ledger, me
 			return nil, nil, usageErr("%v", err)
 		}
 	}
+	if led != nil { // reply mode auto decides from the ledger
+		res, err := autonomy.New(autonomy.Config{Ledger: led, Thresholds: o.Autonomy, DryRun: o.DryRun, Logger: log})
+		if err != nil {
+			return nil, nil, usageErr("%v", err)
+		}
+		o.autonomy = res
+	}
 	p, err := newPipeline(ctx, o.pipelineOptions, is.parts, sender, log)
 	if err != nil {
 		return nil, nil, err
@@ -608,6 +626,20 @@ func newInboxWatcher(ctx context.Context, is *inboxSetup, led *ledger.Ledger, me
 	}
 	log.Info("watch starting", "addr", o.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.ledgerName(), "once", o.Once)
 	return w, p, nil
+}
+
+// checkAutoCanSend refuses a configuration where reply mode auto (the
+// run's or a scenario's) could qualify a scenario to send with no way to
+// send: drafting needs no SMTP, but auto does.
+func checkAutoCanSend(o *watchOptions, parts *pipelineParts, path string, p *problems) {
+	if o.SMTP.Addr != "" || o.Outbox != "" || o.DryRun || parts.Scenarios == nil || o.ReplyMode == string(triage.ReplyAuto) {
+		return // the run's auto without smtp is reported as no way to send replies
+	}
+	for _, sc := range parts.Scenarios.Scenarios {
+		if scenario.ReplyModeFor(sc, triage.ReplyMode(o.ReplyMode)) == triage.ReplyAuto {
+			p.add("scenario %s: reply_mode auto sends once people's reviews qualify it, and nothing can send: set smtp.addr in %s (or outbox: DIR)", sc.Name, path)
+		}
+	}
 }
 
 // caConfig is a TLS configuration trusting the system's CAs and the PEM

@@ -25,25 +25,65 @@ var migrations = []store.Migration{
 	{SQLite: reviewSchema, Postgres: reviewSchema},
 	{SQLite: digestSchema, Postgres: digestSchema},
 	{SQLite: detailSchema, Postgres: detailSchema},
+	{SQLite: autonomySchema, Postgres: autonomySchema},
 	{SQLite: claimSchema, Postgres: claimSchema},
 }
 
-// claimSchema lets several daemons share one store (claim.go). Each reply
-// names the inbox (account and mailbox) of the message it answers, taken
-// for the replies already recorded from the newest message row with their
-// key, so a daemon settles only its own inbox's pending replies and drafts.
-// A message row carries its claim: the daemon working on it (claimant) and
-// until when (lease_until, Unix milliseconds), renewed while it works.
+// claimSchema lets several daemons share one store (claim.go): a message
+// row carries its claim, the daemon working on it (claimant) and until when
+// (lease_until, Unix milliseconds), renewed while it works. Replies are
+// looked up by inbox and state (a daemon settles only its own inbox's).
 const claimSchema = `
-ALTER TABLE replies ADD COLUMN account TEXT NOT NULL DEFAULT '';
-ALTER TABLE replies ADD COLUMN mailbox TEXT NOT NULL DEFAULT '';
-UPDATE replies SET
-	account = COALESCE((SELECT m.account FROM messages m WHERE m.key = replies.key ORDER BY m.updated DESC LIMIT 1), ''),
-	mailbox = COALESCE((SELECT m.mailbox FROM messages m WHERE m.key = replies.key ORDER BY m.updated DESC LIMIT 1), '');
-CREATE INDEX replies_inbox ON replies(account, mailbox, state);
 ALTER TABLE messages ADD COLUMN claimant TEXT NOT NULL DEFAULT '';
 ALTER TABLE messages ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX messages_open ON messages(account, mailbox, uidvalidity, uid) WHERE state IN ('seen', 'processing');
+CREATE INDEX replies_inbox ON replies(account, mailbox, state);
+`
+
+// autonomySchema is what reply mode auto decides from and records. Each
+// reply and draft carries the scenario and inbox (account, mailbox) its
+// message was handled in, so a scenario's last reviewed drafts in an inbox
+// are one indexed query (existing rows take them from their messages).
+// autonomy_modes holds the mode auto chose per scenario and inbox (no row:
+// draft) and how many messages it has decided while sending;
+// autonomy_switches every switch with the figures behind it. The types are
+// the same in both dialects.
+const autonomySchema = `
+ALTER TABLE replies ADD COLUMN scenario TEXT NOT NULL DEFAULT '';
+ALTER TABLE replies ADD COLUMN account TEXT NOT NULL DEFAULT '';
+ALTER TABLE replies ADD COLUMN mailbox TEXT NOT NULL DEFAULT '';
+UPDATE replies SET
+	scenario = COALESCE((SELECT m.scenario FROM messages m WHERE m.key = replies.key AND m.scenario <> '' ORDER BY m.updated DESC LIMIT 1), ''),
+	account = COALESCE((SELECT m.account FROM messages m WHERE m.key = replies.key
+		ORDER BY CASE WHEN m.scenario <> '' THEN 0 ELSE 1 END, m.updated DESC LIMIT 1), ''),
+	mailbox = COALESCE((SELECT m.mailbox FROM messages m WHERE m.key = replies.key
+		ORDER BY CASE WHEN m.scenario <> '' THEN 0 ELSE 1 END, m.updated DESC LIMIT 1), '');
+CREATE INDEX replies_review ON replies(kind, scenario, account, mailbox, resolved_at, key);
+CREATE TABLE autonomy_modes (
+	scenario TEXT NOT NULL,
+	account  TEXT NOT NULL,
+	mailbox  TEXT NOT NULL,
+	mode     TEXT NOT NULL,
+	since    BIGINT NOT NULL,
+	counted  INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (scenario, account, mailbox)
+);
+CREATE TABLE autonomy_switches (
+	at             BIGINT NOT NULL,
+	scenario       TEXT NOT NULL,
+	account        TEXT NOT NULL,
+	mailbox        TEXT NOT NULL,
+	mode           TEXT NOT NULL,
+	reviewed       INTEGER NOT NULL,
+	sent_as_is     INTEGER NOT NULL,
+	edited         INTEGER NOT NULL,
+	rejected       INTEGER NOT NULL,
+	discarded      INTEGER NOT NULL,
+	min_reviewed   INTEGER NOT NULL,
+	min_sent_as_is DOUBLE PRECISION NOT NULL,
+	why            TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX autonomy_switches_at ON autonomy_switches(at);
 `
 
 // digestSchema keeps each message's content digest (triage.DigestOf): a
