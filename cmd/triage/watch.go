@@ -491,7 +491,10 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		log.Info("metrics", "addr", ln.Addr().String())
 	}
 
-	owner := watch.DefaultOwner() // one per process, whatever the inboxes
+	// Claims name this process and the inbox: two inboxes of one process
+	// holding copies of one message (a customer writing to both) claim them
+	// one after the other, as two processes would.
+	owner := watch.DefaultOwner()
 	var watchers []*watch.Watcher
 	var logs []*slog.Logger
 	for i, is := range ws.inboxes {
@@ -503,7 +506,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 			}
 			ilog = log.With("inbox", name)
 		}
-		w, p, err := newInboxWatcher(ctx, is, led, met, owner, ilog, i == 0)
+		w, p, err := newInboxWatcher(ctx, is, led, met, fmt.Sprintf("%s/%d", owner, i+1), ilog, i == 0)
 		if p != nil {
 			defer p.Close()
 		}
