@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -135,4 +139,35 @@ func readTestFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A stop requested while watch is still starting (here: the store's server
+// accepts the connection and never answers) ends the run as a requested
+// stop, exit 0, not as a failure.
+func TestWatchStoppedWhileStarting(t *testing.T) {
+	noDefaultConfig(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	dir := t.TempDir()
+	path := watchConfig(t, dir, "  offline: true\n")
+	writeTestFile(t, path, readTestFile(t, path)+"store: postgres://triage@"+ln.Addr().String()+"/triage?sslmode=disable&connect_timeout=60\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"watch", "--config", path}, strings.NewReader(""), &out, &errb)
+	if code != 0 || !strings.Contains(errb.String(), "stopped while starting") {
+		t.Errorf("exit %d, want 0 and 'stopped while starting':\n%s", code, errb.String())
+	}
 }

@@ -471,9 +471,18 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		}
 	}()
 
+	// A stop requested while starting (opening the store, starting the
+	// pipeline) ends the run as a stop, not as a failure.
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			log.Info("stopped while starting", "err", err.Error())
+			return nil
+		}
+		return err
+	}
 	led, unlock, err := openWatchLedger(ctx, o)
 	if err != nil {
-		return err
+		return stopped(err)
 	}
 	defer unlock()
 
@@ -511,7 +520,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 			defer p.Close()
 		}
 		if err != nil {
-			return err
+			return stopped(err)
 		}
 		watchers = append(watchers, w)
 		logs = append(logs, ilog)

@@ -137,7 +137,13 @@ func (f *fleet) stop() {
 			continue
 		}
 		if err != nil {
-			f.t.Errorf("daemon %d after SIGTERM: %v", i, err)
+			var last []string
+			for _, line := range strings.Split(f.inboxes[0].logs(), "\n") {
+				if strings.Contains(line, `"triage watch stopped"`) || strings.Contains(line, `"level":"ERROR"`) {
+					last = append(last, line)
+				}
+			}
+			f.t.Errorf("daemon %d after SIGTERM: %v; errors logged:\n%s", i, err, strings.Join(last, "\n"))
 		}
 	}
 }
@@ -291,6 +297,9 @@ func crashList(t *testing.T, env string, def int) []int {
 // random daemon every 0.1-0.7 s until wantKills, lets the survivors
 // finish, then checks every message of every inbox.
 func fleetCrash(t *testing.T, f *fleet, daemons, wantKills int, messages []int) {
+	if testing.Short() {
+		t.Skip("several daemons killed over a minute: not in -short")
+	}
 	rng, seed := crashRand(t, "fleet crash test")
 	var msgs [][]inbound
 	deliver := func(from, to func(n int) int) {
