@@ -14,6 +14,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
 	"triage/internal/pgtest"
+	"triage/internal/store"
 )
 
 // newSharedEnv is newEnv on a PostgreSQL store: the ledger several daemons
@@ -216,4 +217,50 @@ func (l *lockedBuffer) String() string {
 
 func (l *lockedBuffer) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// A daemon whose claim is taken over (its lease ran out while it stalled)
+// stops working on the message at its next heartbeat: its pipeline is
+// cancelled, nothing is sent or recorded, and the claim stays the new
+// claimant's.
+func TestSharedLostClaimStopsThePipeline(t *testing.T) {
+	ctx := context.Background()
+	e, url := newSharedEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e.proc.hung = make(chan struct{}, 1)
+	e.deliver(1, "jan@customer.example", "hang on")
+	var log lockedBuffer
+	w := e.watcher(func(c *Config) { c.Lease, c.Owner, c.Logger = 300*time.Millisecond, "daemon-A", log.logger() })
+	done := make(chan error, 1)
+	go func() { done <- w.RunOnce(ctx) }()
+	<-e.proc.hung
+	db, err := store.Open(ctx, url, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Daemon B took the message over (A's lease ran out while it stalled).
+	if _, err := db.ExecContext(ctx, `UPDATE messages SET claimant = 'daemon-B', lease_until = ?`, time.Now().Add(time.Hour).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("RunOnce: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pipeline went on after the claim was lost")
+	}
+	if !strings.Contains(log.String(), "claim on the message lost") {
+		t.Errorf("no lost claim logged:\n%s", log.String())
+	}
+	if got := w.Stats().Final; len(got) != 0 || len(e.sink.Messages()) != 0 {
+		t.Errorf("A finished the message (%v) or sent %d replies; want neither", got, len(e.sink.Messages()))
+	}
+	es, err := e.ledger.Recent(ctx, 10, "")
+	if err != nil || len(es) != 1 {
+		t.Fatalf("ledger = %v, %v", es, err)
+	}
+	if owner, _, _ := e.ledger.Claimant(ctx, es[0].Loc); owner != "daemon-B" || es[0].State != ledger.StateProcessing {
+		t.Errorf("after A stopped: claimant %q, state %q; want daemon-B's, processing", owner, es[0].State)
+	}
 }
