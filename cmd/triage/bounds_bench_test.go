@@ -143,3 +143,36 @@ func BenchmarkProcessWorstAttached(b *testing.B) {
 func BenchmarkProcessWorstImages(b *testing.B) {
 	benchOneEmail(b, "290,626 image/png parts that are not PNG", worstImagesEmail(290626))
 }
+
+// worstNestedEmail is an email under the default size limit made of six
+// chains of attached messages, each message of a chain just under 4 MiB
+// and holding the next one, 18 deep: every level of a chain parsed is a
+// copy of nearly all of it.
+func worstNestedEmail() []byte {
+	pad := strings.Repeat("Tresc historii, ekspres nie grzeje. ", 30) + "\r\n"
+	var chain func(depth, size int) string
+	chain = func(depth, size int) string {
+		if depth == 0 {
+			return "From: x@customer.example\r\nSubject: dno\r\nContent-Type: text/plain\r\n\r\n" + strings.Repeat(pad, size/len(pad))
+		}
+		return fmt.Sprintf("From: x%d@customer.example\r\nSubject: poziom %d\r\nContent-Type: multipart/mixed; boundary=\"c%d\"\r\n\r\n"+
+			"--c%d\r\nContent-Type: text/plain\r\n\r\nPoziom.\r\n--c%d\r\nContent-Type: message/rfc822\r\n\r\n", depth, depth, depth, depth, depth) +
+			chain(depth-1, size-200) + fmt.Sprintf("\r\n--c%d--\r\n", depth)
+	}
+	var msg strings.Builder
+	msg.WriteString("From: Anna <anna@customer.example>\r\nTo: serwis@example.com\r\nSubject: Reklamacja SN-48213-PL\r\n" +
+		"Message-ID: <bench-nested@customer.example>\r\nDate: Mon, 16 Nov 2026 09:12:44 +0100\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/mixed; boundary=\"t\"\r\n\r\n--t\r\nContent-Type: text/plain\r\n\r\nEkspres SN-48213-PL nie grzeje.\r\n")
+	one := chain(18, 4<<20-4096)
+	for range 6 {
+		msg.WriteString("--t\r\nContent-Type: message/rfc822\r\n\r\n" + one + "\r\n")
+	}
+	msg.WriteString("--t--\r\n")
+	return []byte(msg.String())
+}
+
+// BenchmarkProcessWorstNested: one 25 MB email of six chains of attached
+// messages 18 deep. Target: at most 2 s of CPU and 200 MiB of peak RSS.
+func BenchmarkProcessWorstNested(b *testing.B) {
+	benchOneEmail(b, "six chains of attached messages 18 deep", worstNestedEmail())
+}

@@ -213,6 +213,7 @@ func New(cfg Config) (*Processor, error) {
 	if cfg.PerSenderWindow <= 0 {
 		cfg.PerSenderWindow = 24 * time.Hour
 	}
+	cfg.HeaderLimits.SniffTypes = sniffTypes(cfg.Attachments)
 	if cfg.Guard.HasSerial == nil {
 		ex := cfg.Extractor
 		cfg.Guard.HasSerial = func(text string) bool { return len(ex.Extract(text, "")) > 0 }
@@ -266,7 +267,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.Subject = msg.Subject
 	out.Problems = msg.Problems
 	listed, attOmitted := capList(msg.Attachments, MaxAttachmentsListed)
-	out.AttachmentsOmitted = attOmitted
+	out.AttachmentsOmitted = attOmitted + msg.PartsNotRead
 	for _, a := range listed {
 		out.Attachments = append(out.Attachments, AttachmentInfo{Name: a.Name, Type: a.Type, Size: a.Size})
 	}
@@ -309,7 +310,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	for _, a := range listed {
 		facts.Attachments = append(facts.Attachments, prompt.Attachment(a))
 	}
-	inline, err := p.attachments(in.Raw, listed, &out, &facts)
+	inline, err := p.attachments(in.Raw, listed, msg.Heads, &out, &facts)
 	if err != nil {
 		return fail(triage.ReasonParseError, err.Error())
 	}
