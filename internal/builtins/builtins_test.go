@@ -231,6 +231,7 @@ func TestSendEmailReply(t *testing.T) {
 			msg := toolstest.Message()
 			tt.msg(msg)
 			tt.want.Inbound = triage.DigestOf(msg) // what the reply answers, for the outbox
+			tt.want.InboundFrom = msg.From.Address // whom a per-sender limit counts it against too
 			to, subject := tt.to, tt.subject
 			if to == "" {
 				to = "Jan <jan.reply@example.com>"

@@ -49,6 +49,10 @@ const (
 	// CodeDuplicateKey: the reply exists already for another message with
 	// the same Key; the email is left for a person (triage.ReasonDuplicateKey).
 	CodeDuplicateKey = string(triage.ReasonDuplicateKey)
+	// CodePerSenderLimit: the sender refused the reply, which would pass
+	// its per-sender limit; the email is left for a person
+	// (triage.ReasonPerSenderLimit) and the loop ends.
+	CodePerSenderLimit = string(triage.ReasonPerSenderLimit)
 )
 
 // Builtin function names (tools.yaml "builtin:").
@@ -75,6 +79,9 @@ type Error struct {
 	Message   string
 	Temporary bool
 	Refused   bool
+	// Halt ends the model loop after this call's turn: no later call can
+	// change the outcome (a limit reached).
+	Halt bool
 }
 
 func (e *Error) Error() string { return "dispatcher: " + e.Code + ": " + e.Message }
@@ -309,6 +316,7 @@ type Session struct {
 	seen       int  // attachments the model was sent (SetAttachmentsSeen)
 	fromAtt    bool // the call being checked took a serial from an attachment
 	sendFail   *SendFailure
+	halt       error // a refusal that ends the loop (Error.Halt)
 }
 
 // SetAttachmentsSeen tells the session how many attachments the model was
@@ -437,6 +445,9 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked = true
+			}
+			if de != nil && de.Halt && s.halt == nil {
+				s.halt = errors.New("dispatcher: " + name + ": " + de.Message)
 			}
 			if f := sendFailure(name, err); f != nil {
 				s.sendFail = f

@@ -128,7 +128,10 @@ type Config struct {
 	// PerSenderLimit, with History, caps the replies to one address (the
 	// From or the reply address) within PerSenderWindow (default 24h): a
 	// message past it is failed/per_sender_limit, for a person, before any
-	// model call. 0 is no limit (watch enforces its own in the ledger).
+	// model call (drafts count too when History is a LimitCounter). The
+	// check is a saving, not the bound: the sender's own check at send time
+	// is exact (the outbox's SetPerSenderLimit, watch's ledger), and its
+	// refusal is failed/per_sender_limit as well. 0 is no limit.
 	PerSenderLimit  int
 	PerSenderWindow time.Duration
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
@@ -419,6 +422,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		// The reply exists, for another message with this Key.
 		return fail(triage.ReasonDuplicateKey, rec.Error.Message)
 	}
+	if rec := errRecord(out.FunctionCalls, final, dispatcher.CodePerSenderLimit); rec != nil && okRecord(out.FunctionCalls, final) == nil {
+		// The sender refused the reply at its limit (exact, at send time).
+		return fail(triage.ReasonPerSenderLimit, rec.Error.Message)
+	}
 	if err != nil {
 		return fail(triage.ReasonEmailNotSent, err.Error())
 	}
@@ -562,7 +569,7 @@ func (p *Processor) overLimit(ctx context.Context, msg *message.Message) (reason
 		if addr == "" || i == 1 && strings.EqualFold(addr, msg.From.Address) {
 			continue
 		}
-		n, err := p.cfg.History.RepliesSince(ctx, addr, since)
+		n, err := p.limitCount(ctx, addr, since)
 		if err != nil {
 			return triage.ReasonHistoryError, fmt.Sprintf("reply history: %v; the per-sender limit cannot be checked, left for a person", err)
 		}

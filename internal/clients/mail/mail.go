@@ -40,6 +40,10 @@ type Reply struct {
 	// that finds the reply already written for another message with the
 	// same Key refuses it (ErrOtherInbound).
 	Inbound string
+	// InboundFrom is the From address of the message this reply answers:
+	// a per-sender limit counts the reply against it as against To, so a
+	// Reply-To pointing elsewhere does not dodge it.
+	InboundFrom string
 }
 
 // ErrOtherInbound: the reply with this Message-ID was written for another
