@@ -123,7 +123,7 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 		if err := dispatcher.PlainBody(in.Body, call.MaxBodyBytes); err != nil {
 			return Sent{}, err
 		}
-		r := &mail.Reply{From: from, To: to, Subject: subject, Body: in.Body, Date: call.Now, Key: call.Key, Draft: call.Draft}
+		r := &mail.Reply{From: from, To: to, Subject: subject, Body: in.Body, Date: call.Now, Key: call.Key, Draft: call.Draft, Language: call.Language}
 		if call.Key != "" {
 			r.MessageID = mail.MessageIDFor(call.Key, domain)
 		}

@@ -111,6 +111,10 @@ type Call struct {
 	// Staff are the configured staff addresses (bare, sorted): notify_staff
 	// mails them.
 	Staff []string
+	// Language is the customer's language as the pipeline detected it
+	// (Options.Language; ISO 639-1, "" when unknown): send_email signs the
+	// reply in it.
+	Language string
 }
 
 // Func executes one call that passed every policy and returns its result.
@@ -368,6 +372,8 @@ type Options struct {
 	// Sources are the texts the model was given (system instruction, user
 	// turn): a grounded tool's claims may come from them (see ground).
 	Sources []string
+	// Language is the customer's language (Call.Language).
+	Language string
 }
 
 // SetOptions sets the session's options; call it before the first Call.
@@ -441,7 +447,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		if s.opts.DryRun && tool.Effect {
 			res.Value, rec.DryRun = dryRunResult(name, s.opts.Draft), true
 		} else {
-			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff()})
+			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language})
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked = true

@@ -399,7 +399,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
 	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == triage.ReplyDraft
 	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(facts, text, quoted)
-	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}})
+	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}, Language: out.Language})
 	session.SetTicket(out.TicketID)
 	session.SetAttachmentsSeen(len(inline))
 	res, err := p.cfg.Agent.Run(ctx, agent.Request{
