@@ -21,8 +21,8 @@ import (
 	"triage/internal/logattr"
 	"triage/internal/mbox"
 	"triage/internal/processor"
-	"triage/internal/termsafe"
 	"triage/internal/settings"
+	"triage/internal/termsafe"
 )
 
 // exitFlipped is replay's exit status when some outcome flips.
