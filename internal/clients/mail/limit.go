@@ -12,11 +12,12 @@ type senderLimit struct {
 	window time.Duration
 }
 
-// SetPerSenderLimit makes Send refuse a new reply or draft when n replies
+// SetPerSenderLimit makes Send refuse a new reply or draft to a customer
+// (one that answers a message: Reply.InboundFrom is set) when n replies
 // and drafts dated within window before it already count against its
-// recipient, or against the sender of the message it answers
-// (Reply.InboundFrom). n <= 0 is no limit; window <= 0 is 24 hours. Set it
-// before the first Send.
+// recipient or against the sender of the message it answers. Mail that
+// answers no message (a notice to staff) is never refused. n <= 0 is no
+// limit; window <= 0 is 24 hours. Set it before the first Send.
 func (o *Outbox) SetPerSenderLimit(n int, window time.Duration) {
 	if window <= 0 {
 		window = 24 * time.Hour
@@ -42,7 +43,7 @@ func (e *LimitError) Error() string {
 // mail from sender, would pass the limit. Send calls it under o.mu, so the
 // count cannot change before the reply that adds to it is remembered.
 func (o *Outbox) checkLimit(ctx context.Context, to, sender string, at time.Time) error {
-	if o.limit.n <= 0 {
+	if o.limit.n <= 0 || sender == "" {
 		return nil
 	}
 	if err := o.loadIndex(ctx); err != nil {

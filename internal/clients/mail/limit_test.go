@@ -45,6 +45,9 @@ func TestOutboxPerSenderLimit(t *testing.T) {
 		{"<d2@x>", "anna@example.pl", "anna@example.pl", now, true, true},
 		// The same reply again (a second run over the inbox): reported.
 		{"<r1@x>", "anna@example.pl", "anna@example.pl", now, false, false},
+		// Notices to staff answer no message: never refused.
+		{"<n1@x>", "anna@example.pl", "", now, false, false},
+		{"<n2@x>", "anna@example.pl", "", now, false, false},
 		{"<r5@x>", "jan@example.pl", "jan@example.pl", now, false, false},
 	}
 	for _, s := range steps {
@@ -66,11 +69,11 @@ func TestOutboxPerSenderLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := o2.RepliesSince(ctx, "anna@example.pl", now.Add(-time.Hour)); err != nil || n != 2 {
-		t.Errorf("RepliesSince = %d, %v; want 2 (r1, r2)", n, err)
+	if n, err := o2.RepliesSince(ctx, "anna@example.pl", now.Add(-time.Hour)); err != nil || n != 4 {
+		t.Errorf("RepliesSince = %d, %v; want 4 (r1, r2, n1, n2)", n, err)
 	}
-	if n, err := o2.CountedSince(ctx, "anna@example.pl", now.Add(-time.Hour)); err != nil || n != 3 {
-		t.Errorf("CountedSince = %d, %v; want 3 (r1, d1, r2)", n, err)
+	if n, err := o2.CountedSince(ctx, "anna@example.pl", now.Add(-time.Hour)); err != nil || n != 5 {
+		t.Errorf("CountedSince = %d, %v; want 5 (r1, d1, r2, n1, n2)", n, err)
 	}
 	if ok, _ := o2.SentReply(ctx, "<d1@x>"); ok {
 		t.Error("a draft is a sent reply")
@@ -81,8 +84,8 @@ func TestOutboxPerSenderLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	o3, _ := NewOutbox(dir)
-	if n, err := o3.CountedSince(ctx, "anna@example.pl", now.Add(-time.Hour)); err != nil || n != 2 {
-		t.Errorf("without the index: CountedSince = %d, %v; want 2 (r1 and d1 are to anna; r2's sender is not in its file)", n, err)
+	if n, err := o3.CountedSince(ctx, "anna@example.pl", now.Add(-time.Hour)); err != nil || n != 4 {
+		t.Errorf("without the index: CountedSince = %d, %v; want 4 (r1, d1, n1, n2 are to anna; r2's sender is not in its file)", n, err)
 	}
 }
 
