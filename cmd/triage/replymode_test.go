@@ -102,7 +102,7 @@ func TestProcessReplyModeAuto(t *testing.T) {
 	if outs := decodeOutcomes(t, stdout); len(outs) != 1 || outs[0].Status != "drafted" {
 		t.Fatalf("outcomes %+v, want drafted", outs)
 	}
-	if files := dirFiles(t, outbox); len(files) != 1 || !strings.HasPrefix(files[0], "drafts/") {
-		t.Errorf("outbox files %v, want the one draft in drafts/", files)
+	if files := dirFiles(t, outbox); len(files) != 2 || files[0] != mail.IndexFile || !strings.HasPrefix(files[1], "drafts/") {
+		t.Errorf("outbox files %v, want the one draft in drafts/ and the index", files)
 	}
 }
