@@ -22,6 +22,7 @@ import (
 	"triage/internal/mbox"
 	"triage/internal/processor"
 	"triage/internal/settings"
+	"triage/internal/termsafe"
 )
 
 // exitFlipped is replay's exit status when some outcome flips.
@@ -506,12 +507,13 @@ func printFlip(w io.Writer, r replayRecord, mark string) {
 	if r.Type == "unstable" {
 		what = "unstable: the runs disagree"
 	}
-	fmt.Fprintf(w, "%s %s  %s\n", mark, r.Input, what)
+	// The file name and the From are a stranger's (the subject is quoted).
+	fmt.Fprintf(w, "%s %s  %s\n", mark, termsafe.String(r.Input), what)
 	if r.From != "" || r.Subject != "" {
-		fmt.Fprintf(w, "    from %s: %q\n", r.From, r.Subject)
+		fmt.Fprintf(w, "    from %s: %q\n", termsafe.String(r.From), r.Subject)
 	}
 	side := func(label string, s replaySide) {
-		fmt.Fprintf(w, "    %-8s %s", label, describeView(s.View))
+		fmt.Fprintf(w, "    %-8s %s", label, termsafe.String(describeView(s.View)))
 		if s.Runs > 1 {
 			fmt.Fprintf(w, " [%d/%d runs]", s.Agreed, s.Runs)
 		}

@@ -234,8 +234,11 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	}
 	hist := history(sender) // the outbox or ledger itself, not the signer around it
 	perSender := 0
-	if _, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limit, exactly
+	if ob, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limit, exactly
 		perSender = watch.DefaultPerSenderLimit
+		// The outbox's check at send time is the exact one: replies and
+		// drafts, however many emails are answered at once.
+		ob.SetPerSenderLimit(perSender, watch.DefaultPerSenderWindow)
 	}
 	sender = replySigner(sender, p.Scenarios, parts.Language)
 

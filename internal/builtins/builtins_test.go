@@ -231,6 +231,8 @@ func TestSendEmailReply(t *testing.T) {
 			msg := toolstest.Message()
 			tt.msg(msg)
 			tt.want.Inbound = triage.DigestOf(msg) // what the reply answers, for the outbox
+			tt.want.InboundFrom = msg.From.Address // whom a per-sender limit counts it against too
+			tt.want.Language = "de"                // the customer's, as the pipeline detected it: signed in it
 			to, subject := tt.to, tt.subject
 			if to == "" {
 				to = "Jan <jan.reply@example.com>"
@@ -239,7 +241,7 @@ func TestSendEmailReply(t *testing.T) {
 				subject = "Re: x"
 			}
 			args := map[string]any{"to": to, "subject": subject, "body": "b"}
-			if _, err := builtins.For(builtins.SendEmail(f, "Support <support@example.com>", "example.com"))(context.Background(), &dispatcher.Call{Name: dispatcher.FuncSendEmail, Args: args, Msg: msg, Key: tt.key, Now: now}); err != nil {
+			if _, err := builtins.For(builtins.SendEmail(f, "Support <support@example.com>", "example.com"))(context.Background(), &dispatcher.Call{Name: dispatcher.FuncSendEmail, Args: args, Msg: msg, Key: tt.key, Now: now, Language: "de"}); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff([]mailclient.Reply{tt.want}, f.got); diff != "" {

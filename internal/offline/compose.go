@@ -24,6 +24,7 @@ type phrases struct {
 	askSerial, outOfScope, acknowledge string
 	paidRepair                         string
 	found                              string
+	attachments                        string // %d attachments the stand-in did not read
 	automatic                          string
 }
 
@@ -45,6 +46,7 @@ var polish = phrases{
 	acknowledge:   "Potwierdzamy otrzymanie wiadomości. Konsultant odpowie Państwu w ciągu 2 dni roboczych.",
 	paidRepair:    "Możemy zaproponować płatną naprawę. Jeśli są Państwo zainteresowani, prosimy o odpowiedź na tę wiadomość, a przygotujemy wycenę.",
 	found:         "Oto, co znaleźliśmy w naszych materiałach:",
+	attachments:   "(Model offline nie ogląda załączników: przesłane zdjęcia lub dokumenty (%d) nie zostały odczytane. W razie potrzeby obejrzy je konsultant.)",
 	automatic:     "(Odpowiedź przygotowana automatycznie przez model offline triage, zastępczy model bez AI.)",
 }
 
@@ -66,6 +68,7 @@ var english = phrases{
 	acknowledge:   "We confirm that we have received your message. A consultant will reply within 2 business days.",
 	paidRepair:    "We can offer a paid repair. If you are interested, please reply to this message and we will prepare a quote.",
 	found:         "Here is what we found in our documentation:",
+	attachments:   "(The offline stand-in model does not look at attachments: the %d attached photo(s) or document(s) were not read. A person will look at them if needed.)",
 	automatic:     "(This reply was prepared automatically by the triage offline model, a stand-in without AI.)",
 }
 
@@ -148,7 +151,8 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 		paras = append(paras, p.paidRepair)
 	}
 	if n := len(f.AttachmentsSeen); n > 0 {
-		paras = append(paras, attachmentsIgnored(f.Language, f.DefaultLanguage, n))
+		// The stand-in reads no images or PDFs, and says so.
+		paras = append(paras, fmt.Sprintf(p.attachments, n))
 	}
 	paras = append(paras, p.automatic)
 	return strings.Join(paras, "\n\n") + "\n"

@@ -20,6 +20,7 @@ var german = phrases{
 	acknowledge:   "Wir bestätigen den Eingang Ihrer Nachricht. Ein Mitarbeiter antwortet Ihnen innerhalb von 2 Werktagen.",
 	paidRepair:    "Wir können Ihnen eine kostenpflichtige Reparatur anbieten. Wenn Sie interessiert sind, antworten Sie bitte auf diese Nachricht, und wir erstellen einen Kostenvoranschlag.",
 	found:         "Das haben wir in unseren Unterlagen gefunden:",
+	attachments:   "(Das Offline-Ersatzmodell sieht sich keine Anhänge an: die %d angehängten Fotos oder Dokumente wurden nicht gelesen. Bei Bedarf sieht sie sich ein Mitarbeiter an.)",
 	automatic:     "(Diese Antwort wurde automatisch vom Offline-Modell von triage erstellt, einem Ersatz ohne KI.)",
 }
 

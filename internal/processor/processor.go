@@ -128,7 +128,10 @@ type Config struct {
 	// PerSenderLimit, with History, caps the replies to one address (the
 	// From or the reply address) within PerSenderWindow (default 24h): a
 	// message past it is failed/per_sender_limit, for a person, before any
-	// model call. 0 is no limit (watch enforces its own in the ledger).
+	// model call (drafts count too when History is a LimitCounter). The
+	// check is a saving, not the bound: the sender's own check at send time
+	// is exact (the outbox's SetPerSenderLimit, watch's ledger), and its
+	// refusal is failed/per_sender_limit as well. 0 is no limit.
 	PerSenderLimit  int
 	PerSenderWindow time.Duration
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
@@ -220,6 +223,7 @@ func New(cfg Config) (*Processor, error) {
 	if cfg.PerSenderWindow <= 0 {
 		cfg.PerSenderWindow = 24 * time.Hour
 	}
+	cfg.HeaderLimits.SniffTypes = sniffTypes(cfg.Attachments)
 	if cfg.Guard.HasSerial == nil {
 		ex := cfg.Extractor
 		cfg.Guard.HasSerial = func(text string) bool { return len(ex.Extract(text, "")) > 0 }
@@ -273,7 +277,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.Subject = msg.Subject
 	out.Problems = msg.Problems
 	listed, attOmitted := capList(msg.Attachments, MaxAttachmentsListed)
-	out.AttachmentsOmitted = attOmitted
+	out.AttachmentsOmitted = attOmitted + msg.PartsNotRead
 	for _, a := range listed {
 		out.Attachments = append(out.Attachments, AttachmentInfo{Name: a.Name, Type: a.Type, Size: a.Size})
 	}
@@ -316,7 +320,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	for _, a := range listed {
 		facts.Attachments = append(facts.Attachments, prompt.Attachment(a))
 	}
-	inline, err := p.attachments(in.Raw, listed, &out, &facts)
+	inline, err := p.attachments(in.Raw, listed, msg.Heads, &out, &facts)
 	if err != nil {
 		return fail(triage.ReasonParseError, err.Error())
 	}
@@ -402,7 +406,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
 	draft := p.replyMode(ctx, sc, in.Inbox) == triage.ReplyDraft
 	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(facts, text, quoted)
-	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}})
+	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}, Language: out.Language})
 	session.SetTicket(out.TicketID)
 	session.SetAttachmentsSeen(len(inline))
 	res, err := p.cfg.Agent.Run(ctx, agent.Request{
@@ -424,6 +428,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	if rec := errRecord(out.FunctionCalls, final, dispatcher.CodeDuplicateKey); rec != nil && okRecord(out.FunctionCalls, final) == nil {
 		// The reply exists, for another message with this Key.
 		return fail(triage.ReasonDuplicateKey, rec.Error.Message)
+	}
+	if rec := errRecord(out.FunctionCalls, final, dispatcher.CodePerSenderLimit); rec != nil && okRecord(out.FunctionCalls, final) == nil {
+		// The sender refused the reply at its limit (exact, at send time).
+		return fail(triage.ReasonPerSenderLimit, rec.Error.Message)
 	}
 	if err != nil {
 		return fail(triage.ReasonEmailNotSent, err.Error())
@@ -568,7 +576,7 @@ func (p *Processor) overLimit(ctx context.Context, msg *message.Message) (reason
 		if addr == "" || i == 1 && strings.EqualFold(addr, msg.From.Address) {
 			continue
 		}
-		n, err := p.cfg.History.RepliesSince(ctx, addr, since)
+		n, err := p.limitCount(ctx, addr, since)
 		if err != nil {
 			return triage.ReasonHistoryError, fmt.Sprintf("reply history: %v; the per-sender limit cannot be checked, left for a person", err)
 		}

@@ -22,7 +22,7 @@ import (
 // peek reads the header of one message; nil when it is gone.
 func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid imap.UID) (*peeked, error) {
 	loc := ledger.Loc{Account: w.cfg.Account, Mailbox: w.cfg.Mailbox, UIDValidity: b.uidValidity, UID: uint32(uid)}
-	hdr, size, ok, err := b.lockedHeader(c, uid)
+	hdr, size, ok, err := b.lockedHeader(c, uid, w.cfg.MaxMessageBytes)
 	if err != nil {
 		return nil, err
 	}

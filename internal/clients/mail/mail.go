@@ -40,6 +40,14 @@ type Reply struct {
 	// that finds the reply already written for another message with the
 	// same Key refuses it (ErrOtherInbound).
 	Inbound string
+	// Language is the customer's language (ISO 639-1, "" when unknown), as
+	// the pipeline detected it in the message answered: a Signer signs the
+	// reply in it, whatever language the body seems to be in.
+	Language string
+	// InboundFrom is the From address of the message this reply answers:
+	// a per-sender limit counts the reply against it as against To, so a
+	// Reply-To pointing elsewhere does not dodge it.
+	InboundFrom string
 }
 
 // ErrOtherInbound: the reply with this Message-ID was written for another

@@ -20,10 +20,11 @@ import (
 // and every draft (Reply.Draft) into <dir>/drafts/. Files appear atomically
 // (written to a temporary file, then renamed).
 type Outbox struct {
-	mu    sync.Mutex // one writer at a time: the existing-reply check and the write are one step
+	mu    sync.Mutex // one writer at a time: the existing-reply check, the limit check and the write are one step
 	dir   string
 	now   func() time.Time
 	index outboxIndex // the files and replies in dir (history.go)
+	limit senderLimit // limit.go
 }
 
 var _ Sender = (*Outbox)(nil)
@@ -48,6 +49,8 @@ func (o *Outbox) Dir() string { return o.dir }
 // Send renders r and writes it to the outbox. A reply whose Message-ID is
 // already in the outbox (an earlier run answered the same message) is not
 // written again: the receipt names the existing file and says Existing.
+// Under a per-sender limit (SetPerSenderLimit) a new reply or draft that
+// would pass it is not written: the error is a *LimitError.
 func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if err := ctx.Err(); err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
@@ -94,6 +97,12 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		}
 	}
 
+	// Exact however many emails are answered at once: the count and the
+	// write that adds to it are both under o.mu.
+	if err := o.checkLimit(ctx, to, r.InboundFrom, stamp); err != nil {
+		return triage.Receipt{}, err
+	}
+
 	if r.Inbound != "" {
 		raw = append([]byte(InboundHeader+": "+r.Inbound+"\r\n"), raw...)
 	}
@@ -120,9 +129,13 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	if r.MessageID != "" {
+		l := indexLine{MessageID: r.MessageID, To: to, Sender: bareOrEmpty(r.InboundFrom), Date: stamp, File: filepath.Base(path)}
+		if r.Draft {
+			l.Kind, l.File = kindDraft, DraftsDir+"/"+l.File
+		}
 		// An error leaves the reply written and the index file without its
 		// line: the next run reads the file's header instead.
-		_ = o.remember(r.Draft, path, r.MessageID, to, stamp)
+		_ = o.remember(l, path)
 	}
 	return triage.Receipt{MessageID: r.MessageID, To: to, Path: path, Drafted: drafted}, nil
 }
