@@ -304,7 +304,7 @@ func runReplay(ctx context.Context, o *replayOptions, args []string, stdout, std
 				return usageErr("replay: --config %s names no ledger (ledger:) or store (store:)", o.Config)
 			}
 		}
-		l, err := openLedgerFile(ctx, path, "--ledger")
+		l, err := openLedgerReadOnly(ctx, path, "replay: --ledger")
 		if err != nil {
 			return err
 		}
