@@ -30,6 +30,7 @@ const (
 	KindPhone      Kind = "phone number"
 	KindTicket     Kind = "ticket number"
 	KindIdentifier Kind = "serial or reference number"
+	KindTaxID      Kind = "tax number"
 	KindNumber     Kind = "number"
 )
 
@@ -58,8 +59,9 @@ func (c Claim) String() string { return fmt.Sprintf("%q (%s)", c.Text, c.Kind) }
 const MaxText = 64 << 10
 
 // Claims returns the claims stated in text, in the order the extractors run
-// (URLs, email addresses, dates, amounts, identifiers, phone numbers, long
-// numbers), each span of the text claimed once.
+// (URLs, email addresses, tax numbers, dates, amounts, ticket numbers
+// written as digits, identifiers, phone numbers, long numbers), each span of
+// the text claimed once.
 func Claims(text string) []Claim {
 	if len(text) > MaxText {
 		text = text[:MaxText]
@@ -67,8 +69,10 @@ func Claims(text string) []Claim {
 	s := &scan{orig: text, masked: []byte(text)}
 	s.urls()
 	s.emails()
+	s.taxIDs()
 	s.dates()
 	s.amounts()
+	s.ticketNumbers()
 	s.identifiers()
 	s.phones()
 	s.numbers()
@@ -224,6 +228,39 @@ func parseAmount(n string) (int64, bool) {
 		cents += int64(f)
 	}
 	return cents, true
+}
+
+// A tax number (NIP 525-000-00-00, USt-IdNr. DE123456789): a company's
+// number after its name, whatever its grouping; never a phone number.
+var taxIDRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(?:NIP|REGON|KRS|VAT(?:[ -]?ID)?|USt-?Id(?:Nr)?\.?|Steuer-?Nr\.?|Steuernummer|tax[ -]ID)[.:]?[ \x{00A0}]*((?:PL|DE)?[ \x{00A0}]?\d+(?:[ \-/]\d+)*)`)
+
+func (s *scan) taxIDs() {
+	s.eachGroups(taxIDRe, 1, 1, func(n, _ string) (Claim, bool) {
+		d := digitsOf(n)
+		if len(d) < 7 || len(d) > 15 {
+			return Claim{}, false
+		}
+		return Claim{Kind: KindTaxID, key: d}, true
+	})
+}
+
+// A ticket number written as digits alone, after the word that names it:
+// "zgłoszenie nr 4821", "ticket 4821", "Ticket-Nr. 4821", "case #4821".
+var ticketNumberRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(?:ticket-?n(?:ummer|r\.?)|ticket\p{L}*|zgłoszeni\p{L}*|sprawy|numer\p{L}*|nr\.?|vorgang\p{L}*|case|ref(?:erence)?\.?|no\.)[ \x{00A0}]*[:#]?[ \x{00A0}]*(\d{3,})`)
+
+func (s *scan) ticketNumbers() {
+	for _, m := range ticketNumberRe.FindAllSubmatchIndex(s.masked, -1) {
+		start, end := m[2], m[3]
+		// Digits that go on after a space, a dash, a slash or a dot are a
+		// phone number, a date or an amount, not a ticket number.
+		if rest := s.masked[end:]; len(rest) > 1 && strings.IndexByte(" -/.,", rest[0]) >= 0 && rest[1] >= '0' && rest[1] <= '9' {
+			continue
+		}
+		s.claims = append(s.claims, Claim{Kind: KindTicket, Text: s.orig[start:end], key: s.orig[start:end]})
+		for i := start; i < end; i++ {
+			s.masked[i] = 0
+		}
+	}
 }
 
 // An identifier: a token of letters, digits, dashes, underscores and slashes
