@@ -11,6 +11,7 @@ import (
 
 	"triage"
 	"triage/internal/dispatcher"
+	"triage/internal/grounding"
 	"triage/internal/language"
 	"triage/internal/processor"
 )
@@ -139,22 +140,10 @@ func resultValue(o processor.Outcome, fn, key string) (string, bool) {
 }
 
 // mentions reports whether body states val: as written, or, for an ISO
-// date, in the day-first forms replies use (01.05.2027, 1.05.2027,
-// 01/05/2027).
+// date, in any written form the grounding check reads as that day (31.05.2027,
+// 31 maja 2027, May 31, 2027, 31. Mai 2027, ...).
 func mentions(body, val string) bool {
-	if containsFold(body, val) {
-		return true
-	}
-	t, err := time.Parse("2006-01-02", val)
-	if err != nil {
-		return false
-	}
-	for _, layout := range []string{"02.01.2006", "2.01.2006", "2.1.2006", "02/01/2006", "2 Jan 2006", "January 2, 2006", "2 January 2006"} {
-		if containsFold(body, t.Format(layout)) {
-			return true
-		}
-	}
-	return false
+	return containsFold(body, val) || grounding.MentionsDate(body, val)
 }
 
 // checkReplyExpectations validates the reply expectations of x (field is
