@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/grounding"
 	"triage/internal/language"
@@ -230,6 +231,12 @@ type TurnResult struct {
 	Body     string            `json:"body"`
 	Outcome  processor.Outcome `json:"outcome"`
 	Failures []string          `json:"failures,omitempty"`
+	// Rubric grades the turn's reply against its expected_output's
+	// reply_rubric; Claims and Grounding are its grounding checks, as for
+	// the case's email.
+	Rubric    []RubricVerdict `json:"rubric,omitempty"`
+	Claims    []string        `json:"flagged_claims,omitempty"`
+	Grounding Grounding       `json:"grounding"`
 }
 
 // followUpEmail renders the customer's next message: it answers inReplyTo,
@@ -262,8 +269,10 @@ func followUpEmail(c *Case, n int, subject, body string, refs []string) ([]byte,
 
 // runTurns processes the case's follow-ups (and, live, the simulated
 // customer's messages) on the same pipeline and ticket store, each
-// answering our previous reply.
-func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processor, rr *RunResult) {
+// answering our previous reply; every turn's reply is checked like the
+// first one's (its expectations, the reply checks, the grounding check and
+// its reply_rubric).
+func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processor, tk tickets.Store, rr *RunResult) {
 	in := c.Input
 	if len(in.FollowUps) == 0 && in.SimulatedCustomer == nil {
 		return
@@ -282,6 +291,7 @@ func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processo
 		if err != nil {
 			tr.Failures = append(tr.Failures, fmt.Sprintf("Turn %d: %v", n+2, err))
 			rr.Turns = append(rr.Turns, tr)
+			rr.Failures = append(rr.Failures, tr.Failures...)
 			return processor.Outcome{}
 		}
 		refs = append(refs, id)
@@ -291,6 +301,14 @@ func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processo
 			fails = append(fails, Validate(&Case{ID: c.ID, Expected: *x}, tr.Outcome).Failures...)
 		}
 		fails = append(fails, ReplyChecks(expectedOrZero(x), tr.Outcome, r.cfg.Language)...)
+		var grounded []string
+		tr.Grounding, tr.Claims, grounded = r.replyClaims(ctx, raw, tr.Outcome, tk)
+		fails = append(fails, grounded...)
+		if x != nil && len(x.ReplyRubric) > 0 {
+			var rubricFails []string
+			tr.Rubric, rubricFails = r.grade(ctx, x.ReplyRubric, body, tr.Outcome)
+			fails = append(fails, rubricFails...)
+		}
 		for _, f := range fails {
 			tr.Failures = append(tr.Failures, fmt.Sprintf("Turn %d: %s", n+2, f))
 		}
@@ -298,6 +316,7 @@ func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processo
 		rr.Failures = append(rr.Failures, tr.Failures...)
 		rr.ModelCalls += tr.Outcome.ModelCalls
 		rr.Tokens.Add(tr.Outcome.Tokens)
+		rr.Grounding.Add(tr.Grounding)
 		addReply(tr.Outcome)
 		return tr.Outcome
 	}
@@ -315,6 +334,10 @@ func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processo
 		}
 		conv := []CustomerTurn{{Customer: true, Text: c.Input.Email.Body}}
 		conv = appendReply(conv, rr.Outcome)
+		for _, t := range rr.Turns {
+			conv = append(conv, CustomerTurn{Customer: true, Text: t.Body})
+			conv = appendReply(conv, t.Outcome)
+		}
 		for n := len(in.FollowUps); n < len(in.FollowUps)+turns; n++ {
 			if last.Status == triage.StatusSkipped || last.Status == triage.StatusFailed {
 				break
@@ -349,21 +372,9 @@ func expectedOrZero(x *Expected) Expected {
 	return *x
 }
 
-// gradeRubric grades the reply to the case's email against reply_rubric:
-// by the judge in live runs; otherwise every criterion is skipped.
+// gradeRubric grades the reply to the case's email against reply_rubric.
 func (r *Runner) gradeRubric(ctx context.Context, c *Case, rr *RunResult) {
-	crit := c.Expected.ReplyRubric
-	if len(crit) == 0 {
-		return
-	}
-	if r.cfg.Judge == nil || r.offlineModel() || r.mode == ModeReplay {
-		rr.Rubric = skippedVerdicts(crit, "offline: a rubric is graded only by a model judge in live runs")
-		return
-	}
-	_, bodies := customerReplies(rr.Outcome)
-	if len(bodies) == 0 {
-		rr.Rubric = skippedVerdicts(crit, "no reply to grade")
-		rr.Failures = append(rr.Failures, "Rubric: expected a reply to grade, but no send_email ran")
+	if len(c.Expected.ReplyRubric) == 0 {
 		return
 	}
 	email := ""
@@ -372,17 +383,33 @@ func (r *Runner) gradeRubric(ctx context.Context, c *Case, rr *RunResult) {
 	} else {
 		email = string(c.Raw)
 	}
-	verdicts, err := r.cfg.Judge.Grade(ctx, email, bodies[len(bodies)-1], crit)
-	rr.Rubric = verdicts
-	if err != nil {
-		rr.Failures = append(rr.Failures, fmt.Sprintf("Rubric: %v", err))
-		return
+	var fails []string
+	rr.Rubric, fails = r.grade(ctx, c.Expected.ReplyRubric, email, rr.Outcome)
+	rr.Failures = append(rr.Failures, fails...)
+}
+
+// grade grades the last reply of o to email against the criteria: by the
+// judge in live runs; otherwise every criterion is skipped, never passed.
+// It returns the verdicts and a failure per criterion that did not pass.
+func (r *Runner) grade(ctx context.Context, crit []string, email string, o processor.Outcome) ([]RubricVerdict, []string) {
+	if r.cfg.Judge == nil || r.offlineModel() || r.mode == ModeReplay {
+		return skippedVerdicts(crit, "offline: a rubric is graded only by a model judge in live runs"), nil
 	}
+	_, bodies := customerReplies(o)
+	if len(bodies) == 0 {
+		return skippedVerdicts(crit, "no reply to grade"), []string{"Rubric: expected a reply to grade, but no send_email ran"}
+	}
+	verdicts, err := r.cfg.Judge.Grade(ctx, email, bodies[len(bodies)-1], crit)
+	if err != nil {
+		return verdicts, []string{fmt.Sprintf("Rubric: %v", err)}
+	}
+	var fails []string
 	for _, v := range verdicts {
 		if v.Verdict == VerdictFail {
-			rr.Failures = append(rr.Failures, fmt.Sprintf("Rubric: %q failed: %s (quote %q)", v.Criterion, v.Reason, v.Quote))
+			fails = append(fails, fmt.Sprintf("Rubric: %q failed: %s (quote %q)", v.Criterion, v.Reason, v.Quote))
 		}
 	}
+	return verdicts, fails
 }
 
 // FlaggedClaims are the claims the grounding check refused in the outcome's
