@@ -100,6 +100,7 @@ var validWarrantyInputs = []string{
 }
 
 func TestReplayBaselineInstructions(t *testing.T) {
+	noDefaultConfig(t)
 	files := sampleInbox(t)
 	noTicket := noTicketInstructions(t)
 	shipped := shippedInstructions(t)
@@ -226,6 +227,7 @@ func TestReplayBaselineInstructions(t *testing.T) {
 // instructions flip nothing, escalation included; the policy change flips
 // exactly the valid-warranty emails.
 func TestReplayLedgerBaseline(t *testing.T) {
+	noDefaultConfig(t)
 	files := sampleInbox(t)
 	dir := t.TempDir()
 	args := append([]string{"process", "--json", "--warranty-csv", "../../examples/warranty.csv", "--staff", "kierownik@example.com",
