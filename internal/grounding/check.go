@@ -36,7 +36,8 @@ func (s *Sources) AddText(text string) {
 	}
 	s.init()
 	s.texts = append(s.texts, strings.ToUpper(text))
-	for _, c := range Claims(text) {
+	claims := Claims(text)
+	for _, c := range claims {
 		switch c.Kind {
 		case KindDate:
 			// A day backs itself and its month ("maja 2027" is backed
@@ -60,7 +61,7 @@ func (s *Sources) AddText(text string) {
 		s.keys[c.Kind][c.key] = true
 	}
 	// A phone number may be written in the sources without separators.
-	for _, c := range Claims(text) {
+	for _, c := range claims {
 		if c.Kind == KindNumber && len(c.key) >= 7 && len(c.key) <= 15 {
 			s.phones = append(s.phones, c.key)
 		}

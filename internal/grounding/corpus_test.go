@@ -157,3 +157,28 @@ func TestShippedScenariosCorrectRepliesAreGrounded(t *testing.T) {
 	}
 	t.Logf("correct replies checked: %d, refused: %d", checked, refused)
 }
+
+// BenchmarkSources builds what the dispatcher checks one reply against:
+// the shipped instructions, the user turn and the function results of the
+// valid-warranty case, then checks its Polish reply.
+func BenchmarkSources(b *testing.B) {
+	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := corpus[0]
+	system := prompt.System(set.Main, set.Get(c.scenario).Body)
+	user := prompt.User(c.facts, c.text, "")
+	b.ReportAllocs()
+	for b.Loop() {
+		var src grounding.Sources
+		src.AddText(system)
+		src.AddText(user)
+		for _, r := range c.results {
+			src.AddValue(r)
+		}
+		if bad := src.Unsupported(c.replies[0].body); len(bad) > 0 {
+			b.Fatalf("refused: %v", bad)
+		}
+	}
+}

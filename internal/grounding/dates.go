@@ -48,8 +48,8 @@ var months, fullMonths = func() (all, full map[string]int) {
 // romanMonths are the months as Roman numerals ("31 V 2028", Polish).
 var romanMonths = map[string]int{"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "X": 10, "XI": 11, "XII": 12}
 
-// alternation matches every key of m, longest first (so "maja" is not read
-// as "maj").
+// alternation matches every key of m, longest first (so "VIII" is not read
+// as "V").
 func alternation[V any](m map[string]V) string {
 	names := make([]string, 0, len(m))
 	for n := range m {
@@ -64,17 +64,17 @@ func alternation[V any](m map[string]V) string {
 	return strings.Join(names, "|")
 }
 
-var monthPat, fullMonthPat = alternation(months), alternation(fullMonths)
-
 var (
 	// 2027-05-01, 2027/05/01, 2027.05.01, and the date of an RFC 3339 time.
 	isoDateRe = regexp.MustCompile(`(?:^|[^\p{N}])(\d{4})([-/.])(\d{1,2})[-/.](\d{1,2})((?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?)(?:[^\p{N}]|$)`)
 	// 01.05.2027, 1.5.2027, 01-05-2027: day first; 05/01/2027: either way.
 	numDateRe = regexp.MustCompile(`(?:^|[^\p{N}.,])(\d{1,2})([./-])\s?(\d{1,2})[./-]\s?(\d{4})(?:[^\p{N}]|$)`)
 	// 1 maja 2027, 1. Mai 2027, 1st of May 2027, 1 May, 2027, 01 wrz. 2027 r.
-	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(\d{1,2})(?:st|nd|rd|th)?\.?[ \x{00A0}]+(?:of[ \x{00A0}]+)?(` + monthPat + `)\.?,?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
+	// The month is any word here, looked up in months: an alternation of
+	// every month name makes the expression many times slower.
+	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(\d{1,2})(?:st|nd|rd|th)?\.?[ \x{00A0}]+(?:of[ \x{00A0}]+)?(\p{L}+)\.?,?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
 	// May 1, 2027; May 1st 2027; Mai 1 2027.
-	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(` + monthPat + `)\.?[ \x{00A0}]+(\d{1,2})(?:st|nd|rd|th)?,?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
+	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?[ \x{00A0}]+(\d{1,2})(?:st|nd|rd|th)?,?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
 	// 31.05.28, 05/31/28: a two-digit year (20yy), never followed by
 	// another number part (so a version 1.2.3.4 or a phone is not one).
 	shortYearRe = regexp.MustCompile(`(?:^|[^\p{N}.,/])(\d{1,2})([./])(\d{1,2})[./](\d{2})(?:[^\p{N}./]|[./](?:[^\p{N}]|$)|$)`)
@@ -82,7 +82,7 @@ var (
 	romanDateRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\d{1,2})[. \x{00A0}]+(` + alternation(romanMonths) + `)[. \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
 	// maja 2028, May 2028, Mai 2028, w maju 2028: a month (its full name)
 	// and a year, no day.
-	monthYearRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(` + fullMonthPat + `),?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
+	monthYearRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}+),?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
 )
 
 func (s *scan) dates() {
@@ -93,10 +93,18 @@ func (s *scan) dates() {
 	// Written-out months before numeric day-first forms, so "1. Mai 2027"
 	// is read whole.
 	s.eachSpan(dmyRe, 1, 3, func(m []int) []string {
-		return validDates(s.group(m, 3), strconv.Itoa(months[strings.ToLower(s.group(m, 2))]), s.group(m, 1))
+		mo, ok := months[strings.ToLower(s.group(m, 2))]
+		if !ok {
+			return nil
+		}
+		return validDates(s.group(m, 3), strconv.Itoa(mo), s.group(m, 1))
 	})
 	s.eachSpan(mdyRe, 1, 3, func(m []int) []string {
-		return validDates(s.group(m, 3), strconv.Itoa(months[strings.ToLower(s.group(m, 1))]), s.group(m, 2))
+		mo, ok := months[strings.ToLower(s.group(m, 1))]
+		if !ok {
+			return nil
+		}
+		return validDates(s.group(m, 3), strconv.Itoa(mo), s.group(m, 2))
 	})
 	s.eachSpan(romanDateRe, 1, 3, func(m []int) []string {
 		return validDates(s.group(m, 3), strconv.Itoa(romanMonths[s.group(m, 2)]), s.group(m, 1))
@@ -109,11 +117,12 @@ func (s *scan) dates() {
 	})
 	// A month and a year alone, once every fuller form has been read.
 	s.eachSpan(monthYearRe, 1, 2, func(m []int) []string {
+		mo, ok := fullMonths[strings.ToLower(s.group(m, 1))]
 		y, err := strconv.Atoi(s.group(m, 2))
-		if err != nil || y < 1900 || y > 2200 {
+		if !ok || err != nil || y < 1900 || y > 2200 {
 			return nil
 		}
-		return []string{fmt.Sprintf("%04d-%02d", y, fullMonths[strings.ToLower(s.group(m, 1))])}
+		return []string{fmt.Sprintf("%04d-%02d", y, mo)}
 	})
 }
 
@@ -144,8 +153,17 @@ func MentionsDate(text, iso string) bool {
 }
 
 // eachSpan is each for a date pattern whose match includes a boundary
-// character on either side: the claim covers groups first..last.
+// character on either side: the claim covers groups first..last. A match
+// takes the character after it, which the next claim may need as its own
+// boundary ("01.05.2027 02.05.2027"): the text is read again, claimed
+// spans masked, until a reading finds nothing new.
 func (s *scan) eachSpan(re *regexp.Regexp, first, last int, f func(m []int) []string) {
+	for found := true; found; {
+		found = s.eachSpanOnce(re, first, last, f)
+	}
+}
+
+func (s *scan) eachSpanOnce(re *regexp.Regexp, first, last int, f func(m []int) []string) (found bool) {
 	for _, m := range re.FindAllSubmatchIndex(s.masked, -1) {
 		ds := f(m)
 		if len(ds) == 0 {
@@ -156,7 +174,9 @@ func (s *scan) eachSpan(re *regexp.Regexp, first, last int, f func(m []int) []st
 		for i := start; i < end; i++ {
 			s.masked[i] = 0
 		}
+		found = true
 	}
+	return found
 }
 
 // validDates returns the date as "YYYY-MM-DD" when y, m, d name a real

@@ -35,6 +35,10 @@ func TestClaims(t *testing.T) {
 		{"within 24h, the 3rd step, 500 ml, 2 dni roboczych, USB-C, Wi-Fi 6, 90°C, 2FA, mp3, utf-8", nil},
 		// Not a calendar day.
 		{"31.04.2027", nil},
+		// A claim right after another, one space apart.
+		{"01.05.2027 02.05.2027; 1 maja 2027 2 maja 2027; May 1, 2027 May 2, 2027; 5 zł 6 zł", []string{
+			`"1 maja 2027" (date)`, `"2 maja 2027" (date)`, `"May 1, 2027" (date)`, `"May 2, 2027" (date)`,
+			`"01.05.2027" (date)`, `"02.05.2027" (date)`, `"5 zł" (amount)`, `"6 zł" (amount)`}},
 		// A two-digit year, a month with its year, a Roman-numeral month.
 		{"ważna do 31.05.28, tj. 05/31/28", []string{`"31.05.28" (date)`, `"05/31/28" (date)`}},
 		{"do maja 2028, until May 2028, bis Mai 2028, w maju 2028 r.", []string{`"maja 2028" (date)`, `"May 2028" (date)`, `"Mai 2028" (date)`, `"maju 2028" (date)`}},
@@ -107,6 +111,7 @@ func TestUnsupportedForms(t *testing.T) {
 		{"Sprzedawca: NIP 525-000-00-00 (NIP 5250000000).", nil},
 
 		{"Gwarancja jest ważna do 30.05.28.", []string{`"30.05.28" (date)`}},
+		{"Gwarancja: 31.05.2028 30.05.2028 (2028-05-31 2028-05-30).", []string{`"2028-05-30" (date)`, `"30.05.2028" (date)`}},
 		{"Gwarancja obowiązuje do czerwca 2028.", []string{`"czerwca 2028" (date)`}},
 		{"Valid until June 2028.", []string{`"June 2028" (date)`}},
 		{"Gültig bis Juni 2028.", []string{`"Juni 2028" (date)`}},
