@@ -97,6 +97,10 @@ func TestGroundedReplies(t *testing.T) {
 			"Gwarancja SN-48213-PL jest ważna do 31.05.28.",
 			"Gwarancja SN-48213-PL jest ważna do 31 V 2028 r.",
 		}, want{refusedTwice, []string{`"31.05.28" (date)`, `"31 V 2028" (date)`}}},
+		{"a wrong date right after the right one", []string{
+			"Gwarancja SN-48213-PL: 31.05.2027 30.06.2027.",
+			"Gwarancja SN-48213-PL: 2027-05-31 2028-05-31.",
+		}, want{refusedTwice, []string{`"30.06.2027" (date)`, `"2028-05-31" (date)`}}},
 		{"wrong month and year", []string{
 			"Gwarancja SN-48213-PL obowiązuje do czerwca 2027.",
 			"Your warranty runs until May 2028.",
