@@ -49,7 +49,11 @@ type replayOptions struct {
 func replaySettings(o *replayOptions) settings.Table {
 	var t settings.Table
 	for _, s := range pipelineSettings(&o.pipelineOptions) {
-		if s.Flag != "dry-run" {
+		switch s.Flag {
+		case "dry-run": // always
+		case "instructions":
+			t = append(t, withUsage(s, "the instructions to try (required): a directory with main.md, scenarios/*.md and tools.yaml"))
+		default:
 			t = append(t, s)
 		}
 	}
@@ -57,7 +61,7 @@ func replaySettings(o *replayOptions) settings.Table {
 		&settings.Setting{Flag: "baseline", Usage: "instructions directory to compare against (default: the outcomes the ledger recorded)", Var: settings.String(&o.Baseline, "")},
 		&settings.Setting{Flag: "ledger", Env: "TRIAGE_LEDGER", Key: "ledger", Path: true,
 			Usage: "watch ledger (SQLite file, opened read-only) whose recorded outcomes are the baseline when --baseline is not given (or --store URL)", Var: settings.String(&o.Ledger, "")},
-		&settings.Setting{Flag: "config", Usage: "watch configuration: its pipeline settings, its ledger (the baseline without --baseline) and, with no INPUTS, its inbox, read read-only [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
+		&settings.Setting{Flag: "config", Usage: "watch configuration: its pipeline settings, its ledger (the baseline without --baseline) and, with no INPUTS, its inbox, read without changing anything [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
 			Var: settings.String(&o.Config, "")},
 		&settings.Setting{Flag: "since", Usage: "with no INPUTS: only the inbox's messages received on or after this day (YYYY-MM-DD)", Var: settings.String(&o.Since, "", checkDay)},
 		&settings.Setting{Flag: "limit", Usage: "with no INPUTS: at most the newest N messages of the inbox", Var: settings.Int(&o.Limit, defaultReplayLimit, settings.AtLeast(1))},
