@@ -15,7 +15,7 @@ import (
 // Every setting is declared with a flag or a key, help text, and is
 // documented where its command is: README for process, docs/watch.md (its
 // table of every flag, key, variable and default) for watch, docs/eval.md
-// for eval.
+// for eval, README for replay.
 func TestSettingsDeclaredAndDocumented(t *testing.T) {
 	read := func(file string) string {
 		b, err := os.ReadFile(file)
@@ -35,6 +35,7 @@ func TestSettingsDeclaredAndDocumented(t *testing.T) {
 		{"process", po.table, "../../README.md"},
 		{"watch", wo.table, "../../docs/watch.md"},
 		{"eval", evalSettings(eo), "../../docs/eval.md"},
+		{"replay", replaySettings(&replayOptions{}), "../../README.md"},
 	} {
 		doc := read(tc.doc)
 		flags, keys := map[string]bool{}, map[string]bool{}

@@ -345,8 +345,11 @@ type watchSetup struct {
 	parts               *pipelineParts // what checkPipeline loaded, for newPipeline
 }
 
-func (ws *watchSetup) foundText() string {
-	switch ws.found {
+func (ws *watchSetup) foundText() string { return foundText(ws.found) }
+
+// foundText says how findConfig found a configuration.
+func foundText(how string) string {
+	switch how {
 	case "--config":
 		return "given with --config"
 	case "$TRIAGE_CONFIG":
@@ -381,41 +384,13 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	var p problems
 	p.addErr(o.table.Resolve(fs, file, nil))
 	o.Config = path
-	oauth2Relative(o, path)
 	p.addErr(o.table.Check())
 	if _, err := newLogger(io.Discard, o.LogFormat, o.LogLevel); err != nil {
 		p.addErr(err) // the log settings are checked where they are used
 	}
 	ws := &watchSetup{found: how, o: o}
-
-	// imap
-	var host string
-	switch {
-	case o.IMAP.Addr == "":
-		p.add("imap.addr: missing (host:port of the IMAP server)")
-	default:
-		if host, err = checkHostPort("imap.addr", o.IMAP.Addr); err != nil {
-			p.addErr(err)
-		}
-	}
-	checkTLS("imap.tls", o.IMAP.TLS, host, mail.TLSImplicit, &p)
-	if o.IMAP.User == "" {
-		p.add("imap.user: missing")
-	}
-	oauth2Setup(o, ws, &p)
-	var cerr error
-	ws.imapTLS, cerr = caConfig("imap.ca_file", o.IMAP.CAFile)
-	p.addErr(cerr)
-	perr, terr := error(nil), error(nil)
-	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
-		p.add("imap.password_file: %v", errors.Unwrap(perr))
-	}
-	if ws.imapToken, terr = secret("TRIAGE_IMAP_TOKEN", o.IMAP.TokenFile, o.IMAP.Token); terr != nil {
-		p.add("imap.token_file: %v", errors.Unwrap(terr))
-	}
-	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" && o.IMAP.OAuth2 == nil {
-		p.add("no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN) in the environment (e.g. with --env-file FILE), or imap.password_file in %s", path)
-	}
+	imapSetup(o, path, ws, &p)
+	smtpOAuth2Setup(o, ws, &p)
 
 	// smtp or outbox
 	switch {
@@ -449,6 +424,43 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("watch: %s: invalid configuration:\n  %s", path, strings.ReplaceAll(ee.err.Error(), "\n", "\n  "))}
 	}
 	return ws, nil
+}
+
+// imapSetup validates the imap section of the configuration at path and
+// fills ws with what logging in needs: the password or token (from the
+// environment first, then the *_file settings), the OAuth2 source and the
+// TLS configuration of imap.ca_file. The files an oauth2 block names are
+// made relative to the configuration, as every *_file setting is. Nothing
+// is contacted. watch and replay (reading the inbox) share it.
+func imapSetup(o *watchOptions, path string, ws *watchSetup, p *problems) {
+	oauth2Relative(o, path)
+	var host string
+	var err error
+	switch {
+	case o.IMAP.Addr == "":
+		p.add("imap.addr: missing (host:port of the IMAP server)")
+	default:
+		if host, err = checkHostPort("imap.addr", o.IMAP.Addr); err != nil {
+			p.addErr(err)
+		}
+	}
+	checkTLS("imap.tls", o.IMAP.TLS, host, mail.TLSImplicit, p)
+	if o.IMAP.User == "" {
+		p.add("imap.user: missing")
+	}
+	imapOAuth2Setup(o, ws, p)
+	ws.imapTLS, err = caConfig("imap.ca_file", o.IMAP.CAFile)
+	p.addErr(err)
+	perr, terr := error(nil), error(nil)
+	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
+		p.add("imap.password_file: %v", errors.Unwrap(perr))
+	}
+	if ws.imapToken, terr = secret("TRIAGE_IMAP_TOKEN", o.IMAP.TokenFile, o.IMAP.Token); terr != nil {
+		p.add("imap.token_file: %v", errors.Unwrap(terr))
+	}
+	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" && o.IMAP.OAuth2 == nil {
+		p.add("no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN) in the environment (e.g. with --env-file FILE), or imap.password_file in %s", path)
+	}
 }
 
 func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, stderr io.Writer) (err error) {

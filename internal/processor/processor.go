@@ -466,6 +466,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		if draft {
 			out.Status = triage.StatusDrafted
 		}
+		// Staff would have their notice and a person the conversation
+		// (the takeover itself is an effect: not done).
+		out.Escalated = sc.Escalate && p.cfg.Tickets != nil && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) != nil
 		return out
 	case sent.Receipt != nil:
 		// The receipt says where the mail went; the model's argument may
