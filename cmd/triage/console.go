@@ -256,7 +256,8 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 		// OAuth2, CA file.
 		var probs problems
 		ws := &watchSetup{o: wo}
-		oauth2Setup(wo, ws, &probs)
+		imapOAuth2Setup(wo, ws, &probs)
+		smtpOAuth2Setup(wo, ws, &probs)
 		smtp := smtpClient(wo, ws.smtpOAuth2, path, &probs)
 		if err := probs.err(); err != nil {
 			var ee *exitError
