@@ -25,18 +25,22 @@ const IndexFile = ".index.jsonl"
 
 // outboxIndex is what an Outbox knows of its directory: the reply files by
 // the Message-ID in their names (the duplicate check of Send), and the
-// Message-IDs, recipients and dates of the replies (for loop breaking).
-// It is built once, at first use, and kept up to date by Send, so a run of
-// `triage process` sees the replies of earlier runs into the same outbox
-// and no send reads the directory. Drafts are not replies that went out:
-// only their file names are indexed.
+// Message-IDs, recipients and dates of the replies (for loop breaking and
+// the per-sender limit), and the dates of the staff notices by the customer
+// they are about (for the notice bounds). It is built once, at first use,
+// and kept up to date by Send, so a run of `triage process` sees the
+// replies of earlier runs into the same outbox and no send reads the
+// directory. Drafts are not replies that went out: only their file names
+// are indexed. A staff notice is no reply: it never counts in RepliesSince.
 type outboxIndex struct {
-	mu     sync.Mutex
-	loaded bool
-	files  map[string]string      // nameKey(dir, sanitized id) -> path
-	offset int64                  // how much of the index file has been read
-	ids    map[string]bool        // lower-case Message-ID of every reply
-	byTo   map[string][]time.Time // lower-case recipient -> reply dates
+	mu       sync.Mutex
+	loaded   bool
+	files    map[string]string      // nameKey(dir, sanitized id) -> path
+	offset   int64                  // how much of the index file has been read
+	ids      map[string]bool        // lower-case Message-ID of every reply and notice
+	byTo     map[string][]time.Time // lower-case recipient -> reply dates
+	notices  map[string][]time.Time // lower-case customer -> notice dates
+	noticeAt []time.Time            // every notice's date
 }
 
 type indexLine struct {
@@ -44,6 +48,9 @@ type indexLine struct {
 	To        string    `json:"to"`
 	Date      time.Time `json:"date"`
 	File      string    `json:"file"`
+	// Notice marks a staff notice; Customer is the address it is about.
+	Notice   bool   `json:"notice,omitempty"`
+	Customer string `json:"customer,omitempty"`
 }
 
 // SentReply reports whether messageID is the Message-ID of a reply in this
@@ -61,8 +68,32 @@ func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) 
 	return o.index.ids[strings.ToLower(id)], nil
 }
 
+// ReplyRaw returns the file of the reply (or else the draft) with this
+// Message-ID, as written (with the outbox's own X-Triage headers); ok is
+// false when the outbox holds none.
+func (o *Outbox) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
+	for _, draft := range []bool{false, true} {
+		path, ok, err := o.existing(ctx, draft, messageID)
+		if err != nil || !ok {
+			if err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		raw, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("mail: outbox: %w", err)
+		}
+		return raw, true, nil
+	}
+	return nil, false, nil
+}
+
 // RepliesSince counts the replies in this outbox to addr dated at or after
-// since (drafts excluded).
+// since (drafts and staff notices excluded).
 func (o *Outbox) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
 	if err := o.loadIndex(ctx); err != nil {
 		return 0, err
@@ -112,31 +143,54 @@ func (o *Outbox) existing(ctx context.Context, draft bool, messageID string) (st
 	return p, ok, nil
 }
 
-// remember adds a file written by Send; a reply (not a draft) also gets its
-// line in the index file.
-func (o *Outbox) remember(draft bool, path, messageID, to string, date time.Time) error {
+// remember adds a file written by Send; a reply or a notice (not a draft)
+// also gets its line in the index file.
+func (o *Outbox) remember(draft bool, path string, l indexLine) error {
 	o.index.mu.Lock()
 	defer o.index.mu.Unlock()
-	o.index.files[nameKey(draft, sanitize(messageID))] = path
+	o.index.files[nameKey(draft, sanitize(l.MessageID))] = path
 	if draft {
 		return nil
 	}
-	id, ok := ValidMsgID(messageID)
+	id, ok := ValidMsgID(l.MessageID)
 	if !ok {
 		return nil
 	}
-	o.index.add(id, to, date)
-	return o.appendIndex(indexLine{MessageID: id, To: to, Date: date, File: filepath.Base(path)})
+	l.MessageID, l.File = id, filepath.Base(path)
+	o.index.add(l)
+	return o.appendIndex(l)
 }
 
-func (x *outboxIndex) add(id, to string, date time.Time) {
-	id = strings.ToLower(id)
+func (x *outboxIndex) add(l indexLine) {
+	id := strings.ToLower(l.MessageID)
 	if x.ids[id] {
 		return
 	}
 	x.ids[id] = true
-	to = strings.ToLower(to)
-	x.byTo[to] = append(x.byTo[to], date)
+	if l.Notice {
+		c := strings.ToLower(l.Customer)
+		x.notices[c] = append(x.notices[c], l.Date)
+		x.noticeAt = append(x.noticeAt, l.Date)
+		return
+	}
+	to := strings.ToLower(l.To)
+	x.byTo[to] = append(x.byTo[to], l.Date)
+}
+
+// noticesSince counts the notices dated at or after since about mail from
+// customer ("" : every notice). Called with the index locked.
+func (x *outboxIndex) noticesSince(customer string, since time.Time) int {
+	dates := x.noticeAt
+	if customer != "" {
+		dates = x.notices[strings.ToLower(customer)]
+	}
+	n := 0
+	for _, d := range dates {
+		if !d.Before(since) {
+			n++
+		}
+	}
+	return n
 }
 
 // appendIndex adds one line to the index file (one write, O_APPEND, so
@@ -168,7 +222,7 @@ func (o *Outbox) loadIndex(ctx context.Context) error {
 		return o.follow(nil)
 	}
 	x := &o.index
-	x.files, x.ids, x.byTo = map[string]string{}, map[string]bool{}, map[string][]time.Time{}
+	x.files, x.ids, x.byTo, x.notices = map[string]string{}, map[string]bool{}, map[string][]time.Time{}, map[string][]time.Time{}
 	listed := map[string]bool{}
 	if err := o.follow(listed); err != nil {
 		return err
@@ -197,9 +251,10 @@ func (o *Outbox) loadIndex(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("mail: outbox: read replies: %w", err)
 			}
-			if mid, to, date, ok := readReplyHeader(path); ok {
-				x.add(mid, to, date)
-				if err := o.appendIndex(indexLine{MessageID: mid, To: to, Date: date, File: name}); err != nil {
+			if l, ok := readReplyHeader(path); ok {
+				l.File = name
+				x.add(l)
+				if err := o.appendIndex(l); err != nil {
 					return err
 				}
 			}
@@ -243,7 +298,8 @@ func (o *Outbox) follow(listed map[string]bool) error {
 		if !ok {
 			continue
 		}
-		x.add(id, l.To, l.Date)
+		l.MessageID = id
+		x.add(l)
 		if sid := idOfName(l.File); sid != "" {
 			x.files[nameKey(false, sid)] = filepath.Join(o.dir, l.File)
 		}
@@ -267,23 +323,31 @@ func listNames(dir string) ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// readReplyHeader reads Message-ID, To and Date of one outbox file.
-func readReplyHeader(name string) (id, to string, date time.Time, ok bool) {
+// readReplyHeader reads Message-ID, To and Date of one outbox file, and
+// whether it is a staff notice (NoticeHeader names its customer).
+func readReplyHeader(name string) (indexLine, bool) {
 	h, err := readHeader(name)
 	if err != nil {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
-	id, ok = ValidMsgID(h.Get("Message-Id"))
+	id, ok := ValidMsgID(h.Get("Message-Id"))
 	if !ok {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
 	list, err := h.AddressList("To")
 	if err != nil || len(list) == 0 {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
-	date, err = h.Date()
+	date, err := h.Date()
 	if err != nil {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
-	return id, list[0].Address, date, true
+	l := indexLine{MessageID: id, To: list[0].Address, Date: date}
+	if c, ok := h[NoticeHeader]; ok {
+		l.Notice = true
+		if len(c) > 0 {
+			l.Customer = c[0]
+		}
+	}
+	return l, true
 }

@@ -32,8 +32,13 @@ type Signer struct {
 
 var _ Sender = (*Signer)(nil)
 
-// Send signs r and passes a signed copy to Next.
+// Send signs r and passes a signed copy to Next. A staff notice
+// (r.Notice) goes to Next as it is: it is triage's own text to staff, and
+// quotes the customer's words unchanged.
 func (s *Signer) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
+	if r.Notice {
+		return s.Next.Send(ctx, r)
+	}
 	st, ok := s.Styles[s.Language(r.Body)]
 	if !ok {
 		st = s.Styles[s.Default]
