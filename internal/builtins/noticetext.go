@@ -18,6 +18,7 @@ const (
 	MaxNoticeQuoteBytes   = 64 << 10 // the customer's new text, quoted in full up to this
 	MaxNoticeHistoryBytes = 8 << 10  // the quoted history the customer's email carried
 	MaxNoticeSubjectWords = 120      // the customer's subject in the notice's Subject
+	MaxNoticeSubjectBytes = 1000     // a subject, an address or an ID in the text
 	MaxNoticeHistory      = 20       // ticket history lines, the newest kept
 	MaxNoticeExcerpt      = 300      // bytes of a note shown in a history line
 	MaxNoticeReplies      = 5        // earlier replies of triage shown, the newest kept
@@ -65,7 +66,7 @@ func (n Notice) Subject() string {
 	if n.Msg != nil {
 		// Tags the customer wrote are not ours; a straight double quote
 		// would end the quotation early.
-		words = strings.ReplaceAll(tickets.WithTag(oneLine(n.Msg.Subject), ""), `"`, "'")
+		words = strings.ReplaceAll(tickets.WithTag(short(n.Msg.Subject, 4*MaxNoticeSubjectWords), ""), `"`, "'")
 	}
 	if words == "" {
 		b.WriteString(" Customer wrote with no subject")
@@ -131,7 +132,7 @@ func (n Notice) Body() string {
 	if m := n.Msg; m != nil {
 		line("")
 		line("The customer's email, their words (not checked by triage):")
-		line("Subject: %s", oneLine(m.Subject))
+		line("Subject: %s", short(m.Subject, MaxNoticeSubjectBytes))
 		b.WriteString(quote(clip(m.Text, MaxNoticeQuoteBytes, "\n[... cut ...]")))
 		if strings.TrimSpace(m.Quoted) != "" {
 			line("The earlier mail their email quotes:")
@@ -147,7 +148,7 @@ func (n Notice) Body() string {
 		line("")
 		line("What triage already told the customer on this ticket:")
 		for _, t := range n.Told {
-			line("On %s, %q (%s):", stamp(t.At), oneLine(t.Subject), oneLine(t.MessageID))
+			line("On %s, %q (%s):", stamp(t.At), short(t.Subject, MaxNoticeSubjectBytes), short(t.MessageID, MaxNoticeSubjectBytes))
 			b.WriteString(quote(clip(t.Text, MaxNoticeReplyBytes, "\n[... cut ...]")))
 		}
 	}
@@ -158,7 +159,7 @@ func (n Notice) Body() string {
 
 	line("")
 	line("The assistant's note (written by the model from the customer's email, not checked):")
-	line("Subject: %s", oneLine(n.ModelSubject))
+	line("Subject: %s", short(n.ModelSubject, MaxNoticeSubjectBytes))
 	b.WriteString(strings.TrimRight(n.ModelNote, "\n") + "\n")
 	return b.String()
 }
@@ -204,8 +205,8 @@ func (n Notice) ticket(b *strings.Builder, st *tickets.State) {
 		head += ", taken over by " + oneLine(st.Owner)
 	}
 	fmt.Fprintf(b, "%s\n", head)
-	if s := oneLine(st.Summary); s != "" {
-		fmt.Fprintf(b, "Summary (the customer's words): %s\n", clip(s, MaxNoticeExcerpt, "…"))
+	if s := short(st.Summary, MaxNoticeExcerpt); s != "" {
+		fmt.Fprintf(b, "Summary (the customer's words): %s\n", s)
 	}
 	notes := map[string]tickets.Note{}
 	for _, nt := range st.Notes {
@@ -215,36 +216,35 @@ func (n Notice) ticket(b *strings.Builder, st *tickets.State) {
 	if n.Msg != nil {
 		current = n.Msg.MessageID
 	}
-	var lines []string
+	var shown []tickets.Message
 	for _, m := range st.Messages {
-		if current != "" && m.MessageID == current {
-			continue // this email, quoted in full above
+		if current == "" || m.MessageID != current { // this email is quoted in full above
+			shown = append(shown, m)
 		}
+	}
+	if len(shown) > MaxNoticeHistory {
+		fmt.Fprintf(b, "History (the newest %d of %d, oldest first):\n", MaxNoticeHistory, len(shown))
+		shown = shown[len(shown)-MaxNoticeHistory:]
+	} else if len(shown) > 0 {
+		b.WriteString("History (oldest first):\n")
+	}
+	for _, m := range shown {
 		who := "the customer"
 		switch {
 		case m.Direction == tickets.Outbound && n.told(m.MessageID):
 			who = "triage replied"
 		case m.Direction == tickets.Outbound:
-			who = "a reply from " + cmp.Or(oneLine(m.From), "a person")
+			who = "a reply from " + cmp.Or(short(m.From, MaxNoticeSubjectBytes), "a person")
 		case notes[m.MessageID].From == NoteAuthor:
 			who = "triage noted"
 		}
 		l := fmt.Sprintf("- %s %s", stamp(m.At), who)
-		if s := oneLine(m.Subject); s != "" {
-			l += fmt.Sprintf(": %q", clip(s, MaxNoticeExcerpt, "…"))
+		if s := short(m.Subject, MaxNoticeExcerpt); s != "" {
+			l += fmt.Sprintf(": %q", s)
 		}
-		if t := oneLine(notes[m.MessageID].Text); t != "" {
-			l += " - " + clip(t, MaxNoticeExcerpt, "…")
+		if t := short(notes[m.MessageID].Text, MaxNoticeExcerpt); t != "" {
+			l += " - " + t
 		}
-		lines = append(lines, l)
-	}
-	if len(lines) > MaxNoticeHistory {
-		fmt.Fprintf(b, "History (the newest %d of %d, oldest first):\n", MaxNoticeHistory, len(lines))
-		lines = lines[len(lines)-MaxNoticeHistory:]
-	} else if len(lines) > 0 {
-		b.WriteString("History (oldest first):\n")
-	}
-	for _, l := range lines {
 		b.WriteString(l + "\n")
 	}
 }
@@ -296,6 +296,17 @@ func quote(text string) string {
 		b.WriteString(strings.TrimRight("> "+l, " ") + "\n")
 	}
 	return b.String()
+}
+
+// short is s as one line (oneLine) of at most n bytes, "…" marking a cut;
+// only the first bytes of a long s are looked at.
+func short(s string, n int) string {
+	cut := len(s) > 4*n
+	s = oneLine(clip(s, 4*n, ""))
+	if cut || len(s) > n {
+		return clip(s, n, "") + "…"
+	}
+	return s
 }
 
 // clip cuts s to at most n bytes on a rune boundary, adding mark when cut.
