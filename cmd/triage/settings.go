@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -156,8 +158,17 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Var:   settings.String(&o.TicketsURL, "")},
 		{Flag: "from", Env: "TRIAGE_FROM", Key: "pipeline.from", Usage: "our address: From of every reply, and never answered",
 			Var: settings.String(&o.From, "Serwis gwarancyjny <serwis@example.com>")},
-		{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated (repeatable)",
+		{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated or a reply promises a person (repeatable)",
 			Var: settings.Strings(&o.Staff)},
+		{Flag: "notices-per-customer", Key: "limits.notices_per_customer",
+			Usage: "staff notices about one customer's mail per hour; more is left for a person (negative: no limit); notices never count against the reply limits",
+			Var:   settings.Int(&o.Notices.PerCustomer, triage.DefaultNoticesPerCustomer)},
+		{Flag: "notices-per-hour", Key: "limits.notices_per_hour",
+			Usage: "staff notices per hour overall; more is left for a person (negative: no limit)",
+			Var:   settings.Int(&o.Notices.PerHour, triage.DefaultNoticesPerHour)},
+		{Flag: "console-url", Env: "TRIAGE_CONSOLE_URL", Key: "console.url",
+			Usage: "the review console's address (e.g. https://triage.example.com): staff notices link to the conversation there",
+			Var:   settings.String(&o.ConsoleURL, "", checkConsoleURL)},
 		{Flag: "default-language", Env: "TRIAGE_DEFAULT_LANGUAGE", Key: "pipeline.default_language",
 			Usage: "ISO 639-1 code of the inbox's language: a customer whose language cannot be told (a short or mixed message) is answered in it",
 			Var:   settings.String(&o.DefaultLanguage, language.DefaultLanguage)},
@@ -220,6 +231,21 @@ func serverSettings(section string, s *serverOptions, tls string) settings.Table
 // def; whether none is allowed depends on the host, which loadWatch checks.
 func checkTLSMode(def string) settings.Check[string] {
 	return func(mode string) error { return mail.CheckTLS(mode, "", def) }
+}
+
+// checkConsoleURL accepts "" or an http(s) URL with a host.
+func checkConsoleURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a valid URL (not quoted here: it may hold a secret)")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q: want the console's http:// or https:// URL with a host", redactURL(u))
+	}
+	return nil
 }
 
 // checkOptionalHostPort accepts "" or host:port.

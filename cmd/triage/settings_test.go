@@ -106,3 +106,28 @@ func TestWatchModelAndStoreKeys(t *testing.T) {
 		}
 	}
 }
+
+// --console-url (console.url) is an http(s) URL: staff notices link there.
+// A wrong one is a usage error naming the flag, its password never shown.
+func TestConsoleURLSetting(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"https://triage.example.com/console", ""},
+		{"ftp://user:secret@x.example", `--console-url "ftp://user:redacted@x.example": want the console's http:// or https:// URL`},
+		{"triage.example.com", "--console-url"},
+	} {
+		cmd, o := newProcessCmdOptions()
+		if err := cmd.Flags().Parse([]string{"--console-url", tc.value}); err != nil {
+			t.Fatal(err)
+		}
+		err := o.table.Resolve(cmd.Flags(), nil, func(string) string { return "" })
+		if err == nil {
+			err = o.table.Check()
+		}
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.value, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret")):
+			t.Errorf("%q: %v, want %q", tc.value, err, tc.want)
+		}
+	}
+}

@@ -175,7 +175,10 @@ variable and default). Its fields:
              instead of the SQLite files (the lock stays <ledger>.lock),
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
-             global_per_hour (100); negative disables
+             global_per_hour (100); staff notices apart from replies:
+             notices_per_customer (3 an hour), notices_per_hour (30);
+             negative disables
+  console:   url (staff notices link to the conversation there)
   metrics_addr, log: {format: text|json, level: debug|info|warn|error}
   reply_mode: send (default) | draft: drafts go to drafts_folder flagged
              \Draft, nothing is sent (no smtp needed) | auto: a scenario
@@ -542,7 +545,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	}
 	var sender mail.Sender = next
 	if !o.DryRun {
-		sender, err = watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Logger: log, Metrics: met})
+		sender, err = watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Notices: o.Notices, Logger: log, Metrics: met})
 		if err != nil {
 			return usageErr("%v", err)
 		}
@@ -567,7 +570,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
 		Account: o.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
-		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, log),
+		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, ourIdentity(o.From, p.Scenarios), log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
 		PerSenderLimit: o.PerSender, PerSenderWindow: o.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
 		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: grace, Concurrency: o.Concurrency,

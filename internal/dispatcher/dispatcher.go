@@ -115,6 +115,9 @@ type Call struct {
 	// (Options.Language; ISO 639-1, "" when unknown): send_email signs the
 	// reply in it.
 	Language string
+	// Scenario is the scenario the email is handled under (nil outside a
+	// session): a staff notice says what it hands over.
+	Scenario *scenario.Scenario
 }
 
 // Func executes one call that passed every policy and returns its result.
@@ -447,7 +450,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		if s.opts.DryRun && tool.Effect {
 			res.Value, rec.DryRun = dryRunResult(name, s.opts.Draft), true
 		} else {
-			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language})
+			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language, Scenario: s.sc})
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked = true

@@ -28,7 +28,8 @@ import (
 // Message is one parsed inbound email. Parse never returns a nil Message
 // together with a nil error.
 type Message struct {
-	// MessageID is the Message-ID header including angle brackets, or "".
+	// MessageID is the Message-ID header including angle brackets, or ""
+	// (none, or a malformed one: dropped and recorded in Problems).
 	MessageID string
 	// From is the decoded From address; From.Address is "" when the message
 	// has no usable sender (none, or a From that net/mail cannot parse: it
@@ -283,8 +284,10 @@ func (m *Message) readHeader(hdr gomessage.Header) {
 		if id, err := mh.MessageID(); err == nil && id != "" {
 			m.MessageID = "<" + id + ">"
 		} else {
-			m.problem("header: malformed Message-ID")
-			m.MessageID = v
+			// Not kept as written: a malformed value may carry a bare CR or
+			// other text that would forge lines wherever it is quoted (a
+			// staff notice, a log). The message has no Message-ID then.
+			m.problem(fmt.Sprintf("header: Message-ID: malformed (%d bytes), dropped", len(v)))
 		}
 	}
 	if ids := m.msgIDs(mh, "In-Reply-To"); len(ids) > 0 {

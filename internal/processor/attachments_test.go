@@ -116,7 +116,7 @@ func photoEnv(t *testing.T, m agent.Model, policy string, ac attach.Config) *pro
 		t.Fatal(err)
 	}
 	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Tools: ts, Builtins: builtins.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
+		dispatcher.Config{Tools: ts, Builtins: builtins.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com", builtins.Notices{})},
 		processor.Config{Scenarios: set, Extractor: ext, ModelName: "reader", Tickets: tk, Attachments: ac,
 			Guard: guard.Config{OwnAddresses: []string{"serwis@example.com"}}})
 	if err != nil {

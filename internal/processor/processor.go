@@ -125,6 +125,9 @@ type Config struct {
 	Tickets tickets.Store
 	// History, when set, breaks reply loops (see LoopReplies).
 	History History
+	// Staff tells staff when the reply of a hand-off did not go out (the
+	// second notice, builtins.Notifier); nil sends none.
+	Staff StaffNotifier
 	// PerSenderLimit, with History, caps the replies to one address (the
 	// From or the reply address) within PerSenderWindow (default 24h): a
 	// message past it is failed/per_sender_limit, for a person, before any
@@ -245,6 +248,7 @@ func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 	defer cancel()
 	start := p.cfg.Now()
 	out := p.process(ctx, in)
+	p.handedOff(ctx, &out)
 	out.DurationMS = p.cfg.Now().Sub(start).Milliseconds()
 	if out.SerialNumbers == nil {
 		out.SerialNumbers = []string{}
@@ -388,13 +392,13 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.Scenario = sc.Name
 	facts.Scenario = sc.Name
 
+	if sc.HandsOff() && len(p.cfg.Dispatcher.Staff()) == 0 {
+		p.noStaff.Do(func() {
+			p.cfg.Logger.WarnContext(ctx, "no staff address configured (--staff, staff:): escalations, and replies that promise a person, are left for a person (failed, no_staff)", "scenario", sc.Name)
+		})
+		return fail(triage.ReasonNoStaff, sc.Name+" hands the customer to a person, which needs a staff address to tell (--staff, or staff: in the config); left for a person")
+	}
 	if sc.Escalate {
-		if len(p.cfg.Dispatcher.Staff()) == 0 {
-			p.noStaff.Do(func() {
-				p.cfg.Logger.WarnContext(ctx, "no staff address configured (--staff, staff:): escalations are left for a person (failed, no_staff)", "scenario", sc.Name)
-			})
-			return fail(triage.ReasonNoStaff, "escalation needs a staff address (--staff, or staff: in the config); left for a person")
-		}
 		if out.TicketID == "" && p.cfg.Tickets != nil && !p.cfg.DryRun {
 			if out.TicketID, err = p.openForEscalation(ctx, msg, out.Key, out.SerialNumbers); err != nil {
 				return fail(triage.ReasonTicketStore, err.Error())
@@ -456,6 +460,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		}
 		if e := lastError(out.FunctionCalls, final); e != nil && e.Code == dispatcher.CodeUngroundedClaim {
 			return fail(triage.ReasonUngroundedClaim, e.Message)
+		}
+		if reason, msg := noticeRefused(out.FunctionCalls); reason != "" {
+			return fail(reason, msg)
 		}
 		return fail(triage.ReasonEmailNotSent, detail)
 	}

@@ -158,13 +158,19 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		// A reply the ledger does not know cannot be confirmed.
 		state, reason = ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed
 	}
+	replied := state == ledger.StateReplied
+	if replied && out.Escalated {
+		// Staff were told and a person owns the conversation: the email
+		// goes where people work, not left in INBOX as answered.
+		state, reason = ledger.StateNeedsHuman, triage.ReasonEscalated
+	}
 	if rerr == nil {
 		detail = strings.TrimSpace(detail + " reply=" + r.MessageID)
 	}
 	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
 		return err
 	}
-	if state == ledger.StateReplied && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
+	if replied && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
 		if err := w.appendSent(ctx, c, b, r); err != nil {
 			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "reply_message_id", r.MessageID, "err", err)
 		}

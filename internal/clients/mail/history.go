@@ -29,20 +29,24 @@ const kindDraft = "draft"
 
 // outboxIndex is what an Outbox knows of its directory: the reply files by
 // the Message-ID in their names (the duplicate check of Send), the
-// Message-IDs of the replies (for loop breaking), and the dates of the
+// Message-IDs of the replies (for loop breaking), the dates of the
 // replies and drafts that count against each address (the per-sender
-// limit). It is built once, at first use, and kept up to date by Send, so
-// a run of `triage process` sees the replies of earlier runs into the same
-// outbox and no send reads the directory. Drafts are not replies that went
-// out: they count against the per-sender limit only.
+// limit), and the dates of the staff notices by the customer they are
+// about (the notice bounds). It is built once, at first use, and kept up
+// to date by Send, so a run of `triage process` sees the replies of earlier
+// runs into the same outbox and no send reads the directory. Drafts are not
+// replies that went out: they count against the per-sender limit only. A
+// staff notice is no reply: it counts under the notice bounds only.
 type outboxIndex struct {
-	mu      sync.Mutex
-	loaded  bool
-	files   map[string]string  // nameKey(dir, sanitized id) -> path
-	offset  int64              // how much of the index file has been read
-	ids     map[string]bool    // lower-case Message-ID of every reply
-	drafts  map[string]bool    // lower-case Message-ID of every draft
-	against map[string][]count // lower-case address -> replies and drafts counting against it
+	mu       sync.Mutex
+	loaded   bool
+	files    map[string]string      // nameKey(dir, sanitized id) -> path
+	offset   int64                  // how much of the index file has been read
+	ids      map[string]bool        // lower-case Message-ID of every reply and notice
+	drafts   map[string]bool        // lower-case Message-ID of every draft
+	against  map[string][]count     // lower-case address -> replies and drafts counting against it
+	notices  map[string][]time.Time // lower-case customer -> notice dates
+	noticeAt []time.Time            // every notice's date
 }
 
 // count is one reply or draft counting against an address: its recipient,
@@ -59,6 +63,9 @@ type indexLine struct {
 	Kind      string    `json:"kind,omitempty"`   // kindDraft, or "" for a reply
 	Date      time.Time `json:"date"`
 	File      string    `json:"file"` // relative to the outbox: drafts/NAME for a draft
+	// Notice marks a staff notice; Customer is the address it is about.
+	Notice   bool   `json:"notice,omitempty"`
+	Customer string `json:"customer,omitempty"`
 }
 
 // SentReply reports whether messageID is the Message-ID of a reply in this
@@ -76,9 +83,33 @@ func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) 
 	return o.index.ids[strings.ToLower(id)], nil
 }
 
+// ReplyRaw returns the file of the reply (or else the draft) with this
+// Message-ID, as written (with the outbox's own X-Triage headers); ok is
+// false when the outbox holds none.
+func (o *Outbox) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
+	for _, draft := range []bool{false, true} {
+		path, ok, err := o.existing(ctx, draft, messageID)
+		if err != nil || !ok {
+			if err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		raw, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("mail: outbox: %w", err)
+		}
+		return raw, true, nil
+	}
+	return nil, false, nil
+}
+
 // RepliesSince counts the replies in this outbox to addr, or answering a
-// message from addr, dated at or after since (drafts excluded: they never
-// went out).
+// message from addr, dated at or after since (drafts and staff notices
+// excluded: drafts never went out, notices are no replies).
 func (o *Outbox) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
 	return o.countSince(ctx, addr, since, false)
 }
@@ -162,7 +193,7 @@ func (o *Outbox) remember(l indexLine, path string) error {
 }
 
 // add counts one index line; a Message-ID already counted (of its kind) is
-// not counted again.
+// not counted again. A staff notice counts under the notice bounds only.
 func (x *outboxIndex) add(l indexLine) {
 	id := strings.ToLower(l.MessageID)
 	seen := x.ids
@@ -173,12 +204,34 @@ func (x *outboxIndex) add(l indexLine) {
 		return
 	}
 	seen[id] = true
+	if l.Notice {
+		c := strings.ToLower(l.Customer)
+		x.notices[c] = append(x.notices[c], l.Date)
+		x.noticeAt = append(x.noticeAt, l.Date)
+		return
+	}
 	c := count{date: l.Date, draft: l.Kind == kindDraft}
 	to, sender := normAddr(l.To), normAddr(l.Sender)
 	x.against[to] = append(x.against[to], c)
 	if sender != "" && sender != to {
 		x.against[sender] = append(x.against[sender], c)
 	}
+}
+
+// noticesSince counts the notices dated at or after since about mail from
+// customer ("" : every notice). Called with the index locked.
+func (x *outboxIndex) noticesSince(customer string, since time.Time) int {
+	dates := x.noticeAt
+	if customer != "" {
+		dates = x.notices[strings.ToLower(customer)]
+	}
+	n := 0
+	for _, d := range dates {
+		if !d.Before(since) {
+			n++
+		}
+	}
+	return n
 }
 
 // appendIndex adds one line to the index file (one write, O_APPEND, so
@@ -216,6 +269,7 @@ func (o *Outbox) loadIndexLocked(ctx context.Context) error {
 	}
 	x := &o.index
 	x.files, x.ids, x.drafts, x.against = map[string]string{}, map[string]bool{}, map[string]bool{}, map[string][]count{}
+	x.notices, x.noticeAt = map[string][]time.Time{}, nil
 	listed := map[string]bool{}
 	if err := o.follow(listed); err != nil {
 		return err
@@ -244,8 +298,8 @@ func (o *Outbox) loadIndexLocked(ctx context.Context) error {
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("mail: outbox: read replies: %w", err)
 			}
-			if mid, to, date, ok := readReplyHeader(path); ok {
-				l := indexLine{MessageID: mid, To: to, Date: date, File: rel + name}
+			if l, ok := readReplyHeader(path); ok {
+				l.File = rel + name
 				if draft {
 					l.Kind = kindDraft
 				}
@@ -323,23 +377,31 @@ func listNames(dir string) ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// readReplyHeader reads Message-ID, To and Date of one outbox file.
-func readReplyHeader(name string) (id, to string, date time.Time, ok bool) {
+// readReplyHeader reads Message-ID, To and Date of one outbox file, and
+// whether it is a staff notice (NoticeHeader names its customer).
+func readReplyHeader(name string) (indexLine, bool) {
 	h, err := readHeader(name)
 	if err != nil {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
-	id, ok = ValidMsgID(h.Get("Message-Id"))
+	id, ok := ValidMsgID(h.Get("Message-Id"))
 	if !ok {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
 	list, err := h.AddressList("To")
 	if err != nil || len(list) == 0 {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
-	date, err = h.Date()
+	date, err := h.Date()
 	if err != nil {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
-	return id, list[0].Address, date, true
+	l := indexLine{MessageID: id, To: list[0].Address, Date: date}
+	if c, ok := h[NoticeHeader]; ok {
+		l.Notice = true
+		if len(c) > 0 {
+			l.Customer = c[0]
+		}
+	}
+	return l, true
 }

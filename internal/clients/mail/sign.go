@@ -34,8 +34,13 @@ type Signer struct {
 
 var _ Sender = (*Signer)(nil)
 
-// Send signs r and passes a signed copy to Next.
+// Send signs r and passes a signed copy to Next. A staff notice
+// (r.Notice) goes to Next as it is: it is triage's own text to staff, and
+// quotes the customer's words unchanged.
 func (s *Signer) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
+	if r.Notice {
+		return s.Next.Send(ctx, r)
+	}
 	lang := strings.ToLower(strings.TrimSpace(r.Language))
 	if lang == "" && s.Language != nil {
 		lang = s.Language(r.Body)
