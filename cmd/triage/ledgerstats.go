@@ -25,7 +25,7 @@ func newLedgerStatsCmd() *cobra.Command {
 		Short: "Per scenario: drafts made, sent as is, edited, discarded",
 		Long: `Stats reads the watch ledger and prints, for each scenario, how many drafts
 triage made in draft mode and what people did with them, as triage watch
-learnt it from the Sent folder (sent_folder must be set):
+learnt it from the Sent folder (the one the server marks \Sent, or sent_folder):
 
   drafted     drafts triage stored in the Drafts folder
   sent as is  a person sent the draft unchanged (word similarity >= 0.9)

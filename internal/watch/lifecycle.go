@@ -163,9 +163,9 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
 		return err
 	}
-	if state == ledger.StateReplied && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
+	if state == ledger.StateReplied && w.sent != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
 		if err := w.appendSent(ctx, c, b, r); err != nil {
-			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "reply_message_id", r.MessageID, "err", err)
+			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.sent, "reply_message_id", r.MessageID, "err", err)
 		}
 	}
 	return nil

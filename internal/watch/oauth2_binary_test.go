@@ -75,6 +75,7 @@ pipeline:
 	if err := os.WriteFile(w.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	createFolder(t, w.tgt, "Sent")
 
 	code, out := w.run("check", "--config", w.config)
 	wantLine := regexp.MustCompile(`imap\.oauth2: access token obtained for ` + regexp.QuoteMeta(d.User) + ` from \S+/token \(refresh token grant\), valid for (59m5\d|1h0m0)s \(smtp shares it\)`)
