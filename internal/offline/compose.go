@@ -73,7 +73,8 @@ var english = phrases{
 // the calls so far and what the scenario sc (nil: none known) declares
 // about its reply; nothing of the customer's text is copied into it. It
 // knows result fields, not function or scenario names: a serial_number with a status is a warranty check, a
-// ticket_id a ticket, a text a looked-up answer.
+// ticket_id a ticket, a text a looked-up answer; a dry run's stand-in
+// (dry_run: true) is none of these, only its placeholder ticket_id shows.
 func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration, reply *genai.FunctionDeclaration, sc *scenario.Scenario) string {
 	p := phrasesFor(f.Language, f.DefaultLanguage)
 	takesSerial := false
@@ -98,6 +99,12 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 		case !c.ok:
 			failed = true
 			tickets = append(tickets, p.stepFailed)
+		case c.dryRun():
+			// A dry run's stand-in: no fact, but the ticket the real call
+			// would have opened, under a placeholder number.
+			if id, _ := c.result["ticket_id"].(string); id != "" {
+				tickets = append(tickets, fmt.Sprintf(p.ticket, id))
+			}
 		case c.result["ticket_id"] != nil:
 			if id := c.str("ticket_id"); id != "" {
 				tickets = append(tickets, fmt.Sprintf(p.ticket, id))
