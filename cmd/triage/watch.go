@@ -590,7 +590,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		err = w.Run(ctx)
 	}
 	st := w.Stats()
-	log.Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, finalGroup(st.Final))
+	log.Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, "send_retries", st.SendRetries, finalGroup(st.Final))
 	var ae *watch.AuthError
 	if errors.As(err, &ae) {
 		return &exitError{code: exitAuth, err: err}
@@ -604,6 +604,9 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	}
 	if n := st.Final[ledger.StateFailed]; o.Once && n > 0 {
 		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", n)}
+	}
+	if n := st.SendRetries; o.Once && n > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("watch: the mail server refused the reply to %d message(s) for now; the next run tries again, up to max_attempts (see the log and 'triage ledger')", n)}
 	}
 	return nil
 }

@@ -109,10 +109,10 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 
 	start := w.cfg.Now()
 	in := &answering{sender: id.Sender, limits: w.limits()}
-	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
+	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key, MoreAttempts: attempt < w.cfg.MaxAttempts})
 	w.keepOutcome(ctx, loc, out, raw)
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
-	if out.Status == triage.StatusFailed {
+	if out.Status == triage.StatusFailed && out.Reason != triage.ReasonSendFailed { // the Sender counted that one
 		w.cfg.Metrics.Error("process")
 	}
 
@@ -148,6 +148,8 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		// Nothing was sent: leave the message for the next run.
 		w.log.InfoContext(ctx, "message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
 		return w.ledgerErr(l.Abandon(context.WithoutCancel(ctx), loc))
+	case sendLater(out, e.Attempts, w.cfg.MaxAttempts):
+		return w.postponeSend(ctx, e, out)
 	case out.Status == triage.StatusSkipped && out.Reason == triage.ReasonHumanOwner:
 		// A person owns the conversation (taken over, or escalated): the
 		// follow-up, already appended to the ticket, goes to the failed

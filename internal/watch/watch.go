@@ -177,6 +177,9 @@ type Stats struct {
 	Passes     int            `json:"passes"`
 	Final      map[string]int `json:"final"` // state -> messages that reached it
 	Reconnects int            `json:"reconnects"`
+	// SendRetries counts messages whose reply the mail server refused for
+	// now, left for a later pass (not final).
+	SendRetries int `json:"send_retries"`
 }
 
 // New checks cfg and applies defaults.
