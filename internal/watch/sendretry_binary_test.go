@@ -2,9 +2,13 @@ package watch
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-smtp"
 
@@ -104,4 +108,86 @@ func failureNotes(t *testing.T, w *world) int {
 		}
 	}
 	return n
+}
+
+// TestBinaryHealthzSendFailing: the daemon with --metrics-addr and
+// max_send_failures: 2 against an SMTP sink that refuses every reply for
+// good (554). /healthz is 200 while connected; after the second refused
+// reply it answers 503 naming sending; each refused submission counts once
+// in triage_errors_total{kind="smtp"}. Once the sink accepts again, the
+// next reply that goes out makes /healthz 200 again.
+func TestBinaryHealthzSendFailing(t *testing.T) {
+	w := newWorld(t, "max_send_failures: 2\n")
+	w.sink.Refuse(&smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Relay access denied"})
+	daemon := w.command("watch", "--config", w.config, "--metrics-addr", "127.0.0.1:0")
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { daemon.Process.Kill() })
+	addr := w.waitLogAttr("metrics", "addr")
+	for !healthy(addr) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+
+	first := w.deliver(0)
+	w.waitLedger(first.ID, ledger.StateFailed)
+	if code, body := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz after one refused reply = %d %q, want 200 (max_send_failures: 2)", code, body)
+	}
+	second := w.deliver(1)
+	w.waitLedger(second.ID, ledger.StateFailed)
+	code, body := get("/healthz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "sending failing") {
+		t.Errorf("/healthz after two refused replies = %d %q, want 503 naming sending", code, body)
+	}
+	_, metrics := get("/metrics")
+	if !strings.Contains(metrics, `triage_errors_total{kind="smtp"} 2`+"\n") {
+		t.Errorf("want triage_errors_total{kind=\"smtp\"} 2 (one per refused submission):\n%s", grepLines(metrics, "triage_errors_total"))
+	}
+
+	w.sink.Refuse(nil)
+	third := w.deliver(2)
+	waitFor(t, w.sink, func() bool { return w.sink.CountByHeader("In-Reply-To")[third.ID] == 1 })
+	w.waitLedger(third.ID, ledger.StateReplied)
+	if code, body := get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz after a reply went out = %d %q, want 200", code, body)
+	}
+	daemon.Process.Signal(syscall.SIGTERM)
+	if err := daemon.Wait(); err != nil {
+		t.Errorf("daemon after SIGTERM: %v\n%s", err, w.logs())
+	}
+}
+
+// waitLedger waits until the ledger has the inbound Message-ID id in state.
+func (w *world) waitLedger(id, state string) {
+	w.t.Helper()
+	for {
+		for _, e := range w.ledgerEntries() {
+			if e.MessageID == id && e.State == state {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// grepLines is the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
