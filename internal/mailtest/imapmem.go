@@ -42,6 +42,9 @@ type IMAPOptions struct {
 	// server offers SPECIAL-USE and LIST-EXTENDED, so LIST ... RETURN
 	// (SPECIAL-USE) reports them.
 	SpecialUse map[string]imap.MailboxAttr
+	// PlainListRoles hides SPECIAL-USE and LIST-EXTENDED and reports the
+	// special-use attributes in every LIST, as Microsoft 365 does.
+	PlainListRoles bool
 	// TLS, when set, offers STARTTLS with this configuration (see
 	// SelfSigned); with ImplicitTLS the listener speaks TLS from the first
 	// byte instead.
@@ -61,7 +64,8 @@ type IMAP struct {
 	user *imapmemserver.User
 	srv  *imapserver.Server
 
-	noKeywords atomic.Bool
+	noKeywords     atomic.Bool
+	plainListRoles bool
 	idle       chan struct{}
 	implicit   bool
 
@@ -103,7 +107,11 @@ func StartIMAP(t testing.TB, opts IMAPOptions) *IMAP {
 		}
 		s.special[name] = []imap.MailboxAttr{attr}
 	}
-	caps := imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapNamespace: {}, imap.CapSpecialUse: {}, imap.CapCreateSpecialUse: {}, imap.CapListExtended: {}}
+	caps := imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapNamespace: {}}
+	if !opts.PlainListRoles {
+		caps[imap.CapSpecialUse], caps[imap.CapCreateSpecialUse], caps[imap.CapListExtended] = struct{}{}, struct{}{}, struct{}{}
+	}
+	s.plainListRoles = opts.PlainListRoles
 	if !opts.NoMove {
 		caps[imap.CapMove] = struct{}{}
 		caps[imap.CapUIDPlus] = struct{}{}

@@ -206,3 +206,25 @@ func TestIMAPSpecialUse(t *testing.T) {
 		t.Errorf("plain LIST (-want +got):\n%s", diff)
 	}
 }
+
+// With PlainListRoles (Microsoft 365's way) the server offers neither
+// SPECIAL-USE nor LIST-EXTENDED, and a plain LIST carries the attributes.
+func TestIMAPPlainListRoles(t *testing.T) {
+	s := StartIMAP(t, IMAPOptions{PlainListRoles: true, SpecialUse: map[string]imap.MailboxAttr{"Sent Items": imap.MailboxAttrSent}})
+	c := s.Client(t)
+	if caps := c.Caps(); caps.Has(imap.CapSpecialUse) || caps.Has(imap.CapListExtended) {
+		t.Errorf("capabilities %v offer SPECIAL-USE or LIST-EXTENDED", caps)
+	}
+	data, err := c.List("", "*", nil).Collect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]imap.MailboxAttr{}
+	for _, d := range data {
+		got[d.Mailbox] = d.Attrs
+	}
+	want := map[string][]imap.MailboxAttr{"INBOX": nil, "Sent Items": {imap.MailboxAttrSent}}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("plain LIST (-want +got):\n%s", diff)
+	}
+}

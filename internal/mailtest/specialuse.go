@@ -53,8 +53,12 @@ func (sess *memSession) Rename(name, newName string, options *imap.RenameOptions
 }
 
 // List answers LIST ... RETURN (SPECIAL-USE) and LIST (SPECIAL-USE) ...
-// with the recorded attributes.
+// with the recorded attributes, and with IMAPOptions.PlainListRoles every
+// LIST.
 func (sess *memSession) List(w *imapserver.ListWriter, ref string, patterns []string, options *imap.ListOptions) error {
+	if sess.s.plainListRoles && (options == nil || options.ReturnStatus == nil) {
+		options = &imap.ListOptions{ReturnSpecialUse: true}
+	}
 	if options == nil || !options.ReturnSpecialUse && !options.SelectSpecialUse || options.ReturnStatus != nil || len(patterns) == 0 {
 		return sess.UserSession.List(w, ref, patterns, options)
 	}

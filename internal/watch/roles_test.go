@@ -22,6 +22,14 @@ func TestMemFoldersByRole(t *testing.T) {
 	scenarioFoldersByRole(t, memTarget(s), "Elementy wysłane", "Robocze")
 }
 
+// Microsoft 365 offers neither SPECIAL-USE nor LIST-EXTENDED but marks
+// its folders in a plain LIST.
+func TestMemFoldersByRolePlainList(t *testing.T) {
+	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{PlainListRoles: true, SpecialUse: map[string]imap.MailboxAttr{
+		"Sent Items": imap.MailboxAttrSent, "Drafts Folder": imap.MailboxAttrDrafts}})
+	scenarioFoldersByRole(t, memTarget(s), "Sent Items", "Drafts Folder")
+}
+
 // Dovecot marks "Sent Items" \Sent and "Robocze" \Drafts in its
 // configuration (mailtest): the folders exist once created.
 func TestDovecotFoldersByRole(t *testing.T) {
