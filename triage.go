@@ -1,6 +1,6 @@
 // Package triage is the vocabulary every part of the pipeline shares: the
-// Status and Reason of an email's outcome, the ReplyMode, the Receipt of a
-// reply, and the idempotency Key of an inbound message. It is the only place
+// Status and Reason of an email's outcome, the ReplyMode, the Inbox, the
+// Receipt of a reply, and the idempotency Key of an inbound message. It is the only place
 // these values are spelled.
 package triage
 
@@ -84,14 +84,35 @@ const (
 // ReplyMode says whether replies go out or wait as drafts for a person.
 type ReplyMode string
 
-// Reply modes.
+// Reply modes. Auto is not a mode an email is handled in but a choice
+// between the other two: a scenario drafts until people's reviews of its
+// drafts in the inbox qualify it to send on its own (package autonomy).
 const (
 	ReplySend  ReplyMode = "send"
 	ReplyDraft ReplyMode = "draft"
+	ReplyAuto  ReplyMode = "auto"
 )
 
+// ReplyModes lists the reply modes a configuration or a scenario may name.
+var ReplyModes = []ReplyMode{ReplySend, ReplyDraft, ReplyAuto}
+
 // Valid reports whether m is a reply mode ("" means "not set").
-func (m ReplyMode) Valid() bool { return m == "" || m == ReplySend || m == ReplyDraft }
+func (m ReplyMode) Valid() bool {
+	return m == "" || m == ReplySend || m == ReplyDraft || m == ReplyAuto
+}
+
+// Inbox names a watched mailbox: the account and the mailbox, as the
+// ledger records them. The zero Inbox is none (triage process).
+type Inbox struct {
+	Account string `json:"account"`
+	Mailbox string `json:"mailbox"`
+}
+
+// IsZero reports whether i names no inbox.
+func (i Inbox) IsZero() bool { return i == Inbox{} }
+
+// String is account/mailbox, as people read it.
+func (i Inbox) String() string { return i.Account + "/" + i.Mailbox }
 
 // Or is m when set, else fallback.
 func (m ReplyMode) Or(fallback ReplyMode) ReplyMode {

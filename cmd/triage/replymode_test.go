@@ -86,3 +86,21 @@ func TestProcessReplyModeInvalid(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s: want 2 naming --reply-mode", code, stderr)
 	}
 }
+
+// `process --reply-mode auto` drafts: process has no inbox and no review
+// history to earn sending by.
+func TestProcessReplyModeAuto(t *testing.T) {
+	dir := t.TempDir()
+	outbox := filepath.Join(dir, "outbox")
+	code, stdout, stderr := runCLI(t, "", "process", "--json", "--reply-mode", "auto", "--warranty-csv", "../../examples/warranty.csv",
+		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", outbox, "../../examples/inbox/01-valid-warranty-pl.eml")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\nstderr: %s", code, stderr)
+	}
+	if outs := decodeOutcomes(t, stdout); len(outs) != 1 || outs[0].Status != "drafted" {
+		t.Fatalf("outcomes %+v, want drafted", outs)
+	}
+	if files := dirFiles(t, outbox); len(files) != 1 || !strings.HasPrefix(files[0], "drafts/") {
+		t.Errorf("outbox files %v, want the one draft in drafts/", files)
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"triage"
 	"triage/internal/attach"
+	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/language"
@@ -73,6 +74,30 @@ func ticketsDBSetting(p *string) *settings.Setting {
 func ledgerSetting(p *string) *settings.Setting {
 	return &settings.Setting{Flag: "ledger", Env: "TRIAGE_LEDGER", Key: "ledger", Path: true,
 		Usage: "ledger file (SQLite); <ledger>.lock guards against overlapping runs", Var: settings.String(p, "triage-ledger.db")}
+}
+
+// autonomySettings are the bar reply mode auto holds a scenario to in an
+// inbox (watch decides by it; the console and ledger stats show it).
+func autonomySettings(t *autonomy.Thresholds) settings.Table {
+	return settings.Table{
+		{Flag: "autonomy-min-reviewed", Key: "autonomy.min_reviewed",
+			Usage: "reply mode auto: reviewed drafts a scenario needs in an inbox before it sends on its own; the latest this many are the window judged",
+			Var:   settings.Int(&t.MinReviewed, autonomy.DefaultMinReviewed, settings.AtLeast(1))},
+		{Flag: "autonomy-min-sent-as-is", Key: "autonomy.min_sent_as_is",
+			Usage: "reply mode auto: percentage of the window people sent as is (none may be rejected)",
+			Var:   settings.Float(&t.MinSentAsIs, autonomy.DefaultMinSentAsIs, checkPercent)},
+		{Flag: "autonomy-sample-every", Key: "autonomy.sample_every",
+			Usage: "reply mode auto: while a scenario sends on its own, draft every Nth of its messages for review, so it can fall back (0: none)",
+			Var:   settings.Int(&t.SampleEvery, autonomy.DefaultSampleEvery, settings.AtLeast(0))},
+	}
+}
+
+// checkPercent accepts a percentage above 0 and at most 100.
+func checkPercent(f float64) error {
+	if f <= 0 || f > 100 {
+		return fmt.Errorf("must be a percentage above 0 and at most 100, got %g", f)
+	}
+	return nil
 }
 
 // withUsage is s with the help text one command gives it.
@@ -156,8 +181,8 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 	t = append(t, boundsSettings(&o.loopBounds)...)
 	return append(t,
 		&settings.Setting{Flag: "reply-mode", Env: "TRIAGE_REPLY_MODE", Key: "reply_mode", Aliases: []string{"pipeline.reply_mode"},
-			Usage: "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)",
-			Var:   settings.String(&o.ReplyMode, string(triage.ReplySend), settings.OneOf(string(triage.ReplySend), string(triage.ReplyDraft)))},
+			Usage: "send: replies go out; draft: replies are left as drafts a person sends; auto: a scenario drafts until people's reviews of its drafts in the inbox qualify it to send on its own (watch; process drafts) (a scenario's reply_mode: overrides it)",
+			Var:   settings.String(&o.ReplyMode, string(triage.ReplySend), settings.OneOf(string(triage.ReplySend), string(triage.ReplyDraft), string(triage.ReplyAuto)))},
 		&settings.Setting{Flag: "dry-run", Usage: "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened",
 			Var: settings.Bool(&o.DryRun, false)})
 }
@@ -268,8 +293,24 @@ func watchSettings(o *watchOptions) settings.Table {
 		{Key: "smtp.save_sent", Usage: "append each reply to the Sent folder (imap.sent_folder, or the folder the server marks \\Sent; default: false for Gmail and Microsoft 365 hosts, which file SMTP-sent mail themselves; true otherwise)",
 			Var: settings.YAML(&o.SaveSent)},
 	}...)
+	t = append(t, autonomySettings(&o.Autonomy)...)
 	t = append(t, serverSettings("imap", &o.IMAP, "tls")...)
 	return append(t, serverSettings("smtp", &o.SMTP, "starttls")...)
+}
+
+// consoleSettings are the settings of triage console.
+func consoleSettings(o *consoleOptions) settings.Table {
+	return settings.Table{
+		{Flag: "config", Env: "TRIAGE_CONFIG", Usage: "the watch configuration (YAML): ledger, ticket store, smtp or outbox, autonomy",
+			Var: settings.String(&o.config, "")},
+		withUsage(storeSetting(&o.store), "shared store: a postgres:// URL holding the ledger and the tickets (wins over the configuration's store, ledger and tickets_db)"),
+		{Flag: "listen", Usage: "address to serve on (loopback unless you mean otherwise)", Var: settings.String(&o.listen, "127.0.0.1:8080")},
+		{Flag: "token-file", Usage: "file holding the console token (else $TRIAGE_CONSOLE_TOKEN)", Var: settings.String(&o.tokenFile, "")},
+		{Flag: "proxy-header", Usage: "header an authenticating reverse proxy sets to the signed-in person (e.g. X-Forwarded-Email)",
+			Var: settings.String(&o.proxyHeader, "")},
+		{Flag: "trusted-proxy", Usage: "address or CIDR whose --proxy-header is believed (repeatable; default loopback)", Var: settings.Strings(&o.trusted)},
+		{Flag: "secure-cookie", Usage: "mark the session cookie Secure (the console is reached over HTTPS)", Var: settings.Bool(&o.secureCookie, false)},
+	}
 }
 
 // evalSettings are the settings of triage eval.

@@ -14,6 +14,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
@@ -92,7 +93,9 @@ func TestWatchDraftModeAndStats(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("ledger stats exit %d: %s", code, stderr)
 	}
-	if want := `{"scenario":"valid-warranty","drafted":1,"sent_as_is":0,"edited":0,"discarded":0,"pending":1}` + "\n"; stdout != want {
+	if want := `{"scenario":"valid-warranty","account":"support@example.com","mailbox":"INBOX","drafted":1,"sent_as_is":0,"edited":0,"rejected":0,"discarded":0,"pending":1,` +
+		`"readiness":{"reviewed":0,"sent_as_is":0,"edited":0,"rejected":0,"discarded":0,"ready":false,"why":"0 of 30 reviewed drafts needed"},` +
+		`"min_reviewed":30,"min_sent_as_is":90,"switches":[]}` + "\n"; stdout != want {
 		t.Errorf("ledger stats --json = %q, want %q", stdout, want)
 	}
 
@@ -108,11 +111,12 @@ func TestWatchDraftModeAndStats(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("stats %q: %v", stdout, err)
 	}
-	if diff := cmp.Diff(ledger.DraftStat{Scenario: "valid-warranty", Drafted: 1, SentAsIs: 1}, got); diff != "" {
+	inbox := triage.Inbox{Account: "support@example.com", Mailbox: "INBOX"}
+	if diff := cmp.Diff(ledger.DraftStat{Scenario: "valid-warranty", Inbox: inbox, Drafted: 1, SentAsIs: 1}, got); diff != "" {
 		t.Errorf("stats after the person sent the draft (-want +got):\n%s", diff)
 	}
 	_, stdout, _ = e.run(t, "ledger", "stats", "--config", e.config)
-	for _, want := range []string{"SCENARIO", "SENT AS IS", "valid-warranty", "100%"} {
+	for _, want := range []string{"SCENARIO", "SENT AS IS", "valid-warranty", "support@example.com/INBOX", "1/1 100%", "READY", "1 of 30 reviewed drafts needed"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("ledger stats lacks %q:\n%s", want, stdout)
 		}

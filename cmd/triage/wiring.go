@@ -47,8 +47,11 @@ type pipelineOptions struct {
 	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
 	loopBounds
-	ReplyMode string // send | draft (a scenario's reply_mode overrides it)
-	DryRun    bool   // effect tools are answered without running; nothing changes
+	ReplyMode string // send | draft | auto (a scenario's reply_mode overrides it)
+	// autonomy resolves reply mode auto (watch sets it from its ledger;
+	// nil: auto drafts, as in process).
+	autonomy processor.Autonomy
+	DryRun   bool // effect tools are answered without running; nothing changes
 	// Concurrency is how many emails run at once (process and watch each
 	// register their own --concurrency flag); it sizes the model client's
 	// idle connections.
@@ -279,6 +282,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			// process answers a sender as often as watch would.
 			PerSenderLimit: perSender,
 			ReplyMode:      triage.ReplyMode(o.ReplyMode),
+			Autonomy:       o.autonomy,
 			DryRun:         o.DryRun,
 			Logger:         log,
 		})

@@ -199,7 +199,7 @@ func TestDraftActions(t *testing.T) {
 	}{
 		{"edit and send", "send", url.Values{"body": {"Hello Anna,\n\nwe will replace the kettle.\n\nSupport"}}, ledger.DraftEdited, "we will replace the kettle"},
 		{"edit one word stays as is", "send", url.Values{"body": {strings.Replace(draftBody, "opened", "created", 1)}}, ledger.DraftSentAsIs, "We created ticket"},
-		{"reject", "reject", url.Values{}, ledger.DraftDiscarded, ""},
+		{"reject", "reject", url.Values{}, ledger.DraftRejected, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

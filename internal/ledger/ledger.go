@@ -287,7 +287,7 @@ func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	if err != nil {
 		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
 	}
-	return nil
+	return l.attribute(ctx, e.Loc, e.Scenario)
 }
 
 // Finish sets the final state of the entry at loc.
@@ -298,7 +298,10 @@ func (l *Ledger) Finish(ctx context.Context, loc Loc, state string, reason triag
 	res, err := l.db.ExecContext(ctx, `UPDATE messages SET state=?, reason=?, scenario=?, updated=?
 		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
 		state, reason, scenario, unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
-	return checkOne(res, err, "finish", loc)
+	if err := checkOne(res, err, "finish", loc); err != nil {
+		return err
+	}
+	return l.attribute(ctx, loc, scenario)
 }
 
 // MarkIMAPDone records that the server-side flag/move of loc is done.

@@ -147,9 +147,13 @@ type Config struct {
 	// the agent's Deadline in Assemble, else agent.DefaultDeadline).
 	Deadline  time.Duration
 	ModelName string // recorded in outcomes
-	// ReplyMode is the run's reply mode, triage.ReplySend (default) or
-	// triage.ReplyDraft; a scenario's reply_mode overrides it.
+	// ReplyMode is the run's reply mode, triage.ReplySend (default),
+	// triage.ReplyDraft or triage.ReplyAuto; a scenario's reply_mode
+	// overrides it.
 	ReplyMode triage.ReplyMode
+	// Autonomy resolves reply mode auto for the message's inbox
+	// (Input.Inbox); nil: auto drafts.
+	Autonomy Autonomy
 	// DryRun: effect functions are answered without running (the
 	// dispatcher enforces it) and outcomes say dry_run.
 	DryRun bool
@@ -169,6 +173,9 @@ type Input struct {
 	// such a failure adds no note to the ticket yet: the reply may still go
 	// out. The outcome is failed/send_failed either way.
 	MoreAttempts bool
+	// Inbox is the watched mailbox the message came from (zero for
+	// triage process): reply mode auto is earned per scenario and inbox.
+	Inbox triage.Inbox
 }
 
 // Processor handles emails; safe for concurrent use.
@@ -201,7 +208,7 @@ func New(cfg Config) (*Processor, error) {
 		}
 	}
 	if !cfg.ReplyMode.Valid() {
-		return nil, fmt.Errorf("processor: ReplyMode %q: want %q or %q", cfg.ReplyMode, triage.ReplySend, triage.ReplyDraft)
+		return nil, fmt.Errorf("processor: ReplyMode %q: want %q, %q or %q", cfg.ReplyMode, triage.ReplySend, triage.ReplyDraft, triage.ReplyAuto)
 	}
 	if cfg.Deadline <= 0 {
 		cfg.Deadline = agent.DefaultDeadline
@@ -402,7 +409,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 
 	final := p.cfg.Dispatcher.Tools().FinalOf(sc)
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
-	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == triage.ReplyDraft
+	draft := p.replyMode(ctx, sc, in.Inbox) == triage.ReplyDraft
 	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(facts, text, quoted)
 	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}})
 	session.SetTicket(out.TicketID)

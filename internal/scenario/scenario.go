@@ -46,7 +46,8 @@ type Scenario struct {
 	// message on one conversation.
 	Escalate bool `yaml:"escalate"`
 	// ReplyMode overrides the run's reply mode for this scenario: "send",
-	// "draft" or "" (the run's mode).
+	// "draft", "auto" (draft until people's reviews qualify the scenario
+	// to send on its own; see package autonomy) or "" (the run's mode).
 	ReplyMode triage.ReplyMode `yaml:"reply_mode"`
 	// FollowUp marks the scenario that answers follow-ups of an existing
 	// ticket: the pipeline chooses it for them, detection never offers it for
@@ -99,6 +100,7 @@ func (sc *Scenario) Asks(fact string) bool {
 
 // ReplyModeFor is the reply mode of an email handled under sc in a run whose
 // mode is run: the scenario's reply_mode when set, else the run's, else send.
+// Auto is returned as it is: the processor resolves it.
 func ReplyModeFor(sc *Scenario, run triage.ReplyMode) triage.ReplyMode {
 	if sc != nil && sc.ReplyMode != "" {
 		return sc.ReplyMode
@@ -344,7 +346,7 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 		fail("body", "empty (instructions must follow the frontmatter)")
 	}
 	if !sc.ReplyMode.Valid() {
-		fail("reply_mode", "%q must be %q, %q or empty", sc.ReplyMode, triage.ReplySend, triage.ReplyDraft)
+		fail("reply_mode", "%q must be %q, %q, %q or empty", sc.ReplyMode, triage.ReplySend, triage.ReplyDraft, triage.ReplyAuto)
 	}
 	switch sc.Rules.Serial {
 	case SerialAny, SerialRequired, SerialAbsent:

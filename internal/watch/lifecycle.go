@@ -109,7 +109,8 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 
 	start := w.cfg.Now()
 	in := &answering{sender: id.Sender, limits: w.limits()}
-	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key, MoreAttempts: attempt < w.cfg.MaxAttempts})
+	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
+		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}, MoreAttempts: attempt < w.cfg.MaxAttempts})
 	w.keepOutcome(ctx, loc, out, raw)
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
 	if out.Status == triage.StatusFailed && out.Reason != triage.ReasonSendFailed { // the Sender counted that one

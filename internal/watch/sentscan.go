@@ -13,6 +13,7 @@ import (
 
 	"triage/internal/ledger"
 	"triage/internal/message"
+	"triage/internal/metrics"
 	"triage/internal/textsim"
 )
 
@@ -75,8 +76,24 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 		if err != nil {
 			return w.ledgerErr(err)
 		}
+		// This inbox's drafts (and those recovered after a crash, which
+		// name none), per scenario.
+		counts := map[string]metrics.DraftCounts{}
 		for _, s := range stats {
-			w.cfg.Metrics.Drafts(s.Scenario, s.Drafted, s.SentAsIs, s.Edited, s.Discarded, s.Pending)
+			if s.Account != "" && (s.Account != w.cfg.Account || s.Mailbox != w.cfg.Mailbox) {
+				continue
+			}
+			c := counts[s.Scenario]
+			c.Drafted += s.Drafted
+			c.SentAsIs += s.SentAsIs
+			c.Edited += s.Edited
+			c.Rejected += s.Rejected
+			c.Discarded += s.Discarded
+			c.Pending += s.Pending
+			counts[s.Scenario] = c
+		}
+		for scenario, c := range counts {
+			w.cfg.Metrics.Drafts(scenario, c)
 		}
 	}
 	return nil
