@@ -66,8 +66,8 @@ type IMAP struct {
 
 	noKeywords     atomic.Bool
 	plainListRoles bool
-	idle       chan struct{}
-	implicit   bool
+	idle           chan struct{}
+	implicit       bool
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
