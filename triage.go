@@ -64,7 +64,7 @@ const (
 	ReasonCanceled         Reason = "canceled"            // the run stopped before the email was handled
 	ReasonReplyLoop        Reason = "reply_loop"          // a likely loop with an auto-responder
 	ReasonHistoryError     Reason = "history_error"       // the reply history could not be read
-	ReasonNoStaff          Reason = "no_staff"            // escalation without staff addresses
+	ReasonNoStaff          Reason = "no_staff"            // a hand-off (escalation, a reply promising a person) without staff addresses
 	ReasonTicketStore      Reason = "tickets_unavailable" // the ticket store could not be read or written
 	ReasonRecovered        Reason = "recovered"           // the reply was recorded sent before a crash
 	ReasonReplyUnconfirmed Reason = "reply_unconfirmed"   // a reply may or may not have gone out
@@ -75,11 +75,46 @@ const (
 	ReasonPanic            Reason = "panic"               // the pipeline panicked on this message
 	ReasonSendFailed       Reason = "send_failed"         // the mail server refused or could not take the reply
 	ReasonUngroundedClaim  Reason = "ungrounded_claim"    // the reply stated a fact triage could not back
+	// ReasonEscalated: staff were told and a person owns the conversation;
+	// watch moves the email to the Needs-Human folder (state needs_human).
+	ReasonEscalated Reason = "escalated"
+	// ReasonNoticeLimit: the staff notice about this email would pass the
+	// bound on notices about one customer's mail per hour; ReasonNoticeGlobalLimit:
+	// the bound on notices per hour overall (NoticeLimits).
+	ReasonNoticeLimit       Reason = "notice_limit"
+	ReasonNoticeGlobalLimit Reason = "notice_global_limit"
 	// ReasonDuplicateKey: another message with the same Key (Message-ID and
 	// sender) but other content was already handled; a reply to this one
 	// would reuse that one's reply, so a person decides.
 	ReasonDuplicateKey Reason = "duplicate_message_id"
 )
+
+// NoticeLimits bound the staff notices (notify_staff), apart from the
+// limits on replies: a notice never counts against a customer's or the
+// staff address's reply limit. A zero or negative field is no limit.
+type NoticeLimits struct {
+	// PerCustomer caps the notices about one customer's mail (its From
+	// address) in the last hour: one customer's flood reaches staff this
+	// often, the rest waits in the Needs-Human folder.
+	PerCustomer int
+	// PerHour caps the notices in the last hour overall.
+	PerHour int
+}
+
+// Default notice bounds (settings limits.notices_per_customer and
+// limits.notices_per_hour).
+const (
+	DefaultNoticesPerCustomer = 3
+	DefaultNoticesPerHour     = 30
+)
+
+// Limited is an error that refused a reply or a staff notice because a
+// limit was reached; LimitReason says which (ReasonPerSenderLimit,
+// ReasonGlobalLimit, ReasonNoticeLimit, ReasonNoticeGlobalLimit).
+type Limited interface {
+	error
+	LimitReason() Reason
+}
 
 // ReplyMode says whether replies go out or wait as drafts for a person.
 type ReplyMode string

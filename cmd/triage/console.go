@@ -94,7 +94,7 @@ type consoleParts struct {
 	tickets  tickets.Conversations
 	sender   mail.Sender
 	autonomy autonomy.Thresholds
-	oauth2   *inboxSetup // the token sources, to observe
+	oauth2   *watchSetup // the token sources, to observe
 	closers  []func() error
 }
 
@@ -255,15 +255,16 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 		// The same client triage watch sends with: secrets, mechanism,
 		// OAuth2, CA file.
 		var probs problems
-		is := &inboxSetup{o: wo}
-		oauth2Setup(wo, is, &probs)
-		smtp := smtpClient(wo, is.smtpOAuth2, path, &probs)
+		ws := &watchSetup{o: wo}
+		imapOAuth2Setup(wo, ws, &probs)
+		smtpOAuth2Setup(wo, ws, &probs)
+		smtp := smtpClient(wo, ws.smtpOAuth2, path, &probs)
 		if err := probs.err(); err != nil {
 			var ee *exitError
 			errors.As(err, &ee)
 			return fail(usageErr("console: %s: %v", path, ee.err))
 		}
-		p.sender, p.oauth2 = smtp, is
+		p.sender, p.oauth2 = smtp, ws
 	case wo.Outbox != "":
 		o, err := mail.NewOutbox(wo.Outbox)
 		if err != nil {

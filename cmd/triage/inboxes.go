@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"triage"
-	"triage/internal/clients/mail"
 	"triage/internal/mailauth"
 	"triage/internal/settings"
 )
@@ -83,14 +81,6 @@ func inboxOptions(path string, o *watchOptions, p *problems) []*watchOptions {
 			continue
 		}
 		t.Apply(f)
-		// An oauth2 block of the entry names files relative to the
-		// configuration (the shared blocks already do).
-		if f.Has("imap.oauth2") {
-			oauth2Relative(&watchOptions{IMAP: serverOptions{OAuth2: io.IMAP.OAuth2}}, path)
-		}
-		if f.Has("smtp.oauth2") {
-			oauth2Relative(&watchOptions{SMTP: serverOptions{OAuth2: io.SMTP.OAuth2}}, path)
-		}
 		if err := t.Check(); err != nil {
 			for _, e := range unjoin(err) {
 				p.add("inboxes[%d]: %v", i+1, e)
@@ -130,18 +120,6 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
-// inboxSetup is one validated inbox: nothing has been created or
-// connected yet.
-type inboxSetup struct {
-	o                   *watchOptions // the inbox's settings
-	imapPass, imapToken string
-	imapOAuth2          *mailauth.Source // nil without imap.oauth2
-	smtpOAuth2          *mailauth.Source // imapOAuth2 itself with "oauth2: imap"
-	smtp                *mail.SMTP
-	imapTLS             *tls.Config    // imap.ca_file's pool, nil without it
-	parts               *pipelineParts // what checkPipeline loaded, for newPipeline
-}
-
 // account is the ledger account of the inbox (as watch.New derives it).
 func (o *watchOptions) account() string {
 	if o.Account != "" {
@@ -170,39 +148,11 @@ func (o *watchOptions) secretOf(env, file, literal string) (string, error) {
 // checkInbox validates one inbox (its servers, secrets and pipeline),
 // reading files but creating and connecting nothing. Its problems are
 // added to p, each naming the inbox when there are several.
-func checkInbox(path string, o *watchOptions, p *problems) *inboxSetup {
+func checkInbox(path string, o *watchOptions, p *problems) *watchSetup {
 	var q problems
-	is := &inboxSetup{o: o}
-
-	// imap
-	var host string
-	var err error
-	switch {
-	case o.IMAP.Addr == "":
-		q.add("imap.addr: missing (host:port of the IMAP server)")
-	default:
-		if host, err = checkHostPort("imap.addr", o.IMAP.Addr); err != nil {
-			q.addErr(err)
-		}
-	}
-	checkTLS("imap.tls", o.IMAP.TLS, host, mail.TLSImplicit, &q)
-	if o.IMAP.User == "" {
-		q.add("imap.user: missing")
-	}
-	oauth2Setup(o, is, &q)
-	var cerr error
-	is.imapTLS, cerr = caConfig("imap.ca_file", o.IMAP.CAFile)
-	q.addErr(cerr)
-	perr, terr := error(nil), error(nil)
-	if is.imapPass, perr = o.secretOf("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
-		q.add("imap.password_file: %v", errors.Unwrap(perr))
-	}
-	if is.imapToken, terr = o.secretOf("TRIAGE_IMAP_TOKEN", o.IMAP.TokenFile, o.IMAP.Token); terr != nil {
-		q.add("imap.token_file: %v", errors.Unwrap(terr))
-	}
-	if perr == nil && terr == nil && is.imapPass == "" && is.imapToken == "" && o.IMAP.OAuth2 == nil {
-		q.add("no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN) in the environment (e.g. with --env-file FILE), or imap.password_file in %s", path)
-	}
+	is := &watchSetup{o: o}
+	imapSetup(o, path, is, &q)
+	smtpOAuth2Setup(o, is, &q)
 
 	// smtp or outbox
 	switch {

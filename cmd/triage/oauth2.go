@@ -11,11 +11,9 @@ import (
 	"triage/internal/metrics"
 )
 
-// oauth2Setup builds the token sources of the imap and smtp sections from
-// their oauth2 blocks (nil without one) and applies the defaults: smtp's
-// "oauth2: imap" shares imap's source, and an smtp section with OAuth2 but
-// no user logs in as imap.user. Nothing is contacted.
-func oauth2Setup(o *watchOptions, ws *inboxSetup, p *problems) {
+// imapOAuth2Setup builds the imap section's token source from its oauth2
+// block (nil without one). Nothing is contacted.
+func imapOAuth2Setup(o *watchOptions, ws *watchSetup, p *problems) {
 	if s := o.IMAP.OAuth2; s != nil {
 		if s.SameAs != "" {
 			p.add("imap.oauth2: %s: only the smtp section can share another section's oauth2", s.SameAs)
@@ -25,6 +23,13 @@ func oauth2Setup(o *watchOptions, ws *inboxSetup, p *problems) {
 			ws.imapOAuth2 = src
 		}
 	}
+}
+
+// smtpOAuth2Setup builds the smtp section's token source (after
+// imapOAuth2Setup) and applies the defaults: "oauth2: imap" shares imap's
+// source, and an smtp section with OAuth2 but no user logs in as
+// imap.user. Nothing is contacted.
+func smtpOAuth2Setup(o *watchOptions, ws *watchSetup, p *problems) {
 	s := o.SMTP.OAuth2
 	if s == nil || o.SMTP.Addr == "" {
 		return
@@ -48,7 +53,7 @@ func oauth2Setup(o *watchOptions, ws *inboxSetup, p *problems) {
 
 // observeOAuth2 sends the sources' logs to log and their token expiries
 // to the metrics.
-func (ws *inboxSetup) observeOAuth2(log *slog.Logger, met *metrics.Metrics) {
+func (ws *watchSetup) observeOAuth2(log *slog.Logger, met *metrics.Metrics) {
 	if ws.imapOAuth2 != nil {
 		ws.imapOAuth2.Observe(log, func(t time.Time) { met.TokenExpiry("imap", t) })
 	}
@@ -58,12 +63,13 @@ func (ws *inboxSetup) observeOAuth2(log *slog.Logger, met *metrics.Metrics) {
 }
 
 // checkOAuth2 obtains one access token from each configured source and
-// says for which account and how long it is valid (never the token).
-func checkOAuth2(w io.Writer, ws *watchSetup) error {
+// reports for which account and how long it is valid (never the token);
+// with w, one line each is printed.
+func checkOAuth2(w io.Writer, ws *watchSetup) ([]checkToken, error) {
 	type src struct {
 		key, user string
 		s         *mailauth.Source
-		is        *inboxSetup
+		is        *watchSetup
 	}
 	var list []src
 	for _, is := range ws.inboxes {
@@ -77,6 +83,7 @@ func checkOAuth2(w io.Writer, ws *watchSetup) error {
 		}
 	}
 	var p problems
+	var out []checkToken
 	for _, c := range list {
 		if c.s == nil {
 			continue
@@ -86,15 +93,22 @@ func checkOAuth2(w io.Writer, ws *watchSetup) error {
 			p.addErr(err)
 			continue
 		}
+		r := checkToken{Setting: c.key, Account: c.user, TokenURL: c.s.TokenURL(), Grant: c.s.Grant()}
 		valid := "no expiry given"
 		if !tok.Expiry.IsZero() {
-			valid = "valid for " + time.Until(tok.Expiry).Round(time.Second).String()
+			left := time.Until(tok.Expiry).Round(time.Second)
+			exp := tok.Expiry.UTC().Truncate(time.Second)
+			r.Expires, r.ValidForSeconds = &exp, int64(left/time.Second)
+			valid = "valid for " + left.String()
 		}
 		shared := ""
 		if c.s == c.is.smtpOAuth2 && strings.HasSuffix(c.key, "imap.oauth2") && c.is.o.SMTP.Addr != "" {
-			shared = " (smtp shares it)"
+			shared, r.SharedWith = " (smtp shares it)", "smtp"
 		}
-		fmt.Fprintf(w, "%s: access token obtained for %s from %s (%s grant), %s%s\n", c.key, c.user, c.s.TokenURL(), c.s.Grant(), valid, shared)
+		out = append(out, r)
+		if w != nil {
+			fmt.Fprintf(w, "%s: access token obtained for %s from %s (%s grant), %s%s\n", c.key, c.user, r.TokenURL, r.Grant, valid, shared)
+		}
 	}
-	return p.err()
+	return out, p.err()
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/clients/mail"
 )
 
 // dirFiles lists the files under dir (relative, slash-separated).
@@ -39,8 +41,8 @@ func TestProcessReplyModeDraft(t *testing.T) {
 		t.Fatalf("outcomes %+v, want drafted and skipped", outs)
 	}
 	files := dirFiles(t, outbox)
-	if len(files) != 1 || !strings.HasPrefix(files[0], "drafts/") || outs[0].Reply.Path != filepath.Join(outbox, files[0]) {
-		t.Fatalf("outbox files %v, reply %+v: want the one draft in drafts/", files, outs[0].Reply)
+	if len(files) != 2 || files[0] != mail.IndexFile || !strings.HasPrefix(files[1], "drafts/") || outs[0].Reply.Path != filepath.Join(outbox, files[1]) {
+		t.Fatalf("outbox files %v, reply %+v: want the one draft in drafts/ and the index", files, outs[0].Reply)
 	}
 	raw, _ := os.ReadFile(outs[0].Reply.Path)
 	if !strings.Contains(string(raw), "In-Reply-To: <") || !strings.Contains(string(raw), "SN-48213-PL") {
@@ -100,7 +102,7 @@ func TestProcessReplyModeAuto(t *testing.T) {
 	if outs := decodeOutcomes(t, stdout); len(outs) != 1 || outs[0].Status != "drafted" {
 		t.Fatalf("outcomes %+v, want drafted", outs)
 	}
-	if files := dirFiles(t, outbox); len(files) != 1 || !strings.HasPrefix(files[0], "drafts/") {
-		t.Errorf("outbox files %v, want the one draft in drafts/", files)
+	if files := dirFiles(t, outbox); len(files) != 2 || files[0] != mail.IndexFile || !strings.HasPrefix(files[1], "drafts/") {
+		t.Errorf("outbox files %v, want the one draft in drafts/ and the index", files)
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -156,8 +158,17 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Var:   settings.String(&o.TicketsURL, "")},
 		{Flag: "from", Env: "TRIAGE_FROM", Key: "pipeline.from", Usage: "our address: From of every reply, and never answered",
 			Var: settings.String(&o.From, "Serwis gwarancyjny <serwis@example.com>")},
-		{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated (repeatable)",
+		{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated or a reply promises a person (repeatable)",
 			Var: settings.Strings(&o.Staff)},
+		{Flag: "notices-per-customer", Key: "limits.notices_per_customer",
+			Usage: "staff notices about one customer's mail per hour; more is left for a person (negative: no limit); notices never count against the reply limits",
+			Var:   settings.Int(&o.Notices.PerCustomer, triage.DefaultNoticesPerCustomer)},
+		{Flag: "notices-per-hour", Key: "limits.notices_per_hour",
+			Usage: "staff notices per hour overall; more is left for a person (negative: no limit)",
+			Var:   settings.Int(&o.Notices.PerHour, triage.DefaultNoticesPerHour)},
+		{Flag: "console-url", Env: "TRIAGE_CONSOLE_URL", Key: "console.url",
+			Usage: "the review console's address (e.g. https://triage.example.com): staff notices link to the conversation there",
+			Var:   settings.String(&o.ConsoleURL, "", checkConsoleURL)},
 		{Flag: "default-language", Env: "TRIAGE_DEFAULT_LANGUAGE", Key: "pipeline.default_language",
 			Usage: "ISO 639-1 code of the inbox's language: a customer whose language cannot be told (a short or mixed message) is answered in it",
 			Var:   settings.String(&o.DefaultLanguage, language.DefaultLanguage)},
@@ -222,6 +233,21 @@ func checkTLSMode(def string) settings.Check[string] {
 	return func(mode string) error { return mail.CheckTLS(mode, "", def) }
 }
 
+// checkConsoleURL accepts "" or an http(s) URL with a host.
+func checkConsoleURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a valid URL (not quoted here: it may hold a secret)")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q: want the console's http:// or https:// URL with a host", redactURL(u))
+	}
+	return nil
+}
+
 // checkOptionalHostPort accepts "" or host:port.
 func checkOptionalHostPort(addr string) error {
 	if addr == "" {
@@ -256,10 +282,10 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.String(&o.ProcessedFolder, "")},
 		{Flag: "failed-folder", Key: "imap.failed_folder", Usage: "folder for mail a person must handle (created when missing)",
 			Var: settings.String(&o.FailedFolder, watch.DefaultFailedFolder)},
-		{Flag: "sent-folder", Key: "imap.sent_folder", Usage: "store every reply in this folder, and look pending replies up there after a crash",
+		{Flag: "sent-folder", Key: "imap.sent_folder", Usage: "store every reply in this folder, and look pending replies and people's replies up there (default: the folder the server marks \\Sent; it must exist)",
 			Var: settings.String(&o.SentFolder, "")},
 		{Flag: "drafts-folder", Key: "imap.drafts_folder", Aliases: []string{"drafts_folder"},
-			Usage: "folder that receives drafts (reply mode draft), flagged \\Draft", Var: settings.String(&o.DraftsFolder, watch.DefaultDraftsFolder)},
+			Usage: "folder that receives drafts (reply mode draft), flagged \\Draft (default: the folder the server marks \\Drafts, else Drafts, created when missing; a folder named here must exist)", Var: settings.String(&o.DraftsFolder, "")},
 		{Key: "imap.account", Usage: "account name in logs and the ledger (default: user@addr)", Var: settings.String(&o.Account, "")},
 		ledgerSetting(&o.Ledger),
 		{Flag: "outbox", Key: "outbox", Path: true, Usage: "write replies as .eml files into this directory instead of SMTP",
@@ -294,7 +320,7 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.Int(&o.MaxSendFailures, metrics.DefaultSendFailureLimit, settings.NotNegative)},
 		{Key: "smtp.mechanism", Usage: "password mechanism: plain or login (default: plain, or login when the server offers only that)",
 			Var: settings.String(&o.SMTPMechanism, "", settings.OneOf("", mail.MechPlain, mail.MechLogin))},
-		{Key: "smtp.save_sent", Usage: "append each reply to imap.sent_folder (default: false for Gmail and Microsoft 365 hosts, which file SMTP-sent mail themselves; true otherwise)",
+		{Key: "smtp.save_sent", Usage: "append each reply to the Sent folder (imap.sent_folder, or the folder the server marks \\Sent; default: false for Gmail and Microsoft 365 hosts, which file SMTP-sent mail themselves; true otherwise)",
 			Var: settings.YAML(&o.SaveSent)},
 	}...)
 	t = append(t, autonomySettings(&o.Autonomy)...)

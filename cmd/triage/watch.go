@@ -166,13 +166,17 @@ variable and default). Its fields:
              advertises); see docs/watch.md), account, mailbox, keyword, processed_folder, failed_folder,
              sent_folder (replies are stored there, and looked up after a
              crash; a person's replies found there resolve drafts and take
-             the conversation over), drafts_folder (default Drafts)
+             the conversation over; default: the folder the server marks
+             \Sent), drafts_folder (default: the folder marked \Drafts,
+             else Drafts); a sent_folder or drafts_folder that does not
+             exist stops watch at connect (exit 2, naming the folders that
+             do exist)
   smtp:      addr, tls (starttls|tls|none), user (default with oauth2:
              imap.user), password_file | token_file | oauth2 (a block as
              in imap, or "oauth2: imap" to share imap's), mechanism
              (plain|login; default plain, or login when the server offers
              only LOGIN), timeout, save_sent (append replies to
-             imap.sent_folder; default false for smtp.gmail.com,
+             the Sent folder; default false for smtp.gmail.com,
              smtp.office365.com and *.outlook.com, which file them
              themselves, true otherwise); imap and smtp: ca_file (PEM of a
              private CA that signed the server's certificate)
@@ -190,7 +194,10 @@ variable and default). Its fields:
              the other settings, which every inbox shares,
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
-             global_per_hour (100); negative disables
+             global_per_hour (100); staff notices apart from replies:
+             notices_per_customer (3 an hour), notices_per_hour (30);
+             negative disables
+  console:   url (staff notices link to the conversation there)
   metrics_addr, log: {format: text|json, level: debug|info|warn|error}
   reply_mode: send (default) | draft: drafts go to drafts_folder flagged
              \Draft, nothing is sent (no smtp needed) | auto: a scenario
@@ -226,8 +233,11 @@ next run, never half-answered); a second signal exits at once.
 
 Exit status: 0 after a clean pass (--once) or a requested stop; 1 when the
 mailbox could not be processed (connection, ledger) or, with --once, when
-any message of the pass failed (a refused reply is failed/send_failed); 2 for a usage or
-configuration error; 3 when another triage watch holds the (SQLite) ledger lock; 5
+any message of the pass failed or had its reply refused (a refusal for good
+is failed/send_failed; a temporary one is tried again on later passes, up
+to max_attempts); 2 for a usage or configuration error (also a sent_folder
+or drafts_folder the server does not have); 3 when another triage watch holds the (SQLite)
+ledger lock; 5
 when the IMAP server refused the login (the daemon tries max_auth_failures
 times, default 3, then stops: /healthz fails meanwhile; network errors are
 retried for ever with backoff).`
@@ -347,16 +357,27 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, usageErr("--log-format %q: want text or json", format)
 }
 
-// watchSetup is a validated watch configuration: nothing has been created
-// or connected yet.
+// watchSetup is a validated watch configuration, or one inbox of it:
+// nothing has been created or connected yet.
 type watchSetup struct {
-	o       *watchOptions // the resolved settings (shared by the inboxes)
-	found   string        // how the configuration was found
-	inboxes []*inboxSetup // one, or those of inboxes:
+	o                   *watchOptions // the resolved settings (of the inbox)
+	found               string        // how the configuration was found
+	imapPass, imapToken string
+	imapOAuth2          *mailauth.Source // nil without imap.oauth2
+	smtpOAuth2          *mailauth.Source // imapOAuth2 itself with "oauth2: imap"
+	smtp                *mail.SMTP
+	imapTLS             *tls.Config    // imap.ca_file's pool, nil without it
+	parts               *pipelineParts // what checkPipeline loaded, for newPipeline
+	// inboxes are the configuration's inboxes (loadWatch's result): one,
+	// or one per entry of inboxes:, each a watchSetup of its own.
+	inboxes []*watchSetup
 }
 
-func (ws *watchSetup) foundText() string {
-	switch ws.found {
+func (ws *watchSetup) foundText() string { return foundText(ws.found) }
+
+// foundText says how findConfig found a configuration.
+func foundText(how string) string {
+	switch how {
 	case "--config":
 		return "given with --config"
 	case "$TRIAGE_CONFIG":
@@ -391,7 +412,6 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	var p problems
 	p.addErr(o.table.Resolve(fs, file, nil))
 	o.Config = path
-	oauth2Relative(o, path)
 	p.addErr(o.table.Check())
 	if _, err := newLogger(io.Discard, o.LogFormat, o.LogLevel); err != nil {
 		p.addErr(err) // the log settings are checked where they are used
@@ -431,6 +451,43 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("watch: %s: invalid configuration:\n  %s", path, strings.ReplaceAll(ee.err.Error(), "\n", "\n  "))}
 	}
 	return ws, nil
+}
+
+// imapSetup validates the imap section of the configuration at path and
+// fills ws with what logging in needs: the password or token (from the
+// environment first, then the *_file settings), the OAuth2 source and the
+// TLS configuration of imap.ca_file. The files an oauth2 block names are
+// made relative to the configuration, as every *_file setting is. Nothing
+// is contacted. watch and replay (reading the inbox) share it.
+func imapSetup(o *watchOptions, path string, ws *watchSetup, p *problems) {
+	oauth2Relative(o, path)
+	var host string
+	var err error
+	switch {
+	case o.IMAP.Addr == "":
+		p.add("imap.addr: missing (host:port of the IMAP server)")
+	default:
+		if host, err = checkHostPort("imap.addr", o.IMAP.Addr); err != nil {
+			p.addErr(err)
+		}
+	}
+	checkTLS("imap.tls", o.IMAP.TLS, host, mail.TLSImplicit, p)
+	if o.IMAP.User == "" {
+		p.add("imap.user: missing")
+	}
+	imapOAuth2Setup(o, ws, p)
+	ws.imapTLS, err = caConfig("imap.ca_file", o.IMAP.CAFile)
+	p.addErr(err)
+	perr, terr := error(nil), error(nil)
+	if ws.imapPass, perr = o.secretOf("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
+		p.add("imap.password_file: %v", errors.Unwrap(perr))
+	}
+	if ws.imapToken, terr = o.secretOf("TRIAGE_IMAP_TOKEN", o.IMAP.TokenFile, o.IMAP.Token); terr != nil {
+		p.add("imap.token_file: %v", errors.Unwrap(terr))
+	}
+	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" && o.IMAP.OAuth2 == nil {
+		p.add("no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN) in the environment (e.g. with --env-file FILE), or imap.password_file in %s", path)
+	}
 }
 
 func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, stderr io.Writer) (err error) {
@@ -546,16 +603,21 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		wg.Wait()
 		cancel()
 	}
-	failed := 0
+	failed, retries := 0, 0
 	for i, w := range watchers {
 		st := w.Stats()
-		logs[i].Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, finalGroup(st.Final))
+		logs[i].Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, "send_retries", st.SendRetries, finalGroup(st.Final))
 		failed += st.Final[ledger.StateFailed]
+		retries += st.SendRetries
 	}
 	for _, err := range errs {
 		var ae *watch.AuthError
 		if errors.As(err, &ae) {
 			return &exitError{code: exitAuth, err: err}
+		}
+		var fe *watch.FolderError
+		if errors.As(err, &fe) {
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s: invalid configuration: %w", o.Config, err)}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -563,6 +625,9 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	}
 	if o.Once && failed > 0 {
 		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", failed)}
+	}
+	if o.Once && retries > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("watch: the mail server refused the reply to %d message(s) for now; the next run tries again, up to max_attempts (see the log and 'triage ledger')", retries)}
 	}
 	return nil
 }
@@ -578,7 +643,7 @@ func runWatcher(ctx context.Context, w *watch.Watcher, once bool) error {
 // newInboxWatcher builds the watcher of one inbox: its mail sender, its
 // pipeline (returned to be closed, also on error) and the watcher itself,
 // on the shared ledger and metrics.
-func newInboxWatcher(ctx context.Context, is *inboxSetup, led *ledger.Ledger, met *metrics.Metrics, owner string, log *slog.Logger, first bool) (*watch.Watcher, *pipeline, error) {
+func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, met *metrics.Metrics, owner string, log *slog.Logger, first bool) (*watch.Watcher, *pipeline, error) {
 	o := is.o
 	var next mail.Sender
 	var err error
@@ -602,7 +667,7 @@ func newInboxWatcher(ctx context.Context, is *inboxSetup, led *ledger.Ledger, me
 	}
 	var sender mail.Sender = next
 	if !o.DryRun {
-		sender, err = watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Logger: log, Metrics: met})
+		sender, err = watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Notices: o.Notices, Logger: log, Metrics: met})
 		if err != nil {
 			return nil, nil, usageErr("%v", err)
 		}
@@ -626,7 +691,7 @@ func newInboxWatcher(ctx context.Context, is *inboxSetup, led *ledger.Ledger, me
 		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: is.imapPass, Token: is.imapToken, OAuth2: is.imapOAuth2,
 		Account: o.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
-		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, log),
+		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, ourIdentity(o.From, p.Scenarios), log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
 		PerSenderLimit: o.PerSender, PerSenderWindow: o.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
 		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: o.Grace, Concurrency: o.Concurrency,

@@ -12,11 +12,15 @@ import (
 )
 
 // Reply kinds: a reply triage sent, or a draft it left for a person (reply
-// mode draft). A draft shares the replies table, and so the guarantees of a
-// reply: one per inbound key, recorded before it is stored on the server.
+// mode draft), or a staff notice (notify_staff). A draft and a notice share
+// the replies table, and so the guarantees of a reply: one per key,
+// recorded before it is submitted or stored on the server. Only replies
+// and drafts count against the reply limits; notices have their own
+// (Limits.Notices).
 const (
-	KindReply = "reply"
-	KindDraft = "draft"
+	KindReply  = "reply"
+	KindDraft  = "draft"
+	KindNotice = "notice"
 )
 
 // Draft states (Reply.State of a KindDraft row).

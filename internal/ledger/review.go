@@ -2,9 +2,7 @@ package ledger
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,10 +35,7 @@ type Stored struct {
 // Ref is a short, stable name of an inbound key that carries none of the
 // customer's words (the key holds their Message-ID and address): what the
 // console puts in URLs.
-func Ref(key triage.Key) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:10])
-}
+func Ref(key triage.Key) string { return key.Ref() }
 
 // SetOutcome keeps the outcome JSON and the customer's text with the entry
 // at loc.

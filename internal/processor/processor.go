@@ -89,6 +89,10 @@ type Outcome struct {
 	TicketID  string `json:"ticket_id"`
 	Followup  bool   `json:"followup"`
 	Escalated bool   `json:"escalated"`
+	// SendFailure is the delivery that failed when the reason is
+	// send_failed: the SMTP step, the server's code and text, and whether
+	// it was temporary (a later attempt may succeed).
+	SendFailure *dispatcher.SendFailure `json:"send_failure,omitempty"`
 }
 
 // AttachmentInfo lists an inbound attachment and whether the model was
@@ -125,10 +129,16 @@ type Config struct {
 	Tickets tickets.Store
 	// History, when set, breaks reply loops (see LoopReplies).
 	History History
+	// Staff tells staff when the reply of a hand-off did not go out (the
+	// second notice, builtins.Notifier); nil sends none.
+	Staff StaffNotifier
 	// PerSenderLimit, with History, caps the replies to one address (the
 	// From or the reply address) within PerSenderWindow (default 24h): a
 	// message past it is failed/per_sender_limit, for a person, before any
-	// model call. 0 is no limit (watch enforces its own in the ledger).
+	// model call (drafts count too when History is a LimitCounter). The
+	// check is a saving, not the bound: the sender's own check at send time
+	// is exact (the outbox's SetPerSenderLimit, watch's ledger), and its
+	// refusal is failed/per_sender_limit as well. 0 is no limit.
 	PerSenderLimit  int
 	PerSenderWindow time.Duration
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
@@ -164,6 +174,11 @@ type Input struct {
 	// Key is the idempotency key; "" means triage.KeyOf the message and
 	// its raw bytes.
 	Key triage.Key
+	// MoreAttempts: the caller processes this email again when a temporary
+	// delivery failure ends it (watch, before the last of its attempts), so
+	// such a failure adds no note to the ticket yet: the reply may still go
+	// out. The outcome is failed/send_failed either way.
+	MoreAttempts bool
 	// Inbox is the watched mailbox the message came from (zero for
 	// triage process): reply mode auto is earned per scenario and inbox.
 	Inbox triage.Inbox
@@ -220,6 +235,7 @@ func New(cfg Config) (*Processor, error) {
 	if cfg.PerSenderWindow <= 0 {
 		cfg.PerSenderWindow = 24 * time.Hour
 	}
+	cfg.HeaderLimits.SniffTypes = sniffTypes(cfg.Attachments)
 	if cfg.Guard.HasSerial == nil {
 		ex := cfg.Extractor
 		cfg.Guard.HasSerial = func(text string) bool { return len(ex.Extract(text, "")) > 0 }
@@ -241,6 +257,7 @@ func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 	defer cancel()
 	start := p.cfg.Now()
 	out := p.process(ctx, in)
+	p.handedOff(ctx, &out)
 	out.DurationMS = p.cfg.Now().Sub(start).Milliseconds()
 	if out.SerialNumbers == nil {
 		out.SerialNumbers = []string{}
@@ -273,7 +290,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.Subject = msg.Subject
 	out.Problems = msg.Problems
 	listed, attOmitted := capList(msg.Attachments, MaxAttachmentsListed)
-	out.AttachmentsOmitted = attOmitted
+	out.AttachmentsOmitted = attOmitted + msg.PartsNotRead
 	for _, a := range listed {
 		out.Attachments = append(out.Attachments, AttachmentInfo{Name: a.Name, Type: a.Type, Size: a.Size})
 	}
@@ -316,7 +333,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	for _, a := range listed {
 		facts.Attachments = append(facts.Attachments, prompt.Attachment(a))
 	}
-	inline, err := p.attachments(in.Raw, listed, &out, &facts)
+	inline, err := p.attachments(in.Raw, listed, msg.Heads, &out, &facts)
 	if err != nil {
 		return fail(triage.ReasonParseError, err.Error())
 	}
@@ -384,13 +401,13 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.Scenario = sc.Name
 	facts.Scenario = sc.Name
 
+	if sc.HandsOff() && len(p.cfg.Dispatcher.Staff()) == 0 {
+		p.noStaff.Do(func() {
+			p.cfg.Logger.WarnContext(ctx, "no staff address configured (--staff, staff:): escalations, and replies that promise a person, are left for a person (failed, no_staff)", "scenario", sc.Name)
+		})
+		return fail(triage.ReasonNoStaff, sc.Name+" hands the customer to a person, which needs a staff address to tell (--staff, or staff: in the config); left for a person")
+	}
 	if sc.Escalate {
-		if len(p.cfg.Dispatcher.Staff()) == 0 {
-			p.noStaff.Do(func() {
-				p.cfg.Logger.WarnContext(ctx, "no staff address configured (--staff, staff:): escalations are left for a person (failed, no_staff)", "scenario", sc.Name)
-			})
-			return fail(triage.ReasonNoStaff, "escalation needs a staff address (--staff, or staff: in the config); left for a person")
-		}
 		if out.TicketID == "" && p.cfg.Tickets != nil && !p.cfg.DryRun {
 			if out.TicketID, err = p.openForEscalation(ctx, msg, out.Key, out.SerialNumbers); err != nil {
 				return fail(triage.ReasonTicketStore, err.Error())
@@ -402,7 +419,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
 	draft := p.replyMode(ctx, sc, in.Inbox) == triage.ReplyDraft
 	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(facts, text, quoted)
-	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}})
+	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}, Language: out.Language})
 	session.SetTicket(out.TicketID)
 	session.SetAttachmentsSeen(len(inline))
 	res, err := p.cfg.Agent.Run(ctx, agent.Request{
@@ -425,15 +442,21 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		// The reply exists, for another message with this Key.
 		return fail(triage.ReasonDuplicateKey, rec.Error.Message)
 	}
-	if err != nil {
-		return fail(triage.ReasonEmailNotSent, err.Error())
+	if rec := errRecord(out.FunctionCalls, final, dispatcher.CodePerSenderLimit); rec != nil && okRecord(out.FunctionCalls, final) == nil {
+		// The sender refused the reply at its limit (exact, at send time).
+		return fail(triage.ReasonPerSenderLimit, rec.Error.Message)
 	}
 
-	// Verify: only a successful final call (send_email) makes an email handled.
+	// Verify: only a successful final call (send_email) makes an email
+	// handled. A reply the mail server refused is send_failed even when the
+	// model then failed too: the refusal is what a person must know.
 	sent := okRecord(out.FunctionCalls, final)
 	if f := session.SendFailure(); sent == nil && f != nil {
-		p.sendFailed(ctx, &out, f)
+		p.sendFailed(ctx, &out, f, in.MoreAttempts)
 		return out
+	}
+	if err != nil {
+		return fail(triage.ReasonEmailNotSent, err.Error())
 	}
 	if sent == nil {
 		detail := "the model ended without a successful " + final
@@ -449,6 +472,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		if e := lastError(out.FunctionCalls, final); e != nil && e.Code == dispatcher.CodeUngroundedClaim {
 			return fail(triage.ReasonUngroundedClaim, e.Message)
 		}
+		if reason, msg := noticeRefused(out.FunctionCalls); reason != "" {
+			return fail(reason, msg)
+		}
 		return fail(triage.ReasonEmailNotSent, detail)
 	}
 	out.Status = triage.StatusReplied
@@ -458,6 +484,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		if draft {
 			out.Status = triage.StatusDrafted
 		}
+		// Staff would have their notice and a person the conversation
+		// (the takeover itself is an effect: not done).
+		out.Escalated = sc.Escalate && p.cfg.Tickets != nil && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) != nil
 		return out
 	case sent.Receipt != nil:
 		// The receipt says where the mail went; the model's argument may
@@ -568,7 +597,7 @@ func (p *Processor) overLimit(ctx context.Context, msg *message.Message) (reason
 		if addr == "" || i == 1 && strings.EqualFold(addr, msg.From.Address) {
 			continue
 		}
-		n, err := p.cfg.History.RepliesSince(ctx, addr, since)
+		n, err := p.limitCount(ctx, addr, since)
 		if err != nil {
 			return triage.ReasonHistoryError, fmt.Sprintf("reply history: %v; the per-sender limit cannot be checked, left for a person", err)
 		}

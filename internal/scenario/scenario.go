@@ -45,6 +45,12 @@ type Scenario struct {
 	// over by a person. The pipeline also chooses it for a customer's third
 	// message on one conversation.
 	Escalate bool `yaml:"escalate"`
+	// PromisesPerson marks a scenario whose reply tells the customer that a
+	// person (a consultant, staff) will follow up. Such a scenario must
+	// declare NotifyStaff, and its final function must require it (tools.yaml
+	// requires: notify_staff if_declared): staff are told before the
+	// customer is promised anything, whatever the model does.
+	PromisesPerson bool `yaml:"promises_person"`
 	// ReplyMode overrides the run's reply mode for this scenario: "send",
 	// "draft", "auto" (draft until people's reviews qualify the scenario
 	// to send on its own; see package autonomy) or "" (the run's mode).
@@ -85,6 +91,16 @@ const (
 	SerialRequired = "required"
 	SerialAbsent   = "absent"
 )
+
+// NotifyStaff is the function that tells staff (the notify_staff builtin):
+// a scenario that escalates or promises a person declares it.
+const NotifyStaff = "notify_staff"
+
+// HandsOff reports whether sc's reply hands the customer to a person: it
+// escalates, or it promises that a person will follow up. Staff are then
+// told first (NotifyStaff), and without staff addresses the email is left
+// for a person.
+func (sc *Scenario) HandsOff() bool { return sc != nil && (sc.Escalate || sc.PromisesPerson) }
 
 // AskableFacts are the facts a scenario's reply can ask for (asks_for).
 var AskableFacts = []string{FactSerialNumber}
@@ -364,6 +380,9 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 		}
 	}
 
+	if sc.PromisesPerson && sc.Function(NotifyStaff) == nil {
+		fail("promises_person", "the reply promises a person, so staff must be told first: declare %s in available_functions (tools.yaml makes the reply wait for it)", NotifyStaff)
+	}
 	seen := map[string]int{}
 	for i := range sc.Functions {
 		fn := &sc.Functions[i]

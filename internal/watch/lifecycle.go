@@ -22,7 +22,7 @@ import (
 // peek reads the header of one message; nil when it is gone.
 func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid imap.UID) (*peeked, error) {
 	loc := ledger.Loc{Account: w.cfg.Account, Mailbox: w.cfg.Mailbox, UIDValidity: b.uidValidity, UID: uint32(uid)}
-	hdr, size, ok, err := b.lockedHeader(c, uid)
+	hdr, size, ok, err := b.lockedHeader(c, uid, w.cfg.MaxMessageBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -104,10 +104,10 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	start := w.cfg.Now()
 	in := &answering{sender: id.Sender, limits: w.limits(), account: w.cfg.Account, mailbox: w.cfg.Mailbox}
 	out := w.process(withAnswering(pctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
-		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}})
+		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}, MoreAttempts: attempt < w.cfg.MaxAttempts})
 	w.keepOutcome(ctx, loc, out, raw)
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
-	if out.Status == triage.StatusFailed {
+	if out.Status == triage.StatusFailed && out.Reason != triage.ReasonSendFailed { // the Sender counted that one
 		w.cfg.Metrics.Error("process")
 	}
 
@@ -147,6 +147,8 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		}
 		w.log.InfoContext(ctx, "message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
 		return w.ledgerErr(l.Unclaim(context.WithoutCancel(ctx), loc, w.cfg.Owner))
+	case sendLater(out, e.Attempts, w.cfg.MaxAttempts):
+		return w.postponeSend(ctx, e, out)
 	case out.Status == triage.StatusSkipped && out.Reason == triage.ReasonHumanOwner:
 		// A person owns the conversation (taken over, or escalated): the
 		// follow-up, already appended to the ticket, goes to the failed
@@ -156,15 +158,21 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		// A reply the ledger does not know cannot be confirmed.
 		state, reason = ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed
 	}
+	replied := state == ledger.StateReplied
+	if replied && out.Escalated {
+		// Staff were told and a person owns the conversation: the email
+		// goes where people work, not left in INBOX as answered.
+		state, reason = ledger.StateNeedsHuman, triage.ReasonEscalated
+	}
 	if rerr == nil {
 		detail = strings.TrimSpace(detail + " reply=" + r.MessageID)
 	}
 	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
 		return err
 	}
-	if state == ledger.StateReplied && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
+	if replied && w.sent != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
 		if err := w.appendSent(ctx, c, b, r); err != nil {
-			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "reply_message_id", r.MessageID, "err", err)
+			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.sent, "reply_message_id", r.MessageID, "err", err)
 		}
 	}
 	return nil
@@ -182,9 +190,9 @@ func (w *Watcher) recover(ctx context.Context, c *imapclient.Client, b *box, e l
 	l := w.cfg.Ledger
 	if r.Kind == ledger.KindDraft {
 		if r.State == ledger.DraftPending {
-			stored, err := w.holdsOnServer(ctx, w.cfg.DraftsFolder, r.MessageID)
+			stored, err := w.holdsOnServer(ctx, w.drafts, r.MessageID)
 			if err != nil {
-				w.log.DebugContext(ctx, "could not look the draft up in the Drafts folder; storing it", "folder", w.cfg.DraftsFolder, "err", err)
+				w.log.DebugContext(ctx, "could not look the draft up in the Drafts folder; storing it", "folder", w.drafts, "err", err)
 			}
 			if stored {
 				w.log.InfoContext(ctx, "pending draft found in the Drafts folder; recorded as stored", "reply_message_id", r.MessageID)
@@ -200,10 +208,10 @@ func (w *Watcher) recover(ctx context.Context, c *imapclient.Client, b *box, e l
 	}
 	if r.State == ledger.ReplyPending {
 		sent := false
-		if w.cfg.SentFolder != "" {
-			found, err := w.holdsOnServer(ctx, w.cfg.SentFolder, r.MessageID)
+		if w.sent != "" {
+			found, err := w.holdsOnServer(ctx, w.sent, r.MessageID)
 			if err != nil {
-				w.log.WarnContext(ctx, "could not look the pending reply up in the Sent folder", "folder", w.cfg.SentFolder, "err", err)
+				w.log.WarnContext(ctx, "could not look the pending reply up in the Sent folder", "folder", w.sent, "err", err)
 			}
 			sent = found
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/mail"
 	"slices"
 	"strings"
 	"time"
@@ -41,8 +42,12 @@ type PersonReply struct {
 	MessageID  string // the person's reply ("" when it has none)
 	InReplyTo  string
 	References []string
-	From       string
-	Date       time.Time
+	From       string // the From address: often the shared mailbox's
+	FromName   string // the From display name
+	// Sender is the Sender header (the person who sent for the From
+	// mailbox, when their client says so); zero when none.
+	Sender mail.Address
+	Date   time.Time
 
 	Thread ledger.Thread // the handled inbound message, and the Message-ID that matched
 
@@ -52,14 +57,14 @@ type PersonReply struct {
 	Similarity   float64
 }
 
-// trackDrafts runs before every pass: the Sent folder scan (when
-// SentFolder is set), then drafts older than DraftWindow without a
+// trackDrafts runs before every pass: the Sent folder scan (when there
+// is a Sent folder), then drafts older than DraftWindow without a
 // person's reply become discarded, then the draft figures go to the
 // metrics.
 func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 	// Without the Sent folder nobody's replies can be seen: drafts stay
 	// pending rather than counting as discarded.
-	if w.cfg.SentFolder != "" {
+	if w.sent != "" {
 		if err := w.scanSent(ctx, c); err != nil {
 			return err
 		}
@@ -108,11 +113,12 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 // (sent as is or edited, by similarity) and goes to OnPersonReply. A hook
 // error stops the scan at that message, to be retried next pass.
 func (w *Watcher) scanSent(ctx context.Context, c *imapclient.Client) error {
-	folder := w.cfg.SentFolder
+	folder := w.sent
+	// The folder was found at connect: failing to open it ends the
+	// session, and the next connect says what became of it.
 	sel, err := c.Select(folder, &imap.SelectOptions{ReadOnly: true}).Wait()
 	if err != nil {
-		w.log.Debug("sent folder not readable; no person's replies seen this pass", "folder", folder, "err", err)
-		return nil
+		return fmt.Errorf("watch: examine the Sent folder %s: %w", folder, err)
 	}
 	defer func() {
 		if err := c.Unselect().Wait(); err != nil {
@@ -150,7 +156,7 @@ func (w *Watcher) scanSent(ctx context.Context, c *imapclient.Client) error {
 	}
 
 	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true,
-		HeaderFields: []string{"Message-Id", "In-Reply-To", "References", "From", "To", "Cc", "Date"}}
+		HeaderFields: []string{"Message-Id", "In-Reply-To", "References", "From", "Sender", "To", "Cc", "Date"}}
 	bufs, err := c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
 	if err != nil {
 		return fmt.Errorf("watch: fetch %s headers: %w", folder, err)
@@ -181,7 +187,7 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 	if m.MessageID != "" {
 		r, err := l.ReplyByMessageID(ctx, m.MessageID)
 		switch {
-		case err == nil && r.Kind == ledger.KindReply:
+		case err == nil && (r.Kind == ledger.KindReply || r.Kind == ledger.KindNotice):
 			return nil // triage wrote it
 		case err == nil && r.Kind == ledger.KindDraft && (r.State == ledger.ReplySent || r.State == ledger.DraftSentByPerson):
 			return nil // triage sent its draft on a person's approval (triage console)
@@ -209,7 +215,12 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 		return nil // in the thread, but not to the customer (e.g. forwarded to a colleague)
 	}
 	pr := PersonReply{MessageID: m.MessageID, InReplyTo: m.InReplyTo, References: m.References,
-		From: m.From.Address, Date: m.Date, Thread: th}
+		From: m.From.Address, FromName: m.From.Name, Date: m.Date, Thread: th}
+	if v := m.Header["Sender"]; len(v) > 0 {
+		if a, err := mail.ParseAddress(v[0]); err == nil {
+			pr.Sender = *a
+		}
+	}
 
 	if err == nil && d.Kind == ledger.KindDraft && d.Outcome == "" {
 		pr.DraftOutcome, pr.Similarity = ledger.DraftEdited, 0
