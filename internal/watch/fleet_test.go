@@ -53,6 +53,9 @@ func newFleet(t testing.TB, targets []target, extra string) *fleet {
 			w = &world{t: t, tgt: tgt, sink: first.sink, dir: first.dir, config: first.config, log: first.log}
 		}
 		w.store, w.prefix = url, fmt.Sprintf("%c", 'a'+i)
+		if i > 0 {
+			createFolder(t, tgt, "Sent") // sent_folder names it: it must exist
+		}
 		pass := filepath.Join(w.dir, w.prefix+".pass")
 		if err := os.WriteFile(pass, []byte(tgt.Password+"\n"), 0o600); err != nil {
 			t.Fatal(err)
@@ -139,7 +142,7 @@ func (f *fleet) stop() {
 		if err != nil {
 			var last []string
 			for _, line := range strings.Split(f.inboxes[0].logs(), "\n") {
-				if strings.Contains(line, `"triage watch stopped"`) || strings.Contains(line, `"level":"ERROR"`) {
+				if strings.Contains(line, `"triage watch stopped"`) || strings.Contains(line, `"level":"ERROR"`) || strings.HasPrefix(line, "triage: ") {
 					last = append(last, line)
 				}
 			}
