@@ -200,12 +200,13 @@ func (l *Ledger) ReleaseClaims(ctx context.Context) error {
 }
 
 // Claimable lists up to limit messages of (account, mailbox, uidValidity)
-// a daemon may claim, oldest UID first: seen, or processing under a lease
-// that ran out.
+// a daemon may claim, oldest UID first: every message not settled on the
+// server (seen, processing, or final with its flag or move not done) whose
+// lease is empty or ran out.
 func (l *Ledger) Claimable(ctx context.Context, account, mailbox string, uidValidity uint32, limit int) ([]Entry, error) {
 	rows, err := l.db.QueryContext(ctx, `SELECT `+entryCols+` FROM messages WHERE account=? AND mailbox=? AND uidvalidity=?
-		AND state IN (?, ?) AND lease_until<? ORDER BY uid LIMIT ?`,
-		account, mailbox, uidValidity, StateSeen, StateProcessing, unix(l.now()), limit)
+		AND imap_done = 0 AND lease_until<? ORDER BY uid LIMIT ?`,
+		account, mailbox, uidValidity, unix(l.now()), limit)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: claimable: %w", err)
 	}

@@ -106,7 +106,13 @@ func TestClaim(t *testing.T) {
 		if _, err := l.Claim(ctx, e, "D", lease); !errors.Is(err, ErrClaimed) {
 			t.Errorf("D claims a final row C is settling: err = %v, want ErrClaimed", err)
 		}
+		if cl, _ := l.Claimable(ctx, "a", "INBOX", 7, 10); len(cl) != 0 {
+			t.Errorf("Claimable while C settles = %v, want none", cl)
+		}
 		now = now.Add(time.Minute) // C died before settling
+		if cl, _ := l.Claimable(ctx, "a", "INBOX", 7, 10); len(cl) != 1 || cl[0].State != StateReplied {
+			t.Errorf("Claimable once C's lease ran out = %v, want the final row, to be settled", cl)
+		}
 		got, err = l.Claim(ctx, e, "D", lease)
 		if err != nil || got.State != StateReplied || got.Attempts != 2 {
 			t.Errorf("D claims the final row to settle it: %+v, %v; want replied, attempts 2", got, err)
@@ -116,6 +122,9 @@ func TestClaim(t *testing.T) {
 		}
 		if c, _, _ := l.Claimant(ctx, loc); c != "" {
 			t.Errorf("claimant after MarkIMAPDone = %q, want none", c)
+		}
+		if cl, _ := l.Claimable(ctx, "a", "INBOX", 7, 10); len(cl) != 0 {
+			t.Errorf("Claimable once settled = %v, want none", cl)
 		}
 	})
 }

@@ -31,12 +31,14 @@ var migrations = []store.Migration{
 
 // claimSchema lets several daemons share one store (claim.go): a message
 // row carries its claim, the daemon working on it (claimant) and until when
-// (lease_until, Unix milliseconds), renewed while it works. Replies are
-// looked up by inbox and state (a daemon settles only its own inbox's).
+// (lease_until, Unix milliseconds), renewed while it works; the messages not
+// settled yet (imap_done 0) are few and indexed, for the daemons looking
+// for work. Replies are looked up by inbox and state (a daemon settles only
+// its own inbox's).
 const claimSchema = `
 ALTER TABLE messages ADD COLUMN claimant TEXT NOT NULL DEFAULT '';
 ALTER TABLE messages ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
-CREATE INDEX messages_open ON messages(account, mailbox, uidvalidity, uid) WHERE state IN ('seen', 'processing');
+CREATE INDEX messages_open ON messages(account, mailbox, uidvalidity, uid) WHERE imap_done = 0;
 CREATE INDEX replies_inbox ON replies(account, mailbox, state);
 `
 

@@ -168,6 +168,45 @@ func (f *fleet) unsettled(msgs []inbound) int {
 	return n
 }
 
+// unsettledDetail describes the ledger rows of the messages not settled
+// yet (state, attempts, claim), for a failure message.
+func (f *fleet) unsettledDetail(msgs []inbound) string {
+	ctx := context.Background()
+	led, err := ledger.Open(ctx, ledger.Config{Path: f.store})
+	if err != nil {
+		return err.Error()
+	}
+	defer led.Close()
+	want := map[string]bool{}
+	for _, m := range msgs {
+		want[m.ID] = true
+	}
+	es, err := led.Recent(ctx, 100000, "")
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range es {
+		seen[e.MessageID] = true
+		if !want[e.MessageID] || ledger.Final(e.State) && e.IMAPDone {
+			continue
+		}
+		owner, until, _ := led.Claimant(ctx, e.Loc)
+		out = append(out, fmt.Sprintf("%s %s state=%s attempts=%d imap_done=%v claimant=%q lease_until=%s", e.Loc, e.MessageID, e.State, e.Attempts, e.IMAPDone, owner, until.Format(time.RFC3339Nano)))
+	}
+	for _, m := range msgs {
+		if !seen[m.ID] {
+			out = append(out, m.ID+": no ledger row")
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 20 {
+		out = append(out[:20], fmt.Sprintf("... %d more", len(out)-20))
+	}
+	return strings.Join(out, "; ")
+}
+
 // checkTickets: every ticket was opened for one of the test's messages
 // (its idempotency key is the message's key and a serial of its body), no
 // message has two, and the replied messages of one kind (body) either all
@@ -345,7 +384,7 @@ func fleetCrash(t *testing.T, f *fleet, daemons, wantKills int, messages []int) 
 		left = f.unsettled(all)
 	}
 	if left > 0 {
-		t.Errorf("the daemons left %d messages unsettled 2 minutes after the last kill", left)
+		t.Errorf("the daemons left %d messages unsettled 2 minutes after the last kill: %s", left, f.unsettledDetail(all))
 	}
 	settle := time.Since(start) - killPhase
 	f.stop()

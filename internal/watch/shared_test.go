@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-imap/v2"
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
@@ -262,5 +263,52 @@ func TestSharedLostClaimStopsThePipeline(t *testing.T) {
 	}
 	if owner, _, _ := e.ledger.Claimant(ctx, es[0].Loc); owner != "daemon-B" || es[0].State != ledger.StateProcessing {
 		t.Errorf("after A stopped: claimant %q, state %q; want daemon-B's, processing", owner, es[0].State)
+	}
+}
+
+// A daemon died after recording a message's final state and before its
+// flag and move: once the lease runs out, the idle poller of the inbox
+// settles the message, without waiting for new mail.
+func TestSharedPollerSettlesWhatADeadDaemonLeft(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newSharedEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	// The dead daemon's message: already flagged by nobody, so only the
+	// ledger knows it is unsettled (a search for unflagged mail skips it).
+	uid := e.tgt.Append(t, "INBOX", []byte("From: Ola <ola@customer.example>\r\nSubject: Gwarancja\r\nMessage-ID: <dead@customer.example>\r\n\r\nSN-1\r\n"), imap.Flag(DefaultKeyword))
+	first := e.deliver(1, "jan@customer.example", "Gwarancja")
+	w := e.watcher(func(c *Config) { c.Owner, c.Interval = "daemon-A", 50*time.Millisecond })
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+	waitFor(t, e.sink, func() bool { return e.repliesTo()[first] == 1 })
+	time.Sleep(200 * time.Millisecond) // the poller idles
+	sel, err := e.tgt.Client(t).Select("INBOX", nil).Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc := ledger.Loc{Account: e.tgt.User, Mailbox: "INBOX", UIDValidity: sel.UIDValidity, UID: uint32(uid)}
+	dead := ledger.Entry{Loc: loc, Key: keyOf("<dead@customer.example>", "ola@customer.example"), MessageID: "<dead@customer.example>"}
+	claimed, err := e.ledger.Claim(ctx, dead, "daemon-B", 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed.State = ledger.StateNeedsHuman
+	if err := e.ledger.Record(ctx, claimed); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got, err := e.ledger.Get(ctx, loc)
+		if err == nil && got.IMAPDone {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the message daemon B left final but unsettled is still unsettled: %+v, %v", got, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := summary(e.mailbox(DefaultFailedFolder), DefaultKeyword); len(got) != 1 || !strings.HasPrefix(got[0], "Gwarancja") {
+		t.Errorf("%s = %v, want the dead daemon's message moved there", DefaultFailedFolder, got)
 	}
 }
