@@ -330,28 +330,47 @@ func checkOne(res sql.Result, err error, op string, loc Loc) error {
 	return nil
 }
 
-// Settled returns the UIDs in (account, mailbox, uidvalidity) whose entries
-// are final and whose server-side marking is done: nothing is left to do.
-func (l *Ledger) Settled(ctx context.Context, account, mailbox string, uidValidity uint32) (map[uint32]bool, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT uid, state FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND imap_done=1`,
-		account, mailbox, uidValidity)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: settled: %w", err)
-	}
-	defer rows.Close()
+// Settled returns which of uids, in (account, mailbox, uidvalidity), have
+// entries that are final and whose server-side marking is done: nothing is
+// left to do. It looks up only the UIDs asked about (those a search
+// found), so its cost follows the mailbox, not the ledger's history.
+func (l *Ledger) Settled(ctx context.Context, account, mailbox string, uidValidity uint32, uids []uint32) (map[uint32]bool, error) {
 	out := map[uint32]bool{}
-	for rows.Next() {
-		var uid uint32
-		var state string
-		if err := rows.Scan(&uid, &state); err != nil {
+	for len(uids) > 0 {
+		chunk := uids[:min(len(uids), settledChunk)]
+		uids = uids[len(chunk):]
+		args := []any{account, mailbox, uidValidity}
+		for _, u := range chunk {
+			args = append(args, u)
+		}
+		rows, err := l.db.QueryContext(ctx, `SELECT uid, state FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND imap_done=1
+			AND uid IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
+		if err != nil {
 			return nil, fmt.Errorf("ledger: settled: %w", err)
 		}
-		if Final(state) {
-			out[uid] = true
+		for rows.Next() {
+			var uid uint32
+			var state string
+			if err := rows.Scan(&uid, &state); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("ledger: settled: %w", err)
+			}
+			if Final(state) {
+				out[uid] = true
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("ledger: settled: %w", err)
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
+
+// settledChunk is how many UIDs one Settled query names (SQLite allows
+// 32766 parameters, PostgreSQL 65535).
+const settledChunk = 500
 
 // LastUIDValidity returns the UIDVALIDITY of the most recently updated
 // entry of (account, mailbox), or 0 when there is none: what the mailbox was
@@ -650,30 +669,6 @@ func (l *Ledger) setReply(ctx context.Context, key triage.Key, set string, args 
 		return fmt.Errorf("ledger: update reply %q: %w", key, ErrNotFound)
 	}
 	return nil
-}
-
-// Replies lists reply rows in a state (all states when ""), oldest first.
-func (l *Ledger) Replies(ctx context.Context, state string) ([]Reply, error) {
-	q := `SELECT ` + replyCols + ` FROM replies`
-	var args []any
-	if state != "" {
-		q += ` WHERE state=?`
-		args = append(args, state)
-	}
-	rows, err := l.db.QueryContext(ctx, q+` ORDER BY created`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: replies: %w", err)
-	}
-	defer rows.Close()
-	var out []Reply
-	for rows.Next() {
-		r, err := scanReply(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: replies: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }
 
 // RepliesSince counts replies recorded since t (pending ones included, so a

@@ -25,7 +25,23 @@ var migrations = []store.Migration{
 	{SQLite: reviewSchema, Postgres: reviewSchema},
 	{SQLite: digestSchema, Postgres: digestSchema},
 	{SQLite: detailSchema, Postgres: detailSchema},
+	{SQLite: flatCostSchema, Postgres: flatCostSchema},
 }
+
+// flatCostSchema indexes what runs on every watch pass and every listing,
+// so their cost follows what they return, not the ledger's history:
+// replies by state (the pending replies and drafts a pass settles; the
+// --replies listing), messages by state (retry requests, --state), the
+// unsettled messages of a mailbox, and the draft figures (drafts by
+// outcome with their key; a message's latest scenario by key), each index
+// covering its query so no reply's bytes are read.
+const flatCostSchema = `
+CREATE INDEX IF NOT EXISTS replies_state ON replies(state, created);
+CREATE INDEX IF NOT EXISTS replies_drafts ON replies(kind, outcome, key);
+CREATE INDEX IF NOT EXISTS messages_state ON messages(state, updated);
+CREATE INDEX IF NOT EXISTS messages_unsettled ON messages(account, mailbox, uidvalidity, imap_done, uid);
+CREATE INDEX IF NOT EXISTS messages_scenario ON messages(key, updated, scenario);
+`
 
 // digestSchema keeps each message's content digest (triage.DigestOf): a
 // second message under the same key with other content is told apart from

@@ -153,8 +153,9 @@ type Watcher struct {
 	st      Stats
 	dryDone map[[2]uint32]bool // dry run (sequential): (UIDVALIDITY, UID) already shown
 
-	uidValidity uint32    // the mailbox UIDVALIDITY of the last pass (guarded by mu)
-	tokenExpiry time.Time // expiry of the access token of the last login (Run's goroutine only)
+	uidValidity  uint32    // the mailbox UIDVALIDITY of the last pass (guarded by mu)
+	tokenExpiry  time.Time // expiry of the access token of the last login (Run's goroutine only)
+	draftStatsAt time.Time // when the draft figures last went to the metrics (Run's goroutine only)
 }
 
 // Stats counts what a watcher did, by final state.
