@@ -49,6 +49,12 @@ func providerSettings(m *modelOptions) settings.Table {
 		{Flag: "api-key-file", Env: "OPENAI_API_KEY_FILE", Key: "model.api_key_file", Path: true,
 			Usage: "with --provider openai: file holding the API key, when $OPENAI_API_KEY is unset",
 			Var:   settings.String(&m.APIKeyFile, "")},
+		{Flag: "requests-per-minute", Key: "model.requests_per_minute",
+			Usage: "model calls per minute at most, shared by every process on the --store (per process without one; 0: no limit)",
+			Var:   settings.Int(&m.RequestsPerMinute, 0, settings.AtLeast(0))},
+		{Flag: "tokens-per-minute", Key: "model.tokens_per_minute",
+			Usage: "model tokens (prompt and output) per minute at most, shared like --requests-per-minute (0: no limit)",
+			Var:   settings.Int(&m.TokensPerMinute, 0, settings.AtLeast(0))},
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"triage/internal/agent"
 	"triage/internal/attach"
 	"triage/internal/backends"
+	"triage/internal/budget"
 	"triage/internal/builtins"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
@@ -244,6 +245,9 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	p.closers = append(p.closers, p.Model.Close)
+	if err := p.limitModel(ctx, o, log); err != nil {
+		return nil, err
+	}
 
 	p.Processor, err = processor.Assemble(
 		agent.Config{
@@ -329,4 +333,30 @@ func parseFrom(from string) (full, addr, domain string, err error) {
 	}
 	addr = strings.ToLower(a.Address)
 	return from, addr, addr[strings.LastIndexByte(addr, '@')+1:], nil
+}
+
+// limitModel puts the model under the model budget (internal/budget): the
+// one shared by every process on the store when there is one, else one for
+// this process. A live model is always under it (a 429 backs every email
+// off); the offline model only when a limit is set.
+func (p *pipeline) limitModel(ctx context.Context, o pipelineOptions, log *slog.Logger) error {
+	limited := o.RequestsPerMinute > 0 || o.TokensPerMinute > 0
+	if p.Model.Offline && !limited {
+		return nil
+	}
+	cfg := budget.Config{RequestsPerMinute: o.RequestsPerMinute, TokensPerMinute: o.TokensPerMinute, Logger: log}
+	if o.Store != "" && !o.DryRun { // a dry run writes nothing, not even the budget
+		db, err := store.Open(ctx, o.Store, store.Options{})
+		if err != nil {
+			return &exitError{code: exitFailed, err: fmt.Errorf("model budget: %w", err)}
+		}
+		p.closers = append(p.closers, db.Close)
+		cfg.DB = db
+	}
+	b, err := budget.New(ctx, cfg)
+	if err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+	p.Model.Model = &budget.Model{Next: p.Model.Model, Budget: b}
+	return nil
 }
