@@ -43,6 +43,11 @@ CREATE TABLE IF NOT EXISTS model_budget (
 );
 `
 
+// Migrate brings the budget's table in db up to date (New does it too).
+func Migrate(ctx context.Context, db *store.DB) error {
+	return db.Migrate(ctx, Component, migrations)
+}
+
 // DefaultBackoff is how long every process waits after a 429 that does not
 // say (google.rpc.RetryInfo).
 const DefaultBackoff = 10 * time.Second
@@ -103,7 +108,7 @@ func New(ctx context.Context, cfg Config) (*Budget, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.DB != nil && !cfg.DB.ReadOnly() {
-		if err := cfg.DB.Migrate(ctx, Component, migrations); err != nil {
+		if err := Migrate(ctx, cfg.DB); err != nil {
 			return nil, fmt.Errorf("budget: %w", err)
 		}
 	}
