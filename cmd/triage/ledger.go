@@ -38,8 +38,9 @@ func newLedgerCmd() *cobra.Command {
 		Short: "List recent messages of the watch ledger and what happened to them",
 		Long: `Ledger lists the most recent messages triage watch has seen, newest first,
 with their state (replied, drafted, skipped, failed, needs_human,
-over_limit, processing), the reason, and the reply's Message-ID, for a person
-looking into a complaint. --replies lists replies and drafts instead, with
+over_limit, processing), the reason, the reply's Message-ID and, when
+tracing is on, the message's trace id (TRACE), for a person looking into a
+complaint. --replies lists replies and drafts instead, with
 their state (reply_pending, sent, needs_human; draft_pending, draft_stored)
 and, for drafts, what a person did with them, newest first, --limit at a
 time; --before TIME (as the listing's last line prints it) shows the page
@@ -217,14 +218,14 @@ func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON 
 	}
 	w = termsafe.NewWriter(w) // a stranger's subject never reaches the terminal as control characters
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "UPDATED\tSTATE\tREASON\tUID\tFROM\tSUBJECT\tMESSAGE-ID")
+	fmt.Fprintln(tw, "UPDATED\tSTATE\tREASON\tUID\tFROM\tSUBJECT\tMESSAGE-ID\tTRACE")
 	for _, e := range es {
 		subj := e.Subject
 		if len([]rune(subj)) > 40 {
 			subj = string([]rune(subj)[:39]) + "…"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Updated.Local().Format("2006-01-02 15:04:05"), e.State, dash(string(e.Reason)),
-			strconv.FormatUint(uint64(e.UIDValidity), 10)+"/"+strconv.FormatUint(uint64(e.UID), 10), dash(e.Sender), dash(subj), dash(e.MessageID))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Updated.Local().Format("2006-01-02 15:04:05"), e.State, dash(string(e.Reason)),
+			strconv.FormatUint(uint64(e.UIDValidity), 10)+"/"+strconv.FormatUint(uint64(e.UID), 10), dash(e.Sender), dash(subj), dash(e.MessageID), dash(e.TraceID))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

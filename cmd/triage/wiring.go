@@ -28,6 +28,7 @@ import (
 	"triage/internal/scenario"
 	"triage/internal/store"
 	"triage/internal/tools"
+	"triage/internal/trace"
 	"triage/internal/watch"
 )
 
@@ -245,6 +246,9 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	p.closers = append(p.closers, p.Model.Close)
+	// Every model call is a span (a no-op unless tracing is on), inside
+	// the budget: a wait for the budget is not the model's time.
+	p.Model.Model = &trace.Model{Next: p.Model.Model, Provider: p.Model.Provider}
 	if err := p.limitModel(ctx, o, log); err != nil {
 		return nil, err
 	}

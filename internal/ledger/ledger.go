@@ -103,7 +103,10 @@ type Entry struct {
 	Digest string `json:"digest,omitempty"`
 	// Detail says why, for a failed message (the mail server's reply to a
 	// refused send); at most MaxDetail bytes.
-	Detail  string    `json:"detail,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	// TraceID is the OpenTelemetry trace of the message's latest attempt
+	// (package trace), when tracing is on.
+	TraceID string    `json:"trace_id,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
 }
@@ -198,7 +201,7 @@ func fromUnix(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, digest, detail`
+const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, digest, detail, trace_id`
 
 // MaxDetail caps Entry.Detail.
 const MaxDetail = 2000
@@ -208,7 +211,7 @@ func scanEntry(sc interface{ Scan(...any) error }) (Entry, error) {
 	var done int
 	var created, updated int64
 	err := sc.Scan(&e.Account, &e.Mailbox, &e.UIDValidity, &e.UID, &e.Key, &e.MessageID, &e.Sender, &e.Subject,
-		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated, &e.Digest, &e.Detail)
+		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated, &e.Digest, &e.Detail, &e.TraceID)
 	e.IMAPDone = done != 0
 	e.Created, e.Updated = fromUnix(created), fromUnix(updated)
 	return e, err
@@ -257,11 +260,11 @@ func (l *Ledger) FinalByKey(ctx context.Context, key triage.Key, not Loc) (Entry
 func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 	now := unix(l.now())
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,?,'')
+		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,?,'',?)
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
-			attempts = messages.attempts + 1, state = excluded.state, updated = excluded.updated,
+			attempts = messages.attempts + 1, state = excluded.state, updated = excluded.updated, trace_id = excluded.trace_id,
 			key = excluded.key, message_id = excluded.message_id, sender = excluded.sender, subject = excluded.subject`,
-		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateProcessing, now, now, e.Digest)
+		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateProcessing, now, now, e.Digest, e.TraceID)
 	if err != nil {
 		return 0, fmt.Errorf("ledger: begin %s: %w", e.Loc, err)
 	}
@@ -277,13 +280,14 @@ func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	now := unix(l.now())
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?)
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
 			state = excluded.state, reason = excluded.reason, scenario = excluded.scenario, updated = excluded.updated,
+			trace_id = CASE WHEN excluded.trace_id <> '' THEN excluded.trace_id ELSE messages.trace_id END,
 			digest = CASE WHEN excluded.digest != '' THEN excluded.digest ELSE messages.digest END,
 			detail = excluded.detail`,
 		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject,
-		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, capDetail(e.Detail))
+		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, capDetail(e.Detail), e.TraceID)
 	if err != nil {
 		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
 	}

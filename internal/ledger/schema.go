@@ -26,7 +26,12 @@ var migrations = []store.Migration{
 	{SQLite: digestSchema, Postgres: digestSchema},
 	{SQLite: detailSchema, Postgres: detailSchema},
 	{SQLite: flatCostSchema, Postgres: flatCostSchema},
+	{SQLite: traceSchema, Postgres: traceSchema},
 }
+
+// traceSchema keeps each message's OpenTelemetry trace id (its latest
+// attempt's), for triage ledger.
+const traceSchema = `ALTER TABLE messages ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';`
 
 // flatCostSchema indexes what runs on every watch pass and every listing,
 // so their cost follows what they return, not the ledger's history:

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"strings"
 
-	"triage/internal/clients/tickets"
 	"triage/internal/budget"
+	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 	"triage/internal/store"
 )
