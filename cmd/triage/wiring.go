@@ -156,13 +156,18 @@ func builtinBindings(dir string) (*tools.Set, error) {
 }
 
 // startBackends starts the http and mcp bindings' backends (MCP servers
-// once per process) and checks every MCP tool's declared parameters against
-// its server's inputSchema: strictly (an unreachable server is an error)
-// for `triage check`, otherwise only where the server is reachable.
+// once per process). With strict (`triage check`) it starts every MCP
+// server now and checks every MCP tool's declared parameters against its
+// server's inputSchema: a server it cannot reach is an error. Otherwise
+// each MCP server starts on the first call of one of its tools, and that
+// first call checks the tool's declaration (a misfit fails the call).
 func startBackends(ctx context.Context, ss *scenario.Set, ts *tools.Set, strict bool, log *slog.Logger) (*backends.Backends, error) {
-	bk, err := backends.Start(ctx, backends.Config{Tools: ts, Logger: log})
+	bk, err := backends.Start(ctx, backends.Config{Tools: ts, Logger: log, Lazy: !strict, Scenarios: ss})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if !strict {
+		return bk, nil
 	}
 	if err := bk.Check(ctx, ss, strict); err != nil {
 		bk.Close()
