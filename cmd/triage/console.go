@@ -21,16 +21,20 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/console"
 	"triage/internal/ledger"
+	"triage/internal/settings"
 )
 
 type consoleOptions struct {
 	config, listen, tokenFile, proxyHeader string
+	store                                  string // --store / $TRIAGE_STORE: overrides the configuration's store
+	table                                  settings.Table
 	trusted                                []string
 	secureCookie                           bool
 }
 
 const consoleLong = `Console serves a web page for the people who supervise triage, over the
-same ledger, ticket store and mail settings as triage watch (--config):
+same ledger, ticket store and mail settings as triage watch (--config; --store
+or TRIAGE_STORE puts the ledger and tickets on that PostgreSQL store):
 
   Queue         everything waiting for a person: drafts to review,
                 Needs-Human, failed, over a limit, escalations; filter by
@@ -61,17 +65,25 @@ says otherwise. See docs/console.md.`
 func newConsoleCmd() *cobra.Command {
 	var o consoleOptions
 	cmd := &cobra.Command{
-		Use:   "console --config FILE [--listen 127.0.0.1:8080]",
+		Use:   "console --config FILE [--store URL] [--listen 127.0.0.1:8080]",
 		Short: "Serve the review console: queue, conversations, scenarios, activity",
 		Long:  consoleLong,
 		Example: `  TRIAGE_CONSOLE_TOKEN=$(cat /etc/triage/console.token) triage console --config /etc/triage/triage.yaml
   triage console --config triage.yaml --listen 127.0.0.1:4180 --proxy-header X-Forwarded-Email`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.table.Resolve(cmd.Flags(), nil, nil); err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			if err := o.table.Check(); err != nil {
+				return usageErr("console: %v", err)
+			}
 			return runConsole(cmd.Context(), &o, cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
+	o.table = settings.Table{storeSetting(&o.store)}
+	o.table.Register(f)
 	f.StringVar(&o.config, "config", os.Getenv("TRIAGE_CONFIG"), "the watch configuration (YAML) [$TRIAGE_CONFIG]")
 	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve on (loopback unless you mean otherwise)")
 	f.StringVar(&o.tokenFile, "token-file", "", "file holding the console token (else $TRIAGE_CONSOLE_TOKEN)")
@@ -118,7 +130,7 @@ func runConsole(ctx context.Context, o *consoleOptions, stderr io.Writer) error 
 	if _, _, err := net.SplitHostPort(o.listen); err != nil {
 		return usageErr("console: --listen %q: want host:port", o.listen)
 	}
-	parts, err := openConsoleParts(ctx, o.config)
+	parts, err := openConsoleParts(ctx, o.config, o.store)
 	if err != nil {
 		return err
 	}
@@ -173,11 +185,15 @@ func consoleToken(file string) (string, error) {
 // openConsoleParts opens the ledger (which must exist), the ticket store
 // and the sender of the watch configuration at path, read as triage watch
 // reads it (its values alone: the flags and variables of watch do not
-// count).
-func openConsoleParts(ctx context.Context, path string) (*consoleParts, error) {
+// count); storeURL, when set (--store, $TRIAGE_STORE), is the store instead
+// of the configuration's.
+func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts, error) {
 	wo, file, err := loadWatchConfig(path)
 	if err != nil {
 		return nil, usageErr("console: %v", err)
+	}
+	if storeURL != "" {
+		wo.Store = storeURL
 	}
 	if err := wo.table.Check(); err != nil {
 		return nil, usageErr("console: %s: %v", path, err)
