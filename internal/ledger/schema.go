@@ -27,7 +27,16 @@ var migrations = []store.Migration{
 	{SQLite: detailSchema, Postgres: detailSchema},
 	{SQLite: flatCostSchema, Postgres: flatCostSchema},
 	{SQLite: traceSchema, Postgres: traceSchema},
+	{SQLite: outboxRecipientSchema, Postgres: outboxRecipientSchema},
 }
+
+// outboxRecipientSchema lets the outbox index of triage process --store
+// count the replies to an address (the reply-loop checks) without reading
+// the outbox directory.
+const outboxRecipientSchema = `
+ALTER TABLE outbox ADD COLUMN recipient TEXT NOT NULL DEFAULT '';
+CREATE INDEX IF NOT EXISTS outbox_recipient ON outbox(recipient, created);
+`
 
 // traceSchema keeps each message's OpenTelemetry trace id (its latest
 // attempt's), for triage ledger.

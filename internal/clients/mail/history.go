@@ -53,6 +53,11 @@ func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) 
 	if !ok {
 		return false, nil
 	}
+	if o.ext != nil {
+		key, _ := indexKey(id)
+		_, found, err := o.ext.OutboxPath(ctx, key)
+		return found, err
+	}
 	if err := o.loadIndex(ctx); err != nil {
 		return false, err
 	}
@@ -64,6 +69,9 @@ func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) 
 // RepliesSince counts the replies in this outbox to addr dated at or after
 // since (drafts excluded).
 func (o *Outbox) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
+	if o.ext != nil {
+		return o.ext.OutboxRepliesSince(ctx, strings.ToLower(strings.TrimSpace(addr)), since)
+	}
 	if err := o.loadIndex(ctx); err != nil {
 		return 0, err
 	}

@@ -24,6 +24,7 @@ type Outbox struct {
 	dir   string
 	now   func() time.Time
 	index outboxIndex // the files and replies in dir (history.go)
+	ext   Index       // when set, the index of replies (storeindex.go)
 }
 
 var _ Sender = (*Outbox)(nil)
@@ -79,7 +80,11 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if r.MessageID != "" {
-		prev, ok, err := o.existing(ctx, r.Draft, r.MessageID)
+		existing := o.existing
+		if o.ext != nil {
+			existing = o.extExisting
+		}
+		prev, ok, err := existing(ctx, r.Draft, r.MessageID)
 		if err != nil {
 			return triage.Receipt{}, err
 		}
@@ -96,6 +101,13 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 
 	if r.Inbound != "" {
 		raw = append([]byte(InboundHeader+": "+r.Inbound+"\r\n"), raw...)
+	}
+	if key, ok := indexKey(r.MessageID); ok && o.ext != nil && !r.Draft {
+		// Recorded before the file: a crash in between leaves a row whose
+		// file is missing, which the next run writes (extExisting).
+		if err := o.ext.AddOutboxReply(ctx, key, to, path, stamp); err != nil {
+			return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		}
 	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
 	if err != nil {
@@ -119,7 +131,14 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
-	if r.MessageID != "" {
+	switch {
+	case o.ext != nil && r.Draft && r.MessageID != "":
+		o.index.mu.Lock()
+		if o.index.files != nil {
+			o.index.files[nameKey(true, sanitize(r.MessageID))] = path
+		}
+		o.index.mu.Unlock()
+	case o.ext == nil && r.MessageID != "":
 		// An error leaves the reply written and the index file without its
 		// line: the next run reads the file's header instead.
 		_ = o.remember(r.Draft, path, r.MessageID, to, stamp)
