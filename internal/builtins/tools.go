@@ -123,12 +123,13 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 		if err := dispatcher.PlainBody(in.Body, call.MaxBodyBytes); err != nil {
 			return Sent{}, err
 		}
-		r := &mail.Reply{From: from, To: to, Subject: subject, Body: in.Body, Date: call.Now, Key: call.Key, Draft: call.Draft}
+		r := &mail.Reply{From: from, To: to, Subject: subject, Body: in.Body, Date: call.Now, Key: call.Key, Draft: call.Draft, Language: call.Language}
 		if call.Key != "" {
 			r.MessageID = mail.MessageIDFor(call.Key, domain)
 		}
 		if call.Msg != nil {
 			r.Inbound = triage.DigestOf(call.Msg)
+			r.InboundFrom = call.Msg.From.Address
 			if strings.EqualFold(call.Msg.From.Address, to) {
 				r.ToName = call.Msg.From.Name // the customer's display name, when they gave one
 			}
@@ -138,6 +139,10 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 		rc, err := s.Send(ctx, r)
 		if errors.Is(err, mail.ErrOtherInbound) {
 			return Sent{}, &dispatcher.Error{Code: dispatcher.CodeDuplicateKey, Message: err.Error() + "; a person answers this message", Refused: true}
+		}
+		var le *mail.LimitError
+		if errors.As(err, &le) {
+			return Sent{}, &dispatcher.Error{Code: dispatcher.CodePerSenderLimit, Message: le.Error(), Refused: true, Halt: true}
 		}
 		if err != nil {
 			return Sent{}, err

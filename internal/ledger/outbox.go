@@ -51,39 +51,3 @@ func (l *Ledger) Outbox(ctx context.Context, messageID string) (OutboxEntry, err
 	e.Created = fromUnix(created)
 	return e, nil
 }
-
-// The outbox index of triage process --store (mail.Index): the replies an
-// outbox directory holds, by Message-ID (with brackets, lower case), with
-// their file and recipient, so a run never reads the directory.
-
-// OutboxPath returns the file of the reply with Message-ID id.
-func (l *Ledger) OutboxPath(ctx context.Context, id string) (string, bool, error) {
-	e, err := l.Outbox(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		return "", false, nil
-	}
-	return e.Path, err == nil, err
-}
-
-// AddOutboxReply records the reply with Message-ID id, written (or about to
-// be) at path, to recipient to, dated date.
-func (l *Ledger) AddOutboxReply(ctx context.Context, id, to, path string, date time.Time) error {
-	_, err := l.db.ExecContext(ctx, `INSERT INTO outbox (message_id, key, path, created, recipient) VALUES (?, '', ?, ?, ?)
-		ON CONFLICT (message_id) DO UPDATE SET path = excluded.path, created = excluded.created, recipient = excluded.recipient`,
-		id, path, unix(date), normAddr(to))
-	if err != nil {
-		return fmt.Errorf("ledger: index outbox %s: %w", id, err)
-	}
-	return nil
-}
-
-// OutboxRepliesSince counts the outbox's replies to addr dated at or after
-// since.
-func (l *Ledger) OutboxRepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
-	var n int
-	err := l.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox WHERE recipient = ? AND created >= ?`, normAddr(addr), unix(since)).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("ledger: outbox replies to %s: %w", addr, err)
-	}
-	return n, nil
-}

@@ -80,7 +80,7 @@ func New() *Metrics {
 	}
 	m.drafts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "triage_drafts",
-		Help: "Drafts in the ledger (reply mode draft), by scenario and what people did with them: drafted (all), sent_as_is, edited, discarded, pending. The figures of 'triage ledger stats'.",
+		Help: "Drafts in the ledger (reply mode draft), by scenario and what people did with them: drafted (all), sent_as_is, edited, rejected (in the console), discarded, pending. The figures of 'triage ledger stats' for this inbox.",
 	}, []string{"scenario", "outcome"})
 	m.oauth2 = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "triage_oauth2_token_expiry_seconds",
@@ -130,15 +130,22 @@ func (m *Metrics) Final(state string) {
 	m.ledger.WithLabelValues(state).Inc()
 }
 
-// Drafts sets the draft figures of one scenario, as the ledger counts them.
-func (m *Metrics) Drafts(scenario string, drafted, sentAsIs, edited, discarded, pending int) {
+// DraftCounts are the draft figures of one scenario, as the ledger counts
+// them.
+type DraftCounts struct {
+	Drafted, SentAsIs, Edited, Rejected, Discarded, Pending int
+}
+
+// Drafts sets the draft figures of one scenario.
+func (m *Metrics) Drafts(scenario string, c DraftCounts) {
 	if m == nil {
 		return
 	}
 	if scenario == "" {
 		scenario = "none"
 	}
-	for outcome, n := range map[string]int{"drafted": drafted, "sent_as_is": sentAsIs, "edited": edited, "discarded": discarded, "pending": pending} {
+	for outcome, n := range map[string]int{"drafted": c.Drafted, "sent_as_is": c.SentAsIs, "edited": c.Edited, "rejected": c.Rejected,
+		"discarded": c.Discarded, "pending": c.Pending} {
 		m.drafts.WithLabelValues(scenario, outcome).Set(float64(n))
 	}
 }

@@ -51,7 +51,7 @@ func sendEnv(t *testing.T, m agent.Model, sink *mailtest.SMTPSink) (*processor.P
 	}
 	ext, _ := serial.New()
 	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: builtins.Routes(w, tk, sender, "Serwis <serwis@example.com>", "example.com")},
+		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: builtins.Routes(w, tk, sender, "Serwis <serwis@example.com>", "example.com", builtins.Notices{})},
 		processor.Config{Scenarios: set, Extractor: ext, ModelName: "scripted", Tickets: tk})
 	if err != nil {
 		t.Fatal(err)

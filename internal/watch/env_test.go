@@ -41,7 +41,10 @@ func memTarget(s *mailtest.IMAP) target {
 // sender the way the dispatcher does (Key, deterministic Message-ID,
 // threading, to the Reply-To or From the real parser finds), skips subjects
 // containing "auto", fails subjects containing "fail", blocks until
-// cancelled on "hang", and mails ADDR instead on a subject "to:ADDR".
+// cancelled on "hang", and mails ADDR instead on a subject "to:ADDR". A
+// subject containing "escalate" is escalated as notify_staff does it: a
+// staff notice to fakeStaff first (the reply only when it went), and the
+// outcome says Escalated.
 type fakeProc struct {
 	sender tmail.Sender
 	draft  bool // reply mode draft: the reply is a draft (Reply.Draft)
@@ -135,6 +138,16 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 		out.Status, out.Reason = triage.StatusFailed, triage.ReasonCanceled
 		return out
 	}
+	escalate := strings.Contains(subject, "escalate")
+	if escalate {
+		key := in.Key + triage.Key("|staff|"+fakeStaff)
+		n := &tmail.Reply{From: "Support <support@example.com>", To: fakeStaff, Subject: "[triage escalation] " + subject,
+			Body: "Escalated.\n", Key: key, MessageID: tmail.MessageIDFor(key, "example.com"), Notice: true, Customer: parsed.From.Address}
+		if _, err := p.sender.Send(ctx, n); err != nil {
+			out.Status, out.Reason, out.Detail = triage.StatusFailed, triage.ReasonEmailNotSent, err.Error()
+			return out
+		}
+	}
 	r := &tmail.Reply{
 		From:      "Support <support@example.com>",
 		To:        to,
@@ -153,13 +166,16 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 		out.Status, out.Reason, out.Detail = triage.StatusFailed, triage.ReasonEmailNotSent, err.Error()
 		return out
 	}
-	out.Status = triage.StatusReplied
+	out.Status, out.Escalated = triage.StatusReplied, escalate
 	if rc.Drafted {
 		out.Status = triage.StatusDrafted
 	}
 	out.Reply = &triage.Receipt{To: r.To, Subject: r.Subject, MessageID: rc.MessageID}
 	return out
 }
+
+// fakeStaff is where fakeProc's staff notices go.
+const fakeStaff = "staff@example.com"
 
 func (p *fakeProc) Calls() int {
 	p.mu.Lock()

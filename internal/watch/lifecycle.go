@@ -23,7 +23,7 @@ import (
 // peek reads the header of one message; nil when it is gone.
 func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid imap.UID) (*peeked, error) {
 	loc := ledger.Loc{Account: w.cfg.Account, Mailbox: w.cfg.Mailbox, UIDValidity: b.uidValidity, UID: uint32(uid)}
-	hdr, size, ok, err := b.lockedHeader(c, uid)
+	hdr, size, ok, err := b.lockedHeader(c, uid, w.cfg.MaxMessageBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,8 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 
 	start := w.cfg.Now()
 	in := &answering{sender: id.Sender, limits: w.limits()}
-	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
+	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
+		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}})
 	w.keepOutcome(ctx, loc, out, raw)
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
 	if out.Status == triage.StatusFailed {
@@ -166,13 +167,19 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		// A reply the ledger does not know cannot be confirmed.
 		state, reason = ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed
 	}
+	replied := state == ledger.StateReplied
+	if replied && out.Escalated {
+		// Staff were told and a person owns the conversation: the email
+		// goes where people work, not left in INBOX as answered.
+		state, reason = ledger.StateNeedsHuman, triage.ReasonEscalated
+	}
 	if rerr == nil {
 		detail = strings.TrimSpace(detail + " reply=" + r.MessageID)
 	}
 	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
 		return err
 	}
-	if state == ledger.StateReplied && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
+	if replied && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
 		if err := w.appendSent(ctx, c, b, r); err != nil {
 			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "reply_message_id", r.MessageID, "err", err)
 		}

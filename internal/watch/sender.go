@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,13 +24,17 @@ import (
 // never submitted again. When the watcher sends on behalf of a message, the
 // reply limits are checked there too, atomically with the write: against
 // the message's From and against the address the reply actually goes to.
+// A staff notice (mail.Reply.Notice) is recorded as a notice: it never
+// counts against the reply limits, only against the notice bounds
+// (SenderConfig.Notices), per customer and per hour.
 type Sender struct {
-	ledger *ledger.Ledger
-	next   mail.Sender
-	domain string
-	now    func() time.Time
-	log    *slog.Logger
-	met    *metrics.Metrics
+	ledger  *ledger.Ledger
+	next    mail.Sender
+	domain  string
+	notices triage.NoticeLimits
+	now     func() time.Time
+	log     *slog.Logger
+	met     *metrics.Metrics
 }
 
 var (
@@ -39,9 +44,11 @@ var (
 
 // SenderConfig configures NewSender; Ledger, Next and Domain are required.
 type SenderConfig struct {
-	Ledger  *ledger.Ledger
-	Next    mail.Sender // e.g. *mail.SMTP or *mail.Outbox
-	Domain  string      // for mail.MessageIDFor
+	Ledger *ledger.Ledger
+	Next   mail.Sender // e.g. *mail.SMTP or *mail.Outbox
+	Domain string      // for mail.MessageIDFor
+	// Notices bound the staff notices (zero fields: no bound).
+	Notices triage.NoticeLimits
 	Now     func() time.Time
 	Logger  *slog.Logger
 	Metrics *metrics.Metrics // optional: counts submission errors as "smtp"
@@ -58,7 +65,7 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = discard()
 	}
-	return &Sender{ledger: cfg.Ledger, next: cfg.Next, domain: cfg.Domain, now: cfg.Now, log: cfg.Logger, met: cfg.Metrics}, nil
+	return &Sender{ledger: cfg.Ledger, next: cfg.Next, domain: cfg.Domain, notices: cfg.Notices, now: cfg.Now, log: cfg.Logger, met: cfg.Metrics}, nil
 }
 
 // ErrReplyUnconfirmed means an earlier submission of this reply may or may
@@ -86,12 +93,18 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error
 		return s.draft(ctx, r, raw)
 	}
 	in := answeringOf(ctx)
-	err = s.ledger.PutPendingWithin(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: in.from(), Raw: raw}, in.limitsOrNone())
+	rec, lim, what := ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: in.from(), Raw: raw}, in.limitsOrNone(), "reply"
+	if r.Notice {
+		// A notice counts against the customer it is about, under the
+		// notice bounds alone.
+		rec.Kind, rec.Sender, lim, what = ledger.KindNotice, cmp.Or(in.from(), r.Customer), ledger.Limits{Notices: s.notices}, "staff notice"
+	}
+	err = s.ledger.PutPendingWithin(ctx, rec, lim)
 	var le *ledger.LimitError
 	if errors.As(err, &le) {
 		in.refuse(le)
-		s.log.WarnContext(ctx, "reply over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
-		return triage.Receipt{}, fmt.Errorf("watch: reply to %s not sent: %w", r.To, err)
+		s.log.WarnContext(ctx, what+" over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
+		return triage.Receipt{}, fmt.Errorf("watch: %s to %s not sent: %w", what, r.To, err)
 	}
 	if errors.Is(err, ledger.ErrReplyExists) {
 		prev, gerr := s.ledger.GetReply(ctx, r.Key)
@@ -205,6 +218,19 @@ func (in *answering) refusal() *ledger.LimitError {
 // pipeline (processor.History), for breaking auto-reply loops.
 func (s *Sender) SentReply(ctx context.Context, messageID string) (bool, error) {
 	return s.ledger.SentReply(ctx, messageID)
+}
+
+// ReplyRaw returns the rendered reply or draft with this Message-ID from
+// the ledger; ok is false when triage wrote none by that ID.
+func (s *Sender) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
+	r, err := s.ledger.ReplyByMessageID(ctx, messageID)
+	if errors.Is(err, ledger.ErrNotFound) || err == nil && r.Kind == ledger.KindNotice {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return r.Raw, true, nil
 }
 
 // RepliesSince counts the ledger's replies to (or answering) addr since t.

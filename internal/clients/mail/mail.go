@@ -40,6 +40,25 @@ type Reply struct {
 	// that finds the reply already written for another message with the
 	// same Key refuses it (ErrOtherInbound).
 	Inbound string
+	// Language is the customer's language (ISO 639-1, "" when unknown), as
+	// the pipeline detected it in the message answered: a Signer signs the
+	// reply in it, whatever language the body seems to be in.
+	Language string
+	// InboundFrom is the From address of the message this reply answers:
+	// a per-sender limit counts the reply against it as against To, so a
+	// Reply-To pointing elsewhere does not dodge it.
+	InboundFrom string
+	// ReplyTo, when set, is the Reply-To of the message ("Name <a@b>" or
+	// "a@b"): a staff notice names the customer there, so staff answer
+	// them directly.
+	ReplyTo string
+	// Notice marks a staff notice (notify_staff), not a reply to the
+	// customer: senders that keep limits count it under their notice
+	// bounds (triage.NoticeLimits), never against the reply limits.
+	Notice bool
+	// Customer is, for a notice, the customer's address (the inbound
+	// From) it is about: the per-customer notice bound counts it.
+	Customer string
 }
 
 // ErrOtherInbound: the reply with this Message-ID was written for another
@@ -52,8 +71,9 @@ type Sender interface {
 	Send(ctx context.Context, r *Reply) (triage.Receipt, error)
 }
 
-// Render produces the full RFC 5322 message: From, To, Subject (RFC 2047
-// encoded when not ASCII), Date, Message-ID, In-Reply-To, References,
+// Render produces the full RFC 5322 message: From, To, Reply-To (when
+// set), Subject (RFC 2047 encoded when not ASCII), Date, Message-ID,
+// In-Reply-To, References,
 // Auto-Submitted: auto-replied, X-Auto-Response-Suppress: All, MIME-Version,
 // Content-Type text/plain; charset=utf-8, quoted-printable body. Uses
 // go-message for header encoding. Lines end in CRLF, the last one too.
@@ -68,6 +88,13 @@ func Render(r *Reply) ([]byte, error) {
 	to, err := parseOne("To", r.To)
 	if err != nil {
 		return nil, err
+	}
+	var replyTo *gomail.Address
+	if r.ReplyTo != "" {
+		if replyTo, err = parseOne("Reply-To", r.ReplyTo); err != nil {
+			return nil, err
+		}
+		replyTo.Name = strings.Join(strings.Fields(replyTo.Name), " ")
 	}
 	if r.ToName != "" && to.Name == "" {
 		to.Name = strings.Join(strings.Fields(r.ToName), " ") // one line, no control characters
@@ -122,6 +149,9 @@ func Render(r *Reply) ([]byte, error) {
 	h.SetMessageID(msgID)
 	h.SetDate(r.Date)
 	h.SetSubject(subject)
+	if replyTo != nil {
+		h.SetAddressList("Reply-To", []*gomail.Address{replyTo})
+	}
 	h.SetAddressList("To", []*gomail.Address{to})
 	h.SetAddressList("From", []*gomail.Address{from})
 
