@@ -85,14 +85,13 @@ const traceSchema = `ALTER TABLE messages ADD COLUMN trace_id TEXT NOT NULL DEFA
 // replies by state (the pending replies and drafts a pass settles; the
 // --replies listing), messages by state (retry requests, --state), the
 // unsettled messages of a mailbox, and the draft figures (drafts by
-// outcome with their key; a message's latest scenario by key), each index
+// scenario, inbox and outcome, in the order they are summed), each index
 // covering its query so no reply's bytes are read.
 const flatCostSchema = `
 CREATE INDEX IF NOT EXISTS replies_state ON replies(state, created);
-CREATE INDEX IF NOT EXISTS replies_drafts ON replies(kind, outcome, key);
+CREATE INDEX IF NOT EXISTS replies_drafts ON replies(kind, scenario, account, mailbox, outcome);
 CREATE INDEX IF NOT EXISTS messages_state ON messages(state, updated);
 CREATE INDEX IF NOT EXISTS messages_unsettled ON messages(account, mailbox, uidvalidity, imap_done, uid);
-CREATE INDEX IF NOT EXISTS messages_scenario ON messages(key, updated, scenario);
 `
 
 // digestSchema keeps each message's content digest (triage.DigestOf): a

@@ -74,9 +74,9 @@ func Fill(tb testing.TB, target string, h History) {
 			tb.Fatal(err)
 		}
 		raw := fmt.Sprintf("Message-ID: <r%d@example.com>\r\nTo: %s\r\nSubject: Re: Gwarancja %d\r\n\r\n%s", i, sender, i, body)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome)
-			VALUES (?,?,?,?,?,?,1,?,?,?,?)`,
-			key, fmt.Sprintf("<r%d@example.com>", i), sender, sender, []byte(raw), rstate, at, at, kind, outcome); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, scenario, account, mailbox)
+			VALUES (?,?,?,?,?,?,1,?,?,?,?,?,?,?)`,
+			key, fmt.Sprintf("<r%d@example.com>", i), sender, sender, []byte(raw), rstate, at, at, kind, outcome, scenario, h.Account, h.Mailbox); err != nil {
 			tb.Fatal(err)
 		}
 	}
