@@ -18,6 +18,7 @@ import (
 	"triage/eval"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
+	"triage/internal/ledger"
 	"triage/internal/logattr"
 	"triage/internal/processor"
 	"triage/internal/settings"
@@ -98,6 +99,8 @@ failed, 2 for a usage or configuration error.`,
 	return cmd, o
 }
 
+var _ mail.Index = (*ledger.Ledger)(nil)
+
 func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	level := slog.LevelWarn
 	if o.Verbose {
@@ -123,6 +126,16 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 			outbox, err := mail.NewOutbox(o.Outbox)
 			if err != nil {
 				return usageErr("--outbox: %v", err)
+			}
+			if o.Store != "" {
+				// The outbox index lives in the store: no run reads the
+				// outbox directory, however much it holds.
+				l, err := ledger.Open(ctx, ledger.Config{Path: o.Store})
+				if err != nil {
+					return &exitError{code: exitFailed, err: err}
+				}
+				defer l.Close()
+				outbox.UseIndex(l)
 			}
 			sender = outbox
 		}

@@ -28,7 +28,29 @@ var migrations = []store.Migration{
 	{SQLite: autonomySchema, Postgres: autonomySchema},
 	{SQLite: flatCostSchema, Postgres: flatCostSchema},
 	{SQLite: traceSchema, Postgres: traceSchema},
+	{SQLite: outboxIndexSchema, Postgres: outboxIndexSchema},
 }
+
+// outboxIndexSchema is the outbox index of triage process --store: every
+// reply, draft and staff notice an outbox directory holds, with what the
+// reply-loop checks, the per-sender limit and the notice bounds count (its
+// recipient, the sender of the message it answers, the customer a notice
+// is about), each count an indexed look-up. Times are Unix milliseconds.
+const outboxIndexSchema = `
+CREATE TABLE IF NOT EXISTS outbox_index (
+	message_id TEXT NOT NULL,
+	kind       TEXT NOT NULL,
+	path       TEXT NOT NULL,
+	recipient  TEXT NOT NULL DEFAULT '',
+	sender     TEXT NOT NULL DEFAULT '',
+	customer   TEXT NOT NULL DEFAULT '',
+	created    BIGINT NOT NULL,
+	PRIMARY KEY (message_id, kind)
+);
+CREATE INDEX IF NOT EXISTS outbox_index_recipient ON outbox_index(recipient, created);
+CREATE INDEX IF NOT EXISTS outbox_index_sender ON outbox_index(sender, created);
+CREATE INDEX IF NOT EXISTS outbox_index_notices ON outbox_index(kind, customer, created);
+`
 
 // autonomySchema is what reply mode auto decides from and records. Each
 // reply and draft carries the scenario and inbox (account, mailbox) its
