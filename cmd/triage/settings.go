@@ -65,7 +65,7 @@ func providerSettings(m *modelOptions) settings.Table {
 // ledger stats, tickets, store migrate).
 func storeSetting(p *string) *settings.Setting {
 	return &settings.Setting{Flag: "store", Env: "TRIAGE_STORE", Key: "store",
-		Usage: "shared store: a postgres:// URL holding the ledger and the tickets instead of the SQLite files (--ledger, --tickets-db)",
+		Usage: "shared store: a postgres:// URL holding the ledger and the tickets (and process's outbox index) instead of the SQLite files (--ledger, --tickets-db, .index.jsonl)",
 		Var:   settings.String(p, "", checkStoreURL)}
 }
 
