@@ -288,10 +288,10 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.String(&o.ProcessedFolder, "")},
 		{Flag: "failed-folder", Key: "imap.failed_folder", Usage: "folder for mail a person must handle (created when missing)",
 			Var: settings.String(&o.FailedFolder, watch.DefaultFailedFolder)},
-		{Flag: "sent-folder", Key: "imap.sent_folder", Usage: "store every reply in this folder, and look pending replies up there after a crash",
+		{Flag: "sent-folder", Key: "imap.sent_folder", Usage: "store every reply in this folder, and look pending replies and people's replies up there (default: the folder the server marks \\Sent; it must exist)",
 			Var: settings.String(&o.SentFolder, "")},
 		{Flag: "drafts-folder", Key: "imap.drafts_folder", Aliases: []string{"drafts_folder"},
-			Usage: "folder that receives drafts (reply mode draft), flagged \\Draft", Var: settings.String(&o.DraftsFolder, watch.DefaultDraftsFolder)},
+			Usage: "folder that receives drafts (reply mode draft), flagged \\Draft (default: the folder the server marks \\Drafts, else Drafts, created when missing; a folder named here must exist)", Var: settings.String(&o.DraftsFolder, "")},
 		{Key: "imap.account", Usage: "account name in logs and the ledger (default: user@addr)", Var: settings.String(&o.Account, "")},
 		ledgerSetting(&o.Ledger),
 		{Flag: "outbox", Key: "outbox", Path: true, Usage: "write replies as .eml files into this directory instead of SMTP",
@@ -322,7 +322,7 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.Int(&o.MaxSendFailures, metrics.DefaultSendFailureLimit, settings.NotNegative)},
 		{Key: "smtp.mechanism", Usage: "password mechanism: plain or login (default: plain, or login when the server offers only that)",
 			Var: settings.String(&o.SMTPMechanism, "", settings.OneOf("", mail.MechPlain, mail.MechLogin))},
-		{Key: "smtp.save_sent", Usage: "append each reply to imap.sent_folder (default: false for Gmail and Microsoft 365 hosts, which file SMTP-sent mail themselves; true otherwise)",
+		{Key: "smtp.save_sent", Usage: "append each reply to the Sent folder (imap.sent_folder, or the folder the server marks \\Sent; default: false for Gmail and Microsoft 365 hosts, which file SMTP-sent mail themselves; true otherwise)",
 			Var: settings.YAML(&o.SaveSent)},
 	}...)
 	t = append(t, autonomySettings(&o.Autonomy)...)

@@ -91,6 +91,10 @@ type Outcome struct {
 	TicketID  string `json:"ticket_id"`
 	Followup  bool   `json:"followup"`
 	Escalated bool   `json:"escalated"`
+	// SendFailure is the delivery that failed when the reason is
+	// send_failed: the SMTP step, the server's code and text, and whether
+	// it was temporary (a later attempt may succeed).
+	SendFailure *dispatcher.SendFailure `json:"send_failure,omitempty"`
 	// TraceID is the OpenTelemetry trace of this email, when tracing is on
 	// (package trace).
 	TraceID string `json:"trace_id,omitempty"`
@@ -175,6 +179,11 @@ type Input struct {
 	// Key is the idempotency key; "" means triage.KeyOf the message and
 	// its raw bytes.
 	Key triage.Key
+	// MoreAttempts: the caller processes this email again when a temporary
+	// delivery failure ends it (watch, before the last of its attempts), so
+	// such a failure adds no note to the ticket yet: the reply may still go
+	// out. The outcome is failed/send_failed either way.
+	MoreAttempts bool
 	// Inbox is the watched mailbox the message came from (zero for
 	// triage process): reply mode auto is earned per scenario and inbox.
 	Inbox triage.Inbox
@@ -452,15 +461,17 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		// The sender refused the reply at its limit (exact, at send time).
 		return fail(triage.ReasonPerSenderLimit, rec.Error.Message)
 	}
-	if err != nil {
-		return fail(triage.ReasonEmailNotSent, err.Error())
-	}
 
-	// Verify: only a successful final call (send_email) makes an email handled.
+	// Verify: only a successful final call (send_email) makes an email
+	// handled. A reply the mail server refused is send_failed even when the
+	// model then failed too: the refusal is what a person must know.
 	sent := okRecord(out.FunctionCalls, final)
 	if f := session.SendFailure(); sent == nil && f != nil {
-		p.sendFailed(ctx, &out, f)
+		p.sendFailed(ctx, &out, f, in.MoreAttempts)
 		return out
+	}
+	if err != nil {
+		return fail(triage.ReasonEmailNotSent, err.Error())
 	}
 	if sent == nil {
 		detail := "the model ended without a successful " + final

@@ -119,10 +119,10 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	start := w.cfg.Now()
 	in := &answering{sender: id.Sender, limits: w.limits()}
 	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
-		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}})
+		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}, MoreAttempts: attempt < w.cfg.MaxAttempts})
 	w.keepOutcome(ctx, loc, out, raw)
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
-	if out.Status == triage.StatusFailed {
+	if out.Status == triage.StatusFailed && out.Reason != triage.ReasonSendFailed { // the Sender counted that one
 		w.cfg.Metrics.Error("process")
 	}
 
@@ -158,6 +158,8 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		// Nothing was sent: leave the message for the next run.
 		w.log.InfoContext(ctx, "message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
 		return w.ledgerErr(l.Abandon(context.WithoutCancel(ctx), loc))
+	case sendLater(out, e.Attempts, w.cfg.MaxAttempts):
+		return w.postponeSend(ctx, e, out)
 	case out.Status == triage.StatusSkipped && out.Reason == triage.ReasonHumanOwner:
 		// A person owns the conversation (taken over, or escalated): the
 		// follow-up, already appended to the ticket, goes to the failed
@@ -179,9 +181,9 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
 		return err
 	}
-	if replied && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
+	if replied && w.sent != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
 		if err := w.appendSent(ctx, c, b, r); err != nil {
-			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "reply_message_id", r.MessageID, "err", err)
+			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.sent, "reply_message_id", r.MessageID, "err", err)
 		}
 	}
 	return nil

@@ -40,6 +40,9 @@ func (w *Watcher) session(ctx, hard context.Context, once bool) error {
 	stop := context.AfterFunc(hard, func() { c.Close() })
 	defer stop()
 
+	if err := w.findFolders(c); err != nil {
+		return err
+	}
 	if !w.cfg.DryRun { // a dry run settles nothing
 		if err := w.resolveDrafts(hard, c); err != nil {
 			return err
