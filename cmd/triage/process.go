@@ -99,7 +99,19 @@ failed, 2 for a usage or configuration error.`,
 	return cmd, o
 }
 
-var _ mail.Index = (*ledger.Ledger)(nil)
+// outboxStore is the store as the outbox's index (mail.Index).
+type outboxStore struct{ *ledger.Ledger }
+
+var _ mail.Index = outboxStore{}
+
+// AddOutboxRows records rows in one transaction.
+func (s outboxStore) AddOutboxRows(ctx context.Context, rows []mail.IndexRow) error {
+	out := make([]ledger.OutboxRow, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.OutboxRow(r)
+	}
+	return s.Ledger.AddOutboxRows(ctx, out)
+}
 
 func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	level := slog.LevelWarn
@@ -135,7 +147,9 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 					return &exitError{code: exitFailed, err: err}
 				}
 				defer l.Close()
-				outbox.UseIndex(l)
+				if err := outbox.UseIndex(ctx, outboxStore{l}); err != nil {
+					return &exitError{code: exitFailed, err: err}
+				}
 			}
 			sender = outbox
 		}

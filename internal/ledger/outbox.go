@@ -131,3 +131,30 @@ func (l *Ledger) AddOutbox(ctx context.Context, id, kind, path, to, sender, cust
 	}
 	return nil
 }
+
+// OutboxRow is one row of the outbox index (AddOutboxRows).
+type OutboxRow struct {
+	ID, Kind, Path, To, Sender, Customer string
+	Date                                 time.Time
+}
+
+// AddOutboxRows records rows of the outbox index in one transaction (an
+// outbox directory's index copied into the store).
+func (l *Ledger) AddOutboxRows(ctx context.Context, rows []OutboxRow) error {
+	tx, err := l.db.BeginTx(ctx)
+	if err != nil {
+		return fmt.Errorf("ledger: outbox index: %w", err)
+	}
+	defer tx.Rollback()
+	for _, r := range rows {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_index (message_id, kind, path, recipient, sender, customer, created) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (message_id, kind) DO NOTHING`,
+			r.ID, r.Kind, r.Path, normAddr(r.To), normAddr(r.Sender), normAddr(r.Customer), unix(r.Date)); err != nil {
+			return fmt.Errorf("ledger: outbox index %s: %w", r.ID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("ledger: outbox index: %w", err)
+	}
+	return nil
+}

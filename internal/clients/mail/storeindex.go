@@ -1,11 +1,16 @@
 package mail
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +35,14 @@ type Index interface {
 	OutboxNotices(ctx context.Context, customer string, since time.Time) (int, error)
 	// AddOutbox records a row (replacing one with the same id and kind).
 	AddOutbox(ctx context.Context, id, kind, path, to, sender, customer string, date time.Time) error
+	// AddOutboxRows records rows in one transaction (UseIndex's import).
+	AddOutboxRows(ctx context.Context, rows []IndexRow) error
+}
+
+// IndexRow is one row of an Index.
+type IndexRow struct {
+	ID, Kind, Path, To, Sender, Customer string
+	Date                                 time.Time
 }
 
 // The kinds of Index rows.
@@ -39,9 +52,96 @@ const (
 	IndexNotice = "notice"
 )
 
+// importedFile marks an outbox whose IndexFile was copied into an Index;
+// it holds how many bytes of IndexFile were.
+const importedFile = ".index.in-store"
+
 // UseIndex keeps the outbox's index in x instead of IndexFile. Call it
-// before the first Send.
-func (o *Outbox) UseIndex(x Index) { o.ext = x }
+// before the first Send. The first time, what the directory already holds
+// is copied into x (IndexFile, completed from the headers of any file it
+// does not list: once, however long); later, only the lines a run without
+// the store appended to IndexFile since.
+func (o *Outbox) UseIndex(ctx context.Context, x Index) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ext = x
+	marker := filepath.Join(o.dir, importedFile)
+	b, err := os.ReadFile(marker)
+	marked := err == nil
+	var from int64
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Never imported: complete IndexFile from the directory first.
+		if err := o.loadIndex(ctx); err != nil {
+			return err
+		}
+	case err != nil:
+		return fmt.Errorf("mail: outbox: %w", err)
+	default:
+		if from, err = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err != nil {
+			return fmt.Errorf("mail: outbox: %s: %w", marker, err)
+		}
+	}
+	rows, end, err := o.indexLines(from)
+	if err != nil {
+		return err
+	}
+	if len(rows) > 0 {
+		if err := x.AddOutboxRows(ctx, rows); err != nil {
+			return extErr(err)
+		}
+	}
+	if marked && end == from {
+		return nil
+	}
+	if err := os.WriteFile(marker, []byte(strconv.FormatInt(end, 10)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("mail: outbox: %w", err)
+	}
+	return nil
+}
+
+// indexLines reads IndexFile from offset from: its rows, and where it ends.
+func (o *Outbox) indexLines(from int64) ([]IndexRow, int64, error) {
+	f, err := os.Open(filepath.Join(o.dir, IndexFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("mail: outbox: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil, 0, fmt.Errorf("mail: outbox: read %s: %w", IndexFile, err)
+	}
+	var rows []IndexRow
+	end := from
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			break // EOF, or a line still being written
+		}
+		end += int64(len(line))
+		var l indexLine
+		if json.Unmarshal(line, &l) != nil || l.File == "" {
+			continue
+		}
+		id, ok := indexID(l.MessageID)
+		if !ok {
+			continue
+		}
+		kind := IndexReply
+		switch {
+		case l.Kind == kindDraft:
+			kind = IndexDraft
+		case l.Notice:
+			kind = IndexNotice
+		}
+		rows = append(rows, IndexRow{ID: id, Kind: kind, Path: filepath.Join(o.dir, filepath.FromSlash(l.File)),
+			To: normAddr(l.To), Sender: normAddr(l.Sender), Customer: strings.ToLower(l.Customer), Date: l.Date})
+	}
+	return rows, end, nil
+}
 
 // indexID is a Message-ID as an Index keys it.
 func indexID(messageID string) (string, bool) {

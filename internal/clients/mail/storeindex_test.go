@@ -33,7 +33,9 @@ func TestOutboxWithStoreIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.UseIndex(l)
+		if err := o.UseIndex(ctx, storeIndex{l}); err != nil {
+			t.Fatal(err)
+		}
 		o.SetPerSenderLimit(3, time.Hour)
 		o.SetNoticeLimits(triage.NoticeLimits{PerCustomer: 1})
 		return o
@@ -102,4 +104,78 @@ func TestOutboxWithStoreIndex(t *testing.T) {
 		t.Errorf("%s written although the index is in the store", mail.IndexFile)
 	}
 
+}
+
+// storeIndex is the store as an outbox's index (as triage process wires it).
+type storeIndex struct{ *ledger.Ledger }
+
+func (s storeIndex) AddOutboxRows(ctx context.Context, rows []mail.IndexRow) error {
+	out := make([]ledger.OutboxRow, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.OutboxRow(r)
+	}
+	return s.Ledger.AddOutboxRows(ctx, out)
+}
+
+// Moving an outbox to the store: the first run with it copies what the
+// directory holds (its index file, and a reply file the file does not
+// list), so no earlier reply is written again; a later run without the
+// store adds lines the next run with it copies.
+func TestOutboxIndexMovesToTheStore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	send := func(o *mail.Outbox, id string) mail.Reply {
+		t.Helper()
+		r := mail.Reply{From: "support@example.com", To: "jan@example.org", Subject: "Re: x", Body: "b", MessageID: id}
+		rc, err := o.Send(ctx, &r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rc.Existing {
+			t.Fatalf("%s: already there", id)
+		}
+		return r
+	}
+	plain := func() *mail.Outbox {
+		o, err := mail.NewOutbox(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	send(plain(), "<a@example.com>")
+	// Another program's reply file, which no index lists.
+	other, err := mail.Render(&mail.Reply{From: "support@example.com", To: "ola@example.org", Subject: "Re: y", Body: "b", MessageID: "<b@example.com>", Date: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "20260101T000000Z-b@example.com.eml"), other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(ctx, ledger.Config{Path: filepath.Join(t.TempDir(), "store.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	stored := func() *mail.Outbox {
+		o := plain()
+		if err := o.UseIndex(ctx, storeIndex{l}); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	o := stored()
+	for _, id := range []string{"<a@example.com>", "<b@example.com>"} {
+		if ok, err := o.SentReply(ctx, id); err != nil || !ok {
+			t.Errorf("after the move, SentReply(%s) = %v, %v", id, ok, err)
+		}
+		rc, err := o.Send(ctx, &mail.Reply{From: "support@example.com", To: "jan@example.org", Subject: "Re: x", Body: "b", MessageID: id})
+		if err != nil || !rc.Existing {
+			t.Errorf("after the move, %s sent again: %+v, %v", id, rc, err)
+		}
+	}
+	send(plain(), "<c@example.com>") // a run without the store
+	if ok, err := stored().SentReply(ctx, "<c@example.com>"); err != nil || !ok {
+		t.Errorf("a reply of a run without the store: SentReply = %v, %v", ok, err)
+	}
 }
