@@ -65,7 +65,7 @@ func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, 
 // otherwise the draft is appended now. A draft harms nobody, yet it is never
 // stored twice.
 func (w *Watcher) resolveDrafts(ctx context.Context, c *imapclient.Client) error {
-	pending, err := w.cfg.Ledger.Replies(ctx, ledger.DraftPending)
+	pending, err := w.cfg.Ledger.InState(ctx, ledger.DraftPending)
 	if err != nil {
 		return w.ledgerErr(err)
 	}
@@ -92,6 +92,9 @@ func (w *Watcher) resolveDrafts(ctx context.Context, c *imapclient.Client) error
 			continue
 		}
 		w.log.Info("pending draft not in the Drafts folder; storing it", "message_id", r.MessageID, "key", r.Key)
+		if r, err = w.cfg.Ledger.GetReply(ctx, r.Key); err != nil { // with its bytes
+			return w.ledgerErr(err)
+		}
 		if err := w.storeDraft(ctx, c, b, r); err != nil {
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 // found in the Sent folder means sent; otherwise a person must look. Nothing
 // is ever submitted again.
 func (w *Watcher) resolvePending(ctx context.Context, c *imapclient.Client) error {
-	pending, err := w.cfg.Ledger.Replies(ctx, ledger.ReplyPending)
+	pending, err := w.cfg.Ledger.InState(ctx, ledger.ReplyPending)
 	if err != nil {
 		return w.ledgerErr(err)
 	}

@@ -18,7 +18,7 @@ import (
 // only what is missing: the copy is looked up by Message-ID both times.
 func (w *Watcher) settleSentDrafts(ctx context.Context, c *imapclient.Client) error {
 	l := w.cfg.Ledger
-	sent, err := l.Replies(ctx, ledger.DraftSentByPerson)
+	sent, err := l.InState(ctx, ledger.DraftSentByPerson)
 	if err != nil || len(sent) == 0 {
 		return w.ledgerErr(err)
 	}
@@ -37,6 +37,10 @@ func (w *Watcher) settleSentDrafts(ctx context.Context, c *imapclient.Client) er
 		for _, r := range sent {
 			if filed[r.MessageID] {
 				continue
+			}
+			r, err := l.GetReply(ctx, r.Key) // with its bytes
+			if err != nil {
+				return w.ledgerErr(err)
 			}
 			if err := appendMessage(c, w.sent, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append"); err != nil {
 				return err
