@@ -52,6 +52,12 @@ func providerSettings(m *modelOptions) settings.Table {
 		{Flag: "api-key-file", Env: "OPENAI_API_KEY_FILE", Key: "model.api_key_file", Path: true,
 			Usage: "with --provider openai: file holding the API key, when $OPENAI_API_KEY is unset",
 			Var:   settings.String(&m.APIKeyFile, "")},
+		{Flag: "requests-per-minute", Key: "model.requests_per_minute",
+			Usage: "model calls per minute at most, shared by every process on the --store (per process without one; 0: no limit)",
+			Var:   settings.Int(&m.RequestsPerMinute, 0, settings.AtLeast(0))},
+		{Flag: "tokens-per-minute", Key: "model.tokens_per_minute",
+			Usage: "model tokens (prompt and output) per minute at most, shared like --requests-per-minute (0: no limit)",
+			Var:   settings.Int(&m.TokensPerMinute, 0, settings.AtLeast(0))},
 	}
 }
 
@@ -59,7 +65,7 @@ func providerSettings(m *modelOptions) settings.Table {
 // ledger stats, tickets, store migrate).
 func storeSetting(p *string) *settings.Setting {
 	return &settings.Setting{Flag: "store", Env: "TRIAGE_STORE", Key: "store",
-		Usage: "shared store: a postgres:// URL holding the ledger and the tickets instead of the SQLite files (--ledger, --tickets-db)",
+		Usage: "shared store: a postgres:// URL holding the ledger and the tickets (and process's outbox index) instead of the SQLite files (--ledger, --tickets-db, .index.jsonl)",
 		Var:   settings.String(p, "", checkStoreURL)}
 }
 

@@ -27,6 +27,7 @@ import (
 	"triage/internal/scenario"
 	"triage/internal/serial"
 	"triage/internal/tools"
+	"triage/internal/trace"
 )
 
 // Error codes returned to the model in {"ok":false,"error":{...}}.
@@ -433,6 +434,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
+	ctx, span := trace.Tool(ctx, name)
 	start := s.d.now()
 	rec := Record{Name: name, Args: cloneArgs(args)}
 	tool, route, err := s.admit(name, rec.Args)
@@ -506,6 +508,11 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		envelope = map[string]any{"ok": true, "result": rec.Result}
 	}
 	s.records = append(s.records, rec)
+	code := ""
+	if rec.Error != nil {
+		code = rec.Error.Code
+	}
+	trace.EndTool(span, rec.Blocked, code, rec.Args, rec.Result)
 
 	attrs := []any{"name", name, "ok", rec.OK, "blocked", rec.Blocked, "duration_ms", rec.DurationMS}
 	if rec.Error != nil {

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -200,12 +201,7 @@ func TestAutonomyMigrationAttributes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		step := -1 // the autonomy step
-		for i, m := range migrations {
-			if m.SQLite == autonomySchema {
-				step = i
-			}
-		}
+		step := slices.IndexFunc(migrations, func(m store.Migration) bool { return m.SQLite == autonomySchema })
 		if err := db.Migrate(ctx, Component, migrations[:step]); err != nil {
 			t.Fatal(err)
 		}

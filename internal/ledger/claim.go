@@ -43,7 +43,7 @@ func (l *Ledger) Shared() bool { return l.db.Dialect() == store.Postgres }
 func (l *Ledger) Offer(ctx context.Context, e Entry) (bool, error) {
 	now := unix(l.now())
 	res, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,'','',0,0,?,?,'','')
+		VALUES (?,?,?,?,?,?,?,?,?,'','',0,0,?,?,'','','')
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO NOTHING`,
 		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateSeen, now, now)
 	if err != nil {
@@ -100,10 +100,10 @@ func (l *Ledger) Claim(ctx context.Context, e Entry, owner string, lease time.Du
 	case errors.Is(err, sql.ErrNoRows):
 		// No row, or one another transaction holds: the insert tells.
 		res, err := tx.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`, claimant, lease_until)
-			VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,?,'',?,?)
+			VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,?,'',?,?,?)
 			ON CONFLICT(account, mailbox, uidvalidity, uid) DO NOTHING`,
 			e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateProcessing,
-			unix(now), unix(now), e.Digest, owner, until)
+			unix(now), unix(now), e.Digest, e.TraceID, owner, until)
 		if err != nil {
 			return Entry{}, fmt.Errorf("ledger: claim %s: %w", e.Loc, err)
 		}
@@ -125,10 +125,13 @@ func (l *Ledger) Claim(ctx context.Context, e Entry, owner string, lease time.Du
 		if e.Key != "" {
 			got.Key, got.MessageID, got.Sender, got.Subject = e.Key, e.MessageID, e.Sender, e.Subject
 		}
+		if e.TraceID != "" { // the trace of this attempt
+			got.TraceID = e.TraceID
+		}
 		got.State, got.Attempts, got.Updated = StateProcessing, got.Attempts+1, now.UTC().Truncate(time.Millisecond)
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state=?, attempts=?, updated=?, key=?, message_id=?, sender=?, subject=?, claimant=?, lease_until=?
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state=?, attempts=?, updated=?, key=?, message_id=?, sender=?, subject=?, trace_id=?, claimant=?, lease_until=?
 			WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
-			got.State, got.Attempts, unix(now), got.Key, got.MessageID, got.Sender, got.Subject, owner, until,
+			got.State, got.Attempts, unix(now), got.Key, got.MessageID, got.Sender, got.Subject, got.TraceID, owner, until,
 			e.Account, e.Mailbox, e.UIDValidity, e.UID); err != nil {
 			return Entry{}, fmt.Errorf("ledger: claim %s: %w", e.Loc, err)
 		}
@@ -223,28 +226,16 @@ func (l *Ledger) Claimable(ctx context.Context, account, mailbox string, uidVali
 }
 
 // Orphaned lists the replies of an inbox in state (ReplyPending,
-// DraftPending, DraftSentByPerson), oldest first, that no daemon is working
-// on: no message with their key is under a live claim. A pending reply whose
-// claimant is alive may be going out this very moment; one whose claimant
-// died is settled by the inbox's watcher (found in the Sent folder, or left
-// for a person), never sent again.
+// DraftPending, DraftSentByPerson), oldest first, at most MaxInState and
+// without their rendered bytes (GetReply reads them), that no daemon is
+// working on: no message with their key is under a live claim. A pending
+// reply whose claimant is alive may be going out this very moment; one
+// whose claimant died is settled by the inbox's watcher (found in the Sent
+// folder, or left for a person), never sent again.
 func (l *Ledger) Orphaned(ctx context.Context, account, mailbox, state string) ([]Reply, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT `+replyCols+` FROM replies r WHERE account=? AND mailbox=? AND state=?
+	return l.listReplies(ctx, `SELECT `+replyListCols+` FROM replies r WHERE state=? AND account=? AND mailbox=?
 		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.key = r.key AND m.claimant<>'' AND m.lease_until>?)
-		ORDER BY created`, account, mailbox, state, unix(l.now()))
-	if err != nil {
-		return nil, fmt.Errorf("ledger: orphaned replies: %w", err)
-	}
-	defer rows.Close()
-	var out []Reply
-	for rows.Next() {
-		r, err := scanReply(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: orphaned replies: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+		ORDER BY created, key LIMIT ?`, state, account, mailbox, unix(l.now()), MaxInState)
 }
 
 // Claimant returns the claimant of loc and until when its lease runs (""

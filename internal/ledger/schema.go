@@ -26,20 +26,41 @@ var migrations = []store.Migration{
 	{SQLite: digestSchema, Postgres: digestSchema},
 	{SQLite: detailSchema, Postgres: detailSchema},
 	{SQLite: autonomySchema, Postgres: autonomySchema},
+	{SQLite: flatCostSchema, Postgres: flatCostSchema},
+	{SQLite: traceSchema, Postgres: traceSchema},
+	{SQLite: outboxIndexSchema, Postgres: outboxIndexSchema},
 	{SQLite: claimSchema, Postgres: claimSchema},
 }
 
 // claimSchema lets several daemons share one store (claim.go): a message
 // row carries its claim, the daemon working on it (claimant) and until when
-// (lease_until, Unix milliseconds), renewed while it works; the messages not
-// settled yet (imap_done 0) are few and indexed, for the daemons looking
-// for work. Replies are looked up by inbox and state (a daemon settles only
-// its own inbox's).
+// (lease_until, Unix milliseconds), renewed while it works. The look-ups of
+// the claimable messages and of an inbox's pending replies use the indexes
+// of the messages not settled (messages_unsettled) and of replies by state.
 const claimSchema = `
 ALTER TABLE messages ADD COLUMN claimant TEXT NOT NULL DEFAULT '';
 ALTER TABLE messages ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
-CREATE INDEX messages_open ON messages(account, mailbox, uidvalidity, uid) WHERE imap_done = 0;
-CREATE INDEX replies_inbox ON replies(account, mailbox, state);
+`
+
+// outboxIndexSchema is the outbox index of triage process --store: every
+// reply, draft and staff notice an outbox directory holds, with what the
+// reply-loop checks, the per-sender limit and the notice bounds count (its
+// recipient, the sender of the message it answers, the customer a notice
+// is about), each count an indexed look-up. Times are Unix milliseconds.
+const outboxIndexSchema = `
+CREATE TABLE IF NOT EXISTS outbox_index (
+	message_id TEXT NOT NULL,
+	kind       TEXT NOT NULL,
+	path       TEXT NOT NULL,
+	recipient  TEXT NOT NULL DEFAULT '',
+	sender     TEXT NOT NULL DEFAULT '',
+	customer   TEXT NOT NULL DEFAULT '',
+	created    BIGINT NOT NULL,
+	PRIMARY KEY (message_id, kind)
+);
+CREATE INDEX IF NOT EXISTS outbox_index_recipient ON outbox_index(recipient, created);
+CREATE INDEX IF NOT EXISTS outbox_index_sender ON outbox_index(sender, created);
+CREATE INDEX IF NOT EXISTS outbox_index_notices ON outbox_index(kind, customer, created);
 `
 
 // autonomySchema is what reply mode auto decides from and records. Each
@@ -86,6 +107,24 @@ CREATE TABLE autonomy_switches (
 	why            TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX autonomy_switches_at ON autonomy_switches(at);
+`
+
+// traceSchema keeps each message's OpenTelemetry trace id (its latest
+// attempt's), for triage ledger.
+const traceSchema = `ALTER TABLE messages ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';`
+
+// flatCostSchema indexes what runs on every watch pass and every listing,
+// so their cost follows what they return, not the ledger's history:
+// replies by state (the pending replies and drafts a pass settles; the
+// --replies listing), messages by state (retry requests, --state), the
+// unsettled messages of a mailbox, and the draft figures (drafts by
+// scenario, inbox and outcome, in the order they are summed), each index
+// covering its query so no reply's bytes are read.
+const flatCostSchema = `
+CREATE INDEX IF NOT EXISTS replies_state ON replies(state, created);
+CREATE INDEX IF NOT EXISTS replies_drafts ON replies(kind, scenario, account, mailbox, outcome);
+CREATE INDEX IF NOT EXISTS messages_state ON messages(state, updated);
+CREATE INDEX IF NOT EXISTS messages_unsettled ON messages(account, mailbox, uidvalidity, imap_done, uid);
 `
 
 // digestSchema keeps each message's content digest (triage.DigestOf): a

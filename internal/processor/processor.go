@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/codes"
 	"google.golang.org/genai"
 
 	"triage"
@@ -29,6 +30,7 @@ import (
 	"triage/internal/prompt"
 	"triage/internal/scenario"
 	"triage/internal/serial"
+	"triage/internal/trace"
 )
 
 // Loop breaking: a message In-Reply-To one of our replies, from a sender
@@ -93,6 +95,9 @@ type Outcome struct {
 	// send_failed: the SMTP step, the server's code and text, and whether
 	// it was temporary (a later attempt may succeed).
 	SendFailure *dispatcher.SendFailure `json:"send_failure,omitempty"`
+	// TraceID is the OpenTelemetry trace of this email, when tracing is on
+	// (package trace).
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // AttachmentInfo lists an inbound attachment and whether the model was
@@ -253,11 +258,21 @@ func New(cfg Config) (*Processor, error) {
 // detection (model included), the agent loop and the reply's rendering and
 // delivery.
 func (p *Processor) Process(ctx context.Context, in Input) Outcome {
+	ctx, span, started := trace.Email(ctx, trace.FileKey.String(in.Name))
+	if started {
+		defer span.End()
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, p.cfg.Deadline, agent.ErrDeadline)
 	defer cancel()
 	start := p.cfg.Now()
 	out := p.process(ctx, in)
 	p.handedOff(ctx, &out)
+	out.TraceID = trace.ID(ctx)
+	span.SetAttributes(trace.KeyKey.String(string(out.Key)), trace.StatusKey.String(string(out.Status)),
+		trace.ReasonKey.String(string(out.Reason)), trace.ScenarioKey.String(out.Scenario))
+	if out.Status == triage.StatusFailed {
+		span.SetStatus(codes.Error, string(out.Reason))
+	}
 	out.DurationMS = p.cfg.Now().Sub(start).Milliseconds()
 	if out.SerialNumbers == nil {
 		out.SerialNumbers = []string{}

@@ -96,6 +96,9 @@ func (w *Watcher) resolveDrafts(ctx context.Context, c *imapclient.Client) error
 			continue
 		}
 		w.log.Info("pending draft not in the Drafts folder; storing it", "message_id", r.MessageID, "key", r.Key)
+		if r, err = w.cfg.Ledger.GetReply(ctx, r.Key); err != nil { // with its bytes
+			return w.ledgerErr(err)
+		}
 		if err := w.storeDraft(ctx, c, b, r); err != nil {
 			return err
 		}

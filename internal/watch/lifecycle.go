@@ -17,6 +17,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/logattr"
 	"triage/internal/processor"
+	"triage/internal/trace"
 )
 
 // peek reads the header of one message; nil when it is gone.
@@ -46,10 +47,21 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	uid, loc, id, size := m.uid, m.loc, m.id, m.size
 	// Every line logged about this message, here and in the pipeline, names it.
 	ctx = logattr.With(ctx, "uid", uint32(uid), "key", id.Key, "message_id", id.MessageID)
+	// One trace per message: its root span, whose id the ledger keeps.
+	ctx, span, _ := trace.Email(ctx, trace.InboxKey.String(w.cfg.Account+"/"+w.cfg.Mailbox), trace.UIDKey.Int64(int64(uid)),
+		trace.KeyKey.String(string(id.Key)))
+	defer span.End()
 	l := w.cfg.Ledger
 	e := m.entry()
+	e.TraceID = trace.ID(ctx)
 
-	claimed, err := l.Claim(ctx, e, w.cfg.Owner, w.cfg.Lease)
+	cctx, cspan := trace.StartClient(ctx, "store claim")
+	claimed, err := l.Claim(cctx, e, w.cfg.Owner, w.cfg.Lease)
+	if errors.Is(err, ledger.ErrClaimed) {
+		trace.End(cspan, nil)
+	} else {
+		trace.End(cspan, err)
+	}
 	if errors.Is(err, ledger.ErrClaimed) {
 		w.log.DebugContext(ctx, "message claimed by another daemon; leaving it to it", "uid", uid)
 		return err
@@ -91,7 +103,9 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if attempt > w.cfg.MaxAttempts {
 		return w.finish(ctx, c, b, e, ledger.StateFailed, triage.ReasonTooManyAttempts, "", fmt.Sprintf("attempts=%d", attempt-1))
 	}
+	_, fspan := trace.StartClient(ctx, "imap fetch", trace.UIDKey.Int64(int64(uid)))
 	raw, ok, err := b.lockedBody(c, uid)
+	trace.End(fspan, err)
 	if err != nil {
 		return err
 	}
@@ -300,6 +314,7 @@ func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (triage
 // the message on the server.
 func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state string, reason triage.Reason, scenario, detail string) error {
 	e.State, e.Reason, e.Scenario, e.Detail = state, reason, scenario, detail
+	trace.EmailSpan(ctx).SetAttributes(trace.StateKey.String(state), trace.ReasonKey.String(string(reason)))
 	if err := w.cfg.Ledger.Record(context.WithoutCancel(ctx), e); err != nil {
 		return w.ledgerErr(err)
 	}

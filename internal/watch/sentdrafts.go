@@ -38,6 +38,10 @@ func (w *Watcher) settleSentDrafts(ctx context.Context, c *imapclient.Client) er
 			if filed[r.MessageID] {
 				continue
 			}
+			r, err := l.GetReply(ctx, r.Key) // with its bytes
+			if err != nil {
+				return w.ledgerErr(err)
+			}
 			if err := appendMessage(c, w.sent, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append"); err != nil {
 				return err
 			}

@@ -29,6 +29,9 @@ const (
 	// maxSentScan bounds the Sent folder messages looked at in one pass; the
 	// rest wait for the next pass.
 	maxSentScan = 500
+	// draftStatsEvery is how often the draft figures go to the metrics:
+	// they count every draft in the ledger, too much for every pass.
+	draftStatsEvery = time.Minute
 	// maxPersonReplyBytes bounds the person's reply fetched to compare it
 	// with a draft; a larger one counts as edited.
 	maxPersonReplyBytes = 2 << 20
@@ -60,7 +63,7 @@ type PersonReply struct {
 // trackDrafts runs before every pass: the Sent folder scan (when there
 // is a Sent folder), then drafts older than DraftWindow without a
 // person's reply become discarded, then the draft figures go to the
-// metrics.
+// metrics (on the first pass, then at most every draftStatsEvery).
 func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 	// Without the Sent folder nobody's replies can be seen: drafts stay
 	// pending rather than counting as discarded.
@@ -76,7 +79,8 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 			w.log.Info("drafts discarded: no reply from a person", "drafts", n, "window", w.cfg.DraftWindow.String())
 		}
 	}
-	if w.cfg.Metrics != nil {
+	if now := w.cfg.Now(); w.cfg.Metrics != nil && (w.draftStatsAt.IsZero() || now.Sub(w.draftStatsAt) >= draftStatsEvery) {
+		w.draftStatsAt = now
 		stats, err := w.cfg.Ledger.DraftStats(ctx)
 		if err != nil {
 			return w.ledgerErr(err)

@@ -252,15 +252,21 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 	if err != nil {
 		return fmt.Errorf("watch: search %s: %w", w.cfg.Mailbox, err)
 	}
-	settled, err := w.cfg.Ledger.Settled(hard, w.cfg.Account, w.cfg.Mailbox, b.uidValidity)
+	var found []uint32
+	for _, uid := range data.AllUIDs() {
+		if uid > 0 {
+			found = append(found, uint32(uid))
+		}
+	}
+	settled, err := w.cfg.Ledger.Settled(hard, w.cfg.Account, w.cfg.Mailbox, b.uidValidity, found)
 	if err != nil {
 		w.cfg.Metrics.Error("ledger")
 		return err
 	}
 	var todo []imap.UID
-	for _, uid := range data.AllUIDs() {
-		if uid > 0 && !settled[uint32(uid)] {
-			todo = append(todo, uid)
+	for _, uid := range found {
+		if !settled[uid] {
+			todo = append(todo, imap.UID(uid))
 		}
 	}
 	// A crash between the flag and the move leaves a final message flagged,
@@ -276,11 +282,11 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 	slices.Sort(todo)
 	todo = slices.Compact(todo)
 	if w.role != nil {
-		found := make(map[imap.UID]bool, len(todo))
+		inTodo := make(map[imap.UID]bool, len(todo))
 		for _, uid := range todo {
-			found[uid] = true
+			inTodo[uid] = true
 		}
-		if err := w.forgetGone(hard, b.uidValidity, found); err != nil {
+		if err := w.forgetGone(hard, b.uidValidity, inTodo); err != nil {
 			return err
 		}
 	}

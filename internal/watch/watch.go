@@ -176,6 +176,9 @@ type Watcher struct {
 
 	uidValidity uint32    // the mailbox UIDVALIDITY of the last pass (guarded by mu)
 	tokenExpiry time.Time // expiry of the access token of the last login (guarded by mu)
+	// draftStatsAt is when the draft figures last went to the metrics
+	// (Run's goroutine only).
+	draftStatsAt time.Time
 
 	// The Sent and Drafts folders of this connection (findFolders, at
 	// every connect, before any worker starts): sent is "" without one;

@@ -24,6 +24,7 @@ type Outbox struct {
 	dir   string
 	now   func() time.Time
 	index outboxIndex // the files and replies in dir (history.go)
+	ext   Index       // when set, the index instead of index (storeindex.go)
 	limit senderLimit // limit.go
 	// notices bounds the staff notices written (SetNoticeLimits).
 	notices triage.NoticeLimits
@@ -127,7 +128,11 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if r.MessageID != "" {
-		prev, ok, err := o.existing(ctx, r.Draft, r.MessageID)
+		existing := o.existing
+		if o.ext != nil {
+			existing = o.extExisting
+		}
+		prev, ok, err := existing(ctx, r.Draft, r.MessageID)
 		if err != nil {
 			return triage.Receipt{}, err
 		}
@@ -149,16 +154,26 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	}
 
 	if r.Notice && !r.Draft {
-		if err := o.loadIndex(ctx); err != nil {
+		if o.ext != nil {
+			if err := o.extOverNotices(ctx, r.Customer, stamp); err != nil {
+				return triage.Receipt{}, err
+			}
+		} else if err := o.loadIndex(ctx); err != nil {
 			return triage.Receipt{}, err
-		}
-		if err := o.overNotices(r.Customer, stamp); err != nil {
+		} else if err := o.overNotices(r.Customer, stamp); err != nil {
 			return triage.Receipt{}, err
 		}
 		raw = append([]byte(NoticeHeader+": "+oneLine(r.Customer)+"\r\n"), raw...)
 	}
 	if r.Inbound != "" {
 		raw = append([]byte(InboundHeader+": "+r.Inbound+"\r\n"), raw...)
+	}
+	if o.ext != nil {
+		// Recorded before the file: a crash in between leaves a row whose
+		// file is missing, which the next send writes (extExisting).
+		if err := o.extRecord(ctx, r, to, path, stamp); err != nil {
+			return triage.Receipt{}, err
+		}
 	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
 	if err != nil {
@@ -182,7 +197,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
-	if r.MessageID != "" {
+	if r.MessageID != "" && o.ext == nil {
 		l := indexLine{MessageID: r.MessageID, To: to, Sender: bareOrEmpty(r.InboundFrom), Date: stamp, File: filepath.Base(path), Notice: r.Notice, Customer: r.Customer}
 		if r.Draft {
 			l.Kind, l.File = kindDraft, DraftsDir+"/"+l.File
