@@ -6,7 +6,8 @@
 #
 # It installs the binary, /etc/triage/{triage.yaml,env,warranty.csv} (never
 # overwriting an existing one), the documentation the unit links to, the
-# unit itself, the unprivileged triage user, and reloads systemd. Then edit
+# unit itself (and its template for one process per inbox), the
+# unprivileged triage user, and reloads systemd. Then edit
 # /etc/triage/triage.yaml and /etc/triage/env, check, and start (see the
 # header of deploy/triage-watch.service).
 #
@@ -42,6 +43,8 @@ install -D -m 0644 docs/watch.md "$D/usr/share/doc/triage/watch.md"
 install -d -m 0755 "$D/usr/local/share/triage/manuals"
 cp -R examples/manuals/. "$D/usr/local/share/triage/manuals/"
 install -D -m 0644 deploy/triage-watch.service "$D/etc/systemd/system/triage-watch.service"
+# The template for one process per inbox: triage-watch@NAME reads /etc/triage/NAME.yaml.
+install -D -m 0644 deploy/triage-watch@.service "$D/etc/systemd/system/triage-watch@.service"
 install -d -m 0750 "$D/var/log/triage" # for the cron recipe's log
 # The state directory (ledger, tickets, outbox): systemd's StateDirectory=
 # creates it only when it starts the unit, but `triage check` and the cron

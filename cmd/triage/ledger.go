@@ -38,9 +38,10 @@ func newLedgerCmd() *cobra.Command {
 		Short: "List recent messages of the watch ledger and what happened to them",
 		Long: `Ledger lists the most recent messages triage watch has seen, newest first,
 with their state (replied, drafted, skipped, failed, needs_human,
-over_limit, processing), the reason, the reply's Message-ID and, when
-tracing is on, the message's trace id (TRACE), for a person looking into a
-complaint. --replies lists replies and drafts instead, with
+over_limit, processing; seen: recorded by the daemon polling a shared
+store's inbox, not claimed yet), the reason, the reply's Message-ID and,
+when tracing is on, the message's trace id (TRACE), for a person looking
+into a complaint. --replies lists replies and drafts instead, with
 their state (reply_pending, sent, needs_human; draft_pending, draft_stored)
 and, for drafts, what a person did with them, newest first, --limit at a
 time; --before TIME (as the listing's last line prints it) shows the page
@@ -200,7 +201,7 @@ func openLedgerReadOnly(ctx context.Context, path, what string) (*ledger.Ledger,
 // The states --state accepts, for messages and for replies (--replies).
 var (
 	messageStates = []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed,
-		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateRetryRequested, ledger.StateRetried}
+		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateSeen, ledger.StateRetryRequested, ledger.StateRetried}
 	replyStates = []string{ledger.ReplyPending, ledger.ReplySent, ledger.ReplyNeedsHuman, ledger.DraftPending, ledger.DraftStored,
 		ledger.DraftSending, ledger.DraftSentByPerson}
 )

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"triage/internal/mailauth"
@@ -68,10 +69,18 @@ func checkOAuth2(w io.Writer, ws *watchSetup) ([]checkToken, error) {
 	type src struct {
 		key, user string
 		s         *mailauth.Source
+		is        *watchSetup
 	}
-	list := []src{{"imap.oauth2", ws.o.IMAP.User, ws.imapOAuth2}}
-	if ws.smtpOAuth2 != ws.imapOAuth2 {
-		list = append(list, src{"smtp.oauth2", ws.o.SMTP.User, ws.smtpOAuth2})
+	var list []src
+	for _, is := range ws.inboxes {
+		prefix := ""
+		if is.o.label != "" {
+			prefix = is.o.label + ": "
+		}
+		list = append(list, src{prefix + "imap.oauth2", is.o.IMAP.User, is.imapOAuth2, is})
+		if is.smtpOAuth2 != is.imapOAuth2 {
+			list = append(list, src{prefix + "smtp.oauth2", is.o.SMTP.User, is.smtpOAuth2, is})
+		}
 	}
 	var p problems
 	var out []checkToken
@@ -93,7 +102,7 @@ func checkOAuth2(w io.Writer, ws *watchSetup) ([]checkToken, error) {
 			valid = "valid for " + left.String()
 		}
 		shared := ""
-		if c.s == ws.smtpOAuth2 && c.key == "imap.oauth2" && ws.o.SMTP.Addr != "" {
+		if c.s == c.is.smtpOAuth2 && strings.HasSuffix(c.key, "imap.oauth2") && c.is.o.SMTP.Addr != "" {
 			shared, r.SharedWith = " (smtp shares it)", "smtp"
 		}
 		out = append(out, r)

@@ -16,11 +16,11 @@ import (
 // leaves exactly as triage's own replies do. Problems go to p, named by
 // their keys; nil when there are any.
 func smtpClient(o *watchOptions, oauth2 *mailauth.Source, config string, p *problems) *mail.SMTP {
-	pass, perr := secret("TRIAGE_SMTP_PASSWORD", o.SMTP.PasswordFile, o.SMTP.Password)
+	pass, perr := o.secretOf("TRIAGE_SMTP_PASSWORD", o.SMTP.PasswordFile, o.SMTP.Password)
 	if perr != nil {
 		p.add("smtp.password_file: %v", errors.Unwrap(perr))
 	}
-	token, terr := secret("TRIAGE_SMTP_TOKEN", o.SMTP.TokenFile, o.SMTP.Token)
+	token, terr := o.secretOf("TRIAGE_SMTP_TOKEN", o.SMTP.TokenFile, o.SMTP.Token)
 	if terr != nil {
 		p.add("smtp.token_file: %v", errors.Unwrap(terr))
 	}

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -105,6 +106,7 @@ type watchOptions struct {
 	MaxAttempts     int
 	MaxAuthFailures int
 	MaxSendFailures int
+	Lease           time.Duration
 	IMAP, SMTP      serverOptions
 	SMTPTimeout     time.Duration
 	// SMTPMechanism is smtp.mechanism: plain or login ("" : plain, or
@@ -112,15 +114,22 @@ type watchOptions struct {
 	SMTPMechanism string
 	// SaveSent is smtp.save_sent (nil: the host's default, see saveSent).
 	SaveSent *bool
+	// Inboxes is inboxes: (several inboxes in one process; see
+	// inboxes.go); Name an inbox's name, label how problems name it ("":
+	// the configuration's only inbox).
+	Inboxes []inboxEntry
+	Name    string
+	label   string
 	// Autonomy is the bar of reply mode auto (autonomy.*).
 	Autonomy autonomy.Thresholds
 	table    settings.Table
 }
 
 const watchLong = `Watch connects to an IMAP mailbox, runs every new message through the
-pipeline, sends the replies over SMTP and keeps a SQLite ledger so that no
-message is ever answered twice or forgotten: not after a crash, a restart,
-two overlapping cron runs, or a server that renumbers its mailbox
+pipeline, sends the replies over SMTP and keeps a ledger (SQLite, or a
+PostgreSQL store several daemons share) so that no message is ever answered
+twice or forgotten: not after a crash, a restart, two overlapping cron runs,
+several daemons on one inbox, or a server that renumbers its mailbox
 (UIDVALIDITY change).
 
 Modes: --once makes one pass and exits (for cron); without it triage watch is
@@ -176,7 +185,13 @@ variable and default). Its fields:
   max_auth_failures, max_send_failures (replies refused by the mail
              server in a row before /healthz fails, default 3),
   store:     postgres:// URL: the ledger and the tickets live in PostgreSQL
-             instead of the SQLite files (the lock stays <ledger>.lock),
+             instead of the SQLite files; any number of daemons may share
+             it (no lock file): one polls each inbox, all work on the
+             messages they claim; lease (default 30s): how long a claim
+             lasts unless renewed (see docs/scale.md),
+  inboxes:   several inboxes in one process: a list of sections, each with
+             name, imap, smtp, outbox, from, instructions, reply_mode over
+             the other settings, which every inbox shares,
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
              global_per_hour (100); staff notices apart from replies:
@@ -221,7 +236,8 @@ mailbox could not be processed (connection, ledger) or, with --once, when
 any message of the pass failed or had its reply refused (a refusal for good
 is failed/send_failed; a temporary one is tried again on later passes, up
 to max_attempts); 2 for a usage or configuration error (also a sent_folder
-or drafts_folder the server does not have); 3 when another triage watch holds the ledger lock; 5
+or drafts_folder the server does not have); 3 when another triage watch holds the (SQLite)
+ledger lock; 5
 when the IMAP server refused the login (the daemon tries max_auth_failures
 times, default 3, then stops: /healthz fails meanwhile; network errors are
 retried for ever with backoff).`
@@ -341,10 +357,10 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	return nil, usageErr("--log-format %q: want text or json", format)
 }
 
-// watchSetup is a validated watch configuration: nothing has been created
-// or connected yet.
+// watchSetup is a validated watch configuration, or one inbox of it:
+// nothing has been created or connected yet.
 type watchSetup struct {
-	o                   *watchOptions // the resolved settings
+	o                   *watchOptions // the resolved settings (of the inbox)
 	found               string        // how the configuration was found
 	imapPass, imapToken string
 	imapOAuth2          *mailauth.Source // nil without imap.oauth2
@@ -352,6 +368,9 @@ type watchSetup struct {
 	smtp                *mail.SMTP
 	imapTLS             *tls.Config    // imap.ca_file's pool, nil without it
 	parts               *pipelineParts // what checkPipeline loaded, for newPipeline
+	// inboxes are the configuration's inboxes (loadWatch's result): one,
+	// or one per entry of inboxes:, each a watchSetup of its own.
+	inboxes []*watchSetup
 }
 
 func (ws *watchSetup) foundText() string { return foundText(ws.found) }
@@ -398,34 +417,33 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		p.addErr(err) // the log settings are checked where they are used
 	}
 	ws := &watchSetup{found: how, o: o}
-	imapSetup(o, path, ws, &p)
-	smtpOAuth2Setup(o, ws, &p)
 
-	// smtp or outbox
-	switch {
-	case o.SMTP.Addr != "":
-		ws.smtp = smtpClient(o, ws.smtpOAuth2, path, &p)
-	case o.Outbox != "":
-		if err := checkDirOrParent("outbox", o.Outbox); err != nil {
-			p.addErr(err)
-		}
-	case o.DryRun || o.ReplyMode == string(triage.ReplyDraft):
-		// Nothing is sent: drafts need no SMTP (a scenario with
-		// reply_mode: send then fails, left for a person).
-	default:
-		p.add("no way to send replies: set smtp.addr in %s (or outbox: DIR, or reply_mode: draft)", path)
-	}
-
-	// ledger, metrics, numbers
+	// the ledger, shared by every inbox
 	if o.Ledger == "" {
 		p.add("ledger: missing")
 	} else if err := checkParentDir("ledger", o.Ledger); err != nil {
 		p.addErr(err)
 	}
 
-	// pipeline: instructions, registry, store, and the model credentials
-	ws.parts = checkPipeline(o.pipelineOptions, &p)
-	checkAutoCanSend(o, ws.parts, path, &p)
+	// each inbox: its servers, secrets and pipeline
+	inboxes := inboxOptions(path, o, &p)
+	checkInboxesDistinct(inboxes, &p)
+	seen := map[string]bool{}
+	for _, io := range inboxes {
+		// A problem of the shared settings is found in every inbox:
+		// reported once.
+		var q problems
+		is := checkInbox(path, io, &q)
+		for _, e := range q.errs {
+			msg := strings.TrimPrefix(e.Error(), io.label+": ")
+			if !seen[msg] {
+				seen[msg] = true
+				p.errs = append(p.errs, e)
+			}
+		}
+		ws.inboxes = append(ws.inboxes, is)
+	}
+	// the model credentials
 	checkCredentials(o.pipelineOptions, path, &p)
 	if err := p.err(); err != nil {
 		var ee *exitError
@@ -461,10 +479,10 @@ func imapSetup(o *watchOptions, path string, ws *watchSetup, p *problems) {
 	ws.imapTLS, err = caConfig("imap.ca_file", o.IMAP.CAFile)
 	p.addErr(err)
 	perr, terr := error(nil), error(nil)
-	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
+	if ws.imapPass, perr = o.secretOf("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
 		p.add("imap.password_file: %v", errors.Unwrap(perr))
 	}
-	if ws.imapToken, terr = secret("TRIAGE_IMAP_TOKEN", o.IMAP.TokenFile, o.IMAP.Token); terr != nil {
+	if ws.imapToken, terr = o.secretOf("TRIAGE_IMAP_TOKEN", o.IMAP.TokenFile, o.IMAP.Token); terr != nil {
 		p.add("imap.token_file: %v", errors.Unwrap(terr))
 	}
 	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" && o.IMAP.OAuth2 == nil {
@@ -483,7 +501,6 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if err != nil {
 		return err
 	}
-	imapPass, imapToken := ws.imapPass, ws.imapToken
 	if o.Check {
 		fmt.Fprintf(stdout, "%s: configuration valid (%s; nothing was created or connected)\n", o.Config, ws.foundText())
 		return nil
@@ -511,25 +528,21 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		}
 	}()
 
+	// A stop requested while starting (opening the store, starting the
+	// pipeline) ends the run as a stop, not as a failure.
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			log.Info("stopped while starting", "err", err.Error())
+			return nil
+		}
+		return err
+	}
 	led, unlock, err := openWatchLedger(ctx, o)
 	if err != nil {
-		return err
+		return stopped(err)
 	}
 	defer unlock()
 
-	var next mail.Sender
-	switch {
-	case o.DryRun:
-		next = dryRunSender{} // never reached: the dispatcher answers effect tools itself
-	case ws.smtp != nil:
-		next = ws.smtp
-	case o.Outbox != "":
-		if next, err = mail.NewOutbox(o.Outbox); err != nil {
-			return &exitError{code: exitFailed, err: err}
-		}
-	default:
-		next = noSMTP{} // draft mode without smtp (loadWatch checked)
-	}
 	var met *metrics.Metrics
 	if o.MetricsAddr != "" {
 		met = metrics.New()
@@ -543,74 +556,153 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		defer srv.Close()
 		log.Info("metrics", "addr", ln.Addr().String())
 	}
-	ws.observeOAuth2(log, met)
+
+	// Claims name this process and the inbox: two inboxes of one process
+	// holding copies of one message (a customer writing to both) claim them
+	// one after the other, as two processes would.
+	owner := watch.DefaultOwner()
+	var watchers []*watch.Watcher
+	var logs []*slog.Logger
+	for i, is := range ws.inboxes {
+		ilog := log
+		if len(ws.inboxes) > 1 {
+			name := is.o.Name
+			if name == "" {
+				name = is.o.account()
+			}
+			ilog = log.With("inbox", name)
+		}
+		w, p, err := newInboxWatcher(ctx, is, led, met, fmt.Sprintf("%s/%d", owner, i+1), ilog, i == 0)
+		if p != nil {
+			defer p.Close()
+		}
+		if err != nil {
+			return stopped(err)
+		}
+		watchers = append(watchers, w)
+		logs = append(logs, ilog)
+	}
+
+	errs := make([]error, len(watchers))
+	if len(watchers) == 1 {
+		errs[0] = runWatcher(ctx, watchers[0], o.Once)
+	} else {
+		// Every inbox runs until the stop request; one that gives up
+		// (its login refused) stops the others.
+		rctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		for i, w := range watchers {
+			wg.Go(func() {
+				errs[i] = runWatcher(rctx, w, o.Once)
+				var ae *watch.AuthError
+				if errors.As(errs[i], &ae) {
+					cancel()
+				}
+			})
+		}
+		wg.Wait()
+		cancel()
+	}
+	failed, retries := 0, 0
+	for i, w := range watchers {
+		st := w.Stats()
+		logs[i].Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, "send_retries", st.SendRetries, finalGroup(st.Final))
+		failed += st.Final[ledger.StateFailed]
+		retries += st.SendRetries
+	}
+	for _, err := range errs {
+		var ae *watch.AuthError
+		if errors.As(err, &ae) {
+			return &exitError{code: exitAuth, err: err}
+		}
+		var fe *watch.FolderError
+		if errors.As(err, &fe) {
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s: invalid configuration: %w", o.Config, err)}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+	if o.Once && failed > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", failed)}
+	}
+	if o.Once && retries > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("watch: the mail server refused the reply to %d message(s) for now; the next run tries again, up to max_attempts (see the log and 'triage ledger')", retries)}
+	}
+	return nil
+}
+
+// runWatcher runs w until ctx ends, or for one pass.
+func runWatcher(ctx context.Context, w *watch.Watcher, once bool) error {
+	if once {
+		return w.RunOnce(ctx)
+	}
+	return w.Run(ctx)
+}
+
+// newInboxWatcher builds the watcher of one inbox: its mail sender, its
+// pipeline (returned to be closed, also on error) and the watcher itself,
+// on the shared ledger and metrics.
+func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, met *metrics.Metrics, owner string, log *slog.Logger, first bool) (*watch.Watcher, *pipeline, error) {
+	o := is.o
+	var next mail.Sender
+	var err error
+	switch {
+	case o.DryRun:
+		next = dryRunSender{} // never reached: the dispatcher answers effect tools itself
+	case is.smtp != nil:
+		next = is.smtp
+	case o.Outbox != "":
+		if next, err = mail.NewOutbox(o.Outbox); err != nil {
+			return nil, nil, &exitError{code: exitFailed, err: err}
+		}
+	default:
+		next = noSMTP{} // draft mode without smtp (loadWatch checked)
+	}
+	is.observeOAuth2(log, met)
 
 	_, _, domain, err := parseFrom(o.From)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var sender mail.Sender = next
 	if !o.DryRun {
 		sender, err = watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Notices: o.Notices, Logger: log, Metrics: met})
 		if err != nil {
-			return usageErr("%v", err)
+			return nil, nil, usageErr("%v", err)
 		}
 	}
 	if led != nil { // reply mode auto decides from the ledger
 		res, err := autonomy.New(autonomy.Config{Ledger: led, Thresholds: o.Autonomy, DryRun: o.DryRun, Logger: log})
 		if err != nil {
-			return usageErr("%v", err)
+			return nil, nil, usageErr("%v", err)
 		}
 		o.autonomy = res
 	}
-	p, err := newPipeline(ctx, o.pipelineOptions, ws.parts, sender, log)
+	p, err := newPipeline(ctx, o.pipelineOptions, is.parts, sender, log)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer p.Close()
-	log.Info("model", "description", p.Model.Description)
-
-	grace := o.Grace
+	if first {
+		log.Info("model", "description", p.Model.Description)
+	}
 	w, err := watch.New(watch.Config{
-		TLSConfig: ws.imapTLS, CASetting: "imap.ca_file", NoSaveSent: o.SMTP.Addr != "" && !o.saveSent(),
-		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
+		TLSConfig: is.imapTLS, CASetting: "imap.ca_file", NoSaveSent: o.SMTP.Addr != "" && !o.saveSent(),
+		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: is.imapPass, Token: is.imapToken, OAuth2: is.imapOAuth2,
 		Account: o.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
 		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, ourIdentity(o.From, p.Scenarios), log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
 		PerSenderLimit: o.PerSender, PerSenderWindow: o.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
-		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: grace, Concurrency: o.Concurrency,
+		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: o.Grace, Concurrency: o.Concurrency,
+		Lease: o.Lease, Owner: owner,
 		Processor: p.Processor, Ledger: led, Metrics: met, Logger: log,
 	})
 	if err != nil {
-		return usageErr("%v", err)
+		return nil, p, usageErr("%v", err)
 	}
 	log.Info("watch starting", "addr", o.IMAP.Addr, "mailbox", o.Mailbox, "account", w.Account(), "ledger", o.ledgerName(), "once", o.Once)
-	if o.Once {
-		err = w.RunOnce(ctx)
-	} else {
-		err = w.Run(ctx)
-	}
-	st := w.Stats()
-	log.Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, "send_retries", st.SendRetries, finalGroup(st.Final))
-	var ae *watch.AuthError
-	if errors.As(err, &ae) {
-		return &exitError{code: exitAuth, err: err}
-	}
-	var fe *watch.FolderError
-	if errors.As(err, &fe) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%s: invalid configuration: %w", o.Config, err)}
-	}
-	if err != nil {
-		return &exitError{code: exitFailed, err: err}
-	}
-	if n := st.Final[ledger.StateFailed]; o.Once && n > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", n)}
-	}
-	if n := st.SendRetries; o.Once && n > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("watch: the mail server refused the reply to %d message(s) for now; the next run tries again, up to max_attempts (see the log and 'triage ledger')", n)}
-	}
-	return nil
+	return w, p, nil
 }
 
 // checkAutoCanSend refuses a configuration where reply mode auto (the

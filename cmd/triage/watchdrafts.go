@@ -18,16 +18,26 @@ import (
 	"triage/internal/watch"
 )
 
-// openWatchLedger takes the ledger lock and opens the ledger. A dry run
-// takes no lock and opens an existing ledger read-only (to skip what is
-// already handled), or none at all: it writes nothing. The returned func
-// releases both.
+// openWatchLedger opens the ledger. On SQLite it first takes the ledger
+// lock (one watch per ledger file) and then ends the claims a killed
+// predecessor left (nobody else can hold any). A PostgreSQL store needs no
+// lock file: several daemons share it, and claims and the poll lock keep
+// them apart. A dry run takes no lock and opens an existing ledger
+// read-only (to skip what is already handled), or none at all: it writes
+// nothing. The returned func releases both.
 func openWatchLedger(ctx context.Context, o *watchOptions) (*ledger.Ledger, func(), error) {
 	if o.DryRun {
 		if o.Store == "" && !fileExists(o.Ledger) {
 			return nil, func() {}, nil
 		}
 		led, err := ledger.Open(ctx, ledger.Config{Path: o.ledgerTarget(), ReadOnly: true})
+		if err != nil {
+			return nil, nil, &exitError{code: exitFailed, err: err}
+		}
+		return led, func() { led.Close() }, nil
+	}
+	if store.IsURL(o.ledgerTarget()) {
+		led, err := ledger.Open(ctx, ledger.Config{Path: o.ledgerTarget()})
 		if err != nil {
 			return nil, nil, &exitError{code: exitFailed, err: err}
 		}
@@ -42,7 +52,13 @@ func openWatchLedger(ctx context.Context, o *watchOptions) (*ledger.Ledger, func
 		return nil, nil, &exitError{code: exitFailed, err: err}
 	}
 	led, err := ledger.Open(ctx, ledger.Config{Path: o.ledgerTarget()})
+	if err == nil {
+		err = led.ReleaseClaims(ctx)
+	}
 	if err != nil {
+		if led != nil {
+			led.Close()
+		}
 		unlock()
 		return nil, nil, &exitError{code: exitFailed, err: err}
 	}
@@ -50,7 +66,7 @@ func openWatchLedger(ctx context.Context, o *watchOptions) (*ledger.Ledger, func
 }
 
 // ledgerTarget is where the ledger lives: the --store URL when there is
-// one, else the --ledger file. The lock file stays beside --ledger.
+// one, else the --ledger file (and its lock file beside it).
 func (o *watchOptions) ledgerTarget() string {
 	if o.Store != "" {
 		return o.Store

@@ -77,7 +77,7 @@ func TestReviewWindow(t *testing.T) {
 		// Stale: the pending one of inbox a is discarded, and stays apart
 		// from the rejection.
 		now = now.Add(8 * 24 * time.Hour)
-		if n, err := l.DiscardStaleDrafts(ctx, now.Add(-7*24*time.Hour)); err != nil || n != 1 {
+		if n, err := l.DiscardStaleDrafts(ctx, a.Account, a.Mailbox, now.Add(-7*24*time.Hour)); err != nil || n != 1 {
 			t.Fatalf("DiscardStaleDrafts = %d, %v; want 1", n, err)
 		}
 

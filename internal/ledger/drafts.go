@@ -63,11 +63,12 @@ func (l *Ledger) ResolveDraft(ctx context.Context, key triage.Key, outcome strin
 	return n > 0, nil
 }
 
-// DiscardStaleDrafts marks discarded every draft without an outcome that was
-// recorded before t, and returns how many.
-func (l *Ledger) DiscardStaleDrafts(ctx context.Context, before time.Time) (int, error) {
-	res, err := l.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=? WHERE kind=? AND outcome='' AND created < ?`,
-		DraftDiscarded, unix(l.now()), KindDraft, unix(before))
+// DiscardStaleDrafts marks discarded every draft of the inbox (account,
+// mailbox) without an outcome that was recorded before t, and returns how
+// many. Another inbox's drafts wait for its own Sent folder.
+func (l *Ledger) DiscardStaleDrafts(ctx context.Context, account, mailbox string, before time.Time) (int, error) {
+	res, err := l.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=? WHERE kind=? AND outcome='' AND created < ? AND account=? AND mailbox=?`,
+		DraftDiscarded, unix(l.now()), KindDraft, unix(before), account, mailbox)
 	if err != nil {
 		return 0, fmt.Errorf("ledger: discard stale drafts: %w", err)
 	}

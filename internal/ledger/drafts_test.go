@@ -33,7 +33,7 @@ func TestDrafts(t *testing.T) {
 		uid := uint32(0)
 		draft := func(key triage.Key, id string) {
 			t.Helper()
-			if err := l.PutPendingWithin(ctx, Reply{Key: key, MessageID: id, To: "c@x", Sender: "c@x", Raw: []byte("x"), Kind: KindDraft}, Limits{PerAddress: 10, PerHour: 1}); err != nil {
+			if err := l.PutPendingWithin(ctx, Reply{Key: key, MessageID: id, To: "c@x", Sender: "c@x", Raw: []byte("x"), Kind: KindDraft, Account: "a", Mailbox: "INBOX"}, Limits{PerAddress: 10, PerHour: 1}); err != nil {
 				t.Fatalf("draft %s: %v", key, err)
 			}
 			uid++
@@ -90,16 +90,24 @@ func TestDrafts(t *testing.T) {
 			t.Errorf("v1 = %+v", r)
 		}
 
-		// Seven days after the drafts, the two without a reply are discarded.
+		// Seven days after the drafts, the two without a reply are
+		// discarded; another inbox's draft waits for its own Sent folder.
+		if err := l.PutPending(ctx, Reply{Key: "o1", MessageID: "<d-o1>", To: "c@x", Raw: []byte("x"), Kind: KindDraft, Account: "b", Mailbox: "INBOX"}); err != nil {
+			t.Fatal(err)
+		}
 		now = now.Add(4*24*time.Hour + time.Minute)
-		if n, err := l.DiscardStaleDrafts(ctx, now.Add(-7*24*time.Hour)); n != 2 || err != nil {
+		if n, err := l.DiscardStaleDrafts(ctx, "a", "INBOX", now.Add(-7*24*time.Hour)); n != 2 || err != nil {
 			t.Fatalf("DiscardStaleDrafts = %d, %v; want 2", n, err)
+		}
+		if r, err := l.GetReply(ctx, "o1"); err != nil || r.Outcome != "" || r.Account != "b" {
+			t.Errorf("another inbox's draft after DiscardStaleDrafts of inbox a: %+v, %v; want no outcome", r, err)
 		}
 		stats, err := l.DraftStats(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := []DraftStat{
+			{Scenario: "", Inbox: triage.Inbox{Account: "b", Mailbox: "INBOX"}, Drafted: 1, Pending: 1},
 			{Scenario: "missing-info", Inbox: triage.Inbox{Account: "a", Mailbox: "INBOX"}, Drafted: 1, Discarded: 1},
 			{Scenario: "valid-warranty", Inbox: triage.Inbox{Account: "a", Mailbox: "INBOX"}, Drafted: 3, SentAsIs: 1, Edited: 1, Discarded: 1},
 		}

@@ -129,6 +129,10 @@ type Reply struct {
 	Similarity      float64   `json:"similarity,omitempty"` // of the person's reply to the draft
 	ResolvedAt      time.Time `json:"resolved_at,omitzero"`
 	PersonMessageID string    `json:"person_message_id,omitempty"` // the person's reply in the Sent folder
+	// Account and Mailbox name the inbox of the message the reply answers:
+	// only a watcher of that inbox settles it after a crash.
+	Account string `json:"account,omitempty"`
+	Mailbox string `json:"mailbox,omitempty"`
 }
 
 // Config configures Open; Path or Store is required.
@@ -308,9 +312,10 @@ func (l *Ledger) Finish(ctx context.Context, loc Loc, state string, reason triag
 	return l.attribute(ctx, loc, scenario)
 }
 
-// MarkIMAPDone records that the server-side flag/move of loc is done.
+// MarkIMAPDone records that the server-side flag/move of loc is done: the
+// message is settled, and its claim ends.
 func (l *Ledger) MarkIMAPDone(ctx context.Context, loc Loc) error {
-	res, err := l.db.ExecContext(ctx, `UPDATE messages SET imap_done=1, updated=?
+	res, err := l.db.ExecContext(ctx, `UPDATE messages SET imap_done=1, claimant='', lease_until=0, updated=?
 		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
 		unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
 	return checkOne(res, err, "mark imap done", loc)
@@ -471,14 +476,14 @@ func (l *Ledger) Counts(ctx context.Context) (map[string]int, error) {
 
 // --- replies ---
 
-const replyCols = `key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id`
+const replyCols = `key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id, account, mailbox`
 
 func scanReply(sc interface{ Scan(...any) error }) (Reply, error) {
 	var r Reply
 	var appended int
 	var created, sent, resolved int64
 	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.Sender, &r.Raw, &r.State, &appended, &created, &sent,
-		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID)
+		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID, &r.Account, &r.Mailbox)
 	r.Appended = appended != 0
 	r.Created, r.SentAt, r.ResolvedAt = fromUnix(created), fromUnix(sent), fromUnix(resolved)
 	return r, err
@@ -549,9 +554,9 @@ func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) erro
 	case KindNotice:
 		kind = KindNotice
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, created, kind)
-		VALUES (?,?,?,?,?,?,?,?)`,
-		r.Key, r.MessageID, r.To, r.Sender, r.Raw, state, unix(now), kind); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, created, kind, account, mailbox)
+		VALUES (?,?,?,?,?,?,?,?,?,?)`,
+		r.Key, r.MessageID, r.To, r.Sender, r.Raw, state, unix(now), kind, r.Account, r.Mailbox); err != nil {
 		return fmt.Errorf("ledger: put pending: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -584,10 +589,20 @@ func (l *Ledger) MarkSent(ctx context.Context, key triage.Key) error {
 	return l.setReply(ctx, key, `state=?, sent_at=?`, ReplySent, unix(l.now()))
 }
 
-// MarkReplyNeedsHuman records that it is unknown whether the reply of key
-// went out; a person must look.
+// MarkReplyNeedsHuman records that it is unknown whether the pending reply
+// of key went out; a person must look. A reply no longer pending (recorded
+// sent meanwhile) keeps its state.
 func (l *Ledger) MarkReplyNeedsHuman(ctx context.Context, key triage.Key) error {
-	return l.setReply(ctx, key, `state=?`, ReplyNeedsHuman)
+	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND state IN (?, ?)`, ReplyNeedsHuman, key, ReplyPending, ReplyNeedsHuman)
+	if err != nil {
+		return fmt.Errorf("ledger: update reply: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := l.GetReply(ctx, key); err != nil {
+			return fmt.Errorf("ledger: update reply %q: %w", key, err)
+		}
+	}
+	return nil
 }
 
 // MarkAppended records that the reply of key was stored in the Sent folder.

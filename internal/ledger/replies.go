@@ -9,7 +9,7 @@ import (
 
 // Replies lists every reply row in a state (all states when ""), oldest
 // first, with its rendered bytes: for copying a whole ledger. Listings for
-// people use RepliesPage, the watcher InState.
+// people use RepliesPage, the watcher Orphaned.
 func (l *Ledger) Replies(ctx context.Context, state string) ([]Reply, error) {
 	q := `SELECT ` + replyCols + ` FROM replies`
 	var args []any
@@ -42,7 +42,7 @@ func scanListedReply(sc interface{ Scan(...any) error }) (Reply, error) {
 	var appended int
 	var created, sent, resolved int64
 	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.Sender, &r.State, &appended, &created, &sent,
-		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID)
+		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID, &r.Account, &r.Mailbox)
 	r.Appended = appended != 0
 	r.Created, r.SentAt, r.ResolvedAt = fromUnix(created), fromUnix(sent), fromUnix(resolved)
 	return r, err

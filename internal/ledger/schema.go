@@ -29,7 +29,18 @@ var migrations = []store.Migration{
 	{SQLite: flatCostSchema, Postgres: flatCostSchema},
 	{SQLite: traceSchema, Postgres: traceSchema},
 	{SQLite: outboxIndexSchema, Postgres: outboxIndexSchema},
+	{SQLite: claimSchema, Postgres: claimSchema},
 }
+
+// claimSchema lets several daemons share one store (claim.go): a message
+// row carries its claim, the daemon working on it (claimant) and until when
+// (lease_until, Unix milliseconds), renewed while it works. The look-ups of
+// the claimable messages and of an inbox's pending replies use the indexes
+// of the messages not settled (messages_unsettled) and of replies by state.
+const claimSchema = `
+ALTER TABLE messages ADD COLUMN claimant TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
+`
 
 // outboxIndexSchema is the outbox index of triage process --store: every
 // reply, draft and staff notice an outbox directory holds, with what the

@@ -262,15 +262,32 @@ func (d *Dovecot) Stop(t testing.TB) {
 // logged out and closed at cleanup.
 func (d *Dovecot) Client(t testing.TB) *imapclient.Client {
 	t.Helper()
+	return d.ClientAs(t, d.User)
+}
+
+// ClientAs is Client for a user added with AddUser (or the default user).
+func (d *Dovecot) ClientAs(t testing.TB, user string) *imapclient.Client {
+	t.Helper()
+	c := d.dialAs(t, user)
+	// Close, not LOGOUT: a command cut short by t.Fatal may hold the client's
+	// write lock, and LOGOUT would wait for it forever.
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (d *Dovecot) dialAs(t testing.TB, user string) *imapclient.Client {
+	t.Helper()
+	pw, ok := d.UserPassword(user)
+	if !ok {
+		t.Fatalf("mailtest: unknown dovecot user %q", user)
+	}
 	c, err := imapclient.DialInsecure(d.Addr, nil)
 	if err != nil {
 		t.Fatalf("mailtest: dial dovecot: %v", err)
 	}
-	// Close, not LOGOUT: a command cut short by t.Fatal may hold the client's
-	// write lock, and LOGOUT would wait for it forever.
-	t.Cleanup(func() { c.Close() })
-	if err := c.Login(d.User, d.Password).Wait(); err != nil {
-		d.fatalf(t, "dovecot login %s: %v", d.User, err)
+	if err := c.Login(user, pw).Wait(); err != nil {
+		c.Close()
+		d.fatalf(t, "dovecot login %s: %v", user, err)
 	}
 	return c
 }
@@ -279,7 +296,16 @@ func (d *Dovecot) Client(t testing.TB) *imapclient.Client {
 // IMAP, as a delivery would) and returns its UID.
 func (d *Dovecot) Append(t testing.TB, mailbox string, raw []byte, flags ...imap.Flag) imap.UID {
 	t.Helper()
-	c := d.Client(t)
+	return d.AppendAs(t, d.User, mailbox, raw, flags...)
+}
+
+// AppendAs is Append for a user added with AddUser (or the default user),
+// on a connection of its own that it closes (many deliveries stay under
+// Dovecot's connection limit per user).
+func (d *Dovecot) AppendAs(t testing.TB, user, mailbox string, raw []byte, flags ...imap.Flag) imap.UID {
+	t.Helper()
+	c := d.dialAs(t, user)
+	defer c.Close()
 	cmd := c.Append(mailbox, int64(len(raw)), &imap.AppendOptions{Flags: flags})
 	if _, err := cmd.Write(raw); err != nil {
 		d.fatalf(t, "append to %s: %v", mailbox, err)

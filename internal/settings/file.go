@@ -23,14 +23,21 @@ type File struct {
 // and every value of the wrong kind is reported at once, each with its line:
 // `line 3: unknown field "warranty_cvs" in pipeline; valid: deadline, ...`.
 func ParseFile(path string, data []byte, t Table) (*File, error) {
-	f := &File{Path: path, values: map[string]*yaml.Node{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if len(doc.Content) == 0 {
-		return f, nil
+		return &File{Path: path, values: map[string]*yaml.Node{}}, nil
 	}
+	return ParseNode(path, doc.Content[0], t)
+}
+
+// ParseNode is ParseFile for a part of a file already parsed: a mapping
+// read against its own table (one entry of a list of sections, such as one
+// inbox of several). Its problems name the lines of the file at path.
+func ParseNode(path string, root *yaml.Node, t Table) (*File, error) {
+	f := &File{Path: path, values: map[string]*yaml.Node{}}
 	byKey := map[string]*Setting{}
 	for _, s := range t {
 		for _, k := range append([]string{s.Key}, s.Aliases...) {
@@ -85,7 +92,7 @@ func ParseFile(path string, data []byte, t Table) (*File, error) {
 				strings.Join(children(byKey, prefix), ", ")))
 		}
 	}
-	walk(doc.Content[0], "")
+	walk(root, "")
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "\n"))
 	}
@@ -141,4 +148,15 @@ func (f *File) apply(s *Setting) (from string) {
 		from = k
 	}
 	return from
+}
+
+// Apply sets the settings of t the file has and leaves the others as they
+// are, with no flag, variable or default in play: the file overrides values
+// already resolved (one inbox's settings over the shared ones).
+func (t Table) Apply(file *File) {
+	for _, s := range t {
+		if key := file.apply(s); key != "" {
+			s.from = key
+		}
+	}
 }

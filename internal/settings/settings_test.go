@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
 
 	"triage/internal/settings"
 )
@@ -157,5 +158,38 @@ func TestBadEnvironment(t *testing.T) {
 	err := tab.Resolve(fs, nil, func(string) string { return "lots" })
 	if err == nil || !strings.Contains(err.Error(), `$T_N "lots": want a whole number`) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A part of a file (one entry of a list) is read against its own table,
+// its problems naming the file's lines, and Apply sets only what it has
+// over values already resolved.
+func TestParseNodeApply(t *testing.T) {
+	text := "pipeline:\n  model: shared\nentries:\n  - mode: draft\n    ledger: b.db\n  - modle: x\n"
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+		t.Fatal(err)
+	}
+	entries := doc.Content[0].Content[3].Content
+	var c config
+	tab := table(&c)
+	file, err := settings.ParseFile("/etc/t/triage.yaml", []byte("pipeline:\n  model: shared\n"), tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.Resolve(pflag.NewFlagSet("x", pflag.ContinueOnError), file, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	entry, err := settings.ParseNode("/etc/t/triage.yaml", entries[0], tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.Apply(entry)
+	want := config{Model: "shared", Calls: 24, Timeout: time.Second, Mode: "draft", Ledger: "/etc/t/b.db", MaxBytes: 100}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("after Apply (-want +got):\n%s", diff)
+	}
+	if _, err := settings.ParseNode("/etc/t/triage.yaml", entries[1], tab); err == nil || !strings.HasPrefix(err.Error(), `line 6: unknown field "modle"`) {
+		t.Errorf("ParseNode of a bad entry: %v, want line 6 named", err)
 	}
 }

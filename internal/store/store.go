@@ -6,13 +6,13 @@
 // Callers write their SQL once, with `?` placeholders and the syntax both
 // backends accept (INSERT ... ON CONFLICT, RETURNING); DB and Tx rewrite the
 // placeholders for PostgreSQL. What differs beyond that is explicit: the
-// schema (Migration carries one script per dialect) and locking (Tx.Lock).
+// schema (Migration carries one script per dialect) and locking: Tx.Lock
+// for the length of a transaction, SessionLock for the life of a process
+// (which of several daemons polls an inbox).
 //
 // The schema is versioned per component (ledger, tickets) in the
 // schema_versions table and only ever moves forward; Migrate runs the
-// missing steps at start, one process at a time. Later steps fit the same
-// way: a lease column on messages for claims shared by several daemons, a
-// token-bucket row for a shared model budget.
+// missing steps at start, one process at a time.
 package store
 
 import (

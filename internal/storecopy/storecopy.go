@@ -93,6 +93,9 @@ var notCopied = map[string]string{
 	"schema_versions": "each store records the migrations run on it; Prepare brings the destination's up to date",
 	"model_budget": "the shared model budget's token bucket and 429 back-off: transient (it refills within a minute, " +
 		"a back-off lasts seconds) and kept only in the store (without one the budget lives in memory); its row starts full",
+	"messages.claimant": "a daemon's claim on a message, which lives only while that daemon runs (the copy is made with " +
+		"every watch stopped): copied messages start unclaimed, and any daemon may claim them",
+	"messages.lease_until": "the lease of a claim (see messages.claimant): transient",
 	"ticket_notes.id": "a generated key that nothing outside the ticket store refers to: the store gives it again, " +
 		"in the file's order (notes are read in id order)",
 	"ticket_messages.rowid": "the store's stand-in for SQLite's implicit rowid, the order a ticket's messages were written in: " +

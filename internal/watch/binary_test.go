@@ -28,6 +28,7 @@ import (
 
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
+	"triage/internal/pgtest"
 )
 
 var (
@@ -57,7 +58,7 @@ func triageBinary(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m) // the tests with several daemons use PostgreSQL
 	if buildPath != "" {
 		os.RemoveAll(filepath.Dir(buildPath))
 	}
@@ -72,6 +73,8 @@ type world struct {
 	dir    string
 	config string
 	ledger string
+	store  string // a postgres:// URL holding the ledger and tickets ("": the SQLite files)
+	prefix string // tells this inbox's test messages from another's
 	log    *bytes.Buffer
 	logMu  sync.Mutex
 }
@@ -173,6 +176,7 @@ func (w *world) logs() string {
 type inbound struct {
 	ID      string
 	Subject string
+	Body    string
 }
 
 var bodies = []string{
@@ -183,12 +187,12 @@ var bodies = []string{
 }
 
 func (w *world) deliver(n int) inbound {
-	id := fmt.Sprintf("<crash-%d@customer.example>", n)
+	id := fmt.Sprintf("<crash-%s%d@customer.example>", w.prefix, n)
 	subj := fmt.Sprintf("Reklamacja %d", n)
 	raw := fmt.Sprintf("From: Klient %d <klient%d@customer.example>\r\nTo: serwis@example.com\r\nSubject: %s\r\nMessage-ID: %s\r\nDate: Mon, 16 Nov 2026 09:12:44 +0100\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=UTF-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n%s\r\n",
 		n, n, subj, id, bodies[n%len(bodies)])
 	w.tgt.Append(w.t, "INBOX", []byte(raw))
-	return inbound{ID: id, Subject: subj}
+	return inbound{ID: id, Subject: subj, Body: bodies[n%len(bodies)]}
 }
 
 // tally checks every inbound message: answered exactly once, or handed to a
@@ -470,7 +474,11 @@ func (w *world) handedToPerson() map[string]bool {
 // ledgerEntries is every entry of the ledger, newest first.
 func (w *world) ledgerEntries() []ledger.Entry {
 	w.t.Helper()
-	led, err := ledger.Open(context.Background(), ledger.Config{Path: w.ledger})
+	path := w.ledger
+	if w.store != "" {
+		path = w.store
+	}
+	led, err := ledger.Open(context.Background(), ledger.Config{Path: path})
 	if err != nil {
 		w.t.Fatal(err)
 	}

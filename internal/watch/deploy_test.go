@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,7 +133,9 @@ func unitFiles(t *testing.T, unit string) []string {
 				}
 			}
 		case "EnvironmentFile":
-			files = append(files, strings.TrimPrefix(v, "-"))
+			if !strings.HasPrefix(v, "-") { // "-": optional
+				files = append(files, v)
+			}
 		case "Documentation":
 			for _, d := range strings.Fields(v) {
 				if p, ok := strings.CutPrefix(d, "file://"); ok {
@@ -177,6 +180,20 @@ func TestSystemdInstall(t *testing.T) {
 	for _, f := range named {
 		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
 			t.Errorf("named but not installed: %s (%v)", f, err)
+		}
+	}
+	// The template names the same files, and the instance's configuration
+	// (brand-b.yaml for triage-watch@brand-b, made by the administrator).
+	template := filepath.Join(root, "etc/systemd/system/triage-watch@.service")
+	instanceFiles := unitFiles(t, template)
+	if !slices.Contains(instanceFiles, "/etc/triage/%i.yaml") {
+		t.Errorf("the template names %v, want its instance's /etc/triage/%%i.yaml", instanceFiles)
+	}
+	writeFile(t, filepath.Join(root, "etc/triage/brand-b.yaml"), "")
+	for _, f := range instanceFiles {
+		f = strings.ReplaceAll(f, "%i", "brand-b")
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("named by the template but not installed: %s (%v)", f, err)
 		}
 	}
 	if st, err := os.Stat(filepath.Join(root, "etc/triage/env")); err != nil || st.Mode().Perm() != 0o640 {
@@ -242,5 +259,10 @@ func TestSystemdInstall(t *testing.T) {
 	out, err := exec.Command(analyze, "verify", "--root="+root, "/etc/systemd/system/triage-watch.service").CombinedOutput()
 	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	// The template, one process per inbox: an instance of it verifies too.
+	out, err = exec.Command(analyze, "verify", "--root="+root, "/etc/systemd/system/triage-watch@brand-b.service").CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("systemd-analyze verify triage-watch@brand-b.service: %v\n%s", err, out)
 	}
 }

@@ -23,7 +23,10 @@ const DefaultDraftsFolder = "Drafts"
 // receipt; one that has a reply gets the reply's (never a draft after a
 // reply, whatever the mode says now).
 func (s *Sender) draft(ctx context.Context, r *mail.Reply, raw []byte) (triage.Receipt, error) {
-	err := s.ledger.PutPending(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: answeringOf(ctx).from(), Raw: raw, Kind: ledger.KindDraft})
+	in := answeringOf(ctx)
+	account, mailbox := in.inbox()
+	err := s.ledger.PutPending(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: in.from(), Raw: raw, Kind: ledger.KindDraft,
+		Account: account, Mailbox: mailbox})
 	if errors.Is(err, ledger.ErrReplyExists) {
 		prev, gerr := s.ledger.GetReply(ctx, r.Key)
 		switch {
@@ -60,12 +63,13 @@ func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, 
 	return w.ledgerErr(w.cfg.Ledger.MarkDraftStored(context.WithoutCancel(ctx), r.Key))
 }
 
-// resolveDrafts settles drafts a crash left recorded but perhaps not
-// stored: found in the Drafts folder (by Message-ID) means stored,
+// resolveDrafts settles this inbox's drafts a crash left recorded but
+// perhaps not stored, whose writer is gone (no daemon holds a claim on their
+// message): found in the Drafts folder (by Message-ID) means stored,
 // otherwise the draft is appended now. A draft harms nobody, yet it is never
 // stored twice.
 func (w *Watcher) resolveDrafts(ctx context.Context, c *imapclient.Client) error {
-	pending, err := w.cfg.Ledger.InState(ctx, ledger.DraftPending)
+	pending, err := w.cfg.Ledger.Orphaned(ctx, w.cfg.Account, w.cfg.Mailbox, ledger.DraftPending)
 	if err != nil {
 		return w.ledgerErr(err)
 	}

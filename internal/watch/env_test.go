@@ -52,6 +52,8 @@ type fakeProc struct {
 	// gate, when > 0, holds calls until gate calls have been in flight at
 	// once (or a few seconds pass), so a test sees the concurrency.
 	gate int
+	// delay is how long each call takes at least.
+	delay time.Duration
 
 	mu          sync.Mutex
 	calls       []string // keys
@@ -102,6 +104,7 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 	p.calls = append(p.calls, string(in.Key))
 	p.mu.Unlock()
 	p.enter()
+	time.Sleep(p.delay)
 	defer func() {
 		p.mu.Lock()
 		p.inFlight--

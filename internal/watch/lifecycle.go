@@ -39,7 +39,10 @@ func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid im
 	return &peeked{uid: uid, loc: loc, id: identify(hdr), size: size}, nil
 }
 
-// handle takes one message to a final, settled ledger state.
+// handle takes one message to a final, settled ledger state. It claims
+// the message first (ledger.Claim) and keeps the claim alive while it
+// works; ledger.ErrClaimed means another daemon has the message, and
+// nothing was done.
 func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *peeked) error {
 	uid, loc, id, size := m.uid, m.loc, m.id, m.size
 	// Every line logged about this message, here and in the pipeline, names it.
@@ -49,17 +52,33 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		trace.KeyKey.String(string(id.Key)))
 	defer span.End()
 	l := w.cfg.Ledger
-	e := ledger.Entry{Loc: loc, Key: id.Key, MessageID: id.MessageID, Sender: id.Sender, Subject: id.Subject, TraceID: trace.ID(ctx)}
+	e := m.entry()
+	e.TraceID = trace.ID(ctx)
 
-	prev, err := l.Get(ctx, loc)
-	switch {
-	case err == nil && ledger.Final(prev.State):
-		return w.settle(ctx, c, b, prev) // final, but the flag/move did not happen
-	case err == nil:
-		e.Attempts = prev.Attempts
-	case !errors.Is(err, ledger.ErrNotFound):
+	cctx, cspan := trace.StartClient(ctx, "store claim")
+	claimed, err := l.Claim(cctx, e, w.cfg.Owner, w.cfg.Lease)
+	if errors.Is(err, ledger.ErrClaimed) {
+		trace.End(cspan, nil)
+	} else {
+		trace.End(cspan, err)
+	}
+	if errors.Is(err, ledger.ErrClaimed) {
+		w.log.DebugContext(ctx, "message claimed by another daemon; leaving it to it", "uid", uid)
+		return err
+	}
+	if err != nil {
 		return w.ledgerErr(err)
 	}
+	pctx, stop, lost := w.heartbeat(ctx, loc)
+	defer stop()
+	switch {
+	case ledger.Final(claimed.State) && claimed.IMAPDone:
+		// Settled meanwhile (by another daemon): only the claim ends.
+		return w.ledgerErr(l.MarkIMAPDone(context.WithoutCancel(ctx), loc))
+	case ledger.Final(claimed.State):
+		return w.settle(ctx, c, b, claimed) // final, but the flag/move did not happen
+	}
+	e.Attempts = claimed.Attempts
 
 	if other, err := l.FinalByKey(ctx, id.Key, loc); err == nil {
 		return w.handledBefore(ctx, c, b, e, other, size)
@@ -67,21 +86,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		return w.ledgerErr(err)
 	}
 	if r, err := l.GetReply(ctx, id.Key); err == nil {
-		if r.Kind == ledger.KindDraft {
-			if r.State != ledger.DraftStored {
-				return nil // resolveDrafts stores it at the next connect
-			}
-			return w.finish(ctx, c, b, e, ledger.StateDrafted, triage.ReasonRecovered, "", "draft="+r.MessageID)
-		}
-		if r.State == ledger.ReplySent {
-			return w.finish(ctx, c, b, e, ledger.StateReplied, triage.ReasonRecovered, "", "reply="+r.MessageID)
-		}
-		if r.State == ledger.ReplyPending {
-			if err := l.MarkReplyNeedsHuman(ctx, id.Key); err != nil {
-				return w.ledgerErr(err)
-			}
-		}
-		return w.finish(ctx, c, b, e, ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed, "", "reply="+r.MessageID)
+		return w.recover(ctx, c, b, e, r)
 	} else if !errors.Is(err, ledger.ErrNotFound) {
 		return w.ledgerErr(err)
 	}
@@ -94,13 +99,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if size > w.cfg.MaxMessageBytes {
 		return w.finish(ctx, c, b, e, ledger.StateFailed, triage.ReasonTooLarge, "", fmt.Sprintf("size=%d max=%d", size, w.cfg.MaxMessageBytes))
 	}
-	cctx, cspan := trace.StartClient(ctx, "store claim")
-	attempt, err := l.Begin(cctx, e)
-	trace.End(cspan, err)
-	if err != nil {
-		return w.ledgerErr(err)
-	}
-	e.Attempts = attempt
+	attempt := claimed.Attempts
 	if attempt > w.cfg.MaxAttempts {
 		return w.finish(ctx, c, b, e, ledger.StateFailed, triage.ReasonTooManyAttempts, "", fmt.Sprintf("attempts=%d", attempt-1))
 	}
@@ -111,14 +110,14 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		return err
 	}
 	if !ok {
-		return w.ledgerErr(l.Abandon(ctx, loc))
+		return w.ledgerErr(l.Forget(context.WithoutCancel(ctx), loc, w.cfg.Owner))
 	}
 	w.log.DebugContext(ctx, "message body", "uid", uid, "raw", string(raw))
 	e.Digest = digest(raw)
 
 	start := w.cfg.Now()
-	in := &answering{sender: id.Sender, limits: w.limits()}
-	out := w.process(withAnswering(ctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
+	in := &answering{sender: id.Sender, limits: w.limits(), account: w.cfg.Account, mailbox: w.cfg.Mailbox}
+	out := w.process(withAnswering(pctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
 		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}, MoreAttempts: attempt < w.cfg.MaxAttempts})
 	w.keepOutcome(ctx, loc, out, raw)
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
@@ -154,10 +153,14 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		// The Sender refused the reply: the address it would have gone to,
 		// or the From, is at its limit. Nothing was sent.
 		state, reason, detail = ledger.StateOverLimit, in.refusal().Reason, in.refusal().Error()
-	case out.Status == triage.StatusFailed && (out.Reason == triage.ReasonCanceled || ctx.Err() != nil):
-		// Nothing was sent: leave the message for the next run.
+	case out.Status == triage.StatusFailed && (out.Reason == triage.ReasonCanceled || pctx.Err() != nil):
+		// Nothing was sent: leave the message for the next run (or the
+		// daemon that took the claim over).
+		if lost() {
+			return nil
+		}
 		w.log.InfoContext(ctx, "message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
-		return w.ledgerErr(l.Abandon(context.WithoutCancel(ctx), loc))
+		return w.ledgerErr(l.Unclaim(context.WithoutCancel(ctx), loc, w.cfg.Owner))
 	case sendLater(out, e.Attempts, w.cfg.MaxAttempts):
 		return w.postponeSend(ctx, e, out)
 	case out.Status == triage.StatusSkipped && out.Reason == triage.ReasonHumanOwner:
@@ -187,6 +190,62 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		}
 	}
 	return nil
+}
+
+// recover settles a message whose key already has a reply or a draft,
+// written by an earlier attempt (this daemon's, or one that died: this
+// watcher holds the claim now, so nobody else works on the key). A reply
+// recorded as sent makes the message replied. A pending reply (its sender
+// died between recording it and hearing from the mail server) is looked up
+// by its Message-ID in the Sent folder: found, it was sent; otherwise a
+// person decides. It is never sent again. A draft recorded but perhaps not
+// stored is looked up in the Drafts folder and stored when missing.
+func (w *Watcher) recover(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, r ledger.Reply) error {
+	l := w.cfg.Ledger
+	if r.Kind == ledger.KindDraft {
+		if r.State == ledger.DraftPending {
+			stored, err := w.holdsOnServer(ctx, w.drafts, r.MessageID)
+			if err != nil {
+				w.log.DebugContext(ctx, "could not look the draft up in the Drafts folder; storing it", "folder", w.drafts, "err", err)
+			}
+			if stored {
+				w.log.InfoContext(ctx, "pending draft found in the Drafts folder; recorded as stored", "reply_message_id", r.MessageID)
+				err = l.MarkDraftStored(context.WithoutCancel(ctx), r.Key)
+			} else {
+				err = w.storeDraft(ctx, c, b, r)
+			}
+			if err != nil {
+				return w.ledgerErr(err)
+			}
+		}
+		return w.finish(ctx, c, b, e, ledger.StateDrafted, triage.ReasonRecovered, "", "draft="+r.MessageID)
+	}
+	if r.State == ledger.ReplyPending {
+		sent := false
+		if w.sent != "" {
+			found, err := w.holdsOnServer(ctx, w.sent, r.MessageID)
+			if err != nil {
+				w.log.WarnContext(ctx, "could not look the pending reply up in the Sent folder", "folder", w.sent, "err", err)
+			}
+			sent = found
+		}
+		var err error
+		if sent {
+			w.log.InfoContext(ctx, "pending reply found in the Sent folder; recorded as sent", "reply_message_id", r.MessageID)
+			err = l.MarkSent(context.WithoutCancel(ctx), r.Key)
+			r.State = ledger.ReplySent
+		} else {
+			w.log.WarnContext(ctx, "pending reply could not be confirmed; left for a person (not sent again)", "reply_message_id", r.MessageID, "to", r.To)
+			err = l.MarkReplyNeedsHuman(context.WithoutCancel(ctx), r.Key)
+		}
+		if err != nil {
+			return w.ledgerErr(err)
+		}
+	}
+	if r.State == ledger.ReplySent {
+		return w.finish(ctx, c, b, e, ledger.StateReplied, triage.ReasonRecovered, "", "reply="+r.MessageID)
+	}
+	return w.finish(ctx, c, b, e, ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed, "", "reply="+r.MessageID)
 }
 
 // handledBefore settles a message whose Key another, final entry already

@@ -27,9 +27,18 @@ func (w *Watcher) login(c *imapclient.Client) error {
 	if err != nil {
 		return err
 	}
+	w.mu.Lock()
 	w.tokenExpiry = tok.Expiry
+	w.mu.Unlock()
 	if !tok.Expiry.IsZero() {
 		w.log.Debug("imap oauth2 login", "mechanism", tok.Mechanism, "token_expires_in", time.Until(tok.Expiry).Round(time.Second).String())
 	}
 	return nil
+}
+
+// lastTokenExpiry is the expiry of the access token of the last login.
+func (w *Watcher) lastTokenExpiry() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.tokenExpiry
 }

@@ -10,11 +10,13 @@ import (
 	"triage/internal/ledger"
 )
 
-// resolvePending settles replies a crash left between "rendered" and "sent":
-// found in the Sent folder means sent; otherwise a person must look. Nothing
-// is ever submitted again.
+// resolvePending settles this inbox's replies a crash left between
+// "rendered" and "sent": found in the Sent folder means sent; otherwise a
+// person must look. Nothing is ever submitted again. A reply whose message
+// a daemon holds a live claim on is left alone: that daemon may be sending
+// it at this moment.
 func (w *Watcher) resolvePending(ctx context.Context, c *imapclient.Client) error {
-	pending, err := w.cfg.Ledger.InState(ctx, ledger.ReplyPending)
+	pending, err := w.cfg.Ledger.Orphaned(ctx, w.cfg.Account, w.cfg.Mailbox, ledger.ReplyPending)
 	if err != nil {
 		return w.ledgerErr(err)
 	}

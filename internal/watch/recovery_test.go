@@ -168,8 +168,8 @@ func TestSenderIdempotent(t *testing.T) {
 }
 
 // TestShutdownAbandonsInFlight: a stop request lets the message in flight
-// run for the grace period, then abandons it (nothing was sent) so the next
-// run processes it.
+// run for the grace period, then hands it back unclaimed (nothing was sent)
+// so the next run, or another daemon, processes it.
 func TestShutdownAbandonsInFlight(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
 	e := newEnv(t, memTarget(s))
@@ -191,8 +191,11 @@ func TestShutdownAbandonsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recent) != 0 {
-		t.Errorf("ledger = %+v, want the abandoned entry gone", recent)
+	if len(recent) != 1 || recent[0].State != ledger.StateSeen || recent[0].Attempts != 0 {
+		t.Fatalf("ledger = %+v, want the abandoned entry seen again, the attempt not counted", recent)
+	}
+	if owner, _, err := e.ledger.Claimant(context.Background(), recent[0].Loc); err != nil || owner != "" {
+		t.Errorf("claimant of the abandoned entry = %q (%v), want none: any daemon may take it", owner, err)
 	}
 	// The next run takes it again.
 	ctx2, cancel2 := context.WithCancel(context.Background())

@@ -93,7 +93,9 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error
 		return s.draft(ctx, r, raw)
 	}
 	in := answeringOf(ctx)
-	rec, lim, what := ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: in.from(), Raw: raw}, in.limitsOrNone(), "reply"
+	account, mailbox := in.inbox()
+	rec, lim, what := ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: in.from(), Raw: raw,
+		Account: account, Mailbox: mailbox}, in.limitsOrNone(), "reply"
 	if r.Notice {
 		// A notice counts against the customer it is about, under the
 		// notice bounds alone.
@@ -162,8 +164,9 @@ func notSubmitted(err error) bool {
 // answered, through the context of Processor.Process: whom the reply
 // counts against and under which limits. The Sender reports a refusal back.
 type answering struct {
-	sender string // the message's From, lower-cased
-	limits ledger.Limits
+	sender           string // the message's From, lower-cased
+	limits           ledger.Limits
+	account, mailbox string // the inbox of the message: its reply names it
 
 	mu      sync.Mutex
 	refused *ledger.LimitError
@@ -187,6 +190,14 @@ func (in *answering) from() string {
 		return ""
 	}
 	return in.sender
+}
+
+// inbox is the account and mailbox of the message ("" outside a watcher).
+func (in *answering) inbox() (account, mailbox string) {
+	if in == nil {
+		return "", ""
+	}
+	return in.account, in.mailbox
 }
 
 func (in *answering) limitsOrNone() ledger.Limits {

@@ -18,7 +18,7 @@ import (
 // only what is missing: the copy is looked up by Message-ID both times.
 func (w *Watcher) settleSentDrafts(ctx context.Context, c *imapclient.Client) error {
 	l := w.cfg.Ledger
-	sent, err := l.InState(ctx, ledger.DraftSentByPerson)
+	sent, err := l.Orphaned(ctx, w.cfg.Account, w.cfg.Mailbox, ledger.DraftSentByPerson)
 	if err != nil || len(sent) == 0 {
 		return w.ledgerErr(err)
 	}

@@ -71,7 +71,7 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 		if err := w.scanSent(ctx, c); err != nil {
 			return err
 		}
-		n, err := w.cfg.Ledger.DiscardStaleDrafts(ctx, w.cfg.Now().Add(-w.cfg.DraftWindow))
+		n, err := w.cfg.Ledger.DiscardStaleDrafts(ctx, w.cfg.Account, w.cfg.Mailbox, w.cfg.Now().Add(-w.cfg.DraftWindow))
 		if err != nil {
 			return w.ledgerErr(err)
 		}

@@ -55,6 +55,30 @@ func (w *Watcher) session(ctx, hard context.Context, once bool) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		if w.role != nil {
+			// Several daemons share the store: the one holding the poll
+			// lock polls, the others help.
+			polls, err := w.role.TryAcquire(hard)
+			if err != nil {
+				return w.ledgerErr(err)
+			}
+			if !polls {
+				if err := w.help(ctx, hard, c, once); err != nil {
+					return err
+				}
+				if once || ctx.Err() != nil {
+					if err := c.Logout().Wait(); err != nil {
+						w.log.Debug("imap logout", "err", err)
+					}
+					return nil
+				}
+				continue
+			}
+			if !w.polling {
+				w.log.Info("polling this inbox for the daemons sharing the store", "mailbox", w.cfg.Mailbox, "account", w.cfg.Account, "owner", w.cfg.Owner)
+				w.polling = true
+			}
+		}
 		select { // a pass is about to look: forget earlier hints
 		case <-w.wake:
 		default:
@@ -77,16 +101,34 @@ func (w *Watcher) session(ctx, hard context.Context, once bool) error {
 }
 
 // wait blocks until the mailbox may have changed: IDLE when offered, else
-// the polling interval.
+// the polling interval. With a shared store it also ends when a message
+// waits to be claimed (its claimant died) or the poll lock is lost.
 func (w *Watcher) wait(ctx context.Context, c *imapclient.Client) error {
+	var tick <-chan time.Time
+	if w.role != nil {
+		t := time.NewTicker(w.claimPoll())
+		defer t.Stop()
+		tick = t.C
+	}
+	lost := w.roleLost()
 	if w.cfg.NoIdle || !c.Caps().Has(imap.CapIdle) && !c.Caps().Has(imap.CapIMAP4rev2) {
-		select {
-		case <-ctx.Done():
-		case <-c.Closed():
-			return errors.New("watch: imap connection closed")
-		case <-time.After(w.cfg.Interval):
+		timer := time.NewTimer(w.cfg.Interval)
+		defer timer.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+			case <-c.Closed():
+				return errors.New("watch: imap connection closed")
+			case <-timer.C:
+			case <-lost:
+				w.log.Warn("poll lock lost (the store connection holding it ended)", "mailbox", w.cfg.Mailbox)
+			case <-tick:
+				if !w.hasClaimable(ctx) {
+					continue
+				}
+			}
+			return nil
 		}
-		return nil
 	}
 	idle, err := c.Idle()
 	if err != nil {
@@ -95,13 +137,23 @@ func (w *Watcher) wait(ctx context.Context, c *imapclient.Client) error {
 	w.log.Debug("idling", "mailbox", w.cfg.Mailbox)
 	timer := time.NewTimer(w.cfg.IdleRefresh)
 	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-	case <-w.wake:
-		w.log.Debug("idle: mailbox changed")
-	case <-timer.C:
-	case <-c.Closed():
-		return errors.New("watch: imap connection closed while idling")
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+		case <-w.wake:
+			w.log.Debug("idle: mailbox changed")
+		case <-timer.C:
+		case <-lost:
+			w.log.Warn("poll lock lost (the store connection holding it ended)", "mailbox", w.cfg.Mailbox)
+		case <-tick:
+			if !w.hasClaimable(ctx) {
+				continue
+			}
+		case <-c.Closed():
+			return errors.New("watch: imap connection closed while idling")
+		}
+		break wait
 	}
 	if err := idle.Close(); err != nil {
 		return fmt.Errorf("watch: idle: %w", err)
@@ -229,6 +281,15 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 	}
 	slices.Sort(todo)
 	todo = slices.Compact(todo)
+	if w.role != nil {
+		inTodo := make(map[imap.UID]bool, len(todo))
+		for _, uid := range todo {
+			inTodo[uid] = true
+		}
+		if err := w.forgetGone(hard, b.uidValidity, inTodo); err != nil {
+			return err
+		}
+	}
 	// An idle pass (nothing new) is DEBUG; a pass with work says how much.
 	lvl := slog.LevelDebug
 	if len(todo) > 0 {
@@ -291,6 +352,13 @@ func (w *Watcher) work(ctx, hard context.Context, c *imapclient.Client, b *box, 
 			if m == nil {
 				continue
 			}
+			if w.role != nil {
+				// Recorded for the other daemons of the inbox to claim.
+				if _, err := w.cfg.Ledger.Offer(hard, m.entry()); err != nil {
+					firstErr = w.ledgerErr(err)
+					break
+				}
+			}
 			j := &job{m: m}
 			for _, k := range m.orderKeys() {
 				if i, ok := last[k]; ok {
@@ -309,7 +377,13 @@ func (w *Watcher) work(ctx, hard context.Context, c *imapclient.Client, b *box, 
 			}
 			j.started = true
 			running++
-			go func() { finished <- result{i, w.handle(hard, c, b, j.m)} }()
+			go func() {
+				err := w.handle(hard, c, b, j.m)
+				if errors.Is(err, ledger.ErrClaimed) {
+					err = nil // another daemon works on it
+				}
+				finished <- result{i, err}
+			}()
 		}
 		for first < len(jobs) && jobs[first].started {
 			first++
@@ -333,6 +407,11 @@ type peeked struct {
 	loc  ledger.Loc
 	id   identity
 	size int64
+}
+
+// entry is the ledger entry of the message, as its header names it.
+func (m *peeked) entry() ledger.Entry {
+	return ledger.Entry{Loc: m.loc, Key: m.id.Key, MessageID: m.id.MessageID, Sender: m.id.Sender, Subject: m.id.Subject}
 }
 
 // orderKeys are the keys whose messages must not overlap.

@@ -5,11 +5,13 @@
 // crashes, restarts, overlapping runs or UIDVALIDITY changes happen.
 //
 // One message goes through handle: fetch the header with BODY.PEEK, derive
-// its key, consult the ledger (already final? a copy of a handled message? a
-// reply already recorded? over a limit?), mark it processing, fetch the body,
-// run the Processor (whose mail sender is a *Sender, writing the rendered
-// reply to the ledger before submitting it), record the final state, then
-// flag the message and move it where it belongs.
+// its key, claim it in the ledger (one daemon at a time, under a lease a
+// heartbeat renews), consult the ledger (a copy of a handled message? a
+// reply already recorded? over a limit?), fetch the body, run the Processor
+// (whose mail sender is a *Sender, writing the rendered reply to the ledger
+// before submitting it), record the final state, then flag the message and
+// move it where it belongs. Several daemons may share one PostgreSQL store
+// (shared.go): one polls each inbox, all of them handle what they claim.
 package watch
 
 import (
@@ -32,6 +34,7 @@ import (
 	"triage/internal/mailauth"
 	"triage/internal/metrics"
 	"triage/internal/processor"
+	"triage/internal/store"
 )
 
 // Processor is the pipeline as the watcher sees it (*processor.Processor).
@@ -64,6 +67,7 @@ const (
 	DefaultGrace           = 30 * time.Second
 	DefaultBackoffMin      = time.Second
 	DefaultBackoffMax      = 5 * time.Minute
+	DefaultLease           = 30 * time.Second
 )
 
 // Config configures a Watcher. Addr, Username, Password or Token or OAuth2,
@@ -143,6 +147,16 @@ type Config struct {
 	BackoffMin      time.Duration // reconnect backoff (default 1s, doubling, with jitter)
 	BackoffMax      time.Duration // default 5m
 
+	// Owner names this daemon in the claims it takes on messages (default:
+	// host name, process id and a random suffix); every daemon sharing a
+	// store has its own.
+	Owner string
+	// Lease is how long a claim on a message lasts unless renewed (default
+	// 30s); the watcher renews it every third of it while the message is
+	// worked on. After a daemon dies, its messages wait this long for
+	// another daemon.
+	Lease time.Duration
+
 	Processor Processor
 	Ledger    *ledger.Ledger
 	Metrics   *metrics.Metrics // optional
@@ -161,7 +175,7 @@ type Watcher struct {
 	dryDone map[[2]uint32]bool // dry run (sequential): (UIDVALIDITY, UID) already shown
 
 	uidValidity uint32    // the mailbox UIDVALIDITY of the last pass (guarded by mu)
-	tokenExpiry time.Time // expiry of the access token of the last login (Run's goroutine only)
+	tokenExpiry time.Time // expiry of the access token of the last login (guarded by mu)
 	// draftStatsAt is when the draft figures last went to the metrics
 	// (Run's goroutine only).
 	draftStatsAt time.Time
@@ -173,6 +187,12 @@ type Watcher struct {
 	sent, drafts   string
 	draftsFallback bool
 	foldersKnown   bool
+
+	// role is held by the one watcher of the inbox that polls it, among
+	// daemons sharing a PostgreSQL store (nil: a SQLite store, which
+	// serves one process: this watcher always polls).
+	role    *store.SessionLock
+	polling bool // the last session polled (Run's goroutine only)
 }
 
 // Stats counts what a watcher did, by final state.
@@ -240,6 +260,10 @@ func New(cfg Config) (*Watcher, error) {
 	defDur(&cfg.Grace, DefaultGrace)
 	defDur(&cfg.BackoffMin, DefaultBackoffMin)
 	defDur(&cfg.BackoffMax, DefaultBackoffMax)
+	defDur(&cfg.Lease, DefaultLease)
+	if cfg.Owner == "" {
+		cfg.Owner = DefaultOwner()
+	}
 	defInt(&cfg.PerSenderLimit, DefaultPerSenderLimit)
 	defInt(&cfg.GlobalPerHour, DefaultGlobalPerHour)
 	defInt(&cfg.MaxAttempts, DefaultMaxAttempts)
@@ -268,7 +292,11 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Watcher{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), st: Stats{Final: map[string]int{}}}, nil
+	w := &Watcher{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), st: Stats{Final: map[string]int{}}}
+	if !cfg.DryRun && cfg.Ledger.Shared() {
+		w.role = cfg.Ledger.PollLock(cfg.Account, cfg.Mailbox)
+	}
+	return w, nil
 }
 
 // Account is the ledger account name in use.
@@ -290,6 +318,7 @@ func (w *Watcher) Stats() Stats {
 func (w *Watcher) RunOnce(ctx context.Context) error {
 	hard, cancel := graceContext(ctx, w.cfg.Grace)
 	defer cancel()
+	defer w.releaseRole()
 	return w.session(ctx, hard, true)
 }
 
@@ -300,6 +329,7 @@ func (w *Watcher) RunOnce(ctx context.Context) error {
 func (w *Watcher) Run(ctx context.Context) error {
 	hard, cancel := graceContext(ctx, w.cfg.Grace)
 	defer cancel()
+	defer w.releaseRole()
 	backoff := w.cfg.BackoffMin
 	refused := 0 // logins refused in a row
 	for {
@@ -317,7 +347,8 @@ func (w *Watcher) Run(ctx context.Context) error {
 		// Microsoft 365 ends a session when its token expires: the
 		// reconnect logs in with a new one. That is no failure: /healthz
 		// stays healthy and no imap error is counted.
-		expired := !isAuth && !w.tokenExpiry.IsZero() && !w.cfg.Now().Before(w.tokenExpiry)
+		exp := w.lastTokenExpiry()
+		expired := !isAuth && !exp.IsZero() && !w.cfg.Now().Before(exp)
 		if !expired {
 			w.cfg.Metrics.SetHealthy(false)
 			w.cfg.Metrics.Error("imap")

@@ -1,0 +1,115 @@
+package watch
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"triage/internal/mailtest"
+	"triage/internal/offline"
+)
+
+// BenchmarkFleetBacklog: how fast W daemons (real `triage watch`
+// binaries, concurrency c each, one inbox, one PostgreSQL store) drain a
+// backlog when every model call takes a fixed latency L (the offline
+// stand-in reached as Gemini through the real genai SDK). It reports
+// messages/s from the first daemon's start to the last message settled,
+// the ceiling c·W/(k·L) (k: model calls per message, counted at the
+// stand-in) and their ratio. Run with
+//
+//	go test -run '^$' -bench FleetBacklog -benchtime 1x ./internal/watch
+//
+// TRIAGE_BENCH_LATENCY (default 300ms) and TRIAGE_BENCH_MESSAGES (default
+// 16 per worker) change the load.
+func BenchmarkFleetBacklog(b *testing.B) {
+	lat := 300 * time.Millisecond
+	if v := os.Getenv("TRIAGE_BENCH_LATENCY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("TRIAGE_BENCH_LATENCY: %v", err)
+		}
+		lat = d
+	}
+	const c = 4
+	for _, daemons := range []int{1, 2, 3} {
+		b.Run(fmt.Sprintf("daemons=%d", daemons), func(b *testing.B) {
+			n := 16 * c * daemons
+			if v := os.Getenv("TRIAGE_BENCH_MESSAGES"); v != "" {
+				fmt.Sscan(v, &n)
+			}
+			for range b.N {
+				srv, err := offline.Start(offline.Options{Latency: lat})
+				if err != nil {
+					b.Fatal(err)
+				}
+				f := newFleet(b, []target{memTarget(mailtest.StartIMAP(b, mailtest.IMAPOptions{}))}, fmt.Sprintf("concurrency: %d\n", c))
+				w := f.inboxes[0]
+				// The stand-in plays Gemini here, so the pipeline is not
+				// forced offline.
+				cfg, err := os.ReadFile(w.config)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := os.WriteFile(w.config, bytes.Replace(cfg, []byte("offline: true"), []byte("offline: false"), 1), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				f.env = []string{"GEMINI_API_KEY=bench", "GOOGLE_GEMINI_BASE_URL=" + srv.URL()}
+				var msgs []inbound
+				for i := range n {
+					msgs = append(msgs, w.deliver(i))
+				}
+				for i := range daemons {
+					f.start(i)
+				}
+				for f.unsettled(msgs) > 0 {
+					time.Sleep(100 * time.Millisecond)
+				}
+				f.stop()
+				srv.Close()
+				first, last := fleetSpan(b, w.logs())
+				elapsed := last.Sub(first)
+				k := float64(srv.Requests()) / float64(n)
+				rate := float64(n) / elapsed.Seconds()
+				ceiling := float64(c*daemons) / (k * lat.Seconds())
+				b.ReportMetric(rate, "msgs/s")
+				b.ReportMetric(ceiling, "ceiling-msgs/s")
+				b.ReportMetric(rate/ceiling, "ratio")
+				b.Logf("%d daemons × concurrency %d, L=%s, %d messages, k=%.2f model calls/message, %d replies: %.2f msgs/s in %s; ceiling c·W/(k·L) = %.2f; ratio %.2f",
+					daemons, c, lat, n, k, len(w.sink.Messages()), rate, elapsed.Round(time.Millisecond), ceiling, rate/ceiling)
+			}
+		})
+	}
+}
+
+// fleetSpan is the time of the first "watch starting" line of the daemons'
+// logs (the first pipeline built) and of the last "message" line (the last
+// message settled).
+func fleetSpan(b *testing.B, logs string) (first, last time.Time) {
+	for _, line := range strings.Split(logs, "\n") {
+		var rec struct {
+			Time time.Time `json:"time"`
+			Msg  string    `json:"msg"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		switch rec.Msg {
+		case "watch starting":
+			if first.IsZero() || rec.Time.Before(first) {
+				first = rec.Time
+			}
+		case "message":
+			if rec.Time.After(last) {
+				last = rec.Time
+			}
+		}
+	}
+	if first.IsZero() || last.IsZero() {
+		b.Fatalf("no start or no message in the log:\n%s", tail(logs, 3000))
+	}
+	return first, last
+}
