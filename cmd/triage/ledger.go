@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -51,15 +51,11 @@ while triage watch is running.`,
 				return &exitError{code: exitUsage, err: err}
 			}
 			if state != "" {
-				valid := messageStates
+				valid, what := names(ledger.States), "message"
 				if replies {
-					valid = replyStates
+					valid, what = names(ledger.ReplyStates), "reply"
 				}
 				if !slices.Contains(valid, state) {
-					what := "message"
-					if replies {
-						what = "reply"
-					}
 					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
 				}
 			}
@@ -74,13 +70,13 @@ while triage watch is running.`,
 			defer l.Close()
 			out := cmd.OutOrStdout()
 			if replies {
-				rs, err := l.Replies(cmd.Context(), state)
+				rs, err := l.Replies(cmd.Context(), ledger.ReplyState(state))
 				if err != nil {
 					return &exitError{code: exitFailed, err: err}
 				}
 				return printReplies(out, rs, asJSON)
 			}
-			es, err := l.Recent(cmd.Context(), limit, state)
+			es, err := l.Recent(cmd.Context(), limit, ledger.State(state))
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}
 			}
@@ -161,13 +157,14 @@ func openLedgerFile(ctx context.Context, path, what string) (*ledger.Ledger, err
 	return l, nil
 }
 
-// The states --state accepts, for messages and for replies (--replies).
-var (
-	messageStates = []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed,
-		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateRetryRequested, ledger.StateRetried}
-	replyStates = []string{ledger.ReplyPending, ledger.ReplySent, ledger.ReplyNeedsHuman, ledger.DraftPending, ledger.DraftStored,
-		ledger.DraftSending, ledger.DraftSentByPerson}
-)
+// names spells the states --state accepts.
+func names[S ~string](states []S) []string {
+	out := make([]string, len(states))
+	for i, s := range states {
+		out[i] = string(s)
+	}
+	return out
+}
 
 // subjectDecoder decodes RFC 2047 words a stored subject may still hold
 // (ISO-8859-2, windows-1250 and the other charsets go-message knows).
@@ -186,7 +183,7 @@ func displaySubject(s string) string {
 	return d
 }
 
-func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON bool) error {
+func printEntries(w io.Writer, es []ledger.Entry, counts map[ledger.State]int, asJSON bool) error {
 	for i := range es {
 		es[i].Subject = displaySubject(es[i].Subject)
 	}
@@ -207,11 +204,7 @@ func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	states := make([]string, 0, len(counts))
-	for s := range counts {
-		states = append(states, s)
-	}
-	sort.Strings(states)
+	states := slices.Sorted(maps.Keys(counts))
 	var parts []string
 	for _, s := range states {
 		parts = append(parts, fmt.Sprintf("%s=%d", s, counts[s]))

@@ -97,9 +97,7 @@ type watchOptions struct {
 	LogFormat       string
 	LogLevel        string
 	Grace           time.Duration
-	PerSender       int
-	PerSenderWindow time.Duration
-	GlobalPerHour   int
+	Limits          watch.Limits
 	MaxMessageBytes int64
 	MaxAttempts     int
 	MaxAuthFailures int
@@ -301,10 +299,10 @@ func logFinalError(w io.Writer, err error) error {
 
 // finalGroup renders the count per final state as a log group
 // (final.replied=3), never as Go map syntax.
-func finalGroup(final map[string]int) slog.Attr {
+func finalGroup(final map[ledger.State]int) slog.Attr {
 	var attrs []any
 	for _, k := range slices.Sorted(maps.Keys(final)) {
-		attrs = append(attrs, slog.Int(k, final[k]))
+		attrs = append(attrs, slog.Int(string(k), final[k]))
 	}
 	return slog.Group("final", attrs...)
 }
@@ -550,7 +548,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	}
 	var sender mail.Sender = next
 	if !o.DryRun {
-		sender, err = watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Logger: log, Metrics: met})
+		sender, err = watch.NewLedgerSender(watch.LedgerSenderConfig{Ledger: led, Next: next, Domain: domain, Limits: o.Limits, Logger: log, Metrics: met})
 		if err != nil {
 			return usageErr("%v", err)
 		}
@@ -570,7 +568,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
 		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
-		PerSenderLimit: o.PerSender, PerSenderWindow: o.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
+		Limits:      o.Limits,
 		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: grace, Concurrency: o.Concurrency,
 		Processor: p.Processor, Ledger: led, Metrics: met, Logger: log,
 	})
@@ -584,7 +582,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		err = w.Run(ctx)
 	}
 	st := w.Stats()
-	log.Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, finalGroup(st.Final))
+	log.Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, finalGroup(st.ByState))
 	var ae *watch.AuthError
 	if errors.As(err, &ae) {
 		return &exitError{code: exitAuth, err: err}
@@ -592,7 +590,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
-	if n := st.Final[ledger.StateFailed]; o.Once && n > 0 {
+	if n := st.ByState[ledger.StateFailed]; o.Once && n > 0 {
 		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", n)}
 	}
 	return nil

@@ -230,7 +230,8 @@ func TestSendEmailReply(t *testing.T) {
 			f := &fakeSender{}
 			msg := toolstest.Message()
 			tt.msg(msg)
-			tt.want.Inbound = triage.DigestOf(msg) // what the reply answers, for the outbox
+			tt.want.InboundDigest = triage.DigestOf(msg)            // what the reply answers, for the outbox
+			tt.want.InboundFrom = strings.ToLower(msg.From.Address) // whom the reply counts against
 			to, subject := tt.to, tt.subject
 			if to == "" {
 				to = "Jan <jan.reply@example.com>"

@@ -128,7 +128,8 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 			r.MessageID = mail.MessageIDFor(call.Key, domain)
 		}
 		if call.Msg != nil {
-			r.Inbound = triage.DigestOf(call.Msg)
+			r.InboundDigest = triage.DigestOf(call.Msg)
+			r.InboundFrom = strings.ToLower(call.Msg.From.Address)
 			if strings.EqualFold(call.Msg.From.Address, to) {
 				r.ToName = call.Msg.From.Name // the customer's display name, when they gave one
 			}
@@ -137,7 +138,13 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 		}
 		rc, err := s.Send(ctx, r)
 		if errors.Is(err, mail.ErrOtherInbound) {
-			return Sent{}, &dispatcher.Error{Code: dispatcher.CodeDuplicateKey, Message: err.Error() + "; a person answers this message", Refused: true}
+			return Sent{}, &dispatcher.Error{Code: dispatcher.CodeDuplicateKey, Message: err.Error() + "; a person answers this message",
+				Refused: true, Reason: triage.ReasonDuplicateKey}
+		}
+		var limit *mail.LimitError
+		if errors.As(err, &limit) {
+			return Sent{}, &dispatcher.Error{Code: string(limit.Reason), Message: err.Error() + "; nothing was sent, a person answers this message",
+				Refused: true, Reason: limit.Reason}
 		}
 		if err != nil {
 			return Sent{}, err

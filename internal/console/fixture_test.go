@@ -160,7 +160,8 @@ func newFixture(t *testing.T) *fixture {
 type email struct {
 	uid                            uint32
 	messageID, from, subject, text string
-	scenario, state                string
+	scenario                       string
+	state                          ledger.State
 	reason                         triage.Reason
 	outcome                        *processor.Outcome
 }

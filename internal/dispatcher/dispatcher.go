@@ -75,6 +75,11 @@ type Error struct {
 	Message   string
 	Temporary bool
 	Refused   bool
+	// Reason, on a refusal no later call can overcome (the reply is over a
+	// limit, or exists already for another message), is why the email is
+	// left for a person: the pipeline fails it with this reason unless a
+	// later call of the function succeeded (Record.Reason).
+	Reason triage.Reason
 }
 
 func (e *Error) Error() string { return "dispatcher: " + e.Code + ": " + e.Message }
@@ -155,6 +160,9 @@ type Record struct {
 	// argument held a serial the model read from an attachment, not one the
 	// customer wrote.
 	SerialSource string `json:"serial_source,omitempty"`
+	// Reason is the Error.Reason of a refused call: why the email is left
+	// for a person if no later call succeeds.
+	Reason triage.Reason `json:"-"`
 }
 
 // SerialSourceAttachment is Record.SerialSource for a serial the model read
@@ -436,7 +444,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff()})
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
-				rec.Blocked = true
+				rec.Blocked, rec.Reason = true, de.Reason
 			}
 			if f := sendFailure(name, err); f != nil {
 				s.sendFail = f

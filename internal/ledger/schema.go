@@ -25,7 +25,14 @@ var migrations = []store.Migration{
 	{SQLite: reviewSchema, Postgres: reviewSchema},
 	{SQLite: digestSchema, Postgres: digestSchema},
 	{SQLite: detailSchema, Postgres: detailSchema},
+	{SQLite: contentDigestSchema, Postgres: contentDigestSchema},
 }
+
+// contentDigestSchema clears the digests that hash a message's bytes: a
+// digest is triage.DigestOf what the author wrote, so a copy that reached
+// the mailbox with other transport headers is still a copy. An entry without
+// a digest counts a later message with its key as a copy.
+const contentDigestSchema = `UPDATE messages SET digest = '';`
 
 // digestSchema keeps each message's content digest (triage.DigestOf): a
 // second message under the same key with other content is told apart from

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"triage"
+	"triage/internal/ledger"
 	"triage/internal/processor"
 )
 
@@ -122,23 +123,27 @@ func (m *Metrics) Observe(o processor.Outcome, d time.Duration) {
 	m.latency.Observe(d.Seconds())
 }
 
-// Final records that a message reached a final ledger state.
-func (m *Metrics) Final(state string) {
+// Reached counts a message that reached a terminal ledger state.
+func (m *Metrics) Reached(state ledger.State) {
 	if m == nil {
 		return
 	}
-	m.ledger.WithLabelValues(state).Inc()
+	m.ledger.WithLabelValues(string(state)).Inc()
 }
 
 // Drafts sets the draft figures of one scenario, as the ledger counts them.
-func (m *Metrics) Drafts(scenario string, drafted, sentAsIs, edited, discarded, pending int) {
+func (m *Metrics) Drafts(s ledger.DraftStat) {
 	if m == nil {
 		return
 	}
+	scenario := s.Scenario
 	if scenario == "" {
 		scenario = "none"
 	}
-	for outcome, n := range map[string]int{"drafted": drafted, "sent_as_is": sentAsIs, "edited": edited, "discarded": discarded, "pending": pending} {
+	for outcome, n := range map[string]int{
+		string(triage.StatusDrafted): s.Drafted, ledger.DraftSentAsIs: s.SentAsIs, ledger.DraftEdited: s.Edited,
+		ledger.DraftDiscarded: s.Discarded, "pending": s.Pending,
+	} {
 		m.drafts.WithLabelValues(scenario, outcome).Set(float64(n))
 	}
 }

@@ -17,7 +17,7 @@ func noConversations(_ *agent.Config, pc *processor.Config) { pc.Tickets = nil }
 
 // TestReplyLoopGoesToAPerson: a message In-Reply-To one of our replies, from
 // a sender we already answered twice in the last hour, is failed/reply_loop
-// without a model call; the history is the outbox itself (issue 7 item 4).
+// without a model call; the history is the outbox itself.
 // (With a conversation store, a known conversation is bounded by its
 // escalation instead: see TestThirdMessageEscalates.)
 func TestReplyLoopGoesToAPerson(t *testing.T) {

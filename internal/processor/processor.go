@@ -50,8 +50,8 @@ type History interface {
 	RepliesSince(ctx context.Context, addr string, since time.Time) (int, error)
 }
 
-// Outcome is the JSON record for one input (DESIGN.md contract; fields may be
-// added, never renamed).
+// Outcome is the JSON record for one input: a contract of process --json
+// and the watch ledger (fields may be added, never renamed).
 type Outcome struct {
 	File          string              `json:"file"`
 	MessageID     string              `json:"message_id"`
@@ -414,9 +414,10 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 	out.ModelCalls += res.ModelCalls
 	addUsage(&out.Tokens, res.Usage)
-	if rec := errRecord(out.FunctionCalls, final, dispatcher.CodeDuplicateKey); rec != nil && okRecord(out.FunctionCalls, final) == nil {
-		// The reply exists, for another message with this Key.
-		return fail(triage.ReasonDuplicateKey, rec.Error.Message)
+	if rec := refusedFor(out.FunctionCalls, final); rec != nil && okRecord(out.FunctionCalls, final) == nil {
+		// The reply cannot go out for this message: it is over a reply
+		// limit, or it exists already for another message with this Key.
+		return fail(rec.Reason, rec.Error.Message)
 	}
 	if err != nil {
 		return fail(triage.ReasonEmailNotSent, err.Error())
@@ -597,10 +598,11 @@ func okRecord(recs []dispatcher.Record, name string) *dispatcher.Record {
 	return nil
 }
 
-// errRecord is the first call of name that failed with code, or nil.
-func errRecord(recs []dispatcher.Record, name, code string) *dispatcher.Record {
+// refusedFor is the first call of name refused for a reason that leaves
+// the email to a person (dispatcher.Error.Reason), or nil.
+func refusedFor(recs []dispatcher.Record, name string) *dispatcher.Record {
 	for i := range recs {
-		if recs[i].Name == name && recs[i].Error != nil && recs[i].Error.Code == code {
+		if recs[i].Name == name && recs[i].Reason != "" && recs[i].Error != nil {
 			return &recs[i]
 		}
 	}

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // their contents, through their own APIs.
 type snapshot struct {
 	Entries    []ledger.Entry
-	Counts     map[string]int
+	Counts     map[ledger.State]int
 	Replies    []ledger.Reply
 	Raw        map[string]string
 	DraftStats []ledger.DraftStat
@@ -81,9 +81,9 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	loc := func(uid uint32) ledger.Loc {
 		return ledger.Loc{Account: "acct", Mailbox: "INBOX", UIDValidity: 4000000000, UID: uid}
 	}
-	for i, st := range []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed, ledger.StateNeedsHuman} {
+	for i, st := range []ledger.State{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed, ledger.StateNeedsHuman} {
 		uid := uint32(i + 1)
-		e := ledger.Entry{Loc: loc(uid), Key: triage.Key("key" + st), MessageID: "<in" + st + "@x>", Sender: "c@x.example", Subject: "Re: " + st}
+		e := ledger.Entry{Loc: loc(uid), Key: triage.Key("key" + st), MessageID: "<in" + string(st) + "@x>", Sender: "c@x.example", Subject: "Re: " + string(st)}
 		if _, err := l.Begin(ctx, e); err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	if _, err := l.Begin(ctx, ledger.Entry{Loc: loc(9), Key: "kp", MessageID: "<p@x>"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.PutPending(ctx, ledger.Reply{Key: "keyreplied", MessageID: "<r1@us>", To: "c@x.example", Sender: "c@x.example", Raw: []byte("From: us\r\n\r\nDzień dobry\x00\xff")}); err != nil {
+	if err := l.PutPending(ctx, ledger.Reply{Key: "keyreplied", MessageID: "<r1@us>", To: "c@x.example", InboundFrom: "c@x.example", Raw: []byte("From: us\r\n\r\nDzień dobry\x00\xff")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.MarkSent(ctx, "keyreplied"); err != nil {

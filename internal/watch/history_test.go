@@ -23,7 +23,7 @@ func TestSenderIsTheReplyHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSender(SenderConfig{Ledger: l, Next: ob, Domain: "example.com"})
+	s, err := NewLedgerSender(LedgerSenderConfig{Ledger: l, Next: ob, Domain: "example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 			return w.ledgerErr(err)
 		}
 		for _, s := range stats {
-			w.cfg.Metrics.Drafts(s.Scenario, s.Drafted, s.SentAsIs, s.Edited, s.Discarded, s.Pending)
+			w.cfg.Metrics.Drafts(s)
 		}
 	}
 	return nil

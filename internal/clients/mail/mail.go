@@ -36,11 +36,30 @@ type Reply struct {
 	// Draft: leave the reply as a draft for a person to send (reply mode
 	// draft) instead of sending it; the receipt says Drafted.
 	Draft bool
-	// Inbound is triage.DigestOf the message this reply answers: a sender
-	// that finds the reply already written for another message with the
-	// same Key refuses it (ErrOtherInbound).
-	Inbound string
+	// InboundDigest is triage.DigestOf the message this reply answers: a
+	// sender that finds the reply already written for another message with
+	// the same Key refuses it (ErrOtherInbound).
+	InboundDigest string
+	// InboundFrom is the bare From address of the message this reply
+	// answers: a sender that limits replies counts this one against it too,
+	// whatever address the reply goes to.
+	InboundFrom string
 }
+
+// LimitError is returned by a Sender that refused a reply because it would
+// pass a reply limit; nothing was sent. Err says which limit.
+type LimitError struct {
+	Reason triage.Reason // triage.ReasonPerSenderLimit or triage.ReasonGlobalLimit
+	Err    error
+}
+
+func (e *LimitError) Error() string {
+	if e.Err == nil {
+		return "mail: reply not sent: " + string(e.Reason)
+	}
+	return "mail: reply not sent: " + e.Err.Error()
+}
+func (e *LimitError) Unwrap() error { return e.Err }
 
 // ErrOtherInbound: the reply with this Message-ID was written for another
 // inbound message with the same Key (Message-ID and sender); answering this

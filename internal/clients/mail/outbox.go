@@ -84,7 +84,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 			return triage.Receipt{}, err
 		}
 		if ok {
-			if prevInbound := inboundOf(prev); r.Inbound != "" && prevInbound != "" && prevInbound != r.Inbound {
+			if prevInbound := inboundOf(prev); r.InboundDigest != "" && prevInbound != "" && prevInbound != r.InboundDigest {
 				return triage.Receipt{}, fmt.Errorf("%w: %s", ErrOtherInbound, prev)
 			}
 			// The receipt names where that mail went, which need not be
@@ -94,8 +94,8 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		}
 	}
 
-	if r.Inbound != "" {
-		raw = append([]byte(InboundHeader+": "+r.Inbound+"\r\n"), raw...)
+	if r.InboundDigest != "" {
+		raw = append([]byte(InboundHeader+": "+r.InboundDigest+"\r\n"), raw...)
 	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
 	if err != nil {
