@@ -12,6 +12,7 @@ import (
 	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/metrics"
+	"triage/internal/processor"
 	"triage/internal/settings"
 	"triage/internal/watch"
 )
@@ -81,19 +82,8 @@ func withUsage(s *settings.Setting, usage string) *settings.Setting {
 	return s
 }
 
-// loopBounds bound the work on one email: the agent loop's turns and time,
-// and the function calls the dispatcher accepts (calls over them have no
-// effect).
-type loopBounds struct {
-	MaxTurns        int
-	TurnTimeout     time.Duration
-	Deadline        time.Duration
-	MaxCallsPerTurn int
-	MaxCalls        int
-}
-
 // boundsSettings declares the loop bounds (process, watch and eval).
-func boundsSettings(b *loopBounds) settings.Table {
+func boundsSettings(b *processor.Bounds) settings.Table {
 	return settings.Table{
 		{Flag: "max-turns", Key: "pipeline.max_turns", Usage: "maximum model turns per email",
 			Var: settings.Int(&b.MaxTurns, 10, settings.AtLeast(1))},
@@ -153,7 +143,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Var:   settings.Strings(&o.SerialPattern)},
 	}
 	t = append(t, providerSettings(&o.modelOptions)...)
-	t = append(t, boundsSettings(&o.loopBounds)...)
+	t = append(t, boundsSettings(&o.Bounds)...)
 	return append(t,
 		&settings.Setting{Flag: "reply-mode", Env: "TRIAGE_REPLY_MODE", Key: "reply_mode", Aliases: []string{"pipeline.reply_mode"},
 			Usage: "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)",
@@ -292,5 +282,5 @@ func evalSettings(o *evalOptions) settings.Table {
 		{Flag: "verbose", Short: "v", Usage: "log each pipeline step to stderr", Var: settings.Bool(&o.Verbose, false)},
 	}
 	t = append(t, providerSettings(&o.modelOptions)...)
-	return append(t, boundsSettings(&o.loopBounds)...)
+	return append(t, boundsSettings(&o.Bounds)...)
 }

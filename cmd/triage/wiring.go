@@ -46,7 +46,7 @@ type pipelineOptions struct {
 	From          string   // our address, e.g. "Serwis <serwis@example.com>"
 	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
-	loopBounds
+	processor.Bounds
 	ReplyMode string // send | draft (a scenario's reply_mode overrides it)
 	DryRun    bool   // effect tools are answered without running; nothing changes
 	// Concurrency is how many emails run at once (process and watch each
@@ -247,27 +247,20 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 
 	p.Processor, err = processor.Assemble(
 		agent.Config{
-			Model:       p.Model,
-			ModelName:   o.Model,
-			MaxTurns:    o.MaxTurns,
-			TurnTimeout: o.TurnTimeout,
-			Deadline:    o.Deadline,
-			// Calls past twice the dispatcher's per-turn cap are refused by
-			// the loop unrun, never materialised as records or responses.
-			MaxCallsPerTurn: max(agent.DefaultMaxCallsPerTurn, 2*o.MaxCallsPerTurn),
-			Logger:          log,
+			Model:     p.Model,
+			ModelName: o.Model,
+			Logger:    log,
 		},
 		dispatcher.Config{
-			Tools:            p.Tools,
-			Builtins:         builtins.Routes(checker, creator, sender, from, domain),
-			Routes:           bk.Routes(),
-			StaffAddresses:   o.Staff,
-			Extractor:        ext,
-			MaxCallsPerTurn:  o.MaxCallsPerTurn,
-			MaxCallsPerEmail: o.MaxCalls,
-			Logger:           log,
+			Tools:          p.Tools,
+			Builtins:       builtins.Routes(checker, creator, sender, from, domain),
+			Routes:         bk.Routes(),
+			StaffAddresses: o.Staff,
+			Extractor:      ext,
+			Logger:         log,
 		},
 		processor.Config{
+			Bounds:      o.Bounds,
 			Scenarios:   p.Scenarios,
 			Extractor:   ext,
 			Language:    parts.Language,

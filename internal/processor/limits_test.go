@@ -82,8 +82,8 @@ func TestBadThreadIDsStillReply(t *testing.T) {
 func TestDeadlineBoundsTheWholeEmail(t *testing.T) {
 	const deadline = 300 * time.Millisecond
 	m := &scripted{block: true}
-	e := newEnv(t, m, func(ac *agent.Config, _ *processor.Config) {
-		ac.Deadline, ac.TurnTimeout = deadline, time.Hour
+	e := newEnv(t, m, func(_ *agent.Config, pc *processor.Config) {
+		pc.Bounds.Deadline, pc.Bounds.TurnTimeout = deadline, time.Hour
 	})
 	start := time.Now()
 	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml",

@@ -139,9 +139,10 @@ type Config struct {
 	// HeaderLimits caps the header block and each field (defaults in package
 	// message: 256 KiB and 64 KiB); a message over them is failed/parse_error.
 	HeaderLimits message.Limits
-	// Deadline bounds one whole email, parsing to the sent reply (default:
-	// the agent's Deadline in Assemble, else agent.DefaultDeadline).
-	Deadline  time.Duration
+	// Bounds bound the work on one email; Assemble gives the agent and the
+	// dispatcher theirs from them. Bounds.Deadline bounds the whole email,
+	// parsing to the sent reply (default agent.DefaultDeadline).
+	Bounds    Bounds
 	ModelName string // recorded in outcomes
 	// ReplyMode is the run's reply mode, triage.ReplySend (default) or
 	// triage.ReplyDraft; a scenario's reply_mode overrides it.
@@ -194,8 +195,8 @@ func New(cfg Config) (*Processor, error) {
 	if !cfg.ReplyMode.Valid() {
 		return nil, fmt.Errorf("processor: ReplyMode %q: want %q or %q", cfg.ReplyMode, triage.ReplySend, triage.ReplyDraft)
 	}
-	if cfg.Deadline <= 0 {
-		cfg.Deadline = agent.DefaultDeadline
+	if cfg.Bounds.Deadline <= 0 {
+		cfg.Bounds.Deadline = agent.DefaultDeadline
 	}
 	if cfg.MaxTextBytes <= 0 {
 		cfg.MaxTextBytes = 16 << 10
@@ -226,11 +227,11 @@ func New(cfg Config) (*Processor, error) {
 // Process handles one email and always returns an Outcome (never an error):
 // every problem becomes status failed with a reason.
 //
-// The deadline (Config.Deadline) starts here and bounds everything: parsing,
+// The deadline (Config.Bounds.Deadline) starts here and bounds everything: parsing,
 // detection (model included), the agent loop and the reply's rendering and
 // delivery.
 func (p *Processor) Process(ctx context.Context, in Input) Outcome {
-	ctx, cancel := context.WithTimeoutCause(ctx, p.cfg.Deadline, agent.ErrDeadline)
+	ctx, cancel := context.WithTimeoutCause(ctx, p.cfg.Bounds.Deadline, agent.ErrDeadline)
 	defer cancel()
 	start := p.cfg.Now()
 	out := p.process(ctx, in)
@@ -652,10 +653,33 @@ func truncate(s string, n int) string {
 	return s[:cut] + "\n[... truncated ...]"
 }
 
-// Assemble builds the agent and the dispatcher from their configs, the
+// Bounds bound the work on one email: the agent loop's turns and time,
+// and the function calls the dispatcher accepts (calls over them have no
+// effect). Zero fields take the agent's and the dispatcher's defaults.
+type Bounds struct {
+	MaxTurns        int
+	TurnTimeout     time.Duration
+	Deadline        time.Duration // the whole email, parsing to the sent reply
+	MaxCallsPerTurn int           // calls the dispatcher runs in one turn
+	MaxCalls        int           // calls the dispatcher runs per email
+}
+
+// apply sets the loop bounds of the agent's and the dispatcher's configs.
+// Calls in one turn past twice the dispatcher's per-turn cap (at least
+// agent.DefaultMaxCallsPerTurn) are refused by the loop unrun, never
+// materialised as records or responses.
+func (b Bounds) apply(ac *agent.Config, dc *dispatcher.Config) {
+	ac.MaxTurns, ac.TurnTimeout, ac.Deadline = b.MaxTurns, b.TurnTimeout, b.Deadline
+	ac.MaxCallsPerTurn = max(agent.DefaultMaxCallsPerTurn, 2*cmp.Or(b.MaxCallsPerTurn, dispatcher.DefaultMaxCallsPerTurn))
+	dc.MaxCallsPerTurn, dc.MaxCallsPerEmail = b.MaxCallsPerTurn, b.MaxCalls
+}
+
+// Assemble builds the agent and the dispatcher from their configs, with
+// the loop bounds of cfg.Bounds (whatever ac and dc say of them), the
 // detector over cfg.Scenarios, and wires them into a Processor: the one
 // place where process, watch and eval put the pipeline together.
 func Assemble(ac agent.Config, dc dispatcher.Config, cfg Config) (*Processor, error) {
+	cfg.Bounds.apply(&ac, &dc)
 	ag, err := agent.New(ac)
 	if err != nil {
 		return nil, err
@@ -665,9 +689,6 @@ func Assemble(ac agent.Config, dc dispatcher.Config, cfg Config) (*Processor, er
 		return nil, err
 	}
 	cfg.Agent, cfg.Dispatcher = ag, d
-	if cfg.Deadline == 0 {
-		cfg.Deadline = ac.Deadline
-	}
 	cfg.Detector = detect.New(cfg.Scenarios, ag)
 	return New(cfg)
 }
