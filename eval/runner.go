@@ -393,7 +393,7 @@ func caseTickets(ctx context.Context, c *Case) (*caseStore, error) {
 	if customer == "" && c.Input.Email != nil {
 		customer = c.Input.Email.From
 	}
-	customer = bareAddress(customer)
+	customer = bareOr(customer)
 	st := tickets.State{TicketID: cv.TicketID, Status: cv.Status, CustomerEmail: customer,
 		SerialNumber: cv.SerialNumber, Summary: cv.Summary, AgentDisabled: cv.TakenOver, Owner: cv.Owner}
 	at := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)

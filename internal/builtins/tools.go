@@ -87,7 +87,7 @@ type SendEmailArgs struct {
 // and the typed receipt the pipeline reads.
 type Sent struct {
 	MessageID string          `json:"message_id"`
-	To        string          `json:"to"`
+	To        string          `json:"to,omitempty"`
 	Path      string          `json:"path,omitempty"`
 	Status    triage.Delivery `json:"status"`
 	Existing  bool            `json:"existing,omitempty"`
@@ -149,12 +149,20 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 		if err != nil {
 			return Sent{}, err
 		}
-		out := Sent{MessageID: rc.MessageID, To: rc.To, Path: rc.Path, Status: rc.Delivery(), Existing: rc.Existing, sent: subject}
-		if subject != in.Subject {
-			out.Subject = subject
-		}
-		return out, nil
+		rc.Subject = subject
+		return SentOf(rc, in.Subject), nil
 	}
+}
+
+// SentOf is send_email's result for the reply rc says went out (or was
+// drafted); asked is the subject the model gave: the result names the
+// subject that went out only when the pipeline changed it.
+func SentOf(rc triage.Receipt, asked string) Sent {
+	out := Sent{MessageID: rc.MessageID, To: rc.To, Path: rc.Path, Status: rc.Delivery(), Existing: rc.Existing, sent: rc.Subject}
+	if rc.Subject != asked {
+		out.Subject = rc.Subject
+	}
+	return out
 }
 
 // ReplySubject is the subject of a reply: one "Re:" and, for a ticketed

@@ -19,6 +19,7 @@ import (
 	"triage"
 	"triage/internal/agent"
 	"triage/internal/attach"
+	"triage/internal/builtins"
 	"triage/internal/clients/tickets"
 	"triage/internal/detect"
 	"triage/internal/dispatcher"
@@ -449,7 +450,8 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.Status = triage.StatusReplied
 	switch {
 	case sent.DryRun: // nothing went anywhere: the reply that would have gone out
-		out.Reply = &triage.Receipt{To: str(sent.Args["to"]), Subject: str(sent.Args["subject"])}
+		rc := builtins.Intended(sent.Args)
+		out.Reply = &rc
 		if draft {
 			out.Status = triage.StatusDrafted
 		}
@@ -463,7 +465,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 			out.Status = triage.StatusDrafted
 		}
 	default: // a final function that gives no receipt (an http or mcp binding)
-		out.Reply = &triage.Receipt{Subject: str(sent.Args["subject"])}
+		out.Reply = &triage.Receipt{Subject: builtins.Intended(sent.Args).Subject}
 	}
 	p.recordReply(ctx, out.TicketID, out.Reply, p.cfg.Now())
 	if sc.Escalate && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) != nil && out.TicketID != "" {
@@ -634,11 +636,6 @@ func addUsage(dst *agent.Usage, u agent.Usage) {
 	dst.Prompt += u.Prompt
 	dst.Output += u.Output
 	dst.Total += u.Total
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.
