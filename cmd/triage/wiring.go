@@ -231,8 +231,10 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	}
 	hist := history(sender) // the outbox or ledger itself, not the signer around it
 	perSender := 0
-	if _, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limit, exactly
+	var answered func(context.Context, triage.Key) (*triage.Receipt, string, error)
+	if ob, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limit and replies, exactly
 		perSender = watch.DefaultPerSenderLimit
+		answered = outboxAnswered(ob, domain)
 	}
 	sender = replySigner(sender, p.Scenarios, parts.Language)
 
@@ -268,6 +270,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			Guard:       guard.Config{OwnAddresses: []string{ourAddr}},
 			Tickets:     creator,
 			History:     hist,
+			Answered:    answered,
 			ModelName:   modelLabel(p.Model, o.Model),
 			// process answers a sender as often as watch would.
 			PerSenderLimit: perSender,
@@ -289,6 +292,19 @@ func history(sender mail.Sender) processor.History {
 		return h
 	}
 	return nil
+}
+
+// outboxAnswered finds the reply (or draft) an earlier run of process
+// wrote into the outbox for a Key: its Message-ID is derived from the Key,
+// as send_email derives it (mail.MessageIDFor).
+func outboxAnswered(ob *mail.Outbox, domain string) func(context.Context, triage.Key) (*triage.Receipt, string, error) {
+	return func(ctx context.Context, key triage.Key) (*triage.Receipt, string, error) {
+		rc, inbound, ok, err := ob.Find(ctx, mail.MessageIDFor(key, domain))
+		if err != nil || !ok {
+			return nil, "", err
+		}
+		return &rc, inbound, nil
+	}
 }
 
 // replySigner signs every reply in its language with the styles of main.md

@@ -126,6 +126,14 @@ type Config struct {
 	Tickets tickets.Store
 	// History, when set, breaks reply loops (see LoopReplies).
 	History History
+	// Answered, when set, finds the reply an earlier run wrote for the
+	// message with this Key (triage process: in its outbox), before any
+	// ticket or model call: the same message again is that reply, reported
+	// existing; another message reusing the Key is failed/
+	// duplicate_message_id. It returns the reply's receipt and the
+	// triage.DigestOf the message it answers ("" when not known); nil when
+	// there is none.
+	Answered func(ctx context.Context, key triage.Key) (*triage.Receipt, string, error)
 	// PerSenderLimit, with History, caps the replies to one address (the
 	// From or the reply address) within PerSenderWindow (default 24h): a
 	// message past it is failed/per_sender_limit, for a person, before any
@@ -288,6 +296,22 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(triage.ReasonCanceled, err.Error())
+	}
+	if p.cfg.Answered != nil {
+		rc, inbound, err := p.cfg.Answered(ctx, out.Key)
+		switch {
+		case err != nil:
+			return fail(triage.ReasonHistoryError, fmt.Sprintf("reply history: %v; whether this message was answered cannot be told, left for a person", err))
+		case rc != nil && inbound != "" && inbound != triage.DigestOf(msg):
+			return fail(triage.ReasonDuplicateKey, fmt.Sprintf("the reply %s answers another message with the same Message-ID and sender; a person answers this one", cmp.Or(rc.Path, rc.MessageID)))
+		case rc != nil:
+			// Answered by an earlier run: nothing runs again.
+			out.Status, out.Reply, out.TicketID = triage.StatusReplied, rc, tickets.TagInSubject(rc.Subject)
+			if rc.Drafted {
+				out.Status = triage.StatusDrafted
+			}
+			return out
+		}
 	}
 
 	out.SerialNumbers, out.SerialsOmitted = capList(p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted), MaxSerialsListed)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"mime"
 	netmail "net/mail"
 	"os"
 	"path/filepath"
@@ -84,13 +85,14 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 			return triage.Receipt{}, err
 		}
 		if ok {
-			if prevInbound := inboundOf(prev); r.InboundDigest != "" && prevInbound != "" && prevInbound != r.InboundDigest {
-				return triage.Receipt{}, fmt.Errorf("%w: %s", ErrOtherInbound, prev)
-			}
 			// The receipt names where that mail went, which need not be
 			// this call's address (a forged From reusing the Message-ID, a
 			// Reply-To changed between runs).
-			return triage.Receipt{MessageID: r.MessageID, To: existingTo(prev, to), Path: prev, Drafted: drafted, Existing: true}, nil
+			rc, prevInbound := existingReply(prev, r.MessageID, to, drafted)
+			if r.InboundDigest != "" && prevInbound != "" && prevInbound != r.InboundDigest {
+				return triage.Receipt{}, fmt.Errorf("%w: %s", ErrOtherInbound, prev)
+			}
+			return rc, nil
 		}
 	}
 
@@ -149,28 +151,56 @@ func sanitize(id string) string {
 	return s
 }
 
-// existingTo is the bare To address of the reply file at path, or def when
-// it cannot be read.
-func existingTo(path, def string) string {
-	h, err := readHeader(path)
-	if err != nil {
-		return def
+// Find returns the receipt of the reply this outbox holds with Message-ID
+// messageID, else of the draft (Existing set), and the digest of the
+// message it answers (InboundHeader; "" when the file has none). ok is false
+// when it holds neither. It reads the index, not the directory.
+func (o *Outbox) Find(ctx context.Context, messageID string) (rc triage.Receipt, inbound string, ok bool, err error) {
+	for _, draft := range []bool{false, true} {
+		path, found, err := o.existing(ctx, draft, messageID)
+		if err != nil {
+			return triage.Receipt{}, "", false, err
+		}
+		if found {
+			rc, inbound := existingReply(path, messageID, "", draft)
+			return rc, inbound, true, nil
+		}
 	}
-	to, err := bareAddress("To", h.Get("To"))
-	if err != nil {
-		return def
-	}
-	return to
+	return triage.Receipt{}, "", false, nil
 }
 
-// readHeader reads the header of the message file at path.
+// subjectDecoder decodes the RFC 2047 words of a rendered reply's subject
+// (UTF-8, as Render writes them).
+var subjectDecoder mime.WordDecoder
+
+// existingReply is the receipt of the reply (or draft) file at path, whose
+// Message-ID is id, and the digest of the message it answers
+// (InboundHeader; "" when it has none). to is its recipient when the file
+// cannot be read.
+func existingReply(path, id, to string, drafted bool) (triage.Receipt, string) {
+	rc := triage.Receipt{MessageID: id, To: to, Path: path, Drafted: drafted, Existing: true}
+	h, err := readHeader(path)
+	if err != nil {
+		return rc, ""
+	}
+	if a, err := bareAddress("To", h.Get("To")); err == nil {
+		rc.To = a
+	}
+	if s, err := subjectDecoder.DecodeHeader(h.Get("Subject")); err == nil {
+		rc.Subject = s
+	}
+	return rc, h.Get(InboundHeader)
+}
+
+// readHeader reads the header of the message file at path (its first MiB
+// at most).
 func readHeader(path string) (netmail.Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m, err := netmail.ReadMessage(bufio.NewReader(f))
+	m, err := netmail.ReadMessage(bufio.NewReader(io.LimitReader(f, 1<<20)))
 	if err != nil {
 		return nil, err
 	}
@@ -181,17 +211,3 @@ func readHeader(path string) (netmail.Header, error) {
 // reply answers: a later message reusing the Key is told apart from a second
 // run over the same one. Only outbox files carry it.
 const InboundHeader = "X-Triage-Inbound"
-
-// inboundOf reads InboundHeader of an outbox file ("" when it has none).
-func inboundOf(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	m, err := netmail.ReadMessage(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return ""
-	}
-	return m.Header.Get(InboundHeader)
-}
