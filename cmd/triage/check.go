@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
 
 	"triage/internal/scenario"
@@ -45,10 +44,8 @@ refresh token is saved as watch saves it.`,
 			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			if envFile != "" {
-				if err := godotenv.Load(envFile); err != nil {
-					return usageErr("--env-file: %v", err)
-				}
+			if err := loadEnvFile(envFile); err != nil {
+				return err
 			}
 			if path, _ := findConfig(cmd.Flags(), config); path != "" {
 				// The watch start-up validation, exactly: the same function.
@@ -96,10 +93,8 @@ refresh token is saved as watch saves it.`,
 	}
 	table = settings.Table{
 		withUsage(instructionsSetting(&dir), "instructions directory (default: the built-in instructions)"),
-		{Flag: "env-file", Usage: "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first, as watch --env-file does",
-			Var: settings.String(&envFile, "")},
-		{Flag: "config", Usage: "also validate this triage watch configuration, exactly as watch does at start, without connecting [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
-			Var: settings.String(&config, "")},
+		envFileSetting(&envFile),
+		configSetting(&config, "also validate this triage watch configuration, exactly as watch does at start, without connecting"+configFound),
 	}
 	table.Register(cmd.Flags())
 	return cmd

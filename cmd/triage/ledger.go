@@ -101,10 +101,9 @@ while triage watch is running.`,
 // ledger is.
 func ledgerSettings(path, config, storeURL *string) settings.Table {
 	return settings.Table{
-		withUsage(ledgerSetting(path), "ledger file"),
+		withUsage(ledgerSetting(path, defaultLedger), "ledger file"),
 		storeSetting(storeURL),
-		{Flag: "config", Usage: "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
-			Var: settings.String(config, "")},
+		configSetting(config, "read the ledger path from this watch configuration"+configFound),
 	}
 }
 

@@ -24,9 +24,6 @@ import (
 	"triage/internal/settings"
 )
 
-// exitFlipped is replay's exit status when some outcome flips.
-const exitFlipped = 3
-
 type replayOptions struct {
 	pipelineOptions
 	Baseline string
@@ -49,8 +46,8 @@ func replaySettings(o *replayOptions) settings.Table {
 	}
 	return append(t,
 		&settings.Setting{Flag: "baseline", Usage: "instructions directory to compare against (default: the outcomes the ledger recorded)", Var: settings.String(&o.Baseline, "")},
-		&settings.Setting{Flag: "ledger", Usage: "watch ledger (SQLite file) whose recorded outcomes are the baseline when --baseline is not given (or --store URL)", Var: settings.String(&o.Ledger, "")},
-		&settings.Setting{Flag: "config", Usage: "watch configuration whose ledger (ledger:, or store:) holds the baseline outcomes", Var: settings.String(&o.Config, "")},
+		withUsage(ledgerSetting(&o.Ledger, ""), "watch ledger (SQLite file) whose recorded outcomes are the baseline when --baseline is not given (or --store URL)"),
+		configSetting(&o.Config, "watch configuration whose ledger (ledger:, or store:) holds the baseline outcomes"),
 		&settings.Setting{Flag: "json", Usage: "print one JSON record per flip, one per line, then a summary record", Var: settings.Bool(&o.JSON, false)},
 		&settings.Setting{Flag: "runs", Short: "k", Usage: "run each side N times; report a flip only when every run of each side agrees", Var: settings.Int(&o.K, 1)},
 		&settings.Setting{Flag: "concurrency", Usage: "emails replayed in parallel", Var: settings.Int(&o.Concurrency, 2)},
@@ -94,6 +91,9 @@ cannot be read, 2 for a usage or configuration error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.table.Resolve(cmd.Flags(), nil, nil); err != nil {
 				return &exitError{code: exitUsage, err: err}
+			}
+			if o.Baseline != "" && !cmd.Flags().Changed("ledger") {
+				o.Ledger = "" // $TRIAGE_LEDGER, like $TRIAGE_STORE, is a baseline only without --baseline
 			}
 			return runReplay(cmd.Context(), o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joho/godotenv"
+
 	"triage"
 	"triage/internal/attach"
 	"triage/internal/clients/mail"
@@ -71,14 +73,69 @@ func ticketsDBSetting(p *string) *settings.Setting {
 		Usage: "local ticket store (SQLite file)", Var: settings.String(p, "triage-tickets.db")}
 }
 
-func ledgerSetting(p *string) *settings.Setting {
+// ledgerSetting is watch's ledger file (watch, the ledger commands, and
+// replay's baseline); def is the command's default.
+func ledgerSetting(p *string, def string) *settings.Setting {
 	return &settings.Setting{Flag: "ledger", Env: "TRIAGE_LEDGER", Key: "ledger", Path: true,
-		Usage: "ledger file (SQLite); <ledger>.lock guards against overlapping runs", Var: settings.String(p, "triage-ledger.db")}
+		Usage: "ledger file (SQLite); <ledger>.lock guards against overlapping runs", Var: settings.String(p, def)}
+}
+
+// defaultLedger is the ledger file of watch and the ledger commands.
+const defaultLedger = "triage-ledger.db"
+
+// configSetting is the watch configuration file. It has no variable of its
+// own: a command that finds the configuration by convention (findConfig:
+// --config, $TRIAGE_CONFIG, then defaultConfigPath) says so with
+// configFound in usage.
+func configSetting(p *string, usage string) *settings.Setting {
+	return &settings.Setting{Flag: "config", Usage: usage, Var: settings.String(p, "")}
+}
+
+// configFound ends the usage of a --config that findConfig completes.
+var configFound = " [$TRIAGE_CONFIG; default " + defaultConfigPath + " when it exists]"
+
+// envFileSetting is the KEY=value secrets file (the one systemd reads) that
+// watch and check load before anything else (loadEnvFile).
+func envFileSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "env-file", Usage: "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first; variables already set win",
+		Var: settings.String(p, "")}
+}
+
+// loadEnvFile loads the --env-file path names, when it names one.
+func loadEnvFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := godotenv.Load(path); err != nil {
+		return usageErr("--env-file: %v", err)
+	}
+	return nil
+}
+
+// outboxSetting is the directory replies are written to as .eml files:
+// process's outbox, or watch's instead of SMTP; def is the command's
+// default.
+func outboxSetting(p *string, def string) *settings.Setting {
+	return &settings.Setting{Flag: "outbox", Key: "outbox", Path: true, Usage: "directory that receives every reply as an .eml file (drafts in its drafts/)",
+		Var: settings.String(p, def)}
+}
+
+// staffSetting is the staff addresses notify_staff mails (process, watch
+// and eval).
+func staffSetting(p *[]string) *settings.Setting {
+	return &settings.Setting{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated (repeatable)",
+		Var: settings.Strings(p)}
 }
 
 // withUsage is s with the help text one command gives it.
 func withUsage(s *settings.Setting, usage string) *settings.Setting {
 	s.Usage = usage
+	return s
+}
+
+// withEnv is s read from the environment variable env too, in one command.
+func withEnv(s *settings.Setting, env string) *settings.Setting {
+	s.Env = env
 	return s
 }
 
@@ -121,8 +178,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Var:   settings.String(&o.TicketsURL, "")},
 		{Flag: "from", Env: "TRIAGE_FROM", Key: "pipeline.from", Usage: "our address: From of every reply, and never answered",
 			Var: settings.String(&o.From, "Serwis gwarancyjny <serwis@example.com>")},
-		{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated (repeatable)",
-			Var: settings.Strings(&o.Staff)},
+		staffSetting(&o.Staff),
 		{Flag: "default-language", Env: "TRIAGE_DEFAULT_LANGUAGE", Key: "pipeline.default_language",
 			Usage: "ISO 639-1 code of the inbox's language: a customer whose language cannot be told (a short or mixed message) is answered in it",
 			Var:   settings.String(&o.DefaultLanguage, language.DefaultLanguage)},
@@ -156,8 +212,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 func processSettings(o *processOptions) settings.Table {
 	return append(pipelineSettings(&o.pipelineOptions),
 		&settings.Setting{Flag: "json", Usage: "print one JSON outcome per input, one per line", Var: settings.Bool(&o.JSON, false)},
-		&settings.Setting{Flag: "outbox", Env: "TRIAGE_OUTBOX", Usage: "directory that receives every sent reply as an .eml file",
-			Var: settings.String(&o.Outbox, "outbox")},
+		withEnv(outboxSetting(&o.Outbox, "outbox"), "TRIAGE_OUTBOX"),
 		&settings.Setting{Flag: "concurrency", Usage: "emails processed in parallel",
 			Var: settings.Int(&o.Concurrency, 4, settings.AtLeast(1))},
 		&settings.Setting{Flag: "verbose", Short: "v", Usage: "log each step to stderr", Var: settings.Bool(&o.Verbose, false)},
@@ -203,12 +258,10 @@ func checkOptionalHostPort(addr string) error {
 func watchSettings(o *watchOptions) settings.Table {
 	t := pipelineSettings(&o.pipelineOptions)
 	t = append(t, settings.Table{
-		{Flag: "config", Usage: "YAML configuration file [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
-			Var: settings.String(&o.Config, "")},
+		configSetting(&o.Config, "YAML configuration file"+configFound),
 		{Flag: "check", Usage: "validate the configuration and the instructions without connecting or creating anything, then exit (0 valid, 2 not)",
 			Var: settings.Bool(&o.Check, false)},
-		{Flag: "env-file", Usage: "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first; variables already set win",
-			Var: settings.String(&o.EnvFile, "")},
+		envFileSetting(&o.EnvFile),
 		{Flag: "once", Usage: "make one pass and exit (for cron)", Var: settings.Bool(&o.Once, false)},
 		{Flag: "interval", Key: "interval", Usage: "polling interval when the server has no IDLE (or with --no-idle)",
 			Var: settings.Duration(&o.Interval, watch.DefaultInterval, settings.NotNegative)},
@@ -226,9 +279,8 @@ func watchSettings(o *watchOptions) settings.Table {
 		{Flag: "drafts-folder", Key: "imap.drafts_folder", Aliases: []string{"drafts_folder"},
 			Usage: "folder that receives drafts (reply mode draft), flagged \\Draft", Var: settings.String(&o.DraftsFolder, watch.DefaultDraftsFolder)},
 		{Key: "imap.account", Usage: "account name in logs and the ledger (default: user@addr)", Var: settings.String(&o.Account, "")},
-		ledgerSetting(&o.Ledger),
-		{Flag: "outbox", Key: "outbox", Path: true, Usage: "write replies as .eml files into this directory instead of SMTP",
-			Var: settings.String(&o.Outbox, "")},
+		ledgerSetting(&o.Ledger, defaultLedger),
+		withUsage(outboxSetting(&o.Outbox, ""), "write replies as .eml files into this directory instead of SMTP"),
 		{Flag: "metrics-addr", Key: "metrics_addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9464)",
 			Var: settings.String(&o.MetricsAddr, "", checkOptionalHostPort)},
 		{Flag: "log-format", Key: "log.format", Usage: "log format: text or json", Var: settings.String(&o.LogFormat, "text")},
@@ -277,7 +329,7 @@ func evalSettings(o *evalOptions) settings.Table {
 		{Flag: "junit", Usage: "write a JUnit XML report to FILE (its directory is created before the run)", Var: settings.String(&o.JUnit, "")},
 		{Flag: "json-out", Usage: "write the full JSON report (every case, call and outcome) to FILE (its directory is created before the run)", Var: settings.String(&o.JSONOut, "")},
 		{Flag: "json", Usage: "print one JSON object per case on stdout, one per line (as process --json does); the summary goes to stderr", Var: settings.Bool(&o.JSON, false)},
-		{Flag: "staff", Usage: "staff addresses that escalating scenarios may mail (repeatable)", Var: settings.Strings(&o.Staff)},
+		staffSetting(&o.Staff),
 		{Flag: "quiet", Short: "q", Usage: "print each passing case on one line, without its calls", Var: settings.Bool(&o.Quiet, false)},
 		{Flag: "verbose", Short: "v", Usage: "log each pipeline step to stderr", Var: settings.Bool(&o.Verbose, false)},
 	}

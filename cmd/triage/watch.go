@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -31,15 +30,6 @@ import (
 	"triage/internal/metrics"
 	"triage/internal/settings"
 	"triage/internal/watch"
-)
-
-// exitLocked: another triage watch holds the ledger lock; exitAuth: the
-// IMAP server refused the login, or the OAuth2 token endpoint refused the
-// grant (retrying will not help; systemd's RestartPreventExitStatus lists
-// both).
-const (
-	exitLocked = 3
-	exitAuth   = 5
 )
 
 // serverOptions are one server's settings (the imap and smtp sections),
@@ -355,10 +345,8 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	if err := o.table.Resolve(fs, nil, nil); err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	if o.EnvFile != "" {
-		if err := godotenv.Load(o.EnvFile); err != nil {
-			return nil, usageErr("--env-file: %v", err)
-		}
+	if err := loadEnvFile(o.EnvFile); err != nil {
+		return nil, err
 	}
 	path, how := findConfig(fs, o.Config)
 	if path == "" {
@@ -504,7 +492,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		log.Warn("stopping: no new mail is taken; the message in flight may take up to --shutdown-grace. Signal again to exit now.", "grace", o.Grace.String())
 		if _, ok := <-sigs; ok {
 			log.Error("second signal: exiting now")
-			os.Exit(130)
+			os.Exit(exitInterrupted)
 		}
 	}()
 
