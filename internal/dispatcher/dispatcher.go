@@ -115,7 +115,7 @@ type Call struct {
 type Func func(ctx context.Context, c *Call) (Result, error)
 
 // Result is what a Func returns: the value the model sees, and the typed
-// facts the pipeline reads.
+// receipt and ticket the pipeline reads.
 type Result struct {
 	// Value is the result as the model sees it (and the outcome JSON shows
 	// it); nil is an empty object.
@@ -310,7 +310,7 @@ type Session struct {
 	admitted  int // calls within the per-turn cap, this email
 	runs      map[string]int
 	done      []doneCall // successful runs, in order
-	parsed    *facts     // the message's facts, built on first use (facts())
+	indexed   *msgIndex  // the message's serials and tokens, built on first use (index())
 	ticket    string     // see Call.TicketID
 	// ungrounded counts calls refused for unsupported claims (ground).
 	ungrounded int

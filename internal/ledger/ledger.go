@@ -30,15 +30,16 @@ import (
 // others are terminal: the message needs nothing more from triage.
 type State string
 
-// Message states.
+// Message states. Four are spelled as the outcome statuses they record
+// (StateOf); the others are the ledger's own.
 const (
 	StateProcessing State = "processing"
-	StateReplied    State = "replied"
-	StateSkipped    State = "skipped"
-	StateFailed     State = "failed"
+	StateReplied    State = State(triage.StatusReplied)
+	StateSkipped    State = State(triage.StatusSkipped)
+	StateFailed     State = State(triage.StatusFailed)
 	StateNeedsHuman State = "needs_human"
 	StateOverLimit  State = "over_limit"
-	StateDrafted    State = "drafted" // reply mode draft: the reply waits in the Drafts folder
+	StateDrafted    State = State(triage.StatusDrafted) // reply mode draft: the reply waits in the Drafts folder
 )
 
 // Terminal reports whether s ends the message's processing: it is not

@@ -73,7 +73,7 @@ func (w *Watcher) dryHandle(ctx context.Context, c *imapclient.Client, validity 
 		}
 	}
 	if size > w.cfg.MaxMessageBytes {
-		w.log.Info("dry run: message", "uid", uid, "message_id", id.MessageID, "from", id.Sender, "status", triage.StatusFailed, "reason", triage.ReasonTooLarge)
+		w.log.Info("dry run: message", "uid", uid, "message_id", id.MessageID, "from", id.From, "status", triage.StatusFailed, "reason", triage.ReasonTooLarge)
 		return nil
 	}
 	raw, ok, err := fetchBody(c, uid)
@@ -82,7 +82,7 @@ func (w *Watcher) dryHandle(ctx context.Context, c *imapclient.Client, validity 
 	}
 	out := w.process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
 	w.st.ByState[ledger.StateOf(out.Status)]++
-	attrs := []any{"uid", uid, "message_id", id.MessageID, "from", id.Sender, "status", out.Status, "reason", out.Reason,
+	attrs := []any{"uid", uid, "message_id", id.MessageID, "from", id.From, "status", out.Status, "reason", out.Reason,
 		"scenario", out.Scenario, "dry_run", out.DryRun}
 	if out.Reply != nil {
 		attrs = append(attrs, "reply_to", out.Reply.To, "reply_subject", out.Reply.Subject)

@@ -35,7 +35,7 @@ func TestHeaderFetchIsBounded(t *testing.T) {
 	if len(hdr) > message.DefaultMaxHeaderBytes+1 {
 		t.Errorf("fetched %d bytes of header, want at most %d", len(hdr), message.DefaultMaxHeaderBytes+1)
 	}
-	if id := identify(hdr); id.MessageID != "<huge-header@customer.example>" || id.Sender != "anna@customer.example" {
+	if id := identify(hdr); id.MessageID != "<huge-header@customer.example>" || id.From != "anna@customer.example" {
 		t.Errorf("identity from the bounded header: %+v", id)
 	}
 }

@@ -43,7 +43,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	// Every line logged about this message, here and in the pipeline, names it.
 	ctx = logattr.With(ctx, "uid", uint32(uid), "key", id.Key, "message_id", id.MessageID)
 	l := w.cfg.Ledger
-	e := ledger.Entry{Loc: loc, Key: id.Key, MessageID: id.MessageID, Sender: id.Sender, Subject: id.Subject}
+	e := ledger.Entry{Loc: loc, Key: id.Key, MessageID: id.MessageID, Sender: id.From, Subject: id.Subject}
 
 	prev, err := l.Get(ctx, loc)
 	switch {
@@ -80,7 +80,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		return w.ledgerErr(err)
 	}
 
-	if reason, err := w.overLimit(ctx, id.Sender, id.ReplyTo); err != nil {
+	if reason, err := w.overLimit(ctx, id.From, id.ReplyTo); err != nil {
 		return w.ledgerErr(err)
 	} else if reason != "" {
 		return w.finish(ctx, c, b, e, ledger.StateOverLimit, reason, "", "")

@@ -329,7 +329,7 @@ type peeked struct {
 // orderKeys are the keys whose messages must not overlap.
 func (m *peeked) orderKeys() []string {
 	keys := []string{"key:" + string(m.id.Key)}
-	for _, a := range []string{m.id.Sender, m.id.ReplyTo} {
+	for _, a := range []string{m.id.From, m.id.ReplyTo} {
 		if a != "" && !slices.Contains(keys, "addr:"+a) {
 			keys = append(keys, "addr:"+a)
 		}
