@@ -320,7 +320,7 @@ func TestConcurrentLimitsExact(t *testing.T) {
 	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
 	e.proc.gate = 6
 	// Twelve senders; the pipeline mails one address the header does not
-	// name, so nothing orders them: only the Sender's check stands.
+	// name, so nothing orders them: only the LedgerSender's check stands.
 	for i := range 12 {
 		e.deliverHeader(i, fmt.Sprintf("From: <s%d@spam.example>", i), "to:target@bank.example")
 	}
