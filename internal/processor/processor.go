@@ -236,9 +236,9 @@ func New(cfg Config) (*Processor, error) {
 // Process handles one email and always returns an Outcome (never an error):
 // every problem becomes status failed with a reason.
 //
-// The deadline (Config.Bounds.Deadline) starts here and bounds everything: parsing,
-// detection (model included), the agent loop and the reply's rendering and
-// delivery.
+// The deadline (Config.Bounds.Deadline) starts here and bounds everything:
+// parsing, detection (model included), the agent loop and the reply's
+// rendering and delivery.
 func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 	ctx, cancel := context.WithTimeoutCause(ctx, p.cfg.Bounds.Deadline, agent.ErrDeadline)
 	defer cancel()

@@ -96,7 +96,7 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 	var le *ledger.LimitError
 	if errors.As(err, &le) {
 		s.log.WarnContext(ctx, "reply over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
-		return triage.Receipt{}, &mail.LimitError{Reason: le.Reason, Err: fmt.Errorf("reply to %s: %w", r.To, le)}
+		return triage.Receipt{}, &mail.LimitError{Reason: le.Reason, Err: fmt.Errorf("to %s: %w", r.To, le)}
 	}
 	if errors.Is(err, ledger.ErrReplyExists) {
 		prev, gerr := s.ledger.GetReply(ctx, r.Key)
