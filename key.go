@@ -27,6 +27,15 @@ func KeyOf(m *message.Message, raw []byte) Key {
 	return Key("sha256:" + hex.EncodeToString(sum[:]))
 }
 
+// Ref is a short, stable name of k that carries none of the customer's
+// words (a Key holds their Message-ID and address): the review console
+// addresses a conversation by it (/conversation/REF), and staff notices
+// link there.
+func (k Key) Ref() string {
+	sum := sha256.Sum256([]byte(k))
+	return hex.EncodeToString(sum[:10])
+}
+
 // DigestOf hashes what the author of m wrote (its date, subject and text):
 // two messages with the same Key and another DigestOf are two messages, not
 // two copies of one.

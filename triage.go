@@ -1,6 +1,6 @@
 // Package triage is the vocabulary every part of the pipeline shares: the
-// Status and Reason of an email's outcome, the ReplyMode, the Receipt of a
-// reply, and the idempotency Key of an inbound message. It is the only place
+// Status and Reason of an email's outcome, the ReplyMode, the Inbox, the
+// Receipt of a reply, and the idempotency Key of an inbound message. It is the only place
 // these values are spelled.
 package triage
 
@@ -64,7 +64,7 @@ const (
 	ReasonCanceled         Reason = "canceled"            // the run stopped before the email was handled
 	ReasonReplyLoop        Reason = "reply_loop"          // a likely loop with an auto-responder
 	ReasonHistoryError     Reason = "history_error"       // the reply history could not be read
-	ReasonNoStaff          Reason = "no_staff"            // escalation without staff addresses
+	ReasonNoStaff          Reason = "no_staff"            // a hand-off (escalation, a reply promising a person) without staff addresses
 	ReasonTicketStore      Reason = "tickets_unavailable" // the ticket store could not be read or written
 	ReasonRecovered        Reason = "recovered"           // the reply was recorded sent before a crash
 	ReasonReplyUnconfirmed Reason = "reply_unconfirmed"   // a reply may or may not have gone out
@@ -75,23 +75,90 @@ const (
 	ReasonPanic            Reason = "panic"               // the pipeline panicked on this message
 	ReasonSendFailed       Reason = "send_failed"         // the mail server refused or could not take the reply
 	ReasonUngroundedClaim  Reason = "ungrounded_claim"    // the reply stated a fact triage could not back
+	// ReasonEscalated: staff were told and a person owns the conversation;
+	// watch moves the email to the Needs-Human folder (state needs_human).
+	ReasonEscalated Reason = "escalated"
+	// ReasonNoticeLimit: the staff notice about this email would pass the
+	// bound on notices about one customer's mail per hour; ReasonNoticeGlobalLimit:
+	// the bound on notices per hour overall (NoticeLimits).
+	ReasonNoticeLimit       Reason = "notice_limit"
+	ReasonNoticeGlobalLimit Reason = "notice_global_limit"
 	// ReasonDuplicateKey: another message with the same Key (Message-ID and
 	// sender) but other content was already handled; a reply to this one
 	// would reuse that one's reply, so a person decides.
 	ReasonDuplicateKey Reason = "duplicate_message_id"
 )
 
+// NoticeLimits bound the staff notices (notify_staff), apart from the
+// limits on replies: a notice never counts against a customer's or the
+// staff address's reply limit. A zero or negative field is no limit.
+type NoticeLimits struct {
+	// PerCustomer caps the notices about one customer's mail (its From
+	// address) in the last hour: one customer's flood reaches staff this
+	// often, the rest waits in the Needs-Human folder.
+	PerCustomer int
+	// PerHour caps the notices in the last hour overall.
+	PerHour int
+}
+
+// Default notice bounds (settings limits.notices_per_customer and
+// limits.notices_per_hour).
+const (
+	DefaultNoticesPerCustomer = 3
+	DefaultNoticesPerHour     = 30
+)
+
+// Limit reports whether r says a reply limit or a staff notice bound
+// refused the mail (ReasonPerSenderLimit, ReasonGlobalLimit,
+// ReasonNoticeLimit, ReasonNoticeGlobalLimit).
+func (r Reason) Limit() bool {
+	switch r {
+	case ReasonPerSenderLimit, ReasonGlobalLimit, ReasonNoticeLimit, ReasonNoticeGlobalLimit:
+		return true
+	}
+	return false
+}
+
+// Limited is an error that refused a reply or a staff notice because a
+// limit was reached; LimitReason says which (ReasonPerSenderLimit,
+// ReasonGlobalLimit, ReasonNoticeLimit, ReasonNoticeGlobalLimit).
+type Limited interface {
+	error
+	LimitReason() Reason
+}
+
 // ReplyMode says whether replies go out or wait as drafts for a person.
 type ReplyMode string
 
-// Reply modes.
+// Reply modes. Auto is not a mode an email is handled in but a choice
+// between the other two: a scenario drafts until people's reviews of its
+// drafts in the inbox qualify it to send on its own (package autonomy).
 const (
 	ReplySend  ReplyMode = "send"
 	ReplyDraft ReplyMode = "draft"
+	ReplyAuto  ReplyMode = "auto"
 )
 
+// ReplyModes lists the reply modes a configuration or a scenario may name.
+var ReplyModes = []ReplyMode{ReplySend, ReplyDraft, ReplyAuto}
+
 // Valid reports whether m is a reply mode ("" means "not set").
-func (m ReplyMode) Valid() bool { return m == "" || m == ReplySend || m == ReplyDraft }
+func (m ReplyMode) Valid() bool {
+	return m == "" || m == ReplySend || m == ReplyDraft || m == ReplyAuto
+}
+
+// Inbox names a watched mailbox: the account and the mailbox, as the
+// ledger records them. The zero Inbox is none (triage process).
+type Inbox struct {
+	Account string `json:"account"`
+	Mailbox string `json:"mailbox"`
+}
+
+// IsZero reports whether i names no inbox.
+func (i Inbox) IsZero() bool { return i == Inbox{} }
+
+// String is account/mailbox, as people read it.
+func (i Inbox) String() string { return i.Account + "/" + i.Mailbox }
 
 // Or is m when set, else fallback.
 func (m ReplyMode) Or(fallback ReplyMode) ReplyMode {

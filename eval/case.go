@@ -60,8 +60,9 @@ type Input struct {
 	MockFunctionResponses map[string]yaml.Node `yaml:"mock_function_responses" json:"-"`
 	// ModelFaults are injected into the offline model (ignored live).
 	ModelFaults []string `yaml:"model_faults" json:"-"`
-	// ReplyMode is the run's reply mode for this case: send (default) or
-	// draft; a scenario's reply_mode still overrides it.
+	// ReplyMode is the run's reply mode for this case: send (default),
+	// draft, or auto (which drafts: a case has no review history); a
+	// scenario's reply_mode still overrides it.
 	ReplyMode triage.ReplyMode `yaml:"reply_mode" json:"reply_mode,omitempty"`
 	// Conversation is an existing ticket the email may follow up: it is
 	// written into the case's own ticket store before the run.
@@ -480,7 +481,7 @@ func (v *checker) checkInput() {
 	}
 
 	if !in.ReplyMode.Valid() {
-		v.fail(v.lineOf("input", "reply_mode"), "input.reply_mode %q: want %s or %s", in.ReplyMode, triage.ReplySend, triage.ReplyDraft)
+		v.fail(v.lineOf("input", "reply_mode"), "input.reply_mode %q: want %s, %s or %s", in.ReplyMode, triage.ReplySend, triage.ReplyDraft, triage.ReplyAuto)
 	}
 	if len(in.ModelFaults) > 0 {
 		faults, err := offline.ParseFaults(strings.Join(in.ModelFaults, ","))

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
+	"triage/internal/grounding"
 	"triage/internal/language"
 	"triage/internal/processor"
 )
@@ -139,22 +141,10 @@ func resultValue(o processor.Outcome, fn, key string) (string, bool) {
 }
 
 // mentions reports whether body states val: as written, or, for an ISO
-// date, in the day-first forms replies use (01.05.2027, 1.05.2027,
-// 01/05/2027).
+// date, in any written form the grounding check reads as that day (31.05.2027,
+// 31 maja 2027, May 31, 2027, 31. Mai 2027, ...).
 func mentions(body, val string) bool {
-	if containsFold(body, val) {
-		return true
-	}
-	t, err := time.Parse("2006-01-02", val)
-	if err != nil {
-		return false
-	}
-	for _, layout := range []string{"02.01.2006", "2.01.2006", "2.1.2006", "02/01/2006", "2 Jan 2006", "January 2, 2006", "2 January 2006"} {
-		if containsFold(body, t.Format(layout)) {
-			return true
-		}
-	}
-	return false
+	return containsFold(body, val) || grounding.MentionsDate(body, val)
 }
 
 // checkReplyExpectations validates the reply expectations of x (field is
@@ -241,6 +231,12 @@ type TurnResult struct {
 	Body     string            `json:"body"`
 	Outcome  processor.Outcome `json:"outcome"`
 	Failures []string          `json:"failures,omitempty"`
+	// Rubric grades the turn's reply against its expected_output's
+	// reply_rubric; Claims and Grounding are its grounding checks, as for
+	// the case's email.
+	Rubric    []RubricVerdict `json:"rubric,omitempty"`
+	Claims    []string        `json:"flagged_claims,omitempty"`
+	Grounding Grounding       `json:"grounding"`
 }
 
 // followUpEmail renders the customer's next message: it answers inReplyTo,
@@ -273,8 +269,10 @@ func followUpEmail(c *Case, n int, subject, body string, refs []string) ([]byte,
 
 // runTurns processes the case's follow-ups (and, live, the simulated
 // customer's messages) on the same pipeline and ticket store, each
-// answering our previous reply.
-func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processor, rr *RunResult) {
+// answering our previous reply; every turn's reply is checked like the
+// first one's (its expectations, the reply checks, the grounding check and
+// its reply_rubric).
+func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processor, tk tickets.Store, rr *RunResult) {
 	in := c.Input
 	if len(in.FollowUps) == 0 && in.SimulatedCustomer == nil {
 		return
@@ -293,6 +291,7 @@ func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processo
 		if err != nil {
 			tr.Failures = append(tr.Failures, fmt.Sprintf("Turn %d: %v", n+2, err))
 			rr.Turns = append(rr.Turns, tr)
+			rr.Failures = append(rr.Failures, tr.Failures...)
 			return processor.Outcome{}
 		}
 		refs = append(refs, id)
@@ -302,6 +301,14 @@ func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processo
 			fails = append(fails, Validate(&Case{ID: c.ID, Expected: *x}, tr.Outcome).Failures...)
 		}
 		fails = append(fails, ReplyChecks(expectedOrZero(x), tr.Outcome, r.cfg.Language)...)
+		var grounded []string
+		tr.Grounding, tr.Claims, grounded = r.replyClaims(ctx, raw, tr.Outcome, tk)
+		fails = append(fails, grounded...)
+		if x != nil && len(x.ReplyRubric) > 0 {
+			var rubricFails []string
+			tr.Rubric, rubricFails = r.grade(ctx, x.ReplyRubric, body, tr.Outcome)
+			fails = append(fails, rubricFails...)
+		}
 		for _, f := range fails {
 			tr.Failures = append(tr.Failures, fmt.Sprintf("Turn %d: %s", n+2, f))
 		}
@@ -309,6 +316,7 @@ func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processo
 		rr.Failures = append(rr.Failures, tr.Failures...)
 		rr.ModelCalls += tr.Outcome.ModelCalls
 		rr.Tokens.Add(tr.Outcome.Tokens)
+		rr.Grounding.Add(tr.Grounding)
 		addReply(tr.Outcome)
 		return tr.Outcome
 	}
@@ -326,6 +334,10 @@ func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processo
 		}
 		conv := []CustomerTurn{{Customer: true, Text: c.Input.Email.Body}}
 		conv = appendReply(conv, rr.Outcome)
+		for _, t := range rr.Turns {
+			conv = append(conv, CustomerTurn{Customer: true, Text: t.Body})
+			conv = appendReply(conv, t.Outcome)
+		}
 		for n := len(in.FollowUps); n < len(in.FollowUps)+turns; n++ {
 			if last.Status == triage.StatusSkipped || last.Status == triage.StatusFailed {
 				break
@@ -360,21 +372,9 @@ func expectedOrZero(x *Expected) Expected {
 	return *x
 }
 
-// gradeRubric grades the reply to the case's email against reply_rubric:
-// by the judge in live runs; otherwise every criterion is skipped.
+// gradeRubric grades the reply to the case's email against reply_rubric.
 func (r *Runner) gradeRubric(ctx context.Context, c *Case, rr *RunResult) {
-	crit := c.Expected.ReplyRubric
-	if len(crit) == 0 {
-		return
-	}
-	if r.cfg.Judge == nil || r.offlineModel() || r.mode == ModeReplay {
-		rr.Rubric = skippedVerdicts(crit, "offline: a rubric is graded only by a model judge in live runs")
-		return
-	}
-	_, bodies := customerReplies(rr.Outcome)
-	if len(bodies) == 0 {
-		rr.Rubric = skippedVerdicts(crit, "no reply to grade")
-		rr.Failures = append(rr.Failures, "Rubric: expected a reply to grade, but no send_email ran")
+	if len(c.Expected.ReplyRubric) == 0 {
 		return
 	}
 	email := ""
@@ -383,17 +383,33 @@ func (r *Runner) gradeRubric(ctx context.Context, c *Case, rr *RunResult) {
 	} else {
 		email = string(c.Raw)
 	}
-	verdicts, err := r.cfg.Judge.Grade(ctx, email, bodies[len(bodies)-1], crit)
-	rr.Rubric = verdicts
-	if err != nil {
-		rr.Failures = append(rr.Failures, fmt.Sprintf("Rubric: %v", err))
-		return
+	var fails []string
+	rr.Rubric, fails = r.grade(ctx, c.Expected.ReplyRubric, email, rr.Outcome)
+	rr.Failures = append(rr.Failures, fails...)
+}
+
+// grade grades the last reply of o to email against the criteria: by the
+// judge in live runs; otherwise every criterion is skipped, never passed.
+// It returns the verdicts and a failure per criterion that did not pass.
+func (r *Runner) grade(ctx context.Context, crit []string, email string, o processor.Outcome) ([]RubricVerdict, []string) {
+	if r.cfg.Judge == nil || r.offlineModel() || r.mode == ModeReplay {
+		return skippedVerdicts(crit, "offline: a rubric is graded only by a model judge in live runs"), nil
 	}
+	_, bodies := customerReplies(o)
+	if len(bodies) == 0 {
+		return skippedVerdicts(crit, "no reply to grade"), []string{"Rubric: expected a reply to grade, but no send_email ran"}
+	}
+	verdicts, err := r.cfg.Judge.Grade(ctx, email, bodies[len(bodies)-1], crit)
+	if err != nil {
+		return verdicts, []string{fmt.Sprintf("Rubric: %v", err)}
+	}
+	var fails []string
 	for _, v := range verdicts {
 		if v.Verdict == VerdictFail {
-			rr.Failures = append(rr.Failures, fmt.Sprintf("Rubric: %q failed: %s (quote %q)", v.Criterion, v.Reason, v.Quote))
+			fails = append(fails, fmt.Sprintf("Rubric: %q failed: %s (quote %q)", v.Criterion, v.Reason, v.Quote))
 		}
 	}
+	return verdicts, fails
 }
 
 // FlaggedClaims are the claims the grounding check refused in the outcome's

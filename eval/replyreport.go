@@ -5,26 +5,12 @@ import (
 	"io"
 )
 
-// writeReplyDetail prints a run's rubric verdicts and later turns, and the
-// case's pass^k when it ran more than once.
+// writeReplyDetail prints a run's rubric verdicts, flagged claims and later
+// turns (each with its own), and the case's pass^k when it ran more than
+// once.
 func writeReplyDetail(w io.Writer, cr CaseResult, run *RunResult, m Marks) {
-	if len(run.Rubric) > 0 {
-		fmt.Fprintln(w, "  Rubric:")
-		for _, v := range run.Rubric {
-			mark := map[string]string{VerdictPass: m.Pass, VerdictFail: m.Fail, VerdictSkipped: "-", VerdictError: m.Warn}[v.Verdict]
-			fmt.Fprintf(w, "    %s %s: %s", mark, v.Criterion, v.Verdict)
-			if v.Quote != "" {
-				fmt.Fprintf(w, " (%q)", shorten(v.Quote, 80))
-			}
-			if v.Reason != "" {
-				fmt.Fprintf(w, " - %s", shorten(v.Reason, 160))
-			}
-			fmt.Fprintln(w)
-		}
-	}
-	for _, c := range run.Claims {
-		fmt.Fprintf(w, "  Flagged claim: %s\n", shorten(c, 240))
-	}
+	writeRubric(w, "  ", run.Rubric, m)
+	writeClaims(w, "  ", run.Claims)
 	for i, t := range run.Turns {
 		mark := m.Pass
 		if len(t.Failures) > 0 {
@@ -38,8 +24,34 @@ func writeReplyDetail(w io.Writer, cr CaseResult, run *RunResult, m Marks) {
 			fmt.Fprint(w, ", escalated")
 		}
 		fmt.Fprintln(w)
+		writeRubric(w, "    ", t.Rubric, m)
+		writeClaims(w, "    ", t.Claims)
 	}
 	if len(cr.Runs) > 1 {
 		fmt.Fprintf(w, "  pass^%d: %v (%d/%d runs passed)\n", len(cr.Runs), cr.PassedRuns == len(cr.Runs), cr.PassedRuns, len(cr.Runs))
+	}
+}
+
+func writeRubric(w io.Writer, indent string, verdicts []RubricVerdict, m Marks) {
+	if len(verdicts) == 0 {
+		return
+	}
+	fmt.Fprintln(w, indent+"Rubric:")
+	for _, v := range verdicts {
+		mark := map[string]string{VerdictPass: m.Pass, VerdictFail: m.Fail, VerdictSkipped: "-", VerdictError: m.Warn}[v.Verdict]
+		fmt.Fprintf(w, "%s  %s %s: %s", indent, mark, v.Criterion, v.Verdict)
+		if v.Quote != "" {
+			fmt.Fprintf(w, " (%q)", shorten(v.Quote, 80))
+		}
+		if v.Reason != "" {
+			fmt.Fprintf(w, " - %s", shorten(v.Reason, 160))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func writeClaims(w io.Writer, indent string, claims []string) {
+	for _, c := range claims {
+		fmt.Fprintf(w, "%sFlagged claim: %s\n", indent, shorten(c, 240))
 	}
 }

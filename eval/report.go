@@ -36,9 +36,12 @@ type RunResult struct {
 	// Rubric is the judge's verdict per reply_rubric criterion (skipped
 	// offline); Turns the outcomes of the case's later messages.
 	Rubric []RubricVerdict `json:"rubric,omitempty"`
-	// Claims are the facts the grounding check refused in a reply.
-	Claims []string     `json:"flagged_claims,omitempty"`
-	Turns  []TurnResult `json:"turns,omitempty"`
+	// Claims are the facts the grounding checks flagged in the case
+	// email's replies: the dispatcher's refusals, and the claims of a sent
+	// reply that nothing backs; Grounding counts them, turns included.
+	Claims    []string     `json:"flagged_claims,omitempty"`
+	Grounding Grounding    `json:"grounding"`
+	Turns     []TurnResult `json:"turns,omitempty"`
 }
 
 // CaseResult is every run of one case.
@@ -95,10 +98,14 @@ type Report struct {
 	Runs       int     `json:"runs"`
 	RunsPassed int     `json:"runs_passed"`
 	// Flaky lists cases that passed some runs and failed others.
-	Flaky      []string     `json:"flaky"`
-	ModelCalls int          `json:"model_calls"`
-	Tokens     agent.Usage  `json:"tokens"`
-	Cases      []CaseResult `json:"cases"`
+	Flaky      []string    `json:"flaky"`
+	ModelCalls int         `json:"model_calls"`
+	Tokens     agent.Usage `json:"tokens"`
+	// Grounding sums every run's replies, claims checked and flagged
+	// claims (the grounding false-positive count of a suite of correct
+	// cases).
+	Grounding Grounding    `json:"grounding"`
+	Cases     []CaseResult `json:"cases"`
 }
 
 func newReport(r *Runner, results []CaseResult, start, end time.Time) *Report {
@@ -123,6 +130,7 @@ func newReport(r *Runner, results []CaseResult, start, end time.Time) *Report {
 			}
 			rep.ModelCalls += run.ModelCalls
 			rep.Tokens.Add(run.Tokens)
+			rep.Grounding.Add(run.Grounding)
 		}
 	}
 	rep.PassRate = percent(rep.Passed, rep.Total)
@@ -173,6 +181,9 @@ func WriteCaseMarks(w io.Writer, cr CaseResult, quiet bool, m Marks) {
 	o := run.Outcome
 	if quiet && cr.Passed {
 		fmt.Fprintf(w, "%s %s: %s (%s; %s; %d model call(s))\n", m.Pass, cr.ID, cr.Description, describeOutcome(o), formatMS(run.DurationMS), run.ModelCalls)
+		for _, n := range run.Notes { // what did not run (a simulated customer offline) is never hidden
+			fmt.Fprintf(w, "  Note: %s\n", n)
+		}
 		return
 	}
 	mark := m.Pass
@@ -248,6 +259,8 @@ func describeOutcome(o processor.Outcome) string {
 // WriteSummary prints the pass rate and the totals.
 func (rep *Report) WriteSummary(w io.Writer) {
 	fmt.Fprintf(w, "Pass rate: %d/%d (%.1f%%)\n", rep.Passed, rep.Total, rep.PassRate)
+	g := rep.Grounding
+	fmt.Fprintf(w, "Grounding: %d flagged claim(s); %d replies, %d claims checked\n", g.Flagged, g.Replies, g.Claims)
 	if rep.Repeat > 1 {
 		fmt.Fprintf(w, "pass^%d: %d/%d cases passed every run; runs: %d/%d (%.1f%%)\n",
 			rep.Repeat, rep.Passed, rep.Total, rep.RunsPassed, rep.Runs, percent(rep.RunsPassed, rep.Runs))
@@ -375,6 +388,9 @@ func (rep *Report) WriteJUnit(w io.Writer) error {
 			{Name: "pass_rate", Value: fmt.Sprintf("%.1f", rep.PassRate)},
 			{Name: "model_calls", Value: fmt.Sprint(rep.ModelCalls)},
 			{Name: "tokens", Value: fmt.Sprint(rep.Tokens.Total)},
+			{Name: "replies", Value: fmt.Sprint(rep.Grounding.Replies)},
+			{Name: "claims_checked", Value: fmt.Sprint(rep.Grounding.Claims)},
+			{Name: "flagged_claims", Value: fmt.Sprint(rep.Grounding.Flagged)},
 		},
 	}
 	for _, cr := range rep.Cases {

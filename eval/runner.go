@@ -353,9 +353,11 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 	rr.Failures = append(rr.Failures, v.Failures...)
 	rr.Failures = append(rr.Failures, ReplyChecks(c.Expected, rr.Outcome, r.cfg.Language)...)
 	rr.CallNotes = v.CallNotes
-	rr.Claims = FlaggedClaims(rr.Outcome)
+	g, claims, fails := r.replyClaims(ctx, c.Raw, rr.Outcome, store)
+	rr.Grounding, rr.Claims = g, claims
+	rr.Failures = append(rr.Failures, fails...)
 	r.gradeRubric(ctx, c, &rr)
-	r.runTurns(ctx, c, proc, &rr)
+	r.runTurns(ctx, c, proc, store, &rr)
 	return rr
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -410,7 +411,9 @@ func manualsBackend(t testing.TB) map[string]dispatcher.Func {
 }
 
 // TestSuiteOffline runs the shipped suite (eval/cases) against the built-in
-// instructions and the offline model: it must pass at 100%.
+// instructions and the offline model: it must pass at 100%, and the
+// grounding checks must flag no claim in any reply of any run or turn (the
+// suite's replies are correct: a flag is a false positive).
 func TestSuiteOffline(t *testing.T) {
 	set, err := scenario.Load(instructions.FS, testRoutes)
 	if err != nil {
@@ -430,7 +433,40 @@ func TestSuiteOffline(t *testing.T) {
 			WriteCase(&b, cr, false)
 			t.Errorf("%s", b.String())
 		}
+		for _, run := range cr.Runs {
+			// Offline, what needs a live model is reported skipped, never
+			// passed: the rubric, and the simulated customer.
+			for _, v := range append(slices.Clone(run.Rubric), turnRubrics(run)...) {
+				if v.Verdict != VerdictSkipped {
+					t.Errorf("%s: rubric %q is %s offline, want skipped", cr.ID, v.Criterion, v.Verdict)
+				}
+			}
+			if cr.Case.Input.SimulatedCustomer != nil && !containsString(run.Notes, "input.simulated_customer skipped: a model plays the customer only in live runs") {
+				t.Errorf("%s: the simulated customer is not reported skipped: notes %q", cr.ID, run.Notes)
+			}
+			for _, c := range run.Claims {
+				t.Errorf("%s: flagged claim: %s", cr.ID, c)
+			}
+			for i, turn := range run.Turns {
+				for _, c := range turn.Claims {
+					t.Errorf("%s turn %d: flagged claim: %s", cr.ID, i+2, c)
+				}
+			}
+		}
 	}
+	g := rep.Grounding
+	if g.Flagged != 0 || g.Replies == 0 || g.Claims == 0 {
+		t.Errorf("grounding %+v: want replies and claims checked, none flagged", g)
+	}
+	t.Logf("grounding over the offline suite: replies %d, claims checked %d, flagged %d", g.Replies, g.Claims, g.Flagged)
+}
+
+func turnRubrics(run RunResult) []RubricVerdict {
+	var out []RubricVerdict
+	for _, t := range run.Turns {
+		out = append(out, t.Rubric...)
+	}
+	return out
 }
 
 func BenchmarkEvalSuite(b *testing.B) {

@@ -85,6 +85,19 @@ func TestCheckRefusesBadBindings(t *testing.T) {
 			}
 			return s
 		}, []string{`tools: tools.yaml: check_warranty: args.serial: "serial" is not a parameter of check_warranty as declared in scenarios/`}},
+		{"a reply that promises a person nobody is told about", func(p, s string) string {
+			if p == "scenarios/product-question.md" {
+				return strings.Replace(s, "rules:\n", "promises_person: true\nrules:\n", 1)
+			}
+			return s
+		}, []string{"scenario: scenarios/product-question.md: promises_person: the reply promises a person, so staff must be told first: declare notify_staff"}},
+		{"a promise the reply does not wait for", func(p, s string) string {
+			if p == "tools.yaml" {
+				return strings.Replace(s, "      - {call: notify_staff, if_declared: true}\n", "", 1)
+			}
+			return s
+		}, []string{"tools: scenarios/follow-up.md: promises_person: the final function send_email does not require notify_staff in tools.yaml",
+			"tools: scenarios/graceful-degradation.md: promises_person:"}},
 		{"a missing ${VAR}", func(p, s string) string {
 			if p == "tools.yaml" {
 				return s + "  orders:\n    http: {url: \"${TRIAGE_TEST_NO_SUCH_VAR}/orders/{id}\"}\n"

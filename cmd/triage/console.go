@@ -16,17 +16,22 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/console"
 	"triage/internal/ledger"
+	"triage/internal/settings"
 )
 
+// consoleOptions are the settings of console, declared in consoleSettings.
 type consoleOptions struct {
-	config, listen, tokenFile, proxyHeader string
-	trusted                                []string
-	secureCookie                           bool
+	config, store, listen, tokenFile, proxyHeader string
+	trusted                                       []string
+	secureCookie                                  bool
+	table                                         settings.Table
 }
 
 const consoleLong = `Console serves a web page for the people who supervise triage, over the
@@ -41,12 +46,19 @@ same ledger, ticket store and mail settings as triage watch (--config):
                 drafts, the ticket and its notes; approve a draft (sent as
                 is), edit and send, reject; take over, give back; add a note
   Scenarios     per scenario: volume, replied/drafted/failed, draft fate
-                (sent as is, edited, discarded) and edit similarity by week
+                (sent as is, edited, rejected, discarded) and edit
+                similarity by week; per scenario and inbox, whether it is
+                ready to send on its own (autonomy.* of the configuration)
+                and every switch reply mode auto made
   Activity      the ledger, newest first, searchable
 
 Approved drafts go out through the configuration's smtp server (or outbox
-directory), threaded as triage's own replies, and count as sent as is or
-edited in 'triage ledger stats'.
+directory), exactly as triage watch sends its own replies (the same
+password, OAuth2 token source, mechanism and smtp.ca_file), threaded as
+triage's own replies, and count as sent as is or edited in 'triage ledger
+stats'. --store (or $TRIAGE_STORE) reads the ledger and the tickets from
+a shared PostgreSQL store; without --config the console then only reads
+and cannot send.
 
 Every request is authenticated. With a token (TRIAGE_CONSOLE_TOKEN, or
 --token-file; at least 16 characters) a script sends
@@ -68,25 +80,22 @@ func newConsoleCmd() *cobra.Command {
   triage console --config triage.yaml --listen 127.0.0.1:4180 --proxy-header X-Forwarded-Email`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runConsole(cmd.Context(), &o, cmd.ErrOrStderr())
+			return runConsole(cmd.Context(), cmd.Flags(), &o, cmd.ErrOrStderr())
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.config, "config", os.Getenv("TRIAGE_CONFIG"), "the watch configuration (YAML) [$TRIAGE_CONFIG]")
-	f.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve on (loopback unless you mean otherwise)")
-	f.StringVar(&o.tokenFile, "token-file", "", "file holding the console token (else $TRIAGE_CONSOLE_TOKEN)")
-	f.StringVar(&o.proxyHeader, "proxy-header", "", "header an authenticating reverse proxy sets to the signed-in person (e.g. X-Forwarded-Email)")
-	f.StringSliceVar(&o.trusted, "trusted-proxy", nil, "address or CIDR whose --proxy-header is believed (repeatable; default loopback)")
-	f.BoolVar(&o.secureCookie, "secure-cookie", false, "mark the session cookie Secure (the console is reached over HTTPS)")
+	o.table = consoleSettings(&o)
+	o.table.Register(cmd.Flags())
 	return cmd
 }
 
 // consoleParts is what runConsole opens from the configuration.
 type consoleParts struct {
-	ledger  *ledger.Ledger
-	tickets tickets.Conversations
-	sender  mail.Sender
-	closers []func() error
+	ledger   *ledger.Ledger
+	tickets  tickets.Conversations
+	sender   mail.Sender
+	autonomy autonomy.Thresholds
+	oauth2   *watchSetup // the token sources, to observe
+	closers  []func() error
 }
 
 func (p *consoleParts) close() {
@@ -95,9 +104,15 @@ func (p *consoleParts) close() {
 	}
 }
 
-func runConsole(ctx context.Context, o *consoleOptions, stderr io.Writer) error {
-	if o.config == "" {
-		return usageErr("console: --config FILE is required (the configuration triage watch uses)")
+func runConsole(ctx context.Context, fs *pflag.FlagSet, o *consoleOptions, stderr io.Writer) error {
+	if err := o.table.Resolve(fs, nil, nil); err != nil {
+		return usageErr("console: %v", err)
+	}
+	if err := o.table.Check(); err != nil {
+		return usageErr("console: %v", err)
+	}
+	if o.config == "" && o.store == "" {
+		return usageErr("console: --config FILE is required (the configuration triage watch uses), or --store URL to read a shared store without sending")
 	}
 	cfg := console.Config{ProxyHeader: o.proxyHeader, SecureCookie: o.secureCookie}
 	var err error
@@ -118,13 +133,16 @@ func runConsole(ctx context.Context, o *consoleOptions, stderr io.Writer) error 
 	if _, _, err := net.SplitHostPort(o.listen); err != nil {
 		return usageErr("console: --listen %q: want host:port", o.listen)
 	}
-	parts, err := openConsoleParts(ctx, o.config)
+	parts, err := openConsoleParts(ctx, o.config, o.store)
 	if err != nil {
 		return err
 	}
 	defer parts.close()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	cfg.Ledger, cfg.Tickets, cfg.Sender, cfg.Logger = parts.ledger, parts.tickets, parts.sender, log
+	if parts.oauth2 != nil {
+		parts.oauth2.observeOAuth2(log, nil)
+	}
+	cfg.Ledger, cfg.Tickets, cfg.Sender, cfg.Autonomy, cfg.Logger = parts.ledger, parts.tickets, parts.sender, parts.autonomy, log
 	srv, err := console.New(cfg)
 	if err != nil {
 		return usageErr("%v", err)
@@ -173,14 +191,24 @@ func consoleToken(file string) (string, error) {
 // openConsoleParts opens the ledger (which must exist), the ticket store
 // and the sender of the watch configuration at path, read as triage watch
 // reads it (its values alone: the flags and variables of watch do not
-// count).
-func openConsoleParts(ctx context.Context, path string) (*consoleParts, error) {
-	wo, file, err := loadWatchConfig(path)
-	if err != nil {
-		return nil, usageErr("console: %v", err)
+// count, but the secrets' variables do). storeURL, when set, is the store
+// of the ledger and the tickets instead of the configuration's; with no
+// configuration it is all there is (no sender).
+func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts, error) {
+	wo := &watchOptions{Autonomy: autonomy.DefaultThresholds}
+	var file *settings.File
+	if path != "" {
+		var err error
+		if wo, file, err = loadWatchConfig(path); err != nil {
+			return nil, usageErr("console: %v", err)
+		}
+		if err := wo.table.Check(); err != nil {
+			return nil, usageErr("console: %s: %v", path, err)
+		}
+		oauth2Relative(wo, path)
 	}
-	if err := wo.table.Check(); err != nil {
-		return nil, usageErr("console: %s: %v", path, err)
+	if storeURL != "" {
+		wo.Store = storeURL
 	}
 	if wo.Store == "" && !file.Has("ledger") {
 		return nil, usageErr("console: %s has no ledger (nor store): the console shows the ledger triage watch writes", path)
@@ -190,7 +218,8 @@ func openConsoleParts(ctx context.Context, path string) (*consoleParts, error) {
 			return nil, usageErr("console: ledger %v (run triage watch first)", err)
 		}
 	}
-	p := &consoleParts{}
+	p := &consoleParts{autonomy: wo.Autonomy}
+	var err error
 	if p.ledger, err = ledger.Open(ctx, ledger.Config{Path: wo.ledgerTarget()}); err != nil {
 		return nil, &exitError{code: exitFailed, err: err}
 	}
@@ -223,19 +252,19 @@ func openConsoleParts(ctx context.Context, path string) (*consoleParts, error) {
 	}
 	switch {
 	case wo.SMTP.Addr != "":
-		pass, err := consoleSecret("TRIAGE_SMTP_PASSWORD", wo.SMTP.PasswordFile, wo.SMTP.Password)
-		if err != nil {
-			return fail(err)
+		// The same client triage watch sends with: secrets, mechanism,
+		// OAuth2, CA file.
+		var probs problems
+		ws := &watchSetup{o: wo}
+		imapOAuth2Setup(wo, ws, &probs)
+		smtpOAuth2Setup(wo, ws, &probs)
+		smtp := smtpClient(wo, ws.smtpOAuth2, path, &probs)
+		if err := probs.err(); err != nil {
+			var ee *exitError
+			errors.As(err, &ee)
+			return fail(usageErr("console: %s: %v", path, ee.err))
 		}
-		token, err := consoleSecret("TRIAGE_SMTP_TOKEN", wo.SMTP.TokenFile, wo.SMTP.Token)
-		if err != nil {
-			return fail(err)
-		}
-		s, err := mail.NewSMTP(mail.SMTPConfig{Addr: wo.SMTP.Addr, TLS: wo.SMTP.TLS, Username: wo.SMTP.User, Password: pass, Token: token, Timeout: wo.SMTPTimeout})
-		if err != nil {
-			return fail(usageErr("console: smtp: %v", err))
-		}
-		p.sender = s
+		p.sender, p.oauth2 = smtp, ws
 	case wo.Outbox != "":
 		o, err := mail.NewOutbox(wo.Outbox)
 		if err != nil {
@@ -244,20 +273,4 @@ func openConsoleParts(ctx context.Context, path string) (*consoleParts, error) {
 		p.sender = o
 	}
 	return p, nil
-}
-
-// consoleSecret is the environment variable, else the file, else the
-// literal value of the configuration.
-func consoleSecret(env, file, literal string) (string, error) {
-	if v := os.Getenv(env); v != "" {
-		return v, nil
-	}
-	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return "", usageErr("console: secret file: %v", errors.Unwrap(err))
-		}
-		return strings.TrimRight(string(b), "\r\n"), nil
-	}
-	return literal, nil
 }

@@ -156,6 +156,19 @@ func openLedgerFile(ctx context.Context, path, what string) (*ledger.Ledger, err
 	return l, nil
 }
 
+// openLedgerReadOnly is openLedgerFile for a reader that must change
+// nothing, a SQLite file included: not its schema, not its journal mode.
+func openLedgerReadOnly(ctx context.Context, path, what string) (*ledger.Ledger, error) {
+	if _, err := os.Stat(path); err != nil && !store.IsURL(path) {
+		return nil, usageErr("%s: %v", what, err)
+	}
+	l, err := ledger.Open(ctx, ledger.Config{Path: path, ReadOnly: true})
+	if err != nil {
+		return nil, &exitError{code: exitFailed, err: err}
+	}
+	return l, nil
+}
+
 // names spells the states --state accepts.
 func names[S ~string](states []S) []string {
 	out := make([]string, len(states))

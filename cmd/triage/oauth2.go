@@ -10,11 +10,9 @@ import (
 	"triage/internal/metrics"
 )
 
-// oauth2Setup builds the token sources of the imap and smtp sections from
-// their oauth2 blocks (nil without one) and applies the defaults: smtp's
-// "oauth2: imap" shares imap's source, and an smtp section with OAuth2 but
-// no user logs in as imap.user. Nothing is contacted.
-func oauth2Setup(o *watchOptions, ws *watchSetup, p *problems) {
+// imapOAuth2Setup builds the imap section's token source from its oauth2
+// block (nil without one). Nothing is contacted.
+func imapOAuth2Setup(o *watchOptions, ws *watchSetup, p *problems) {
 	if s := o.IMAP.OAuth2; s != nil {
 		if s.SameAs != "" {
 			p.add("imap.oauth2: %s: only the smtp section can share another section's oauth2", s.SameAs)
@@ -24,6 +22,13 @@ func oauth2Setup(o *watchOptions, ws *watchSetup, p *problems) {
 			ws.imapOAuth2 = src
 		}
 	}
+}
+
+// smtpOAuth2Setup builds the smtp section's token source (after
+// imapOAuth2Setup) and applies the defaults: "oauth2: imap" shares imap's
+// source, and an smtp section with OAuth2 but no user logs in as
+// imap.user. Nothing is contacted.
+func smtpOAuth2Setup(o *watchOptions, ws *watchSetup, p *problems) {
 	s := o.SMTP.OAuth2
 	if s == nil || o.SMTP.Addr == "" {
 		return

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,9 +18,9 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
 	"triage/internal/logattr"
-	"triage/internal/mbox"
 	"triage/internal/processor"
 	"triage/internal/settings"
+	"triage/internal/termsafe"
 )
 
 type replayOptions struct {
@@ -32,7 +31,15 @@ type replayOptions struct {
 	JSON     bool
 	K        int
 	Verbose  bool
-	table    settings.Table
+	// Since, Limit and Mailbox bound the inbox read when there are no
+	// INPUTS (--config).
+	Since   string
+	Limit   int
+	Mailbox string
+	table   settings.Table
+	// given reports whether a flag was given on the command line or
+	// through its environment variable (not the configuration file).
+	given func(flag string) bool
 }
 
 // replaySettings are the pipeline's settings (but --dry-run: replay always
@@ -40,14 +47,21 @@ type replayOptions struct {
 func replaySettings(o *replayOptions) settings.Table {
 	var t settings.Table
 	for _, s := range pipelineSettings(&o.pipelineOptions) {
-		if s.Flag != "dry-run" {
+		switch s.Flag {
+		case "dry-run": // always
+		case "instructions":
+			t = append(t, withUsage(s, "the instructions to try (required): a directory with main.md, scenarios/*.md and tools.yaml"))
+		default:
 			t = append(t, s)
 		}
 	}
 	return append(t,
 		&settings.Setting{Flag: "baseline", Usage: "instructions directory to compare against (default: the outcomes the ledger recorded)", Var: settings.String(&o.Baseline, "")},
-		withUsage(ledgerSetting(&o.Ledger, ""), "watch ledger (SQLite file) whose recorded outcomes are the baseline when --baseline is not given (or --store URL)"),
-		configSetting(&o.Config, "watch configuration whose ledger (ledger:, or store:) holds the baseline outcomes"),
+		withUsage(ledgerSetting(&o.Ledger, ""), "watch ledger (SQLite file, opened read-only) whose recorded outcomes are the baseline when --baseline is not given (or --store URL)"),
+		configSetting(&o.Config, "watch configuration: its pipeline settings, its ledger (the baseline without --baseline) and, with no INPUTS, its inbox, read without changing anything"+configFound),
+		&settings.Setting{Flag: "since", Usage: "with no INPUTS: only the inbox's messages received on or after this day (YYYY-MM-DD)", Var: settings.String(&o.Since, "", checkDay)},
+		&settings.Setting{Flag: "limit", Usage: "with no INPUTS: at most the newest N messages of the inbox", Var: settings.Int(&o.Limit, defaultReplayLimit, settings.AtLeast(1))},
+		&settings.Setting{Flag: "mailbox", Usage: "with no INPUTS: the mailbox to read (default: the configuration's imap.mailbox, else INBOX)", Var: settings.String(&o.Mailbox, "")},
 		&settings.Setting{Flag: "json", Usage: "print one JSON record per flip, one per line, then a summary record", Var: settings.Bool(&o.JSON, false)},
 		&settings.Setting{Flag: "runs", Short: "k", Usage: "run each side N times; report a flip only when every run of each side agrees", Var: settings.Int(&o.K, 1)},
 		&settings.Setting{Flag: "concurrency", Usage: "emails replayed in parallel", Var: settings.Int(&o.Concurrency, 2)},
@@ -55,47 +69,66 @@ func replaySettings(o *replayOptions) settings.Table {
 	)
 }
 
+// defaultReplayLimit bounds an inbox read without --limit.
+const defaultReplayLimit = 200
+
+// checkDay accepts "" or a day written YYYY-MM-DD.
+func checkDay(s string) error {
+	if s == "" {
+		return nil
+	}
+	if _, err := time.Parse(time.DateOnly, s); err != nil {
+		return fmt.Errorf("%q: want a day as YYYY-MM-DD", s)
+	}
+	return nil
+}
+
 func newReplayCmd() *cobra.Command {
 	o := &replayOptions{}
 	cmd := &cobra.Command{
-		Use:   "replay --instructions NEW [--baseline OLD | --ledger FILE] [flags] INPUTS...",
+		Use:   "replay --instructions NEW [--baseline OLD | --ledger FILE] [flags] [INPUTS...]",
 		Short: "Run past emails through new instructions and show whose outcome would change",
-		Long: `Replay runs past emails (.eml files, or mbox files) through the instructions
-in --instructions and through a baseline, always as a dry run (nothing is
-sent, no ticket or note is written), and prints every email whose outcome
-flips: the scenario, the status, the functions called (a ticket opened or
-not), the reply mode (sent or drafted) and escalation.
+		Long: `Replay runs past emails through the instructions in --instructions and
+through a baseline, always as a dry run (nothing is sent, no ticket or note
+is written), and prints every email whose outcome flips: the scenario, the
+status, the functions called (a ticket opened or not), the reply mode (sent
+or drafted) and escalation.
+
+INPUTS are .eml files or mbox files. With no INPUTS, replay reads the inbox
+of the watch configuration (--config FILE, else $TRIAGE_CONFIG, else
+/etc/triage/triage.yaml when it exists) without changing anything on the
+server: the mailbox is opened read-only (EXAMINE) and each message fetched
+with BODY.PEEK (no \Seen, no keyword, no move), the newest --limit N
+(default 200), only those received since --since DAY when given.
+
+A configuration also gives replay its pipeline settings (staff, reply_mode,
+the warranty registry and ticket store, the model, the languages), below the
+flags and the environment as everywhere.
 
 The baseline is --baseline DIR (another instructions directory, run the same
 way) or, without it, what the watch ledger recorded for each email
-(--ledger FILE, --store URL, or the ledger of the watch configuration
---config FILE; matched by Message-ID). An email the ledger
-has no outcome for is counted, never reported as a flip.
+(--ledger FILE, --store URL, or the ledger of the configuration; matched by
+Message-ID; a SQLite ledger is opened read-only). An email the ledger has no
+outcome for is counted, never reported as a flip.
 
-With Gemini, each side may run -k N times: a flip is reported only when
-every run of each side agrees (with the counts); an email whose runs
+With a live model, each side may run -k N times: a flip is reported only
+when every run of each side agrees (with the counts); an email whose runs
 disagree is reported as unstable. The offline model is deterministic.
 
 Exit status: 0 when no outcome flips, 3 when one does, 1 when an input
-cannot be read, 2 for a usage or configuration error.`,
+cannot be read (or the inbox not reached), 2 for a usage or configuration
+error.`,
 		Example: `  triage replay --offline --warranty-csv examples/warranty.csv \
       --instructions new/ --baseline instructions/ examples/inbox/*.eml
   triage replay --instructions new/ --ledger /var/lib/triage/ledger.db --json last-month.mbox
+  triage replay --config /etc/triage/triage.yaml --instructions new/ --since 2026-10-01
   triage replay -k 3 --instructions new/ --baseline old/ --warranty-csv registry.csv mail/*.eml`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usageErr("replay: no input: give .eml or mbox files")
-			}
-			return nil
-		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.table.Resolve(cmd.Flags(), nil, nil); err != nil {
-				return &exitError{code: exitUsage, err: err}
+			cfg, err := resolveReplay(cmd, o)
+			if err != nil {
+				return err
 			}
-			if o.Baseline != "" && !cmd.Flags().Changed("ledger") {
-				o.Ledger = "" // $TRIAGE_LEDGER, like $TRIAGE_STORE, is a baseline only without --baseline
-			}
-			return runReplay(cmd.Context(), o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runReplay(cmd.Context(), o, cfg, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	o.table = replaySettings(o)
@@ -207,61 +240,35 @@ type replaySummary struct {
 	Baseline   string         `json:"baseline"`
 }
 
-// replayInput is one email to replay.
-type replayInput struct {
-	Name string
-	Raw  []byte
-	Err  error
-}
-
-// readReplayInputs reads every .eml file and every message of every mbox.
-func readReplayInputs(args []string) ([]replayInput, error) {
-	var out []replayInput
-	for _, a := range args {
-		raw, err := readInput(a, nil)
-		if err != nil {
-			if a == "-" {
-				return nil, usageErr("replay: stdin is not an input; give files")
-			}
-			out = append(out, replayInput{Name: a, Err: err})
-			continue
-		}
-		if !mbox.IsMbox(raw) {
-			out = append(out, replayInput{Name: a, Raw: raw})
-			continue
-		}
-		r := mbox.NewReader(bytes.NewReader(raw), maxInputBytes)
-		for {
-			msg, n, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			name := fmt.Sprintf("%s#%d", a, n)
-			if err != nil {
-				out = append(out, replayInput{Name: name, Err: err})
-				if errors.Is(err, mbox.ErrTooLarge) {
-					continue
-				}
-				break
-			}
-			out = append(out, replayInput{Name: name, Raw: msg})
-		}
-	}
-	return out, nil
-}
-
-func runReplay(ctx context.Context, o *replayOptions, args []string, stdout, stderr io.Writer) error {
+func runReplay(ctx context.Context, o *replayOptions, cfg *replayConfig, args []string, stdout, stderr io.Writer) error {
+	inbox := len(args) == 0
 	switch {
 	case o.K < 1:
 		return usageErr("replay: -k must be at least 1, got %d", o.K)
 	case o.Concurrency < 1:
 		return usageErr("replay: --concurrency must be at least 1, got %d", o.Concurrency)
-	case o.Instructions == "":
+	case !o.given("instructions"):
 		return usageErr("replay: --instructions NEW is required (the instructions to try)")
-	case o.Baseline != "" && (o.Ledger != "" || o.Config != ""):
-		return usageErr("replay: --baseline and --ledger/--config are alternatives; give one")
-	case o.Baseline == "" && o.Ledger == "" && o.Store == "" && o.Config == "":
-		return usageErr("replay: no baseline: give --baseline DIR (instructions) or --ledger FILE / --store URL / --config FILE (what watch recorded)")
+	case o.Baseline != "" && o.given("ledger"):
+		return usageErr("replay: --baseline and --ledger are alternatives; give one")
+	case inbox && cfg == nil:
+		return usageErr("replay: no input: give .eml or mbox files, or --config FILE (or $TRIAGE_CONFIG) to read the watch inbox read-only")
+	case !inbox && (o.given("since") || o.given("limit") || o.given("mailbox")):
+		return usageErr("replay: --since, --limit and --mailbox bound the inbox read with --config; give them without INPUTS")
+	}
+	ledgerPath := ""
+	if o.Baseline == "" {
+		switch {
+		case o.given("ledger"):
+			ledgerPath = o.Ledger
+		case o.Store != "":
+			ledgerPath = o.Store
+		default:
+			ledgerPath = o.Ledger
+		}
+		if ledgerPath == "" {
+			return usageErr("replay: no baseline: give --baseline DIR (instructions) or --ledger FILE / --store URL / --config FILE (what watch recorded)")
+		}
 	}
 	level := slog.LevelWarn
 	if o.Verbose {
@@ -269,6 +276,9 @@ func runReplay(ctx context.Context, o *replayOptions, args []string, stdout, std
 	}
 	log := slog.New(logattr.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	o.DryRun = true // replay never has an effect
+	if cfg != nil && cfg.how != "--config" {
+		fmt.Fprintf(stderr, "triage: replay uses the configuration %s (%s)\n", cfg.path, foundText(cfg.how))
+	}
 
 	// The ticket store, when it exists, is read (a follow-up still joins its
 	// conversation) and never written: a dry run.
@@ -283,37 +293,35 @@ func runReplay(ctx context.Context, o *replayOptions, args []string, stdout, std
 		baseOpts.Instructions = o.Baseline
 		baseParts = checkPipeline(baseOpts, &probs)
 	}
+	var ws *watchSetup
+	if inbox {
+		ws = &watchSetup{o: cfg.watch}
+		var ip problems
+		imapSetup(cfg.watch, cfg.path, ws, &ip)
+		if err := ip.err(); err != nil {
+			var ee *exitError
+			errors.As(err, &ee)
+			probs.add("replay: %s: the inbox cannot be read: %v", cfg.path, ee.err)
+		}
+	}
 	if err := probs.err(); err != nil {
 		return err
 	}
 	var led *ledger.Ledger
-	if o.Baseline == "" {
-		path := o.Ledger
-		if path == "" {
-			path = o.Store
-		}
-		if path == "" {
-			wf, err := loadWatchFile(o.Config)
-			if err != nil {
-				return err
-			}
-			if path = wf.Store; path == "" {
-				path = wf.Ledger
-			}
-			if path == "" {
-				return usageErr("replay: --config %s names no ledger (ledger:) or store (store:)", o.Config)
-			}
-		}
-		l, err := openLedgerFile(ctx, path, "--ledger")
+	if ledgerPath != "" {
+		l, err := openLedgerReadOnly(ctx, ledgerPath, "replay: ledger")
 		if err != nil {
 			return err
 		}
 		defer l.Close()
 		led = l
 	}
-	inputs, err := readReplayInputs(args)
-	if err != nil {
-		return err
+	var files []replayInput
+	if !inbox {
+		var err error
+		if files, err = readReplayInputs(args); err != nil {
+			return err
+		}
 	}
 
 	newP, err := newPipeline(ctx, newOpts, newParts, dryRunSender{}, log)
@@ -334,6 +342,19 @@ func runReplay(ctx context.Context, o *replayOptions, args []string, stdout, std
 	} else {
 		fmt.Fprintf(stderr, "triage: replay uses %s, model %s, %d run(s) per side\n", newP.Model.Description, o.Model, o.K)
 	}
+	source := func(yield func(replayInput) bool) error {
+		for _, in := range files {
+			if !yield(in) {
+				return nil
+			}
+		}
+		return nil
+	}
+	if inbox {
+		if source, err = inboxSource(ctx, o, ws, newP, log, stderr); err != nil {
+			return err
+		}
+	}
 	baseName := o.Baseline
 	if baseName == "" {
 		baseName = "ledger"
@@ -342,8 +363,7 @@ func runReplay(ctx context.Context, o *replayOptions, args []string, stdout, std
 	sum := replaySummary{Type: "summary", ByKind: map[string]int{}, Runs: o.K, Baseline: baseName}
 	marks := marksFor(stdout)
 	var readErrs int
-	work := func(i int) replayRecord {
-		in := inputs[i]
+	work := func(in replayInput) replayRecord {
 		if in.Err != nil {
 			return replayRecord{Input: in.Name, readError: in.Err}
 		}
@@ -391,8 +411,7 @@ func runReplay(ctx context.Context, o *replayOptions, args []string, stdout, std
 		}
 		printFlip(stdout, rec, marks.Warn)
 	}
-	records := make([]replayRecord, len(inputs))
-	processAllReplay(len(inputs), o.Concurrency, func(i int) { records[i] = work(i) })
+	records, srcErr := replayAll(ctx, source, o.Concurrency, work)
 	for _, r := range records {
 		emit(r)
 	}
@@ -402,30 +421,14 @@ func runReplay(ctx context.Context, o *replayOptions, args []string, stdout, std
 		printReplaySummary(stdout, sum)
 	}
 	switch {
+	case srcErr != nil: // the replay is incomplete
+		return &exitError{code: exitFailed, err: fmt.Errorf("replay: %w", srcErr)}
 	case sum.Flips > 0:
 		return &exitError{code: exitFlipped}
 	case readErrs > 0:
 		return &exitError{code: exitFailed}
 	}
 	return nil
-}
-
-// processAllReplay runs work for 0..count-1 with n workers.
-func processAllReplay(count, n int, work func(int)) {
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for range min(n, count) {
-		wg.Go(func() {
-			for i := range jobs {
-				work(i)
-			}
-		})
-	}
-	for i := range count {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
 }
 
 // runSide processes one email k times and returns the most frequent view
@@ -506,12 +509,13 @@ func printFlip(w io.Writer, r replayRecord, mark string) {
 	if r.Type == "unstable" {
 		what = "unstable: the runs disagree"
 	}
-	fmt.Fprintf(w, "%s %s  %s\n", mark, r.Input, what)
+	// The file name and the From are a stranger's (the subject is quoted).
+	fmt.Fprintf(w, "%s %s  %s\n", mark, termsafe.String(r.Input), what)
 	if r.From != "" || r.Subject != "" {
-		fmt.Fprintf(w, "    from %s: %q\n", r.From, r.Subject)
+		fmt.Fprintf(w, "    from %s: %q\n", termsafe.String(r.From), r.Subject)
 	}
 	side := func(label string, s replaySide) {
-		fmt.Fprintf(w, "    %-8s %s", label, describeView(s.View))
+		fmt.Fprintf(w, "    %-8s %s", label, termsafe.String(describeView(s.View)))
 		if s.Runs > 1 {
 			fmt.Fprintf(w, " [%d/%d runs]", s.Agreed, s.Runs)
 		}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -98,6 +100,7 @@ var validWarrantyInputs = []string{
 }
 
 func TestReplayBaselineInstructions(t *testing.T) {
+	noDefaultConfig(t)
 	files := sampleInbox(t)
 	noTicket := noTicketInstructions(t)
 	shipped := shippedInstructions(t)
@@ -217,17 +220,34 @@ func TestReplayBaselineInstructions(t *testing.T) {
 	})
 }
 
-// TestReplayLedgerBaseline records what the shipped instructions did in a
-// watch ledger, then replays the emails through the policy change without
-// --baseline: the ledger's outcomes are the baseline.
+// TestReplayLedgerBaseline records what the shipped instructions really did
+// (not a dry run: tickets opened, replies written, the angry customer
+// escalated and taken over) in a watch ledger, then replays the emails
+// without --baseline: the ledger's outcomes are the baseline. The same
+// instructions flip nothing, escalation included; the policy change flips
+// exactly the valid-warranty emails.
 func TestReplayLedgerBaseline(t *testing.T) {
+	noDefaultConfig(t)
 	files := sampleInbox(t)
 	dir := t.TempDir()
-	args := append([]string{"process", "--json", "--dry-run", "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "none.db")}, files...)
+	args := append([]string{"process", "--json", "--warranty-csv", "../../examples/warranty.csv", "--staff", "kierownik@example.com",
+		"--tickets-db", filepath.Join(dir, "recorded.db"), "--outbox", filepath.Join(dir, "outbox")}, files...)
 	code, stdout, stderr := runCLI(t, "", args...)
 	outs := decodeOutcomes(t, stdout)
-	if (code != 0 && code != exitFailed) || len(outs) != len(files) { // the escalation fails without staff
+	if code != 0 || len(outs) != len(files) {
 		t.Fatalf("process: exit %d, %d outcomes; stderr:\n%s", code, len(outs), stderr)
+	}
+	escalated := 0
+	for _, o := range outs {
+		if o.DryRun {
+			t.Fatalf("%s: the recorded outcome is a dry run", o.File)
+		}
+		if o.Escalated {
+			escalated++
+		}
+	}
+	if escalated != 1 {
+		t.Fatalf("%d recorded outcomes escalated, want 1 (14-angry-customer-en.eml)", escalated)
 	}
 	ctx := context.Background()
 	ledgerPath := filepath.Join(dir, "ledger.db")
@@ -235,8 +255,11 @@ func TestReplayLedgerBaseline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every email but the last is in the ledger with its outcome.
-	for i, o := range outs[:len(outs)-1] {
+	// Every email but the job question is in the ledger with its outcome.
+	for i, o := range outs {
+		if filepath.Base(o.File) == "11-job-question.eml" {
+			continue
+		}
 		e := ledger.Entry{Loc: ledger.Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uint32(i + 1)},
 			Key: o.Key, MessageID: o.MessageID, Sender: o.From, Subject: o.Subject,
 			State: ledger.StateOf(o.Status), Reason: o.Reason, Scenario: o.Scenario, Attempts: 1}
@@ -249,39 +272,83 @@ func TestReplayLedgerBaseline(t *testing.T) {
 		}
 	}
 	l.Close()
-
-	args = append([]string{"replay", "--offline", "--json", "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "none.db"),
-		"--instructions", noTicketInstructions(t), "--ledger", ledgerPath}, files...)
-	code, stdout, stderr = runCLI(t, "", args...)
-	if code != exitFlipped {
-		t.Fatalf("replay: exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
-	}
-	got := decodeReplay(t, stdout)
-	var inputs []string
-	for _, f := range got.flips {
-		inputs = append(inputs, filepath.Base(f.Input))
-		if f.Baseline.Detail != "recorded by watch" {
-			t.Errorf("%s: baseline detail %q", f.Input, f.Baseline.Detail)
-		}
-	}
-	if diff := cmp.Diff(validWarrantyInputs, inputs); diff != "" {
-		t.Errorf("flipped (-want +got):\n%s", diff)
-	}
-	want := replaySummary{Type: "summary", Emails: len(files), Flips: 6, ByKind: map[string]int{flipTicket: 6, flipCalls: 6}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
-	if diff := cmp.Diff(want, got.summary); diff != "" {
-		t.Errorf("summary (-want +got):\n%s", diff)
-	}
-
-	// The same ledger found through the watch configuration.
-	cfg := filepath.Join(dir, "triage.yaml")
-	if err := os.WriteFile(cfg, []byte("ledger: ledger.db\n"), 0o644); err != nil {
+	// A ledger in rollback-journal mode (as a restored copy may be): a
+	// writer would turn it back to WAL, which changes the file's header.
+	db, err := sql.Open("sqlite", ledgerPath)
+	if err != nil {
 		t.Fatal(err)
 	}
-	args = append([]string{"replay", "--offline", "--json", "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "none.db"),
-		"--instructions", noTicketInstructions(t), "--config", cfg}, files...)
-	code, stdout, stderr = runCLI(t, "", args...)
-	if code != exitFlipped || decodeReplay(t, stdout).summary.Flips != 6 {
-		t.Errorf("replay --config: exit %d, summary %+v; stderr:\n%s", code, decodeReplay(t, stdout).summary, stderr)
+	if _, err := db.Exec("PRAGMA journal_mode=DELETE"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, err := os.ReadFile(ledgerPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := func(instructions string, extra ...string) (int, string, string) {
+		args := append([]string{"replay", "--offline", "--json", "--warranty-csv", "../../examples/warranty.csv", "--staff", "kierownik@example.com",
+			"--tickets-db", filepath.Join(dir, "none.db"), "--instructions", instructions}, extra...)
+		return runCLI(t, "", append(args, files...)...)
+	}
+
+	t.Run("the same instructions flip nothing, escalation included", func(t *testing.T) {
+		code, stdout, stderr := replay(shippedInstructions(t), "--ledger", ledgerPath)
+		if code != 0 {
+			t.Fatalf("replay: exit %d, want 0; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
+		want := replaySummary{Type: "summary", Emails: len(files), ByKind: map[string]int{}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
+		if diff := cmp.Diff(want, decodeReplay(t, stdout).summary); diff != "" {
+			t.Errorf("summary (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a policy that stops opening tickets", func(t *testing.T) {
+		code, stdout, stderr := replay(noTicketInstructions(t), "--ledger", ledgerPath)
+		if code != exitFlipped {
+			t.Fatalf("replay: exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
+		}
+		got := decodeReplay(t, stdout)
+		var inputs []string
+		for _, f := range got.flips {
+			inputs = append(inputs, filepath.Base(f.Input))
+			if f.Baseline.Detail != "recorded by watch" {
+				t.Errorf("%s: baseline detail %q", f.Input, f.Baseline.Detail)
+			}
+		}
+		if diff := cmp.Diff(validWarrantyInputs, inputs); diff != "" {
+			t.Errorf("flipped (-want +got):\n%s", diff)
+		}
+		want := replaySummary{Type: "summary", Emails: len(files), Flips: 6, ByKind: map[string]int{flipTicket: 6, flipCalls: 6}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
+		if diff := cmp.Diff(want, got.summary); diff != "" {
+			t.Errorf("summary (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("the same ledger found through the watch configuration", func(t *testing.T) {
+		cfg := filepath.Join(dir, "triage.yaml")
+		if err := os.WriteFile(cfg, []byte("ledger: ledger.db\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := replay(noTicketInstructions(t), "--config", cfg)
+		if code != exitFlipped || decodeReplay(t, stdout).summary.Flips != 6 {
+			t.Errorf("replay --config: exit %d, summary %+v; stderr:\n%s", code, decodeReplay(t, stdout).summary, stderr)
+		}
+	})
+
+	// Replay opened the ledger read-only: not a byte of it changed, and no
+	// journal was left beside it.
+	after, err := os.ReadFile(ledgerPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("replay changed the ledger file")
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if fileExists(ledgerPath + suffix) {
+			t.Errorf("replay left %s%s behind", ledgerPath, suffix)
+		}
 	}
 
 	// --ledger is the ledger setting of watch and the ledger commands:

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/clients/mail"
 )
 
 // dirFiles lists the files under dir (relative, slash-separated).
@@ -39,8 +41,8 @@ func TestProcessReplyModeDraft(t *testing.T) {
 		t.Fatalf("outcomes %+v, want drafted and skipped", outs)
 	}
 	files := dirFiles(t, outbox)
-	if len(files) != 1 || !strings.HasPrefix(files[0], "drafts/") || outs[0].Reply.Path != filepath.Join(outbox, files[0]) {
-		t.Fatalf("outbox files %v, reply %+v: want the one draft in drafts/", files, outs[0].Reply)
+	if len(files) != 2 || files[0] != mail.IndexFile || !strings.HasPrefix(files[1], "drafts/") || outs[0].Reply.Path != filepath.Join(outbox, files[1]) {
+		t.Fatalf("outbox files %v, reply %+v: want the one draft in drafts/ and the index", files, outs[0].Reply)
 	}
 	raw, _ := os.ReadFile(outs[0].Reply.Path)
 	if !strings.Contains(string(raw), "In-Reply-To: <") || !strings.Contains(string(raw), "SN-48213-PL") {
@@ -84,5 +86,23 @@ func TestProcessReplyModeInvalid(t *testing.T) {
 	code, _, stderr := runCLI(t, "", "process", "--reply-mode", "later", "--outbox", t.TempDir(), "x.eml")
 	if code != 2 || !strings.Contains(stderr, `--reply-mode "later"`) {
 		t.Fatalf("exit %d, stderr %s: want 2 naming --reply-mode", code, stderr)
+	}
+}
+
+// `process --reply-mode auto` drafts: process has no inbox and no review
+// history to earn sending by.
+func TestProcessReplyModeAuto(t *testing.T) {
+	dir := t.TempDir()
+	outbox := filepath.Join(dir, "outbox")
+	code, stdout, stderr := runCLI(t, "", "process", "--json", "--reply-mode", "auto", "--warranty-csv", "../../examples/warranty.csv",
+		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", outbox, "../../examples/inbox/01-valid-warranty-pl.eml")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\nstderr: %s", code, stderr)
+	}
+	if outs := decodeOutcomes(t, stdout); len(outs) != 1 || outs[0].Status != "drafted" {
+		t.Fatalf("outcomes %+v, want drafted", outs)
+	}
+	if files := dirFiles(t, outbox); len(files) != 2 || files[0] != mail.IndexFile || !strings.HasPrefix(files[1], "drafts/") {
+		t.Errorf("outbox files %v, want the one draft in drafts/ and the index", files)
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 
 	"triage"
 	"triage/internal/attach"
+	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/language"
@@ -123,8 +126,32 @@ func outboxSetting(p *string, def string) *settings.Setting {
 // staffSetting is the staff addresses notify_staff mails (process, watch
 // and eval).
 func staffSetting(p *[]string) *settings.Setting {
-	return &settings.Setting{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated (repeatable)",
+	return &settings.Setting{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated or a reply promises a person (repeatable)",
 		Var: settings.Strings(p)}
+}
+
+// autonomySettings are the bar reply mode auto holds a scenario to in an
+// inbox (watch decides by it; the console and ledger stats show it).
+func autonomySettings(t *autonomy.Thresholds) settings.Table {
+	return settings.Table{
+		{Flag: "autonomy-min-reviewed", Key: "autonomy.min_reviewed",
+			Usage: "reply mode auto: reviewed drafts a scenario needs in an inbox before it sends on its own; the latest this many are the window judged",
+			Var:   settings.Int(&t.MinReviewed, autonomy.DefaultMinReviewed, settings.AtLeast(1))},
+		{Flag: "autonomy-min-sent-as-is", Key: "autonomy.min_sent_as_is",
+			Usage: "reply mode auto: percentage of the window people sent as is (none may be rejected)",
+			Var:   settings.Float(&t.MinSentAsIs, autonomy.DefaultMinSentAsIs, checkPercent)},
+		{Flag: "autonomy-sample-every", Key: "autonomy.sample_every",
+			Usage: "reply mode auto: while a scenario sends on its own, draft every Nth of its messages for review, so it can fall back (0: none)",
+			Var:   settings.Int(&t.SampleEvery, autonomy.DefaultSampleEvery, settings.AtLeast(0))},
+	}
+}
+
+// checkPercent accepts a percentage above 0 and at most 100.
+func checkPercent(f float64) error {
+	if f <= 0 || f > 100 {
+		return fmt.Errorf("must be a percentage above 0 and at most 100, got %g", f)
+	}
+	return nil
 }
 
 // withUsage is s with the help text one command gives it.
@@ -179,6 +206,15 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 		{Flag: "from", Env: "TRIAGE_FROM", Key: "pipeline.from", Usage: "our address: From of every reply, and never answered",
 			Var: settings.String(&o.From, "Serwis gwarancyjny <serwis@example.com>")},
 		staffSetting(&o.Staff),
+		{Flag: "notices-per-customer", Key: "limits.notices_per_customer",
+			Usage: "staff notices about one customer's mail per hour; more is left for a person (negative: no limit); notices never count against the reply limits",
+			Var:   settings.Int(&o.Notices.PerCustomer, triage.DefaultNoticesPerCustomer)},
+		{Flag: "notices-per-hour", Key: "limits.notices_per_hour",
+			Usage: "staff notices per hour overall; more is left for a person (negative: no limit)",
+			Var:   settings.Int(&o.Notices.PerHour, triage.DefaultNoticesPerHour)},
+		{Flag: "console-url", Env: "TRIAGE_CONSOLE_URL", Key: "console.url",
+			Usage: "the review console's address (e.g. https://triage.example.com): staff notices link to the conversation there",
+			Var:   settings.String(&o.ConsoleURL, "", checkConsoleURL)},
 		{Flag: "default-language", Env: "TRIAGE_DEFAULT_LANGUAGE", Key: "pipeline.default_language",
 			Usage: "ISO 639-1 code of the inbox's language: a customer whose language cannot be told (a short or mixed message) is answered in it",
 			Var:   settings.String(&o.DefaultLanguage, language.DefaultLanguage)},
@@ -202,8 +238,8 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 	t = append(t, boundsSettings(&o.Bounds)...)
 	return append(t,
 		&settings.Setting{Flag: "reply-mode", Env: "TRIAGE_REPLY_MODE", Key: "reply_mode", Aliases: []string{"pipeline.reply_mode"},
-			Usage: "send: replies go out; draft: replies are left as drafts a person sends (a scenario's reply_mode: overrides it)",
-			Var:   settings.String(&o.ReplyMode, string(triage.ReplySend), settings.OneOf(string(triage.ReplySend), string(triage.ReplyDraft)))},
+			Usage: "send: replies go out; draft: replies are left as drafts a person sends; auto: a scenario drafts until people's reviews of its drafts in the inbox qualify it to send on its own (watch; process drafts) (a scenario's reply_mode: overrides it)",
+			Var:   settings.String(&o.ReplyMode, string(triage.ReplySend), settings.OneOf(string(triage.ReplySend), string(triage.ReplyDraft), string(triage.ReplyAuto)))},
 		&settings.Setting{Flag: "dry-run", Usage: "do nothing with an effect (no ticket, note, mail, draft, server flag or ledger entry); outcomes say what would have happened",
 			Var: settings.Bool(&o.DryRun, false)})
 }
@@ -240,6 +276,21 @@ func serverSettings(section string, s *serverOptions, tls string) settings.Table
 // def; whether none is allowed depends on the host, which loadWatch checks.
 func checkTLSMode(def string) settings.Check[string] {
 	return func(mode string) error { return mail.CheckTLS(mode, "", def) }
+}
+
+// checkConsoleURL accepts "" or an http(s) URL with a host.
+func checkConsoleURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a valid URL (not quoted here: it may hold a secret)")
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q: want the console's http:// or https:// URL with a host", redactURL(u))
+	}
+	return nil
 }
 
 // checkOptionalHostPort accepts "" or host:port.
@@ -310,8 +361,23 @@ func watchSettings(o *watchOptions) settings.Table {
 		{Key: "smtp.save_sent", Usage: "append each reply to imap.sent_folder (default: false for Gmail and Microsoft 365 hosts, which file SMTP-sent mail themselves; true otherwise)",
 			Var: settings.YAML(&o.SaveSent)},
 	}...)
+	t = append(t, autonomySettings(&o.Autonomy)...)
 	t = append(t, serverSettings("imap", &o.IMAP, "tls")...)
 	return append(t, serverSettings("smtp", &o.SMTP, "starttls")...)
+}
+
+// consoleSettings are the settings of triage console.
+func consoleSettings(o *consoleOptions) settings.Table {
+	return settings.Table{
+		withEnv(configSetting(&o.config, "the watch configuration (YAML): ledger, ticket store, smtp or outbox, autonomy"), "TRIAGE_CONFIG"),
+		withUsage(storeSetting(&o.store), "shared store: a postgres:// URL holding the ledger and the tickets (wins over the configuration's store, ledger and tickets_db)"),
+		{Flag: "listen", Usage: "address to serve on (loopback unless you mean otherwise)", Var: settings.String(&o.listen, "127.0.0.1:8080")},
+		{Flag: "token-file", Usage: "file holding the console token (else $TRIAGE_CONSOLE_TOKEN)", Var: settings.String(&o.tokenFile, "")},
+		{Flag: "proxy-header", Usage: "header an authenticating reverse proxy sets to the signed-in person (e.g. X-Forwarded-Email)",
+			Var: settings.String(&o.proxyHeader, "")},
+		{Flag: "trusted-proxy", Usage: "address or CIDR whose --proxy-header is believed (repeatable; default loopback)", Var: settings.Strings(&o.trusted)},
+		{Flag: "secure-cookie", Usage: "mark the session cookie Secure (the console is reached over HTTPS)", Var: settings.Bool(&o.secureCookie, false)},
+	}
 }
 
 // evalSettings are the settings of triage eval.

@@ -15,7 +15,7 @@ import (
 // Every setting is declared with a flag or a key, help text, and is
 // documented where its command is: README for process, docs/watch.md (its
 // table of every flag, key, variable and default) for watch, docs/eval.md
-// for eval.
+// for eval, README for replay.
 func TestSettingsDeclaredAndDocumented(t *testing.T) {
 	read := func(file string) string {
 		b, err := os.ReadFile(file)
@@ -35,6 +35,7 @@ func TestSettingsDeclaredAndDocumented(t *testing.T) {
 		{"process", po.table, "../../README.md"},
 		{"watch", wo.table, "../../docs/watch.md"},
 		{"eval", evalSettings(eo), "../../docs/eval.md"},
+		{"replay", replaySettings(&replayOptions{}), "../../README.md"},
 	} {
 		doc := read(tc.doc)
 		flags, keys := map[string]bool{}, map[string]bool{}
@@ -102,6 +103,31 @@ func TestWatchModelAndStoreKeys(t *testing.T) {
 	for _, w := range []string{`model.provider "anthropic": want gemini or openai`, `store "state/ledger.db" is not a postgres:// URL`} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+}
+
+// --console-url (console.url) is an http(s) URL: staff notices link there.
+// A wrong one is a usage error naming the flag, its password never shown.
+func TestConsoleURLSetting(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"https://triage.example.com/console", ""},
+		{"ftp://user:secret@x.example", `--console-url "ftp://user:redacted@x.example": want the console's http:// or https:// URL`},
+		{"triage.example.com", "--console-url"},
+	} {
+		cmd, o := newProcessCmdOptions()
+		if err := cmd.Flags().Parse([]string{"--console-url", tc.value}); err != nil {
+			t.Fatal(err)
+		}
+		err := o.table.Resolve(cmd.Flags(), nil, func(string) string { return "" })
+		if err == nil {
+			err = o.table.Check()
+		}
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.value, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret")):
+			t.Errorf("%q: %v, want %q", tc.value, err, tc.want)
 		}
 	}
 }

@@ -24,7 +24,7 @@ func TestStoreCommands(t *testing.T) {
 	dir := t.TempDir()
 	ticketsDB, ledgerDB := filepath.Join(dir, "tickets.db"), filepath.Join(dir, "ledger.db")
 	outbox := filepath.Join(dir, "outbox")
-	base := []string{"process", "--json", "--warranty-csv", "../../examples/warranty.csv", "--outbox", outbox}
+	base := []string{"process", "--json", "--warranty-csv", "../../examples/warranty.csv", "--outbox", outbox, "--staff", "kierownik@example.com"}
 	code, stdout, stderr := runCLI(t, "", append(base, "--tickets-db", ticketsDB, "../../examples/inbox/01-valid-warranty-pl.eml")...)
 	if code != 0 {
 		t.Fatalf("process on SQLite: exit %d\n%s", code, stderr)

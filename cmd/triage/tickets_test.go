@@ -19,7 +19,7 @@ func TestTicketsCommand(t *testing.T) {
 	db := filepath.Join(dir, "t.db")
 	proc := func(files ...string) string {
 		t.Helper()
-		args := append([]string{"process", "--json", "--warranty-csv", "../../examples/warranty.csv",
+		args := append([]string{"process", "--json", "--warranty-csv", "../../examples/warranty.csv", "--staff", "kierownik@example.com",
 			"--tickets-db", db, "--outbox", filepath.Join(dir, "outbox")}, files...)
 		code, stdout, stderr := runCLI(t, "", args...)
 		if code != 0 {
@@ -69,9 +69,22 @@ func TestTicketsCommand(t *testing.T) {
 	if fu.Status != "replied" || fu.Scenario != "follow-up" || fu.TicketID != "TKT-000001" || !strings.HasSuffix(fu.Reply.Subject, "[TKT-000001]") {
 		t.Errorf("after release: %+v", fu)
 	}
+	// Its reply promised the consultant: staff were told first, and the
+	// ticket notes it beside the customer's text.
 	_, out, _ = runCLI(t, "", "tickets", "show", "TKT-000001", "--tickets-db", db, "--json")
-	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Notes) != 1 {
-		t.Errorf("notes after processing the follow-up twice: %+v (%v)", st.Notes, err)
+	var customer, handoff int
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range st.Notes {
+		if n.From == "triage" {
+			handoff++
+		} else {
+			customer++
+		}
+	}
+	if customer != 1 || handoff != 1 {
+		t.Errorf("notes after processing the follow-up twice: %+v", st.Notes)
 	}
 
 	for _, args := range [][]string{

@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -23,11 +22,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"triage"
+	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/logattr"
 	"triage/internal/mailauth"
 	"triage/internal/metrics"
+	"triage/internal/scenario"
 	"triage/internal/settings"
 	"triage/internal/watch"
 )
@@ -99,6 +100,8 @@ type watchOptions struct {
 	SMTPMechanism string
 	// SaveSent is smtp.save_sent (nil: the host's default, see saveSent).
 	SaveSent *bool
+	// Autonomy is the bar of reply mode auto (autonomy.*).
+	Autonomy autonomy.Thresholds
 	table    settings.Table
 }
 
@@ -160,11 +163,19 @@ variable and default). Its fields:
              instead of the SQLite files (the lock stays <ledger>.lock),
   concurrency (messages handled at once, default 4),
   limits:    per_sender (default 5), per_sender_window (24h),
-             global_per_hour (100); negative disables
+             global_per_hour (100); staff notices apart from replies:
+             notices_per_customer (3 an hour), notices_per_hour (30);
+             negative disables
+  console:   url (staff notices link to the conversation there)
   metrics_addr, log: {format: text|json, level: debug|info|warn|error}
   reply_mode: send (default) | draft: drafts go to drafts_folder flagged
-             \Draft, nothing is sent (no smtp needed); a scenario's
-             reply_mode: overrides it; see 'triage ledger stats'
+             \Draft, nothing is sent (no smtp needed) | auto: a scenario
+             drafts until people's reviews of its drafts in this inbox
+             qualify it, then sends (every 10th drafted as a sample), and
+             falls back when they no longer do; a scenario's reply_mode:
+             overrides it; see 'triage ledger stats'
+  autonomy:  min_reviewed (30), min_sent_as_is (90 percent), sample_every
+             (10): the bar of reply_mode auto
   pipeline:  from, instructions, model, offline, warranty_csv, warranty_url,
              tickets_db, tickets_url, staff, serial_patterns, max_turns,
              turn_timeout, deadline, max_calls_per_turn, max_calls,
@@ -325,8 +336,11 @@ type watchSetup struct {
 	parts               *pipelineParts // what checkPipeline loaded, for newPipeline
 }
 
-func (ws *watchSetup) foundText() string {
-	switch ws.found {
+func (ws *watchSetup) foundText() string { return foundText(ws.found) }
+
+// foundText says how findConfig found a configuration.
+func foundText(how string) string {
+	switch how {
 	case "--config":
 		return "given with --config"
 	case "$TRIAGE_CONFIG":
@@ -359,75 +373,18 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	var p problems
 	p.addErr(o.table.Resolve(fs, file, nil))
 	o.Config = path
-	// The files an oauth2 block names are relative to the configuration,
-	// as every *_file setting is.
-	for _, a := range []*mailauth.Setting{o.IMAP.OAuth2, o.SMTP.OAuth2} {
-		if a == nil {
-			continue
-		}
-		for _, f := range []*string{&a.ClientSecretFile, &a.RefreshTokenFile} {
-			if *f != "" && !filepath.IsAbs(*f) {
-				*f = filepath.Join(filepath.Dir(path), *f)
-			}
-		}
-	}
 	p.addErr(o.table.Check())
 	if _, err := newLogger(io.Discard, o.LogFormat, o.LogLevel); err != nil {
 		p.addErr(err) // the log settings are checked where they are used
 	}
 	ws := &watchSetup{found: how, o: o}
-
-	// imap
-	var host string
-	switch {
-	case o.IMAP.Addr == "":
-		p.add("imap.addr: missing (host:port of the IMAP server)")
-	default:
-		if host, err = checkHostPort("imap.addr", o.IMAP.Addr); err != nil {
-			p.addErr(err)
-		}
-	}
-	checkTLS("imap.tls", o.IMAP.TLS, host, mail.TLSImplicit, &p)
-	if o.IMAP.User == "" {
-		p.add("imap.user: missing")
-	}
-	oauth2Setup(o, ws, &p)
-	var cerr error
-	ws.imapTLS, cerr = caConfig("imap.ca_file", o.IMAP.CAFile)
-	p.addErr(cerr)
-	perr, terr := error(nil), error(nil)
-	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
-		p.add("imap.password_file: %v", errors.Unwrap(perr))
-	}
-	if ws.imapToken, terr = secret("TRIAGE_IMAP_TOKEN", o.IMAP.TokenFile, o.IMAP.Token); terr != nil {
-		p.add("imap.token_file: %v", errors.Unwrap(terr))
-	}
-	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" && o.IMAP.OAuth2 == nil {
-		p.add("no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN) in the environment (e.g. with --env-file FILE), or imap.password_file in %s", path)
-	}
+	imapSetup(o, path, ws, &p)
+	smtpOAuth2Setup(o, ws, &p)
 
 	// smtp or outbox
 	switch {
 	case o.SMTP.Addr != "":
-		pass, perr := secret("TRIAGE_SMTP_PASSWORD", o.SMTP.PasswordFile, o.SMTP.Password)
-		if perr != nil {
-			p.add("smtp.password_file: %v", errors.Unwrap(perr))
-		}
-		token, terr := secret("TRIAGE_SMTP_TOKEN", o.SMTP.TokenFile, o.SMTP.Token)
-		if terr != nil {
-			p.add("smtp.token_file: %v", errors.Unwrap(terr))
-		}
-		if perr == nil && terr == nil && o.SMTP.User != "" && pass == "" && token == "" && o.SMTP.OAuth2 == nil {
-			p.add("no SMTP password or token for smtp.user %s: set TRIAGE_SMTP_PASSWORD (or TRIAGE_SMTP_TOKEN) in the environment (e.g. with --env-file FILE), or smtp.password_file in %s", o.SMTP.User, path)
-		}
-		smtpTLS, cerr := caConfig("smtp.ca_file", o.SMTP.CAFile)
-		p.addErr(cerr)
-		if perr == nil && terr == nil && cerr == nil {
-			if ws.smtp, err = mail.NewSMTP(mail.SMTPConfig{Addr: o.SMTP.Addr, TLS: o.SMTP.TLS, Username: o.SMTP.User, Password: pass, Mechanism: o.SMTPMechanism, Token: token, OAuth2: ws.smtpOAuth2, Timeout: o.SMTPTimeout,
-				TLSConfig: smtpTLS, CASetting: "smtp.ca_file"}); err != nil {
-				p.add("smtp: %v", strings.TrimPrefix(err.Error(), "mail: smtp: "))
-			}
-		}
+		ws.smtp = smtpClient(o, ws.smtpOAuth2, path, &p)
 	case o.Outbox != "":
 		if err := checkDirOrParent("outbox", o.Outbox); err != nil {
 			p.addErr(err)
@@ -448,6 +405,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 
 	// pipeline: instructions, registry, store, and the model credentials
 	ws.parts = checkPipeline(o.pipelineOptions, &p)
+	checkAutoCanSend(o, ws.parts, path, &p)
 	checkCredentials(o.pipelineOptions, path, &p)
 	if err := p.err(); err != nil {
 		var ee *exitError
@@ -455,6 +413,43 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("watch: %s: invalid configuration:\n  %s", path, strings.ReplaceAll(ee.err.Error(), "\n", "\n  "))}
 	}
 	return ws, nil
+}
+
+// imapSetup validates the imap section of the configuration at path and
+// fills ws with what logging in needs: the password or token (from the
+// environment first, then the *_file settings), the OAuth2 source and the
+// TLS configuration of imap.ca_file. The files an oauth2 block names are
+// made relative to the configuration, as every *_file setting is. Nothing
+// is contacted. watch and replay (reading the inbox) share it.
+func imapSetup(o *watchOptions, path string, ws *watchSetup, p *problems) {
+	oauth2Relative(o, path)
+	var host string
+	var err error
+	switch {
+	case o.IMAP.Addr == "":
+		p.add("imap.addr: missing (host:port of the IMAP server)")
+	default:
+		if host, err = checkHostPort("imap.addr", o.IMAP.Addr); err != nil {
+			p.addErr(err)
+		}
+	}
+	checkTLS("imap.tls", o.IMAP.TLS, host, mail.TLSImplicit, p)
+	if o.IMAP.User == "" {
+		p.add("imap.user: missing")
+	}
+	imapOAuth2Setup(o, ws, p)
+	ws.imapTLS, err = caConfig("imap.ca_file", o.IMAP.CAFile)
+	p.addErr(err)
+	perr, terr := error(nil), error(nil)
+	if ws.imapPass, perr = secret("TRIAGE_IMAP_PASSWORD", o.IMAP.PasswordFile, o.IMAP.Password); perr != nil {
+		p.add("imap.password_file: %v", errors.Unwrap(perr))
+	}
+	if ws.imapToken, terr = secret("TRIAGE_IMAP_TOKEN", o.IMAP.TokenFile, o.IMAP.Token); terr != nil {
+		p.add("imap.token_file: %v", errors.Unwrap(terr))
+	}
+	if perr == nil && terr == nil && ws.imapPass == "" && ws.imapToken == "" && o.IMAP.OAuth2 == nil {
+		p.add("no IMAP password or token: set TRIAGE_IMAP_PASSWORD (or TRIAGE_IMAP_TOKEN) in the environment (e.g. with --env-file FILE), or imap.password_file in %s", path)
+	}
 }
 
 func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, stderr io.Writer) (err error) {
@@ -536,10 +531,17 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	}
 	var sender mail.Sender = next
 	if !o.DryRun {
-		sender, err = watch.NewLedgerSender(watch.LedgerSenderConfig{Ledger: led, Next: next, Domain: domain, Limits: o.Limits, Logger: log, Metrics: met})
+		sender, err = watch.NewLedgerSender(watch.LedgerSenderConfig{Ledger: led, Next: next, Domain: domain, Limits: o.Limits, Notices: o.Notices, Logger: log, Metrics: met})
 		if err != nil {
 			return usageErr("%v", err)
 		}
+	}
+	if led != nil { // reply mode auto decides from the ledger
+		res, err := autonomy.New(autonomy.Config{Ledger: led, Thresholds: o.Autonomy, DryRun: o.DryRun, Logger: log})
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		o.autonomy = res
 	}
 	p, err := newPipeline(ctx, o.pipelineOptions, ws.parts, sender, log)
 	if err != nil {
@@ -554,7 +556,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: imapPass, Token: imapToken, OAuth2: ws.imapOAuth2,
 		Account: o.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
-		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, log),
+		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, ourIdentity(o.From, p.Scenarios), log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
 		Limits:      o.Limits,
 		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: grace, Concurrency: o.Concurrency,
@@ -582,6 +584,20 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", n)}
 	}
 	return nil
+}
+
+// checkAutoCanSend refuses a configuration where reply mode auto (the
+// run's or a scenario's) could qualify a scenario to send with no way to
+// send: drafting needs no SMTP, but auto does.
+func checkAutoCanSend(o *watchOptions, parts *pipelineParts, path string, p *problems) {
+	if o.SMTP.Addr != "" || o.Outbox != "" || o.DryRun || parts.Scenarios == nil || o.ReplyMode == string(triage.ReplyAuto) {
+		return // the run's auto without smtp is reported as no way to send replies
+	}
+	for _, sc := range parts.Scenarios.Scenarios {
+		if scenario.ReplyModeFor(sc, triage.ReplyMode(o.ReplyMode)) == triage.ReplyAuto {
+			p.add("scenario %s: reply_mode auto sends once people's reviews qualify it, and nothing can send: set smtp.addr in %s (or outbox: DIR)", sc.Name, path)
+		}
+	}
 }
 
 // caConfig is a TLS configuration trusting the system's CAs and the PEM

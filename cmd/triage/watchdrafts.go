@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	netmail "net/mail"
+	"slices"
+	"strings"
 
 	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/scenario"
 	"triage/internal/store"
 	"triage/internal/watch"
 )
@@ -73,30 +77,98 @@ func (noSMTP) Send(context.Context, *mail.Reply) (triage.Receipt, error) {
 }
 
 // personReplyHook is what watch does when a person replied in a thread it
-// handled (seen in the Sent folder): the conversation's ticket is taken
-// over, so the agent never answers it again.
-func personReplyHook(store tickets.Creator, log *slog.Logger) func(context.Context, watch.PersonReply) error {
+// handled (seen in the Sent folder). A reply that is triage's draft, sent
+// as it was or edited (r.DraftOutcome), is a draft sent: it joins the
+// conversation on its ticket (so the customer's answer finds it) and the
+// conversation stays triage's. Only a reply a person wrote outside a draft
+// takes the conversation over, so the agent never answers it again. The
+// owner recorded is the person, never the bare shared address (see
+// replier); ours are the addresses and display names the mailbox itself
+// sends under (ourIdentity).
+func personReplyHook(store tickets.Creator, ours []string, log *slog.Logger) func(context.Context, watch.PersonReply) error {
 	conv, ok := store.(tickets.Conversations)
 	if !ok {
 		return nil
 	}
 	return func(ctx context.Context, r watch.PersonReply) error {
+		who := replier(r, ours)
+		if r.DraftOutcome != "" {
+			st, err := conv.Find(ctx, "", []string{r.Thread.MessageID, r.Thread.Matched})
+			if errors.Is(err, tickets.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			log.Info("triage's draft was sent by a person: the conversation stays triage's", "ticket", st.TicketID, "by", who, "outcome", r.DraftOutcome, "reply", r.MessageID)
+			if r.MessageID == "" {
+				return nil
+			}
+			return conv.AddMessage(ctx, st.TicketID, tickets.Message{MessageID: r.MessageID, Direction: tickets.Outbound, From: who, At: r.Date})
+		}
 		for _, id := range []string{r.Thread.MessageID, r.Thread.Matched} {
-			ticket, err := conv.TakeoverByMessageID(ctx, id, r.From)
+			ticket, err := conv.TakeoverByMessageID(ctx, id, who)
 			if errors.Is(err, tickets.ErrNotFound) {
 				continue
 			}
 			if err != nil {
 				return err
 			}
-			log.Info("a person replied in the thread: conversation taken over", "ticket", ticket, "by", r.From, "reply", r.MessageID)
+			log.Info("a person replied in the thread: conversation taken over", "ticket", ticket, "by", who, "reply", r.MessageID)
 			if r.MessageID != "" {
 				// The person's reply is part of the conversation: the
 				// customer's answer to it finds the ticket.
-				return conv.AddMessage(ctx, ticket, tickets.Message{MessageID: r.MessageID, Direction: tickets.Outbound, From: r.From, At: r.Date})
+				return conv.AddMessage(ctx, ticket, tickets.Message{MessageID: r.MessageID, Direction: tickets.Outbound, From: who, At: r.Date})
 			}
 			return nil
 		}
 		return nil
 	}
+}
+
+// replier names who wrote a person's reply. From a mailbox of a person's
+// own (its address is not one of ours): that address, with its display
+// name. From the shared mailbox: the Sender header (the person sending for
+// it), else the From display name when it is not one of ours, else "a
+// person via" the mailbox's address. Names and addresses compare without
+// case.
+func replier(r watch.PersonReply, ours []string) string {
+	isOurs := func(s string) bool {
+		return slices.ContainsFunc(ours, func(o string) bool { return strings.EqualFold(o, s) })
+	}
+	named := func(name, addr string) string {
+		if name = strings.Join(strings.Fields(name), " "); name != "" {
+			return name + " <" + addr + ">"
+		}
+		return addr
+	}
+	name := strings.Join(strings.Fields(r.FromName), " ")
+	switch s := r.Sender; {
+	case !isOurs(r.From):
+		return named(name, r.From)
+	case s.Address != "" && !strings.EqualFold(s.Address, r.From):
+		return named(s.Name, s.Address)
+	case name != "" && !isOurs(name):
+		return name + " via " + r.From
+	}
+	return "a person via " + r.From
+}
+
+// ourIdentity lists the addresses and display names triage's own mail goes
+// out under (the From of the configuration, the reply styles of main.md):
+// a reply from the mailbox under one of them says nothing of who wrote it.
+func ourIdentity(from string, set *scenario.Set) []string {
+	var ours []string
+	if a, err := netmail.ParseAddress(from); err == nil {
+		ours = append(ours, a.Address)
+		if a.Name != "" {
+			ours = append(ours, a.Name)
+		}
+	}
+	for _, st := range set.Replies {
+		if st.FromName != "" {
+			ours = append(ours, st.FromName)
+		}
+	}
+	return ours
 }

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	netmail "net/mail"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/google/go-cmp/cmp"
 
+	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
@@ -92,7 +95,9 @@ func TestWatchDraftModeAndStats(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("ledger stats exit %d: %s", code, stderr)
 	}
-	if want := `{"scenario":"valid-warranty","drafted":1,"sent_as_is":0,"edited":0,"discarded":0,"pending":1}` + "\n"; stdout != want {
+	if want := `{"scenario":"valid-warranty","account":"support@example.com","mailbox":"INBOX","drafted":1,"sent_as_is":0,"edited":0,"rejected":0,"discarded":0,"pending":1,` +
+		`"readiness":{"reviewed":0,"sent_as_is":0,"edited":0,"rejected":0,"discarded":0,"ready":false,"why":"0 of 30 reviewed drafts needed"},` +
+		`"min_reviewed":30,"min_sent_as_is":90,"switches":[]}` + "\n"; stdout != want {
 		t.Errorf("ledger stats --json = %q, want %q", stdout, want)
 	}
 
@@ -108,11 +113,12 @@ func TestWatchDraftModeAndStats(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("stats %q: %v", stdout, err)
 	}
-	if diff := cmp.Diff(ledger.DraftStat{Scenario: "valid-warranty", Drafted: 1, SentAsIs: 1}, got); diff != "" {
+	inbox := triage.Inbox{Account: "support@example.com", Mailbox: "INBOX"}
+	if diff := cmp.Diff(ledger.DraftStat{Scenario: "valid-warranty", Inbox: inbox, Drafted: 1, SentAsIs: 1}, got); diff != "" {
 		t.Errorf("stats after the person sent the draft (-want +got):\n%s", diff)
 	}
 	_, stdout, _ = e.run(t, "ledger", "stats", "--config", e.config)
-	for _, want := range []string{"SCENARIO", "SENT AS IS", "valid-warranty", "100%"} {
+	for _, want := range []string{"SCENARIO", "SENT AS IS", "valid-warranty", "support@example.com/INBOX", "1/1 100%", "READY", "1 of 30 reviewed drafts needed"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("ledger stats lacks %q:\n%s", want, stdout)
 		}
@@ -126,6 +132,58 @@ func TestWatchDraftModeAndStats(t *testing.T) {
 	_, stdout, _ = e.run(t, "ledger", "--config", e.config)
 	if !strings.Contains(stdout, "drafted") {
 		t.Errorf("ledger does not show the message drafted:\n%s", stdout)
+	}
+}
+
+// A draft sent as it was is a draft sent, not a takeover: the customer's
+// next email joins the conversation and gets a new draft, instead of going
+// to Needs-Human as a conversation a person owns.
+func TestWatchDraftSentIsNoTakeover(t *testing.T) {
+	e := newWatchEnv(t, "  staff: [kierownik@example.com]\nreply_mode: draft\noutbox: notices\n")
+	inbound := e.deliver(t, "../../examples/inbox/01-valid-warranty-pl.eml")
+	if code, _, stderr := e.run(t, "watch", "--config", e.config, "--once"); code != 0 {
+		t.Fatalf("watch exit %d\n%s", code, stderr)
+	}
+	drafts := e.srv.Messages(t, "Szkice")
+	if len(drafts) != 1 {
+		t.Fatalf("Szkice holds %d messages, want the draft", len(drafts))
+	}
+	d, err := message.Parse(drafts[0].Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The shared mailbox sends the draft unchanged.
+	e.srv.Append(t, "Sent", []byte("From: Serwis <serwis@example.com>\r\nTo: Anna Nowak <anna.nowak@example.pl>\r\nSubject: "+d.Subject+
+		"\r\nMessage-ID: <person-1@example.com>\r\nIn-Reply-To: "+inbound+"\r\nReferences: "+inbound+
+		"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"+d.Text+"\r\n"))
+	if code, _, stderr := e.run(t, "watch", "--config", e.config, "--once"); code != 0 {
+		t.Fatalf("second watch exit %d\n%s", code, stderr)
+	}
+	// The customer answers the mail the shared mailbox sent.
+	e.srv.Append(t, "INBOX", []byte("From: Anna Nowak <anna.nowak@example.pl>\r\nTo: serwis@example.com\r\nSubject: Re: "+d.Subject+
+		"\r\nMessage-ID: <anna-2@example.pl>\r\nIn-Reply-To: <person-1@example.com>\r\nReferences: "+inbound+" <person-1@example.com>"+
+		"\r\nDate: Tue, 17 Nov 2026 10:00:00 +0100\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nKiedy kurier odbierze ekspres?\r\n"))
+	if code, _, stderr := e.run(t, "watch", "--config", e.config, "--once"); code != 0 {
+		t.Fatalf("third watch exit %d\n%s", code, stderr)
+	}
+	if n := len(e.srv.Messages(t, watch.DefaultFailedFolder)); n != 0 {
+		t.Errorf("%s holds %d messages: the customer's answer was left for a person", watch.DefaultFailedFolder, n)
+	}
+	var replyTo []string
+	for _, m := range e.srv.Messages(t, "Szkice") {
+		pm, err := message.Parse(m.Raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replyTo = append(replyTo, pm.InReplyTo)
+	}
+	slices.Sort(replyTo)
+	if diff := cmp.Diff([]string{inbound, "<anna-2@example.pl>"}, replyTo); diff != "" {
+		t.Errorf("drafts by In-Reply-To (-want +got):\n%s", diff)
+	}
+	code, stdout, stderr := e.run(t, "tickets", "list", "--config", e.config, "--json")
+	if code != 0 || strings.Contains(stdout, `"agent_disabled":true`) {
+		t.Errorf("tickets list (exit %d): the conversation is taken over:\n%s%s", code, stdout, stderr)
 	}
 }
 
@@ -158,39 +216,76 @@ func TestWatchDryRun(t *testing.T) {
 	}
 }
 
-// A person's reply in a thread takes its ticket over.
+// A person's reply in a thread takes its ticket over, and the owner shown
+// is the person (the Sender header, or a display name that is not the
+// mailbox's own), else "a person via" the mailbox, never the bare shared
+// address. A reply that is triage's draft, sent as it was or edited, is a
+// draft sent: it joins the ticket, and the conversation stays triage's.
 func TestPersonReplyHookTakesOver(t *testing.T) {
 	ctx := context.Background()
+	const shared = "serwis@example.com"
+	tests := []struct {
+		name      string
+		reply     watch.PersonReply
+		takenOver bool
+		owner     string
+	}{
+		{"a person's own reply, Sender header", watch.PersonReply{MessageID: "<p@x>", From: shared, FromName: "Serwis gwarancyjny",
+			Sender: netmail.Address{Name: "Ewa Nowak", Address: "ewa@example.com"}}, true, "Ewa Nowak <ewa@example.com>"},
+		{"a person's own reply, their display name", watch.PersonReply{MessageID: "<p@x>", From: shared, FromName: "Ewa Nowak"},
+			true, "Ewa Nowak via " + shared},
+		{"a person's own reply, the mailbox's name only", watch.PersonReply{MessageID: "<p@x>", From: shared, FromName: "serwis GWARANCYJNY"},
+			true, "a person via " + shared},
+		{"a person's own reply, no name", watch.PersonReply{MessageID: "<p@x>", From: shared}, true, "a person via " + shared},
+		{"a person's own reply from their own address", watch.PersonReply{MessageID: "<p@x>", From: "ewa@example.com", FromName: "Ewa Nowak"},
+			true, "Ewa Nowak <ewa@example.com>"},
+		{"triage's draft sent as it was", watch.PersonReply{MessageID: "<p@x>", From: shared, DraftOutcome: ledger.DraftSentAsIs, Similarity: 1}, false, ""},
+		{"triage's draft edited", watch.PersonReply{MessageID: "<p@x>", From: shared, DraftOutcome: ledger.DraftEdited, Similarity: 0.5}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := tickets.OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			tk, err := db.Create(ctx, tickets.Request{IdempotencyKey: "k", SerialNumber: "SN1", CustomerEmail: "anna@example.pl", Priority: "normal"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.AddMessage(ctx, tk.TicketID, tickets.Message{MessageID: "<in-1@example.pl>", Direction: tickets.Inbound, At: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			hook := personReplyHook(db, []string{shared, "Serwis gwarancyjny", "Warranty Service"}, slog.New(slog.DiscardHandler))
+			if hook == nil {
+				t.Fatal("no hook for a store with conversations")
+			}
+			for _, id := range []string{"<elsewhere@x>", "<in-1@example.pl>"} {
+				r := tt.reply
+				r.Thread = ledger.Thread{MessageID: id}
+				if err := hook(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := db.Get(ctx, tk.TicketID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.AgentDisabled != tt.takenOver || st.Owner != tt.owner {
+				t.Errorf("ticket after the reply: agent_disabled %v owner %q, want %v %q", st.AgentDisabled, st.Owner, tt.takenOver, tt.owner)
+			}
+			if !st.Has("<p@x>") {
+				t.Errorf("the reply is not part of the conversation: %+v", st.Messages)
+			}
+		})
+	}
+	// A store that only creates tickets (no conversations) gets no hook.
 	db, err := tickets.OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	tk, err := db.Create(ctx, tickets.Request{IdempotencyKey: "k", SerialNumber: "SN1", CustomerEmail: "anna@example.pl", Priority: "normal"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.AddMessage(ctx, tk.TicketID, tickets.Message{MessageID: "<in-1@example.pl>", Direction: tickets.Inbound, At: time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	hook := personReplyHook(db, slog.New(slog.DiscardHandler))
-	if hook == nil {
-		t.Fatal("no hook for a store with conversations")
-	}
-	for _, id := range []string{"<elsewhere@x>", "<in-1@example.pl>"} {
-		if err := hook(ctx, watch.PersonReply{MessageID: "<p@x>", From: "ewa@example.com", Thread: ledger.Thread{MessageID: id}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := db.Get(ctx, tk.TicketID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !st.AgentDisabled || st.Owner != "ewa@example.com" {
-		t.Errorf("ticket after the person's reply: agent_disabled %v owner %q, want taken over by ewa@example.com", st.AgentDisabled, st.Owner)
-	}
-	// A store that only creates tickets (no conversations) gets no hook.
-	if personReplyHook(struct{ tickets.Creator }{db}, slog.New(slog.DiscardHandler)) != nil {
+	if personReplyHook(struct{ tickets.Creator }{db}, nil, slog.New(slog.DiscardHandler)) != nil {
 		t.Error("a hook for a store without conversations")
 	}
 }

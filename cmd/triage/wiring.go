@@ -47,8 +47,11 @@ type pipelineOptions struct {
 	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
 	processor.Bounds
-	ReplyMode string // send | draft (a scenario's reply_mode overrides it)
-	DryRun    bool   // effect tools are answered without running; nothing changes
+	ReplyMode string // send | draft | auto (a scenario's reply_mode overrides it)
+	// autonomy resolves reply mode auto (watch sets it from its ledger;
+	// nil: auto drafts, as in process).
+	autonomy processor.Autonomy
+	DryRun   bool // effect tools are answered without running; nothing changes
 	// Concurrency is how many emails run at once (process and watch each
 	// register their own --concurrency flag); it sizes the model client's
 	// idle connections.
@@ -61,6 +64,11 @@ type pipelineOptions struct {
 	// Attachments caps what the model is sent of a customer's attachments
 	// (pipeline.attachments: types, max_count, max_bytes).
 	Attachments attach.Config
+	// Notices bound the staff notices (limits.notices_per_customer,
+	// limits.notices_per_hour); ConsoleURL (console.url) is where they
+	// link to the conversation.
+	Notices    triage.NoticeLimits
+	ConsoleURL string
 }
 
 // pipeline is a ready processor and what it was built from.
@@ -232,10 +240,20 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	hist := history(sender) // the outbox or ledger itself, not the signer around it
 	perSender := 0
 	var answered func(context.Context, triage.Key) (*triage.Receipt, string, error)
-	if ob, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limit and replies, exactly
+	if ob, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limits and replies, exactly
 		perSender = watch.DefaultPerSenderLimit
+		// The outbox's checks at send time are the exact ones: replies and
+		// drafts, however many emails are answered at once; notices under
+		// their own bounds.
+		ob.SetPerSenderLimit(perSender, watch.DefaultPerSenderWindow)
+		ob.SetNoticeLimits(o.Notices)
 		answered = outboxAnswered(ob, domain)
 	}
+	notices := builtins.Notices{ConsoleURL: o.ConsoleURL}
+	if conv, ok := creator.(tickets.Conversations); ok {
+		notices.Case = noticeCase{tickets: conv, replies: archiveOf(sender)}
+	}
+	staff := &builtins.Notifier{Sender: sender, From: from, Domain: domain} // unsigned: notices are not replies
 	sender = replySigner(sender, p.Scenarios, parts.Language)
 
 	faults := parts.Faults
@@ -255,7 +273,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		},
 		dispatcher.Config{
 			Tools:          p.Tools,
-			Builtins:       builtins.Routes(checker, creator, sender, from, domain),
+			Builtins:       builtins.Routes(checker, creator, sender, from, domain, notices),
 			Routes:         bk.Routes(),
 			StaffAddresses: o.Staff,
 			Extractor:      ext,
@@ -271,10 +289,12 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			Tickets:     creator,
 			History:     hist,
 			Answered:    answered,
+			Staff:       staff,
 			ModelName:   modelLabel(p.Model, o.Model),
 			// process answers a sender as often as watch would.
 			PerSenderLimit: perSender,
 			ReplyMode:      triage.ReplyMode(o.ReplyMode),
+			Autonomy:       o.autonomy,
 			DryRun:         o.DryRun,
 			Logger:         log,
 		})
@@ -305,6 +325,39 @@ func outboxAnswered(ob *mail.Outbox, domain string) func(context.Context, triage
 		}
 		return &rc, inbound, nil
 	}
+}
+
+// replyArchive finds the raw message of one of triage's replies or drafts
+// by its Message-ID: the ledger in watch (watch.LedgerSender), the outbox
+// directory in process (mail.Outbox).
+type replyArchive interface {
+	ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error)
+}
+
+// archiveOf is the sender's reply archive, or nil (a dry run).
+func archiveOf(sender mail.Sender) replyArchive {
+	a, _ := sender.(replyArchive)
+	return a
+}
+
+// noticeCase is what a staff notice reads of the case (builtins.Case): the
+// ticket store, and the archive of triage's replies.
+type noticeCase struct {
+	tickets tickets.Conversations
+	replies replyArchive // nil: earlier replies are listed without their text
+}
+
+var _ builtins.Case = noticeCase{}
+
+func (c noticeCase) Ticket(ctx context.Context, id string) (*tickets.State, error) {
+	return c.tickets.Get(ctx, id)
+}
+
+func (c noticeCase) Reply(ctx context.Context, messageID string) ([]byte, bool, error) {
+	if c.replies == nil {
+		return nil, false, nil
+	}
+	return c.replies.ReplyRaw(ctx, messageID)
 }
 
 // replySigner signs every reply in its language with the styles of main.md

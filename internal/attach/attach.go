@@ -71,9 +71,9 @@ type Decision struct {
 
 // Plan decides by name, type and size which of list may be sent: allowed
 // types only, then the largest dropped until at most MaxCount remain and
-// they hold at most MaxBytes. Attachments in excluded (by index) are not
-// sent, for the reason given. Sent is provisional until Check has seen the
-// content; Check's refusals go into excluded for the next Plan.
+// they hold at most MaxBytes. Attachments in excluded (by index, from
+// Sniff) are not sent, for the reason given. Sent is provisional until
+// Check has seen the content.
 func Plan(list []message.Attachment, cfg Config, excluded map[int]string) []Decision {
 	cfg = cfg.WithDefaults()
 	out := make([]Decision, len(list))
@@ -123,6 +123,23 @@ func Plan(list []message.Attachment, cfg Config, excluded map[int]string) []Deci
 	return out
 }
 
+// Sniff checks, before anything is planned, the first bytes of each
+// listed attachment that Plan could send (heads, by index, as the parser
+// kept them: message.Message.Heads): one whose bytes are not what its type
+// says is excluded (WhyContent) and never takes a place another could
+// have. An attachment with no head is left to Check.
+func Sniff(list []message.Attachment, heads map[int][]byte, cfg Config) map[int]string {
+	cfg = cfg.WithDefaults()
+	excluded := map[int]string{}
+	for i, a := range list {
+		t := strings.ToLower(a.Type)
+		if h, ok := heads[i]; ok && slices.Contains(cfg.Types, t) && !Matches(t, h) {
+			excluded[i] = WhyContent
+		}
+	}
+	return excluded
+}
+
 // Sent lists the indices of the decisions still to be sent.
 func Sent(ds []Decision) []int {
 	var out []int
@@ -138,7 +155,8 @@ func Sent(ds []Decision) []int {
 // must be what its type says (a "photo" that is an executable, an archive
 // or HTML is never sent). data holds the content by index; a missing entry
 // is unreadable. Each refusal is added to excluded; Check reports whether
-// there was one (then Plan again: another attachment may take its place).
+// there was one. Sniff has already refused what the heads show, so a
+// refusal here is rare and final: nothing is planned or read again.
 func Check(ds []Decision, data map[int][]byte, excluded map[int]string) bool {
 	refused := false
 	for i := range ds {
@@ -163,7 +181,8 @@ func Check(ds []Decision, data map[int][]byte, excluded map[int]string) bool {
 
 // Matches reports whether b looks like a file of media type t: the
 // standard content sniffing for JPEG, PNG, WebP and PDF, and the ISO base
-// media "ftyp" box with a HEIF brand for HEIC.
+// media "ftyp" box with a HEIF brand for HEIC. It reads at most the first
+// message.SniffBytes (512) of b, so a file's head answers as the file does.
 func Matches(t string, b []byte) bool {
 	if t == "image/heic" {
 		return len(b) >= 12 && bytes.Equal(b[4:8], []byte("ftyp")) &&

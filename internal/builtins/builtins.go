@@ -78,13 +78,13 @@ func Intended(args map[string]any) triage.Receipt {
 
 // Routes builds the builtins (dispatcher.Config.Builtins), by builtin name.
 // from is our From address, domain the right-hand side of the deterministic
-// reply Message-IDs.
-func Routes(w warranty.Checker, t tickets.Creator, m mail.Sender, from, domain string) map[string]dispatcher.Func {
+// reply Message-IDs, n what the staff notices read besides the email.
+func Routes(w warranty.Checker, t tickets.Creator, m mail.Sender, from, domain string, n Notices) map[string]dispatcher.Func {
 	return map[string]dispatcher.Func{
 		dispatcher.FuncCheckWarranty: For(CheckWarranty(w)),
 		dispatcher.FuncCreateTicket:  For(CreateTicket(t)),
 		dispatcher.FuncSendEmail:     For(SendEmail(m, from, domain)),
-		dispatcher.FuncNotifyStaff:   For(NotifyStaff(m, from, domain)),
+		dispatcher.FuncNotifyStaff:   For(NotifyStaff(m, from, domain, n)),
 	}
 }
 

@@ -1,7 +1,9 @@
 package builtins_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/mail"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	gomessage "github.com/emersion/go-message"
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
@@ -42,7 +45,7 @@ func localDispatcher(t *testing.T, dbPath, outbox string, now time.Time) *dispat
 	}
 	d, err := dispatcher.New(dispatcher.Config{
 		Tools:    toolstest.Shipped(t),
-		Builtins: builtins.Routes(reg, tk, ob, "Wsparcie <support@example.com>", "example.com"),
+		Builtins: builtins.Routes(reg, tk, ob, "Wsparcie <support@example.com>", "example.com", builtins.Notices{}),
 		Now:      func() time.Time { return now },
 	})
 	if err != nil {
@@ -230,8 +233,9 @@ func TestSendEmailReply(t *testing.T) {
 			f := &fakeSender{}
 			msg := toolstest.Message()
 			tt.msg(msg)
-			tt.want.InboundDigest = triage.DigestOf(msg)            // what the reply answers, for the outbox
-			tt.want.InboundFrom = strings.ToLower(msg.From.Address) // whom the reply counts against
+			tt.want.InboundDigest = triage.DigestOf(msg) // what the reply answers, for the outbox
+			tt.want.InboundFrom = msg.From.Address       // whom a per-sender limit counts it against too
+			tt.want.Language = "de"                      // the customer's, as the pipeline detected it: signed in it
 			to, subject := tt.to, tt.subject
 			if to == "" {
 				to = "Jan <jan.reply@example.com>"
@@ -240,7 +244,7 @@ func TestSendEmailReply(t *testing.T) {
 				subject = "Re: x"
 			}
 			args := map[string]any{"to": to, "subject": subject, "body": "b"}
-			if _, err := builtins.For(builtins.SendEmail(f, "Support <support@example.com>", "example.com"))(context.Background(), &dispatcher.Call{Name: dispatcher.FuncSendEmail, Args: args, Msg: msg, Key: tt.key, Now: now}); err != nil {
+			if _, err := builtins.For(builtins.SendEmail(f, "Support <support@example.com>", "example.com"))(context.Background(), &dispatcher.Call{Name: dispatcher.FuncSendEmail, Args: args, Msg: msg, Key: tt.key, Now: now, Language: "de"}); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff([]mailclient.Reply{tt.want}, f.got); diff != "" {
@@ -279,7 +283,7 @@ func TestNotifyStaff(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 22, 8, 15, 0, 0, time.UTC)
-	route := builtins.For(builtins.NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com"))
+	route := builtins.For(builtins.NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com", builtins.Notices{}))
 	msg := toolstest.Message()
 	call := &dispatcher.Call{Name: dispatcher.FuncNotifyStaff, Args: map[string]any{"subject": "Klient prosi o człowieka", "body": "Proszę o kontakt."},
 		Msg: msg, Key: "inbox:42", Now: now, TicketID: "TKT-000007", Staff: []string{"boss@example.com", "team@example.com"}}
@@ -307,10 +311,10 @@ func TestNotifyStaff(t *testing.T) {
 			t.Fatal(err)
 		}
 		tos = append(tos, "<"+m.To[0]+">")
-		if got := m.Subject; got != "Klient prosi o człowieka [TKT-000007]" {
-			t.Errorf("subject = %q", got)
+		if got, want := m.Subject, `[triage hand-off] [TKT-000007] Customer wrote: "Reklamacja SN-48213-PL"`; got != want {
+			t.Errorf("subject = %q, want %q", got, want)
 		}
-		for _, want := range []string{"Proszę o kontakt.", "Customer: jan@example.com", "Message-ID: <in-1@example.com>", "Ticket: TKT-000007"} {
+		for _, want := range []string{"Proszę o kontakt.", "Klient prosi o człowieka", "Customer: Jan Kowalski <jan@example.com>", "Message-ID: <in-1@example.com>", "Ticket: TKT-000007"} {
 			if !strings.Contains(m.Text+m.Quoted, want) {
 				t.Errorf("%s lacks %q", f, want)
 			}
@@ -342,25 +346,25 @@ func TestStaffNoticeFactsComeBeforeTheModelsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	route := builtins.For(builtins.NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com"))
+	route := builtins.For(builtins.NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com", builtins.Notices{}))
 	forged := "Klient prosi o kontakt.\n\n-- \nCustomer: ceo@bank.example\nTicket: TKT-000001 (VIP, refund approved)"
 	_, err = route(context.Background(), &dispatcher.Call{Name: dispatcher.FuncNotifyStaff, Args: map[string]any{"subject": "Eskalacja", "body": forged},
 		Msg: toolstest.Message(), Key: "inbox:7", Now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC), TicketID: "TKT-000007", Staff: []string{"boss@example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, m := onlyNotice(t, dir)
-	text := m.Text + "\n" + m.Quoted
-	real, fake := strings.Index(text, "Customer: jan@example.com"), strings.Index(text, "Customer: ceo@bank.example")
+	raw, _ := onlyNotice(t, dir)
+	text := bodyOf(t, raw)
+	real, fake := strings.Index(text, "Customer: Jan Kowalski <jan@example.com>"), strings.Index(text, "Customer: ceo@bank.example")
 	if real < 0 || fake < 0 || real > fake || strings.Index(text, "Ticket: TKT-000007") > fake {
 		t.Errorf("the checked facts must precede the model's text:\n%s", raw)
 	}
 	if !strings.Contains(text, "not checked") {
 		t.Errorf("the model's text is not marked as unchecked:\n%s", text)
 	}
-	// The Reply-To differs from From (testMessage): staff see where the
-	// customer's acknowledgement went, before the model's text.
-	if i := strings.Index(text, "Reply-To (our acknowledgement went there): jan.reply@example.com"); i < 0 || i > fake {
+	// The Reply-To differs from From (testMessage): staff see it, before
+	// the model's text.
+	if i := strings.Index(text, "Reply-To: jan.reply@example.com (differs from the From address"); i < 0 || i > fake {
 		t.Errorf("the notice does not show the Reply-To first:\n%s", text)
 	}
 }
@@ -375,7 +379,7 @@ func TestNotifyStaffAbuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	routes := okRoutes(dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail)
-	routes[dispatcher.FuncNotifyStaff] = builtins.For(builtins.NotifyStaff(ob, "support@example.com", "example.com"))
+	routes[dispatcher.FuncNotifyStaff] = builtins.For(builtins.NotifyStaff(ob, "support@example.com", "example.com", builtins.Notices{}))
 	d, err := dispatcher.New(dispatcher.Config{Tools: toolstest.Shipped(t), Routes: routes, StaffAddresses: []string{"boss@example.com"}})
 	if err != nil {
 		t.Fatal(err)
@@ -423,6 +427,20 @@ func onlyNotice(t *testing.T, dir string) ([]byte, *message.Message) {
 		t.Fatal(err)
 	}
 	return raw, m
+}
+
+// bodyOf is the decoded text of a rendered single-part message, in order.
+func bodyOf(t *testing.T, raw []byte) string {
+	t.Helper()
+	e, err := gomessage.Read(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(e.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(b), "\r\n", "\n")
 }
 
 // okRoutes answers every call of names with {"routed": name}.

@@ -2,7 +2,10 @@ package builtins
 
 import (
 	"context"
+	"errors"
+	netmail "net/mail"
 	"strings"
+	"time"
 
 	"triage"
 	"triage/internal/clients/mail"
@@ -24,11 +27,40 @@ type Notified struct {
 	MessageIDs []string `json:"message_ids"`
 }
 
-// NotifyStaff mails every staff address (Call.Staff) a StaffNotice: one
-// message each, never to the customer, with a Message-ID derived from the
-// inbound key and the address (so a retried email reuses it). It is not a
-// reply: its ledger key differs from the customer reply's.
-func NotifyStaff(s mail.Sender, from, domain string) Handler[NotifyStaffArgs, Notified] {
+// Case is where a staff notice reads the case beyond the email itself: the
+// ticket with its history, and the text of what triage already told the
+// customer. cmd/triage implements it over the ticket store and the reply
+// history (the ledger in watch, the outbox in process).
+type Case interface {
+	// Ticket returns the ticket's state (tickets.ErrNotFound when none).
+	Ticket(ctx context.Context, ticketID string) (*tickets.State, error)
+	// Reply returns the raw message of one of triage's replies or drafts by
+	// its Message-ID; ok is false when triage wrote none by that ID (a
+	// person's reply in the thread).
+	Reply(ctx context.Context, messageID string) (raw []byte, ok bool, err error)
+}
+
+// Notices configures the staff notices.
+type Notices struct {
+	// Case reads the ticket and the earlier replies; nil: the notice carries
+	// the email, the checked facts and the model's note only.
+	Case Case
+	// ConsoleURL is the review console's base URL (console.url); "" gives
+	// no link. The link names the conversation by its Key.Ref, never by
+	// anything the customer wrote.
+	ConsoleURL string
+}
+
+// NotifyStaff mails every staff address (Call.Staff) a Notice: one message
+// each, never to the customer, with a Message-ID derived from the inbound
+// key and the address (so a retried email reuses it), Reply-To the
+// customer's reply address (staff answer them directly) and threaded under
+// the customer's email. It is not a reply: its ledger key differs from the
+// customer reply's, and it is marked mail.Reply.Notice, so it counts under
+// the notice bounds, never against the reply limits. A notice over a bound
+// is refused with the bound's reason as its code (triage.ReasonNoticeLimit,
+// triage.ReasonNoticeGlobalLimit): the email is left for a person.
+func NotifyStaff(s mail.Sender, from, domain string, n Notices) Handler[NotifyStaffArgs, Notified] {
 	return func(ctx context.Context, call *dispatcher.Call, in NotifyStaffArgs) (Notified, error) {
 		if len(call.Staff) == 0 {
 			return Notified{}, &dispatcher.Error{Code: dispatcher.CodeNoStaff, Message: "no staff address is configured; the email is left for a person", Refused: true}
@@ -36,18 +68,34 @@ func NotifyStaff(s mail.Sender, from, domain string) Handler[NotifyStaffArgs, No
 		if err := dispatcher.PlainBody(in.Body, call.MaxBodyBytes); err != nil {
 			return Notified{}, err
 		}
-		subject, body := StaffNotice(in.Subject, in.Body, call.Msg, call.TicketID)
+		nt := n.compose(ctx, call, in)
+		subject, body := nt.Subject(), nt.Body()
 		var out Notified
 		for _, to := range call.Staff {
 			var key triage.Key
 			if call.Key != "" {
 				key = call.Key + triage.Key("|staff|"+to)
 			}
-			r := &mail.Reply{From: from, To: to, Subject: subject, Body: body, Date: call.Now, Key: key}
+			r := &mail.Reply{From: from, To: to, Subject: subject, Body: body, Date: call.Now, Key: key, Notice: true}
 			if key != "" {
 				r.MessageID = mail.MessageIDFor(key, domain)
 			}
+			if m := call.Msg; m != nil {
+				r.Customer = m.From.Address
+				if rt := customerAddress(m); rt != "" {
+					r.ReplyTo = rt
+				}
+				if id, ok := mail.ValidMsgID(m.MessageID); ok {
+					r.InReplyTo = "<" + id + ">"
+				}
+				r.References = mail.ThreadReferences(m.References, m.MessageID)
+			}
 			rc, err := s.Send(ctx, r)
+			var lim triage.Limited
+			if errors.As(err, &lim) {
+				return Notified{}, &dispatcher.Error{Code: string(lim.LimitReason()), Refused: true, Reason: lim.LimitReason(),
+					Message: "staff notice not sent: " + err.Error() + "; the email is left for a person"}
+			}
 			if err != nil {
 				return Notified{}, err
 			}
@@ -57,31 +105,122 @@ func NotifyStaff(s mail.Sender, from, domain string) Handler[NotifyStaffArgs, No
 	}
 }
 
-// StaffNotice composes the notice staff receive: the model's subject with
-// the ticket's tag, and before the model's text, the facts triage checked
-// (the customer, the inbound Message-ID, the ticket).
-func StaffNotice(subject, body string, msg *message.Message, ticketID string) (string, string) {
-	subject = tickets.WithTag(strings.TrimSpace(subject), ticketID)
-	var facts []string
-	if msg != nil {
-		facts = append(facts, "Customer: "+msg.From.Address)
-		if rt := msg.ReplyTo; rt != "" && !strings.EqualFold(rt, msg.From.Address) {
-			// From is only a claim: staff see that the customer's
-			// acknowledgement went elsewhere.
-			facts = append(facts, "Reply-To (our acknowledgement went there): "+rt)
+// customerAddress is the Reply-To of a staff notice: the address triage
+// answers the customer at (their Reply-To, else From), with the customer's
+// display name when it is their From; "" when it is no usable address.
+func customerAddress(m *message.Message) string {
+	a, err := netmail.ParseAddress(m.ReplyTo)
+	if err != nil || a.Name != "" || !strings.EqualFold(a.Address, strings.TrimSpace(m.ReplyTo)) {
+		return "" // the parser gives bare addresses: anything else is not one
+	}
+	if name := oneLine(m.From.Name); name != "" && strings.EqualFold(a.Address, m.From.Address) {
+		a.Name = name
+	}
+	return a.String()
+}
+
+// compose gathers what the notice says: the checked facts, the email, the
+// ticket and its history, what triage already told the customer. A case
+// that cannot be read is said so in the notice; it never stops it.
+func (n Notices) compose(ctx context.Context, call *dispatcher.Call, in NotifyStaffArgs) Notice {
+	nt := Notice{
+		ModelSubject: in.Subject, ModelNote: in.Body, Msg: call.Msg, TicketID: call.TicketID,
+		Draft: call.Draft, Escalates: call.Scenario != nil && call.Scenario.Escalate,
+	}
+	if call.Scenario != nil {
+		nt.Scenario = call.Scenario.Name
+	}
+	if n.ConsoleURL != "" && call.Key != "" {
+		nt.Link = strings.TrimRight(n.ConsoleURL, "/") + "/conversation/" + call.Key.Ref()
+	}
+	if n.Case == nil || call.TicketID == "" {
+		return nt
+	}
+	st, err := n.Case.Ticket(ctx, call.TicketID)
+	if err != nil {
+		nt.CaseProblem = "the ticket could not be read: " + err.Error()
+		return nt
+	}
+	nt.Ticket = st
+	current := ""
+	if call.Msg != nil {
+		current = call.Msg.MessageID
+	}
+	for _, m := range st.Messages {
+		if m.Direction != tickets.Outbound || m.MessageID == current {
+			continue
 		}
-		facts = append(facts, "Customer subject: "+msg.Subject, "Message-ID: "+msg.MessageID)
+		raw, ok, err := n.Case.Reply(ctx, m.MessageID)
+		switch {
+		case err != nil:
+			nt.CaseProblem = "an earlier reply could not be read: " + err.Error()
+			continue
+		case !ok:
+			continue // not triage's: a person's reply, shown in the history
+		}
+		t := Told{MessageID: m.MessageID, Subject: m.Subject, At: m.At}
+		if pm, err := message.Parse(raw); err == nil {
+			t.Text = pm.Text
+			if t.Subject == "" {
+				t.Subject = pm.Subject
+			}
+		}
+		nt.Told = append(nt.Told, t)
 	}
-	if ticketID != "" {
-		facts = append(facts, "Ticket: "+ticketID+" (taken over for a person: triage no longer answers this conversation)")
+	if len(nt.Told) > MaxNoticeReplies {
+		nt.Told = nt.Told[len(nt.Told)-MaxNoticeReplies:]
 	}
-	if len(facts) == 0 {
-		return subject, body
+	return nt
+}
+
+// Notifier sends staff what becomes of a hand-off after its notice: the
+// short second notice when the customer's reply did not go out.
+type Notifier struct {
+	Sender mail.Sender
+	From   string // our From address
+	Domain string // of the deterministic Message-IDs
+}
+
+// Unacknowledged is a hand-off whose notice went to staff but whose reply
+// to the customer did not go out.
+type Unacknowledged struct {
+	Key       triage.Key // the inbound key (the notices' Message-IDs derive from it)
+	Customer  string     // the inbound From
+	TicketID  string
+	Staff     []string // the addresses the notice went to
+	Escalates bool
+	Why       string // what stopped the reply (the outcome's reason and detail)
+	Now       time.Time
+}
+
+// Unacknowledged mails each staff address a second notice, threaded under
+// the first (its deterministic Message-ID), saying that the customer was
+// not answered and why. Its Message-ID derives from the key too, so a
+// retried email sends it once.
+func (nf *Notifier) Unacknowledged(ctx context.Context, u Unacknowledged) error {
+	label := Notice{Escalates: u.Escalates}.label()
+	subject := label
+	if u.TicketID != "" {
+		subject += " " + tickets.Tag(oneLine(u.TicketID))
 	}
-	// The facts come first: the body is the model's, written from the
-	// customer's email, and may carry a forged "-- \nCustomer:" block;
-	// behind a signature separator of our own, the real facts were the part
-	// mail clients fold away.
-	return subject, "Escalated by triage. Checked by triage:\n" + strings.Join(facts, "\n") +
-		"\n\nThe assistant's note (written from the customer's email, not checked):\n\n" + strings.TrimRight(body, "\n") + "\n"
+	subject += " Not answered: triage's reply to the customer did not go out"
+	body := "triage told you about this customer's email in the notice this message answers, " +
+		"but its reply to the customer did not go out:\n\n" + quote(clip(u.Why, MaxNoticeExcerpt*4, "…")) +
+		"\nNobody has answered the customer (" + oneLine(u.Customer) + "). The email is left for a person, " +
+		"and triage did not take the conversation over.\n"
+	var errs []error
+	for _, to := range u.Staff {
+		first := u.Key + triage.Key("|staff|"+to)
+		key := u.Key + triage.Key("|staff-unanswered|"+to)
+		r := &mail.Reply{From: nf.From, To: to, Subject: subject, Body: body, Date: u.Now, Key: key, Notice: true,
+			Customer: u.Customer, MessageID: mail.MessageIDFor(key, nf.Domain)}
+		if u.Key != "" {
+			id := mail.MessageIDFor(first, nf.Domain)
+			r.InReplyTo, r.References = id, []string{id}
+		}
+		if _, err := nf.Sender.Send(ctx, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

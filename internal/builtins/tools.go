@@ -123,13 +123,13 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 		if err := dispatcher.PlainBody(in.Body, call.MaxBodyBytes); err != nil {
 			return Sent{}, err
 		}
-		r := &mail.Reply{From: from, To: to, Subject: subject, Body: in.Body, Date: call.Now, Key: call.Key, Draft: call.Draft}
+		r := &mail.Reply{From: from, To: to, Subject: subject, Body: in.Body, Date: call.Now, Key: call.Key, Draft: call.Draft, Language: call.Language}
 		if call.Key != "" {
 			r.MessageID = mail.MessageIDFor(call.Key, domain)
 		}
 		if call.Msg != nil {
 			r.InboundDigest = triage.DigestOf(call.Msg)
-			r.InboundFrom = strings.ToLower(call.Msg.From.Address)
+			r.InboundFrom = call.Msg.From.Address
 			if strings.EqualFold(call.Msg.From.Address, to) {
 				r.ToName = call.Msg.From.Name // the customer's display name, when they gave one
 			}
@@ -141,10 +141,11 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 			return Sent{}, &dispatcher.Error{Code: dispatcher.CodeDuplicateKey, Message: err.Error() + "; a person answers this message",
 				Refused: true, Reason: triage.ReasonDuplicateKey}
 		}
-		var limit *mail.LimitError
-		if errors.As(err, &limit) {
-			return Sent{}, &dispatcher.Error{Code: string(limit.Reason), Message: err.Error() + "; nothing was sent, a person answers this message",
-				Refused: true, Reason: limit.Reason}
+		var lim triage.Limited
+		if errors.As(err, &lim) {
+			// A limit stands whatever the model does next: the loop ends.
+			return Sent{}, &dispatcher.Error{Code: string(lim.LimitReason()), Message: err.Error() + "; nothing was sent, a person answers this message",
+				Refused: true, Halt: true, Reason: lim.LimitReason()}
 		}
 		if err != nil {
 			return Sent{}, err

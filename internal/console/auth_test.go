@@ -147,7 +147,7 @@ func TestCrossOriginActionRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("same-origin POST: status %d, want 303", resp.StatusCode)
 	}
-	if r := draftRow(t, f); r.Outcome != ledger.DraftDiscarded {
-		t.Errorf("draft outcome %q after reject, want %q", r.Outcome, ledger.DraftDiscarded)
+	if r := draftRow(t, f); r.Outcome != ledger.DraftRejected {
+		t.Errorf("draft outcome %q after reject, want %q", r.Outcome, ledger.DraftRejected)
 	}
 }

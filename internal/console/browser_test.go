@@ -237,4 +237,46 @@ func TestBrowser(t *testing.T) {
 		step(t, ctx, "clear", chromedp.Navigate(ts.URL+"/activity"), chromedp.WaitVisible(chromedp.CSS(`table.list`)))
 		shot(t, ctx, dir, "activity")
 	})
+
+	// A scenario earns autonomy: 30 reviewed drafts, 93% sent as is, make
+	// missing-info ready; reply mode auto switched it to sending and
+	// drafted its tenth message as a sample. Rejecting the sample shows at
+	// once, and the next message watch decides switches back to draft.
+	t.Run("autonomy", func(t *testing.T) {
+		res, sample := f.earnAutonomy(t)
+		rowText := `[...document.querySelectorAll("#readiness tbody tr")].map(r => [...r.cells].map(c => c.textContent.trim().replace(/\s+/g, " ")).join(" | "))`
+		switches := `[...document.querySelectorAll("#switches tbody tr")].map(r => r.cells[1].textContent + " " + r.cells[3].textContent.trim() + " " + r.cells[11].textContent)`
+		step(t, ctx, "open scenarios", chromedp.Navigate(ts.URL+"/scenarios"), chromedp.WaitVisible(chromedp.ID("readiness")))
+		rows := eval[[]string](t, ctx, rowText)
+		if len(rows) != 2 || rows[0] != "missing-info | support@example.com/INBOX | 30 | 28 | 2 | 0 | 0 | 93% | ready 28 of the last 30 sent as is (93%), none rejected | send since 2026-11-24 13:31" {
+			t.Errorf("readiness rows %q", rows)
+		}
+		if sw := eval[[]string](t, ctx, switches); strings.Join(sw, "|") != "missing-info send 28 of the last 30 sent as is (93%), none rejected" {
+			t.Errorf("switches %q", sw)
+		}
+		if ready := eval[string](t, ctx, `getComputedStyle(document.querySelector("#readiness .badge.ready")).backgroundColor`); ready == "" || ready == "rgba(0, 0, 0, 0)" {
+			t.Errorf("the ready badge has no colour (%q): the stylesheet did not load", ready)
+		}
+		shot(t, ctx, dir, "scenarios-autonomy")
+
+		f.Clock.Set(time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC)) // within the session
+		step(t, ctx, "reject the sample",
+			chromedp.Navigate(ts.URL+"/conversation/"+sample),
+			chromedp.WaitVisible(chromedp.ID("reject")),
+			chromedp.Click(chromedp.ID("reject")),
+			chromedp.WaitVisible(chromedp.CSS(`p.flash`)),
+		)
+		if m := res.ReplyMode(context.Background(), "missing-info", autonomyInbox); m != "draft" {
+			t.Fatalf("the next message after the rejection: %s, want draft", m)
+		}
+		step(t, ctx, "open scenarios", chromedp.Navigate(ts.URL+"/scenarios"), chromedp.WaitVisible(chromedp.ID("readiness")))
+		rows = eval[[]string](t, ctx, rowText)
+		if len(rows) != 2 || rows[0] != "missing-info | support@example.com/INBOX | 31 | 27 | 2 | 1 | 0 | 90% | not yet 1 rejected among the last 30 reviewed drafts | draft since 2026-11-24 15:00" {
+			t.Errorf("readiness rows after the rejection %q", rows)
+		}
+		if sw := eval[[]string](t, ctx, switches); strings.Join(sw, "|") != "missing-info draft 1 rejected among the last 30 reviewed drafts|missing-info send 28 of the last 30 sent as is (93%), none rejected" {
+			t.Errorf("switches after the fall back %q", sw)
+		}
+		shot(t, ctx, dir, "scenarios-fallback")
+	})
 }

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
@@ -44,6 +45,10 @@ type Config struct {
 	// Sender delivers approved drafts (the configured SMTP server or
 	// outbox, as triage's own replies); nil refuses to send.
 	Sender mail.Sender
+	// Autonomy is the bar the scenarios page judges each scenario's
+	// readiness to send on its own by (the one watch decides by); the
+	// zero Thresholds are autonomy.DefaultThresholds.
+	Autonomy autonomy.Thresholds
 
 	// Token is the shared secret of Authorization: Bearer and of the login
 	// form that starts a browser session.
@@ -95,6 +100,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Autonomy == (autonomy.Thresholds{}) {
+		cfg.Autonomy = autonomy.DefaultThresholds
+	}
+	if err := cfg.Autonomy.Check(); err != nil {
+		return nil, fmt.Errorf("console: %w", err)
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[string]session{}}
 	var err error

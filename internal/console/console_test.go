@@ -199,7 +199,7 @@ func TestDraftActions(t *testing.T) {
 	}{
 		{"edit and send", "send", url.Values{"body": {"Hello Anna,\n\nwe will replace the kettle.\n\nSupport"}}, ledger.DraftEdited, "we will replace the kettle"},
 		{"edit one word stays as is", "send", url.Values{"body": {strings.Replace(draftBody, "opened", "created", 1)}}, ledger.DraftSentAsIs, "We created ticket"},
-		{"reject", "reject", url.Values{}, ledger.DraftDiscarded, ""},
+		{"reject", "reject", url.Values{}, ledger.DraftRejected, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -448,6 +448,41 @@ func TestEscalationLeavesQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	if queued() {
+		t.Error("an escalation a person answered is still in the queue")
+	}
+}
+
+// An escalation watch moved to Needs-Human (needs_human, reason escalated)
+// is listed once, as an escalation, and leaves the queue once a person
+// answered, as an escalation left in place does.
+func TestEscalationInNeedsHumanListedOnce(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	ctx := context.Background()
+	tk, err := f.Tickets.Create(ctx, tickets.Request{CustomerEmail: "gil@example.com", IdempotencyKey: "k10", MessageID: "<gil-1@example.com>"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Tickets.Takeover(ctx, tk.TicketID, "staff"); err != nil {
+		t.Fatal(err)
+	}
+	ref := ledger.Ref(f.email(t, email{uid: 10, messageID: "<gil-1@example.com>", from: "gil@example.com", subject: "Fire",
+		text: "It burns.", scenario: "safety", state: ledger.StateNeedsHuman, reason: triage.ReasonEscalated,
+		outcome: &processor.Outcome{Scenario: "safety", Status: triage.StatusReplied, Escalated: true, TicketID: tk.TicketID}}))
+	_, body := do(t, ts.URL, req{path: "/queue", header: bearer})
+	if n := strings.Count(body, "/conversation/"+ref+`"`); n != 1 {
+		t.Errorf("the escalation is linked %d times in the queue, want once", n)
+	}
+	if _, body := do(t, ts.URL, req{path: "/queue?reason=escalated", header: bearer}); !strings.Contains(body, ref) {
+		t.Error("the escalation in Needs-Human is not listed as an escalation")
+	}
+	if _, body := do(t, ts.URL, req{path: "/queue?reason=needs_human", header: bearer}); strings.Contains(body, ref) {
+		t.Error("the escalation is listed as plain Needs-Human mail too")
+	}
+	if err := f.Tickets.AddMessage(ctx, tk.TicketID, tickets.Message{MessageID: "<staff-2@example.com>", Direction: tickets.Outbound, From: "staff@example.com", At: f.Clock.Now().Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, body := do(t, ts.URL, req{path: "/queue", header: bearer}); strings.Contains(body, ref) {
 		t.Error("an escalation a person answered is still in the queue")
 	}
 }

@@ -126,6 +126,16 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 			it.Why = WhyFailed
 		case ledger.StateNeedsHuman:
 			it.Why = WhyNeedsHuman
+			if e.Reason == triage.ReasonEscalated {
+				// watch moved the escalated email to Needs-Human: it waits
+				// as an escalation, until a person deals with it.
+				if handled, err := s.escalationHandled(ctx, e, it.Ticket); err != nil {
+					return nil, err
+				} else if handled {
+					continue
+				}
+				it.Why = WhyEscalated
+			}
 		case ledger.StateOverLimit:
 			it.Why = WhyOverLimit
 		case ledger.StateRetryRequested:

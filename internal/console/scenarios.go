@@ -8,19 +8,33 @@ import (
 	"strings"
 	"time"
 
+	"triage/internal/autonomy"
 	"triage/internal/ledger"
 )
 
 // scenarioRow is one scenario's figures.
 type scenarioRow struct {
-	Name                                      string
-	Volume, Replied, Drafted, Failed, Skipped int
-	Other                                     int // needs_human, over_limit, processing
-	SentAsIs, Edited, Discarded, Pending      int
-	Reviewed                                  int     // drafts with a fate: sent as is, edited, discarded
-	AsIsShare                                 float64 // SentAsIs / Reviewed
-	Weeks                                     []weekPoint
+	Name                                           string
+	Volume, Replied, Drafted, Failed, Skipped      int
+	Other                                          int // needs_human, over_limit, processing
+	SentAsIs, Edited, Rejected, Discarded, Pending int
+	Reviewed                                       int     // drafts with a fate: sent as is, edited, rejected, discarded
+	AsIsShare                                      float64 // SentAsIs / Reviewed
+	Weeks                                          []weekPoint
 }
+
+// scenariosView is the scenarios page: the figures per scenario, and per
+// scenario and inbox the readiness to send on its own and the switches of
+// reply mode auto.
+type scenariosView struct {
+	Rows      []*scenarioRow
+	Bar       autonomy.Thresholds
+	Standings []autonomy.Standing
+	Switches  []ledger.Switch
+}
+
+// MaxSwitchesShown bounds the switches the scenarios page lists.
+const MaxSwitchesShown = 50
 
 // weekPoint is the mean similarity of the drafts a person sent in one week
 // (ISO week, by the day they were sent) to what triage drafted.
@@ -34,15 +48,23 @@ type weekPoint struct {
 
 // scenarios shows, per scenario: volume and what became of the mail
 // (replied, drafted, failed, skipped), the fate of its drafts (sent as is,
-// edited, discarded) and how close the sent drafts were to triage's text,
-// week by week.
+// edited, rejected, discarded) and how close the sent drafts were to
+// triage's text, week by week; per scenario and inbox, whether it is ready
+// to send on its own and the mode reply mode auto is in; and the switches
+// auto made, newest first, with their figures.
 func (s *Server) scenarios(w http.ResponseWriter, r *http.Request) {
-	rows, err := s.scenarioRows(r.Context())
+	v := scenariosView{Bar: s.cfg.Autonomy}
+	var err error
+	if v.Rows, err = s.scenarioRows(r.Context()); err == nil {
+		if v.Standings, err = autonomy.Standings(r.Context(), s.cfg.Ledger, s.cfg.Autonomy); err == nil {
+			v.Switches, err = s.cfg.Ledger.Switches(r.Context(), MaxSwitchesShown)
+		}
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "scenarios", rows)
+	s.render(w, r, http.StatusOK, "scenarios", v)
 }
 
 func (s *Server) scenarioRows(ctx context.Context) ([]*scenarioRow, error) {
@@ -85,12 +107,16 @@ func (s *Server) scenarioRows(ctx context.Context) ([]*scenarioRow, error) {
 			sr.Other += c.Count
 		}
 	}
-	for _, d := range stats {
+	for _, d := range stats { // per scenario and inbox: summed per scenario
 		sr := row(d.Scenario)
-		sr.SentAsIs, sr.Edited, sr.Discarded, sr.Pending = d.SentAsIs, d.Edited, d.Discarded, d.Pending
-		sr.Reviewed = d.SentAsIs + d.Edited + d.Discarded
+		sr.SentAsIs += d.SentAsIs
+		sr.Edited += d.Edited
+		sr.Rejected += d.Rejected
+		sr.Discarded += d.Discarded
+		sr.Pending += d.Pending
+		sr.Reviewed += d.Reviewed()
 		if sr.Reviewed > 0 {
-			sr.AsIsShare = float64(d.SentAsIs) / float64(sr.Reviewed)
+			sr.AsIsShare = float64(sr.SentAsIs) / float64(sr.Reviewed)
 		}
 	}
 	type acc struct {
@@ -99,8 +125,8 @@ func (s *Server) scenarioRows(ctx context.Context) ([]*scenarioRow, error) {
 	}
 	weeks := map[string]map[string]*acc{}
 	for _, f := range fates {
-		if f.Outcome == ledger.DraftDiscarded {
-			continue
+		if f.Outcome != ledger.DraftSentAsIs && f.Outcome != ledger.DraftEdited {
+			continue // nothing was sent: no similarity
 		}
 		name := row(f.Scenario).Name
 		if weeks[name] == nil {

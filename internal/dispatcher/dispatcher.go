@@ -49,6 +49,10 @@ const (
 	// CodeDuplicateKey: the reply exists already for another message with
 	// the same Key; the email is left for a person (triage.ReasonDuplicateKey).
 	CodeDuplicateKey = string(triage.ReasonDuplicateKey)
+	// CodePerSenderLimit: the sender refused the reply, which would pass
+	// its per-sender limit; the email is left for a person
+	// (triage.ReasonPerSenderLimit) and the loop ends.
+	CodePerSenderLimit = string(triage.ReasonPerSenderLimit)
 )
 
 // Builtin function names (tools.yaml "builtin:").
@@ -80,6 +84,9 @@ type Error struct {
 	// left for a person: the pipeline fails it with this reason unless a
 	// later call of the function succeeded (Record.Reason).
 	Reason triage.Reason
+	// Halt ends the model loop after this call's turn: no later call can
+	// change the outcome (a limit reached).
+	Halt bool
 }
 
 func (e *Error) Error() string { return "dispatcher: " + e.Code + ": " + e.Message }
@@ -109,6 +116,13 @@ type Call struct {
 	// Staff are the configured staff addresses (bare, sorted): notify_staff
 	// mails them.
 	Staff []string
+	// Language is the customer's language as the pipeline detected it
+	// (Options.Language; ISO 639-1, "" when unknown): send_email signs the
+	// reply in it.
+	Language string
+	// Scenario is the scenario the email is handled under (nil outside a
+	// session): a staff notice says what it hands over.
+	Scenario *scenario.Scenario
 }
 
 // Func executes one call that passed every policy and returns its result.
@@ -317,6 +331,7 @@ type Session struct {
 	seen       int  // attachments the model was sent (SetAttachmentsSeen)
 	fromAtt    bool // the call being checked took a serial from an attachment
 	sendFail   *SendFailure
+	halt       error // a refusal that ends the loop (Error.Halt)
 }
 
 // SetAttachmentsSeen tells the session how many attachments the model was
@@ -368,6 +383,8 @@ type Options struct {
 	// Sources are the texts the model was given (system instruction, user
 	// turn): a grounded tool's claims may come from them (see ground).
 	Sources []string
+	// Language is the customer's language (Call.Language).
+	Language string
 }
 
 // SetOptions sets the session's options; call it before the first Call.
@@ -441,10 +458,13 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		if s.opts.DryRun && tool.Effect {
 			res.Value, rec.DryRun = dryRunResult(name, s.opts.Draft), true
 		} else {
-			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff()})
+			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language, Scenario: s.sc})
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked, rec.Reason = true, de.Reason
+			}
+			if de != nil && de.Halt && s.halt == nil {
+				s.halt = errors.New("dispatcher: " + name + ": " + de.Message)
 			}
 			if f := sendFailure(name, err); f != nil {
 				s.sendFail = f

@@ -58,11 +58,15 @@ func (s *Session) SendFailure() *SendFailure {
 	return s.sendFail
 }
 
-// Halt ends the model loop after a permanent delivery failure (agent.Halter):
-// the server said no for good, and another model turn cannot change that.
+// Halt ends the model loop after a permanent delivery failure or a refusal
+// marked Error.Halt (agent.Halter): the server or a limit said no for good,
+// and another model turn cannot change that.
 func (s *Session) Halt() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.halt != nil {
+		return s.halt
+	}
 	if s.sendFail != nil && !s.sendFail.Temporary {
 		return errors.New("dispatcher: " + s.sendFail.Detail())
 	}

@@ -2,6 +2,7 @@ package grounding
 
 import (
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,9 @@ type Sources struct {
 	values   map[int64]bool  // numbers returned by functions, in hundredths
 	phones   []string
 	squashed map[string]bool // identifiers without separators: "SN48213PL"
+	// ticketDigits are the numbers of the ticket ids, without leading
+	// zeros: TKT-000123 backs "zgłoszenie nr 123".
+	ticketDigits map[string]bool
 }
 
 // AddText adds a text the model was given (the email, the facts, the
@@ -32,12 +36,17 @@ func (s *Sources) AddText(text string) {
 	}
 	s.init()
 	s.texts = append(s.texts, strings.ToUpper(text))
-	for _, c := range Claims(text) {
+	claims := Claims(text)
+	for _, c := range claims {
 		switch c.Kind {
 		case KindDate:
+			// A day backs itself and its month ("maja 2027" is backed
+			// by 2027-05-31); a month only itself.
 			for _, d := range c.dates {
-				s.dates[d] = true
+				s.dates[d], s.dates[d[:7]] = true, true
 			}
+		case KindTaxID:
+			s.squashed[c.key] = true
 		case KindAmount:
 			s.amounts[amountKey(c)] = true
 			s.values[c.cents] = true
@@ -45,11 +54,14 @@ func (s *Sources) AddText(text string) {
 			s.phones = append(s.phones, c.key)
 		case KindTicket, KindIdentifier:
 			s.squashed[squash(c.key)] = true
+			if m := trailingDigits.FindString(c.key); c.Kind == KindTicket && m != "" {
+				s.ticketDigits[strings.TrimLeft(m, "0")] = true
+			}
 		}
 		s.keys[c.Kind][c.key] = true
 	}
 	// A phone number may be written in the sources without separators.
-	for _, c := range Claims(text) {
+	for _, c := range claims {
 		if c.Kind == KindNumber && len(c.key) >= 7 && len(c.key) <= 15 {
 			s.phones = append(s.phones, c.key)
 		}
@@ -102,14 +114,17 @@ func (s *Sources) init() {
 		return
 	}
 	s.keys = map[Kind]map[string]bool{}
-	for _, k := range []Kind{KindURL, KindEmail, KindDate, KindAmount, KindPhone, KindTicket, KindIdentifier, KindNumber} {
+	for _, k := range []Kind{KindURL, KindEmail, KindDate, KindAmount, KindPhone, KindTicket, KindIdentifier, KindTaxID, KindNumber} {
 		s.keys[k] = map[string]bool{}
 	}
 	s.dates = map[string]bool{}
 	s.amounts = map[string]bool{}
 	s.values = map[int64]bool{}
 	s.squashed = map[string]bool{}
+	s.ticketDigits = map[string]bool{}
 }
+
+var trailingDigits = regexp.MustCompile(`\d+$`)
 
 // Unsupported returns the claims of text that the sources do not back, in
 // the order Claims finds them, each distinct claim once.
@@ -152,7 +167,15 @@ func (s *Sources) supports(c Claim) bool {
 		if s.keys[KindTicket][c.key] || s.keys[KindIdentifier][c.key] || s.squashed[squash(c.key)] {
 			return true
 		}
+		if digitsOf(c.key) == c.key { // "zgłoszenie nr 123": TKT-000123, or the number itself
+			return s.ticketDigits[strings.TrimLeft(c.key, "0")] || s.containsToken(c.key, isDigitRune)
+		}
 		return s.containsToken(c.key, isIdentRune)
+	case KindTaxID:
+		if s.squashed[c.key] || slices.Contains(s.phones, c.key) {
+			return true
+		}
+		return s.containsToken(c.key, isDigitRune)
 	case KindNumber:
 		return s.containsToken(c.key, isDigitRune)
 	}

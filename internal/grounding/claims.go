@@ -12,6 +12,7 @@ package grounding
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -30,6 +31,7 @@ const (
 	KindPhone      Kind = "phone number"
 	KindTicket     Kind = "ticket number"
 	KindIdentifier Kind = "serial or reference number"
+	KindTaxID      Kind = "tax number"
 	KindNumber     Kind = "number"
 )
 
@@ -58,8 +60,9 @@ func (c Claim) String() string { return fmt.Sprintf("%q (%s)", c.Text, c.Kind) }
 const MaxText = 64 << 10
 
 // Claims returns the claims stated in text, in the order the extractors run
-// (URLs, email addresses, dates, amounts, identifiers, phone numbers, long
-// numbers), each span of the text claimed once.
+// (URLs, email addresses, tax numbers, dates, amounts, ticket numbers
+// written as digits, identifiers, phone numbers, long numbers), each span of
+// the text claimed once.
 func Claims(text string) []Claim {
 	if len(text) > MaxText {
 		text = text[:MaxText]
@@ -67,8 +70,10 @@ func Claims(text string) []Claim {
 	s := &scan{orig: text, masked: []byte(text)}
 	s.urls()
 	s.emails()
+	s.taxIDs()
 	s.dates()
 	s.amounts()
+	s.ticketNumbers()
 	s.identifiers()
 	s.phones()
 	s.numbers()
@@ -179,18 +184,24 @@ func (s *scan) amounts() {
 
 // eachGroups is each for a pattern whose match includes a boundary
 // character on either side: the claim (and the mask) covers only the span
-// from the first to the last of groups a and b.
+// from the first to the last of groups a and b. As in eachSpan, the text
+// is read again until a reading finds nothing new, so a claim right after
+// another ("5 zł 6 zł") is not lost to the boundary the first one took.
 func (s *scan) eachGroups(re *regexp.Regexp, a, b int, f func(ga, gb string) (Claim, bool)) {
-	for _, m := range re.FindAllSubmatchIndex(s.masked, -1) {
-		c, ok := f(s.group(m, a), s.group(m, b))
-		if !ok {
-			continue
-		}
-		start, end := min(m[2*a], m[2*b]), max(m[2*a+1], m[2*b+1])
-		c.Text = s.orig[start:end]
-		s.claims = append(s.claims, c)
-		for i := start; i < end; i++ {
-			s.masked[i] = 0
+	for found := true; found; {
+		found = false
+		for _, m := range re.FindAllSubmatchIndex(s.masked, -1) {
+			c, ok := f(s.group(m, a), s.group(m, b))
+			if !ok {
+				continue
+			}
+			start, end := min(m[2*a], m[2*b]), max(m[2*a+1], m[2*b+1])
+			c.Text = s.orig[start:end]
+			s.claims = append(s.claims, c)
+			for i := start; i < end; i++ {
+				s.masked[i] = 0
+			}
+			found = true
 		}
 	}
 }
@@ -224,6 +235,71 @@ func parseAmount(n string) (int64, bool) {
 		cents += int64(f)
 	}
 	return cents, true
+}
+
+// A tax number (NIP 525-000-00-00, USt-IdNr. DE123456789): a company's
+// number after its name, whatever its grouping; never a phone number.
+var (
+	taxIDRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(?:NIP|REGON|KRS|VAT(?:[ -]?ID)?|USt-?Id(?:Nr)?\.?|Steuer-?Nr\.?|Steuernummer|tax[ -]ID)[.:]?[ \x{00A0}]*((?:PL|DE)?[ \x{00A0}]?\d+(?:[ \-/]\d+)*)`)
+	// taxIDWords are the words the expression starts with, as whole words.
+	taxIDWords = map[string]bool{"nip": true, "regon": true, "krs": true, "vat": true, "ust": true, "steuer": true, "steuernummer": true, "tax": true}
+)
+
+func (s *scan) taxIDs() {
+	words := strings.FieldsFunc(s.orig, func(r rune) bool { return !unicode.IsLetter(r) })
+	if !slices.ContainsFunc(words, func(w string) bool { return len(w) <= 12 && taxIDWords[strings.ToLower(w)] }) {
+		return // most texts name no tax number: skip the expression
+	}
+	s.eachGroups(taxIDRe, 1, 1, func(n, _ string) (Claim, bool) {
+		d := digitsOf(n)
+		if len(d) < 7 || len(d) > 15 {
+			return Claim{}, false
+		}
+		return Claim{Kind: KindTaxID, key: d}, true
+	})
+}
+
+// A ticket number written as digits alone, after the word that names it:
+// "zgłoszenie nr 4821", "ticket 4821", "Ticket-Nr. 4821", "case #4825". The
+// expression finds any word before a number; ticketWord says which words
+// name a ticket (an alternation of them makes the expression slow).
+var ticketNumberRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}[\p{L}\-]*\.?)[ \x{00A0}]*[:#]?[ \x{00A0}]*(\d{3,})`)
+
+// ticketWord reports whether w (lower case) names a ticket, a case or its
+// number in Polish, English or German.
+func ticketWord(w string) bool {
+	switch strings.TrimSuffix(w, ".") {
+	case "nr", "no", "case", "ref", "reference", "sprawy", "sprawa", "ticket-nr", "ticketnr":
+		return w != "no" // "no" only as "no."
+	}
+	for _, p := range []string{"ticket", "zgłoszeni", "numer", "vorgang"} {
+		if strings.HasPrefix(w, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *scan) ticketNumbers() {
+	for found := true; found; {
+		found = false
+		for _, m := range ticketNumberRe.FindAllSubmatchIndex(s.masked, -1) {
+			start, end := m[4], m[5]
+			if !ticketWord(strings.ToLower(s.group(m, 1))) {
+				continue
+			}
+			// Digits that go on after a space, a dash, a slash or a dot are a
+			// phone number, a date or an amount, not a ticket number.
+			if rest := s.masked[end:]; len(rest) > 1 && strings.IndexByte(" -/.,", rest[0]) >= 0 && rest[1] >= '0' && rest[1] <= '9' {
+				continue
+			}
+			s.claims = append(s.claims, Claim{Kind: KindTicket, Text: s.orig[start:end], key: s.orig[start:end]})
+			for i := start; i < end; i++ {
+				s.masked[i] = 0
+			}
+			found = true
+		}
+	}
 }
 
 // An identifier: a token of letters, digits, dashes, underscores and slashes

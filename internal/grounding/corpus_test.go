@@ -34,9 +34,9 @@ var corpus = []corpusCase{
 		text:     "Dzień dobry, mój ekspres CM-500 (nr seryjny SN-48213-PL) od 12 listopada nie grzeje wody. Kupiłam go 01.05.2025. Proszę o naprawę.",
 		results:  []map[string]any{warrantyValid, {"ticket_id": "TKT-000123", "status": "open"}},
 		replies: []reply{
-			{"pl", "Dzień dobry,\n\ndziękujemy za wiadomość i przepraszamy za kłopot z ekspresem.\n\nSprawdziliśmy gwarancję urządzenia Ekspres do kawy CM-500 o numerze seryjnym SN-48213-PL: jest ważna do 1 maja 2027 r. (2027-05-01).\n\nUtworzyliśmy zgłoszenie serwisowe TKT-000123. Prosimy podawać ten numer w dalszej korespondencji. Nasz serwis skontaktuje się z Panią z instrukcją wysyłki urządzenia.\n"},
-			{"en", "Hello,\n\nthank you for your message, and we are sorry your coffee machine stopped heating water.\n\nThe warranty for your Ekspres do kawy CM-500 (serial number SN-48213-PL) is valid until May 1, 2027. We have opened repair ticket TKT-000123 - please quote it in any further correspondence. Our service team will contact you at anna.kowalska@example.pl with instructions for sending the device.\n"},
-			{"de", "Guten Tag,\n\nvielen Dank für Ihre Nachricht. Es tut uns leid, dass Ihre Kaffeemaschine kein Wasser mehr erhitzt.\n\nDie Garantie für Ihr Gerät CM-500 mit der Seriennummer SN-48213-PL ist bis zum 1. Mai 2027 (01.05.2027) gültig. Wir haben das Reparaturticket TKT-000123 eröffnet; bitte geben Sie diese Nummer bei weiterer Korrespondenz an. Unser Serviceteam meldet sich mit Anweisungen zum Versand des Geräts.\n"},
+			{"pl", "Dzień dobry,\n\ndziękujemy za wiadomość i przepraszamy za kłopot z ekspresem.\n\nSprawdziliśmy gwarancję urządzenia Ekspres do kawy CM-500 o numerze seryjnym SN-48213-PL: jest ważna do 1 maja 2027 r. (2027-05-01, 1 V 2027), czyli do maja 2027 włącznie.\n\nUtworzyliśmy zgłoszenie serwisowe TKT-000123. Prosimy podawać ten numer w dalszej korespondencji. Nasz serwis skontaktuje się z Panią z instrukcją wysyłki urządzenia.\n"},
+			{"en", "Hello,\n\nthank you for your message, and we are sorry your coffee machine stopped heating water.\n\nThe warranty for your Ekspres do kawy CM-500 (serial number SN-48213-PL) is valid until May 1, 2027 (01/05/27), that is until May 2027. We have opened repair ticket TKT-000123 - please quote it in any further correspondence. Our service team will contact you at anna.kowalska@example.pl with instructions for sending the device.\n"},
+			{"de", "Guten Tag,\n\nvielen Dank für Ihre Nachricht. Es tut uns leid, dass Ihre Kaffeemaschine kein Wasser mehr erhitzt.\n\nDie Garantie für Ihr Gerät CM-500 mit der Seriennummer SN-48213-PL ist bis zum 1. Mai 2027 (01.05.2027, kurz 01.05.27) gültig. Wir haben das Reparaturticket TKT-000123 eröffnet; bitte geben Sie diese Nummer bei weiterer Korrespondenz an. Unser Serviceteam meldet sich mit Anweisungen zum Versand des Geräts.\n"},
 		},
 	},
 	{
@@ -98,9 +98,9 @@ var corpus = []corpusCase{
 		facts:    prompt.Facts{Scenario: "follow-up", From: "anna.kowalska@example.pl", ReplyTo: "anna.kowalska@example.pl", Language: "pl", Subject: "Re: [TKT-000123] Reklamacja ekspresu", SerialNumbers: []string{"SN-48213-PL"}, Ticket: &prompt.Ticket{ID: "TKT-000123", Status: "open", Opened: "2026-11-16T10:05:00Z", Messages: 2}},
 		text:     "Dodam jeszcze, że ekspres wycieka od spodu. Mój numer telefonu to 601 234 567.",
 		replies: []reply{
-			{"pl", "Dzień dobry,\n\ndziękujemy za dodatkowe informacje. Dodaliśmy je do zgłoszenia TKT-000123 otwartego 16 listopada 2026 r. Konsultant prowadzący sprawę może zadzwonić pod numer 601 234 567.\n"},
+			{"pl", "Dzień dobry,\n\ndziękujemy za dodatkowe informacje. Dodaliśmy je do zgłoszenia TKT-000123 (zgłoszenie nr 123) otwartego 16 listopada 2026 r., czyli w listopadzie 2026. Konsultant prowadzący sprawę może zadzwonić pod numer 601 234 567.\n"},
 			{"en", "Hello,\n\nthank you for the update. We have added it to ticket TKT-000123, opened on November 16, 2026. The consultant handling it may call you at +48 601 234 567.\n"},
-			{"de", "Guten Tag,\n\nvielen Dank für die Ergänzung. Wir haben sie dem Ticket TKT-000123 vom 16. November 2026 hinzugefügt. Der zuständige Berater meldet sich bei Ihnen unter 601-234-567.\n"},
+			{"de", "Guten Tag,\n\nvielen Dank für die Ergänzung. Wir haben sie dem Ticket TKT-000123 (Ticket-Nr. 123) vom 16. November 2026 hinzugefügt. Der zuständige Berater meldet sich bei Ihnen unter 601-234-567.\n"},
 		},
 	},
 	{
@@ -156,4 +156,29 @@ func TestShippedScenariosCorrectRepliesAreGrounded(t *testing.T) {
 		}
 	}
 	t.Logf("correct replies checked: %d, refused: %d", checked, refused)
+}
+
+// BenchmarkSources builds what the dispatcher checks one reply against:
+// the shipped instructions, the user turn and the function results of the
+// valid-warranty case, then checks its Polish reply.
+func BenchmarkSources(b *testing.B) {
+	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := corpus[0]
+	system := prompt.System(set.Main, set.Get(c.scenario).Body)
+	user := prompt.User(c.facts, c.text, "")
+	b.ReportAllocs()
+	for b.Loop() {
+		var src grounding.Sources
+		src.AddText(system)
+		src.AddText(user)
+		for _, r := range c.results {
+			src.AddValue(r)
+		}
+		if bad := src.Unsupported(c.replies[0].body); len(bad) > 0 {
+			b.Fatalf("refused: %v", bad)
+		}
+	}
 }

@@ -3,42 +3,56 @@ package grounding
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// months maps a month name as written in Polish (nominative and genitive),
-// English or German, full or abbreviated, lower-cased, to its number.
-var months = func() map[string]int {
-	m := map[string]int{}
-	for i, names := range [12][]string{
-		{"january", "jan", "styczeń", "stycznia", "styczen", "sty", "januar", "jänner", "jänn"},
-		{"february", "feb", "luty", "lutego", "lut", "februar"},
-		{"march", "mar", "marzec", "marca", "märz", "maerz", "mär", "marz"},
-		{"april", "apr", "kwiecień", "kwietnia", "kwiecien", "kwi"},
-		{"may", "maj", "maja", "mai"},
-		{"june", "jun", "czerwiec", "czerwca", "cze", "juni"},
-		{"july", "jul", "lipiec", "lipca", "lip", "juli"},
-		{"august", "aug", "sierpień", "sierpnia", "sierpien", "sie"},
-		{"september", "sep", "sept", "wrzesień", "września", "wrzesien", "wrzesnia", "wrz"},
-		{"october", "oct", "październik", "października", "pazdziernik", "pazdziernika", "paź", "paz", "oktober", "okt"},
-		{"november", "nov", "listopad", "listopada", "lis"},
-		{"december", "dec", "grudzień", "grudnia", "grudzien", "gru", "dezember", "dez"},
-	} {
-		for _, n := range names {
-			m[n] = i + 1
+// monthNames lists each month's names as written in Polish (nominative,
+// genitive and locative), English or German, lower-cased; abbreviations
+// are listed apart, because some are also ordinary words ("sie" is German
+// for "you", "mar" and "lis" are words too) and so name a month only beside
+// a day.
+var monthNames = [12]struct{ full, abbr []string }{
+	{[]string{"january", "styczeń", "stycznia", "styczniu", "styczen", "januar", "jänner"}, []string{"jan", "sty", "jänn"}},
+	{[]string{"february", "luty", "lutego", "lutym", "februar"}, []string{"feb", "lut"}},
+	{[]string{"march", "marzec", "marca", "marcu", "märz", "maerz", "marz"}, []string{"mar", "mär"}},
+	{[]string{"april", "kwiecień", "kwietnia", "kwietniu", "kwiecien"}, []string{"apr", "kwi"}},
+	{[]string{"may", "maj", "maja", "maju", "mai"}, nil},
+	{[]string{"june", "czerwiec", "czerwca", "czerwcu", "juni"}, []string{"jun", "cze"}},
+	{[]string{"july", "lipiec", "lipca", "lipcu", "juli"}, []string{"jul", "lip"}},
+	{[]string{"august", "sierpień", "sierpnia", "sierpniu", "sierpien"}, []string{"aug", "sie"}},
+	{[]string{"september", "wrzesień", "września", "wrześniu", "wrzesien", "wrzesnia", "wrzesniu"}, []string{"sep", "sept", "wrz"}},
+	{[]string{"october", "październik", "października", "październiku", "pazdziernik", "pazdziernika", "pazdzierniku", "oktober"}, []string{"oct", "paź", "paz", "okt"}},
+	{[]string{"november", "listopad", "listopada", "listopadzie"}, []string{"nov", "lis"}},
+	{[]string{"december", "grudzień", "grudnia", "grudniu", "grudzien", "dezember"}, []string{"dec", "gru", "dez"}},
+}
+
+// months maps every month name and abbreviation to its number; fullMonths
+// only the names.
+var months, fullMonths = func() (all, full map[string]int) {
+	all, full = map[string]int{}, map[string]int{}
+	for i, n := range monthNames {
+		for _, name := range n.full {
+			all[name], full[name] = i+1, i+1
+		}
+		for _, name := range n.abbr {
+			all[name] = i + 1
 		}
 	}
-	return m
+	return all, full
 }()
 
-// monthPat matches every month name, longest first (so "maja" is not read
-// as "maj").
-var monthPat = func() string {
-	names := make([]string, 0, len(months))
-	for n := range months {
+// romanMonths are the months as Roman numerals ("31 V 2028", Polish).
+var romanMonths = map[string]int{"I": 1, "II": 2, "III": 3, "IV": 4, "V": 5, "VI": 6, "VII": 7, "VIII": 8, "IX": 9, "X": 10, "XI": 11, "XII": 12}
+
+// alternation matches every key of m, longest first (so "VIII" is not read
+// as "V").
+func alternation[V any](m map[string]V) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
 		names = append(names, regexp.QuoteMeta(n))
 	}
 	sort.Slice(names, func(i, j int) bool {
@@ -48,7 +62,7 @@ var monthPat = func() string {
 		return names[i] < names[j]
 	})
 	return strings.Join(names, "|")
-}()
+}
 
 var (
 	// 2027-05-01, 2027/05/01, 2027.05.01, and the date of an RFC 3339 time.
@@ -56,9 +70,19 @@ var (
 	// 01.05.2027, 1.5.2027, 01-05-2027: day first; 05/01/2027: either way.
 	numDateRe = regexp.MustCompile(`(?:^|[^\p{N}.,])(\d{1,2})([./-])\s?(\d{1,2})[./-]\s?(\d{4})(?:[^\p{N}]|$)`)
 	// 1 maja 2027, 1. Mai 2027, 1st of May 2027, 1 May, 2027, 01 wrz. 2027 r.
-	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(\d{1,2})(?:st|nd|rd|th)?\.?[ \x{00A0}]+(?:of[ \x{00A0}]+)?(` + monthPat + `)\.?,?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
+	// The month is any word here, looked up in months: an alternation of
+	// every month name makes the expression many times slower.
+	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(\d{1,2})(?:st|nd|rd|th)?\.?[ \x{00A0}]+(?:of[ \x{00A0}]+)?(\p{L}+)\.?,?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
 	// May 1, 2027; May 1st 2027; Mai 1 2027.
-	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(` + monthPat + `)\.?[ \x{00A0}]+(\d{1,2})(?:st|nd|rd|th)?,?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
+	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?[ \x{00A0}]+(\d{1,2})(?:st|nd|rd|th)?,?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
+	// 31.05.28, 05/31/28: a two-digit year (20yy), never followed by
+	// another number part (so a version 1.2.3.4 or a phone is not one).
+	shortYearRe = regexp.MustCompile(`(?:^|[^\p{N}.,/])(\d{1,2})([./])(\d{1,2})[./](\d{2})(?:[^\p{N}./]|[./](?:[^\p{N}]|$)|$)`)
+	// 31 V 2028, 31.V.2028: a Roman-numeral month (upper case only).
+	romanDateRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\d{1,2})[. \x{00A0}]+(` + alternation(romanMonths) + `)[. \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
+	// maja 2028, May 2028, Mai 2028, w maju 2028: a month (its full name)
+	// and a year, no day.
+	monthYearRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}+),?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
 )
 
 func (s *scan) dates() {
@@ -69,24 +93,77 @@ func (s *scan) dates() {
 	// Written-out months before numeric day-first forms, so "1. Mai 2027"
 	// is read whole.
 	s.eachSpan(dmyRe, 1, 3, func(m []int) []string {
-		return validDates(s.group(m, 3), strconv.Itoa(months[strings.ToLower(s.group(m, 2))]), s.group(m, 1))
+		mo, ok := months[strings.ToLower(s.group(m, 2))]
+		if !ok {
+			return nil
+		}
+		return validDates(s.group(m, 3), strconv.Itoa(mo), s.group(m, 1))
 	})
 	s.eachSpan(mdyRe, 1, 3, func(m []int) []string {
-		return validDates(s.group(m, 3), strconv.Itoa(months[strings.ToLower(s.group(m, 1))]), s.group(m, 2))
+		mo, ok := months[strings.ToLower(s.group(m, 1))]
+		if !ok {
+			return nil
+		}
+		return validDates(s.group(m, 3), strconv.Itoa(mo), s.group(m, 2))
+	})
+	s.eachSpan(romanDateRe, 1, 3, func(m []int) []string {
+		return validDates(s.group(m, 3), strconv.Itoa(romanMonths[s.group(m, 2)]), s.group(m, 1))
 	})
 	s.eachSpan(numDateRe, 1, 4, func(m []int) []string {
-		a, sep, b, y := s.group(m, 1), s.group(m, 2), s.group(m, 3), s.group(m, 4)
-		ds := validDates(y, b, a) // day first
-		if sep == "/" {
-			ds = append(ds, validDates(y, a, b)...) // month first (US)
+		return dayMonth(s.group(m, 1), s.group(m, 2), s.group(m, 3), s.group(m, 4))
+	})
+	s.eachSpan(shortYearRe, 1, 4, func(m []int) []string {
+		return dayMonth(s.group(m, 1), s.group(m, 2), s.group(m, 3), "20"+s.group(m, 4))
+	})
+	// A month and a year alone, once every fuller form has been read.
+	s.eachSpan(monthYearRe, 1, 2, func(m []int) []string {
+		mo, ok := fullMonths[strings.ToLower(s.group(m, 1))]
+		y, err := strconv.Atoi(s.group(m, 2))
+		if !ok || err != nil || y < 1900 || y > 2200 {
+			return nil
 		}
-		return ds
+		return []string{fmt.Sprintf("%04d-%02d", y, mo)}
 	})
 }
 
+// dayMonth reads a numeric date written day first (a, b), or, with a
+// slash, either way (05/01/2027 is 5 January or 1 May).
+func dayMonth(a, sep, b, y string) []string {
+	ds := validDates(y, b, a) // day first
+	if sep == "/" {
+		ds = append(ds, validDates(y, a, b)...) // month first (US)
+	}
+	return ds
+}
+
+// MentionsDate reports whether text states the calendar day iso
+// ("YYYY-MM-DD") in any form Claims reads: 2027-05-31, 31.05.2027, 31.05.27,
+// 31 maja 2027, May 31, 2027, 31. Mai 2027, 31 V 2027. A month named with
+// its year alone ("maja 2027") does not state the day.
+func MentionsDate(text, iso string) bool {
+	if _, err := time.Parse("2006-01-02", iso); err != nil {
+		return false
+	}
+	for _, c := range Claims(text) {
+		if c.Kind == KindDate && slices.Contains(c.dates, iso) {
+			return true
+		}
+	}
+	return false
+}
+
 // eachSpan is each for a date pattern whose match includes a boundary
-// character on either side: the claim covers groups first..last.
+// character on either side: the claim covers groups first..last. A match
+// takes the character after it, which the next claim may need as its own
+// boundary ("01.05.2027 02.05.2027"): the text is read again, claimed
+// spans masked, until a reading finds nothing new.
 func (s *scan) eachSpan(re *regexp.Regexp, first, last int, f func(m []int) []string) {
+	for found := true; found; {
+		found = s.eachSpanOnce(re, first, last, f)
+	}
+}
+
+func (s *scan) eachSpanOnce(re *regexp.Regexp, first, last int, f func(m []int) []string) (found bool) {
 	for _, m := range re.FindAllSubmatchIndex(s.masked, -1) {
 		ds := f(m)
 		if len(ds) == 0 {
@@ -97,7 +174,9 @@ func (s *scan) eachSpan(re *regexp.Regexp, first, last int, f func(m []int) []st
 		for i := start; i < end; i++ {
 			s.masked[i] = 0
 		}
+		found = true
 	}
+	return found
 }
 
 // validDates returns the date as "YYYY-MM-DD" when y, m, d name a real

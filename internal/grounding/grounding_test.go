@@ -35,6 +35,23 @@ func TestClaims(t *testing.T) {
 		{"within 24h, the 3rd step, 500 ml, 2 dni roboczych, USB-C, Wi-Fi 6, 90°C, 2FA, mp3, utf-8", nil},
 		// Not a calendar day.
 		{"31.04.2027", nil},
+		// A claim right after another, one space apart.
+		{"01.05.2027 02.05.2027; 1 maja 2027 2 maja 2027; May 1, 2027 May 2, 2027; 5 zł 6 zł", []string{
+			`"1 maja 2027" (date)`, `"2 maja 2027" (date)`, `"May 1, 2027" (date)`, `"May 2, 2027" (date)`,
+			`"01.05.2027" (date)`, `"02.05.2027" (date)`, `"5 zł" (amount)`, `"6 zł" (amount)`}},
+		// A two-digit year, a month with its year, a Roman-numeral month.
+		{"ważna do 31.05.28, tj. 05/31/28", []string{`"31.05.28" (date)`, `"05/31/28" (date)`}},
+		{"do maja 2028, until May 2028, bis Mai 2028, w maju 2028 r.", []string{`"maja 2028" (date)`, `"May 2028" (date)`, `"Mai 2028" (date)`, `"maju 2028" (date)`}},
+		{"ważna do 31 V 2028 r., czyli 31.V.2028", []string{`"31 V 2028" (date)`, `"31.V.2028" (date)`}},
+		// A ticket number written as digits after the word that names it.
+		{"zgłoszenie nr 4821, ticket 4822, Ticket-Nr. 4823, Ticketnummer: 4824, case #4825", []string{
+			`"4821" (ticket number)`, `"4822" (ticket number)`, `"4823" (ticket number)`, `"4824" (ticket number)`, `"4825" (ticket number)`}},
+		// A tax number is not a phone number, however it is grouped.
+		{"NIP 525-000-00-00, USt-IdNr. DE123456789, tel. 22 123 45 67", []string{
+			`"525-000-00-00" (tax number)`, `"DE123456789" (tax number)`, `"22 123 45 67" (phone number)`}},
+		// Not dates, not tickets: a version, 24/7, a month abbreviation
+		// that is also a word, a phone after "nr".
+		{"Firmware 1.2.3.4, Hotline 24/7; erhalten Sie 2028 Ersatz; nr tel. 601 234 567", []string{`"601 234 567" (phone number)`}},
 	} {
 		if diff := cmp.Diff(tt.want, claimStrings(grounding.Claims(tt.text))); diff != "" {
 			t.Errorf("Claims(%q) (-want +got):\n%s", tt.text, diff)
@@ -65,13 +82,73 @@ func TestUnsupported(t *testing.T) {
 		{"Infolinia: +48 22 123 45 68.", []string{`"+48 22 123 45 68" (phone number)`}},
 		{"Koszt 350 zł.", []string{`"350 zł" (amount)`}},
 		{"Zob. https://www.example.com/serwis/cennik, pisz: biuro@example.pl.", []string{`"https://www.example.com/serwis/cennik" (url)`, `"biuro@example.pl" (email address)`}},
-		{"Numer sprawy 7788990.", []string{`"7788990" (number)`}},
+		{"Numer sprawy 7788990.", []string{`"7788990" (ticket number)`}},
 		// Each distinct claim once.
 		{"TKT-999999 ... TKT-999999", []string{`"TKT-999999" (ticket number)`}},
 	} {
 		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
 			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
 		}
+	}
+}
+
+// TestUnsupportedForms: dates with a two-digit year, a month and its year
+// alone, Roman-numeral months, ticket numbers written as digits and tax
+// numbers are claims like the others: refused when nothing backs them,
+// accepted when something does.
+func TestUnsupportedForms(t *testing.T) {
+	var src grounding.Sources
+	src.AddValue(map[string]any{"serial_number": "SN-48213-PL", "status": "valid", "expiration_date": "2028-05-31"})
+	src.AddValue(map[string]any{"ticket_id": "TKT-004821", "status": "created"})
+	src.AddText("Faktury wystawia Ekspres sp. z o.o., NIP 525-000-00-00.")
+	for _, tt := range []struct {
+		reply string
+		want  []string
+	}{
+		{"Gwarancja jest ważna do 31.05.28 (31 V 2028 r., 31.V.2028).", nil},
+		{"Gwarancja obowiązuje do maja 2028; valid until May 2028; gültig bis Mai 2028; kończy się w maju 2028.", nil},
+		{"Zgłoszenie nr 4821 (TKT-004821); ticket 4821; Ticket-Nr. 4821; zgłoszenie 004821.", nil},
+		{"Sprzedawca: NIP 525-000-00-00 (NIP 5250000000).", nil},
+
+		{"Gwarancja jest ważna do 30.05.28.", []string{`"30.05.28" (date)`}},
+		{"Gwarancja: 31.05.2028 30.05.2028 (2028-05-31 2028-05-30).", []string{`"2028-05-30" (date)`, `"30.05.2028" (date)`}},
+		{"Gwarancja obowiązuje do czerwca 2028.", []string{`"czerwca 2028" (date)`}},
+		{"Valid until June 2028.", []string{`"June 2028" (date)`}},
+		{"Gültig bis Juni 2028.", []string{`"Juni 2028" (date)`}},
+		{"Ważna do 30 VI 2028 r.", []string{`"30 VI 2028" (date)`}},
+		{"Zgłoszenie nr 4822.", []string{`"4822" (ticket number)`}},
+		{"Ihr Ticket-Nr. 4822 ist offen.", []string{`"4822" (ticket number)`}},
+		{"Your ticket 9931 is open.", []string{`"9931" (ticket number)`}},
+		{"Sprzedawca: NIP 525-000-00-01.", []string{`"525-000-00-01" (tax number)`}},
+	} {
+		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
+			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
+		}
+	}
+}
+
+func TestMentionsDate(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"ważna do 2027-05-31", true},
+		{"ważna do 31 maja 2027 r.", true},
+		{"gültig bis zum 31. Mai 2027", true},
+		{"valid until May 31, 2027", true},
+		{"ważna do 31.05.2027", true},
+		{"ważna do 31.05.27", true},
+		{"ważna do 31 V 2027", true},
+		{"ważna do maja 2027", false}, // the month, not the day
+		{"ważna do 30 maja 2027", false},
+		{"bez daty", false},
+	} {
+		if got := grounding.MentionsDate(tt.text, "2027-05-31"); got != tt.want {
+			t.Errorf("MentionsDate(%q, 2027-05-31) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+	if grounding.MentionsDate("2027-05-31", "31.05.2027") {
+		t.Errorf("MentionsDate with a date that is not YYYY-MM-DD must be false")
 	}
 }
 

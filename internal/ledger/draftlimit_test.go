@@ -12,9 +12,9 @@ import (
 )
 
 // Draft mode is bounded per sender too: one sender's drafts count against
-// the per-address limit (each cost a model run and a ticket), so the 13th
-// message of a sender is over the limit before the model runs. They do not
-// count against the hourly cap on mail sent.
+// the per-address limit (each cost a model run and a ticket), so at a limit
+// of 5 a sender's 6th message is over it before the model runs. They do
+// not count against the hourly cap on mail sent.
 func TestDraftsCountPerSender(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)

@@ -12,10 +12,11 @@ import (
 )
 
 // Draft outcomes (Reply.Outcome): what a person did with a draft, learnt
-// from the Sent folder. "" means not known yet.
+// from the Sent folder or the console. "" means not known yet.
 const (
 	DraftSentAsIs  = "sent_as_is" // the person's reply is the draft (similarity >= the threshold)
 	DraftEdited    = "edited"     // the person replied with other text
+	DraftRejected  = "rejected"   // a person rejected the draft in the console
 	DraftDiscarded = "discarded"  // no reply from a person within the window
 )
 
@@ -56,25 +57,31 @@ func (l *Ledger) DiscardStaleDrafts(ctx context.Context, before time.Time) (int,
 	return int(n), nil
 }
 
-// DraftStat is what became of one scenario's drafts.
+// DraftStat is what became of one scenario's drafts in one inbox.
 type DraftStat struct {
-	Scenario  string `json:"scenario"`
-	Drafted   int    `json:"drafted"`
-	SentAsIs  int    `json:"sent_as_is"`
-	Edited    int    `json:"edited"`
-	Discarded int    `json:"discarded"`
-	Pending   int    `json:"pending"` // no outcome yet
+	Scenario string `json:"scenario"`
+	triage.Inbox
+	Drafted   int `json:"drafted"`
+	SentAsIs  int `json:"sent_as_is"`
+	Edited    int `json:"edited"`
+	Rejected  int `json:"rejected"`
+	Discarded int `json:"discarded"`
+	Pending   int `json:"pending"` // no outcome yet
 }
 
-// DraftStats counts drafts by scenario (the scenario recorded for the
-// inbound message; "" when unknown) and outcome, sorted by scenario.
+// Reviewed counts the drafts whose fate is known: sent as is, edited,
+// rejected or discarded.
+func (s DraftStat) Reviewed() int { return s.SentAsIs + s.Edited + s.Rejected + s.Discarded }
+
+// DraftStats counts drafts by scenario and inbox (those their message was
+// handled in; "" when unknown, e.g. a draft recovered after a crash) and
+// outcome, sorted by scenario, account and mailbox.
 func (l *Ledger) DraftStats(ctx context.Context) ([]DraftStat, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT
-		COALESCE((SELECT m.scenario FROM messages m WHERE m.key = r.key AND m.scenario <> '' ORDER BY m.updated DESC LIMIT 1), '') AS sc,
+	rows, err := l.db.QueryContext(ctx, `SELECT scenario, account, mailbox,
 		COUNT(*), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END),
-		SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = '' THEN 1 ELSE 0 END)
-		FROM replies r WHERE kind = ? GROUP BY sc ORDER BY sc`,
-		DraftSentAsIs, DraftEdited, DraftDiscarded, KindDraft)
+		SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = '' THEN 1 ELSE 0 END)
+		FROM replies WHERE kind = ? GROUP BY scenario, account, mailbox ORDER BY scenario, account, mailbox`,
+		DraftSentAsIs, DraftEdited, DraftRejected, DraftDiscarded, KindDraft)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: draft stats: %w", err)
 	}
@@ -82,7 +89,7 @@ func (l *Ledger) DraftStats(ctx context.Context) ([]DraftStat, error) {
 	var out []DraftStat
 	for rows.Next() {
 		var s DraftStat
-		if err := rows.Scan(&s.Scenario, &s.Drafted, &s.SentAsIs, &s.Edited, &s.Discarded, &s.Pending); err != nil {
+		if err := rows.Scan(&s.Scenario, &s.Account, &s.Mailbox, &s.Drafted, &s.SentAsIs, &s.Edited, &s.Rejected, &s.Discarded, &s.Pending); err != nil {
 			return nil, fmt.Errorf("ledger: draft stats: %w", err)
 		}
 		out = append(out, s)

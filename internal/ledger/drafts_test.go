@@ -100,8 +100,8 @@ func TestDrafts(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []DraftStat{
-			{Scenario: "missing-info", Drafted: 1, Discarded: 1},
-			{Scenario: "valid-warranty", Drafted: 3, SentAsIs: 1, Edited: 1, Discarded: 1},
+			{Scenario: "missing-info", Inbox: triage.Inbox{Account: "a", Mailbox: "INBOX"}, Drafted: 1, Discarded: 1},
+			{Scenario: "valid-warranty", Inbox: triage.Inbox{Account: "a", Mailbox: "INBOX"}, Drafted: 3, SentAsIs: 1, Edited: 1, Discarded: 1},
 		}
 		if diff := cmp.Diff(want, stats); diff != "" {
 			t.Errorf("DraftStats (-want +got):\n%s", diff)

@@ -290,7 +290,7 @@ func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	if err != nil {
 		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
 	}
-	return nil
+	return l.attribute(ctx, e.Loc, e.Scenario)
 }
 
 // Finish sets the terminal state of the entry at loc.
@@ -301,7 +301,10 @@ func (l *Ledger) Finish(ctx context.Context, loc Loc, state State, reason triage
 	res, err := l.db.ExecContext(ctx, `UPDATE messages SET state=?, reason=?, scenario=?, updated=?
 		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
 		state, reason, scenario, unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
-	return checkOne(res, err, "finish", loc)
+	if err := checkOne(res, err, "finish", loc); err != nil {
+		return err
+	}
+	return l.attribute(ctx, loc, scenario)
 }
 
 // MarkIMAPDone records that the server-side flag/move of loc is done.
@@ -480,81 +483,12 @@ func (l *Ledger) PutPending(ctx context.Context, r Reply) error {
 	return l.PutPendingWithin(ctx, r, Limits{})
 }
 
-// Limits bound the replies PutPendingWithin admits. A zero or negative
-// field is no limit.
-type Limits struct {
-	// PerAddress caps the replies per Window that count against one
-	// address: every reply counts against its recipient and against the
-	// sender of the message it answers (Reply.InboundFrom), so neither a
-	// Reply-To pointing elsewhere nor changing the From dodges it. Drafts
-	// count too (each cost a model run and a ticket); they do not count
-	// against PerHour, which caps mail sent.
-	PerAddress int
-	Window     time.Duration // default 24h
-	PerHour    int           // replies in the last hour overall
-}
-
-// LimitError is returned by PutPendingWithin when a reply would exceed a
-// limit; nothing was recorded.
-type LimitError struct {
-	Reason  triage.Reason // triage.ReasonPerSenderLimit or triage.ReasonGlobalLimit
-	Address string        // the address at its limit ("" for triage.ReasonGlobalLimit)
-	Count   int           // replies already counted
-	Limit   int
-}
-
-func (e *LimitError) Error() string {
-	if e.Address == "" {
-		return fmt.Sprintf("ledger: %s: %d replies in the last hour (limit %d)", e.Reason, e.Count, e.Limit)
-	}
-	return fmt.Sprintf("ledger: %s: %d replies already count against %s (limit %d)", e.Reason, e.Count, e.Address, e.Limit)
-}
-
-// Exceeded returns the *LimitError a reply answering mail from sender, sent
-// to to, would meet under lim at now; nil when it is under every limit. It
-// only reads: PutPendingWithin is the exact check, this one saves work on a
-// message whose reply would be refused.
-func (l *Ledger) Exceeded(ctx context.Context, lim Limits, sender, to string, now time.Time) (*LimitError, error) {
-	return lim.exceeded(ctx, l.db, normAddr(sender), normAddr(to), now)
-}
-
-// exceeded is Exceeded on q (the database or a transaction), for
-// normalized addresses.
-func (lim Limits) exceeded(ctx context.Context, q rowQuerier, sender, to string, now time.Time) (*LimitError, error) {
-	if lim.PerAddress > 0 {
-		window := lim.Window
-		if window <= 0 {
-			window = 24 * time.Hour
-		}
-		for i, a := range []string{sender, to} {
-			if a == "" || i == 1 && a == sender {
-				continue
-			}
-			n, err := countReplies(ctx, q, a, now.Add(-window), true)
-			if err != nil {
-				return nil, err
-			}
-			if n >= lim.PerAddress {
-				return &LimitError{Reason: triage.ReasonPerSenderLimit, Address: a, Count: n, Limit: lim.PerAddress}, nil
-			}
-		}
-	}
-	if lim.PerHour > 0 {
-		n, err := countReplies(ctx, q, "", now.Add(-time.Hour), false)
-		if err != nil {
-			return nil, err
-		}
-		if n >= lim.PerHour {
-			return &LimitError{Reason: triage.ReasonGlobalLimit, Count: n, Limit: lim.PerHour}, nil
-		}
-	}
-	return nil, nil
-}
-
 // PutPendingWithin is PutPending under limits: in one transaction it checks
 // that the key has no reply yet (ErrReplyExists), that the recipient and
 // the sender are both under lim.PerAddress and that the hour is under
-// lim.PerHour (*LimitError), and records the reply. Concurrent callers are
+// lim.PerHour (*LimitError), and records the reply. A staff notice (Kind
+// KindNotice, Sender the customer it is about) is checked against
+// lim.Notices instead. Concurrent callers are
 // serialised, so a limit is exact however many replies race for it.
 func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) error {
 	if r.Key == "" || r.MessageID == "" || len(r.Raw) == 0 {
@@ -579,14 +513,21 @@ func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) erro
 	if n > 0 {
 		return ErrReplyExists
 	}
-	if le, err := lim.exceeded(ctx, tx, r.InboundFrom, r.To, now); err != nil {
+	exceeded := lim.exceeded
+	if r.Kind == KindNotice {
+		exceeded = lim.noticesExceeded
+	}
+	if le, err := exceeded(ctx, tx, r.InboundFrom, r.To, now); err != nil {
 		return err
 	} else if le != nil {
 		return le
 	}
 	kind, state := KindReply, ReplyPending
-	if r.Kind == KindDraft {
+	switch r.Kind {
+	case KindDraft:
 		kind, state = KindDraft, DraftPending
+	case KindNotice:
+		kind = KindNotice
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, created, kind)
 		VALUES (?,?,?,?,?,?,?,?)`,
@@ -677,39 +618,6 @@ func (l *Ledger) Replies(ctx context.Context, state ReplyState) ([]Reply, error)
 		out = append(out, r)
 	}
 	return out, rows.Err()
-}
-
-// RepliesSince counts replies recorded since t (pending ones included, so a
-// crash cannot be used to get past a limit); a non-empty addr counts only
-// the replies that count against it: sent to it, or answering mail from it.
-func (l *Ledger) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
-	return countReplies(ctx, l.db, normAddr(addr), since, false)
-}
-
-// rowQuerier is a *store.DB or a *store.Tx.
-type rowQuerier interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}
-
-func countReplies(ctx context.Context, q rowQuerier, addr string, since time.Time, drafts bool) (int, error) {
-	// Drafts go to nobody, but each cost a model run and a ticket: they
-	// count against the per-address limit (drafts true), not against the
-	// hourly cap on mail sent.
-	kinds := `kind = 'reply'`
-	if drafts {
-		kinds = `kind IN ('reply', 'draft')`
-	}
-	query := `SELECT COUNT(*) FROM replies WHERE created >= ? AND ` + kinds
-	args := []any{unix(since)}
-	if addr != "" {
-		query += ` AND (recipient = ? OR sender = ?)`
-		args = append(args, addr, addr)
-	}
-	var n int
-	if err := q.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("ledger: count replies: %w", err)
-	}
-	return n, nil
 }
 
 // capDetail cuts d to MaxDetail bytes on a rune boundary.

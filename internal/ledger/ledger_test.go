@@ -104,10 +104,10 @@ func TestMessageLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		if prev.Loc != loc {
-			t.Errorf("FinalByKey loc = %v, want %v", prev.Loc, loc)
+			t.Errorf("TerminalByKey loc = %v, want %v", prev.Loc, loc)
 		}
 		if _, err := l.TerminalByKey(ctx, e.Key, loc); !errors.Is(err, ErrNotFound) {
-			t.Errorf("FinalByKey excluding its only row: err = %v, want ErrNotFound", err)
+			t.Errorf("TerminalByKey excluding its only row: err = %v, want ErrNotFound", err)
 		}
 
 		// Abandon only deletes processing rows.

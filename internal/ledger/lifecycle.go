@@ -2,16 +2,19 @@ package ledger
 
 import "triage"
 
-// Kind says what a reply row is: a reply triage sent, or a draft it left
-// for a person (reply mode draft). A draft shares the replies table, and so
-// the guarantees of a reply: one per inbound key, recorded before it is
-// stored on the server.
+// Kind says what a reply row is: a reply triage sent, a draft it left for
+// a person (reply mode draft), or a staff notice (notify_staff). A draft
+// and a notice share the replies table, and so the guarantees of a reply:
+// one per key, recorded before it is submitted or stored on the server.
+// Only replies and drafts count against the reply limits; notices have
+// their own (Limits.Notices).
 type Kind string
 
 // Reply kinds.
 const (
-	KindReply Kind = "reply"
-	KindDraft Kind = "draft"
+	KindReply  Kind = "reply"
+	KindDraft  Kind = "draft"
+	KindNotice Kind = "notice"
 )
 
 // ReplyState is where a reply row is in its lifecycle. A reply (KindReply)
@@ -81,13 +84,25 @@ type Settlement struct {
 	State  State
 	Reason triage.Reason
 	Step   Step
+	// Sent: the message's reply went out (its row is ReplySent), whatever
+	// State says; the watcher files it in the Sent folder.
+	Sent bool
 }
 
-// Resolve decides how a message ends once the pipeline returned an
-// outcome of status and reason. r is the message's reply row (nil when it
-// has none); stopped says the run is stopping. The reply row wins over the
+// Processed is what Resolve reads of the pipeline's outcome for a message.
+type Processed struct {
+	Status triage.Status
+	Reason triage.Reason
+	// Escalated: staff were told and a person owns the conversation.
+	Escalated bool
+	// Stopped: the run is stopping (its context is done).
+	Stopped bool
+}
+
+// Resolve decides how a message ends once the pipeline returned. r is the
+// message's reply row (nil when it has none). The reply row wins over the
 // outcome: what the ledger recorded is what happened.
-func Resolve(status triage.Status, reason triage.Reason, stopped bool, r *Reply) Settlement {
+func Resolve(p Processed, r *Reply) Settlement {
 	switch {
 	case r != nil && r.Kind == KindDraft:
 		// Draft mode: the draft is recorded; it is stored before the
@@ -97,8 +112,12 @@ func Resolve(status triage.Status, reason triage.Reason, stopped bool, r *Reply)
 			s.Step = StepStoreDraft
 		}
 		return s
+	case r != nil && r.State == ReplySent && p.Escalated:
+		// Staff were told and a person owns the conversation: the email
+		// goes where people work, not left in the inbox as answered.
+		return Settlement{State: StateNeedsHuman, Reason: triage.ReasonEscalated, Sent: true}
 	case r != nil && r.State == ReplySent:
-		return Settlement{State: StateReplied, Reason: reason}
+		return Settlement{State: StateReplied, Reason: p.Reason, Sent: true}
 	case r != nil:
 		// Submitted ambiguously: never again, a person decides.
 		s := Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed}
@@ -106,21 +125,22 @@ func Resolve(status triage.Status, reason triage.Reason, stopped bool, r *Reply)
 			s.Step = StepMarkUnconfirmed
 		}
 		return s
-	case status == triage.StatusFailed && (reason == triage.ReasonPerSenderLimit || reason == triage.ReasonGlobalLimit):
-		// The reply was refused: the address it would have gone to, or the
-		// From, is at its limit. Nothing was sent.
-		return Settlement{State: StateOverLimit, Reason: reason}
-	case status == triage.StatusFailed && (reason == triage.ReasonCanceled || stopped):
+	case p.Status == triage.StatusFailed && p.Reason.Limit():
+		// The reply (or the staff notice) was refused at a limit: the
+		// address it would have gone to, the From, or the inbox is at its
+		// limit. Nothing was sent.
+		return Settlement{State: StateOverLimit, Reason: p.Reason}
+	case p.Status == triage.StatusFailed && (p.Reason == triage.ReasonCanceled || p.Stopped):
 		// Nothing was sent: leave the message for the next run.
 		return Settlement{State: StateProcessing, Step: StepAbandon}
-	case status == triage.StatusSkipped && reason == triage.ReasonHumanOwner:
+	case p.Status == triage.StatusSkipped && p.Reason == triage.ReasonHumanOwner:
 		// A person owns the conversation (taken over, or escalated): the
 		// follow-up, already appended to the ticket, goes where people
 		// work, with the reason human_owner.
-		return Settlement{State: StateNeedsHuman, Reason: reason}
-	case status == triage.StatusReplied:
+		return Settlement{State: StateNeedsHuman, Reason: p.Reason}
+	case p.Status == triage.StatusReplied:
 		// A reply the ledger does not know cannot be confirmed.
 		return Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed}
 	}
-	return Settlement{State: StateOf(status), Reason: reason}
+	return Settlement{State: StateOf(p.Status), Reason: p.Reason}
 }

@@ -18,42 +18,48 @@ func TestResolve(t *testing.T) {
 		skipped = triage.StatusSkipped
 		failed  = triage.StatusFailed
 	)
+	type p = Processed
 	tests := []struct {
-		name    string
-		status  triage.Status
-		reason  triage.Reason
-		stopped bool
-		reply   *Reply
-		want    Settlement
+		name  string
+		p     Processed
+		reply *Reply
+		want  Settlement
 	}{
-		{"a draft not yet stored is stored first", drafted, "", false, draft(DraftPending), Settlement{State: StateDrafted, Step: StepStoreDraft}},
-		{"a stored draft", drafted, "", false, draft(DraftStored), Settlement{State: StateDrafted}},
-		{"a draft whatever the outcome says", failed, triage.ReasonEmailNotSent, false, draft(DraftStored), Settlement{State: StateDrafted}},
-		{"a draft, even when the run stops", failed, triage.ReasonCanceled, true, draft(DraftPending), Settlement{State: StateDrafted, Step: StepStoreDraft}},
-		{"a sent reply", replied, "", false, reply(ReplySent), Settlement{State: StateReplied}},
-		{"a sent reply keeps the outcome's reason", failed, triage.ReasonEmailNotSent, false, reply(ReplySent), Settlement{State: StateReplied, Reason: triage.ReasonEmailNotSent}},
-		{"a pending reply is never sent again", failed, triage.ReasonSendFailed, false, reply(ReplyPending),
+		{"a draft not yet stored is stored first", p{Status: drafted}, draft(DraftPending), Settlement{State: StateDrafted, Step: StepStoreDraft}},
+		{"a stored draft", p{Status: drafted}, draft(DraftStored), Settlement{State: StateDrafted}},
+		{"a draft whatever the outcome says", p{Status: failed, Reason: triage.ReasonEmailNotSent}, draft(DraftStored), Settlement{State: StateDrafted}},
+		{"a draft, even when the run stops", p{Status: failed, Reason: triage.ReasonCanceled, Stopped: true}, draft(DraftPending), Settlement{State: StateDrafted, Step: StepStoreDraft}},
+		{"a sent reply", p{Status: replied}, reply(ReplySent), Settlement{State: StateReplied, Sent: true}},
+		{"a sent reply keeps the outcome's reason", p{Status: failed, Reason: triage.ReasonEmailNotSent}, reply(ReplySent),
+			Settlement{State: StateReplied, Reason: triage.ReasonEmailNotSent, Sent: true}},
+		{"a sent reply of an escalation goes to a person", p{Status: replied, Escalated: true}, reply(ReplySent),
+			Settlement{State: StateNeedsHuman, Reason: triage.ReasonEscalated, Sent: true}},
+		{"an escalation whose reply is unconfirmed", p{Status: replied, Escalated: true}, reply(ReplyPending),
 			Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed, Step: StepMarkUnconfirmed}},
-		{"a pending reply, the run stopping", failed, triage.ReasonCanceled, true, reply(ReplyPending),
+		{"a pending reply is never sent again", p{Status: failed, Reason: triage.ReasonSendFailed}, reply(ReplyPending),
 			Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed, Step: StepMarkUnconfirmed}},
-		{"a reply already unconfirmed", replied, "", false, reply(ReplyNeedsHuman), Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed}},
-		{"over the per-sender limit", failed, triage.ReasonPerSenderLimit, false, nil, Settlement{State: StateOverLimit, Reason: triage.ReasonPerSenderLimit}},
-		{"over the global limit", failed, triage.ReasonGlobalLimit, false, nil, Settlement{State: StateOverLimit, Reason: triage.ReasonGlobalLimit}},
-		{"over a limit while stopping", failed, triage.ReasonGlobalLimit, true, nil, Settlement{State: StateOverLimit, Reason: triage.ReasonGlobalLimit}},
-		{"canceled: abandoned", failed, triage.ReasonCanceled, false, nil, Settlement{State: StateProcessing, Step: StepAbandon}},
-		{"failed while stopping: abandoned", failed, triage.ReasonEmailNotSent, true, nil, Settlement{State: StateProcessing, Step: StepAbandon}},
-		{"failed", failed, triage.ReasonNoScenario, false, nil, Settlement{State: StateFailed, Reason: triage.ReasonNoScenario}},
-		{"a person's conversation", skipped, triage.ReasonHumanOwner, false, nil, Settlement{State: StateNeedsHuman, Reason: triage.ReasonHumanOwner}},
-		{"skipped", skipped, triage.ReasonAutoSubmitted, false, nil, Settlement{State: StateSkipped, Reason: triage.ReasonAutoSubmitted}},
-		{"skipped while stopping", skipped, triage.ReasonList, true, nil, Settlement{State: StateSkipped, Reason: triage.ReasonList}},
-		{"replied, but the ledger has no reply", replied, "", false, nil, Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed}},
-		{"drafted, no row", drafted, "", false, nil, Settlement{State: StateDrafted}},
-		{"an unknown status is failed", triage.Status("x"), "", false, nil, Settlement{State: StateFailed}},
+		{"a pending reply, the run stopping", p{Status: failed, Reason: triage.ReasonCanceled, Stopped: true}, reply(ReplyPending),
+			Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed, Step: StepMarkUnconfirmed}},
+		{"a reply already unconfirmed", p{Status: replied}, reply(ReplyNeedsHuman), Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed}},
+		{"over the per-sender limit", p{Status: failed, Reason: triage.ReasonPerSenderLimit}, nil, Settlement{State: StateOverLimit, Reason: triage.ReasonPerSenderLimit}},
+		{"over the global limit", p{Status: failed, Reason: triage.ReasonGlobalLimit}, nil, Settlement{State: StateOverLimit, Reason: triage.ReasonGlobalLimit}},
+		{"a staff notice over its bound", p{Status: failed, Reason: triage.ReasonNoticeLimit}, nil, Settlement{State: StateOverLimit, Reason: triage.ReasonNoticeLimit}},
+		{"over a limit while stopping", p{Status: failed, Reason: triage.ReasonNoticeGlobalLimit, Stopped: true}, nil,
+			Settlement{State: StateOverLimit, Reason: triage.ReasonNoticeGlobalLimit}},
+		{"canceled: abandoned", p{Status: failed, Reason: triage.ReasonCanceled}, nil, Settlement{State: StateProcessing, Step: StepAbandon}},
+		{"failed while stopping: abandoned", p{Status: failed, Reason: triage.ReasonEmailNotSent, Stopped: true}, nil, Settlement{State: StateProcessing, Step: StepAbandon}},
+		{"failed", p{Status: failed, Reason: triage.ReasonNoScenario}, nil, Settlement{State: StateFailed, Reason: triage.ReasonNoScenario}},
+		{"a person's conversation", p{Status: skipped, Reason: triage.ReasonHumanOwner}, nil, Settlement{State: StateNeedsHuman, Reason: triage.ReasonHumanOwner}},
+		{"skipped", p{Status: skipped, Reason: triage.ReasonAutoSubmitted}, nil, Settlement{State: StateSkipped, Reason: triage.ReasonAutoSubmitted}},
+		{"skipped while stopping", p{Status: skipped, Reason: triage.ReasonList, Stopped: true}, nil, Settlement{State: StateSkipped, Reason: triage.ReasonList}},
+		{"replied, but the ledger has no reply", p{Status: replied}, nil, Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed}},
+		{"drafted, no row", p{Status: drafted}, nil, Settlement{State: StateDrafted}},
+		{"an unknown status is failed", p{Status: "x"}, nil, Settlement{State: StateFailed}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Resolve(tt.status, tt.reason, tt.stopped, tt.reply); got != tt.want {
-				t.Errorf("Resolve(%s, %s, stopped %v, %+v) = %+v, want %+v", tt.status, tt.reason, tt.stopped, tt.reply, got, tt.want)
+			if got := Resolve(tt.p, tt.reply); got != tt.want {
+				t.Errorf("Resolve(%+v, %+v) = %+v, want %+v", tt.p, tt.reply, got, tt.want)
 			}
 		})
 	}

@@ -2,9 +2,7 @@ package ledger
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,10 +35,7 @@ type Stored struct {
 // Ref is a short, stable name of an inbound key that carries none of the
 // customer's words (the key holds their Message-ID and address): what the
 // console puts in URLs.
-func Ref(key triage.Key) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:10])
-}
+func Ref(key triage.Key) string { return key.Ref() }
 
 // SetOutcome keeps the outcome JSON and the customer's text with the entry
 // at loc.
@@ -248,16 +243,15 @@ func (l *Ledger) ScenarioCounts(ctx context.Context) ([]ScenarioCount, error) {
 // DraftFate is one resolved draft: what a person did with it and when.
 type DraftFate struct {
 	Scenario   string
-	Outcome    string // DraftSentAsIs, DraftEdited or DraftDiscarded
+	Outcome    string // DraftSentAsIs, DraftEdited, DraftRejected or DraftDiscarded
 	Similarity float64
 	ResolvedAt time.Time
 }
 
 // DraftFates lists the resolved drafts, oldest resolution first.
 func (l *Ledger) DraftFates(ctx context.Context) ([]DraftFate, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT
-		COALESCE((SELECT m.scenario FROM messages m WHERE m.key = r.key AND m.scenario <> '' ORDER BY m.updated DESC LIMIT 1), ''),
-		outcome, similarity, resolved_at FROM replies r WHERE kind = ? AND outcome <> '' ORDER BY resolved_at`, KindDraft)
+	rows, err := l.db.QueryContext(ctx, `SELECT scenario, outcome, similarity, resolved_at
+		FROM replies WHERE kind = ? AND outcome <> '' ORDER BY resolved_at`, KindDraft)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: draft fates: %w", err)
 	}
@@ -363,13 +357,15 @@ func (l *Ledger) SettleSentDraft(ctx context.Context, key triage.Key) error {
 	return nil
 }
 
-// RejectDraft records that a person discarded the unresolved draft of key
-// in the console; ErrDraftTaken when it is resolved or being sent.
+// RejectDraft records that a person rejected the unresolved draft of key
+// in the console (DraftRejected: told apart from a draft nobody answered,
+// it stops reply mode auto from sending); ErrDraftTaken when it is resolved
+// or being sent.
 func (l *Ledger) RejectDraft(ctx context.Context, key triage.Key) error {
 	now := unix(l.now())
 	res, err := l.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=?
 		WHERE key=? AND kind=? AND outcome='' AND state IN (?,?)`,
-		DraftDiscarded, now, key, KindDraft, DraftPending, DraftStored)
+		DraftRejected, now, key, KindDraft, DraftPending, DraftStored)
 	if err != nil {
 		return fmt.Errorf("ledger: reject draft: %w", err)
 	}

@@ -25,8 +25,55 @@ var migrations = []store.Migration{
 	{SQLite: reviewSchema, Postgres: reviewSchema},
 	{SQLite: digestSchema, Postgres: digestSchema},
 	{SQLite: detailSchema, Postgres: detailSchema},
+	{SQLite: autonomySchema, Postgres: autonomySchema},
 	{SQLite: contentDigestSchema, Postgres: contentDigestSchema},
 }
+
+// autonomySchema is what reply mode auto decides from and records. Each
+// reply and draft carries the scenario and inbox (account, mailbox) its
+// message was handled in, so a scenario's last reviewed drafts in an inbox
+// are one indexed query (existing rows take them from their messages).
+// autonomy_modes holds the mode auto chose per scenario and inbox (no row:
+// draft) and how many messages it has decided while sending;
+// autonomy_switches every switch with the figures behind it. The types are
+// the same in both dialects.
+const autonomySchema = `
+ALTER TABLE replies ADD COLUMN scenario TEXT NOT NULL DEFAULT '';
+ALTER TABLE replies ADD COLUMN account TEXT NOT NULL DEFAULT '';
+ALTER TABLE replies ADD COLUMN mailbox TEXT NOT NULL DEFAULT '';
+UPDATE replies SET
+	scenario = COALESCE((SELECT m.scenario FROM messages m WHERE m.key = replies.key AND m.scenario <> '' ORDER BY m.updated DESC LIMIT 1), ''),
+	account = COALESCE((SELECT m.account FROM messages m WHERE m.key = replies.key
+		ORDER BY CASE WHEN m.scenario <> '' THEN 0 ELSE 1 END, m.updated DESC LIMIT 1), ''),
+	mailbox = COALESCE((SELECT m.mailbox FROM messages m WHERE m.key = replies.key
+		ORDER BY CASE WHEN m.scenario <> '' THEN 0 ELSE 1 END, m.updated DESC LIMIT 1), '');
+CREATE INDEX replies_review ON replies(kind, scenario, account, mailbox, resolved_at, key);
+CREATE TABLE autonomy_modes (
+	scenario TEXT NOT NULL,
+	account  TEXT NOT NULL,
+	mailbox  TEXT NOT NULL,
+	mode     TEXT NOT NULL,
+	since    BIGINT NOT NULL,
+	counted  INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (scenario, account, mailbox)
+);
+CREATE TABLE autonomy_switches (
+	at             BIGINT NOT NULL,
+	scenario       TEXT NOT NULL,
+	account        TEXT NOT NULL,
+	mailbox        TEXT NOT NULL,
+	mode           TEXT NOT NULL,
+	reviewed       INTEGER NOT NULL,
+	sent_as_is     INTEGER NOT NULL,
+	edited         INTEGER NOT NULL,
+	rejected       INTEGER NOT NULL,
+	discarded      INTEGER NOT NULL,
+	min_reviewed   INTEGER NOT NULL,
+	min_sent_as_is DOUBLE PRECISION NOT NULL,
+	why            TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX autonomy_switches_at ON autonomy_switches(at);
+`
 
 // contentDigestSchema clears the digests that hash a message's bytes: a
 // digest is triage.DigestOf what the author wrote, so a copy that reached

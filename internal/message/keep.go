@@ -32,18 +32,18 @@ func (k *keeper) read(i int, body io.Reader) (int64, error) {
 	return n, nil
 }
 
-// AttachmentData parses raw again (as ParseLimits does) and returns the
-// decoded content of the top-level attachments at the given indices of
-// Message.Attachments, each at most maxBytes: one over it is left out of
-// the map. Nothing else is kept; attachments inside attached messages are
-// never read.
+// AttachmentData parses raw again (as ParseLimits does, under the same
+// caps, so the indices agree) and returns the decoded content of the
+// top-level attachments at the given indices of Message.Attachments, each
+// at most maxBytes: one over it is left out of the map. Nothing else is
+// kept; attachments inside attached messages are never read. Check what
+// is wanted on Message.Heads first: this is one more parse of raw.
 func AttachmentData(raw []byte, lim Limits, indices []int, maxBytes int) (map[int][]byte, error) {
 	k := &keeper{want: map[int]bool{}, max: int64(maxBytes), data: map[int][]byte{}}
 	for _, i := range indices {
 		k.want[i] = true
 	}
-	budget := maxTextRead
-	if _, err := parseKeeping(raw, 0, lim.withDefaults(), &budget, k); err != nil {
+	if _, err := parse(raw, 0, lim.withDefaults(), newWork(), k); err != nil {
 		return nil, fmt.Errorf("message: attachments: %w", err)
 	}
 	return k.data, nil

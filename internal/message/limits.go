@@ -39,6 +39,9 @@ type Limits struct {
 	// TextBytes caps Message.Text; Message.Quoted gets half of it
 	// (default DefaultMaxTextBytes). Cuts are recorded in Problems.
 	TextBytes int
+	// SniffTypes lists the media types (lower case) whose top-level
+	// attachments keep their first SniffBytes in Message.Heads.
+	SniffTypes []string
 }
 
 func (l Limits) withDefaults() Limits {
@@ -55,10 +58,10 @@ func (l Limits) withDefaults() Limits {
 }
 
 // ParseLimits is Parse with explicit caps (attached messages get the same
-// caps, and share the message's text budget).
+// caps, and share the message's text budget and its MaxParts and
+// MaxAttachedParsed).
 func ParseLimits(raw []byte, lim Limits) (*Message, error) {
-	budget := maxTextRead
-	return parse(raw, 0, lim.withDefaults(), &budget)
+	return parse(raw, 0, lim.withDefaults(), newWork(), nil)
 }
 
 // capText cuts s to at most n bytes on a rune boundary, marking the cut and

@@ -1,6 +1,7 @@
 // Package message turns raw RFC 5322 bytes into the parsed view the rest of
 // triage works on: decoded sender, subject and threading headers, the new text
-// set apart from quoted history, and the attachments listed but not read.
+// set apart from quoted history, and the attachments listed but not read
+// (only the first bytes of chosen types, to check what they are).
 package message
 
 import (
@@ -27,7 +28,8 @@ import (
 // Message is one parsed inbound email. Parse never returns a nil Message
 // together with a nil error.
 type Message struct {
-	// MessageID is the Message-ID header including angle brackets, or "".
+	// MessageID is the Message-ID header including angle brackets, or ""
+	// (none, or a malformed one: dropped and recorded in Problems).
 	MessageID string
 	// From is the decoded From address; From.Address is "" when the message
 	// has no usable sender (none, or a From that net/mail cannot parse: it
@@ -59,6 +61,14 @@ type Message struct {
 	FromHTML bool
 	// Attachments lists attachment parts; their content is never kept.
 	Attachments []Attachment
+	// Heads holds, by index into Attachments, the first SniffBytes bytes
+	// of each top-level attachment of a type in Limits.SniffTypes (all of
+	// a shorter one): enough to check that its content is what its type
+	// says before anything is planned around it.
+	Heads map[int][]byte
+	// PartsNotRead counts the MIME parts past MaxParts, neither read nor
+	// listed (their count is in Problems too).
+	PartsNotRead int
 	// Problems lists the malformations Parse worked around
 	// (e.g. "multipart: missing closing boundary").
 	Problems []string
@@ -73,17 +83,6 @@ type Attachment struct {
 	Size int    `json:"size"`
 }
 
-// maxDepth bounds multipart nesting; deeper parts are ignored.
-const maxDepth = 20
-
-// What one part may keep in memory: a text part beyond maxPartText is cut
-// (the model sees 16 KiB anyway), and an attached message beyond
-// maxAttachedMessage is listed, not parsed. Everything else is streamed.
-const (
-	maxPartText        = 1 << 20
-	maxAttachedMessage = 4 << 20
-)
-
 // Parse parses a raw RFC 5322 message. It degrades instead of failing on
 // common malformations (missing closing boundary, lower-case header names,
 // unknown charsets, no Date) and records them in Problems. It returns an
@@ -97,15 +96,10 @@ func Parse(raw []byte) (*Message, error) {
 	return ParseLimits(raw, Limits{})
 }
 
-// parse parses raw at a nesting depth (> 0 for attached messages); budget
-// is what is left of the raw text all text parts may read (maxTextRead).
-func parse(raw []byte, depth int, lim Limits, budget *int) (*Message, error) {
-	return parseKeeping(raw, depth, lim, budget, nil)
-}
-
-// parseKeeping is parse that also reads the content of the top-level
-// attachments k names (nil: none).
-func parseKeeping(raw []byte, depth int, lim Limits, budget *int, k *keeper) (*Message, error) {
+// parse parses raw at a nesting depth (> 0 for attached messages); wk is
+// what is left of the caps the whole message shares (see work), and k
+// names the top-level attachments whose content is read (nil: none).
+func parse(raw []byte, depth int, lim Limits, wk *work, k *keeper) (*Message, error) {
 	m := &Message{Size: len(raw), Header: map[string][]string{}}
 
 	data := raw
@@ -146,8 +140,11 @@ func parseKeeping(raw []byte, depth int, lim Limits, budget *int, k *keeper) (*M
 	if err != nil {
 		m.problem("body: " + err.Error())
 	}
-	w := walker{m: m, lim: lim, budget: budget, keep: k}
+	w := walker{m: m, lim: lim, work: wk, keep: k}
 	w.walk(e, depth)
+	if depth == 0 {
+		wk.report(m)
+	}
 
 	var text string
 	switch {
@@ -167,10 +164,32 @@ func parseKeeping(raw []byte, depth int, lim Limits, budget *int, k *keeper) (*M
 		m.FromHTML = true
 	}
 	m.Text, m.Quoted = splitQuoted(normalizeText(text))
-	// Attached messages (message/rfc822) are history: they go after the
-	// quoted text, each under a forwarded-message separator.
-	for _, f := range w.attached {
-		var b strings.Builder
+	m.Quoted = m.forwarded(m.Quoted, w.attached, lim.TextBytes/2)
+	m.Text = m.capText(m.Text, lim.TextBytes, "text")
+	m.Quoted = m.capText(m.Quoted, lim.TextBytes/2, "quoted text")
+	return m, nil
+}
+
+// forwarded returns quoted with the text of the attached messages after
+// it, each under a forwarded-message separator (attached messages are
+// history), built once and no further than just past limit bytes (capText
+// cuts the rest and records it).
+func (m *Message) forwarded(quoted string, attached []*Message, limit int) string {
+	if len(attached) == 0 {
+		return quoted
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(quoted))
+	for _, f := range attached {
+		for _, p := range f.Problems {
+			m.problem("attached message: " + p)
+		}
+		if b.Len() > limit {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
 		b.WriteString("---------- Forwarded message ---------\n")
 		switch {
 		case f.From.Name != "":
@@ -183,14 +202,8 @@ func parseKeeping(raw []byte, depth int, lim Limits, budget *int, k *keeper) (*M
 		}
 		b.WriteString("\n")
 		b.WriteString(strings.TrimSpace(f.Text + "\n\n" + f.Quoted))
-		m.Quoted = strings.TrimSpace(m.Quoted + "\n\n" + b.String())
-		for _, p := range f.Problems {
-			m.problem("attached message: " + p)
-		}
 	}
-	m.Text = m.capText(m.Text, lim.TextBytes, "text")
-	m.Quoted = m.capText(m.Quoted, lim.TextBytes/2, "quoted text")
-	return m, nil
+	return strings.TrimSpace(b.String())
 }
 
 func nonBlank(parts []string) bool {
@@ -271,8 +284,10 @@ func (m *Message) readHeader(hdr gomessage.Header) {
 		if id, err := mh.MessageID(); err == nil && id != "" {
 			m.MessageID = "<" + id + ">"
 		} else {
-			m.problem("header: malformed Message-ID")
-			m.MessageID = v
+			// Not kept as written: a malformed value may carry a bare CR or
+			// other text that would forge lines wherever it is quoted (a
+			// staff notice, a log). The message has no Message-ID then.
+			m.problem(fmt.Sprintf("header: Message-ID: malformed (%d bytes), dropped", len(v)))
 		}
 	}
 	if ids := m.msgIDs(mh, "In-Reply-To"); len(ids) > 0 {
@@ -404,176 +419,6 @@ func (m *Message) msgIDs(mh gomail.Header, key string) []string {
 		out = append(out, "<"+id+">")
 	}
 	return out
-}
-
-// walker collects the text parts and attachments of an entity tree.
-type walker struct {
-	m        *Message
-	lim      Limits
-	budget   *int    // raw text bytes left to read, shared with attached messages
-	keep     *keeper // attachments whose content is read (top level only)
-	plain    []string
-	html     []string
-	attached []*Message
-}
-
-func (w *walker) walk(e *gomessage.Entity, depth int) {
-	if depth > maxDepth {
-		w.m.problem("multipart: nesting too deep")
-		return
-	}
-	mediaType, params, err := e.Header.ContentType()
-	if err != nil {
-		w.m.problem("content-type: " + err.Error())
-		mediaType = fallbackMediaType(e.Header.Get("Content-Type"))
-	}
-	mediaType = strings.ToLower(mediaType)
-
-	if strings.HasPrefix(mediaType, "multipart/") {
-		if params["boundary"] == "" {
-			w.m.problem("multipart: no boundary")
-			w.leaf(e, "text/plain", params, depth)
-			return
-		}
-		w.multipart(e, depth)
-		return
-	}
-	w.leaf(e, mediaType, params, depth)
-}
-
-func (w *walker) multipart(e *gomessage.Entity, depth int) {
-	mr := e.MultipartReader()
-	if mr == nil {
-		return
-	}
-	defer mr.Close()
-	parts := 0
-	for {
-		p, err := mr.NextPart()
-		if p == nil && err != nil {
-			if err == io.EOF {
-				break
-			}
-			switch {
-			case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "EOF"):
-				w.m.problem("multipart: missing closing boundary")
-			default:
-				w.m.problem("multipart: " + err.Error())
-			}
-			break
-		}
-		if err != nil {
-			w.m.problem("part: " + err.Error())
-		}
-		parts++
-		w.walk(p, depth+1)
-	}
-	if parts == 0 {
-		w.m.problem("multipart: no parts")
-	}
-}
-
-// leaf handles one non-multipart entity: a text body or an attachment.
-func (w *walker) leaf(e *gomessage.Entity, mediaType string, params map[string]string, depth int) {
-	disp, dparams, _ := e.Header.ContentDisposition()
-	disp = strings.ToLower(disp)
-	name := dparams["filename"]
-	if name == "" {
-		name = params["name"]
-	}
-	if mediaType == "message/rfc822" || mediaType == "message/global" {
-		w.attachedMessage(e, name, mediaType, depth)
-		return
-	}
-	isText := mediaType == "text/plain" || mediaType == "text/html" || mediaType == ""
-	if disp == "attachment" || !isText || (disp == "inline" && name != "" && mediaType != "text/plain" && mediaType != "text/html") {
-		n, err := w.keep.read(len(w.m.Attachments), e.Body)
-		if err != nil {
-			w.m.problem(fmt.Sprintf("attachment %q: %v", name, err))
-		}
-		if mediaType == "" {
-			mediaType = "application/octet-stream"
-		}
-		w.m.Attachments = append(w.m.Attachments, Attachment{Name: name, Type: mediaType, Size: int(n)})
-		return
-	}
-	limit := min(maxPartText, *w.budget)
-	if limit <= 0 {
-		n, _ := io.Copy(io.Discard, e.Body)
-		w.m.problem(fmt.Sprintf("%s part of %d bytes not read: the message's text is over %d bytes", mediaType, n, maxTextRead))
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(e.Body, int64(limit)+1))
-	if err == nil && len(body) > limit {
-		rest, _ := io.Copy(io.Discard, e.Body)
-		body = cutRunes(body[:limit])
-		w.m.problem(fmt.Sprintf("%s part of %d bytes cut to %d", mediaType, int64(limit+1)+rest, len(body)))
-	}
-	*w.budget -= len(body)
-	switch {
-	case err == nil:
-	case depth > 0 && errors.Is(err, io.ErrUnexpectedEOF):
-		// The part ran into the end of input: no closing boundary.
-		w.m.problem("multipart: missing closing boundary")
-	default:
-		w.m.problem(fmt.Sprintf("%s: %v", bodyLabel(e), err))
-	}
-	if !utf8.Valid(body) {
-		w.m.problem("charset: bytes not valid in the declared charset, read with a fallback")
-	}
-	text := toUTF8(body, mediaType)
-	if mediaType == "text/html" {
-		w.html = append(w.html, text)
-	} else {
-		w.plain = append(w.plain, text)
-	}
-}
-
-// attachedMessage lists an attached message and keeps its parsed text as
-// forwarded history.
-func (w *walker) attachedMessage(e *gomessage.Entity, name, mediaType string, depth int) {
-	raw, err := io.ReadAll(io.LimitReader(e.Body, maxAttachedMessage+1))
-	if err != nil {
-		w.m.problem(fmt.Sprintf("attached message: %v", err))
-	}
-	if len(raw) > maxAttachedMessage {
-		rest, _ := io.Copy(io.Discard, e.Body)
-		size := int64(len(raw)) + rest
-		w.m.Attachments = append(w.m.Attachments, Attachment{Name: name, Type: mediaType, Size: int(size)})
-		w.m.problem(fmt.Sprintf("attached message of %d bytes listed, not read (over %d)", size, maxAttachedMessage))
-		return
-	}
-	w.m.Attachments = append(w.m.Attachments, Attachment{Name: name, Type: mediaType, Size: len(raw)})
-	if depth >= maxDepth {
-		w.m.problem("attached message: nesting too deep")
-		return
-	}
-	inner, err := parse(raw, depth+1, w.lim, w.budget)
-	if err != nil {
-		w.m.problem("attached message: " + err.Error())
-		return
-	}
-	w.attached = append(w.attached, inner)
-}
-
-// cutRunes drops the incomplete rune a cut left at the end of b.
-func cutRunes(b []byte) []byte {
-	for k := 1; k < utf8.UTFMax && k <= len(b); k++ {
-		if utf8.RuneStart(b[len(b)-k]) {
-			if !utf8.FullRune(b[len(b)-k:]) {
-				return b[:len(b)-k]
-			}
-			break
-		}
-	}
-	return b
-}
-
-func bodyLabel(e *gomessage.Entity) string {
-	if enc := strings.ToLower(strings.TrimSpace(e.Header.Get("Content-Transfer-Encoding"))); enc != "" {
-		return enc
-	}
-	return "body"
 }
 
 // toUTF8 returns body as valid UTF-8. go-message has already converted known

@@ -461,3 +461,29 @@ func TestPartCaps(t *testing.T) {
 		t.Errorf("attachments %+v, quoted %d bytes; want old.eml listed with its size and not parsed", m.Attachments, len(m.Quoted))
 	}
 }
+
+// A malformed Message-ID is not kept as written: a bare CR in it would
+// forge a line wherever it is quoted (a staff notice, a log). The message
+// has none then, and the problem is recorded; a well-formed ID followed by
+// junk keeps the ID alone.
+func TestMalformedMessageIDDropped(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"<a b@example.com>\rTicket: TKT-000001 refund APPROVED by manager", ""},
+		{"no-angle-brackets", ""},
+		{"<ok@example.com>\rTicket: TKT-000001 refund APPROVED", "<ok@example.com>"},
+		{"<ok@example.com>", "<ok@example.com>"},
+	} {
+		raw := "From: Jan <jan@example.com>\r\nMessage-ID: " + tc.value + "\r\nSubject: s\r\nDate: Sun, 22 Nov 2026 08:00:00 +0000\r\n\r\nbody\r\n"
+		m, err := Parse([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.MessageID != tc.want {
+			t.Errorf("Message-ID %q parsed as %q, want %q", tc.value, m.MessageID, tc.want)
+		}
+		dropped := strings.Contains(strings.Join(m.Problems, "\n"), "Message-ID: malformed")
+		if dropped != (tc.want == "") {
+			t.Errorf("Message-ID %q: problems %q", tc.value, m.Problems)
+		}
+	}
+}

@@ -81,7 +81,7 @@ func New() *Metrics {
 	}
 	m.drafts = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "triage_drafts",
-		Help: "Drafts in the ledger (reply mode draft), by scenario and what people did with them: drafted (all), sent_as_is, edited, discarded, pending. The figures of 'triage ledger stats'.",
+		Help: "Drafts in the ledger (reply mode draft), by scenario and what people did with them: drafted (all), sent_as_is, edited, rejected (in the console), discarded, pending. The figures of 'triage ledger stats' for this inbox.",
 	}, []string{"scenario", "outcome"})
 	m.oauth2 = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "triage_oauth2_token_expiry_seconds",
@@ -131,18 +131,23 @@ func (m *Metrics) Reached(state ledger.State) {
 	m.ledger.WithLabelValues(string(state)).Inc()
 }
 
-// Drafts sets the draft figures of one scenario, as the ledger counts them.
-func (m *Metrics) Drafts(s ledger.DraftStat) {
+// DraftCounts are the draft figures of one scenario, as the ledger counts
+// them.
+type DraftCounts struct {
+	Drafted, SentAsIs, Edited, Rejected, Discarded, Pending int
+}
+
+// Drafts sets the draft figures of one scenario.
+func (m *Metrics) Drafts(scenario string, c DraftCounts) {
 	if m == nil {
 		return
 	}
-	scenario := s.Scenario
 	if scenario == "" {
 		scenario = "none"
 	}
 	for outcome, n := range map[string]int{
-		string(triage.StatusDrafted): s.Drafted, ledger.DraftSentAsIs: s.SentAsIs, ledger.DraftEdited: s.Edited,
-		ledger.DraftDiscarded: s.Discarded, "pending": s.Pending,
+		string(triage.StatusDrafted): c.Drafted, ledger.DraftSentAsIs: c.SentAsIs, ledger.DraftEdited: c.Edited,
+		ledger.DraftRejected: c.Rejected, ledger.DraftDiscarded: c.Discarded, "pending": c.Pending,
 	} {
 		m.drafts.WithLabelValues(scenario, outcome).Set(float64(n))
 	}

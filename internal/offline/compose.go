@@ -20,10 +20,13 @@ type phrases struct {
 	checkFailed                        string // %s serial
 	ticket                             string // %s ticket id
 	stepFailed                         string
-	consultant                         string
+	consultant                         string // a person follows up: only after staff were told
+	retryLater                         string // after a failure, when no person was told
 	askSerial, outOfScope, acknowledge string
+	personReplies                      string // after acknowledge, when staff were told
 	paidRepair                         string
 	found                              string
+	attachments                        string // %d attachments the stand-in did not read
 	automatic                          string
 }
 
@@ -40,11 +43,14 @@ var polish = phrases{
 	ticket:        "Utworzyliśmy zgłoszenie %s. Prosimy podawać ten numer w dalszej korespondencji.",
 	stepFailed:    "Nie udało nam się teraz automatycznie wykonać wszystkich kroków (na przykład utworzyć zgłoszenia serwisowego).",
 	consultant:    "Nasz konsultant sprawdzi sprawę i odpowie Państwu osobiście.",
+	retryLater:    "Prosimy odpowiedzieć na tę wiadomość nieco później, a spróbujemy ponownie.",
 	askSerial:     "Aby sprawdzić gwarancję, potrzebujemy numeru seryjnego urządzenia. Znajdą go Państwo na etykiecie z tyłu lub na spodzie urządzenia, a także na paragonie lub fakturze zakupu. Prosimy o przesłanie go w odpowiedzi na tę wiadomość.",
 	outOfScope:    "Ta skrzynka obsługuje wyłącznie sprawy gwarancyjne i reklamacyjne, dlatego nie możemy tutaj pomóc w tej sprawie. Jeśli chodzi o gwarancję lub naprawę urządzenia, prosimy odpowiedzieć na tę wiadomość i podać numer seryjny.",
-	acknowledge:   "Potwierdzamy otrzymanie wiadomości. Konsultant odpowie Państwu w ciągu 2 dni roboczych.",
+	acknowledge:   "Potwierdzamy otrzymanie wiadomości.",
+	personReplies: "Konsultant zapozna się z nią i odpowie Państwu osobiście.",
 	paidRepair:    "Możemy zaproponować płatną naprawę. Jeśli są Państwo zainteresowani, prosimy o odpowiedź na tę wiadomość, a przygotujemy wycenę.",
 	found:         "Oto, co znaleźliśmy w naszych materiałach:",
+	attachments:   "(Model offline nie ogląda załączników: przesłane zdjęcia lub dokumenty (%d) nie zostały odczytane. W razie potrzeby obejrzy je konsultant.)",
 	automatic:     "(Odpowiedź przygotowana automatycznie przez model offline triage, zastępczy model bez AI.)",
 }
 
@@ -61,11 +67,14 @@ var english = phrases{
 	ticket:        "We opened ticket %s. Please quote this number in any further correspondence.",
 	stepFailed:    "We could not complete every step automatically right now (for example, open a service ticket).",
 	consultant:    "A consultant will check it and reply to you personally.",
+	retryLater:    "Please reply to this message a little later and we will try again.",
 	askSerial:     "To check the warranty we need the device's serial number. You will find it on the label on the back or bottom of the device, and on the receipt or invoice. Please send it in reply to this message.",
 	outOfScope:    "This mailbox handles warranty and repair matters only, so we cannot help with this request here. If your question is about a warranty or a repair, please reply to this message with the serial number.",
-	acknowledge:   "We confirm that we have received your message. A consultant will reply within 2 business days.",
+	acknowledge:   "We confirm that we have received your message.",
+	personReplies: "A consultant will read it and reply to you personally.",
 	paidRepair:    "We can offer a paid repair. If you are interested, please reply to this message and we will prepare a quote.",
 	found:         "Here is what we found in our documentation:",
+	attachments:   "(The offline stand-in model does not look at attachments: the %d attached photo(s) or document(s) were not read. A person will look at them if needed.)",
 	automatic:     "(This reply was prepared automatically by the triage offline model, a stand-in without AI.)",
 }
 
@@ -73,7 +82,9 @@ var english = phrases{
 // the calls so far and what the scenario sc (nil: none known) declares
 // about its reply; nothing of the customer's text is copied into it. It
 // knows result fields, not function or scenario names: a serial_number with a status is a warranty check, a
-// ticket_id a ticket, a text a looked-up answer.
+// ticket_id a ticket, a text a looked-up answer, notified a staff notice.
+// The reply says that a person will follow up only when staff were told
+// (a notice succeeded): otherwise nobody would know to.
 func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration, reply *genai.FunctionDeclaration, sc *scenario.Scenario) string {
 	p := phrasesFor(f.Language, f.DefaultLanguage)
 	takesSerial := false
@@ -84,9 +95,13 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 	}
 
 	var lines, tickets, found []string
-	failed, expired, others := false, false, 0
+	failed, expired, others, told := false, false, 0, false
 	for _, c := range h.results {
 		if reply != nil && c.name == reply.Name {
+			continue
+		}
+		if c.ok && c.result["notified"] != nil {
+			told = true // staff know: not something to report
 			continue
 		}
 		others++
@@ -130,8 +145,11 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 	if len(found) > 0 {
 		paras = append(paras, p.found+"\n\n"+strings.Join(found, "\n\n"))
 	}
-	if failed {
+	switch {
+	case failed && told:
 		paras = append(paras, p.consultant)
+	case failed:
+		paras = append(paras, p.retryLater)
 	}
 	asked := len(f.SerialNumbers) == 0 && (takesSerial || sc.Asks(scenario.FactSerialNumber))
 	if asked {
@@ -142,13 +160,18 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 		paras = append(paras, p.outOfScope)
 	}
 	if others == 0 && !asked && !declined {
-		paras = append(paras, p.acknowledge)
+		ack := p.acknowledge
+		if told {
+			ack += " " + p.personReplies
+		}
+		paras = append(paras, ack)
 	}
 	if expired {
 		paras = append(paras, p.paidRepair)
 	}
 	if n := len(f.AttachmentsSeen); n > 0 {
-		paras = append(paras, attachmentsIgnored(f.Language, f.DefaultLanguage, n))
+		// The stand-in reads no images or PDFs, and says so.
+		paras = append(paras, fmt.Sprintf(p.attachments, n))
 	}
 	paras = append(paras, p.automatic)
 	return strings.Join(paras, "\n\n") + "\n"

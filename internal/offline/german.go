@@ -15,11 +15,14 @@ var german = phrases{
 	ticket:        "Wir haben die Anfrage %s angelegt. Bitte geben Sie diese Nummer in Ihrer weiteren Korrespondenz an.",
 	stepFailed:    "Wir konnten gerade nicht alle Schritte automatisch ausführen (zum Beispiel eine Serviceanfrage anlegen).",
 	consultant:    "Ein Mitarbeiter prüft die Angelegenheit und antwortet Ihnen persönlich.",
+	retryLater:    "Bitte antworten Sie etwas später auf diese Nachricht, dann versuchen wir es erneut.",
 	askSerial:     "Um die Garantie zu prüfen, benötigen wir die Seriennummer des Geräts. Sie finden sie auf dem Typenschild auf der Rückseite oder Unterseite des Geräts sowie auf dem Kassenbon oder der Rechnung. Bitte senden Sie sie als Antwort auf diese Nachricht.",
 	outOfScope:    "Dieses Postfach bearbeitet ausschließlich Garantie- und Reparaturanliegen, daher können wir hier nicht weiterhelfen. Wenn es um eine Garantie oder Reparatur geht, antworten Sie bitte auf diese Nachricht und nennen Sie die Seriennummer.",
-	acknowledge:   "Wir bestätigen den Eingang Ihrer Nachricht. Ein Mitarbeiter antwortet Ihnen innerhalb von 2 Werktagen.",
+	acknowledge:   "Wir bestätigen den Eingang Ihrer Nachricht.",
+	personReplies: "Ein Mitarbeiter liest sie und antwortet Ihnen persönlich.",
 	paidRepair:    "Wir können Ihnen eine kostenpflichtige Reparatur anbieten. Wenn Sie interessiert sind, antworten Sie bitte auf diese Nachricht, und wir erstellen einen Kostenvoranschlag.",
 	found:         "Das haben wir in unseren Unterlagen gefunden:",
+	attachments:   "(Das Offline-Ersatzmodell sieht sich keine Anhänge an: die %d angehängten Fotos oder Dokumente wurden nicht gelesen. Bei Bedarf sieht sie sich ein Mitarbeiter an.)",
 	automatic:     "(Diese Antwort wurde automatisch vom Offline-Modell von triage erstellt, einem Ersatz ohne KI.)",
 }
 

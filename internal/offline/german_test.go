@@ -1,6 +1,9 @@
 package offline
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestPhrasesFor: the stand-in writes the customer's language when it has
 // a template for it, else the inbox's default language, and says in it
@@ -22,7 +25,7 @@ func TestPhrasesFor(t *testing.T) {
 		}
 	}
 	for code, p := range templates {
-		if p.greeting == "" || p.automatic == "" || p.askSerial == "" || p.valid == "" {
+		if p.greeting == "" || p.automatic == "" || p.askSerial == "" || p.valid == "" || !strings.Contains(p.attachments, "%d") {
 			t.Errorf("template %s is incomplete", code)
 		}
 	}

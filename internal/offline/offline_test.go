@@ -192,6 +192,8 @@ func (f *fakeTools) call(name string, args map[string]any) map[string]any {
 			return fail("unavailable")
 		}
 		return map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000123", "status": "created"}}
+	case "notify_staff":
+		return map[string]any{"ok": true, "result": map[string]any{"notified": []any{"staff@example.com"}, "message_ids": []any{"<n1@example.com>"}}}
 	case "send_email":
 		if len(f.sendFailures) > 0 {
 			code := f.sendFailures[0]
@@ -215,6 +217,9 @@ func declarations(names ...string) []*genai.FunctionDeclaration {
 		"send_email": {"type": "object", "properties": map[string]any{
 			"to": map[string]any{"type": "string"}, "subject": map[string]any{"type": "string"}, "body": map[string]any{"type": "string"}},
 			"required": []any{"to", "subject", "body"}},
+		"notify_staff": {"type": "object", "properties": map[string]any{
+			"subject": map[string]any{"type": "string"}, "body": map[string]any{"type": "string"}},
+			"required": []any{"subject", "body"}},
 	}
 	var out []*genai.FunctionDeclaration
 	for _, n := range names {
@@ -372,13 +377,24 @@ func TestConversation(t *testing.T) {
 			wantFinal: "Reply sent.",
 		},
 		{
-			name:      "check_warranty unavailable: consultant follows up",
+			// Nobody was told: the reply promises no person.
+			name:      "check_warranty unavailable: the customer may try again",
 			facts:     prompt.Facts{Scenario: "valid-warranty", Language: "pl", Subject: "Awaria", SerialNumbers: []string{"SN-1001"}},
 			fns:       all,
 			tools:     fakeTools{checkFails: true},
 			want:      [][]call{{check("SN-1001")}, {send("Re: Awaria")}},
-			wantBody:  []string{"Nie udało nam się teraz automatycznie sprawdzić gwarancji dla numeru seryjnego SN-1001", "konsultant", "osobiście"},
-			wantNot:   []string{"TKT-"},
+			wantBody:  []string{"Nie udało nam się teraz automatycznie sprawdzić gwarancji dla numeru seryjnego SN-1001", "spróbujemy ponownie"},
+			wantNot:   []string{"TKT-", "konsultant", "osobiście"},
+			wantFinal: "Reply sent.",
+		},
+		{
+			// Staff were told first: now the reply may promise a person.
+			name:      "check_warranty unavailable after staff were told: a consultant follows up",
+			facts:     prompt.Facts{Scenario: "valid-warranty", Language: "pl", Subject: "Awaria", SerialNumbers: []string{"SN-1001"}},
+			fns:       []string{"notify_staff", "check_warranty", "send_email"},
+			tools:     fakeTools{checkFails: true},
+			want:      [][]call{{{"notify_staff", map[string]any{"subject": "Re: Awaria", "body": "The offline stand-in model handled this email and a person should review it. Subject: Awaria"}}}, {check("SN-1001")}, {send("Re: Awaria")}},
+			wantBody:  []string{"konsultant", "osobiście"},
 			wantFinal: "Reply sent.",
 		},
 		{
@@ -387,7 +403,8 @@ func TestConversation(t *testing.T) {
 			fns:       all,
 			tools:     fakeTools{ticketFails: true},
 			want:      [][]call{{check("SN-1001")}, {{"create_ticket", map[string]any{"serial_number": "SN-1001", "customer_email": "jan@example.com", "priority": "normal"}}}, {send("Re: Broken")}},
-			wantBody:  []string{"valid until 2027-05-31", "consultant will check it and reply to you personally"},
+			wantBody:  []string{"valid until 2027-05-31", "reply to this message a little later"},
+			wantNot:   []string{"consultant"},
 			wantFinal: "Reply sent.",
 		},
 		{
@@ -399,11 +416,21 @@ func TestConversation(t *testing.T) {
 			wantFinal: "Reply sent.",
 		},
 		{
-			name:      "graceful degradation",
+			name:      "graceful degradation: staff told, then a person promised, no deadline",
+			facts:     prompt.Facts{Scenario: "graceful-degradation", Language: "en", Subject: "Complicated"},
+			fns:       []string{"notify_staff", "send_email"},
+			want:      [][]call{{{"notify_staff", map[string]any{"subject": "Re: Complicated", "body": "The offline stand-in model handled this email and a person should review it. Subject: Complicated"}}}, {send("Re: Complicated")}},
+			wantBody:  []string{"received your message", "A consultant will read it and reply to you personally."},
+			wantNot:   []string{"business days"},
+			wantFinal: "Reply sent.",
+		},
+		{
+			name:      "an acknowledgement without a notice promises nobody",
 			facts:     prompt.Facts{Scenario: "graceful-degradation", Language: "en", Subject: "Complicated"},
 			fns:       []string{"send_email"},
 			want:      [][]call{{send("Re: Complicated")}},
-			wantBody:  []string{"received your message", "within 2 business days"},
+			wantBody:  []string{"received your message"},
+			wantNot:   []string{"consultant", "business days"},
 			wantFinal: "Reply sent.",
 		},
 		{

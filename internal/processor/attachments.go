@@ -1,6 +1,8 @@
 package processor
 
 import (
+	"strings"
+
 	"google.golang.org/genai"
 
 	"triage/internal/attach"
@@ -31,30 +33,23 @@ func capList[T any](list []T, n int) ([]T, int) {
 
 // attachments decides which of the listed attachments the model is sent,
 // reads them from raw, fills the outcome's list and the facts, and returns
-// the inline parts for the first user turn.
-func (p *Processor) attachments(raw []byte, listed []message.Attachment, out *Outcome, facts *prompt.Facts) ([]*genai.Part, error) {
-	excluded := map[int]string{}
-	var ds []attach.Decision
+// the inline parts for the first user turn. heads are the first bytes of
+// each listed attachment of an allowed type, kept by the parse
+// (message.Message.Heads): a content mismatch is known before the plan, so
+// raw is parsed once more at most, for the content of what is sent.
+func (p *Processor) attachments(raw []byte, listed []message.Attachment, heads map[int][]byte, out *Outcome, facts *prompt.Facts) ([]*genai.Part, error) {
+	cfg := p.cfg.Attachments
+	excluded := attach.Sniff(listed, heads, cfg)
+	ds := attach.Plan(listed, cfg, excluded)
 	var data map[int][]byte
-	// An attachment whose content is not what its type says makes room for
-	// another: plan again without it (a few rounds at most, each one parse).
-	for round := 0; ; round++ {
-		ds = attach.Plan(listed, p.cfg.Attachments, excluded)
-		idx := attach.Sent(ds)
-		if len(idx) == 0 {
-			break
-		}
+	if idx := attach.Sent(ds); len(idx) > 0 {
 		var err error
-		data, err = message.AttachmentData(raw, p.cfg.HeaderLimits, idx, p.cfg.Attachments.WithDefaults().MaxBytes)
+		data, err = message.AttachmentData(raw, p.cfg.HeaderLimits, idx, cfg.WithDefaults().MaxBytes)
 		if err != nil {
 			return nil, err
 		}
-		if !attach.Check(ds, data, excluded) {
-			break
-		}
-		if round == 2 {
-			break // what Check refused stays refused; the rest is sent
-		}
+		// What Check refuses now stays refused; the rest is sent.
+		attach.Check(ds, data, excluded)
 	}
 	var parts []*genai.Part
 	for _, d := range ds {
@@ -66,6 +61,19 @@ func (p *Processor) attachments(raw []byte, listed []message.Attachment, out *Ou
 	out.Attachments = infos(ds)
 	facts.AttachmentsNote = attach.Note(ds, p.cfg.Attachments)
 	return parts, nil
+}
+
+// sniffTypes are the media types whose first bytes the parse keeps
+// (message.Limits.SniffTypes): those the model may be sent.
+func sniffTypes(c attach.Config) []string {
+	if c.MaxCount < 0 {
+		return nil
+	}
+	var out []string
+	for _, t := range c.WithDefaults().Types {
+		out = append(out, strings.ToLower(t))
+	}
+	return out
 }
 
 func infos(ds []attach.Decision) []AttachmentInfo {

@@ -116,7 +116,7 @@ func photoEnv(t *testing.T, m agent.Model, policy string, ac attach.Config) *pro
 		t.Fatal(err)
 	}
 	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Tools: ts, Builtins: builtins.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
+		dispatcher.Config{Tools: ts, Builtins: builtins.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com", builtins.Notices{})},
 		processor.Config{Scenarios: set, Extractor: ext, ModelName: "reader", Tickets: tk, Attachments: ac,
 			Guard: guard.Config{OwnAddresses: []string{"serwis@example.com"}}})
 	if err != nil {
@@ -306,5 +306,36 @@ func TestListsCapped(t *testing.T) {
 	}
 	if n := len(m.first[0].Text); n > 64<<10 {
 		t.Errorf("the first user turn is %d bytes", n)
+	}
+}
+
+// Attachments whose bytes are not what their type says are refused before
+// the plan, from the first bytes the parse kept: sixteen small "photos"
+// that are text never keep the one real photo from the model, however many
+// of them come first.
+func TestAttachmentsContentSniffedFirst(t *testing.T) {
+	var parts []part
+	for i := range 16 {
+		parts = append(parts, part{fmt.Sprintf("fake%02d.png", i), "image/png", []byte("these bytes are text, not a PNG")})
+	}
+	parts = append(parts, part{"tabliczka.png", "image/png", png(1000)})
+	m := &reader{serial: "SN-48213-PL"}
+	out := photoEnv(t, m, "", attach.Config{}).Process(context.Background(), processor.Input{Raw: photoEmail(parts...)})
+	if len(out.Attachments) != 17 {
+		t.Fatalf("%d attachments listed, want 17", len(out.Attachments))
+	}
+	for i, a := range out.Attachments {
+		want := attach.WhyContent
+		if i == 16 {
+			want = ""
+		}
+		if a.NotSent != want || a.Sent != (want == "") {
+			t.Errorf("%s: sent %v, not_sent %q; want %q", a.Name, a.Sent, a.NotSent, want)
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.first) != 2 || m.first[1].InlineData == nil || len(m.first[1].InlineData.Data) != len(png(1000)) {
+		t.Errorf("the model was sent %d parts, want the text and tabliczka.png; outcome %s %s %s", len(m.first), out.Status, out.Reason, out.Detail)
 	}
 }

@@ -153,8 +153,8 @@ func ticketFacts(st *tickets.State, current string) *prompt.Ticket {
 		notes[n.MessageID] = n.Text
 	}
 	for _, m := range st.Messages {
-		if m.MessageID == current {
-			continue
+		if m.MessageID == current || m.From == NoteAuthor {
+			continue // triage's own notes are no messages of the conversation
 		}
 		e := prompt.Entry{From: "customer", Subject: truncate(m.Subject, maxSubjectBytes)}
 		if m.Direction == tickets.Outbound {

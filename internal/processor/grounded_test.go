@@ -2,6 +2,7 @@ package processor_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 
 	"triage"
 
+	"triage/internal/agent"
 	"triage/internal/dispatcher"
 	"triage/internal/processor"
 	"triage/internal/prompt"
@@ -91,6 +93,26 @@ func TestGroundedReplies(t *testing.T) {
 			"Your warranty is valid until May 31, 2028.",
 			"Ihre Garantie gilt bis zum 31. Mai 2028.",
 		}, want{refusedTwice, []string{`"May 31, 2028" (date)`, `"31. Mai 2028" (date)`}}},
+		{"wrong date with a two-digit year, then a Roman-numeral month", []string{
+			"Gwarancja SN-48213-PL jest ważna do 31.05.28.",
+			"Gwarancja SN-48213-PL jest ważna do 31 V 2028 r.",
+		}, want{refusedTwice, []string{`"31.05.28" (date)`, `"31 V 2028" (date)`}}},
+		{"a wrong date right after the right one", []string{
+			"Gwarancja SN-48213-PL: 31.05.2027 30.06.2027.",
+			"Gwarancja SN-48213-PL: 2027-05-31 2028-05-31.",
+		}, want{refusedTwice, []string{`"30.06.2027" (date)`, `"2028-05-31" (date)`}}},
+		{"wrong month and year", []string{
+			"Gwarancja SN-48213-PL obowiązuje do czerwca 2027.",
+			"Your warranty runs until May 2028.",
+		}, want{refusedTwice, []string{`"czerwca 2027" (date)`, `"May 2028" (date)`}}},
+		{"invented ticket number written as digits", []string{
+			"Otworzyliśmy zgłoszenie nr 4711.",
+			"Ihre Ticket-Nr. 4712 ist eröffnet.",
+		}, want{refusedTwice, []string{`"4711" (ticket number)`, `"4712" (ticket number)`}}},
+		{"invented tax number", []string{
+			"Fakturę wystawi Serwis sp. z o.o., NIP 525-000-00-00.",
+			"Fakturę wystawi Serwis sp. z o.o., NIP 5250000000.",
+		}, want{refusedTwice, []string{`"525-000-00-00" (tax number)`, `"5250000000" (tax number)`}}},
 		{"invented amount and address", []string{
 			"Naprawa kosztuje 349 zł, prosimy o wpłatę i kontakt: naprawy@serwis-example.pl, https://serwis-example.pl/platnosc.",
 			good,
@@ -125,6 +147,41 @@ func TestGroundedReplies(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("(-want +got):\n%s\noutcome detail: %s", diff, out.Detail)
+			}
+		})
+	}
+}
+
+// TestGroundedDrafts: in draft mode a person sends the reply, yet a draft
+// stating a fact nothing backs is refused just the same: never written to
+// the drafts folder, corrected once, or left for a person.
+func TestGroundedDrafts(t *testing.T) {
+	const (
+		email = "Dzień dobry, mój ekspres SN-48213-PL nie działa. Proszę o naprawę gwarancyjną."
+		good  = "Dzień dobry,\n\ngwarancja urządzenia SN-48213-PL jest ważna do 31 maja 2027. Otworzyliśmy zgłoszenie TKT-000001."
+	)
+	draft := func(_ *agent.Config, c *processor.Config) { c.ReplyMode = triage.ReplyDraft }
+	for _, tt := range []struct {
+		name   string
+		bodies []string
+		want   summary
+		drafts int
+	}{
+		{"an invented expiry date, corrected", []string{"Gwarancja SN-48213-PL jest ważna do 31 maja 2029.", good},
+			summary{Status: triage.StatusDrafted, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email ok"}}, 1},
+		{"an invented ticket and phone number, twice", []string{"Zgłoszenie TKT-000777.", "Prosimy dzwonić: +48 22 555 01 99."},
+			summary{Status: triage.StatusFailed, Reason: triage.ReasonUngroundedClaim, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email blocked:ungrounded_claim"}}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, &liar{bodies: tt.bodies}, draft)
+			out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml", Raw: eml("Anna <anna@example.pl>", "Reklamacja", email)})
+			if diff := cmp.Diff(tt.want, summarize(out)); diff != "" {
+				t.Errorf("(-want +got):\n%s\noutcome detail: %s", diff, out.Detail)
+			}
+			if n := len(files(t, filepath.Join(e.outbox, "drafts"))); n != tt.drafts {
+				t.Errorf("%d draft(s) written, want %d", n, tt.drafts)
 			}
 		})
 	}

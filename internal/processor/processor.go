@@ -134,10 +134,16 @@ type Config struct {
 	// triage.DigestOf the message it answers ("" when not known); nil when
 	// there is none.
 	Answered func(ctx context.Context, key triage.Key) (*triage.Receipt, string, error)
+	// Staff tells staff when the reply of a hand-off did not go out (the
+	// second notice, builtins.Notifier); nil sends none.
+	Staff StaffNotifier
 	// PerSenderLimit, with History, caps the replies to one address (the
 	// From or the reply address) within PerSenderWindow (default 24h): a
 	// message past it is failed/per_sender_limit, for a person, before any
-	// model call. 0 is no limit (watch enforces its own in the ledger).
+	// model call (drafts count too when History is a LimitCounter). The
+	// check is a saving, not the bound: the sender's own check at send time
+	// is exact (the outbox's SetPerSenderLimit, watch's ledger), and its
+	// refusal is failed/per_sender_limit as well. 0 is no limit.
 	PerSenderLimit  int
 	PerSenderWindow time.Duration
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
@@ -153,9 +159,13 @@ type Config struct {
 	// parsing to the sent reply (default agent.DefaultDeadline).
 	Bounds    Bounds
 	ModelName string // recorded in outcomes
-	// ReplyMode is the run's reply mode, triage.ReplySend (default) or
-	// triage.ReplyDraft; a scenario's reply_mode overrides it.
+	// ReplyMode is the run's reply mode, triage.ReplySend (default),
+	// triage.ReplyDraft or triage.ReplyAuto; a scenario's reply_mode
+	// overrides it.
 	ReplyMode triage.ReplyMode
+	// Autonomy resolves reply mode auto for the message's inbox
+	// (Input.Inbox); nil: auto drafts.
+	Autonomy Autonomy
 	// DryRun: effect functions are answered without running (the
 	// dispatcher enforces it) and outcomes say dry_run.
 	DryRun bool
@@ -170,6 +180,9 @@ type Input struct {
 	// Key is the idempotency key; "" means triage.KeyOf the message and
 	// its raw bytes.
 	Key triage.Key
+	// Inbox is the watched mailbox the message came from (zero for
+	// triage process): reply mode auto is earned per scenario and inbox.
+	Inbox triage.Inbox
 }
 
 // Processor handles emails; safe for concurrent use.
@@ -202,7 +215,7 @@ func New(cfg Config) (*Processor, error) {
 		}
 	}
 	if !cfg.ReplyMode.Valid() {
-		return nil, fmt.Errorf("processor: ReplyMode %q: want %q or %q", cfg.ReplyMode, triage.ReplySend, triage.ReplyDraft)
+		return nil, fmt.Errorf("processor: ReplyMode %q: want %q, %q or %q", cfg.ReplyMode, triage.ReplySend, triage.ReplyDraft, triage.ReplyAuto)
 	}
 	if cfg.Bounds.Deadline <= 0 {
 		cfg.Bounds.Deadline = agent.DefaultDeadline
@@ -223,6 +236,7 @@ func New(cfg Config) (*Processor, error) {
 	if cfg.PerSenderWindow <= 0 {
 		cfg.PerSenderWindow = 24 * time.Hour
 	}
+	cfg.HeaderLimits.SniffTypes = sniffTypes(cfg.Attachments)
 	if cfg.Guard.HasSerial == nil {
 		ex := cfg.Extractor
 		cfg.Guard.HasSerial = func(text string) bool { return len(ex.Extract(text, "")) > 0 }
@@ -244,6 +258,7 @@ func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 	defer cancel()
 	start := p.cfg.Now()
 	out := p.process(ctx, in)
+	p.handedOff(ctx, &out)
 	out.DurationMS = p.cfg.Now().Sub(start).Milliseconds()
 	if out.SerialNumbers == nil {
 		out.SerialNumbers = []string{}
@@ -276,7 +291,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.Subject = msg.Subject
 	out.Problems = msg.Problems
 	listed, attOmitted := capList(msg.Attachments, MaxAttachmentsListed)
-	out.AttachmentsOmitted = attOmitted
+	out.AttachmentsOmitted = attOmitted + msg.PartsNotRead
 	for _, a := range listed {
 		out.Attachments = append(out.Attachments, AttachmentInfo{Name: a.Name, Type: a.Type, Size: a.Size})
 	}
@@ -335,7 +350,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	for _, a := range listed {
 		facts.Attachments = append(facts.Attachments, prompt.Attachment(a))
 	}
-	inline, err := p.attachments(in.Raw, listed, &out, &facts)
+	inline, err := p.attachments(in.Raw, listed, msg.Heads, &out, &facts)
 	if err != nil {
 		return fail(triage.ReasonParseError, err.Error())
 	}
@@ -403,13 +418,13 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.Scenario = sc.Name
 	facts.Scenario = sc.Name
 
+	if sc.HandsOff() && len(p.cfg.Dispatcher.Staff()) == 0 {
+		p.noStaff.Do(func() {
+			p.cfg.Logger.WarnContext(ctx, "no staff address configured (--staff, staff:): escalations, and replies that promise a person, are left for a person (failed, no_staff)", "scenario", sc.Name)
+		})
+		return fail(triage.ReasonNoStaff, sc.Name+" hands the customer to a person, which needs a staff address to tell (--staff, or staff: in the config); left for a person")
+	}
 	if sc.Escalate {
-		if len(p.cfg.Dispatcher.Staff()) == 0 {
-			p.noStaff.Do(func() {
-				p.cfg.Logger.WarnContext(ctx, "no staff address configured (--staff, staff:): escalations are left for a person (failed, no_staff)", "scenario", sc.Name)
-			})
-			return fail(triage.ReasonNoStaff, "escalation needs a staff address (--staff, or staff: in the config); left for a person")
-		}
 		if out.TicketID == "" && p.cfg.Tickets != nil && !p.cfg.DryRun {
 			if out.TicketID, err = p.openForEscalation(ctx, msg, out.Key, out.SerialNumbers); err != nil {
 				return fail(triage.ReasonTicketStore, err.Error())
@@ -419,9 +434,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 
 	final := p.cfg.Dispatcher.Tools().FinalOf(sc)
 	session := p.cfg.Dispatcher.Session(msg, sc, out.Key)
-	draft := scenario.ReplyModeFor(sc, p.cfg.ReplyMode) == triage.ReplyDraft
+	draft := p.replyMode(ctx, sc, in.Inbox) == triage.ReplyDraft
 	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(facts, text, quoted)
-	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}})
+	session.SetOptions(dispatcher.Options{Draft: draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}, Language: out.Language})
 	session.SetTicket(out.TicketID)
 	session.SetAttachmentsSeen(len(inline))
 	res, err := p.cfg.Agent.Run(ctx, agent.Request{
@@ -441,8 +456,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.ModelCalls += res.ModelCalls
 	addUsage(&out.Tokens, res.Usage)
 	if rec := refusedFor(out.FunctionCalls, final); rec != nil && okRecord(out.FunctionCalls, final) == nil {
-		// The reply cannot go out for this message: it is over a reply
-		// limit, or it exists already for another message with this Key.
+		// The reply cannot go out for this message: the sender refused it at
+		// a reply limit (exact, at send time), or it exists already for
+		// another message with this Key.
 		return fail(rec.Reason, rec.Error.Message)
 	}
 	if err != nil {
@@ -469,6 +485,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		if e := lastError(out.FunctionCalls, final); e != nil && e.Code == dispatcher.CodeUngroundedClaim {
 			return fail(triage.ReasonUngroundedClaim, e.Message)
 		}
+		if reason, msg := noticeRefused(out.FunctionCalls); reason != "" {
+			return fail(reason, msg)
+		}
 		return fail(triage.ReasonEmailNotSent, detail)
 	}
 	out.Status = triage.StatusReplied
@@ -479,6 +498,9 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		if draft {
 			out.Status = triage.StatusDrafted
 		}
+		// Staff would have their notice and a person the conversation
+		// (the takeover itself is an effect: not done).
+		out.Escalated = sc.Escalate && p.cfg.Tickets != nil && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) != nil
 		return out
 	case sent.Receipt != nil:
 		// The receipt says where the mail went; the model's argument may
@@ -589,7 +611,7 @@ func (p *Processor) overLimit(ctx context.Context, msg *message.Message) (reason
 		if addr == "" || i == 1 && strings.EqualFold(addr, msg.From.Address) {
 			continue
 		}
-		n, err := p.cfg.History.RepliesSince(ctx, addr, since)
+		n, err := p.limitCount(ctx, addr, since)
 		if err != nil {
 			return triage.ReasonHistoryError, fmt.Sprintf("reply history: %v; the per-sender limit cannot be checked, left for a person", err)
 		}

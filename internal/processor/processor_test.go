@@ -144,13 +144,18 @@ func resp(p *genai.Part) *genai.GenerateContentResponse {
 type env struct {
 	proc      *processor.Processor
 	outbox    string
+	ob        *mail.Outbox
 	tickets   *tickets.SQLite
 	ticketsDB string // the tickets SQLite file
 }
 
+// defaultStaff is the staff address of newEnv: follow-ups and the fallback
+// scenario promise a person, so staff are told first.
+var defaultStaff = []string{"kierownik@example.com"}
+
 func newEnv(t testing.TB, m agent.Model, opts ...func(*agent.Config, *processor.Config)) *env {
 	t.Helper()
-	return newEnvFull(t, m, nil, nil, opts...)
+	return newEnvFull(t, m, defaultStaff, nil, opts...)
 }
 
 // newEnvStaff is newEnv with staff addresses for notify_staff.
@@ -162,7 +167,7 @@ func newEnvStaff(t testing.TB, m agent.Model, staff []string) *env {
 // newEnvWithStore is newEnv with another conversation store.
 func newEnvWithStore(t testing.TB, m agent.Model, store tickets.Store) *env {
 	t.Helper()
-	return newEnvFull(t, m, nil, store)
+	return newEnvFull(t, m, defaultStaff, store)
 }
 
 func newEnvFull(t testing.TB, m agent.Model, staff []string, store tickets.Store, opts ...func(*agent.Config, *processor.Config)) *env {
@@ -202,18 +207,35 @@ func newEnvFull(t testing.TB, m agent.Model, staff []string, store tickets.Store
 		Guard:   guard.Config{OwnAddresses: []string{"serwis@example.com"}},
 		Tickets: storeOr(store, tk),
 		History: ob, // as in triage process: the outbox remembers our replies
+		Staff:   &builtins.Notifier{Sender: ob, From: "Serwis <serwis@example.com>", Domain: "example.com"},
 	}
 	for _, o := range opts {
 		o(&ac, &pc)
 	}
 	p, err := processor.Assemble(ac,
 		dispatcher.Config{Tools: ts, StaffAddresses: staff,
-			Builtins: builtins.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com")},
+			Builtins: builtins.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com",
+				builtins.Notices{Case: outboxCase{storeOr(store, tk), ob}, ConsoleURL: "https://console.example.com/"})},
 		pc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{proc: p, outbox: outbox, tickets: tk, ticketsDB: ticketsDB}
+	return &env{proc: p, outbox: outbox, ob: ob, tickets: tk, ticketsDB: ticketsDB}
+}
+
+// outboxCase is what a staff notice reads of the case in triage process:
+// the ticket store and the outbox's replies.
+type outboxCase struct {
+	tickets tickets.Conversations
+	outbox  *mail.Outbox
+}
+
+func (c outboxCase) Ticket(ctx context.Context, id string) (*tickets.State, error) {
+	return c.tickets.Get(ctx, id)
+}
+
+func (c outboxCase) Reply(ctx context.Context, id string) ([]byte, bool, error) {
+	return c.outbox.ReplyRaw(ctx, id)
 }
 
 func storeOr(s tickets.Store, def *tickets.SQLite) tickets.Store {

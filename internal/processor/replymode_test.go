@@ -222,9 +222,64 @@ func TestDryRunGuardrails(t *testing.T) {
 func TestReplyModeInvalidConfig(t *testing.T) {
 	ext, _ := serial.New()
 	_, err := processor.Assemble(agent.Config{Model: &scripted{}},
-		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: builtins.Routes(nil, nil, nil, "", "")},
+		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: builtins.Routes(nil, nil, nil, "", "", builtins.Notices{})},
 		processor.Config{Scenarios: instructionsWith(t, nil), Extractor: ext, ReplyMode: "later"})
 	if err == nil || !strings.Contains(err.Error(), `ReplyMode "later"`) {
 		t.Fatalf("Assemble with ReplyMode \"later\": err = %v, want one naming it", err)
+	}
+}
+
+// fixedAutonomy answers one mode and remembers what it was asked.
+type fixedAutonomy struct {
+	mode  triage.ReplyMode
+	asked []string
+}
+
+func (a *fixedAutonomy) ReplyMode(_ context.Context, scenario string, inbox triage.Inbox) triage.ReplyMode {
+	a.asked = append(a.asked, scenario+"@"+inbox.String())
+	return a.mode
+}
+
+// Reply mode auto (the run's or a scenario's) is resolved by
+// Config.Autonomy for the message's scenario and inbox; without a resolver
+// or an inbox (triage process), and for anything but send, it drafts. A
+// scenario with a fixed mode never asks.
+func TestReplyModeAuto(t *testing.T) {
+	valid := eml("Anna <anna@example.pl>", "Reklamacja", validText)
+	inbox := triage.Inbox{Account: "support@example.pl", Mailbox: "INBOX"}
+	tests := []struct {
+		name   string
+		run    triage.ReplyMode
+		modes  map[string]string
+		answer triage.ReplyMode // "" : no resolver
+		inbox  triage.Inbox
+		status triage.Status
+		asked  []string
+	}{
+		{"run auto, qualified", triage.ReplyAuto, nil, triage.ReplySend, inbox, triage.StatusReplied, []string{"valid-warranty@support@example.pl/INBOX"}},
+		{"run auto, not qualified", triage.ReplyAuto, nil, triage.ReplyDraft, inbox, triage.StatusDrafted, []string{"valid-warranty@support@example.pl/INBOX"}},
+		{"scenario auto overrides run send", triage.ReplySend, map[string]string{"valid-warranty": "auto"}, triage.ReplySend, inbox, triage.StatusReplied, []string{"valid-warranty@support@example.pl/INBOX"}},
+		{"scenario draft overrides run auto", triage.ReplyAuto, map[string]string{"valid-warranty": "draft"}, triage.ReplySend, inbox, triage.StatusDrafted, nil},
+		{"no resolver drafts", triage.ReplyAuto, nil, "", inbox, triage.StatusDrafted, nil},
+		{"no inbox drafts", triage.ReplyAuto, nil, triage.ReplySend, triage.Inbox{}, triage.StatusDrafted, nil},
+		{"an answer that is not send drafts", triage.ReplyAuto, nil, triage.ReplyAuto, inbox, triage.StatusDrafted, []string{"valid-warranty@support@example.pl/INBOX"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &fixedAutonomy{mode: tc.answer}
+			e := newModeEnv(t, &scripted{}, instructionsWith(t, tc.modes), func(c *processor.Config) {
+				c.ReplyMode = tc.run
+				if tc.answer != "" {
+					c.Autonomy = a
+				}
+			})
+			out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml", Raw: valid, Inbox: tc.inbox})
+			if out.Status != tc.status {
+				t.Fatalf("status %s (%s: %s), want %s", out.Status, out.Reason, out.Detail, tc.status)
+			}
+			if diff := cmp.Diff(tc.asked, a.asked); diff != "" {
+				t.Errorf("resolver asked (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package processor_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,7 +58,7 @@ func senderEnv(t *testing.T, m agent.Model, sender mail.Sender) (*processor.Proc
 	t.Cleanup(func() { tk.Close() })
 	ext, _ := serial.New()
 	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: builtins.Routes(w, tk, sender, "Serwis <serwis@example.com>", "example.com")},
+		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: builtins.Routes(w, tk, sender, "Serwis <serwis@example.com>", "example.com", builtins.Notices{})},
 		processor.Config{Scenarios: set, Extractor: ext, ModelName: "scripted", Tickets: tk})
 	if err != nil {
 		t.Fatal(err)
@@ -138,13 +137,21 @@ func TestSendFailed(t *testing.T) {
 	}
 }
 
-// overLimit is a mail.Sender that refuses every reply over a limit, as
-// watch's LedgerSender does when an address or the inbox is at its limit.
+// overLimit is a mail.Sender that refuses every reply over a limit (a
+// triage.Limited error), as watch's LedgerSender does when an address or
+// the inbox is at its limit.
 type overLimit struct{ reason triage.Reason }
 
 func (o overLimit) Send(context.Context, *mail.Reply) (triage.Receipt, error) {
-	return triage.Receipt{}, &mail.LimitError{Reason: o.reason, Err: errors.New("3 replies already count against jan@example.pl (limit 3)")}
+	return triage.Receipt{}, fmt.Errorf("reply to jan@example.pl: %w", limitError(o.reason))
 }
+
+type limitError triage.Reason
+
+func (e limitError) Error() string {
+	return string(e) + ": 3 replies already count against jan@example.pl (limit 3)"
+}
+func (e limitError) LimitReason() triage.Reason { return triage.Reason(e) }
 
 // A reply the sender refuses over a limit is failed with that limit's
 // reason (the watcher leaves the message for a person as over_limit), the

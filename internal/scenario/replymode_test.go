@@ -43,7 +43,7 @@ func TestReplyModeInvalid(t *testing.T) {
 	fsys := baseFS()
 	fsys["scenarios/beta.md"].Data = []byte(strings.Replace(string(fsys["scenarios/beta.md"].Data), "fallback: true\n", "fallback: true\nreply_mode: drafts\n", 1))
 	_, err := scenario.Load(fsys, routes)
-	if err == nil || !strings.Contains(err.Error(), `scenarios/beta.md: reply_mode: "drafts" must be "send", "draft" or empty`) {
+	if err == nil || !strings.Contains(err.Error(), `scenarios/beta.md: reply_mode: "drafts" must be "send", "draft", "auto" or empty`) {
 		t.Fatalf("Load error = %v, want one naming the file and reply_mode", err)
 	}
 }

@@ -45,8 +45,15 @@ type Scenario struct {
 	// over by a person. The pipeline also chooses it for a customer's third
 	// message on one conversation.
 	Escalate bool `yaml:"escalate"`
+	// PromisesPerson marks a scenario whose reply tells the customer that a
+	// person (a consultant, staff) will follow up. Such a scenario must
+	// declare NotifyStaff, and its final function must require it (tools.yaml
+	// requires: notify_staff if_declared): staff are told before the
+	// customer is promised anything, whatever the model does.
+	PromisesPerson bool `yaml:"promises_person"`
 	// ReplyMode overrides the run's reply mode for this scenario: "send",
-	// "draft" or "" (the run's mode).
+	// "draft", "auto" (draft until people's reviews qualify the scenario
+	// to send on its own; see package autonomy) or "" (the run's mode).
 	ReplyMode triage.ReplyMode `yaml:"reply_mode"`
 	// FollowUp marks the scenario that answers follow-ups of an existing
 	// ticket: the pipeline chooses it for them, detection never offers it for
@@ -85,6 +92,16 @@ const (
 	SerialAbsent   = "absent"
 )
 
+// NotifyStaff is the function that tells staff (the notify_staff builtin):
+// a scenario that escalates or promises a person declares it.
+const NotifyStaff = "notify_staff"
+
+// HandsOff reports whether sc's reply hands the customer to a person: it
+// escalates, or it promises that a person will follow up. Staff are then
+// told first (NotifyStaff), and without staff addresses the email is left
+// for a person.
+func (sc *Scenario) HandsOff() bool { return sc != nil && (sc.Escalate || sc.PromisesPerson) }
+
 // AskableFacts are the facts a scenario's reply can ask for (asks_for).
 var AskableFacts = []string{FactSerialNumber}
 
@@ -99,6 +116,7 @@ func (sc *Scenario) Asks(fact string) bool {
 
 // ReplyModeFor is the reply mode of an email handled under sc in a run whose
 // mode is run: the scenario's reply_mode when set, else the run's, else send.
+// Auto is returned as it is: the processor resolves it.
 func ReplyModeFor(sc *Scenario, run triage.ReplyMode) triage.ReplyMode {
 	if sc != nil && sc.ReplyMode != "" {
 		return sc.ReplyMode
@@ -344,7 +362,7 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 		fail("body", "empty (instructions must follow the frontmatter)")
 	}
 	if !sc.ReplyMode.Valid() {
-		fail("reply_mode", "%q must be %q, %q or empty", sc.ReplyMode, triage.ReplySend, triage.ReplyDraft)
+		fail("reply_mode", "%q must be %q, %q, %q or empty", sc.ReplyMode, triage.ReplySend, triage.ReplyDraft, triage.ReplyAuto)
 	}
 	switch sc.Rules.Serial {
 	case SerialAny, SerialRequired, SerialAbsent:
@@ -362,6 +380,9 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 		}
 	}
 
+	if sc.PromisesPerson && sc.Function(NotifyStaff) == nil {
+		fail("promises_person", "the reply promises a person, so staff must be told first: declare %s in available_functions (tools.yaml makes the reply wait for it)", NotifyStaff)
+	}
 	seen := map[string]int{}
 	for i := range sc.Functions {
 		fn := &sc.Functions[i]

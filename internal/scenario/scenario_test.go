@@ -244,6 +244,8 @@ func TestLoadBroken(t *testing.T) {
 			[]string{gammaErr + `available_functions[1].name: "send_email" already declared in available_functions[0]`}},
 		{"no route", gamma(declaring(gammaHead, fn("delete_everything", "{type: object}")), "Body.\n"),
 			[]string{gammaErr + `available_functions[1].name: "delete_everything" has no dispatcher route`}},
+		{"a promised person nobody is told about", gamma(declaring(gammaHead+"promises_person: true\n", ""), "Body.\n"),
+			[]string{gammaErr + "promises_person: the reply promises a person, so staff must be told first: declare notify_staff in available_functions"}},
 		{"two fallbacks", gamma(declaring(gammaHead+"fallback: true\n", ""), "Body.\n"),
 			[]string{gammaErr + "fallback: set in more than one file (scenarios/beta.md, scenarios/gamma.md)"}},
 		{
@@ -345,6 +347,7 @@ func TestEmbeddedInstructions(t *testing.T) {
 		Fallback  bool
 		Escalate  bool
 		FollowUp  bool
+		Promises  bool
 	}
 	got := map[string]summary{}
 	for _, sc := range set.Scenarios {
@@ -355,20 +358,20 @@ func TestEmbeddedInstructions(t *testing.T) {
 				t.Errorf("%s: %s: no compiled schema", sc.Name, f.Name)
 			}
 		}
-		got[sc.Name] = summary{fns, sc.Rules.Serial, sc.Rules.Priority, len(sc.Rules.Keywords) > 0, sc.Fallback, sc.Escalate, sc.FollowUp}
+		got[sc.Name] = summary{fns, sc.Rules.Serial, sc.Rules.Priority, len(sc.Rules.Keywords) > 0, sc.Fallback, sc.Escalate, sc.FollowUp, sc.PromisesPerson}
 		if !strings.Contains(sc.Body, "<objective>") {
 			t.Errorf("%s: body has no <objective>", sc.Name)
 		}
 	}
 	want := map[string]summary{
-		"valid-warranty":       {[]string{"check_warranty", "create_ticket", "send_email"}, "required", 10, false, false, false, false},
-		"invalid-warranty":     {[]string{"check_warranty", "send_email"}, "required", 20, true, false, false, false},
-		"missing-info":         {[]string{"send_email"}, "absent", 10, true, false, false, false},
-		"graceful-degradation": {[]string{"send_email"}, "", 0, false, true, false, false},
-		"out-of-scope":         {[]string{"send_email"}, "", 0, false, false, false, false},
-		"escalation":           {[]string{"notify_staff", "send_email"}, "", 50, true, false, true, false},
-		"follow-up":            {[]string{"send_email"}, "", 0, false, false, false, true},
-		"product-question":     {[]string{"search_manual", "send_email"}, "absent", 12, true, false, false, false},
+		"valid-warranty":       {[]string{"check_warranty", "create_ticket", "send_email"}, "required", 10, false, false, false, false, false},
+		"invalid-warranty":     {[]string{"check_warranty", "send_email"}, "required", 20, true, false, false, false, false},
+		"missing-info":         {[]string{"send_email"}, "absent", 10, true, false, false, false, false},
+		"graceful-degradation": {[]string{"notify_staff", "send_email"}, "", 0, false, true, false, false, true},
+		"out-of-scope":         {[]string{"send_email"}, "", 0, false, false, false, false, false},
+		"escalation":           {[]string{"notify_staff", "send_email"}, "", 50, true, false, true, false, false},
+		"follow-up":            {[]string{"notify_staff", "send_email"}, "", 0, false, false, false, true, true},
+		"product-question":     {[]string{"search_manual", "send_email"}, "absent", 12, true, false, false, false, false},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("scenarios (-want +got):\n%s", diff)

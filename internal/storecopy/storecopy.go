@@ -20,6 +20,8 @@ type Counts struct {
 	Replies        int `json:"replies"`
 	SentScans      int `json:"sent_scans"`
 	Outbox         int `json:"outbox"`
+	AutoModes      int `json:"autonomy_modes"`
+	Switches       int `json:"autonomy_switches"`
 	Tickets        int `json:"tickets"`
 	TicketMessages int `json:"ticket_messages"`
 	TicketNotes    int `json:"ticket_notes"`
@@ -41,10 +43,13 @@ type table struct {
 var ledgerTables = []table{
 	{"messages", "account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated",
 		"created, account, mailbox, uidvalidity, uid", func(c *Counts) *int { return &c.Messages }},
-	{"replies", "key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id",
+	{"replies", "key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id, scenario, account, mailbox",
 		"created, key", func(c *Counts) *int { return &c.Replies }},
 	{"sent_scan", "account, folder, uidvalidity, last_uid", "account, folder", func(c *Counts) *int { return &c.SentScans }},
 	{"outbox", "message_id, key, path, created", "created, message_id", func(c *Counts) *int { return &c.Outbox }},
+	{"autonomy_modes", "scenario, account, mailbox, mode, since, counted", "scenario, account, mailbox", func(c *Counts) *int { return &c.AutoModes }},
+	{"autonomy_switches", "at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded, min_reviewed, min_sent_as_is, why",
+		"at, scenario, account, mailbox", func(c *Counts) *int { return &c.Switches }},
 }
 
 var ticketTables = []table{

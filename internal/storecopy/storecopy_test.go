@@ -28,6 +28,8 @@ type snapshot struct {
 	Replies    []ledger.Reply
 	Raw        map[string]string
 	DraftStats []ledger.DraftStat
+	AutoModes  []ledger.AutoMode
+	Switches   []ledger.Switch
 	Scan       [2]uint32
 	Outbox     ledger.OutboxEntry
 	Tickets    []tickets.Listed
@@ -53,6 +55,12 @@ func take(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) snapshot {
 		s.Raw[string(r.Key)] = string(r.Raw)
 	}
 	if s.DraftStats, err = l.DraftStats(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.AutoModes, err = l.AutoModes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.Switches, err = l.Switches(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
 	if s.Scan[0], s.Scan[1], err = l.SentScan(ctx, "acct", "Sent"); err != nil {
@@ -117,6 +125,17 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	if _, err := l.ResolveDraft(ctx, "keydrafted", ledger.DraftEdited, 0.625, "<person@us>"); err != nil {
 		t.Fatal(err)
 	}
+	// The draft's scenario and inbox, and what reply mode auto did there.
+	if err := l.Finish(ctx, loc(2), ledger.StateDrafted, "", "valid-warranty"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.SwitchAutoMode(ctx, ledger.Switch{Scenario: "valid-warranty", Inbox: triage.Inbox{Account: "acct", Mailbox: "INBOX"}, Mode: triage.ReplySend,
+		Window: ledger.Window{Reviewed: 30, SentAsIs: 29, Edited: 1}, MinReviewed: 30, MinSentAsIs: 90, Why: "ready"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.CountAutoSend(ctx, "valid-warranty", triage.Inbox{Account: "acct", Mailbox: "INBOX"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := l.PutPending(ctx, ledger.Reply{Key: "kp", MessageID: "<p1@us>", To: "d@x.example", Raw: []byte("pending")}); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +197,7 @@ func TestFromSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantN := storecopy.Counts{Messages: 6, Replies: 3, SentScans: 1, Outbox: 1, Tickets: 4, TicketMessages: 13, TicketNotes: 6}
+	wantN := storecopy.Counts{Messages: 6, Replies: 3, SentScans: 1, Outbox: 1, AutoModes: 1, Switches: 1, Tickets: 4, TicketMessages: 13, TicketNotes: 6}
 	if diff := cmp.Diff(wantN, n); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}

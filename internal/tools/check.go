@@ -88,6 +88,10 @@ func (s *Set) Check(ss *scenario.Set) error {
 				}
 			}
 		}
+		if sc.PromisesPerson && len(scFinals) == 1 && !s.waitsFor(scFinals[0], scenario.NotifyStaff, sc) {
+			add(fmt.Errorf("tools: %s: promises_person: the final function %s does not require %s in %s, so the customer could be promised a person before staff are told (add requires: [{call: %s, if_declared: true}] to %s)",
+				sc.File, scFinals[0], scenario.NotifyStaff, s.File, scenario.NotifyStaff, scFinals[0]))
+		}
 		switch {
 		case len(scFinals) == 0:
 			add(fmt.Errorf("tools: %s: available_functions: declares no final function (final in %s: %s); every email must end with one",
@@ -98,6 +102,21 @@ func (s *Set) Check(ss *scenario.Set) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// waitsFor reports whether the binding of name requires an earlier
+// successful call of other in scenario sc.
+func (s *Set) waitsFor(name, other string, sc *scenario.Scenario) bool {
+	t := s.Get(name)
+	if t == nil || sc.Function(other) == nil {
+		return false
+	}
+	for _, r := range t.Requires {
+		if r.Call == other {
+			return true
+		}
+	}
+	return false
 }
 
 // Final reports whether name is bound as a final function.

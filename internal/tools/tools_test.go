@@ -240,6 +240,43 @@ tools:
 	}
 }
 
+// A scenario whose reply promises a person must have its reply wait for
+// notify_staff: a tools.yaml whose final function does not require it is
+// reported (staff could learn of the promise after the customer, or never).
+func TestCheckPromisesPerson(t *testing.T) {
+	notify := `  - name: notify_staff
+    description: tell staff
+    parameters: {type: object, properties: {subject: {type: string}, body: {type: string}}}
+`
+	fsys := fstest.MapFS{"main.md": {Data: []byte("rules")},
+		"scenarios/a.md": {Data: []byte("---\nname: a\ndescription: d\npromises_person: true\navailable_functions:\n" + notify + sendFn + "---\nbody\n")}}
+	set, err := scenario.Load(fsys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"waits", "tools:\n  send_email: {builtin: send_email, final: true, requires: [{call: notify_staff, if_declared: true}]}\n  notify_staff: {builtin: notify_staff}\n", ""},
+		{"does not wait", "tools:\n  send_email: {builtin: send_email, final: true}\n  notify_staff: {builtin: notify_staff}\n",
+			"tools: scenarios/a.md: promises_person: the final function send_email does not require notify_staff in tools.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, err := tools.Parse("tools.yaml", []byte(tc.yaml), tools.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = ts.Check(set)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Check: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Check: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
 // A URL that is not absolute after ${VAR} expansion is reported as written:
 // the expanded value (here a key in the query string) never reaches the
 // error, which `triage check` and start-up print.

@@ -161,7 +161,8 @@ func scenarioDrafts(t *testing.T, tgt target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]ledger.DraftStat{{Scenario: "fake", Drafted: 3, SentAsIs: 1, Edited: 1, Pending: 1}}, stats); diff != "" {
+	inbox := triage.Inbox{Account: w.Account(), Mailbox: "INBOX"}
+	if diff := cmp.Diff([]ledger.DraftStat{{Scenario: "fake", Inbox: inbox, Drafted: 3, SentAsIs: 1, Edited: 1, Pending: 1}}, stats); diff != "" {
 		t.Errorf("draft stats after the replies (-want +got):\n%s", diff)
 	}
 
@@ -175,11 +176,11 @@ func scenarioDrafts(t *testing.T, tgt target) {
 		t.Errorf("hook called %d times, want 3 (each reply once)", n)
 	}
 	stats, _ = e.ledger.DraftStats(context.Background())
-	if diff := cmp.Diff([]ledger.DraftStat{{Scenario: "fake", Drafted: 3, SentAsIs: 1, Edited: 1, Discarded: 1}}, stats); diff != "" {
+	if diff := cmp.Diff([]ledger.DraftStat{{Scenario: "fake", Inbox: inbox, Drafted: 3, SentAsIs: 1, Edited: 1, Discarded: 1}}, stats); diff != "" {
 		t.Errorf("draft stats after 7 days (-want +got):\n%s", diff)
 	}
 	// The same figures are the triage_drafts gauge.
-	wantGauge := map[string]float64{"drafted": 3, "sent_as_is": 1, "edited": 1, "discarded": 1, "pending": 0}
+	wantGauge := map[string]float64{"drafted": 3, "sent_as_is": 1, "edited": 1, "rejected": 0, "discarded": 1, "pending": 0}
 	if diff := cmp.Diff(wantGauge, draftGauge(t, met, "fake")); diff != "" {
 		t.Errorf("triage_drafts{scenario=fake} (-want +got):\n%s", diff)
 	}

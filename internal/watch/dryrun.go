@@ -57,7 +57,7 @@ func (w *Watcher) dryPass(ctx, hard context.Context, c *imapclient.Client) error
 
 func (w *Watcher) dryHandle(ctx context.Context, c *imapclient.Client, validity uint32, uid imap.UID) error {
 	loc := ledger.Loc{Account: w.cfg.Account, Mailbox: w.cfg.Mailbox, UIDValidity: validity, UID: uint32(uid)}
-	hdr, size, ok, err := fetchHeader(c, uid)
+	hdr, size, ok, err := fetchHead(c, uid, w.cfg.MaxMessageBytes)
 	if err != nil || !ok {
 		return err
 	}

@@ -42,7 +42,10 @@ func memTarget(s *mailtest.IMAP) target {
 // sender the way the dispatcher does (Key, deterministic Message-ID,
 // threading, to the Reply-To or From the real parser finds), skips subjects
 // containing "auto", fails subjects containing "fail", blocks until
-// cancelled on "hang", and mails ADDR instead on a subject "to:ADDR".
+// cancelled on "hang", and mails ADDR instead on a subject "to:ADDR". A
+// subject containing "escalate" is escalated as notify_staff does it: a
+// staff notice to fakeStaff first (the reply only when it went), and the
+// outcome says Escalated.
 type fakeProc struct {
 	sender tmail.Sender
 	draft  bool // reply mode draft: the reply is a draft (Reply.Draft)
@@ -136,6 +139,20 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 		out.Status, out.Reason = triage.StatusFailed, triage.ReasonCanceled
 		return out
 	}
+	escalate := strings.Contains(subject, "escalate")
+	if escalate {
+		key := in.Key + triage.Key("|staff|"+fakeStaff)
+		n := &tmail.Reply{From: "Support <support@example.com>", To: fakeStaff, Subject: "[triage escalation] " + subject,
+			Body: "Escalated.\n", Key: key, MessageID: tmail.MessageIDFor(key, "example.com"), Notice: true, Customer: parsed.From.Address}
+		if _, err := p.sender.Send(ctx, n); err != nil {
+			out.Status, out.Reason, out.Detail = triage.StatusFailed, triage.ReasonEmailNotSent, err.Error()
+			var limit triage.Limited
+			if errors.As(err, &limit) { // as the pipeline reports a notice refused at its bound
+				out.Reason = limit.LimitReason()
+			}
+			return out
+		}
+	}
 	r := &tmail.Reply{
 		From:        "Support <support@example.com>",
 		To:          to,
@@ -151,22 +168,25 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 		r.References = []string{out.MessageID}
 	}
 	rc, err := p.sender.Send(ctx, r)
-	var limit *tmail.LimitError
+	var limit triage.Limited
 	if errors.As(err, &limit) { // as the pipeline reports a refusal over a limit
-		out.Status, out.Reason, out.Detail = triage.StatusFailed, limit.Reason, err.Error()
+		out.Status, out.Reason, out.Detail = triage.StatusFailed, limit.LimitReason(), err.Error()
 		return out
 	}
 	if err != nil {
 		out.Status, out.Reason, out.Detail = triage.StatusFailed, triage.ReasonEmailNotSent, err.Error()
 		return out
 	}
-	out.Status = triage.StatusReplied
+	out.Status, out.Escalated = triage.StatusReplied, escalate
 	if rc.Drafted {
 		out.Status = triage.StatusDrafted
 	}
 	out.Reply = &triage.Receipt{To: r.To, Subject: r.Subject, MessageID: rc.MessageID}
 	return out
 }
+
+// fakeStaff is where fakeProc's staff notices go.
+const fakeStaff = "staff@example.com"
 
 func (p *fakeProc) Calls() int {
 	p.mu.Lock()
@@ -185,6 +205,7 @@ type env struct {
 	proc   *fakeProc
 	smtp   tmail.Sender
 	limits Limits
+	bounds triage.NoticeLimits // of staff notices
 	now    time.Time
 }
 
@@ -210,7 +231,7 @@ func newEnv(t testing.TB, tgt target) *env {
 // sender is the LedgerSender over next, with the env's limits.
 func (e *env) sender(next tmail.Sender) *LedgerSender {
 	e.t.Helper()
-	s, err := NewLedgerSender(LedgerSenderConfig{Ledger: e.ledger, Next: next, Domain: "example.com", Limits: e.limits})
+	s, err := NewLedgerSender(LedgerSenderConfig{Ledger: e.ledger, Next: next, Domain: "example.com", Limits: e.limits, Notices: e.bounds})
 	if err != nil {
 		e.t.Fatal(err)
 	}

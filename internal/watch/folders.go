@@ -108,12 +108,12 @@ func holdsMessageID(c *imapclient.Client, folder, messageID string) (bool, error
 	return len(data.AllUIDs()) > 0, nil
 }
 
-// lockedHeader is fetchHeader for a worker of the pass: it holds the
+// lockedHeader is fetchHead for a worker of the pass: it holds the
 // connection while it fetches.
-func (b *box) lockedHeader(c *imapclient.Client, uid imap.UID) (hdr []byte, size int64, ok bool, err error) {
+func (b *box) lockedHeader(c *imapclient.Client, uid imap.UID, maxSize int64) (hdr []byte, size int64, ok bool, err error) {
 	b.imap.Lock()
 	defer b.imap.Unlock()
-	return fetchHeader(c, uid)
+	return fetchHead(c, uid, maxSize)
 }
 
 // lockedBody is fetchBody for a worker of the pass: it holds the connection
@@ -124,23 +124,46 @@ func (b *box) lockedBody(c *imapclient.Client, uid imap.UID) ([]byte, bool, erro
 	return fetchBody(c, uid)
 }
 
-// maxHeaderFetch bounds the header fetched before the size check: one
-// byte over what the parser accepts, so a header over it is still refused
-// as too large, and a header-only message of any size costs at most this.
+// maxHeaderFetch bounds the header fetched of a message under the size
+// limit: one byte over what the parser accepts, so a header over it is
+// still refused as too large.
 const maxHeaderFetch = message.DefaultMaxHeaderBytes + 1
 
-// fetchHeader fetches UID, size (RFC822.SIZE) and at most maxHeaderFetch
-// bytes of the header of one message (BODY.PEEK[HEADER]<0.N>).
-func fetchHeader(c *imapclient.Client, uid imap.UID) (hdr []byte, size int64, ok bool, err error) {
+// maxOversizeFetch bounds what is read of a message over the size limit:
+// its first bytes, enough for the header fields that name it in the
+// ledger (Message-ID, From, Subject), whatever its size.
+const maxOversizeFetch = 32 << 10
+
+// fetchHead fetches the size of one message (RFC822.SIZE) alone, then its
+// header: at most maxHeaderFetch bytes of it (BODY.PEEK[HEADER]<0.N>) when
+// the message is within maxSize, else only its first maxOversizeFetch
+// bytes (BODY.PEEK[]<0.N>, which a server serves without reading the rest
+// of a header of any size). ok is false when the message is gone.
+func fetchHead(c *imapclient.Client, uid imap.UID, maxSize int64) (hdr []byte, size int64, ok bool, err error) {
+	bufs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, RFC822Size: true}).Collect()
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("watch: fetch size uid %d: %w", uid, err)
+	}
+	for _, b := range bufs {
+		if b.UID == uid {
+			size, ok = b.RFC822Size, true
+		}
+	}
+	if !ok {
+		return nil, 0, false, nil
+	}
 	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true,
 		Partial: &imap.SectionPartial{Offset: 0, Size: maxHeaderFetch}}
-	bufs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
+	if size > maxSize {
+		sec = &imap.FetchItemBodySection{Peek: true, Partial: &imap.SectionPartial{Offset: 0, Size: maxOversizeFetch}}
+	}
+	bufs, err = c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("watch: fetch header uid %d: %w", uid, err)
 	}
 	for _, b := range bufs {
 		if b.UID == uid {
-			return b.FindBodySection(sec), b.RFC822Size, true, nil
+			return b.FindBodySection(sec), size, true, nil
 		}
 	}
 	return nil, 0, false, nil

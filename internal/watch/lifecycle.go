@@ -21,7 +21,7 @@ import (
 // peek reads the header of one message; nil when it is gone.
 func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid imap.UID) (*peeked, error) {
 	loc := ledger.Loc{Account: w.cfg.Account, Mailbox: w.cfg.Mailbox, UIDValidity: b.uidValidity, UID: uint32(uid)}
-	hdr, size, ok, err := b.lockedHeader(c, uid)
+	hdr, size, ok, err := b.lockedHeader(c, uid, w.cfg.MaxMessageBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,8 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	e.Digest = digest(raw)
 
 	start := w.cfg.Now()
-	out := w.process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
+	out := w.process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
+		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}})
 	w.keepOutcome(ctx, loc, out, raw)
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
 	if out.Status == triage.StatusFailed {
@@ -122,7 +123,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	case !errors.Is(rerr, ledger.ErrNotFound):
 		return w.ledgerErr(rerr)
 	}
-	end := ledger.Resolve(out.Status, out.Reason, ctx.Err() != nil, reply)
+	end := ledger.Resolve(ledger.Processed{Status: out.Status, Reason: out.Reason, Escalated: out.Escalated, Stopped: ctx.Err() != nil}, reply)
 	switch end.Step {
 	case ledger.StepStoreDraft:
 		if err := w.storeDraft(ctx, c, b, r); err != nil {
@@ -143,7 +144,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
 		return err
 	}
-	if state == ledger.StateReplied && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && reply != nil && !r.Appended {
+	if end.Sent && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && !r.Appended {
 		if err := w.appendSent(ctx, c, b, r); err != nil {
 			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "reply_message_id", r.MessageID, "err", err)
 		}

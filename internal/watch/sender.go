@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,15 +23,18 @@ import (
 // already has a reply is never submitted again. The reply limits are checked
 // there too, atomically with the write: against the From of the message the
 // reply answers (mail.Reply.InboundFrom) and against the address it actually
-// goes to.
+// goes to. A staff notice (mail.Reply.Notice) is recorded as a notice: it
+// never counts against the reply limits, only against the notice bounds
+// (LedgerSenderConfig.Notices), per customer and per hour.
 type LedgerSender struct {
-	ledger *ledger.Ledger
-	next   mail.Sender
-	domain string
-	limits ledger.Limits
-	now    func() time.Time
-	log    *slog.Logger
-	met    *metrics.Metrics
+	ledger  *ledger.Ledger
+	next    mail.Sender
+	domain  string
+	limits  ledger.Limits
+	notices triage.NoticeLimits
+	now     func() time.Time
+	log     *slog.Logger
+	met     *metrics.Metrics
 }
 
 var (
@@ -46,7 +50,9 @@ type LedgerSenderConfig struct {
 	Domain string      // for mail.MessageIDFor
 	// Limits are the watcher's reply limits (Config.Limits; zero fields
 	// take the defaults).
-	Limits  Limits
+	Limits Limits
+	// Notices bound the staff notices (zero fields: no bound).
+	Notices triage.NoticeLimits
 	Now     func() time.Time
 	Logger  *slog.Logger
 	Metrics *metrics.Metrics // optional: counts submission errors as "smtp"
@@ -63,7 +69,7 @@ func NewLedgerSender(cfg LedgerSenderConfig) (*LedgerSender, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = discard()
 	}
-	return &LedgerSender{ledger: cfg.Ledger, next: cfg.Next, domain: cfg.Domain, limits: cfg.Limits.ledger(),
+	return &LedgerSender{ledger: cfg.Ledger, next: cfg.Next, domain: cfg.Domain, limits: cfg.Limits.ledger(), notices: cfg.Notices,
 		now: cfg.Now, log: cfg.Logger, met: cfg.Metrics}, nil
 }
 
@@ -73,8 +79,8 @@ var ErrReplyUnconfirmed = errors.New("watch: an earlier reply to this message is
 
 // Send renders r, records it as pending, submits it and marks it sent. A
 // reply already sent for r.Key is not submitted again: Send returns its
-// receipt. A reply over a limit is not recorded nor sent: Send returns a
-// *mail.LimitError.
+// receipt. A reply (or notice) over a limit is not recorded nor sent: the
+// error is a triage.Limited (*ledger.LimitError).
 func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error) {
 	if r.Key == "" {
 		return triage.Receipt{}, errors.New("watch: sender: reply has no inbound key; refusing to send without a ledger entry")
@@ -92,11 +98,17 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 	if r.Draft {
 		return s.draft(ctx, r, raw)
 	}
-	err = s.ledger.PutPendingWithin(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw}, s.limits)
+	rec, lim, what := ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw}, s.limits, "reply"
+	if r.Notice {
+		// A notice counts against the customer it is about, under the
+		// notice bounds alone.
+		rec.Kind, rec.InboundFrom, lim, what = ledger.KindNotice, cmp.Or(r.InboundFrom, r.Customer), ledger.Limits{Notices: s.notices}, "staff notice"
+	}
+	err = s.ledger.PutPendingWithin(ctx, rec, lim)
 	var le *ledger.LimitError
 	if errors.As(err, &le) {
-		s.log.WarnContext(ctx, "reply over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
-		return triage.Receipt{}, &mail.LimitError{Reason: le.Reason, Err: fmt.Errorf("to %s: %w", r.To, le)}
+		s.log.WarnContext(ctx, what+" over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
+		return triage.Receipt{}, fmt.Errorf("watch: %s to %s not sent: %w", what, r.To, err)
 	}
 	if errors.Is(err, ledger.ErrReplyExists) {
 		prev, gerr := s.ledger.GetReply(ctx, r.Key)
@@ -154,6 +166,19 @@ func notSubmitted(err error) bool {
 // pipeline (processor.History), for breaking auto-reply loops.
 func (s *LedgerSender) SentReply(ctx context.Context, messageID string) (bool, error) {
 	return s.ledger.SentReply(ctx, messageID)
+}
+
+// ReplyRaw returns the rendered reply or draft with this Message-ID from
+// the ledger; ok is false when triage wrote none by that ID.
+func (s *LedgerSender) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
+	r, err := s.ledger.ReplyByMessageID(ctx, messageID)
+	if errors.Is(err, ledger.ErrNotFound) || err == nil && r.Kind == ledger.KindNotice {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return r.Raw, true, nil
 }
 
 // RepliesSince counts the ledger's replies to (or answering) addr since t.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/mail"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"triage/internal/ledger"
 	"triage/internal/message"
+	"triage/internal/metrics"
 	"triage/internal/textsim"
 )
 
@@ -40,8 +42,12 @@ type PersonReply struct {
 	MessageID  string // the person's reply ("" when it has none)
 	InReplyTo  string
 	References []string
-	From       string
-	Date       time.Time
+	From       string // the From address: often the shared mailbox's
+	FromName   string // the From display name
+	// Sender is the Sender header (the person who sent for the From
+	// mailbox, when their client says so); zero when none.
+	Sender mail.Address
+	Date   time.Time
 
 	Thread ledger.Thread // the handled inbound message, and the Message-ID that matched
 
@@ -75,8 +81,24 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 		if err != nil {
 			return w.ledgerErr(err)
 		}
+		// This inbox's drafts (and those recovered after a crash, which
+		// name none), per scenario.
+		counts := map[string]metrics.DraftCounts{}
 		for _, s := range stats {
-			w.cfg.Metrics.Drafts(s)
+			if s.Account != "" && (s.Account != w.cfg.Account || s.Mailbox != w.cfg.Mailbox) {
+				continue
+			}
+			c := counts[s.Scenario]
+			c.Drafted += s.Drafted
+			c.SentAsIs += s.SentAsIs
+			c.Edited += s.Edited
+			c.Rejected += s.Rejected
+			c.Discarded += s.Discarded
+			c.Pending += s.Pending
+			counts[s.Scenario] = c
+		}
+		for scenario, c := range counts {
+			w.cfg.Metrics.Drafts(scenario, c)
 		}
 	}
 	return nil
@@ -133,7 +155,7 @@ func (w *Watcher) scanSent(ctx context.Context, c *imapclient.Client) error {
 	}
 
 	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true,
-		HeaderFields: []string{"Message-Id", "In-Reply-To", "References", "From", "To", "Cc", "Date"}}
+		HeaderFields: []string{"Message-Id", "In-Reply-To", "References", "From", "Sender", "To", "Cc", "Date"}}
 	bufs, err := c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, RFC822Size: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
 	if err != nil {
 		return fmt.Errorf("watch: fetch %s headers: %w", folder, err)
@@ -164,7 +186,7 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 	if m.MessageID != "" {
 		r, err := l.ReplyByMessageID(ctx, m.MessageID)
 		switch {
-		case err == nil && r.Kind == ledger.KindReply:
+		case err == nil && (r.Kind == ledger.KindReply || r.Kind == ledger.KindNotice):
 			return nil // triage wrote it
 		case err == nil && r.Kind == ledger.KindDraft && (r.State == ledger.ReplySent || r.State == ledger.DraftSentByPerson):
 			return nil // triage sent its draft on a person's approval (triage console)
@@ -192,7 +214,12 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 		return nil // in the thread, but not to the customer (e.g. forwarded to a colleague)
 	}
 	pr := PersonReply{MessageID: m.MessageID, InReplyTo: m.InReplyTo, References: m.References,
-		From: m.From.Address, Date: m.Date, Thread: th}
+		From: m.From.Address, FromName: m.From.Name, Date: m.Date, Thread: th}
+	if v := m.Header["Sender"]; len(v) > 0 {
+		if a, err := mail.ParseAddress(v[0]); err == nil {
+			pr.Sender = *a
+		}
+	}
 
 	if err == nil && d.Kind == ledger.KindDraft && d.Outcome == "" {
 		pr.DraftOutcome, pr.Similarity = ledger.DraftEdited, 0

@@ -13,7 +13,7 @@ import (
 )
 
 // A draft goes to <outbox>/drafts/, complete and threaded like a reply, and
-// nothing lands in the outbox itself.
+// nothing lands in the outbox itself but its line in the index.
 func TestOutboxDraft(t *testing.T) {
 	dir := t.TempDir()
 	o, err := NewOutbox(dir)
@@ -48,8 +48,8 @@ func TestOutboxDraft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(top) != 1 || top[0].Name() != DraftsDir {
-		t.Errorf("outbox holds %v, want only the drafts directory", top)
+	if len(top) != 2 || top[0].Name() != IndexFile || top[1].Name() != DraftsDir {
+		t.Errorf("outbox holds %v, want only the index and the drafts directory", top)
 	}
 
 	// A sent reply has no X-Unsent and stays in the outbox itself.

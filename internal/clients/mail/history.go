@@ -9,41 +9,63 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 )
 
-// IndexFile is the outbox's index of the replies it holds, one JSON object
-// a line ({"message_id","to","date","file"}), appended by Send after each
-// reply file is in place. A run reads it once instead of the header of
-// every .eml file; a reply file the index does not list (written by
-// another program, or a crash between the file and its line) is read once
-// and added.
+// IndexFile is the outbox's index of the replies and drafts it holds, one
+// JSON object a line ({"message_id","to","sender","kind","date","file"}),
+// appended by Send after each file is in place. A run reads it once instead
+// of the header of every .eml file; a file the index does not list
+// (written by another program, or a crash between the file and its line)
+// is read once and added.
 const IndexFile = ".index.jsonl"
 
+// kindDraft marks a draft's line in the index (a reply's has no kind).
+const kindDraft = "draft"
+
 // outboxIndex is what an Outbox knows of its directory: the reply files by
-// the Message-ID in their names (the duplicate check of Send), and the
-// Message-IDs, recipients and dates of the replies (for loop breaking).
-// It is built once, at first use, and kept up to date by Send, so a run of
-// `triage process` sees the replies of earlier runs into the same outbox
-// and no send reads the directory. Drafts are not replies that went out:
-// only their file names are indexed.
+// the Message-ID in their names (the duplicate check of Send), the
+// Message-IDs of the replies (for loop breaking), the dates of the
+// replies and drafts that count against each address (the per-sender
+// limit), and the dates of the staff notices by the customer they are
+// about (the notice bounds). It is built once, at first use, and kept up
+// to date by Send, so a run of `triage process` sees the replies of earlier
+// runs into the same outbox and no send reads the directory. Drafts are not
+// replies that went out: they count against the per-sender limit only. A
+// staff notice is no reply: it counts under the notice bounds only.
 type outboxIndex struct {
-	mu     sync.Mutex
-	loaded bool
-	files  map[string]string      // nameKey(dir, sanitized id) -> path
-	offset int64                  // how much of the index file has been read
-	ids    map[string]bool        // lower-case Message-ID of every reply
-	byTo   map[string][]time.Time // lower-case recipient -> reply dates
+	mu       sync.Mutex
+	loaded   bool
+	files    map[string]string      // nameKey(dir, sanitized id) -> path
+	offset   int64                  // how much of the index file has been read
+	ids      map[string]bool        // lower-case Message-ID of every reply and notice
+	drafts   map[string]bool        // lower-case Message-ID of every draft
+	against  map[string][]count     // lower-case address -> replies and drafts counting against it
+	notices  map[string][]time.Time // lower-case customer -> notice dates
+	noticeAt []time.Time            // every notice's date
+}
+
+// count is one reply or draft counting against an address: its recipient,
+// or the sender of the message it answers.
+type count struct {
+	date  time.Time
+	draft bool
 }
 
 type indexLine struct {
 	MessageID string    `json:"message_id"`
 	To        string    `json:"to"`
+	Sender    string    `json:"sender,omitempty"` // the From of the message answered
+	Kind      string    `json:"kind,omitempty"`   // kindDraft, or "" for a reply
 	Date      time.Time `json:"date"`
-	File      string    `json:"file"`
+	File      string    `json:"file"` // relative to the outbox: drafts/NAME for a draft
+	// Notice marks a staff notice; Customer is the address it is about.
+	Notice   bool   `json:"notice,omitempty"`
+	Customer string `json:"customer,omitempty"`
 }
 
 // SentReply reports whether messageID is the Message-ID of a reply in this
@@ -61,23 +83,66 @@ func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) 
 	return o.index.ids[strings.ToLower(id)], nil
 }
 
-// RepliesSince counts the replies in this outbox to addr dated at or after
-// since (drafts excluded).
+// ReplyRaw returns the file of the reply (or else the draft) with this
+// Message-ID, as written (with the outbox's own X-Triage headers); ok is
+// false when the outbox holds none.
+func (o *Outbox) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
+	for _, draft := range []bool{false, true} {
+		path, ok, err := o.existing(ctx, draft, messageID)
+		if err != nil || !ok {
+			if err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		raw, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("mail: outbox: %w", err)
+		}
+		return raw, true, nil
+	}
+	return nil, false, nil
+}
+
+// RepliesSince counts the replies in this outbox to addr, or answering a
+// message from addr, dated at or after since (drafts and staff notices
+// excluded: drafts never went out, notices are no replies).
 func (o *Outbox) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
+	return o.countSince(ctx, addr, since, false)
+}
+
+// CountedSince counts what the per-sender limit counts against addr since
+// since: the replies and the drafts to addr or answering a message from
+// it (each draft cost a model run and perhaps a ticket).
+func (o *Outbox) CountedSince(ctx context.Context, addr string, since time.Time) (int, error) {
+	return o.countSince(ctx, addr, since, true)
+}
+
+func (o *Outbox) countSince(ctx context.Context, addr string, since time.Time, drafts bool) (int, error) {
 	if err := o.loadIndex(ctx); err != nil {
 		return 0, err
 	}
-	addr = strings.ToLower(strings.TrimSpace(addr))
 	o.index.mu.Lock()
 	defer o.index.mu.Unlock()
+	return o.index.since(normAddr(addr), since, drafts), nil
+}
+
+// since counts the entries against addr (normalized) at or after t.
+// Called with the index locked.
+func (x *outboxIndex) since(addr string, t time.Time, drafts bool) int {
 	n := 0
-	for _, d := range o.index.byTo[addr] {
-		if !d.Before(since) {
+	for _, c := range x.against[addr] {
+		if !c.date.Before(t) && (drafts || !c.draft) {
 			n++
 		}
 	}
-	return n, nil
+	return n
 }
+
+func normAddr(a string) string { return strings.ToLower(strings.TrimSpace(a)) }
 
 // nameKey is the index key of a file whose name carries sanitized id, in
 // the outbox (draft false) or its drafts directory.
@@ -112,31 +177,61 @@ func (o *Outbox) existing(ctx context.Context, draft bool, messageID string) (st
 	return p, ok, nil
 }
 
-// remember adds a file written by Send; a reply (not a draft) also gets its
-// line in the index file.
-func (o *Outbox) remember(draft bool, path, messageID, to string, date time.Time) error {
+// remember adds a file written by Send, and its line in the index file.
+func (o *Outbox) remember(l indexLine, path string) error {
 	o.index.mu.Lock()
 	defer o.index.mu.Unlock()
-	o.index.files[nameKey(draft, sanitize(messageID))] = path
-	if draft {
-		return nil
-	}
-	id, ok := ValidMsgID(messageID)
+	draft := l.Kind == kindDraft
+	o.index.files[nameKey(draft, sanitize(l.MessageID))] = path
+	id, ok := ValidMsgID(l.MessageID)
 	if !ok {
 		return nil
 	}
-	o.index.add(id, to, date)
-	return o.appendIndex(indexLine{MessageID: id, To: to, Date: date, File: filepath.Base(path)})
+	l.MessageID = id
+	o.index.add(l)
+	return o.appendIndex(l)
 }
 
-func (x *outboxIndex) add(id, to string, date time.Time) {
-	id = strings.ToLower(id)
-	if x.ids[id] {
+// add counts one index line; a Message-ID already counted (of its kind) is
+// not counted again. A staff notice counts under the notice bounds only.
+func (x *outboxIndex) add(l indexLine) {
+	id := strings.ToLower(l.MessageID)
+	seen := x.ids
+	if l.Kind == kindDraft {
+		seen = x.drafts
+	}
+	if seen[id] {
 		return
 	}
-	x.ids[id] = true
-	to = strings.ToLower(to)
-	x.byTo[to] = append(x.byTo[to], date)
+	seen[id] = true
+	if l.Notice {
+		c := strings.ToLower(l.Customer)
+		x.notices[c] = append(x.notices[c], l.Date)
+		x.noticeAt = append(x.noticeAt, l.Date)
+		return
+	}
+	c := count{date: l.Date, draft: l.Kind == kindDraft}
+	to, sender := normAddr(l.To), normAddr(l.Sender)
+	x.against[to] = append(x.against[to], c)
+	if sender != "" && sender != to {
+		x.against[sender] = append(x.against[sender], c)
+	}
+}
+
+// noticesSince counts the notices dated at or after since about mail from
+// customer ("" : every notice). Called with the index locked.
+func (x *outboxIndex) noticesSince(customer string, since time.Time) int {
+	dates := x.noticeAt
+	if customer != "" {
+		dates = x.notices[strings.ToLower(customer)]
+	}
+	n := 0
+	for _, d := range dates {
+		if !d.Before(since) {
+			n++
+		}
+	}
+	return n
 }
 
 // appendIndex adds one line to the index file (one write, O_APPEND, so
@@ -158,25 +253,31 @@ func (o *Outbox) appendIndex(l indexLine) error {
 }
 
 // loadIndex builds the index once: the index file, then the names in the
-// directory (one listing, no file read) and the header of any reply file
-// the index file does not list. A file that is not a readable message is
-// skipped: the index only ever adds what it can read.
+// directory and its drafts directory (one listing each, no file read) and
+// the header of any file the index file does not list. A file that is not
+// a readable message is skipped: the index only ever adds what it can read.
 func (o *Outbox) loadIndex(ctx context.Context) error {
 	o.index.mu.Lock()
 	defer o.index.mu.Unlock()
+	return o.loadIndexLocked(ctx)
+}
+
+// loadIndexLocked is loadIndex with the index locked.
+func (o *Outbox) loadIndexLocked(ctx context.Context) error {
 	if o.index.loaded {
 		return o.follow(nil)
 	}
 	x := &o.index
-	x.files, x.ids, x.byTo = map[string]string{}, map[string]bool{}, map[string][]time.Time{}
+	x.files, x.ids, x.drafts, x.against = map[string]string{}, map[string]bool{}, map[string]bool{}, map[string][]count{}
+	x.notices, x.noticeAt = map[string][]time.Time{}, nil
 	listed := map[string]bool{}
 	if err := o.follow(listed); err != nil {
 		return err
 	}
 	for _, draft := range []bool{false, true} {
-		dir := o.dir
+		dir, rel := o.dir, ""
 		if draft {
-			dir = filepath.Join(o.dir, DraftsDir)
+			dir, rel = filepath.Join(o.dir, DraftsDir), DraftsDir+"/"
 		}
 		names, err := listNames(dir)
 		if err != nil {
@@ -191,15 +292,19 @@ func (o *Outbox) loadIndex(ctx context.Context) error {
 			if _, dup := x.files[nameKey(draft, id)]; !dup {
 				x.files[nameKey(draft, id)] = path
 			}
-			if draft || listed[name] {
+			if listed[rel+name] {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("mail: outbox: read replies: %w", err)
 			}
-			if mid, to, date, ok := readReplyHeader(path); ok {
-				x.add(mid, to, date)
-				if err := o.appendIndex(indexLine{MessageID: mid, To: to, Date: date, File: name}); err != nil {
+			if l, ok := readReplyHeader(path); ok {
+				l.File = rel + name
+				if draft {
+					l.Kind = kindDraft
+				}
+				x.add(l)
+				if err := o.appendIndex(l); err != nil {
 					return err
 				}
 			}
@@ -211,7 +316,7 @@ func (o *Outbox) loadIndex(ctx context.Context) error {
 
 // follow reads the lines added to the index file since the last call
 // (by this process or another sharing the outbox); listed, when not nil,
-// collects their file names. Called with the index locked.
+// collects their files. Called with the index locked.
 func (o *Outbox) follow(listed map[string]bool) error {
 	x := &o.index
 	f, err := os.Open(filepath.Join(o.dir, IndexFile))
@@ -243,9 +348,14 @@ func (o *Outbox) follow(listed map[string]bool) error {
 		if !ok {
 			continue
 		}
-		x.add(id, l.To, l.Date)
-		if sid := idOfName(l.File); sid != "" {
-			x.files[nameKey(false, sid)] = filepath.Join(o.dir, l.File)
+		l.MessageID = id
+		x.add(l)
+		draft, want := l.Kind == kindDraft, "."
+		if draft {
+			want = DraftsDir
+		}
+		if sid := idOfName(path.Base(l.File)); sid != "" && path.Dir(l.File) == want {
+			x.files[nameKey(draft, sid)] = filepath.Join(o.dir, filepath.FromSlash(l.File))
 		}
 		if listed != nil {
 			listed[l.File] = true
@@ -267,23 +377,31 @@ func listNames(dir string) ([]string, error) {
 	return f.Readdirnames(-1)
 }
 
-// readReplyHeader reads Message-ID, To and Date of one outbox file.
-func readReplyHeader(name string) (id, to string, date time.Time, ok bool) {
+// readReplyHeader reads Message-ID, To and Date of one outbox file, and
+// whether it is a staff notice (NoticeHeader names its customer).
+func readReplyHeader(name string) (indexLine, bool) {
 	h, err := readHeader(name)
 	if err != nil {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
-	id, ok = ValidMsgID(h.Get("Message-Id"))
+	id, ok := ValidMsgID(h.Get("Message-Id"))
 	if !ok {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
 	list, err := h.AddressList("To")
 	if err != nil || len(list) == 0 {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
-	date, err = h.Date()
+	date, err := h.Date()
 	if err != nil {
-		return "", "", time.Time{}, false
+		return indexLine{}, false
 	}
-	return id, list[0].Address, date, true
+	l := indexLine{MessageID: id, To: list[0].Address, Date: date}
+	if c, ok := h[NoticeHeader]; ok {
+		l.Notice = true
+		if len(c) > 0 {
+			l.Customer = c[0]
+		}
+	}
+	return l, true
 }

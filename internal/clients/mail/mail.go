@@ -40,26 +40,26 @@ type Reply struct {
 	// sender that finds the reply already written for another message with
 	// the same Key refuses it (ErrOtherInbound).
 	InboundDigest string
-	// InboundFrom is the bare From address of the message this reply
-	// answers: a sender that limits replies counts this one against it too,
-	// whatever address the reply goes to.
+	// Language is the customer's language (ISO 639-1, "" when unknown), as
+	// the pipeline detected it in the message answered: a Signer signs the
+	// reply in it, whatever language the body seems to be in.
+	Language string
+	// InboundFrom is the From address of the message this reply answers:
+	// a per-sender limit counts the reply against it as against To, so a
+	// Reply-To pointing elsewhere does not dodge it.
 	InboundFrom string
+	// ReplyTo, when set, is the Reply-To of the message ("Name <a@b>" or
+	// "a@b"): a staff notice names the customer there, so staff answer
+	// them directly.
+	ReplyTo string
+	// Notice marks a staff notice (notify_staff), not a reply to the
+	// customer: senders that keep limits count it under their notice
+	// bounds (triage.NoticeLimits), never against the reply limits.
+	Notice bool
+	// Customer is, for a notice, the customer's address (the inbound
+	// From) it is about: the per-customer notice bound counts it.
+	Customer string
 }
-
-// LimitError is returned by a Sender that refused a reply because it would
-// pass a reply limit; nothing was sent. Err says which limit.
-type LimitError struct {
-	Reason triage.Reason // triage.ReasonPerSenderLimit or triage.ReasonGlobalLimit
-	Err    error
-}
-
-func (e *LimitError) Error() string {
-	if e.Err == nil {
-		return "mail: reply not sent: " + string(e.Reason)
-	}
-	return "mail: reply not sent: " + e.Err.Error()
-}
-func (e *LimitError) Unwrap() error { return e.Err }
 
 // ErrOtherInbound: the reply with this Message-ID was written for another
 // inbound message with the same Key (Message-ID and sender); answering this
@@ -71,8 +71,9 @@ type Sender interface {
 	Send(ctx context.Context, r *Reply) (triage.Receipt, error)
 }
 
-// Render produces the full RFC 5322 message: From, To, Subject (RFC 2047
-// encoded when not ASCII), Date, Message-ID, In-Reply-To, References,
+// Render produces the full RFC 5322 message: From, To, Reply-To (when
+// set), Subject (RFC 2047 encoded when not ASCII), Date, Message-ID,
+// In-Reply-To, References,
 // Auto-Submitted: auto-replied, X-Auto-Response-Suppress: All, MIME-Version,
 // Content-Type text/plain; charset=utf-8, quoted-printable body. Uses
 // go-message for header encoding. Lines end in CRLF, the last one too.
@@ -87,6 +88,13 @@ func Render(r *Reply) ([]byte, error) {
 	to, err := parseOne("To", r.To)
 	if err != nil {
 		return nil, err
+	}
+	var replyTo *gomail.Address
+	if r.ReplyTo != "" {
+		if replyTo, err = parseOne("Reply-To", r.ReplyTo); err != nil {
+			return nil, err
+		}
+		replyTo.Name = strings.Join(strings.Fields(replyTo.Name), " ")
 	}
 	if r.ToName != "" && to.Name == "" {
 		to.Name = strings.Join(strings.Fields(r.ToName), " ") // one line, no control characters
@@ -141,6 +149,9 @@ func Render(r *Reply) ([]byte, error) {
 	h.SetMessageID(msgID)
 	h.SetDate(r.Date)
 	h.SetSubject(subject)
+	if replyTo != nil {
+		h.SetAddressList("Reply-To", []*gomail.Address{replyTo})
+	}
 	h.SetAddressList("To", []*gomail.Address{to})
 	h.SetAddressList("From", []*gomail.Address{from})
 

@@ -21,10 +21,56 @@ import (
 // and every draft (Reply.Draft) into <dir>/drafts/. Files appear atomically
 // (written to a temporary file, then renamed).
 type Outbox struct {
-	mu    sync.Mutex // one writer at a time: the existing-reply check and the write are one step
+	mu    sync.Mutex // one writer at a time: the existing-reply check, the limit check and the write are one step
 	dir   string
 	now   func() time.Time
 	index outboxIndex // the files and replies in dir (history.go)
+	limit senderLimit // limit.go
+	// notices bounds the staff notices written (SetNoticeLimits).
+	notices triage.NoticeLimits
+}
+
+// SetNoticeLimits bounds the staff notices (Reply.Notice) Send writes:
+// one over a bound is refused with a *NoticeLimitError and not written.
+// Call it before the first Send.
+func (o *Outbox) SetNoticeLimits(l triage.NoticeLimits) { o.notices = l }
+
+// NoticeLimitError refuses a staff notice over a bound of
+// triage.NoticeLimits; nothing was written.
+type NoticeLimitError struct {
+	Reason   triage.Reason // triage.ReasonNoticeLimit or triage.ReasonNoticeGlobalLimit
+	Customer string        // for triage.ReasonNoticeLimit
+	Count    int
+	Limit    int
+}
+
+// LimitReason is e.Reason (triage.Limited).
+func (e *NoticeLimitError) LimitReason() triage.Reason { return e.Reason }
+
+func (e *NoticeLimitError) Error() string {
+	if e.Reason == triage.ReasonNoticeLimit {
+		return fmt.Sprintf("mail: outbox: %s: %d staff notices about mail from %s in the last hour (limit %d)", e.Reason, e.Count, e.Customer, e.Limit)
+	}
+	return fmt.Sprintf("mail: outbox: %s: %d staff notices in the last hour (limit %d)", e.Reason, e.Count, e.Limit)
+}
+
+// overNotices is the *NoticeLimitError a notice about customer, dated at,
+// would meet, or nil. Called with o.mu held and the index loaded.
+func (o *Outbox) overNotices(customer string, at time.Time) error {
+	o.index.mu.Lock()
+	defer o.index.mu.Unlock()
+	since := at.Add(-time.Hour)
+	if n := o.notices.PerCustomer; n > 0 && customer != "" {
+		if got := o.index.noticesSince(customer, since); got >= n {
+			return &NoticeLimitError{Reason: triage.ReasonNoticeLimit, Customer: strings.ToLower(customer), Count: got, Limit: n}
+		}
+	}
+	if n := o.notices.PerHour; n > 0 {
+		if got := o.index.noticesSince("", since); got >= n {
+			return &NoticeLimitError{Reason: triage.ReasonNoticeGlobalLimit, Count: got, Limit: n}
+		}
+	}
+	return nil
 }
 
 var _ Sender = (*Outbox)(nil)
@@ -49,6 +95,8 @@ func (o *Outbox) Dir() string { return o.dir }
 // Send renders r and writes it to the outbox. A reply whose Message-ID is
 // already in the outbox (an earlier run answered the same message) is not
 // written again: the receipt names the existing file and says Existing.
+// Under a per-sender limit (SetPerSenderLimit) a new reply or draft that
+// would pass it is not written: the error is a *LimitError.
 func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if err := ctx.Err(); err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
@@ -96,6 +144,21 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		}
 	}
 
+	// Exact however many emails are answered at once: the count and the
+	// write that adds to it are both under o.mu.
+	if err := o.checkLimit(ctx, to, r.InboundFrom, stamp); err != nil {
+		return triage.Receipt{}, err
+	}
+
+	if r.Notice && !r.Draft {
+		if err := o.loadIndex(ctx); err != nil {
+			return triage.Receipt{}, err
+		}
+		if err := o.overNotices(r.Customer, stamp); err != nil {
+			return triage.Receipt{}, err
+		}
+		raw = append([]byte(NoticeHeader+": "+oneLine(r.Customer)+"\r\n"), raw...)
+	}
 	if r.InboundDigest != "" {
 		raw = append([]byte(InboundHeader+": "+r.InboundDigest+"\r\n"), raw...)
 	}
@@ -122,9 +185,13 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	if r.MessageID != "" {
+		l := indexLine{MessageID: r.MessageID, To: to, Sender: bareOrEmpty(r.InboundFrom), Date: stamp, File: filepath.Base(path), Notice: r.Notice, Customer: r.Customer}
+		if r.Draft {
+			l.Kind, l.File = kindDraft, DraftsDir+"/"+l.File
+		}
 		// An error leaves the reply written and the index file without its
 		// line: the next run reads the file's header instead.
-		_ = o.remember(r.Draft, path, r.MessageID, to, stamp)
+		_ = o.remember(l, path)
 	}
 	return triage.Receipt{MessageID: r.MessageID, To: to, Path: path, Drafted: drafted}, nil
 }
@@ -211,3 +278,13 @@ func readHeader(path string) (netmail.Header, error) {
 // reply answers: a later message reusing the Key is told apart from a second
 // run over the same one. Only outbox files carry it.
 const InboundHeader = "X-Triage-Inbound"
+
+// NoticeHeader marks, in an outbox file, a staff notice and names the
+// customer it is about, so the notice bounds hold across runs even when the
+// index file lacks its line. Only outbox files carry it.
+const NoticeHeader = "X-Triage-Notice"
+
+// oneLine is s without line breaks or control characters.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }), "")
+}

@@ -16,15 +16,17 @@ type Style struct {
 	Signature string
 }
 
-// Signer is a Sender that signs each reply in the language it is written
-// in, then hands it to Next: the model writes the substance, the pipeline
-// the signature. A signature the model wrote anyway (a line that is any
-// configured signature) is removed, so replies are never signed twice or in
-// the wrong language.
+// Signer is a Sender that signs each reply in the customer's language
+// (Reply.Language), then hands it to Next: the model writes the substance,
+// the pipeline the signature. A signature the model wrote anyway (a line
+// that is any configured signature) is removed, so replies are never signed
+// twice or in the wrong language.
 type Signer struct {
 	Next Sender
-	// Styles by language code; Language (required) names the language of a
-	// reply body, and Default is used when Styles has no entry for it.
+	// Styles by language code. A reply is signed in Styles[Reply.Language];
+	// one without a language (mail that answers no customer) in the
+	// language Language (optional) names for its body; and in Default
+	// when Styles has no entry for either.
 	Styles   map[string]Style
 	Language func(body string) string
 	Default  string
@@ -32,9 +34,18 @@ type Signer struct {
 
 var _ Sender = (*Signer)(nil)
 
-// Send signs r and passes a signed copy to Next.
+// Send signs r and passes a signed copy to Next. A staff notice
+// (r.Notice) goes to Next as it is: it is triage's own text to staff, and
+// quotes the customer's words unchanged.
 func (s *Signer) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
-	st, ok := s.Styles[s.Language(r.Body)]
+	if r.Notice {
+		return s.Next.Send(ctx, r)
+	}
+	lang := strings.ToLower(strings.TrimSpace(r.Language))
+	if lang == "" && s.Language != nil {
+		lang = s.Language(r.Body)
+	}
+	st, ok := s.Styles[lang]
 	if !ok {
 		st = s.Styles[s.Default]
 	}

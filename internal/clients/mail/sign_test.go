@@ -63,3 +63,30 @@ func TestSignerSignsInTheReplysLanguage(t *testing.T) {
 		t.Errorf("default style: %q from %q", c.got[0].Body, c.got[0].From)
 	}
 }
+
+// A reply to a customer is signed in the customer's language
+// (Reply.Language), whatever language its body seems to be in; a language
+// without a style falls back to the default one.
+func TestSignerSignsInTheCustomersLanguage(t *testing.T) {
+	styles := map[string]Style{
+		"pl": {FromName: "Serwis gwarancyjny", Signature: "Zespół serwisu gwarancyjnego"},
+		"de": {FromName: "Garantieservice", Signature: "Ihr Garantie-Team"},
+	}
+	body := func(string) string { return "pl" } // what the body seems to be
+	for _, tt := range []struct{ lang, wantSig, wantFrom string }{
+		{"de", "Ihr Garantie-Team", `"Garantieservice" <serwis@example.com>`},
+		{" DE ", "Ihr Garantie-Team", `"Garantieservice" <serwis@example.com>`},
+		{"fr", "Zespół serwisu gwarancyjnego", `"Serwis gwarancyjny" <serwis@example.com>`},
+		{"", "Zespół serwisu gwarancyjnego", `"Serwis gwarancyjny" <serwis@example.com>`},
+	} {
+		c := &captured{}
+		s := &Signer{Next: c, Styles: styles, Language: body, Default: "pl"}
+		r := &Reply{From: "Serwis <serwis@example.com>", To: "a@b.c", Body: "Guten Tag,\n(Model offline.)", Language: tt.lang}
+		if _, err := s.Send(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(c.got[0].Body, "\n\n"+tt.wantSig+"\n") || c.got[0].From != tt.wantFrom {
+			t.Errorf("Language %q: body %q from %q; want signed %q from %q", tt.lang, c.got[0].Body, c.got[0].From, tt.wantSig, tt.wantFrom)
+		}
+	}
+}

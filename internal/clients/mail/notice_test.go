@@ -1,0 +1,106 @@
+package mail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"triage"
+)
+
+// triage process keeps the notice bounds in its outbox, as watch does in
+// its ledger: staff notices are no replies (they never count against the
+// per-sender limit, whichever address they go to), they are bounded per
+// customer per hour and per hour overall, and the bounds hold across runs
+// over the same outbox, index line or not.
+func TestOutboxNoticeBounds(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	lim := triage.NoticeLimits{PerCustomer: 2, PerHour: 8}
+	open := func() *Outbox {
+		o, err := NewOutbox(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.SetNoticeLimits(lim)
+		return o
+	}
+	n := 0
+	notice := func(o *Outbox, customer string) error {
+		n++
+		_, err := o.Send(ctx, &Reply{From: "serwis@example.com", To: "boss@example.com", Subject: "[triage escalation] x", Body: "x",
+			MessageID: fmt.Sprintf("<n%d@example.com>", n), Date: now.Add(time.Duration(n) * time.Minute), Notice: true, Customer: customer})
+		return err
+	}
+	reason := func(err error) triage.Reason {
+		var l triage.Limited
+		if errors.As(err, &l) {
+			return l.LimitReason()
+		}
+		return ""
+	}
+	o := open()
+	for i := range 6 { // six customers: every notice reaches staff
+		if err := notice(o, fmt.Sprintf("c%d@example.com", i)); err != nil {
+			t.Fatalf("notice %d: %v", i, err)
+		}
+	}
+	if err := notice(o, "flood@stranger.example"); err != nil {
+		t.Fatal(err)
+	}
+	// A later run, and an index that lost its lines: the files say it.
+	if err := os.Remove(filepath.Join(dir, IndexFile)); err != nil {
+		t.Fatal(err)
+	}
+	o = open()
+	if err := notice(o, "FLOOD@stranger.example"); err != nil {
+		t.Fatal(err)
+	}
+	if got := reason(notice(o, "flood@stranger.example")); got != triage.ReasonNoticeLimit {
+		t.Errorf("the flood's third notice: %q, want %s", got, triage.ReasonNoticeLimit)
+	}
+	if got := reason(notice(o, "late@example.com")); got != triage.ReasonNoticeGlobalLimit {
+		t.Errorf("the ninth notice of the hour: %q, want %s", got, triage.ReasonNoticeGlobalLimit)
+	}
+	for _, a := range []string{"boss@example.com", "flood@stranger.example"} {
+		if got, err := o.RepliesSince(ctx, a, now.Add(-time.Hour)); err != nil || got != 0 {
+			t.Errorf("RepliesSince(%s) = %d, %v; want 0: notices are no replies", a, got, err)
+		}
+	}
+	// Notices are triage's mail: a loop through one is seen.
+	if ok, err := o.SentReply(ctx, "<n1@example.com>"); err != nil || !ok {
+		t.Errorf("SentReply(notice) = %v, %v; want true", ok, err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+	if len(files) != 8 {
+		t.Errorf("%d files, want 8 (refused notices are not written)", len(files))
+	}
+	raw, ok, err := o.ReplyRaw(ctx, "<n1@example.com>")
+	if err != nil || !ok || !strings.Contains(string(raw), NoticeHeader+": c0@example.com") {
+		t.Errorf("ReplyRaw = %v, %v:\n%s", ok, err, raw)
+	}
+	if _, ok, err := o.ReplyRaw(ctx, "<none@example.com>"); ok || err != nil {
+		t.Errorf("ReplyRaw(unknown) = %v, %v", ok, err)
+	}
+}
+
+// A staff notice carries Reply-To: the customer, so staff answer them.
+func TestRenderReplyTo(t *testing.T) {
+	raw, err := Render(&Reply{From: "serwis@example.com", To: "boss@example.com", ReplyTo: "\"Jan \t Kowalski\" <jan@example.com>", Subject: "x", Body: "x",
+		MessageID: "<n@example.com>", Date: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "\r\nReply-To: \"Jan Kowalski\" <jan@example.com>\r\n") {
+		t.Errorf("no Reply-To:\n%s", raw)
+	}
+	if _, err := Render(&Reply{From: "serwis@example.com", To: "boss@example.com", ReplyTo: "not an address", Subject: "x", Body: "x"}); err == nil {
+		t.Error("a Reply-To that is no address rendered")
+	}
+}

@@ -1,0 +1,229 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"triage"
+)
+
+// What reply mode auto decides from and records (package autonomy makes
+// the decisions): the fate of a scenario's last reviewed drafts in an
+// inbox, the mode auto chose there, and every switch between draft and
+// send with the figures behind it.
+
+// attribute puts on the reply or draft of the message at loc the scenario
+// and inbox it was handled in: what the draft statistics and reply mode
+// auto count by. A message without a scenario changes nothing.
+func (l *Ledger) attribute(ctx context.Context, loc Loc, scenario string) error {
+	if scenario == "" {
+		return nil
+	}
+	_, err := l.db.ExecContext(ctx, `UPDATE replies SET scenario=?, account=?, mailbox=?
+		WHERE key IN (SELECT key FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?)`,
+		scenario, loc.Account, loc.Mailbox, loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
+	if err != nil {
+		return fmt.Errorf("ledger: attribute the reply of %s: %w", loc, err)
+	}
+	return nil
+}
+
+// Window is what people did with a scenario's most recent reviewed drafts
+// in one inbox: the drafts whose fate is known (sent as is, edited,
+// rejected, discarded), newest resolution first.
+type Window struct {
+	Reviewed  int `json:"reviewed"`
+	SentAsIs  int `json:"sent_as_is"`
+	Edited    int `json:"edited"`
+	Rejected  int `json:"rejected"`
+	Discarded int `json:"discarded"`
+}
+
+// Share is the part of the window sent as is (0 when it is empty).
+func (w Window) Share() float64 {
+	if w.Reviewed == 0 {
+		return 0
+	}
+	return float64(w.SentAsIs) / float64(w.Reviewed)
+}
+
+// ReviewWindow counts the fates of the last n reviewed drafts of scenario
+// in inbox (fewer when there are fewer).
+func (l *Ledger) ReviewWindow(ctx context.Context, scenario string, inbox triage.Inbox, n int) (Window, error) {
+	var w Window
+	rows, err := l.db.QueryContext(ctx, `SELECT outcome FROM replies
+		WHERE kind=? AND scenario=? AND account=? AND mailbox=? AND outcome IN (?,?,?,?)
+		ORDER BY resolved_at DESC, key DESC LIMIT ?`,
+		KindDraft, scenario, inbox.Account, inbox.Mailbox, DraftSentAsIs, DraftEdited, DraftRejected, DraftDiscarded, n)
+	if err != nil {
+		return w, fmt.Errorf("ledger: review window: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var outcome string
+		if err := rows.Scan(&outcome); err != nil {
+			return w, fmt.Errorf("ledger: review window: %w", err)
+		}
+		w.Reviewed++
+		switch outcome {
+		case DraftSentAsIs:
+			w.SentAsIs++
+		case DraftEdited:
+			w.Edited++
+		case DraftRejected:
+			w.Rejected++
+		case DraftDiscarded:
+			w.Discarded++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return w, fmt.Errorf("ledger: review window: %w", err)
+	}
+	return w, nil
+}
+
+// AutoMode is the reply mode auto chose for a scenario in an inbox.
+type AutoMode struct {
+	Scenario string `json:"scenario"`
+	triage.Inbox
+	Mode  triage.ReplyMode `json:"mode"` // ReplySend or ReplyDraft
+	Since time.Time        `json:"since"`
+	// Counted is how many messages auto has decided while sending (since
+	// Since): every SampleEvery-th of them is drafted.
+	Counted int `json:"counted"`
+}
+
+// GetAutoMode returns the mode auto chose for scenario in inbox, or
+// ErrNotFound when it never switched there (it drafts).
+func (l *Ledger) GetAutoMode(ctx context.Context, scenario string, inbox triage.Inbox) (AutoMode, error) {
+	m := AutoMode{Scenario: scenario, Inbox: inbox}
+	var since int64
+	err := l.db.QueryRowContext(ctx, `SELECT mode, since, counted FROM autonomy_modes WHERE scenario=? AND account=? AND mailbox=?`,
+		scenario, inbox.Account, inbox.Mailbox).Scan(&m.Mode, &since, &m.Counted)
+	if errors.Is(err, sql.ErrNoRows) {
+		return AutoMode{}, ErrNotFound
+	}
+	if err != nil {
+		return AutoMode{}, fmt.Errorf("ledger: auto mode: %w", err)
+	}
+	m.Since = fromUnix(since)
+	return m, nil
+}
+
+// AutoModes lists the modes auto chose, by scenario, account and mailbox.
+func (l *Ledger) AutoModes(ctx context.Context) ([]AutoMode, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT scenario, account, mailbox, mode, since, counted FROM autonomy_modes ORDER BY scenario, account, mailbox`)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: auto modes: %w", err)
+	}
+	defer rows.Close()
+	var out []AutoMode
+	for rows.Next() {
+		var m AutoMode
+		var since int64
+		if err := rows.Scan(&m.Scenario, &m.Account, &m.Mailbox, &m.Mode, &since, &m.Counted); err != nil {
+			return nil, fmt.Errorf("ledger: auto modes: %w", err)
+		}
+		m.Since = fromUnix(since)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Switch is one switch of reply mode auto, with the figures it was made on.
+type Switch struct {
+	At       time.Time `json:"at"`
+	Scenario string    `json:"scenario"`
+	triage.Inbox
+	Mode triage.ReplyMode `json:"mode"` // the mode switched to
+	// Window holds the last reviewed drafts the decision counted.
+	Window
+	MinReviewed int     `json:"min_reviewed"`
+	MinSentAsIs float64 `json:"min_sent_as_is"` // percent
+	Why         string  `json:"why"`
+}
+
+// SwitchAutoMode records that auto switches s.Scenario in s.Inbox to
+// s.Mode, at the ledger's time; it reports false, recording nothing, when
+// the scenario already is in that mode there (another process switched
+// first). A switch to send starts counting from zero.
+func (l *Ledger) SwitchAutoMode(ctx context.Context, s Switch) (bool, error) {
+	if s.Mode != triage.ReplySend && s.Mode != triage.ReplyDraft {
+		return false, fmt.Errorf("ledger: switch auto mode: mode %q: want %s or %s", s.Mode, triage.ReplySend, triage.ReplyDraft)
+	}
+	now := unix(l.now())
+	tx, err := l.db.BeginTx(ctx)
+	if err != nil {
+		return false, fmt.Errorf("ledger: switch auto mode: %w", err)
+	}
+	defer tx.Rollback()
+	// No row is draft; the conditional update is the guard two processes
+	// deciding at once pass only one at a time.
+	res, err := tx.ExecContext(ctx, `INSERT INTO autonomy_modes (scenario, account, mailbox, mode, since, counted) VALUES (?,?,?,?,?,0)
+		ON CONFLICT (scenario, account, mailbox) DO UPDATE SET mode=excluded.mode, since=excluded.since, counted=0
+		WHERE autonomy_modes.mode <> excluded.mode`,
+		s.Scenario, s.Account, s.Mailbox, s.Mode, now)
+	if err != nil {
+		return false, fmt.Errorf("ledger: switch auto mode: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO autonomy_switches
+		(at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded, min_reviewed, min_sent_as_is, why)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		now, s.Scenario, s.Account, s.Mailbox, s.Mode, s.Reviewed, s.SentAsIs, s.Edited, s.Rejected, s.Discarded,
+		s.MinReviewed, s.MinSentAsIs, s.Why); err != nil {
+		return false, fmt.Errorf("ledger: switch auto mode: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("ledger: switch auto mode: %w", err)
+	}
+	return true, nil
+}
+
+// CountAutoSend counts one more message of scenario in inbox decided while
+// auto sends there, and returns how many that makes since the switch to
+// send; 0 when auto does not send there.
+func (l *Ledger) CountAutoSend(ctx context.Context, scenario string, inbox triage.Inbox) (int, error) {
+	var n int
+	err := l.db.QueryRowContext(ctx, `UPDATE autonomy_modes SET counted = counted + 1
+		WHERE scenario=? AND account=? AND mailbox=? AND mode=? RETURNING counted`,
+		scenario, inbox.Account, inbox.Mailbox, triage.ReplySend).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ledger: count auto send: %w", err)
+	}
+	return n, nil
+}
+
+// Switches lists the switches of reply mode auto, newest first, at most
+// limit (default 100).
+func (l *Ledger) Switches(ctx context.Context, limit int) ([]Switch, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := l.db.QueryContext(ctx, `SELECT at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded,
+		min_reviewed, min_sent_as_is, why FROM autonomy_switches ORDER BY at DESC, scenario, account, mailbox LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: switches: %w", err)
+	}
+	defer rows.Close()
+	var out []Switch
+	for rows.Next() {
+		var s Switch
+		var at int64
+		if err := rows.Scan(&at, &s.Scenario, &s.Account, &s.Mailbox, &s.Mode, &s.Reviewed, &s.SentAsIs, &s.Edited, &s.Rejected, &s.Discarded,
+			&s.MinReviewed, &s.MinSentAsIs, &s.Why); err != nil {
+			return nil, fmt.Errorf("ledger: switches: %w", err)
+		}
+		s.At = fromUnix(at)
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

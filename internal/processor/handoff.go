@@ -1,0 +1,105 @@
+package processor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"triage"
+	"triage/internal/builtins"
+	"triage/internal/clients/tickets"
+	"triage/internal/dispatcher"
+)
+
+// StaffNotifier sends staff the short second notice of a hand-off whose
+// reply to the customer did not go out (builtins.Notifier).
+type StaffNotifier interface {
+	Unacknowledged(ctx context.Context, u builtins.Unacknowledged) error
+}
+
+var _ StaffNotifier = (*builtins.Notifier)(nil)
+
+// handedOff records what became of a hand-off once the email's outcome is
+// known: staff were told (notify_staff succeeded), and the notice could
+// only say what triage was about to do. The ticket gets a note with what
+// happened; when the reply to the customer did not go out, staff get a
+// second notice saying so.
+func (p *Processor) handedOff(ctx context.Context, out *Outcome) {
+	if p.cfg.DryRun || okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	sc := p.cfg.Scenarios.Get(out.Scenario)
+	escalates := sc != nil && sc.Escalate
+	staff := p.cfg.Dispatcher.Staff()
+	told := "Staff (" + strings.Join(staff, ", ") + ") were sent a notice about this email."
+	var text string
+	switch {
+	case out.Status.Answered() && out.Reply != nil:
+		text = told + " " + replied(out)
+		switch {
+		case out.Escalated:
+			text += " The conversation is taken over by staff: triage no longer answers it."
+		case escalates:
+			text += " The conversation could not be taken over (" + out.Detail + "): triage may answer the customer's next email."
+		default:
+			text += " triage keeps answering the conversation until a person takes it over."
+		}
+	case out.Status.Answered():
+		text = told + " triage's reply to the customer went out."
+	default:
+		why := string(out.Reason)
+		if out.Detail != "" {
+			why += ": " + out.Detail
+		}
+		text = told + " triage's reply to the customer did not go out (" + why + "): nobody has answered the customer, and the conversation was not taken over."
+		if p.cfg.Staff != nil {
+			err := p.cfg.Staff.Unacknowledged(ctx, builtins.Unacknowledged{
+				Key: out.Key, Customer: out.From, TicketID: out.TicketID, Staff: staff, Escalates: escalates, Why: why, Now: p.cfg.Now(),
+			})
+			if err != nil {
+				p.cfg.Logger.ErrorContext(ctx, "staff were not told that the customer was not answered", "ticket", out.TicketID, "err", err)
+				text += " Telling staff so failed: " + err.Error()
+			} else {
+				text += " Staff were sent a second notice saying so."
+				out.Detail = strings.TrimPrefix(out.Detail+"; staff were told that the customer was not answered", "; ")
+			}
+		}
+	}
+	if out.TicketID == "" || p.cfg.Tickets == nil {
+		return
+	}
+	_, err := p.cfg.Tickets.AddNote(ctx, out.TicketID, tickets.Note{
+		MessageID: "<" + string(out.Key) + ".handoff@triage.invalid>",
+		From:      NoteAuthor,
+		Subject:   "Handed to staff",
+		Text:      text,
+		At:        p.cfg.Now(),
+	})
+	if err != nil {
+		p.cfg.Logger.ErrorContext(ctx, "could not note the hand-off on its ticket", "ticket", out.TicketID, "err", err)
+	}
+}
+
+// replied says where the reply of an answered outcome went.
+func replied(out *Outcome) string {
+	r := out.Reply
+	if out.Status == triage.StatusDrafted {
+		return fmt.Sprintf("triage's reply to the customer was left as a draft (%s) for a person to send; it has not gone out.", r.MessageID)
+	}
+	return fmt.Sprintf("triage's reply went to %s (%s).", r.To, r.MessageID)
+}
+
+// noticeRefused is the reason and message of a notify_staff call refused
+// by a notice bound (triage.NoticeLimits), or "".
+func noticeRefused(recs []dispatcher.Record) (triage.Reason, string) {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if r := recs[i]; r.Name == dispatcher.FuncNotifyStaff {
+			if r.Reason == "" || r.Error == nil {
+				return "", ""
+			}
+			return r.Reason, r.Error.Message
+		}
+	}
+	return "", ""
+}
