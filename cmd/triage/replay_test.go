@@ -352,18 +352,12 @@ func TestReplayLedgerBaseline(t *testing.T) {
 	}
 
 	// --ledger is the ledger setting of watch and the ledger commands:
-	// $TRIAGE_LEDGER names it too, and gives way to --baseline as
-	// $TRIAGE_STORE does.
+	// $TRIAGE_LEDGER names it too.
 	t.Setenv("TRIAGE_LEDGER", ledgerPath)
-	common := []string{"replay", "--offline", "--json", "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "none.db"),
-		"--instructions", noTicketInstructions(t)}
-	code, stdout, stderr = runCLI(t, "", append(common, files...)...)
+	code, stdout, stderr = runCLI(t, "", append([]string{"replay", "--offline", "--json", "--warranty-csv", "../../examples/warranty.csv",
+		"--tickets-db", filepath.Join(dir, "none.db"), "--instructions", noTicketInstructions(t)}, files...)...)
 	if got := decodeReplay(t, stdout).summary; code != exitFlipped || got.Flips != 6 || got.Baseline != "ledger" {
 		t.Errorf("replay with $TRIAGE_LEDGER: exit %d, summary %+v; stderr:\n%s", code, got, stderr)
-	}
-	code, stdout, stderr = runCLI(t, "", append(append(common, "--baseline", shippedInstructions(t)), files...)...)
-	if got := decodeReplay(t, stdout).summary; code != exitFlipped || got.Baseline == "ledger" {
-		t.Errorf("replay --baseline with $TRIAGE_LEDGER set: exit %d, summary %+v; stderr:\n%s", code, got, stderr)
 	}
 }
 
