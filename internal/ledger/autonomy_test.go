@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -200,7 +201,7 @@ func TestAutonomyMigrationAttributes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		step := len(migrations) - 1 // the autonomy step is the last
+		step := slices.IndexFunc(migrations, func(m store.Migration) bool { return m.SQLite == autonomySchema }) // the autonomy step
 		if err := db.Migrate(ctx, Component, migrations[:step]); err != nil {
 			t.Fatal(err)
 		}
