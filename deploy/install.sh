@@ -31,7 +31,9 @@ install -d -m 0750 "$D/etc/triage"
 if [ ! -e "$D/etc/triage/env" ]; then
 	install -m 0640 /dev/null "$D/etc/triage/env"
 	printf '%s\n' '# KEY=value lines: read by systemd (EnvironmentFile) and by triage watch --env-file (cron).' \
-		'TRIAGE_IMAP_PASSWORD=' 'TRIAGE_SMTP_PASSWORD=' 'GEMINI_API_KEY=' \
+		'TRIAGE_IMAP_PASSWORD=' 'TRIAGE_SMTP_PASSWORD=' \
+		'# OAuth2 (imap.oauth2 / smtp.oauth2 blocks) instead of passwords: the client secret' \
+		'TRIAGE_OAUTH2_CLIENT_SECRET=' 'GEMINI_API_KEY=' \
 		'TRIAGE_MANUALS=/usr/local/share/triage/manuals' >"$D/etc/triage/env"
 fi
 install -D -m 0644 docs/watch.md "$D/usr/share/doc/triage/watch.md"

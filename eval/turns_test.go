@@ -16,6 +16,7 @@ const simulatedCase = `scenario_id: simulated_followup
 description: the customer, played by a model, writes again after our reply
 category: conversation
 input:
+  staff: ["kierownik@example.com"]
   conversation:
     ticket_id: TKT-000150
     serial_number: SN-77120-PL
@@ -42,8 +43,14 @@ expected_output:
   reply_rubric: ["acknowledges the existing request"]
 `
 
-func sendTo(id, to, body string) geminitest.Step {
-	return geminitest.One(geminitest.Call(id, "send_email", geminitest.Obj("to", to, "subject", "Re: Reklamacja pralki SN-77120-PL [TKT-000150]", "body", body)))
+// answer is one scripted answer to a follow-up: the follow-up scenario
+// promises a person, so staff are told first (notify_staff), then the
+// customer gets body.
+func answer(id, to, body string) []geminitest.Step {
+	return []geminitest.Step{
+		geminitest.One(geminitest.Call(id+"n", "notify_staff", geminitest.Obj("subject", "Follow-up TKT-000150", "body", "The customer wrote again."))),
+		geminitest.One(geminitest.Call(id, "send_email", geminitest.Obj("to", to, "subject", "Re: Reklamacja pralki SN-77120-PL [TKT-000150]", "body", body))),
+	}
 }
 
 // TestSimulatedCustomerLoop drives the simulated_customer loop end to end in a
@@ -63,7 +70,7 @@ func TestSimulatedCustomerLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pipeline, getenv := scriptedPipeline(t, sendTo("s1", "ewa.wrona@example.pl", reply1), sendTo("s2", "ewa.wrona@example.pl", reply2))
+	pipeline, getenv := scriptedPipeline(t, append(answer("s1", "ewa.wrona@example.pl", reply1), answer("s2", "ewa.wrona@example.pl", reply2)...)...)
 	judge := geminitest.New(t, judgeStep(map[string]any{"verdicts": []any{map[string]any{"criterion": 1, "pass": true, "quote": "zgłoszenia TKT-000150", "reason": "the ticket is named"}}}))
 	customer := geminitest.New(t,
 		judgeStep(map[string]any{"done": false, "message": asks}),
@@ -146,6 +153,7 @@ const followUpRubricCase = `scenario_id: followup_rubric
 description: a scripted follow-up whose reply has its own rubric
 category: conversation
 input:
+  staff: ["kierownik@example.com"]
   conversation:
     ticket_id: TKT-000150
     serial_number: SN-77120-PL
@@ -181,9 +189,9 @@ func TestFollowUpRubricAndClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, getenv := scriptedPipeline(t,
-		sendTo("s1", "ewa.wrona@example.pl", "Dzień dobry, dopisaliśmy to do zgłoszenia TKT-000150."),
-		sendTo("s2", "ewa.wrona@example.pl", "Dzień dobry, w sprawie zgłoszenia TKT-000999 skontaktuje się konsultant."))
+	_, getenv := scriptedPipeline(t, append(
+		answer("s1", "ewa.wrona@example.pl", "Dzień dobry, dopisaliśmy to do zgłoszenia TKT-000150."),
+		answer("s2", "ewa.wrona@example.pl", "Dzień dobry, w sprawie zgłoszenia TKT-000999 skontaktuje się konsultant.")...)...)
 	judge := geminitest.New(t, judgeStep(map[string]any{"verdicts": []any{map[string]any{"criterion": 1, "pass": false, "quote": "", "reason": "the question is not answered"}}}))
 	c := loadShipped(t, set, followUpRubricCase)
 	r := newTestRunner(t, set, Config{Getenv: getenv, Tools: shippedTools(t, true), Judge: &Judge{Model: judge.Client().Models, ModelName: "gemini-judge"}})
@@ -202,7 +210,7 @@ func TestFollowUpRubricAndClaims(t *testing.T) {
 		t.Errorf("turn 2 flagged claims %q", turn.Claims)
 	}
 	want := []string{
-		`Turn 2: Call 1 send_email: the body states "TKT-000999" (ticket number), which nothing this email gave the model backs (grounding)`,
+		`Turn 2: Call 2 send_email: the body states "TKT-000999" (ticket number), which nothing this email gave the model backs (grounding)`,
 		`Turn 2: Rubric: "answers whether to bring the machine in" failed: the question is not answered (quote "")`,
 	}
 	if diff := cmp.Diff(want, rr.Failures); diff != "" {
@@ -216,7 +224,7 @@ func TestFollowUpRubricAndClaims(t *testing.T) {
 	cr.finish()
 	WriteCase(&out, cr, false)
 	for _, s := range []string{"  Turn 2 ✗ \"Czy mam przywieźć pralkę do serwisu?\"", "    Rubric:\n      ✗ answers whether to bring the machine in: fail",
-		`    Flagged claim: call 1 send_email: the sent body states "TKT-000999" (ticket number)`} {
+		`    Flagged claim: call 2 send_email: the sent body states "TKT-000999" (ticket number)`} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("console lacks %q:\n%s", s, out.String())
 		}

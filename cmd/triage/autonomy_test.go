@@ -147,7 +147,7 @@ func TestWatchReplyModeAuto(t *testing.T) {
 	}
 	back := st[0].Switches[0]
 	if back.Mode != triage.ReplyDraft || back.Window != (ledger.Window{Reviewed: 30, SentAsIs: 27, Edited: 2, Rejected: 1}) || back.Why != "1 rejected among the last 30 reviewed drafts" {
-		t.Errorf("the switch back: %+v", back)
+		t.Errorf("the switch back: mode %s window %+v why %q", back.Mode, back.Window, back.Why)
 	}
 	_, stdout, _ := e.run(t, "ledger", "stats", "--config", e.config)
 	for _, want := range []string{"Ready to send on its own: at least 30 reviewed drafts", "READY", "AUTO", "draft since",

@@ -20,10 +20,11 @@ import (
 func newCheckCmd() *cobra.Command {
 	var (
 		dir, config, envFile string
+		asJSON               bool
 		table                settings.Table
 	)
 	cmd := &cobra.Command{
-		Use:   "check [--instructions DIR] [--config FILE [--env-file FILE]]",
+		Use:   "check [--instructions DIR] [--config FILE [--env-file FILE]] [--json]",
 		Short: "Validate the instructions (and a watch configuration) without starting anything",
 		Long: `Check loads main.md, every scenarios/*.md and tools.yaml exactly as process,
 watch and eval do at start-up (the same function), and prints each scenario
@@ -38,66 +39,110 @@ secret and the model credentials, without connecting or creating anything.
 --env-file loads the secrets the way watch --env-file does. For an oauth2
 block it then obtains one access token from the token endpoint and says for
 which account and how long it is valid (never the token itself); a rotated
-refresh token is saved as watch saves it.`,
+refresh token is saved as watch saves it.
+
+--json prints one JSON object instead: valid (true or false), problems and
+warnings (lists of lines), config (path, how it was found), instructions
+(source: built-in or the directory; tools: the tools.yaml read, or that the
+built-in bindings apply), scenarios (name, version, file, functions),
+tools (name, spec, effect, final, grounded, max_calls, declared_by),
+mcp_servers, and oauth2 (setting, account, token_url, grant, expires,
+valid_for_seconds, shared_with; never the token). The exit status is the
+same as without it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			if err := loadEnvFile(envFile); err != nil {
-				return err
+			c := checkRun{dir: dir, config: config, envFile: envFile}
+			if !asJSON {
+				return c.run(cmd, cmd.OutOrStdout(), nil)
 			}
-			if path, _ := findConfig(cmd.Flags(), config); path != "" {
-				// The watch start-up validation, exactly: the same function.
-				args := []string{"--config", path, "--check"}
-				if cmd.Flags().Changed("instructions") {
-					args = append(args, "--instructions", dir)
-				}
-				wcmd, wo := watchCommand()
-				if err := wcmd.ParseFlags(args); err != nil {
-					return usageErr("check: %v", err)
-				}
-				ws, err := loadWatch(wcmd.Flags(), wo)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: configuration valid (%s; nothing was created or connected)\n", wo.Config, ws.foundText())
-				for _, w := range fromWarnings(wo) {
-					fmt.Fprintln(cmd.OutOrStdout(), "warning: "+w)
-				}
-				// OAuth2: one token from each endpoint proves the client,
-				// secret, grant and scopes (the mail servers are not contacted).
-				if err := checkOAuth2(cmd.OutOrStdout(), ws); err != nil {
-					return err
-				}
-				fmt.Fprintln(cmd.OutOrStdout())
-				dir = wo.Instructions
-			}
-			ins, err := loadInstructions(dir)
-			if err != nil {
-				return err
-			}
-			printScenarios(cmd.OutOrStdout(), ins.Scenarios)
-			printTools(cmd.OutOrStdout(), ins.Tools, ins.Scenarios)
-			// MCP tools: start their servers and check every declaration
-			// against the server's inputSchema; an unreachable server fails.
-			bk, err := startBackends(cmd.Context(), ins.Scenarios, ins.Tools, true, nil)
-			if err != nil {
-				return err
-			}
-			if n := bk.Servers(); n > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "\nMCP servers: %d reachable; every declaration fits its tool's inputSchema\n", n)
-			}
-			return bk.Close()
+			r := &checkReport{Valid: true}
+			return r.write(cmd.OutOrStdout(), c.run(cmd, io.Discard, r))
 		},
 	}
 	table = settings.Table{
 		withUsage(instructionsSetting(&dir), "instructions directory (default: the built-in instructions)"),
+		{Flag: "json", Usage: "print one JSON object: valid, problems, warnings, the configuration, the instructions' source, scenarios, tools, MCP servers and the OAuth2 tokens obtained (account, grant, expiry; never the token)",
+			Var: settings.Bool(&asJSON, false)},
 		envFileSetting(&envFile),
 		configSetting(&config, "also validate this triage watch configuration, exactly as watch does at start, without connecting"+configFound),
 	}
 	table.Register(cmd.Flags())
 	return cmd
+}
+
+// checkRun is one triage check: its resolved settings.
+type checkRun struct {
+	dir, config, envFile string
+}
+
+// run checks, printing to out; with r it fills the JSON report too.
+func (c *checkRun) run(cmd *cobra.Command, out io.Writer, r *checkReport) error {
+	if err := loadEnvFile(c.envFile); err != nil {
+		return err
+	}
+	dir := c.dir
+	if path, _ := findConfig(cmd.Flags(), c.config); path != "" {
+		if r != nil {
+			r.Config = &checkConfig{Path: path}
+		}
+		// The watch start-up validation, exactly: the same function.
+		args := []string{"--config", path, "--check"}
+		if cmd.Flags().Changed("instructions") {
+			args = append(args, "--instructions", dir)
+		}
+		wcmd, wo := watchCommand()
+		if err := wcmd.ParseFlags(args); err != nil {
+			return usageErr("check: %v", err)
+		}
+		ws, err := loadWatch(wcmd.Flags(), wo)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s: configuration valid (%s; nothing was created or connected)\n", wo.Config, ws.foundText())
+		warnings := fromWarnings(wo)
+		for _, w := range warnings {
+			fmt.Fprintln(out, "warning: "+w)
+		}
+		if r != nil {
+			r.Config.Found, r.Warnings = ws.foundText(), append(r.Warnings, warnings...)
+		}
+		// OAuth2: one token from each endpoint proves the client,
+		// secret, grant and scopes (the mail servers are not contacted).
+		tokens, err := checkOAuth2(out, ws)
+		if r != nil {
+			r.OAuth2 = tokens
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out)
+		dir = wo.Instructions
+	}
+	ins, err := loadInstructions(dir)
+	if err != nil {
+		return err
+	}
+	printScenarios(out, ins.Scenarios)
+	printTools(out, ins.Tools, ins.Scenarios)
+	if r != nil {
+		r.addInstructions(dir, ins)
+	}
+	// MCP tools: start their servers and check every declaration
+	// against the server's inputSchema; an unreachable server fails.
+	bk, err := startBackends(cmd.Context(), ins.Scenarios, ins.Tools, true, nil)
+	if err != nil {
+		return err
+	}
+	if n := bk.Servers(); n > 0 {
+		fmt.Fprintf(out, "\nMCP servers: %d reachable; every declaration fits its tool's inputSchema\n", n)
+		if r != nil {
+			r.MCPServers = n
+		}
+	}
+	return bk.Close()
 }
 
 func printScenarios(w io.Writer, set *scenario.Set) {

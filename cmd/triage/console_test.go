@@ -12,6 +12,7 @@ import (
 
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/pgtest"
 )
 
 // consoleWorld writes a watch configuration with relative paths to a
@@ -126,5 +127,33 @@ func TestConsoleServes(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("console did not stop")
+	}
+}
+
+// --store (or $TRIAGE_STORE) puts the console on the shared store: the
+// configuration's ledger file need not exist, and the ledger and tickets
+// are the store's; a store that is not a URL is a usage error.
+func TestConsoleStoreFlag(t *testing.T) {
+	t.Setenv("TRIAGE_CONSOLE_TOKEN", "0123456789abcdef0123")
+	t.Setenv("TRIAGE_CONFIG", "")
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(cfg, []byte("ledger: nowhere.db\noutbox: out\n"), 0o600)
+	code, _, stderr := runCLI(t, "", "console", "--config", cfg, "--store", "l.db")
+	if code != exitUsage || !strings.Contains(stderr, `"l.db" is not a postgres:// URL`) {
+		t.Errorf("--store l.db: exit %d:\n%s", code, stderr)
+	}
+	t.Setenv("TRIAGE_STORE", "other.db")
+	if code, _, stderr := runCLI(t, "", "console", "--config", cfg); code != exitUsage || !strings.Contains(stderr, `"other.db" is not a postgres:// URL`) {
+		t.Errorf("TRIAGE_STORE=other.db: exit %d:\n%s", code, stderr)
+	}
+
+	url := pgtest.URL(t)
+	parts, err := openConsoleParts(context.Background(), cfg, url)
+	if err != nil {
+		t.Fatalf("console on the store: %v", err)
+	}
+	defer parts.close()
+	if !strings.HasPrefix(parts.ledger.Path(), "postgres") || parts.tickets == nil {
+		t.Errorf("console on the store: ledger %s, tickets %v", parts.ledger.Path(), parts.tickets)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/emersion/go-message/charset"
 	"github.com/spf13/cobra"
@@ -27,24 +28,28 @@ import (
 func newLedgerCmd() *cobra.Command {
 	var (
 		path, config, state string
-		storeURL            string
+		storeURL, before    string
 		limit               int
 		asJSON, replies     bool
 		table               settings.Table
 	)
 	cmd := &cobra.Command{
-		Use:   "ledger [--ledger FILE | --store URL | --config FILE] [--state S] [--limit N] [--json]",
+		Use:   "ledger [--ledger FILE | --store URL | --config FILE] [--state S] [--limit N] [--replies [--before TIME]] [--json]",
 		Short: "List recent messages of the watch ledger and what happened to them",
 		Long: `Ledger lists the most recent messages triage watch has seen, newest first,
 with their state (replied, drafted, skipped, failed, needs_human,
-over_limit, processing), the reason, and the reply's Message-ID, for a person
-looking into a complaint. --replies lists replies and drafts instead, with
+over_limit, processing), the reason, the reply's Message-ID and, when
+tracing is on, the message's trace id (TRACE), for a person looking into a
+complaint. --replies lists replies and drafts instead, with
 their state (reply_pending, sent, needs_human; draft_pending, draft_stored)
-and, for drafts, what a person did with them. 'triage ledger stats' sums
+and, for drafts, what a person did with them, newest first, --limit at a
+time; --before TIME (as the listing's last line prints it) shows the page
+before. Neither listing reads reply bodies. 'triage ledger stats' sums
 the drafts up per scenario. It only reads the ledger and may run
 while triage watch is running.`,
 		Example: `  triage ledger --ledger /var/lib/triage/ledger.db --state needs_human
-  triage ledger --config /etc/triage/triage.yaml --limit 20 --json`,
+  triage ledger --config /etc/triage/triage.yaml --limit 20 --json
+  triage ledger --replies --state needs_human --before 2026-03-01T08:15:02.311Z`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
@@ -59,6 +64,17 @@ while triage watch is running.`,
 					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
 				}
 			}
+			var beforeT time.Time
+			if before != "" {
+				if !replies {
+					return usageErr("ledger: --before pages through --replies; messages are listed with --state and --limit")
+				}
+				t, err := time.Parse(time.RFC3339Nano, before)
+				if err != nil {
+					return usageErr("ledger: --before %q: want a time like 2026-03-01T08:15:02.311Z (RFC 3339)", before)
+				}
+				beforeT = t
+			}
 			path, err := ledgerPath(cmd, table, &path, &config, &storeURL)
 			if err != nil {
 				return err
@@ -70,11 +86,17 @@ while triage watch is running.`,
 			defer l.Close()
 			out := cmd.OutOrStdout()
 			if replies {
-				rs, err := l.Replies(cmd.Context(), ledger.ReplyState(state))
+				rs, err := l.RepliesPage(cmd.Context(), ledger.ReplyFilter{State: ledger.ReplyState(state), Before: beforeT, Limit: limit})
 				if err != nil {
 					return &exitError{code: exitFailed, err: err}
 				}
-				return printReplies(out, rs, asJSON)
+				if err := printReplies(out, rs, asJSON); err != nil {
+					return err
+				}
+				if len(rs) >= limit && !asJSON {
+					_, err = fmt.Fprintf(out, "\nolder replies: --before %s\n", rs[len(rs)-1].Created.UTC().Format(time.RFC3339Nano))
+				}
+				return err
 			}
 			es, err := l.Recent(cmd.Context(), limit, ledger.State(state))
 			if err != nil {
@@ -89,7 +111,8 @@ while triage watch is running.`,
 	}
 	table = append(ledgerSettings(&path, &config, &storeURL),
 		&settings.Setting{Flag: "state", Usage: "only this state", Var: settings.String(&state, "")},
-		&settings.Setting{Flag: "limit", Usage: "at most this many messages", Var: settings.Int(&limit, 50)},
+		&settings.Setting{Flag: "limit", Usage: "at most this many messages (replies with --replies)", Var: settings.Int(&limit, 50, atLeastOne)},
+		&settings.Setting{Flag: "before", Usage: "with --replies: only replies recorded before this time (RFC 3339), the next page", Var: settings.String(&before, "")},
 		&settings.Setting{Flag: "json", Usage: "one JSON object per line", Var: settings.Bool(&asJSON, false)},
 		&settings.Setting{Flag: "replies", Usage: "list replies instead of messages", Var: settings.Bool(&replies, false)})
 	table.Register(cmd.Flags())
@@ -204,14 +227,14 @@ func printEntries(w io.Writer, es []ledger.Entry, counts map[ledger.State]int, a
 	}
 	w = termsafe.NewWriter(w) // a stranger's subject never reaches the terminal as control characters
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "UPDATED\tSTATE\tREASON\tUID\tFROM\tSUBJECT\tMESSAGE-ID")
+	fmt.Fprintln(tw, "UPDATED\tSTATE\tREASON\tUID\tFROM\tSUBJECT\tMESSAGE-ID\tTRACE")
 	for _, e := range es {
 		subj := e.Subject
 		if len([]rune(subj)) > 40 {
 			subj = string([]rune(subj)[:39]) + "…"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Updated.Local().Format("2006-01-02 15:04:05"), e.State, dash(string(e.Reason)),
-			strconv.FormatUint(uint64(e.UIDValidity), 10)+"/"+strconv.FormatUint(uint64(e.UID), 10), dash(e.Sender), dash(subj), dash(e.MessageID))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Updated.Local().Format("2006-01-02 15:04:05"), e.State, dash(string(e.Reason)),
+			strconv.FormatUint(uint64(e.UIDValidity), 10)+"/"+strconv.FormatUint(uint64(e.UID), 10), dash(e.Sender), dash(subj), dash(e.MessageID), dash(e.TraceID))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -236,6 +259,14 @@ func printReplies(w io.Writer, rs []ledger.Reply, asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Created.Local().Format("2006-01-02 15:04:05"), r.Kind, r.State, dash(r.Outcome), r.To, r.MessageID, r.Key)
 	}
 	return tw.Flush()
+}
+
+// atLeastOne is a settings.Check: the number is 1 or more.
+func atLeastOne(n int) error {
+	if n < 1 {
+		return fmt.Errorf("%d: want at least 1", n)
+	}
+	return nil
 }
 
 func dash(s string) string {

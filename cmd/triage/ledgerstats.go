@@ -30,7 +30,7 @@ func newLedgerStatsCmd() *cobra.Command {
 		Long: `Stats reads the watch ledger and prints, for each scenario in each inbox
 (account/mailbox), how many drafts triage made in draft (or auto) mode and
 what people did with them, as triage watch learnt it from the Sent folder
-(sent_folder must be set) or the console recorded it:
+(the one the server marks \Sent, or sent_folder) or the console recorded it:
 
   drafted     drafts triage stored in the Drafts folder
   sent as is  a person sent the draft unchanged (word similarity >= 0.9)

@@ -14,8 +14,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"triage/internal/trace"
 )
 
 // Exit codes, every command's: they are a contract (scripts, cron and
@@ -94,12 +97,26 @@ func main() {
 
 // run executes the CLI and maps errors to exit codes.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Tracing is on when the OTEL_* variables ask for it (package trace);
+	// whatever is left is flushed before the command returns.
+	shutdown, err := trace.Setup(ctx, trace.Options{Version: readBuildInfo().Version})
+	if err != nil {
+		fmt.Fprintln(stderr, "triage:", err)
+		return exitUsage
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := shutdown(sctx); err != nil {
+			fmt.Fprintln(stderr, "triage: trace export:", err)
+		}
+	}()
 	root := newRootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err = root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}

@@ -62,8 +62,9 @@ func (ws *watchSetup) observeOAuth2(log *slog.Logger, met *metrics.Metrics) {
 }
 
 // checkOAuth2 obtains one access token from each configured source and
-// says for which account and how long it is valid (never the token).
-func checkOAuth2(w io.Writer, ws *watchSetup) error {
+// reports for which account and how long it is valid (never the token);
+// with w, one line each is printed.
+func checkOAuth2(w io.Writer, ws *watchSetup) ([]checkToken, error) {
 	type src struct {
 		key, user string
 		s         *mailauth.Source
@@ -73,6 +74,7 @@ func checkOAuth2(w io.Writer, ws *watchSetup) error {
 		list = append(list, src{"smtp.oauth2", ws.o.SMTP.User, ws.smtpOAuth2})
 	}
 	var p problems
+	var out []checkToken
 	for _, c := range list {
 		if c.s == nil {
 			continue
@@ -82,15 +84,22 @@ func checkOAuth2(w io.Writer, ws *watchSetup) error {
 			p.addErr(err)
 			continue
 		}
+		r := checkToken{Setting: c.key, Account: c.user, TokenURL: c.s.TokenURL(), Grant: c.s.Grant()}
 		valid := "no expiry given"
 		if !tok.Expiry.IsZero() {
-			valid = "valid for " + time.Until(tok.Expiry).Round(time.Second).String()
+			left := time.Until(tok.Expiry).Round(time.Second)
+			exp := tok.Expiry.UTC().Truncate(time.Second)
+			r.Expires, r.ValidForSeconds = &exp, int64(left/time.Second)
+			valid = "valid for " + left.String()
 		}
 		shared := ""
 		if c.s == ws.smtpOAuth2 && c.key == "imap.oauth2" && ws.o.SMTP.Addr != "" {
-			shared = " (smtp shares it)"
+			shared, r.SharedWith = " (smtp shares it)", "smtp"
 		}
-		fmt.Fprintf(w, "%s: access token obtained for %s from %s (%s grant), %s%s\n", c.key, c.user, c.s.TokenURL(), c.s.Grant(), valid, shared)
+		out = append(out, r)
+		if w != nil {
+			fmt.Fprintf(w, "%s: access token obtained for %s from %s (%s grant), %s%s\n", c.key, c.user, r.TokenURL, r.Grant, valid, shared)
+		}
 	}
-	return p.err()
+	return out, p.err()
 }

@@ -18,6 +18,7 @@ import (
 	"triage/eval"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
+	"triage/internal/ledger"
 	"triage/internal/logattr"
 	"triage/internal/processor"
 	"triage/internal/settings"
@@ -98,6 +99,20 @@ failed, 2 for a usage or configuration error.`,
 	return cmd, o
 }
 
+// outboxStore is the store as the outbox's index (mail.Index).
+type outboxStore struct{ *ledger.Ledger }
+
+var _ mail.Index = outboxStore{}
+
+// AddOutboxRows records rows in one transaction.
+func (s outboxStore) AddOutboxRows(ctx context.Context, rows []mail.IndexRow) error {
+	out := make([]ledger.OutboxRow, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.OutboxRow(r)
+	}
+	return s.Ledger.AddOutboxRows(ctx, out)
+}
+
 func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	level := slog.LevelWarn
 	if o.Verbose {
@@ -123,6 +138,18 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 			outbox, err := mail.NewOutbox(o.Outbox)
 			if err != nil {
 				return usageErr("--outbox: %v", err)
+			}
+			if o.Store != "" {
+				// The outbox index lives in the store: no run reads the
+				// outbox directory, however much it holds.
+				l, err := ledger.Open(ctx, ledger.Config{Path: o.Store})
+				if err != nil {
+					return &exitError{code: exitFailed, err: err}
+				}
+				defer l.Close()
+				if err := outbox.UseIndex(ctx, outboxStore{l}); err != nil {
+					return &exitError{code: exitFailed, err: err}
+				}
 			}
 			sender = outbox
 		}

@@ -10,6 +10,10 @@ type modelOptions struct {
 	Provider   string // gemini | openai
 	BaseURL    string // openai: the endpoint's API root
 	APIKeyFile string // openai: the key, when $OPENAI_API_KEY is unset
+	// RequestsPerMinute and TokensPerMinute bound the model calls of every
+	// process on the store together (0: no limit).
+	RequestsPerMinute int
+	TokensPerMinute   int
 }
 
 // llmOptions are the llm options these settings select.

@@ -101,16 +101,28 @@ func TestReplayInbox(t *testing.T) {
 		return code, decodeReplay(t, stdout), stderr
 	}
 
+	// watch moved the escalated email (14) to Needs-Human; the rest stay
+	// in INBOX.
+	inbox, human := len(before["INBOX"]), len(before["Needs-Human"])
+	if inbox+human != len(files) || human == 0 {
+		t.Fatalf("after watch: %d in INBOX, %d in Needs-Human; want %d in all, the escalation in Needs-Human", inbox, human, len(files))
+	}
+
 	t.Run("the same instructions flip nothing, escalation included", func(t *testing.T) {
-		code, got, stderr := replay(t, "--config", cfg, "--instructions", shippedInstructions(t))
-		if code != 0 {
-			t.Fatalf("exit %d, flips %+v; stderr:\n%s", code, got.flips, stderr)
-		}
-		if got.summary.Emails != len(files) || got.summary.NoBaseline != 0 || got.summary.Unreadable != 0 {
-			t.Errorf("summary %+v, want %d emails, each with a baseline", got.summary, len(files))
-		}
-		if !strings.Contains(stderr, "read-only (EXAMINE, BODY.PEEK") {
-			t.Errorf("stderr does not say the inbox is read read-only:\n%s", stderr)
+		for _, box := range []struct {
+			args []string
+			n    int
+		}{{nil, inbox}, {[]string{"--mailbox", "Needs-Human"}, human}} {
+			code, got, stderr := replay(t, append([]string{"--config", cfg, "--instructions", shippedInstructions(t)}, box.args...)...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d, flips %+v; stderr:\n%s", box.args, code, got.flips, stderr)
+			}
+			if got.summary.Emails != box.n || got.summary.NoBaseline != 0 || got.summary.Unreadable != 0 {
+				t.Errorf("%v: summary %+v, want %d emails, each with a baseline", box.args, got.summary, box.n)
+			}
+			if !strings.Contains(stderr, "read-only (EXAMINE, BODY.PEEK") {
+				t.Errorf("stderr does not say the inbox is read read-only:\n%s", stderr)
+			}
 		}
 	})
 
@@ -119,7 +131,7 @@ func TestReplayInbox(t *testing.T) {
 		if code != exitFlipped {
 			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
 		}
-		want := replaySummary{Type: "summary", Emails: len(files), Flips: 6, ByKind: map[string]int{flipTicket: 6, flipCalls: 6}, Runs: 1, Baseline: "ledger"}
+		want := replaySummary{Type: "summary", Emails: inbox, Flips: 6, ByKind: map[string]int{flipTicket: 6, flipCalls: 6}, Runs: 1, Baseline: "ledger"}
 		if diff := cmp.Diff(want, got.summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -132,7 +144,7 @@ func TestReplayInbox(t *testing.T) {
 
 	t.Run("bounded: --limit and --since", func(t *testing.T) {
 		code, got, stderr := replay(t, "--config", cfg, "--instructions", noTicketInstructions(t), "--limit", "3")
-		// The three newest: 12 (a ticket), 13, 14.
+		// The three newest in INBOX: 11, 12 (a ticket), 13.
 		if code != exitFlipped || got.summary.Emails != 3 || got.summary.Flips != 1 {
 			t.Errorf("--limit 3: exit %d, summary %+v; stderr:\n%s", code, got.summary, stderr)
 		}

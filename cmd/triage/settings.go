@@ -55,6 +55,12 @@ func providerSettings(m *modelOptions) settings.Table {
 		{Flag: "api-key-file", Env: "OPENAI_API_KEY_FILE", Key: "model.api_key_file", Path: true,
 			Usage: "with --provider openai: file holding the API key, when $OPENAI_API_KEY is unset",
 			Var:   settings.String(&m.APIKeyFile, "")},
+		{Flag: "requests-per-minute", Key: "model.requests_per_minute",
+			Usage: "model calls per minute at most, shared by every process on the --store (per process without one; 0: no limit)",
+			Var:   settings.Int(&m.RequestsPerMinute, 0, settings.AtLeast(0))},
+		{Flag: "tokens-per-minute", Key: "model.tokens_per_minute",
+			Usage: "model tokens (prompt and output) per minute at most, shared like --requests-per-minute (0: no limit)",
+			Var:   settings.Int(&m.TokensPerMinute, 0, settings.AtLeast(0))},
 	}
 }
 
@@ -62,7 +68,7 @@ func providerSettings(m *modelOptions) settings.Table {
 // ledger stats, tickets, store migrate).
 func storeSetting(p *string) *settings.Setting {
 	return &settings.Setting{Flag: "store", Env: "TRIAGE_STORE", Key: "store",
-		Usage: "shared store: a postgres:// URL holding the ledger and the tickets instead of the SQLite files (--ledger, --tickets-db)",
+		Usage: "shared store: a postgres:// URL holding the ledger and the tickets (and process's outbox index) instead of the SQLite files (--ledger, --tickets-db, .index.jsonl)",
 		Var:   settings.String(p, "", checkStoreURL)}
 }
 
@@ -325,10 +331,10 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.String(&o.ProcessedFolder, "")},
 		{Flag: "failed-folder", Key: "imap.failed_folder", Usage: "folder for mail a person must handle (created when missing)",
 			Var: settings.String(&o.FailedFolder, watch.DefaultFailedFolder)},
-		{Flag: "sent-folder", Key: "imap.sent_folder", Usage: "store every reply in this folder, and look pending replies up there after a crash",
+		{Flag: "sent-folder", Key: "imap.sent_folder", Usage: "store every reply in this folder, and look pending replies and people's replies up there (default: the folder the server marks \\Sent; it must exist)",
 			Var: settings.String(&o.SentFolder, "")},
 		{Flag: "drafts-folder", Key: "imap.drafts_folder", Aliases: []string{"drafts_folder"},
-			Usage: "folder that receives drafts (reply mode draft), flagged \\Draft", Var: settings.String(&o.DraftsFolder, watch.DefaultDraftsFolder)},
+			Usage: "folder that receives drafts (reply mode draft), flagged \\Draft (default: the folder the server marks \\Drafts, else Drafts, created when missing; a folder named here must exist)", Var: settings.String(&o.DraftsFolder, "")},
 		{Key: "imap.account", Usage: "account name in logs and the ledger (default: user@addr)", Var: settings.String(&o.Account, "")},
 		ledgerSetting(&o.Ledger, defaultLedger),
 		withUsage(outboxSetting(&o.Outbox, ""), "write replies as .eml files into this directory instead of SMTP"),
@@ -358,7 +364,7 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.Int(&o.MaxSendFailures, metrics.DefaultSendFailureLimit, settings.NotNegative)},
 		{Key: "smtp.mechanism", Usage: "password mechanism: plain or login (default: plain, or login when the server offers only that)",
 			Var: settings.String(&o.SMTPMechanism, "", settings.OneOf("", mail.MechPlain, mail.MechLogin))},
-		{Key: "smtp.save_sent", Usage: "append each reply to imap.sent_folder (default: false for Gmail and Microsoft 365 hosts, which file SMTP-sent mail themselves; true otherwise)",
+		{Key: "smtp.save_sent", Usage: "append each reply to the Sent folder (imap.sent_folder, or the folder the server marks \\Sent; default: false for Gmail and Microsoft 365 hosts, which file SMTP-sent mail themselves; true otherwise)",
 			Var: settings.YAML(&o.SaveSent)},
 	}...)
 	t = append(t, autonomySettings(&o.Autonomy)...)

@@ -183,8 +183,9 @@ func copyKB(t *testing.T, edit func(string) string) string {
 }
 
 // `triage check` always starts MCP servers and checks every declaration
-// against the server's inputSchema; process and watch check at start-up
-// what they can reach and go on without a server they cannot.
+// against the server's inputSchema; process and watch start a server on
+// the first call of one of its tools, check that tool's declaration then,
+// and go on without a server they cannot reach.
 func TestCheckMCPServers(t *testing.T) {
 	t.Setenv("TRIAGE_TEST_MCP_SERVER", os.Args[0])
 	t.Setenv("TRIAGE_TEST_MCP_ARG", "mcp-crash-server")
@@ -196,21 +197,30 @@ func TestCheckMCPServers(t *testing.T) {
 	}
 
 	// A declaration that does not fit the server's inputSchema: a start-up
-	// error for check and for process, naming the file, tool and parameter.
+	// error for check, naming the file, tool and parameter. process starts
+	// the server on the tool's first call, which checks the declaration
+	// first: the misfit fails that call, named the same way
+	// (internal/backends TestLazyStart); the email is still answered.
 	bad := copyKB(t, func(s string) string {
 		return strings.Replace(s, "        path:\n          type: string\n          minLength: 1", "        path:\n          type: integer", 1)
 	})
 	dir := t.TempDir()
 	eml := writeEML(t, dir, "kb", "Ola <ola@example.pl>", "Pytanie o regulamin", "Proszę o regulamin.")
-	for _, args := range [][]string{
-		{"check", "--instructions", bad},
-		{"process", "--instructions", bad, "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "outbox"), eml},
-	} {
-		code, _, stderr := runCLI(t, "", args...)
-		if code != 2 || !strings.Contains(stderr, "tools: tools.yaml: read_text_file: declared in scenarios/kb-question.md") ||
-			!strings.Contains(stderr, "parameter path: declared type integer, the server wants [string]") {
-			t.Errorf("%s with a misfit declaration: exit %d, stderr %s", args[0], code, stderr)
-		}
+	const misfit = "tools: tools.yaml: read_text_file: declared in scenarios/kb-question.md"
+	const why = "parameter path: declared type integer, the server wants [string]"
+	code, _, stderr = runCLI(t, "", "check", "--instructions", bad)
+	if code != 2 || !strings.Contains(stderr, misfit) || !strings.Contains(stderr, why) {
+		t.Errorf("check with a misfit declaration: exit %d, stderr %s", code, stderr)
+	}
+	code, stdout, stderr = runCLI(t, "", "process", "--json", "--instructions", bad, "--warranty-csv", "../../examples/warranty.csv",
+		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "outbox"), eml)
+	if code != 0 {
+		t.Fatalf("process with a misfit declaration: exit %d, stderr %s", code, stderr)
+	}
+	o := decodeOutcomes(t, stdout)[0]
+	if i, ok := callNamed(o, "read_text_file"); ok && (o.FunctionCalls[i].Error == nil ||
+		!strings.Contains(o.FunctionCalls[i].Error.Message, misfit) || !strings.Contains(o.FunctionCalls[i].Error.Message, why)) {
+		t.Errorf("process with a misfit declaration: the call did not fail naming the misfit: %+v", o.FunctionCalls)
 	}
 
 	// A server that cannot be started: check fails, process goes on (the
@@ -225,7 +235,7 @@ func TestCheckMCPServers(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("process with an unreachable server: exit %d, stderr %s", code, stderr)
 	}
-	o := decodeOutcomes(t, stdout)[0]
+	o = decodeOutcomes(t, stdout)[0]
 	if i, ok := callNamed(o, "read_text_file"); !ok || o.FunctionCalls[i].Error == nil || o.FunctionCalls[i].Error.Code != "unavailable" {
 		t.Errorf("process with an unreachable server: %+v", o.FunctionCalls)
 	}

@@ -145,13 +145,17 @@ variable and default). Its fields:
              advertises); see docs/watch.md), account, mailbox, keyword, processed_folder, failed_folder,
              sent_folder (replies are stored there, and looked up after a
              crash; a person's replies found there resolve drafts and take
-             the conversation over), drafts_folder (default Drafts)
+             the conversation over; default: the folder the server marks
+             \Sent), drafts_folder (default: the folder marked \Drafts,
+             else Drafts); a sent_folder or drafts_folder that does not
+             exist stops watch at connect (exit 2, naming the folders that
+             do exist)
   smtp:      addr, tls (starttls|tls|none), user (default with oauth2:
              imap.user), password_file | token_file | oauth2 (a block as
              in imap, or "oauth2: imap" to share imap's), mechanism
              (plain|login; default plain, or login when the server offers
              only LOGIN), timeout, save_sent (append replies to
-             imap.sent_folder; default false for smtp.gmail.com,
+             the Sent folder; default false for smtp.gmail.com,
              smtp.office365.com and *.outlook.com, which file them
              themselves, true otherwise); imap and smtp: ca_file (PEM of a
              private CA that signed the server's certificate)
@@ -202,8 +206,10 @@ next run, never half-answered); a second signal exits at once.
 
 Exit status: 0 after a clean pass (--once) or a requested stop; 1 when the
 mailbox could not be processed (connection, ledger) or, with --once, when
-any message of the pass failed (a refused reply is failed/send_failed); 2 for a usage or
-configuration error; 3 when another triage watch holds the ledger lock; 5
+any message of the pass failed or had its reply refused (a refusal for good
+is failed/send_failed; a temporary one is tried again on later passes, up
+to max_attempts); 2 for a usage or configuration error (also a sent_folder
+or drafts_folder the server does not have); 3 when another triage watch holds the ledger lock; 5
 when the IMAP server refused the login (the daemon tries max_auth_failures
 times, default 3, then stops: /healthz fails meanwhile; network errors are
 retried for ever with backoff).`
@@ -572,16 +578,23 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		err = w.Run(ctx)
 	}
 	st := w.Stats()
-	log.Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, finalGroup(st.ByState))
+	log.Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, "send_retries", st.SendRetries, finalGroup(st.ByState))
 	var ae *watch.AuthError
 	if errors.As(err, &ae) {
 		return &exitError{code: exitAuth, err: err}
+	}
+	var fe *watch.FolderError
+	if errors.As(err, &fe) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s: invalid configuration: %w", o.Config, err)}
 	}
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
 	if n := st.ByState[ledger.StateFailed]; o.Once && n > 0 {
 		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", n)}
+	}
+	if n := st.SendRetries; o.Once && n > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("watch: the mail server refused the reply to %d message(s) for now; the next run tries again, up to max_attempts (see the log and 'triage ledger')", n)}
 	}
 	return nil
 }

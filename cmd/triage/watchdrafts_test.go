@@ -38,7 +38,7 @@ func newWatchEnv(t *testing.T, extra string) *watchEnv {
 	t.Setenv("GEMINI_API_KEY", "")
 	t.Setenv("GOOGLE_API_KEY", "")
 	t.Setenv("GOOGLE_GENAI_USE_VERTEXAI", "")
-	e := &watchEnv{srv: mailtest.StartIMAP(t, mailtest.IMAPOptions{Mailboxes: []string{"Sent"}}), dir: t.TempDir()}
+	e := &watchEnv{srv: mailtest.StartIMAP(t, mailtest.IMAPOptions{Mailboxes: []string{"Sent", "Szkice"}}), dir: t.TempDir()}
 	t.Setenv("TRIAGE_IMAP_PASSWORD", e.srv.Password)
 	e.config, e.ledger = filepath.Join(e.dir, "triage.yaml"), filepath.Join(e.dir, "ledger.db")
 	csv, err := filepath.Abs("../../examples/warranty.csv")

@@ -16,6 +16,7 @@ import (
 	"triage/internal/agent"
 	"triage/internal/attach"
 	"triage/internal/backends"
+	"triage/internal/budget"
 	"triage/internal/builtins"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
@@ -27,6 +28,7 @@ import (
 	"triage/internal/scenario"
 	"triage/internal/store"
 	"triage/internal/tools"
+	"triage/internal/trace"
 	"triage/internal/watch"
 )
 
@@ -162,13 +164,18 @@ func builtinBindings(dir string) (*tools.Set, error) {
 }
 
 // startBackends starts the http and mcp bindings' backends (MCP servers
-// once per process) and checks every MCP tool's declared parameters against
-// its server's inputSchema: strictly (an unreachable server is an error)
-// for `triage check`, otherwise only where the server is reachable.
+// once per process). With strict (`triage check`) it starts every MCP
+// server now and checks every MCP tool's declared parameters against its
+// server's inputSchema: a server it cannot reach is an error. Otherwise
+// each MCP server starts on the first call of one of its tools, and that
+// first call checks the tool's declaration (a misfit fails the call).
 func startBackends(ctx context.Context, ss *scenario.Set, ts *tools.Set, strict bool, log *slog.Logger) (*backends.Backends, error) {
-	bk, err := backends.Start(ctx, backends.Config{Tools: ts, Logger: log})
+	bk, err := backends.Start(ctx, backends.Config{Tools: ts, Logger: log, Lazy: !strict, Scenarios: ss})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if !strict {
+		return bk, nil
 	}
 	if err := bk.Check(ctx, ss, strict); err != nil {
 		bk.Close()
@@ -264,6 +271,12 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	p.closers = append(p.closers, p.Model.Close)
+	// Every model call is a span (a no-op unless tracing is on), inside
+	// the budget: a wait for the budget is not the model's time.
+	p.Model.Model = &trace.Model{Next: p.Model.Model, Provider: p.Model.Provider}
+	if err := p.limitModel(ctx, o, log); err != nil {
+		return nil, err
+	}
 
 	p.Processor, err = processor.Assemble(
 		agent.Config{
@@ -391,4 +404,30 @@ func parseFrom(from string) (full, addr, domain string, err error) {
 	}
 	addr = strings.ToLower(a.Address)
 	return from, addr, addr[strings.LastIndexByte(addr, '@')+1:], nil
+}
+
+// limitModel puts the model under the model budget (internal/budget): the
+// one shared by every process on the store when there is one, else one for
+// this process. A live model is always under it (a 429 backs every email
+// off); the offline model only when a limit is set.
+func (p *pipeline) limitModel(ctx context.Context, o pipelineOptions, log *slog.Logger) error {
+	limited := o.RequestsPerMinute > 0 || o.TokensPerMinute > 0
+	if p.Model.Offline && !limited {
+		return nil
+	}
+	cfg := budget.Config{RequestsPerMinute: o.RequestsPerMinute, TokensPerMinute: o.TokensPerMinute, Logger: log}
+	if o.Store != "" && !o.DryRun { // a dry run writes nothing, not even the budget
+		db, err := store.Open(ctx, o.Store, store.Options{})
+		if err != nil {
+			return &exitError{code: exitFailed, err: fmt.Errorf("model budget: %w", err)}
+		}
+		p.closers = append(p.closers, db.Close)
+		cfg.DB = db
+	}
+	b, err := budget.New(ctx, cfg)
+	if err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+	p.Model.Model = &budget.Model{Next: p.Model.Model, Budget: b}
+	return nil
 }

@@ -21,6 +21,15 @@ type Model interface {
 	GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error)
 }
 
+// Gate is implemented by a Model that may have to wait before a call (a
+// model budget shared by several processes): the loop calls Wait before
+// each attempt, outside the per-turn timeout, so a wait for the budget
+// never counts as a slow model turn (it still counts against the email's
+// deadline).
+type Gate interface {
+	Wait(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) error
+}
+
 // Tools executes one function call and returns the response envelope:
 // {"ok":true,"result":{...}} or {"ok":false,"error":{"code":..,"message":..}}.
 // It must never panic on bad input; refusals come back as ok=false.

@@ -24,9 +24,20 @@ func (a *Agent) generate(ctx context.Context, contents []*genai.Content, newConf
 		if ctx.Err() != nil {
 			return nil, calls, ctxStop(ctx)
 		}
+		config := newConfig()
+		if g, ok := a.cfg.Model.(Gate); ok {
+			// Waiting for a shared budget is not the model being slow:
+			// it happens before the turn's timeout starts.
+			if err := g.Wait(ctx, contents, config); err != nil {
+				if ctx.Err() != nil {
+					return nil, calls, ctxStop(ctx)
+				}
+				return nil, calls, fmt.Errorf("%w: %w", ErrModel, err)
+			}
+		}
 		tctx, cancel := context.WithTimeoutCause(ctx, a.cfg.TurnTimeout, ErrTurnTimeout)
 		calls++
-		resp, err := a.cfg.Model.GenerateContent(tctx, a.cfg.ModelName, contents, newConfig())
+		resp, err := a.cfg.Model.GenerateContent(tctx, a.cfg.ModelName, contents, config)
 		turnExpired := tctx.Err() != nil
 		cancel()
 		if err == nil {
@@ -68,6 +79,10 @@ func (a *Agent) backoff(attempt int) time.Duration {
 	}
 	return min(d, a.cfg.RetryMax)
 }
+
+// RetryDelay is the server's requested wait before another call: the
+// google.rpc.RetryInfo retryDelay of a genai.APIError, or 0.
+func RetryDelay(err error) time.Duration { return retryDelay(err) }
 
 // retryDelay returns the server's google.rpc.RetryInfo retryDelay carried by
 // a genai.APIError (429s usually have one), or 0.

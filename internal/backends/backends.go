@@ -47,7 +47,14 @@ type Config struct {
 	MCPCallTimeout time.Duration
 	// HTTPClient is used by HTTP tools and streamable HTTP MCP servers.
 	HTTPClient *http.Client
-	Logger     *slog.Logger
+	// Lazy starts each MCP server on the first call of one of its tools,
+	// not in Start; before that first call the tool's inputSchema is
+	// checked against what Scenarios declare for it, and a misfit fails
+	// the call (and every later one) with the problem named. Check, run
+	// after Start, starts and checks every server instead.
+	Lazy      bool
+	Scenarios *scenario.Set // required with Lazy
+	Logger    *slog.Logger
 }
 
 // Backends are the started implementations of the non-builtin bindings.
@@ -57,6 +64,10 @@ type Backends struct {
 	servers []*server
 	byTool  map[string]mcpBinding // by function name
 	log     *slog.Logger
+
+	scenarios *scenario.Set // Config.Lazy: what the first call is checked against
+	mu        sync.Mutex
+	checked   map[string]error // Config.Lazy: function name -> its declaration's fit (nil: fits)
 }
 
 type mcpBinding struct {
@@ -80,7 +91,12 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Backends{file: cfg.Tools.File, routes: map[string]dispatcher.Func{}, byTool: map[string]mcpBinding{}, log: log}
+	if cfg.Lazy && cfg.Scenarios == nil {
+		return nil, errors.New("backends: Config.Scenarios is required with Lazy")
+	}
+	b := &Backends{file: cfg.Tools.File, routes: map[string]dispatcher.Func{}, byTool: map[string]mcpBinding{}, log: log,
+		scenarios: cfg.Scenarios, checked: map[string]error{}}
+	lazy := cfg.Lazy
 	var errs []error
 	for _, name := range cfg.Tools.Names() {
 		t := cfg.Tools.Get(name)
@@ -119,6 +135,11 @@ func Start(ctx context.Context, cfg Config) (*Backends, error) {
 			b.byTool[name] = mcpBinding{srv: srv, remote: remote}
 			timeout := t.MCP.Timeout // this binding's bound, within the server's
 			b.routes[name] = dispatcher.Untyped(func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+				if lazy {
+					if err := b.firstUse(ctx, c.Name); err != nil {
+						return nil, err
+					}
+				}
 				if timeout > 0 {
 					var cancel context.CancelFunc
 					ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -160,6 +181,7 @@ func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config) 
 		Env:         env,
 		HTTPClient:  cfg.HTTPClient,
 		CallTimeout: serverTimeout(cfg, spec),
+		Lazy:        cfg.Lazy,
 		Logger:      b.log,
 	})
 	if err != nil {
@@ -195,55 +217,108 @@ func (b *Backends) Routes() map[string]dispatcher.Func {
 	return b.routes
 }
 
-// Servers returns how many MCP servers were started.
+// Servers returns how many MCP servers the bindings name.
 func (b *Backends) Servers() int { return len(b.servers) }
 
+// Started returns how many MCP server sessions were started so far
+// (restarts included): with Config.Lazy, none until a tool is called.
+func (b *Backends) Started() int {
+	n := 0
+	for _, s := range b.servers {
+		n += s.client.Starts()
+	}
+	return n
+}
+
 // Check compares what each scenario declares for an MCP-bound function with
-// the server's inputSchema of that tool (mcp.Compatible). With strict, a
-// server that cannot be reached is an error; otherwise it is logged and
-// skipped (start-up checks what it can reach; `triage check` is strict).
-// Every problem names the file, the tool, the scenario and the parameter.
+// the server's inputSchema of that tool (mcp.Compatible), starting every
+// server. With strict, a server that cannot be reached is an error;
+// otherwise it is logged and skipped (start-up checks what it can reach;
+// `triage check` is strict). Every problem names the file, the tool, the
+// scenario and the parameter.
 func (b *Backends) Check(ctx context.Context, ss *scenario.Set, strict bool) error {
 	var errs []error
 	unreachable := map[*server]bool{}
-	schemas := map[string]map[string]any{}
+	seen := map[string]bool{}
+	for _, sc := range ss.Scenarios {
+		for i := range sc.Functions {
+			name := sc.Functions[i].Name
+			mb, ok := b.byTool[name]
+			if !ok || unreachable[mb.srv] || seen[name] {
+				continue
+			}
+			seen[name] = true
+			err := b.fits(ctx, ss, name)
+			var me *mcp.Error
+			if errors.As(err, &me) && me.Temporary() {
+				unreachable[mb.srv] = true
+				if !strict {
+					b.log.WarnContext(ctx, "backends: MCP server not reachable; its tools' schemas are not checked now",
+						"server", mb.srv.client.Name(), "error", err)
+					continue
+				}
+			}
+			errs = append(errs, unjoin(err)...)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// fits fetches the inputSchema of the MCP tool bound to name (starting its
+// server when it is not running) and compares every scenario's declaration
+// of name with it. A server that cannot be reached is an *mcp.Error that
+// is Temporary.
+func (b *Backends) fits(ctx context.Context, ss *scenario.Set, name string) error {
+	mb := b.byTool[name]
+	schema, err := mb.srv.client.InputSchema(ctx, mb.remote)
+	if err != nil {
+		var me *mcp.Error
+		if errors.As(err, &me) && me.Temporary() {
+			return fmt.Errorf("tools: %s: %s: %w", b.file, name, me)
+		}
+		return fmt.Errorf("tools: %s: %s: %w", b.file, name, err)
+	}
+	var errs []error
 	for _, sc := range ss.Scenarios {
 		for i := range sc.Functions {
 			fn := &sc.Functions[i]
-			mb, ok := b.byTool[fn.Name]
-			if !ok || unreachable[mb.srv] {
+			if fn.Name != name {
 				continue
-			}
-			srv, remote := mb.srv, mb.remote
-			schema, seen := schemas[fn.Name]
-			if !seen {
-				var err error
-				schema, err = srv.client.InputSchema(ctx, remote)
-				if err != nil {
-					var me *mcp.Error
-					if errors.As(err, &me) && me.Temporary() && !strict {
-						unreachable[srv] = true
-						b.log.WarnContext(ctx, "backends: MCP server not reachable; its tools' schemas are not checked now",
-							"server", srv.client.Name(), "error", err)
-						continue
-					}
-					errs = append(errs, fmt.Errorf("tools: %s: %s: %w", b.file, fn.Name, err))
-					if me != nil && me.Temporary() {
-						unreachable[srv] = true
-					}
-					continue
-				}
-				schemas[fn.Name] = schema
 			}
 			if err := mcp.Compatible(fn.Parameters, schema); err != nil {
 				for _, e := range unjoin(err) {
 					errs = append(errs, fmt.Errorf("tools: %s: %s: declared in %s, against the inputSchema of %s on MCP server %s: %v",
-						b.file, fn.Name, sc.File, remote, srv.client.Name(), e))
+						b.file, name, sc.File, mb.remote, mb.srv.client.Name(), e))
 				}
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// firstUse checks, before a lazily started server's tool is first called,
+// that the declarations of name fit its inputSchema; the answer is kept
+// (an unreachable server is asked again next time: the call itself then
+// fails as unavailable). A misfit fails the call, naming the problem.
+func (b *Backends) firstUse(ctx context.Context, name string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock() // calls of one tool wait for its first check
+	if err, done := b.checked[name]; done {
+		return err
+	}
+	err := b.fits(ctx, b.scenarios, name)
+	var me *mcp.Error
+	if errors.As(err, &me) && me.Temporary() {
+		return nil
+	}
+	if err != nil {
+		b.log.ErrorContext(ctx, "backends: an MCP tool's declaration does not fit its server; its calls fail (run triage check)",
+			"tool", name, "error", err)
+		err = &dispatcher.Error{Code: dispatcher.CodeClientError,
+			Message: fmt.Sprintf("%v; the tool is not called until its declaration is fixed (triage check lists every problem)", err)}
+	}
+	b.checked[name] = err
+	return err
 }
 
 // Close stops every MCP server, in parallel.

@@ -311,3 +311,53 @@ tools:
 		t.Errorf("a tool without an effect sent %q", s)
 	}
 }
+
+// Lazy: no MCP server starts with the backends; the first call of a tool
+// starts its server and checks the tool's declaration first. A fitting
+// one is called; a misfit fails every call, naming the file, the tool, the
+// scenario and the parameter, and the tool is never called.
+func TestLazyStart(t *testing.T) {
+	t.Setenv(serverEnv, "1")
+	ts := parseTools(t, oneTool, map[string]string{"SELF": os.Args[0]})
+	ctx := context.Background()
+	open := func(set *scenario.Set) *backends.Backends {
+		b, err := backends.Start(ctx, backends.Config{Tools: ts, Lazy: true, Scenarios: set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		if b.Started() != 0 {
+			t.Fatalf("a lazy start started %d servers", b.Started())
+		}
+		return b
+	}
+	call := func(b *backends.Backends) (map[string]any, error) {
+		r, err := b.Routes()["search_manual"](ctx, &dispatcher.Call{Name: "search_manual", Args: map[string]any{"query": "Bluetooth pairing Cyclone"}})
+		return r.Value, err
+	}
+
+	b := open(scenarios(t, `{type: object, properties: {query: {type: string}}, required: [query]}`))
+	res, err := call(b)
+	if txt, _ := res["text"].(string); err != nil || !strings.Contains(txt, "CYCLONE-X2") {
+		t.Errorf("first call: %v, %v", res, err)
+	}
+	if b.Started() != 1 {
+		t.Errorf("after the first call: %d servers started, want 1", b.Started())
+	}
+
+	bad := open(scenarios(t, `{type: object, properties: {query: {type: integer}}, required: [query]}`))
+	for range 2 {
+		_, err := call(bad)
+		var de *dispatcher.Error
+		if !errors.As(err, &de) || !strings.Contains(de.Message, "tools: tools.yaml: search_manual: declared in scenarios/ask.md") ||
+			!strings.Contains(de.Message, "parameter query: declared type integer, the server wants [string]") {
+			t.Errorf("call with a misfit declaration: %v", err)
+		}
+	}
+	if bad.Started() != 1 {
+		t.Errorf("misfit: %d sessions started, want 1 (to read the schema, once)", bad.Started())
+	}
+	if _, err := backends.Start(ctx, backends.Config{Tools: ts, Lazy: true}); err == nil {
+		t.Error("Lazy without Scenarios: want an error")
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"triage/internal/scenario"
 	"triage/internal/serial"
 	"triage/internal/tools"
+	"triage/internal/trace"
 )
 
 // Error codes returned to the model in {"ok":false,"error":{...}}.
@@ -377,8 +378,8 @@ type Options struct {
 	// Draft: send_email leaves the reply as a draft (Call.Draft).
 	Draft bool
 	// DryRun: a call to an effect function passes every guardrail as usual
-	// but is answered {"dry_run": true, ...} without running; nothing
-	// changes anywhere.
+	// but is answered {"dry_run": true, ...} without running (see
+	// dryRunResult); nothing changes anywhere.
 	DryRun bool
 	// Sources are the texts the model was given (system instruction, user
 	// turn): a grounded tool's claims may come from them (see ground).
@@ -394,15 +395,27 @@ func (s *Session) SetOptions(o Options) {
 	s.opts = o
 }
 
-// dryRunResult is what an effect function answers in a dry run.
-func dryRunResult(name string, draft bool) map[string]any {
+// DryRunTicketID stands in, in a dry run, for the ticket number
+// create_ticket would have given: a placeholder a reply may show (the
+// preview reads like the real reply), which no ticket store issues.
+const DryRunTicketID = "TKT-(dry run)"
+
+// dryRunResult is what an effect function answers in a dry run: dry_run
+// true and a message, plus, for a builtin, the keys of its real result that
+// a reply may show, with placeholders (create_ticket's ticket_id). It
+// claims no outcome: no status, recipient or Message-ID.
+func dryRunResult(t *tools.Tool, draft bool) map[string]any {
 	res := map[string]any{
 		"dry_run": true,
-		"status":  "dry_run",
-		"message": "dry run: " + name + " was not executed; nothing was changed",
+		"message": "dry run: " + t.Name + " was not executed; nothing was changed",
 	}
-	if name == FuncSendEmail && draft {
-		res["draft"] = true
+	switch t.Builtin {
+	case FuncCreateTicket:
+		res["ticket_id"] = DryRunTicketID
+	case FuncSendEmail:
+		if draft {
+			res["draft"] = true
+		}
 	}
 	return res
 }
@@ -429,6 +442,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
+	ctx, span := trace.Tool(ctx, name)
 	start := s.d.now()
 	rec := Record{Name: name, Args: cloneArgs(args)}
 	tool, route, err := s.admit(name, rec.Args)
@@ -456,7 +470,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 	default:
 		var res Result
 		if s.opts.DryRun && tool.Effect {
-			res.Value, rec.DryRun = dryRunResult(name, s.opts.Draft), true
+			res.Value, rec.DryRun = dryRunResult(tool, s.opts.Draft), true
 		} else {
 			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language, Scenario: s.sc})
 			var de *Error
@@ -502,6 +516,11 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		envelope = map[string]any{"ok": true, "result": rec.Result}
 	}
 	s.records = append(s.records, rec)
+	code := ""
+	if rec.Error != nil {
+		code = rec.Error.Code
+	}
+	trace.EndTool(span, rec.Blocked, code, rec.Args, rec.Result)
 
 	attrs := []any{"name", name, "ok", rec.OK, "blocked", rec.Blocked, "duration_ms", rec.DurationMS}
 	if rec.Error != nil {

@@ -51,10 +51,15 @@ tools:
 		}
 		s.Call(ctx, st.name, st.args)
 	}
+	// The stand-in claims no outcome (no status): a builtin's result keys a
+	// reply may show get placeholders, create_ticket's ticket_id.
 	dry := func(name string, args map[string]any, draft bool) Record {
-		res := map[string]any{"dry_run": true, "status": "dry_run", "message": "dry run: " + name + " was not executed; nothing was changed"}
+		res := map[string]any{"dry_run": true, "message": "dry run: " + name + " was not executed; nothing was changed"}
 		if draft {
 			res["draft"] = true
+		}
+		if name == FuncCreateTicket {
+			res["ticket_id"] = DryRunTicketID
 		}
 		return Record{Name: name, Args: args, OK: true, Result: res, DryRun: true, DurationMS: 5}
 	}

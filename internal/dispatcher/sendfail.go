@@ -17,11 +17,13 @@ const CodeSendFailed = string(triage.ReasonSendFailed)
 // take: its reply code and text when it answered, the SMTP step, and whether
 // a later attempt may succeed.
 type SendFailure struct {
-	Function  string // the function whose mail failed (send_email, notify_staff)
-	Op        string // the SMTP step: dial, tls, starttls, auth, mail, rcpt, data
-	Code      int    // the server's reply code, 0 when it gave none
-	Text      string // the server's reply text, or the transport error
-	Temporary bool
+	Function string `json:"function"`       // the function whose mail failed (send_email, notify_staff)
+	Op       string `json:"step"`           // the SMTP step: dial, tls, starttls, auth, mail, rcpt, data
+	Code     int    `json:"code,omitempty"` // the server's reply code, 0 when it gave none
+	Text     string `json:"text"`           // the server's reply text, or the transport error
+	// Temporary: a later attempt may succeed (a 4xx reply, a network
+	// error); otherwise the server refused for good (5xx).
+	Temporary bool `json:"temporary"`
 }
 
 // Detail is the one-line description an outcome and the ledger carry.

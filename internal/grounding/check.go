@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Sources is what a reply may state: the texts the model was given and the
@@ -36,7 +37,7 @@ func (s *Sources) AddText(text string) {
 	}
 	s.init()
 	s.texts = append(s.texts, strings.ToUpper(text))
-	claims := Claims(text)
+	claims := sourceClaims(text)
 	for _, c := range claims {
 		switch c.Kind {
 		case KindDate:
@@ -236,4 +237,42 @@ func firstRune(s string) rune {
 		return r
 	}
 	return 0
+}
+
+// Every email's sources include the same instructions (main.md, the
+// scenario's text): sourceClaims keeps the claims of long texts it has
+// read, so each is scanned once per process rather than once per reply.
+var claimCache struct {
+	sync.Mutex
+	m map[string][]Claim
+}
+
+// Bounds of claimCache: texts shorter than cacheMinText are scanned
+// every time (a customer's short email rarely comes twice); at most
+// cacheEntries texts are kept, then the cache starts afresh.
+const (
+	cacheMinText = 2 << 10
+	cacheEntries = 64
+)
+
+// sourceClaims is Claims, remembered for long texts. The claims returned
+// are shared: callers only read them.
+func sourceClaims(text string) []Claim {
+	if len(text) < cacheMinText {
+		return Claims(text)
+	}
+	claimCache.Lock()
+	cs, ok := claimCache.m[text]
+	claimCache.Unlock()
+	if ok {
+		return cs
+	}
+	cs = Claims(text)
+	claimCache.Lock()
+	if claimCache.m == nil || len(claimCache.m) >= cacheEntries {
+		claimCache.m = map[string][]Claim{}
+	}
+	claimCache.m[text] = cs
+	claimCache.Unlock()
+	return cs
 }

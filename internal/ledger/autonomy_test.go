@@ -201,7 +201,7 @@ func TestAutonomyMigrationAttributes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		step := slices.IndexFunc(migrations, func(m store.Migration) bool { return m.SQLite == autonomySchema }) // the autonomy step
+		step := slices.IndexFunc(migrations, func(m store.Migration) bool { return m.SQLite == autonomySchema })
 		if err := db.Migrate(ctx, Component, migrations[:step]); err != nil {
 			t.Fatal(err)
 		}

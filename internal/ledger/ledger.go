@@ -104,7 +104,10 @@ type Entry struct {
 	Digest string `json:"digest,omitempty"`
 	// Detail says why, for a failed message (the mail server's reply to a
 	// refused send); at most MaxDetail bytes.
-	Detail  string    `json:"detail,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	// TraceID is the OpenTelemetry trace of the message's latest attempt
+	// (package trace), when tracing is on.
+	TraceID string    `json:"trace_id,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
 }
@@ -201,7 +204,7 @@ func fromUnix(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, digest, detail`
+const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, digest, detail, trace_id`
 
 // MaxDetail caps Entry.Detail.
 const MaxDetail = 2000
@@ -211,7 +214,7 @@ func scanEntry(sc interface{ Scan(...any) error }) (Entry, error) {
 	var done int
 	var created, updated int64
 	err := sc.Scan(&e.Account, &e.Mailbox, &e.UIDValidity, &e.UID, &e.Key, &e.MessageID, &e.Sender, &e.Subject,
-		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated, &e.Digest, &e.Detail)
+		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated, &e.Digest, &e.Detail, &e.TraceID)
 	e.IMAPDone = done != 0
 	e.Created, e.Updated = fromUnix(created), fromUnix(updated)
 	return e, err
@@ -260,11 +263,11 @@ func (l *Ledger) TerminalByKey(ctx context.Context, key triage.Key, not Loc) (En
 func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 	now := unix(l.now())
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,?,'')
+		VALUES (?,?,?,?,?,?,?,?,?,'','',1,0,?,?,?,'',?)
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
-			attempts = messages.attempts + 1, state = excluded.state, updated = excluded.updated,
+			attempts = messages.attempts + 1, state = excluded.state, updated = excluded.updated, trace_id = excluded.trace_id,
 			key = excluded.key, message_id = excluded.message_id, sender = excluded.sender, subject = excluded.subject`,
-		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateProcessing, now, now, e.Digest)
+		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateProcessing, now, now, e.Digest, e.TraceID)
 	if err != nil {
 		return 0, fmt.Errorf("ledger: begin %s: %w", e.Loc, err)
 	}
@@ -280,13 +283,14 @@ func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	now := unix(l.now())
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?)
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
 			state = excluded.state, reason = excluded.reason, scenario = excluded.scenario, updated = excluded.updated,
+			trace_id = CASE WHEN excluded.trace_id <> '' THEN excluded.trace_id ELSE messages.trace_id END,
 			digest = CASE WHEN excluded.digest != '' THEN excluded.digest ELSE messages.digest END,
 			detail = excluded.detail`,
 		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject,
-		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, capDetail(e.Detail))
+		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, capDetail(e.Detail), e.TraceID)
 	if err != nil {
 		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
 	}
@@ -336,28 +340,47 @@ func checkOne(res sql.Result, err error, op string, loc Loc) error {
 	return nil
 }
 
-// Settled returns the UIDs in (account, mailbox, uidvalidity) whose entries
-// are terminal and whose server-side marking is done: nothing is left to do.
-func (l *Ledger) Settled(ctx context.Context, account, mailbox string, uidValidity uint32) (map[uint32]bool, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT uid, state FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND imap_done=1`,
-		account, mailbox, uidValidity)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: settled: %w", err)
-	}
-	defer rows.Close()
+// Settled returns which of uids, in (account, mailbox, uidvalidity), have
+// entries that are terminal and whose server-side marking is done: nothing is
+// left to do. It looks up only the UIDs asked about (those a search
+// found), so its cost follows the mailbox, not the ledger's history.
+func (l *Ledger) Settled(ctx context.Context, account, mailbox string, uidValidity uint32, uids []uint32) (map[uint32]bool, error) {
 	out := map[uint32]bool{}
-	for rows.Next() {
-		var uid uint32
-		var state State
-		if err := rows.Scan(&uid, &state); err != nil {
+	for len(uids) > 0 {
+		chunk := uids[:min(len(uids), settledChunk)]
+		uids = uids[len(chunk):]
+		args := []any{account, mailbox, uidValidity}
+		for _, u := range chunk {
+			args = append(args, u)
+		}
+		rows, err := l.db.QueryContext(ctx, `SELECT uid, state FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND imap_done=1
+			AND uid IN (?`+strings.Repeat(",?", len(chunk)-1)+`)`, args...)
+		if err != nil {
 			return nil, fmt.Errorf("ledger: settled: %w", err)
 		}
-		if state.Terminal() {
-			out[uid] = true
+		for rows.Next() {
+			var uid uint32
+			var state State
+			if err := rows.Scan(&uid, &state); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("ledger: settled: %w", err)
+			}
+			if state.Terminal() {
+				out[uid] = true
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("ledger: settled: %w", err)
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
+
+// settledChunk is how many UIDs one Settled query names (SQLite allows
+// 32766 parameters, PostgreSQL 65535).
+const settledChunk = 500
 
 // LastUIDValidity returns the UIDVALIDITY of the most recently updated
 // entry of (account, mailbox), or 0 when there is none: what the mailbox was
@@ -594,30 +617,6 @@ func (l *Ledger) setReply(ctx context.Context, key triage.Key, set string, args 
 		return fmt.Errorf("ledger: update reply %q: %w", key, ErrNotFound)
 	}
 	return nil
-}
-
-// Replies lists reply rows in a state (all states when ""), oldest first.
-func (l *Ledger) Replies(ctx context.Context, state ReplyState) ([]Reply, error) {
-	q := `SELECT ` + replyCols + ` FROM replies`
-	var args []any
-	if state != "" {
-		q += ` WHERE state=?`
-		args = append(args, state)
-	}
-	rows, err := l.db.QueryContext(ctx, q+` ORDER BY created`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: replies: %w", err)
-	}
-	defer rows.Close()
-	var out []Reply
-	for rows.Next() {
-		r, err := scanReply(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: replies: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }
 
 // capDetail cuts d to MaxDetail bytes on a rune boundary.

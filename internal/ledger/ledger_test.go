@@ -47,7 +47,7 @@ func TestMessageLifecycle(t *testing.T) {
 				t.Errorf("Begin attempt = %d, want %d", n, want)
 			}
 		}
-		settled, err := l.Settled(ctx, "acct", "INBOX", 7)
+		settled, err := l.Settled(ctx, "acct", "INBOX", 7, []uint32{2, 3, 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestMessageLifecycle(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("entry (-want +got):\n%s", diff)
 		}
-		settled, err = l.Settled(ctx, "acct", "INBOX", 7)
+		settled, err = l.Settled(ctx, "acct", "INBOX", 7, []uint32{2, 3, 4})
 		if err != nil {
 			t.Fatal(err)
 		}

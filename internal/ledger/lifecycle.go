@@ -77,6 +77,10 @@ const (
 	// forgotten and the next run handles the message afresh. No state is
 	// recorded.
 	StepAbandon
+	// StepPostpone: the mail server refused the reply for now and the
+	// message has attempts left: the entry stays processing (Postpone) and
+	// a later pass tries again. No terminal state is recorded.
+	StepPostpone
 )
 
 // Settlement is how a message the pipeline handled ends in the ledger.
@@ -97,6 +101,9 @@ type Processed struct {
 	Escalated bool
 	// Stopped: the run is stopping (its context is done).
 	Stopped bool
+	// Retry: the mail server refused the reply for now and the message has
+	// attempts left.
+	Retry bool
 }
 
 // Resolve decides how a message ends once the pipeline returned. r is the
@@ -133,6 +140,9 @@ func Resolve(p Processed, r *Reply) Settlement {
 	case p.Status == triage.StatusFailed && (p.Reason == triage.ReasonCanceled || p.Stopped):
 		// Nothing was sent: leave the message for the next run.
 		return Settlement{State: StateProcessing, Step: StepAbandon}
+	case p.Retry:
+		// Refused for now: a later pass sends it.
+		return Settlement{State: StateProcessing, Step: StepPostpone}
 	case p.Status == triage.StatusSkipped && p.Reason == triage.ReasonHumanOwner:
 		// A person owns the conversation (taken over, or escalated): the
 		// follow-up, already appended to the ticket, goes where people

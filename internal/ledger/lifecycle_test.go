@@ -48,6 +48,11 @@ func TestResolve(t *testing.T) {
 			Settlement{State: StateOverLimit, Reason: triage.ReasonNoticeGlobalLimit}},
 		{"canceled: abandoned", p{Status: failed, Reason: triage.ReasonCanceled}, nil, Settlement{State: StateProcessing, Step: StepAbandon}},
 		{"failed while stopping: abandoned", p{Status: failed, Reason: triage.ReasonEmailNotSent, Stopped: true}, nil, Settlement{State: StateProcessing, Step: StepAbandon}},
+		{"refused for now, attempts left: a later pass", p{Status: failed, Reason: triage.ReasonSendFailed, Retry: true}, nil,
+			Settlement{State: StateProcessing, Step: StepPostpone}},
+		{"refused for now while stopping: abandoned", p{Status: failed, Reason: triage.ReasonSendFailed, Retry: true, Stopped: true}, nil,
+			Settlement{State: StateProcessing, Step: StepAbandon}},
+		{"refused for good", p{Status: failed, Reason: triage.ReasonSendFailed}, nil, Settlement{State: StateFailed, Reason: triage.ReasonSendFailed}},
 		{"failed", p{Status: failed, Reason: triage.ReasonNoScenario}, nil, Settlement{State: StateFailed, Reason: triage.ReasonNoScenario}},
 		{"a person's conversation", p{Status: skipped, Reason: triage.ReasonHumanOwner}, nil, Settlement{State: StateNeedsHuman, Reason: triage.ReasonHumanOwner}},
 		{"skipped", p{Status: skipped, Reason: triage.ReasonAutoSubmitted}, nil, Settlement{State: StateSkipped, Reason: triage.ReasonAutoSubmitted}},
@@ -64,7 +69,7 @@ func TestResolve(t *testing.T) {
 		})
 	}
 	for _, tt := range tests {
-		if tt.want.Step != StepAbandon && !tt.want.State.Terminal() {
+		if tt.want.Step != StepAbandon && tt.want.Step != StepPostpone && !tt.want.State.Terminal() {
 			t.Errorf("%s: %s is not terminal", tt.name, tt.want.State)
 		}
 	}

@@ -67,7 +67,7 @@ func scanStored(sc interface{ Scan(...any) error }) (Stored, error) {
 	var created, updated int64
 	var outcome string
 	err := sc.Scan(&s.Account, &s.Mailbox, &s.UIDValidity, &s.UID, &s.Key, &s.MessageID, &s.Sender, &s.Subject,
-		&s.State, &s.Reason, &s.Scenario, &s.Attempts, &done, &created, &updated, &s.Digest, &s.Detail, &outcome, &s.Body)
+		&s.State, &s.Reason, &s.Scenario, &s.Attempts, &done, &created, &updated, &s.Digest, &s.Detail, &s.TraceID, &outcome, &s.Body)
 	s.IMAPDone = done != 0
 	s.Created, s.Updated = fromUnix(created), fromUnix(updated)
 	if outcome != "" {

@@ -26,8 +26,32 @@ var migrations = []store.Migration{
 	{SQLite: digestSchema, Postgres: digestSchema},
 	{SQLite: detailSchema, Postgres: detailSchema},
 	{SQLite: autonomySchema, Postgres: autonomySchema},
+	{SQLite: flatCostSchema, Postgres: flatCostSchema},
+	{SQLite: traceSchema, Postgres: traceSchema},
+	{SQLite: outboxIndexSchema, Postgres: outboxIndexSchema},
 	{SQLite: contentDigestSchema, Postgres: contentDigestSchema},
 }
+
+// outboxIndexSchema is the outbox index of triage process --store: every
+// reply, draft and staff notice an outbox directory holds, with what the
+// reply-loop checks, the per-sender limit and the notice bounds count (its
+// recipient, the sender of the message it answers, the customer a notice
+// is about), each count an indexed look-up. Times are Unix milliseconds.
+const outboxIndexSchema = `
+CREATE TABLE IF NOT EXISTS outbox_index (
+	message_id TEXT NOT NULL,
+	kind       TEXT NOT NULL,
+	path       TEXT NOT NULL,
+	recipient  TEXT NOT NULL DEFAULT '',
+	sender     TEXT NOT NULL DEFAULT '',
+	customer   TEXT NOT NULL DEFAULT '',
+	created    BIGINT NOT NULL,
+	PRIMARY KEY (message_id, kind)
+);
+CREATE INDEX IF NOT EXISTS outbox_index_recipient ON outbox_index(recipient, created);
+CREATE INDEX IF NOT EXISTS outbox_index_sender ON outbox_index(sender, created);
+CREATE INDEX IF NOT EXISTS outbox_index_notices ON outbox_index(kind, customer, created);
+`
 
 // autonomySchema is what reply mode auto decides from and records. Each
 // reply and draft carries the scenario and inbox (account, mailbox) its
@@ -80,6 +104,24 @@ CREATE INDEX autonomy_switches_at ON autonomy_switches(at);
 // the mailbox with other transport headers is still a copy. An entry without
 // a digest counts a later message with its key as a copy.
 const contentDigestSchema = `UPDATE messages SET digest = '';`
+
+// traceSchema keeps each message's OpenTelemetry trace id (its latest
+// attempt's), for triage ledger.
+const traceSchema = `ALTER TABLE messages ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';`
+
+// flatCostSchema indexes what runs on every watch pass and every listing,
+// so their cost follows what they return, not the ledger's history:
+// replies by state (the pending replies and drafts a pass settles; the
+// --replies listing), messages by state (retry requests, --state), the
+// unsettled messages of a mailbox, and the draft figures (drafts by
+// scenario, inbox and outcome, in the order they are summed), each index
+// covering its query so no reply's bytes are read.
+const flatCostSchema = `
+CREATE INDEX IF NOT EXISTS replies_state ON replies(state, created);
+CREATE INDEX IF NOT EXISTS replies_drafts ON replies(kind, scenario, account, mailbox, outcome);
+CREATE INDEX IF NOT EXISTS messages_state ON messages(state, updated);
+CREATE INDEX IF NOT EXISTS messages_unsettled ON messages(account, mailbox, uidvalidity, imap_done, uid);
+`
 
 // digestSchema keeps each message's content digest (triage.DigestOf): a
 // second message under the same key with other content is told apart from

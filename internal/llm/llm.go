@@ -101,6 +101,9 @@ type Model struct {
 	Description string
 	// Server is the offline server (nil for Gemini).
 	Server *offline.Server
+	// Provider names the provider in traces (gen_ai.provider.name):
+	// gcp.gemini, gcp.vertex_ai, openai, or triage.offline.
+	Provider string
 }
 
 // Close stops the offline server, if any.
@@ -145,14 +148,14 @@ func New(ctx context.Context, o Options) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		desc := "Gemini API"
+		desc, provider := "Gemini API", "gcp.gemini"
 		if c.ClientConfig().Backend == genai.BackendVertexAI {
-			desc = "Gemini on Vertex AI"
+			desc, provider = "Gemini on Vertex AI", "gcp.vertex_ai"
 		}
 		if u := c.ClientConfig().HTTPOptions.BaseURL; u != "" {
 			desc += " at " + u
 		}
-		return &Model{Model: &agent.Gemini{Client: c}, Description: desc}, nil
+		return &Model{Model: &agent.Gemini{Client: c}, Description: desc, Provider: provider}, nil
 	}
 	srv, err := offline.Start(offline.Options{Faults: o.Faults, Scenarios: o.Scenarios})
 	if err != nil {
@@ -171,6 +174,7 @@ func New(ctx context.Context, o Options) (*Model, error) {
 	return &Model{
 		Model:       &agent.Gemini{Client: c},
 		Offline:     true,
+		Provider:    "triage.offline",
 		Description: "built-in offline model (deterministic stand-in, not an LLM)",
 		Server:      srv,
 	}, nil
@@ -201,7 +205,7 @@ func openAI(o Options, hc *http.Client) (*Model, error) {
 	if key == "" && (base == "" || base == openai.DefaultBaseURL) {
 		return nil, errors.New("llm: the OpenAI API needs a key: set OPENAI_API_KEY or a key file (a local server needs only its base URL)")
 	}
-	return &Model{Model: c, Description: "OpenAI-compatible endpoint " + c.URL()}, nil
+	return &Model{Model: c, Description: "OpenAI-compatible endpoint " + c.URL(), Provider: "openai"}, nil
 }
 
 // DefaultConcurrency is Options.Concurrency when unset.

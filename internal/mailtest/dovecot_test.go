@@ -454,3 +454,39 @@ func TestGreetingIsThisDovecot(t *testing.T) {
 		t.Errorf("this instance's greeting: %v", err)
 	}
 }
+
+// The configuration marks "Sent Items" \Sent and "Robocze" \Drafts (RFC
+// 6154): once created, LIST ... RETURN (SPECIAL-USE) reports them so;
+// before, they are not listed.
+func TestDovecotSpecialUse(t *testing.T) {
+	d := StartDovecot(t)
+	c := d.Client(t)
+	roles := func() map[string][]imap.MailboxAttr {
+		t.Helper()
+		data, err := c.List("", "*", &imap.ListOptions{ReturnSpecialUse: true}).Collect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]imap.MailboxAttr{}
+		for _, m := range data {
+			for _, a := range m.Attrs {
+				if a == imap.MailboxAttrSent || a == imap.MailboxAttrDrafts {
+					out[m.Mailbox] = append(out[m.Mailbox], a)
+				}
+			}
+		}
+		return out
+	}
+	if got := roles(); len(got) != 0 {
+		t.Errorf("before the folders exist: %v, want none listed", got)
+	}
+	for _, name := range []string{"Sent Items", "Robocze", "Sent"} {
+		if err := c.Create(name, nil).Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string][]imap.MailboxAttr{"Sent Items": {imap.MailboxAttrSent}, "Robocze": {imap.MailboxAttrDrafts}}
+	if diff := cmp.Diff(want, roles()); diff != "" {
+		t.Errorf("special-use folders (-want +got):\n%s", diff)
+	}
+}

@@ -76,6 +76,14 @@ mail_gid = {{.MailGID}}
 mail_location = maildir:{{.MailRoot}}/%u
 namespace inbox {
   inbox = yes
+  # Special-use folders (RFC 6154) under names a client cannot guess; each
+  # exists (and is listed) once a test creates it.
+  mailbox "Sent Items" {
+    special_use = \Sent
+  }
+  mailbox "Robocze" {
+    special_use = \Drafts
+  }
 }
 mailbox_idle_check_interval = 1 secs
 

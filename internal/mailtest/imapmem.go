@@ -37,6 +37,14 @@ type IMAPOptions struct {
 	NoMove bool
 	// Mailboxes are created at start besides INBOX.
 	Mailboxes []string
+	// SpecialUse are mailboxes created at start with a special-use
+	// attribute (RFC 6154), e.g. {"Sent Items": imap.MailboxAttrSent}. The
+	// server offers SPECIAL-USE and LIST-EXTENDED, so LIST ... RETURN
+	// (SPECIAL-USE) reports them.
+	SpecialUse map[string]imap.MailboxAttr
+	// PlainListRoles hides SPECIAL-USE and LIST-EXTENDED and reports the
+	// special-use attributes in every LIST, as Microsoft 365 does.
+	PlainListRoles bool
 	// TLS, when set, offers STARTTLS with this configuration (see
 	// SelfSigned); with ImplicitTLS the listener speaks TLS from the first
 	// byte instead.
@@ -56,12 +64,16 @@ type IMAP struct {
 	user *imapmemserver.User
 	srv  *imapserver.Server
 
-	noKeywords atomic.Bool
-	idle       chan struct{}
-	implicit   bool
+	noKeywords     atomic.Bool
+	plainListRoles bool
+	idle           chan struct{}
+	implicit       bool
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
+	// special holds every mailbox and its special-use attributes (see
+	// specialuse.go); guarded by mu.
+	special map[string][]imap.MailboxAttr
 }
 
 // StartIMAP starts an in-memory IMAP server for the test.
@@ -79,15 +91,27 @@ func StartIMAP(t testing.TB, opts IMAPOptions) *IMAP {
 		user:     imapmemserver.NewUser(opts.User, opts.Password),
 		idle:     make(chan struct{}, 64),
 		conns:    map[net.Conn]struct{}{},
+		special:  map[string][]imap.MailboxAttr{},
 	}
 	s.noKeywords.Store(opts.NoKeywords)
 	s.implicit = opts.TLS != nil && opts.ImplicitTLS
 	for _, name := range append([]string{"INBOX"}, opts.Mailboxes...) {
+		s.special[name] = nil
 		if err := s.user.Create(name, nil); err != nil {
 			t.Fatalf("mailtest: create %s: %v", name, err)
 		}
 	}
+	for name, attr := range opts.SpecialUse {
+		if err := s.user.Create(name, nil); err != nil {
+			t.Fatalf("mailtest: create %s: %v", name, err)
+		}
+		s.special[name] = []imap.MailboxAttr{attr}
+	}
 	caps := imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapNamespace: {}}
+	if !opts.PlainListRoles {
+		caps[imap.CapSpecialUse], caps[imap.CapCreateSpecialUse], caps[imap.CapListExtended] = struct{}{}, struct{}{}, struct{}{}
+	}
+	s.plainListRoles = opts.PlainListRoles
 	if !opts.NoMove {
 		caps[imap.CapMove] = struct{}{}
 		caps[imap.CapUIDPlus] = struct{}{}

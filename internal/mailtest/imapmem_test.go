@@ -10,6 +10,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 	gosmtp "github.com/emersion/go-smtp"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 const testMsg = "From: a@example.com\r\nTo: b@example.com\r\nSubject: hi\r\nMessage-ID: <1@example.com>\r\n\r\nbody\r\n"
@@ -164,5 +165,66 @@ func TestIdleReportsEarlierDelivery(t *testing.T) {
 	}
 	if err := idle.Wait(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// LIST ... RETURN (SPECIAL-USE) reports the attributes of the mailboxes
+// created with IMAPOptions.SpecialUse and of those a client creates with
+// CREATE ... (USE (...)); LIST (SPECIAL-USE) selects only those; a plain
+// LIST reports every mailbox without them.
+func TestIMAPSpecialUse(t *testing.T) {
+	s := StartIMAP(t, IMAPOptions{Mailboxes: []string{"Archive"}, SpecialUse: map[string]imap.MailboxAttr{"Wysłane": imap.MailboxAttrSent}})
+	c := s.Client(t)
+	if err := c.Create("Szkice", &imap.CreateOptions{SpecialUse: []imap.MailboxAttr{imap.MailboxAttrDrafts}}).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Rename("Archive", "Old", nil).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	list := func(opts *imap.ListOptions) map[string][]imap.MailboxAttr {
+		t.Helper()
+		data, err := c.List("", "*", opts).Collect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]imap.MailboxAttr{}
+		for _, d := range data {
+			out[d.Mailbox] = d.Attrs
+		}
+		return out
+	}
+	want := map[string][]imap.MailboxAttr{"INBOX": nil, "Old": nil, "Wysłane": {imap.MailboxAttrSent}, "Szkice": {imap.MailboxAttrDrafts}}
+	if diff := cmp.Diff(want, list(&imap.ListOptions{ReturnSpecialUse: true}), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("LIST RETURN (SPECIAL-USE) (-want +got):\n%s", diff)
+	}
+	want = map[string][]imap.MailboxAttr{"Wysłane": {imap.MailboxAttrSent}, "Szkice": {imap.MailboxAttrDrafts}}
+	if diff := cmp.Diff(want, list(&imap.ListOptions{SelectSpecialUse: true})); diff != "" {
+		t.Errorf("LIST (SPECIAL-USE) (-want +got):\n%s", diff)
+	}
+	want = map[string][]imap.MailboxAttr{"INBOX": nil, "Old": nil, "Wysłane": nil, "Szkice": nil}
+	if diff := cmp.Diff(want, list(nil), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("plain LIST (-want +got):\n%s", diff)
+	}
+}
+
+// With PlainListRoles (Microsoft 365's way) the server offers neither
+// SPECIAL-USE nor LIST-EXTENDED, and a plain LIST carries the attributes.
+func TestIMAPPlainListRoles(t *testing.T) {
+	s := StartIMAP(t, IMAPOptions{PlainListRoles: true, SpecialUse: map[string]imap.MailboxAttr{"Sent Items": imap.MailboxAttrSent}})
+	c := s.Client(t)
+	if caps := c.Caps(); caps.Has(imap.CapSpecialUse) || caps.Has(imap.CapListExtended) {
+		t.Errorf("capabilities %v offer SPECIAL-USE or LIST-EXTENDED", caps)
+	}
+	data, err := c.List("", "*", nil).Collect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]imap.MailboxAttr{}
+	for _, d := range data {
+		got[d.Mailbox] = d.Attrs
+	}
+	want := map[string][]imap.MailboxAttr{"INBOX": nil, "Sent Items": {imap.MailboxAttrSent}}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("plain LIST (-want +got):\n%s", diff)
 	}
 }

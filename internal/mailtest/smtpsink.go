@@ -67,7 +67,8 @@ type SMTPOptions struct {
 }
 
 // SMTPSink is an in-process SMTP server on loopback that records every
-// message it accepts. Set FailNext to make the next submissions fail.
+// message it accepts. FailNext makes the next submissions fail, Refuse every
+// one until lifted.
 type SMTPSink struct {
 	Addr string
 
@@ -77,6 +78,7 @@ type SMTPSink struct {
 	mu       sync.Mutex
 	msgs     []SinkMessage
 	failNext []error
+	refusal  error // every DATA fails with it while set
 	auths    []string
 	notify   chan struct{}
 }
@@ -131,6 +133,14 @@ func (s *SMTPSink) Auths() []string {
 func (s *SMTPSink) FailNext(errs ...error) {
 	s.mu.Lock()
 	s.failNext = append(s.failNext, errs...)
+	s.mu.Unlock()
+}
+
+// Refuse makes every DATA command fail with err (e.g. &smtp.SMTPError{Code:
+// 451, ...}, a server that refuses for now) until Refuse(nil).
+func (s *SMTPSink) Refuse(err error) {
+	s.mu.Lock()
+	s.refusal = err
 	s.mu.Unlock()
 }
 
@@ -247,6 +257,10 @@ func (ss *sinkSession) Data(r io.Reader) error {
 		return err
 	}
 	ss.s.mu.Lock()
+	if err := ss.s.refusal; err != nil {
+		ss.s.mu.Unlock()
+		return err
+	}
 	if len(ss.s.failNext) > 0 {
 		err := ss.s.failNext[0]
 		ss.s.failNext = ss.s.failNext[1:]

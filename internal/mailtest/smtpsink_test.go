@@ -3,6 +3,7 @@ package mailtest
 import (
 	"crypto/tls"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/emersion/go-sasl"
@@ -138,4 +139,31 @@ func smtpCode(err error) int {
 		return se.Code
 	}
 	return -1
+}
+
+// Refuse fails every DATA with its error until lifted; then the sink
+// accepts again.
+func TestSMTPSinkRefuse(t *testing.T) {
+	s := StartSMTPSink(t, SMTPOptions{})
+	send := func() error {
+		c, err := gosmtp.Dial(s.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		return c.SendMail("a@example.com", []string{"b@example.com"}, strings.NewReader(testMsg))
+	}
+	s.Refuse(&smtpErr451)
+	for i := range 2 {
+		if err := send(); smtpCode(err) != 451 {
+			t.Errorf("submission %d while refusing: %v, want 451", i, err)
+		}
+	}
+	s.Refuse(nil)
+	if err := send(); err != nil {
+		t.Fatalf("after Refuse(nil): %v", err)
+	}
+	if n := len(s.Messages()); n != 1 {
+		t.Errorf("%d messages accepted, want 1", n)
+	}
 }

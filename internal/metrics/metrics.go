@@ -112,8 +112,9 @@ func (m *Metrics) Observe(o processor.Outcome, d time.Duration) {
 	m.processed.WithLabelValues(string(o.Status), scenario).Inc()
 	switch {
 	case o.Reason == triage.ReasonSendFailed:
+		// The submission error itself was counted as "smtp" where it
+		// happened (the watcher's mail sender calls Error).
 		m.sendFails.Add(1)
-		m.errors.WithLabelValues("smtp").Inc()
 	case o.Status.Answered():
 		m.sendFails.Store(0)
 	}

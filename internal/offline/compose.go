@@ -82,9 +82,11 @@ var english = phrases{
 // the calls so far and what the scenario sc (nil: none known) declares
 // about its reply; nothing of the customer's text is copied into it. It
 // knows result fields, not function or scenario names: a serial_number with a status is a warranty check, a
-// ticket_id a ticket, a text a looked-up answer, notified a staff notice.
-// The reply says that a person will follow up only when staff were told
-// (a notice succeeded): otherwise nobody would know to.
+// ticket_id a ticket, a text a looked-up answer, notified a staff notice;
+// a dry run's stand-in (dry_run: true) is none of these, only its
+// placeholder ticket_id shows. The reply says that a person will follow up
+// only when staff were told (a notice succeeded): otherwise nobody would
+// know to.
 func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration, reply *genai.FunctionDeclaration, sc *scenario.Scenario) string {
 	p := phrasesFor(f.Language, f.DefaultLanguage)
 	takesSerial := false
@@ -113,6 +115,12 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 		case !c.ok:
 			failed = true
 			tickets = append(tickets, p.stepFailed)
+		case c.dryRun():
+			// A dry run's stand-in: no fact, but the ticket the real call
+			// would have opened, under a placeholder number.
+			if id, _ := c.result["ticket_id"].(string); id != "" {
+				tickets = append(tickets, fmt.Sprintf(p.ticket, id))
+			}
 		case c.result["ticket_id"] != nil:
 			if id := c.str("ticket_id"); id != "" {
 				tickets = append(tickets, fmt.Sprintf(p.ticket, id))

@@ -213,6 +213,14 @@ type outcome struct {
 	args    map[string]any
 }
 
+// dryRun reports whether the result is a dry run's stand-in (the
+// dispatcher answered an effect function without running it): it states no
+// fact, at most a placeholder a reply may show (a ticket_id).
+func (o outcome) dryRun() bool {
+	b, _ := o.result["dry_run"].(bool)
+	return b
+}
+
 // str reads a string field of the result, falling back to the call args.
 func (o outcome) str(key string) string {
 	if s, ok := o.result[key].(string); ok && s != "" {
@@ -539,8 +547,8 @@ func fill(d *genai.FunctionDeclaration, f prompt.Facts, serialNumber, keyword st
 func positive(h *history, sn string) bool {
 	seen := false
 	for _, o := range h.results {
-		if o.args["serial_number"] != sn && o.str("serial_number") != sn {
-			continue
+		if o.dryRun() || o.args["serial_number"] != sn && o.str("serial_number") != sn {
+			continue // a dry run's stand-in says nothing about the serial
 		}
 		if !o.ok {
 			return false

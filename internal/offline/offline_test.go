@@ -398,6 +398,38 @@ func TestConversation(t *testing.T) {
 			wantFinal: "Reply sent.",
 		},
 		{
+			// A stand-in result is no fact, whatever keys it carries; only
+			// its placeholder ticket number shows.
+			name:  "dry run stand-ins, Polish",
+			facts: prompt.Facts{Scenario: "valid-warranty", Language: "pl", Subject: "Awaria pralki", SerialNumbers: []string{"SN-1001"}},
+			fns:   all,
+			tools: fakeTools{extra: map[string]func(map[string]any) map[string]any{
+				"create_ticket": func(map[string]any) map[string]any {
+					return map[string]any{"dry_run": true, "status": "dry_run", "message": "dry run: create_ticket was not executed"}
+				}}},
+			want: [][]call{{check("SN-1001")},
+				{{"create_ticket", map[string]any{"serial_number": "SN-1001", "customer_email": "jan@example.com", "priority": "normal"}}},
+				{send("Re: Awaria pralki")}},
+			wantBody:  []string{"SN-1001 jest ważna do 2027-05-31"},
+			wantNot:   []string{"dry_run", "dry run", "Status gwarancji", "TKT-"},
+			wantFinal: "Reply sent.",
+		},
+		{
+			name:  "dry run placeholder ticket, English",
+			facts: prompt.Facts{Scenario: "valid-warranty", Language: "en", Subject: "Broken", SerialNumbers: []string{"SN-1001"}},
+			fns:   all,
+			tools: fakeTools{extra: map[string]func(map[string]any) map[string]any{
+				"create_ticket": func(map[string]any) map[string]any {
+					return map[string]any{"dry_run": true, "ticket_id": "TKT-(dry run)", "message": "dry run: create_ticket was not executed"}
+				}}},
+			want: [][]call{{check("SN-1001")},
+				{{"create_ticket", map[string]any{"serial_number": "SN-1001", "customer_email": "jan@example.com", "priority": "normal"}}},
+				{send("Re: Broken")}},
+			wantBody:  []string{"valid until 2027-05-31", "We opened ticket TKT-(dry run)."},
+			wantNot:   []string{"dry_run", "Warranty status"},
+			wantFinal: "Reply sent.",
+		},
+		{
 			name:      "create_ticket unavailable, English",
 			facts:     prompt.Facts{Scenario: "valid-warranty", Language: "en", Subject: "Broken", SerialNumbers: []string{"SN-1001"}},
 			fns:       all,

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/codes"
 	"google.golang.org/genai"
 
 	"triage"
@@ -30,6 +31,7 @@ import (
 	"triage/internal/prompt"
 	"triage/internal/scenario"
 	"triage/internal/serial"
+	"triage/internal/trace"
 )
 
 // Loop breaking: a message In-Reply-To one of our replies, from a sender
@@ -90,6 +92,13 @@ type Outcome struct {
 	TicketID  string `json:"ticket_id"`
 	Followup  bool   `json:"followup"`
 	Escalated bool   `json:"escalated"`
+	// SendFailure is the delivery that failed when the reason is
+	// send_failed: the SMTP step, the server's code and text, and whether
+	// it was temporary (a later attempt may succeed).
+	SendFailure *dispatcher.SendFailure `json:"send_failure,omitempty"`
+	// TraceID is the OpenTelemetry trace of this email, when tracing is on
+	// (package trace).
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // AttachmentInfo lists an inbound attachment and whether the model was
@@ -180,6 +189,11 @@ type Input struct {
 	// Key is the idempotency key; "" means triage.KeyOf the message and
 	// its raw bytes.
 	Key triage.Key
+	// MoreAttempts: the caller processes this email again when a temporary
+	// delivery failure ends it (watch, before the last of its attempts), so
+	// such a failure adds no note to the ticket yet: the reply may still go
+	// out. The outcome is failed/send_failed either way.
+	MoreAttempts bool
 	// Inbox is the watched mailbox the message came from (zero for
 	// triage process): reply mode auto is earned per scenario and inbox.
 	Inbox triage.Inbox
@@ -254,11 +268,21 @@ func New(cfg Config) (*Processor, error) {
 // parsing, detection (model included), the agent loop and the reply's
 // rendering and delivery.
 func (p *Processor) Process(ctx context.Context, in Input) Outcome {
+	ctx, span, started := trace.Email(ctx, trace.FileKey.String(in.Name))
+	if started {
+		defer span.End()
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, p.cfg.Bounds.Deadline, agent.ErrDeadline)
 	defer cancel()
 	start := p.cfg.Now()
 	out := p.process(ctx, in)
 	p.handedOff(ctx, &out)
+	out.TraceID = trace.ID(ctx)
+	span.SetAttributes(trace.KeyKey.String(string(out.Key)), trace.StatusKey.String(string(out.Status)),
+		trace.ReasonKey.String(string(out.Reason)), trace.ScenarioKey.String(out.Scenario))
+	if out.Status == triage.StatusFailed {
+		span.SetStatus(codes.Error, string(out.Reason))
+	}
 	out.DurationMS = p.cfg.Now().Sub(start).Milliseconds()
 	if out.SerialNumbers == nil {
 		out.SerialNumbers = []string{}
@@ -461,15 +485,17 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		// another message with this Key.
 		return fail(rec.Reason, rec.Error.Message)
 	}
-	if err != nil {
-		return fail(triage.ReasonEmailNotSent, err.Error())
-	}
 
-	// Verify: only a successful final call (send_email) makes an email handled.
+	// Verify: only a successful final call (send_email) makes an email
+	// handled. A reply the mail server refused is send_failed even when the
+	// model then failed too: the refusal is what a person must know.
 	sent := okRecord(out.FunctionCalls, final)
 	if f := session.SendFailure(); sent == nil && f != nil {
-		p.sendFailed(ctx, &out, f)
+		p.sendFailed(ctx, &out, f, in.MoreAttempts)
 		return out
+	}
+	if err != nil {
+		return fail(triage.ReasonEmailNotSent, err.Error())
 	}
 	if sent == nil {
 		detail := "the model ended without a successful " + final

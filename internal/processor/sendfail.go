@@ -16,13 +16,17 @@ const NoteAuthor = builtins.NoteAuthor
 
 // sendFailed ends an email whose reply the mail server refused or could not
 // take: failed/send_failed with the server's code and text, an ERROR line,
-// and a note on the email's ticket so that it does not look handled.
-func (p *Processor) sendFailed(ctx context.Context, out *Outcome, f *dispatcher.SendFailure) {
+// and a note on the email's ticket so that it does not look handled; none
+// yet when the failure is temporary and the caller tries again (retried:
+// Input.MoreAttempts), so the note is added once, by the last attempt.
+func (p *Processor) sendFailed(ctx context.Context, out *Outcome, f *dispatcher.SendFailure, retried bool) {
 	out.Status, out.Reason, out.Detail = triage.StatusFailed, triage.ReasonSendFailed, f.Detail()
+	out.SendFailure = f
+	retried = retried && f.Temporary
 	p.cfg.Logger.ErrorContext(ctx, "reply not sent: the mail server refused or could not take it",
 		"function", f.Function, "smtp_step", f.Op, "smtp_code", f.Code, "smtp_text", f.Text,
-		"temporary", f.Temporary, "ticket", out.TicketID)
-	if out.TicketID == "" || p.cfg.Tickets == nil || p.cfg.DryRun {
+		"temporary", f.Temporary, "tried_again", retried, "ticket", out.TicketID)
+	if out.TicketID == "" || p.cfg.Tickets == nil || p.cfg.DryRun || retried {
 		return
 	}
 	_, err := p.cfg.Tickets.AddNote(context.WithoutCancel(ctx), out.TicketID, tickets.Note{

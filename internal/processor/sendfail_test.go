@@ -2,13 +2,17 @@ package processor_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/emersion/go-smtp"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
 
 	"triage"
 	"triage/instructions"
@@ -176,6 +180,71 @@ func TestReplyOverALimit(t *testing.T) {
 			}
 			if len(sends) == 0 || sends[0] != "blocked=true code="+string(reason) {
 				t.Errorf("send_email calls %v, want the first blocked with code %s", sends, reason)
+			}
+		})
+	}
+}
+
+// failAfter answers as m for its first n calls, then fails every call (a
+// model API that went down).
+type failAfter struct {
+	m     agent.Model
+	n     int64
+	calls atomic.Int64
+}
+
+func (f *failAfter) GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	if f.calls.Add(1) > f.n {
+		return nil, errors.New("scripted: model unavailable")
+	}
+	return f.m.GenerateContent(ctx, model, contents, cfg)
+}
+
+// A temporary refusal (451) is send_failed with a typed, temporary
+// SendFailure on the outcome, also when the model fails right after it (the
+// refusal is what a person must know, not the model's error). The ticket is
+// noted, unless the caller tries the email again (Input.MoreAttempts): then
+// the last attempt notes it, once.
+func TestSendFailedTemporary(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		modelDies bool
+		more      bool
+		wantNote  bool
+	}{
+		{"model fails after the refusal", true, false, true},
+		{"model fails after the refusal, tried again later", true, true, false},
+		{"tried again later", false, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "relay", Password: "relaypw"})
+			sink.FailNext(&smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Try again later"})
+			var m agent.Model = &scripted{}
+			if tc.modelDies {
+				m = &failAfter{m: m, n: 3} // check_warranty, create_ticket, send_email; then down
+			}
+			p, tk := sendEnv(t, m, sink)
+			out := p.Process(context.Background(), processor.Input{Name: "in.eml", MoreAttempts: tc.more,
+				Raw: eml("jan@example.pl", "Reklamacja", "Ekspres SN-48213-PL nie grzeje.")})
+			want := &dispatcher.SendFailure{Function: "send_email", Op: "data", Code: 451, Text: "4.3.0 Try again later", Temporary: true}
+			if out.Status != triage.StatusFailed || out.Reason != triage.ReasonSendFailed {
+				t.Fatalf("outcome %s/%s %q, want failed/send_failed", out.Status, out.Reason, out.Detail)
+			}
+			if diff := cmp.Diff(want, out.SendFailure); diff != "" {
+				t.Errorf("send failure (-want +got):\n%s", diff)
+			}
+			st, err := tk.Get(context.Background(), out.TicketID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			notes := 0
+			for _, n := range st.Notes {
+				if n.From == processor.NoteAuthor && strings.Contains(n.Text, "451") {
+					notes++
+				}
+			}
+			if want := map[bool]int{true: 1, false: 0}[tc.wantNote]; notes != want {
+				t.Errorf("ticket %s has %d notes of the failed reply, want %d: %+v", out.TicketID, notes, want, st.Notes)
 			}
 		})
 	}

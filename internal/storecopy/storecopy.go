@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 
+	"triage/internal/budget"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 	"triage/internal/store"
@@ -62,9 +63,12 @@ var ticketTables = []table{
 	{"ticket_notes", "ticket_seq, message_id, sender, subject, body, at", "id", func(c *Counts) *int { return &c.TicketNotes }},
 }
 
-// Prepare brings dst's ledger and ticket schemas up to date.
+// Prepare brings dst's ledger, model budget and ticket schemas up to date.
 func Prepare(ctx context.Context, dst *store.DB) error {
 	if err := ledger.Migrate(ctx, dst); err != nil {
+		return err
+	}
+	if err := budget.Migrate(ctx, dst); err != nil {
 		return err
 	}
 	return tickets.Migrate(ctx, dst)

@@ -125,6 +125,7 @@ pipeline:
 	if err := os.WriteFile(w.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	createFolder(t, tgt, "Sent") // sent_folder names it: it must exist
 	return w
 }
 

@@ -190,14 +190,22 @@ func TestSystemdInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	rooted := strings.NewReplacer(" /etc/triage/", " "+root+"/etc/triage/", " /var/lib/triage", " "+root+"/var/lib/triage").Replace(string(cfg))
-	// The script itself must create the state directory: nothing here prepares it.
-	if st, err := os.Stat(filepath.Join(root, "var/lib/triage")); err != nil || !st.IsDir() || st.Mode().Perm() != 0o750 {
-		t.Errorf("state directory /var/lib/triage: %v, %v; want a directory, mode 0750", err, st)
+	// The script itself must create the state and log directories: nothing
+	// here prepares them.
+	for _, dir := range []string{"var/lib/triage", "var/log/triage"} {
+		if st, err := os.Stat(filepath.Join(root, dir)); err != nil || !st.IsDir() || st.Mode().Perm() != 0o750 {
+			t.Errorf("/%s: %v, %v; want a directory, mode 0750", dir, err, st)
+		}
 	}
 	rootedConfig := filepath.Join(root, "etc/triage/rooted.yaml")
 	writeFile(t, rootedConfig, rooted)
 	envFile := filepath.Join(root, "etc/triage/env")
 	env, _ := os.ReadFile(envFile)
+	for _, key := range []string{"TRIAGE_IMAP_PASSWORD=", "TRIAGE_SMTP_PASSWORD=", "TRIAGE_OAUTH2_CLIENT_SECRET=", "GEMINI_API_KEY="} {
+		if !strings.Contains(string(env), "\n"+key+"\n") {
+			t.Errorf("the installed env file has no empty %s line to fill in:\n%s", key, env)
+		}
+	}
 	filled := strings.NewReplacer("TRIAGE_IMAP_PASSWORD=\n", "TRIAGE_IMAP_PASSWORD=pw\n", "TRIAGE_SMTP_PASSWORD=\n", "TRIAGE_SMTP_PASSWORD=pw\n",
 		"GEMINI_API_KEY=\n", "GEMINI_API_KEY=key-not-used-by-check\n", "=/usr/local/share/", "="+root+"/usr/local/share/").Replace(string(env))
 	writeFile(t, envFile, filled)

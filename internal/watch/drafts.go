@@ -13,7 +13,8 @@ import (
 	"triage/internal/ledger"
 )
 
-// DefaultDraftsFolder receives drafts (reply mode draft).
+// DefaultDraftsFolder receives drafts (reply mode draft) when no folder is
+// configured and the server marks none \\Drafts.
 const DefaultDraftsFolder = "Drafts"
 
 // draft records a rendered draft in the ledger (one per inbound key, like a
@@ -49,13 +50,13 @@ func (s *LedgerSender) draft(ctx context.Context, r *mail.Reply, raw []byte) (tr
 func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, r ledger.Reply) error {
 	b.imap.Lock() // a pass's workers share the connection
 	defer b.imap.Unlock()
-	if err := w.ensureFolder(c, b, w.cfg.DraftsFolder); err != nil {
+	if err := w.ensureFolder(c, b, w.drafts); err != nil {
 		return err
 	}
-	if err := appendMessage(c, w.cfg.DraftsFolder, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagDraft, imap.FlagSeen}, Time: r.Created}, "append draft"); err != nil {
+	if err := appendMessage(c, w.drafts, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagDraft, imap.FlagSeen}, Time: r.Created}, "append draft"); err != nil {
 		return err
 	}
-	w.log.InfoContext(ctx, "draft stored", "folder", w.cfg.DraftsFolder, "reply_message_id", r.MessageID, "to", r.To)
+	w.log.InfoContext(ctx, "draft stored", "folder", w.drafts, "reply_message_id", r.MessageID, "to", r.To)
 	return w.ledgerErr(w.cfg.Ledger.MarkDraftStored(context.WithoutCancel(ctx), r.Key))
 }
 
@@ -64,7 +65,7 @@ func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, 
 // otherwise the draft is appended now. A draft harms nobody, yet it is never
 // stored twice.
 func (w *Watcher) resolveDrafts(ctx context.Context, c *imapclient.Client) error {
-	pending, err := w.cfg.Ledger.Replies(ctx, ledger.DraftPending)
+	pending, err := w.cfg.Ledger.InState(ctx, ledger.DraftPending)
 	if err != nil {
 		return w.ledgerErr(err)
 	}
@@ -72,14 +73,14 @@ func (w *Watcher) resolveDrafts(ctx context.Context, c *imapclient.Client) error
 		return nil
 	}
 	b := &box{folders: map[string]bool{}}
-	if err := w.ensureFolder(c, b, w.cfg.DraftsFolder); err != nil {
+	if err := w.ensureFolder(c, b, w.drafts); err != nil {
 		return err
 	}
-	if _, err := c.Select(w.cfg.DraftsFolder, &imap.SelectOptions{ReadOnly: true}).Wait(); err != nil {
-		return fmt.Errorf("watch: examine %s: %w", w.cfg.DraftsFolder, err)
+	if _, err := c.Select(w.drafts, &imap.SelectOptions{ReadOnly: true}).Wait(); err != nil {
+		return fmt.Errorf("watch: examine %s: %w", w.drafts, err)
 	}
 	for _, r := range pending {
-		stored, err := holdsMessageID(c, w.cfg.DraftsFolder, r.MessageID)
+		stored, err := holdsMessageID(c, w.drafts, r.MessageID)
 		if err != nil {
 			return err
 		}
@@ -91,6 +92,9 @@ func (w *Watcher) resolveDrafts(ctx context.Context, c *imapclient.Client) error
 			continue
 		}
 		w.log.Info("pending draft not in the Drafts folder; storing it", "message_id", r.MessageID, "key", r.Key)
+		if r, err = w.cfg.Ledger.GetReply(ctx, r.Key); err != nil { // with its bytes
+			return w.ledgerErr(err)
+		}
 		if err := w.storeDraft(ctx, c, b, r); err != nil {
 			return err
 		}

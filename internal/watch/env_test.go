@@ -260,13 +260,35 @@ func (e *env) config(mod func(*Config)) Config {
 	return cfg
 }
 
+// watcher is a Watcher on the env; the Sent and Drafts folders it is
+// configured with exist on the server (as a person who names them has
+// them).
 func (e *env) watcher(mod func(*Config)) *Watcher {
 	e.t.Helper()
-	w, err := New(e.config(mod))
+	cfg := e.config(mod)
+	for _, f := range []string{cfg.SentFolder, cfg.DraftsFolder} {
+		if f != "" {
+			createFolder(e.t, e.tgt, f)
+		}
+	}
+	w, err := New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return w
+}
+
+// createFolder creates folder on the target unless it exists.
+func createFolder(t testing.TB, tgt target, folder string) {
+	t.Helper()
+	c := tgt.Client(t)
+	defer c.Close()
+	if _, err := c.Status(folder, &imap.StatusOptions{NumMessages: true}).Wait(); err == nil {
+		return
+	}
+	if err := c.Create(folder, nil).Wait(); err != nil {
+		t.Fatalf("create folder %s: %v", folder, err)
+	}
 }
 
 func (e *env) runOnce(mod func(*Config)) *Watcher {

@@ -48,12 +48,17 @@ func (w *Watcher) settle(ctx context.Context, c *imapclient.Client, b *box, e le
 	return w.ledgerErr(w.cfg.Ledger.MarkIMAPDone(context.WithoutCancel(ctx), e.Loc))
 }
 
-// ensureFolder creates folder when it does not exist; the caller holds b.imap.
+// ensureFolder makes sure folder exists; the caller holds b.imap. A folder
+// triage may create (see creatable) is created when missing; a missing Sent
+// or Drafts folder is an error.
 func (w *Watcher) ensureFolder(c *imapclient.Client, b *box, folder string) error {
 	if b.folders[folder] {
 		return nil
 	}
 	if _, err := c.Status(folder, &imap.StatusOptions{UIDValidity: true}).Wait(); err != nil {
+		if !w.creatable(folder) {
+			return fmt.Errorf("watch: folder %s: %w", folder, err)
+		}
 		if cerr := c.Create(folder, nil).Wait(); cerr != nil {
 			// Lost a race with another client? Then it exists now.
 			if _, err := c.Status(folder, &imap.StatusOptions{UIDValidity: true}).Wait(); err != nil {
@@ -71,10 +76,10 @@ func (w *Watcher) ensureFolder(c *imapclient.Client, b *box, folder string) erro
 func (w *Watcher) appendSent(ctx context.Context, c *imapclient.Client, b *box, r ledger.Reply) error {
 	b.imap.Lock()
 	defer b.imap.Unlock()
-	if err := w.ensureFolder(c, b, w.cfg.SentFolder); err != nil {
+	if err := w.ensureFolder(c, b, w.sent); err != nil {
 		return err
 	}
-	if err := appendMessage(c, w.cfg.SentFolder, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append"); err != nil {
+	if err := appendMessage(c, w.sent, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append"); err != nil {
 		return err
 	}
 	return w.cfg.Ledger.MarkAppended(context.WithoutCancel(ctx), r.Key)

@@ -16,6 +16,7 @@ import (
 	"triage/internal/logattr"
 	"triage/internal/message"
 	"triage/internal/processor"
+	"triage/internal/trace"
 )
 
 // peek reads the header of one message; nil when it is gone.
@@ -42,8 +43,12 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	uid, loc, id, size := m.uid, m.loc, m.id, m.size
 	// Every line logged about this message, here and in the pipeline, names it.
 	ctx = logattr.With(ctx, "uid", uint32(uid), "key", id.Key, "message_id", id.MessageID)
+	// One trace per message: its root span, whose id the ledger keeps.
+	ctx, span, _ := trace.Email(ctx, trace.InboxKey.String(w.cfg.Account+"/"+w.cfg.Mailbox), trace.UIDKey.Int64(int64(uid)),
+		trace.KeyKey.String(string(id.Key)))
+	defer span.End()
 	l := w.cfg.Ledger
-	e := ledger.Entry{Loc: loc, Key: id.Key, MessageID: id.MessageID, Sender: id.From, Subject: id.Subject}
+	e := ledger.Entry{Loc: loc, Key: id.Key, MessageID: id.MessageID, Sender: id.From, Subject: id.Subject, TraceID: trace.ID(ctx)}
 
 	prev, err := l.Get(ctx, loc)
 	switch {
@@ -88,7 +93,9 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if size > w.cfg.MaxMessageBytes {
 		return w.finish(ctx, c, b, e, ledger.StateFailed, triage.ReasonTooLarge, "", fmt.Sprintf("size=%d max=%d", size, w.cfg.MaxMessageBytes))
 	}
-	attempt, err := l.Begin(ctx, e)
+	cctx, cspan := trace.StartClient(ctx, "store claim")
+	attempt, err := l.Begin(cctx, e)
+	trace.End(cspan, err)
 	if err != nil {
 		return w.ledgerErr(err)
 	}
@@ -96,7 +103,9 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if attempt > w.cfg.MaxAttempts {
 		return w.finish(ctx, c, b, e, ledger.StateFailed, triage.ReasonTooManyAttempts, "", fmt.Sprintf("attempts=%d", attempt-1))
 	}
+	_, fspan := trace.StartClient(ctx, "imap fetch", trace.UIDKey.Int64(int64(uid)))
 	raw, ok, err := b.lockedBody(c, uid)
+	trace.End(fspan, err)
 	if err != nil {
 		return err
 	}
@@ -108,10 +117,10 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 
 	start := w.cfg.Now()
 	out := w.process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
-		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}})
+		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}, MoreAttempts: attempt < w.cfg.MaxAttempts})
 	w.keepOutcome(ctx, loc, out, raw)
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
-	if out.Status == triage.StatusFailed {
+	if out.Status == triage.StatusFailed && out.Reason != triage.ReasonSendFailed { // the Sender counted that one
 		w.cfg.Metrics.Error("process")
 	}
 
@@ -123,7 +132,8 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	case !errors.Is(rerr, ledger.ErrNotFound):
 		return w.ledgerErr(rerr)
 	}
-	end := ledger.Resolve(ledger.Processed{Status: out.Status, Reason: out.Reason, Escalated: out.Escalated, Stopped: ctx.Err() != nil}, reply)
+	end := ledger.Resolve(ledger.Processed{Status: out.Status, Reason: out.Reason, Escalated: out.Escalated, Stopped: ctx.Err() != nil,
+		Retry: sendLater(out, e.Attempts, w.cfg.MaxAttempts)}, reply)
 	switch end.Step {
 	case ledger.StepStoreDraft:
 		if err := w.storeDraft(ctx, c, b, r); err != nil {
@@ -136,6 +146,8 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	case ledger.StepAbandon:
 		w.log.InfoContext(ctx, "message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
 		return w.ledgerErr(l.Abandon(context.WithoutCancel(ctx), loc))
+	case ledger.StepPostpone:
+		return w.postponeSend(ctx, e, out)
 	}
 	state, reason, detail := end.State, end.Reason, out.Detail
 	if reply != nil {
@@ -144,9 +156,9 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
 		return err
 	}
-	if end.Sent && w.cfg.SentFolder != "" && !w.cfg.NoSaveSent && !r.Appended {
+	if end.Sent && w.sent != "" && !w.cfg.NoSaveSent && !r.Appended {
 		if err := w.appendSent(ctx, c, b, r); err != nil {
-			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.cfg.SentFolder, "reply_message_id", r.MessageID, "err", err)
+			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.sent, "reply_message_id", r.MessageID, "err", err)
 		}
 	}
 	return nil
@@ -217,6 +229,7 @@ func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (triage
 // settles the message on the server.
 func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state ledger.State, reason triage.Reason, scenario, detail string) error {
 	e.State, e.Reason, e.Scenario, e.Detail = state, reason, scenario, detail
+	trace.EmailSpan(ctx).SetAttributes(trace.StateKey.String(string(state)), trace.ReasonKey.String(string(reason)))
 	if err := w.cfg.Ledger.Record(context.WithoutCancel(ctx), e); err != nil {
 		return w.ledgerErr(err)
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	tmail "triage/internal/clients/mail"
 	"triage/internal/mailauth"
 	"triage/internal/mailtest"
+	"triage/internal/metrics"
 )
 
 // oauth2World is Dovecot with its oauth2 passdb, the OAuth2 server whose
@@ -76,9 +80,13 @@ func (ow *oauth2World) watcher(mod func(*Config)) *Watcher {
 // token every time, never presents an expired one, keeps answering new mail
 // through IDLE, sends over SMTP with the same tokens, and saves every
 // rotated refresh token (mode 0600). No reconnect counts as a login failure.
+// The reconnects count no imap error and never fail /healthz.
 func TestDovecotOAuth2TokensExpire(t *testing.T) {
 	ow := newOAuth2World(t, mailtest.OAuth2Options{Lifetime: 3 * time.Second, Rotate: true})
-	w := ow.watcher(func(c *Config) { c.MaxAuthFailures = 1 })
+	met := metrics.New()
+	w := ow.watcher(func(c *Config) { c.MaxAuthFailures = 1; c.Metrics = met })
+	var unhealthy atomic.Int32
+	stopProbe := probeHealth(t, met, &unhealthy)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -98,9 +106,16 @@ func TestDovecotOAuth2TokensExpire(t *testing.T) {
 	last := ow.deliver(rounds, "klient@customer.example", "Po wygaśnięciu tokenu")
 	ids = append(ids, last)
 	waitFor(t, ow.sink, func() bool { return ow.repliesTo()[last] == 1 })
+	stopProbe()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v, want nil: an expired token is a reconnect, not a failure", err)
+	}
+	if n := counter(t, met, "triage_errors_total", "imap"); n != 0 {
+		t.Errorf("triage_errors_total{kind=imap} = %v after reconnects for expired tokens, want 0", n)
+	}
+	if n := unhealthy.Load(); n != 0 {
+		t.Errorf("/healthz failed %d times across the reconnects, want never", n)
 	}
 
 	want := map[string]int{}
@@ -136,6 +151,96 @@ func TestDovecotOAuth2TokensExpire(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(ow.rtFile), ".refresh.token.tmp-*")); len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
+}
+
+// A server that keeps the session when its token expires (Dovecot checks a
+// token only at login; Gmail does the same): mail delivered after the
+// token expired is answered through IDLE on the same connection (no
+// reconnect), and its reply goes out over SMTP with a refreshed token (the
+// sink accepts only unexpired ones).
+func TestDovecotOAuth2TokenExpiresSessionStays(t *testing.T) {
+	ow := newOAuth2World(t, mailtest.OAuth2Options{Lifetime: 3 * time.Second, Rotate: true})
+	w := ow.watcher(func(c *Config) { c.MaxAuthFailures = 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+
+	first := ow.deliver(0, "klient0@customer.example", "Reklamacja")
+	waitFor(t, ow.sink, func() bool { return ow.repliesTo()[first] == 1 })
+	before := ow.o.Stats()
+	for exp := ow.o.LastExpiry(); !time.Now().After(exp); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	late := ow.deliver(1, "klient1@customer.example", "Po wygaśnięciu tokenu")
+	waitFor(t, ow.sink, func() bool { return ow.repliesTo()[late] == 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	after := ow.o.Stats()
+	t.Logf("oauth2 server before %+v after %+v; watcher %+v", before, after, w.Stats())
+	if st := w.Stats(); st.Reconnects != 0 || st.Passes < 2 {
+		t.Errorf("watcher %+v: want no reconnect and a pass for the late mail (IDLE)", st)
+	}
+	if after.Refreshes <= before.Refreshes || after.ExpiredPresented != 0 {
+		t.Errorf("refreshes %d -> %d, expired tokens presented %d; want a refresh for the late reply and none expired",
+			before.Refreshes, after.Refreshes, after.ExpiredPresented)
+	}
+	if diff := cmp.Diff(map[string]int{first: 1, late: 1}, ow.repliesTo()); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+}
+
+// probeHealth polls met's /healthz until the returned stop is called,
+// counting the answers that are not 200 in bad. It waits for the first
+// healthy answer before counting (the watcher is not connected at first).
+func probeHealth(t *testing.T, met *metrics.Metrics, bad *atomic.Int32) (stop func()) {
+	t.Helper()
+	h := met.Handler()
+	quit, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		seenOK := false
+		for {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+			switch {
+			case rec.Code == http.StatusOK:
+				seenOK = true
+			case seenOK:
+				bad.Add(1)
+			}
+			select {
+			case <-quit:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(quit); <-finished }
+}
+
+// counter is the value of a counter of met with the label value kind (0
+// when it was never counted).
+func counter(t *testing.T, met *metrics.Metrics, name, kind string) float64 {
+	t.Helper()
+	mfs, err := met.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetValue() == kind {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // Refusals count toward MaxAuthFailures: a revoked grant (the token

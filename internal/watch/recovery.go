@@ -14,7 +14,7 @@ import (
 // found in the Sent folder means sent; otherwise a person must look. Nothing
 // is ever submitted again.
 func (w *Watcher) resolvePending(ctx context.Context, c *imapclient.Client) error {
-	pending, err := w.cfg.Ledger.Replies(ctx, ledger.ReplyPending)
+	pending, err := w.cfg.Ledger.InState(ctx, ledger.ReplyPending)
 	if err != nil {
 		return w.ledgerErr(err)
 	}
@@ -22,9 +22,9 @@ func (w *Watcher) resolvePending(ctx context.Context, c *imapclient.Client) erro
 		return nil
 	}
 	sentOK := false
-	if w.cfg.SentFolder != "" {
-		if _, err := c.Select(w.cfg.SentFolder, &imap.SelectOptions{ReadOnly: true}).Wait(); err != nil {
-			w.log.Warn("cannot open the Sent folder to confirm pending replies", "folder", w.cfg.SentFolder, "err", err)
+	if w.sent != "" {
+		if _, err := c.Select(w.sent, &imap.SelectOptions{ReadOnly: true}).Wait(); err != nil {
+			w.log.Warn("cannot open the Sent folder to confirm pending replies", "folder", w.sent, "err", err)
 		} else {
 			sentOK = true
 		}
@@ -32,7 +32,7 @@ func (w *Watcher) resolvePending(ctx context.Context, c *imapclient.Client) erro
 	for _, r := range pending {
 		found := false
 		if sentOK {
-			if found, err = holdsMessageID(c, w.cfg.SentFolder, r.MessageID); err != nil {
+			if found, err = holdsMessageID(c, w.sent, r.MessageID); err != nil {
 				return err
 			}
 		}

@@ -13,24 +13,24 @@ import (
 // settleSentDrafts runs before every pass: a draft a person sent from the
 // console (ledger.DraftSentByPerson) leaves the Drafts folder, so nobody
 // sends it a second time from a mail client, and the message as sent is
-// filed in the Sent folder (when SentFolder is set) as triage files its
+// filed in the Sent folder (when there is one) as triage files its
 // own replies; then the ledger records it sent. A crash in between repeats
 // only what is missing: the copy is looked up by Message-ID both times.
 func (w *Watcher) settleSentDrafts(ctx context.Context, c *imapclient.Client) error {
 	l := w.cfg.Ledger
-	sent, err := l.Replies(ctx, ledger.DraftSentByPerson)
+	sent, err := l.InState(ctx, ledger.DraftSentByPerson)
 	if err != nil || len(sent) == 0 {
 		return w.ledgerErr(err)
 	}
 	b := &box{folders: map[string]bool{}}
-	if err := w.removeFrom(c, b, w.cfg.DraftsFolder, sent); err != nil {
+	if err := w.removeFrom(c, b, w.drafts, sent); err != nil {
 		return err
 	}
-	if w.cfg.SentFolder != "" {
-		if err := w.ensureFolder(c, b, w.cfg.SentFolder); err != nil {
+	if w.sent != "" {
+		if err := w.ensureFolder(c, b, w.sent); err != nil {
 			return err
 		}
-		filed, err := w.holding(c, w.cfg.SentFolder, sent)
+		filed, err := w.holding(c, w.sent, sent)
 		if err != nil {
 			return err
 		}
@@ -38,13 +38,17 @@ func (w *Watcher) settleSentDrafts(ctx context.Context, c *imapclient.Client) er
 			if filed[r.MessageID] {
 				continue
 			}
-			if err := appendMessage(c, w.cfg.SentFolder, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append"); err != nil {
+			r, err := l.GetReply(ctx, r.Key) // with its bytes
+			if err != nil {
+				return w.ledgerErr(err)
+			}
+			if err := appendMessage(c, w.sent, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append"); err != nil {
 				return err
 			}
 		}
 	}
 	for _, r := range sent {
-		w.log.Info("draft sent from the console: removed from the Drafts folder", "folder", w.cfg.DraftsFolder, "reply_message_id", r.MessageID)
+		w.log.Info("draft sent from the console: removed from the Drafts folder", "folder", w.drafts, "reply_message_id", r.MessageID)
 		if err := l.SettleSentDraft(ctx, r.Key); err != nil {
 			return w.ledgerErr(err)
 		}

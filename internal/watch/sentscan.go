@@ -29,6 +29,9 @@ const (
 	// maxSentScan bounds the Sent folder messages looked at in one pass; the
 	// rest wait for the next pass.
 	maxSentScan = 500
+	// draftStatsEvery is how often the draft figures go to the metrics:
+	// they count every draft in the ledger, too much for every pass.
+	draftStatsEvery = time.Minute
 	// maxPersonReplyBytes bounds the person's reply fetched to compare it
 	// with a draft; a larger one counts as edited.
 	maxPersonReplyBytes = 2 << 20
@@ -57,14 +60,14 @@ type PersonReply struct {
 	Similarity   float64
 }
 
-// trackDrafts runs before every pass: the Sent folder scan (when
-// SentFolder is set), then drafts older than DraftWindow without a
+// trackDrafts runs before every pass: the Sent folder scan (when there
+// is a Sent folder), then drafts older than DraftWindow without a
 // person's reply become discarded, then the draft figures go to the
-// metrics.
+// metrics (on the first pass, then at most every draftStatsEvery).
 func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 	// Without the Sent folder nobody's replies can be seen: drafts stay
 	// pending rather than counting as discarded.
-	if w.cfg.SentFolder != "" {
+	if w.sent != "" {
 		if err := w.scanSent(ctx, c); err != nil {
 			return err
 		}
@@ -76,7 +79,8 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 			w.log.Info("drafts discarded: no reply from a person", "drafts", n, "window", w.cfg.DraftWindow.String())
 		}
 	}
-	if w.cfg.Metrics != nil {
+	if now := w.cfg.Now(); w.cfg.Metrics != nil && (w.draftStatsAt.IsZero() || now.Sub(w.draftStatsAt) >= draftStatsEvery) {
+		w.draftStatsAt = now
 		stats, err := w.cfg.Ledger.DraftStats(ctx)
 		if err != nil {
 			return w.ledgerErr(err)
@@ -113,11 +117,12 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 // (sent as is or edited, by similarity) and goes to OnPersonReply. A hook
 // error stops the scan at that message, to be retried next pass.
 func (w *Watcher) scanSent(ctx context.Context, c *imapclient.Client) error {
-	folder := w.cfg.SentFolder
+	folder := w.sent
+	// The folder was found at connect: failing to open it ends the
+	// session, and the next connect says what became of it.
 	sel, err := c.Select(folder, &imap.SelectOptions{ReadOnly: true}).Wait()
 	if err != nil {
-		w.log.Debug("sent folder not readable; no person's replies seen this pass", "folder", folder, "err", err)
-		return nil
+		return fmt.Errorf("watch: examine the Sent folder %s: %w", folder, err)
 	}
 	defer func() {
 		if err := c.Unselect().Wait(); err != nil {

@@ -40,6 +40,9 @@ func (w *Watcher) session(ctx, hard context.Context, once bool) error {
 	stop := context.AfterFunc(hard, func() { c.Close() })
 	defer stop()
 
+	if err := w.findFolders(c); err != nil {
+		return err
+	}
 	if !w.cfg.DryRun { // a dry run settles nothing
 		if err := w.resolveDrafts(hard, c); err != nil {
 			return err
@@ -197,15 +200,21 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 	if err != nil {
 		return fmt.Errorf("watch: search %s: %w", w.cfg.Mailbox, err)
 	}
-	settled, err := w.cfg.Ledger.Settled(hard, w.cfg.Account, w.cfg.Mailbox, b.uidValidity)
+	var found []uint32
+	for _, uid := range data.AllUIDs() {
+		if uid > 0 {
+			found = append(found, uint32(uid))
+		}
+	}
+	settled, err := w.cfg.Ledger.Settled(hard, w.cfg.Account, w.cfg.Mailbox, b.uidValidity, found)
 	if err != nil {
 		w.cfg.Metrics.Error("ledger")
 		return err
 	}
 	var todo []imap.UID
-	for _, uid := range data.AllUIDs() {
-		if uid > 0 && !settled[uint32(uid)] {
-			todo = append(todo, uid)
+	for _, uid := range found {
+		if !settled[uid] {
+			todo = append(todo, imap.UID(uid))
 		}
 	}
 	// A crash between the flag and the move leaves a final message flagged,

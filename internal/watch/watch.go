@@ -90,19 +90,26 @@ type Config struct {
 	Keyword         string // default $Triaged; \Seen when the server refuses keywords
 	ProcessedFolder string // replied mail moves here when set
 	FailedFolder    string // default Needs-Human; created when missing
-	SentFolder      string // replies are appended here, and looked up after a crash, when set
+	// SentFolder holds the replies sent (appended there, and looked up
+	// after a crash) and people's replies (see scanSent). Default: the
+	// folder the server marks \Sent (RFC 6154 SPECIAL-USE), found at every
+	// connect; none when it marks none. A configured name must exist: a
+	// *FolderError otherwise.
+	SentFolder string
 	// NoSaveSent: the mail server files what SMTP sends in SentFolder itself
 	// (Gmail, Microsoft 365): replies are not appended, only looked up.
 	NoSaveSent bool
-	// DraftsFolder receives drafts, flagged \Draft (reply mode draft;
-	// default Drafts, created when missing).
+	// DraftsFolder receives drafts, flagged \Draft (reply mode draft).
+	// Default: the folder the server marks \Drafts, else
+	// DefaultDraftsFolder, created when missing. A configured name must
+	// exist: a *FolderError otherwise.
 	DraftsFolder string
 	// DraftWindow is how long a draft waits for a person's reply in the
 	// Sent folder before it counts as discarded (default 7 days). Draft
-	// outcomes are tracked only when SentFolder is set.
+	// outcomes are tracked only when there is a Sent folder.
 	DraftWindow time.Duration
 	// OnPersonReply, when set, is called for every reply a person wrote in
-	// a thread triage handled, found in SentFolder (see scanSent). It must
+	// a thread triage handled, found in the Sent folder (see scanSent). It must
 	// be idempotent: after a crash the same reply may be reported again.
 	OnPersonReply func(ctx context.Context, r PersonReply) error
 	// DryRun: process every new message and log its outcome, but change
@@ -179,6 +186,17 @@ type Watcher struct {
 
 	uidValidity uint32    // the mailbox UIDVALIDITY of the last pass (guarded by mu)
 	tokenExpiry time.Time // expiry of the access token of the last login (Run's goroutine only)
+	// draftStatsAt is when the draft figures last went to the metrics
+	// (Run's goroutine only).
+	draftStatsAt time.Time
+
+	// The Sent and Drafts folders of this connection (findFolders, at
+	// every connect, before any worker starts): sent is "" without one;
+	// draftsFallback says drafts is DefaultDraftsFolder, neither configured
+	// nor marked \Drafts, and may be created.
+	sent, drafts   string
+	draftsFallback bool
+	foldersKnown   bool
 }
 
 // Stats counts what a watcher did, by terminal state.
@@ -187,6 +205,9 @@ type Stats struct {
 	// ByState counts the messages that reached each terminal state.
 	ByState    map[ledger.State]int `json:"final"`
 	Reconnects int                  `json:"reconnects"`
+	// SendRetries counts messages whose reply the mail server refused for
+	// now, left for a later pass (not terminal).
+	SendRetries int `json:"send_retries"`
 }
 
 // New checks cfg and applies defaults.
@@ -237,7 +258,6 @@ func New(cfg Config) (*Watcher, error) {
 	def(&cfg.Mailbox, DefaultMailbox)
 	def(&cfg.Keyword, DefaultKeyword)
 	def(&cfg.FailedFolder, DefaultFailedFolder)
-	def(&cfg.DraftsFolder, DefaultDraftsFolder)
 	defDur(&cfg.DraftWindow, DefaultDraftWindow)
 	defDur(&cfg.Interval, DefaultInterval)
 	defDur(&cfg.IdleRefresh, DefaultIdleRefresh)
@@ -310,13 +330,24 @@ func (w *Watcher) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		w.cfg.Metrics.SetHealthy(false)
-		w.cfg.Metrics.Error("imap")
 		if w.st.Passes > passes {
 			backoff = w.cfg.BackoffMin // the connection worked for a while
 		}
 		var ae *AuthError
-		if errors.As(err, &ae) {
+		var fe *FolderError
+		isAuth := errors.As(err, &ae)
+		// Microsoft 365 ends a session when its token expires: the
+		// reconnect logs in with a new one. That is no failure: /healthz
+		// stays healthy and no imap error is counted.
+		expired := !isAuth && !w.tokenExpiry.IsZero() && !w.cfg.Now().Before(w.tokenExpiry)
+		if !expired {
+			w.cfg.Metrics.SetHealthy(false)
+			w.cfg.Metrics.Error("imap")
+		}
+		if errors.As(err, &fe) {
+			return fe // a configuration error: a reconnect cannot fix it
+		}
+		if isAuth {
 			refused++
 			ae.Attempts = refused
 			if refused >= w.cfg.MaxAuthFailures {
@@ -330,9 +361,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		d := backoff/2 + rand.N(backoff/2+1)
 		if ae != nil {
 			w.log.Error("imap login refused; trying again", "err", ae.Err.Error(), "attempt", refused, "of", w.cfg.MaxAuthFailures, "in", d.Round(time.Millisecond).String())
-		} else if exp := w.tokenExpiry; !exp.IsZero() && !w.cfg.Now().Before(exp) {
-			// Microsoft 365 ends a session when its token expires: the
-			// reconnect logs in with a new one.
+		} else if expired {
 			w.log.Info("imap session ended after its access token expired; reconnecting with a new token", "err", errString(err), "in", d.Round(time.Millisecond).String())
 		} else {
 			w.log.Warn("imap session ended; reconnecting", "err", errString(err), "in", d.Round(time.Millisecond).String())

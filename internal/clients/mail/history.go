@@ -75,6 +75,10 @@ func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) 
 	if !ok {
 		return false, nil
 	}
+	if o.ext != nil {
+		_, found, err := o.ext.OutboxFile(ctx, strings.ToLower(id), IndexReply, IndexNotice)
+		return found, extErr(err)
+	}
 	if err := o.loadIndex(ctx); err != nil {
 		return false, err
 	}
@@ -87,8 +91,12 @@ func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) 
 // Message-ID, as written (with the outbox's own X-Triage headers); ok is
 // false when the outbox holds none.
 func (o *Outbox) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
+	existing := o.existing
+	if o.ext != nil {
+		existing = o.extExisting
+	}
 	for _, draft := range []bool{false, true} {
-		path, ok, err := o.existing(ctx, draft, messageID)
+		path, ok, err := existing(ctx, draft, messageID)
 		if err != nil || !ok {
 			if err != nil {
 				return nil, false, err
@@ -122,6 +130,14 @@ func (o *Outbox) CountedSince(ctx context.Context, addr string, since time.Time)
 }
 
 func (o *Outbox) countSince(ctx context.Context, addr string, since time.Time, drafts bool) (int, error) {
+	if o.ext != nil {
+		kinds := []string{IndexReply}
+		if drafts {
+			kinds = append(kinds, IndexDraft)
+		}
+		n, err := o.ext.OutboxCount(ctx, normAddr(addr), since, kinds...)
+		return n, extErr(err)
+	}
 	if err := o.loadIndex(ctx); err != nil {
 		return 0, err
 	}

@@ -25,6 +25,7 @@ type Outbox struct {
 	dir   string
 	now   func() time.Time
 	index outboxIndex // the files and replies in dir (history.go)
+	ext   Index       // when set, the index instead of index (storeindex.go)
 	limit senderLimit // limit.go
 	// notices bounds the staff notices written (SetNoticeLimits).
 	notices triage.NoticeLimits
@@ -128,7 +129,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if r.MessageID != "" {
-		prev, ok, err := o.existing(ctx, r.Draft, r.MessageID)
+		prev, ok, err := o.lookup(ctx, r.Draft, r.MessageID)
 		if err != nil {
 			return triage.Receipt{}, err
 		}
@@ -151,16 +152,26 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	}
 
 	if r.Notice && !r.Draft {
-		if err := o.loadIndex(ctx); err != nil {
+		if o.ext != nil {
+			if err := o.extOverNotices(ctx, r.Customer, stamp); err != nil {
+				return triage.Receipt{}, err
+			}
+		} else if err := o.loadIndex(ctx); err != nil {
 			return triage.Receipt{}, err
-		}
-		if err := o.overNotices(r.Customer, stamp); err != nil {
+		} else if err := o.overNotices(r.Customer, stamp); err != nil {
 			return triage.Receipt{}, err
 		}
 		raw = append([]byte(NoticeHeader+": "+oneLine(r.Customer)+"\r\n"), raw...)
 	}
 	if r.InboundDigest != "" {
 		raw = append([]byte(InboundHeader+": "+r.InboundDigest+"\r\n"), raw...)
+	}
+	if o.ext != nil {
+		// Recorded before the file: a crash in between leaves a row whose
+		// file is missing, which the next send writes (extExisting).
+		if err := o.extRecord(ctx, r, to, path, stamp); err != nil {
+			return triage.Receipt{}, err
+		}
 	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
 	if err != nil {
@@ -184,7 +195,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
-	if r.MessageID != "" {
+	if r.MessageID != "" && o.ext == nil {
 		l := indexLine{MessageID: r.MessageID, To: to, Sender: bareOrEmpty(r.InboundFrom), Date: stamp, File: filepath.Base(path), Notice: r.Notice, Customer: r.Customer}
 		if r.Draft {
 			l.Kind, l.File = kindDraft, DraftsDir+"/"+l.File
@@ -224,7 +235,7 @@ func sanitize(id string) string {
 // when it holds neither. It reads the index, not the directory.
 func (o *Outbox) Find(ctx context.Context, messageID string) (rc triage.Receipt, inbound string, ok bool, err error) {
 	for _, draft := range []bool{false, true} {
-		path, found, err := o.existing(ctx, draft, messageID)
+		path, found, err := o.lookup(ctx, draft, messageID)
 		if err != nil {
 			return triage.Receipt{}, "", false, err
 		}
@@ -234,6 +245,15 @@ func (o *Outbox) Find(ctx context.Context, messageID string) (rc triage.Receipt,
 		}
 	}
 	return triage.Receipt{}, "", false, nil
+}
+
+// lookup returns the file of the reply or draft with this Message-ID, from
+// the store's index (UseIndex) or the directory's.
+func (o *Outbox) lookup(ctx context.Context, draft bool, messageID string) (string, bool, error) {
+	if o.ext != nil {
+		return o.extExisting(ctx, draft, messageID)
+	}
+	return o.existing(ctx, draft, messageID)
 }
 
 // subjectDecoder decodes the RFC 2047 words of a rendered reply's subject

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"triage/internal/ledger"
+	"triage/internal/store"
 )
 
 // fillOutbox writes n earlier replies into dir the way Send names them.
@@ -27,37 +30,93 @@ func fillOutbox(b *testing.B, dir string, n int) {
 	}
 }
 
+// storeIndex opens a SQLite store whose outbox index lists the n replies
+// fillOutbox wrote (triage process --store keeps it in PostgreSQL; the
+// queries are the same).
+func storeIndex(b *testing.B, dir string, n int) *ledger.Ledger {
+	b.Helper()
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "store.db")
+	l, err := ledger.Open(ctx, ledger.Config{Path: path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { l.Close() })
+	db, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tx.Rollback()
+	stamp := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		id := fmt.Sprintf("old-%d@example.com", i)
+		name := stamp.Format("20060102T150405Z") + "-" + sanitize(id) + ".eml"
+		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_index (message_id, kind, path, recipient, created) VALUES (?, 'reply', ?, ?, ?)`,
+			id, filepath.Join(dir, name), fmt.Sprintf("c%d@example.org", i%500), stamp.UnixMilli()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	return l
+}
+
+// ledgerIndex is the store as an Index (as triage process wires it).
+type ledgerIndex struct{ *ledger.Ledger }
+
+func (s ledgerIndex) AddOutboxRows(ctx context.Context, rows []IndexRow) error {
+	out := make([]ledger.OutboxRow, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.OutboxRow(r)
+	}
+	return s.Ledger.AddOutboxRows(ctx, out)
+}
+
 // BenchmarkOutboxSend is one email's work on the outbox (the reply-loop
 // checks, then the send) with 0, 10k and 100k earlier replies in the
-// directory: it must stay flat as history grows.
+// directory, the index in the directory (IndexFile) or in the store
+// (triage process --store): it must stay flat as history grows.
 func BenchmarkOutboxSend(b *testing.B) {
-	for _, n := range []int{0, 10_000, 100_000} {
-		b.Run(fmt.Sprintf("prior=%d", n), func(b *testing.B) {
-			ctx := context.Background()
-			dir := b.TempDir()
-			fillOutbox(b, dir, n)
-			o, err := NewOutbox(dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := o.RepliesSince(ctx, "warm@example.org", time.Time{}); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := range b.N {
-				to := fmt.Sprintf("new%d@example.org", i)
-				if _, err := o.SentReply(ctx, fmt.Sprintf("<in-%d@example.org>", i)); err != nil {
+	for _, idx := range []string{"file", "store"} {
+		for _, n := range []int{0, 10_000, 100_000} {
+			b.Run(fmt.Sprintf("index=%s/prior=%d", idx, n), func(b *testing.B) {
+				ctx := context.Background()
+				dir := b.TempDir()
+				fillOutbox(b, dir, n)
+				o, err := NewOutbox(dir)
+				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := o.RepliesSince(ctx, to, time.Now().Add(-time.Hour)); err != nil {
+				if idx == "store" {
+					if err := o.UseIndex(ctx, ledgerIndex{storeIndex(b, dir, n)}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := o.RepliesSince(ctx, "warm@example.org", time.Time{}); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := o.Send(ctx, &Reply{From: "support@example.com", To: to, Subject: "Re: x", Body: "b",
-					MessageID: fmt.Sprintf("<new-%d@example.com>", i)}); err != nil {
-					b.Fatal(err)
+				b.ResetTimer()
+				for i := range b.N {
+					to := fmt.Sprintf("new%d@example.org", i)
+					if _, err := o.SentReply(ctx, fmt.Sprintf("<in-%d@example.org>", i)); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := o.RepliesSince(ctx, to, time.Now().Add(-time.Hour)); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := o.Send(ctx, &Reply{From: "support@example.com", To: to, Subject: "Re: x", Body: "b",
+						MessageID: fmt.Sprintf("<new-%d@example.com>", i)}); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

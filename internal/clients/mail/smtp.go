@@ -15,9 +15,11 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 
 	"triage"
 	"triage/internal/mailauth"
+	"triage/internal/trace"
 )
 
 // Password mechanisms for SMTPConfig.Mechanism.
@@ -168,7 +170,9 @@ func isTemporary(err error) bool {
 }
 
 // Send renders r and submits it.
-func (s *SMTP) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
+func (s *SMTP) Send(ctx context.Context, r *Reply) (_ triage.Receipt, err error) {
+	ctx, span := trace.StartClient(ctx, "smtp send", semconv.ServerAddress(s.cfg.Host))
+	defer func() { trace.End(span, err) }()
 	raw, err := Render(r)
 	if err != nil {
 		return triage.Receipt{}, &SMTPError{Op: "render", Err: err}

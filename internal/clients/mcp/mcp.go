@@ -50,7 +50,10 @@ type Config struct {
 	CallTimeout    time.Duration     // one tools/call; default DefaultCallTimeout
 	ConnectTimeout time.Duration     // start + handshake; default DefaultConnectTimeout
 	MaxStderrBytes int               // stdio: server stderr logged per start, then dropped; default 64 KiB
-	Logger         *slog.Logger
+	// Lazy: New does not start the server; the first call (or
+	// InputSchema) does.
+	Lazy   bool
+	Logger *slog.Logger
 }
 
 // Client is one server's session, (re)started on demand. It is safe for
@@ -95,9 +98,9 @@ const codeRejectedByTransport = -32005
 // ErrClosed is returned by calls after Close.
 var ErrClosed = errors.New("mcp: client closed")
 
-// New checks cfg and starts the server (or connects to it). A server that
-// cannot be reached now is not an error: it is logged and tried again on the
-// next call; InputSchema reports it.
+// New checks cfg and starts the server (or connects to it), unless
+// cfg.Lazy. A server that cannot be reached now is not an error: it is
+// logged and tried again on the next call; InputSchema reports it.
 func New(ctx context.Context, cfg Config) (*Client, error) {
 	switch {
 	case len(cfg.Command) > 0 && cfg.URL != "":
@@ -139,6 +142,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		log:     cfg.Logger.With("mcp_server", cfg.Name),
 		sdk:     sdk.NewClient(&sdk.Implementation{Name: "triage", Version: "1"}, nil),
 		secrets: secretsOf(cfg.URL, cfg.Headers, cfg.Env),
+	}
+	if cfg.Lazy {
+		return c, nil
 	}
 	if _, err := c.session(ctx); err != nil {
 		c.log.WarnContext(ctx, "mcp: server not reachable at start; will retry on the first call", "error", c.redact(err.Error()))

@@ -1,0 +1,236 @@
+package budget
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+
+	"triage/internal/agent"
+	"triage/internal/geminitest"
+	"triage/internal/pgtest"
+	"triage/internal/store"
+)
+
+// clock is a fake time shared by several budgets: Sleep records the wait
+// and moves the time on.
+type clock struct {
+	mu     sync.Mutex
+	now    time.Time
+	waits  []time.Duration
+	onWait func(d time.Duration) // optional: also really wait
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 4, 1, 9, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Sleep(ctx context.Context, d time.Duration) error {
+	if c.onWait != nil {
+		c.onWait(d)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waits = append(c.waits, d)
+	c.now = c.now.Add(d)
+	return ctx.Err()
+}
+
+func (c *clock) Waits() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.waits...)
+}
+
+// openBudget opens a budget of its own store handle on target (each is
+// what one triage process on the store has).
+func openBudget(t *testing.T, target string, c *clock, cfg Config) *Budget {
+	t.Helper()
+	db, err := store.Open(context.Background(), target, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg.DB, cfg.Now, cfg.Sleep = db, c.Now, c.Sleep
+	b, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Two processes on one store share one budget: what the first takes, the
+// second waits for.
+func TestSharedRequestsPerMinute(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		c := newClock()
+		a := openBudget(t, target, c, Config{RequestsPerMinute: 2})
+		b := openBudget(t, target, c, Config{RequestsPerMinute: 2})
+		for range 2 {
+			if err := a.Take(ctx, 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if w := c.Waits(); len(w) != 0 {
+			t.Fatalf("the first two calls waited %v", w)
+		}
+		if err := b.Take(ctx, 10); err != nil {
+			t.Fatal(err)
+		}
+		// Two a minute: one request is back 30 s later.
+		if diff := cmp.Diff([]time.Duration{30 * time.Second}, c.Waits()); diff != "" {
+			t.Errorf("the other process's waits (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// Tokens: a call that used more than its estimate leaves the budget in
+// debt, which the next call, in any process, waits off.
+func TestSharedTokensSettleByUsage(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		c := newClock()
+		a := openBudget(t, target, c, Config{TokensPerMinute: 1000})
+		b := openBudget(t, target, c, Config{TokensPerMinute: 1000})
+		if err := a.Take(ctx, 100); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Settle(ctx, 100, 1100); err != nil { // the call used 1100
+			t.Fatal(err)
+		}
+		if err := b.Take(ctx, 200); err != nil {
+			t.Fatal(err)
+		}
+		// -100 left; 200 needed: 300 tokens at 1000 a minute is 18 s.
+		if diff := cmp.Diff([]time.Duration{18 * time.Second}, c.Waits()); diff != "" {
+			t.Errorf("waits (-want +got):\n%s", diff)
+		}
+		// A call estimated above a minute's worth waits for a full
+		// bucket, not for ever.
+		c.waits = nil
+		if err := b.Take(ctx, 5000); err != nil {
+			t.Fatal(err)
+		}
+		if w := c.Waits(); len(w) != 1 || w[0] > time.Minute {
+			t.Errorf("a call above the per-minute tokens waited %v; want one wait of at most a minute", w)
+		}
+	})
+}
+
+// A 429 from the model (Gemini, through the real SDK) makes every process
+// on the store back off, for the RetryInfo delay the answer carries.
+func TestTooManyRequestsBacksOffEveryProcess(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		c := newClock()
+		srv := geminitest.New(t,
+			geminitest.Step{Status: 429, Body: `{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED",
+				"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}}`},
+			geminitest.One(geminitest.Text("ok")))
+		a := &Model{Next: &agent.Gemini{Client: srv.Client()}, Budget: openBudget(t, target, c, Config{})}
+		b := &Model{Next: &agent.Gemini{Client: srv.Client()}, Budget: openBudget(t, target, c, Config{RequestsPerMinute: 100})}
+		contents := []*genai.Content{genai.NewContentFromText("Gwarancja?", genai.RoleUser)}
+		if _, err := a.GenerateContent(ctx, "gemini-test", contents, &genai.GenerateContentConfig{}); err == nil {
+			t.Fatal("the scripted 429 came back as success")
+		}
+		if w := c.Waits(); len(w) != 0 {
+			t.Fatalf("waited before the 429: %v", w)
+		}
+		resp, err := b.GenerateContent(ctx, "gemini-test", contents, &genai.GenerateContentConfig{})
+		if err != nil || resp.Text() != "ok" {
+			t.Fatalf("the other process's call: %v, %v", resp, err)
+		}
+		if diff := cmp.Diff([]time.Duration{7 * time.Second}, c.Waits()); diff != "" {
+			t.Errorf("the other process's waits (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// Without a store the budget binds the process: a 429 without a retry
+// hint backs off Config.Backoff, and the request limit holds.
+func TestInMemory(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	b, err := New(ctx, Config{RequestsPerMinute: 60, Now: c.Now, Sleep: c.Sleep, Backoff: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.BackoffAfter(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	for range 61 {
+		if err := b.Take(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []time.Duration{3 * time.Second, time.Second} // the back-off; then the 61st request
+	if diff := cmp.Diff(want, c.Waits()); diff != "" {
+		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+	if _, err := New(ctx, Config{RequestsPerMinute: -1}); err == nil {
+		t.Error("a negative limit: want an error")
+	}
+}
+
+// The agent waits for the budget before a turn's timeout starts: a wait
+// longer than the turn timeout does not fail the turn.
+func TestAgentWaitsOutsideTheTurnTimeout(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	c.onWait = func(d time.Duration) { time.Sleep(300 * time.Millisecond) } // each wait really takes a while
+	bud, err := New(ctx, Config{RequestsPerMinute: 1, Now: c.Now, Sleep: c.Sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bud.Take(ctx, 1); err != nil { // another email took the minute's request
+		t.Fatal(err)
+	}
+	srv := geminitest.New(t, geminitest.One(geminitest.Text("Dziękujemy.")))
+	ag, err := agent.New(agent.Config{Model: &Model{Next: &agent.Gemini{Client: srv.Client()}, Budget: bud}, TurnTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _, err := ag.Generate(ctx, []*genai.Content{genai.NewContentFromText("Gwarancja?", genai.RoleUser)}, &genai.GenerateContentConfig{})
+	if err != nil || resp.Text() != "Dziękujemy." {
+		t.Fatalf("Generate = %v, %v; want the answer after the wait", resp, err)
+	}
+	if w := c.Waits(); len(w) != 1 || w[0] != time.Minute {
+		t.Errorf("waits %v; want one minute", w)
+	}
+}
+
+// Concurrent calls from two processes take exactly the budget: the update
+// is atomic, none is lost.
+func TestConcurrentTakesAreExact(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		c := newClock()
+		bs := []*Budget{openBudget(t, target, c, Config{RequestsPerMinute: 10}), openBudget(t, target, c, Config{RequestsPerMinute: 10})}
+		var wg sync.WaitGroup
+		for i := range 10 {
+			wg.Go(func() {
+				if err := bs[i%2].Take(ctx, 1); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if w := c.Waits(); len(w) != 0 {
+			t.Fatalf("10 calls within a budget of 10 waited %v", w)
+		}
+		if err := bs[0].Take(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]time.Duration{6 * time.Second}, c.Waits()); diff != "" {
+			t.Errorf("the 11th call's waits (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -1,0 +1,93 @@
+package budget
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"google.golang.org/genai"
+
+	"triage/internal/agent"
+)
+
+// Model keeps every call of Next within Budget: it takes one request and
+// the call's estimated tokens before the call, settles the estimate with
+// the tokens the response reports after it, and turns a 429 into a back-off
+// for every process on the budget. The agent loop waits for the budget
+// (Wait) before each call, outside its per-turn timeout.
+type Model struct {
+	Next   agent.Model
+	Budget *Budget
+}
+
+var (
+	_ agent.Model = (*Model)(nil)
+	_ agent.Gate  = (*Model)(nil)
+)
+
+// Wait blocks until the budget would admit the call.
+func (m *Model) Wait(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) error {
+	return m.Budget.Wait(ctx, Estimate(contents, config))
+}
+
+// GenerateContent calls Next within the budget.
+func (m *Model) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	est := Estimate(contents, config)
+	if err := m.Budget.Take(ctx, est); err != nil {
+		return nil, err
+	}
+	resp, err := m.Next.GenerateContent(ctx, model, contents, config)
+	// The budget's own errors never hide the model's answer.
+	bctx := context.WithoutCancel(ctx)
+	var ae genai.APIError
+	var pae *genai.APIError
+	switch {
+	case errors.As(err, &ae) && ae.Code == 429, errors.As(err, &pae) && pae != nil && pae.Code == 429:
+		if berr := m.Budget.BackoffAfter(bctx, agent.RetryDelay(err)); berr != nil {
+			m.Budget.log.WarnContext(ctx, "model budget: back-off not recorded", "err", berr)
+		}
+	case resp != nil && resp.UsageMetadata != nil && resp.UsageMetadata.TotalTokenCount > 0:
+		if berr := m.Budget.Settle(bctx, est, int(resp.UsageMetadata.TotalTokenCount)); berr != nil {
+			m.Budget.log.WarnContext(ctx, "model budget: usage not recorded", "err", berr)
+		}
+	}
+	return resp, err
+}
+
+// Estimate is a call's tokens before it is made: about one token per four
+// bytes of the text, function calls and responses, and system instruction
+// sent, plus the output it may ask for.
+func Estimate(contents []*genai.Content, config *genai.GenerateContentConfig) int {
+	n := 0
+	count := func(c *genai.Content) {
+		if c == nil {
+			return
+		}
+		for _, p := range c.Parts {
+			if p == nil {
+				continue
+			}
+			n += len(p.Text)
+			if p.FunctionCall != nil {
+				b, _ := json.Marshal(p.FunctionCall.Args)
+				n += len(b) + len(p.FunctionCall.Name)
+			}
+			if p.FunctionResponse != nil {
+				b, _ := json.Marshal(p.FunctionResponse.Response)
+				n += len(b)
+			}
+			if p.InlineData != nil {
+				n += len(p.InlineData.Data) / 3 // images and documents cost less per byte
+			}
+		}
+	}
+	for _, c := range contents {
+		count(c)
+	}
+	out := 0
+	if config != nil {
+		count(config.SystemInstruction)
+		out = int(config.MaxOutputTokens)
+	}
+	return n/4 + out + 1
+}

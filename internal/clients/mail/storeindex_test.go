@@ -1,0 +1,188 @@
+package mail_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"triage"
+	"triage/internal/clients/mail"
+	"triage/internal/ledger"
+)
+
+// With an Index (the store's outbox_index table, here on SQLite; process
+// --store on PostgreSQL is cmd/triage's TestStoreCommands) the outbox asks
+// it everything it would read from its directory: the existing reply or
+// draft of a Message-ID (apart), the reply-loop checks, the per-sender
+// limit (drafts count) and the notice bounds; no IndexFile is written. A
+// row whose file is missing (a crash between the two) is a reply never
+// written: the next send writes it.
+func TestOutboxWithStoreIndex(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := ledger.Open(ctx, ledger.Config{Path: filepath.Join(t.TempDir(), "store.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	open := func() *mail.Outbox { // each is another run of triage process
+		o, err := mail.NewOutbox(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.UseIndex(ctx, storeIndex{l}); err != nil {
+			t.Fatal(err)
+		}
+		o.SetPerSenderLimit(3, time.Hour)
+		o.SetNoticeLimits(triage.NoticeLimits{PerCustomer: 1})
+		return o
+	}
+	reply := func(id, to string, draft bool) *mail.Reply {
+		return &mail.Reply{From: "support@example.com", To: to, Subject: "Re: x", Body: "b", MessageID: id, Draft: draft,
+			InboundFrom: "Jan <jan@example.org>"}
+	}
+	first, err := open().Send(ctx, reply("<r1@example.com>", "Jan <Jan@Example.org>", false))
+	if err != nil || first.Existing {
+		t.Fatalf("first send: %+v, %v", first, err)
+	}
+	again, err := open().Send(ctx, reply("<R1@example.com>", "jan@example.org", false))
+	if err != nil || !again.Existing || again.Path != first.Path {
+		t.Errorf("second send of the Message-ID: %+v, %v; want the existing %s", again, err, first.Path)
+	}
+	os.Remove(first.Path)
+	rewritten, err := open().Send(ctx, reply("<r1@example.com>", "jan@example.org", false))
+	if err != nil || rewritten.Existing {
+		t.Errorf("send after the file was lost: %+v, %v; want it written", rewritten, err)
+	}
+	if _, err := os.Stat(rewritten.Path); err != nil {
+		t.Errorf("rewritten reply: %v", err)
+	}
+	draft, err := open().Send(ctx, reply("<r1@example.com>", "jan@example.org", true))
+	if err != nil || draft.Existing || !draft.Drafted {
+		t.Errorf("a draft with a reply's Message-ID: %+v, %v; want it written apart", draft, err)
+	}
+	if again, err := open().Send(ctx, reply("<r1@example.com>", "jan@example.org", true)); err != nil || !again.Existing {
+		t.Errorf("second draft: %+v, %v", again, err)
+	}
+	o := open()
+	// Find (process's look-up before anything runs) reads the store's index too.
+	if rc, _, ok, err := o.Find(ctx, "<r1@example.com>"); err != nil || !ok || rc.Path != rewritten.Path || rc.Drafted {
+		t.Errorf("Find = %+v, %v, %v; want the reply at %s", rc, ok, err, rewritten.Path)
+	}
+	if _, _, ok, err := o.Find(ctx, "<r9@example.com>"); err != nil || ok {
+		t.Errorf("Find of an unknown Message-ID = %v, %v", ok, err)
+	}
+	if ok, err := o.SentReply(ctx, "r1@example.com"); err != nil || !ok {
+		t.Errorf("SentReply = %v, %v", ok, err)
+	}
+	since := time.Now().Add(-time.Hour)
+	if n, err := o.RepliesSince(ctx, "jan@example.org", since); err != nil || n != 1 {
+		t.Errorf("RepliesSince = %d, %v; want 1 (drafts do not count)", n, err)
+	}
+	if n, err := o.CountedSince(ctx, "JAN@example.org", since); err != nil || n != 2 {
+		t.Errorf("CountedSince = %d, %v; want 2 (the reply and the draft)", n, err)
+	}
+	if raw, ok, err := o.ReplyRaw(ctx, "<r1@example.com>"); err != nil || !ok || len(raw) == 0 {
+		t.Errorf("ReplyRaw: %d bytes, %v, %v", len(raw), ok, err)
+	}
+	// The third counting against jan (as the sender answered) is the
+	// last under a limit of 3.
+	if _, err := open().Send(ctx, reply("<r2@example.com>", "other@example.org", false)); err != nil {
+		t.Fatalf("third: %v", err)
+	}
+	var le *mail.LimitError
+	if _, err := open().Send(ctx, reply("<r3@example.com>", "third@example.org", false)); !errors.As(err, &le) || le.Address != "jan@example.org" {
+		t.Errorf("fourth to jan's mail: %v; want the per-sender limit on jan@example.org", err)
+	}
+	notice := &mail.Reply{From: "support@example.com", To: "staff@example.com", Subject: "Eskalacja", Body: "b", MessageID: "<n1@example.com>",
+		Notice: true, Customer: "Jan@example.org"}
+	if _, err := open().Send(ctx, notice); err != nil {
+		t.Fatalf("notice: %v", err)
+	}
+	notice.MessageID = "<n2@example.com>"
+	var ne *mail.NoticeLimitError
+	if _, err := open().Send(ctx, notice); !errors.As(err, &ne) || ne.Reason != triage.ReasonNoticeLimit {
+		t.Errorf("second notice about jan within the hour: %v; want %s", err, triage.ReasonNoticeLimit)
+	}
+	if _, err := os.Stat(filepath.Join(dir, mail.IndexFile)); err == nil {
+		t.Errorf("%s written although the index is in the store", mail.IndexFile)
+	}
+
+}
+
+// storeIndex is the store as an outbox's index (as triage process wires it).
+type storeIndex struct{ *ledger.Ledger }
+
+func (s storeIndex) AddOutboxRows(ctx context.Context, rows []mail.IndexRow) error {
+	out := make([]ledger.OutboxRow, len(rows))
+	for i, r := range rows {
+		out[i] = ledger.OutboxRow(r)
+	}
+	return s.Ledger.AddOutboxRows(ctx, out)
+}
+
+// Moving an outbox to the store: the first run with it copies what the
+// directory holds (its index file, and a reply file the file does not
+// list), so no earlier reply is written again; a later run without the
+// store adds lines the next run with it copies.
+func TestOutboxIndexMovesToTheStore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	send := func(o *mail.Outbox, id string) mail.Reply {
+		t.Helper()
+		r := mail.Reply{From: "support@example.com", To: "jan@example.org", Subject: "Re: x", Body: "b", MessageID: id}
+		rc, err := o.Send(ctx, &r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rc.Existing {
+			t.Fatalf("%s: already there", id)
+		}
+		return r
+	}
+	plain := func() *mail.Outbox {
+		o, err := mail.NewOutbox(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	send(plain(), "<a@example.com>")
+	// Another program's reply file, which no index lists.
+	other, err := mail.Render(&mail.Reply{From: "support@example.com", To: "ola@example.org", Subject: "Re: y", Body: "b", MessageID: "<b@example.com>", Date: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "20260101T000000Z-b@example.com.eml"), other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(ctx, ledger.Config{Path: filepath.Join(t.TempDir(), "store.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	stored := func() *mail.Outbox {
+		o := plain()
+		if err := o.UseIndex(ctx, storeIndex{l}); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	o := stored()
+	for _, id := range []string{"<a@example.com>", "<b@example.com>"} {
+		if ok, err := o.SentReply(ctx, id); err != nil || !ok {
+			t.Errorf("after the move, SentReply(%s) = %v, %v", id, ok, err)
+		}
+		rc, err := o.Send(ctx, &mail.Reply{From: "support@example.com", To: "jan@example.org", Subject: "Re: x", Body: "b", MessageID: id})
+		if err != nil || !rc.Existing {
+			t.Errorf("after the move, %s sent again: %+v, %v", id, rc, err)
+		}
+	}
+	send(plain(), "<c@example.com>") // a run without the store
+	if ok, err := stored().SentReply(ctx, "<c@example.com>"); err != nil || !ok {
+		t.Errorf("a reply of a run without the store: SentReply = %v, %v", ok, err)
+	}
+}
