@@ -39,8 +39,11 @@ func newStoreMigrateCmd() *cobra.Command {
 every command does that when it starts, so this is for preparing a store
 ahead of time. With --from-sqlite it then copies an existing installation,
 the ledger file LEDGER and the ticket file TICKETS, into it: every message
-with its state, every reply and draft with its fate, the Sent folder scan,
-every ticket under its own ID with its messages and notes. The store must
+with its state, digest, failure detail, outcome, text and trace id, every
+reply and draft with its fate, the Sent folder scan, the outbox indexes,
+reply mode auto's modes and switches, every ticket under its own ID with
+its messages and notes. The model budget is not copied (an installation
+without a store keeps it in memory; the store's starts full). The store must
 hold no ledger rows and no tickets yet; nothing is copied unless
 everything is (one transaction). The SQLite files are brought up to date
 first, as any triage command opening them would, and otherwise only read. Stop
@@ -88,8 +91,10 @@ configuration).`,
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}
 			}
-			fmt.Fprintf(out, "copied into %s: %d messages, %d replies, %d sent-folder scans, %d tickets (%d messages, %d notes)\n",
-				dst.Name(), n.Messages, n.Replies, n.SentScans, n.Tickets, n.TicketMessages, n.TicketNotes)
+			fmt.Fprintf(out, "copied into %s: %d messages, %d replies, %d sent-folder scans, %d outbox entries, %d outbox index rows, "+
+				"%d auto reply modes (%d switches), %d tickets (%d messages, %d notes)\n",
+				dst.Name(), n.Messages, n.Replies, n.SentScans, n.Outbox, n.OutboxIndex,
+				n.AutoModes, n.Switches, n.Tickets, n.TicketMessages, n.TicketNotes)
 			return nil
 		},
 	}

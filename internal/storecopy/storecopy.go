@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"triage/internal/budget"
@@ -21,6 +22,7 @@ type Counts struct {
 	Replies        int `json:"replies"`
 	SentScans      int `json:"sent_scans"`
 	Outbox         int `json:"outbox"`
+	OutboxIndex    int `json:"outbox_index"`
 	AutoModes      int `json:"autonomy_modes"`
 	Switches       int `json:"autonomy_switches"`
 	Tickets        int `json:"tickets"`
@@ -32,35 +34,69 @@ type Counts struct {
 // or tickets: a copy would mix two histories (and collide on ticket IDs).
 var ErrNotEmpty = errors.New("storecopy: the destination store is not empty")
 
-// table is one table to copy: its columns in both schemas, and the order
-// rows are copied in (the order a generated key would have given them).
+// table is one table to copy: its columns (the same names and values in
+// both schemas), the order rows are copied in (the order a generated key
+// would have given them), and which columns are bytes (BYTEA here; some
+// old SQLite rows hold them as text).
 type table struct {
 	name    string
-	cols    string
+	cols    []string
 	orderBy string
+	blobs   []string
 	count   func(*Counts) *int
 }
 
+func cols(list string) []string { return strings.Split(list, ", ") }
+
+// ledgerTables are the tables of the ledger file, every column of each
+// but those in notCopied.
 var ledgerTables = []table{
-	{"messages", "account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated",
-		"created, account, mailbox, uidvalidity, uid", func(c *Counts) *int { return &c.Messages }},
-	{"replies", "key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id, scenario, account, mailbox",
-		"created, key", func(c *Counts) *int { return &c.Replies }},
-	{"sent_scan", "account, folder, uidvalidity, last_uid", "account, folder", func(c *Counts) *int { return &c.SentScans }},
-	{"outbox", "message_id, key, path, created", "created, message_id", func(c *Counts) *int { return &c.Outbox }},
-	{"autonomy_modes", "scenario, account, mailbox, mode, since, counted", "scenario, account, mailbox", func(c *Counts) *int { return &c.AutoModes }},
-	{"autonomy_switches", "at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded, min_reviewed, min_sent_as_is, why",
-		"at, scenario, account, mailbox", func(c *Counts) *int { return &c.Switches }},
+	{name: "messages",
+		cols: cols("account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, " +
+			"created, updated, digest, detail, outcome, body, trace_id"),
+		orderBy: "created, account, mailbox, uidvalidity, uid", count: func(c *Counts) *int { return &c.Messages }},
+	{name: "replies",
+		cols: cols("key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, " +
+			"person_message_id, scenario, account, mailbox"),
+		orderBy: "created, key", blobs: []string{"raw"}, count: func(c *Counts) *int { return &c.Replies }},
+	{name: "sent_scan", cols: cols("account, folder, uidvalidity, last_uid"), orderBy: "account, folder",
+		count: func(c *Counts) *int { return &c.SentScans }},
+	{name: "outbox", cols: cols("message_id, key, path, created"), orderBy: "created, message_id",
+		count: func(c *Counts) *int { return &c.Outbox }},
+	{name: "outbox_index", cols: cols("message_id, kind, path, recipient, sender, customer, created"), orderBy: "created, message_id, kind",
+		count: func(c *Counts) *int { return &c.OutboxIndex }},
+	{name: "autonomy_modes", cols: cols("scenario, account, mailbox, mode, since, counted"), orderBy: "scenario, account, mailbox",
+		count: func(c *Counts) *int { return &c.AutoModes }},
+	{name: "autonomy_switches",
+		cols:    cols("at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded, min_reviewed, min_sent_as_is, why"),
+		orderBy: "at, scenario, account, mailbox", count: func(c *Counts) *int { return &c.Switches }},
 }
 
+// ticketTables are the tables of the ticket file, every column of each
+// but those in notCopied.
 var ticketTables = []table{
-	{"tickets", "seq, idempotency_key, serial_number, customer_email, priority, summary, created_at, status, agent_disabled, owner",
-		"seq", func(c *Counts) *int { return &c.Tickets }},
-	// The order of a ticket's messages and notes is the order they were
-	// written in: their generated keys (rowid, id) are not copied but
-	// given again in the same order.
-	{"ticket_messages", "ticket_seq, message_id, direction, sender, subject, at", "rowid", func(c *Counts) *int { return &c.TicketMessages }},
-	{"ticket_notes", "ticket_seq, message_id, sender, subject, body, at", "id", func(c *Counts) *int { return &c.TicketNotes }},
+	{name: "tickets", cols: cols("seq, idempotency_key, serial_number, customer_email, priority, summary, created_at, status, agent_disabled, owner"),
+		orderBy: "seq", count: func(c *Counts) *int { return &c.Tickets }},
+	{name: "ticket_messages", cols: cols("ticket_seq, message_id, direction, sender, subject, at"), orderBy: "rowid",
+		count: func(c *Counts) *int { return &c.TicketMessages }},
+	{name: "ticket_notes", cols: cols("ticket_seq, message_id, sender, subject, body, at"), orderBy: "id",
+		count: func(c *Counts) *int { return &c.TicketNotes }},
+}
+
+// notCopied names what of either schema (the SQLite files', the store's)
+// the copy leaves out on purpose, as "table" or "table.column", with why.
+// Every other table and column is copied, and the tests fail on one that
+// is neither in the lists above nor here: a new column is copied, or named
+// here with its reason. State that lives only while processes run (a
+// token bucket, a lease) belongs here; history never does.
+var notCopied = map[string]string{
+	"schema_versions": "each store records the migrations run on it; Prepare brings the destination's up to date",
+	"model_budget": "the shared model budget's token bucket and 429 back-off: transient (it refills within a minute, " +
+		"a back-off lasts seconds) and kept only in the store (without one the budget lives in memory); its row starts full",
+	"ticket_notes.id": "a generated key that nothing outside the ticket store refers to: the store gives it again, " +
+		"in the file's order (notes are read in id order)",
+	"ticket_messages.rowid": "the store's stand-in for SQLite's implicit rowid, the order a ticket's messages were written in: " +
+		"given again, in the file's order",
 }
 
 // Prepare brings dst's ledger, model budget and ticket schemas up to date.
@@ -151,13 +187,20 @@ func openSQLite(ctx context.Context, path string, migrate func(context.Context, 
 
 // copyTable copies every row of t from src into dst.
 func copyTable(ctx context.Context, src *store.DB, dst *store.Tx, t table) (int, error) {
-	ncols := strings.Count(t.cols, ",") + 1
-	rows, err := src.QueryContext(ctx, `SELECT `+t.cols+` FROM `+t.name+` ORDER BY `+t.orderBy)
+	ncols := len(t.cols)
+	list := strings.Join(t.cols, ", ")
+	rows, err := src.QueryContext(ctx, `SELECT `+list+` FROM `+t.name+` ORDER BY `+t.orderBy)
 	if err != nil {
 		return 0, fmt.Errorf("storecopy: %s: read %s: %w", src.Name(), t.name, err)
 	}
 	defer rows.Close()
-	insert := `INSERT INTO ` + t.name + ` (` + t.cols + `) VALUES (?` + strings.Repeat(", ?", ncols-1) + `)`
+	insert := `INSERT INTO ` + t.name + ` (` + list + `) VALUES (?` + strings.Repeat(", ?", ncols-1) + `)`
+	var blobs []int
+	for i, c := range t.cols {
+		if slices.Contains(t.blobs, c) {
+			blobs = append(blobs, i)
+		}
+	}
 	vals := make([]any, ncols)
 	ptrs := make([]any, ncols)
 	for i := range vals {
@@ -168,11 +211,11 @@ func copyTable(ctx context.Context, src *store.DB, dst *store.Tx, t table) (int,
 		if err := rows.Scan(ptrs...); err != nil {
 			return n, fmt.Errorf("storecopy: %s: read %s: %w", src.Name(), t.name, err)
 		}
-		if t.name == "replies" {
-			vals[4] = asBytes(vals[4]) // raw: BLOB in SQLite (text in some old rows), BYTEA here
+		for _, i := range blobs {
+			vals[i] = asBytes(vals[i])
 		}
 		if _, err := dst.ExecContext(ctx, insert, vals...); err != nil {
-			return n, fmt.Errorf("storecopy: write %s row %d: %w", t.name, n+1, err)
+			return n, fmt.Errorf("storecopy: %s: copy %s row %d: %w", src.Name(), t.name, n+1, err)
 		}
 		n++
 	}

@@ -3,6 +3,7 @@ package storecopy_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,6 +25,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 // their contents, through their own APIs.
 type snapshot struct {
 	Entries    []ledger.Entry
+	Stored     []ledger.Stored
 	Counts     map[ledger.State]int
 	Replies    []ledger.Reply
 	Raw        map[string]string
@@ -32,6 +34,7 @@ type snapshot struct {
 	Switches   []ledger.Switch
 	Scan       [2]uint32
 	Outbox     ledger.OutboxEntry
+	Index      []any
 	Tickets    []tickets.Listed
 	States     []*tickets.State
 }
@@ -42,6 +45,13 @@ func take(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) snapshot {
 	var s snapshot
 	var err error
 	if s.Entries, err = l.Recent(ctx, 1000, ""); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range s.Entries {
+		ids = append(ids, e.MessageID)
+	}
+	if s.Stored, err = l.ByMessageIDs(ctx, ids); err != nil {
 		t.Fatal(err)
 	}
 	if s.Counts, err = l.Counts(ctx); err != nil {
@@ -69,6 +79,27 @@ func take(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) snapshot {
 	if s.Outbox, err = l.Outbox(ctx, "<r1@us>"); err != nil {
 		t.Fatal(err)
 	}
+	// The outbox index of process --store: each row's file, the counts
+	// by recipient and by sender, the staff notices about a customer.
+	for _, k := range []string{"reply", "draft", "notice"} {
+		path, ok, err := l.OutboxFile(ctx, "x-"+k+"@us", k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Index = append(s.Index, path, ok)
+	}
+	for _, addr := range []string{"to@x.example", "from@x.example"} {
+		n, err := l.OutboxCount(ctx, addr, time.Unix(0, 0), "reply", "draft", "notice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Index = append(s.Index, n)
+	}
+	n, err := l.OutboxNotices(ctx, "cust@x.example", time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Index = append(s.Index, n)
 	if s.Tickets, err = tk.List(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +122,15 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	}
 	for i, st := range []ledger.State{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed, ledger.StateNeedsHuman} {
 		uid := uint32(i + 1)
-		e := ledger.Entry{Loc: loc(uid), Key: triage.Key("key" + st), MessageID: "<in" + string(st) + "@x>", Sender: "c@x.example", Subject: "Re: " + string(st)}
+		e := ledger.Entry{Loc: loc(uid), Key: triage.Key("key" + st), MessageID: "<in" + string(st) + "@x>", Sender: "c@x.example", Subject: "Re: " + string(st),
+			Digest: "digest-" + string(st), TraceID: fmt.Sprintf("%032x", 0xabc0+i)}
 		if _, err := l.Begin(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.Finish(ctx, e.Loc, st, triage.Reason("why-"+st), "valid-warranty"); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetOutcome(ctx, e.Loc, []byte(`{"status":"`+string(st)+`"}`), "Treść "+string(st)); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
@@ -105,6 +140,9 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 		}
 	}
 	if _, err := l.Begin(ctx, ledger.Entry{Loc: loc(9), Key: "kp", MessageID: "<p@x>"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Postpone(ctx, loc(9), "smtp-refused", "452 4.2.2 mailbox full"); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.PutPending(ctx, ledger.Reply{Key: "keyreplied", MessageID: "<r1@us>", To: "c@x.example", InboundFrom: "c@x.example", Raw: []byte("From: us\r\n\r\nDzień dobry\x00\xff")}); err != nil {
@@ -144,6 +182,12 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	}
 	if err := l.IndexOutbox(ctx, ledger.OutboxEntry{MessageID: "<r1@us>", Key: "keyreplied", Path: "outbox/r1.eml"}); err != nil {
 		t.Fatal(err)
+	}
+	for i, k := range []string{"reply", "draft", "notice"} {
+		if err := l.AddOutbox(ctx, "x-"+k+"@us", k, "outbox/"+k+".eml", "to@x.example", "from@x.example", "cust@x.example",
+			time.Date(2026, 2, 1, 0, 0, i, 0, time.UTC)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, k := range []string{"a", "b", "c"} {
 		tkt, err := tk.Create(ctx, tickets.Request{IdempotencyKey: k, SerialNumber: "SN-" + k, CustomerEmail: k + "@x.example", Priority: "normal", Summary: "Zgłoszenie " + k, MessageID: "<t" + k + "@x>"})
@@ -197,7 +241,7 @@ func TestFromSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantN := storecopy.Counts{Messages: 6, Replies: 3, SentScans: 1, Outbox: 1, AutoModes: 1, Switches: 1, Tickets: 4, TicketMessages: 13, TicketNotes: 6}
+	wantN := storecopy.Counts{Messages: 6, Replies: 3, SentScans: 1, Outbox: 1, OutboxIndex: 3, AutoModes: 1, Switches: 1, Tickets: 4, TicketMessages: 13, TicketNotes: 6}
 	if diff := cmp.Diff(wantN, n); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
