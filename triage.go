@@ -108,6 +108,17 @@ const (
 	DefaultNoticesPerHour     = 30
 )
 
+// Limit reports whether r says a reply limit or a staff notice bound
+// refused the mail (ReasonPerSenderLimit, ReasonGlobalLimit,
+// ReasonNoticeLimit, ReasonNoticeGlobalLimit).
+func (r Reason) Limit() bool {
+	switch r {
+	case ReasonPerSenderLimit, ReasonGlobalLimit, ReasonNoticeLimit, ReasonNoticeGlobalLimit:
+		return true
+	}
+	return false
+}
+
 // Limited is an error that refused a reply or a staff notice because a
 // limit was reached; LimitReason says which (ReasonPerSenderLimit,
 // ReasonGlobalLimit, ReasonNoticeLimit, ReasonNoticeGlobalLimit).

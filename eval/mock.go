@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	netmail "net/mail"
-	"strings"
 	"sync"
 
 	"triage"
@@ -22,12 +20,12 @@ const CodeNoMock = "no_mock"
 // mock_function_responses: a single response is returned on every call, a
 // list gives one per successive call with the last repeating, and an error
 // response makes the call fail with a *dispatcher.Error. Functions without a
-// mock get defaults: send_email answers {message_id, status: sent} (status
-// drafted when the reply mode is draft),
-// create_ticket {ticket_id, status: created}, notify_staff {notified,
-// message_ids}, anything else fails with
-// CodeNoMock. Each call gets a fresh copy of the response. Build new routes
-// for every run: the sequences keep their position.
+// mock get the builtin's own result: send_email {message_id, to, status:
+// sent} (status drafted when the reply mode is draft), create_ticket
+// {ticket_id, status: created}, notify_staff {notified, message_ids};
+// anything else fails with CodeNoMock. Each call gets a fresh copy of the
+// response. Build new routes for every run: the sequences keep their
+// position.
 func MockRoutes(c *Case, names []string) map[string]dispatcher.Func {
 	routes := make(map[string]dispatcher.Func, len(names))
 	for _, name := range names {
@@ -52,11 +50,7 @@ func (m *mockSeq) call(ctx context.Context, c *dispatcher.Call) (dispatcher.Resu
 	n := m.n
 	m.mu.Unlock()
 	if len(m.responses) == 0 {
-		res, err := m.fallback(n, c.Draft)
-		if err != nil {
-			return dispatcher.Result{}, err
-		}
-		return m.typed(c, res), nil
+		return m.fallback(n, c)
 	}
 	r := m.responses[min(n, len(m.responses))-1]
 	if r.Error != nil {
@@ -77,7 +71,7 @@ func (m *mockSeq) typed(c *dispatcher.Call, res map[string]any) dispatcher.Resul
 	switch m.name {
 	case dispatcher.FuncSendEmail:
 		if to, _ := c.Args["to"].(string); res["to"] == nil && to != "" {
-			res["to"] = bareAddress(to)
+			res["to"] = bareOr(to)
 		}
 		var sent builtins.Sent
 		if decodeResult(res, &sent) == nil {
@@ -103,26 +97,28 @@ func decodeResult(res map[string]any, v any) error {
 	return json.Unmarshal(b, v)
 }
 
-// bareAddress returns the lower-cased bare address of "Name <a@b>" or
-// "a@b", or s itself when it does not parse.
-func bareAddress(s string) string {
-	if a, err := netmail.ParseAddress(s); err == nil {
-		return strings.ToLower(a.Address)
+// bareOr is the lower-cased bare address of "Name <a@b>" or "a@b"
+// (dispatcher.BareAddress), or s itself when it is not one address.
+func bareOr(s string) string {
+	if a, err := dispatcher.BareAddress(s); err == nil {
+		return a
 	}
 	return s
 }
 
-func (m *mockSeq) fallback(n int, draft bool) (map[string]any, error) {
+// fallback answers a call the case gives no mock response for with the
+// builtin's own result type, as the builtin would.
+func (m *mockSeq) fallback(n int, c *dispatcher.Call) (dispatcher.Result, error) {
 	switch m.name {
 	case dispatcher.FuncSendEmail:
-		return map[string]any{
-			"message_id": fmt.Sprintf("<sent-%d.%s>", n, messageIDFor(m.caseID)),
-			"status":     string(triage.Receipt{Drafted: draft}.Delivery()),
-		}, nil
+		in := builtins.Intended(c.Args)
+		return builtins.ResultOf(builtins.SentOf(triage.Receipt{
+			MessageID: fmt.Sprintf("<sent-%d.%s>", n, messageIDFor(m.caseID)), To: bareOr(in.To), Subject: in.Subject, Drafted: c.Draft,
+		}, in.Subject))
 	case dispatcher.FuncCreateTicket:
-		return map[string]any{"ticket_id": fmt.Sprintf("TKT-EVAL-%d", n), "status": tickets.StatusCreated}, nil
+		return builtins.ResultOf(builtins.Ticket{Ticket: tickets.Ticket{TicketID: fmt.Sprintf("TKT-EVAL-%d", n), Status: tickets.StatusCreated}})
 	case dispatcher.FuncNotifyStaff:
-		return map[string]any{"notified": []any{"staff"}, "message_ids": []any{fmt.Sprintf("<staff-%d.%s>", n, messageIDFor(m.caseID))}}, nil
+		return builtins.ResultOf(builtins.Notified{Notified: []string{"staff"}, MessageIDs: []string{fmt.Sprintf("<staff-%d.%s>", n, messageIDFor(m.caseID))}})
 	}
-	return nil, &dispatcher.Error{Code: CodeNoMock, Message: fmt.Sprintf("eval case %s gives no mock response for %s", m.caseID, m.name)}
+	return dispatcher.Result{}, &dispatcher.Error{Code: CodeNoMock, Message: fmt.Sprintf("eval case %s gives no mock response for %s", m.caseID, m.name)}
 }

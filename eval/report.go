@@ -470,7 +470,7 @@ func classname(category string) string {
 
 func firstLine(fs []string) string {
 	if len(fs) == 0 {
-		return "failed"
+		return "the case failed"
 	}
 	if len(fs) > 1 {
 		return fmt.Sprintf("%s (and %d more)", fs[0], len(fs)-1)

@@ -37,9 +37,9 @@ type Config struct {
 	// gives no mock response for such a function runs it for real, e.g. on
 	// the manuals MCP server.
 	Backends map[string]dispatcher.Func
-	// Call caps (zero: the dispatcher's defaults).
-	MaxCallsTurn int
-	MaxCalls     int
+	// Bounds bound the work on one email, as in production (zero fields:
+	// the agent's and the dispatcher's defaults).
+	Bounds processor.Bounds
 	// ModelName is the Gemini model id (default llm.DefaultModel).
 	ModelName string
 	// Offline forces the built-in offline model even when credentials are set.
@@ -60,10 +60,6 @@ type Config struct {
 	// defaults, pl when unsure), as pipeline.languages and
 	// pipeline.default_language do in production.
 	Language *language.Detector
-	// Agent limits (zero: the agent's defaults).
-	MaxTurns    int
-	TurnTimeout time.Duration
-	Deadline    time.Duration
 	// StaffAddresses may receive send_email in scenarios that escalate
 	// (as in production's --staff).
 	StaffAddresses []string
@@ -306,24 +302,20 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 	}
 	proc, err := processor.Assemble(
 		agent.Config{
-			Model:       model,
-			ModelName:   r.cfg.ModelName,
-			MaxTurns:    r.cfg.MaxTurns,
-			TurnTimeout: r.cfg.TurnTimeout,
-			Deadline:    r.cfg.Deadline,
-			Sleep:       sleep,
-			Logger:      log,
+			Model:     model,
+			ModelName: r.cfg.ModelName,
+			Sleep:     sleep,
+			Logger:    log,
 		},
 		dispatcher.Config{
-			Tools:            r.cfg.Tools,
-			Routes:           r.routesFor(c),
-			StaffAddresses:   append(slices.Clone(r.cfg.StaffAddresses), c.Input.Staff...),
-			Extractor:        r.ext,
-			MaxCallsPerTurn:  r.cfg.MaxCallsTurn,
-			MaxCallsPerEmail: r.cfg.MaxCalls,
-			Logger:           log,
+			Tools:          r.cfg.Tools,
+			Routes:         r.routesFor(c),
+			StaffAddresses: append(slices.Clone(r.cfg.StaffAddresses), c.Input.Staff...),
+			Extractor:      r.ext,
+			Logger:         log,
 		},
 		processor.Config{
+			Bounds:    r.cfg.Bounds,
 			Scenarios: r.cfg.Scenarios,
 			Extractor: r.ext,
 			Language:  r.cfg.Language,
@@ -403,7 +395,7 @@ func caseTickets(ctx context.Context, c *Case) (*caseStore, error) {
 	if customer == "" && c.Input.Email != nil {
 		customer = c.Input.Email.From
 	}
-	customer = bareAddress(customer)
+	customer = bareOr(customer)
 	st := tickets.State{TicketID: cv.TicketID, Status: cv.Status, CustomerEmail: customer,
 		SerialNumber: cv.SerialNumber, Summary: cv.Summary, AgentDisabled: cv.TakenOver, Owner: cv.Owner}
 	at := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
 
 	"triage/internal/scenario"
@@ -67,10 +66,8 @@ same as without it.`,
 		withUsage(instructionsSetting(&dir), "instructions directory (default: the built-in instructions)"),
 		{Flag: "json", Usage: "print one JSON object: valid, problems, warnings, the configuration, the instructions' source, scenarios, tools, MCP servers and the OAuth2 tokens obtained (account, grant, expiry; never the token)",
 			Var: settings.Bool(&asJSON, false)},
-		{Flag: "env-file", Usage: "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first, as watch --env-file does",
-			Var: settings.String(&envFile, "")},
-		{Flag: "config", Usage: "also validate this triage watch configuration, exactly as watch does at start, without connecting [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
-			Var: settings.String(&config, "")},
+		envFileSetting(&envFile),
+		configSetting(&config, "also validate this triage watch configuration, exactly as watch does at start, without connecting"+configFound),
 	}
 	table.Register(cmd.Flags())
 	return cmd
@@ -83,10 +80,8 @@ type checkRun struct {
 
 // run checks, printing to out; with r it fills the JSON report too.
 func (c *checkRun) run(cmd *cobra.Command, out io.Writer, r *checkReport) error {
-	if c.envFile != "" {
-		if err := godotenv.Load(c.envFile); err != nil {
-			return usageErr("--env-file: %v", err)
-		}
+	if err := loadEnvFile(c.envFile); err != nil {
+		return err
 	}
 	dir := c.dir
 	if path, _ := findConfig(cmd.Flags(), c.config); path != "" {

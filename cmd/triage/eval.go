@@ -16,6 +16,7 @@ import (
 	"triage/eval"
 	"triage/internal/llm"
 	"triage/internal/logattr"
+	"triage/internal/processor"
 	"triage/internal/settings"
 )
 
@@ -36,7 +37,7 @@ type evalOptions struct {
 	Staff        []string
 	Quiet        bool
 	Verbose      bool
-	loopBounds
+	processor.Bounds
 	table settings.Table
 }
 
@@ -171,8 +172,7 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		Scenarios:      ins.Scenarios,
 		Tools:          ins.Tools,
 		Backends:       bk.Routes(),
-		MaxCallsTurn:   o.MaxCallsPerTurn,
-		MaxCalls:       o.MaxCalls,
+		Bounds:         o.Bounds,
 		ModelName:      o.Model,
 		Offline:        o.Offline,
 		Provider:       o.Provider,
@@ -183,9 +183,6 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		Parallel:       o.Parallel,
 		StaffAddresses: o.Staff,
 		Repeat:         o.Repeat,
-		MaxTurns:       o.MaxTurns,
-		TurnTimeout:    o.TurnTimeout,
-		Deadline:       o.Deadline,
 		Logger:         log,
 		OnCase: func(cr eval.CaseResult) {
 			if o.JSON {

@@ -10,6 +10,7 @@ import (
 	"triage"
 	"triage/internal/mailauth"
 	"triage/internal/settings"
+	"triage/internal/watch"
 )
 
 // Several inboxes in one process: the watch configuration's inboxes: list.
@@ -125,10 +126,7 @@ func (o *watchOptions) account() string {
 	if o.Account != "" {
 		return o.Account
 	}
-	if strings.Contains(o.IMAP.User, "@") {
-		return o.IMAP.User
-	}
-	return o.IMAP.User + "@" + o.IMAP.Addr
+	return watch.AccountOf(o.IMAP.User, o.IMAP.Addr)
 }
 
 // secretOf is secret for an inbox of the configuration: the only inbox

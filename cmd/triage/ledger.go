@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -57,15 +57,11 @@ while triage watch is running.`,
 				return &exitError{code: exitUsage, err: err}
 			}
 			if state != "" {
-				valid := messageStates
+				valid, what := names(ledger.States), "message"
 				if replies {
-					valid = replyStates
+					valid, what = names(ledger.ReplyStates), "reply"
 				}
 				if !slices.Contains(valid, state) {
-					what := "message"
-					if replies {
-						what = "reply"
-					}
 					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
 				}
 			}
@@ -91,7 +87,7 @@ while triage watch is running.`,
 			defer l.Close()
 			out := cmd.OutOrStdout()
 			if replies {
-				rs, err := l.RepliesPage(cmd.Context(), ledger.ReplyFilter{State: state, Before: beforeT, Limit: limit})
+				rs, err := l.RepliesPage(cmd.Context(), ledger.ReplyFilter{State: ledger.ReplyState(state), Before: beforeT, Limit: limit})
 				if err != nil {
 					return &exitError{code: exitFailed, err: err}
 				}
@@ -103,7 +99,7 @@ while triage watch is running.`,
 				}
 				return err
 			}
-			es, err := l.Recent(cmd.Context(), limit, state)
+			es, err := l.Recent(cmd.Context(), limit, ledger.State(state))
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}
 			}
@@ -129,10 +125,9 @@ while triage watch is running.`,
 // ledger is.
 func ledgerSettings(path, config, storeURL *string) settings.Table {
 	return settings.Table{
-		withUsage(ledgerSetting(path), "ledger file"),
+		withUsage(ledgerSetting(path, defaultLedger), "ledger file"),
 		storeSetting(storeURL),
-		{Flag: "config", Usage: "read the ledger path from this watch configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
-			Var: settings.String(config, "")},
+		configSetting(config, "read the ledger path from this watch configuration"+configFound),
 	}
 }
 
@@ -198,13 +193,14 @@ func openLedgerReadOnly(ctx context.Context, path, what string) (*ledger.Ledger,
 	return l, nil
 }
 
-// The states --state accepts, for messages and for replies (--replies).
-var (
-	messageStates = []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed,
-		ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateSeen, ledger.StateRetryRequested, ledger.StateRetried}
-	replyStates = []string{ledger.ReplyPending, ledger.ReplySent, ledger.ReplyNeedsHuman, ledger.DraftPending, ledger.DraftStored,
-		ledger.DraftSending, ledger.DraftSentByPerson}
-)
+// names spells the states --state accepts.
+func names[S ~string](states []S) []string {
+	out := make([]string, len(states))
+	for i, s := range states {
+		out[i] = string(s)
+	}
+	return out
+}
 
 // subjectDecoder decodes RFC 2047 words a stored subject may still hold
 // (ISO-8859-2, windows-1250 and the other charsets go-message knows).
@@ -223,7 +219,7 @@ func displaySubject(s string) string {
 	return d
 }
 
-func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON bool) error {
+func printEntries(w io.Writer, es []ledger.Entry, counts map[ledger.State]int, asJSON bool) error {
 	for i := range es {
 		es[i].Subject = displaySubject(es[i].Subject)
 	}
@@ -244,11 +240,7 @@ func printEntries(w io.Writer, es []ledger.Entry, counts map[string]int, asJSON 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	states := make([]string, 0, len(counts))
-	for s := range counts {
-		states = append(states, s)
-	}
-	sort.Strings(states)
+	states := slices.Sorted(maps.Keys(counts))
 	var parts []string
 	for _, s := range states {
 		parts = append(parts, fmt.Sprintf("%s=%d", s, counts[s]))

@@ -21,12 +21,23 @@ import (
 	"triage/internal/trace"
 )
 
-// Exit codes.
+// Exit codes, every command's: they are a contract (scripts, cron and
+// systemd's RestartPreventExitStatus read them).
 const (
-	exitOK        = 0
-	exitFailed    = 1 // some input failed
-	exitUsage     = 2 // usage or configuration error
+	exitOK     = 0
+	exitFailed = 1 // some input failed; watch: the mailbox or ledger is unusable
+	exitUsage  = 2 // usage or configuration error
+	// exitLocked: another triage watch holds the ledger lock. exitFlipped:
+	// replay found an outcome that flips. They share 3: no command has both.
+	exitLocked    = 3
+	exitFlipped   = 3
 	exitBelowGate = 4 // eval pass rate below --min-pass-rate
+	// exitAuth: the IMAP server refused the login, or the OAuth2 token
+	// endpoint refused the grant; retrying will not help.
+	exitAuth = 5
+	// exitInterrupted: a second SIGINT/SIGTERM stopped watch at once (128 +
+	// SIGINT, as a shell reports it).
+	exitInterrupted = 130
 )
 
 // exitError carries an exit code out of a command.

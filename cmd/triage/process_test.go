@@ -219,8 +219,6 @@ func checkReply(t *testing.T, base string, o processor.Outcome, phrases []string
 }
 
 func TestProcessExitCodes(t *testing.T) {
-	dir := t.TempDir()
-	common := []string{"--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "out")}
 	valid, err := os.ReadFile("../../examples/inbox/01-valid-warranty-pl.eml")
 	if err != nil {
 		t.Fatal(err)
@@ -254,6 +252,10 @@ func TestProcessExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// Each case its own outbox and ticket store: an email answered
+			// before would be that reply again, without running anything.
+			dir := t.TempDir()
+			common := []string{"--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "out")}
 			args := append(append([]string{"process", "--json"}, common...), tt.args...)
 			code, stdout, stderr := runCLI(t, tt.stdin, args...)
 			if code != tt.wantCode {

@@ -23,9 +23,6 @@ import (
 	"triage/internal/termsafe"
 )
 
-// exitFlipped is replay's exit status when some outcome flips.
-const exitFlipped = 3
-
 type replayOptions struct {
 	pipelineOptions
 	Baseline string
@@ -60,10 +57,8 @@ func replaySettings(o *replayOptions) settings.Table {
 	}
 	return append(t,
 		&settings.Setting{Flag: "baseline", Usage: "instructions directory to compare against (default: the outcomes the ledger recorded)", Var: settings.String(&o.Baseline, "")},
-		&settings.Setting{Flag: "ledger", Env: "TRIAGE_LEDGER", Key: "ledger", Path: true,
-			Usage: "watch ledger (SQLite file, opened read-only) whose recorded outcomes are the baseline when --baseline is not given (or --store URL)", Var: settings.String(&o.Ledger, "")},
-		&settings.Setting{Flag: "config", Usage: "watch configuration: its pipeline settings, its ledger (the baseline without --baseline) and, with no INPUTS, its inbox, read without changing anything [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
-			Var: settings.String(&o.Config, "")},
+		withUsage(ledgerSetting(&o.Ledger, ""), "watch ledger (SQLite file, opened read-only) whose recorded outcomes are the baseline when --baseline is not given (or --store URL)"),
+		configSetting(&o.Config, "watch configuration: its pipeline settings, its ledger (the baseline without --baseline) and, with no INPUTS, its inbox, read without changing anything"+configFound),
 		&settings.Setting{Flag: "since", Usage: "with no INPUTS: only the inbox's messages received on or after this day (YYYY-MM-DD)", Var: settings.String(&o.Since, "", checkDay)},
 		&settings.Setting{Flag: "limit", Usage: "with no INPUTS: at most the newest N messages of the inbox", Var: settings.Int(&o.Limit, defaultReplayLimit, settings.AtLeast(1))},
 		&settings.Setting{Flag: "mailbox", Usage: "with no INPUTS: the mailbox to read (default: the configuration's imap.mailbox, else INBOX)", Var: settings.String(&o.Mailbox, "")},

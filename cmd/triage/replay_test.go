@@ -350,6 +350,15 @@ func TestReplayLedgerBaseline(t *testing.T) {
 			t.Errorf("replay left %s%s behind", ledgerPath, suffix)
 		}
 	}
+
+	// --ledger is the ledger setting of watch and the ledger commands:
+	// $TRIAGE_LEDGER names it too.
+	t.Setenv("TRIAGE_LEDGER", ledgerPath)
+	code, stdout, stderr = replay(shippedInstructions(t))
+	want := replaySummary{Type: "summary", Emails: len(files), ByKind: map[string]int{}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
+	if got := decodeReplay(t, stdout).summary; code != 0 || !cmp.Equal(want, got) {
+		t.Errorf("replay with $TRIAGE_LEDGER: exit %d, summary %+v, want %+v; stderr:\n%s", code, got, want, stderr)
+	}
 }
 
 // TestReplayStability: with k runs a side's outcome is the most frequent

@@ -43,12 +43,15 @@ func TestProcessTwiceWritesNoSecondReply(t *testing.T) {
 	if n := strings.Count(second, "already exists (not written again)"); n != replies || n == 0 {
 		t.Errorf("second run says 'already exists' %d times, want %d:\n%s", n, replies, second)
 	}
-	// --json says it too.
+	// --json says it too, and that no model ran: the outbox said so first.
 	code, js, _ := runCLI(t, "", append([]string{"process", "--json"}, args[1:]...)...)
 	existing := 0
 	for _, o := range decodeOutcomes(t, js) {
 		if o.Reply != nil && o.Reply.Existing {
 			existing++
+			if o.ModelCalls != 0 {
+				t.Errorf("%s: %d model calls on a run over an answered email, want 0", o.File, o.ModelCalls)
+			}
 		}
 	}
 	if code != 0 || existing != replies {

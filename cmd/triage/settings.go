@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/joho/godotenv"
+
 	"triage"
 	"triage/internal/attach"
 	"triage/internal/autonomy"
@@ -15,6 +17,7 @@ import (
 	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/metrics"
+	"triage/internal/processor"
 	"triage/internal/settings"
 	"triage/internal/watch"
 )
@@ -79,9 +82,58 @@ func ticketsDBSetting(p *string) *settings.Setting {
 		Usage: "local ticket store (SQLite file)", Var: settings.String(p, "triage-tickets.db")}
 }
 
-func ledgerSetting(p *string) *settings.Setting {
+// ledgerSetting is watch's ledger file (watch, the ledger commands, and
+// replay's baseline); def is the command's default.
+func ledgerSetting(p *string, def string) *settings.Setting {
 	return &settings.Setting{Flag: "ledger", Env: "TRIAGE_LEDGER", Key: "ledger", Path: true,
-		Usage: "ledger file (SQLite); <ledger>.lock guards against overlapping runs", Var: settings.String(p, "triage-ledger.db")}
+		Usage: "ledger file (SQLite); <ledger>.lock guards against overlapping runs", Var: settings.String(p, def)}
+}
+
+// defaultLedger is the ledger file of watch and the ledger commands.
+const defaultLedger = "triage-ledger.db"
+
+// configSetting is the watch configuration file. It has no variable of its
+// own: a command that finds the configuration by convention (findConfig:
+// --config, $TRIAGE_CONFIG, then defaultConfigPath) says so with
+// configFound in usage.
+func configSetting(p *string, usage string) *settings.Setting {
+	return &settings.Setting{Flag: "config", Usage: usage, Var: settings.String(p, "")}
+}
+
+// configFound ends the usage of a --config that findConfig completes.
+var configFound = " [$TRIAGE_CONFIG; default " + defaultConfigPath + " when it exists]"
+
+// envFileSetting is the KEY=value secrets file (the one systemd reads) that
+// watch and check load before anything else (loadEnvFile).
+func envFileSetting(p *string) *settings.Setting {
+	return &settings.Setting{Flag: "env-file", Usage: "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first; variables already set win",
+		Var: settings.String(p, "")}
+}
+
+// loadEnvFile loads the --env-file path names, when it names one.
+func loadEnvFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := godotenv.Load(path); err != nil {
+		return usageErr("--env-file: %v", err)
+	}
+	return nil
+}
+
+// outboxSetting is the directory replies are written to as .eml files:
+// process's outbox, or watch's instead of SMTP; def is the command's
+// default.
+func outboxSetting(p *string, def string) *settings.Setting {
+	return &settings.Setting{Flag: "outbox", Key: "outbox", Path: true, Usage: "directory that receives every reply as an .eml file (drafts in its drafts/)",
+		Var: settings.String(p, def)}
+}
+
+// staffSetting is the staff addresses notify_staff mails (process, watch
+// and eval).
+func staffSetting(p *[]string) *settings.Setting {
+	return &settings.Setting{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated or a reply promises a person (repeatable)",
+		Var: settings.Strings(p)}
 }
 
 // autonomySettings are the bar reply mode auto holds a scenario to in an
@@ -114,19 +166,14 @@ func withUsage(s *settings.Setting, usage string) *settings.Setting {
 	return s
 }
 
-// loopBounds bound the work on one email: the agent loop's turns and time,
-// and the function calls the dispatcher accepts (calls over them have no
-// effect).
-type loopBounds struct {
-	MaxTurns        int
-	TurnTimeout     time.Duration
-	Deadline        time.Duration
-	MaxCallsPerTurn int
-	MaxCalls        int
+// withEnv is s read from the environment variable env too, in one command.
+func withEnv(s *settings.Setting, env string) *settings.Setting {
+	s.Env = env
+	return s
 }
 
 // boundsSettings declares the loop bounds (process, watch and eval).
-func boundsSettings(b *loopBounds) settings.Table {
+func boundsSettings(b *processor.Bounds) settings.Table {
 	return settings.Table{
 		{Flag: "max-turns", Key: "pipeline.max_turns", Usage: "maximum model turns per email",
 			Var: settings.Int(&b.MaxTurns, 10, settings.AtLeast(1))},
@@ -164,8 +211,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Var:   settings.String(&o.TicketsURL, "")},
 		{Flag: "from", Env: "TRIAGE_FROM", Key: "pipeline.from", Usage: "our address: From of every reply, and never answered",
 			Var: settings.String(&o.From, "Serwis gwarancyjny <serwis@example.com>")},
-		{Flag: "staff", Key: "pipeline.staff", Usage: "staff addresses notify_staff mails when a conversation is escalated or a reply promises a person (repeatable)",
-			Var: settings.Strings(&o.Staff)},
+		staffSetting(&o.Staff),
 		{Flag: "notices-per-customer", Key: "limits.notices_per_customer",
 			Usage: "staff notices about one customer's mail per hour; more is left for a person (negative: no limit); notices never count against the reply limits",
 			Var:   settings.Int(&o.Notices.PerCustomer, triage.DefaultNoticesPerCustomer)},
@@ -195,7 +241,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Var:   settings.Strings(&o.SerialPattern)},
 	}
 	t = append(t, providerSettings(&o.modelOptions)...)
-	t = append(t, boundsSettings(&o.loopBounds)...)
+	t = append(t, boundsSettings(&o.Bounds)...)
 	return append(t,
 		&settings.Setting{Flag: "reply-mode", Env: "TRIAGE_REPLY_MODE", Key: "reply_mode", Aliases: []string{"pipeline.reply_mode"},
 			Usage: "send: replies go out; draft: replies are left as drafts a person sends; auto: a scenario drafts until people's reviews of its drafts in the inbox qualify it to send on its own (watch; process drafts) (a scenario's reply_mode: overrides it)",
@@ -208,8 +254,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 func processSettings(o *processOptions) settings.Table {
 	return append(pipelineSettings(&o.pipelineOptions),
 		&settings.Setting{Flag: "json", Usage: "print one JSON outcome per input, one per line", Var: settings.Bool(&o.JSON, false)},
-		&settings.Setting{Flag: "outbox", Env: "TRIAGE_OUTBOX", Usage: "directory that receives every sent reply as an .eml file",
-			Var: settings.String(&o.Outbox, "outbox")},
+		withEnv(outboxSetting(&o.Outbox, "outbox"), "TRIAGE_OUTBOX"),
 		&settings.Setting{Flag: "concurrency", Usage: "emails processed in parallel",
 			Var: settings.Int(&o.Concurrency, 4, settings.AtLeast(1))},
 		&settings.Setting{Flag: "verbose", Short: "v", Usage: "log each step to stderr", Var: settings.Bool(&o.Verbose, false)},
@@ -270,12 +315,10 @@ func checkOptionalHostPort(addr string) error {
 func watchSettings(o *watchOptions) settings.Table {
 	t := pipelineSettings(&o.pipelineOptions)
 	t = append(t, settings.Table{
-		{Flag: "config", Usage: "YAML configuration file [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
-			Var: settings.String(&o.Config, "")},
+		configSetting(&o.Config, "YAML configuration file"+configFound),
 		{Flag: "check", Usage: "validate the configuration and the instructions without connecting or creating anything, then exit (0 valid, 2 not)",
 			Var: settings.Bool(&o.Check, false)},
-		{Flag: "env-file", Usage: "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first; variables already set win",
-			Var: settings.String(&o.EnvFile, "")},
+		envFileSetting(&o.EnvFile),
 		{Flag: "once", Usage: "make one pass and exit (for cron)", Var: settings.Bool(&o.Once, false)},
 		{Flag: "interval", Key: "interval", Usage: "polling interval when the server has no IDLE (or with --no-idle)",
 			Var: settings.Duration(&o.Interval, watch.DefaultInterval, settings.NotNegative)},
@@ -293,9 +336,8 @@ func watchSettings(o *watchOptions) settings.Table {
 		{Flag: "drafts-folder", Key: "imap.drafts_folder", Aliases: []string{"drafts_folder"},
 			Usage: "folder that receives drafts (reply mode draft), flagged \\Draft (default: the folder the server marks \\Drafts, else Drafts, created when missing; a folder named here must exist)", Var: settings.String(&o.DraftsFolder, "")},
 		{Key: "imap.account", Usage: "account name in logs and the ledger (default: user@addr)", Var: settings.String(&o.Account, "")},
-		ledgerSetting(&o.Ledger),
-		{Flag: "outbox", Key: "outbox", Path: true, Usage: "write replies as .eml files into this directory instead of SMTP",
-			Var: settings.String(&o.Outbox, "")},
+		ledgerSetting(&o.Ledger, defaultLedger),
+		withUsage(outboxSetting(&o.Outbox, ""), "write replies as .eml files into this directory instead of SMTP"),
 		{Flag: "metrics-addr", Key: "metrics_addr", Usage: "serve Prometheus /metrics and /healthz on this address (e.g. 127.0.0.1:9464)",
 			Var: settings.String(&o.MetricsAddr, "", checkOptionalHostPort)},
 		{Flag: "log-format", Key: "log.format", Usage: "log format: text or json", Var: settings.String(&o.LogFormat, "text")},
@@ -304,11 +346,11 @@ func watchSettings(o *watchOptions) settings.Table {
 		{Flag: "shutdown-grace", Key: "shutdown_grace", Usage: "after SIGTERM/SIGINT, time the message in flight may still take",
 			Var: settings.Duration(&o.Grace, watch.DefaultGrace, settings.NotNegative)},
 		{Flag: "per-sender-limit", Key: "limits.per_sender", Usage: "replies per sender per 24h; more is left for a person (negative: no limit)",
-			Var: settings.Int(&o.PerSender, watch.DefaultPerSenderLimit)},
+			Var: settings.Int(&o.Limits.PerSenderLimit, watch.DefaultPerSenderLimit)},
 		{Key: "limits.per_sender_window", Usage: "the window of the per-sender limit",
-			Var: settings.Duration(&o.PerSenderWindow, watch.DefaultPerSenderWindow, settings.NotNegative)},
+			Var: settings.Duration(&o.Limits.PerSenderWindow, watch.DefaultPerSenderWindow, settings.NotNegative)},
 		{Flag: "global-per-hour", Key: "limits.global_per_hour", Usage: "replies per hour overall; more is left for a person (negative: no limit)",
-			Var: settings.Int(&o.GlobalPerHour, watch.DefaultGlobalPerHour)},
+			Var: settings.Int(&o.Limits.GlobalPerHour, watch.DefaultGlobalPerHour)},
 		{Flag: "max-message-bytes", Key: "max_message_bytes", Usage: "larger messages go to a person without being read",
 			Var: settings.Int64(&o.MaxMessageBytes, watch.DefaultMaxMessageBytes, settings.NotNegative)},
 		{Key: "max_attempts", Usage: "attempts at one message before it goes to a person",
@@ -337,8 +379,7 @@ func watchSettings(o *watchOptions) settings.Table {
 // consoleSettings are the settings of triage console.
 func consoleSettings(o *consoleOptions) settings.Table {
 	return settings.Table{
-		{Flag: "config", Env: "TRIAGE_CONFIG", Usage: "the watch configuration (YAML): ledger, ticket store, smtp or outbox, autonomy",
-			Var: settings.String(&o.config, "")},
+		withEnv(configSetting(&o.config, "the watch configuration (YAML): ledger, ticket store, smtp or outbox, autonomy"), "TRIAGE_CONFIG"),
 		withUsage(storeSetting(&o.store), "shared store: a postgres:// URL holding the ledger and the tickets (wins over the configuration's store, ledger and tickets_db)"),
 		{Flag: "listen", Usage: "address to serve on (loopback unless you mean otherwise)", Var: settings.String(&o.listen, "127.0.0.1:8080")},
 		{Flag: "token-file", Usage: "file holding the console token (else $TRIAGE_CONSOLE_TOKEN)", Var: settings.String(&o.tokenFile, "")},
@@ -364,10 +405,10 @@ func evalSettings(o *evalOptions) settings.Table {
 		{Flag: "junit", Usage: "write a JUnit XML report to FILE (its directory is created before the run)", Var: settings.String(&o.JUnit, "")},
 		{Flag: "json-out", Usage: "write the full JSON report (every case, call and outcome) to FILE (its directory is created before the run)", Var: settings.String(&o.JSONOut, "")},
 		{Flag: "json", Usage: "print one JSON object per case on stdout, one per line (as process --json does); the summary goes to stderr", Var: settings.Bool(&o.JSON, false)},
-		{Flag: "staff", Usage: "staff addresses that escalating scenarios may mail (repeatable)", Var: settings.Strings(&o.Staff)},
+		staffSetting(&o.Staff),
 		{Flag: "quiet", Short: "q", Usage: "print each passing case on one line, without its calls", Var: settings.Bool(&o.Quiet, false)},
 		{Flag: "verbose", Short: "v", Usage: "log each pipeline step to stderr", Var: settings.Bool(&o.Verbose, false)},
 	}
 	t = append(t, providerSettings(&o.modelOptions)...)
-	return append(t, boundsSettings(&o.loopBounds)...)
+	return append(t, boundsSettings(&o.Bounds)...)
 }

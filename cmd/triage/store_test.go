@@ -144,7 +144,7 @@ func TestWatchOnStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 2}, counts); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateReplied: 2}, counts); diff != "" {
 		t.Errorf("ledger on the store after two runs (-want +got):\n%s", diff)
 	}
 	for _, f := range []string{"ledger.db", "tickets.db"} {

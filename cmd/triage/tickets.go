@@ -52,8 +52,7 @@ triage watch is running.`,
 		ticketsDBSetting(&path),
 		storeSetting(&url),
 		{Flag: "json", Usage: "print JSON", Var: settings.Bool(&asJSON, false)},
-		{Flag: "config", Usage: "read pipeline.tickets_db (or store:) from this configuration [$TRIAGE_CONFIG; default /etc/triage/triage.yaml when it exists]",
-			Var: settings.String(&config, "")},
+		configSetting(&config, "read pipeline.tickets_db (or store:) from this configuration"+configFound),
 	}
 	table.Register(cmd.PersistentFlags())
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {

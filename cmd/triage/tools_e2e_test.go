@@ -230,8 +230,10 @@ func TestCheckMCPServers(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "tools: tools.yaml: read_text_file: mcp: server no-such-server: start") {
 		t.Errorf("check with an unreachable server: exit %d, stderr %s", code, stderr)
 	}
+	// Another outbox: the email answered above would be that reply again,
+	// without running anything.
 	code, stdout, stderr = runCLI(t, "", "process", "--json", "--instructions", "testdata/kb", "--warranty-csv", "../../examples/warranty.csv",
-		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "outbox"), eml)
+		"--tickets-db", filepath.Join(dir, "t2.db"), "--outbox", filepath.Join(dir, "outbox2"), eml)
 	if code != 0 {
 		t.Fatalf("process with an unreachable server: exit %d, stderr %s", code, stderr)
 	}

@@ -19,7 +19,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -33,15 +32,6 @@ import (
 	"triage/internal/scenario"
 	"triage/internal/settings"
 	"triage/internal/watch"
-)
-
-// exitLocked: another triage watch holds the ledger lock; exitAuth: the
-// IMAP server refused the login, or the OAuth2 token endpoint refused the
-// grant (retrying will not help; systemd's RestartPreventExitStatus lists
-// both).
-const (
-	exitLocked = 3
-	exitAuth   = 5
 )
 
 // serverOptions are one server's settings (the imap and smtp sections),
@@ -99,9 +89,7 @@ type watchOptions struct {
 	LogFormat       string
 	LogLevel        string
 	Grace           time.Duration
-	PerSender       int
-	PerSenderWindow time.Duration
-	GlobalPerHour   int
+	Limits          watch.Limits
 	MaxMessageBytes int64
 	MaxAttempts     int
 	MaxAuthFailures int
@@ -334,10 +322,10 @@ func logFinalError(w io.Writer, err error) error {
 
 // finalGroup renders the count per final state as a log group
 // (final.replied=3), never as Go map syntax.
-func finalGroup(final map[string]int) slog.Attr {
+func finalGroup(final map[ledger.State]int) slog.Attr {
 	var attrs []any
 	for _, k := range slices.Sorted(maps.Keys(final)) {
-		attrs = append(attrs, slog.Int(k, final[k]))
+		attrs = append(attrs, slog.Int(string(k), final[k]))
 	}
 	return slog.Group("final", attrs...)
 }
@@ -396,10 +384,8 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	if err := o.table.Resolve(fs, nil, nil); err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	if o.EnvFile != "" {
-		if err := godotenv.Load(o.EnvFile); err != nil {
-			return nil, usageErr("--env-file: %v", err)
-		}
+	if err := loadEnvFile(o.EnvFile); err != nil {
+		return nil, err
 	}
 	path, how := findConfig(fs, o.Config)
 	if path == "" {
@@ -524,7 +510,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		log.Warn("stopping: no new mail is taken; the message in flight may take up to --shutdown-grace. Signal again to exit now.", "grace", o.Grace.String())
 		if _, ok := <-sigs; ok {
 			log.Error("second signal: exiting now")
-			os.Exit(130)
+			os.Exit(exitInterrupted)
 		}
 	}()
 
@@ -606,8 +592,8 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	failed, retries := 0, 0
 	for i, w := range watchers {
 		st := w.Stats()
-		logs[i].Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, "send_retries", st.SendRetries, finalGroup(st.Final))
-		failed += st.Final[ledger.StateFailed]
+		logs[i].Info("watch done", "passes", st.Passes, "reconnects", st.Reconnects, "send_retries", st.SendRetries, finalGroup(st.ByState))
+		failed += st.ByState[ledger.StateFailed]
 		retries += st.SendRetries
 	}
 	for _, err := range errs {
@@ -667,7 +653,8 @@ func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, me
 	}
 	var sender mail.Sender = next
 	if !o.DryRun {
-		sender, err = watch.NewSender(watch.SenderConfig{Ledger: led, Next: next, Domain: domain, Notices: o.Notices, Logger: log, Metrics: met})
+		sender, err = watch.NewLedgerSender(watch.LedgerSenderConfig{Ledger: led, Next: next, Domain: domain, Limits: o.Limits, Notices: o.Notices,
+			Inbox: triage.Inbox{Account: o.account(), Mailbox: o.Mailbox}, Logger: log, Metrics: met})
 		if err != nil {
 			return nil, nil, usageErr("%v", err)
 		}
@@ -693,7 +680,7 @@ func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, me
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
 		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, ourIdentity(o.From, p.Scenarios), log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
-		PerSenderLimit: o.PerSender, PerSenderWindow: o.PerSenderWindow, GlobalPerHour: o.GlobalPerHour,
+		Limits:      o.Limits,
 		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: o.Grace, Concurrency: o.Concurrency,
 		Lease: o.Lease, Owner: owner,
 		Processor: p.Processor, Ledger: led, Metrics: met, Logger: log,

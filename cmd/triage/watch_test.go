@@ -17,7 +17,7 @@ func TestExampleConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []any{wf.IMAP.Addr, wf.IMAP.TLS, wf.SMTP.Addr, wf.Ledger, wf.PerSender, wf.PerSenderWindow, wf.Interval}
+	got := []any{wf.IMAP.Addr, wf.IMAP.TLS, wf.SMTP.Addr, wf.Ledger, wf.Limits.PerSenderLimit, wf.Limits.PerSenderWindow, wf.Interval}
 	want := []any{"imap.example.com:993", "tls", "smtp.example.com:587", "/var/lib/triage/ledger.db", 5, 24 * time.Hour, time.Minute}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("example config (-want +got):\n%s", diff)

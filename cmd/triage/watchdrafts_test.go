@@ -124,7 +124,7 @@ func TestWatchDraftModeAndStats(t *testing.T) {
 		}
 	}
 	_, stdout, _ = e.run(t, "ledger", "--config", e.config, "--replies")
-	for _, want := range []string{"KIND", "draft", ledger.DraftStored, ledger.DraftSentAsIs} {
+	for _, want := range []string{"KIND", "draft", string(ledger.DraftStored), ledger.DraftSentAsIs} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("ledger --replies lacks %q:\n%s", want, stdout)
 		}

@@ -48,7 +48,7 @@ type pipelineOptions struct {
 	From          string   // our address, e.g. "Serwis <serwis@example.com>"
 	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
-	loopBounds
+	processor.Bounds
 	ReplyMode string // send | draft | auto (a scenario's reply_mode overrides it)
 	// autonomy resolves reply mode auto (watch sets it from its ledger;
 	// nil: auto drafts, as in process).
@@ -246,13 +246,15 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	}
 	hist := history(sender) // the outbox or ledger itself, not the signer around it
 	perSender := 0
-	if ob, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limits, exactly
+	var answered func(context.Context, triage.Key) (*triage.Receipt, string, error)
+	if ob, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limits and replies, exactly
 		perSender = watch.DefaultPerSenderLimit
 		// The outbox's checks at send time are the exact ones: replies and
 		// drafts, however many emails are answered at once; notices under
 		// their own bounds.
 		ob.SetPerSenderLimit(perSender, watch.DefaultPerSenderWindow)
 		ob.SetNoticeLimits(o.Notices)
+		answered = outboxAnswered(ob, domain)
 	}
 	notices := builtins.Notices{ConsoleURL: o.ConsoleURL}
 	if conv, ok := creator.(tickets.Conversations); ok {
@@ -278,27 +280,20 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 
 	p.Processor, err = processor.Assemble(
 		agent.Config{
-			Model:       p.Model,
-			ModelName:   o.Model,
-			MaxTurns:    o.MaxTurns,
-			TurnTimeout: o.TurnTimeout,
-			Deadline:    o.Deadline,
-			// Calls past twice the dispatcher's per-turn cap are refused by
-			// the loop unrun, never materialised as records or responses.
-			MaxCallsPerTurn: max(agent.DefaultMaxCallsPerTurn, 2*o.MaxCallsPerTurn),
-			Logger:          log,
+			Model:     p.Model,
+			ModelName: o.Model,
+			Logger:    log,
 		},
 		dispatcher.Config{
-			Tools:            p.Tools,
-			Builtins:         builtins.Routes(checker, creator, sender, from, domain, notices),
-			Routes:           bk.Routes(),
-			StaffAddresses:   o.Staff,
-			Extractor:        ext,
-			MaxCallsPerTurn:  o.MaxCallsPerTurn,
-			MaxCallsPerEmail: o.MaxCalls,
-			Logger:           log,
+			Tools:          p.Tools,
+			Builtins:       builtins.Routes(checker, creator, sender, from, domain, notices),
+			Routes:         bk.Routes(),
+			StaffAddresses: o.Staff,
+			Extractor:      ext,
+			Logger:         log,
 		},
 		processor.Config{
+			Bounds:      o.Bounds,
 			Scenarios:   p.Scenarios,
 			Extractor:   ext,
 			Language:    parts.Language,
@@ -306,6 +301,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			Guard:       guard.Config{OwnAddresses: []string{ourAddr}},
 			Tickets:     creator,
 			History:     hist,
+			Answered:    answered,
 			Staff:       staff,
 			ModelName:   modelLabel(p.Model, o.Model),
 			// process answers a sender as often as watch would.
@@ -331,8 +327,21 @@ func history(sender mail.Sender) processor.History {
 	return nil
 }
 
+// outboxAnswered finds the reply (or draft) an earlier run of process
+// wrote into the outbox for a Key: its Message-ID is derived from the Key,
+// as send_email derives it (mail.MessageIDFor).
+func outboxAnswered(ob *mail.Outbox, domain string) func(context.Context, triage.Key) (*triage.Receipt, string, error) {
+	return func(ctx context.Context, key triage.Key) (*triage.Receipt, string, error) {
+		rc, inbound, ok, err := ob.Find(ctx, mail.MessageIDFor(key, domain))
+		if err != nil || !ok {
+			return nil, "", err
+		}
+		return &rc, inbound, nil
+	}
+}
+
 // replyArchive finds the raw message of one of triage's replies or drafts
-// by its Message-ID: the ledger in watch (watch.Sender), the outbox
+// by its Message-ID: the ledger in watch (watch.LedgerSender), the outbox
 // directory in process (mail.Outbox).
 type replyArchive interface {
 	ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error)

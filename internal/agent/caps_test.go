@@ -37,7 +37,7 @@ func countingRoutes(ran map[string]int) map[string]dispatcher.Func {
 	return out
 }
 
-// issue 7 item 2: a hostile model asks for 1,000 calls per turn, through the
+// A hostile model asks for 1,000 calls per turn, through the
 // real genai client and the real dispatcher with the shipped tools.yaml.
 // At most 8 calls per turn and 24 per email have any effect; the rest are
 // answered with an error and recorded blocked; the ticket (an effect) is

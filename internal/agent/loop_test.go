@@ -821,7 +821,7 @@ func BenchmarkRun(b *testing.B) {
 }
 
 // TestRunNudgeNamesFunctions: the nudge after a text-only turn names the
-// final function and the declared functions not yet called (issue 7 item 11).
+// final function and the declared functions not yet called.
 func TestRunNudgeNamesFunctions(t *testing.T) {
 	srv := geminitest.New(t,
 		geminitest.One(geminitest.Call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})),

@@ -43,19 +43,37 @@ func For[In, Out any](h Handler[In, Out]) dispatcher.Func {
 		if err != nil {
 			return dispatcher.Result{}, err
 		}
-		v, err := encode(out)
-		if err != nil {
-			return dispatcher.Result{}, err
-		}
-		res := dispatcher.Result{Value: v}
-		if r, ok := any(out).(receipted); ok {
-			res.Receipt = r.receipt()
-		}
-		if t, ok := any(out).(ticketed); ok {
-			res.TicketID = t.ticket()
-		}
-		return res, nil
+		return ResultOf(out)
 	}
+}
+
+// ResultOf is a builtin's result as the dispatcher takes it: encoded into
+// the map the model sees, with the typed receipt and ticket it carries
+// beside it. Stand-ins for the builtins (eval's mocks) build their results
+// with it too.
+func ResultOf[Out any](out Out) (dispatcher.Result, error) {
+	v, err := encode(out)
+	if err != nil {
+		return dispatcher.Result{}, err
+	}
+	res := dispatcher.Result{Value: v}
+	if r, ok := any(out).(receipted); ok {
+		res.Receipt = r.receipt()
+	}
+	if t, ok := any(out).(ticketed); ok {
+		res.TicketID = t.ticket()
+	}
+	return res, nil
+}
+
+// Intended is the reply a call to the final function asks for, from its
+// arguments (send_email's to and subject): what a dry run reports, where
+// nothing is sent, and what a final function that gives no receipt (an
+// http or mcp binding) reports. An argument of another type is left empty.
+func Intended(args map[string]any) triage.Receipt {
+	var in SendEmailArgs
+	_ = decode(args, &in) // the schema validated the arguments; a field of another type stays empty
+	return triage.Receipt{To: in.To, Subject: in.Subject}
 }
 
 // Routes builds the builtins (dispatcher.Config.Builtins), by builtin name.

@@ -233,9 +233,9 @@ func TestSendEmailReply(t *testing.T) {
 			f := &fakeSender{}
 			msg := toolstest.Message()
 			tt.msg(msg)
-			tt.want.Inbound = triage.DigestOf(msg) // what the reply answers, for the outbox
-			tt.want.InboundFrom = msg.From.Address // whom a per-sender limit counts it against too
-			tt.want.Language = "de"                // the customer's, as the pipeline detected it: signed in it
+			tt.want.InboundDigest = triage.DigestOf(msg) // what the reply answers, for the outbox
+			tt.want.InboundFrom = msg.From.Address       // whom a per-sender limit counts it against too
+			tt.want.Language = "de"                      // the customer's, as the pipeline detected it: signed in it
 			to, subject := tt.to, tt.subject
 			if to == "" {
 				to = "Jan <jan.reply@example.com>"

@@ -93,7 +93,7 @@ func NotifyStaff(s mail.Sender, from, domain string, n Notices) Handler[NotifySt
 			rc, err := s.Send(ctx, r)
 			var lim triage.Limited
 			if errors.As(err, &lim) {
-				return Notified{}, &dispatcher.Error{Code: string(lim.LimitReason()), Refused: true,
+				return Notified{}, &dispatcher.Error{Code: string(lim.LimitReason()), Refused: true, Reason: lim.LimitReason(),
 					Message: "staff notice not sent: " + err.Error() + "; the email is left for a person"}
 			}
 			if err != nil {

@@ -87,7 +87,7 @@ type SendEmailArgs struct {
 // and the typed receipt the pipeline reads.
 type Sent struct {
 	MessageID string          `json:"message_id"`
-	To        string          `json:"to"`
+	To        string          `json:"to,omitempty"`
 	Path      string          `json:"path,omitempty"`
 	Status    triage.Delivery `json:"status"`
 	Existing  bool            `json:"existing,omitempty"`
@@ -128,7 +128,7 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 			r.MessageID = mail.MessageIDFor(call.Key, domain)
 		}
 		if call.Msg != nil {
-			r.Inbound = triage.DigestOf(call.Msg)
+			r.InboundDigest = triage.DigestOf(call.Msg)
 			r.InboundFrom = call.Msg.From.Address
 			if strings.EqualFold(call.Msg.From.Address, to) {
 				r.ToName = call.Msg.From.Name // the customer's display name, when they gave one
@@ -138,21 +138,32 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 		}
 		rc, err := s.Send(ctx, r)
 		if errors.Is(err, mail.ErrOtherInbound) {
-			return Sent{}, &dispatcher.Error{Code: dispatcher.CodeDuplicateKey, Message: err.Error() + "; a person answers this message", Refused: true}
+			return Sent{}, &dispatcher.Error{Code: dispatcher.CodeDuplicateKey, Message: err.Error() + "; a person answers this message",
+				Refused: true, Reason: triage.ReasonDuplicateKey}
 		}
-		var le *mail.LimitError
-		if errors.As(err, &le) {
-			return Sent{}, &dispatcher.Error{Code: dispatcher.CodePerSenderLimit, Message: le.Error(), Refused: true, Halt: true}
+		var lim triage.Limited
+		if errors.As(err, &lim) {
+			// A limit stands whatever the model does next: the loop ends.
+			return Sent{}, &dispatcher.Error{Code: string(lim.LimitReason()), Message: err.Error() + "; nothing was sent, a person answers this message",
+				Refused: true, Halt: true, Reason: lim.LimitReason()}
 		}
 		if err != nil {
 			return Sent{}, err
 		}
-		out := Sent{MessageID: rc.MessageID, To: rc.To, Path: rc.Path, Status: rc.Delivery(), Existing: rc.Existing, sent: subject}
-		if subject != in.Subject {
-			out.Subject = subject
-		}
-		return out, nil
+		rc.Subject = subject
+		return SentOf(rc, in.Subject), nil
 	}
+}
+
+// SentOf is send_email's result for the reply rc says went out (or was
+// drafted); asked is the subject the model gave: the result names the
+// subject that went out only when the pipeline changed it.
+func SentOf(rc triage.Receipt, asked string) Sent {
+	out := Sent{MessageID: rc.MessageID, To: rc.To, Path: rc.Path, Status: rc.Delivery(), Existing: rc.Existing, sent: rc.Subject}
+	if rc.Subject != asked {
+		out.Subject = rc.Subject
+	}
+	return out
 }
 
 // ReplySubject is the subject of a reply: one "Re:" and, for a ticketed

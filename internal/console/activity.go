@@ -12,7 +12,7 @@ const MaxActivity = 200
 
 type activityView struct {
 	Q, State string
-	States   []string
+	States   []ledger.State
 	Rows     []activityRow
 	Limit    int
 }
@@ -23,8 +23,7 @@ type activityRow struct {
 }
 
 // activityStates are the states the activity page filters by.
-var activityStates = []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed,
-	ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateProcessing, ledger.StateRetryRequested, ledger.StateRetried}
+var activityStates = ledger.States
 
 // activity is the ledger, newest first, searchable by sender, subject,
 // Message-ID, scenario, reason or state, and filterable by state. The
@@ -41,8 +40,8 @@ func (s *Server) activity(w http.ResponseWriter, r *http.Request) {
 		v.Q = v.Q[:200]
 	}
 	lq := ledger.Query{Text: v.Q, Limit: MaxActivity}
-	if slices.Contains(activityStates, v.State) {
-		lq.States = []string{v.State}
+	if st := ledger.State(v.State); slices.Contains(activityStates, st) {
+		lq.States = []ledger.State{st}
 	} else {
 		v.State = ""
 	}

@@ -38,7 +38,7 @@ func (f *fixture) earnAutonomy(t *testing.T) (*autonomy.Resolver, string) {
 	}
 	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	uid := uint32(200)
-	next := func(state, from string) email {
+	next := func(state ledger.State, from string) email {
 		uid++
 		at = at.Add(7 * time.Minute)
 		f.Clock.Set(at)

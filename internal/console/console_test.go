@@ -176,8 +176,8 @@ func TestApproveSendsThroughOutboxOnce(t *testing.T) {
 	if bytes.Contains(raw, []byte("X-Unsent")) {
 		t.Error("sent reply still carries X-Unsent")
 	}
-	got := struct{ State, Outcome string }{d.State, d.Outcome}
-	if diff := cmp.Diff(struct{ State, Outcome string }{ledger.DraftSentByPerson, ledger.DraftSentAsIs}, got); diff != "" {
+	got := struct{ State, Outcome string }{string(d.State), d.Outcome}
+	if diff := cmp.Diff(struct{ State, Outcome string }{string(ledger.DraftSentByPerson), ledger.DraftSentAsIs}, got); diff != "" {
 		t.Errorf("draft row (-want +got):\n%s", diff)
 	}
 	st, err := f.Tickets.Get(context.Background(), f.DraftTicket)

@@ -164,7 +164,8 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 type email struct {
 	uid                            uint32
 	messageID, from, subject, text string
-	scenario, state                string
+	scenario                       string
+	state                          ledger.State
 	reason                         triage.Reason
 	outcome                        *processor.Outcome
 	draft, reply                   string // the body of its draft or sent reply, if any

@@ -12,15 +12,16 @@ import (
 	"triage/internal/ledger"
 )
 
-// Why an email waits for a person (queueItem.Why).
+// Why an email waits for a person (queueItem.Why): its ledger state, or
+// what the queue reads from its reply and outcome.
 const (
-	WhyDraft      = "draft"       // a draft to review
-	WhyNeedsHuman = "needs_human" // moved to the Needs-Human folder
-	WhyFailed     = "failed"
-	WhyOverLimit  = "over_limit"
-	WhyEscalated  = "escalated" // staff were told; a person owns it
-	WhySending    = "send_unconfirmed"
-	WhyRetry      = "retry_requested" // waits for watch's next pass
+	WhyDraft      = "draft"                            // a draft to review
+	WhyNeedsHuman = string(ledger.StateNeedsHuman)     // moved to the Needs-Human folder
+	WhyFailed     = string(ledger.StateFailed)         // failed: left for a person
+	WhyOverLimit  = string(ledger.StateOverLimit)      // a reply would have passed a limit
+	WhyEscalated  = "escalated"                        // staff were told; a person owns it
+	WhySending    = "send_unconfirmed"                 // approved in the console, perhaps not sent
+	WhyRetry      = string(ledger.StateRetryRequested) // waits for watch's next pass
 )
 
 // MaxQueue bounds the entries the queue looks at.
@@ -86,7 +87,7 @@ func appendNew(l []string, s string) []string {
 // waiting collects the queue from the ledger, oldest first.
 func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 	es, err := s.cfg.Ledger.Search(ctx, ledger.Query{
-		States:    []string{ledger.StateDrafted, ledger.StateFailed, ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateRetryRequested},
+		States:    []ledger.State{ledger.StateDrafted, ledger.StateFailed, ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateRetryRequested},
 		Escalated: true, Limit: MaxQueue,
 	})
 	if err != nil {

@@ -80,6 +80,11 @@ type Error struct {
 	Message   string
 	Temporary bool
 	Refused   bool
+	// Reason, on a refusal no later call can overcome (the reply is over a
+	// limit, or exists already for another message), is why the email is
+	// left for a person: the pipeline fails it with this reason unless a
+	// later call of the function succeeded (Record.Reason).
+	Reason triage.Reason
 	// Halt ends the model loop after this call's turn: no later call can
 	// change the outcome (a limit reached).
 	Halt bool
@@ -125,7 +130,7 @@ type Call struct {
 type Func func(ctx context.Context, c *Call) (Result, error)
 
 // Result is what a Func returns: the value the model sees, and the typed
-// facts the pipeline reads.
+// receipt and ticket the pipeline reads.
 type Result struct {
 	// Value is the result as the model sees it (and the outcome JSON shows
 	// it); nil is an empty object.
@@ -170,6 +175,9 @@ type Record struct {
 	// argument held a serial the model read from an attachment, not one the
 	// customer wrote.
 	SerialSource string `json:"serial_source,omitempty"`
+	// Reason is the Error.Reason of a refused call: why the email is left
+	// for a person if no later call succeeds.
+	Reason triage.Reason `json:"-"`
 }
 
 // SerialSourceAttachment is Record.SerialSource for a serial the model read
@@ -317,7 +325,7 @@ type Session struct {
 	admitted  int // calls within the per-turn cap, this email
 	runs      map[string]int
 	done      []doneCall // successful runs, in order
-	parsed    *facts     // the message's facts, built on first use (facts())
+	indexed   *msgIndex  // the message's serials and tokens, built on first use (index())
 	ticket    string     // see Call.TicketID
 	// ungrounded counts calls refused for unsupported claims (ground).
 	ungrounded int
@@ -467,7 +475,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language, Scenario: s.sc})
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
-				rec.Blocked = true
+				rec.Blocked, rec.Reason = true, de.Reason
 			}
 			if de != nil && de.Halt && s.halt == nil {
 				s.halt = errors.New("dispatcher: " + name + ": " + de.Message)

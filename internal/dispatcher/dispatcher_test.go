@@ -167,7 +167,7 @@ func TestSessionCall(t *testing.T) {
 			msgHas: []string{"missing property 'serial_number'", "at '/serial_number'", "'x'", "at '/priority'", "at '/body'"},
 		},
 		{
-			// issue 7 item 3: an extracted serial (normalized), never a
+			// from: serials accepts an extracted serial (normalized), never a
 			// word or a substring of one.
 			name: "from serials: an extracted serial, not a word or a substring",
 			steps: []step{
@@ -197,7 +197,7 @@ func TestSessionCall(t *testing.T) {
 			routed: []string{FuncCheckWarranty, FuncCheckWarranty},
 		},
 		{
-			// issue 7 item 3: the From, not the Reply-To.
+			// from: sender accepts the From, not the Reply-To.
 			name: "from sender: customer_email is the From address only",
 			steps: []step{
 				{FuncCheckWarranty, cw("SN-48213-PL")}, turn,
@@ -238,7 +238,7 @@ func TestSessionCall(t *testing.T) {
 			routed: []string{FuncSendEmail},
 		},
 		{
-			// issue 7 item 3: requires, as declared in the shipped tools.yaml.
+			// requires, as declared in the shipped tools.yaml.
 			name: "requires: a ticket only after a valid check of the same serial, in an earlier turn",
 			steps: []step{
 				{FuncCreateTicket, ct("SN-48213-PL", "jan@example.com")}, // no check yet
@@ -270,7 +270,7 @@ func TestSessionCall(t *testing.T) {
 			routed: []string{FuncCheckWarranty},
 		},
 		{
-			// issue 7 item 2: an effect runs once; the same call again
+			// An effect runs once; the same call again
 			// returns the first result without running.
 			name:   "effect: once per email, the same call repeated returns the first result",
 			steps:  []step{good, good, email("jan.reply@example.com", "Re: 2", "again")},

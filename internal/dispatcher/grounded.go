@@ -6,13 +6,15 @@ import (
 	"slices"
 	"strings"
 
+	"triage"
 	"triage/internal/grounding"
 	"triage/internal/tools"
 )
 
 // CodeUngroundedClaim refuses a grounded tool's call that states a fact
-// nothing this email gave the model backs (tools.yaml grounded: true).
-const CodeUngroundedClaim = "ungrounded_claim"
+// nothing this email gave the model backs (tools.yaml grounded: true); the
+// email fails with the reason of the same name.
+const CodeUngroundedClaim = string(triage.ReasonUngroundedClaim)
 
 // MaxGroundingRefusals is how many calls of a grounded tool are refused for
 // unsupported claims before every later call is refused unchecked: the model

@@ -30,15 +30,15 @@ func (s *Session) checkArg(name string, p *tools.Arg, v any) (any, error) {
 	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
 		vouched, _ = BareAddress(str)
 	case tools.FromSerials:
-		vouched = s.facts().serials[serial.Normalize(str)]
+		vouched = s.index().serials[serial.Normalize(str)]
 	case tools.FromSerialsOrAttachments:
-		if sn := s.facts().serials[serial.Normalize(str)]; sn != "" {
+		if sn := s.index().serials[serial.Normalize(str)]; sn != "" {
 			vouched = sn
 		} else {
 			vouched, s.fromAtt = s.readSerial(str), true
 		}
 	case tools.FromMessage:
-		vouched, _ = s.facts().inMessage(str)
+		vouched, _ = s.index().inMessage(str)
 	}
 	// enum, pattern and max_length hold for what the tool receives too: the
 	// model's "ORD-77" matches [A-Z]+-[0-9]+, the customer's "ord-77" not.
@@ -81,11 +81,11 @@ func (s *Session) checkValue(name string, p *tools.Arg, v any) error {
 	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
 		return s.checkAddress(name, p.From, str)
 	case tools.FromSerials:
-		if !s.facts().serial(str) {
+		if !s.index().serial(str) {
 			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message", name, str)
 		}
 	case tools.FromSerialsOrAttachments:
-		if s.facts().serial(str) {
+		if s.index().serial(str) {
 			return nil
 		}
 		if s.seen == 0 {
@@ -95,7 +95,7 @@ func (s *Session) checkValue(name string, p *tools.Arg, v any) error {
 			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message, nor one whole serial number as read from an attachment", name, str)
 		}
 	case tools.FromMessage:
-		if _, ok := s.facts().inMessage(str); !ok {
+		if _, ok := s.index().inMessage(str); !ok {
 			return refuse(CodeNotInMessage, "%s %q does not occur as whole words in the customer's subject or message", name, str)
 		}
 	default:
@@ -247,8 +247,9 @@ func canonical(v any) string {
 	return string(b)
 }
 
-// facts are what from: serials and from: message compare against.
-type facts struct {
+// msgIndex is the inbound message as from: serials and from: message
+// compare against it: its serials and its tokens.
+type msgIndex struct {
 	ext      *serial.Extractor
 	serials  map[string]string // normalized serial -> as the message wrote it
 	all      []string          // tokens of subject, text and quoted text
@@ -257,12 +258,13 @@ type facts struct {
 	checkTok map[string]bool   // tokens already tried as serials
 }
 
-func (s *Session) facts() *facts {
-	if s.parsed != nil {
-		return s.parsed
+// index builds the message's index on first use.
+func (s *Session) index() *msgIndex {
+	if s.indexed != nil {
+		return s.indexed
 	}
 	m := s.msg
-	f := &facts{ext: s.d.ext, serials: map[string]string{}, checkTok: map[string]bool{}}
+	f := &msgIndex{ext: s.d.ext, serials: map[string]string{}, checkTok: map[string]bool{}}
 	for _, sn := range s.d.ext.Extract(m.Subject+"\n"+m.Text, m.Quoted) {
 		if n := serial.Normalize(sn); f.serials[n] == "" {
 			f.serials[n] = sn
@@ -274,13 +276,10 @@ func (s *Session) facts() *facts {
 		f.message = append(f.message, toks)
 		f.folded = append(f.folded, fold(toks))
 	}
-	s.parsed = f
+	s.indexed = f
 	return f
 }
 
-// serial accepts v when it is one of the extracted serials, or when it is a
-// whole token of the message that is a serial number by itself; never a
-// substring of a longer token.
 // readSerial returns v as the serial patterns read it when v is one whole
 // serial number and nothing else ("" otherwise): what a model read from a
 // photo must at least look like a serial.
@@ -293,7 +292,10 @@ func (s *Session) readSerial(v string) string {
 	return found[0]
 }
 
-func (f *facts) serial(v string) bool {
+// serial accepts v when it is one of the extracted serials, or when it is a
+// whole token of the message that is a serial number by itself; never a
+// substring of a longer token.
+func (f *msgIndex) serial(v string) bool {
 	n := serial.Normalize(v)
 	if n == "" {
 		return false
@@ -319,7 +321,7 @@ func (f *facts) serial(v string) bool {
 // inMessage accepts v when its words are whole consecutive tokens of the
 // subject or of the new text (case-insensitive); it returns those tokens as
 // the message wrote them, joined by single spaces.
-func (f *facts) inMessage(v string) (string, bool) {
+func (f *msgIndex) inMessage(v string) (string, bool) {
 	want := fold(tokens(v))
 	if len(want) == 0 {
 		return "", false

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 
+	"triage"
 	"triage/internal/clients/mail"
 )
 
 // CodeSendFailed is the error code of a reply the mail server refused for
-// good (a 5xx reply): trying again cannot help, and the loop ends.
-const CodeSendFailed = "send_failed"
+// good (a 5xx reply): trying again cannot help, and the loop ends; the
+// email fails with the reason of the same name.
+const CodeSendFailed = string(triage.ReasonSendFailed)
 
 // SendFailure is a reply or notice the mail server refused or could not
 // take: its reply code and text when it answered, the SMTP step, and whether

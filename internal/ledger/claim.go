@@ -22,7 +22,7 @@ import (
 // StateSeen is the state of a message a watcher found in the mailbox and
 // recorded (Offer) for any daemon of the inbox to claim. Like processing,
 // it is not final.
-const StateSeen = "seen"
+const StateSeen State = "seen"
 
 // ErrClaimed is returned by Claim when another daemon holds a live claim on
 // the message (or on another message with its key), or is claiming it at
@@ -116,7 +116,7 @@ func (l *Ledger) Claim(ctx context.Context, e Entry, owner string, lease time.Du
 		return Entry{}, fmt.Errorf("ledger: claim %s: %w", e.Loc, err)
 	case claimant != "" && claimant != owner && leaseUntil > unix(now):
 		return Entry{}, ErrClaimed
-	case Final(got.State):
+	case got.State.Terminal():
 		if _, err := tx.ExecContext(ctx, `UPDATE messages SET claimant=?, lease_until=? WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
 			owner, until, e.Account, e.Mailbox, e.UIDValidity, e.UID); err != nil {
 			return Entry{}, fmt.Errorf("ledger: claim %s: %w", e.Loc, err)
@@ -232,7 +232,7 @@ func (l *Ledger) Claimable(ctx context.Context, account, mailbox string, uidVali
 // reply whose claimant is alive may be going out this very moment; one
 // whose claimant died is settled by the inbox's watcher (found in the Sent
 // folder, or left for a person), never sent again.
-func (l *Ledger) Orphaned(ctx context.Context, account, mailbox, state string) ([]Reply, error) {
+func (l *Ledger) Orphaned(ctx context.Context, account, mailbox string, state ReplyState) ([]Reply, error) {
 	return l.listReplies(ctx, `SELECT `+replyListCols+` FROM replies r WHERE state=? AND account=? AND mailbox=?
 		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.key = r.key AND m.claimant<>'' AND m.lease_until>?)
 		ORDER BY created, key LIMIT ?`, state, account, mailbox, unix(l.now()), MaxInState)

@@ -21,7 +21,7 @@ func TestDraftsCountPerSender(t *testing.T) {
 	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
 	lim := Limits{PerAddress: 5, PerHour: 1}
 	for i := range 5 {
-		r := Reply{Key: triage.Key(fmt.Sprint("k", i)), MessageID: fmt.Sprintf("<d%d@x>", i), To: "anna@x", Sender: "anna@x", Raw: []byte("x"), Kind: KindDraft}
+		r := Reply{Key: triage.Key(fmt.Sprint("k", i)), MessageID: fmt.Sprintf("<d%d@x>", i), To: "anna@x", InboundFrom: "anna@x", Raw: []byte("x"), Kind: KindDraft}
 		if err := l.PutPendingWithin(ctx, r, lim); err != nil {
 			t.Fatalf("draft %d: %v", i, err)
 		}
@@ -31,7 +31,7 @@ func TestDraftsCountPerSender(t *testing.T) {
 		t.Fatalf("after 5 drafts: Exceeded = %v, %v; want %s", le, err, triage.ReasonPerSenderLimit)
 	}
 	var lerr *LimitError
-	err = l.PutPendingWithin(ctx, Reply{Key: triage.Key("k5"), MessageID: "<d5@x>", To: "anna@x", Sender: "anna@x", Raw: []byte("x"), Kind: KindDraft}, lim)
+	err = l.PutPendingWithin(ctx, Reply{Key: triage.Key("k5"), MessageID: "<d5@x>", To: "anna@x", InboundFrom: "anna@x", Raw: []byte("x"), Kind: KindDraft}, lim)
 	if !errors.As(err, &lerr) || lerr.Reason != triage.ReasonPerSenderLimit {
 		t.Errorf("6th draft: err = %v, want %s", err, triage.ReasonPerSenderLimit)
 	}

@@ -11,24 +11,6 @@ import (
 	"triage"
 )
 
-// Reply kinds: a reply triage sent, or a draft it left for a person (reply
-// mode draft), or a staff notice (notify_staff). A draft and a notice share
-// the replies table, and so the guarantees of a reply: one per key,
-// recorded before it is submitted or stored on the server. Only replies
-// and drafts count against the reply limits; notices have their own
-// (Limits.Notices).
-const (
-	KindReply  = "reply"
-	KindDraft  = "draft"
-	KindNotice = "notice"
-)
-
-// Draft states (Reply.State of a KindDraft row).
-const (
-	DraftPending = "draft_pending" // recorded; perhaps not yet in the Drafts folder
-	DraftStored  = "draft_stored"  // appended to the Drafts folder
-)
-
 // Draft outcomes (Reply.Outcome): what a person did with a draft, learnt
 // from the Sent folder or the console. "" means not known yet.
 const (
@@ -137,12 +119,12 @@ type Thread struct {
 	MessageID string     // the inbound Message-ID
 	Sender    string     // the inbound From (the customer)
 	Scenario  string
-	State     string // the inbound message's final state
+	State     State  // the inbound message's terminal state
 	Matched   string // the Message-ID that led to it (inbound, or our reply or draft)
 }
 
 // ThreadOf returns the handled inbound message that one of ids names: an
-// inbound message with a final state, or the message one of our replies or
+// inbound message with a terminal state, or the message one of our replies or
 // drafts answers. ids are tried in order (put the nearest first, e.g.
 // In-Reply-To, then References from the last); ErrNotFound when none.
 //
@@ -190,7 +172,7 @@ func (l *Ledger) ThreadOf(ctx context.Context, ids, to []string) (Thread, error)
 	return Thread{}, ErrNotFound
 }
 
-// handled runs a thread query and returns its rows with a final state.
+// handled runs a thread query and returns its rows with a terminal state.
 func (l *Ledger) handled(ctx context.Context, q string, arg any) ([]Thread, error) {
 	rows, err := l.db.QueryContext(ctx, q, arg)
 	if err != nil {
@@ -203,7 +185,7 @@ func (l *Ledger) handled(ctx context.Context, q string, arg any) ([]Thread, erro
 		if err := rows.Scan(&t.Key, &t.MessageID, &t.Sender, &t.Scenario, &t.State); err != nil {
 			return nil, fmt.Errorf("ledger: thread of: %w", err)
 		}
-		if Final(t.State) {
+		if t.State.Terminal() {
 			found = append(found, t)
 		}
 	}

@@ -23,7 +23,7 @@ func TestDrafts(t *testing.T) {
 		now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 		l := openAt(t, target, &now)
 
-		handled := func(uid uint32, key triage.Key, msgID, scenario, state string) {
+		handled := func(uid uint32, key triage.Key, msgID, scenario string, state State) {
 			t.Helper()
 			e := Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}, Key: key, MessageID: msgID, Sender: "c@x", State: state, Scenario: scenario}
 			if err := l.Record(ctx, e); err != nil {
@@ -33,7 +33,7 @@ func TestDrafts(t *testing.T) {
 		uid := uint32(0)
 		draft := func(key triage.Key, id string) {
 			t.Helper()
-			if err := l.PutPendingWithin(ctx, Reply{Key: key, MessageID: id, To: "c@x", Sender: "c@x", Raw: []byte("x"), Kind: KindDraft, Account: "a", Mailbox: "INBOX"}, Limits{PerAddress: 10, PerHour: 1}); err != nil {
+			if err := l.PutPendingWithin(ctx, Reply{Key: key, MessageID: id, To: "c@x", InboundFrom: "c@x", Raw: []byte("x"), Kind: KindDraft, Account: "a", Mailbox: "INBOX"}, Limits{PerAddress: 10, PerHour: 1}); err != nil {
 				t.Fatalf("draft %s: %v", key, err)
 			}
 			uid++

@@ -8,7 +8,7 @@ import (
 )
 
 // TestSentReply: the ledger knows our replies by Message-ID (pending ones
-// too: they may have gone out), for loop breaking (issue 7 item 4).
+// too: they may have gone out), for loop breaking.
 func TestSentReply(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()

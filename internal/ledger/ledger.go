@@ -24,21 +24,38 @@ import (
 	"triage/internal/store"
 )
 
-// Message states. seen and processing are transient; the others are final.
+// State is where an inbound message is in the ledger. processing is
+// transient (a run is working on it; a crash leaves it for the next run);
+// the retry states are a person's request in the console (review.go); the
+// others are terminal: the message needs nothing more from triage.
+type State string
+
+// Message states. Four are spelled as the outcome statuses they record
+// (StateOf); the others are the ledger's own.
 const (
-	StateProcessing = "processing"
-	StateReplied    = "replied"
-	StateSkipped    = "skipped"
-	StateFailed     = "failed"
-	StateNeedsHuman = "needs_human"
-	StateOverLimit  = "over_limit"
-	StateDrafted    = "drafted" // reply mode draft: the reply waits in the Drafts folder
+	StateProcessing State = "processing"
+	StateReplied    State = State(triage.StatusReplied)
+	StateSkipped    State = State(triage.StatusSkipped)
+	StateFailed     State = State(triage.StatusFailed)
+	StateNeedsHuman State = "needs_human"
+	StateOverLimit  State = "over_limit"
+	StateDrafted    State = State(triage.StatusDrafted) // reply mode draft: the reply waits in the Drafts folder
 )
 
-// StateOf is the final state of a message whose outcome has status s, when
-// no reply row says otherwise. A status the ledger does not know is failed:
-// the message is left for a person.
-func StateOf(s triage.Status) string {
+// Terminal reports whether s ends the message's processing: it is not
+// taken up again (a copy of it is already handled).
+func (s State) Terminal() bool {
+	switch s {
+	case StateReplied, StateSkipped, StateFailed, StateNeedsHuman, StateOverLimit, StateDrafted:
+		return true
+	}
+	return false
+}
+
+// StateOf is the terminal state of a message whose outcome has status s,
+// when no reply row says otherwise (see Resolve). A status the ledger does
+// not know is failed: the message is left for a person.
+func StateOf(s triage.Status) State {
 	switch s {
 	case triage.StatusReplied:
 		return StateReplied
@@ -51,28 +68,12 @@ func StateOf(s triage.Status) string {
 	}
 }
 
-// Reply states.
-const (
-	ReplyPending    = "reply_pending"
-	ReplySent       = "sent"
-	ReplyNeedsHuman = "needs_human"
-)
-
 // ErrNotFound is returned when a row does not exist.
 var ErrNotFound = errors.New("ledger: not found")
 
 // ErrReplyExists is returned by PutPending when the inbound key already has a
 // reply row (pending or sent): the reply must not be submitted again.
 var ErrReplyExists = errors.New("ledger: reply already recorded for this message")
-
-// Final reports whether a message state is final.
-func Final(state string) bool {
-	switch state {
-	case StateReplied, StateSkipped, StateFailed, StateNeedsHuman, StateOverLimit, StateDrafted:
-		return true
-	}
-	return false
-}
 
 // Loc is where a message lives on the IMAP server.
 type Loc struct {
@@ -93,13 +94,13 @@ type Entry struct {
 	MessageID string        `json:"message_id"`
 	Sender    string        `json:"sender"`
 	Subject   string        `json:"subject"`
-	State     string        `json:"state"`
+	State     State         `json:"state"`
 	Reason    triage.Reason `json:"reason,omitempty"`
 	Scenario  string        `json:"scenario,omitempty"`
 	Attempts  int           `json:"attempts"`
 	IMAPDone  bool          `json:"imap_done"` // flag/move on the server finished
-	// Digest is a hash of the message's bytes, when they were read: a copy
-	// of the message has the same, another message reusing its Key not.
+	// Digest is triage.DigestOf the message, when it was read: a copy of
+	// the message has the same, another message reusing its Key not.
 	Digest string `json:"digest,omitempty"`
 	// Detail says why, for a failed message (the mail server's reply to a
 	// refused send); at most MaxDetail bytes.
@@ -116,15 +117,17 @@ type Reply struct {
 	Key       triage.Key `json:"key"`
 	MessageID string     `json:"message_id"`
 	To        string     `json:"to"`
-	Sender    string     `json:"sender,omitempty"` // the inbound From: the reply counts against it too
-	Raw       []byte     `json:"-"`
-	State     string     `json:"state"`
-	Appended  bool       `json:"appended"` // copy stored in the Sent folder
-	Created   time.Time  `json:"created"`
-	SentAt    time.Time  `json:"sent_at"`
+	// InboundFrom is the From of the message the reply answers: the reply
+	// counts against it too.
+	InboundFrom string     `json:"sender,omitempty"`
+	Raw         []byte     `json:"-"`
+	State       ReplyState `json:"state"`
+	Appended    bool       `json:"appended"` // copy stored in the Sent folder
+	Created     time.Time  `json:"created"`
+	SentAt      time.Time  `json:"sent_at"`
 	// Kind is KindReply (sent by triage) or KindDraft (left in the Drafts
 	// folder); for drafts, Outcome says what a person did with it.
-	Kind            string    `json:"kind"`
+	Kind            Kind      `json:"kind"`
 	Outcome         string    `json:"outcome,omitempty"`
 	Similarity      float64   `json:"similarity,omitempty"` // of the person's reply to the draft
 	ResolvedAt      time.Time `json:"resolved_at,omitzero"`
@@ -235,9 +238,9 @@ func (l *Ledger) Get(ctx context.Context, loc Loc) (Entry, error) {
 	return e, nil
 }
 
-// FinalByKey returns a final entry with the same secondary key at another
-// location (an older UIDVALIDITY, another mailbox), or ErrNotFound.
-func (l *Ledger) FinalByKey(ctx context.Context, key triage.Key, not Loc) (Entry, error) {
+// TerminalByKey returns a terminal entry with the same secondary key at
+// another location (an older UIDVALIDITY, another mailbox), or ErrNotFound.
+func (l *Ledger) TerminalByKey(ctx context.Context, key triage.Key, not Loc) (Entry, error) {
 	rows, err := l.db.QueryContext(ctx, `SELECT `+entryCols+` FROM messages WHERE key=? ORDER BY created`, key)
 	if err != nil {
 		return Entry{}, fmt.Errorf("ledger: by key: %w", err)
@@ -248,7 +251,7 @@ func (l *Ledger) FinalByKey(ctx context.Context, key triage.Key, not Loc) (Entry
 		if err != nil {
 			return Entry{}, fmt.Errorf("ledger: by key: %w", err)
 		}
-		if e.Loc != not && Final(e.State) {
+		if e.Loc != not && e.State.Terminal() {
 			return e, nil
 		}
 	}
@@ -259,7 +262,7 @@ func (l *Ledger) FinalByKey(ctx context.Context, key triage.Key, not Loc) (Entry
 }
 
 // Begin records that e is being processed: it inserts the row (state
-// processing, attempts 1) or, for an existing non-final row, increments its
+// processing, attempts 1) or, for an existing non-terminal row, increments its
 // attempts. It returns the attempt number.
 func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 	now := unix(l.now())
@@ -279,8 +282,8 @@ func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 	return got.Attempts, nil
 }
 
-// Record inserts or replaces e as a final entry without processing (e.g. a
-// duplicate of an already handled message, or mail over a limit).
+// Record inserts or replaces e as a terminal entry without processing (e.g.
+// a duplicate of an already handled message, or mail over a limit).
 func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	now := unix(l.now())
 	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
@@ -298,10 +301,10 @@ func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	return l.attribute(ctx, e.Loc, e.Scenario)
 }
 
-// Finish sets the final state of the entry at loc.
-func (l *Ledger) Finish(ctx context.Context, loc Loc, state string, reason triage.Reason, scenario string) error {
-	if !Final(state) {
-		return fmt.Errorf("ledger: finish %s: %q is not a final state", loc, state)
+// Finish sets the terminal state of the entry at loc.
+func (l *Ledger) Finish(ctx context.Context, loc Loc, state State, reason triage.Reason, scenario string) error {
+	if !state.Terminal() {
+		return fmt.Errorf("ledger: finish %s: %q is not a terminal state", loc, state)
 	}
 	res, err := l.db.ExecContext(ctx, `UPDATE messages SET state=?, reason=?, scenario=?, updated=?
 		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
@@ -321,7 +324,7 @@ func (l *Ledger) MarkIMAPDone(ctx context.Context, loc Loc) error {
 	return checkOne(res, err, "mark imap done", loc)
 }
 
-// Abandon deletes a non-final entry so the message is processed afresh on the
+// Abandon deletes a non-terminal entry so the message is processed afresh on the
 // next pass (used when processing was cancelled before anything was sent).
 func (l *Ledger) Abandon(ctx context.Context, loc Loc) error {
 	_, err := l.db.ExecContext(ctx, `DELETE FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=? AND state=?`,
@@ -343,7 +346,7 @@ func checkOne(res sql.Result, err error, op string, loc Loc) error {
 }
 
 // Settled returns which of uids, in (account, mailbox, uidvalidity), have
-// entries that are final and whose server-side marking is done: nothing is
+// entries that are terminal and whose server-side marking is done: nothing is
 // left to do. It looks up only the UIDs asked about (those a search
 // found), so its cost follows the mailbox, not the ledger's history.
 func (l *Ledger) Settled(ctx context.Context, account, mailbox string, uidValidity uint32, uids []uint32) (map[uint32]bool, error) {
@@ -362,12 +365,12 @@ func (l *Ledger) Settled(ctx context.Context, account, mailbox string, uidValidi
 		}
 		for rows.Next() {
 			var uid uint32
-			var state string
+			var state State
 			if err := rows.Scan(&uid, &state); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("ledger: settled: %w", err)
 			}
-			if Final(state) {
+			if state.Terminal() {
 				out[uid] = true
 			}
 		}
@@ -401,7 +404,7 @@ func (l *Ledger) LastUIDValidity(ctx context.Context, account, mailbox string) (
 }
 
 // Unsettled returns the UIDs in (account, mailbox, uidvalidity) whose
-// entries are final but whose server-side marking (flag, move) is not done,
+// entries are terminal but whose server-side marking (flag, move) is not done,
 // in ascending order: a crash between the flag and the move leaves such a
 // message flagged, where a search for unflagged mail no longer finds it.
 func (l *Ledger) Unsettled(ctx context.Context, account, mailbox string, uidValidity uint32) ([]uint32, error) {
@@ -414,11 +417,11 @@ func (l *Ledger) Unsettled(ctx context.Context, account, mailbox string, uidVali
 	var out []uint32
 	for rows.Next() {
 		var uid uint32
-		var state string
+		var state State
 		if err := rows.Scan(&uid, &state); err != nil {
 			return nil, fmt.Errorf("ledger: unsettled: %w", err)
 		}
-		if Final(state) {
+		if state.Terminal() {
 			out = append(out, uid)
 		}
 	}
@@ -427,7 +430,7 @@ func (l *Ledger) Unsettled(ctx context.Context, account, mailbox string, uidVali
 
 // Recent lists the most recently updated entries, newest first; a non-empty
 // state filters by state.
-func (l *Ledger) Recent(ctx context.Context, limit int, state string) ([]Entry, error) {
+func (l *Ledger) Recent(ctx context.Context, limit int, state State) ([]Entry, error) {
 	if limit <= 0 {
 		limit = 50
 	}
@@ -456,15 +459,15 @@ func (l *Ledger) Recent(ctx context.Context, limit int, state string) ([]Entry, 
 }
 
 // Counts returns the number of entries per state.
-func (l *Ledger) Counts(ctx context.Context) (map[string]int, error) {
+func (l *Ledger) Counts(ctx context.Context) (map[State]int, error) {
 	rows, err := l.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM messages GROUP BY state`)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: counts: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[State]int{}
 	for rows.Next() {
-		var s string
+		var s State
 		var n int
 		if err := rows.Scan(&s, &n); err != nil {
 			return nil, fmt.Errorf("ledger: counts: %w", err)
@@ -482,7 +485,7 @@ func scanReply(sc interface{ Scan(...any) error }) (Reply, error) {
 	var r Reply
 	var appended int
 	var created, sent, resolved int64
-	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.Sender, &r.Raw, &r.State, &appended, &created, &sent,
+	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.InboundFrom, &r.Raw, &r.State, &appended, &created, &sent,
 		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID, &r.Account, &r.Mailbox)
 	r.Appended = appended != 0
 	r.Created, r.SentAt, r.ResolvedAt = fromUnix(created), fromUnix(sent), fromUnix(resolved)
@@ -519,7 +522,7 @@ func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) erro
 	if r.Key == "" || r.MessageID == "" || len(r.Raw) == 0 {
 		return errors.New("ledger: put pending: Key, MessageID and Raw are required")
 	}
-	r.To, r.Sender = normAddr(r.To), normAddr(r.Sender)
+	r.To, r.InboundFrom = normAddr(r.To), normAddr(r.InboundFrom)
 	now := l.now()
 	tx, err := l.db.BeginTx(ctx)
 	if err != nil {
@@ -542,7 +545,7 @@ func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) erro
 	if r.Kind == KindNotice {
 		exceeded = lim.noticesExceeded
 	}
-	if le, err := exceeded(ctx, tx, r.Sender, r.To, now); err != nil {
+	if le, err := exceeded(ctx, tx, r.InboundFrom, r.To, now); err != nil {
 		return err
 	} else if le != nil {
 		return le
@@ -556,7 +559,7 @@ func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) erro
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, created, kind, account, mailbox)
 		VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		r.Key, r.MessageID, r.To, r.Sender, r.Raw, state, unix(now), kind, r.Account, r.Mailbox); err != nil {
+		r.Key, r.MessageID, r.To, r.InboundFrom, r.Raw, state, unix(now), kind, r.Account, r.Mailbox); err != nil {
 		return fmt.Errorf("ledger: put pending: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -99,15 +99,15 @@ func TestMessageLifecycle(t *testing.T) {
 
 		// The same message under a new UIDVALIDITY is found by its key.
 		newLoc := Loc{Account: "acct", Mailbox: "INBOX", UIDValidity: 8, UID: 1}
-		prev, err := l.FinalByKey(ctx, e.Key, newLoc)
+		prev, err := l.TerminalByKey(ctx, e.Key, newLoc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if prev.Loc != loc {
-			t.Errorf("FinalByKey loc = %v, want %v", prev.Loc, loc)
+			t.Errorf("TerminalByKey loc = %v, want %v", prev.Loc, loc)
 		}
-		if _, err := l.FinalByKey(ctx, e.Key, loc); !errors.Is(err, ErrNotFound) {
-			t.Errorf("FinalByKey excluding its only row: err = %v, want ErrNotFound", err)
+		if _, err := l.TerminalByKey(ctx, e.Key, loc); !errors.Is(err, ErrNotFound) {
+			t.Errorf("TerminalByKey excluding its only row: err = %v, want ErrNotFound", err)
 		}
 
 		// Abandon only deletes processing rows.
@@ -130,7 +130,7 @@ func TestMessageLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(map[string]int{StateReplied: 1}, counts); diff != "" {
+		if diff := cmp.Diff(map[State]int{StateReplied: 1}, counts); diff != "" {
 			t.Errorf("Counts (-want +got):\n%s", diff)
 		}
 	})
@@ -227,7 +227,7 @@ func TestLimitsCountSenderAndRecipient(t *testing.T) {
 		put := func(sender, to string) error {
 			n++
 			return l.PutPendingWithin(ctx, Reply{Key: triage.Key(fmt.Sprintf("k%d", n)), MessageID: fmt.Sprintf("<m%d@x>", n),
-				Sender: sender, To: to, Raw: []byte("raw")}, lim)
+				InboundFrom: sender, To: to, Raw: []byte("raw")}, lim)
 		}
 		wantLimit := func(err error, addr string) {
 			t.Helper()
@@ -300,7 +300,7 @@ func TestLimitsExactUnderConcurrency(t *testing.T) {
 		for i := range racers {
 			wg.Go(func() {
 				err := ls[i%2].PutPendingWithin(ctx, Reply{Key: triage.Key(fmt.Sprintf("k%d", i)), MessageID: fmt.Sprintf("<m%d@x>", i),
-					Sender: fmt.Sprintf("s%d@x.example", i), To: "victim@bank.example", Raw: []byte("raw")},
+					InboundFrom: fmt.Sprintf("s%d@x.example", i), To: "victim@bank.example", Raw: []byte("raw")},
 					Limits{PerAddress: limit, PerHour: 100})
 				mu.Lock()
 				defer mu.Unlock()
@@ -342,7 +342,7 @@ func TestUpgradeAddsSenderColumn(t *testing.T) {
 	now := time.UnixMilli(2000)
 	l := openAt(t, path, &now)
 	r, err := l.GetReply(ctx, "k")
-	if err != nil || r.To != "jan@x.example" || r.Sender != "" {
+	if err != nil || r.To != "jan@x.example" || r.InboundFrom != "" {
 		t.Fatalf("old reply = %+v, %v", r, err)
 	}
 	if n, err := l.RepliesSince(ctx, "jan@x.example", time.UnixMilli(0)); err != nil || n != 1 {

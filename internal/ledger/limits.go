@@ -18,7 +18,7 @@ import (
 type Limits struct {
 	// PerAddress caps the replies per Window that count against one
 	// address: every reply counts against its recipient and against the
-	// sender of the message it answers (Reply.Sender), so neither a
+	// sender of the message it answers (Reply.InboundFrom), so neither a
 	// Reply-To pointing elsewhere nor changing the From dodges it. Drafts
 	// count too (each cost a model run and a ticket); they do not count
 	// against PerHour, which caps mail sent.

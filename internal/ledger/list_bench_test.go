@@ -35,7 +35,7 @@ func filled(b *testing.B) map[int]*ledger.Ledger {
 func BenchmarkRepliesPage(b *testing.B) {
 	ls := filled(b)
 	for _, n := range []int{300, 100_000} {
-		for _, state := range []string{"", ledger.ReplySent} {
+		for _, state := range []ledger.ReplyState{"", ledger.ReplySent} {
 			b.Run(fmt.Sprintf("replies=%d/state=%s", n, state), func(b *testing.B) {
 				ctx := context.Background()
 				for b.Loop() {

@@ -24,7 +24,7 @@ func TestNoticeLimits(t *testing.T) {
 		notice := func(customer string) error {
 			n++
 			return l.PutPendingWithin(ctx, Reply{Key: triage.Key(fmt.Sprintf("n%d|staff|boss@example.com", n)), MessageID: fmt.Sprintf("<n%d@x>", n),
-				Kind: KindNotice, Sender: customer, To: "boss@example.com", Raw: []byte("raw")}, lim)
+				Kind: KindNotice, InboundFrom: customer, To: "boss@example.com", Raw: []byte("raw")}, lim)
 		}
 		reason := func(err error) triage.Reason {
 			var le *LimitError

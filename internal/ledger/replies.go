@@ -10,7 +10,7 @@ import (
 // Replies lists every reply row in a state (all states when ""), oldest
 // first, with its rendered bytes: for copying a whole ledger. Listings for
 // people use RepliesPage, the watcher Orphaned.
-func (l *Ledger) Replies(ctx context.Context, state string) ([]Reply, error) {
+func (l *Ledger) Replies(ctx context.Context, state ReplyState) ([]Reply, error) {
 	q := `SELECT ` + replyCols + ` FROM replies`
 	var args []any
 	if state != "" {
@@ -41,7 +41,7 @@ func scanListedReply(sc interface{ Scan(...any) error }) (Reply, error) {
 	var r Reply
 	var appended int
 	var created, sent, resolved int64
-	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.Sender, &r.State, &appended, &created, &sent,
+	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.InboundFrom, &r.State, &appended, &created, &sent,
 		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID, &r.Account, &r.Mailbox)
 	r.Appended = appended != 0
 	r.Created, r.SentAt, r.ResolvedAt = fromUnix(created), fromUnix(sent), fromUnix(resolved)
@@ -57,15 +57,15 @@ const MaxInState = 1000
 // without their rendered bytes (Raw is nil; GetReply reads them). The
 // replies_state index makes its cost follow the rows in that state, not
 // the ledger's history.
-func (l *Ledger) InState(ctx context.Context, state string) ([]Reply, error) {
+func (l *Ledger) InState(ctx context.Context, state ReplyState) ([]Reply, error) {
 	return l.listReplies(ctx, `SELECT `+replyListCols+` FROM replies WHERE state=? ORDER BY created, key LIMIT ?`, state, MaxInState)
 }
 
 // ReplyFilter selects a page of RepliesPage.
 type ReplyFilter struct {
-	State  string    // "" for every state
-	Before time.Time // only replies recorded before it (zero: the newest)
-	Limit  int       // page size (default 50)
+	State  ReplyState // "" for every state
+	Before time.Time  // only replies recorded before it (zero: the newest)
+	Limit  int        // page size (default 50)
 }
 
 // RepliesPage lists reply rows newest first, without their rendered bytes:

@@ -96,7 +96,7 @@ func TestInStateAndRepliesPage(t *testing.T) {
 			t.Errorf("InState(reply_pending) (-want +got):\n%s", diff)
 		}
 
-		pages := func(state string, limit int) (out [][]string) {
+		pages := func(state ReplyState, limit int) (out [][]string) {
 			f := ReplyFilter{State: state, Limit: limit}
 			for range 20 {
 				page, err := l.RepliesPage(ctx, f)

@@ -144,7 +144,7 @@ func (l *Ledger) ByMessageIDs(ctx context.Context, ids []string) ([]Stored, erro
 
 // Query selects entries for Search; zero fields select everything.
 type Query struct {
-	States   []string
+	States   []State
 	Account  string
 	Mailbox  string
 	Scenario string
@@ -217,7 +217,7 @@ func (l *Ledger) Search(ctx context.Context, q Query) ([]Stored, error) {
 // ScenarioCount is how many messages of a scenario reached a state.
 type ScenarioCount struct {
 	Scenario string
-	State    string
+	State    State
 	Count    int
 }
 
@@ -269,10 +269,6 @@ func (l *Ledger) DraftFates(ctx context.Context) ([]DraftFate, error) {
 	return out, rows.Err()
 }
 
-// DraftSending is the state of a draft a person approved in the console
-// while it is being sent.
-const DraftSending = "draft_sending"
-
 // ErrDraftTaken is returned by ClaimDraft when the draft is not waiting for
 // review any more (sent, rejected, resolved, or being sent by someone else).
 var ErrDraftTaken = errors.New("ledger: the draft is no longer waiting for review")
@@ -281,7 +277,7 @@ var ErrDraftTaken = errors.New("ledger: the draft is no longer waiting for revie
 // it with its state before the claim; ErrDraftTaken when another claim or a
 // resolution came first, ErrNotFound when key has no draft. Exactly one of
 // two people approving the same draft gets it.
-func (l *Ledger) ClaimDraft(ctx context.Context, key triage.Key) (Reply, string, error) {
+func (l *Ledger) ClaimDraft(ctx context.Context, key triage.Key) (Reply, ReplyState, error) {
 	tx, err := l.db.BeginTx(ctx)
 	if err != nil {
 		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
@@ -316,7 +312,7 @@ func (l *Ledger) ClaimDraft(ctx context.Context, key triage.Key) (Reply, string,
 
 // UnclaimDraft puts a claimed draft back in state (what ClaimDraft
 // returned) when sending it certainly failed.
-func (l *Ledger) UnclaimDraft(ctx context.Context, key triage.Key, state string) error {
+func (l *Ledger) UnclaimDraft(ctx context.Context, key triage.Key, state ReplyState) error {
 	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND kind=? AND state=?`, state, key, KindDraft, DraftSending)
 	if err != nil {
 		return fmt.Errorf("ledger: unclaim draft: %w", err)
@@ -326,13 +322,6 @@ func (l *Ledger) UnclaimDraft(ctx context.Context, key triage.Key, state string)
 	}
 	return nil
 }
-
-// DraftSentByPerson is the state of a draft a person sent from the
-// console while its copy may still sit in the Drafts folder: watch removes
-// that copy (nobody must send it a second time from a mail client), files
-// the sent message in the Sent folder, and records it ReplySent
-// (SettleSentDraft).
-const DraftSentByPerson = "draft_sent"
 
 // DraftSent records that a claimed draft went out from the console:
 // state DraftSentByPerson, its outcome (DraftSentAsIs or DraftEdited), the
@@ -388,12 +377,17 @@ func (l *Ledger) RejectDraft(ctx context.Context, key triage.Key) error {
 
 // Retry states: a person asked (in the console) that a failed message be
 // handled again; watch moves it back to the watched mailbox and the entry
-// becomes retried. Neither is final, so the message's next copy (the one
+// becomes retried. Neither is terminal, so the message's next copy (the one
 // moved back, under a new UID) is handled afresh.
 const (
-	StateRetryRequested = "retry_requested"
-	StateRetried        = "retried"
+	StateRetryRequested State = "retry_requested"
+	StateRetried        State = "retried"
 )
+
+// States lists every message state: the terminal ones, then processing and
+// the retry states.
+var States = []State{StateReplied, StateDrafted, StateSkipped, StateFailed,
+	StateNeedsHuman, StateOverLimit, StateProcessing, StateSeen, StateRetryRequested, StateRetried}
 
 // ErrNotRetryable is returned by RequestRetry for a message that is not a
 // settled failure without a reply.

@@ -60,7 +60,7 @@ func TestSearch(t *testing.T) {
 		ctx := context.Background()
 		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 		l := openAt(t, target, &now)
-		add := func(uid uint32, sender, subject, state string, reason triage.Reason, outcome string) {
+		add := func(uid uint32, sender, subject string, state State, reason triage.Reason, outcome string) {
 			loc := Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}
 			if _, err := l.Begin(ctx, Entry{Loc: loc, Key: triage.Key(sender + subject), MessageID: "<m@x>", Sender: sender, Subject: subject}); err != nil {
 				t.Fatal(err)
@@ -87,7 +87,7 @@ func TestSearch(t *testing.T) {
 			{"percent is literal", Query{Text: "100%"}, []uint32{1}},
 			{"underscore is literal", Query{Text: "kettle_"}, []uint32{2}},
 			{"case-insensitive sender", Query{Text: "OLA@"}, []uint32{2}},
-			{"state or escalated", Query{States: []string{StateFailed}, Escalated: true}, []uint32{2, 1}},
+			{"state or escalated", Query{States: []State{StateFailed}, Escalated: true}, []uint32{2, 1}},
 			{"reason", Query{Reason: "email_not_sent"}, []uint32{1}},
 			{"before", Query{Before: time.Date(2026, 1, 2, 3, 5, 30, 0, time.UTC)}, []uint32{2, 1}},
 			{"limit", Query{Limit: 1}, []uint32{3}},

@@ -30,6 +30,7 @@ var migrations = []store.Migration{
 	{SQLite: traceSchema, Postgres: traceSchema},
 	{SQLite: outboxIndexSchema, Postgres: outboxIndexSchema},
 	{SQLite: claimSchema, Postgres: claimSchema},
+	{SQLite: contentDigestSchema, Postgres: contentDigestSchema},
 }
 
 // claimSchema lets several daemons share one store (claim.go): a message
@@ -108,6 +109,12 @@ CREATE TABLE autonomy_switches (
 );
 CREATE INDEX autonomy_switches_at ON autonomy_switches(at);
 `
+
+// contentDigestSchema clears the digests that hash a message's bytes: a
+// digest is triage.DigestOf what the author wrote, so a copy that reached
+// the mailbox with other transport headers is still a copy. An entry without
+// a digest counts a later message with its key as a copy.
+const contentDigestSchema = `UPDATE messages SET digest = '';`
 
 // traceSchema keeps each message's OpenTelemetry trace id (its latest
 // attempt's), for triage ledger.

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"triage"
+	"triage/internal/ledger"
 	"triage/internal/processor"
 )
 
@@ -123,12 +124,12 @@ func (m *Metrics) Observe(o processor.Outcome, d time.Duration) {
 	m.latency.Observe(d.Seconds())
 }
 
-// Final records that a message reached a final ledger state.
-func (m *Metrics) Final(state string) {
+// Reached counts a message that reached a terminal ledger state.
+func (m *Metrics) Reached(state ledger.State) {
 	if m == nil {
 		return
 	}
-	m.ledger.WithLabelValues(state).Inc()
+	m.ledger.WithLabelValues(string(state)).Inc()
 }
 
 // DraftCounts are the draft figures of one scenario, as the ledger counts
@@ -145,8 +146,10 @@ func (m *Metrics) Drafts(scenario string, c DraftCounts) {
 	if scenario == "" {
 		scenario = "none"
 	}
-	for outcome, n := range map[string]int{"drafted": c.Drafted, "sent_as_is": c.SentAsIs, "edited": c.Edited, "rejected": c.Rejected,
-		"discarded": c.Discarded, "pending": c.Pending} {
+	for outcome, n := range map[string]int{
+		string(triage.StatusDrafted): c.Drafted, ledger.DraftSentAsIs: c.SentAsIs, ledger.DraftEdited: c.Edited,
+		ledger.DraftRejected: c.Rejected, ledger.DraftDiscarded: c.Discarded, "pending": c.Pending,
+	} {
 		m.drafts.WithLabelValues(scenario, outcome).Set(float64(n))
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"triage"
 	"triage/internal/agent"
+	"triage/internal/ledger"
 	"triage/internal/processor"
 )
 
@@ -34,7 +35,7 @@ func TestHandler(t *testing.T) {
 	}
 	m.Observe(processor.Outcome{Status: "replied", Scenario: "valid-warranty", ModelCalls: 3, Tokens: agent.Usage{Prompt: 10, Output: 5}}, 200*time.Millisecond)
 	m.Observe(processor.Outcome{Status: "skipped"}, time.Millisecond)
-	m.Final("replied")
+	m.Reached(ledger.StateReplied)
 	m.Error("imap")
 	m.PassDone(time.Unix(1700000000, 0))
 
@@ -62,7 +63,7 @@ func TestHandler(t *testing.T) {
 func TestNilMetricsRecordsNothing(t *testing.T) {
 	var m *Metrics
 	m.Observe(processor.Outcome{}, 0)
-	m.Final("x")
+	m.Reached("x")
 	m.Error("x")
 	m.PassDone(time.Now())
 	m.SetHealthy(true)

@@ -93,13 +93,13 @@ func replied(out *Outcome) string {
 // noticeRefused is the reason and message of a notify_staff call refused
 // by a notice bound (triage.NoticeLimits), or "".
 func noticeRefused(recs []dispatcher.Record) (triage.Reason, string) {
-	e := lastError(recs, dispatcher.FuncNotifyStaff)
-	if e == nil {
-		return "", ""
-	}
-	switch r := triage.Reason(e.Code); r {
-	case triage.ReasonNoticeLimit, triage.ReasonNoticeGlobalLimit:
-		return r, e.Message
+	for i := len(recs) - 1; i >= 0; i-- {
+		if r := recs[i]; r.Name == dispatcher.FuncNotifyStaff {
+			if r.Reason == "" || r.Error == nil {
+				return "", ""
+			}
+			return r.Reason, r.Error.Message
+		}
 	}
 	return "", ""
 }

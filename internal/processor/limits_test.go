@@ -15,7 +15,7 @@ import (
 )
 
 // TestReplyToIsWhereTheMailWent: reply.to in the outcome is the address the
-// receipt says the mail went to, not the model's argument (issue 7 item 13).
+// receipt says the mail went to, not the model's argument.
 func TestReplyToIsWhereTheMailWent(t *testing.T) {
 	e := newEnv(t, &scripted{to: `"Dział Prawny" <ANNA@Example.PL>`})
 	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml",
@@ -33,8 +33,7 @@ func TestReplyToIsWhereTheMailWent(t *testing.T) {
 }
 
 // TestHeaderTooLargeIsParseError: a header block over the cap is
-// failed/parse_error with a detail naming the cap, before any model call
-// (issue 7 item 6).
+// failed/parse_error with a detail naming the cap, before any model call.
 func TestHeaderTooLargeIsParseError(t *testing.T) {
 	m := &scripted{}
 	e := newEnv(t, m)
@@ -49,8 +48,8 @@ func TestHeaderTooLargeIsParseError(t *testing.T) {
 }
 
 // TestBadThreadIDsStillReply: an inbound Message-ID with a space and a
-// References of 100k IDs no longer make send_email fail; the reply carries
-// the trimmed thread (issue 7 item 5).
+// References of 100k IDs do not make send_email fail; the reply carries
+// the trimmed thread.
 func TestBadThreadIDsStillReply(t *testing.T) {
 	var refs strings.Builder
 	refs.WriteString("References:")
@@ -79,12 +78,12 @@ func TestBadThreadIDsStillReply(t *testing.T) {
 
 // TestDeadlineBoundsTheWholeEmail: the per-email deadline starts at the top
 // of Process and bounds detection too: every model call's context ends by
-// then, even with a long per-turn timeout (issue 7 item 9).
+// then, even with a long per-turn timeout.
 func TestDeadlineBoundsTheWholeEmail(t *testing.T) {
 	const deadline = 300 * time.Millisecond
 	m := &scripted{block: true}
-	e := newEnv(t, m, func(ac *agent.Config, _ *processor.Config) {
-		ac.Deadline, ac.TurnTimeout = deadline, time.Hour
+	e := newEnv(t, m, func(_ *agent.Config, pc *processor.Config) {
+		pc.Bounds.Deadline, pc.Bounds.TurnTimeout = deadline, time.Hour
 	})
 	start := time.Now()
 	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml",

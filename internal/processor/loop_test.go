@@ -8,6 +8,7 @@ import (
 
 	"triage"
 	"triage/internal/agent"
+	"triage/internal/message"
 	"triage/internal/processor"
 )
 
@@ -17,7 +18,7 @@ func noConversations(_ *agent.Config, pc *processor.Config) { pc.Tickets = nil }
 
 // TestReplyLoopGoesToAPerson: a message In-Reply-To one of our replies, from
 // a sender we already answered twice in the last hour, is failed/reply_loop
-// without a model call; the history is the outbox itself (issue 7 item 4).
+// without a model call; the history is the outbox itself.
 // (With a conversation store, a known conversation is bounded by its
 // escalation instead: see TestThirdMessageEscalates.)
 func TestReplyLoopGoesToAPerson(t *testing.T) {
@@ -85,5 +86,58 @@ func TestReplyLoopByReferencesOnly(t *testing.T) {
 	}
 	if third.Reply != nil {
 		t.Errorf("a loop must send nothing: %+v", third.Reply)
+	}
+}
+
+// Config.Answered is asked before anything else runs: a reply an earlier
+// run wrote for the same message is the outcome (existing, its ticket from
+// the tag), one written for another message with the same Key fails the
+// email as duplicate_message_id, and a history that cannot be read leaves
+// it for a person. None reaches the model.
+func TestAnsweredBeforeTheModel(t *testing.T) {
+	raw := eml("anna@example.pl", "Reklamacja", "Mój ekspres SN-48213-PL nie działa.")
+	earlier := &triage.Receipt{MessageID: "<triage-x@example.com>", To: "anna@example.pl", Subject: "Re: Reklamacja [TKT-000042]", Path: "out/x.eml", Existing: true}
+	tests := []struct {
+		name    string
+		rc      *triage.Receipt
+		inbound func(digest string) string
+		err     error
+		want    string
+	}{
+		{"the same message", earlier, func(d string) string { return d }, nil, "replied  TKT-000042 existing"},
+		{"the same message, no digest kept", earlier, func(string) string { return "" }, nil, "replied  TKT-000042 existing"},
+		{"a draft", &triage.Receipt{MessageID: "<triage-x@example.com>", Subject: "Re: x", Drafted: true, Existing: true}, func(d string) string { return d }, nil, "drafted   existing"},
+		{"another message with the Key", earlier, func(string) string { return "other" }, nil, "failed duplicate_message_id  "},
+		{"the history fails", nil, nil, fmt.Errorf("disk on fire"), "failed history_error  "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &scripted{}
+			e := newEnv(t, m, func(_ *agent.Config, pc *processor.Config) {
+				pc.Answered = func(_ context.Context, key triage.Key) (*triage.Receipt, string, error) {
+					if tt.rc == nil {
+						return nil, "", tt.err
+					}
+					msg, err := message.Parse(raw)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return tt.rc, tt.inbound(triage.DigestOf(msg)), tt.err
+				}
+			})
+			out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml", Raw: raw})
+			got := fmt.Sprintf("%s %s %s", out.Status, out.Reason, out.TicketID)
+			if out.Reply != nil && out.Reply.Existing {
+				got += " existing"
+			} else {
+				got += " "
+			}
+			if got != tt.want {
+				t.Errorf("outcome %q (%s), want %q", got, out.Detail, tt.want)
+			}
+			if n := m.calls.Load(); n != 0 || len(out.FunctionCalls) != 0 {
+				t.Errorf("%d model calls, %d function calls; want none", n, len(out.FunctionCalls))
+			}
+		})
 	}
 }

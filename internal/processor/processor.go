@@ -20,6 +20,7 @@ import (
 	"triage"
 	"triage/internal/agent"
 	"triage/internal/attach"
+	"triage/internal/builtins"
 	"triage/internal/clients/tickets"
 	"triage/internal/detect"
 	"triage/internal/dispatcher"
@@ -52,8 +53,8 @@ type History interface {
 	RepliesSince(ctx context.Context, addr string, since time.Time) (int, error)
 }
 
-// Outcome is the JSON record for one input (DESIGN.md contract; fields may be
-// added, never renamed).
+// Outcome is the JSON record for one input: a contract of process --json
+// and the watch ledger (fields may be added, never renamed).
 type Outcome struct {
 	File          string              `json:"file"`
 	MessageID     string              `json:"message_id"`
@@ -134,6 +135,14 @@ type Config struct {
 	Tickets tickets.Store
 	// History, when set, breaks reply loops (see LoopReplies).
 	History History
+	// Answered, when set, finds the reply an earlier run wrote for the
+	// message with this Key (triage process: in its outbox), before any
+	// ticket or model call: the same message again is that reply, reported
+	// existing; another message reusing the Key is failed/
+	// duplicate_message_id. It returns the reply's receipt and the
+	// triage.DigestOf the message it answers ("" when not known); nil when
+	// there is none.
+	Answered func(ctx context.Context, key triage.Key) (*triage.Receipt, string, error)
 	// Staff tells staff when the reply of a hand-off did not go out (the
 	// second notice, builtins.Notifier); nil sends none.
 	Staff StaffNotifier
@@ -154,9 +163,10 @@ type Config struct {
 	// HeaderLimits caps the header block and each field (defaults in package
 	// message: 256 KiB and 64 KiB); a message over them is failed/parse_error.
 	HeaderLimits message.Limits
-	// Deadline bounds one whole email, parsing to the sent reply (default:
-	// the agent's Deadline in Assemble, else agent.DefaultDeadline).
-	Deadline  time.Duration
+	// Bounds bound the work on one email; Assemble gives the agent and the
+	// dispatcher theirs from them. Bounds.Deadline bounds the whole email,
+	// parsing to the sent reply (default agent.DefaultDeadline).
+	Bounds    Bounds
 	ModelName string // recorded in outcomes
 	// ReplyMode is the run's reply mode, triage.ReplySend (default),
 	// triage.ReplyDraft or triage.ReplyAuto; a scenario's reply_mode
@@ -221,8 +231,8 @@ func New(cfg Config) (*Processor, error) {
 	if !cfg.ReplyMode.Valid() {
 		return nil, fmt.Errorf("processor: ReplyMode %q: want %q, %q or %q", cfg.ReplyMode, triage.ReplySend, triage.ReplyDraft, triage.ReplyAuto)
 	}
-	if cfg.Deadline <= 0 {
-		cfg.Deadline = agent.DefaultDeadline
+	if cfg.Bounds.Deadline <= 0 {
+		cfg.Bounds.Deadline = agent.DefaultDeadline
 	}
 	if cfg.MaxTextBytes <= 0 {
 		cfg.MaxTextBytes = 16 << 10
@@ -254,15 +264,15 @@ func New(cfg Config) (*Processor, error) {
 // Process handles one email and always returns an Outcome (never an error):
 // every problem becomes status failed with a reason.
 //
-// The deadline (Config.Deadline) starts here and bounds everything: parsing,
-// detection (model included), the agent loop and the reply's rendering and
-// delivery.
+// The deadline (Config.Bounds.Deadline) starts here and bounds everything:
+// parsing, detection (model included), the agent loop and the reply's
+// rendering and delivery.
 func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 	ctx, span, started := trace.Email(ctx, trace.FileKey.String(in.Name))
 	if started {
 		defer span.End()
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, p.cfg.Deadline, agent.ErrDeadline)
+	ctx, cancel := context.WithTimeoutCause(ctx, p.cfg.Bounds.Deadline, agent.ErrDeadline)
 	defer cancel()
 	start := p.cfg.Now()
 	out := p.process(ctx, in)
@@ -325,6 +335,22 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(triage.ReasonCanceled, err.Error())
+	}
+	if p.cfg.Answered != nil {
+		rc, inbound, err := p.cfg.Answered(ctx, out.Key)
+		switch {
+		case err != nil:
+			return fail(triage.ReasonHistoryError, fmt.Sprintf("reply history: %v; whether this message was answered cannot be told, left for a person", err))
+		case rc != nil && inbound != "" && inbound != triage.DigestOf(msg):
+			return fail(triage.ReasonDuplicateKey, fmt.Sprintf("the reply %s answers another message with the same Message-ID and sender; a person answers this one", cmp.Or(rc.Path, rc.MessageID)))
+		case rc != nil:
+			// Answered by an earlier run: nothing runs again.
+			out.Status, out.Reply, out.TicketID = triage.StatusReplied, rc, tickets.TagInSubject(rc.Subject)
+			if rc.Drafted {
+				out.Status = triage.StatusDrafted
+			}
+			return out
+		}
 	}
 
 	out.SerialNumbers, out.SerialsOmitted = capList(p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted), MaxSerialsListed)
@@ -453,13 +479,11 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 	out.ModelCalls += res.ModelCalls
 	addUsage(&out.Tokens, res.Usage)
-	if rec := errRecord(out.FunctionCalls, final, dispatcher.CodeDuplicateKey); rec != nil && okRecord(out.FunctionCalls, final) == nil {
-		// The reply exists, for another message with this Key.
-		return fail(triage.ReasonDuplicateKey, rec.Error.Message)
-	}
-	if rec := errRecord(out.FunctionCalls, final, dispatcher.CodePerSenderLimit); rec != nil && okRecord(out.FunctionCalls, final) == nil {
-		// The sender refused the reply at its limit (exact, at send time).
-		return fail(triage.ReasonPerSenderLimit, rec.Error.Message)
+	if rec := refusedFor(out.FunctionCalls, final); rec != nil && okRecord(out.FunctionCalls, final) == nil {
+		// The reply cannot go out for this message: the sender refused it at
+		// a reply limit (exact, at send time), or it exists already for
+		// another message with this Key.
+		return fail(rec.Reason, rec.Error.Message)
 	}
 
 	// Verify: only a successful final call (send_email) makes an email
@@ -495,7 +519,8 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out.Status = triage.StatusReplied
 	switch {
 	case sent.DryRun: // nothing went anywhere: the reply that would have gone out
-		out.Reply = &triage.Receipt{To: str(sent.Args["to"]), Subject: str(sent.Args["subject"])}
+		rc := builtins.Intended(sent.Args)
+		out.Reply = &rc
 		if draft {
 			out.Status = triage.StatusDrafted
 		}
@@ -512,7 +537,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 			out.Status = triage.StatusDrafted
 		}
 	default: // a final function that gives no receipt (an http or mcp binding)
-		out.Reply = &triage.Receipt{Subject: str(sent.Args["subject"])}
+		out.Reply = &triage.Receipt{Subject: builtins.Intended(sent.Args).Subject}
 	}
 	p.recordReply(ctx, out.TicketID, out.Reply, p.cfg.Now())
 	if sc.Escalate && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) != nil && out.TicketID != "" {
@@ -648,10 +673,11 @@ func okRecord(recs []dispatcher.Record, name string) *dispatcher.Record {
 	return nil
 }
 
-// errRecord is the first call of name that failed with code, or nil.
-func errRecord(recs []dispatcher.Record, name, code string) *dispatcher.Record {
+// refusedFor is the first call of name refused for a reason that leaves
+// the email to a person (dispatcher.Error.Reason), or nil.
+func refusedFor(recs []dispatcher.Record, name string) *dispatcher.Record {
 	for i := range recs {
-		if recs[i].Name == name && recs[i].Error != nil && recs[i].Error.Code == code {
+		if recs[i].Name == name && recs[i].Reason != "" && recs[i].Error != nil {
 			return &recs[i]
 		}
 	}
@@ -684,11 +710,6 @@ func addUsage(dst *agent.Usage, u agent.Usage) {
 	dst.Total += u.Total
 }
 
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
@@ -701,10 +722,33 @@ func truncate(s string, n int) string {
 	return s[:cut] + "\n[... truncated ...]"
 }
 
-// Assemble builds the agent and the dispatcher from their configs, the
+// Bounds bound the work on one email: the agent loop's turns and time,
+// and the function calls the dispatcher accepts (calls over them have no
+// effect). Zero fields take the agent's and the dispatcher's defaults.
+type Bounds struct {
+	MaxTurns        int
+	TurnTimeout     time.Duration
+	Deadline        time.Duration // the whole email, parsing to the sent reply
+	MaxCallsPerTurn int           // calls the dispatcher runs in one turn
+	MaxCalls        int           // calls the dispatcher runs per email
+}
+
+// apply sets the loop bounds of the agent's and the dispatcher's configs.
+// Calls in one turn past twice the dispatcher's per-turn cap (at least
+// agent.DefaultMaxCallsPerTurn) are refused by the loop unrun, never
+// materialised as records or responses.
+func (b Bounds) apply(ac *agent.Config, dc *dispatcher.Config) {
+	ac.MaxTurns, ac.TurnTimeout, ac.Deadline = b.MaxTurns, b.TurnTimeout, b.Deadline
+	ac.MaxCallsPerTurn = max(agent.DefaultMaxCallsPerTurn, 2*cmp.Or(b.MaxCallsPerTurn, dispatcher.DefaultMaxCallsPerTurn))
+	dc.MaxCallsPerTurn, dc.MaxCallsPerEmail = b.MaxCallsPerTurn, b.MaxCalls
+}
+
+// Assemble builds the agent and the dispatcher from their configs, with
+// the loop bounds of cfg.Bounds (whatever ac and dc say of them), the
 // detector over cfg.Scenarios, and wires them into a Processor: the one
 // place where process, watch and eval put the pipeline together.
 func Assemble(ac agent.Config, dc dispatcher.Config, cfg Config) (*Processor, error) {
+	cfg.Bounds.apply(&ac, &dc)
 	ag, err := agent.New(ac)
 	if err != nil {
 		return nil, err
@@ -714,9 +758,6 @@ func Assemble(ac agent.Config, dc dispatcher.Config, cfg Config) (*Processor, er
 		return nil, err
 	}
 	cfg.Agent, cfg.Dispatcher = ag, d
-	if cfg.Deadline == 0 {
-		cfg.Deadline = ac.Deadline
-	}
 	cfg.Detector = detect.New(cfg.Scenarios, ag)
 	return New(cfg)
 }

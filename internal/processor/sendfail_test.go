@@ -3,6 +3,7 @@ package processor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,16 @@ import (
 // sendEnv is the pipeline with replies submitted over SMTP to sink.
 func sendEnv(t *testing.T, m agent.Model, sink *mailtest.SMTPSink) (*processor.Processor, *tickets.SQLite) {
 	t.Helper()
+	sender, err := mail.NewSMTP(mail.SMTPConfig{Addr: sink.Addr, TLS: mail.TLSNone, Username: "relay", Password: "relaypw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return senderEnv(t, m, sender)
+}
+
+// senderEnv is the pipeline with replies handed to sender.
+func senderEnv(t *testing.T, m agent.Model, sender mail.Sender) (*processor.Processor, *tickets.SQLite) {
+	t.Helper()
 	dir := t.TempDir()
 	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
@@ -49,10 +60,6 @@ func sendEnv(t *testing.T, m agent.Model, sink *mailtest.SMTPSink) (*processor.P
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tk.Close() })
-	sender, err := mail.NewSMTP(mail.SMTPConfig{Addr: sink.Addr, TLS: mail.TLSNone, Username: "relay", Password: "relaypw"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ext, _ := serial.New()
 	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
 		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: builtins.Routes(w, tk, sender, "Serwis <serwis@example.com>", "example.com", builtins.Notices{})},
@@ -129,6 +136,50 @@ func TestSendFailed(t *testing.T) {
 			}
 			if !noted {
 				t.Errorf("ticket %s notes %+v: none says the reply failed", out.TicketID, st.Notes)
+			}
+		})
+	}
+}
+
+// overLimit is a mail.Sender that refuses every reply over a limit (a
+// triage.Limited error), as watch's LedgerSender does when an address or
+// the inbox is at its limit.
+type overLimit struct{ reason triage.Reason }
+
+func (o overLimit) Send(context.Context, *mail.Reply) (triage.Receipt, error) {
+	return triage.Receipt{}, fmt.Errorf("reply to jan@example.pl: %w", limitError(o.reason))
+}
+
+type limitError triage.Reason
+
+func (e limitError) Error() string {
+	return string(e) + ": 3 replies already count against jan@example.pl (limit 3)"
+}
+func (e limitError) LimitReason() triage.Reason { return triage.Reason(e) }
+
+// A reply the sender refuses over a limit is failed with that limit's
+// reason (the watcher leaves the message for a person as over_limit), the
+// refused call recorded blocked, whatever the model does afterwards.
+func TestReplyOverALimit(t *testing.T) {
+	for _, reason := range []triage.Reason{triage.ReasonPerSenderLimit, triage.ReasonGlobalLimit} {
+		t.Run(string(reason), func(t *testing.T) {
+			p, _ := senderEnv(t, &scripted{}, overLimit{reason})
+			out := p.Process(context.Background(), processor.Input{Name: "in.eml",
+				Raw: eml("jan@example.pl", "Reklamacja", "Ekspres SN-48213-PL nie grzeje.")})
+			if out.Status != triage.StatusFailed || out.Reason != reason {
+				t.Fatalf("outcome %s/%s %q, want failed/%s", out.Status, out.Reason, out.Detail, reason)
+			}
+			if !strings.Contains(out.Detail, "limit 3") {
+				t.Errorf("detail %q does not say which limit", out.Detail)
+			}
+			var sends []string
+			for _, r := range out.FunctionCalls {
+				if r.Name == dispatcher.FuncSendEmail {
+					sends = append(sends, fmt.Sprintf("blocked=%v code=%s", r.Blocked, r.Error.Code))
+				}
+			}
+			if len(sends) == 0 || sends[0] != "blocked=true code="+string(reason) {
+				t.Errorf("send_email calls %v, want the first blocked with code %s", sends, reason)
 			}
 		})
 	}

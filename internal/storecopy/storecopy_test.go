@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 type snapshot struct {
 	Entries    []ledger.Entry
 	Stored     []ledger.Stored
-	Counts     map[string]int
+	Counts     map[ledger.State]int
 	Replies    []ledger.Reply
 	Raw        map[string]string
 	DraftStats []ledger.DraftStat
@@ -120,17 +120,17 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	loc := func(uid uint32) ledger.Loc {
 		return ledger.Loc{Account: "acct", Mailbox: "INBOX", UIDValidity: 4000000000, UID: uid}
 	}
-	for i, st := range []string{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed, ledger.StateNeedsHuman} {
+	for i, st := range []ledger.State{ledger.StateReplied, ledger.StateDrafted, ledger.StateSkipped, ledger.StateFailed, ledger.StateNeedsHuman} {
 		uid := uint32(i + 1)
-		e := ledger.Entry{Loc: loc(uid), Key: triage.Key("key" + st), MessageID: "<in" + st + "@x>", Sender: "c@x.example", Subject: "Re: " + st,
-			Digest: "digest-" + st, TraceID: fmt.Sprintf("%032x", 0xabc0+i)}
+		e := ledger.Entry{Loc: loc(uid), Key: triage.Key("key" + st), MessageID: "<in" + string(st) + "@x>", Sender: "c@x.example", Subject: "Re: " + string(st),
+			Digest: "digest-" + string(st), TraceID: fmt.Sprintf("%032x", 0xabc0+i)}
 		if _, err := l.Begin(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.Finish(ctx, e.Loc, st, triage.Reason("why-"+st), "valid-warranty"); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.SetOutcome(ctx, e.Loc, []byte(`{"status":"`+st+`"}`), "Treść "+st); err != nil {
+		if err := l.SetOutcome(ctx, e.Loc, []byte(`{"status":"`+string(st)+`"}`), "Treść "+string(st)); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
@@ -145,7 +145,7 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	if err := l.Postpone(ctx, loc(9), "smtp-refused", "452 4.2.2 mailbox full"); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.PutPending(ctx, ledger.Reply{Key: "keyreplied", MessageID: "<r1@us>", To: "c@x.example", Sender: "c@x.example", Raw: []byte("From: us\r\n\r\nDzień dobry\x00\xff")}); err != nil {
+	if err := l.PutPending(ctx, ledger.Reply{Key: "keyreplied", MessageID: "<r1@us>", To: "c@x.example", InboundFrom: "c@x.example", Raw: []byte("From: us\r\n\r\nDzień dobry\x00\xff")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.MarkSent(ctx, "keyreplied"); err != nil {

@@ -25,8 +25,8 @@ func BenchmarkPassPerMessage(b *testing.B) {
 	for i := range b.N {
 		e.deliver(i, "klient@customer.example", "Gwarancja")
 	}
+	e.limit(Limits{PerSenderLimit: -1, GlobalPerHour: -1})
 	w, err := New(e.config(func(c *Config) {
-		c.PerSenderLimit, c.GlobalPerHour = -1, -1
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}))
 	if err != nil {

@@ -212,7 +212,7 @@ func (w *world) tally(msgs []inbound) (tally, []string) {
 	for _, m := range w.folder("INBOX") {
 		inInbox[headerOf(m.Raw, "Message-ID")] = m
 	}
-	state := map[string]string{}
+	state := map[string]ledger.State{}
 	for _, e := range w.ledgerEntries() {
 		state[e.MessageID] = e.State
 	}

@@ -22,11 +22,9 @@ const DefaultDraftsFolder = "Drafts"
 // the pipeline is done. A key that already has a draft gets that draft's
 // receipt; one that has a reply gets the reply's (never a draft after a
 // reply, whatever the mode says now).
-func (s *Sender) draft(ctx context.Context, r *mail.Reply, raw []byte) (triage.Receipt, error) {
-	in := answeringOf(ctx)
-	account, mailbox := in.inbox()
-	err := s.ledger.PutPending(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: in.from(), Raw: raw, Kind: ledger.KindDraft,
-		Account: account, Mailbox: mailbox})
+func (s *LedgerSender) draft(ctx context.Context, r *mail.Reply, raw []byte) (triage.Receipt, error) {
+	err := s.ledger.PutPending(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw, Kind: ledger.KindDraft,
+		Account: s.inbox.Account, Mailbox: s.inbox.Mailbox})
 	if errors.Is(err, ledger.ErrReplyExists) {
 		prev, gerr := s.ledger.GetReply(ctx, r.Key)
 		switch {

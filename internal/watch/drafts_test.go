@@ -105,7 +105,7 @@ func scenarioDrafts(t *testing.T, tgt target) {
 	id3 := e.deliver(3, "iza@customer.example", "Pytanie")
 	e.deliver(4, "bot@customer.example", "auto: out of office")
 	w := e.runOnce(mod)
-	if diff := cmp.Diff(map[string]int{ledger.StateDrafted: 3, ledger.StateSkipped: 1}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateDrafted: 3, ledger.StateSkipped: 1}, w.Stats().ByState); diff != "" {
 		t.Errorf("final states (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]int{id0: 1}, e.repliesTo()); diff != "" {
@@ -236,7 +236,7 @@ func scenarioDraftCrash(t *testing.T, tgt target) {
 			e.tgt.Append(t, DefaultDraftsFolder, raw, imap.FlagDraft)
 		}
 		w := e.runOnce(nil)
-		if diff := cmp.Diff(map[string]int{ledger.StateDrafted: 1}, w.Stats().Final); diff != "" {
+		if diff := cmp.Diff(map[ledger.State]int{ledger.StateDrafted: 1}, w.Stats().ByState); diff != "" {
 			t.Errorf("case %d: final (-want +got):\n%s", i, diff)
 		}
 		n := 0
@@ -289,7 +289,7 @@ func scenarioDryRun(t *testing.T, tgt target) {
 		if len(seen) != 2 {
 			t.Errorf("dry run processed %d messages, want 2", len(seen))
 		}
-		if diff := cmp.Diff(map[string]int{"replied": 2}, w.Stats().Final); diff != "" {
+		if diff := cmp.Diff(map[ledger.State]int{"replied": 2}, w.Stats().ByState); diff != "" {
 			t.Errorf("outcomes (-want +got):\n%s", diff)
 		}
 	}

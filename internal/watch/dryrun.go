@@ -63,17 +63,17 @@ func (w *Watcher) dryHandle(ctx context.Context, c *imapclient.Client, validity 
 	}
 	id := identify(hdr)
 	if l := w.cfg.Ledger; l != nil {
-		if e, err := l.Get(ctx, loc); err == nil && ledger.Final(e.State) {
+		if e, err := l.Get(ctx, loc); err == nil && e.State.Terminal() {
 			return nil
 		}
-		if _, err := l.FinalByKey(ctx, id.Key, loc); err == nil {
+		if _, err := l.TerminalByKey(ctx, id.Key, loc); err == nil {
 			return nil
 		} else if !errors.Is(err, ledger.ErrNotFound) {
 			return err
 		}
 	}
 	if size > w.cfg.MaxMessageBytes {
-		w.log.Info("dry run: message", "uid", uid, "message_id", id.MessageID, "from", id.Sender, "status", ledger.StateFailed, "reason", triage.ReasonTooLarge)
+		w.log.Info("dry run: message", "uid", uid, "message_id", id.MessageID, "from", id.From, "status", triage.StatusFailed, "reason", triage.ReasonTooLarge)
 		return nil
 	}
 	raw, ok, err := fetchBody(c, uid)
@@ -81,8 +81,8 @@ func (w *Watcher) dryHandle(ctx context.Context, c *imapclient.Client, validity 
 		return err
 	}
 	out := w.process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
-	w.st.Final[ledger.StateOf(out.Status)]++
-	attrs := []any{"uid", uid, "message_id", id.MessageID, "from", id.Sender, "status", out.Status, "reason", out.Reason,
+	w.st.ByState[ledger.StateOf(out.Status)]++
+	attrs := []any{"uid", uid, "message_id", id.MessageID, "from", id.From, "status", out.Status, "reason", out.Reason,
 		"scenario", out.Scenario, "dry_run", out.DryRun}
 	if out.Reply != nil {
 		attrs = append(attrs, "reply_to", out.Reply.To, "reply_subject", out.Reply.Subject)

@@ -3,6 +3,7 @@ package watch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/mail"
 	"path/filepath"
@@ -148,23 +149,33 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 			Body: "Escalated.\n", Key: key, MessageID: tmail.MessageIDFor(key, "example.com"), Notice: true, Customer: parsed.From.Address}
 		if _, err := p.sender.Send(ctx, n); err != nil {
 			out.Status, out.Reason, out.Detail = triage.StatusFailed, triage.ReasonEmailNotSent, err.Error()
+			var limit triage.Limited
+			if errors.As(err, &limit) { // as the pipeline reports a notice refused at its bound
+				out.Reason = limit.LimitReason()
+			}
 			return out
 		}
 	}
 	r := &tmail.Reply{
-		From:      "Support <support@example.com>",
-		To:        to,
-		Subject:   "Re: " + subject,
-		Body:      "Dziękujemy.\n",
-		InReplyTo: out.MessageID,
-		Key:       in.Key,
-		Draft:     p.draft,
-		MessageID: tmail.MessageIDFor(in.Key, "example.com"),
+		From:        "Support <support@example.com>",
+		To:          to,
+		Subject:     "Re: " + subject,
+		Body:        "Dziękujemy.\n",
+		InReplyTo:   out.MessageID,
+		Key:         in.Key,
+		Draft:       p.draft,
+		MessageID:   tmail.MessageIDFor(in.Key, "example.com"),
+		InboundFrom: strings.ToLower(parsed.From.Address),
 	}
 	if out.MessageID != "" {
 		r.References = []string{out.MessageID}
 	}
 	rc, err := p.sender.Send(ctx, r)
+	var limit triage.Limited
+	if errors.As(err, &limit) { // as the pipeline reports a refusal over a limit
+		out.Status, out.Reason, out.Detail = triage.StatusFailed, limit.LimitReason(), err.Error()
+		return out
+	}
 	if err != nil {
 		out.Status, out.Reason, out.Detail = triage.StatusFailed, triage.ReasonEmailNotSent, err.Error()
 		return out
@@ -187,13 +198,17 @@ func (p *fakeProc) Calls() int {
 }
 
 // env is one scenario's world: an IMAP target, an SMTP sink, a ledger and
-// the fake pipeline.
+// the fake pipeline, whose LedgerSender enforces the limits the watcher is
+// given (limit).
 type env struct {
 	t      testing.TB
 	tgt    target
 	sink   *mailtest.SMTPSink
 	ledger *ledger.Ledger
 	proc   *fakeProc
+	smtp   tmail.Sender
+	limits Limits
+	bounds triage.NoticeLimits // of staff notices
 	now    time.Time
 }
 
@@ -211,12 +226,27 @@ func newEnv(t testing.TB, tgt target) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSender(SenderConfig{Ledger: l, Next: smtpSender, Domain: "example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.proc = &fakeProc{sender: s}
+	e.smtp = smtpSender
+	e.proc = &fakeProc{sender: e.sender(smtpSender)}
 	return e
+}
+
+// sender is the LedgerSender over next, with the env's limits.
+func (e *env) sender(next tmail.Sender) *LedgerSender {
+	e.t.Helper()
+	s, err := NewLedgerSender(LedgerSenderConfig{Ledger: e.ledger, Next: next, Domain: "example.com", Limits: e.limits, Notices: e.bounds,
+		Inbox: triage.Inbox{Account: AccountOf(e.tgt.User, e.tgt.Addr), Mailbox: DefaultMailbox}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// limit gives the watcher and its LedgerSender these reply limits, as
+// triage watch does.
+func (e *env) limit(l Limits) {
+	e.limits = l
+	e.proc.sender = e.sender(e.smtp)
 }
 
 func (e *env) config(mod func(*Config)) Config {
@@ -225,6 +255,7 @@ func (e *env) config(mod func(*Config)) Config {
 		Processor: e.proc, Ledger: e.ledger,
 		BackoffMin: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond,
 		IdleRefresh: time.Hour, Interval: time.Hour,
+		Limits: e.limits,
 		Logger: testLogger(e.t),
 	}
 	if mod != nil {

@@ -155,7 +155,7 @@ func (f *fleet) stop() {
 func (f *fleet) unsettled(msgs []inbound) int {
 	done := map[string]bool{}
 	for _, e := range f.inboxes[0].ledgerEntries() {
-		if ledger.Final(e.State) && e.IMAPDone {
+		if e.State.Terminal() && e.IMAPDone {
 			done[e.MessageID] = true
 		}
 	}
@@ -189,7 +189,7 @@ func (f *fleet) unsettledDetail(msgs []inbound) string {
 	seen := map[string]bool{}
 	for _, e := range es {
 		seen[e.MessageID] = true
-		if !want[e.MessageID] || ledger.Final(e.State) && e.IMAPDone {
+		if !want[e.MessageID] || e.State.Terminal() && e.IMAPDone {
 			continue
 		}
 		owner, until, _ := led.Claimant(ctx, e.Loc)
@@ -416,7 +416,7 @@ func fleetCrash(t *testing.T, f *fleet, daemons, wantKills int, messages []int) 
 	reasons := map[string]int{}
 	for _, e := range f.inboxes[0].ledgerEntries() {
 		if e.State != ledger.StateReplied {
-			reasons[e.State+"/"+string(e.Reason)]++
+			reasons[string(e.State)+"/"+string(e.Reason)]++
 		}
 	}
 	t.Logf("ledger entries not replied, by state/reason: %v", reasons)

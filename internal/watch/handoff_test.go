@@ -11,23 +11,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
 )
 
-// withNotices gives e a Sender that bounds staff notices by lim.
+// withNotices gives e a LedgerSender that bounds staff notices by lim.
 func (e *env) withNotices(t *testing.T, lim triage.NoticeLimits) {
 	t.Helper()
-	smtpSender, err := tmail.NewSMTP(tmail.SMTPConfig{Addr: e.sink.Addr, TLS: tmail.TLSNone, Username: "relay", Password: "relaypw"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewSender(SenderConfig{Ledger: e.ledger, Next: smtpSender, Domain: "example.com", Notices: lim})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.proc.sender = s
+	e.bounds = lim
+	e.proc.sender = e.sender(e.smtp)
 }
 
 // notices counts the staff notices the sink accepted.
@@ -61,7 +53,7 @@ func TestStaffNoticesHaveTheirOwnBound(t *testing.T) {
 	if got, want := e.notices(), 7+triage.DefaultNoticesPerCustomer; got != want {
 		t.Errorf("staff got %d notices, want %d (every customer's, and the flood's first %d)", got, want, triage.DefaultNoticesPerCustomer)
 	}
-	if diff := cmp.Diff(map[string]int{ledger.StateNeedsHuman: 10, ledger.StateOverLimit: 2}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateNeedsHuman: 10, ledger.StateOverLimit: 2}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
 	over, err := e.ledger.Recent(context.Background(), 20, ledger.StateOverLimit)
@@ -96,7 +88,7 @@ func TestEscalatedMessageMovesToNeedsHuman(t *testing.T) {
 	e.deliver(2, "ola@customer.example", "Gwarancja")
 	mod := func(c *Config) { c.SentFolder = "Sent" }
 	w := e.runOnce(mod)
-	if diff := cmp.Diff(map[string]int{ledger.StateNeedsHuman: 1, ledger.StateReplied: 1}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateNeedsHuman: 1, ledger.StateReplied: 1}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"escalate please +kw"}, summary(e.mailbox(DefaultFailedFolder), DefaultKeyword)); diff != "" {

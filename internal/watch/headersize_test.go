@@ -104,7 +104,7 @@ func TestHeaderFetchIsBounded(t *testing.T) {
 	if len(hdr) != message.DefaultMaxHeaderBytes+1 {
 		t.Errorf("fetched %d bytes of header, want %d", len(hdr), message.DefaultMaxHeaderBytes+1)
 	}
-	if id := identify(hdr); id.MessageID != "<huge-header@customer.example>" || id.Sender != "anna@customer.example" {
+	if id := identify(hdr); id.MessageID != "<huge-header@customer.example>" || id.From != "anna@customer.example" {
 		t.Errorf("identity from the bounded header: %+v", id)
 	}
 }
@@ -132,7 +132,7 @@ func TestOversizeHeaderNotFetched(t *testing.T) {
 	if i, j := strings.Index(sent, "RFC822.SIZE"), strings.Index(sent, "BODY.PEEK[]"); i < 0 || j < 0 || i > j {
 		t.Errorf("the size was not fetched alone first:\n%s", sent)
 	}
-	if id := identify(hdr); id.MessageID != "<oversize@customer.example>" || id.Sender != "anna@customer.example" {
+	if id := identify(hdr); id.MessageID != "<oversize@customer.example>" || id.From != "anna@customer.example" {
 		t.Errorf("identity from the first bytes: %+v", id)
 	}
 }
@@ -145,7 +145,7 @@ func TestOversizeMessageLeftUnread(t *testing.T) {
 	e := newEnv(t, memTarget(srv))
 	srv.Append(t, "INBOX", []byte(headerOnly("too-big", 2<<20)))
 	w := e.runOnce(func(c *Config) { c.MaxMessageBytes = 1 << 20 })
-	if diff := cmp.Diff(map[string]int{ledger.StateFailed: 1}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateFailed: 1}, w.Stats().ByState); diff != "" {
 		t.Errorf("final states (-want +got):\n%s", diff)
 	}
 	if e.proc.Calls() != 0 {

@@ -11,7 +11,7 @@ import (
 )
 
 // TestSenderIsTheReplyHistory: in watch the ledger is the pipeline's reply
-// history (processor.History) through the Sender, for loop breaking.
+// history (processor.History) through the LedgerSender, for loop breaking.
 func TestSenderIsTheReplyHistory(t *testing.T) {
 	ctx := context.Background()
 	l, err := ledger.Open(ctx, ledger.Config{Path: filepath.Join(t.TempDir(), "ledger.db")})
@@ -23,7 +23,7 @@ func TestSenderIsTheReplyHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSender(SenderConfig{Ledger: l, Next: ob, Domain: "example.com"})
+	s, err := NewLedgerSender(LedgerSenderConfig{Ledger: l, Next: ob, Domain: "example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

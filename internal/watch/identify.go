@@ -12,9 +12,9 @@ import (
 type identity struct {
 	Key       triage.Key // secondary ledger key and pipeline idempotency key
 	MessageID string
-	// Sender is the bare, lower-cased From address as the pipeline parses it
+	// From is the bare, lower-cased From address as the pipeline parses it
 	// ("" when it has none): limits count against it.
-	Sender string
+	From string
 	// ReplyTo is where the pipeline will answer (Reply-To, else From),
 	// lower-cased.
 	ReplyTo string
@@ -35,7 +35,7 @@ func identify(header []byte) identity {
 	return identity{
 		Key:       triage.KeyOf(m, header),
 		MessageID: m.MessageID,
-		Sender:    strings.ToLower(m.From.Address),
+		From:      strings.ToLower(m.From.Address),
 		ReplyTo:   strings.ToLower(m.ReplyTo),
 		Subject:   m.Subject,
 	}

@@ -2,8 +2,6 @@ package watch
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +14,7 @@ import (
 	"triage"
 	"triage/internal/ledger"
 	"triage/internal/logattr"
+	"triage/internal/message"
 	"triage/internal/processor"
 	"triage/internal/trace"
 )
@@ -29,9 +28,9 @@ func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid im
 	}
 	if !ok {
 		// Gone (expunged, or moved by someone else or by a run that crashed
-		// before recording it): a final entry has nothing left to do.
+		// before recording it): a terminal entry has nothing left to do.
 		l := w.cfg.Ledger
-		if prev, err := l.Get(ctx, loc); err == nil && ledger.Final(prev.State) && !prev.IMAPDone {
+		if prev, err := l.Get(ctx, loc); err == nil && prev.State.Terminal() && !prev.IMAPDone {
 			return nil, w.ledgerErr(l.MarkIMAPDone(context.WithoutCancel(ctx), loc))
 		}
 		return nil, nil
@@ -39,7 +38,7 @@ func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid im
 	return &peeked{uid: uid, loc: loc, id: identify(hdr), size: size}, nil
 }
 
-// handle takes one message to a final, settled ledger state. It claims
+// handle takes one message to a terminal, settled ledger state. It claims
 // the message first (ledger.Claim) and keeps the claim alive while it
 // works; ledger.ErrClaimed means another daemon has the message, and
 // nothing was done.
@@ -72,15 +71,15 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	pctx, stop, lost := w.heartbeat(ctx, loc)
 	defer stop()
 	switch {
-	case ledger.Final(claimed.State) && claimed.IMAPDone:
+	case claimed.State.Terminal() && claimed.IMAPDone:
 		// Settled meanwhile (by another daemon): only the claim ends.
 		return w.ledgerErr(l.MarkIMAPDone(context.WithoutCancel(ctx), loc))
-	case ledger.Final(claimed.State):
+	case claimed.State.Terminal():
 		return w.settle(ctx, c, b, claimed) // final, but the flag/move did not happen
 	}
 	e.Attempts = claimed.Attempts
 
-	if other, err := l.FinalByKey(ctx, id.Key, loc); err == nil {
+	if other, err := l.TerminalByKey(ctx, id.Key, loc); err == nil {
 		return w.handledBefore(ctx, c, b, e, other, size)
 	} else if !errors.Is(err, ledger.ErrNotFound) {
 		return w.ledgerErr(err)
@@ -91,7 +90,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		return w.ledgerErr(err)
 	}
 
-	if reason, err := w.overLimit(ctx, id.Sender, id.ReplyTo); err != nil {
+	if reason, err := w.overLimit(ctx, id.From, id.ReplyTo); err != nil {
 		return w.ledgerErr(err)
 	} else if reason != "" {
 		return w.finish(ctx, c, b, e, ledger.StateOverLimit, reason, "", "")
@@ -116,8 +115,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	e.Digest = digest(raw)
 
 	start := w.cfg.Now()
-	in := &answering{sender: id.Sender, limits: w.limits(), account: w.cfg.Account, mailbox: w.cfg.Mailbox}
-	out := w.process(withAnswering(pctx, in), processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
+	out := w.process(pctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
 		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}, MoreAttempts: attempt < w.cfg.MaxAttempts})
 	w.keepOutcome(ctx, loc, out, raw)
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
@@ -125,35 +123,26 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		w.cfg.Metrics.Error("process")
 	}
 
-	state, reason, detail := ledger.StateOf(out.Status), out.Reason, out.Detail
+	var reply *ledger.Reply
 	r, rerr := l.GetReply(context.WithoutCancel(ctx), id.Key)
 	switch {
-	case rerr != nil && !errors.Is(rerr, ledger.ErrNotFound):
-		return w.ledgerErr(rerr)
-	case rerr == nil && r.Kind == ledger.KindDraft:
-		// Draft mode: the draft is recorded; store it before the message
-		// counts as handled.
-		if r.State != ledger.DraftStored {
-			if err := w.storeDraft(ctx, c, b, r); err != nil {
-				return err
-			}
-		}
-		state, reason = ledger.StateDrafted, ""
-	case rerr == nil && r.State == ledger.ReplySent:
-		state = ledger.StateReplied
 	case rerr == nil:
-		// Submitted ambiguously: never again, a person decides.
-		if r.State == ledger.ReplyPending {
-			if err := l.MarkReplyNeedsHuman(context.WithoutCancel(ctx), id.Key); err != nil {
-				return w.ledgerErr(err)
-			}
+		reply = &r
+	case !errors.Is(rerr, ledger.ErrNotFound):
+		return w.ledgerErr(rerr)
+	}
+	end := ledger.Resolve(ledger.Processed{Status: out.Status, Reason: out.Reason, Escalated: out.Escalated, Stopped: pctx.Err() != nil,
+		Retry: sendLater(out, e.Attempts, w.cfg.MaxAttempts)}, reply)
+	switch end.Step {
+	case ledger.StepStoreDraft:
+		if err := w.storeDraft(ctx, c, b, r); err != nil {
+			return err
 		}
-		state, reason = ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed
-	case in.refusal() != nil:
-		// The Sender refused the reply: the address it would have gone to,
-		// or the From, is at its limit. Nothing was sent.
-		state, reason, detail = ledger.StateOverLimit, in.refusal().Reason, in.refusal().Error()
-	case out.Status == triage.StatusFailed && (out.Reason == triage.ReasonCanceled || pctx.Err() != nil):
+	case ledger.StepMarkUnconfirmed:
+		if err := l.MarkReplyNeedsHuman(context.WithoutCancel(ctx), id.Key); err != nil {
+			return w.ledgerErr(err)
+		}
+	case ledger.StepAbandon:
 		// Nothing was sent: leave the message for the next run (or the
 		// daemon that took the claim over).
 		if lost() {
@@ -161,30 +150,17 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		}
 		w.log.InfoContext(ctx, "message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
 		return w.ledgerErr(l.Unclaim(context.WithoutCancel(ctx), loc, w.cfg.Owner))
-	case sendLater(out, e.Attempts, w.cfg.MaxAttempts):
+	case ledger.StepPostpone:
 		return w.postponeSend(ctx, e, out)
-	case out.Status == triage.StatusSkipped && out.Reason == triage.ReasonHumanOwner:
-		// A person owns the conversation (taken over, or escalated): the
-		// follow-up, already appended to the ticket, goes to the failed
-		// folder, where people work, with the reason human_owner.
-		state = ledger.StateNeedsHuman
-	case out.Status == triage.StatusReplied:
-		// A reply the ledger does not know cannot be confirmed.
-		state, reason = ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed
 	}
-	replied := state == ledger.StateReplied
-	if replied && out.Escalated {
-		// Staff were told and a person owns the conversation: the email
-		// goes where people work, not left in INBOX as answered.
-		state, reason = ledger.StateNeedsHuman, triage.ReasonEscalated
-	}
-	if rerr == nil {
+	state, reason, detail := end.State, end.Reason, out.Detail
+	if reply != nil {
 		detail = strings.TrimSpace(detail + " reply=" + r.MessageID)
 	}
 	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
 		return err
 	}
-	if replied && w.sent != "" && !w.cfg.NoSaveSent && rerr == nil && !r.Appended {
+	if end.Sent && w.sent != "" && !w.cfg.NoSaveSent && !r.Appended {
 		if err := w.appendSent(ctx, c, b, r); err != nil {
 			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.sent, "reply_message_id", r.MessageID, "err", err)
 		}
@@ -254,7 +230,7 @@ func (w *Watcher) recover(ctx context.Context, c *imapclient.Client, b *box, e l
 // Message-ID and sender would only get that message's reply again: it is
 // never reported answered, but left for a person.
 func (w *Watcher) handledBefore(ctx context.Context, c *imapclient.Client, b *box, e, other ledger.Entry, size int64) error {
-	detail := "previous=" + other.Loc.String() + " state=" + other.State
+	detail := "previous=" + other.Loc.String() + " state=" + string(other.State)
 	if other.Digest != "" && size <= w.cfg.MaxMessageBytes {
 		raw, ok, err := b.lockedBody(c, imap.UID(e.UID))
 		if err != nil {
@@ -268,10 +244,14 @@ func (w *Watcher) handledBefore(ctx context.Context, c *imapclient.Client, b *bo
 	return w.finish(ctx, c, b, e, ledger.StateSkipped, triage.ReasonAlreadyHandled, "", detail)
 }
 
-// digest is the ledger's hash of a message's bytes (ledger.Entry.Digest).
+// digest is triage.DigestOf the message raw holds, as the ledger keeps it
+// (ledger.Entry.Digest): "" when it does not parse.
 func digest(raw []byte) string {
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:])
+	m, err := message.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return triage.DigestOf(m)
 }
 
 // process runs the pipeline; a panic becomes a failed outcome so that one
@@ -293,35 +273,30 @@ func (w *Watcher) ledgerErr(err error) error {
 	return err
 }
 
-// limits are the reply limits the Sender enforces for a message.
-func (w *Watcher) limits() ledger.Limits {
-	return ledger.Limits{PerAddress: max(w.cfg.PerSenderLimit, 0), Window: w.cfg.PerSenderWindow, PerHour: max(w.cfg.GlobalPerHour, 0)}
-}
-
 // overLimit returns the limit reason when a reply to a message from sender,
 // answered at replyTo, would exceed a limit. It saves the pipeline a message
-// whose reply would be refused; the Sender's check, when the reply is
+// whose reply would be refused; the LedgerSender's check, when the reply is
 // written, is the exact one.
 func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (triage.Reason, error) {
-	le, err := w.cfg.Ledger.Exceeded(ctx, w.limits(), sender, replyTo, w.cfg.Now())
+	le, err := w.cfg.Ledger.Exceeded(ctx, w.cfg.Limits.ledger(), sender, replyTo, w.cfg.Now())
 	if err != nil || le == nil {
 		return "", err
 	}
 	return le.Reason, nil
 }
 
-// finish records the final state, logs the one line per message, and settles
-// the message on the server.
-func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state string, reason triage.Reason, scenario, detail string) error {
+// finish records the terminal state, logs the one line per message, and
+// settles the message on the server.
+func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state ledger.State, reason triage.Reason, scenario, detail string) error {
 	e.State, e.Reason, e.Scenario, e.Detail = state, reason, scenario, detail
-	trace.EmailSpan(ctx).SetAttributes(trace.StateKey.String(state), trace.ReasonKey.String(string(reason)))
+	trace.EmailSpan(ctx).SetAttributes(trace.StateKey.String(string(state)), trace.ReasonKey.String(string(reason)))
 	if err := w.cfg.Ledger.Record(context.WithoutCancel(ctx), e); err != nil {
 		return w.ledgerErr(err)
 	}
 	w.mu.Lock()
-	w.st.Final[state]++
+	w.st.ByState[state]++
 	w.mu.Unlock()
-	w.cfg.Metrics.Final(state)
+	w.cfg.Metrics.Reached(state)
 	level := slog.LevelInfo
 	if state == ledger.StateFailed || state == ledger.StateNeedsHuman || state == ledger.StateOverLimit {
 		level = slog.LevelWarn

@@ -58,7 +58,7 @@ func newOAuth2World(t *testing.T, opts mailtest.OAuth2Options) *oauth2World {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewSender(SenderConfig{Ledger: e.ledger, Next: smtpSender, Domain: "example.com"})
+	s, err := NewLedgerSender(LedgerSenderConfig{Ledger: e.ledger, Next: smtpSender, Domain: "example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,8 +46,8 @@ func scenarioPendingReply(t *testing.T, start func(t *testing.T) target) {
 		name      string
 		inSent    bool // the pending reply's Message-ID is in the Sent folder
 		sentCfg   bool // Config.SentFolder is set
-		wantState string
-		wantReply string
+		wantState ledger.State
+		wantReply ledger.ReplyState
 		wantInbox []string
 		wantHuman []string
 	}{
@@ -68,7 +68,7 @@ func scenarioPendingReply(t *testing.T, start func(t *testing.T) target) {
 			id := e.deliver(1, "jan@customer.example", "Gwarancja")
 			key := keyOf(id, "jan@customer.example")
 			// The crashed run: processing row + pending reply.
-			dead, err := NewSender(SenderConfig{Ledger: e.ledger, Next: dyingSender{errors.New("killed")}, Domain: "example.com"})
+			dead, err := NewLedgerSender(LedgerSenderConfig{Ledger: e.ledger, Next: dyingSender{errors.New("killed")}, Domain: "example.com"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,7 +97,7 @@ func scenarioPendingReply(t *testing.T, start func(t *testing.T) target) {
 			if e.proc.Calls() != 0 {
 				t.Errorf("processed the message again (%d calls)", e.proc.Calls())
 			}
-			if diff := cmp.Diff(map[string]int{tt.wantState: 1}, w.Stats().Final); diff != "" {
+			if diff := cmp.Diff(map[ledger.State]int{tt.wantState: 1}, w.Stats().ByState); diff != "" {
 				t.Errorf("final (-want +got):\n%s", diff)
 			}
 			got, err := e.ledger.GetReply(ctx, key)
@@ -126,7 +126,7 @@ func TestSMTPFailures(t *testing.T) {
 	id := e.deliver(1, "jan@customer.example", "Gwarancja")
 	e.sink.FailNext(&smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try later"})
 	w := e.runOnce(nil)
-	if diff := cmp.Diff(map[string]int{ledger.StateFailed: 1}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateFailed: 1}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
 	if _, err := e.ledger.GetReply(ctx, keyOf(id, "jan@customer.example")); !errors.Is(err, ledger.ErrNotFound) {
@@ -184,8 +184,8 @@ func TestShutdownAbandonsInFlight(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if len(w.Stats().Final) != 0 {
-		t.Errorf("final = %v, want nothing final", w.Stats().Final)
+	if len(w.Stats().ByState) != 0 {
+		t.Errorf("final = %v, want nothing final", w.Stats().ByState)
 	}
 	recent, err := e.ledger.Recent(context.Background(), 10, "")
 	if err != nil {
@@ -239,10 +239,7 @@ func TestXOAUTH2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.proc.sender, err = NewSender(SenderConfig{Ledger: e.ledger, Next: smtpSender, Domain: "example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.proc.sender = e.sender(smtpSender)
 	id := e.deliver(1, "jan@customer.example", "Gwarancja")
 	e.runOnce(func(c *Config) { c.Password, c.Token = "", s.Password })
 	if diff := cmp.Diff(map[string]int{id: 1}, e.repliesTo()); diff != "" {
@@ -312,7 +309,7 @@ func TestPanicIsAFailure(t *testing.T) {
 	e.deliver(1, "jan@customer.example", "panic now")
 	id2 := e.deliver(2, "ola@customer.example", "Gwarancja")
 	w := e.runOnce(nil)
-	if diff := cmp.Diff(map[string]int{ledger.StateFailed: 1, ledger.StateReplied: 1}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateFailed: 1, ledger.StateReplied: 1}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]int{id2: 1}, e.repliesTo()); diff != "" {
@@ -365,8 +362,8 @@ func TestCrashBetweenFlagAndMove(t *testing.T) {
 				}
 			}
 			w := e.runOnce(nil)
-			if e.proc.Calls() != 0 || len(w.Stats().Final) != 0 {
-				t.Errorf("processed again: %d calls, final %v; want none", e.proc.Calls(), w.Stats().Final)
+			if e.proc.Calls() != 0 || len(w.Stats().ByState) != 0 {
+				t.Errorf("processed again: %d calls, final %v; want none", e.proc.Calls(), w.Stats().ByState)
 			}
 			if diff := cmp.Diff(tt.wantInbox, summary(e.mailbox("INBOX"), DefaultKeyword)); diff != "" {
 				t.Errorf("INBOX (-want +got):\n%s", diff)

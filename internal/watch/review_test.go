@@ -65,7 +65,7 @@ func TestRetryMovesBack(t *testing.T) {
 	gone := e.deliver(2, "ola@customer.example", "Gwarancja")
 	flaky := &outage{next: e.proc, fails: 2}
 	w := e.runOnce(func(c *Config) { c.Processor = flaky })
-	if diff := cmp.Diff(map[string]int{ledger.StateFailed: 2}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateFailed: 2}, w.Stats().ByState); diff != "" {
 		t.Fatalf("first pass (-want +got):\n%s", diff)
 	}
 	if err := e.ledger.RequestRetry(ctx, keyOf(id, "jan@customer.example")); err != nil {
@@ -94,7 +94,7 @@ func TestRetryMovesBack(t *testing.T) {
 	}
 
 	w = e.runOnce(func(c *Config) { c.Processor = flaky })
-	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 1}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateReplied: 1}, w.Stats().ByState); diff != "" {
 		t.Errorf("second pass (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]int{id: 1}, e.repliesTo()); diff != "" {
@@ -107,7 +107,7 @@ func TestRetryMovesBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, x := range es {
-			states[mid] = append(states[mid], x.Mailbox+" "+x.State)
+			states[mid] = append(states[mid], x.Mailbox+" "+string(x.State))
 		}
 	}
 	want := map[string][]string{id: {"INBOX retried", "INBOX replied"}, gone: {"INBOX failed"}}

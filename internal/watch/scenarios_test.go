@@ -67,8 +67,8 @@ func scenarioAnswerOnce(t *testing.T, tgt target) {
 	if diff := cmp.Diff(map[string]int{id1: 1, id2: 1}, e.repliesTo()); diff != "" {
 		t.Errorf("replies by In-Reply-To (-want +got):\n%s", diff)
 	}
-	wantFinal := map[string]int{ledger.StateReplied: 2, ledger.StateSkipped: 1, ledger.StateFailed: 1}
-	if diff := cmp.Diff(wantFinal, w.Stats().Final); diff != "" {
+	wantFinal := map[ledger.State]int{ledger.StateReplied: 2, ledger.StateSkipped: 1, ledger.StateFailed: 1}
+	if diff := cmp.Diff(wantFinal, w.Stats().ByState); diff != "" {
 		t.Errorf("final states (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"Gwarancja +kw", "Naprawa +kw", "auto: out of office +kw"}, summary(e.mailbox("INBOX"), DefaultKeyword)); diff != "" {
@@ -95,8 +95,8 @@ func scenarioAnswerOnce(t *testing.T, tgt target) {
 	if diff := cmp.Diff(map[string]int{id1: 1, id2: 1}, e.repliesTo()); diff != "" {
 		t.Errorf("after rerun, replies (-want +got):\n%s", diff)
 	}
-	if e.proc.Calls() != calls || len(w.Stats().Final) != 0 {
-		t.Errorf("rerun processed %d messages (final %v), want none", e.proc.Calls()-calls, w.Stats().Final)
+	if e.proc.Calls() != calls || len(w.Stats().ByState) != 0 {
+		t.Errorf("rerun processed %d messages (final %v), want none", e.proc.Calls()-calls, w.Stats().ByState)
 	}
 
 	// New mail after the rerun is answered, and only it.
@@ -145,11 +145,12 @@ func scenarioLimits(t *testing.T, tgt target) {
 	e.deliver(3, "jan@customer.example", "Trzecie")
 	b1 := e.deliver(4, "ola@customer.example", "Ola pierwsze")
 	e.deliver(5, "ewa@customer.example", "Ewa pierwsze")
-	w := e.runOnce(func(c *Config) { c.PerSenderLimit = 2; c.GlobalPerHour = 3; c.Concurrency = 1 })
+	e.limit(Limits{PerSenderLimit: 2, GlobalPerHour: 3})
+	w := e.runOnce(func(c *Config) { c.Concurrency = 1 })
 	if diff := cmp.Diff(map[string]int{a1: 1, a2: 1, b1: 1}, e.repliesTo()); diff != "" {
 		t.Errorf("replies (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 3, ledger.StateOverLimit: 2}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateReplied: 3, ledger.StateOverLimit: 2}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"Ewa pierwsze +kw", "Trzecie +kw"}, summary(e.mailbox(DefaultFailedFolder), DefaultKeyword)); diff != "" {
@@ -196,11 +197,12 @@ func scenarioLimitsNotDodged(t *testing.T, tgt target) {
 	answered(e.deliverHeader(11, "From: <e@spam.example>", "to:target@bank.example"))
 	e.deliverHeader(12, "From: <f@spam.example>", "to:target@bank.example")
 
-	w := e.runOnce(func(c *Config) { c.PerSenderLimit = 2; c.GlobalPerHour = -1 })
+	e.limit(Limits{PerSenderLimit: 2, GlobalPerHour: -1})
+	w := e.runOnce(nil)
 	if diff := cmp.Diff(want, e.repliesTo()); diff != "" {
 		t.Errorf("replies by In-Reply-To (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 8, ledger.StateOverLimit: 4}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateReplied: 8, ledger.StateOverLimit: 4}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
 	over, err := e.ledger.Recent(context.Background(), 20, ledger.StateOverLimit)
@@ -295,7 +297,7 @@ func TestConcurrentPass(t *testing.T) {
 	if diff := cmp.Diff(want, e.repliesTo()); diff != "" {
 		t.Errorf("replies (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 9, ledger.StateSkipped: 2}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateReplied: 9, ledger.StateSkipped: 2}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
 	if got := e.proc.MaxInFlight(); got != 4 {
@@ -318,15 +320,16 @@ func TestConcurrentLimitsExact(t *testing.T) {
 	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
 	e.proc.gate = 6
 	// Twelve senders; the pipeline mails one address the header does not
-	// name, so nothing orders them: only the Sender's check stands.
+	// name, so nothing orders them: only the LedgerSender's check stands.
 	for i := range 12 {
 		e.deliverHeader(i, fmt.Sprintf("From: <s%d@spam.example>", i), "to:target@bank.example")
 	}
-	w := e.runOnce(func(c *Config) { c.Concurrency = 6; c.PerSenderLimit = 3; c.GlobalPerHour = -1 })
+	e.limit(Limits{PerSenderLimit: 3, GlobalPerHour: -1})
+	w := e.runOnce(func(c *Config) { c.Concurrency = 6 })
 	if got := len(e.sink.Messages()); got != 3 {
 		t.Errorf("%d replies to target@bank.example, want exactly 3", got)
 	}
-	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 3, ledger.StateOverLimit: 9}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateReplied: 3, ledger.StateOverLimit: 9}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
 	if e.proc.MaxInFlight() < 2 {
@@ -339,11 +342,12 @@ func TestConcurrentLimitsExact(t *testing.T) {
 	for i := range 12 {
 		e2.deliver(i, fmt.Sprintf("g%d@customer.example", i), "Gwarancja")
 	}
-	w = e2.runOnce(func(c *Config) { c.Concurrency = 6; c.PerSenderLimit = -1; c.GlobalPerHour = 5 })
+	e2.limit(Limits{PerSenderLimit: -1, GlobalPerHour: 5})
+	w = e2.runOnce(func(c *Config) { c.Concurrency = 6 })
 	if got := len(e2.sink.Messages()); got != 5 {
 		t.Errorf("%d replies under a global limit of 5", got)
 	}
-	if diff := cmp.Diff(map[string]int{ledger.StateReplied: 5, ledger.StateOverLimit: 7}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateReplied: 5, ledger.StateOverLimit: 7}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
 }
@@ -428,7 +432,7 @@ func scenarioUIDValidity(t *testing.T, tgt target, change func()) {
 	if e.proc.Calls() != calls {
 		t.Errorf("processed %d old messages again", e.proc.Calls()-calls)
 	}
-	if diff := cmp.Diff(map[string]int{ledger.StateSkipped: 3}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateSkipped: 3}, w.Stats().ByState); diff != "" {
 		t.Errorf("final after change (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"Drugie +kw", "Pierwsze +kw", "auto +kw"}, summary(e.mailbox("INBOX"), DefaultKeyword)); diff != "" {

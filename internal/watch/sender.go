@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/emersion/go-smtp"
@@ -18,44 +17,54 @@ import (
 	"triage/internal/processor"
 )
 
-// Sender is a mail.Sender that keeps the ledger's promise: the rendered reply
-// (with its deterministic Message-ID) is written to the ledger before the
-// submission and marked sent after it, and a key that already has a reply is
-// never submitted again. When the watcher sends on behalf of a message, the
-// reply limits are checked there too, atomically with the write: against
-// the message's From and against the address the reply actually goes to.
-// A staff notice (mail.Reply.Notice) is recorded as a notice: it never
-// counts against the reply limits, only against the notice bounds
-// (SenderConfig.Notices), per customer and per hour.
-type Sender struct {
+// LedgerSender is a mail.Sender that keeps the ledger's promise: the
+// rendered reply (with its deterministic Message-ID) is written to the
+// ledger before the submission and marked sent after it, and a key that
+// already has a reply is never submitted again. The reply limits are checked
+// there too, atomically with the write: against the From of the message the
+// reply answers (mail.Reply.InboundFrom) and against the address it actually
+// goes to. A staff notice (mail.Reply.Notice) is recorded as a notice: it
+// never counts against the reply limits, only against the notice bounds
+// (LedgerSenderConfig.Notices), per customer and per hour.
+type LedgerSender struct {
 	ledger  *ledger.Ledger
 	next    mail.Sender
 	domain  string
+	limits  ledger.Limits
 	notices triage.NoticeLimits
+	inbox   triage.Inbox
 	now     func() time.Time
 	log     *slog.Logger
 	met     *metrics.Metrics
 }
 
 var (
-	_ mail.Sender       = (*Sender)(nil)
-	_ processor.History = (*Sender)(nil)
+	_ mail.Sender       = (*LedgerSender)(nil)
+	_ processor.History = (*LedgerSender)(nil)
 )
 
-// SenderConfig configures NewSender; Ledger, Next and Domain are required.
-type SenderConfig struct {
+// LedgerSenderConfig configures NewLedgerSender; Ledger, Next and Domain
+// are required.
+type LedgerSenderConfig struct {
 	Ledger *ledger.Ledger
 	Next   mail.Sender // e.g. *mail.SMTP or *mail.Outbox
 	Domain string      // for mail.MessageIDFor
+	// Limits are the watcher's reply limits (Config.Limits; zero fields
+	// take the defaults).
+	Limits Limits
 	// Notices bound the staff notices (zero fields: no bound).
 	Notices triage.NoticeLimits
+	// Inbox is the inbox whose messages the replies answer: each reply
+	// and draft is recorded under it, so daemons and inboxes sharing a
+	// store each recover only their own.
+	Inbox   triage.Inbox
 	Now     func() time.Time
 	Logger  *slog.Logger
 	Metrics *metrics.Metrics // optional: counts submission errors as "smtp"
 }
 
-// NewSender checks cfg.
-func NewSender(cfg SenderConfig) (*Sender, error) {
+// NewLedgerSender checks cfg.
+func NewLedgerSender(cfg LedgerSenderConfig) (*LedgerSender, error) {
 	if cfg.Ledger == nil || cfg.Next == nil || cfg.Domain == "" {
 		return nil, errors.New("watch: sender: Ledger, Next and Domain are required")
 	}
@@ -65,7 +74,8 @@ func NewSender(cfg SenderConfig) (*Sender, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = discard()
 	}
-	return &Sender{ledger: cfg.Ledger, next: cfg.Next, domain: cfg.Domain, notices: cfg.Notices, now: cfg.Now, log: cfg.Logger, met: cfg.Metrics}, nil
+	return &LedgerSender{ledger: cfg.Ledger, next: cfg.Next, domain: cfg.Domain, limits: cfg.Limits.ledger(), notices: cfg.Notices, inbox: cfg.Inbox,
+		now: cfg.Now, log: cfg.Logger, met: cfg.Metrics}, nil
 }
 
 // ErrReplyUnconfirmed means an earlier submission of this reply may or may
@@ -74,8 +84,9 @@ var ErrReplyUnconfirmed = errors.New("watch: an earlier reply to this message is
 
 // Send renders r, records it as pending, submits it and marks it sent. A
 // reply already sent for r.Key is not submitted again: Send returns its
-// receipt.
-func (s *Sender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error) {
+// receipt. A reply (or notice) over a limit is not recorded nor sent: the
+// error is a triage.Limited (*ledger.LimitError).
+func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error) {
 	if r.Key == "" {
 		return triage.Receipt{}, errors.New("watch: sender: reply has no inbound key; refusing to send without a ledger entry")
 	}
@@ -92,19 +103,16 @@ func (s *Sender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error
 	if r.Draft {
 		return s.draft(ctx, r, raw)
 	}
-	in := answeringOf(ctx)
-	account, mailbox := in.inbox()
-	rec, lim, what := ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, Sender: in.from(), Raw: raw,
-		Account: account, Mailbox: mailbox}, in.limitsOrNone(), "reply"
+	rec, lim, what := ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw,
+		Account: s.inbox.Account, Mailbox: s.inbox.Mailbox}, s.limits, "reply"
 	if r.Notice {
 		// A notice counts against the customer it is about, under the
 		// notice bounds alone.
-		rec.Kind, rec.Sender, lim, what = ledger.KindNotice, cmp.Or(in.from(), r.Customer), ledger.Limits{Notices: s.notices}, "staff notice"
+		rec.Kind, rec.InboundFrom, lim, what = ledger.KindNotice, cmp.Or(r.InboundFrom, r.Customer), ledger.Limits{Notices: s.notices}, "staff notice"
 	}
 	err = s.ledger.PutPendingWithin(ctx, rec, lim)
 	var le *ledger.LimitError
 	if errors.As(err, &le) {
-		in.refuse(le)
 		s.log.WarnContext(ctx, what+" over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
 		return triage.Receipt{}, fmt.Errorf("watch: %s to %s not sent: %w", what, r.To, err)
 	}
@@ -160,80 +168,15 @@ func notSubmitted(err error) bool {
 	return false
 }
 
-// answering is what the watcher tells its Sender about the message being
-// answered, through the context of Processor.Process: whom the reply
-// counts against and under which limits. The Sender reports a refusal back.
-type answering struct {
-	sender           string // the message's From, lower-cased
-	limits           ledger.Limits
-	account, mailbox string // the inbox of the message: its reply names it
-
-	mu      sync.Mutex
-	refused *ledger.LimitError
-}
-
-type answeringKey struct{}
-
-func withAnswering(ctx context.Context, in *answering) context.Context {
-	return context.WithValue(ctx, answeringKey{}, in)
-}
-
-// answeringOf returns the message a Send answers, or nil outside a watcher
-// (then no limit applies).
-func answeringOf(ctx context.Context) *answering {
-	in, _ := ctx.Value(answeringKey{}).(*answering)
-	return in
-}
-
-func (in *answering) from() string {
-	if in == nil {
-		return ""
-	}
-	return in.sender
-}
-
-// inbox is the account and mailbox of the message ("" outside a watcher).
-func (in *answering) inbox() (account, mailbox string) {
-	if in == nil {
-		return "", ""
-	}
-	return in.account, in.mailbox
-}
-
-func (in *answering) limitsOrNone() ledger.Limits {
-	if in == nil {
-		return ledger.Limits{}
-	}
-	return in.limits
-}
-
-func (in *answering) refuse(le *ledger.LimitError) {
-	if in == nil {
-		return
-	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.refused == nil {
-		in.refused = le
-	}
-}
-
-// refusal is the first limit a reply to this message ran into, or nil.
-func (in *answering) refusal() *ledger.LimitError {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	return in.refused
-}
-
 // SentReply and RepliesSince make the ledger the reply history of the
 // pipeline (processor.History), for breaking auto-reply loops.
-func (s *Sender) SentReply(ctx context.Context, messageID string) (bool, error) {
+func (s *LedgerSender) SentReply(ctx context.Context, messageID string) (bool, error) {
 	return s.ledger.SentReply(ctx, messageID)
 }
 
 // ReplyRaw returns the rendered reply or draft with this Message-ID from
 // the ledger; ok is false when triage wrote none by that ID.
-func (s *Sender) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
+func (s *LedgerSender) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
 	r, err := s.ledger.ReplyByMessageID(ctx, messageID)
 	if errors.Is(err, ledger.ErrNotFound) || err == nil && r.Kind == ledger.KindNotice {
 		return nil, false, nil
@@ -245,6 +188,6 @@ func (s *Sender) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, 
 }
 
 // RepliesSince counts the ledger's replies to (or answering) addr since t.
-func (s *Sender) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
+func (s *LedgerSender) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
 	return s.ledger.RepliesSince(ctx, addr, since)
 }

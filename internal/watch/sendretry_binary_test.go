@@ -169,7 +169,7 @@ func TestBinaryHealthzSendFailing(t *testing.T) {
 }
 
 // waitLedger waits until the ledger has the inbound Message-ID id in state.
-func (w *world) waitLedger(id, state string) {
+func (w *world) waitLedger(id string, state ledger.State) {
 	w.t.Helper()
 	for {
 		for _, e := range w.ledgerEntries() {

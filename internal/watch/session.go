@@ -411,13 +411,13 @@ type peeked struct {
 
 // entry is the ledger entry of the message, as its header names it.
 func (m *peeked) entry() ledger.Entry {
-	return ledger.Entry{Loc: m.loc, Key: m.id.Key, MessageID: m.id.MessageID, Sender: m.id.Sender, Subject: m.id.Subject}
+	return ledger.Entry{Loc: m.loc, Key: m.id.Key, MessageID: m.id.MessageID, Sender: m.id.From, Subject: m.id.Subject}
 }
 
 // orderKeys are the keys whose messages must not overlap.
 func (m *peeked) orderKeys() []string {
 	keys := []string{"key:" + string(m.id.Key)}
-	for _, a := range []string{m.id.Sender, m.id.ReplyTo} {
+	for _, a := range []string{m.id.From, m.id.ReplyTo} {
 		if a != "" && !slices.Contains(keys, "addr:"+a) {
 			keys = append(keys, "addr:"+a)
 		}

@@ -25,7 +25,7 @@ func newSharedEnv(t *testing.T, tgt target) (*env, string) {
 	e := newEnv(t, tgt)
 	url := pgtest.URL(t)
 	e.ledger = openLedger(t, url)
-	s, err := NewSender(SenderConfig{Ledger: e.ledger, Next: e.proc.sender.(*Sender).next, Domain: "example.com"})
+	s, err := NewLedgerSender(LedgerSenderConfig{Ledger: e.ledger, Next: e.proc.sender.(*LedgerSender).next, Domain: "example.com", Inbox: e.proc.sender.(*LedgerSender).inbox})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestSharedPendingLeftToItsLiveClaimant(t *testing.T) {
 	if r, err := e.ledger.GetReply(ctx, key); err != nil || r.State != ledger.ReplyPending {
 		t.Errorf("B's reply after A's run: %q (%v), want still pending", r.State, err)
 	}
-	if got := w.Stats().Final; len(got) != 0 {
+	if got := w.Stats().ByState; len(got) != 0 {
 		t.Errorf("A finished B's message: %v", got)
 	}
 	if n := len(e.sink.Messages()) + e.proc.Calls(); n != 0 {
@@ -83,7 +83,7 @@ func TestSharedPendingLeftToItsLiveClaimant(t *testing.T) {
 	if r, _ := e.ledger.GetReply(ctx, key); r.State != ledger.ReplyNeedsHuman {
 		t.Errorf("reply after B's lease ran out: %q, want %q", r.State, ledger.ReplyNeedsHuman)
 	}
-	if diff := cmp.Diff(map[string]int{ledger.StateNeedsHuman: 1}, w.Stats().Final); diff != "" {
+	if diff := cmp.Diff(map[ledger.State]int{ledger.StateNeedsHuman: 1}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
 	if n := len(e.sink.Messages()); n != 0 {
@@ -115,7 +115,7 @@ func TestSharedOtherInboxLeftAlone(t *testing.T) {
 	if diff := cmp.Diff([]string{"Re: Gwarancja +seen"}, drafts); diff != "" {
 		t.Errorf("Drafts (-want +got):\n%s", diff)
 	}
-	for key, want := range map[string]string{"other-draft": ledger.DraftPending, "other-reply": ledger.ReplyPending} {
+	for key, want := range map[string]ledger.ReplyState{"other-draft": ledger.DraftPending, "other-reply": ledger.ReplyPending} {
 		r, err := e.ledger.GetReply(ctx, triage.Key(key))
 		if err != nil || r.State != want || r.Outcome != "" {
 			t.Errorf("the other inbox's %s: state %q outcome %q (%v), want %q and no outcome", key, r.State, r.Outcome, err, want)
@@ -130,7 +130,7 @@ func TestSharedPollerAndHelper(t *testing.T) {
 	e, url := newSharedEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
 	procA := &fakeProc{sender: e.proc.sender, delay: 30 * time.Millisecond}
 	ledB := openLedger(t, url) // the other daemon's own connections
-	senderB, err := NewSender(SenderConfig{Ledger: ledB, Next: e.proc.sender.(*Sender).next, Domain: "example.com"})
+	senderB, err := NewLedgerSender(LedgerSenderConfig{Ledger: ledB, Next: e.proc.sender.(*LedgerSender).next, Domain: "example.com", Inbox: e.proc.sender.(*LedgerSender).inbox})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestSharedLostClaimStopsThePipeline(t *testing.T) {
 	if !strings.Contains(log.String(), "claim on the message lost") {
 		t.Errorf("no lost claim logged:\n%s", log.String())
 	}
-	if got := w.Stats().Final; len(got) != 0 || len(e.sink.Messages()) != 0 {
+	if got := w.Stats().ByState; len(got) != 0 || len(e.sink.Messages()) != 0 {
 		t.Errorf("A finished the message (%v) or sent %d replies; want neither", got, len(e.sink.Messages()))
 	}
 	es, err := e.ledger.Recent(ctx, 10, "")

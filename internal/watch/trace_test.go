@@ -60,7 +60,7 @@ func TestWatchTraceTree(t *testing.T) {
 		attrs[string(a.Key)] = a.Value.Emit()
 	}
 	if attrs["triage.inbox"] != e.watcher(nil).Account()+"/INBOX" || attrs["triage.key"] != string(entries[0].Key) ||
-		attrs["triage.ledger.state"] != ledger.StateReplied {
+		attrs["triage.ledger.state"] != string(ledger.StateReplied) {
 		t.Errorf("root attributes %v", attrs)
 	}
 }

@@ -8,10 +8,11 @@
 // its key, claim it in the ledger (one daemon at a time, under a lease a
 // heartbeat renews), consult the ledger (a copy of a handled message? a
 // reply already recorded? over a limit?), fetch the body, run the Processor
-// (whose mail sender is a *Sender, writing the rendered reply to the ledger
-// before submitting it), record the final state, then flag the message and
-// move it where it belongs. Several daemons may share one PostgreSQL store
-// (shared.go): one polls each inbox, all of them handle what they claim.
+// (whose mail sender is a *LedgerSender, writing the rendered reply to the
+// ledger before submitting it), record the terminal state, then flag the
+// message and move it where it belongs. Several daemons may share one
+// PostgreSQL store (shared.go): one polls each inbox, all of them handle
+// what they claim.
 package watch
 
 import (
@@ -127,14 +128,12 @@ type Config struct {
 	IdleRefresh     time.Duration // full pass while idling at least this often (default 10m)
 	NoIdle          bool          // poll even when the server offers IDLE
 
-	// PerSenderLimit caps the replies per window that count against one
-	// address (default 5; negative: no limit). Every reply counts against
-	// the From of the message it answers and against the address it goes
-	// to, and the limit holds on each.
-	PerSenderLimit  int
-	PerSenderWindow time.Duration // default 24h
-	GlobalPerHour   int           // replies per hour overall (default 100; negative: no limit)
-	MaxAttempts     int           // processing attempts per message before a person takes over (default 3)
+	// Limits cap the replies; the watcher leaves mail whose reply would
+	// pass them for a person before the pipeline runs. Its LedgerSender
+	// must enforce the same (LedgerSenderConfig.Limits): that check, made
+	// when the reply is written, is the exact one.
+	Limits
+	MaxAttempts int // processing attempts per message before a person takes over (default 3)
 	// Concurrency is how many messages of a pass go through the pipeline at
 	// once (default 4). IMAP commands stay one at a time on the one
 	// connection; copies of one message (same ledger key) never overlap.
@@ -164,13 +163,39 @@ type Config struct {
 	Now       func() time.Time
 }
 
+// Limits cap the replies of a watcher: zero fields take the defaults, a
+// negative count is no limit.
+type Limits struct {
+	// PerSenderLimit caps the replies per PerSenderWindow that count
+	// against one address (default 5). Every reply counts against the From
+	// of the message it answers and against the address it goes to, and the
+	// limit holds on each.
+	PerSenderLimit  int
+	PerSenderWindow time.Duration // default 24h
+	GlobalPerHour   int           // replies per hour overall (default 100)
+}
+
+// ledger is l as the ledger applies it, the defaults filled in.
+func (l Limits) ledger() ledger.Limits {
+	if l.PerSenderLimit == 0 {
+		l.PerSenderLimit = DefaultPerSenderLimit
+	}
+	if l.PerSenderWindow <= 0 {
+		l.PerSenderWindow = DefaultPerSenderWindow
+	}
+	if l.GlobalPerHour == 0 {
+		l.GlobalPerHour = DefaultGlobalPerHour
+	}
+	return ledger.Limits{PerAddress: max(l.PerSenderLimit, 0), Window: l.PerSenderWindow, PerHour: max(l.GlobalPerHour, 0)}
+}
+
 // Watcher watches one mailbox.
 type Watcher struct {
 	cfg  Config
 	log  *slog.Logger
 	wake chan struct{}
 
-	mu      sync.Mutex // guards st.Final (workers finish messages concurrently)
+	mu      sync.Mutex // guards st.ByState (workers finish messages concurrently)
 	st      Stats
 	dryDone map[[2]uint32]bool // dry run (sequential): (UIDVALIDITY, UID) already shown
 
@@ -195,13 +220,14 @@ type Watcher struct {
 	polling bool // the last session polled (Run's goroutine only)
 }
 
-// Stats counts what a watcher did, by final state.
+// Stats counts what a watcher did, by terminal state.
 type Stats struct {
-	Passes     int            `json:"passes"`
-	Final      map[string]int `json:"final"` // state -> messages that reached it
-	Reconnects int            `json:"reconnects"`
+	Passes int `json:"passes"`
+	// ByState counts the messages that reached each terminal state.
+	ByState    map[ledger.State]int `json:"final"`
+	Reconnects int                  `json:"reconnects"`
 	// SendRetries counts messages whose reply the mail server refused for
-	// now, left for a later pass (not final).
+	// now, left for a later pass (not terminal).
 	SendRetries int `json:"send_retries"`
 }
 
@@ -230,10 +256,7 @@ func New(cfg Config) (*Watcher, error) {
 		cfg.TLS = TLSImplicit
 	}
 	if cfg.Account == "" {
-		cfg.Account = cfg.Username
-		if !strings.Contains(cfg.Username, "@") {
-			cfg.Account += "@" + cfg.Addr
-		}
+		cfg.Account = AccountOf(cfg.Username, cfg.Addr)
 	}
 	def := func(s *string, v string) {
 		if *s == "" {
@@ -256,7 +279,6 @@ func New(cfg Config) (*Watcher, error) {
 	defDur(&cfg.DraftWindow, DefaultDraftWindow)
 	defDur(&cfg.Interval, DefaultInterval)
 	defDur(&cfg.IdleRefresh, DefaultIdleRefresh)
-	defDur(&cfg.PerSenderWindow, DefaultPerSenderWindow)
 	defDur(&cfg.Grace, DefaultGrace)
 	defDur(&cfg.BackoffMin, DefaultBackoffMin)
 	defDur(&cfg.BackoffMax, DefaultBackoffMax)
@@ -264,8 +286,6 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Owner == "" {
 		cfg.Owner = DefaultOwner()
 	}
-	defInt(&cfg.PerSenderLimit, DefaultPerSenderLimit)
-	defInt(&cfg.GlobalPerHour, DefaultGlobalPerHour)
 	defInt(&cfg.MaxAttempts, DefaultMaxAttempts)
 	defInt(&cfg.MaxAuthFailures, DefaultMaxAuthFailures)
 	if cfg.Concurrency < 0 {
@@ -292,11 +312,20 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	w := &Watcher{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), st: Stats{Final: map[string]int{}}}
+	w := &Watcher{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), st: Stats{ByState: map[ledger.State]int{}}}
 	if !cfg.DryRun && cfg.Ledger.Shared() {
 		w.role = cfg.Ledger.PollLock(cfg.Account, cfg.Mailbox)
 	}
 	return w, nil
+}
+
+// AccountOf is the ledger account of a mailbox when none is configured:
+// the login name, with "@"+addr appended when it has no "@".
+func AccountOf(username, addr string) string {
+	if strings.Contains(username, "@") {
+		return username
+	}
+	return username + "@" + addr
 }
 
 // Account is the ledger account name in use.
@@ -308,7 +337,7 @@ func (w *Watcher) Stats() Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st := w.st
-	st.Final = maps.Clone(w.st.Final)
+	st.ByState = maps.Clone(w.st.ByState)
 	return st
 }
 

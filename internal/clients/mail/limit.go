@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"triage"
 )
 
 // senderLimit is an Outbox's per-sender limit (SetPerSenderLimit).
@@ -33,6 +35,9 @@ type LimitError struct {
 	Limit   int
 	Window  time.Duration
 }
+
+// LimitReason is triage.ReasonPerSenderLimit (triage.Limited).
+func (e *LimitError) LimitReason() triage.Reason { return triage.ReasonPerSenderLimit }
 
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("mail: outbox: %s was already answered %d times in the last %v (limit %d; drafts count); not written, left for a person",

@@ -36,10 +36,10 @@ type Reply struct {
 	// Draft: leave the reply as a draft for a person to send (reply mode
 	// draft) instead of sending it; the receipt says Drafted.
 	Draft bool
-	// Inbound is triage.DigestOf the message this reply answers: a sender
-	// that finds the reply already written for another message with the
-	// same Key refuses it (ErrOtherInbound).
-	Inbound string
+	// InboundDigest is triage.DigestOf the message this reply answers: a
+	// sender that finds the reply already written for another message with
+	// the same Key refuses it (ErrOtherInbound).
+	InboundDigest string
 	// Language is the customer's language (ISO 639-1, "" when unknown), as
 	// the pipeline detected it in the message answered: a Signer signs the
 	// reply in it, whatever language the body seems to be in.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"mime"
 	netmail "net/mail"
 	"os"
 	"path/filepath"
@@ -128,22 +129,19 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if r.MessageID != "" {
-		existing := o.existing
-		if o.ext != nil {
-			existing = o.extExisting
-		}
-		prev, ok, err := existing(ctx, r.Draft, r.MessageID)
+		prev, ok, err := o.lookup(ctx, r.Draft, r.MessageID)
 		if err != nil {
 			return triage.Receipt{}, err
 		}
 		if ok {
-			if prevInbound := inboundOf(prev); r.Inbound != "" && prevInbound != "" && prevInbound != r.Inbound {
-				return triage.Receipt{}, fmt.Errorf("%w: %s", ErrOtherInbound, prev)
-			}
 			// The receipt names where that mail went, which need not be
 			// this call's address (a forged From reusing the Message-ID, a
 			// Reply-To changed between runs).
-			return triage.Receipt{MessageID: r.MessageID, To: existingTo(prev, to), Path: prev, Drafted: drafted, Existing: true}, nil
+			rc, prevInbound := existingReply(prev, r.MessageID, to, drafted)
+			if r.InboundDigest != "" && prevInbound != "" && prevInbound != r.InboundDigest {
+				return triage.Receipt{}, fmt.Errorf("%w: %s", ErrOtherInbound, prev)
+			}
+			return rc, nil
 		}
 	}
 
@@ -165,8 +163,8 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		}
 		raw = append([]byte(NoticeHeader+": "+oneLine(r.Customer)+"\r\n"), raw...)
 	}
-	if r.Inbound != "" {
-		raw = append([]byte(InboundHeader+": "+r.Inbound+"\r\n"), raw...)
+	if r.InboundDigest != "" {
+		raw = append([]byte(InboundHeader+": "+r.InboundDigest+"\r\n"), raw...)
 	}
 	if o.ext != nil {
 		// Recorded before the file: a crash in between leaves a row whose
@@ -231,28 +229,65 @@ func sanitize(id string) string {
 	return s
 }
 
-// existingTo is the bare To address of the reply file at path, or def when
-// it cannot be read.
-func existingTo(path, def string) string {
-	h, err := readHeader(path)
-	if err != nil {
-		return def
+// Find returns the receipt of the reply this outbox holds with Message-ID
+// messageID, else of the draft (Existing set), and the digest of the
+// message it answers (InboundHeader; "" when the file has none). ok is false
+// when it holds neither. It reads the index, not the directory.
+func (o *Outbox) Find(ctx context.Context, messageID string) (rc triage.Receipt, inbound string, ok bool, err error) {
+	for _, draft := range []bool{false, true} {
+		path, found, err := o.lookup(ctx, draft, messageID)
+		if err != nil {
+			return triage.Receipt{}, "", false, err
+		}
+		if found {
+			rc, inbound := existingReply(path, messageID, "", draft)
+			return rc, inbound, true, nil
+		}
 	}
-	to, err := bareAddress("To", h.Get("To"))
-	if err != nil {
-		return def
-	}
-	return to
+	return triage.Receipt{}, "", false, nil
 }
 
-// readHeader reads the header of the message file at path.
+// lookup returns the file of the reply or draft with this Message-ID, from
+// the store's index (UseIndex) or the directory's.
+func (o *Outbox) lookup(ctx context.Context, draft bool, messageID string) (string, bool, error) {
+	if o.ext != nil {
+		return o.extExisting(ctx, draft, messageID)
+	}
+	return o.existing(ctx, draft, messageID)
+}
+
+// subjectDecoder decodes the RFC 2047 words of a rendered reply's subject
+// (UTF-8, as Render writes them).
+var subjectDecoder mime.WordDecoder
+
+// existingReply is the receipt of the reply (or draft) file at path, whose
+// Message-ID is id, and the digest of the message it answers
+// (InboundHeader; "" when it has none). to is its recipient when the file
+// cannot be read.
+func existingReply(path, id, to string, drafted bool) (triage.Receipt, string) {
+	rc := triage.Receipt{MessageID: id, To: to, Path: path, Drafted: drafted, Existing: true}
+	h, err := readHeader(path)
+	if err != nil {
+		return rc, ""
+	}
+	if a, err := bareAddress("To", h.Get("To")); err == nil {
+		rc.To = a
+	}
+	if s, err := subjectDecoder.DecodeHeader(h.Get("Subject")); err == nil {
+		rc.Subject = s
+	}
+	return rc, h.Get(InboundHeader)
+}
+
+// readHeader reads the header of the message file at path (its first MiB
+// at most).
 func readHeader(path string) (netmail.Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m, err := netmail.ReadMessage(bufio.NewReader(f))
+	m, err := netmail.ReadMessage(bufio.NewReader(io.LimitReader(f, 1<<20)))
 	if err != nil {
 		return nil, err
 	}
@@ -272,18 +307,4 @@ const NoticeHeader = "X-Triage-Notice"
 // oneLine is s without line breaks or control characters.
 func oneLine(s string) string {
 	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }), "")
-}
-
-// inboundOf reads InboundHeader of an outbox file ("" when it has none).
-func inboundOf(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	m, err := netmail.ReadMessage(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return ""
-	}
-	return m.Header.Get(InboundHeader)
 }

@@ -123,3 +123,50 @@ func TestOutboxExistingReceiptNamesWhereItWent(t *testing.T) {
 		t.Errorf("outbox files %v", files)
 	}
 }
+
+// Find tells, from the index, whether a reply or a draft with a Message-ID
+// is in the outbox: its receipt (where it went, its subject as sent) and the
+// digest of the message it answers; the reply wins over a draft.
+func TestOutboxFind(t *testing.T) {
+	ctx := context.Background()
+	o, err := NewOutbox(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, err := o.Find(ctx, "<triage-1@example.com>"); ok || err != nil {
+		t.Fatalf("empty outbox: Find = %v, %v; want nothing", ok, err)
+	}
+	reply := &Reply{From: "support@example.com", To: "Anna <anna@example.pl>", Subject: "Re: Żółw [TKT-000007]", Body: "b",
+		MessageID: "<triage-1@example.com>", Date: date, InboundDigest: "d1"}
+	draft := &Reply{From: "support@example.com", To: "ola@example.pl", Subject: "Re: y", Body: "b",
+		MessageID: "<triage-2@example.com>", Date: date, Draft: true}
+	var sent []triage.Receipt
+	for _, r := range []*Reply{reply, draft} {
+		rc, err := o.Send(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, rc)
+	}
+	type found struct {
+		Receipt triage.Receipt
+		Inbound string
+		OK      bool
+	}
+	var got []found
+	for _, id := range []string{"<triage-1@example.com>", "<triage-2@example.com>", "<triage-3@example.com>"} {
+		rc, inbound, ok, err := o.Find(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, found{rc, inbound, ok})
+	}
+	want := []found{
+		{triage.Receipt{MessageID: "<triage-1@example.com>", To: "anna@example.pl", Subject: "Re: Żółw [TKT-000007]", Path: sent[0].Path, Existing: true}, "d1", true},
+		{triage.Receipt{MessageID: "<triage-2@example.com>", To: "ola@example.pl", Subject: "Re: y", Path: sent[1].Path, Existing: true, Drafted: true}, "", true},
+		{},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Find (-want +got):\n%s", diff)
+	}
+}

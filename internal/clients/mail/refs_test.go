@@ -10,8 +10,7 @@ import (
 )
 
 // TestThreadReferences: the first ID and the last 20 valid ones are kept, in
-// order, without duplicates; IDs that are not msg-ids are dropped (issue 7
-// item 5).
+// order, without duplicates; IDs that are not msg-ids are dropped.
 func TestThreadReferences(t *testing.T) {
 	var refs []string
 	for i := range 100 {

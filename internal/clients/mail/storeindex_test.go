@@ -68,6 +68,13 @@ func TestOutboxWithStoreIndex(t *testing.T) {
 		t.Errorf("second draft: %+v, %v", again, err)
 	}
 	o := open()
+	// Find (process's look-up before anything runs) reads the store's index too.
+	if rc, _, ok, err := o.Find(ctx, "<r1@example.com>"); err != nil || !ok || rc.Path != rewritten.Path || rc.Drafted {
+		t.Errorf("Find = %+v, %v, %v; want the reply at %s", rc, ok, err, rewritten.Path)
+	}
+	if _, _, ok, err := o.Find(ctx, "<r9@example.com>"); err != nil || ok {
+		t.Errorf("Find of an unknown Message-ID = %v, %v", ok, err)
+	}
 	if ok, err := o.SentReply(ctx, "r1@example.com"); err != nil || !ok {
 		t.Errorf("SentReply = %v, %v", ok, err)
 	}
