@@ -76,7 +76,7 @@ func (l *Ledger) PutPending(ctx context.Context, r Reply) error {
 // that the key has no reply yet (ErrReplyExists), that the recipient and
 // the sender are both under lim.PerAddress and that the hour is under
 // lim.PerHour (*LimitError), and records the reply. A staff notice (Kind
-// KindNotice, Sender the customer it is about) is checked against
+// KindNotice, InboundFrom the customer it is about) is checked against
 // lim.Notices instead. Concurrent callers are
 // serialised, so a limit is exact however many replies race for it.
 func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) error {
