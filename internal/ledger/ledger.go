@@ -187,7 +187,32 @@ const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, 
 // MaxDetail caps Entry.Detail.
 const MaxDetail = 2000
 
-func scanEntry(sc interface{ Scan(...any) error }) (Entry, error) {
+// scanner is a query's row, or its rows at the current one.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs q and reads every row of it with scan; what names the
+// listing in errors.
+func queryAll[T any](ctx context.Context, l *Ledger, what string, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := l.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+func scanEntry(sc scanner) (Entry, error) {
 	var e Entry
 	var done int
 	var created, updated int64
@@ -416,20 +441,7 @@ func (l *Ledger) Recent(ctx context.Context, limit int, state State) ([]Entry, e
 	}
 	q += ` ORDER BY updated DESC, uid DESC LIMIT ?`
 	args = append(args, limit)
-	rows, err := l.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: recent: %w", err)
-	}
-	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: recent: %w", err)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, l, "recent", scanEntry, q, args...)
 }
 
 // Counts returns the number of entries per state.

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,12 +43,23 @@ type Reply struct {
 
 const replyCols = `key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id, account, mailbox`
 
-func scanReply(sc interface{ Scan(...any) error }) (Reply, error) {
+// scanReply reads a row of replyCols.
+func scanReply(sc scanner) (Reply, error) { return scanReplyRow(sc, true) }
+
+// scanListedReply reads a row of replyListCols (Raw stays nil).
+func scanListedReply(sc scanner) (Reply, error) { return scanReplyRow(sc, false) }
+
+// scanReplyRow reads a reply row, with its raw bytes or without.
+func scanReplyRow(sc scanner, raw bool) (Reply, error) {
 	var r Reply
 	var appended int
 	var created, sent, resolved int64
-	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.InboundFrom, &r.Raw, &r.State, &appended, &created, &sent,
-		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID, &r.Account, &r.Mailbox)
+	dest := []any{&r.Key, &r.MessageID, &r.To, &r.InboundFrom, &r.Raw, &r.State, &appended, &created, &sent,
+		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID, &r.Account, &r.Mailbox}
+	if !raw {
+		dest = slices.Delete(dest, 4, 5) // &r.Raw
+	}
+	err := sc.Scan(dest...)
 	r.Appended = appended != 0
 	r.Created, r.SentAt, r.ResolvedAt = fromUnix(created), fromUnix(sent), fromUnix(resolved)
 	return r, err
@@ -205,36 +217,12 @@ func (l *Ledger) Replies(ctx context.Context, state ReplyState) ([]Reply, error)
 		q += ` WHERE state=?`
 		args = append(args, state)
 	}
-	rows, err := l.db.QueryContext(ctx, q+` ORDER BY created`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: replies: %w", err)
-	}
-	defer rows.Close()
-	var out []Reply
-	for rows.Next() {
-		r, err := scanReply(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: replies: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, l, "replies", scanReply, q+` ORDER BY created`, args...)
 }
 
 // replyListCols are replyCols without raw: listings never read the
 // rendered bytes (GetReply does, for one reply).
 var replyListCols = strings.Replace(replyCols, "raw, ", "", 1)
-
-func scanListedReply(sc interface{ Scan(...any) error }) (Reply, error) {
-	var r Reply
-	var appended int
-	var created, sent, resolved int64
-	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.InboundFrom, &r.State, &appended, &created, &sent,
-		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID, &r.Account, &r.Mailbox)
-	r.Appended = appended != 0
-	r.Created, r.SentAt, r.ResolvedAt = fromUnix(created), fromUnix(sent), fromUnix(resolved)
-	return r, err
-}
 
 // MaxInState bounds InState: the transient states it serves (a reply or
 // draft a crash left pending, a draft a person sent from the console) hold
@@ -295,21 +283,5 @@ func (l *Ledger) RepliesPage(ctx context.Context, f ReplyFilter) ([]Reply, error
 const maxSameMilli = 10_000
 
 func (l *Ledger) listReplies(ctx context.Context, q string, args ...any) ([]Reply, error) {
-	rows, err := l.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: replies: %w", err)
-	}
-	defer rows.Close()
-	var out []Reply
-	for rows.Next() {
-		r, err := scanListedReply(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: replies: %w", err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("ledger: replies: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, l, "replies", scanListedReply, q, args...)
 }
