@@ -70,6 +70,16 @@ type DraftStat struct {
 	Pending   int `json:"pending"` // no outcome yet
 }
 
+// Add adds o's counts to s (its scenario and inbox stay).
+func (s *DraftStat) Add(o DraftStat) {
+	s.Drafted += o.Drafted
+	s.SentAsIs += o.SentAsIs
+	s.Edited += o.Edited
+	s.Rejected += o.Rejected
+	s.Discarded += o.Discarded
+	s.Pending += o.Pending
+}
+
 // Reviewed counts the drafts whose fate is known: sent as is, edited,
 // rejected or discarded.
 func (s DraftStat) Reviewed() int { return s.SentAsIs + s.Edited + s.Rejected + s.Discarded }

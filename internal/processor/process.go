@@ -235,7 +235,7 @@ func (p *Processor) bounded(ctx context.Context, e *email, out *Outcome) bool {
 func (p *Processor) choose(ctx context.Context, e *email, out *Outcome) bool {
 	det := p.detect(ctx, e.facts, e.text, e.conv, e.convWhy, e.earlier)
 	out.ModelCalls += det.ModelCalls
-	addUsage(&out.Tokens, det.Usage)
+	out.Tokens.Add(det.Usage)
 	out.Detection = Detection{Method: det.Method, Reason: det.Reason}
 	if det.Scenario == nil {
 		return out.fail(triage.ReasonNoScenario, "no scenario matched and no fallback scenario is configured: "+det.Reason)
@@ -286,7 +286,7 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 		}
 	}
 	out.ModelCalls += r.res.ModelCalls
-	addUsage(&out.Tokens, r.res.Usage)
+	out.Tokens.Add(r.res.Usage)
 	p.verify(ctx, sc, out, r, e.in.MoreAttempts)
 }
 
@@ -416,13 +416,6 @@ func declarations(sc *scenario.Scenario) []*genai.FunctionDeclaration {
 		})
 	}
 	return decls
-}
-
-// addUsage adds u to dst.
-func addUsage(dst *agent.Usage, u agent.Usage) {
-	dst.Prompt += u.Prompt
-	dst.Output += u.Output
-	dst.Total += u.Total
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.
