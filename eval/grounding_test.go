@@ -75,19 +75,7 @@ func shippedTools(t *testing.T, ungrounded bool) *tools.Set {
 const groundingCase = `scenario_id: grounding_live
 description: a valid warranty answered by a scripted model
 category: valid-warranty
-input:
-  email:
-    subject: "Naprawa ekspresu"
-    body: "Dzień dobry, ekspres SN12345 nie grzeje. Proszę o naprawę gwarancyjną."
-    from: "Jan Kowalski <jan.kowalski@example.com>"
-    received: "2026-01-18T10:00:00Z"
-  mock_function_responses:
-    check_warranty: {serial_number: SN12345, status: valid, expiration_date: "2027-05-31"}
-    create_ticket: {ticket_id: TKT-777, status: created}
-expected_output:
-  scenario_instruction_used: valid-warranty
-  status: replied
-`
+` + validInput
 
 // workSteps check the warranty and open the ticket, then send each body in
 // turn.

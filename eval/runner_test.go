@@ -56,10 +56,9 @@ func loadOne(t *testing.T, dir, name, body string) *Case {
 	return cases[0]
 }
 
-const validCase = `scenario_id: runner_valid
-description: valid warranty through the real pipeline
-category: valid-warranty
-input:
+// validInput is a valid-warranty case's input and first expectations:
+// Jan's espresso machine SN12345, under warranty, with its mocked results.
+const validInput = `input:
   email:
     subject: "Naprawa ekspresu"
     body: "Dzień dobry, ekspres SN12345 nie grzeje. Proszę o naprawę gwarancyjną."
@@ -71,7 +70,12 @@ input:
 expected_output:
   scenario_instruction_used: valid-warranty
   status: replied
-  expected_function_calls:
+`
+
+const validCase = `scenario_id: runner_valid
+description: valid warranty through the real pipeline
+category: valid-warranty
+` + validInput + `  expected_function_calls:
     - function_name: check_warranty
       arguments: {serial_number: SN12345}
       result_contains: {status: valid}

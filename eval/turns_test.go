@@ -12,10 +12,9 @@ import (
 	"triage/internal/scenario"
 )
 
-const simulatedCase = `scenario_id: simulated_followup
-description: the customer, played by a model, writes again after our reply
-category: conversation
-input:
+// followUpInput is a follow-up case's conversation and email: Ewa
+// writes again on TKT-000150, answering our reply.
+const followUpInput = `input:
   staff: ["kierownik@example.com"]
   conversation:
     ticket_id: TKT-000150
@@ -32,7 +31,12 @@ input:
     headers:
       In-Reply-To: "<triage-p1@example.com>"
       References: "<triage-p1@example.com>"
-  simulated_customer:
+`
+
+const simulatedCase = `scenario_id: simulated_followup
+description: the customer, played by a model, writes again after our reply
+category: conversation
+` + followUpInput + `  simulated_customer:
     persona: "a busy customer who writes short messages"
     goal: "learn whether to bring the washing machine in"
     max_turns: 2
@@ -152,24 +156,7 @@ func loadShipped(t *testing.T, set *scenario.Set, body string) *Case {
 const followUpRubricCase = `scenario_id: followup_rubric
 description: a scripted follow-up whose reply has its own rubric
 category: conversation
-input:
-  staff: ["kierownik@example.com"]
-  conversation:
-    ticket_id: TKT-000150
-    serial_number: SN-77120-PL
-    messages:
-      - message_id: "<triage-p1@example.com>"
-        direction: out
-        subject: "Re: Reklamacja pralki SN-77120-PL [TKT-000150]"
-  email:
-    subject: "Re: Reklamacja pralki SN-77120-PL [TKT-000150]"
-    body: "Dzień dobry, pralka SN-77120-PL nadal przecieka. Ewa Wrona"
-    from: "ewa.wrona@example.pl"
-    received: "2026-11-22T08:00:00Z"
-    headers:
-      In-Reply-To: "<triage-p1@example.com>"
-      References: "<triage-p1@example.com>"
-  follow_ups:
+` + followUpInput + `  follow_ups:
     - body: "Czy mam przywieźć pralkę do serwisu?"
       expected_output:
         scenario_instruction_used: follow-up

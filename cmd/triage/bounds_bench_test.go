@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,25 +12,8 @@ import (
 // child's peak RSS in bytes and its CPU time (user + system) in ms.
 func peakCost(b *testing.B, bin, dir string, files ...string) (rss int64, cpuMS int64) {
 	b.Helper()
-	args := append([]string{bin, "process", "--offline", "--json",
-		"--warranty-csv", "warranty.csv", "--tickets-db", "tickets.db", "--outbox", "outbox"}, files...)
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Dir = dir
-	cmd.Env = []string{rssRunnerEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		b.Fatalf("rss runner: %v\n%s", err, stderr.String())
-	}
-	var kib int64
-	var code int
-	if _, err := fmt.Sscanf(stdout.String(), "maxrss_kib=%d exit=%d cpu_ms=%d", &kib, &code, &cpuMS); err != nil {
-		b.Fatalf("rss runner said %q: %v\n%s", stdout.String(), err, stderr.String())
-	}
-	if code != 0 && code != 1 {
-		b.Fatalf("triage process exited %d:\n%s", code, stderr.String())
-	}
-	return kib * 1024, cpuMS
+	rss, cpuMS, _ = measureProcess(b, bin, dir, nil, files...)
+	return rss, cpuMS
 }
 
 // worstTextEmail is the costliest email of text we can build under the

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -20,30 +17,13 @@ func BenchmarkProcessCPUPerEmail(b *testing.B) {
 	const n = 1000
 	bin := builtTriage(b)
 	dir := benchDir(b)
-	files := make([]string, n)
-	for i := range files {
-		files[i] = fmt.Sprintf("%05d.eml", i)
-		if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(smallEmail(i)), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	files := smallEmails(b, dir, n)
 	for range b.N {
 		os.RemoveAll(filepath.Join(dir, "outbox"))
 		os.Remove(filepath.Join(dir, "tickets.db"))
-		args := append([]string{bin, "process", "--offline", "--json", "--concurrency", "4",
-			"--warranty-csv", "warranty.csv", "--tickets-db", "tickets.db", "--outbox", "outbox"}, files...)
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Dir = dir
-		cmd.Env = []string{rssRunnerEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			b.Fatalf("rss runner: %v\n%s", err, stderr.String())
-		}
-		var kib, cpuMS int64
-		var code int
-		if _, err := fmt.Sscanf(stdout.String(), "maxrss_kib=%d exit=%d cpu_ms=%d", &kib, &code, &cpuMS); err != nil || code != 0 {
-			b.Fatalf("runner said %q (%v):\n%s", stdout.String(), err, stderr.String())
+		_, cpuMS, code := measureProcess(b, bin, dir, []string{"--concurrency", "4"}, files...)
+		if code != 0 {
+			b.Fatalf("triage process exited %d", code)
 		}
 		b.ReportMetric(float64(cpuMS)/n, "cpu-ms/email")
 		b.Logf("%d emails: %d ms of CPU, %.2f ms per email (target <= 3)", n, cpuMS, float64(cpuMS)/n)

@@ -172,12 +172,7 @@ func printDraftStats(w io.Writer, st []autonomy.Standing, sw []ledger.Switch, ba
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", dash(s.Scenario), dash(inboxName(s.DraftStat)),
 			s.Drafted, s.SentAsIs, s.Edited, s.Rejected, s.Discarded, s.Pending, window, ready, mode, r.Why)
-		all.Drafted += s.Drafted
-		all.SentAsIs += s.SentAsIs
-		all.Edited += s.Edited
-		all.Rejected += s.Rejected
-		all.Discarded += s.Discarded
-		all.Pending += s.Pending
+		all.Add(s.DraftStat)
 	}
 	if len(st) > 1 {
 		fmt.Fprintf(tw, "(all)\t\t%d\t%d\t%d\t%d\t%d\t%d\t\t\t\t\n", all.Drafted, all.SentAsIs, all.Edited, all.Rejected, all.Discarded, all.Pending)

@@ -46,9 +46,19 @@ func builtTriage(b *testing.B) string {
 // child's getrusage figure.
 func peakRSS(b *testing.B, bin, dir string, files ...string) (int64, int) {
 	b.Helper()
-	args := append([]string{bin, "process", "--offline", "--json", "--concurrency", "4",
-		"--warranty-csv", "warranty.csv", "--tickets-db", "tickets.db", "--outbox", "outbox"}, files...)
-	cmd := exec.Command(os.Args[0], args...)
+	rss, _, code := measureProcess(b, bin, dir, []string{"--concurrency", "4"}, files...)
+	return rss, code
+}
+
+// measureProcess runs `triage process --offline --json` with flags over files
+// (relative to dir) under the rss runner and returns the child's peak RSS
+// in bytes, its CPU time (user + system) in ms and its exit code; an exit
+// code other than 0 or 1 (some email failed, which is fine here) fails b.
+func measureProcess(b *testing.B, bin, dir string, flags []string, files ...string) (rss, cpuMS int64, code int) {
+	b.Helper()
+	args := append(append([]string{bin, "process", "--offline", "--json"}, flags...),
+		"--warranty-csv", "warranty.csv", "--tickets-db", "tickets.db", "--outbox", "outbox")
+	cmd := exec.Command(os.Args[0], append(args, files...)...)
 	cmd.Dir = dir
 	cmd.Env = []string{rssRunnerEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + dir}
 	var stdout, stderr bytes.Buffer
@@ -57,14 +67,13 @@ func peakRSS(b *testing.B, bin, dir string, files ...string) (int64, int) {
 		b.Fatalf("rss runner: %v\n%s", err, stderr.String())
 	}
 	var kib int64
-	var code int
-	if _, err := fmt.Sscanf(stdout.String(), "maxrss_kib=%d exit=%d", &kib, &code); err != nil {
+	if _, err := fmt.Sscanf(stdout.String(), "maxrss_kib=%d exit=%d cpu_ms=%d", &kib, &code, &cpuMS); err != nil {
 		b.Fatalf("rss runner said %q: %v\n%s", stdout.String(), err, stderr.String())
 	}
-	if code != 0 && code != 1 { // 1: some email failed, which is fine here
+	if code != 0 && code != 1 {
 		b.Fatalf("triage process exited %d:\n%s", code, stderr.String())
 	}
-	return kib * 1024, code
+	return kib * 1024, cpuMS, code
 }
 
 const rssRunnerEnv = "TRIAGE_RSS_RUNNER"
@@ -105,6 +114,19 @@ func benchDir(b *testing.B) string {
 	return dir
 }
 
+// smallEmails writes n small emails to dir and returns their file names.
+func smallEmails(b *testing.B, dir string, n int) []string {
+	b.Helper()
+	files := make([]string, n)
+	for i := range files {
+		files[i] = fmt.Sprintf("%05d.eml", i)
+		if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(smallEmail(i)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return files
+}
+
 func smallEmail(i int) string {
 	return fmt.Sprintf("From: Klient %d <klient%d@customer.example>\r\nTo: serwis@example.com\r\nSubject: Reklamacja %d\r\n"+
 		"Message-ID: <bench-%d@customer.example>\r\nDate: Mon, 16 Nov 2026 09:12:44 +0100\r\n"+
@@ -117,13 +139,7 @@ func BenchmarkProcessRSS20k(b *testing.B) {
 	const n = 20000
 	bin := builtTriage(b)
 	dir := benchDir(b)
-	files := make([]string, n)
-	for i := range files {
-		files[i] = fmt.Sprintf("%05d.eml", i)
-		if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(smallEmail(i)), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
+	files := smallEmails(b, dir, n)
 	for range b.N {
 		os.RemoveAll(filepath.Join(dir, "outbox"))
 		os.Remove(filepath.Join(dir, "tickets.db"))

@@ -81,7 +81,7 @@ func NotifyStaff(s mail.Sender, from, domain string, n Notices) Handler[NotifySt
 				r.MessageID = mail.MessageIDFor(key, domain)
 			}
 			if m := call.Msg; m != nil {
-				r.Customer = m.From.Address
+				r.InboundFrom = m.From.Address
 				if rt := customerAddress(m); rt != "" {
 					r.ReplyTo = rt
 				}
@@ -184,13 +184,13 @@ type Notifier struct {
 // Unacknowledged is a hand-off whose notice went to staff but whose reply
 // to the customer did not go out.
 type Unacknowledged struct {
-	Key       triage.Key // the inbound key (the notices' Message-IDs derive from it)
-	Customer  string     // the inbound From
-	TicketID  string
-	Staff     []string // the addresses the notice went to
-	Escalates bool
-	Why       string // what stopped the reply (the outcome's reason and detail)
-	Now       time.Time
+	Key         triage.Key // the inbound key (the notices' Message-IDs derive from it)
+	InboundFrom string     // the From of the customer's message
+	TicketID    string
+	Staff       []string // the addresses the notice went to
+	Escalates   bool
+	Why         string // what stopped the reply (the outcome's reason and detail)
+	Now         time.Time
 }
 
 // Unacknowledged mails each staff address a second notice, threaded under
@@ -206,14 +206,14 @@ func (nf *Notifier) Unacknowledged(ctx context.Context, u Unacknowledged) error 
 	subject += " Not answered: triage's reply to the customer did not go out"
 	body := "triage told you about this customer's email in the notice this message answers, " +
 		"but its reply to the customer did not go out:\n\n" + quote(clip(u.Why, MaxNoticeExcerpt*4, "…")) +
-		"\nNobody has answered the customer (" + oneLine(u.Customer) + "). The email is left for a person, " +
+		"\nNobody has answered the customer (" + oneLine(u.InboundFrom) + "). The email is left for a person, " +
 		"and triage did not take the conversation over.\n"
 	var errs []error
 	for _, to := range u.Staff {
 		first := u.Key + triage.Key("|staff|"+to)
 		key := u.Key + triage.Key("|staff-unanswered|"+to)
 		r := &mail.Reply{From: nf.From, To: to, Subject: subject, Body: body, Date: u.Now, Key: key, Notice: true,
-			Customer: u.Customer, MessageID: mail.MessageIDFor(key, nf.Domain)}
+			InboundFrom: u.InboundFrom, MessageID: mail.MessageIDFor(key, nf.Domain)}
 		if u.Key != "" {
 			id := mail.MessageIDFor(first, nf.Domain)
 			r.InReplyTo, r.References = id, []string{id}

@@ -322,7 +322,7 @@ func TestUnacknowledgedNotice(t *testing.T) {
 		t.Fatal(err)
 	}
 	nf := &builtins.Notifier{Sender: ob, From: "Serwis <serwis@example.com>", Domain: "example.com"}
-	u := builtins.Unacknowledged{Key: "inbox:9", Customer: "jan@example.com", TicketID: "TKT-000009", Staff: []string{"boss@example.com"},
+	u := builtins.Unacknowledged{Key: "inbox:9", InboundFrom: "jan@example.com", TicketID: "TKT-000009", Staff: []string{"boss@example.com"},
 		Escalates: true, Why: "email_not_sent: send_email refused (recipient_not_allowed)", Now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
 	for range 2 { // a retried email sends it once
 		if err := nf.Unacknowledged(context.Background(), u); err != nil {

@@ -115,22 +115,13 @@ func (l *Ledger) GetAutoMode(ctx context.Context, scenario string, inbox triage.
 
 // AutoModes lists the modes auto chose, by scenario, account and mailbox.
 func (l *Ledger) AutoModes(ctx context.Context) ([]AutoMode, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT scenario, account, mailbox, mode, since, counted FROM autonomy_modes ORDER BY scenario, account, mailbox`)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: auto modes: %w", err)
-	}
-	defer rows.Close()
-	var out []AutoMode
-	for rows.Next() {
+	return queryAll(ctx, l, "auto modes", func(sc scanner) (AutoMode, error) {
 		var m AutoMode
 		var since int64
-		if err := rows.Scan(&m.Scenario, &m.Account, &m.Mailbox, &m.Mode, &since, &m.Counted); err != nil {
-			return nil, fmt.Errorf("ledger: auto modes: %w", err)
-		}
+		err := sc.Scan(&m.Scenario, &m.Account, &m.Mailbox, &m.Mode, &since, &m.Counted)
 		m.Since = fromUnix(since)
-		out = append(out, m)
-	}
-	return out, rows.Err()
+		return m, err
+	}, `SELECT scenario, account, mailbox, mode, since, counted FROM autonomy_modes ORDER BY scenario, account, mailbox`)
 }
 
 // Switch is one switch of reply mode auto, with the figures it was made on.
@@ -208,22 +199,13 @@ func (l *Ledger) Switches(ctx context.Context, limit int) ([]Switch, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := l.db.QueryContext(ctx, `SELECT at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded,
-		min_reviewed, min_sent_as_is, why FROM autonomy_switches ORDER BY at DESC, scenario, account, mailbox LIMIT ?`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: switches: %w", err)
-	}
-	defer rows.Close()
-	var out []Switch
-	for rows.Next() {
+	return queryAll(ctx, l, "switches", func(sc scanner) (Switch, error) {
 		var s Switch
 		var at int64
-		if err := rows.Scan(&at, &s.Scenario, &s.Account, &s.Mailbox, &s.Mode, &s.Reviewed, &s.SentAsIs, &s.Edited, &s.Rejected, &s.Discarded,
-			&s.MinReviewed, &s.MinSentAsIs, &s.Why); err != nil {
-			return nil, fmt.Errorf("ledger: switches: %w", err)
-		}
+		err := sc.Scan(&at, &s.Scenario, &s.Account, &s.Mailbox, &s.Mode, &s.Reviewed, &s.SentAsIs, &s.Edited, &s.Rejected, &s.Discarded,
+			&s.MinReviewed, &s.MinSentAsIs, &s.Why)
 		s.At = fromUnix(at)
-		out = append(out, s)
-	}
-	return out, rows.Err()
+		return s, err
+	}, `SELECT at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded,
+		min_reviewed, min_sent_as_is, why FROM autonomy_switches ORDER BY at DESC, scenario, account, mailbox LIMIT ?`, limit)
 }

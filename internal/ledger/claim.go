@@ -143,7 +143,7 @@ func (l *Ledger) Claim(ctx context.Context, e Entry, owner string, lease time.Du
 }
 
 // scanWith appends dest to the columns a scanEntry reads.
-func scanWith(sc interface{ Scan(...any) error }, dest ...any) interface{ Scan(...any) error } {
+func scanWith(sc scanner, dest ...any) scanner {
 	return scanFunc(func(d ...any) error { return sc.Scan(append(d, dest...)...) })
 }
 
@@ -207,22 +207,9 @@ func (l *Ledger) ReleaseClaims(ctx context.Context) error {
 // server (seen, processing, or final with its flag or move not done) whose
 // lease is empty or ran out.
 func (l *Ledger) Claimable(ctx context.Context, account, mailbox string, uidValidity uint32, limit int) ([]Entry, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT `+entryCols+` FROM messages WHERE account=? AND mailbox=? AND uidvalidity=?
+	return queryAll(ctx, l, "claimable", scanEntry, `SELECT `+entryCols+` FROM messages WHERE account=? AND mailbox=? AND uidvalidity=?
 		AND imap_done = 0 AND lease_until<? ORDER BY uid LIMIT ?`,
 		account, mailbox, uidValidity, unix(l.now()), limit)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: claimable: %w", err)
-	}
-	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: claimable: %w", err)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
 }
 
 // Orphaned lists the replies of an inbox in state (ReplyPending,

@@ -70,6 +70,16 @@ type DraftStat struct {
 	Pending   int `json:"pending"` // no outcome yet
 }
 
+// Add adds o's counts to s (its scenario and inbox stay).
+func (s *DraftStat) Add(o DraftStat) {
+	s.Drafted += o.Drafted
+	s.SentAsIs += o.SentAsIs
+	s.Edited += o.Edited
+	s.Rejected += o.Rejected
+	s.Discarded += o.Discarded
+	s.Pending += o.Pending
+}
+
 // Reviewed counts the drafts whose fate is known: sent as is, edited,
 // rejected or discarded.
 func (s DraftStat) Reviewed() int { return s.SentAsIs + s.Edited + s.Rejected + s.Discarded }
@@ -78,24 +88,15 @@ func (s DraftStat) Reviewed() int { return s.SentAsIs + s.Edited + s.Rejected + 
 // handled in; "" when unknown, e.g. a draft recovered after a crash) and
 // outcome, sorted by scenario, account and mailbox.
 func (l *Ledger) DraftStats(ctx context.Context) ([]DraftStat, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT scenario, account, mailbox,
+	return queryAll(ctx, l, "draft stats", func(sc scanner) (DraftStat, error) {
+		var s DraftStat
+		err := sc.Scan(&s.Scenario, &s.Account, &s.Mailbox, &s.Drafted, &s.SentAsIs, &s.Edited, &s.Rejected, &s.Discarded, &s.Pending)
+		return s, err
+	}, `SELECT scenario, account, mailbox,
 		COUNT(*), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END),
 		SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = '' THEN 1 ELSE 0 END)
 		FROM replies WHERE kind = ? GROUP BY scenario, account, mailbox ORDER BY scenario, account, mailbox`,
 		DraftSentAsIs, DraftEdited, DraftRejected, DraftDiscarded, KindDraft)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: draft stats: %w", err)
-	}
-	defer rows.Close()
-	var out []DraftStat
-	for rows.Next() {
-		var s DraftStat
-		if err := rows.Scan(&s.Scenario, &s.Account, &s.Mailbox, &s.Drafted, &s.SentAsIs, &s.Edited, &s.Rejected, &s.Discarded, &s.Pending); err != nil {
-			return nil, fmt.Errorf("ledger: draft stats: %w", err)
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // ReplyByMessageID returns the reply or draft row whose Message-ID is id,

@@ -112,32 +112,6 @@ type Entry struct {
 	Updated time.Time `json:"updated"`
 }
 
-// Reply is one outgoing reply, keyed by the inbound key.
-type Reply struct {
-	Key       triage.Key `json:"key"`
-	MessageID string     `json:"message_id"`
-	To        string     `json:"to"`
-	// InboundFrom is the From of the message the reply answers: the reply
-	// counts against it too.
-	InboundFrom string     `json:"sender,omitempty"`
-	Raw         []byte     `json:"-"`
-	State       ReplyState `json:"state"`
-	Appended    bool       `json:"appended"` // copy stored in the Sent folder
-	Created     time.Time  `json:"created"`
-	SentAt      time.Time  `json:"sent_at"`
-	// Kind is KindReply (sent by triage) or KindDraft (left in the Drafts
-	// folder); for drafts, Outcome says what a person did with it.
-	Kind            Kind      `json:"kind"`
-	Outcome         string    `json:"outcome,omitempty"`
-	Similarity      float64   `json:"similarity,omitempty"` // of the person's reply to the draft
-	ResolvedAt      time.Time `json:"resolved_at,omitzero"`
-	PersonMessageID string    `json:"person_message_id,omitempty"` // the person's reply in the Sent folder
-	// Account and Mailbox name the inbox of the message the reply answers:
-	// only a watcher of that inbox settles it after a crash.
-	Account string `json:"account,omitempty"`
-	Mailbox string `json:"mailbox,omitempty"`
-}
-
 // Config configures Open; Path or Store is required.
 type Config struct {
 	// Path is a SQLite file or a postgres:// URL.
@@ -213,7 +187,32 @@ const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, 
 // MaxDetail caps Entry.Detail.
 const MaxDetail = 2000
 
-func scanEntry(sc interface{ Scan(...any) error }) (Entry, error) {
+// scanner is a query's row, or its rows at the current one.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs q and reads every row of it with scan; what names the
+// listing in errors.
+func queryAll[T any](ctx context.Context, l *Ledger, what string, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := l.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ledger: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+func scanEntry(sc scanner) (Entry, error) {
 	var e Entry
 	var done int
 	var created, updated int64
@@ -442,20 +441,7 @@ func (l *Ledger) Recent(ctx context.Context, limit int, state State) ([]Entry, e
 	}
 	q += ` ORDER BY updated DESC, uid DESC LIMIT ?`
 	args = append(args, limit)
-	rows, err := l.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: recent: %w", err)
-	}
-	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: recent: %w", err)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, l, "recent", scanEntry, q, args...)
 }
 
 // Counts returns the number of entries per state.
@@ -475,163 +461,6 @@ func (l *Ledger) Counts(ctx context.Context) (map[State]int, error) {
 		out[s] = n
 	}
 	return out, rows.Err()
-}
-
-// --- replies ---
-
-const replyCols = `key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id, account, mailbox`
-
-func scanReply(sc interface{ Scan(...any) error }) (Reply, error) {
-	var r Reply
-	var appended int
-	var created, sent, resolved int64
-	err := sc.Scan(&r.Key, &r.MessageID, &r.To, &r.InboundFrom, &r.Raw, &r.State, &appended, &created, &sent,
-		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID, &r.Account, &r.Mailbox)
-	r.Appended = appended != 0
-	r.Created, r.SentAt, r.ResolvedAt = fromUnix(created), fromUnix(sent), fromUnix(resolved)
-	return r, err
-}
-
-// GetReply returns the reply row of an inbound key, or ErrNotFound.
-func (l *Ledger) GetReply(ctx context.Context, key triage.Key) (Reply, error) {
-	row := l.db.QueryRowContext(ctx, `SELECT `+replyCols+` FROM replies WHERE key=?`, key)
-	r, err := scanReply(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Reply{}, ErrNotFound
-	}
-	if err != nil {
-		return Reply{}, fmt.Errorf("ledger: get reply: %w", err)
-	}
-	return r, nil
-}
-
-// PutPending durably records a rendered reply before it is submitted. It
-// returns ErrReplyExists when the key already has a reply row.
-func (l *Ledger) PutPending(ctx context.Context, r Reply) error {
-	return l.PutPendingWithin(ctx, r, Limits{})
-}
-
-// PutPendingWithin is PutPending under limits: in one transaction it checks
-// that the key has no reply yet (ErrReplyExists), that the recipient and
-// the sender are both under lim.PerAddress and that the hour is under
-// lim.PerHour (*LimitError), and records the reply. A staff notice (Kind
-// KindNotice, Sender the customer it is about) is checked against
-// lim.Notices instead. Concurrent callers are
-// serialised, so a limit is exact however many replies race for it.
-func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) error {
-	if r.Key == "" || r.MessageID == "" || len(r.Raw) == 0 {
-		return errors.New("ledger: put pending: Key, MessageID and Raw are required")
-	}
-	r.To, r.InboundFrom = normAddr(r.To), normAddr(r.InboundFrom)
-	now := l.now()
-	tx, err := l.db.BeginTx(ctx)
-	if err != nil {
-		return fmt.Errorf("ledger: put pending: %w", err)
-	}
-	defer tx.Rollback()
-	// Serialise with every other reply being recorded, in this process or
-	// another sharing the store, so the counts below stay exact.
-	if err := tx.Lock(ctx, "replies"); err != nil {
-		return fmt.Errorf("ledger: put pending: %w", err)
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM replies WHERE key=?`, r.Key).Scan(&n); err != nil {
-		return fmt.Errorf("ledger: put pending: %w", err)
-	}
-	if n > 0 {
-		return ErrReplyExists
-	}
-	exceeded := lim.exceeded
-	if r.Kind == KindNotice {
-		exceeded = lim.noticesExceeded
-	}
-	if le, err := exceeded(ctx, tx, r.InboundFrom, r.To, now); err != nil {
-		return err
-	} else if le != nil {
-		return le
-	}
-	kind, state := KindReply, ReplyPending
-	switch r.Kind {
-	case KindDraft:
-		kind, state = KindDraft, DraftPending
-	case KindNotice:
-		kind = KindNotice
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, created, kind, account, mailbox)
-		VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		r.Key, r.MessageID, r.To, r.InboundFrom, r.Raw, state, unix(now), kind, r.Account, r.Mailbox); err != nil {
-		return fmt.Errorf("ledger: put pending: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("ledger: put pending: %w", err)
-	}
-	return nil
-}
-
-// normAddr is the form addresses are compared in: trimmed, lower case.
-func normAddr(a string) string { return strings.ToLower(strings.TrimSpace(a)) }
-
-// SentReply reports whether messageID (with or without brackets) is the
-// Message-ID of one of our replies, pending ones included (they may have
-// gone out). It serves loop breaking (processor.History).
-func (l *Ledger) SentReply(ctx context.Context, messageID string) (bool, error) {
-	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(messageID), "<"), ">")
-	if id == "" {
-		return false, nil
-	}
-	var n int
-	err := l.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM replies WHERE message_id = ?`, "<"+id+">").Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("ledger: look up reply %s: %w", messageID, err)
-	}
-	return n > 0, nil
-}
-
-// MarkSent records that the SMTP server accepted the reply of key.
-func (l *Ledger) MarkSent(ctx context.Context, key triage.Key) error {
-	return l.setReply(ctx, key, `state=?, sent_at=?`, ReplySent, unix(l.now()))
-}
-
-// MarkReplyNeedsHuman records that it is unknown whether the pending reply
-// of key went out; a person must look. A reply no longer pending (recorded
-// sent meanwhile) keeps its state.
-func (l *Ledger) MarkReplyNeedsHuman(ctx context.Context, key triage.Key) error {
-	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND state IN (?, ?)`, ReplyNeedsHuman, key, ReplyPending, ReplyNeedsHuman)
-	if err != nil {
-		return fmt.Errorf("ledger: update reply: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		if _, err := l.GetReply(ctx, key); err != nil {
-			return fmt.Errorf("ledger: update reply %q: %w", key, err)
-		}
-	}
-	return nil
-}
-
-// MarkAppended records that the reply of key was stored in the Sent folder.
-func (l *Ledger) MarkAppended(ctx context.Context, key triage.Key) error {
-	return l.setReply(ctx, key, `appended=?`, 1)
-}
-
-// DropPending deletes a pending reply that certainly was not submitted (the
-// SMTP server refused it before DATA), so a later attempt may send it.
-func (l *Ledger) DropPending(ctx context.Context, key triage.Key) error {
-	_, err := l.db.ExecContext(ctx, `DELETE FROM replies WHERE key=? AND state=?`, key, ReplyPending)
-	if err != nil {
-		return fmt.Errorf("ledger: drop pending: %w", err)
-	}
-	return nil
-}
-
-func (l *Ledger) setReply(ctx context.Context, key triage.Key, set string, args ...any) error {
-	res, err := l.db.ExecContext(ctx, `UPDATE replies SET `+set+` WHERE key=?`, append(args, key)...)
-	if err != nil {
-		return fmt.Errorf("ledger: update reply: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("ledger: update reply %q: %w", key, ErrNotFound)
-	}
-	return nil
 }
 
 // capDetail cuts d to MaxDetail bytes on a rune boundary.

@@ -61,7 +61,7 @@ func clipUTF8(s string, n int) string {
 
 const storedCols = entryCols + `, outcome, body`
 
-func scanStored(sc interface{ Scan(...any) error }) (Stored, error) {
+func scanStored(sc scanner) (Stored, error) {
 	var s Stored
 	var done int
 	var created, updated int64
@@ -77,23 +77,7 @@ func scanStored(sc interface{ Scan(...any) error }) (Stored, error) {
 }
 
 func (l *Ledger) queryStored(ctx context.Context, what, q string, args ...any) ([]Stored, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT `+storedCols+` FROM messages `+q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []Stored
-	for rows.Next() {
-		s, err := scanStored(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: %s: %w", what, err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("ledger: %s: %w", what, err)
-	}
-	return out, nil
+	return queryAll(ctx, l, what, scanStored, `SELECT `+storedCols+` FROM messages `+q, args...)
 }
 
 // ByRef returns the entries whose key has Ref ref, newest first, or
@@ -224,20 +208,11 @@ type ScenarioCount struct {
 // ScenarioCounts counts the messages per scenario ("" when none was
 // chosen) and state.
 func (l *Ledger) ScenarioCounts(ctx context.Context) ([]ScenarioCount, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT scenario, state, COUNT(*) FROM messages GROUP BY scenario, state ORDER BY scenario, state`)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: scenario counts: %w", err)
-	}
-	defer rows.Close()
-	var out []ScenarioCount
-	for rows.Next() {
+	return queryAll(ctx, l, "scenario counts", func(sc scanner) (ScenarioCount, error) {
 		var c ScenarioCount
-		if err := rows.Scan(&c.Scenario, &c.State, &c.Count); err != nil {
-			return nil, fmt.Errorf("ledger: scenario counts: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+		err := sc.Scan(&c.Scenario, &c.State, &c.Count)
+		return c, err
+	}, `SELECT scenario, state, COUNT(*) FROM messages GROUP BY scenario, state ORDER BY scenario, state`)
 }
 
 // DraftFate is one resolved draft: what a person did with it and when.
@@ -250,23 +225,14 @@ type DraftFate struct {
 
 // DraftFates lists the resolved drafts, oldest resolution first.
 func (l *Ledger) DraftFates(ctx context.Context) ([]DraftFate, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT scenario, outcome, similarity, resolved_at
-		FROM replies WHERE kind = ? AND outcome <> '' ORDER BY resolved_at`, KindDraft)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: draft fates: %w", err)
-	}
-	defer rows.Close()
-	var out []DraftFate
-	for rows.Next() {
+	return queryAll(ctx, l, "draft fates", func(sc scanner) (DraftFate, error) {
 		var f DraftFate
 		var at int64
-		if err := rows.Scan(&f.Scenario, &f.Outcome, &f.Similarity, &at); err != nil {
-			return nil, fmt.Errorf("ledger: draft fates: %w", err)
-		}
+		err := sc.Scan(&f.Scenario, &f.Outcome, &f.Similarity, &at)
 		f.ResolvedAt = fromUnix(at)
-		out = append(out, f)
-	}
-	return out, rows.Err()
+		return f, err
+	}, `SELECT scenario, outcome, similarity, resolved_at
+		FROM replies WHERE kind = ? AND outcome <> '' ORDER BY resolved_at`, KindDraft)
 }
 
 // ErrDraftTaken is returned by ClaimDraft when the draft is not waiting for
@@ -420,20 +386,8 @@ func (l *Ledger) RequestRetry(ctx context.Context, key triage.Key) error {
 // RetryRequests lists the entries of account waiting for a retry, oldest
 // request first.
 func (l *Ledger) RetryRequests(ctx context.Context, account string) ([]Entry, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT `+entryCols+` FROM messages WHERE account=? AND state=? ORDER BY updated`, account, StateRetryRequested)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: retry requests: %w", err)
-	}
-	defer rows.Close()
-	var out []Entry
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: retry requests: %w", err)
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, l, "retry requests", scanEntry,
+		`SELECT `+entryCols+` FROM messages WHERE account=? AND state=? ORDER BY updated`, account, StateRetryRequested)
 }
 
 // EndRetry settles a retry request: moved, the entry becomes retried (the

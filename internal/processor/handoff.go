@@ -55,7 +55,7 @@ func (p *Processor) handedOff(ctx context.Context, out *Outcome) {
 		text = told + " triage's reply to the customer did not go out (" + why + "): nobody has answered the customer, and the conversation was not taken over."
 		if p.cfg.Staff != nil {
 			err := p.cfg.Staff.Unacknowledged(ctx, builtins.Unacknowledged{
-				Key: out.Key, Customer: out.From, TicketID: out.TicketID, Staff: staff, Escalates: escalates, Why: why, Now: p.cfg.Now(),
+				Key: out.Key, InboundFrom: out.From, TicketID: out.TicketID, Staff: staff, Escalates: escalates, Why: why, Now: p.cfg.Now(),
 			})
 			if err != nil {
 				p.cfg.Logger.ErrorContext(ctx, "staff were not told that the customer was not answered", "ticket", out.TicketID, "err", err)

@@ -31,6 +31,21 @@ import (
 	"triage/internal/pgtest"
 )
 
+// configTail ends the configuration of every test that runs the binary: no
+// reply limits, JSON logs, and the offline pipeline on the test's files.
+const configTail = `limits:
+  per_sender: -1
+  global_per_hour: -1
+log:
+  format: json
+  level: info
+pipeline:
+  from: "Serwis <serwis@example.com>"
+  offline: true
+  warranty_csv: warranty.csv
+  tickets_db: tickets.db
+`
+
 var (
 	buildOnce sync.Once
 	buildPath string
@@ -112,18 +127,7 @@ smtp:
   password_file: smtp.pass
 ledger: ledger.db
 interval: 50ms
-limits:
-  per_sender: -1
-  global_per_hour: -1
-log:
-  format: json
-  level: info
-pipeline:
-  from: "Serwis <serwis@example.com>"
-  offline: true
-  warranty_csv: warranty.csv
-  tickets_db: tickets.db
-%s`, w.tgt.Addr, w.tgt.User, w.sink.Addr, extra)
+`+configTail+`%s`, w.tgt.Addr, w.tgt.User, w.sink.Addr, extra)
 	w.config = filepath.Join(w.dir, "triage.yaml")
 	if err := os.WriteFile(w.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

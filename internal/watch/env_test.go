@@ -146,7 +146,7 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 	if escalate {
 		key := in.Key + triage.Key("|staff|"+fakeStaff)
 		n := &tmail.Reply{From: "Support <support@example.com>", To: fakeStaff, Subject: "[triage escalation] " + subject,
-			Body: "Escalated.\n", Key: key, MessageID: tmail.MessageIDFor(key, "example.com"), Notice: true, Customer: parsed.From.Address}
+			Body: "Escalated.\n", Key: key, MessageID: tmail.MessageIDFor(key, "example.com"), Notice: true, InboundFrom: parsed.From.Address}
 		if _, err := p.sender.Send(ctx, n); err != nil {
 			out.Status, out.Reason, out.Detail = triage.StatusFailed, triage.ReasonEmailNotSent, err.Error()
 			var limit triage.Limited

@@ -72,18 +72,7 @@ smtp:
   user: relay
   password_file: smtp.pass
 ledger: ledger.db
-limits:
-  per_sender: -1
-  global_per_hour: -1
-log:
-  format: json
-  level: info
-pipeline:
-  from: "Serwis <serwis@example.com>"
-  offline: true
-  warranty_csv: warranty.csv
-  tickets_db: tickets.db
-inboxes:
+`+configTail+`inboxes:
 %s%s`, url, first.sink.Addr, inboxes.String(), extra)
 	if err := os.WriteFile(first.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -61,18 +61,7 @@ smtp:
 ledger: ledger.db
 interval: 50ms
 max_auth_failures: 2
-limits:
-  per_sender: -1
-  global_per_hour: -1
-log:
-  format: json
-  level: info
-pipeline:
-  from: "Serwis <serwis@example.com>"
-  offline: true
-  warranty_csv: warranty.csv
-  tickets_db: tickets.db
-`, d.Addr, d.User, o.TokenURL, o.ClientID, w.sink.Addr)
+`+configTail, d.Addr, d.User, o.TokenURL, o.ClientID, w.sink.Addr)
 	w.config = filepath.Join(w.dir, "triage.yaml")
 	if err := os.WriteFile(w.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -171,18 +160,7 @@ smtp:
   oauth2: imap
 ledger: ledger.db
 max_auth_failures: 1
-limits:
-  per_sender: -1
-  global_per_hour: -1
-log:
-  format: json
-  level: info
-pipeline:
-  from: "Serwis <serwis@example.com>"
-  offline: true
-  warranty_csv: warranty.csv
-  tickets_db: tickets.db
-`, d.Addr, d.User, o.TokenURL, o.ClientID, w.sink.Addr))
+`+configTail, d.Addr, d.User, o.TokenURL, o.ClientID, w.sink.Addr))
 
 	daemon := w.command("watch", "--config", w.config, "--metrics-addr", "127.0.0.1:0")
 	if err := daemon.Start(); err != nil {

@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -108,7 +107,7 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 	if r.Notice {
 		// A notice counts against the customer it is about, under the
 		// notice bounds alone.
-		rec.Kind, rec.InboundFrom, lim, what = ledger.KindNotice, cmp.Or(r.InboundFrom, r.Customer), ledger.Limits{Notices: s.notices}, "staff notice"
+		rec.Kind, lim, what = ledger.KindNotice, ledger.Limits{Notices: s.notices}, "staff notice"
 	}
 	err = s.ledger.PutPendingWithin(ctx, rec, lim)
 	var le *ledger.LimitError

@@ -87,22 +87,18 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 		}
 		// This inbox's drafts (and those recovered after a crash, which
 		// name none), per scenario.
-		counts := map[string]metrics.DraftCounts{}
+		counts := map[string]ledger.DraftStat{}
 		for _, s := range stats {
 			if s.Account != "" && (s.Account != w.cfg.Account || s.Mailbox != w.cfg.Mailbox) {
 				continue
 			}
 			c := counts[s.Scenario]
-			c.Drafted += s.Drafted
-			c.SentAsIs += s.SentAsIs
-			c.Edited += s.Edited
-			c.Rejected += s.Rejected
-			c.Discarded += s.Discarded
-			c.Pending += s.Pending
+			c.Add(s)
 			counts[s.Scenario] = c
 		}
 		for scenario, c := range counts {
-			w.cfg.Metrics.Drafts(scenario, c)
+			w.cfg.Metrics.Drafts(scenario, metrics.DraftCounts{Drafted: c.Drafted, SentAsIs: c.SentAsIs, Edited: c.Edited,
+				Rejected: c.Rejected, Discarded: c.Discarded, Pending: c.Pending})
 		}
 	}
 	return nil

@@ -15,11 +15,11 @@ type senderLimit struct {
 }
 
 // SetPerSenderLimit makes Send refuse a new reply or draft to a customer
-// (one that answers a message: Reply.InboundFrom is set) when n replies
-// and drafts dated within window before it already count against its
-// recipient or against the sender of the message it answers. Mail that
-// answers no message (a notice to staff) is never refused. n <= 0 is no
-// limit; window <= 0 is 24 hours. Set it before the first Send.
+// (one that answers a message: Reply.InboundFrom is set, Notice is not)
+// when n replies and drafts dated within window before it already count
+// against its recipient or against the sender of the message it answers.
+// Mail that answers no message (a notice to staff) is never refused. n <= 0
+// is no limit; window <= 0 is 24 hours. Set it before the first Send.
 func (o *Outbox) SetPerSenderLimit(n int, window time.Duration) {
 	if window <= 0 {
 		window = 24 * time.Hour

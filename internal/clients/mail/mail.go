@@ -44,9 +44,12 @@ type Reply struct {
 	// the pipeline detected it in the message answered: a Signer signs the
 	// reply in it, whatever language the body seems to be in.
 	Language string
-	// InboundFrom is the From address of the message this reply answers:
-	// a per-sender limit counts the reply against it as against To, so a
-	// Reply-To pointing elsewhere does not dodge it.
+	// InboundFrom is the From address of the inbound message: for a reply,
+	// the message it answers, and a per-sender limit counts the reply
+	// against it as against To, so a Reply-To pointing elsewhere does not
+	// dodge it; for a staff notice (Notice), the customer's message it is
+	// about, and the per-customer notice bound counts it (a notice never
+	// counts against the reply limits).
 	InboundFrom string
 	// ReplyTo, when set, is the Reply-To of the message ("Name <a@b>" or
 	// "a@b"): a staff notice names the customer there, so staff answer
@@ -56,9 +59,24 @@ type Reply struct {
 	// customer: senders that keep limits count it under their notice
 	// bounds (triage.NoticeLimits), never against the reply limits.
 	Notice bool
-	// Customer is, for a notice, the customer's address (the inbound
-	// From) it is about: the per-customer notice bound counts it.
-	Customer string
+}
+
+// answers is the inbound From the per-sender limits count a reply against:
+// "" for a staff notice, which they never count.
+func (r *Reply) answers() string {
+	if r.Notice {
+		return ""
+	}
+	return r.InboundFrom
+}
+
+// about is the customer a staff notice is about, whom the notice bounds
+// count it against: "" for a reply.
+func (r *Reply) about() string {
+	if !r.Notice {
+		return ""
+	}
+	return r.InboundFrom
 }
 
 // ErrOtherInbound: the reply with this Message-ID was written for another

@@ -35,7 +35,7 @@ func TestOutboxNoticeBounds(t *testing.T) {
 	notice := func(o *Outbox, customer string) error {
 		n++
 		_, err := o.Send(ctx, &Reply{From: "serwis@example.com", To: "boss@example.com", Subject: "[triage escalation] x", Body: "x",
-			MessageID: fmt.Sprintf("<n%d@example.com>", n), Date: now.Add(time.Duration(n) * time.Minute), Notice: true, Customer: customer})
+			MessageID: fmt.Sprintf("<n%d@example.com>", n), Date: now.Add(time.Duration(n) * time.Minute), Notice: true, InboundFrom: customer})
 		return err
 	}
 	reason := func(err error) triage.Reason {
@@ -102,5 +102,30 @@ func TestRenderReplyTo(t *testing.T) {
 	}
 	if _, err := Render(&Reply{From: "serwis@example.com", To: "boss@example.com", ReplyTo: "not an address", Subject: "x", Body: "x"}); err == nil {
 		t.Error("a Reply-To that is no address rendered")
+	}
+}
+
+// A staff notice names the customer it is about in InboundFrom, as a reply
+// names the sender it answers, and still never meets the per-sender limit:
+// a customer at their limit is escalated all the same, and the notice adds
+// nothing to their count.
+func TestOutboxNoticeNotPerSender(t *testing.T) {
+	ctx := context.Background()
+	o, err := NewOutbox(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.SetPerSenderLimit(1, time.Hour)
+	now := time.Now()
+	if _, err := o.Send(ctx, &Reply{From: "serwis@example.com", To: "jan@example.com", InboundFrom: "jan@example.com",
+		Subject: "Re: x", Body: "x", MessageID: "<r1@example.com>", Date: now}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Send(ctx, &Reply{From: "serwis@example.com", To: "boss@example.com", InboundFrom: "Jan <jan@example.com>",
+		Subject: "[triage escalation] x", Body: "x", MessageID: "<n1@example.com>", Date: now, Notice: true}); err != nil {
+		t.Fatalf("notice about a customer at the per-sender limit: %v; want it written", err)
+	}
+	if n, err := o.CountedSince(ctx, "jan@example.com", now.Add(-time.Hour)); err != nil || n != 1 {
+		t.Errorf("CountedSince(jan) = %d, %v; want 1: the notice is no reply", n, err)
 	}
 }

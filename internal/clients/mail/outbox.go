@@ -147,21 +147,21 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 
 	// Exact however many emails are answered at once: the count and the
 	// write that adds to it are both under o.mu.
-	if err := o.checkLimit(ctx, to, r.InboundFrom, stamp); err != nil {
+	if err := o.checkLimit(ctx, to, r.answers(), stamp); err != nil {
 		return triage.Receipt{}, err
 	}
 
 	if r.Notice && !r.Draft {
 		if o.ext != nil {
-			if err := o.extOverNotices(ctx, r.Customer, stamp); err != nil {
+			if err := o.extOverNotices(ctx, r.InboundFrom, stamp); err != nil {
 				return triage.Receipt{}, err
 			}
 		} else if err := o.loadIndex(ctx); err != nil {
 			return triage.Receipt{}, err
-		} else if err := o.overNotices(r.Customer, stamp); err != nil {
+		} else if err := o.overNotices(r.InboundFrom, stamp); err != nil {
 			return triage.Receipt{}, err
 		}
-		raw = append([]byte(NoticeHeader+": "+oneLine(r.Customer)+"\r\n"), raw...)
+		raw = append([]byte(NoticeHeader+": "+oneLine(r.InboundFrom)+"\r\n"), raw...)
 	}
 	if r.InboundDigest != "" {
 		raw = append([]byte(InboundHeader+": "+r.InboundDigest+"\r\n"), raw...)
@@ -196,7 +196,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	if r.MessageID != "" && o.ext == nil {
-		l := indexLine{MessageID: r.MessageID, To: to, Sender: bareOrEmpty(r.InboundFrom), Date: stamp, File: filepath.Base(path), Notice: r.Notice, Customer: r.Customer}
+		l := indexLine{MessageID: r.MessageID, To: to, Sender: bareOrEmpty(r.answers()), Date: stamp, File: filepath.Base(path), Notice: r.Notice, Customer: r.about()}
 		if r.Draft {
 			l.Kind, l.File = kindDraft, DraftsDir+"/"+l.File
 		}

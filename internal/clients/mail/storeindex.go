@@ -208,7 +208,7 @@ func (o *Outbox) extRecord(ctx context.Context, r *Reply, to, path string, date 
 	case r.Notice:
 		kind = IndexNotice
 	}
-	return extErr(o.ext.AddOutbox(ctx, id, kind, path, normAddr(to), normAddr(bareOrEmpty(r.InboundFrom)), strings.ToLower(r.Customer), date))
+	return extErr(o.ext.AddOutbox(ctx, id, kind, path, normAddr(to), normAddr(bareOrEmpty(r.answers())), strings.ToLower(r.about()), date))
 }
 
 func extErr(err error) error {

@@ -98,7 +98,7 @@ func TestOutboxWithStoreIndex(t *testing.T) {
 		t.Errorf("fourth to jan's mail: %v; want the per-sender limit on jan@example.org", err)
 	}
 	notice := &mail.Reply{From: "support@example.com", To: "staff@example.com", Subject: "Eskalacja", Body: "b", MessageID: "<n1@example.com>",
-		Notice: true, Customer: "Jan@example.org"}
+		Notice: true, InboundFrom: "Jan@example.org"}
 	if _, err := open().Send(ctx, notice); err != nil {
 		t.Fatalf("notice: %v", err)
 	}

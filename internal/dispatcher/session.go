@@ -1,0 +1,348 @@
+// The per-email Session: the admission and policies of each call, its run
+// and its record.
+
+package dispatcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"triage"
+	"triage/internal/message"
+	"triage/internal/scenario"
+	"triage/internal/tools"
+	"triage/internal/trace"
+)
+
+// Session is the per-email dispatcher; it implements agent.Tools (and the
+// agent's turn notification). It is safe for concurrent use; calls are
+// executed one at a time.
+type Session struct {
+	d   *Dispatcher
+	msg *message.Message
+	sc  *scenario.Scenario
+	key triage.Key
+
+	mu        sync.Mutex
+	opts      Options
+	records   []Record
+	turn      int // model turn of the calls now arriving (StartTurn)
+	turnCalls int // calls in this turn, refused ones included
+	admitted  int // calls within the per-turn cap, this email
+	runs      map[string]int
+	done      []doneCall // successful runs, in order
+	indexed   *msgIndex  // the message's serials and tokens, built on first use (index())
+	ticket    string     // see Call.TicketID
+	// ungrounded counts calls refused for unsupported claims (ground).
+	ungrounded int
+	seen       int  // attachments the model was sent (SetAttachmentsSeen)
+	fromAtt    bool // the call being checked took a serial from an attachment
+	sendFail   *SendFailure
+	halt       error // a refusal that ends the loop (Error.Halt)
+}
+
+// SetAttachmentsSeen tells the session how many attachments the model was
+// sent: from: serials_or_attachments accepts a serial read from one only
+// when there is one.
+func (s *Session) SetAttachmentsSeen(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = n
+}
+
+// SetTicket tells the session which ticket the email belongs to (a
+// follow-up's conversation, or a ticket the pipeline opened).
+func (s *Session) SetTicket(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ticket = id
+}
+
+// Ticket is the ticket the email belongs to so far ("" when none).
+func (s *Session) Ticket() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ticket
+}
+
+// doneCall is one successful run, for requires and repeats.
+type doneCall struct {
+	name   string
+	args   map[string]any
+	argKey string
+	result Result
+	turn   int
+}
+
+// Options are the per-email settings of a Session.
+type Options struct {
+	// Draft: send_email leaves the reply as a draft (Call.Draft).
+	Draft bool
+	// DryRun: a call to an effect function passes every guardrail as usual
+	// but is answered {"dry_run": true, ...} without running (see
+	// dryRunResult); nothing changes anywhere.
+	DryRun bool
+	// Sources are the texts the model was given (system instruction, user
+	// turn): a grounded tool's claims may come from them (see ground).
+	Sources []string
+	// Language is the customer's language (Call.Language).
+	Language string
+}
+
+// SetOptions sets the session's options; call it before the first Call.
+func (s *Session) SetOptions(o Options) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts = o
+}
+
+// DryRunTicketID stands in, in a dry run, for the ticket number
+// create_ticket would have given: a placeholder a reply may show (the
+// preview reads like the real reply), which no ticket store issues.
+const DryRunTicketID = "TKT-(dry run)"
+
+// dryRunResult is what an effect function answers in a dry run: dry_run
+// true and a message, plus, for a builtin, the keys of its real result that
+// a reply may show, with placeholders (create_ticket's ticket_id). It
+// claims no outcome: no status, recipient or Message-ID.
+func dryRunResult(t *tools.Tool, draft bool) map[string]any {
+	res := map[string]any{
+		"dry_run": true,
+		"message": "dry run: " + t.Name + " was not executed; nothing was changed",
+	}
+	switch t.Builtin {
+	case FuncCreateTicket:
+		res["ticket_id"] = DryRunTicketID
+	case FuncSendEmail:
+		if draft {
+			res["draft"] = true
+		}
+	}
+	return res
+}
+
+// StartTurn tells the session that the calls that follow belong to a new
+// model turn: the per-turn cap starts again, and calls that succeeded
+// before now count for requires.
+func (s *Session) StartTurn() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turn++
+	s.turnCalls = 0
+}
+
+// Call runs one function call through the policies and returns the response
+// envelope: {"ok":true,"result":{...}} or
+// {"ok":false,"error":{"code":"...","message":"..."}}.
+func (s *Session) Call(ctx context.Context, name string, args map[string]any) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	ctx, span := trace.Tool(ctx, name)
+	start := s.d.now()
+	rec := Record{Name: name, Args: cloneArgs(args)}
+	tool, route, err := s.admit(name, rec.Args)
+	var first *doneCall
+	argKey := ""
+	// The record keeps the model's arguments; the tool receives vouched,
+	// where each from policy put the value it vouched for.
+	vouched := cloneArgs(rec.Args)
+	if err == nil {
+		s.fromAtt = false
+		first, argKey, err = s.policies(tool, vouched)
+		if s.fromAtt {
+			rec.SerialSource = SerialSourceAttachment
+		}
+	}
+	if err == nil && first == nil && tool.Grounded {
+		err = s.ground(tool, vouched)
+	}
+	switch {
+	case err != nil:
+		rec.Blocked = true
+	case first != nil:
+		rec.OK, rec.Result, rec.Repeated = true, first.result.Value, true
+		rec.Receipt, rec.TicketID = first.result.Receipt, first.result.TicketID
+	default:
+		var res Result
+		if s.opts.DryRun && tool.Effect {
+			res.Value, rec.DryRun = dryRunResult(tool, s.opts.Draft), true
+		} else {
+			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language, Scenario: s.sc})
+			var de *Error
+			if errors.As(err, &de) && de.Refused {
+				rec.Blocked, rec.Reason = true, de.Reason
+			}
+			if de != nil && de.Halt && s.halt == nil {
+				s.halt = errors.New("dispatcher: " + name + ": " + de.Message)
+			}
+			if f := sendFailure(name, err); f != nil {
+				s.sendFail = f
+				if !f.Temporary {
+					err = &Error{Code: CodeSendFailed, Message: f.Detail() + "; nothing was sent, and the email is left for a person"}
+				}
+			}
+		}
+		if err == nil {
+			if res.Value == nil {
+				res.Value = map[string]any{}
+			}
+			res.Value, rec.Truncated = capResult(res.Value, s.d.maxResult)
+			rec.OK, rec.Result, rec.Receipt, rec.TicketID = true, res.Value, res.Receipt, res.TicketID
+			s.runs[name]++
+			s.done = append(s.done, doneCall{name: name, args: vouched, argKey: argKey, result: res, turn: s.turn})
+			if res.TicketID != "" && s.ticket == "" {
+				s.ticket = res.TicketID
+			}
+		}
+	}
+	rec.DurationMS = s.d.now().Sub(start).Milliseconds()
+
+	var envelope map[string]any
+	if err != nil {
+		re := classify(err)
+		// An error's text is capped like a result: an MCP server's isError
+		// content or a JSON-RPC message can be as long as the server likes.
+		if len(re.Message) > s.d.maxResult {
+			re.Message = cutString(re.Message, s.d.maxResult-len(truncMark)) + truncMark
+		}
+		rec.Error = &re
+		envelope = map[string]any{"ok": false, "error": map[string]any{"code": re.Code, "message": re.Message}}
+	} else {
+		envelope = map[string]any{"ok": true, "result": rec.Result}
+	}
+	s.records = append(s.records, rec)
+	code := ""
+	if rec.Error != nil {
+		code = rec.Error.Code
+	}
+	trace.EndTool(span, rec.Blocked, code, rec.Args, rec.Result)
+
+	attrs := []any{"name", name, "ok", rec.OK, "blocked", rec.Blocked, "duration_ms", rec.DurationMS}
+	if rec.Error != nil {
+		attrs = append(attrs, "code", rec.Error.Code)
+	}
+	if rec.Repeated {
+		attrs = append(attrs, "repeated", true)
+	}
+	s.d.log.InfoContext(ctx, "dispatcher: call", attrs...)
+	if s.d.log.Enabled(ctx, slog.LevelDebug) {
+		if b, err := json.Marshal(rec.Args); err == nil { // JSON, not Go map syntax
+			s.d.log.DebugContext(ctx, "dispatcher: call args", "name", name, "args", string(b))
+		}
+	}
+	return envelope
+}
+
+// run calls the route, turning a panic into CodeInternal.
+func (s *Session) run(ctx context.Context, f Func, c *Call) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = Result{}, &Error{Code: CodeInternal, Message: fmt.Sprintf("panic in %s: %v", c.Name, p)}
+		}
+	}()
+	return f(ctx, c)
+}
+
+// admit applies the call caps, the allowlist and the schema. It returns the
+// binding and route, or a *Error saying why the call is refused.
+func (s *Session) admit(name string, args map[string]any) (*tools.Tool, Func, error) {
+	s.turnCalls++
+	if s.turnCalls > s.d.perTurn {
+		return nil, nil, refuse(CodeTooManyCalls, "more than %d calls in one turn: this call was not run; ask for fewer calls at once", s.d.perTurn)
+	}
+	s.admitted++
+	if s.admitted > s.d.perEmail {
+		return nil, nil, refuse(CodeTooManyCalls, "more than %d calls for this email: this call was not run", s.d.perEmail)
+	}
+	var fn *scenario.Function
+	if s.sc != nil {
+		fn = s.sc.Function(name)
+	}
+	if fn == nil {
+		scName := ""
+		if s.sc != nil {
+			scName = s.sc.Name
+		}
+		return nil, nil, refuse(CodeUnknownFunction, "function %q is not available in scenario %q", name, scName)
+	}
+	tool, route := s.d.tools.Get(name), s.d.routes[name]
+	if tool == nil || route == nil {
+		return nil, nil, refuse(CodeInternal, "function %q has no binding", name)
+	}
+	if fn.Schema != nil {
+		if err := fn.Schema.Validate(map[string]any(args)); err != nil {
+			return nil, nil, refuse(CodeInvalidArgs, "%s", schemaMessage(err))
+		}
+	}
+	// Only declared parameters: policies are declared per parameter, and an
+	// HTTP tool sends every argument on (GET: in the query string, POST: in
+	// the body), so an undeclared one would reach the service unchecked.
+	props, _ := fn.Parameters["properties"].(map[string]any)
+	var extra []string
+	for k := range args {
+		if _, ok := props[k]; !ok {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		return nil, nil, refuse(CodeInvalidArgs, "%s has no parameter %s (its parameters: %s)",
+			name, strings.Join(extra, ", "), strings.Join(tools.Parameters(fn), ", "))
+	}
+	if s.msg == nil {
+		return nil, nil, refuse(CodeInternal, "no inbound message in session")
+	}
+	return tool, route, nil
+}
+
+// policies applies the binding's declared policies: args (replacing each
+// value with the one its policy vouched for, see checkArg), then (for an
+// effect) an identical earlier success, then max_calls, then requires. It
+// returns the earlier call to repeat, or nil to run this one, and the
+// arguments' canonical key (an effect's only: "" otherwise).
+func (s *Session) policies(t *tools.Tool, args map[string]any) (*doneCall, string, error) {
+	for _, a := range slices.Sorted(maps.Keys(t.Args)) {
+		v, present := args[a]
+		if !present {
+			continue // the schema says whether it is required
+		}
+		v, err := s.checkArg(a, t.Args[a], v)
+		if err != nil {
+			return nil, "", err
+		}
+		args[a] = v
+	}
+	argKey := "" // only an effect's calls are compared (repeats)
+	if t.Effect {
+		argKey = canonical(args)
+		for i := range s.done {
+			if c := &s.done[i]; c.name == t.Name && c.argKey == argKey {
+				return c, argKey, nil
+			}
+		}
+	}
+	if limit := t.Limit(s.d.perEmail); s.runs[t.Name] >= limit {
+		return nil, argKey, refuse(CodeMaxCalls, "%s already ran %d time(s) for this email, the limit (max_calls) is %d", t.Name, s.runs[t.Name], limit)
+	}
+	for _, r := range t.Requires {
+		if err := s.checkRequirement(t, r, args); err != nil {
+			return nil, argKey, err
+		}
+	}
+	return nil, argKey, nil
+}
+
+// Records returns a copy of every call so far, in order.
+func (s *Session) Records() []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.records)
+}

@@ -1,0 +1,73 @@
+// The Outcome of one email and the lists it carries.
+
+package processor
+
+import (
+	"triage"
+	"triage/internal/agent"
+	"triage/internal/dispatcher"
+)
+
+// Outcome is the JSON record for one input: a contract of process --json
+// and the watch ledger (fields may be added, never renamed).
+type Outcome struct {
+	File          string              `json:"file"`
+	MessageID     string              `json:"message_id"`
+	From          string              `json:"from"`
+	Subject       string              `json:"subject"`
+	SerialNumbers []string            `json:"serial_numbers"`
+	Scenario      string              `json:"scenario"`
+	Detection     Detection           `json:"detection"`
+	Status        triage.Status       `json:"status"`
+	Reason        triage.Reason       `json:"reason"`
+	Detail        string              `json:"detail,omitempty"` // human-readable cause, for failed/skipped
+	FunctionCalls []dispatcher.Record `json:"function_calls"`
+	ModelCalls    int                 `json:"model_calls"`
+	Tokens        agent.Usage         `json:"tokens"`
+	DurationMS    int64               `json:"duration_ms"`
+	Reply         *triage.Receipt     `json:"reply"`
+	Attachments   []AttachmentInfo    `json:"attachments,omitempty"`
+	// SerialsOmitted and AttachmentsOmitted count what the capped lists
+	// (MaxSerialsListed, MaxAttachmentsListed) left out.
+	SerialsOmitted     int `json:"serial_numbers_omitted,omitempty"`
+	AttachmentsOmitted int `json:"attachments_omitted,omitempty"`
+	// SerialSource is SerialSourceAttachment when a function ran with a
+	// serial the model read from an attachment, not from the text.
+	SerialSource string     `json:"serial_source,omitempty"`
+	Language     string     `json:"language,omitempty"`
+	Model        string     `json:"model,omitempty"`
+	Key          triage.Key `json:"key,omitempty"`      // idempotency key used for this email
+	Problems     []string   `json:"problems,omitempty"` // malformations the parser worked around
+	// DryRun: nothing with an effect happened; effect calls were answered
+	// {"dry_run": true} (Config.DryRun).
+	DryRun bool `json:"dry_run"`
+	// TicketID is the ticket this email belongs to, new or existing ("" when
+	// none); Followup says it joined an existing conversation; Escalated that
+	// staff were notified and a person took the conversation over.
+	TicketID  string `json:"ticket_id"`
+	Followup  bool   `json:"followup"`
+	Escalated bool   `json:"escalated"`
+	// SendFailure is the delivery that failed when the reason is
+	// send_failed: the SMTP step, the server's code and text, and whether
+	// it was temporary (a later attempt may succeed).
+	SendFailure *dispatcher.SendFailure `json:"send_failure,omitempty"`
+	// TraceID is the OpenTelemetry trace of this email, when tracing is on
+	// (package trace).
+	TraceID string `json:"trace_id,omitempty"`
+}
+
+// AttachmentInfo lists an inbound attachment and whether the model was
+// sent it (NotSent says why not; see package attach).
+type AttachmentInfo struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Size    int    `json:"size"`
+	Sent    bool   `json:"sent"`
+	NotSent string `json:"not_sent,omitempty"`
+}
+
+// Detection records how the scenario was chosen.
+type Detection struct {
+	Method string `json:"method"` // rules|model|fallback
+	Reason string `json:"reason"`
+}
