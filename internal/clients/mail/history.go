@@ -251,19 +251,25 @@ func (x *outboxIndex) noticesSince(customer string, since time.Time) int {
 }
 
 // appendIndex adds one line to the index file (one write, O_APPEND, so
-// several processes may share an outbox).
+// several processes may share an outbox). When the line directly follows
+// what this index has read, the index reads on after it: its own line is
+// counted already. Called with the index locked.
 func (o *Outbox) appendIndex(l indexLine) error {
 	b, err := json.Marshal(l)
 	if err != nil {
 		return fmt.Errorf("mail: outbox: index: %w", err)
 	}
+	b = append(b, '\n')
 	f, err := os.OpenFile(filepath.Join(o.dir, IndexFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("mail: outbox: index: %w", err)
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
+	if _, err := f.Write(b); err != nil {
 		f.Close()
 		return fmt.Errorf("mail: outbox: index: %w", err)
+	}
+	if end, err := f.Seek(0, io.SeekCurrent); err == nil && end-int64(len(b)) == o.index.offset {
+		o.index.offset = end
 	}
 	return f.Close()
 }

@@ -2,6 +2,7 @@ package mail
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -49,5 +50,33 @@ func TestOutboxHistory(t *testing.T) {
 	// run1 loads lazily too: its first lookup sees what run2 wrote.
 	if ok, _ := run1.SentReply(ctx, "<a2@example.com>"); !ok {
 		t.Error("an outbox does not see replies written by another run before its first lookup")
+	}
+}
+
+// Two processes sharing one outbox, taking turns: each counts every reply
+// once, its own and the other's, however their index lines interleave.
+func TestOutboxSharedIndexCountsEachReplyOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	a, err := NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range []*Outbox{a, a, b, a, b, b, a} {
+		r := &Reply{From: "serwis@example.com", To: "anna@example.pl", Subject: "Re: x", Body: "x",
+			MessageID: fmt.Sprintf("<r%d@example.com>", i), Date: now.Add(time.Duration(i) * time.Minute)}
+		if _, err := o.Send(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		for name, o := range map[string]*Outbox{"a": a, "b": b} {
+			if n, err := o.RepliesSince(ctx, "anna@example.pl", now); err != nil || n != i+1 {
+				t.Fatalf("after send %d, outbox %s counts %d (%v); want %d", i, name, n, err, i+1)
+			}
+		}
 	}
 }
