@@ -164,7 +164,7 @@ func (s *scan) eachSpan(re *regexp.Regexp, first, last int, f func(m []int) []st
 }
 
 func (s *scan) eachSpanOnce(re *regexp.Regexp, first, last int, f func(m []int) []string) (found bool) {
-	for _, m := range re.FindAllSubmatchIndex(s.masked, -1) {
+	for _, m := range s.find(re) {
 		ds := f(m)
 		if len(ds) == 0 {
 			continue
