@@ -162,7 +162,9 @@ func digitStretches(text string) [][2]int {
 	return out
 }
 
-func asciiSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v' }
+func asciiSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v'
+}
 
 func (s *scan) each(re *regexp.Regexp, f func(m []int) (Claim, bool)) {
 	for _, m := range s.find(re) {
