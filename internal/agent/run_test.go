@@ -1,0 +1,286 @@
+package agent_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+
+	"triage/internal/agent"
+	"triage/internal/geminitest"
+)
+
+// times is the usage of n geminitest.Reply() responses.
+func times(n int) agent.Usage {
+	return agent.Usage{Prompt: n * usage.Prompt, Output: n * usage.Output, Total: n * usage.Total}
+}
+
+// checkBackoff asserts n sleeps, the i-th within [base*2^i, base*2^i*1.1]
+// (capped exponential with at most 10% jitter), so each is longer than the
+// one before.
+func checkBackoff(t *testing.T, got []time.Duration, n int) {
+	t.Helper()
+	if len(got) != n {
+		t.Fatalf("backoff sleeps = %v, want %d", got, n)
+	}
+	for i, d := range got {
+		lo := retryBase << i
+		if d < lo || d > lo+lo/10 {
+			t.Errorf("sleep %d = %v, want in [%v, %v]", i, d, lo, lo+lo/10)
+		}
+	}
+}
+
+// TestRunRetryDelayHint checks that a 429's RetryInfo.retryDelay longer than
+// the backoff is honoured, and capped at RetryMax.
+func TestRunRetryDelayHint(t *testing.T) {
+	quota := func(delay string) geminitest.Step {
+		return geminitest.Step{Status: 429, Body: `{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED",` +
+			`"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"` + delay + `"}]}}`}
+	}
+	srv := geminitest.New(t, quota("0.7s"), quota("37s"), geminitest.One(geminitest.Text("Valid.")))
+	sl := &sleeps{}
+	a := newAgent(t, gemini(srv), sl, nil) // RetryMax 1s
+	got, err := a.Run(context.Background(), textRequest(), &fakeTools{})
+	if err != nil || got.Stop != nil || got.ModelCalls != 3 {
+		t.Fatalf("Run = %+v, %v; want a normal end after 3 calls", got, err)
+	}
+	if diff := cmp.Diff([]time.Duration{700 * time.Millisecond, time.Second}, sl.got()); diff != "" {
+		t.Errorf("sleeps (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunCanceledByCaller(t *testing.T) {
+	checkSN1 := geminitest.Call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
+	srv := geminitest.New(t, geminitest.One(checkSN1))
+	a := newAgent(t, gemini(srv), &sleeps{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tools := &fakeTools{onCall: func(string) { cancel() }}
+
+	got, err := a.Run(ctx, request(), tools)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !errors.Is(got.Stop, context.Canceled) || !got.Degraded {
+		t.Errorf("Stop = %v, Degraded = %v; want context.Canceled, degraded", got.Stop, got.Degraded)
+	}
+	if got.ModelCalls != 1 {
+		t.Errorf("ModelCalls = %d, want 1 (no call after cancellation)", got.ModelCalls)
+	}
+}
+
+func TestRunCanceledBeforeStart(t *testing.T) {
+	srv := geminitest.New(t)
+	a := newAgent(t, gemini(srv), &sleeps{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got, err := a.Run(ctx, request(), &fakeTools{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !errors.Is(got.Stop, context.Canceled) || got.ModelCalls != 0 {
+		t.Errorf("Stop = %v, ModelCalls = %d; want context.Canceled, 0", got.Stop, got.ModelCalls)
+	}
+}
+
+// TestRunHistoryWire checks the model turn gets role "model" when the
+// server left it out, and the function response carries the whole envelope.
+func TestRunHistoryWire(t *testing.T) {
+	noRole := geminitest.Step{Body: `{"candidates":[{"content":{"parts":[{"functionCall":{"id":"c1","name":"check_warranty","args":{"serial_number":"SN1"}}}]},"finishReason":"STOP"}]}`}
+	srv := geminitest.New(t, noRole, geminitest.One(geminitest.Text("Valid.")))
+	a := newAgent(t, gemini(srv), &sleeps{}, nil)
+	if _, err := a.Run(context.Background(), textRequest(), &fakeTools{}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	want := []string{
+		`user: text "My device SN1 stopped working."`,
+		`model: call c1 check_warranty {"serial_number":"SN1"}`,
+		`user: response c1 check_warranty ok`,
+	}
+	if diff := cmp.Diff(want, geminitest.Transcript(reqs[1].Contents)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// The envelope from Tools goes on the wire whole, as functionResponse.response.
+	wantEnv := map[string]any{"ok": true, "result": map[string]any{"serial_number": "SN1", "status": "valid"}}
+	if diff := cmp.Diff(wantEnv, reqs[1].Contents[2].Parts[0].FunctionResponse.Response); diff != "" {
+		t.Errorf("functionResponse.response (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunConcurrent runs loops in parallel on one Agent (go test -race
+// checks that no config or history is shared).
+func TestRunConcurrent(t *testing.T) {
+	const n = 4
+	var steps []geminitest.Step
+	for range n {
+		steps = append(steps, geminitest.One(geminitest.Text("Valid.")))
+	}
+	srv := geminitest.New(t, steps...)
+	a := newAgent(t, gemini(srv), &sleeps{}, nil)
+	req := textRequest()
+	var wg sync.WaitGroup
+	results := make([]agent.Result, n)
+	for i := range n {
+		wg.Go(func() {
+			r, err := a.Run(context.Background(), req, &fakeTools{})
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = r
+		})
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.Text != "Valid." || r.Stop != nil {
+			t.Errorf("loop %d: %+v", i, r)
+		}
+	}
+	checkWire(t, srv.Requests()[:1])
+}
+
+func TestRunNilTools(t *testing.T) {
+	a := newAgent(t, gemini(geminitest.New(t)), &sleeps{}, nil)
+	if _, err := a.Run(context.Background(), request(), nil); err == nil {
+		t.Error("Run with nil Tools: no error")
+	}
+}
+
+func TestGenerate(t *testing.T) {
+	schemaConfig := func() *genai.GenerateContentConfig {
+		return &genai.GenerateContentConfig{
+			SystemInstruction: genai.NewContentFromText("Pick a scenario.", ""),
+			ResponseMIMEType:  "application/json",
+			ResponseJsonSchema: map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"scenario": map[string]any{"type": "string"}},
+			},
+		}
+	}
+	tests := []struct {
+		name       string
+		steps      func(t *testing.T) []geminitest.Step
+		tweak      func(*agent.Config)
+		wantText   string
+		wantCalls  int
+		wantErr    error
+		wantSleeps int
+	}{
+		{
+			name: "one call",
+			steps: func(*testing.T) []geminitest.Step {
+				return []geminitest.Step{geminitest.One(geminitest.Text(`{"scenario":"valid-warranty"}`))}
+			},
+			wantText:  `{"scenario":"valid-warranty"}`,
+			wantCalls: 1,
+		},
+		{
+			name: "503 then success",
+			steps: func(t *testing.T) []geminitest.Step {
+				return []geminitest.Step{fixtureStep(t, 503, "error_503.json"), geminitest.One(geminitest.Text(`{"scenario":"expired"}`))}
+			},
+			wantText:   `{"scenario":"expired"}`,
+			wantCalls:  2,
+			wantSleeps: 1,
+		},
+		{
+			name:      "permanent 400",
+			steps:     func(t *testing.T) []geminitest.Step { return []geminitest.Step{fixtureStep(t, 400, "error_400.json")} },
+			wantCalls: 1,
+			wantErr:   agent.ErrModel,
+		},
+		{
+			name:      "turn timeout",
+			tweak:     func(c *agent.Config) { c.TurnTimeout = 100 * time.Millisecond },
+			steps:     func(*testing.T) []geminitest.Step { return []geminitest.Step{{Hang: true}} },
+			wantCalls: 1,
+			wantErr:   agent.ErrTurnTimeout,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := geminitest.New(t, tt.steps(t)...)
+			sl := &sleeps{}
+			a := newAgent(t, gemini(srv), sl, tt.tweak)
+			config := schemaConfig()
+			resp, calls, err := a.Generate(context.Background(), []*genai.Content{genai.NewContentFromText("mail", genai.RoleUser)}, config)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if calls != tt.wantCalls || len(srv.Requests()) != tt.wantCalls {
+				t.Errorf("calls = %d, server saw %d, want %d", calls, len(srv.Requests()), tt.wantCalls)
+			}
+			if err == nil && resp.Text() != tt.wantText {
+				t.Errorf("text = %q, want %q", resp.Text(), tt.wantText)
+			}
+			if diff := cmp.Diff(schemaConfig(), config); diff != "" {
+				t.Errorf("caller's config was modified (-want +got):\n%s", diff)
+			}
+			checkBackoff(t, sl.got(), tt.wantSleeps)
+		})
+	}
+}
+
+func TestNew(t *testing.T) {
+	if _, err := agent.New(agent.Config{}); err == nil || !strings.HasPrefix(err.Error(), "agent:") {
+		t.Errorf("New without Model: err = %v", err)
+	}
+	if _, err := agent.New(agent.Config{Model: &agent.Gemini{}, MaxTurns: -1}); err == nil {
+		t.Error("New with MaxTurns -1: no error")
+	}
+}
+
+// BenchmarkRun measures one two-turn loop (a function call, then the final
+// function) over loopback HTTP through the real genai client.
+func BenchmarkRun(b *testing.B) {
+	checkSN1 := geminitest.Call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})
+	send := geminitest.Call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})
+	steps := make([]geminitest.Step, 0, 2*b.N)
+	for range b.N {
+		steps = append(steps, geminitest.One(checkSN1), geminitest.One(send))
+	}
+	srv := geminitest.New(b, steps...)
+	a := newAgent(b, gemini(srv), &sleeps{}, nil)
+	req := request()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r, err := a.Run(context.Background(), req, &fakeTools{})
+		if err != nil || !r.FinalCalled {
+			b.Fatalf("Run = %+v, %v", r, err)
+		}
+	}
+}
+
+// TestRunNudgeNamesFunctions: the nudge after a text-only turn names the
+// final function and the declared functions not yet called.
+func TestRunNudgeNamesFunctions(t *testing.T) {
+	srv := geminitest.New(t,
+		geminitest.One(geminitest.Call("c1", "check_warranty", map[string]any{"serial_number": "SN1"})),
+		geminitest.One(geminitest.Text("I will check the warranty now.")),
+		geminitest.One(geminitest.Call("s1", "send_email", map[string]any{"to": customer, "subject": "Re: SN1", "body": "Covered."})))
+	a := newAgent(t, gemini(srv), &sleeps{}, nil)
+	if _, err := a.Run(context.Background(), request(), &fakeTools{}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1].Contents
+	got := last[len(last)-1].Parts[0].Text
+	for _, want := range []string{"send_email", "create_ticket"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("nudge does not name %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "check_warranty") {
+		t.Errorf("nudge names check_warranty, already called:\n%s", got)
+	}
+}
