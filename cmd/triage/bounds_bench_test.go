@@ -39,21 +39,7 @@ func worstTextEmail() []byte {
 // each through `triage process --offline`. Target: at most 2 s of CPU and
 // 200 MiB of peak RSS.
 func BenchmarkProcessWorstText(b *testing.B) {
-	bin := builtTriage(b)
-	dir := benchDir(b)
-	raw := worstTextEmail()
-	if err := os.WriteFile(filepath.Join(dir, "big.eml"), raw, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	for range b.N {
-		os.RemoveAll(filepath.Join(dir, "outbox"))
-		os.Remove(filepath.Join(dir, "tickets.db"))
-		peak, cpu := peakCost(b, bin, dir, "big.eml")
-		b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
-		b.ReportMetric(float64(cpu)/1000, "cpu-s")
-		b.Logf("one email of %.1f MiB text: CPU %.2f s, peak RSS %.1f MiB (target <= 2 s, <= 200 MiB)",
-			float64(len(raw))/(1<<20), float64(cpu)/1000, float64(peak)/(1<<20))
-	}
+	benchOneEmail(b, "text", worstTextEmail())
 }
 
 // worstAttachedEmail is an email under the default size limit made of

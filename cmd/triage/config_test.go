@@ -26,10 +26,9 @@ func noDefaultConfig(t *testing.T) {
 	}
 }
 
-// watchConfig writes a watch configuration whose state lives in dir/state
-// (created empty) and returns its path; extra is appended to the pipeline
-// section.
-func watchConfig(t *testing.T, dir, pipelineExtra string) string {
+// stateDir creates dir/state (a configuration's state directory) and
+// returns the absolute path of the sample warranty registry.
+func stateDir(t *testing.T, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
 		t.Fatal(err)
@@ -38,6 +37,15 @@ func watchConfig(t *testing.T, dir, pipelineExtra string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return csv
+}
+
+// watchConfig writes a watch configuration whose state lives in dir/state
+// (created empty) and returns its path; extra is appended to the pipeline
+// section.
+func watchConfig(t *testing.T, dir, pipelineExtra string) string {
+	t.Helper()
+	csv := stateDir(t, dir)
 	path := filepath.Join(dir, "triage.yaml")
 	writeTestFile(t, path, `imap:
   addr: 127.0.0.1:1

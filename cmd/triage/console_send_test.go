@@ -24,17 +24,24 @@ import (
 
 const consoleTestToken = "0123456789abcdef0123"
 
+// freeAddr is a loopback address nothing listens on (for a server the
+// test starts).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
 // startConsole runs `triage console args...` on a free loopback port until
 // the test ends, and returns its base URL once it answers.
 func startConsole(t *testing.T, args ...string) string {
 	t.Helper()
 	t.Setenv("TRIAGE_CONSOLE_TOKEN", consoleTestToken)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan string, 1)
 	go func() {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -81,12 +80,7 @@ func TestConsoleUsageErrors(t *testing.T) {
 func TestConsoleServes(t *testing.T) {
 	cfg := consoleWorld(t, "")
 	t.Setenv("TRIAGE_CONSOLE_TOKEN", "0123456789abcdef0123")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
@@ -107,6 +101,7 @@ func TestConsoleServes(t *testing.T) {
 		return resp.StatusCode, nil
 	}
 	var code int
+	var err error
 	for range 100 {
 		if code, err = get("0123456789abcdef0123"); err == nil {
 			break

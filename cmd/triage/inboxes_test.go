@@ -17,13 +17,7 @@ import (
 // section (and shared settings) under dir.
 func inboxesConfig(t *testing.T, dir, inboxes string) string {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	csv, err := filepath.Abs(filepath.Join("..", "..", "examples", "warranty.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	csv := stateDir(t, dir)
 	path := filepath.Join(dir, "triage.yaml")
 	writeTestFile(t, path, `smtp:
   addr: 127.0.0.1:2

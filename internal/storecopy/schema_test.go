@@ -196,21 +196,28 @@ func TestCopyCoversSQLiteSchema(t *testing.T) {
 	}
 }
 
-// TestCopyCoversPostgresSchema: every table and column of a migrated store
-// is filled by the copy or deliberately left out (a table only the store
-// has, such as the model budget, too), and notCopied names nothing that
-// exists in neither schema.
-func TestCopyCoversPostgresSchema(t *testing.T) {
+// preparedPostgres is a fresh PostgreSQL store with the copy's schema
+// (closed when the test ends) and its tables' columns.
+func preparedPostgres(t *testing.T) (*store.DB, map[string]map[string]string) {
+	t.Helper()
 	ctx := context.Background()
 	dst, err := store.Open(ctx, pgtest.URL(t), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer dst.Close()
+	t.Cleanup(func() { dst.Close() })
 	if err := storecopy.Prepare(ctx, dst); err != nil {
 		t.Fatal(err)
 	}
-	pg := postgresTables(t, dst)
+	return dst, postgresTables(t, dst)
+}
+
+// TestCopyCoversPostgresSchema: every table and column of a migrated store
+// is filled by the copy or deliberately left out (a table only the store
+// has, such as the model budget, too), and notCopied names nothing that
+// exists in neither schema.
+func TestCopyCoversPostgresSchema(t *testing.T) {
+	_, pg := preparedPostgres(t)
 	schema := map[string][]string{}
 	for tbl, cols := range pg {
 		for c := range cols {
@@ -410,15 +417,7 @@ func readAll(t *testing.T, db *store.DB, tbl string, cols []string) [][]any {
 // its value, whatever the copy's own lists say.
 func TestFromSQLiteEveryColumn(t *testing.T) {
 	ctx := context.Background()
-	dst, err := store.Open(ctx, pgtest.URL(t), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	if err := storecopy.Prepare(ctx, dst); err != nil {
-		t.Fatal(err)
-	}
-	pg := postgresTables(t, dst)
+	dst, pg := preparedPostgres(t)
 	const n = 3
 	files := freshFiles(t)
 	schemas := map[string]map[string][]column{}

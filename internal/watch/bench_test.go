@@ -70,14 +70,7 @@ func (w *world) logTime(b *testing.B, msg string) time.Time {
 // TRIAGE_BENCH_LATENCY (default 600ms, the figure) and
 // TRIAGE_BENCH_MESSAGES (default 12 per worker) change the load.
 func BenchmarkWatchBacklog(b *testing.B) {
-	lat := 600 * time.Millisecond
-	if v := os.Getenv("TRIAGE_BENCH_LATENCY"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			b.Fatalf("TRIAGE_BENCH_LATENCY: %v", err)
-		}
-		lat = d
-	}
+	lat := benchLatency(b, 600*time.Millisecond)
 	for _, c := range []int{1, 4, 8} {
 		b.Run(fmt.Sprintf("concurrency=%d", c), func(b *testing.B) {
 			n := 12 * c
@@ -125,4 +118,18 @@ func BenchmarkWatchBacklog(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchLatency is the stand-in model's latency of a backlog benchmark:
+// TRIAGE_BENCH_LATENCY, else def.
+func benchLatency(b *testing.B, def time.Duration) time.Duration {
+	v := os.Getenv("TRIAGE_BENCH_LATENCY")
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		b.Fatalf("TRIAGE_BENCH_LATENCY: %v", err)
+	}
+	return d
 }

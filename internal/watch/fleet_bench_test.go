@@ -26,14 +26,7 @@ import (
 // TRIAGE_BENCH_LATENCY (default 300ms) and TRIAGE_BENCH_MESSAGES (default
 // 16 per worker) change the load.
 func BenchmarkFleetBacklog(b *testing.B) {
-	lat := 300 * time.Millisecond
-	if v := os.Getenv("TRIAGE_BENCH_LATENCY"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			b.Fatalf("TRIAGE_BENCH_LATENCY: %v", err)
-		}
-		lat = d
-	}
+	lat := benchLatency(b, 300*time.Millisecond)
 	const c = 4
 	for _, daemons := range []int{1, 2, 3} {
 		b.Run(fmt.Sprintf("daemons=%d", daemons), func(b *testing.B) {
