@@ -35,10 +35,6 @@ const (
 	// CodeDuplicateKey: the reply exists already for another message with
 	// the same Key; the email is left for a person (triage.ReasonDuplicateKey).
 	CodeDuplicateKey = string(triage.ReasonDuplicateKey)
-	// CodePerSenderLimit: the sender refused the reply, which would pass
-	// its per-sender limit; the email is left for a person
-	// (triage.ReasonPerSenderLimit) and the loop ends.
-	CodePerSenderLimit = string(triage.ReasonPerSenderLimit)
 )
 
 // Builtin function names (tools.yaml "builtin:").

@@ -91,16 +91,12 @@ func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) 
 // Message-ID, as written (with the outbox's own X-Triage headers); ok is
 // false when the outbox holds none.
 func (o *Outbox) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
-	existing := o.existing
-	if o.ext != nil {
-		existing = o.extExisting
-	}
 	for _, draft := range []bool{false, true} {
-		path, ok, err := existing(ctx, draft, messageID)
-		if err != nil || !ok {
-			if err != nil {
-				return nil, false, err
-			}
+		path, ok, err := o.lookup(ctx, draft, messageID)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
 			continue
 		}
 		raw, err := os.ReadFile(path)

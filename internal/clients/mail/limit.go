@@ -51,33 +51,16 @@ func (o *Outbox) checkLimit(ctx context.Context, to, sender string, at time.Time
 	if o.limit.n <= 0 || sender == "" {
 		return nil
 	}
-	if o.ext != nil {
-		to, sender = normAddr(to), normAddr(bareOrEmpty(sender))
-		for i, a := range []string{to, sender} {
-			if a == "" || i == 1 && a == to {
-				continue
-			}
-			n, err := o.ext.OutboxCount(ctx, a, at.Add(-o.limit.window), IndexReply, IndexDraft)
-			if err != nil {
-				return extErr(err)
-			}
-			if n >= o.limit.n {
-				return &LimitError{Address: a, Count: n, Limit: o.limit.n, Window: o.limit.window}
-			}
-		}
-		return nil
-	}
-	if err := o.loadIndex(ctx); err != nil {
-		return err
-	}
-	o.index.mu.Lock()
-	defer o.index.mu.Unlock()
 	to, sender = normAddr(to), normAddr(bareOrEmpty(sender))
 	for i, a := range []string{to, sender} {
 		if a == "" || i == 1 && a == to {
 			continue
 		}
-		if n := o.index.since(a, at.Add(-o.limit.window), true); n >= o.limit.n {
+		n, err := o.CountedSince(ctx, a, at.Add(-o.limit.window))
+		if err != nil {
+			return err
+		}
+		if n >= o.limit.n {
 			return &LimitError{Address: a, Count: n, Limit: o.limit.n, Window: o.limit.window}
 		}
 	}

@@ -56,22 +56,44 @@ func (e *NoticeLimitError) Error() string {
 }
 
 // overNotices is the *NoticeLimitError a notice about customer, dated at,
-// would meet, or nil. Called with o.mu held and the index loaded.
-func (o *Outbox) overNotices(customer string, at time.Time) error {
-	o.index.mu.Lock()
-	defer o.index.mu.Unlock()
+// would meet, or nil. Called with o.mu held.
+func (o *Outbox) overNotices(ctx context.Context, customer string, at time.Time) error {
 	since := at.Add(-time.Hour)
 	if n := o.notices.PerCustomer; n > 0 && customer != "" {
-		if got := o.index.noticesSince(customer, since); got >= n {
+		got, err := o.noticesSince(ctx, customer, since)
+		if err != nil {
+			return err
+		}
+		if got >= n {
 			return &NoticeLimitError{Reason: triage.ReasonNoticeLimit, Customer: strings.ToLower(customer), Count: got, Limit: n}
 		}
 	}
 	if n := o.notices.PerHour; n > 0 {
-		if got := o.index.noticesSince("", since); got >= n {
+		got, err := o.noticesSince(ctx, "", since)
+		if err != nil {
+			return err
+		}
+		if got >= n {
 			return &NoticeLimitError{Reason: triage.ReasonNoticeGlobalLimit, Count: got, Limit: n}
 		}
 	}
 	return nil
+}
+
+// noticesSince counts the staff notices dated at or after since about mail
+// from customer ("": every notice), from the store's index (UseIndex) or
+// the directory's.
+func (o *Outbox) noticesSince(ctx context.Context, customer string, since time.Time) (int, error) {
+	if o.ext != nil {
+		n, err := o.ext.OutboxNotices(ctx, strings.ToLower(customer), since)
+		return n, extErr(err)
+	}
+	if err := o.loadIndex(ctx); err != nil {
+		return 0, err
+	}
+	o.index.mu.Lock()
+	defer o.index.mu.Unlock()
+	return o.index.noticesSince(customer, since), nil
 }
 
 var _ Sender = (*Outbox)(nil)
@@ -152,13 +174,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	}
 
 	if r.Notice && !r.Draft {
-		if o.ext != nil {
-			if err := o.extOverNotices(ctx, r.InboundFrom, stamp); err != nil {
-				return triage.Receipt{}, err
-			}
-		} else if err := o.loadIndex(ctx); err != nil {
-			return triage.Receipt{}, err
-		} else if err := o.overNotices(r.InboundFrom, stamp); err != nil {
+		if err := o.overNotices(ctx, r.InboundFrom, stamp); err != nil {
 			return triage.Receipt{}, err
 		}
 		raw = append([]byte(NoticeHeader+": "+oneLine(r.InboundFrom)+"\r\n"), raw...)

@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"triage"
 )
 
 // Index is an outbox index kept outside the directory: the store of
@@ -169,30 +167,6 @@ func (o *Outbox) extExisting(ctx context.Context, draft bool, messageID string) 
 		return "", false, nil
 	}
 	return p, true, nil
-}
-
-// extOverNotices is overNotices with an Index.
-func (o *Outbox) extOverNotices(ctx context.Context, customer string, at time.Time) error {
-	since := at.Add(-time.Hour)
-	if n := o.notices.PerCustomer; n > 0 && customer != "" {
-		got, err := o.ext.OutboxNotices(ctx, strings.ToLower(customer), since)
-		if err != nil {
-			return extErr(err)
-		}
-		if got >= n {
-			return &NoticeLimitError{Reason: triage.ReasonNoticeLimit, Customer: strings.ToLower(customer), Count: got, Limit: n}
-		}
-	}
-	if n := o.notices.PerHour; n > 0 {
-		got, err := o.ext.OutboxNotices(ctx, "", since)
-		if err != nil {
-			return extErr(err)
-		}
-		if got >= n {
-			return &NoticeLimitError{Reason: triage.ReasonNoticeGlobalLimit, Count: got, Limit: n}
-		}
-	}
-	return nil
 }
 
 // extRecord records what Send is about to write.
