@@ -99,19 +99,8 @@ failed, 2 for a usage or configuration error.`,
 	return cmd, o
 }
 
-// outboxStore is the store as the outbox's index (mail.Index).
-type outboxStore struct{ *ledger.Ledger }
-
-var _ mail.Index = outboxStore{}
-
-// AddOutboxRows records rows in one transaction.
-func (s outboxStore) AddOutboxRows(ctx context.Context, rows []mail.IndexRow) error {
-	out := make([]ledger.OutboxRow, len(rows))
-	for i, r := range rows {
-		out[i] = ledger.OutboxRow(r)
-	}
-	return s.Ledger.AddOutboxRows(ctx, out)
-}
+// The store is the outbox's index.
+var _ mail.Index = (*ledger.Ledger)(nil)
 
 func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	level := slog.LevelWarn
@@ -147,7 +136,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 					return &exitError{code: exitFailed, err: err}
 				}
 				defer l.Close()
-				if err := outbox.UseIndex(ctx, outboxStore{l}); err != nil {
+				if err := outbox.UseIndex(ctx, l); err != nil {
 					return &exitError{code: exitFailed, err: err}
 				}
 			}

@@ -133,10 +133,7 @@ func (l *Ledger) AddOutbox(ctx context.Context, id, kind, path, to, sender, cust
 }
 
 // OutboxRow is one row of the outbox index (AddOutboxRows).
-type OutboxRow struct {
-	ID, Kind, Path, To, Sender, Customer string
-	Date                                 time.Time
-}
+type OutboxRow = triage.OutboxRow
 
 // AddOutboxRows records rows of the outbox index in one transaction (an
 // outbox directory's index copied into the store).

@@ -72,17 +72,6 @@ func storeIndex(b *testing.B, dir string, n int) *ledger.Ledger {
 	return l
 }
 
-// ledgerIndex is the store as an Index (as triage process wires it).
-type ledgerIndex struct{ *ledger.Ledger }
-
-func (s ledgerIndex) AddOutboxRows(ctx context.Context, rows []IndexRow) error {
-	out := make([]ledger.OutboxRow, len(rows))
-	for i, r := range rows {
-		out[i] = ledger.OutboxRow(r)
-	}
-	return s.Ledger.AddOutboxRows(ctx, out)
-}
-
 // BenchmarkOutboxSend is one email's work on the outbox (the reply-loop
 // checks, then the send) with 0, 10k and 100k earlier replies in the
 // directory, the index in the directory (IndexFile) or in the store
@@ -99,7 +88,7 @@ func BenchmarkOutboxSend(b *testing.B) {
 					b.Fatal(err)
 				}
 				if idx == "store" {
-					if err := o.UseIndex(ctx, ledgerIndex{storeIndex(b, dir, n)}); err != nil {
+					if err := o.UseIndex(ctx, storeIndex(b, dir, n)); err != nil {
 						b.Fatal(err)
 					}
 				}

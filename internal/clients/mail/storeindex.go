@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"triage"
 )
 
 // Index is an outbox index kept outside the directory: the store of
@@ -38,10 +40,7 @@ type Index interface {
 }
 
 // IndexRow is one row of an Index.
-type IndexRow struct {
-	ID, Kind, Path, To, Sender, Customer string
-	Date                                 time.Time
-}
+type IndexRow = triage.OutboxRow
 
 // The kinds of Index rows.
 const (

@@ -33,7 +33,7 @@ func TestOutboxWithStoreIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := o.UseIndex(ctx, storeIndex{l}); err != nil {
+		if err := o.UseIndex(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 		o.SetPerSenderLimit(3, time.Hour)
@@ -113,17 +113,6 @@ func TestOutboxWithStoreIndex(t *testing.T) {
 
 }
 
-// storeIndex is the store as an outbox's index (as triage process wires it).
-type storeIndex struct{ *ledger.Ledger }
-
-func (s storeIndex) AddOutboxRows(ctx context.Context, rows []mail.IndexRow) error {
-	out := make([]ledger.OutboxRow, len(rows))
-	for i, r := range rows {
-		out[i] = ledger.OutboxRow(r)
-	}
-	return s.Ledger.AddOutboxRows(ctx, out)
-}
-
 // Moving an outbox to the store: the first run with it copies what the
 // directory holds (its index file, and a reply file the file does not
 // list), so no earlier reply is written again; a later run without the
@@ -166,7 +155,7 @@ func TestOutboxIndexMovesToTheStore(t *testing.T) {
 	defer l.Close()
 	stored := func() *mail.Outbox {
 		o := plain()
-		if err := o.UseIndex(ctx, storeIndex{l}); err != nil {
+		if err := o.UseIndex(ctx, l); err != nil {
 			t.Fatal(err)
 		}
 		return o
