@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 
 	"triage"
 	"triage/internal/autonomy"
+	"triage/internal/budget"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/logattr"
@@ -282,6 +284,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	owner := watch.DefaultOwner()
 	var watchers []*watch.Watcher
 	var logs []*slog.Logger
+	var shared *budget.Budget // one model budget for every inbox of the process
 	for i, is := range ws.inboxes {
 		ilog := log
 		if len(ws.inboxes) > 1 {
@@ -291,9 +294,11 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 			}
 			ilog = log.With("inbox", name)
 		}
+		is.o.budget = shared
 		w, p, err := newInboxWatcher(ctx, is, led, met, fmt.Sprintf("%s/%d", owner, i+1), ilog, i == 0)
 		if p != nil {
 			defer p.Close()
+			shared = cmp.Or(shared, p.budget)
 		}
 		if err != nil {
 			return stopped(err)

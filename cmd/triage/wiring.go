@@ -53,7 +53,10 @@ type pipelineOptions struct {
 	// autonomy resolves reply mode auto (watch sets it from its ledger;
 	// nil: auto drafts, as in process).
 	autonomy processor.Autonomy
-	DryRun   bool // effect tools are answered without running; nothing changes
+	// budget, when set, is the model budget to share (the inboxes of one
+	// watch process share one); else limitModel makes one.
+	budget *budget.Budget
+	DryRun bool // effect tools are answered without running; nothing changes
 	// Concurrency is how many emails run at once (process and watch each
 	// register their own --concurrency flag); it sizes the model client's
 	// idle connections.
@@ -81,6 +84,7 @@ type pipeline struct {
 	Tools     *tools.Set
 	Tickets   tickets.Creator // the ticket store the builtins use
 	closers   []func() error
+	budget    *budget.Budget // the model budget, nil when the model has none
 }
 
 // Close releases the model server and stores.
@@ -415,6 +419,11 @@ func (p *pipeline) limitModel(ctx context.Context, o pipelineOptions, log *slog.
 	if p.Model.Offline && !limited {
 		return nil
 	}
+	if o.budget != nil {
+		p.budget = o.budget
+		p.Model.Model = &budget.Model{Next: p.Model.Model, Budget: o.budget}
+		return nil
+	}
 	cfg := budget.Config{RequestsPerMinute: o.RequestsPerMinute, TokensPerMinute: o.TokensPerMinute, Logger: log}
 	if o.Store != "" && !o.DryRun { // a dry run writes nothing, not even the budget
 		db, err := store.Open(ctx, o.Store, store.Options{})
@@ -428,6 +437,7 @@ func (p *pipeline) limitModel(ctx context.Context, o pipelineOptions, log *slog.
 	if err != nil {
 		return &exitError{code: exitFailed, err: err}
 	}
+	p.budget = b
 	p.Model.Model = &budget.Model{Next: p.Model.Model, Budget: b}
 	return nil
 }

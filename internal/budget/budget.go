@@ -182,7 +182,7 @@ func (b *Budget) Take(ctx context.Context, tokens int) error {
 }
 
 func (b *Budget) loop(ctx context.Context, tokens int, take bool) error {
-	if !b.Limited() && b.cfg.DB == nil {
+	if !b.Limited() {
 		return b.waitBackoff(ctx)
 	}
 	for logged := false; ; {
@@ -212,12 +212,14 @@ func (b *Budget) loop(ctx context.Context, tokens int, take bool) error {
 	}
 }
 
-// waitBackoff, for an in-memory budget without limits, only honours a
-// back-off after a 429.
+// waitBackoff, for a budget without limits, only honours a back-off after
+// a 429: nothing is taken, so nothing is written, and the store is read
+// without its lock.
 func (b *Budget) waitBackoff(ctx context.Context) error {
-	b.mu.Lock()
-	until := b.mem.backoff
-	b.mu.Unlock()
+	until, err := b.backoffUntil(ctx)
+	if err != nil {
+		return err
+	}
 	if d := until.Sub(b.cfg.Now()); d > 0 {
 		b.log.InfoContext(ctx, "model budget: backing off after a 429", "wait", d.Round(time.Millisecond).String())
 		if err := b.cfg.Sleep(ctx, d); err != nil {
@@ -225,6 +227,24 @@ func (b *Budget) waitBackoff(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// backoffUntil is when the back-off after the last 429 ends.
+func (b *Budget) backoffUntil(ctx context.Context) (time.Time, error) {
+	if b.cfg.DB == nil {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.mem.backoff, nil
+	}
+	var until int64
+	err := b.cfg.DB.QueryRowContext(ctx, `SELECT backoff_until FROM model_budget WHERE name = ?`, b.cfg.Name).Scan(&until)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, fmt.Errorf("budget: read %s: %w", b.cfg.Name, err)
+	}
+	return time.UnixMilli(until), nil
 }
 
 // Settle corrects the tokens a call took: estimated were taken, used were

@@ -154,6 +154,34 @@ func TestTooManyRequestsBacksOffEveryProcess(t *testing.T) {
 	})
 }
 
+// A process without limits takes nothing from the store's budget and
+// writes nothing to it, but it still backs off after another's 429.
+func TestUnlimitedProcessBacksOffToo(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		c := newClock()
+		limited := openBudget(t, target, c, Config{RequestsPerMinute: 100})
+		free := openBudget(t, target, c, Config{})
+		for range 3 {
+			if err := free.Take(ctx, 1000); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if until, err := free.backoffUntil(ctx); err != nil || !until.IsZero() {
+			t.Fatalf("before any 429: back-off until %v, %v", until, err)
+		}
+		if err := limited.BackoffAfter(ctx, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := free.Take(ctx, 1000); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]time.Duration{5 * time.Second}, c.Waits()); diff != "" {
+			t.Errorf("the unlimited process's waits (-want +got):\n%s", diff)
+		}
+	})
+}
+
 // Without a store the budget binds the process: a 429 without a retry
 // hint backs off Config.Backoff, and the request limit holds.
 func TestInMemory(t *testing.T) {
