@@ -132,7 +132,7 @@ func storedDraft(t *testing.T, target, ticketsAt string) string {
 	if err := l.Finish(ctx, loc, ledger.StateDrafted, "", "valid-warranty"); err != nil {
 		t.Fatal(err)
 	}
-	return ledger.Ref(key)
+	return key.Ref()
 }
 
 // The console sends an approved draft exactly as triage watch sends its

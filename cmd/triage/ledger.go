@@ -112,7 +112,7 @@ while triage watch is running.`,
 	}
 	table = append(ledgerSettings(&path, &config, &storeURL),
 		&settings.Setting{Flag: "state", Usage: "only this state", Var: settings.String(&state, "")},
-		&settings.Setting{Flag: "limit", Usage: "at most this many messages (replies with --replies)", Var: settings.Int(&limit, 50, atLeastOne)},
+		&settings.Setting{Flag: "limit", Usage: "at most this many messages (replies with --replies)", Var: settings.Int(&limit, 50, settings.AtLeast(1))},
 		&settings.Setting{Flag: "before", Usage: "with --replies: only replies recorded before this time (RFC 3339), the next page", Var: settings.String(&before, "")},
 		&settings.Setting{Flag: "json", Usage: "one JSON object per line", Var: settings.Bool(&asJSON, false)},
 		&settings.Setting{Flag: "replies", Usage: "list replies instead of messages", Var: settings.Bool(&replies, false)})
@@ -260,14 +260,6 @@ func printReplies(w io.Writer, rs []ledger.Reply, asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Created.Local().Format("2006-01-02 15:04:05"), r.Kind, r.State, dash(r.Outcome), r.To, r.MessageID, r.Key)
 	}
 	return tw.Flush()
-}
-
-// atLeastOne is a settings.Check: the number is 1 or more.
-func atLeastOne(n int) error {
-	if n < 1 {
-		return fmt.Errorf("%d: want at least 1", n)
-	}
-	return nil
 }
 
 func dash(s string) string {

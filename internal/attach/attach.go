@@ -154,11 +154,9 @@ func Sent(ds []Decision) []int {
 // Check confirms the content of each decision still to be sent: its bytes
 // must be what its type says (a "photo" that is an executable, an archive
 // or HTML is never sent). data holds the content by index; a missing entry
-// is unreadable. Each refusal is added to excluded; Check reports whether
-// there was one. Sniff has already refused what the heads show, so a
+// is unreadable. Sniff has already refused what the heads show, so a
 // refusal here is rare and final: nothing is planned or read again.
-func Check(ds []Decision, data map[int][]byte, excluded map[int]string) bool {
-	refused := false
+func Check(ds []Decision, data map[int][]byte) {
 	for i := range ds {
 		d := &ds[i]
 		if !d.Sent {
@@ -173,10 +171,7 @@ func Check(ds []Decision, data map[int][]byte, excluded map[int]string) bool {
 		default:
 			continue
 		}
-		excluded[d.Index] = d.Why
-		refused = true
 	}
-	return refused
 }
 
 // Matches reports whether b looks like a file of media type t: the

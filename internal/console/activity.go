@@ -51,7 +51,7 @@ func (s *Server) activity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, e := range es {
-		v.Rows = append(v.Rows, activityRow{Ref: ledger.Ref(e.Key), Stored: e})
+		v.Rows = append(v.Rows, activityRow{Ref: e.Key.Ref(), Stored: e})
 	}
 	s.render(w, r, http.StatusOK, "activity", v)
 }

@@ -66,7 +66,7 @@ func (f *fixture) earnAutonomy(t *testing.T) (*autonomy.Resolver, string) {
 		e := next(ledger.StateReplied, fmt.Sprintf("later%d@example.com", i))
 		if mode == triage.ReplyDraft {
 			e.state, e.draft = ledger.StateDrafted, "Please send us the serial number from the sticker under the kettle."
-			sample = ledger.Ref(f.email(t, e))
+			sample = f.email(t, e).Ref()
 			continue
 		}
 		e.outcome.Status, e.reply = triage.StatusReplied, "Please send us the serial number from the sticker under the kettle."

@@ -434,9 +434,10 @@ func TestEscalationLeavesQueue(t *testing.T) {
 	if err := f.Tickets.Takeover(ctx, tk.TicketID, "staff"); err != nil {
 		t.Fatal(err)
 	}
-	ref := ledger.Ref(f.email(t, email{uid: 9, messageID: "<fred-1@example.com>", from: "fred@example.com", subject: "Sparks",
+	ref := f.email(t, email{uid: 9, messageID: "<fred-1@example.com>", from: "fred@example.com", subject: "Sparks",
 		text: "It sparks.", scenario: "safety", state: ledger.StateReplied,
-		outcome: &processor.Outcome{Scenario: "safety", Status: triage.StatusReplied, Escalated: true, TicketID: tk.TicketID}}))
+		outcome: &processor.Outcome{Scenario: "safety", Status: triage.StatusReplied, Escalated: true, TicketID: tk.TicketID}}).Ref()
+
 	queued := func() bool {
 		_, body := do(t, ts.URL, req{path: "/queue?reason=escalated", header: bearer})
 		return strings.Contains(body, ref)
@@ -466,9 +467,10 @@ func TestEscalationInNeedsHumanListedOnce(t *testing.T) {
 	if err := f.Tickets.Takeover(ctx, tk.TicketID, "staff"); err != nil {
 		t.Fatal(err)
 	}
-	ref := ledger.Ref(f.email(t, email{uid: 10, messageID: "<gil-1@example.com>", from: "gil@example.com", subject: "Fire",
+	ref := f.email(t, email{uid: 10, messageID: "<gil-1@example.com>", from: "gil@example.com", subject: "Fire",
 		text: "It burns.", scenario: "safety", state: ledger.StateNeedsHuman, reason: triage.ReasonEscalated,
-		outcome: &processor.Outcome{Scenario: "safety", Status: triage.StatusReplied, Escalated: true, TicketID: tk.TicketID}}))
+		outcome: &processor.Outcome{Scenario: "safety", Status: triage.StatusReplied, Escalated: true, TicketID: tk.TicketID}}).Ref()
+
 	_, body := do(t, ts.URL, req{path: "/queue", header: bearer})
 	if n := strings.Count(body, "/conversation/"+ref+`"`); n != 1 {
 		t.Errorf("the escalation is linked %d times in the queue, want once", n)

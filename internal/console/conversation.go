@@ -170,7 +170,7 @@ func decodeOutcome(js []byte) *processor.Outcome {
 }
 
 func (s *Server) emailOf(ctx context.Context, e ledger.Stored) (emailView, error) {
-	ev := emailView{Ref: ledger.Ref(e.Key), Entry: e, Outcome: decodeOutcome(e.Outcome)}
+	ev := emailView{Ref: e.Key.Ref(), Entry: e, Outcome: decodeOutcome(e.Outcome)}
 	if ev.Outcome != nil {
 		for _, c := range ev.Outcome.FunctionCalls {
 			ev.Calls = append(ev.Calls, callView{Record: c, ArgsJSON: indent(c.Args), ResultJSON: indent(c.Result)})

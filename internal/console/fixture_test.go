@@ -119,16 +119,16 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 				{Name: "create_ticket", Args: map[string]any{"serial_number": "SN-12345", "customer_email": "anna@example.com"}, OK: true, Result: map[string]any{"ticket_id": tk.TicketID, "status": "created"}, DurationMS: 4},
 				{Name: "send_email", Args: map[string]any{"to": "anna@example.com", "subject": "Re: Kettle broken"}, OK: true, Result: map[string]any{"status": "drafted"}, DurationMS: 1},
 			}}})
-	f.Draft = ledger.Ref(key)
+	f.Draft = key.Ref()
 
 	// A hostile email the pipeline refused to act on.
 	clk.Set(time.Date(2026, 11, 24, 8, 5, 0, 0, time.UTC))
-	f.Hostile = ledger.Ref(f.email(t, email{uid: 2, messageID: "<evil-1@evil.example>", from: "mallory@evil.example", subject: hostileSubject,
+	f.Hostile = f.email(t, email{uid: 2, messageID: "<evil-1@evil.example>", from: "mallory@evil.example", subject: hostileSubject,
 		text: hostileText, scenario: "general", state: ledger.StateFailed, reason: triage.ReasonEmailNotSent,
 		outcome: &processor.Outcome{Scenario: "general", Detection: processor.Detection{Method: "fallback", Reason: "no rule matched"},
 			Status: triage.StatusFailed, Reason: triage.ReasonEmailNotSent, ModelCalls: 2, Tokens: agent.Usage{Prompt: 900, Output: 60, Total: 960},
 			FunctionCalls: []dispatcher.Record{{Name: "send_email", Args: map[string]any{"to": "attacker@evil.example", "body": "<script>alert(1)</script>"},
-				Blocked: true, Error: &dispatcher.RecordError{Code: "recipient_not_allowed", Message: "send_email.to must be the sender"}}}}}))
+				Blocked: true, Error: &dispatcher.RecordError{Code: "recipient_not_allowed", Message: "send_email.to must be the sender"}}}}}).Ref()
 
 	// A follow-up on a conversation a person owns.
 	tk2, err := ts.Create(ctx, tickets.Request{SerialNumber: "SN-77777", CustomerEmail: "bob@example.com", Priority: "normal",
@@ -144,20 +144,20 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 		t.Fatal(err)
 	}
 	clk.Set(time.Date(2026, 11, 24, 8, 10, 0, 0, time.UTC))
-	f.Owned = ledger.Ref(f.email(t, email{uid: 3, messageID: "<bob-2@example.com>", from: "bob@example.com", subject: "Re: Toaster",
+	f.Owned = f.email(t, email{uid: 3, messageID: "<bob-2@example.com>", from: "bob@example.com", subject: "Re: Toaster",
 		text: "Any news?", scenario: "valid-warranty", state: ledger.StateNeedsHuman, reason: triage.ReasonHumanOwner,
-		outcome: &processor.Outcome{Status: triage.StatusSkipped, Reason: triage.ReasonHumanOwner, TicketID: tk2.TicketID, Followup: true}}))
+		outcome: &processor.Outcome{Status: triage.StatusSkipped, Reason: triage.ReasonHumanOwner, TicketID: tk2.TicketID, Followup: true}}).Ref()
 
 	// A reply triage sent, and an escalation.
 	clk.Set(time.Date(2026, 11, 24, 8, 20, 0, 0, time.UTC))
 	rk := f.email(t, email{uid: 4, messageID: "<carl-1@example.com>", from: "carl@example.com", subject: "Warranty?",
 		text: "Is SN-55555 covered?", scenario: "expired-warranty", state: ledger.StateReplied, reply: "Your warranty expired.",
 		outcome: &processor.Outcome{Scenario: "expired-warranty", Status: triage.StatusReplied}})
-	f.Replied = ledger.Ref(rk)
+	f.Replied = rk.Ref()
 	ek := f.email(t, email{uid: 5, messageID: "<dora-1@example.com>", from: "dora@example.com", subject: "Smoke from the charger",
 		text: "It smoked and smelled of burning.", scenario: "safety", state: ledger.StateReplied, reply: "We told our safety team.",
 		outcome: &processor.Outcome{Scenario: "safety", Status: triage.StatusReplied, Escalated: true}})
-	f.Escalated = ledger.Ref(ek)
+	f.Escalated = ek.Ref()
 	return f
 }
 

@@ -100,7 +100,7 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 			continue // a copy of a message already listed
 		}
 		seen[e.Key] = true
-		it := queueItem{Ref: ledger.Ref(e.Key), Entry: e, Inbox: e.Account + "/" + e.Mailbox}
+		it := queueItem{Ref: e.Key.Ref(), Entry: e, Inbox: e.Account + "/" + e.Mailbox}
 		o := decodeOutcome(e.Outcome)
 		if o != nil {
 			it.Ticket = o.TicketID

@@ -73,9 +73,9 @@ const (
 	// submission may or may not have happened: it is marked
 	// ReplyNeedsHuman, never submitted again.
 	StepMarkUnconfirmed
-	// StepAbandon: nothing was sent and the run is stopping: the entry is
-	// forgotten and the next run handles the message afresh. No state is
-	// recorded.
+	// StepAbandon: nothing was sent and the run is stopping: the claim is
+	// given back (Unclaim, the attempt not counted) and the next run, or
+	// another daemon, handles the message afresh. No state is recorded.
 	StepAbandon
 	// StepPostpone: the mail server refused the reply for now and the
 	// message has attempts left: the entry stays processing (Postpone) and

@@ -32,11 +32,6 @@ type Stored struct {
 	Body    string // the customer's text; "" when none was kept
 }
 
-// Ref is a short, stable name of an inbound key that carries none of the
-// customer's words (the key holds their Message-ID and address): what the
-// console puts in URLs.
-func Ref(key triage.Key) string { return key.Ref() }
-
 // SetOutcome keeps the outcome JSON and the customer's text with the entry
 // at loc.
 func (l *Ledger) SetOutcome(ctx context.Context, loc Loc, outcome []byte, body string) error {
@@ -98,7 +93,7 @@ func (l *Ledger) ByRef(ctx context.Context, ref string) ([]Stored, error) {
 			rows.Close()
 			return nil, fmt.Errorf("ledger: by ref: %w", err)
 		}
-		found = Ref(key) == ref
+		found = key.Ref() == ref
 	}
 	err = rows.Err()
 	rows.Close()

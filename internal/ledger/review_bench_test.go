@@ -34,7 +34,7 @@ func BenchmarkByRef(b *testing.B) {
 	if err := tx.Commit(); err != nil {
 		b.Fatal(err)
 	}
-	ref := Ref(triage.Key(fmt.Sprintf("msgid:<m%d@customer.example>|c%d@example.com", n/2, n/2)))
+	ref := triage.Key(fmt.Sprintf("msgid:<m%d@customer.example>|c%d@example.com", n/2, n/2)).Ref()
 	b.ResetTimer()
 	for b.Loop() {
 		if es, err := l.ByRef(ctx, ref); err != nil || len(es) != 1 {

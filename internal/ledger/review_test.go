@@ -33,7 +33,7 @@ func TestOutcomeKeptAndBounded(t *testing.T) {
 		if err := l.Finish(ctx, loc, StateReplied, "", "s"); err != nil {
 			t.Fatal(err)
 		}
-		es, err := l.ByRef(ctx, Ref(key))
+		es, err := l.ByRef(ctx, key.Ref())
 		if err != nil || len(es) != 1 {
 			t.Fatalf("ByRef = %v, %v", es, err)
 		}
@@ -43,14 +43,14 @@ func TestOutcomeKeptAndBounded(t *testing.T) {
 		if err := l.SetOutcome(ctx, loc, make([]byte, MaxOutcomeBytes+1), ""); err != nil {
 			t.Fatal(err)
 		}
-		if es, _ := l.ByRef(ctx, Ref(key)); es[0].Outcome != nil {
+		if es, _ := l.ByRef(ctx, key.Ref()); es[0].Outcome != nil {
 			t.Errorf("an outcome over MaxOutcomeBytes was kept (%d bytes)", len(es[0].Outcome))
 		}
-		if _, err := l.ByRef(ctx, Ref("other")); !errors.Is(err, ErrNotFound) {
+		if _, err := l.ByRef(ctx, triage.Key("other").Ref()); !errors.Is(err, ErrNotFound) {
 			t.Errorf("ByRef(unknown) err = %v, want ErrNotFound", err)
 		}
-		if strings.Contains(Ref(key), "jan") || len(Ref(key)) != 20 {
-			t.Errorf("Ref %q", Ref(key))
+		if strings.Contains(key.Ref(), "jan") || len(key.Ref()) != 20 {
+			t.Errorf("Ref %q", key.Ref())
 		}
 	})
 }
@@ -194,7 +194,7 @@ func TestUpgradeAddsReviewColumns(t *testing.T) {
 	db.Close()
 	now := time.UnixMilli(2000)
 	l := openAt(t, path, &now)
-	es, err := l.ByRef(ctx, Ref("k"))
+	es, err := l.ByRef(ctx, triage.Key("k").Ref())
 	if err != nil || len(es) != 1 || es[0].Outcome != nil || es[0].Body != "" || es[0].State != StateFailed {
 		t.Fatalf("old entry = %+v, %v", es, err)
 	}

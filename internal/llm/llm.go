@@ -19,6 +19,7 @@ import (
 	"triage/internal/offline"
 	"triage/internal/openai"
 	"triage/internal/scenario"
+	"triage/internal/trace"
 )
 
 // DefaultModel is the Gemini model used when none is given.
@@ -148,9 +149,9 @@ func New(ctx context.Context, o Options) (*Model, error) {
 		if err != nil {
 			return nil, err
 		}
-		desc, provider := "Gemini API", "gcp.gemini"
+		desc, provider := "Gemini API", trace.ProviderGemini
 		if c.ClientConfig().Backend == genai.BackendVertexAI {
-			desc, provider = "Gemini on Vertex AI", "gcp.vertex_ai"
+			desc, provider = "Gemini on Vertex AI", trace.ProviderVertexAI
 		}
 		if u := c.ClientConfig().HTTPOptions.BaseURL; u != "" {
 			desc += " at " + u
@@ -174,7 +175,7 @@ func New(ctx context.Context, o Options) (*Model, error) {
 	return &Model{
 		Model:       &agent.Gemini{Client: c},
 		Offline:     true,
-		Provider:    "triage.offline",
+		Provider:    trace.ProviderOffline,
 		Description: "built-in offline model (deterministic stand-in, not an LLM)",
 		Server:      srv,
 	}, nil
@@ -205,7 +206,7 @@ func openAI(o Options, hc *http.Client) (*Model, error) {
 	if key == "" && (base == "" || base == openai.DefaultBaseURL) {
 		return nil, errors.New("llm: the OpenAI API needs a key: set OPENAI_API_KEY or a key file (a local server needs only its base URL)")
 	}
-	return &Model{Model: c, Description: "OpenAI-compatible endpoint " + c.URL(), Provider: "openai"}, nil
+	return &Model{Model: c, Description: "OpenAI-compatible endpoint " + c.URL(), Provider: trace.ProviderOpenAI}, nil
 }
 
 // DefaultConcurrency is Options.Concurrency when unset.

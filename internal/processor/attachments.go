@@ -49,7 +49,7 @@ func (p *Processor) attachments(raw []byte, listed []message.Attachment, heads m
 			return nil, err
 		}
 		// What Check refuses now stays refused; the rest is sent.
-		attach.Check(ds, data, excluded)
+		attach.Check(ds, data)
 	}
 	var parts []*genai.Part
 	for _, d := range ds {

@@ -112,12 +112,17 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		return w.ledgerErr(l.Forget(context.WithoutCancel(ctx), loc, w.cfg.Owner))
 	}
 	w.log.DebugContext(ctx, "message body", "uid", uid, "raw", string(raw))
-	e.Digest = digest(raw)
+	// Parsed here once for the ledger's digest and the reviewed text; the
+	// pipeline parses again with its own bounds.
+	text := ""
+	if m, err := message.Parse(raw); err == nil {
+		e.Digest, text = triage.DigestOf(m), m.Text
+	}
 
 	start := w.cfg.Now()
 	out := w.process(pctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
 		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}, MoreAttempts: attempt < w.cfg.MaxAttempts})
-	w.keepOutcome(ctx, loc, out, raw)
+	w.keepOutcome(ctx, loc, out, text)
 	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
 	if out.Status == triage.StatusFailed && out.Reason != triage.ReasonSendFailed { // the Sender counted that one
 		w.cfg.Metrics.Error("process")

@@ -5,18 +5,13 @@ import (
 	"encoding/json"
 
 	"triage/internal/ledger"
-	"triage/internal/message"
 	"triage/internal/processor"
 )
 
-// keepOutcome keeps the pipeline's outcome and the customer's text with the
-// ledger entry, for the people who review triage's work (triage console).
-// Losing it loses nothing the pipeline needs: a failure is logged.
-func (w *Watcher) keepOutcome(ctx context.Context, loc ledger.Loc, out processor.Outcome, raw []byte) {
-	body := ""
-	if m, err := message.Parse(raw); err == nil {
-		body = m.Text
-	}
+// keepOutcome keeps the pipeline's outcome and the customer's text (body)
+// with the ledger entry, for the people who review triage's work (triage
+// console). Losing it loses nothing the pipeline needs: a failure is logged.
+func (w *Watcher) keepOutcome(ctx context.Context, loc ledger.Loc, out processor.Outcome, body string) {
 	js, err := json.Marshal(out)
 	if err == nil {
 		err = w.cfg.Ledger.SetOutcome(context.WithoutCancel(ctx), loc, js, body)
