@@ -71,24 +71,26 @@ func NotifyStaff(s mail.Sender, from, domain string, n Notices) Handler[NotifySt
 		nt := n.compose(ctx, call, in)
 		subject, body := nt.Subject(), nt.Body()
 		var out Notified
+		// What every notice of this email shares: the customer it is about
+		// and the thread it joins.
+		var thread mail.Reply
+		if m := call.Msg; m != nil {
+			thread.InboundFrom = m.From.Address
+			thread.ReplyTo = customerAddress(m)
+			if id, ok := mail.ValidMsgID(m.MessageID); ok {
+				thread.InReplyTo = "<" + id + ">"
+			}
+			thread.References = mail.ThreadReferences(m.References, m.MessageID)
+		}
 		for _, to := range call.Staff {
 			var key triage.Key
 			if call.Key != "" {
-				key = call.Key + triage.Key("|staff|"+to)
+				key = staffKey(call.Key, to)
 			}
-			r := &mail.Reply{From: from, To: to, Subject: subject, Body: body, Date: call.Now, Key: key, Notice: true}
+			r := &mail.Reply{From: from, To: to, Subject: subject, Body: body, Date: call.Now, Key: key, Notice: true,
+				InboundFrom: thread.InboundFrom, ReplyTo: thread.ReplyTo, InReplyTo: thread.InReplyTo, References: thread.References}
 			if key != "" {
 				r.MessageID = mail.MessageIDFor(key, domain)
-			}
-			if m := call.Msg; m != nil {
-				r.InboundFrom = m.From.Address
-				if rt := customerAddress(m); rt != "" {
-					r.ReplyTo = rt
-				}
-				if id, ok := mail.ValidMsgID(m.MessageID); ok {
-					r.InReplyTo = "<" + id + ">"
-				}
-				r.References = mail.ThreadReferences(m.References, m.MessageID)
 			}
 			rc, err := s.Send(ctx, r)
 			var lim triage.Limited
@@ -210,7 +212,7 @@ func (nf *Notifier) Unacknowledged(ctx context.Context, u Unacknowledged) error 
 		"and triage did not take the conversation over.\n"
 	var errs []error
 	for _, to := range u.Staff {
-		first := u.Key + triage.Key("|staff|"+to)
+		first := staffKey(u.Key, to)
 		key := u.Key + triage.Key("|staff-unanswered|"+to)
 		r := &mail.Reply{From: nf.From, To: to, Subject: subject, Body: body, Date: u.Now, Key: key, Notice: true,
 			InboundFrom: u.InboundFrom, MessageID: mail.MessageIDFor(key, nf.Domain)}
@@ -224,3 +226,8 @@ func (nf *Notifier) Unacknowledged(ctx context.Context, u Unacknowledged) error 
 	}
 	return errors.Join(errs...)
 }
+
+// staffKey is the key of the staff notice about the email keyed k sent to
+// to: its Message-ID, which a later notice about the same email threads
+// under.
+func staffKey(k triage.Key, to string) triage.Key { return k + triage.Key("|staff|"+to) }

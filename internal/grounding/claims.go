@@ -172,12 +172,16 @@ func (s *scan) each(re *regexp.Regexp, f func(m []int) (Claim, bool)) {
 		if !ok {
 			continue
 		}
-		c.Text = s.orig[m[0]:m[1]]
-		s.claims = append(s.claims, c)
-		for i := m[0]; i < m[1]; i++ {
-			s.masked[i] = 0
-		}
+		s.claim(c, m[0], m[1])
 	}
+}
+
+// claim records c as the text from start to end and masks that span, so
+// no later reading takes it again.
+func (s *scan) claim(c Claim, start, end int) {
+	c.Text = s.orig[start:end]
+	s.claims = append(s.claims, c)
+	clear(s.masked[start:end])
 }
 
 func (s *scan) group(m []int, i int) string {
@@ -273,11 +277,7 @@ func (s *scan) eachGroups(re *regexp.Regexp, a, b int, f func(ga, gb string) (Cl
 				continue
 			}
 			start, end := min(m[2*a], m[2*b]), max(m[2*a+1], m[2*b+1])
-			c.Text = s.orig[start:end]
-			s.claims = append(s.claims, c)
-			for i := start; i < end; i++ {
-				s.masked[i] = 0
-			}
+			s.claim(c, start, end)
 			found = true
 		}
 	}
@@ -370,10 +370,7 @@ func (s *scan) ticketNumbers() {
 			if rest := s.masked[end:]; len(rest) > 1 && strings.IndexByte(" -/.,", rest[0]) >= 0 && rest[1] >= '0' && rest[1] <= '9' {
 				continue
 			}
-			s.claims = append(s.claims, Claim{Kind: KindTicket, Text: s.orig[start:end], key: s.orig[start:end]})
-			for i := start; i < end; i++ {
-				s.masked[i] = 0
-			}
+			s.claim(Claim{Kind: KindTicket, key: s.orig[start:end]}, start, end)
 			found = true
 		}
 	}

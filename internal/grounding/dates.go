@@ -170,10 +170,7 @@ func (s *scan) eachSpanOnce(re *regexp.Regexp, first, last int, f func(m []int) 
 			continue
 		}
 		start, end := m[2*first], m[2*last+1]
-		s.claims = append(s.claims, Claim{Kind: KindDate, Text: s.orig[start:end], dates: ds})
-		for i := start; i < end; i++ {
-			s.masked[i] = 0
-		}
+		s.claim(Claim{Kind: KindDate, dates: ds}, start, end)
 		found = true
 	}
 	return found

@@ -69,14 +69,7 @@ func (p *Processor) handedOff(ctx context.Context, out *Outcome) {
 	if out.TicketID == "" || p.cfg.Tickets == nil {
 		return
 	}
-	_, err := p.cfg.Tickets.AddNote(ctx, out.TicketID, tickets.Note{
-		MessageID: "<" + string(out.Key) + ".handoff@triage.invalid>",
-		From:      NoteAuthor,
-		Subject:   "Handed to staff",
-		Text:      text,
-		At:        p.cfg.Now(),
-	})
-	if err != nil {
+	if err := p.noteTicket(ctx, out, "handoff", "Handed to staff", text); err != nil {
 		p.cfg.Logger.ErrorContext(ctx, "could not note the hand-off on its ticket", "ticket", out.TicketID, "err", err)
 	}
 }
@@ -102,4 +95,18 @@ func noticeRefused(recs []dispatcher.Record) (triage.Reason, string) {
 		}
 	}
 	return "", ""
+}
+
+// noteTicket adds triage's own note (NoteAuthor) to the outcome's ticket.
+// Its Message-ID comes from the email's key and tag, so the same note is
+// never added twice.
+func (p *Processor) noteTicket(ctx context.Context, out *Outcome, tag, subject, text string) error {
+	_, err := p.cfg.Tickets.AddNote(ctx, out.TicketID, tickets.Note{
+		MessageID: "<" + string(out.Key) + "." + tag + "@triage.invalid>",
+		From:      NoteAuthor,
+		Subject:   subject,
+		Text:      text,
+		At:        p.cfg.Now(),
+	})
+	return err
 }

@@ -5,7 +5,6 @@ import (
 
 	"triage"
 	"triage/internal/builtins"
-	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 )
 
@@ -29,14 +28,8 @@ func (p *Processor) sendFailed(ctx context.Context, out *Outcome, f *dispatcher.
 	if out.TicketID == "" || p.cfg.Tickets == nil || p.cfg.DryRun || retried {
 		return
 	}
-	_, err := p.cfg.Tickets.AddNote(context.WithoutCancel(ctx), out.TicketID, tickets.Note{
-		MessageID: "<" + string(out.Key) + ".send-failed@triage.invalid>",
-		From:      NoteAuthor,
-		Subject:   "Reply not sent",
-		Text: "triage could not send its reply to this email, so the customer has not been answered: " +
-			f.Detail() + ". The email is left for a person.",
-		At: p.cfg.Now(),
-	})
+	err := p.noteTicket(context.WithoutCancel(ctx), out, "send-failed", "Reply not sent",
+		"triage could not send its reply to this email, so the customer has not been answered: "+f.Detail()+". The email is left for a person.")
 	if err != nil {
 		p.cfg.Logger.ErrorContext(ctx, "could not note the failed reply on its ticket", "ticket", out.TicketID, "err", err)
 		out.Detail += "; the ticket could not be noted: " + err.Error()
