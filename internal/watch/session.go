@@ -14,6 +14,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/mailauth"
@@ -415,9 +416,13 @@ func (m *peeked) entry() ledger.Entry {
 }
 
 // orderKeys are the keys whose messages must not overlap.
-func (m *peeked) orderKeys() []string {
-	keys := []string{"key:" + string(m.id.Key)}
-	for _, a := range []string{m.id.From, m.id.ReplyTo} {
+func (m *peeked) orderKeys() []string { return orderKeys(m.id.Key, m.id.From, m.id.ReplyTo) }
+
+// orderKeys are the keys of a message keyed k from (or answering to) the
+// addresses: two messages sharing one are handled one after the other.
+func orderKeys(k triage.Key, addrs ...string) []string {
+	keys := []string{"key:" + string(k)}
+	for _, a := range addrs {
 		if a != "" && !slices.Contains(keys, "addr:"+a) {
 			keys = append(keys, "addr:"+a)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -166,11 +167,8 @@ func (w *Watcher) help(ctx, hard context.Context, c *imapclient.Client, once boo
 				if running == w.cfg.Concurrency {
 					break
 				}
-				keys := []string{"key:" + string(e.Key)}
-				if e.Sender != "" {
-					keys = append(keys, "addr:"+e.Sender)
-				}
-				if busy[keys[0]] || len(keys) > 1 && busy[keys[1]] {
+				keys := orderKeys(e.Key, e.Sender)
+				if slices.ContainsFunc(keys, func(k string) bool { return busy[k] }) {
 					continue
 				}
 				for _, k := range keys {
