@@ -1,16 +1,24 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
+	"fmt"
 	"testing"
+
+	"triage/internal/offline"
 )
 
 // BenchmarkProcessCPUPerEmail: CPU time (user + system, of the triage
 // process, as getrusage reports it) per email of one `triage process` run
-// over 1,000 emails with the built-in offline model, which answers at once
-// (zero model latency; its own work is in the figure, a real model's would
-// not be). Target: at most 3 ms per email.
+// over 1,000 emails at zero model latency, less the CPU of a run over one
+// email (start-up: flags, instructions, the language models). Target: at
+// most 3 ms per email.
+//
+// It is measured twice. model=in-process is the run as a user starts it,
+// with --offline: the built-in offline model then answers from inside the
+// measured process, so its own work (reading each request, writing each
+// answer) is in the figure. model=apart is the same run asking the offline
+// model served by this benchmark's process, as triage asks Gemini: what is
+// left is triage's own CPU, the genai client's included.
 //
 //	go test -run '^$' -bench ProcessCPUPerEmail -benchtime 3x ./cmd/triage
 func BenchmarkProcessCPUPerEmail(b *testing.B) {
@@ -18,14 +26,38 @@ func BenchmarkProcessCPUPerEmail(b *testing.B) {
 	bin := builtTriage(b)
 	dir := benchDir(b)
 	files := smallEmails(b, dir, n)
-	for range b.N {
-		os.RemoveAll(filepath.Join(dir, "outbox"))
-		os.Remove(filepath.Join(dir, "tickets.db"))
-		_, cpuMS, code := measureProcess(b, bin, dir, []string{"--concurrency", "4"}, files...)
-		if code != 0 {
-			b.Fatalf("triage process exited %d", code)
-		}
-		b.ReportMetric(float64(cpuMS)/n, "cpu-ms/email")
-		b.Logf("%d emails: %d ms of CPU, %.2f ms per email (target <= 3)", n, cpuMS, float64(cpuMS)/n)
+	set, err := loadInstructions("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := offline.Start(offline.Options{Scenarios: set.Scenarios})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	runs := 0
+	for _, model := range []struct{ name, url string }{{"in-process", ""}, {"apart", srv.URL()}} {
+		b.Run("model="+model.name, func(b *testing.B) {
+			// Each run writes to a fresh directory: removing 1,000 replies
+			// just before writing 1,000 more would make the file system's
+			// search for free inodes (ext4 skips those freed in the last
+			// 30 s) part of the figure.
+			cpu := func(files ...string) int64 {
+				runs++
+				o := runOptions{flags: []string{"--concurrency", "4"}, model: model.url, state: fmt.Sprintf("run-%s-%d", model.name, runs)}
+				_, cpuMS, code := measureRun(b, bin, dir, o, files...)
+				if code != 0 {
+					b.Fatalf("triage process exited %d", code)
+				}
+				return cpuMS
+			}
+			for range b.N {
+				one, all := cpu(files[0]), cpu(files...)
+				per := float64(all-one) / (n - 1)
+				b.ReportMetric(per, "cpu-ms/email")
+				b.Logf("model %s: %d emails, %d ms of CPU, one email %d ms: %.2f ms per email (target <= 3)",
+					model.name, n, all, one, per)
+			}
+		})
 	}
 }

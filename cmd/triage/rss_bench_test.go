@@ -55,12 +55,39 @@ func peakRSS(b *testing.B, bin, dir string, files ...string) (int64, int) {
 // in bytes, its CPU time (user + system) in ms and its exit code; an exit
 // code other than 0 or 1 (some email failed, which is fine here) fails b.
 func measureProcess(b *testing.B, bin, dir string, flags []string, files ...string) (rss, cpuMS int64, code int) {
+	return measureRun(b, bin, dir, runOptions{flags: flags}, files...)
+}
+
+// runOptions vary a measured run.
+type runOptions struct {
+	flags []string
+	// model is the address of a stand-in for Gemini, served from the
+	// benchmark's own process; empty: the built-in offline model (--offline),
+	// inside the measured process.
+	model string
+	// state is the directory under dir for the outbox and tickets.db
+	// (default dir itself).
+	state string
+}
+
+// measureRun is measureProcess with the options.
+func measureRun(b *testing.B, bin, dir string, o runOptions, files ...string) (rss, cpuMS int64, code int) {
 	b.Helper()
-	args := append(append([]string{bin, "process", "--offline", "--json"}, flags...),
-		"--warranty-csv", "warranty.csv", "--tickets-db", "tickets.db", "--outbox", "outbox")
+	if err := os.MkdirAll(filepath.Join(dir, o.state), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	args := append([]string{bin, "process", "--json"}, o.flags...)
+	env := []string{rssRunnerEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	if o.model == "" {
+		args = append(args, "--offline")
+	} else {
+		env = append(env, "GEMINI_API_KEY=bench", "GOOGLE_GEMINI_BASE_URL="+o.model)
+	}
+	args = append(args, "--warranty-csv", "warranty.csv",
+		"--tickets-db", filepath.Join(o.state, "tickets.db"), "--outbox", filepath.Join(o.state, "outbox"))
 	cmd := exec.Command(os.Args[0], append(args, files...)...)
 	cmd.Dir = dir
-	cmd.Env = []string{rssRunnerEnv + "=1", "PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -79,7 +106,8 @@ func measureProcess(b *testing.B, bin, dir string, flags []string, files ...stri
 const rssRunnerEnv = "TRIAGE_RSS_RUNNER"
 
 // rssRunner: when this test binary is started with TRIAGE_RSS_RUNNER=1 it
-// runs its arguments as a command (stdout discarded, stderr passed on) and
+// runs its arguments as a command (stdout discarded, stderr passed on; of
+// the environment, PATH, HOME and the Gemini key and address) and
 // prints the command's peak RSS (KiB, as getrusage reports it on Linux) and
 // exit code, then exits.
 func init() {
@@ -90,6 +118,11 @@ func init() {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stderr = os.Stderr
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for _, k := range []string{"GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"} {
+		if v := os.Getenv(k); v != "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
 	err := cmd.Run()
 	if cmd.ProcessState == nil {
 		fmt.Fprintln(os.Stderr, "rss runner:", err)

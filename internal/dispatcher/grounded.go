@@ -56,8 +56,9 @@ func (s *Session) ground(t *tools.Tool, args map[string]any) error {
 }
 
 // groundingSources collects what a grounded reply may state: the texts the
-// model was given (Options.Sources: the instructions and the user turn),
-// the inbound message, the scenario's instructions, the email's ticket and
+// model was given (Options.Sources: the instructions and the facts of the
+// user turn), the inbound message (its subject, text, quoted history,
+// addresses and date), the scenario's instructions, the email's ticket and
 // every successful function result of this email.
 func (s *Session) groundingSources() *grounding.Sources {
 	var src grounding.Sources

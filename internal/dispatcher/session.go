@@ -89,8 +89,9 @@ type Options struct {
 	// but is answered {"dry_run": true, ...} without running (see
 	// dryRunResult); nothing changes anywhere.
 	DryRun bool
-	// Sources are the texts the model was given (system instruction, user
-	// turn): a grounded tool's claims may come from them (see ground).
+	// Sources are the texts the model was given besides the message's own
+	// (the system instruction, the facts of the user turn): a grounded
+	// tool's claims may come from them and from the message (see ground).
 	Sources []string
 	// Language is the customer's language (Call.Language).
 	Language string

@@ -17,7 +17,7 @@ func TestSourceClaimsCache(t *testing.T) {
 		t.Fatal("no claims in the test text")
 	}
 	for range 2 {
-		if diff := cmp.Diff(want, sourceClaims(long), cmp.AllowUnexported(Claim{})); diff != "" {
+		if diff := cmp.Diff(want, sourceClaims(long).claims, cmp.AllowUnexported(Claim{})); diff != "" {
 			t.Fatalf("sourceClaims differs from Claims (-want +got):\n%s", diff)
 		}
 	}

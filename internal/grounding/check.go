@@ -36,8 +36,9 @@ func (s *Sources) AddText(text string) {
 		text = text[:MaxText]
 	}
 	s.init()
-	s.texts = append(s.texts, strings.ToUpper(text))
-	claims := sourceClaims(text)
+	read := sourceClaims(text)
+	s.texts = append(s.texts, read.upper)
+	claims := read.claims
 	for _, c := range claims {
 		switch c.Kind {
 		case KindDate:
@@ -240,11 +241,18 @@ func firstRune(s string) rune {
 }
 
 // Every email's sources include the same instructions (main.md, the
-// scenario's text): sourceClaims keeps the claims of long texts it has
-// read, so each is scanned once per process rather than once per reply.
+// scenario's text): sourceClaims keeps what it read of long texts, so each
+// is scanned once per process rather than once per reply.
 var claimCache struct {
 	sync.Mutex
-	m map[string][]Claim
+	m map[string]reading
+}
+
+// reading is what AddText takes from a text: its claims and the text in
+// upper case.
+type reading struct {
+	claims []Claim
+	upper  string
 }
 
 // Bounds of claimCache: texts shorter than cacheMinText are scanned
@@ -255,24 +263,24 @@ const (
 	cacheEntries = 64
 )
 
-// sourceClaims is Claims, remembered for long texts. The claims returned
+// sourceClaims reads text, remembered for long texts. The claims returned
 // are shared: callers only read them.
-func sourceClaims(text string) []Claim {
+func sourceClaims(text string) reading {
 	if len(text) < cacheMinText {
-		return Claims(text)
+		return reading{Claims(text), strings.ToUpper(text)}
 	}
 	claimCache.Lock()
-	cs, ok := claimCache.m[text]
+	r, ok := claimCache.m[text]
 	claimCache.Unlock()
 	if ok {
-		return cs
+		return r
 	}
-	cs = Claims(text)
+	r = reading{Claims(text), strings.ToUpper(text)}
 	claimCache.Lock()
 	if claimCache.m == nil || len(claimCache.m) >= cacheEntries {
-		claimCache.m = map[string][]Claim{}
+		claimCache.m = map[string]reading{}
 	}
-	claimCache.m[text] = cs
+	claimCache.m[text] = r
 	claimCache.Unlock()
-	return cs
+	return r
 }

@@ -12,7 +12,6 @@ package grounding
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -90,80 +89,16 @@ type scan struct {
 	orig   string
 	masked []byte
 	claims []Claim
-	// near are the stretches of orig around its digits (digitStretches),
-	// found on first use; whole reads every pattern over the whole text
-	// (the reference the stretches are tested against).
-	near  [][2]int
-	found bool
+	// whole reads every pattern over the whole text: the reference the
+	// narrowed readings (see find) are tested against.
 	whole bool
-}
-
-// digitReach is how far either side of a digit a pattern that needs one
-// is looked for (before widening to whitespace): the longest digit-free
-// run inside one claim ("31 października 2027": a month name and its
-// spaces) is far shorter.
-const digitReach = 64
-
-// find is re.FindAllSubmatchIndex over the masked text. A pattern that
-// matches only around an ASCII digit (needsDigit) is run over the
-// stretches near digits alone, with the same offsets: prose without
-// numbers, most of any text, is not read by the dozen such patterns.
-func (s *scan) find(re *regexp.Regexp) [][]int {
-	if s.whole || !needsDigit[re] {
-		return re.FindAllSubmatchIndex(s.masked, -1)
-	}
-	if !s.found {
-		s.near, s.found = digitStretches(s.orig), true
-	}
-	var all [][]int
-	for _, st := range s.near {
-		for _, m := range re.FindAllSubmatchIndex(s.masked[st[0]:st[1]], -1) {
-			for i := range m {
-				if m[i] >= 0 {
-					m[i] += st[0]
-				}
-			}
-			all = append(all, m)
-		}
-	}
-	return all
-}
-
-// digitStretches returns the stretches of text within digitReach bytes of
-// an ASCII digit, widened to ASCII whitespace (or the text's ends) so no
-// word is cut, overlapping or touching ones merged, in order. A stretch
-// starts after whitespace and ends before it, as a match's boundary
-// character would: "^" and "$" at its ends read as the whitespace there.
-func digitStretches(text string) [][2]int {
-	var out [][2]int
-	for i := 0; i < len(text); i++ {
-		if text[i] < '0' || text[i] > '9' {
-			continue
-		}
-		// Each widening stops at the stretch before, so the whole walk is
-		// linear however long a run without whitespace is.
-		n, floor := len(out), 0
-		if n > 0 {
-			floor = out[n-1][1]
-		}
-		lo, hi := max(i-digitReach, floor), max(min(i+1+digitReach, len(text)), floor)
-		for lo > floor && !asciiSpace(text[lo-1]) {
-			lo--
-		}
-		for hi < len(text) && !asciiSpace(text[hi]) {
-			hi++
-		}
-		if n > 0 && lo <= floor {
-			out[n-1][1] = hi
-		} else {
-			out = append(out, [2]int{lo, hi})
-		}
-	}
-	return out
-}
-
-func asciiSpace(b byte) bool {
-	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v'
+	// near are the stretches of orig around its runs of at least n
+	// digits (digitStretches), by n, found on first use.
+	near map[int][][2]int
+	// words are orig's runs of letters (see hasWord); may remembers which
+	// patterns orig may hold (see mayHold).
+	words []string
+	may   map[*regexp.Regexp]bool
 }
 
 func (s *scan) each(re *regexp.Regexp, f func(m []int) (Claim, bool)) {
@@ -323,8 +258,7 @@ var (
 )
 
 func (s *scan) taxIDs() {
-	words := strings.FieldsFunc(s.orig, func(r rune) bool { return !unicode.IsLetter(r) })
-	if !slices.ContainsFunc(words, func(w string) bool { return len(w) <= 12 && taxIDWords[strings.ToLower(w)] }) {
+	if !s.hasWord(func(w string) bool { return len(w) <= 12 && taxIDWords[strings.ToLower(w)] }) {
 		return // most texts name no tax number: skip the expression
 	}
 	s.eachGroups(taxIDRe, 1, 1, func(n, _ string) (Claim, bool) {
@@ -479,12 +413,3 @@ func digitsOf(s string) string {
 
 func hasLetter(s string) bool { return strings.IndexFunc(s, unicode.IsLetter) >= 0 }
 func hasDigit(s string) bool  { return strings.IndexFunc(s, unicode.IsDigit) >= 0 }
-
-// needsDigit are the patterns that match only where the text has an ASCII
-// digit (\d) within digitReach bytes, so scan.find may read them over the
-// stretches near digits alone. Every other pattern reads the whole text.
-var needsDigit = map[*regexp.Regexp]bool{
-	isoDateRe: true, numDateRe: true, dmyRe: true, mdyRe: true, shortYearRe: true, romanDateRe: true, monthYearRe: true,
-	amountAfterRe: true, amountBeforeRe: true, taxIDRe: true, ticketNumberRe: true,
-	identRe: true, phoneRe: true, numberRe: true,
-}

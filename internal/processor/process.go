@@ -268,7 +268,9 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 	r.session = p.cfg.Dispatcher.Session(e.msg, sc, out.Key)
 	r.draft = p.replyMode(ctx, sc, e.in.Inbox) == triage.ReplyDraft
 	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(e.facts, e.text, e.quoted)
-	r.session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, user}, Language: out.Language})
+	// What a grounded reply may state: the session reads the message's own
+	// texts itself, so of the user turn it is given the facts alone.
+	r.session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, prompt.Blocks(e.facts)}, Language: out.Language})
 	r.session.SetTicket(out.TicketID)
 	r.session.SetAttachmentsSeen(len(e.inline))
 	r.res, r.err = p.cfg.Agent.Run(ctx, agent.Request{

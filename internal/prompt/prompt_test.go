@@ -29,6 +29,15 @@ func TestUserRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(user, prompt.FactsHeader) {
 		t.Error("the trusted facts must come first")
 	}
+	// Blocks is the user turn up to the customer's text: the facts and the
+	// customer-written fields, nothing of the text or its markers.
+	blocks := prompt.Blocks(f)
+	if !strings.HasPrefix(user, blocks) || strings.Contains(blocks, "naprawę") || strings.Contains(blocks, "<<<") {
+		t.Errorf("Blocks is not the facts the user turn starts with:\n%s\nuser turn:\n%s", blocks, user)
+	}
+	if bf, err := prompt.ParseFacts(blocks); err != nil || !cmp.Equal(f, bf) {
+		t.Errorf("ParseFacts(Blocks) = %+v, %v; want %+v", bf, err, f)
+	}
 	if m := prompt.Message(user); !strings.Contains(m, "Proszę o naprawę.") {
 		t.Errorf("Message() = %q", m)
 	}

@@ -1,0 +1,266 @@
+package grounding
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+)
+
+// Reading a dozen patterns over every byte of every text is most of what
+// grounding costs. find narrows each reading without changing what it
+// finds: a pattern whose literal parts the text cannot hold is not run at
+// all (mayHold), and a pattern that matches only around a digit is run over
+// the stretches near digits alone (needsDigit). TestNarrowReadsAsTheWholeText
+// holds the narrowed readings to the whole ones.
+
+// digitReach is how far either side of a digit a pattern that needs one
+// is looked for (before widening to whitespace): the longest digit-free
+// run inside one claim ("31 października 2027": a month name and its
+// spaces) is far shorter.
+const digitReach = 64
+
+// find is re.FindAllSubmatchIndex over the masked text, narrowed as above,
+// with the offsets of the whole text.
+func (s *scan) find(re *regexp.Regexp) [][]int {
+	if s.whole {
+		return re.FindAllSubmatchIndex(s.masked, -1)
+	}
+	if !s.mayHold(re) {
+		return nil
+	}
+	run := needsDigit[re]
+	if run == 0 {
+		return re.FindAllSubmatchIndex(s.masked, -1)
+	}
+	near, ok := s.near[run]
+	if !ok {
+		if s.near == nil {
+			s.near = map[int][][2]int{}
+		}
+		near = digitStretches(s.orig, run)
+		s.near[run] = near
+	}
+	var all [][]int
+	for _, st := range near {
+		for _, m := range re.FindAllSubmatchIndex(s.masked[st[0]:st[1]], -1) {
+			for i := range m {
+				if m[i] >= 0 {
+					m[i] += st[0]
+				}
+			}
+			all = append(all, m)
+		}
+	}
+	return all
+}
+
+// mayHold reports whether orig holds what every match of re needs (see
+// holds), remembered per scan: the masked text is orig with spans blanked,
+// so it never holds more.
+func (s *scan) mayHold(re *regexp.Regexp) bool {
+	test, ok := holds[re]
+	if !ok {
+		return true
+	}
+	if v, ok := s.may[re]; ok {
+		return v
+	}
+	if s.may == nil {
+		s.may = map[*regexp.Regexp]bool{}
+	}
+	v := test(s)
+	s.may[re] = v
+	return v
+}
+
+// holds are, for a pattern, a cheap test of the text that every text
+// holding a match passes: the literal or the word the pattern cannot match
+// without. Each test over-approximates its pattern (true is always safe).
+var holds = map[*regexp.Regexp]func(s *scan) bool{
+	// "http" or "www." in any case ((?i) folds no other rune to h, t, p, w).
+	urlRe:   func(s *scan) bool { return containsFoldASCII(s.orig, "http") || containsFoldASCII(s.orig, "www.") },
+	emailRe: func(s *scan) bool { return strings.IndexByte(s.orig, '@') >= 0 },
+	// Four digits, a separator and a digit: 2027-05.
+	isoDateRe: func(s *scan) bool { return digitsThen(s.orig, 4, "-/.", true) },
+	// A separator, maybe a space, and a year: .2027, - 2027.
+	numDateRe: func(s *scan) bool { return sepThenYear(s.orig) },
+	// A digit, "." or "/", and a digit: 31.05.28.
+	shortYearRe: func(s *scan) bool { return digitsThen(s.orig, 1, "./", true) },
+	// A month's name (or its abbreviation beside a day) and a year: the
+	// month is a word of its own, a run of letters the pattern reads whole.
+	dmyRe:       func(s *scan) bool { return s.hasMonth(months) },
+	mdyRe:       func(s *scan) bool { return s.hasMonth(months) },
+	monthYearRe: func(s *scan) bool { return s.hasMonth(fullMonths) },
+	romanDateRe: func(s *scan) bool {
+		return digitsThen(s.orig, 4, "", false) && s.hasWord(func(w string) bool { _, ok := romanMonths[w]; return ok })
+	},
+	// A currency as the patterns write it (case matters there too).
+	amountAfterRe:  hasCurrency,
+	amountBeforeRe: hasCurrency,
+	// A word that can name a ticket (see ticketWord) and three digits.
+	ticketNumberRe: func(s *scan) bool { return digitsThen(s.orig, 3, "", false) && s.hasWord(ticketSegment) },
+	// Five digits in a row.
+	numberRe: func(s *scan) bool { return digitsThen(s.orig, 5, "", false) },
+}
+
+func (s *scan) hasMonth(names map[string]int) bool {
+	return digitsThen(s.orig, 4, "", false) && s.hasWord(func(w string) bool {
+		_, ok := names[strings.ToLower(w)]
+		return ok
+	})
+}
+
+// hasWord reports whether one of orig's runs of letters satisfies f.
+func (s *scan) hasWord(f func(w string) bool) bool {
+	if s.words == nil {
+		s.words = strings.FieldsFunc(s.orig, func(r rune) bool { return !unicode.IsLetter(r) })
+		if s.words == nil {
+			s.words = []string{}
+		}
+	}
+	for _, w := range s.words {
+		if f(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// ticketSegment reports whether a run of letters can begin a word
+// ticketWord accepts ("Ticket-Nr." begins with "Ticket").
+func ticketSegment(w string) bool {
+	w = strings.ToLower(w)
+	switch w {
+	case "nr", "no", "case", "ref", "reference", "sprawy", "sprawa", "ticketnr":
+		return true
+	}
+	for _, p := range []string{"ticket", "zgłoszeni", "numer", "vorgang"} {
+		if strings.HasPrefix(w, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasCurrency(s *scan) bool {
+	for _, c := range []string{"PLN", "zł", "zl", "EUR", "euro", "Euro", "€", "USD", "$", "GBP", "£", "CHF", "Fr."} {
+		if strings.Contains(s.orig, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// digitsThen reports whether text has n ASCII digits in a row followed by
+// one of the bytes in seps and, when digitAfter, by a digit after that.
+// With seps empty it reports a run of n digits.
+func digitsThen(text string, n int, seps string, digitAfter bool) bool {
+	run := 0
+	for i := 0; i < len(text); i++ {
+		if isDigitByte(text[i]) {
+			run++
+			if seps == "" && run >= n {
+				return true
+			}
+			continue
+		}
+		if run >= n && strings.IndexByte(seps, text[i]) >= 0 && (!digitAfter || i+1 < len(text) && isDigitByte(text[i+1])) {
+			return true
+		}
+		run = 0
+	}
+	return false
+}
+
+// sepThenYear reports whether text has ".", "/" or "-", maybe one ASCII
+// space character, then four digits.
+func sepThenYear(text string) bool {
+	for i := 0; i < len(text); i++ {
+		if text[i] != '.' && text[i] != '/' && text[i] != '-' {
+			continue
+		}
+		j := i + 1
+		if j < len(text) && asciiSpace(text[j]) {
+			j++
+		}
+		if j+4 <= len(text) && isDigitByte(text[j]) && isDigitByte(text[j+1]) && isDigitByte(text[j+2]) && isDigitByte(text[j+3]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigitByte(b byte) bool { return b >= '0' && b <= '9' }
+
+// containsFoldASCII reports whether text holds lit (lower-case ASCII) in
+// any ASCII case.
+func containsFoldASCII(text, lit string) bool {
+	for i := 0; i+len(lit) <= len(text); i++ {
+		j := 0
+		for j < len(lit) && text[i+j]|0x20 == lit[j] {
+			j++
+		}
+		if j == len(lit) {
+			return true
+		}
+	}
+	return false
+}
+
+// digitStretches returns the stretches of text within digitReach bytes of
+// a run of at least n ASCII digits, widened to ASCII whitespace (or the
+// text's ends) so no word is cut, overlapping or touching ones merged, in
+// order. A stretch starts after whitespace and ends before it, as a
+// match's boundary character would: "^" and "$" at its ends read as the
+// whitespace there.
+func digitStretches(text string, n int) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(text); i++ {
+		if !isDigitByte(text[i]) {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isDigitByte(text[j]) {
+			j++
+		}
+		if j-i < n {
+			i = j
+			continue
+		}
+		// Each widening stops at the stretch before, so the whole walk is
+		// linear however long a run without whitespace is.
+		k, floor := len(out), 0
+		if k > 0 {
+			floor = out[k-1][1]
+		}
+		lo, hi := max(i-digitReach, floor), max(min(j+digitReach, len(text)), floor)
+		for lo > floor && !asciiSpace(text[lo-1]) {
+			lo--
+		}
+		for hi < len(text) && !asciiSpace(text[hi]) {
+			hi++
+		}
+		if k > 0 && lo <= floor {
+			out[k-1][1] = hi
+		} else {
+			out = append(out, [2]int{lo, hi})
+		}
+		i = j
+	}
+	return out
+}
+
+func asciiSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v'
+}
+
+// needsDigit are the patterns that match only where the text has a run of
+// ASCII digits (\d), by the shortest run every match holds (a year, a
+// ticket's three digits, any digit), so find may read them over the
+// stretches within digitReach bytes of such runs alone. Every other
+// pattern reads the whole text.
+var needsDigit = map[*regexp.Regexp]int{
+	isoDateRe: 4, numDateRe: 4, dmyRe: 4, mdyRe: 4, romanDateRe: 4, monthYearRe: 4, shortYearRe: 2,
+	amountAfterRe: 1, amountBeforeRe: 1, taxIDRe: 1, ticketNumberRe: 3,
+	identRe: 1, phoneRe: 1, numberRe: 5,
+}
