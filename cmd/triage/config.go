@@ -169,12 +169,16 @@ func checkCredentials(o pipelineOptions, config string, p *problems) {
 // quote the URL without its password and query values (a key there would
 // otherwise reach the terminal and the journal).
 func checkURL(flag, s string) error {
+	name := "" // the settings name the value themselves
+	if flag != "" {
+		name = flag + " "
+	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Errorf("%s: not a valid URL (it is not quoted here: it may hold a secret)", flag)
+		return fmt.Errorf("%snot a valid URL (it is not quoted here: it may hold a secret)", name)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s %q: want an http:// or https:// URL with a host", flag, redactURL(u))
+		return fmt.Errorf("%s%q: want an http:// or https:// URL with a host", name, redactURL(u))
 	}
 	return nil
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -289,14 +287,7 @@ func checkConsoleURL(s string) error {
 	if s == "" {
 		return nil
 	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return errors.New("not a valid URL (not quoted here: it may hold a secret)")
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q: want the console's http:// or https:// URL with a host", redactURL(u))
-	}
-	return nil
+	return checkURL("", s)
 }
 
 // checkOptionalHostPort accepts "" or host:port.

@@ -112,7 +112,7 @@ func TestWatchModelAndStoreKeys(t *testing.T) {
 func TestConsoleURLSetting(t *testing.T) {
 	for _, tc := range []struct{ value, want string }{
 		{"https://triage.example.com/console", ""},
-		{"ftp://user:secret@x.example", `--console-url "ftp://user:redacted@x.example": want the console's http:// or https:// URL`},
+		{"ftp://user:secret@x.example", `--console-url "ftp://user:redacted@x.example": want an http:// or https:// URL with a host`},
 		{"triage.example.com", "--console-url"},
 	} {
 		cmd, o := newProcessCmdOptions()
