@@ -135,9 +135,6 @@ func New(cfg Config) (*Resolver, error) {
 	return &Resolver{cfg: cfg, log: cfg.Logger}, nil
 }
 
-// Thresholds are the resolver's thresholds, defaults applied.
-func (r *Resolver) Thresholds() Thresholds { return r.cfg.Thresholds }
-
 // ReplyMode decides a message of scenario in inbox: send when the
 // scenario is ready there (but draft every SampleEvery-th message), draft
 // otherwise. A change from the mode in force is recorded in the ledger

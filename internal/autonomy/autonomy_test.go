@@ -154,7 +154,7 @@ func TestResolver(t *testing.T) {
 
 		// The standings show the same, per scenario and inbox.
 		w.reviewed(t, other, "missing-info", ledger.DraftSentAsIs)
-		st, err := Standings(ctx, w.l, r.Thresholds())
+		st, err := Standings(ctx, w.l, r.cfg.Thresholds) // defaults applied
 		if err != nil {
 			t.Fatal(err)
 		}

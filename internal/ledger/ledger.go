@@ -323,17 +323,6 @@ func (l *Ledger) MarkIMAPDone(ctx context.Context, loc Loc) error {
 	return checkOne(res, err, "mark imap done", loc)
 }
 
-// Abandon deletes a non-terminal entry so the message is processed afresh on the
-// next pass (used when processing was cancelled before anything was sent).
-func (l *Ledger) Abandon(ctx context.Context, loc Loc) error {
-	_, err := l.db.ExecContext(ctx, `DELETE FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=? AND state=?`,
-		loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID, StateProcessing)
-	if err != nil {
-		return fmt.Errorf("ledger: abandon %s: %w", loc, err)
-	}
-	return nil
-}
-
 func checkOne(res sql.Result, err error, op string, loc Loc) error {
 	if err != nil {
 		return fmt.Errorf("ledger: %s %s: %w", op, loc, err)

@@ -174,9 +174,3 @@ func countNotices(ctx context.Context, q rowQuerier, customer string, since time
 	}
 	return n, nil
 }
-
-// NoticesSince counts the staff notices recorded since t; a non-empty
-// customer counts only those about mail from that address.
-func (l *Ledger) NoticesSince(ctx context.Context, customer string, since time.Time) (int, error) {
-	return countNotices(ctx, l.db, normAddr(customer), since)
-}

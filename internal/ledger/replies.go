@@ -224,18 +224,10 @@ func (l *Ledger) Replies(ctx context.Context, state ReplyState) ([]Reply, error)
 // rendered bytes (GetReply does, for one reply).
 var replyListCols = strings.Replace(replyCols, "raw, ", "", 1)
 
-// MaxInState bounds InState: the transient states it serves (a reply or
+// MaxInState bounds Orphaned: the transient states it serves (a reply or
 // draft a crash left pending, a draft a person sent from the console) hold
 // a handful of rows; more wait for the next call.
 const MaxInState = 1000
-
-// InState lists the reply rows in state, oldest first, at most MaxInState,
-// without their rendered bytes (Raw is nil; GetReply reads them). The
-// replies_state index makes its cost follow the rows in that state, not
-// the ledger's history.
-func (l *Ledger) InState(ctx context.Context, state ReplyState) ([]Reply, error) {
-	return l.listReplies(ctx, `SELECT `+replyListCols+` FROM replies WHERE state=? ORDER BY created, key LIMIT ?`, state, MaxInState)
-}
 
 // ReplyFilter selects a page of RepliesPage.
 type ReplyFilter struct {
