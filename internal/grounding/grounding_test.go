@@ -85,6 +85,9 @@ func TestUnsupported(t *testing.T) {
 		{"Numer sprawy 7788990.", []string{`"7788990" (ticket number)`}},
 		// Each distinct claim once.
 		{"TKT-999999 ... TKT-999999", []string{`"TKT-999999" (ticket number)`}},
+		// An identifier in another script's digits is a claim too, in a
+		// text with no ASCII digit near it.
+		{"Proszę podać numer SN-٤٨٢١٣-PL przy odbiorze urządzenia.", []string{`"SN-٤٨٢١٣-PL" (serial or reference number)`}},
 	} {
 		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
 			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Reading a dozen patterns over every byte of every text is most of what
@@ -208,7 +209,7 @@ func containsFoldASCII(text, lit string) bool {
 }
 
 // digitStretches returns the stretches of text within digitReach bytes of
-// a run of at least n ASCII digits, widened to ASCII whitespace (or the
+// a run of at least n digits (ASCII, or of any script: see digitAt), widened to ASCII whitespace (or the
 // text's ends) so no word is cut, overlapping or touching ones merged, in
 // order. A stretch starts after whitespace and ends before it, as a
 // match's boundary character would: "^" and "$" at its ends read as the
@@ -216,15 +217,15 @@ func containsFoldASCII(text, lit string) bool {
 func digitStretches(text string, n int) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(text); i++ {
-		if !isDigitByte(text[i]) {
+		if digitAt(text, i) == 0 {
 			continue
 		}
-		j := i + 1
-		for j < len(text) && isDigitByte(text[j]) {
-			j++
+		j, run := i, 0
+		for d := digitAt(text, j); d > 0; d = digitAt(text, j) {
+			j, run = j+d, run+1
 		}
-		if j-i < n {
-			i = j
+		if run < n {
+			i = j - 1
 			continue
 		}
 		// Each widening stops at the stretch before, so the whole walk is
@@ -245,9 +246,29 @@ func digitStretches(text string, n int) [][2]int {
 		} else {
 			out = append(out, [2]int{lo, hi})
 		}
-		i = j
+		i = j - 1
 	}
 	return out
+}
+
+// digitAt is the length in bytes of the decimal digit at text[i] (any
+// script's: an identifier may be written in Arabic-Indic digits, which
+// \p{N} matches), or 0 when text[i] starts none.
+func digitAt(text string, i int) int {
+	if i >= len(text) {
+		return 0
+	}
+	if b := text[i]; b < utf8.RuneSelf {
+		if isDigitByte(b) {
+			return 1
+		}
+		return 0
+	}
+	r, size := utf8.DecodeRuneInString(text[i:])
+	if unicode.IsDigit(r) {
+		return size
+	}
+	return 0
 }
 
 func asciiSpace(b byte) bool {
@@ -255,10 +276,10 @@ func asciiSpace(b byte) bool {
 }
 
 // needsDigit are the patterns that match only where the text has a run of
-// ASCII digits (\d), by the shortest run every match holds (a year, a
-// ticket's three digits, any digit), so find may read them over the
-// stretches within digitReach bytes of such runs alone. Every other
-// pattern reads the whole text.
+// digits (\d, or for an identifier a digit of any script), by the
+// shortest run every match holds (a year, a ticket's three digits, any
+// digit), so find may read them over the stretches within digitReach
+// bytes of such runs alone. Every other pattern reads the whole text.
 var needsDigit = map[*regexp.Regexp]int{
 	isoDateRe: 4, numDateRe: 4, dmyRe: 4, mdyRe: 4, romanDateRe: 4, monthYearRe: 4, shortYearRe: 2,
 	amountAfterRe: 1, amountBeforeRe: 1, taxIDRe: 1, ticketNumberRe: 3,

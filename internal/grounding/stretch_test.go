@@ -35,27 +35,12 @@ func TestNarrowReadsAsTheWholeText(t *testing.T) {
 	if len(texts) < 50 {
 		t.Fatalf("only %d shipped texts found", len(texts))
 	}
-	pieces := []string{
-		"31 maja 2027", "1. Mai 2027", "May 1st, 2027", "2026-11-24T08:00:00Z", "01.05.2027", "31.05.28", "05/31/28",
-		"31 V 2028", "31.V.2028", "w maju 2028", "TKT-000123", "SN-48213-PL", "+48 22 123 45 67", "22-123-45-67",
-		"1 200,50 zł", "€49.99", "49,99 EUR", "#123456", "zgłoszenie nr 4821", "Ticket-Nr. 4823", "NIP 525-000-00-00",
-		"USt-IdNr. DE123456789", "Firmware 1.2.3.4", "24/7", "https://example.com/a/2027", "serwis12@example.pl",
-		"500 ml", "24h", "X200", "2028", "31", "05", "zł", "maja", "May", "nr", "tel.",
-		"Dzień dobry, dziękujemy za wiadomość i przepraszamy za kłopot z urządzeniem.",
-		"Please quote the ticket number in any further correspondence with our service team.",
-		"Bitte geben Sie diese Nummer bei weiterer Korrespondenz an, damit wir Ihren Vorgang finden.",
-		strings.Repeat("bardzo ", 20), strings.Repeat("x", 90), "październikowy", "(", ")", ",", ".", "/", "-",
-		"Case", "case #4825", "Numer", "sprawa", "Ticket-Nr.", "no.", "ref:", "Vorgang", "http://x.pl/2027", "WWW.Example.com",
-		"ąhttp://x.pl/maja", "I", "XII", "V", "$5", "5 $", "Fr. 20", "20 Fr.", "US$ 7", "1\u00a0200 zł", "a@b.pl", "x@y",
-		"12345", "123", "1.5.27", "- 2027", "/2027", "3f9a0b1c77e24d5a8b6c0f1e2d3c4b5a", "maj", "Mai", "lis", "sie", "4821",
-	}
-	seps := []string{" ", "  ", "\n", "\n\n", "\t", ", ", ". ", "", " - ", "\u00a0"}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 800 {
 		var b strings.Builder
 		for range 1 + r.IntN(25) {
-			b.WriteString(pieces[r.IntN(len(pieces))])
-			b.WriteString(seps[r.IntN(len(seps))])
+			b.WriteString(testPieces[r.IntN(len(testPieces))])
+			b.WriteString(testSeps[r.IntN(len(testSeps))])
 		}
 		texts = append(texts, b.String())
 	}
@@ -113,3 +98,39 @@ func BenchmarkClaimsOfTheInstructions(b *testing.B) {
 		})
 	}
 }
+
+// FuzzNarrowReadsAsTheWholeText is TestNarrowReadsAsTheWholeText over
+// texts the fuzzer writes (go test -fuzz FuzzNarrow ./internal/grounding);
+// the pieces are its seeds.
+func FuzzNarrowReadsAsTheWholeText(f *testing.F) {
+	for _, p := range testPieces {
+		f.Add(p)
+	}
+	f.Add("31 maja 2027, zgłoszenie nr 4821, 1 200,50 zł, +48 22 123 45 67, SN-48213-PL, http://x.pl/2027")
+	f.Fuzz(func(t *testing.T, text string) {
+		whole, narrowed := claims(text, true), claims(text, false)
+		if diff := cmp.Diff(whole, narrowed, cmp.AllowUnexported(Claim{})); diff != "" {
+			t.Fatalf("claims of %q narrowed differ from the whole text's (-whole +narrowed):\n%s", text, diff)
+		}
+	})
+}
+
+// testPieces are claims, near-claims, the words and literals the narrowed
+// readings look for, and prose, for texts built at random.
+var testPieces = []string{
+	"31 maja 2027", "1. Mai 2027", "May 1st, 2027", "2026-11-24T08:00:00Z", "01.05.2027", "31.05.28", "05/31/28",
+	"31 V 2028", "31.V.2028", "w maju 2028", "TKT-000123", "SN-48213-PL", "+48 22 123 45 67", "22-123-45-67",
+	"1 200,50 zł", "€49.99", "49,99 EUR", "#123456", "zgłoszenie nr 4821", "Ticket-Nr. 4823", "NIP 525-000-00-00",
+	"USt-IdNr. DE123456789", "Firmware 1.2.3.4", "24/7", "https://example.com/a/2027", "serwis12@example.pl",
+	"500 ml", "24h", "X200", "2028", "31", "05", "zł", "maja", "May", "nr", "tel.",
+	"Dzień dobry, dziękujemy za wiadomość i przepraszamy za kłopot z urządzeniem.",
+	"Please quote the ticket number in any further correspondence with our service team.",
+	"Bitte geben Sie diese Nummer bei weiterer Korrespondenz an, damit wir Ihren Vorgang finden.",
+	strings.Repeat("bardzo ", 20), strings.Repeat("x", 90), "październikowy", "(", ")", ",", ".", "/", "-",
+	"Case", "case #4825", "Numer", "sprawa", "Ticket-Nr.", "no.", "ref:", "Vorgang", "http://x.pl/2027", "WWW.Example.com",
+	"ąhttp://x.pl/maja", "I", "XII", "V", "$5", "5 $", "Fr. 20", "20 Fr.", "US$ 7", "1\u00a0200 zł", "a@b.pl", "x@y",
+	"12345", "123", "1.5.27", "- 2027", "/2027", "3f9a0b1c77e24d5a8b6c0f1e2d3c4b5a", "maj", "Mai", "lis", "sie", "4821",
+}
+
+// testSeps join testPieces.
+var testSeps = []string{" ", "  ", "\n", "\n\n", "\t", ", ", ". ", "", " - ", "\u00a0"}
