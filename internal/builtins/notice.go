@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	netmail "net/mail"
+	"slices"
 	"strings"
 	"time"
 
@@ -148,7 +149,10 @@ func (n Notices) compose(ctx context.Context, call *dispatcher.Call, in NotifySt
 	if call.Msg != nil {
 		current = call.Msg.MessageID
 	}
-	for _, m := range st.Messages {
+	// Newest first, until the last MaxNoticeReplies of triage's replies are
+	// found: however long the ticket, a notice reads a handful of them.
+	for i := len(st.Messages) - 1; i >= 0 && len(nt.Told) < MaxNoticeReplies; i-- {
+		m := st.Messages[i]
 		if m.Direction != tickets.Outbound || m.MessageID == current {
 			continue
 		}
@@ -169,9 +173,7 @@ func (n Notices) compose(ctx context.Context, call *dispatcher.Call, in NotifySt
 		}
 		nt.Told = append(nt.Told, t)
 	}
-	if len(nt.Told) > MaxNoticeReplies {
-		nt.Told = nt.Told[len(nt.Told)-MaxNoticeReplies:]
-	}
+	slices.Reverse(nt.Told) // oldest first
 	return nt
 }
 

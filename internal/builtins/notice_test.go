@@ -3,6 +3,7 @@ package builtins_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"mime"
 	"net/mail"
 	"os"
@@ -92,7 +93,9 @@ func newCaseWorld(t *testing.T) *caseWorld {
 // notice the outbox receives (raw, parsed, decoded body).
 func (w *caseWorld) notify(t *testing.T, call *dispatcher.Call, n builtins.Notices) ([]byte, *message.Message, string) {
 	t.Helper()
-	n.Case = testCase{w.tickets, w.outbox}
+	if n.Case == nil {
+		n.Case = testCase{w.tickets, w.outbox}
+	}
 	route := builtins.For(builtins.NotifyStaff(w.outbox, "Serwis <serwis@example.com>", "example.com", n))
 	if call.TicketID == "" {
 		call.TicketID = w.ticket
@@ -181,6 +184,56 @@ func TestStaffNoticeCarriesTheCase(t *testing.T) {
 	}
 	if strings.ContainsAny(strings.TrimPrefix(link, "https://console.example.com/conversation/"), "@<>|") || strings.Contains(link, "jan") {
 		t.Errorf("the console link carries the customer's words: %s", link)
+	}
+}
+
+// countingCase counts the replies a notice reads.
+type countingCase struct {
+	testCase
+	replies int
+}
+
+func (c *countingCase) Reply(ctx context.Context, id string) ([]byte, bool, error) {
+	c.replies++
+	return c.testCase.Reply(ctx, id)
+}
+
+// A long ticket: the notice shows triage's last MaxNoticeReplies replies,
+// oldest first, and reads no more of them than it shows.
+func TestStaffNoticeReadsTheLastReplies(t *testing.T) {
+	w := newCaseWorld(t)
+	ctx := context.Background()
+	at := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
+	for i := 2; i <= 9; i++ {
+		id := fmt.Sprintf("<triage-r%d@example.com>", i)
+		if _, err := w.outbox.Send(ctx, &mailclient.Reply{From: "Serwis <serwis@example.com>", To: "jan@example.com", Subject: "Re: Reklamacja",
+			Body: fmt.Sprintf("Odpowiedź numer %d.\n", i), Date: at, MessageID: id}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.tickets.AddMessage(ctx, w.ticket, tickets.Message{MessageID: id, Direction: tickets.Outbound, Subject: "Re: Reklamacja",
+			At: at.Add(time.Duration(i) * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &countingCase{testCase: testCase{w.tickets, w.outbox}}
+	msg := &message.Message{MessageID: "<next@example.com>", From: mail.Address{Address: "jan@example.com"}, ReplyTo: "jan@example.com",
+		Subject: "Re: Reklamacja", Text: "Nadal czekam."}
+	_, _, body := w.notify(t, &dispatcher.Call{Msg: msg, Args: map[string]any{}, Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}},
+		builtins.Notices{Case: c})
+	at0 := 0
+	for i := 9 - builtins.MaxNoticeReplies + 1; i <= 9; i++ {
+		want := fmt.Sprintf("> Odpowiedź numer %d.", i)
+		j := strings.Index(body[at0:], want)
+		if j < 0 {
+			t.Fatalf("the notice lacks %q (in order) after position %d:\n%s", want, at0, body)
+		}
+		at0 += j + len(want)
+	}
+	if strings.Contains(body, fmt.Sprintf("> Odpowiedź numer %d.", 9-builtins.MaxNoticeReplies)) || strings.Contains(body, "> gwarancja jest ważna") {
+		t.Errorf("the notice shows more than the last %d replies:\n%s", builtins.MaxNoticeReplies, body)
+	}
+	if c.replies != builtins.MaxNoticeReplies {
+		t.Errorf("the notice read %d replies, want %d", c.replies, builtins.MaxNoticeReplies)
 	}
 }
 
