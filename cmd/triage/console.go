@@ -233,12 +233,11 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 		}
 		p.tickets = h
 	case wo.Store != "":
-		s, err := tickets.Open(ctx, wo.Store)
+		s, err := tickets.New(ctx, p.ledger.Store()) // one pool for both
 		if err != nil {
 			return fail(&exitError{code: exitFailed, err: err})
 		}
 		p.tickets = s
-		p.closers = append(p.closers, s.Close)
 	case file.Has("pipeline.tickets_db"):
 		if _, err := os.Stat(wo.TicketsDB); err != nil {
 			return fail(usageErr("console: pipeline.tickets_db: %v", err))

@@ -22,6 +22,7 @@ import (
 	"triage/internal/logattr"
 	"triage/internal/processor"
 	"triage/internal/settings"
+	"triage/internal/store"
 	"triage/internal/termsafe"
 )
 
@@ -138,6 +139,9 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 				defer l.Close()
 				if err := outbox.UseIndex(ctx, l); err != nil {
 					return &exitError{code: exitFailed, err: err}
+				}
+				if store.IsURL(o.Store) {
+					o.shared = l.Store() // the tickets and the budget too
 				}
 			}
 			sender = outbox

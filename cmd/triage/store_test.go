@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	"triage/internal/ledger"
 	"triage/internal/mailtest"
@@ -159,5 +161,62 @@ func TestWatchOnStore(t *testing.T) {
 	code, stdout, stderr = runArgs(t, "tickets", "list", "--store", url, "--json")
 	if code != 0 || strings.Count(stdout, "TKT-00000") != 2 {
 		t.Errorf("tickets list --store: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// The inboxes of one watch process share one pool of connections to the
+// store: the ledger's, which the tickets and the model budget use too.
+// With the pool held to two connections the database sees those, each
+// inbox's poll lock and the odd connection the pool replaces; a pool per
+// inbox for its tickets (and one for the ledger) would need at least
+// 2*inboxes+1.
+func TestWatchInboxesShareOneStore(t *testing.T) {
+	noDefaultConfig(t)
+	raw, err := os.ReadFile("../../examples/inbox/01-valid-warranty-pl.eml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const inboxes = 5
+	var section strings.Builder
+	for i := range inboxes {
+		srv := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
+		for j := range 2 {
+			// A customer of their own, so each message opens its ticket.
+			m := strings.ReplaceAll(string(raw), "anna.nowak@", fmt.Sprintf("anna.nowak.%d.%d@", i, j))
+			srv.Append(t, "INBOX", []byte(strings.Replace(m, "Message-ID: <", fmt.Sprintf("Message-ID: <%d.%d.", i, j), 1)))
+		}
+		fmt.Fprintf(&section, "  - name: brand-%d\n    imap: {addr: %s, tls: none, user: %s, password: %s, account: brand-%d}\n    from: \"Serwis %d <serwis%d@example.com>\"\n",
+			i, srv.Addr, srv.User, srv.Password, i, i, i)
+	}
+	dir := t.TempDir()
+	csv, _ := filepath.Abs("../../examples/warranty.csv")
+	url := pgtest.URL(t)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	cfg := filepath.Join(dir, "triage.yaml")
+	writeTestFile(t, cfg, "outbox: out\nstore: "+url+sep+"pool_max_conns=2\n"+
+		"concurrency: 4\npipeline: {offline: true, warranty_csv: "+csv+"}\ninboxes:\n"+section.String())
+	if code, _, stderr := runArgs(t, "watch", "--config", cfg, "--once"); code != 0 {
+		t.Fatalf("watch --once: exit %d:\n%s", code, stderr)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var sessions int
+	if err := conn.QueryRow(ctx, `SELECT sessions FROM pg_stat_database WHERE datname = current_database()`).Scan(&sessions); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d inboxes: %d sessions on the store", inboxes, sessions)
+	if sessions < 1 || sessions >= 2*inboxes+1 {
+		t.Errorf("watch of %d inboxes opened %d sessions on the store, want fewer than %d (a pool of 2 and a poll lock per inbox)", inboxes, sessions, 2*inboxes+1)
+	}
+	code, stdout, stderr := runArgs(t, "tickets", "list", "--store", url, "--json")
+	if code != 0 || strings.Count(stdout, `"ticket_id"`) != 2*inboxes {
+		t.Errorf("tickets list --store: exit %d, want %d tickets\n%s%s", code, 2*inboxes, stdout, stderr)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/logattr"
 	"triage/internal/metrics"
+	"triage/internal/store"
 	"triage/internal/watch"
 )
 
@@ -285,6 +286,10 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	var watchers []*watch.Watcher
 	var logs []*slog.Logger
 	var shared *budget.Budget // one model budget for every inbox of the process
+	var db *store.DB          // one pool of connections to the store, the ledger's
+	if led != nil && !o.DryRun && store.IsURL(o.ledgerTarget()) {
+		db = led.Store()
+	}
 	for i, is := range ws.inboxes {
 		ilog := log
 		if len(ws.inboxes) > 1 {
@@ -294,7 +299,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 			}
 			ilog = log.With("inbox", name)
 		}
-		is.o.budget = shared
+		is.o.budget, is.o.shared = shared, db
 		w, p, err := newInboxWatcher(ctx, is, led, met, fmt.Sprintf("%s/%d", owner, i+1), ilog, i == 0)
 		if p != nil {
 			defer p.Close()

@@ -56,6 +56,11 @@ type pipelineOptions struct {
 	// budget, when set, is the model budget to share (the inboxes of one
 	// watch process share one); else limitModel makes one.
 	budget *budget.Budget
+	// shared, when set, is the open store at Store (the ledger's): the
+	// tickets and the model budget use it rather than opening their own,
+	// so a process holds one pool of connections to PostgreSQL, however
+	// many inboxes it serves.
+	shared *store.DB
 	DryRun bool // effect tools are answered without running; nothing changes
 	// Concurrency is how many emails run at once (process and watch each
 	// register their own --concurrency flag); it sizes the model client's
@@ -236,6 +241,12 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			p.closers = append(p.closers, db.Close)
 			creator = db
 		}
+	case o.shared != nil && store.IsURL(parts.TicketsDB):
+		db, err := tickets.New(ctx, o.shared) // closed with the ledger
+		if err != nil {
+			return nil, &exitError{code: exitFailed, err: err}
+		}
+		creator = db
 	default:
 		db, err := tickets.OpenSQLite(parts.TicketsDB)
 		if err != nil {
@@ -425,7 +436,11 @@ func (p *pipeline) limitModel(ctx context.Context, o pipelineOptions, log *slog.
 		return nil
 	}
 	cfg := budget.Config{RequestsPerMinute: o.RequestsPerMinute, TokensPerMinute: o.TokensPerMinute, Logger: log}
-	if o.Store != "" && !o.DryRun { // a dry run writes nothing, not even the budget
+	switch {
+	case o.DryRun: // a dry run writes nothing, not even the budget
+	case o.shared != nil:
+		cfg.DB = o.shared
+	case o.Store != "":
 		db, err := store.Open(ctx, o.Store, store.Options{})
 		if err != nil {
 			return &exitError{code: exitFailed, err: fmt.Errorf("model budget: %w", err)}

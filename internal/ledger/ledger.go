@@ -173,7 +173,12 @@ func (l *Ledger) Close() error {
 	}
 	return l.db.Close()
 }
-func unix(t time.Time) int64 { return t.UTC().UnixMilli() }
+
+// Store is the store the ledger is on, for what shares it (the tickets,
+// the model budget): one pool of connections per process. It stays open
+// until the ledger is closed.
+func (l *Ledger) Store() *store.DB { return l.db }
+func unix(t time.Time) int64       { return t.UTC().UnixMilli() }
 
 func fromUnix(ms int64) time.Time {
 	if ms == 0 {
