@@ -214,6 +214,12 @@ func Standings(ctx context.Context, l *ledger.Ledger, t Thresholds) ([]Standing,
 	if err != nil {
 		return nil, err
 	}
+	return StandingsOf(ctx, l, stats, t)
+}
+
+// StandingsOf is Standings over the draft figures the caller read already
+// (l.DraftStats).
+func StandingsOf(ctx context.Context, l *ledger.Ledger, stats []ledger.DraftStat, t Thresholds) ([]Standing, error) {
 	modes, err := l.AutoModes(ctx)
 	if err != nil {
 		return nil, err

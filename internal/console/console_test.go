@@ -300,10 +300,11 @@ func TestTakeoverReleaseAndNote(t *testing.T) {
 func TestScenarios(t *testing.T) {
 	f := newFixture(t)
 	s, _ := f.server(t, nil)
-	rows, err := s.scenarioRows(context.Background())
+	v, err := s.scenariosOf(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	rows := v.Rows
 	type fig struct {
 		Name                                      string
 		Volume, Replied, Drafted, Failed, Skipped int

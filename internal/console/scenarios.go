@@ -53,13 +53,7 @@ type weekPoint struct {
 // to send on its own and the mode reply mode auto is in; and the switches
 // auto made, newest first, with their figures.
 func (s *Server) scenarios(w http.ResponseWriter, r *http.Request) {
-	v := scenariosView{Bar: s.cfg.Autonomy}
-	var err error
-	if v.Rows, err = s.scenarioRows(r.Context()); err == nil {
-		if v.Standings, err = autonomy.Standings(r.Context(), s.cfg.Ledger, s.cfg.Autonomy); err == nil {
-			v.Switches, err = s.cfg.Ledger.Switches(r.Context(), MaxSwitchesShown)
-		}
-	}
+	v, err := s.scenariosOf(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -67,13 +61,30 @@ func (s *Server) scenarios(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "scenarios", v)
 }
 
-func (s *Server) scenarioRows(ctx context.Context) ([]*scenarioRow, error) {
+// scenariosOf reads the scenarios page, the draft figures once for both
+// its parts.
+func (s *Server) scenariosOf(ctx context.Context) (scenariosView, error) {
+	l := s.cfg.Ledger
+	v := scenariosView{Bar: s.cfg.Autonomy}
+	stats, err := l.DraftStats(ctx)
+	if err != nil {
+		return v, err
+	}
+	if v.Rows, err = s.scenarioRows(ctx, stats); err != nil {
+		return v, err
+	}
+	if v.Standings, err = autonomy.StandingsOf(ctx, l, stats, s.cfg.Autonomy); err != nil {
+		return v, err
+	}
+	v.Switches, err = l.Switches(ctx, MaxSwitchesShown)
+	return v, err
+}
+
+// scenarioRows are the figures per scenario, its drafts' from stats
+// (DraftStats).
+func (s *Server) scenarioRows(ctx context.Context, stats []ledger.DraftStat) ([]*scenarioRow, error) {
 	l := s.cfg.Ledger
 	counts, err := l.ScenarioCounts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	stats, err := l.DraftStats(ctx)
 	if err != nil {
 		return nil, err
 	}
