@@ -128,19 +128,12 @@ func (s *scan) hasWord(f func(w string) bool) bool {
 }
 
 // ticketSegment reports whether a run of letters can begin a word
-// ticketWord accepts ("Ticket-Nr." begins with "Ticket").
+// ticketWord accepts: the word is the run, the run and a dot ("no."), or
+// the run and a hyphenated rest ("Ticket-Nr.", whose run "Ticket" names a
+// ticket already).
 func ticketSegment(w string) bool {
 	w = strings.ToLower(w)
-	switch w {
-	case "nr", "no", "case", "ref", "reference", "sprawy", "sprawa", "ticketnr":
-		return true
-	}
-	for _, p := range []string{"ticket", "zgłoszeni", "numer", "vorgang"} {
-		if strings.HasPrefix(w, p) {
-			return true
-		}
-	}
-	return false
+	return ticketWord(w) || ticketWord(w+".")
 }
 
 func hasCurrency(s *scan) bool {
