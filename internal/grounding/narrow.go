@@ -202,11 +202,11 @@ func containsFoldASCII(text, lit string) bool {
 }
 
 // digitStretches returns the stretches of text within digitReach bytes of
-// a run of at least n digits (ASCII, or of any script: see digitAt), widened to ASCII whitespace (or the
-// text's ends) so no word is cut, overlapping or touching ones merged, in
-// order. A stretch starts after whitespace and ends before it, as a
-// match's boundary character would: "^" and "$" at its ends read as the
-// whitespace there.
+// a run of at least n digits (of any script: see digitAt), widened to
+// ASCII whitespace (or the text's ends) so no word is cut, overlapping or
+// touching ones merged, in order. A stretch starts after whitespace and
+// ends before it, as a match's boundary character would: "^" and "$" at
+// its ends read as the whitespace there.
 func digitStretches(text string, n int) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(text); i++ {
