@@ -267,7 +267,7 @@ const (
 // are shared: callers only read them.
 func sourceClaims(text string) reading {
 	if len(text) < cacheMinText {
-		return reading{Claims(text), strings.ToUpper(text)}
+		return read(text)
 	}
 	claimCache.Lock()
 	r, ok := claimCache.m[text]
@@ -275,7 +275,7 @@ func sourceClaims(text string) reading {
 	if ok {
 		return r
 	}
-	r = reading{Claims(text), strings.ToUpper(text)}
+	r = read(text)
 	claimCache.Lock()
 	if claimCache.m == nil || len(claimCache.m) >= cacheEntries {
 		claimCache.m = map[string]reading{}
@@ -283,4 +283,12 @@ func sourceClaims(text string) reading {
 	claimCache.m[text] = r
 	claimCache.Unlock()
 	return r
+}
+
+// read is what AddText takes from text: its claims, and the text in upper
+// case with its digits in ASCII, as Claims reads them (so the token
+// look-ups agree).
+func read(text string) reading {
+	text = asciiDigits(text)
+	return reading{Claims(text), strings.ToUpper(text)}
 }

@@ -6,7 +6,7 @@
 // given (the customer's email, the function results of this email, the
 // trusted facts, the instructions). Dates are compared as calendar dates and
 // amounts as numbers, so "1 maja 2027" is backed by "2027-05-01" and
-// "1 200,00 zł" by 1200.
+// "1 200,00 zł" by 1200; digits of any script count as their ASCII digits.
 package grounding
 
 import (
@@ -69,6 +69,7 @@ func claims(text string, whole bool) []Claim {
 	if len(text) > MaxText {
 		text = text[:MaxText]
 	}
+	text = asciiDigits(text)
 	s := &scan{orig: text, masked: []byte(text), whole: whole}
 	s.urls()
 	s.emails()
@@ -80,6 +81,44 @@ func claims(text string, whole bool) []Claim {
 	s.phones()
 	s.numbers()
 	return s.claims
+}
+
+// asciiDigits writes every decimal digit of text in ASCII: a date, an
+// amount or a number in fullwidth ("２０２７-０５-３１") or Arabic-Indic digits
+// reads like any other to a customer, so it is a claim like any other (and
+// is shown in ASCII).
+func asciiDigits(text string) string {
+	i := strings.IndexFunc(text, func(r rune) bool { return r >= utf8.RuneSelf && unicode.IsDigit(r) })
+	if i < 0 {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	b.WriteString(text[:i])
+	for _, r := range text[i:] {
+		if r >= utf8.RuneSelf && unicode.IsDigit(r) {
+			r = '0' + digitValue(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// digitValue is the value of the decimal digit r: Unicode encodes each
+// script's digits 0 to 9 in a row, and its table of decimal digits lists
+// them in runs that start at a zero.
+func digitValue(r rune) rune {
+	for _, rg := range unicode.Nd.R16 {
+		if lo, hi := rune(rg.Lo), rune(rg.Hi); r >= lo && r <= hi {
+			return (r - lo) % 10
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if lo, hi := rune(rg.Lo), rune(rg.Hi); r >= lo && r <= hi {
+			return (r - lo) % 10
+		}
+	}
+	return 0
 }
 
 // scan extracts claims from orig; masked is orig with every claimed span

@@ -85,9 +85,11 @@ func TestUnsupported(t *testing.T) {
 		{"Numer sprawy 7788990.", []string{`"7788990" (ticket number)`}},
 		// Each distinct claim once.
 		{"TKT-999999 ... TKT-999999", []string{`"TKT-999999" (ticket number)`}},
-		// An identifier in another script's digits is a claim too, in a
-		// text with no ASCII digit near it.
-		{"Proszę podać numer SN-٤٨٢١٣-PL przy odbiorze urządzenia.", []string{`"SN-٤٨٢١٣-PL" (serial or reference number)`}},
+		// Claims in another script's digits (which read like any other to
+		// a customer) are claims too, shown in ASCII, and backed as those.
+		{"Proszę podać numer SN-٩٩٩٠١-PL przy odbiorze urządzenia.", []string{`"SN-99901-PL" (serial or reference number)`}},
+		{"Gwarancja do ２０２８-０１-１５, infolinia +48 22 123 45 99.", []string{`"2028-01-15" (date)`, `"+48 22 123 45 99" (phone number)`}},
+		{"Ważna do ２０２７-０５-０１ (SN-٤٨٢١٣-PL), koszt ３４９,５０ zł.", nil},
 	} {
 		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
 			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)

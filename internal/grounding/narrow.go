@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // Reading a dozen patterns over every byte of every text is most of what
@@ -202,22 +201,22 @@ func containsFoldASCII(text, lit string) bool {
 }
 
 // digitStretches returns the stretches of text within digitReach bytes of
-// a run of at least n digits (of any script: see digitAt), widened to
-// ASCII whitespace (or the text's ends) so no word is cut, overlapping or
+// a run of at least n digits (claims has written every digit in ASCII by
+// then: see asciiDigits), widened to ASCII whitespace (or the text's ends) so no word is cut, overlapping or
 // touching ones merged, in order. A stretch starts after whitespace and
 // ends before it, as a match's boundary character would: "^" and "$" at
 // its ends read as the whitespace there.
 func digitStretches(text string, n int) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(text); i++ {
-		if digitAt(text, i) == 0 {
+		if !isDigitByte(text[i]) {
 			continue
 		}
-		j, run := i, 0
-		for d := digitAt(text, j); d > 0; d = digitAt(text, j) {
-			j, run = j+d, run+1
+		j := i + 1
+		for j < len(text) && isDigitByte(text[j]) {
+			j++
 		}
-		if run < n {
+		if j-i < n {
 			i = j - 1
 			continue
 		}
@@ -244,35 +243,16 @@ func digitStretches(text string, n int) [][2]int {
 	return out
 }
 
-// digitAt is the length in bytes of the decimal digit at text[i] (any
-// script's: an identifier may be written in Arabic-Indic digits, which
-// \p{N} matches), or 0 when text[i] starts none.
-func digitAt(text string, i int) int {
-	if i >= len(text) {
-		return 0
-	}
-	if b := text[i]; b < utf8.RuneSelf {
-		if isDigitByte(b) {
-			return 1
-		}
-		return 0
-	}
-	r, size := utf8.DecodeRuneInString(text[i:])
-	if unicode.IsDigit(r) {
-		return size
-	}
-	return 0
-}
-
 func asciiSpace(b byte) bool {
 	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v'
 }
 
 // needsDigit are the patterns that match only where the text has a run of
-// digits (\d, or for an identifier a digit of any script), by the
-// shortest run every match holds (a year, a ticket's three digits, any
-// digit), so find may read them over the stretches within digitReach
-// bytes of such runs alone. Every other pattern reads the whole text.
+// ASCII digits (\d; an identifier's decimal digit, which asciiDigits wrote
+// in ASCII), by the shortest run every match holds (a year, a ticket's
+// three digits, any digit), so find may read them over the stretches
+// within digitReach bytes of such runs alone. Every other pattern reads
+// the whole text.
 var needsDigit = map[*regexp.Regexp]int{
 	isoDateRe: 4, numDateRe: 4, dmyRe: 4, mdyRe: 4, romanDateRe: 4, monthYearRe: 4, shortYearRe: 2,
 	amountAfterRe: 1, amountBeforeRe: 1, taxIDRe: 1, ticketNumberRe: 3,

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -134,3 +135,42 @@ var testPieces = []string{
 
 // testSeps join testPieces.
 var testSeps = []string{" ", "  ", "\n", "\n\n", "\t", ", ", ". ", "", " - ", "\u00a0"}
+
+// asciiDigits maps every decimal digit to its ASCII digit.
+func TestASCIIDigits(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                   "",
+		"SN-48213-PL":        "SN-48213-PL",
+		"ekspres nie grzeje": "ekspres nie grzeje",
+		"SN-٤٨٢١٣-PL":        "SN-48213-PL",
+		"２０２７-０５-３１":         "2027-05-31",
+		"۱۲۳ ߁߂߃ १२३ ১২৩ ๑๒๓ 𝟏𝟐𝟑 𝟗": "123 123 123 123 123 123 9",
+		"Ⅻ ½ ² ①": "Ⅻ ½ ² ①", // numbers, not decimal digits
+	} {
+		if got := asciiDigits(in); got != want {
+			t.Errorf("asciiDigits(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Every decimal digit Unicode knows reads as its value: each script's
+// digits come 0 to 9 in a row.
+func TestDigitValue(t *testing.T) {
+	n := 0
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		if !unicode.IsDigit(r) {
+			continue
+		}
+		n++
+		v := digitValue(r)
+		if v < 9 && (!unicode.IsDigit(r+1) || digitValue(r+1) != v+1) {
+			t.Fatalf("digit %U is %d, but %U after it is not %d", r, v, r+1, v+1)
+		}
+		if v == 0 && unicode.IsDigit(r-1) && digitValue(r-1) != 9 {
+			t.Fatalf("digit %U is 0, but %U before it is not 9", r, r-1)
+		}
+	}
+	if n < 600 {
+		t.Fatalf("only %d decimal digits beyond ASCII", n)
+	}
+}
