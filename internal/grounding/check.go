@@ -286,9 +286,8 @@ func sourceClaims(text string) reading {
 }
 
 // read is what AddText takes from text: its claims, and the text in upper
-// case with its digits in ASCII, as Claims reads them (so the token
-// look-ups agree).
+// case as Claims reads it (readable), so the token look-ups agree.
 func read(text string) reading {
-	text = asciiDigits(text)
+	text = readable(text)
 	return reading{Claims(text), strings.ToUpper(text)}
 }

@@ -6,7 +6,8 @@
 // given (the customer's email, the function results of this email, the
 // trusted facts, the instructions). Dates are compared as calendar dates and
 // amounts as numbers, so "1 maja 2027" is backed by "2027-05-01" and
-// "1 200,00 zł" by 1200; digits of any script count as their ASCII digits.
+// "1 200,00 zł" by 1200. A text is read as a customer reads it (readable):
+// digits of any script, fullwidth forms, any dash, no invisible characters.
 package grounding
 
 import (
@@ -69,7 +70,7 @@ func claims(text string, whole bool) []Claim {
 	if len(text) > MaxText {
 		text = text[:MaxText]
 	}
-	text = asciiDigits(text)
+	text = readable(text)
 	s := &scan{orig: text, masked: []byte(text), whole: whole}
 	s.urls()
 	s.emails()
@@ -83,12 +84,15 @@ func claims(text string, whole bool) []Claim {
 	return s.claims
 }
 
-// asciiDigits writes every decimal digit of text in ASCII: a date, an
-// amount or a number in fullwidth ("２０２７-０５-３１") or Arabic-Indic digits
-// reads like any other to a customer, so it is a claim like any other (and
-// is shown in ASCII).
-func asciiDigits(text string) string {
-	i := strings.IndexFunc(text, func(r rune) bool { return r >= utf8.RuneSelf && unicode.IsDigit(r) })
+// readable is text as a customer reads it, in the characters the claim
+// patterns know: a decimal digit of any script in ASCII ("２０２７", "٢٠٢٧"),
+// a fullwidth letter or sign in ASCII ("ＴＫＴ－"), a dash of any kind (en
+// dash, minus sign) as "-", a fraction or division slash as "/", and no
+// invisible format character (zero-width space or joiner, soft hyphen). A
+// date written with any of them looks like a date, so it is one; claims
+// are shown as readable writes them.
+func readable(text string) string {
+	i := strings.IndexFunc(text, func(r rune) bool { return r >= utf8.RuneSelf && unusual(r) })
 	if i < 0 {
 		return text
 	}
@@ -96,12 +100,28 @@ func asciiDigits(text string) string {
 	b.Grow(len(text))
 	b.WriteString(text[:i])
 	for _, r := range text[i:] {
-		if r >= utf8.RuneSelf && unicode.IsDigit(r) {
+		switch {
+		case r < utf8.RuneSelf || !unusual(r):
+		case unicode.IsDigit(r):
 			r = '0' + digitValue(r)
+		case r >= 0xFF01 && r <= 0xFF5E: // fullwidth forms of ASCII
+			r -= 0xFEE0
+		case unicode.Is(unicode.Pd, r) || r == '\u2212':
+			r = '-'
+		case r == '\u2044' || r == '\u2215':
+			r = '/'
+		case unicode.Is(unicode.Cf, r):
+			continue
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// unusual reports whether readable changes r (not ASCII).
+func unusual(r rune) bool {
+	return unicode.IsDigit(r) || r >= 0xFF01 && r <= 0xFF5E || unicode.Is(unicode.Pd, r) || r == '\u2212' ||
+		r == '\u2044' || r == '\u2215' || unicode.Is(unicode.Cf, r)
 }
 
 // digitValue is the value of the decimal digit r: Unicode encodes each

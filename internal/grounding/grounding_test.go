@@ -90,6 +90,10 @@ func TestUnsupported(t *testing.T) {
 		{"Proszę podać numer SN-٩٩٩٠١-PL przy odbiorze urządzenia.", []string{`"SN-99901-PL" (serial or reference number)`}},
 		{"Gwarancja do ２０２８-０１-１５, infolinia +48 22 123 45 99.", []string{`"2028-01-15" (date)`, `"+48 22 123 45 99" (phone number)`}},
 		{"Ważna do ２０２７-０５-０１ (SN-٤٨٢١٣-PL), koszt ３４９,５０ zł.", nil},
+		// So are claims cut by invisible characters or written with other
+		// dashes: they read like any date or ticket.
+		{"Gwarancja do 2028\u200b-01\u200b-15, zgłoszenie ＴＫＴ-０００１２４.", []string{`"2028-01-15" (date)`, `"TKT-000124" (ticket number)`}},
+		{"Gwarancja do 2028–01–15 (2027\u00ad-05-01).", []string{`"2028-01-15" (date)`}},
 	} {
 		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
 			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)

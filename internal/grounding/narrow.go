@@ -201,11 +201,12 @@ func containsFoldASCII(text, lit string) bool {
 }
 
 // digitStretches returns the stretches of text within digitReach bytes of
-// a run of at least n digits (claims has written every digit in ASCII by
-// then: see asciiDigits), widened to ASCII whitespace (or the text's ends) so no word is cut, overlapping or
-// touching ones merged, in order. A stretch starts after whitespace and
-// ends before it, as a match's boundary character would: "^" and "$" at
-// its ends read as the whitespace there.
+// a run of at least n ASCII digits (claims has written every digit in
+// ASCII by then: see readable), widened to ASCII whitespace (or the
+// text's ends) so no word is cut, overlapping or touching ones merged, in
+// order. A stretch starts after whitespace and ends before it, as a
+// match's boundary character would: "^" and "$" at its ends read as the
+// whitespace there.
 func digitStretches(text string, n int) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(text); i++ {
@@ -248,7 +249,7 @@ func asciiSpace(b byte) bool {
 }
 
 // needsDigit are the patterns that match only where the text has a run of
-// ASCII digits (\d; an identifier's decimal digit, which asciiDigits wrote
+// ASCII digits (\d; an identifier's decimal digit, which readable wrote
 // in ASCII), by the shortest run every match holds (a year, a ticket's
 // three digits, any digit), so find may read them over the stretches
 // within digitReach bytes of such runs alone. Every other pattern reads

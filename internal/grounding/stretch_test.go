@@ -136,19 +136,25 @@ var testPieces = []string{
 // testSeps join testPieces.
 var testSeps = []string{" ", "  ", "\n", "\n\n", "\t", ", ", ". ", "", " - ", "\u00a0"}
 
-// asciiDigits maps every decimal digit to its ASCII digit.
-func TestASCIIDigits(t *testing.T) {
+// readable writes what reads like a digit, a dash or a fullwidth sign in
+// ASCII and drops what cannot be seen.
+func TestReadable(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                   "",
-		"SN-48213-PL":        "SN-48213-PL",
-		"ekspres nie grzeje": "ekspres nie grzeje",
-		"SN-٤٨٢١٣-PL":        "SN-48213-PL",
-		"２０２７-０５-３１":         "2027-05-31",
+		"":                                "",
+		"SN-48213-PL":                     "SN-48213-PL",
+		"Dzień dobry, ekspres nie grzeje": "Dzień dobry, ekspres nie grzeje",
+		"SN-٤٨٢١٣-PL":                     "SN-48213-PL",
+		"２０２７-０５-３１":                      "2027-05-31",
 		"۱۲۳ ߁߂߃ १२३ ১২৩ ๑๒๓ 𝟏𝟐𝟑 𝟗": "123 123 123 123 123 123 9",
-		"Ⅻ ½ ² ①": "Ⅻ ½ ² ①", // numbers, not decimal digits
+		"Ⅻ ½ ² ①":                                  "Ⅻ ½ ² ①", // numbers, not decimal digits
+		"ＴＫＴ－０００１２３ ＄５":                            "TKT-000123 $5",
+		"2027–05–31 2027‑05‑31 −5 1⁄2 3∕4":         "2027-05-31 2027-05-31 -5 1/2 3/4",
+		"20\u200b27-0\u00ad5-\u200d31\u2060\ufeff": "2027-05-31",
+		"\u202e13-50-7202\u202c":                   "13-50-7202",
+		"31\u00a0maja 2027":                        "31\u00a0maja 2027", // a no-break space is a space the patterns know
 	} {
-		if got := asciiDigits(in); got != want {
-			t.Errorf("asciiDigits(%q) = %q, want %q", in, got, want)
+		if got := readable(in); got != want {
+			t.Errorf("readable(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
