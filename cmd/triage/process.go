@@ -22,7 +22,6 @@ import (
 	"triage/internal/logattr"
 	"triage/internal/processor"
 	"triage/internal/settings"
-	"triage/internal/store"
 	"triage/internal/termsafe"
 )
 
@@ -140,9 +139,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 				if err := outbox.UseIndex(ctx, l); err != nil {
 					return &exitError{code: exitFailed, err: err}
 				}
-				if store.IsURL(o.Store) {
-					o.shared = l.Store() // the tickets and the budget too
-				}
+				o.shared = l.Store() // the tickets and the budget too
 			}
 			sender = outbox
 		}

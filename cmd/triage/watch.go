@@ -287,7 +287,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	var logs []*slog.Logger
 	var shared *budget.Budget // one model budget for every inbox of the process
 	var db *store.DB          // one pool of connections to the store, the ledger's
-	if led != nil && !o.DryRun && store.IsURL(o.ledgerTarget()) {
+	if led != nil && !o.DryRun && o.Store != "" {
 		db = led.Store()
 	}
 	for i, is := range ws.inboxes {

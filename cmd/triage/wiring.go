@@ -241,7 +241,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			p.closers = append(p.closers, db.Close)
 			creator = db
 		}
-	case o.shared != nil && store.IsURL(parts.TicketsDB):
+	case o.shared != nil: // the store, which holds the tickets too
 		db, err := tickets.New(ctx, o.shared) // closed with the ledger
 		if err != nil {
 			return nil, &exitError{code: exitFailed, err: err}

@@ -178,7 +178,8 @@ func (l *Ledger) Close() error {
 // the model budget): one pool of connections per process. It stays open
 // until the ledger is closed.
 func (l *Ledger) Store() *store.DB { return l.db }
-func unix(t time.Time) int64       { return t.UTC().UnixMilli() }
+
+func unix(t time.Time) int64 { return t.UTC().UnixMilli() }
 
 func fromUnix(ms int64) time.Time {
 	if ms == 0 {
