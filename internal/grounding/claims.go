@@ -92,7 +92,8 @@ func claims(text string, whole bool) []Claim {
 // date written with any of them looks like a date, so it is one; claims
 // are shown as readable writes them.
 func readable(text string) string {
-	i := strings.IndexFunc(text, func(r rune) bool { return r >= utf8.RuneSelf && unusual(r) })
+	changed := func(r rune) bool { w, keep := readableRune(r); return !keep || w != r }
+	i := strings.IndexFunc(text, changed)
 	if i < 0 {
 		return text
 	}
@@ -100,28 +101,31 @@ func readable(text string) string {
 	b.Grow(len(text))
 	b.WriteString(text[:i])
 	for _, r := range text[i:] {
-		switch {
-		case r < utf8.RuneSelf || !unusual(r):
-		case unicode.IsDigit(r):
-			r = '0' + digitValue(r)
-		case r >= 0xFF01 && r <= 0xFF5E: // fullwidth forms of ASCII
-			r -= 0xFEE0
-		case unicode.Is(unicode.Pd, r) || r == '\u2212':
-			r = '-'
-		case r == '\u2044' || r == '\u2215':
-			r = '/'
-		case unicode.Is(unicode.Cf, r):
-			continue
+		if w, keep := readableRune(r); keep {
+			b.WriteRune(w)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }
 
-// unusual reports whether readable changes r (not ASCII).
-func unusual(r rune) bool {
-	return unicode.IsDigit(r) || r >= 0xFF01 && r <= 0xFF5E || unicode.Is(unicode.Pd, r) || r == '\u2212' ||
-		r == '\u2044' || r == '\u2215' || unicode.Is(unicode.Cf, r)
+// readableRune is r as readable writes it; keep is false for a character
+// it leaves out.
+func readableRune(r rune) (w rune, keep bool) {
+	switch {
+	case r < utf8.RuneSelf:
+		return r, true
+	case unicode.IsDigit(r):
+		return '0' + digitValue(r), true
+	case r >= 0xFF01 && r <= 0xFF5E: // fullwidth forms of ASCII
+		return r - 0xFEE0, true
+	case unicode.Is(unicode.Pd, r) || r == '\u2212':
+		return '-', true
+	case r == '\u2044' || r == '\u2215':
+		return '/', true
+	case unicode.Is(unicode.Cf, r):
+		return 0, false
+	}
+	return r, true
 }
 
 // digitValue is the value of the decimal digit r: Unicode encodes each
