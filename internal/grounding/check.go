@@ -288,6 +288,6 @@ func sourceClaims(text string) reading {
 // read is what AddText takes from text: its claims, and the text in upper
 // case as Claims reads it (readable), so the token look-ups agree.
 func read(text string) reading {
-	text = readable(text)
-	return reading{Claims(text), strings.ToUpper(text)}
+	r := readable(text)
+	return reading{claimsOf(r, false), strings.ToUpper(r.text)}
 }

@@ -7,7 +7,8 @@
 // trusted facts, the instructions). Dates are compared as calendar dates and
 // amounts as numbers, so "1 maja 2027" is backed by "2027-05-01" and
 // "1 200,00 zł" by 1200. A text is read as a customer reads it (readable):
-// digits of any script, fullwidth forms, any dash, no invisible characters.
+// digits of any script, fullwidth forms, any dash, no invisible characters,
+// a letter of another script that looks like a Latin one as that letter.
 package grounding
 
 import (
@@ -15,8 +16,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mtibben/confusables"
 )
 
 // Kind is what a claim states.
@@ -70,8 +74,12 @@ func claims(text string, whole bool) []Claim {
 	if len(text) > MaxText {
 		text = text[:MaxText]
 	}
-	text = readable(text)
-	s := &scan{orig: text, masked: []byte(text), whole: whole}
+	return claimsOf(readable(text), whole)
+}
+
+// claimsOf reads a text readable has already read.
+func claimsOf(r readText, whole bool) []Claim {
+	s := &scan{orig: r.text, masked: []byte(r.text), whole: whole, lookalikes: r.lookalikes}
 	s.urls()
 	s.emails()
 	s.taxIDs()
@@ -87,23 +95,61 @@ func claims(text string, whole bool) []Claim {
 // readable is text as a customer reads it, in the characters the claim
 // patterns know: a decimal digit of any script in ASCII ("２０２７", "٢٠٢٧"),
 // a fullwidth letter or sign in ASCII ("ＴＫＴ－"), a dash of any kind (en
-// dash, minus sign) as "-", a fraction or division slash as "/", and no
-// invisible format character (zero-width space or joiner, soft hyphen). A
+// dash, minus sign) as "-", a fraction or division slash as "/", no
+// invisible format character (zero-width space or joiner, soft hyphen),
+// and a letter of another script that looks like a Latin one as that
+// letter (a Cyrillic "а" in "31 mаja 2027", a Greek "Τ" in "ΤKT-000123"). A
 // date written with any of them looks like a date, so it is one; claims
-// are shown as readable writes them.
-func readable(text string) string {
+// are shown as readable writes them. URLs and email addresses are the
+// exception: one spelled with a look-alike letter leads somewhere else, so
+// it is read and shown as written (readText.lookalikes).
+func readable(text string) readText {
 	changed := func(r rune) bool { w, keep := readableRune(r); return !keep || w != r }
 	i := strings.IndexFunc(text, changed)
 	if i < 0 {
-		return text
+		return readText{text: text}
 	}
 	var b strings.Builder
 	b.Grow(len(text))
 	b.WriteString(text[:i])
+	var lookalikes map[int]rune
 	for _, r := range text[i:] {
-		if w, keep := readableRune(r); keep {
-			b.WriteRune(w)
+		w, keep := readableRune(r)
+		if !keep {
+			continue
 		}
+		if w != r && isLookalike(r) {
+			if lookalikes == nil {
+				lookalikes = map[int]rune{}
+			}
+			lookalikes[b.Len()] = r
+		}
+		b.WriteRune(w)
+	}
+	return readText{b.String(), lookalikes}
+}
+
+// readText is a text as readable writes it.
+type readText struct {
+	text string
+	// lookalikes are the letters readable wrote as the Latin letters they
+	// look like, as written, by their byte offset in text.
+	lookalikes map[int]rune
+}
+
+// asWritten is text[start:end] with each look-alike letter in it as
+// written.
+func (r readText) asWritten(start, end int) string {
+	if len(r.lookalikes) == 0 {
+		return r.text[start:end]
+	}
+	var b strings.Builder
+	for i := start; i < end; i++ {
+		if l, ok := r.lookalikes[i]; ok {
+			b.WriteRune(l)
+			continue
+		}
+		b.WriteByte(r.text[i])
 	}
 	return b.String()
 }
@@ -116,7 +162,7 @@ func readableRune(r rune) (w rune, keep bool) {
 		return r, true
 	case unicode.IsDigit(r):
 		return '0' + digitValue(r), true
-	case r >= 0xFF01 && r <= 0xFF5E: // fullwidth forms of ASCII
+	case isFullwidth(r):
 		return r - 0xFEE0, true
 	case unicode.Is(unicode.Pd, r) || r == '\u2212':
 		return '-', true
@@ -125,8 +171,76 @@ func readableRune(r rune) (w rune, keep bool) {
 	case unicode.Is(unicode.Cf, r):
 		return 0, false
 	}
+	if l, ok := latinLookalike(r); ok {
+		return l, true
+	}
 	return r, true
 }
+
+// isFullwidth: r is the fullwidth form of an ASCII character.
+func isFullwidth(r rune) bool { return r >= 0xFF01 && r <= 0xFF5E }
+
+// isLookalike: readable writes r as the Latin letter it looks like (a
+// fullwidth letter is that letter, not a look-alike).
+func isLookalike(r rune) bool {
+	_, ok := latinLookalike(r)
+	return ok && !isFullwidth(r)
+}
+
+// latinLookalike is the ASCII letter the letter r is confusable with, by
+// Unicode's confusables data (UTS #39): the one letter whose skeleton is
+// r's, or of two (capital I and small l share one) the one of r's case.
+// A letter with no case counts as small. Letters with a diacritic ("ą",
+// "ł", "ö") look like none.
+func latinLookalike(r rune) (rune, bool) {
+	if r < utf8.RuneSelf || !unicode.IsLetter(r) {
+		return 0, false
+	}
+	if r < twoByteEnd {
+		l := twoByteLookalikes()[r-utf8.RuneSelf]
+		return l, l != 0
+	}
+	l := skeletonLookalike(r)
+	return l, l != 0
+}
+
+// twoByteEnd ends the letters whose look-alikes are worked out once, on
+// first use, rather than for each: those UTF-8 writes in two bytes (Latin
+// with diacritics, Greek, Cyrillic, Armenian), which most mail uses.
+const twoByteEnd = 0x800
+
+var twoByteLookalikes = sync.OnceValue(func() []rune {
+	t := make([]rune, twoByteEnd-utf8.RuneSelf)
+	for r := rune(utf8.RuneSelf); r < twoByteEnd; r++ {
+		if unicode.IsLetter(r) {
+			t[r-utf8.RuneSelf] = skeletonLookalike(r)
+		}
+	}
+	return t
+})
+
+// skeletonLookalike is latinLookalike worked out; 0 for none.
+func skeletonLookalike(r rune) rune {
+	var found rune
+	for _, a := range asciiSkeletons()[confusables.Skeleton(string(r))] {
+		if found == 0 || unicode.IsUpper(a) == unicode.IsUpper(r) {
+			found = a
+		}
+	}
+	return found
+}
+
+// asciiSkeletons are the ASCII letters by their skeleton.
+var asciiSkeletons = sync.OnceValue(func() map[string][]rune {
+	m := map[string][]rune{}
+	for a := 'A'; a <= 'z'; a++ {
+		if unicode.IsLetter(a) {
+			k := confusables.Skeleton(string(a))
+			m[k] = append(m[k], a)
+		}
+	}
+	return m
+})
 
 // digitValue is the value of the decimal digit r: Unicode encodes each
 // script's digits 0 to 9 in a row, and its table of decimal digits lists
@@ -155,6 +269,8 @@ type scan struct {
 	// whole reads every pattern over the whole text: the reference the
 	// narrowed readings (see find) are tested against.
 	whole bool
+	// lookalikes: see readText.
+	lookalikes map[int]rune
 	// near are the stretches of orig around its runs of at least n
 	// digits (digitStretches), by n, found on first use.
 	near map[int][][2]int
@@ -177,9 +293,16 @@ func (s *scan) each(re *regexp.Regexp, f func(m []int) (Claim, bool)) {
 // claim records c as the text from start to end and masks that span, so
 // no later reading takes it again.
 func (s *scan) claim(c Claim, start, end int) {
-	c.Text = s.orig[start:end]
+	if c.Text == "" {
+		c.Text = s.orig[start:end]
+	}
 	s.claims = append(s.claims, c)
 	clear(s.masked[start:end])
+}
+
+// asWritten is orig[start:end] with its look-alike letters as written.
+func (s *scan) asWritten(start, end int) string {
+	return readText{s.orig, s.lookalikes}.asWritten(start, end)
 }
 
 func (s *scan) group(m []int, i int) string {
@@ -197,7 +320,8 @@ var (
 
 func (s *scan) urls() {
 	s.each(urlRe, func(m []int) (Claim, bool) {
-		return Claim{Kind: KindURL, key: normURL(s.orig[m[0]:m[1]])}, true
+		u := s.asWritten(m[0], m[1])
+		return Claim{Kind: KindURL, Text: u, key: normURL(u)}, true
 	})
 }
 
@@ -220,7 +344,8 @@ func normURL(u string) string {
 
 func (s *scan) emails() {
 	s.each(emailRe, func(m []int) (Claim, bool) {
-		return Claim{Kind: KindEmail, key: strings.ToLower(s.orig[m[0]:m[1]])}, true
+		a := s.asWritten(m[0], m[1])
+		return Claim{Kind: KindEmail, Text: a, key: strings.ToLower(a)}, true
 	})
 }
 

@@ -63,6 +63,7 @@ func TestUnsupported(t *testing.T) {
 	var src grounding.Sources
 	src.AddText("Case facts: {\"from\":\"anna@example.pl\",\"serial_numbers\":[\"SN-48213-PL\"],\"received\":\"2026-11-16T10:00:00+01:00\"}")
 	src.AddText("Infolinia serwisu: +48 22 123 45 67, https://www.example.com/serwis")
+	src.AddText("Пишите: jan@почта.рф")
 	src.AddValue(map[string]any{"serial_number": "SN-48213-PL", "status": "valid", "expiration_date": "2027-05-01",
 		"ticket": map[string]any{"ticket_id": "TKT-000123"}, "price": 349.5, "items": []any{"FV/2026/11/042"}})
 	for _, tt := range []struct {
@@ -94,6 +95,17 @@ func TestUnsupported(t *testing.T) {
 		// dashes: they read like any date or ticket.
 		{"Gwarancja do 2028\u200b-01\u200b-15, zgłoszenie ＴＫＴ-０００１２４.", []string{`"2028-01-15" (date)`, `"TKT-000124" (ticket number)`}},
 		{"Gwarancja do 2028–01–15 (2027\u00ad-05-01).", []string{`"2028-01-15" (date)`}},
+		// A letter of another script that looks like a Latin one reads as
+		// that letter: a month, a currency or a ticket so written is a
+		// claim like any other, backed by what it looks like.
+		{"Ważna do 1 m\u0430ja 2027, \u03a4\u039a\u03a4-000123, 349,50 \u0420LN.", nil},
+		{"Ważna do 2 m\u0430ja 2027, zgłoszenie \u0422\u041a\u0422-000124, 350 \u0420LN.", []string{
+			`"2 maja 2027" (date)`, `"350 PLN" (amount)`, `"TKT-000124" (ticket number)`}},
+		// But an address or URL so spelled leads elsewhere: it is read as
+		// written, backed only by itself.
+		{"Zob. https://www.ex\u0430mple.com/serwis, pisz: anna@ex\u0430mple.pl.", []string{
+			`"https://www.exаmple.com/serwis" (url)`, `"anna@exаmple.pl" (email address)`}}, // a Cyrillic "а"
+		{"Kontakt: jan@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444, dziękujemy.", nil},
 	} {
 		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
 			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)

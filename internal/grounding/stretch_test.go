@@ -131,6 +131,7 @@ var testPieces = []string{
 	"Case", "case #4825", "Numer", "sprawa", "Ticket-Nr.", "no.", "ref:", "Vorgang", "http://x.pl/2027", "WWW.Example.com",
 	"ąhttp://x.pl/maja", "I", "XII", "V", "$5", "5 $", "Fr. 20", "20 Fr.", "US$ 7", "1\u00a0200 zł", "a@b.pl", "x@y",
 	"12345", "123", "1.5.27", "- 2027", "/2027", "3f9a0b1c77e24d5a8b6c0f1e2d3c4b5a", "maj", "Mai", "lis", "sie", "4821",
+	"m\u0430ja", "\u0422\u041a\u0422-000124", "\u0420LN", "https://ex\u0430mple.pl/2027", "j@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444",
 }
 
 // testSeps join testPieces.
@@ -146,14 +147,17 @@ func TestReadable(t *testing.T) {
 		"SN-٤٨٢١٣-PL":                     "SN-48213-PL",
 		"２０２７-０５-３１":                      "2027-05-31",
 		"۱۲۳ ߁߂߃ १२३ ১২৩ ๑๒๓ 𝟏𝟐𝟑 𝟗": "123 123 123 123 123 123 9",
-		"Ⅻ ½ ² ①":                                  "Ⅻ ½ ² ①", // numbers, not decimal digits
-		"ＴＫＴ－０００１２３ ＄５":                            "TKT-000123 $5",
-		"2027–05–31 2027‑05‑31 −5 1⁄2 3∕4":         "2027-05-31 2027-05-31 -5 1/2 3/4",
-		"20\u200b27-0\u00ad5-\u200d31\u2060\ufeff": "2027-05-31",
-		"\u202e13-50-7202\u202c":                   "13-50-7202",
-		"31\u00a0maja 2027":                        "31\u00a0maja 2027", // a no-break space is a space the patterns know
+		"Ⅻ ½ ² ①":                                      "Ⅻ ½ ² ①", // numbers, not decimal digits
+		"ＴＫＴ－０００１２３ ＄５":                                "TKT-000123 $5",
+		"2027–05–31 2027‑05‑31 −5 1⁄2 3∕4":             "2027-05-31 2027-05-31 -5 1/2 3/4",
+		"20\u200b27-0\u00ad5-\u200d31\u2060\ufeff":     "2027-05-31",
+		"\u202e13-50-7202\u202c":                       "13-50-7202",
+		"31\u00a0maja 2027":                            "31\u00a0maja 2027",        // a no-break space is a space the patterns know
+		"31 m\u0430ja 2027, \u03a4\u039a\u03a4-000123": "31 maja 2027, TKT-000123", // Cyrillic a, Greek T K T
+		"\u0406X \u0456 \u01c0":                        "IX i l",                   // capital I or small l, by case (a letter with none: small)
+		"Łódź, ĄĘŚ, żółć, Straße, Müller, ёж":          "Łódź, ĄĘŚ, żółć, Straße, Müller, ёж",
 	} {
-		if got := readable(in); got != want {
+		if got := readable(in).text; got != want {
 			t.Errorf("readable(%q) = %q, want %q", in, got, want)
 		}
 	}
