@@ -25,6 +25,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -70,6 +71,7 @@ type DB struct {
 	dialect  Dialect
 	name     string
 	readOnly bool
+	stmts    *stmtCache // SQLite only
 }
 
 // IsURL reports whether target names a PostgreSQL server rather than a
@@ -124,7 +126,7 @@ func openSQLite(ctx context.Context, path string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return &DB{db: db, dialect: SQLite, name: path, readOnly: opts.ReadOnly}, nil
+	return &DB{db: db, dialect: SQLite, name: path, readOnly: opts.ReadOnly, stmts: &stmtCache{}}, nil
 }
 
 // pingSQLite opens the first connection, which runs the pragmas. Turning
@@ -187,6 +189,7 @@ func (db *DB) ReadOnly() bool { return db.readOnly }
 
 // Close closes the database (and the PostgreSQL pool).
 func (db *DB) Close() error {
+	db.stmts.close()
 	err := db.db.Close()
 	if db.pool != nil {
 		db.pool.Close()
@@ -204,16 +207,25 @@ func (db *DB) Rebind(query string) string {
 
 // ExecContext is sql.DB.ExecContext with `?` placeholders.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := db.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
 	return db.db.ExecContext(ctx, db.Rebind(query), args...)
 }
 
 // QueryContext is sql.DB.QueryContext with `?` placeholders.
 func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := db.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
 	return db.db.QueryContext(ctx, db.Rebind(query), args...)
 }
 
 // QueryRowContext is sql.DB.QueryRowContext with `?` placeholders.
 func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := db.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return db.db.QueryRowContext(ctx, db.Rebind(query), args...)
 }
 
@@ -221,11 +233,121 @@ func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *s
 // start; on PostgreSQL it runs at READ COMMITTED: take Tx.Lock before a
 // read that a later write depends on.
 func (db *DB) BeginTx(ctx context.Context) (*Tx, error) {
+	db.stmts.prepareWanted(ctx, db.db)
 	tx, err := db.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &Tx{tx: tx, db: db}, nil
+}
+
+// stmt is query's prepared statement, prepared now when it is not yet;
+// nil when statements are not kept (PostgreSQL: pgx keeps its own) or
+// query's does not prepare.
+func (db *DB) stmt(ctx context.Context, query string) *sql.Stmt {
+	if db.stmts == nil {
+		return nil
+	}
+	if st, known := db.stmts.get(query); known {
+		return st
+	}
+	db.stmts.want(query)
+	db.stmts.prepareWanted(ctx, db.db)
+	st, _ := db.stmts.get(query)
+	return st
+}
+
+// stmtCache keeps SQLite's prepared statements, by query, so a query
+// that runs for every email is parsed and planned once per process rather
+// than every time (pgx does the same for PostgreSQL by itself). A query
+// first seen inside a transaction cannot be prepared there (the store's
+// one connection is the transaction's), so it is prepared when the next
+// transaction begins. At most maxStmts queries are kept.
+type stmtCache struct {
+	mu sync.Mutex
+	// stmts are the prepared statements; nil for a query that did not
+	// prepare (it runs unprepared, and reports its error there).
+	stmts  map[string]*sql.Stmt
+	wanted map[string]bool
+	closed bool
+}
+
+const maxStmts = 128
+
+// get is query's statement; known is false when query was never prepared.
+func (c *stmtCache) get(query string) (st *sql.Stmt, known bool) {
+	if c == nil {
+		return nil, true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, known = c.stmts[query]
+	return st, known
+}
+
+// want asks for query to be prepared at the next chance.
+func (c *stmtCache) want(query string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || len(c.stmts)+len(c.wanted) >= maxStmts {
+		return
+	}
+	if c.wanted == nil {
+		c.wanted = map[string]bool{}
+	}
+	c.wanted[query] = true
+}
+
+// prepareWanted prepares the queries asked for. It must not run while the
+// caller holds the store's connection (in a transaction); it waits for the
+// connection without holding the cache, which transactions read.
+func (c *stmtCache) prepareWanted(ctx context.Context, db *sql.DB) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	var queries []string
+	for q := range c.wanted {
+		if _, known := c.stmts[q]; !known {
+			queries = append(queries, q)
+		}
+	}
+	clear(c.wanted)
+	c.mu.Unlock()
+	for _, q := range queries {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil && ctx.Err() != nil {
+			c.want(q) // not the query's fault: asked for again
+			continue
+		}
+		c.mu.Lock()
+		if _, known := c.stmts[q]; known || c.closed {
+			// Prepared meanwhile by another caller, or the store closed.
+			if st != nil {
+				st.Close()
+			}
+		} else {
+			if c.stmts == nil {
+				c.stmts = map[string]*sql.Stmt{}
+			}
+			c.stmts[q] = st // nil when it did not prepare: it runs unprepared
+		}
+		c.mu.Unlock()
+	}
+}
+
+func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.stmts {
+		if st != nil {
+			st.Close()
+		}
+	}
+	c.stmts, c.wanted, c.closed = nil, nil, true
 }
 
 // Tx is a transaction with `?` placeholders.
@@ -236,17 +358,42 @@ type Tx struct {
 
 // ExecContext is sql.Tx.ExecContext with `?` placeholders.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := tx.stmt(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
 	return tx.tx.ExecContext(ctx, tx.db.Rebind(query), args...)
 }
 
 // QueryContext is sql.Tx.QueryContext with `?` placeholders.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := tx.stmt(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
 	return tx.tx.QueryContext(ctx, tx.db.Rebind(query), args...)
 }
 
 // QueryRowContext is sql.Tx.QueryRowContext with `?` placeholders.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := tx.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return tx.tx.QueryRowContext(ctx, tx.db.Rebind(query), args...)
+}
+
+// stmt is the store's prepared statement of query, for this transaction;
+// nil when there is none (yet: a query never seen is asked for).
+func (tx *Tx) stmt(ctx context.Context, query string) *sql.Stmt {
+	if tx.db.stmts == nil {
+		return nil
+	}
+	st, known := tx.db.stmts.get(query)
+	if !known {
+		tx.db.stmts.want(query)
+	}
+	if st == nil {
+		return nil
+	}
+	return tx.tx.StmtContext(ctx, st)
 }
 
 // Commit commits the transaction.
