@@ -97,16 +97,25 @@ func claimsOf(r readText, whole bool) []Claim {
 // a fullwidth letter or sign in ASCII ("ＴＫＴ－"), a dash of any kind (en
 // dash, minus sign) as "-", a fraction or division slash as "/", no
 // invisible format character (zero-width space or joiner, soft hyphen),
-// and a letter of another script that looks like a Latin one as that
+// any space (a tab, a thin or an em space) as a space, a run of spaces as
+// one, and a letter of another script that looks like a Latin one as that
 // letter (a Cyrillic "а" in "31 mаja 2027", a Greek "Τ" in "ΤKT-000123"). A
 // date written with any of them looks like a date, so it is one; claims
 // are shown as readable writes them. URLs and email addresses are the
 // exception: one spelled with a look-alike letter leads somewhere else, so
 // it is read and shown as written (readText.lookalikes).
 func readable(text string) readText {
-	changed := func(r rune) bool { w, keep := readableRune(r); return !keep || w != r }
-	i := strings.IndexFunc(text, changed)
-	if i < 0 {
+	i, space := 0, false
+	for ; i < len(text); i++ {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		w, keep := readableRune(r)
+		if !keep || w != r || space && isSpace(w) {
+			break
+		}
+		space = isSpace(w)
+		i += size - 1
+	}
+	if i == len(text) {
 		return readText{text: text}
 	}
 	var b strings.Builder
@@ -115,9 +124,10 @@ func readable(text string) readText {
 	var lookalikes map[int]rune
 	for _, r := range text[i:] {
 		w, keep := readableRune(r)
-		if !keep {
+		if !keep || space && isSpace(w) {
 			continue
 		}
+		space = isSpace(w)
 		if w != r && isLookalike(r) {
 			if lookalikes == nil {
 				lookalikes = map[int]rune{}
@@ -128,6 +138,11 @@ func readable(text string) readText {
 	}
 	return readText{b.String(), lookalikes}
 }
+
+// isSpace: r is a space as readable writes one: a space, or the no-break
+// and narrow no-break spaces the patterns know (a thousands separator,
+// "1\u00a0200 zł").
+func isSpace(r rune) bool { return r == ' ' || r == '\u00a0' || r == '\u202f' }
 
 // readText is a text as readable writes it.
 type readText struct {
@@ -158,8 +173,12 @@ func (r readText) asWritten(start, end int) string {
 // it leaves out.
 func readableRune(r rune) (w rune, keep bool) {
 	switch {
+	case r == '\t':
+		return ' ', true
 	case r < utf8.RuneSelf:
 		return r, true
+	case unicode.Is(unicode.Zs, r) && !isSpace(r):
+		return ' ', true
 	case unicode.IsDigit(r):
 		return '0' + digitValue(r), true
 	case isFullwidth(r):

@@ -95,6 +95,10 @@ func TestUnsupported(t *testing.T) {
 		// dashes: they read like any date or ticket.
 		{"Gwarancja do 2028\u200b-01\u200b-15, zgłoszenie ＴＫＴ-０００１２４.", []string{`"2028-01-15" (date)`, `"TKT-000124" (ticket number)`}},
 		{"Gwarancja do 2028–01–15 (2027\u00ad-05-01).", []string{`"2028-01-15" (date)`}},
+		// So are claims written with other spaces, or with a run of
+		// them: a thin space, an em space, a tab, eighty spaces.
+		{"Ważna do 2\u2009maja\u20032027, koszt 1\u2009349,50\tzł.", []string{`"2 maja 2027" (date)`, `"1 349,50 zł" (amount)`}},
+		{"Ważna do 2" + strings.Repeat(" ", 80) + "maja 2027.", []string{`"2 maja 2027" (date)`}},
 		// A letter of another script that looks like a Latin one reads as
 		// that letter: a month, a currency or a ticket so written is a
 		// claim like any other, backed by what it looks like.

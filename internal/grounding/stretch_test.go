@@ -135,7 +135,8 @@ var testPieces = []string{
 }
 
 // testSeps join testPieces.
-var testSeps = []string{" ", "  ", "\n", "\n\n", "\t", ", ", ". ", "", " - ", "\u00a0"}
+var testSeps = []string{" ", "  ", "\n", "\n\n", "\t", ", ", ". ", "", " - ", "\u00a0",
+	strings.Repeat(" ", 80), "\t\u2009", "\u3000", strings.Repeat("\u00a0", 70)}
 
 // readable writes what reads like a digit, a dash or a fullwidth sign in
 // ASCII and drops what cannot be seen.
@@ -147,15 +148,16 @@ func TestReadable(t *testing.T) {
 		"SN-٤٨٢١٣-PL":                     "SN-48213-PL",
 		"２０２７-０５-３１":                      "2027-05-31",
 		"۱۲۳ ߁߂߃ १२३ ১২৩ ๑๒๓ 𝟏𝟐𝟑 𝟗": "123 123 123 123 123 123 9",
-		"Ⅻ ½ ² ①":                                      "Ⅻ ½ ² ①", // numbers, not decimal digits
-		"ＴＫＴ－０００１２３ ＄５":                                "TKT-000123 $5",
-		"2027–05–31 2027‑05‑31 −5 1⁄2 3∕4":             "2027-05-31 2027-05-31 -5 1/2 3/4",
-		"20\u200b27-0\u00ad5-\u200d31\u2060\ufeff":     "2027-05-31",
-		"\u202e13-50-7202\u202c":                       "13-50-7202",
-		"31\u00a0maja 2027":                            "31\u00a0maja 2027",        // a no-break space is a space the patterns know
-		"31 m\u0430ja 2027, \u03a4\u039a\u03a4-000123": "31 maja 2027, TKT-000123", // Cyrillic a, Greek T K T
-		"\u0406X \u0456 \u01c0":                        "IX i l",                   // capital I or small l, by case (a letter with none: small)
-		"Łódź, ĄĘŚ, żółć, Straße, Müller, ёж":          "Łódź, ĄĘŚ, żółć, Straße, Müller, ёж",
+		"Ⅻ ½ ² ①":                                                       "Ⅻ ½ ² ①", // numbers, not decimal digits
+		"ＴＫＴ－０００１２３ ＄５":                                                 "TKT-000123 $5",
+		"2027–05–31 2027‑05‑31 −5 1⁄2 3∕4":                              "2027-05-31 2027-05-31 -5 1/2 3/4",
+		"20\u200b27-0\u00ad5-\u200d31\u2060\ufeff":                      "2027-05-31",
+		"\u202e13-50-7202\u202c":                                        "13-50-7202",
+		"31\u00a0maja 2027":                                             "31\u00a0maja 2027",        // a no-break space is a space the patterns know
+		"31 m\u0430ja 2027, \u03a4\u039a\u03a4-000123":                  "31 maja 2027, TKT-000123", // Cyrillic a, Greek T K T
+		"\u0406X \u0456 \u01c0":                                         "IX i l",                   // capital I or small l, by case (a letter with none: small)
+		"2\u2009maja\u20032027\t r., 1\u00a0\u00a0200 zł, a  \u200b  b": "2 maja 2027 r., 1\u00a0200 zł, a b",
+		"Łódź, ĄĘŚ, żółć, Straße, Müller, ёж":                           "Łódź, ĄĘŚ, żółć, Straße, Müller, ёж",
 	} {
 		if got := readable(in).text; got != want {
 			t.Errorf("readable(%q) = %q, want %q", in, got, want)
