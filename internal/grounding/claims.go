@@ -98,22 +98,38 @@ func claimsOf(r readText, whole bool) []Claim {
 // dash, minus sign) as "-", a fraction or division slash as "/", no
 // invisible format character (zero-width space or joiner, soft hyphen),
 // any space (a tab, a thin or an em space) as a space, a run of spaces as
-// one, and a letter of another script that looks like a Latin one as that
+// one and a run of blanks with a line break in it as one line break (a
+// date a hard wrap cut, "31\nmaja 2027", reads as one; the patterns that
+// read across a line break are the dates, amounts, ticket and tax
+// numbers), and a letter of another script that looks like a Latin one as that
 // letter (a Cyrillic "а" in "31 mаja 2027", a Greek "Τ" in "ΤKT-000123"). A
 // date written with any of them looks like a date, so it is one; claims
 // are shown as readable writes them. URLs and email addresses are the
 // exception: one spelled with a look-alike letter leads somewhere else, so
 // it is read and shown as written (readText.lookalikes).
 func readable(text string) readText {
-	i, space := 0, false
-	for ; i < len(text); i++ {
+	// The text up to i is as readable writes it; a run of blanks is
+	// rewritten from its start.
+	i, run := 0, -1
+	for i < len(text) {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		w, keep := readableRune(r)
-		if !keep || w != r || space && isSpace(w) {
+		if !keep || w != r {
+			if run >= 0 {
+				i = run
+			}
 			break
 		}
-		space = isSpace(w)
-		i += size - 1
+		if isBlank(w) {
+			if run >= 0 {
+				i = run
+				break
+			}
+			run = i
+		} else {
+			run = -1
+		}
+		i += size
 	}
 	if i == len(text) {
 		return readText{text: text}
@@ -122,12 +138,22 @@ func readable(text string) readText {
 	b.Grow(len(text))
 	b.WriteString(text[:i])
 	var lookalikes map[int]rune
+	var blank rune // the run of blanks being read, as it is written
 	for _, r := range text[i:] {
 		w, keep := readableRune(r)
-		if !keep || space && isSpace(w) {
+		if !keep {
 			continue
 		}
-		space = isSpace(w)
+		if isBlank(w) {
+			if blank == 0 || w == '\n' {
+				blank = w
+			}
+			continue
+		}
+		if blank != 0 {
+			b.WriteRune(blank)
+			blank = 0
+		}
 		if w != r && isLookalike(r) {
 			if lookalikes == nil {
 				lookalikes = map[int]rune{}
@@ -136,6 +162,9 @@ func readable(text string) readText {
 		}
 		b.WriteRune(w)
 	}
+	if blank != 0 {
+		b.WriteRune(blank)
+	}
 	return readText{b.String(), lookalikes}
 }
 
@@ -143,6 +172,9 @@ func readable(text string) readText {
 // and narrow no-break spaces the patterns know (a thousands separator,
 // "1\u00a0200 zł").
 func isSpace(r rune) bool { return r == ' ' || r == '\u00a0' || r == '\u202f' }
+
+// isBlank: r is a space or a line break as readable writes them.
+func isBlank(r rune) bool { return isSpace(r) || r == '\n' }
 
 // readText is a text as readable writes it.
 type readText struct {
@@ -175,10 +207,14 @@ func readableRune(r rune) (w rune, keep bool) {
 	switch {
 	case r == '\t':
 		return ' ', true
+	case r == '\r' || r == '\v' || r == '\f':
+		return '\n', true
 	case r < utf8.RuneSelf:
 		return r, true
 	case unicode.Is(unicode.Zs, r) && !isSpace(r):
 		return ' ', true
+	case r == '\u0085' || unicode.In(r, unicode.Zl, unicode.Zp):
+		return '\n', true
 	case unicode.IsDigit(r):
 		return '0' + digitValue(r), true
 	case isFullwidth(r):
@@ -377,8 +413,8 @@ const (
 )
 
 var (
-	amountAfterRe  = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,])(` + numPat + `)(?:,-|,–)?[ \x{00A0}\x{202F}]?(` + curPat + `)(?:[^\p{L}]|$)`)
-	amountBeforeRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(` + curPat + `)[ \x{00A0}\x{202F}]?(` + numPat + `)(?:[^\p{N}]|$)`)
+	amountAfterRe  = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,])(` + numPat + `)(?:,-|,–)?[ \x{00A0}\x{202F}\n]?(` + curPat + `)(?:[^\p{L}]|$)`)
+	amountBeforeRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(` + curPat + `)[ \x{00A0}\x{202F}\n]?(` + numPat + `)(?:[^\p{N}]|$)`)
 )
 
 var currencies = map[string]string{
@@ -459,7 +495,7 @@ func parseAmount(n string) (int64, bool) {
 // A tax number (NIP 525-000-00-00, USt-IdNr. DE123456789): a company's
 // number after its name, whatever its grouping; never a phone number.
 var (
-	taxIDRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(?:NIP|REGON|KRS|VAT(?:[ -]?ID)?|USt-?Id(?:Nr)?\.?|Steuer-?Nr\.?|Steuernummer|tax[ -]ID)[.:]?[ \x{00A0}]*((?:PL|DE)?[ \x{00A0}]?\d+(?:[ \-/]\d+)*)`)
+	taxIDRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(?:NIP|REGON|KRS|VAT(?:[ -]?ID)?|USt-?Id(?:Nr)?\.?|Steuer-?Nr\.?|Steuernummer|tax[ -]ID)[.:]?[ \x{00A0}\n]*((?:PL|DE)?[ \x{00A0}]?\d+(?:[ \-/]\d+)*)`)
 	// taxIDWords are the words the expression starts with, as whole words.
 	taxIDWords = map[string]bool{"nip": true, "regon": true, "krs": true, "vat": true, "ust": true, "steuer": true, "steuernummer": true, "tax": true}
 )
@@ -481,7 +517,7 @@ func (s *scan) taxIDs() {
 // "zgłoszenie nr 4821", "ticket 4821", "Ticket-Nr. 4821", "case #4825". The
 // expression finds any word before a number; ticketWord says which words
 // name a ticket (an alternation of them makes the expression slow).
-var ticketNumberRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}[\p{L}\-]*\.?)[ \x{00A0}]*[:#]?[ \x{00A0}]*(\d{3,})`)
+var ticketNumberRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}[\p{L}\-]*\.?)[ \x{00A0}\n]*[:#]?[ \x{00A0}\n]*(\d{3,})`)
 
 // ticketWord reports whether w (lower case) names a ticket, a case or its
 // number in Polish, English or German.

@@ -72,17 +72,17 @@ var (
 	// 1 maja 2027, 1. Mai 2027, 1st of May 2027, 1 May, 2027, 01 wrz. 2027 r.
 	// The month is any word here, looked up in months: an alternation of
 	// every month name makes the expression many times slower.
-	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(\d{1,2})(?:st|nd|rd|th)?\.?[ \x{00A0}]+(?:of[ \x{00A0}]+)?(\p{L}+)\.?,?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
+	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(\d{1,2})(?:st|nd|rd|th)?\.?[ \x{00A0}\n]+(?:of[ \x{00A0}\n]+)?(\p{L}+)\.?,?[ \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
 	// May 1, 2027; May 1st 2027; Mai 1 2027.
-	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?[ \x{00A0}]+(\d{1,2})(?:st|nd|rd|th)?,?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
+	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?[ \x{00A0}\n]+(\d{1,2})(?:st|nd|rd|th)?,?[ \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
 	// 31.05.28, 05/31/28: a two-digit year (20yy), never followed by
 	// another number part (so a version 1.2.3.4 or a phone is not one).
 	shortYearRe = regexp.MustCompile(`(?:^|[^\p{N}.,/])(\d{1,2})([./])(\d{1,2})[./](\d{2})(?:[^\p{N}./]|[./](?:[^\p{N}]|$)|$)`)
 	// 31 V 2028, 31.V.2028: a Roman-numeral month (upper case only).
-	romanDateRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\d{1,2})[. \x{00A0}]+(` + alternation(romanMonths) + `)[. \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
+	romanDateRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\d{1,2})[. \x{00A0}\n]+(` + alternation(romanMonths) + `)[. \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
 	// maja 2028, May 2028, Mai 2028, w maju 2028: a month (its full name)
 	// and a year, no day.
-	monthYearRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}+),?[ \x{00A0}]+(\d{4})(?:[^\p{N}]|$)`)
+	monthYearRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}+),?[ \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
 )
 
 func (s *scan) dates() {

@@ -99,6 +99,11 @@ func TestUnsupported(t *testing.T) {
 		// them: a thin space, an em space, a tab, eighty spaces.
 		{"Ważna do 2\u2009maja\u20032027, koszt 1\u2009349,50\tzł.", []string{`"2 maja 2027" (date)`, `"1 349,50 zł" (amount)`}},
 		{"Ważna do 2" + strings.Repeat(" ", 80) + "maja 2027.", []string{`"2 maja 2027" (date)`}},
+		// A hard wrap does not hide a day, an amount or a ticket: a
+		// wrong day before a line break was read as its month alone.
+		{"Gwarancja jest ważna do 1\nmaja 2027, zgłoszenie\nTKT-000123, koszt 349,50\r\nzł.", nil},
+		{"Gwarancja jest ważna do 2\nmaja 2027, zgłoszenie nr\n7788, koszt 350\r\nzł.", []string{
+			"\"2\\nmaja 2027\" (date)", "\"350\\nzł\" (amount)", "\"7788\" (ticket number)"}},
 		// A letter of another script that looks like a Latin one reads as
 		// that letter: a month, a currency or a ticket so written is a
 		// claim like any other, backed by what it looks like.

@@ -136,7 +136,7 @@ var testPieces = []string{
 
 // testSeps join testPieces.
 var testSeps = []string{" ", "  ", "\n", "\n\n", "\t", ", ", ". ", "", " - ", "\u00a0",
-	strings.Repeat(" ", 80), "\t\u2009", "\u3000", strings.Repeat("\u00a0", 70)}
+	strings.Repeat(" ", 80), "\t\u2009", "\u3000", strings.Repeat("\u00a0", 70), "\r\n", " \n ", "\u2028", "\n" + strings.Repeat(" ", 70) + "\n"}
 
 // readable writes what reads like a digit, a dash or a fullwidth sign in
 // ASCII and drops what cannot be seen.
@@ -157,6 +157,7 @@ func TestReadable(t *testing.T) {
 		"31 m\u0430ja 2027, \u03a4\u039a\u03a4-000123":                  "31 maja 2027, TKT-000123", // Cyrillic a, Greek T K T
 		"\u0406X \u0456 \u01c0":                                         "IX i l",                   // capital I or small l, by case (a letter with none: small)
 		"2\u2009maja\u20032027\t r., 1\u00a0\u00a0200 zł, a  \u200b  b": "2 maja 2027 r., 1\u00a0200 zł, a b",
+		"31 \r\n  maja\u2028\n2027\n\n\u00a0r. \u2009x ":                "31\nmaja\n2027\nr. x ",
 		"Łódź, ĄĘŚ, żółć, Straße, Müller, ёж":                           "Łódź, ĄĘŚ, żółć, Straße, Müller, ёж",
 	} {
 		if got := readable(in).text; got != want {
