@@ -69,10 +69,11 @@ var (
 	isoDateRe = regexp.MustCompile(`(?:^|[^\p{N}])(\d{4})([-/.])(\d{1,2})[-/.](\d{1,2})((?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?)(?:[^\p{N}]|$)`)
 	// 01.05.2027, 1.5.2027, 01-05-2027: day first; 05/01/2027: either way.
 	numDateRe = regexp.MustCompile(`(?:^|[^\p{N}.,])(\d{1,2})([./-])\s?(\d{1,2})[./-]\s?(\d{4})(?:[^\p{N}]|$)`)
-	// 1 maja 2027, 1. Mai 2027, 1st of May 2027, 1 May, 2027, 01 wrz. 2027 r.
+	// 1 maja 2027, 1. Mai 2027, 1st of May 2027, 1 May, 2027, 01 wrz. 2027 r.,
+	// 31-go maja 2027, 1-szego maja, der 31te Mai 2027.
 	// The month is any word here, looked up in months: an alternation of
 	// every month name makes the expression many times slower.
-	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(\d{1,2})(?:st|nd|rd|th)?\.?[ \x{00A0}\n]+(?:of[ \x{00A0}\n]+)?(\p{L}+)\.?,?[ \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
+	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(\d{1,2})(?:st|nd|rd|th|-?(?:go|ego|giego|ciego|tego|szego)|-?te[nr]?)?\.?[ \x{00A0}\n]+(?:of[ \x{00A0}\n]+)?(\p{L}+)\.?,?[ \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
 	// May 1, 2027; May 1st 2027; Mai 1 2027.
 	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?[ \x{00A0}\n]+(\d{1,2})(?:st|nd|rd|th)?,?[ \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
 	// 31.05.28, 05/31/28: a two-digit year (20yy), never followed by

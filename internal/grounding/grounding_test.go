@@ -140,6 +140,9 @@ func TestUnsupportedForms(t *testing.T) {
 		{"Zgłoszenie nr 4821 (TKT-004821); ticket 4821; Ticket-Nr. 4821; zgłoszenie 004821.", nil},
 		{"Sprzedawca: NIP 525-000-00-00 (NIP 5250000000).", nil},
 
+		// A day with its ordinal ending is that day.
+		{"Gwarancja jest ważna do 31-go maja 2028 (31-ego maja 2028 r.), bis zum 31ten Mai 2028.", nil},
+		{"Gwarancja jest ważna do 30-go maja 2028.", []string{`"30-go maja 2028" (date)`}},
 		{"Gwarancja jest ważna do 30.05.28.", []string{`"30.05.28" (date)`}},
 		{"Gwarancja: 31.05.2028 30.05.2028 (2028-05-31 2028-05-30).", []string{`"2028-05-30" (date)`, `"30.05.2028" (date)`}},
 		{"Gwarancja obowiązuje do czerwca 2028.", []string{`"czerwca 2028" (date)`}},

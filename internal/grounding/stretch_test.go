@@ -120,7 +120,7 @@ func FuzzNarrowReadsAsTheWholeText(f *testing.F) {
 // readings look for, and prose, for texts built at random.
 var testPieces = []string{
 	"31 maja 2027", "1. Mai 2027", "May 1st, 2027", "2026-11-24T08:00:00Z", "01.05.2027", "31.05.28", "05/31/28",
-	"31 V 2028", "31.V.2028", "w maju 2028", "TKT-000123", "SN-48213-PL", "+48 22 123 45 67", "22-123-45-67",
+	"31 V 2028", "31.V.2028", "w maju 2028", "31-go maja 2028", "1-szego", "31ten Mai", "TKT-000123", "SN-48213-PL", "+48 22 123 45 67", "22-123-45-67",
 	"1 200,50 zł", "€49.99", "49,99 EUR", "#123456", "zgłoszenie nr 4821", "Ticket-Nr. 4823", "NIP 525-000-00-00",
 	"USt-IdNr. DE123456789", "Firmware 1.2.3.4", "24/7", "https://example.com/a/2027", "serwis12@example.pl",
 	"500 ml", "24h", "X200", "2028", "31", "05", "zł", "maja", "May", "nr", "tel.",
