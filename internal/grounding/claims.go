@@ -8,7 +8,8 @@
 // amounts as numbers, so "1 maja 2027" is backed by "2027-05-01" and
 // "1 200,00 zł" by 1200. A text is read as a customer reads it (readable):
 // digits of any script, fullwidth forms, any dash, no invisible characters,
-// a letter of another script that looks like a Latin one as that letter.
+// any space as one space, a letter of another script that looks like a Latin
+// one as that letter.
 package grounding
 
 import (
@@ -93,17 +94,21 @@ func claimsOf(r readText, whole bool) []Claim {
 }
 
 // readable is text as a customer reads it, in the characters the claim
-// patterns know: a decimal digit of any script in ASCII ("２０２７", "٢٠٢٧"),
-// a fullwidth letter or sign in ASCII ("ＴＫＴ－"), a dash of any kind (en
-// dash, minus sign) as "-", a fraction or division slash as "/", no
-// invisible format character (zero-width space or joiner, soft hyphen),
-// any space (a tab, a thin or an em space) as a space, a run of spaces as
-// one and a run of blanks with a line break in it as one line break (a
-// date a hard wrap cut, "31\nmaja 2027", reads as one; the patterns that
-// read across a line break are the dates, amounts, ticket and tax
-// numbers), and a letter of another script that looks like a Latin one as that
-// letter (a Cyrillic "а" in "31 mаja 2027", a Greek "Τ" in "ΤKT-000123"). A
-// date written with any of them looks like a date, so it is one; claims
+// patterns know:
+//   - a decimal digit of any script in ASCII ("２０２７", "٢٠٢٧"), a fullwidth
+//     letter or sign in ASCII ("ＴＫＴ－");
+//   - a dash of any kind (en dash, minus sign) as "-", a fraction or
+//     division slash as "/";
+//   - no invisible format character (zero-width space or joiner, soft
+//     hyphen);
+//   - any space (a tab, a thin or an em space) as a space, a run of them as
+//     one, and a run with a line break in it as one line break (the date,
+//     amount, ticket and tax patterns read across it: "31\nmaja 2027" that
+//     a hard wrap cut is one date);
+//   - a letter of another script that looks like a Latin one as that letter
+//     (a Cyrillic "а" in "31 mаja 2027", a Greek "Τ" in "ΤKT-000123").
+//
+// A date written with any of them looks like a date, so it is one; claims
 // are shown as readable writes them. URLs and email addresses are the
 // exception: one spelled with a look-alike letter leads somewhere else, so
 // it is read and shown as written (readText.lookalikes).
