@@ -118,7 +118,7 @@ func readable(text string) readText {
 	i, run := 0, -1
 	for i < len(text) {
 		r, size := utf8.DecodeRuneInString(text[i:])
-		w, keep := readableRune(r)
+		w, keep, _ := readableRune(r)
 		if !keep || w != r {
 			if run >= 0 {
 				i = run
@@ -145,7 +145,7 @@ func readable(text string) readText {
 	var lookalikes map[int]rune
 	var blank rune // the run of blanks being read, as it is written
 	for _, r := range text[i:] {
-		w, keep := readableRune(r)
+		w, keep, lookalike := readableRune(r)
 		if !keep {
 			continue
 		}
@@ -159,7 +159,7 @@ func readable(text string) readText {
 			b.WriteRune(blank)
 			blank = 0
 		}
-		if w != r && isLookalike(r) {
+		if lookalike {
 			if lookalikes == nil {
 				lookalikes = map[int]rune{}
 			}
@@ -207,45 +207,39 @@ func (r readText) asWritten(start, end int) string {
 }
 
 // readableRune is r as readable writes it; keep is false for a character
-// it leaves out.
-func readableRune(r rune) (w rune, keep bool) {
+// it leaves out, lookalike true for a letter written as the Latin letter it
+// looks like.
+func readableRune(r rune) (w rune, keep, lookalike bool) {
 	switch {
 	case r == '\t':
-		return ' ', true
+		return ' ', true, false
 	case r == '\r' || r == '\v' || r == '\f':
-		return '\n', true
+		return '\n', true, false
 	case r < utf8.RuneSelf:
-		return r, true
+		return r, true, false
 	case unicode.Is(unicode.Zs, r) && !isSpace(r):
-		return ' ', true
+		return ' ', true, false
 	case r == '\u0085' || unicode.In(r, unicode.Zl, unicode.Zp):
-		return '\n', true
+		return '\n', true, false
 	case unicode.IsDigit(r):
-		return '0' + digitValue(r), true
+		return '0' + digitValue(r), true, false
 	case isFullwidth(r):
-		return r - 0xFEE0, true
+		return r - 0xFEE0, true, false
 	case unicode.Is(unicode.Pd, r) || r == '\u2212':
-		return '-', true
+		return '-', true, false
 	case r == '\u2044' || r == '\u2215':
-		return '/', true
+		return '/', true, false
 	case unicode.Is(unicode.Cf, r):
-		return 0, false
+		return 0, false, false
 	}
 	if l, ok := latinLookalike(r); ok {
-		return l, true
+		return l, true, true
 	}
-	return r, true
+	return r, true, false
 }
 
 // isFullwidth: r is the fullwidth form of an ASCII character.
 func isFullwidth(r rune) bool { return r >= 0xFF01 && r <= 0xFF5E }
-
-// isLookalike: readable writes r as the Latin letter it looks like (a
-// fullwidth letter is that letter, not a look-alike).
-func isLookalike(r rune) bool {
-	_, ok := latinLookalike(r)
-	return ok && !isFullwidth(r)
-}
 
 // latinLookalike is the ASCII letter the letter r is confusable with, by
 // Unicode's confusables data (UTS #39): the one letter whose skeleton is

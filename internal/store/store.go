@@ -276,9 +276,6 @@ const maxStmts = 128
 
 // get is query's statement; known is false when query was never prepared.
 func (c *stmtCache) get(query string) (st *sql.Stmt, known bool) {
-	if c == nil {
-		return nil, true
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st, known = c.stmts[query]
