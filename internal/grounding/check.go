@@ -42,10 +42,14 @@ func (s *Sources) AddText(text string) {
 	for _, c := range claims {
 		switch c.Kind {
 		case KindDate:
-			// A day backs itself and its month ("maja 2027" is backed
-			// by 2027-05-31); a month only itself.
+			// A day backs itself, its month ("maja 2027" is backed by
+			// 2027-05-31) and itself with no year ("31 maja"); a month,
+			// or a day with no year, only itself.
 			for _, d := range c.dates {
-				s.dates[d], s.dates[d[:7]] = true, true
+				s.dates[d] = true
+				if len(d) == len("2006-01-02") {
+					s.dates[d[:7]], s.dates["--"+d[5:]] = true, true
+				}
 			}
 		case KindTaxID:
 			s.squashed[c.key] = true
@@ -150,12 +154,10 @@ func (s *Sources) supports(c Claim) bool {
 	case KindURL, KindEmail:
 		return s.keys[c.Kind][c.key]
 	case KindDate:
-		for _, d := range c.dates {
-			if s.dates[d] {
-				return true
-			}
+		if c.every {
+			return !slices.ContainsFunc(c.dates, func(d string) bool { return !s.dates[d] })
 		}
-		return false
+		return slices.ContainsFunc(c.dates, func(d string) bool { return s.dates[d] })
 	case KindAmount:
 		return s.amounts[amountKey(c)] || s.values[c.cents]
 	case KindPhone:

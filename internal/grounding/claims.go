@@ -5,8 +5,9 @@
 // URLs) and tells which of them appear nowhere in the sources the model was
 // given (the customer's email, the function results of this email, the
 // trusted facts, the instructions). Dates are compared as calendar dates and
-// amounts as numbers, so "1 maja 2027" is backed by "2027-05-01" and
-// "1 200,00 zł" by 1200. A text is read as a customer reads it (readable):
+// amounts as numbers, so "1 maja 2027" is backed by "2027-05-01", "1 maja"
+// (no year) by the first of May of any year, "30 i 31 maja 2027" by both
+// days, and "1 200,00 zł" by 1200. A text is read as a customer reads it (readable):
 // digits of any script, fullwidth forms, any dash, no invisible characters,
 // any space as one space, a letter of another script that looks like a Latin
 // one as that letter.
@@ -50,8 +51,11 @@ type Claim struct {
 	// number or a long number.
 	key string
 	// dates are the calendar dates the text can mean (two for an
-	// ambiguous 05/01/2027), as "YYYY-MM-DD".
+	// ambiguous 05/01/2027), as "YYYY-MM-DD", "YYYY-MM" for a month and
+	// its year, "--MM-DD" for a day and its month with no year; every: the
+	// dates a list of days states ("30 i 31 maja 2027"), each of them.
 	dates []string
+	every bool
 	// amount is the value in hundredths and its currency (ISO code).
 	cents    int64
 	currency string

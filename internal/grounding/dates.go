@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // monthNames lists each month's names as written in Polish (nominative,
@@ -64,18 +65,33 @@ func alternation[V any](m map[string]V) string {
 	return strings.Join(names, "|")
 }
 
+// Pieces of the date patterns.
+const (
+	dateSpace = `[ \x{00A0}\n]`
+	// A day's ordinal ending: 1st, 31-go, 31-szego, 31te.
+	dayOrdinal = `(?:st|nd|rd|th|-?(?:go|ego|giego|ciego|tego|szego)|-?te[nr]?)?`
+	// What stands between two days of a list or a range: "30 i 31",
+	// "30-31", "1. bis 5.", "1st and 2nd", "1, 2".
+	daySep = `(?:` + dateSpace + `?[-/,&+]` + dateSpace + `?|` + dateSpace + `(?:i|a|lub|albo|oraz|do|and|or|to|und|oder|bis)` + dateSpace + `)`
+	// The days written before their month, as one group: "31", "30 i 31",
+	// "1. bis 5.", at most three (see digitReach).
+	daysBefore = `((?:\d{1,2}` + dayOrdinal + `\.?` + daySep + `){0,2}\d{1,2})` + dayOrdinal + `\.?`
+	// The days written after their month, as one group: "31", "30 and 31".
+	daysAfter = `((?:\d{1,2}(?:st|nd|rd|th)?` + daySep + `){0,2}\d{1,2}(?:st|nd|rd|th)?)`
+)
+
 var (
 	// 2027-05-01, 2027/05/01, 2027.05.01, and the date of an RFC 3339 time.
 	isoDateRe = regexp.MustCompile(`(?:^|[^\p{N}])(\d{4})([-/.])(\d{1,2})[-/.](\d{1,2})((?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?)(?:[^\p{N}]|$)`)
 	// 01.05.2027, 1.5.2027, 01-05-2027: day first; 05/01/2027: either way.
 	numDateRe = regexp.MustCompile(`(?:^|[^\p{N}.,])(\d{1,2})([./-])\s?(\d{1,2})[./-]\s?(\d{4})(?:[^\p{N}]|$)`)
 	// 1 maja 2027, 1. Mai 2027, 1st of May 2027, 1 May, 2027, 01 wrz. 2027 r.,
-	// 31-go maja 2027, 1-szego maja, der 31te Mai 2027.
+	// 31-go maja 2027, 1-szego maja, der 31te Mai 2027, 30 i 31 maja 2027.
 	// The month is any word here, looked up in months: an alternation of
 	// every month name makes the expression many times slower.
-	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])(\d{1,2})(?:st|nd|rd|th|-?(?:go|ego|giego|ciego|tego|szego)|-?te[nr]?)?\.?[ \x{00A0}\n]+(?:of[ \x{00A0}\n]+)?(\p{L}+)\.?,?[ \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
-	// May 1, 2027; May 1st 2027; Mai 1 2027.
-	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?[ \x{00A0}\n]+(\d{1,2})(?:st|nd|rd|th)?,?[ \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
+	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)\.?,?` + dateSpace + `+(\d{4})(?:[^\p{N}]|$)`)
+	// May 1, 2027; May 1st 2027; Mai 1 2027; May 30 and 31, 2027.
+	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?` + dateSpace + `+` + daysAfter + `,?` + dateSpace + `+(\d{4})(?:[^\p{N}]|$)`)
 	// 31.05.28, 05/31/28: a two-digit year (20yy), never followed by
 	// another number part (so a version 1.2.3.4 or a phone is not one).
 	shortYearRe = regexp.MustCompile(`(?:^|[^\p{N}.,/])(\d{1,2})([./])(\d{1,2})[./](\d{2})(?:[^\p{N}./]|[./](?:[^\p{N}]|$)|$)`)
@@ -83,49 +99,121 @@ var (
 	romanDateRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\d{1,2})[. \x{00A0}\n]+(` + alternation(romanMonths) + `)[. \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
 	// maja 2028, May 2028, Mai 2028, w maju 2028: a month (its full name)
 	// and a year, no day.
-	monthYearRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}+),?[ \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
+	monthYearRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}+),?` + dateSpace + `+(\d{4})(?:[^\p{N}]|$)`)
+	// 31 maja, 1. Juni, 30 i 31 maja, 5th of June; June 5, May 30 and 31:
+	// a day and its month with no year (see yearless). Neither takes the
+	// character after it, so a match the month's name turns down leaves
+	// the next one its boundary: the month's name is a whole word as it
+	// is, and a day with more digits after it is turned down by dates.
+	dayMonthRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)`)
+	monthDayRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)` + dateSpace + `+` + daysAfter)
 )
 
 func (s *scan) dates() {
 	// ISO: year, month, day.
-	s.eachSpan(isoDateRe, 1, 5, func(m []int) []string {
-		return validDates(s.group(m, 1), s.group(m, 3), s.group(m, 4))
+	s.eachSpan(isoDateRe, 1, 5, func(m []int) dateReading {
+		return oneOf(validDates(s.group(m, 1), s.group(m, 3), s.group(m, 4)))
 	})
 	// Written-out months before numeric day-first forms, so "1. Mai 2027"
 	// is read whole.
-	s.eachSpan(dmyRe, 1, 3, func(m []int) []string {
+	s.eachSpan(dmyRe, 1, 3, func(m []int) dateReading {
 		mo, ok := months[strings.ToLower(s.group(m, 2))]
 		if !ok {
-			return nil
+			return dateReading{}
 		}
-		return validDates(s.group(m, 3), strconv.Itoa(mo), s.group(m, 1))
+		return listDates(s.group(m, 3), mo, s.group(m, 1))
 	})
-	s.eachSpan(mdyRe, 1, 3, func(m []int) []string {
+	s.eachSpan(mdyRe, 1, 3, func(m []int) dateReading {
 		mo, ok := months[strings.ToLower(s.group(m, 1))]
 		if !ok {
-			return nil
+			return dateReading{}
 		}
-		return validDates(s.group(m, 3), strconv.Itoa(mo), s.group(m, 2))
+		return listDates(s.group(m, 3), mo, s.group(m, 2))
 	})
-	s.eachSpan(romanDateRe, 1, 3, func(m []int) []string {
-		return validDates(s.group(m, 3), strconv.Itoa(romanMonths[s.group(m, 2)]), s.group(m, 1))
+	s.eachSpan(romanDateRe, 1, 3, func(m []int) dateReading {
+		return oneOf(validDates(s.group(m, 3), strconv.Itoa(romanMonths[s.group(m, 2)]), s.group(m, 1)))
 	})
-	s.eachSpan(numDateRe, 1, 4, func(m []int) []string {
-		return dayMonth(s.group(m, 1), s.group(m, 2), s.group(m, 3), s.group(m, 4))
+	s.eachSpan(numDateRe, 1, 4, func(m []int) dateReading {
+		return oneOf(dayMonth(s.group(m, 1), s.group(m, 2), s.group(m, 3), s.group(m, 4)))
 	})
-	s.eachSpan(shortYearRe, 1, 4, func(m []int) []string {
-		return dayMonth(s.group(m, 1), s.group(m, 2), s.group(m, 3), "20"+s.group(m, 4))
+	s.eachSpan(shortYearRe, 1, 4, func(m []int) dateReading {
+		return oneOf(dayMonth(s.group(m, 1), s.group(m, 2), s.group(m, 3), "20"+s.group(m, 4)))
 	})
 	// A month and a year alone, once every fuller form has been read.
-	s.eachSpan(monthYearRe, 1, 2, func(m []int) []string {
+	s.eachSpan(monthYearRe, 1, 2, func(m []int) dateReading {
 		mo, ok := fullMonths[strings.ToLower(s.group(m, 1))]
 		y, err := strconv.Atoi(s.group(m, 2))
 		if !ok || err != nil || y < 1900 || y > 2200 {
-			return nil
+			return dateReading{}
 		}
-		return []string{fmt.Sprintf("%04d-%02d", y, mo)}
+		return oneOf([]string{fmt.Sprintf("%04d-%02d", y, mo)})
+	})
+	// A day and its month with no year, last of all. These patterns take
+	// no character after a match, so one reading finds every claim.
+	s.eachSpanOnce(dayMonthRe, 1, 2, func(m []int) dateReading {
+		return yearless(s.group(m, 2), s.group(m, 1))
+	})
+	s.eachSpanOnce(monthDayRe, 1, 2, func(m []int) dateReading {
+		if m[1] < len(s.orig) && isDigitByte(s.orig[m[1]]) {
+			return dateReading{} // "June 123"
+		}
+		return yearless(s.group(m, 1), s.group(m, 2))
 	})
 }
+
+// dateReading is what a date pattern's match states: the calendar dates it
+// can mean (two for an ambiguous 05/01/2027), or, for a list or a range of
+// days ("30 i 31 maja 2027"), the dates it states, every one of them.
+type dateReading struct {
+	dates []string
+	every bool
+}
+
+func oneOf(dates []string) dateReading { return dateReading{dates: dates} }
+
+// listDates reads the days of a list ("30 i 31", "1. bis 5.") in month mo
+// of year y, or of no year (y empty: see yearless). A day that is not one
+// of the month's (30 February) is not a date.
+func listDates(y string, mo int, days string) dateReading {
+	var ds []string
+	for _, d := range strings.FieldsFunc(days, func(r rune) bool { return r < '0' || r > '9' }) {
+		var one []string
+		if y == "" {
+			if one = validDates(leapYear, strconv.Itoa(mo), d); len(one) > 0 {
+				one[0] = "--" + one[0][5:]
+			}
+		} else {
+			one = validDates(y, strconv.Itoa(mo), d)
+		}
+		ds = append(ds, one...)
+	}
+	return dateReading{dates: ds, every: len(ds) > 1}
+}
+
+// leapYear is a year in which every day of the calendar is one, for
+// checking a day written without its year (29 February).
+const leapYear = "2000"
+
+// yearless reads a day and a month written with no year ("31 maja", "June
+// 5"), as ISO 8601 writes it ("--05-31"): only a month's full name, and an
+// English one only capitalized, for "may", "march" and "august" are words
+// too ("option 1 may help"); an abbreviation is a month only beside a year.
+func yearless(month, days string) dateReading {
+	mo, ok := fullMonths[strings.ToLower(month)]
+	if !ok || englishMonths[strings.ToLower(month)] && !unicode.IsUpper([]rune(month)[0]) {
+		return dateReading{}
+	}
+	return listDates("", mo, days)
+}
+
+// englishMonths are the months' English names.
+var englishMonths = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range monthNames {
+		m[n.full[0]] = true
+	}
+	return m
+}()
 
 // dayMonth reads a numeric date written day first (a, b), or, with a
 // slash, either way (05/01/2027 is 5 January or 1 May).
@@ -158,20 +246,20 @@ func MentionsDate(text, iso string) bool {
 // takes the character after it, which the next claim may need as its own
 // boundary ("01.05.2027 02.05.2027"): the text is read again, claimed
 // spans masked, until a reading finds nothing new.
-func (s *scan) eachSpan(re *regexp.Regexp, first, last int, f func(m []int) []string) {
+func (s *scan) eachSpan(re *regexp.Regexp, first, last int, f func(m []int) dateReading) {
 	for found := true; found; {
 		found = s.eachSpanOnce(re, first, last, f)
 	}
 }
 
-func (s *scan) eachSpanOnce(re *regexp.Regexp, first, last int, f func(m []int) []string) (found bool) {
+func (s *scan) eachSpanOnce(re *regexp.Regexp, first, last int, f func(m []int) dateReading) (found bool) {
 	for _, m := range s.find(re) {
-		ds := f(m)
-		if len(ds) == 0 {
+		d := f(m)
+		if len(d.dates) == 0 {
 			continue
 		}
 		start, end := m[2*first], m[2*last+1]
-		s.claim(Claim{Kind: KindDate, dates: ds}, start, end)
+		s.claim(Claim{Kind: KindDate, dates: d.dates, every: d.every}, start, end)
 		found = true
 	}
 	return found

@@ -43,6 +43,14 @@ func TestClaims(t *testing.T) {
 		{"ważna do 31.05.28, tj. 05/31/28", []string{`"31.05.28" (date)`, `"05/31/28" (date)`}},
 		{"do maja 2028, until May 2028, bis Mai 2028, w maju 2028 r.", []string{`"maja 2028" (date)`, `"May 2028" (date)`, `"Mai 2028" (date)`, `"maju 2028" (date)`}},
 		{"ważna do 31 V 2028 r., czyli 31.V.2028", []string{`"31 V 2028" (date)`, `"31.V.2028" (date)`}},
+		// A day with its month and no year; a list or a range of days, one
+		// claim stating each of them. A month's English name is one only
+		// capitalized there ("1 may help"), its abbreviation only beside a
+		// year.
+		{"do 31 maja, bis zum 1. Juni, until June 5th, by the 5th of June, option 1 may help, 3 gru", []string{
+			`"31 maja" (date)`, `"1. Juni" (date)`, `"5th of June" (date)`, `"June 5th" (date)`}},
+		{"w dniach 30 i 31 maja 2027, vom 1. bis 5. Juni 2027, May 30-31, 2027, 1, 2 lub 3 lipca", []string{
+			`"30 i 31 maja 2027" (date)`, `"1. bis 5. Juni 2027" (date)`, `"May 30-31, 2027" (date)`, `"1, 2 lub 3 lipca" (date)`}},
 		// A ticket number written as digits after the word that names it.
 		{"zgłoszenie nr 4821, ticket 4822, Ticket-Nr. 4823, Ticketnummer: 4824, case #4825", []string{
 			`"4821" (ticket number)`, `"4822" (ticket number)`, `"4823" (ticket number)`, `"4824" (ticket number)`, `"4825" (ticket number)`}},
@@ -140,6 +148,14 @@ func TestUnsupportedForms(t *testing.T) {
 		{"Zgłoszenie nr 4821 (TKT-004821); ticket 4821; Ticket-Nr. 4821; zgłoszenie 004821.", nil},
 		{"Sprzedawca: NIP 525-000-00-00 (NIP 5250000000).", nil},
 
+		// A day with no year is backed by that day of any year; a list
+		// only when every day of it is backed.
+		{"Gwarancja jest ważna do 31 maja (bis 31. Mai, until May 31st).", nil},
+		{"Gwarancja jest ważna do 30 maja.", []string{`"30 maja" (date)`}},
+		{"Gwarancja jest ważna do 31 maja 2028, czyli 31 i 31 maja 2028.", nil},
+		{"Naprawa w dniach 30 i 31 maja 2028.", []string{`"30 i 31 maja 2028" (date)`}},
+		{"Repair on May 31 and June 1, 2028.", []string{`"June 1, 2028" (date)`}},
+
 		// A day with its ordinal ending is that day.
 		{"Gwarancja jest ważna do 31-go maja 2028 (31-ego maja 2028 r.), bis zum 31ten Mai 2028.", nil},
 		{"Gwarancja jest ważna do 30-go maja 2028.", []string{`"30-go maja 2028" (date)`}},
@@ -173,6 +189,8 @@ func TestMentionsDate(t *testing.T) {
 		{"ważna do 31.05.27", true},
 		{"ważna do 31 V 2027", true},
 		{"ważna do maja 2027", false}, // the month, not the day
+		{"ważna do 31 maja", false},   // the day of any year
+		{"w dniach 30 i 31 maja 2027", true},
 		{"ważna do 30 maja 2027", false},
 		{"bez daty", false},
 	} {

@@ -4,19 +4,23 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Reading a dozen patterns over every byte of every text is most of what
 // grounding costs. find narrows each reading without changing what it
 // finds: a pattern whose literal parts the text cannot hold is not run at
 // all (mayHold), and a pattern that matches only around a digit is run over
-// the stretches near digits alone (needsDigit). TestNarrowReadsAsTheWholeText
-// holds the narrowed readings to the whole ones.
+// the stretches near digits alone (needsDigit), one that matches only
+// around a month's name over those near one (nearMonth).
+// TestNarrowReadsAsTheWholeText holds the narrowed readings to the whole
+// ones.
 
-// digitReach is how far either side of a digit a pattern that needs one
-// is looked for (before widening to whitespace): the longest digit-free
-// run inside one claim ("31 października 2027": a month name and its
-// spaces) is far shorter.
+// digitReach is how far either side of a digit (or a month's name) a
+// pattern that needs one is looked for (before widening to whitespace):
+// the longest stretch of a claim before or after its year ("1-szego. oraz
+// 2-szego. albo 31-szego. of października. 2027": three days, which is why
+// a list holds at most three) is shorter.
 const digitReach = 64
 
 // find is re.FindAllSubmatchIndex over the masked text, narrowed as above,
@@ -29,6 +33,9 @@ func (s *scan) find(re *regexp.Regexp) [][]int {
 		return nil
 	}
 	run := needsDigit[re]
+	if nearMonth[re] {
+		run = monthRun
+	}
 	if run == 0 {
 		return re.FindAllSubmatchIndex(s.masked, -1)
 	}
@@ -37,7 +44,11 @@ func (s *scan) find(re *regexp.Regexp) [][]int {
 		if s.near == nil {
 			s.near = map[int][][2]int{}
 		}
-		near = digitStretches(s.orig, run)
+		if run == monthRun {
+			near = monthStretches(s.orig)
+		} else {
+			near = digitStretches(s.orig, run)
+		}
 		s.near[run] = near
 	}
 	var all [][]int
@@ -91,6 +102,9 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	dmyRe:       func(s *scan) bool { return s.hasMonth(months) },
 	mdyRe:       func(s *scan) bool { return s.hasMonth(months) },
 	monthYearRe: func(s *scan) bool { return s.hasMonth(fullMonths) },
+	// A month's full name and a digit.
+	dayMonthRe: hasDayMonth,
+	monthDayRe: hasDayMonth,
 	romanDateRe: func(s *scan) bool {
 		return digitsThen(s.orig, 4, "", false) && s.hasWord(func(w string) bool { _, ok := romanMonths[w]; return ok })
 	},
@@ -101,6 +115,13 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	ticketNumberRe: func(s *scan) bool { return digitsThen(s.orig, 3, "", false) && s.hasWord(ticketSegment) },
 	// Five digits in a row.
 	numberRe: func(s *scan) bool { return digitsThen(s.orig, 5, "", false) },
+}
+
+func hasDayMonth(s *scan) bool {
+	return digitsThen(s.orig, 1, "", false) && s.hasWord(func(w string) bool {
+		_, ok := fullMonths[strings.ToLower(w)]
+		return ok
+	})
 }
 
 func (s *scan) hasMonth(names map[string]int) bool {
@@ -217,31 +238,61 @@ func digitStretches(text string, n int) [][2]int {
 		for j < len(text) && isDigitByte(text[j]) {
 			j++
 		}
-		if j-i < n {
-			i = j - 1
-			continue
-		}
-		// Each widening stops at the stretch before, so the whole walk is
-		// linear however long a run without whitespace is.
-		k, floor := len(out), 0
-		if k > 0 {
-			floor = out[k-1][1]
-		}
-		lo, hi := max(i-digitReach, floor), max(min(j+digitReach, len(text)), floor)
-		for lo > floor && !asciiSpace(text[lo-1]) {
-			lo--
-		}
-		for hi < len(text) && !asciiSpace(text[hi]) {
-			hi++
-		}
-		if k > 0 && lo <= floor {
-			out[k-1][1] = hi
-		} else {
-			out = append(out, [2]int{lo, hi})
+		if j-i >= n {
+			out = widen(out, text, i, j)
 		}
 		i = j - 1
 	}
 	return out
+}
+
+// monthStretches is digitStretches around the runs of letters that are a
+// month's full name, in any case.
+func monthStretches(text string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !unicode.IsLetter(r) {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(text) {
+			r, size := utf8.DecodeRuneInString(text[j:])
+			if !unicode.IsLetter(r) {
+				break
+			}
+			j += size
+		}
+		if _, ok := fullMonths[strings.ToLower(text[i:j])]; ok {
+			out = widen(out, text, i, j)
+		}
+		i = j
+	}
+	return out
+}
+
+// widen adds text[i:j] with digitReach bytes either side, widened to
+// whitespace, to the stretches out, merging it with the last one when they
+// overlap or touch. Each widening stops at the stretch before, so a walk
+// over the whole text is linear however long a run without whitespace is.
+func widen(out [][2]int, text string, i, j int) [][2]int {
+	k, floor := len(out), 0
+	if k > 0 {
+		floor = out[k-1][1]
+	}
+	lo, hi := max(i-digitReach, floor), max(min(j+digitReach, len(text)), floor)
+	for lo > floor && !asciiSpace(text[lo-1]) {
+		lo--
+	}
+	for hi < len(text) && !asciiSpace(text[hi]) {
+		hi++
+	}
+	if k > 0 && lo <= floor {
+		out[k-1][1] = hi
+		return out
+	}
+	return append(out, [2]int{lo, hi})
 }
 
 func asciiSpace(b byte) bool {
@@ -259,3 +310,11 @@ var needsDigit = map[*regexp.Regexp]int{
 	amountAfterRe: 1, amountBeforeRe: 1, taxIDRe: 1, ticketNumberRe: 3,
 	identRe: 1, phoneRe: 1, numberRe: 5,
 }
+
+// nearMonth are the patterns that match only around a month's full name
+// (a day and its month with no year), so find reads them over the
+// stretches within digitReach bytes of one alone (monthStretches, kept in
+// scan.near under monthRun).
+var nearMonth = map[*regexp.Regexp]bool{dayMonthRe: true, monthDayRe: true}
+
+const monthRun = -1

@@ -131,6 +131,8 @@ var testPieces = []string{
 	"Case", "case #4825", "Numer", "sprawa", "Ticket-Nr.", "no.", "ref:", "Vorgang", "http://x.pl/2027", "WWW.Example.com",
 	"ąhttp://x.pl/maja", "I", "XII", "V", "$5", "5 $", "Fr. 20", "20 Fr.", "US$ 7", "1\u00a0200 zł", "a@b.pl", "x@y",
 	"12345", "123", "1.5.27", "- 2027", "/2027", "3f9a0b1c77e24d5a8b6c0f1e2d3c4b5a", "maj", "Mai", "lis", "sie", "4821",
+	"30 i 31 maja", "1. bis 5. Juni", "1-szego. oraz 2-szego. albo 31-szego. of października., 2027", "May 30 and 31", "June 5", "5th of June", "1st", " i ", " and ", " bis ", "lub", "-",
+	"czerwca", "June", "Juni", "JUNE", "june", "Dezember", "październik", "dni", "ok", "2027r.",
 	"m\u0430ja", "\u0422\u041a\u0422-000124", "\u0420LN", "https://ex\u0430mple.pl/2027", "j@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444",
 }
 

@@ -117,6 +117,10 @@ func TestGroundedReplies(t *testing.T) {
 			"Gwarancja SN-48213-PL jest ważna do 31 m\u0430ja 2028.",          // Cyrillic a
 			"Otworzyliśmy zgłoszenie \u03a4\u039a\u03a4-000002, SN-48213-PL.", // Greek T K T
 		}, want{refusedTwice, []string{`"31 maja 2028" (date)`, `"TKT-000002" (ticket number)`}}},
+		{"an invented day with no year, then a wrong day in a list", []string{
+			"Technik przyjedzie 5 grudnia, zgłoszenie TKT-000001.",
+			"Gwarancja SN-48213-PL jest ważna do 30 i 31 maja 2027.",
+		}, want{refusedTwice, []string{`"5 grudnia" (date)`, `"30 i 31 maja 2027" (date)`}}},
 		{"invented amount and address", []string{
 			"Naprawa kosztuje 349 zł, prosimy o wpłatę i kontakt: naprawy@serwis-example.pl, https://serwis-example.pl/platnosc.",
 			good,
@@ -132,7 +136,8 @@ func TestGroundedReplies(t *testing.T) {
 				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email blocked:ungrounded_claim", "send_email blocked:ungrounded_claim"}},
 				[]string{`"TKT-000009" (ticket number)`, `"TKT-000008" (ticket number)`}}},
 		{"the facts in every written form", []string{"Dzień dobry,\n\ngwarancja SN-48213-PL (zgłoszenie TKT-000001, wiadomość z 12 listopada 2026) jest ważna do 31 maja 2027, " +
-			"also May 31, 2027, 31. Mai 2027, 31.05.2027 und 2027-05-31, 31 m\u0430ja 2027 (\u0422\u041a\u0422-000001). Odpowiadamy na adres anna@example.pl."},
+			"also May 31, 2027, 31. Mai 2027, 31.05.2027 und 2027-05-31, 31 m\u0430ja 2027 (\u0422\u041a\u0422-000001), do 31 maja, " +
+			"zgłoszenie z 12 listopada, usterka od 12 listopada 2026. Odpowiadamy na adres anna@example.pl."},
 			want{summary{Status: triage.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
 				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email ok"}}, nil}},
 	} {
