@@ -337,7 +337,13 @@ func (o *Outbox) loadIndexLocked(ctx context.Context) error {
 // collects their files. Called with the index locked.
 func (o *Outbox) follow(listed map[string]bool) error {
 	x := &o.index
-	f, err := os.Open(filepath.Join(o.dir, IndexFile))
+	name := filepath.Join(o.dir, IndexFile)
+	// Most calls find nothing new: one stat says so without opening the
+	// file.
+	if st, err := os.Stat(name); err == nil && st.Size() <= x.offset || errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
