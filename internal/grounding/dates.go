@@ -148,12 +148,11 @@ func (s *scan) dates() {
 		}
 		return oneOf([]string{fmt.Sprintf("%04d-%02d", y, mo)})
 	})
-	// A day and its month with no year, last of all. These patterns take
-	// no character after a match, so one reading finds every claim.
-	s.eachSpanOnce(dayMonthRe, 1, 2, func(m []int) dateReading {
+	// A day and its month with no year, last of all.
+	s.eachSpan(dayMonthRe, 1, 2, func(m []int) dateReading {
 		return yearless(s.group(m, 2), s.group(m, 1))
 	})
-	s.eachSpanOnce(monthDayRe, 1, 2, func(m []int) dateReading {
+	s.eachSpan(monthDayRe, 1, 2, func(m []int) dateReading {
 		if m[1] < len(s.orig) && isDigitByte(s.orig[m[1]]) {
 			return dateReading{} // "June 123"
 		}
