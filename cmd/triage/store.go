@@ -91,9 +91,9 @@ configuration).`,
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}
 			}
-			fmt.Fprintf(out, "copied into %s: %d messages, %d replies, %d sent-folder scans, %d outbox entries, %d outbox index rows, "+
+			fmt.Fprintf(out, "copied into %s: %d messages, %d replies, %d sent-folder scans, %d outbox index rows, "+
 				"%d auto reply modes (%d switches), %d tickets (%d messages, %d notes)\n",
-				dst.Name(), n.Messages, n.Replies, n.SentScans, n.Outbox, n.OutboxIndex,
+				dst.Name(), n.Messages, n.Replies, n.SentScans, n.OutboxIndex,
 				n.AutoModes, n.Switches, n.Tickets, n.TicketMessages, n.TicketNotes)
 			return nil
 		},

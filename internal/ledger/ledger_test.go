@@ -352,7 +352,12 @@ func TestUpgradeAddsSenderColumn(t *testing.T) {
 	if v, err := l.db.Version(ctx, Component); err != nil || v != len(migrations) {
 		t.Errorf("schema version = %d, %v; want %d", v, err, len(migrations))
 	}
-	if err := l.IndexOutbox(ctx, OutboxEntry{MessageID: "<m@x>", Key: "k"}); err != nil {
+	if err := l.AddOutbox(ctx, "m@x", "reply", "outbox/m.eml", "jan@x.example", "", "", now); err != nil {
 		t.Errorf("outbox index on an upgraded file: %v", err)
+	}
+	// The first outbox index, which nothing wrote, is gone.
+	var n int
+	if err := l.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'outbox'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("tables named outbox after the upgrade: %d, %v; want none", n, err)
 	}
 }

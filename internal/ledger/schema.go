@@ -31,7 +31,12 @@ var migrations = []store.Migration{
 	{SQLite: outboxIndexSchema, Postgres: outboxIndexSchema},
 	{SQLite: claimSchema, Postgres: claimSchema},
 	{SQLite: contentDigestSchema, Postgres: contentDigestSchema},
+	{SQLite: dropOutboxSchema, Postgres: dropOutboxSchema},
 }
+
+// dropOutboxSchema drops the first outbox index (outboxSchema), which
+// outbox_index replaced before anything wrote to it.
+const dropOutboxSchema = `DROP TABLE IF EXISTS outbox;`
 
 // claimSchema lets several daemons share one store (claim.go): a message
 // row carries its claim, the daemon working on it (claimant) and until when
@@ -207,9 +212,9 @@ CREATE TABLE sent_scan (
 );
 `
 
-// outboxSchema is the outbox index: where the reply with a Message-ID was
-// written (an .eml file) or that it went by SMTP, so a look-up by
-// Message-ID never reads the outbox directory.
+// outboxSchema was the first outbox index, by Message-ID alone; a later
+// step drops it (dropOutboxSchema), the step stays so every store counts
+// its steps alike.
 const outboxSchema = `
 CREATE TABLE IF NOT EXISTS outbox (
 	message_id TEXT PRIMARY KEY,

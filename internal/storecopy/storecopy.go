@@ -21,7 +21,6 @@ type Counts struct {
 	Messages       int `json:"messages"`
 	Replies        int `json:"replies"`
 	SentScans      int `json:"sent_scans"`
-	Outbox         int `json:"outbox"`
 	OutboxIndex    int `json:"outbox_index"`
 	AutoModes      int `json:"autonomy_modes"`
 	Switches       int `json:"autonomy_switches"`
@@ -61,8 +60,6 @@ var ledgerTables = []table{
 		orderBy: "created, key", blobs: []string{"raw"}, count: func(c *Counts) *int { return &c.Replies }},
 	{name: "sent_scan", cols: cols("account, folder, uidvalidity, last_uid"), orderBy: "account, folder",
 		count: func(c *Counts) *int { return &c.SentScans }},
-	{name: "outbox", cols: cols("message_id, key, path, created"), orderBy: "created, message_id",
-		count: func(c *Counts) *int { return &c.Outbox }},
 	{name: "outbox_index", cols: cols("message_id, kind, path, recipient, sender, customer, created"), orderBy: "created, message_id, kind",
 		count: func(c *Counts) *int { return &c.OutboxIndex }},
 	{name: "autonomy_modes", cols: cols("scenario, account, mailbox, mode, since, counted"), orderBy: "scenario, account, mailbox",
