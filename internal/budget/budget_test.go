@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
@@ -261,4 +262,38 @@ func TestConcurrentTakesAreExact(t *testing.T) {
 			t.Errorf("the 11th call's waits (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// The estimate counts the function declarations sent with every call, to
+// within a quarter of their JSON, whether given as JSON values or as a
+// genai.Schema.
+func TestEstimateCountsDeclarations(t *testing.T) {
+	contents := []*genai.Content{genai.NewContentFromText("Mój ekspres nie grzeje.", genai.RoleUser)}
+	params := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"serial_number": map[string]any{"type": "string", "description": "the serial number exactly as the customer wrote it", "pattern": "^[A-Z0-9-]{4,40}$"},
+			"priority":      map[string]any{"type": "string", "enum": []any{"low", "normal", "high"}},
+			"count":         map[string]any{"type": "integer", "minimum": 1},
+		},
+		"required": []any{"serial_number"},
+	}
+	schema := &genai.Schema{Type: genai.TypeObject, Properties: map[string]*genai.Schema{
+		"serial_number": {Type: genai.TypeString, Description: "the serial number exactly as the customer wrote it"},
+	}}
+	base := Estimate(contents, &genai.GenerateContentConfig{})
+	for name, decl := range map[string]*genai.FunctionDeclaration{
+		"json values": {Name: "create_ticket", Description: "Open a repair ticket for a device under warranty.", ParametersJsonSchema: params},
+		"schema":      {Name: "create_ticket", Description: "Open a repair ticket for a device under warranty.", Parameters: schema},
+	} {
+		cfg := &genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{decl}}}}
+		b, err := json.Marshal(decl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := float64(Estimate(contents, cfg)-base), float64(len(b))/4
+		if got < 0.75*want || got > 1.25*want {
+			t.Errorf("%s: the declaration adds %.0f tokens to the estimate; its JSON is %d bytes (%.0f tokens)", name, got, len(b), want)
+		}
+	}
 }

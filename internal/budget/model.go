@@ -55,8 +55,8 @@ func (m *Model) GenerateContent(ctx context.Context, model string, contents []*g
 }
 
 // Estimate is a call's tokens before it is made: about one token per four
-// bytes of the text, function calls and responses, and system instruction
-// sent, plus the output it may ask for.
+// bytes of the text, function calls and responses, system instruction and
+// function declarations sent, plus the output it may ask for.
 func Estimate(contents []*genai.Content, config *genai.GenerateContentConfig) int {
 	n := 0
 	count := func(c *genai.Content) {
@@ -88,6 +88,54 @@ func Estimate(contents []*genai.Content, config *genai.GenerateContentConfig) in
 	if config != nil {
 		count(config.SystemInstruction)
 		out = int(config.MaxOutputTokens)
+		for _, t := range config.Tools {
+			if t == nil {
+				continue
+			}
+			for _, f := range t.FunctionDeclarations {
+				if f != nil {
+					n += len(f.Name) + len(f.Description) + jsonSize(f.ParametersJsonSchema) + jsonSize(f.Parameters)
+				}
+			}
+		}
 	}
 	return n/4 + out + 1
+}
+
+// jsonSize is about the length of v as JSON: a declaration's schema, read
+// without encoding it when it is JSON values already (it is counted twice
+// per call: Wait, then GenerateContent).
+func jsonSize(v any) int {
+	switch v := v.(type) {
+	case nil:
+		return 0
+	case string:
+		return len(v) + 2
+	case map[string]any:
+		n := 2
+		for k, x := range v {
+			n += len(k) + 4 + jsonSize(x)
+		}
+		return n
+	case []any:
+		n := 2
+		for _, x := range v {
+			n += jsonSize(x) + 1
+		}
+		return n
+	case []string:
+		n := 2
+		for _, x := range v {
+			n += len(x) + 3
+		}
+		return n
+	case bool, float64, int:
+		return 4
+	case *genai.Schema:
+		if v == nil {
+			return 0
+		}
+	}
+	b, _ := json.Marshal(v)
+	return len(b)
 }
