@@ -411,7 +411,7 @@ func (s *scan) emails() {
 // thousands separated by a space, a no-break space, a dot, a comma or an
 // apostrophe, and at most two decimals after a comma or a dot.
 const (
-	numPat = `\d{1,3}(?:[ \x{00A0}\x{202F}.,']\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?`
+	numPat = `\d{1,3}(?:[ \x{00A0}\x{202F}\n.,']\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?`
 	curPat = `PLN|zł|zl|złotych|złote|złoty|EUR|euro|Euro|€|USD|US\$|\$|GBP|£|CHF|Fr\.`
 )
 

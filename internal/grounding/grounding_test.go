@@ -110,6 +110,9 @@ func TestUnsupported(t *testing.T) {
 		// A hard wrap does not hide a day, an amount or a ticket: a
 		// wrong day before a line break was read as its month alone.
 		{"Gwarancja jest ważna do 1\nmaja 2027, zgłoszenie\nTKT-000123, koszt 349,50\r\nzł.", nil},
+		// A line break in an amount's thousands reads as the space it
+		// stands for: "1\n349,50 zł" is 1 349,50 zł, not 349,50 zł.
+		{"Do zapłaty: 1\n349,50 zł.", []string{"\"1\\n349,50 zł\" (amount)"}},
 		{"Gwarancja jest ważna do 2\nmaja 2027, zgłoszenie nr\n7788, koszt 350\r\nzł.", []string{
 			"\"2\\nmaja 2027\" (date)", "\"350\\nzł\" (amount)", "\"7788\" (ticket number)"}},
 		// A letter of another script that looks like a Latin one reads as

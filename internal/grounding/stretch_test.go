@@ -53,6 +53,36 @@ func TestNarrowReadsAsTheWholeText(t *testing.T) {
 	}
 }
 
+// A text hard-wrapped at any of its spaces states what it stated: every
+// claim of the wrapped text is backed by the text as written, over texts
+// built at random from testPieces. Phone numbers are the exception a line
+// break makes on purpose (a number at a line's end must not join the next
+// line's): a wrapped one reads shorter, and is refused, never let through.
+func TestHardWrapStatesTheSame(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 3000 {
+		var b strings.Builder
+		for range 1 + r.IntN(8) {
+			b.WriteString(testPieces[r.IntN(len(testPieces))])
+			b.WriteString(" | ")
+		}
+		text := b.String()
+		wrapped := []byte(text)
+		for i, c := range wrapped {
+			if c == ' ' && r.IntN(3) == 0 {
+				wrapped[i] = '\n'
+			}
+		}
+		var src Sources
+		src.AddText(text)
+		for _, c := range src.Unsupported(string(wrapped)) {
+			if c.Kind != KindPhone {
+				t.Fatalf("%q, hard-wrapped as %q, states %s, which the text as written does not", text, wrapped, c)
+			}
+		}
+	}
+}
+
 // The stretches cover every long enough run of digits with its reach, end
 // at whitespace or the text's ends, do not overlap and come in order; a
 // long run without whitespace is walked once, not once per digit.
