@@ -105,8 +105,9 @@ func claimsOf(r readText, whole bool) []Claim {
 //     division slash as "/";
 //   - no invisible format character (zero-width space or joiner, soft
 //     hyphen);
-//   - any space (a tab, a thin or an em space) as a space, a run of them as
-//     one, and a run with a line break in it as one line break (the date,
+//   - any space (a tab, a thin or an em space) as a space, a narrow
+//     no-break space as a no-break one, a run of them as one, and a run
+//     with a line break in it as one line break (the date,
 //     amount, ticket and tax patterns read across it: "31\nmaja 2027" that
 //     a hard wrap cut is one date);
 //   - a letter of another script that looks like a Latin one as that letter
@@ -178,9 +179,9 @@ func readable(text string) readText {
 }
 
 // isSpace: r is a space as readable writes one: a space, or the no-break
-// and narrow no-break spaces the patterns know (a thousands separator,
-// "1\u00a0200 zł").
-func isSpace(r rune) bool { return r == ' ' || r == '\u00a0' || r == '\u202f' }
+// space the patterns know (a thousands separator, "1\u00a0200 zł"), which
+// a narrow no-break space is written as.
+func isSpace(r rune) bool { return r == ' ' || r == '\u00a0' }
 
 // isBlank: r is a space or a line break as readable writes them.
 func isBlank(r rune) bool { return isSpace(r) || r == '\n' }
@@ -221,6 +222,8 @@ func readableRune(r rune) (w rune, keep, lookalike bool) {
 		return '\n', true, false
 	case r < utf8.RuneSelf:
 		return r, true, false
+	case r == '\u202f':
+		return '\u00a0', true, false
 	case unicode.Is(unicode.Zs, r) && !isSpace(r):
 		return ' ', true, false
 	case r == '\u0085' || unicode.In(r, unicode.Zl, unicode.Zp):
@@ -371,7 +374,7 @@ func (s *scan) group(m []int, i int) string {
 }
 
 var (
-	urlRe = regexp.MustCompile(`(?i)\b(?:https?://|www\.)[^\s<>"'\x00]*[^\s<>"'\x00.,;:!?)\]]`)
+	urlRe = regexp.MustCompile(`(?i)\b(?:https?://|www\.)[^\s\x{00A0}<>"'\x00]*[^\s\x{00A0}<>"'\x00.,;:!?)\]]`)
 	// An address's local part and domain; the domain ends in letters.
 	emailRe = regexp.MustCompile(`[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)*\.\p{L}{2,}`)
 )
@@ -411,13 +414,13 @@ func (s *scan) emails() {
 // thousands separated by a space, a no-break space, a dot, a comma or an
 // apostrophe, and at most two decimals after a comma or a dot.
 const (
-	numPat = `\d{1,3}(?:[ \x{00A0}\x{202F}\n.,']\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?`
-	curPat = `PLN|zł|zl|złotych|złote|złoty|EUR|euro|Euro|€|USD|US\$|\$|GBP|£|CHF|Fr\.`
+	numPat = `\d{1,3}(?:[ \x{00A0}\n.,']\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?`
+	curPat = `(?i:PLN|zł|zl|złotych|złote|złoty|EUR|euro|€|USD|US\$|\$|GBP|£|CHF|Fr\.)`
 )
 
 var (
-	amountAfterRe  = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,])(` + numPat + `)(?:,-|,–)?[ \x{00A0}\x{202F}\n]?(` + curPat + `)(?:[^\p{L}]|$)`)
-	amountBeforeRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(` + curPat + `)[ \x{00A0}\x{202F}\n]?(` + numPat + `)(?:[^\p{N}]|$)`)
+	amountAfterRe  = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,])(` + numPat + `)(?:,-|,–)?[ \x{00A0}\n]?(` + curPat + `)(?:[^\p{L}]|$)`)
+	amountBeforeRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(` + curPat + `)[ \x{00A0}\n]?(` + numPat + `)(?:[^\p{N}]|$)`)
 )
 
 var currencies = map[string]string{

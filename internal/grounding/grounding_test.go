@@ -113,6 +113,12 @@ func TestUnsupported(t *testing.T) {
 		// A line break in an amount's thousands reads as the space it
 		// stands for: "1\n349,50 zł" is 1 349,50 zł, not 349,50 zł.
 		{"Do zapłaty: 1\n349,50 zł.", []string{"\"1\\n349,50 zł\" (amount)"}},
+		// A currency in any case is one; a URL ends at a no-break space.
+		{"Koszt: 349,50 PLN (349,50 pln, 349,50 ZŁ); www.example.com/serwis\u00a0(+48 22 123 45 67).", nil},
+		{"Koszt naprawy: 999 ZŁ.", []string{`"999 ZŁ" (amount)`}},
+		// A narrow no-break space is a space like any other.
+		{"Ważna do 2\u202fmaja\u202f2027, infolinia +48\u202f22\u202f555\u202f01\u202f99.", []string{
+			`"2\u00a0maja\u00a02027" (date)`, `"+48\u00a022\u00a0555\u00a001\u00a099" (phone number)`}},
 		{"Gwarancja jest ważna do 2\nmaja 2027, zgłoszenie nr\n7788, koszt 350\r\nzł.", []string{
 			"\"2\\nmaja 2027\" (date)", "\"350\\nzł\" (amount)", "\"7788\" (ticket number)"}},
 		// A letter of another script that looks like a Latin one reads as

@@ -108,7 +108,7 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	romanDateRe: func(s *scan) bool {
 		return digitsThen(s.orig, 4, "", false) && s.hasWord(func(w string) bool { _, ok := romanMonths[w]; return ok })
 	},
-	// A currency as the patterns write it (case matters there too).
+	// A currency.
 	amountAfterRe:  hasCurrency,
 	amountBeforeRe: hasCurrency,
 	// A word that can name a ticket (see ticketWord) and three digits.
@@ -156,9 +156,15 @@ func ticketSegment(w string) bool {
 	return ticketWord(w) || ticketWord(w+".")
 }
 
+// hasCurrency: a currency as the patterns write it, in any case.
 func hasCurrency(s *scan) bool {
-	for _, c := range []string{"PLN", "zł", "zl", "EUR", "euro", "Euro", "€", "USD", "$", "GBP", "£", "CHF", "Fr."} {
+	for _, c := range []string{"zł", "Zł", "zŁ", "ZŁ", "€", "$", "£"} {
 		if strings.Contains(s.orig, c) {
+			return true
+		}
+	}
+	for _, c := range []string{"pln", "zl", "eur", "gbp", "chf", "fr."} {
+		if containsFoldASCII(s.orig, c) {
 			return true
 		}
 	}

@@ -83,6 +83,68 @@ func TestHardWrapStatesTheSame(t *testing.T) {
 	}
 }
 
+// A text written with other spaces, another script's digits, fullwidth
+// forms, other dashes or in capitals states what it stated, both ways:
+// each reads as the other (readable, and patterns that ignore case), over
+// texts built at random from testPieces. A URL in capitals is the
+// exception: its path's case is part of where it leads.
+func TestWrittenVariantsStateTheSame(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	mapRunes := func(f func(c rune) string) func(string) string {
+		return func(s string) string {
+			var b strings.Builder
+			for _, c := range s {
+				b.WriteString(f(c))
+			}
+			return b.String()
+		}
+	}
+	for _, v := range []struct {
+		name string
+		f    func(string) string
+	}{
+		{"other spaces", mapRunes(func(c rune) string {
+			if c == ' ' {
+				return []string{"\u2009", "\u00a0", "\u2003", "\t", " ", "\u202f"}[r.IntN(6)]
+			}
+			return string(c)
+		})},
+		{"Arabic-Indic digits", mapRunes(func(c rune) string {
+			if c >= '0' && c <= '9' && r.IntN(2) == 0 {
+				return string('\u0660' + c - '0')
+			}
+			return string(c)
+		})},
+		{"fullwidth forms", mapRunes(func(c rune) string {
+			if c > ' ' && c < 0x7f && r.IntN(3) == 0 {
+				return string(c + 0xFEE0)
+			}
+			return string(c)
+		})},
+		{"en dashes", func(s string) string { return strings.ReplaceAll(s, "-", "\u2013") }},
+		{"capitals", strings.ToUpper},
+	} {
+		for range 400 {
+			var b strings.Builder
+			for range 1 + r.IntN(8) {
+				b.WriteString(testPieces[r.IntN(len(testPieces))])
+				b.WriteString(" | ")
+			}
+			text := b.String()
+			varied := v.f(text)
+			for _, pair := range [][2]string{{text, varied}, {varied, text}} {
+				var src Sources
+				src.AddText(pair[0])
+				for _, c := range src.Unsupported(pair[1]) {
+					if v.name != "capitals" || c.Kind != KindURL {
+						t.Fatalf("%s: %q states %s, which %q does not", v.name, pair[1], c, pair[0])
+					}
+				}
+			}
+		}
+	}
+}
+
 // The stretches cover every long enough run of digits with its reach, end
 // at whitespace or the text's ends, do not overlap and come in order; a
 // long run without whitespace is walked once, not once per digit.
