@@ -120,7 +120,7 @@ func (s *Sources) init() {
 		return
 	}
 	s.keys = map[Kind]map[string]bool{}
-	for _, k := range []Kind{KindURL, KindEmail, KindDate, KindAmount, KindPhone, KindTicket, KindIdentifier, KindTaxID, KindNumber} {
+	for _, k := range []Kind{KindURL, KindEmail, KindDate, KindAmount, KindPhone, KindTicket, KindIdentifier, KindTaxID, KindNumber, KindAccount} {
 		s.keys[k] = map[string]bool{}
 	}
 	s.dates = map[string]bool{}
@@ -182,6 +182,9 @@ func (s *Sources) supports(c Claim) bool {
 		return s.containsToken(c.key, isDigitRune)
 	case KindNumber:
 		return s.containsToken(c.key, isDigitRune)
+	case KindAccount:
+		// Written in groups or as one run of digits in the sources.
+		return s.keys[KindAccount][c.key] || s.containsToken(c.key, isIdentRune)
 	}
 	return false
 }

@@ -1,16 +1,17 @@
 // Package grounding checks that a reply states only facts triage can back:
 // it finds the factual claims in a text (identifiers such as ticket and
 // serial numbers, long numbers, dates in any written form of Polish, English
-// or German, amounts with a currency, phone numbers, email addresses and
-// URLs) and tells which of them appear nowhere in the sources the model was
-// given (the customer's email, the function results of this email, the
-// trusted facts, the instructions). Dates are compared as calendar dates and
-// amounts as numbers, so "1 maja 2027" is backed by "2027-05-01", "1 maja"
-// (no year) by the first of May of any year, "30 i 31 maja 2027" by both
-// days, and "1 200,00 zł" by 1200. A text is read as a customer reads it (readable):
-// digits of any script, fullwidth forms, any dash, no invisible characters,
-// any space as one space, a letter of another script that looks like a Latin
-// one as that letter.
+// or German, amounts with a currency, phone numbers, bank account and card
+// numbers, email addresses and URLs) and tells which of them appear nowhere
+// in the sources the model was given (the customer's email, the function
+// results of this email, the trusted facts, the instructions). Dates are
+// compared as calendar dates and amounts as numbers, so "1 maja 2027" is
+// backed by "2027-05-01", "1 maja" (no year) by the first of May of any
+// year, "30 i 31 maja 2027" by both days, and "1 200,00 zł" by 1200. A text
+// is read as a customer reads it (readable): digits of any script,
+// fullwidth forms, any dash, no invisible characters, any space as one
+// space, a letter of another script that looks like a Latin one as that
+// letter.
 package grounding
 
 import (
@@ -39,6 +40,7 @@ const (
 	KindIdentifier Kind = "serial or reference number"
 	KindTaxID      Kind = "tax number"
 	KindNumber     Kind = "number"
+	KindAccount    Kind = "bank account or card number"
 )
 
 // Claim is one fact stated in a text.
@@ -69,9 +71,9 @@ func (c Claim) String() string { return fmt.Sprintf("%q (%s)", c.Text, c.Kind) }
 const MaxText = 64 << 10
 
 // Claims returns the claims stated in text, in the order the extractors run
-// (URLs, email addresses, tax numbers, dates, amounts, ticket numbers
-// written as digits, identifiers, phone numbers, long numbers), each span of
-// the text claimed once.
+// (URLs, email addresses, IBANs, tax numbers, dates, amounts, ticket numbers
+// written as digits, identifiers, phone numbers and bank account numbers in
+// groups, long numbers), each span of the text claimed once.
 func Claims(text string) []Claim { return claims(text, false) }
 
 // claims is Claims; whole reads every pattern over the whole text.
@@ -87,6 +89,7 @@ func claimsOf(r readText, whole bool) []Claim {
 	s := &scan{orig: r.text, masked: []byte(r.text), whole: whole, lookalikes: r.lookalikes}
 	s.urls()
 	s.emails()
+	s.ibans()
 	s.taxIDs()
 	s.dates()
 	s.amounts()
@@ -498,6 +501,29 @@ func parseAmount(n string) (int64, bool) {
 	return cents, true
 }
 
+// An IBAN: a country's two letters, two check digits and the account, in
+// groups of four or not ("PL61 1090 1014 0000 0712 1981 2874",
+// "GB29 NWBK 6016 1331 9268 19"). Its key is the account without the
+// country's letters, so it is the same claim as the account written the
+// national way (the 26 digits of a Polish one), which phones reads.
+var ibanRe = regexp.MustCompile(`\b[A-Z]{2}\d{2}(?:[ \x{00A0}]?[A-Z0-9]{4}){2,7}(?:[ \x{00A0}]?[A-Z0-9]{1,3})?\b`)
+
+func (s *scan) ibans() {
+	s.each(ibanRe, func(m []int) (Claim, bool) {
+		tok := s.orig[m[0]:m[1]]
+		key := strings.Map(func(r rune) rune {
+			if r == ' ' || r == '\u00a0' {
+				return -1
+			}
+			return r
+		}, tok)[2:]
+		if len(digitsOf(key)) < 10 || !boundary(s.masked, m[0], m[1]) {
+			return Claim{}, false // too few digits for an account: a product code
+		}
+		return Claim{Kind: KindAccount, key: key}, true
+	})
+}
+
 // A tax number (NIP 525-000-00-00, USt-IdNr. DE123456789): a company's
 // number after its name, whatever its grouping; never a phone number.
 var (
@@ -599,12 +625,18 @@ func (s *scan) phones() {
 	s.each(phoneRe, func(m []int) (Claim, bool) {
 		tok := strings.TrimRight(s.orig[m[0]:m[1]], " -")
 		d := digitsOf(tok)
-		if len(d) < 7 || len(d) > 15 || !boundary(s.masked, m[0], m[1]) {
+		if len(d) < 7 || !boundary(s.masked, m[0], m[1]) {
 			return Claim{}, false
 		}
 		// A bare run of digits is a number, not a phone (see numbers).
 		if !strings.ContainsAny(tok, " -()+\u00a0") {
 			return Claim{}, false
+		}
+		// More digits than any phone number has: a bank account or card
+		// number in groups ("61 1090 1014 0000 0712 1981 2874"), or a
+		// number run on into the next.
+		if len(d) > 15 {
+			return Claim{Kind: KindAccount, key: d}, true
 		}
 		return Claim{Kind: KindPhone, key: phoneKey(tok)}, true
 	})

@@ -104,9 +104,10 @@ var (
 	// a day and its month with no year (see yearless). Neither takes the
 	// character after it, so a match the month's name turns down leaves
 	// the next one its boundary: the month's name is a whole word as it
-	// is, and a day with more digits after it is turned down by dates.
+	// is, and the last day ends at a word boundary (\b, which takes
+	// nothing: "December 9 /2027" is December 9, not a list of 9 and 20).
 	dayMonthRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)`)
-	monthDayRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)` + dateSpace + `+` + daysAfter)
+	monthDayRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)` + dateSpace + `+` + daysAfter + `\b`)
 )
 
 func (s *scan) dates() {
@@ -153,9 +154,6 @@ func (s *scan) dates() {
 		return yearless(s.group(m, 2), s.group(m, 1))
 	})
 	s.eachSpan(monthDayRe, 1, 2, func(m []int) dateReading {
-		if m[1] < len(s.orig) && isDigitByte(s.orig[m[1]]) {
-			return dateReading{} // "June 123"
-		}
 		return yearless(s.group(m, 1), s.group(m, 2))
 	})
 }

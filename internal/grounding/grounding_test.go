@@ -47,13 +47,18 @@ func TestClaims(t *testing.T) {
 		// claim stating each of them. A month's English name is one only
 		// capitalized there ("1 may help"), its abbreviation only beside a
 		// year.
-		{"do 31 maja, bis zum 1. Juni, until June 5th, by the 5th of June, option 1 may help, 3 gru", []string{
-			`"31 maja" (date)`, `"1. Juni" (date)`, `"5th of June" (date)`, `"June 5th" (date)`}},
+		{"do 31 maja, bis zum 1. Juni, until June 5th, by the 5th of June, option 1 may help, 3 gru, December 9 /2027, June 123", []string{
+			`"31 maja" (date)`, `"1. Juni" (date)`, `"5th of June" (date)`, `"June 5th" (date)`, `"December 9" (date)`}},
 		{"w dniach 30 i 31 maja 2027, vom 1. bis 5. Juni 2027, May 30-31, 2027, 1, 2 lub 3 lipca", []string{
 			`"30 i 31 maja 2027" (date)`, `"1. bis 5. Juni 2027" (date)`, `"May 30-31, 2027" (date)`, `"1, 2 lub 3 lipca" (date)`}},
 		// A ticket number written as digits after the word that names it.
 		{"zgłoszenie nr 4821, ticket 4822, Ticket-Nr. 4823, Ticketnummer: 4824, case #4825", []string{
 			`"4821" (ticket number)`, `"4822" (ticket number)`, `"4823" (ticket number)`, `"4824" (ticket number)`, `"4825" (ticket number)`}},
+		// Bank account and card numbers, in groups or as an IBAN, are one
+		// claim each, not phone numbers or a country's letters.
+		{"konto 61 1090 1014 0000 0712 1981 2874, IBAN PL61 1090 1014 0000 0712 1981 2874, GB29 NWBK 6016 1331 9268 19, karta 4111 1111 1111 1111", []string{
+			`"PL61 1090 1014 0000 0712 1981 2874" (bank account or card number)`, `"GB29 NWBK 6016 1331 9268 19" (bank account or card number)`,
+			`"61 1090 1014 0000 0712 1981 2874" (bank account or card number)`, `"4111 1111 1111 1111" (bank account or card number)`}},
 		// A tax number is not a phone number, however it is grouped.
 		{"NIP 525-000-00-00, USt-IdNr. DE123456789, tel. 22 123 45 67", []string{
 			`"525-000-00-00" (tax number)`, `"DE123456789" (tax number)`, `"22 123 45 67" (phone number)`}},
@@ -72,6 +77,7 @@ func TestUnsupported(t *testing.T) {
 	src.AddText("Case facts: {\"from\":\"anna@example.pl\",\"serial_numbers\":[\"SN-48213-PL\"],\"received\":\"2026-11-16T10:00:00+01:00\"}")
 	src.AddText("Infolinia serwisu: +48 22 123 45 67, https://www.example.com/serwis")
 	src.AddText("Пишите: jan@почта.рф")
+	src.AddText("Wpłaty na rachunek PL61 1090 1014 0000 0712 1981 2874.")
 	src.AddValue(map[string]any{"serial_number": "SN-48213-PL", "status": "valid", "expiration_date": "2027-05-01",
 		"ticket": map[string]any{"ticket_id": "TKT-000123"}, "price": 349.5, "items": []any{"FV/2026/11/042"}})
 	for _, tt := range []struct {
@@ -92,6 +98,11 @@ func TestUnsupported(t *testing.T) {
 		{"Koszt 350 zł.", []string{`"350 zł" (amount)`}},
 		{"Zob. https://www.example.com/serwis/cennik, pisz: biuro@example.pl.", []string{`"https://www.example.com/serwis/cennik" (url)`, `"biuro@example.pl" (email address)`}},
 		{"Numer sprawy 7788990.", []string{`"7788990" (ticket number)`}},
+		// An account is backed written as an IBAN, the national way or in
+		// one run; another one is not.
+		{"Konto: 61 1090 1014 0000 0712 1981 2874 (PL61109010140000071219812874).", nil},
+		{"Prosimy o wpłatę na konto 61 1090 1014 0000 0712 1981 2875 lub PL27 1140 2004 0000 3002 0135 5387.", []string{
+			`"PL27 1140 2004 0000 3002 0135 5387" (bank account or card number)`, `"61 1090 1014 0000 0712 1981 2875" (bank account or card number)`}},
 		// Each distinct claim once.
 		{"TKT-999999 ... TKT-999999", []string{`"TKT-999999" (ticket number)`}},
 		// Claims in another script's digits (which read like any other to

@@ -91,6 +91,16 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	// "http" or "www." in any case ((?i) folds no other rune to h, t, p, w).
 	urlRe:   func(s *scan) bool { return containsFoldASCII(s.orig, "http") || containsFoldASCII(s.orig, "www.") },
 	emailRe: func(s *scan) bool { return strings.IndexByte(s.orig, '@') >= 0 },
+	// Two capitals and two digits: PL61.
+	ibanRe: func(s *scan) bool {
+		t := s.orig
+		for i := 0; i+4 <= len(t); i++ {
+			if isUpperASCII(t[i]) && isUpperASCII(t[i+1]) && isDigitByte(t[i+2]) && isDigitByte(t[i+3]) {
+				return true
+			}
+		}
+		return false
+	},
 	// Four digits, a separator and a digit: 2027-05.
 	isoDateRe: func(s *scan) bool { return digitsThen(s.orig, 4, "-/.", true) },
 	// A separator, maybe a space, and a year: .2027, - 2027.
@@ -212,6 +222,8 @@ func sepThenYear(text string) bool {
 
 func isDigitByte(b byte) bool { return b >= '0' && b <= '9' }
 
+func isUpperASCII(b byte) bool { return b >= 'A' && b <= 'Z' }
+
 // containsFoldASCII reports whether text holds lit (lower-case ASCII) in
 // any ASCII case.
 func containsFoldASCII(text, lit string) bool {
@@ -313,7 +325,7 @@ func asciiSpace(b byte) bool {
 // the whole text.
 var needsDigit = map[*regexp.Regexp]int{
 	isoDateRe: 4, numDateRe: 4, dmyRe: 4, mdyRe: 4, romanDateRe: 4, monthYearRe: 4, shortYearRe: 2,
-	amountAfterRe: 1, amountBeforeRe: 1, taxIDRe: 1, ticketNumberRe: 3,
+	amountAfterRe: 1, amountBeforeRe: 1, taxIDRe: 1, ticketNumberRe: 3, ibanRe: 2,
 	identRe: 1, phoneRe: 1, numberRe: 5,
 }
 

@@ -121,6 +121,10 @@ func TestGroundedReplies(t *testing.T) {
 			"Technik przyjedzie 5 grudnia, zgłoszenie TKT-000001.",
 			"Gwarancja SN-48213-PL jest ważna do 30 i 31 maja 2027.",
 		}, want{refusedTwice, []string{`"5 grudnia" (date)`, `"30 i 31 maja 2027" (date)`}}},
+		{"invented bank account", []string{
+			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Za dodatkowy serwis prosimy o wpłatę na konto 61 1090 1014 0000 0712 1981 2874.",
+			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. IBAN do wpłat: PL27 1140 2004 0000 3002 0135 5387.",
+		}, want{refusedTwice, []string{`"61 1090 1014 0000 0712 1981 2874" (bank account or card number)`, `"PL27 1140 2004 0000 3002 0135 5387" (bank account or card number)`}}},
 		{"invented amount and address", []string{
 			"Naprawa kosztuje 349 zł, prosimy o wpłatę i kontakt: naprawy@serwis-example.pl, https://serwis-example.pl/platnosc.",
 			good,
