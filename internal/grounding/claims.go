@@ -93,10 +93,11 @@ func claimsOf(r readText, whole bool) []Claim {
 	s.taxIDs()
 	s.dates()
 	s.amounts()
-	s.ticketNumbers()
+	s.ticketNumbers(false)
 	s.identifiers()
 	s.phones()
 	s.numbers()
+	s.ticketNumbers(true)
 	return s.claims
 }
 
@@ -566,7 +567,12 @@ func ticketWord(w string) bool {
 	return false
 }
 
-func (s *scan) ticketNumbers() {
+// ticketNumbers reads the text twice: first (last false) before the
+// identifiers, phone numbers and long numbers, leaving them the digits that
+// go on after a ticket word's number; then after every other reading (last
+// true), taking what none of them took ("zgłoszenie nr 4711 31" is no
+// phone, date or amount, and still a ticket number).
+func (s *scan) ticketNumbers(last bool) {
 	for found := true; found; {
 		found = false
 		for _, m := range s.find(ticketNumberRe) {
@@ -576,7 +582,7 @@ func (s *scan) ticketNumbers() {
 			}
 			// Digits that go on after a space, a dash, a slash or a dot are a
 			// phone number, a date or an amount, not a ticket number.
-			if rest := s.masked[end:]; len(rest) > 1 && strings.IndexByte(" -/.,", rest[0]) >= 0 && rest[1] >= '0' && rest[1] <= '9' {
+			if rest := s.masked[end:]; !last && len(rest) > 1 && strings.IndexByte(" -/.,", rest[0]) >= 0 && rest[1] >= '0' && rest[1] <= '9' {
 				continue
 			}
 			s.claim(Claim{Kind: KindTicket, key: s.orig[start:end]}, start, end)

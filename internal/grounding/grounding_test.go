@@ -186,6 +186,7 @@ func TestUnsupportedForms(t *testing.T) {
 		{"Gültig bis Juni 2028.", []string{`"Juni 2028" (date)`}},
 		{"Ważna do 30 VI 2028 r.", []string{`"30 VI 2028" (date)`}},
 		{"Zgłoszenie nr 4822.", []string{`"4822" (ticket number)`}},
+		{"Zgłoszenie nr 4822 1 szt.", []string{`"4822" (ticket number)`}},
 		{"Ihr Ticket-Nr. 4822 ist offen.", []string{`"4822" (ticket number)`}},
 		{"Your ticket 9931 is open.", []string{`"9931" (ticket number)`}},
 		{"Sprzedawca: NIP 525-000-00-01.", []string{`"525-000-00-01" (tax number)`}},
