@@ -658,9 +658,11 @@ func phoneKey(p string) string {
 	return d
 }
 
-// samePhone: equal digits, or one ends with the other and the shorter has
-// at least 9 digits (a national number written with and without its
-// country code: "+48 22 123 45 67" and "22 123 45 67").
+// samePhone: equal digits, or one ends with the other, the shorter has at
+// least 9 digits and the longer at most 3 more (a national number written
+// with and without its country code, which has 1 to 3 digits:
+// "+48 22 123 45 67" and "22 123 45 67"; "9999 22 123 45 67" is another
+// number).
 func samePhone(a, b string) bool {
 	if a == b {
 		return true
@@ -668,7 +670,7 @@ func samePhone(a, b string) bool {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
-	return len(a) >= 9 && strings.HasSuffix(b, a)
+	return len(a) >= 9 && len(b)-len(a) <= 3 && strings.HasSuffix(b, a)
 }
 
 // A long number: five digits or more standing alone (an invented ticket or

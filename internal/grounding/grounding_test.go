@@ -95,6 +95,7 @@ func TestUnsupported(t *testing.T) {
 		{"Valid until 13/01/2027.", []string{`"13/01/2027" (date)`}},
 		{"Zgłoszenie TKT-000124 i SN-48213.", []string{`"TKT-000124" (ticket number)`, `"SN-48213" (serial or reference number)`}},
 		{"Infolinia: +48 22 123 45 68.", []string{`"+48 22 123 45 68" (phone number)`}},
+		{"Infolinia: 9999 22 123 45 67.", []string{`"9999 22 123 45 67" (phone number)`}},
 		{"Koszt 350 zł.", []string{`"350 zł" (amount)`}},
 		{"Zob. https://www.example.com/serwis/cennik, pisz: biuro@example.pl.", []string{`"https://www.example.com/serwis/cennik" (url)`, `"biuro@example.pl" (email address)`}},
 		{"Numer sprawy 7788990.", []string{`"7788990" (ticket number)`}},
