@@ -68,14 +68,15 @@ func alternation[V any](m map[string]V) string {
 // Pieces of the date patterns.
 const (
 	dateSpace = `[ \x{00A0}\n]`
-	// A day's ordinal ending: 1st, 31-go, 31-szego, 31te.
-	dayOrdinal = `(?:st|nd|rd|th|-?(?:go|ego|giego|ciego|tego|szego)|-?te[nr]?)?`
+	// A day's ordinal ending: 1st, 31-go, 31-szego, 31te, or the German
+	// dot (1.). Not both: "June 1st. December 9" is two dates.
+	dayOrdinal = `(?:st|nd|rd|th|-?(?:go|ego|giego|ciego|tego|szego)|-?te[nr]?|\.)?`
 	// What stands between two days of a list or a range: "30 i 31",
 	// "30-31", "1. bis 5.", "1st and 2nd", "1, 2".
 	daySep = `(?:` + dateSpace + `?[-/,&+]` + dateSpace + `?|` + dateSpace + `(?:i|a|lub|albo|oraz|do|and|or|to|und|oder|bis)` + dateSpace + `)`
 	// The days written before their month, as one group: "31", "30 i 31",
 	// "1. bis 5.", at most three (see digitReach).
-	daysBefore = `((?:\d{1,2}` + dayOrdinal + `\.?` + daySep + `){0,2}\d{1,2})` + dayOrdinal + `\.?`
+	daysBefore = `((?:\d{1,2}` + dayOrdinal + daySep + `){0,2}\d{1,2})` + dayOrdinal
 	// The days written after their month, as one group: "31", "30 and 31".
 	daysAfter = `((?:\d{1,2}(?:st|nd|rd|th)?` + daySep + `){0,2}\d{1,2}(?:st|nd|rd|th)?)`
 )

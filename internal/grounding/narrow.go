@@ -18,8 +18,8 @@ import (
 
 // digitReach is how far either side of a digit (or a month's name) a
 // pattern that needs one is looked for (before widening to whitespace):
-// the longest stretch of a claim before or after its year ("1-szego. oraz
-// 2-szego. albo 31-szego. of października. 2027": three days, which is why
+// the longest stretch of a claim before or after its year ("1-szego oraz
+// 2-szego albo 31-szego of października., 2027": three days, which is why
 // a list holds at most three) is shorter.
 const digitReach = 64
 

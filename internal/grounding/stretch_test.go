@@ -84,6 +84,40 @@ func TestHardWrapStatesTheSame(t *testing.T) {
 	}
 }
 
+// A reply its sources back, with one invented fact put in as a sentence
+// of its own anywhere, is refused: the fact is read whatever stands around
+// it, over texts built at random from testPieces.
+func TestInventedFactsAreRefused(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	invented := []string{"TKT-999999", "31 grudnia 2031", "999,99 zł", "+48 22 999 99 99", "SN-99999-XX", "https://evil.example/x",
+		"evil@evil.example", "#9999999", "zgłoszenie nr 9999", "9 grudnia", "December 9", "9. Dezember", "2031-12-31", "31.12.2031",
+		"EUR 999", "NIP 999-999-99-99", "9 i 10 grudnia 2031", "61 1090 1014 0000 0712 1981 2879", "PL27 1140 2004 0000 3002 0135 5387"}
+	for range 3000 {
+		var b strings.Builder
+		for range 1 + r.IntN(6) {
+			b.WriteString(testPieces[r.IntN(len(testPieces))])
+			b.WriteString([]string{" | ", " ", ", ", ". ", "\n", " - "}[r.IntN(6)])
+		}
+		text := b.String()
+		var at []int
+		for i := 0; i < len(text); i++ {
+			if text[i] == ' ' || text[i] == '\n' {
+				at = append(at, i)
+			}
+		}
+		if len(at) == 0 {
+			continue
+		}
+		i, fact := at[r.IntN(len(at))], invented[r.IntN(len(invented))]
+		reply := text[:i] + ". " + fact + ". " + text[i:]
+		var src Sources
+		src.AddText(text)
+		if len(src.Unsupported(reply)) == 0 {
+			t.Fatalf("%q passed in %q, which %q backs", fact, reply, text)
+		}
+	}
+}
+
 // A text written with other spaces, another script's digits, fullwidth
 // forms, other dashes or in capitals states what it stated, both ways:
 // each reads as the other (readable, and patterns that ignore case), over
@@ -225,7 +259,7 @@ var testPieces = []string{
 	"ąhttp://x.pl/maja", "I", "XII", "V", "$5", "5 $", "Fr. 20", "20 Fr.", "US$ 7", "1\u00a0200 zł", "a@b.pl", "x@y",
 	"12345", "123", "1.5.27", "- 2027", "/2027", "3f9a0b1c77e24d5a8b6c0f1e2d3c4b5a", "maj", "Mai", "lis", "sie", "4821",
 	"PL61 1090 1014 0000 0712 1981 2874", "61 1090 1014 0000 0712 1981 2874", "GB29 NWBK 6016 1331 9268 19", "4111 1111 1111 1111", "DE89",
-	"30 i 31 maja", "1. bis 5. Juni", "1-szego. oraz 2-szego. albo 31-szego. of października., 2027", "May 30 and 31", "June 5", "5th of June", "1st", " i ", " and ", " bis ", "lub", "-",
+	"30 i 31 maja", "1. bis 5. Juni", "1-szego oraz 2-szego albo 31-szego of października., 2027", "May 30 and 31", "June 5", "5th of June", "1st", " i ", " and ", " bis ", "lub", "-",
 	"czerwca", "June", "Juni", "JUNE", "june", "Dezember", "październik", "dni", "ok", "2027r.",
 	"m\u0430ja", "\u0422\u041a\u0422-000124", "\u0420LN", "https://ex\u0430mple.pl/2027", "j@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444",
 }
