@@ -38,12 +38,7 @@ func TestNarrowReadsAsTheWholeText(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 800 {
-		var b strings.Builder
-		for range 1 + r.IntN(25) {
-			b.WriteString(testPieces[r.IntN(len(testPieces))])
-			b.WriteString(testSeps[r.IntN(len(testSeps))])
-		}
-		texts = append(texts, b.String())
+		texts = append(texts, randomText(r, 25, testSeps...))
 	}
 	for _, text := range texts {
 		whole, narrowed := claims(text, true), claims(text, false)
@@ -62,12 +57,7 @@ func TestNarrowReadsAsTheWholeText(t *testing.T) {
 func TestHardWrapStatesTheSame(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 3000 {
-		var b strings.Builder
-		for range 1 + r.IntN(8) {
-			b.WriteString(testPieces[r.IntN(len(testPieces))])
-			b.WriteString(" | ")
-		}
-		text := b.String()
+		text := randomText(r, 8, " | ")
 		wrapped := []byte(text)
 		for i, c := range wrapped {
 			if c == ' ' && r.IntN(3) == 0 {
@@ -93,12 +83,7 @@ func TestInventedFactsAreRefused(t *testing.T) {
 		"evil@evil.example", "#9999999", "zgłoszenie nr 9999", "9 grudnia", "December 9", "9. Dezember", "2031-12-31", "31.12.2031",
 		"EUR 999", "NIP 999-999-99-99", "9 i 10 grudnia 2031", "61 1090 1014 0000 0712 1981 2879", "PL27 1140 2004 0000 3002 0135 5387"}
 	for range 3000 {
-		var b strings.Builder
-		for range 1 + r.IntN(6) {
-			b.WriteString(testPieces[r.IntN(len(testPieces))])
-			b.WriteString([]string{" | ", " ", ", ", ". ", "\n", " - "}[r.IntN(6)])
-		}
-		text := b.String()
+		text := randomText(r, 6, " | ", " ", ", ", ". ", "\n", " - ")
 		var at []int
 		for i := 0; i < len(text); i++ {
 			if text[i] == ' ' || text[i] == '\n' {
@@ -160,12 +145,7 @@ func TestWrittenVariantsStateTheSame(t *testing.T) {
 		{"capitals", strings.ToUpper},
 	} {
 		for range 400 {
-			var b strings.Builder
-			for range 1 + r.IntN(8) {
-				b.WriteString(testPieces[r.IntN(len(testPieces))])
-				b.WriteString(" | ")
-			}
-			text := b.String()
+			text := randomText(r, 8, " | ")
 			varied := v.f(text)
 			for _, pair := range [][2]string{{text, varied}, {varied, text}} {
 				var src Sources
@@ -241,6 +221,17 @@ func FuzzNarrowReadsAsTheWholeText(f *testing.F) {
 			t.Fatalf("claims of %q narrowed differ from the whole text's (-whole +narrowed):\n%s", text, diff)
 		}
 	})
+}
+
+// randomText joins 1 to n of testPieces picked by r, each followed by one
+// of seps.
+func randomText(r *rand.Rand, n int, seps ...string) string {
+	var b strings.Builder
+	for range 1 + r.IntN(n) {
+		b.WriteString(testPieces[r.IntN(len(testPieces))])
+		b.WriteString(seps[r.IntN(len(seps))])
+	}
+	return b.String()
 }
 
 // testPieces are claims, near-claims, the words and literals the narrowed
