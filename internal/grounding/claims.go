@@ -417,16 +417,16 @@ func (s *scan) emails() {
 // Amounts: a number with a currency before or after it. The number has
 // thousands separated by a space, a no-break space, a dot, a comma or an
 // apostrophe, and at most two decimals after a comma or a dot.
-const (
-	numPat = `\d{1,3}(?:[ \x{00A0}\n.,']\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?`
-	curPat = `(?i:PLN|zł|zl|złotych|złote|złoty|EUR|euro|€|USD|US\$|\$|GBP|£|CHF|Fr\.)`
-)
+const numPat = `\d{1,3}(?:[ \x{00A0}\n.,']\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?`
 
 var (
+	curPat         = `(?i:` + alternation(currencies) + `)`
 	amountAfterRe  = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,])(` + numPat + `)(?:,-|,–)?[ \x{00A0}\n]?(` + curPat + `)(?:[^\p{L}]|$)`)
 	amountBeforeRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(` + curPat + `)[ \x{00A0}\n]?(` + numPat + `)(?:[^\p{N}]|$)`)
 )
 
+// currencies are the names of a currency the amount patterns read, in any
+// case, lower-cased, with its ISO code.
 var currencies = map[string]string{
 	"pln": "PLN", "zł": "PLN", "zl": "PLN", "złotych": "PLN", "złote": "PLN", "złoty": "PLN",
 	"eur": "EUR", "euro": "EUR", "€": "EUR",

@@ -28,6 +28,10 @@ func TestClaims(t *testing.T) {
 		{"ticket TKT-000123 for SN-48213-PL", []string{`"TKT-000123" (ticket number)`, `"SN-48213-PL" (serial or reference number)`}},
 		{"zadzwoń: +48 22 123 45 67 lub 22-123-45-67", []string{`"+48 22 123 45 67" (phone number)`, `"22-123-45-67" (phone number)`}},
 		{"koszt 1 200,50 zł, €49.99 albo 49,99 EUR", []string{`"1 200,50 zł" (amount)`, `"49,99 EUR" (amount)`, `"€49.99" (amount)`}},
+		{"100 USD, USD 7, 5 CHF, Fr. 6, 8 GBP, £9, 10 złotych", []string{`"100 USD" (amount)`, `"5 CHF" (amount)`, `"8 GBP" (amount)`, `"10 złotych" (amount)`,
+			`"USD 7" (amount)`, `"Fr. 6" (amount)`, `"£9" (amount)`}},
+		// Each currency alone is one: a text's other names do not read it.
+		{"koszt 100 USD albo usd 7", []string{`"100 USD" (amount)`, `"usd 7" (amount)`}},
 		{"see https://example.com/a/. or mail serwis@example.pl", []string{`"https://example.com/a/" (url)`, `"serwis@example.pl" (email address)`}},
 		{"order #123456", []string{`"#123456" (number)`}},
 		// Units, ordinals, short words with digits and small numbers are

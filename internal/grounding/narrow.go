@@ -166,19 +166,33 @@ func ticketSegment(w string) bool {
 	return ticketWord(w) || ticketWord(w+".")
 }
 
-// hasCurrency: a currency as the patterns write it, in any case.
+// hasCurrency: a currency's name (currencies) in any case.
 func hasCurrency(s *scan) bool {
-	for _, c := range []string{"zł", "Zł", "zŁ", "ZŁ", "€", "$", "£"} {
-		if strings.Contains(s.orig, c) {
-			return true
+	lower := ""
+	for c := range currencies {
+		if isASCII(c) {
+			if containsFoldASCII(s.orig, c) {
+				return true
+			}
+			continue
 		}
-	}
-	for _, c := range []string{"pln", "zl", "eur", "gbp", "chf", "fr."} {
-		if containsFoldASCII(s.orig, c) {
+		if lower == "" {
+			lower = strings.ToLower(s.orig)
+		}
+		if strings.Contains(lower, c) {
 			return true
 		}
 	}
 	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // digitsThen reports whether text has n ASCII digits in a row followed by
