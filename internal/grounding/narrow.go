@@ -109,12 +109,12 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	shortYearRe: func(s *scan) bool { return digitsThen(s.orig, 1, "./", true) },
 	// A month's name (or its abbreviation beside a day) and a year: the
 	// month is a word of its own, a run of letters the pattern reads whole.
-	dmyRe:       func(s *scan) bool { return s.hasMonth(months) },
-	mdyRe:       func(s *scan) bool { return s.hasMonth(months) },
-	monthYearRe: func(s *scan) bool { return s.hasMonth(fullMonths) },
+	dmyRe:       func(s *scan) bool { return s.hasMonth(months, 4) },
+	mdyRe:       func(s *scan) bool { return s.hasMonth(months, 4) },
+	monthYearRe: func(s *scan) bool { return s.hasMonth(fullMonths, 4) },
 	// A month's full name and a digit.
-	dayMonthRe: hasDayMonth,
-	monthDayRe: hasDayMonth,
+	dayMonthRe: func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
+	monthDayRe: func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
 	romanDateRe: func(s *scan) bool {
 		return digitsThen(s.orig, 4, "", false) && s.hasWord(func(w string) bool { _, ok := romanMonths[w]; return ok })
 	},
@@ -127,15 +127,10 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	numberRe: func(s *scan) bool { return digitsThen(s.orig, 5, "", false) },
 }
 
-func hasDayMonth(s *scan) bool {
-	return digitsThen(s.orig, 1, "", false) && s.hasWord(func(w string) bool {
-		_, ok := fullMonths[strings.ToLower(w)]
-		return ok
-	})
-}
-
-func (s *scan) hasMonth(names map[string]int) bool {
-	return digitsThen(s.orig, 4, "", false) && s.hasWord(func(w string) bool {
+// hasMonth reports whether orig has a run of digits digits long and a word
+// among names.
+func (s *scan) hasMonth(names map[string]int, digits int) bool {
+	return digitsThen(s.orig, digits, "", false) && s.hasWord(func(w string) bool {
 		_, ok := names[strings.ToLower(w)]
 		return ok
 	})
