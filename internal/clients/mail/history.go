@@ -351,9 +351,6 @@ func (o *Outbox) follow(listed map[string]bool) error {
 		return fmt.Errorf("mail: outbox: %w", err)
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || st.Size() <= x.offset {
-		return nil
-	}
 	if _, err := f.Seek(x.offset, io.SeekStart); err != nil {
 		return fmt.Errorf("mail: outbox: read %s: %w", IndexFile, err)
 	}
