@@ -24,6 +24,12 @@ type Sources struct {
 	// ticketDigits are the numbers of the ticket ids, without leading
 	// zeros: TKT-000123 backs "zgłoszenie nr 123".
 	ticketDigits map[string]bool
+	// lengths are the durations and percentages of the texts ("time
+	// 20160", see Claim.lengths); fnNumbers the numbers functions
+	// returned ("14", "1.5"), which back a duration or a percentage of
+	// that number.
+	lengths   map[string]bool
+	fnNumbers map[string]bool
 }
 
 // AddText adds a text the model was given (the email, the facts, the
@@ -58,6 +64,10 @@ func (s *Sources) AddText(text string) {
 			s.values[c.cents] = true
 		case KindPhone:
 			s.phones = append(s.phones, c.key)
+		case KindDuration, KindPercent:
+			for _, l := range c.lengths {
+				s.lengths[l] = true
+			}
 		case KindTicket, KindIdentifier:
 			s.squashed[squash(c.key)] = true
 			if m := trailingDigits.FindString(c.key); c.Kind == KindTicket && m != "" {
@@ -85,6 +95,9 @@ func (s *Sources) AddValue(v any) {
 		if cents, ok := parseAmount(strings.TrimSpace(v)); ok && strings.TrimSpace(v) != "" {
 			s.values[cents] = true
 		}
+		if n, ok := plainNumber(strings.TrimSpace(v)); ok {
+			s.fnNumbers[n] = true
+		}
 	case float64:
 		s.addNumber(strconv.FormatFloat(v, 'f', -1, 64))
 	case float32:
@@ -110,6 +123,9 @@ func (s *Sources) AddValue(v any) {
 
 func (s *Sources) addNumber(n string) {
 	s.texts = append(s.texts, n)
+	if n, ok := plainNumber(n); ok {
+		s.fnNumbers[n] = true
+	}
 	if cents, ok := parseAmount(n); ok {
 		s.values[cents] = true
 	}
@@ -120,7 +136,7 @@ func (s *Sources) init() {
 		return
 	}
 	s.keys = map[Kind]map[string]bool{}
-	for _, k := range []Kind{KindURL, KindEmail, KindDate, KindAmount, KindPhone, KindTicket, KindIdentifier, KindTaxID, KindNumber, KindAccount} {
+	for _, k := range []Kind{KindURL, KindEmail, KindDate, KindAmount, KindPhone, KindTicket, KindIdentifier, KindTaxID, KindNumber, KindAccount, KindDuration, KindPercent} {
 		s.keys[k] = map[string]bool{}
 	}
 	s.dates = map[string]bool{}
@@ -128,6 +144,8 @@ func (s *Sources) init() {
 	s.values = map[int64]bool{}
 	s.squashed = map[string]bool{}
 	s.ticketDigits = map[string]bool{}
+	s.lengths = map[string]bool{}
+	s.fnNumbers = map[string]bool{}
 }
 
 var trailingDigits = regexp.MustCompile(`\d+$`)
@@ -182,6 +200,13 @@ func (s *Sources) supports(c Claim) bool {
 		return s.containsToken(c.key, isDigitRune)
 	case KindNumber:
 		return s.containsToken(c.key, isDigitRune)
+	case KindDuration, KindPercent:
+		for i, l := range c.lengths {
+			if !s.lengths[l] && !s.fnNumbers[c.numbers[i]] {
+				return false
+			}
+		}
+		return true
 	case KindAccount:
 		// Written in groups or as one run of digits in the sources.
 		return s.keys[KindAccount][c.key] || s.containsToken(c.key, isIdentRune)

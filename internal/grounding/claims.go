@@ -1,16 +1,17 @@
 // Package grounding checks that a reply states only facts triage can back:
 // it finds the factual claims in a text (identifiers such as ticket and
 // serial numbers, long numbers, dates in any written form of Polish, English
-// or German, amounts with a currency, phone numbers, bank account and card
-// numbers, email addresses and URLs) and tells which of them appear nowhere
-// in the sources the model was given (the customer's email, the function
-// results of this email, the trusted facts, the instructions). Dates are
-// compared as calendar dates and amounts as numbers, so "1 maja 2027" is
-// backed by "2027-05-01", "1 maja" (no year) by the first of May of any
-// year, "30 i 31 maja 2027" by both days, and "1 200,00 zł" by 1200. A text
-// is read as a customer reads it (readable): digits of any script,
-// fullwidth forms, any dash, no invisible characters, any space as one
-// space, a letter of another script that looks like a Latin one as that
+// or German, amounts with a currency, durations and percentages, phone
+// numbers, bank account and card numbers, email addresses and URLs) and
+// tells which of them appear nowhere in the sources the model was given (the
+// customer's email, the function results of this email, the trusted facts,
+// the instructions). Dates are compared as calendar dates, amounts as
+// numbers and durations as lengths, so "1 maja 2027" is backed by
+// "2027-05-01", "1 maja" (no year) by the first of May of any year, "30 i 31
+// maja 2027" by both days, "1 200,00 zł" by 1200 and "2 tygodnie" by "14
+// days". A text is read as a customer reads it (readable): digits of any
+// script, fullwidth forms, any dash, no invisible characters, any space as
+// one space, a letter of another script that looks like a Latin one as that
 // letter.
 package grounding
 
@@ -41,6 +42,8 @@ const (
 	KindTaxID      Kind = "tax number"
 	KindNumber     Kind = "number"
 	KindAccount    Kind = "bank account or card number"
+	KindDuration   Kind = "duration"
+	KindPercent    Kind = "percentage"
 )
 
 // Claim is one fact stated in a text.
@@ -61,6 +64,12 @@ type Claim struct {
 	// amount is the value in hundredths and its currency (ISO code).
 	cents    int64
 	currency string
+	// numbers are a duration's or a percentage's numbers as written
+	// ("3-5 dni": 3 and 5), lengths each as a length in its measure's
+	// base unit ("time 4320", "months 24", "percent 20"); every one must
+	// be backed.
+	numbers []string
+	lengths []string
 }
 
 // String names the claim for a person or the model: `"2027-06-01" (date)`.
@@ -71,9 +80,10 @@ func (c Claim) String() string { return fmt.Sprintf("%q (%s)", c.Text, c.Kind) }
 const MaxText = 64 << 10
 
 // Claims returns the claims stated in text, in the order the extractors run
-// (URLs, email addresses, IBANs, tax numbers, dates, amounts, ticket numbers
-// written as digits, identifiers, phone numbers and bank account numbers in
-// groups, long numbers), each span of the text claimed once.
+// (URLs, email addresses, IBANs, tax numbers, dates, amounts, durations and
+// percentages, ticket numbers written as digits, identifiers, phone numbers
+// and bank account numbers in groups, long numbers), each span of the text
+// claimed once.
 func Claims(text string) []Claim { return claims(text, false) }
 
 // claims is Claims; whole reads every pattern over the whole text.
@@ -93,6 +103,7 @@ func claimsOf(r readText, whole bool) []Claim {
 	s.taxIDs()
 	s.dates()
 	s.amounts()
+	s.durations()
 	s.ticketNumbers(false)
 	s.identifiers()
 	s.phones()

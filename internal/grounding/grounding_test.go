@@ -34,9 +34,18 @@ func TestClaims(t *testing.T) {
 		{"koszt 100 USD albo usd 7", []string{`"100 USD" (amount)`, `"usd 7" (amount)`}},
 		{"see https://example.com/a/. or mail serwis@example.pl", []string{`"https://example.com/a/" (url)`, `"serwis@example.pl" (email address)`}},
 		{"order #123456", []string{`"#123456" (number)`}},
-		// Units, ordinals, short words with digits and small numbers are
-		// not claims.
-		{"within 24h, the 3rd step, 500 ml, 2 dni roboczych, USB-C, Wi-Fi 6, 90°C, 2FA, mp3, utf-8", nil},
+		// Units other than of time, ordinals, short words with digits and
+		// small numbers are not claims.
+		{"the 3rd step, 500 ml, USB-C, Wi-Fi 6, 90°C, 2FA, mp3, utf-8, am 3. Tag, 2 razy, w 2027 roku, 24/7", nil},
+		// Durations and percentages, a range or a pair stating each number.
+		{"within 24h, 2 dni roboczych, 5 business days, 48 Stunden, 1,5 roku", []string{`"24h" (duration)`, `"2 dni roboczych" (duration)`,
+			`"5 business days" (duration)`, `"48 Stunden" (duration)`, `"1,5 roku" (duration)`}},
+		{"3-5 Tage, od 3 do 5 dni, 2 or 3 weeks, 14-dniowy termin, 2-year warranty", []string{`"3-5 Tage" (duration)`, `"3 do 5 dni" (duration)`,
+			`"2 or 3 weeks" (duration)`, `"14-dniowy" (duration)`, `"2-year" (duration)`}},
+		{"rabat 20%, 12,5 % VAT, 10-prozentiger Nachlass, 5 percent", []string{`"20%" (percentage)`, `"12,5 %" (percentage)`,
+			`"10-prozentiger" (percentage)`, `"5 percent" (percentage)`}},
+		// A phone number followed by a duration stays the phone number.
+		{"+48 601 234 567 24 h", []string{`"24 h" (duration)`, `"+48 601 234 567" (phone number)`}},
 		// Not a calendar day.
 		{"31.04.2027", nil},
 		// A claim right after another, one space apart.
@@ -164,10 +173,22 @@ func TestUnsupportedForms(t *testing.T) {
 	src.AddValue(map[string]any{"serial_number": "SN-48213-PL", "status": "valid", "expiration_date": "2028-05-31"})
 	src.AddValue(map[string]any{"ticket_id": "TKT-004821", "status": "created"})
 	src.AddText("Faktury wystawia Ekspres sp. z o.o., NIP 525-000-00-00.")
+	src.AddText("Naprawa trwa do 14 dni roboczych, odbiór kurierem w 2-3 dni. Gwarancja: 24 miesiące. Rabat 10 %.")
+	src.AddValue(map[string]any{"days_left": 167, "discount": "15"})
 	for _, tt := range []struct {
 		reply string
 		want  []string
 	}{
+		// A duration is backed by the same length in any unit of its
+		// measure, a range by each of its numbers, a function's number in
+		// any unit.
+		{"Naprawa potrwa do 14 dni roboczych (14 Werktage, 14 business days); kurier przyjedzie w 2 lub 3 dni (48 godzin, 2-3 Tage).", nil},
+		{"Gwarancja: 2 lata (2-letnia, 2 Jahre, 24 months, 104 weeks). Rabat 10%, 10 procent, 10-prozentig.", []string{`"104 weeks" (duration)`}},
+		{"Gwarancja wygasa za 167 dni; rabat 15%.", nil},
+		{"Naprawa potrwa 14 dni.", []string{`"14 dni" (duration)`}},
+		{"Naprawa potrwa 3 dni robocze.", []string{`"3 dni robocze" (duration)`}},
+		{"Kurier przyjedzie w 1-3 dni, gwarancja 3 lata, rabat 20%.", []string{`"1-3 dni" (duration)`, `"3 lata" (duration)`, `"20%" (percentage)`}},
+
 		{"Gwarancja jest ważna do 31.05.28 (31 V 2028 r., 31.V.2028).", nil},
 		{"Gwarancja obowiązuje do maja 2028; valid until May 2028; gültig bis Mai 2028; kończy się w maju 2028.", nil},
 		{"Zgłoszenie nr 4821 (TKT-004821); ticket 4821; Ticket-Nr. 4821; zgłoszenie 004821.", nil},

@@ -12,7 +12,7 @@ import (
 // finds: a pattern whose literal parts the text cannot hold is not run at
 // all (mayHold), and a pattern that matches only around a digit is run over
 // the stretches near digits alone (needsDigit), one that matches only
-// around a month's name over those near one (nearMonth).
+// around a month's name or a unit of time over those near one (nearWord).
 // TestNarrowReadsAsTheWholeText holds the narrowed readings to the whole
 // ones.
 
@@ -33,8 +33,8 @@ func (s *scan) find(re *regexp.Regexp) [][]int {
 		return nil
 	}
 	run := needsDigit[re]
-	if nearMonth[re] {
-		run = monthRun
+	if w, ok := nearWord[re]; ok {
+		run = w
 	}
 	if run == 0 {
 		return re.FindAllSubmatchIndex(s.masked, -1)
@@ -44,9 +44,12 @@ func (s *scan) find(re *regexp.Regexp) [][]int {
 		if s.near == nil {
 			s.near = map[int][][2]int{}
 		}
-		if run == monthRun {
-			near = monthStretches(s.orig)
-		} else {
+		switch run {
+		case monthRun:
+			near = wordStretches(s.orig, isFullMonth, 0)
+		case unitRun:
+			near = wordStretches(s.orig, isUnitWord, '%')
+		default:
 			near = digitStretches(s.orig, run)
 		}
 		s.near[run] = near
@@ -122,6 +125,8 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	amountAfterRe:  hasCurrency,
 	amountBeforeRe: hasCurrency,
 	// A word that can name a ticket (see ticketWord) and three digits.
+	// A unit's word or a percent sign.
+	durationRe:     hasUnit,
 	ticketNumberRe: func(s *scan) bool { return digitsThen(s.orig, 3, "", false) && s.hasWord(ticketSegment) },
 	// Five digits in a row.
 	numberRe: func(s *scan) bool { return digitsThen(s.orig, 5, "", false) },
@@ -273,11 +278,16 @@ func digitStretches(text string, n int) [][2]int {
 	return out
 }
 
-// monthStretches is digitStretches around the runs of letters that are a
-// month's full name, in any case.
-func monthStretches(text string) [][2]int {
+// wordStretches is digitStretches around the runs of letters that are
+// words of a kind (is), and around the byte sign when it is not 0.
+func wordStretches(text string, is func(w string) bool, sign byte) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(text); {
+		if sign != 0 && text[i] == sign {
+			out = widen(out, text, i, i+1)
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if !unicode.IsLetter(r) {
 			i += size
@@ -291,12 +301,17 @@ func monthStretches(text string) [][2]int {
 			}
 			j += size
 		}
-		if _, ok := fullMonths[strings.ToLower(text[i:j])]; ok {
+		if is(text[i:j]) {
 			out = widen(out, text, i, j)
 		}
 		i = j
 	}
 	return out
+}
+
+func isFullMonth(w string) bool {
+	_, ok := fullMonths[strings.ToLower(w)]
+	return ok
 }
 
 // widen adds text[i:j] with digitReach bytes either side, widened to
@@ -334,14 +349,20 @@ func asciiSpace(b byte) bool {
 // the whole text.
 var needsDigit = map[*regexp.Regexp]int{
 	isoDateRe: 4, numDateRe: 4, dmyRe: 4, mdyRe: 4, romanDateRe: 4, monthYearRe: 4, shortYearRe: 2,
-	amountAfterRe: 1, amountBeforeRe: 1, taxIDRe: 1, ticketNumberRe: 3, ibanRe: 2,
+	amountAfterRe: 1, amountBeforeRe: 1, durationRe: 1, taxIDRe: 1, ticketNumberRe: 3, ibanRe: 2,
 	identRe: 1, phoneRe: 1, numberRe: 5,
 }
 
-// nearMonth are the patterns that match only around a month's full name
-// (a day and its month with no year), so find reads them over the
-// stretches within digitReach bytes of one alone (monthStretches, kept in
-// scan.near under monthRun).
-var nearMonth = map[*regexp.Regexp]bool{dayMonthRe: true, monthDayRe: true}
+// nearWord are the patterns that match only around a word of a kind (a day
+// and its month with no year: a month's full name; a duration or a
+// percentage: a unit's word or "%"), so find reads them over the stretches
+// within digitReach bytes of one alone (wordStretches, kept in scan.near
+// under the kind's key).
+var nearWord = map[*regexp.Regexp]int{dayMonthRe: monthRun, monthDayRe: monthRun, durationRe: unitRun}
 
-const monthRun = -1
+// Keys of scan.near for the stretches near a word (digit runs are keyed by
+// their length).
+const (
+	monthRun = -1
+	unitRun  = -2
+)

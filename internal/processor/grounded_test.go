@@ -125,6 +125,10 @@ func TestGroundedReplies(t *testing.T) {
 			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Za dodatkowy serwis prosimy o wpłatę na konto 61 1090 1014 0000 0712 1981 2874.",
 			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. IBAN do wpłat: PL27 1140 2004 0000 3002 0135 5387.",
 		}, want{refusedTwice, []string{`"61 1090 1014 0000 0712 1981 2874" (bank account or card number)`, `"PL27 1140 2004 0000 3002 0135 5387" (bank account or card number)`}}},
+		{"an invented repair time, then an invented discount", []string{
+			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Naprawa potrwa 3 dni robocze.",
+			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Za kłopot przyznajemy rabat 20% na kolejny zakup.",
+		}, want{refusedTwice, []string{`"3 dni robocze" (duration)`, `"20%" (percentage)`}}},
 		{"invented amount and address", []string{
 			"Naprawa kosztuje 349 zł, prosimy o wpłatę i kontakt: naprawy@serwis-example.pl, https://serwis-example.pl/platnosc.",
 			good,
