@@ -104,6 +104,7 @@ func claimsOf(r readText, whole bool) []Claim {
 	s.dates()
 	s.amounts()
 	s.durations()
+	s.wordDurations()
 	s.ticketNumbers(false)
 	s.identifiers()
 	s.phones()
@@ -352,7 +353,7 @@ type scan struct {
 	near map[int][][2]int
 	// words are orig's runs of letters (see hasWord); may remembers which
 	// patterns orig may hold (see mayHold).
-	words []string
+	words []word
 	may   map[*regexp.Regexp]bool
 }
 
@@ -545,7 +546,7 @@ var (
 )
 
 func (s *scan) taxIDs() {
-	if !s.hasWord(func(w string) bool { return len(w) <= 12 && taxIDWords[strings.ToLower(w)] }) {
+	if !s.hasWord(func(w word) bool { return len(w.text) <= 12 && taxIDWords[w.lower] }) {
 		return // most texts name no tax number: skip the expression
 	}
 	s.eachGroups(taxIDRe, 1, 1, func(n, _ string) (Claim, bool) {

@@ -1,6 +1,7 @@
 package grounding
 
 import (
+	"bytes"
 	"regexp"
 	"strconv"
 	"strings"
@@ -180,7 +181,7 @@ func plainNumber(n string) (string, bool) {
 
 // hasUnit: a word that can be a duration's unit, or a percent sign.
 func hasUnit(s *scan) bool {
-	return strings.IndexByte(s.orig, '%') >= 0 || s.hasWord(isUnitWord)
+	return strings.IndexByte(s.orig, '%') >= 0 || s.hasWord(func(w word) bool { return isUnitWord(w.lower) })
 }
 
 // isUnitWord reports whether a run of letters can be a duration's unit or
@@ -189,4 +190,122 @@ func isUnitWord(w string) bool {
 	_, _, ok := unitOf(w, "")
 	_, dotted := units[strings.ToLower(w)+"."]
 	return ok || dotted || workdayBefore[strings.ToLower(w)]
+}
+
+// Durations with their numbers written as words: "trzy dni robocze",
+// "two weeks", "zwei bis drei Tage", "twenty-four hours", "dwadzieścia
+// cztery godziny", "vierundzwanzig Stunden", "półtora roku". Spelled-out
+// numbers are how prose writes small ones, so a promise reads this way as
+// often as with digits. An article is not a number ("within a week" is not
+// read).
+var (
+	numberWords = map[string]float64{
+		"jeden": 1, "jedna": 1, "jedno": 1, "jednego": 1, "jednej": 1, "jedną": 1, "jednym": 1,
+		"dwa": 2, "dwie": 2, "dwóch": 2, "dwu": 2, "dwoma": 2, "trzy": 3, "trzech": 3, "trzema": 3,
+		"cztery": 4, "czterech": 4, "czterema": 4, "pięć": 5, "pięciu": 5, "sześć": 6, "sześciu": 6,
+		"siedem": 7, "siedmiu": 7, "osiem": 8, "ośmiu": 8, "dziewięć": 9, "dziewięciu": 9,
+		"dziesięć": 10, "dziesięciu": 10, "jedenaście": 11, "jedenastu": 11, "dwanaście": 12, "dwunastu": 12,
+		"trzynaście": 13, "trzynastu": 13, "czternaście": 14, "czternastu": 14, "piętnaście": 15, "piętnastu": 15,
+		"szesnaście": 16, "szesnastu": 16, "siedemnaście": 17, "siedemnastu": 17, "osiemnaście": 18, "osiemnastu": 18,
+		"dziewiętnaście": 19, "dziewiętnastu": 19, "pół": 0.5, "półtora": 1.5, "półtorej": 1.5,
+		"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+		"eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+		"eighteen": 18, "nineteen": 19,
+		"ein": 1, "eine": 1, "einen": 1, "einem": 1, "einer": 1, "eines": 1, "zwei": 2, "drei": 3, "vier": 4,
+		"fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "elf": 11, "zwölf": 12,
+		"dreizehn": 13, "vierzehn": 14, "fünfzehn": 15, "sechzehn": 16, "siebzehn": 17, "achtzehn": 18, "neunzehn": 19,
+		"anderthalb": 1.5,
+	}
+	tensWords = map[string]float64{
+		"dwadzieścia": 20, "dwudziestu": 20, "trzydzieści": 30, "trzydziestu": 30, "czterdzieści": 40, "czterdziestu": 40,
+		"pięćdziesiąt": 50, "pięćdziesięciu": 50, "sześćdziesiąt": 60, "sześćdziesięciu": 60,
+		"dziewięćdziesiąt": 90, "dziewięćdziesięciu": 90,
+		"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90,
+		"zwanzig": 20, "dreißig": 30, "vierzig": 40, "fünfzig": 50, "sechzig": 60, "neunzig": 90,
+	}
+	// rangeWords join the two numbers of a range or a pair.
+	rangeWords = map[string]bool{"do": true, "to": true, "bis": true, "lub": true, "or": true, "oder": true, "albo": true, "i": true, "and": true, "und": true}
+)
+
+// joined reports whether words a and b (a before b) stand one space, one
+// no-break space, one line break or one hyphen apart.
+func joined(text string, a, b word) bool {
+	gap := text[a.end:b.start]
+	return gap == " " || gap == "\u00a0" || gap == "\n" || gap == "-"
+}
+
+// wordNumber reads the number ws[k] and, when it is a tens' unit, the tens
+// word before it ("twenty-four", "dwadzieścia cztery") state, and where
+// that number starts.
+func wordNumber(text string, ws []word, k int) (v float64, first int, ok bool) {
+	w := ws[k].lower
+	if v, ok := numberWords[w]; ok {
+		if v >= 1 && v <= 9 && v == float64(int(v)) && k > 0 && joined(text, ws[k-1], ws[k]) {
+			if t, ok := tensWords[ws[k-1].lower]; ok {
+				return t + v, k - 1, true
+			}
+		}
+		return v, k, true
+	}
+	if t, ok := tensWords[w]; ok {
+		return t, k, true
+	}
+	// German writes the unit before its tens in one word: vierundzwanzig.
+	if i := strings.Index(w, "und"); i > 0 {
+		u, uok := numberWords[w[:i]]
+		t, tok := tensWords[w[i+len("und"):]]
+		if uok && tok && u >= 1 && u <= 9 {
+			return t + u, k, true
+		}
+	}
+	return 0, 0, false
+}
+
+// wordDurations reads the durations whose numbers are words (see
+// numberWords), after durations has read those with digits.
+func (s *scan) wordDurations() {
+	if !s.mayHold(durationRe) {
+		return
+	}
+	ws := s.allWords()
+	for k := 1; k < len(ws); k++ {
+		u, ok := units[ws[k].lower]
+		if !ok {
+			continue
+		}
+		end, n := ws[k].end, k-1
+		if u == day && k+1 < len(ws) && workdayAfter[ws[k+1].lower] && joined(s.orig, ws[k], ws[k+1]) {
+			u, end = workday, ws[k+1].end
+		}
+		if u == day && workdayBefore[ws[n].lower] && n > 0 && joined(s.orig, ws[n], ws[k]) {
+			u, n = workday, n-1
+		}
+		if !joined(s.orig, ws[n], ws[n+1]) {
+			continue
+		}
+		v, first, ok := wordNumber(s.orig, ws, n)
+		if !ok {
+			continue
+		}
+		values := []float64{v}
+		// A range or a pair: "dwa lub trzy dni", "zwei bis drei Tage".
+		if first >= 2 && rangeWords[ws[first-1].lower] && joined(s.orig, ws[first-2], ws[first-1]) && joined(s.orig, ws[first-1], ws[first]) {
+			if v0, f0, ok := wordNumber(s.orig, ws, first-2); ok {
+				values, first = []float64{v0, v}, f0
+			}
+		}
+		start := ws[first].start
+		if bytes.IndexByte(s.masked[start:end], 0) >= 0 {
+			continue
+		}
+		c := Claim{Kind: KindDuration}
+		if u == percent {
+			c.Kind = KindPercent
+		}
+		for _, v := range values {
+			c.numbers = append(c.numbers, formatNumber(v))
+			c.lengths = append(c.lengths, u.measure+" "+formatNumber(v*u.size))
+		}
+		s.claim(c, start, end)
+	}
 }

@@ -44,6 +44,13 @@ func TestClaims(t *testing.T) {
 			`"2 or 3 weeks" (duration)`, `"14-dniowy" (duration)`, `"2-year" (duration)`}},
 		{"rabat 20%, 12,5 % VAT, 10-prozentiger Nachlass, 5 percent", []string{`"20%" (percentage)`, `"12,5 %" (percentage)`,
 			`"10-prozentiger" (percentage)`, `"5 percent" (percentage)`}},
+		// Numbers written as words, as prose writes small ones; an article
+		// is no number.
+		{"trzy dni robocze, within two business days, zwei bis drei Tagen, twenty-four hours", []string{`"trzy dni robocze" (duration)`,
+			`"two business days" (duration)`, `"zwei bis drei Tagen" (duration)`, `"twenty-four hours" (duration)`}},
+		{"dwadzieścia cztery godziny, vierundzwanzig Stunden, półtora roku, in einer Woche, twenty percent, within a week, Guten Tag", []string{
+			`"dwadzieścia cztery godziny" (duration)`, `"vierundzwanzig Stunden" (duration)`, `"półtora roku" (duration)`, `"einer Woche" (duration)`,
+			`"twenty percent" (percentage)`}},
 		// A phone number followed by a duration stays the phone number.
 		{"+48 601 234 567 24 h", []string{`"24 h" (duration)`, `"+48 601 234 567" (phone number)`}},
 		// Not a calendar day.
@@ -186,6 +193,8 @@ func TestUnsupportedForms(t *testing.T) {
 		{"Gwarancja: 2 lata (2-letnia, 2 Jahre, 24 months, 104 weeks). Rabat 10%, 10 procent, 10-prozentig.", []string{`"104 weeks" (duration)`}},
 		{"Gwarancja wygasa za 167 dni; rabat 15%.", nil},
 		{"Naprawa potrwa 14 dni.", []string{`"14 dni" (duration)`}},
+		{"Naprawa potrwa czternaście dni roboczych, kurier przyjedzie za dwa albo trzy dni (two or three days).", nil},
+		{"Naprawa potrwa trzy dni robocze, two weeks at most.", []string{`"trzy dni robocze" (duration)`, `"two weeks" (duration)`}},
 		{"Naprawa potrwa 3 dni robocze.", []string{`"3 dni robocze" (duration)`}},
 		{"Kurier przyjedzie w 1-3 dni, gwarancja 3 lata, rabat 20%.", []string{`"1-3 dni" (duration)`, `"3 lata" (duration)`, `"20%" (percentage)`}},
 

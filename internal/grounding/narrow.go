@@ -119,7 +119,7 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	dayMonthRe: func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
 	monthDayRe: func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
 	romanDateRe: func(s *scan) bool {
-		return digitsThen(s.orig, 4, "", false) && s.hasWord(func(w string) bool { _, ok := romanMonths[w]; return ok })
+		return digitsThen(s.orig, 4, "", false) && s.hasWord(func(w word) bool { _, ok := romanMonths[w.text]; return ok })
 	},
 	// A currency.
 	amountAfterRe:  hasCurrency,
@@ -135,21 +135,15 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 // hasMonth reports whether orig has a run of digits digits long and a word
 // among names.
 func (s *scan) hasMonth(names map[string]int, digits int) bool {
-	return digitsThen(s.orig, digits, "", false) && s.hasWord(func(w string) bool {
-		_, ok := names[strings.ToLower(w)]
+	return digitsThen(s.orig, digits, "", false) && s.hasWord(func(w word) bool {
+		_, ok := names[w.lower]
 		return ok
 	})
 }
 
 // hasWord reports whether one of orig's runs of letters satisfies f.
-func (s *scan) hasWord(f func(w string) bool) bool {
-	if s.words == nil {
-		s.words = strings.FieldsFunc(s.orig, func(r rune) bool { return !unicode.IsLetter(r) })
-		if s.words == nil {
-			s.words = []string{}
-		}
-	}
-	for _, w := range s.words {
+func (s *scan) hasWord(f func(w word) bool) bool {
+	for _, w := range s.allWords() {
 		if f(w) {
 			return true
 		}
@@ -157,13 +151,52 @@ func (s *scan) hasWord(f func(w string) bool) bool {
 	return false
 }
 
+// allWords returns orig's runs of letters, read on first use.
+func (s *scan) allWords() []word {
+	if s.words == nil {
+		s.words = words(s.orig)
+		if s.words == nil {
+			s.words = []word{}
+		}
+	}
+	return s.words
+}
+
+// word is a run of letters of a text, where it stands and in lower case.
+type word struct {
+	start, end  int
+	text, lower string
+}
+
+// words returns the runs of letters of text in order.
+func words(text string) []word {
+	var out []word
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !unicode.IsLetter(r) {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(text) {
+			r, size := utf8.DecodeRuneInString(text[j:])
+			if !unicode.IsLetter(r) {
+				break
+			}
+			j += size
+		}
+		out = append(out, word{i, j, text[i:j], strings.ToLower(text[i:j])})
+		i = j
+	}
+	return out
+}
+
 // ticketSegment reports whether a run of letters can begin a word
 // ticketWord accepts: the word is the run, the run and a dot ("no."), or
 // the run and a hyphenated rest ("Ticket-Nr.", whose run "Ticket" names a
 // ticket already).
-func ticketSegment(w string) bool {
-	w = strings.ToLower(w)
-	return ticketWord(w) || ticketWord(w+".")
+func ticketSegment(w word) bool {
+	return ticketWord(w.lower) || ticketWord(w.lower+".")
 }
 
 // hasCurrency: a currency's name (currencies) in any case.

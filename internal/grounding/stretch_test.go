@@ -82,7 +82,8 @@ func TestInventedFactsAreRefused(t *testing.T) {
 	invented := []string{"TKT-999999", "31 grudnia 2031", "999,99 zł", "+48 22 999 99 99", "SN-99999-XX", "https://evil.example/x",
 		"evil@evil.example", "#9999999", "zgłoszenie nr 9999", "9 grudnia", "December 9", "9. Dezember", "2031-12-31", "31.12.2031",
 		"EUR 999", "NIP 999-999-99-99", "9 i 10 grudnia 2031", "61 1090 1014 0000 0712 1981 2879", "PL27 1140 2004 0000 3002 0135 5387",
-		"999 dni", "99 Werktage", "99%", "9-99 hours", "99-letnia"}
+		"999 dni", "99 Werktage", "99%", "9-99 hours", "99-letnia",
+		"dziewięćdziesiąt dni", "ninety-nine hours", "neunundneunzig Tage", "dziewięć lub dziesięć miesięcy"}
 	for range 3000 {
 		text := randomText(r, 6, " | ", " ", ", ", ". ", "\n", " - ")
 		var at []int
@@ -254,7 +255,8 @@ var testPieces = []string{
 	"30 i 31 maja", "1. bis 5. Juni", "1-szego oraz 2-szego albo 31-szego of października., 2027", "May 30 and 31", "June 5", "5th of June", "1st", " i ", " and ", " bis ", "lub", "-",
 	"czerwca", "June", "Juni", "JUNE", "june", "Dezember", "październik", "dni", "ok", "2027r.",
 	"14 dni roboczych", "3-5 Tage", "2 or 3 weeks", "2-letnia", "48 godz.", "1,5 roku", "20%", "10 procent", "5 business days",
-	"Tage", "roboczych", "business", "%", "14", "3", "do", "bis",
+	"Tage", "roboczych", "business", "%", "14", "3", "do", "bis", "trzy dni", "twenty-four hours", "zwei bis drei Wochen", "półtora roku",
+	"trzy", "twenty", "vierundzwanzig", "or",
 	"m\u0430ja", "\u0422\u041a\u0422-000124", "\u0420LN", "https://ex\u0430mple.pl/2027", "j@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444",
 }
 

@@ -129,6 +129,10 @@ func TestGroundedReplies(t *testing.T) {
 			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Naprawa potrwa 3 dni robocze.",
 			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Za kłopot przyznajemy rabat 20% na kolejny zakup.",
 		}, want{refusedTwice, []string{`"3 dni robocze" (duration)`, `"20%" (percentage)`}}},
+		{"an invented repair time in words, in two languages", []string{
+			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Naprawa potrwa trzy dni robocze.",
+			"Your warranty is valid until May 31, 2027. The repair will take two weeks.",
+		}, want{refusedTwice, []string{`"trzy dni robocze" (duration)`, `"two weeks" (duration)`}}},
 		{"invented amount and address", []string{
 			"Naprawa kosztuje 349 zł, prosimy o wpłatę i kontakt: naprawy@serwis-example.pl, https://serwis-example.pl/platnosc.",
 			good,
