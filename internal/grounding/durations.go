@@ -196,8 +196,8 @@ func isUnitWord(w string) bool {
 // "two weeks", "zwei bis drei Tage", "twenty-four hours", "dwadzieścia
 // cztery godziny", "vierundzwanzig Stunden", "półtora roku". Spelled-out
 // numbers are how prose writes small ones, so a promise reads this way as
-// often as with digits. An article is not a number ("within a week" is not
-// read).
+// often as with digits. English "a" is one after a word that makes it a
+// length ("within a week", "in an hour"), not in "24 hours a day".
 var (
 	numberWords = map[string]float64{
 		"jeden": 1, "jedna": 1, "jedno": 1, "jednego": 1, "jednej": 1, "jedną": 1, "jednym": 1,
@@ -223,6 +223,10 @@ var (
 		"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90,
 		"zwanzig": 20, "dreißig": 30, "vierzig": 40, "fünfzig": 50, "sechzig": 60, "neunzig": 90,
 	}
+	// afterArticle are the words after which "a" or "an" before a unit
+	// is one of it.
+	afterArticle = map[string]bool{"within": true, "in": true, "for": true, "after": true, "about": true, "around": true,
+		"under": true, "over": true, "than": true, "take": true, "takes": true, "last": true, "lasts": true}
 	// rangeWords join the two numbers of a range or a pair.
 	rangeWords = map[string]bool{"do": true, "to": true, "bis": true, "lub": true, "or": true, "oder": true, "albo": true, "i": true, "and": true, "und": true}
 )
@@ -284,6 +288,9 @@ func (s *scan) wordDurations() {
 			continue
 		}
 		v, first, ok := wordNumber(s.orig, ws, n)
+		if !ok && (ws[n].lower == "a" || ws[n].lower == "an") && n > 0 && afterArticle[ws[n-1].lower] && joined(s.orig, ws[n-1], ws[n]) {
+			v, first, ok = 1, n, true
+		}
 		if !ok {
 			continue
 		}

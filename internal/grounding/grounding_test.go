@@ -44,13 +44,15 @@ func TestClaims(t *testing.T) {
 			`"2 or 3 weeks" (duration)`, `"14-dniowy" (duration)`, `"2-year" (duration)`}},
 		{"rabat 20%, 12,5 % VAT, 10-prozentiger Nachlass, 5 percent", []string{`"20%" (percentage)`, `"12,5 %" (percentage)`,
 			`"10-prozentiger" (percentage)`, `"5 percent" (percentage)`}},
-		// Numbers written as words, as prose writes small ones; an article
-		// is no number.
+		// Numbers written as words, as prose writes small ones; "a" only
+		// after a word that makes it a length.
 		{"trzy dni robocze, within two business days, zwei bis drei Tagen, twenty-four hours", []string{`"trzy dni robocze" (duration)`,
 			`"two business days" (duration)`, `"zwei bis drei Tagen" (duration)`, `"twenty-four hours" (duration)`}},
-		{"dwadzieścia cztery godziny, vierundzwanzig Stunden, półtora roku, in einer Woche, twenty percent, within a week, Guten Tag", []string{
+		{"dwadzieścia cztery godziny, vierundzwanzig Stunden, półtora roku, in einer Woche, twenty percent, a week, Guten Tag", []string{
 			`"dwadzieścia cztery godziny" (duration)`, `"vierundzwanzig Stunden" (duration)`, `"półtora roku" (duration)`, `"einer Woche" (duration)`,
 			`"twenty percent" (percentage)`}},
+		{"We will reply within a week, in an hour or less than a day; we are here 24 hours a day, twice a day.", []string{
+			`"24 hours" (duration)`, `"a week" (duration)`, `"an hour" (duration)`, `"a day" (duration)`}},
 		// A phone number followed by a duration stays the phone number.
 		{"+48 601 234 567 24 h", []string{`"24 h" (duration)`, `"+48 601 234 567" (phone number)`}},
 		// Not a calendar day.
