@@ -19,8 +19,8 @@ import (
 // are not 14 days). A range or a pair ("3-5 dni", "2 or 3 days") states
 // each of its numbers, and each must be backed. A number a function
 // returned backs the same number with any unit ("days_left": 14 backs "14
-// dni"): the function said it of this email. Numbers are written with
-// digits, one to three of them ("dwa tygodnie" is not read).
+// dni"): the function said it of this email. A number has one to three
+// digits (durationRe) or is written in words (wordDurations).
 const durNum = `\d{1,3}(?:[.,]\d{1,2})?`
 
 var durationRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,\-/:])(` + durNum + `)` +
@@ -268,7 +268,7 @@ func wordNumber(text string, ws []word, k int) (v float64, first int, ok bool) {
 // wordDurations reads the durations whose numbers are words (see
 // numberWords), after durations has read those with digits.
 func (s *scan) wordDurations() {
-	if !s.mayHold(durationRe) {
+	if !s.whole && !s.mayHold(durationRe) {
 		return
 	}
 	ws := s.allWords()

@@ -46,9 +46,9 @@ func (s *scan) find(re *regexp.Regexp) [][]int {
 		}
 		switch run {
 		case monthRun:
-			near = wordStretches(s.orig, isFullMonth, 0)
+			near = wordStretches(s.orig, s.allWords(), isFullMonth, 0)
 		case unitRun:
-			near = wordStretches(s.orig, isUnitWord, '%')
+			near = wordStretches(s.orig, s.allWords(), func(w word) bool { return isUnitWord(w.lower) }, '%')
 		default:
 			near = digitStretches(s.orig, run)
 		}
@@ -124,9 +124,9 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	// A currency.
 	amountAfterRe:  hasCurrency,
 	amountBeforeRe: hasCurrency,
-	// A word that can name a ticket (see ticketWord) and three digits.
 	// A unit's word or a percent sign.
-	durationRe:     hasUnit,
+	durationRe: hasUnit,
+	// A word that can name a ticket (see ticketWord) and three digits.
 	ticketNumberRe: func(s *scan) bool { return digitsThen(s.orig, 3, "", false) && s.hasWord(ticketSegment) },
 	// Five digits in a row.
 	numberRe: func(s *scan) bool { return digitsThen(s.orig, 5, "", false) },
@@ -311,39 +311,36 @@ func digitStretches(text string, n int) [][2]int {
 	return out
 }
 
-// wordStretches is digitStretches around the runs of letters that are
-// words of a kind (is), and around the byte sign when it is not 0.
-func wordStretches(text string, is func(w string) bool, sign byte) [][2]int {
+// wordStretches is digitStretches around the words (runs of letters, ws)
+// of a kind (is), and around each byte sign when it is not 0.
+func wordStretches(text string, ws []word, is func(w word) bool, sign byte) [][2]int {
 	var out [][2]int
-	for i := 0; i < len(text); {
-		if sign != 0 && text[i] == sign {
-			out = widen(out, text, i, i+1)
-			i++
-			continue
+	next := func(from int) int {
+		if sign == 0 {
+			return -1
 		}
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if !unicode.IsLetter(r) {
-			i += size
-			continue
+		if i := strings.IndexByte(text[from:], sign); i >= 0 {
+			return from + i
 		}
-		j := i + size
-		for j < len(text) {
-			r, size := utf8.DecodeRuneInString(text[j:])
-			if !unicode.IsLetter(r) {
-				break
-			}
-			j += size
+		return -1
+	}
+	p := next(0)
+	for _, w := range ws {
+		for ; p >= 0 && p < w.start; p = next(p + 1) {
+			out = widen(out, text, p, p+1)
 		}
-		if is(text[i:j]) {
-			out = widen(out, text, i, j)
+		if is(w) {
+			out = widen(out, text, w.start, w.end)
 		}
-		i = j
+	}
+	for ; p >= 0; p = next(p + 1) {
+		out = widen(out, text, p, p+1)
 	}
 	return out
 }
 
-func isFullMonth(w string) bool {
-	_, ok := fullMonths[strings.ToLower(w)]
+func isFullMonth(w word) bool {
+	_, ok := fullMonths[w.lower]
 	return ok
 }
 
