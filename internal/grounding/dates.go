@@ -79,6 +79,8 @@ const (
 	daysBefore = `((?:\d{1,2}` + dayOrdinal + daySep + `){0,2}\d{1,2})` + dayOrdinal
 	// The days written after their month, as one group: "31", "30 and 31".
 	daysAfter = `((?:\d{1,2}(?:st|nd|rd|th)?` + daySep + `){0,2}\d{1,2}(?:st|nd|rd|th)?)`
+	// A year's last two digits after an apostrophe: '28, ’28.
+	shortYear = `['\x{2019}](\d{2})`
 )
 
 var (
@@ -98,6 +100,12 @@ var (
 	shortYearRe = regexp.MustCompile(`(?:^|[^\p{N}.,/])(\d{1,2})([./])(\d{1,2})[./](\d{2})(?:[^\p{N}./]|[./](?:[^\p{N}]|$)|$)`)
 	// 31 V 2028, 31.V.2028: a Roman-numeral month (upper case only).
 	romanDateRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\d{1,2})[. \x{00A0}\n]+(` + alternation(romanMonths) + `)[. \x{00A0}\n]+(\d{4})(?:[^\p{N}]|$)`)
+	// The same with a two-digit year (20yy): 31 May '28, May 31, '28,
+	// 1. Mai ’28; 30.V.28 (with dots only: in capitals "30 I 31 MAJA" is
+	// two days of May).
+	dmyShortRe   = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)\.?,?` + dateSpace + `*` + shortYear + `(?:[^\p{N}]|$)`)
+	mdyShortRe   = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?` + dateSpace + `+` + daysAfter + `,?` + dateSpace + `*` + shortYear + `(?:[^\p{N}]|$)`)
+	romanShortRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\d{1,2})\.[ \x{00A0}\n]?(` + alternation(romanMonths) + `)\.[ \x{00A0}\n]?(\d{2})(?:[^\p{N}.,:]|[.,:](?:[^\p{N}]|$)|$)`)
 	// maja 2028, May 2028, Mai 2028, w maju 2028: a month (its full name)
 	// and a year, no day.
 	monthYearRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}+),?` + dateSpace + `+(\d{4})(?:[^\p{N}]|$)`)
@@ -115,6 +123,10 @@ func (s *scan) dates() {
 	// ISO: year, month, day.
 	s.eachSpan(isoDateRe, 1, 5, func(m []int) dateReading {
 		return oneOf(validDates(s.group(m, 1), s.group(m, 3), s.group(m, 4)))
+	})
+	// 30.V.28 before a written-out month takes its "28." for a day.
+	s.eachSpan(romanShortRe, 1, 3, func(m []int) dateReading {
+		return oneOf(validDates("20"+s.group(m, 3), strconv.Itoa(romanMonths[s.group(m, 2)]), s.group(m, 1)))
 	})
 	// Written-out months before numeric day-first forms, so "1. Mai 2027"
 	// is read whole.
@@ -135,6 +147,22 @@ func (s *scan) dates() {
 	s.eachSpan(romanDateRe, 1, 3, func(m []int) dateReading {
 		return oneOf(validDates(s.group(m, 3), strconv.Itoa(romanMonths[s.group(m, 2)]), s.group(m, 1)))
 	})
+	// The same with a two-digit year after an apostrophe.
+	s.eachSpan(dmyShortRe, 1, 3, func(m []int) dateReading {
+		mo, ok := months[strings.ToLower(s.group(m, 2))]
+		if !ok {
+			return dateReading{}
+		}
+		return listDates("20"+s.group(m, 3), mo, s.group(m, 1))
+	})
+	s.eachSpan(mdyShortRe, 1, 3, func(m []int) dateReading {
+		mo, ok := months[strings.ToLower(s.group(m, 1))]
+		if !ok {
+			return dateReading{}
+		}
+		return listDates("20"+s.group(m, 3), mo, s.group(m, 2))
+	})
+
 	s.eachSpan(numDateRe, 1, 4, func(m []int) dateReading {
 		return oneOf(dayMonth(s.group(m, 1), s.group(m, 2), s.group(m, 3), s.group(m, 4)))
 	})

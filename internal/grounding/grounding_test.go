@@ -44,6 +44,12 @@ func TestClaims(t *testing.T) {
 			`"2 or 3 weeks" (duration)`, `"14-dniowy" (duration)`, `"2-year" (duration)`}},
 		{"rabat 20%, 12,5 % VAT, 10-prozentiger Nachlass, 5 percent", []string{`"20%" (percentage)`, `"12,5 %" (percentage)`,
 			`"10-prozentiger" (percentage)`, `"5 percent" (percentage)`}},
+		// A year's two last digits after an apostrophe, or after a Roman
+		// month.
+		{"valid until 31 May '28 (May 31, '28; 1. Mai ’28; 30.V.28, 30. V. 28)", []string{`"30.V.28" (date)`, `"30. V. 28" (date)`,
+			`"31 May '28" (date)`, `"1. Mai ’28" (date)`, `"May 31, '28" (date)`}},
+		{"30 I 31 MAJA", []string{`"30 I 31 MAJA" (date)`}},
+		{"It's 10 o'clock, rock'n'roll 12, '28 alone", nil},
 		// Numbers written as words, as prose writes small ones; "a" only
 		// after a word that makes it a length.
 		{"trzy dni robocze, within two business days, zwei bis drei Tagen, twenty-four hours", []string{`"trzy dni robocze" (duration)`,
@@ -217,6 +223,7 @@ func TestUnsupportedForms(t *testing.T) {
 		{"Gwarancja jest ważna do 31-go maja 2028 (31-ego maja 2028 r.), bis zum 31ten Mai 2028.", nil},
 		{"Gwarancja jest ważna do 30-go maja 2028.", []string{`"30-go maja 2028" (date)`}},
 		{"Gwarancja jest ważna do 30.05.28.", []string{`"30.05.28" (date)`}},
+		{"Gwarancja jest ważna do 31.V.28 (31 maja '28), nie do 30.V.28 ani May 30, '28.", []string{`"30.V.28" (date)`, `"May 30, '28" (date)`}},
 		{"Gwarancja: 31.05.2028 30.05.2028 (2028-05-31 2028-05-30).", []string{`"2028-05-30" (date)`, `"30.05.2028" (date)`}},
 		{"Gwarancja obowiązuje do czerwca 2028.", []string{`"czerwca 2028" (date)`}},
 		{"Valid until June 2028.", []string{`"June 2028" (date)`}},

@@ -116,11 +116,14 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	mdyRe:       func(s *scan) bool { return s.hasMonth(months, 4) },
 	monthYearRe: func(s *scan) bool { return s.hasMonth(fullMonths, 4) },
 	// A month's full name and a digit.
-	dayMonthRe: func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
-	monthDayRe: func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
-	romanDateRe: func(s *scan) bool {
-		return digitsThen(s.orig, 4, "", false) && s.hasWord(func(w word) bool { _, ok := romanMonths[w.text]; return ok })
-	},
+	dayMonthRe:  func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
+	monthDayRe:  func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
+	romanDateRe: func(s *scan) bool { return digitsThen(s.orig, 4, "", false) && s.hasRomanMonth() },
+	// An apostrophe and two digits ('28), and a month's name.
+	dmyShortRe: func(s *scan) bool { return apostropheYear(s.orig) && s.hasMonth(months, 1) },
+	mdyShortRe: func(s *scan) bool { return apostropheYear(s.orig) && s.hasMonth(months, 1) },
+	// Two digits and a Roman month.
+	romanShortRe: func(s *scan) bool { return digitsThen(s.orig, 2, "", false) && s.hasRomanMonth() },
 	// A currency.
 	amountAfterRe:  hasCurrency,
 	amountBeforeRe: hasCurrency,
@@ -130,6 +133,29 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	ticketNumberRe: func(s *scan) bool { return digitsThen(s.orig, 3, "", false) && s.hasWord(ticketSegment) },
 	// Five digits in a row.
 	numberRe: func(s *scan) bool { return digitsThen(s.orig, 5, "", false) },
+}
+
+func (s *scan) hasRomanMonth() bool {
+	return s.hasWord(func(w word) bool { _, ok := romanMonths[w.text]; return ok })
+}
+
+// apostropheYear reports whether text has an apostrophe (' or ’) and two
+// digits.
+func apostropheYear(text string) bool {
+	for _, q := range []string{"'", "\u2019"} {
+		for i := strings.Index(text, q); i >= 0; {
+			j := i + len(q)
+			if j+2 <= len(text) && isDigitByte(text[j]) && isDigitByte(text[j+1]) {
+				return true
+			}
+			k := strings.Index(text[j:], q)
+			if k < 0 {
+				break
+			}
+			i = j + k
+		}
+	}
+	return false
 }
 
 // hasMonth reports whether orig has a run of digits digits long and a word
@@ -379,6 +405,7 @@ func asciiSpace(b byte) bool {
 // the whole text.
 var needsDigit = map[*regexp.Regexp]int{
 	isoDateRe: 4, numDateRe: 4, dmyRe: 4, mdyRe: 4, romanDateRe: 4, monthYearRe: 4, shortYearRe: 2,
+	dmyShortRe: 2, mdyShortRe: 2, romanShortRe: 2,
 	amountAfterRe: 1, amountBeforeRe: 1, durationRe: 1, taxIDRe: 1, ticketNumberRe: 3, ibanRe: 2,
 	identRe: 1, phoneRe: 1, numberRe: 5,
 }
