@@ -66,8 +66,8 @@ func (r *Runner) replyClaims(ctx context.Context, raw []byte, o processor.Outcom
 // sourcesOf rebuilds what the model was given for the email raw, as the
 // dispatcher collects it: the instructions (main.md and the scenario), the
 // email (subject, text, quoted history, addresses, date), the trusted facts
-// and the ticket (read back from the run's store), and every successful
-// function result.
+// and the ticket (read back from the run's store), the customer's language,
+// and every successful function result.
 func (r *Runner) sourcesOf(ctx context.Context, raw []byte, o processor.Outcome, tk tickets.Store) *grounding.Sources {
 	var src grounding.Sources
 	if sc := r.cfg.Scenarios.Get(o.Scenario); sc != nil {
@@ -90,6 +90,7 @@ func (r *Runner) sourcesOf(ctx context.Context, raw []byte, o processor.Outcome,
 		src.AddText(a.Name)
 	}
 	src.AddText(o.TicketID)
+	src.AddLanguage(o.Language)
 	if o.TicketID != "" && tk != nil {
 		if st, err := tk.Get(ctx, o.TicketID); err == nil {
 			src.AddValue([]string{st.TicketID, st.Status, st.Summary, st.SerialNumber, st.CreatedAt.UTC().Format(time.RFC3339)})

@@ -58,8 +58,9 @@ func (s *Session) ground(t *tools.Tool, args map[string]any) error {
 // groundingSources collects what a grounded reply may state: the texts the
 // model was given (Options.Sources: the instructions and the facts of the
 // user turn), the inbound message (its subject, text, quoted history,
-// addresses and date), the scenario's instructions, the email's ticket and
-// every successful function result of this email.
+// addresses and date), the scenario's instructions, the email's ticket,
+// the customer's language (the country codes it tells) and every successful
+// function result of this email.
 func (s *Session) groundingSources() *grounding.Sources {
 	var src grounding.Sources
 	for _, t := range s.opts.Sources {
@@ -77,6 +78,7 @@ func (s *Session) groundingSources() *grounding.Sources {
 		src.AddText(s.sc.Body)
 	}
 	src.AddText(s.ticket)
+	src.AddLanguage(s.opts.Language)
 	for _, c := range s.done {
 		src.AddValue(c.result.Value)
 	}

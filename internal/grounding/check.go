@@ -30,7 +30,24 @@ type Sources struct {
 	// that number.
 	lengths   map[string]bool
 	fnNumbers map[string]bool
+	// codes are the first one to three digits of the phone numbers the
+	// sources write with their country code ("+48 ...": 4, 48, 482), the
+	// codes a reply may add to a national number.
+	codes map[string]bool
 }
+
+// AddLanguage adds what the customer's language (ISO 639-1) tells: the
+// country codes of the countries that speak it (Polish: +48; German: +49,
+// +43, +41), which a reply may add to a national number the sources write.
+// English is spoken too widely to tell one.
+func (s *Sources) AddLanguage(lang string) {
+	s.init()
+	for _, c := range callingCodes[lang] {
+		s.codes[c] = true
+	}
+}
+
+var callingCodes = map[string][]string{"pl": {"48"}, "de": {"49", "43", "41"}}
 
 // AddText adds a text the model was given (the email, the facts, the
 // instructions, a function's message).
@@ -64,6 +81,11 @@ func (s *Sources) AddText(text string) {
 			s.values[c.cents] = true
 		case KindPhone:
 			s.phones = append(s.phones, c.key)
+			if international(c.Text) {
+				for n := 1; n <= 3 && n < len(c.key); n++ {
+					s.codes[c.key[:n]] = true
+				}
+			}
 		case KindDuration, KindPercent:
 			for _, l := range c.lengths {
 				s.lengths[l] = true
@@ -146,6 +168,7 @@ func (s *Sources) init() {
 	s.ticketDigits = map[string]bool{}
 	s.lengths = map[string]bool{}
 	s.fnNumbers = map[string]bool{}
+	s.codes = map[string]bool{}
 }
 
 var trailingDigits = regexp.MustCompile(`\d+$`)
@@ -179,8 +202,11 @@ func (s *Sources) supports(c Claim) bool {
 	case KindAmount:
 		return s.amounts[amountKey(c)] || s.values[c.cents]
 	case KindPhone:
+		// A country code the reply adds to a number of the sources must
+		// be one the sources write ("+48 22 123 45 67" backs "+48" before
+		// the customer's "601 234 567", not "+45").
 		for _, p := range s.phones {
-			if samePhone(p, c.key) {
+			if samePhone(p, c.key) && (len(c.key) <= len(p) || s.codes[c.key[:len(c.key)-len(p)]]) {
 				return true
 			}
 		}

@@ -670,6 +670,13 @@ func phoneKey(p string) string {
 	return d
 }
 
+// international reports whether a phone number is written with its
+// country code: after "+" or "00".
+func international(p string) bool {
+	p = strings.TrimLeft(strings.TrimSpace(p), "(")
+	return strings.HasPrefix(p, "+") || strings.HasPrefix(p, "00")
+}
+
 // samePhone: equal digits, or one ends with the other, the shorter has at
 // least 9 digits and the longer at most 3 more (a national number written
 // with and without its country code, which has 1 to 3 digits:

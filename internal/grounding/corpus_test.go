@@ -135,6 +135,7 @@ func TestShippedScenariosCorrectRepliesAreGrounded(t *testing.T) {
 		var src grounding.Sources
 		src.AddText(prompt.System(set.Main, sc.Body))
 		src.AddText(prompt.User(c.facts, c.text, ""))
+		src.AddLanguage(c.facts.Language)
 		for _, r := range c.results {
 			src.AddValue(r)
 		}

@@ -183,6 +183,38 @@ func TestUnsupported(t *testing.T) {
 // alone, Roman-numeral months, ticket numbers written as digits and tax
 // numbers are claims like the others: refused when nothing backs them,
 // accepted when something does.
+// A country code a reply adds to a national number of the sources must be
+// one the sources write with a number, or one of the customer's language.
+func TestPhoneCountryCode(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		sources []string
+		lang    string
+		reply   string
+		want    []string
+	}{
+		{"the number as written", []string{"Mój numer: 601 234 567."}, "", "Zadzwonimy pod 601 234 567, czyli 601-234-567.", nil},
+		{"a code no source writes", []string{"Mój numer: 601 234 567."}, "", "We will call +48 601 234 567.", []string{`"+48 601 234 567" (phone number)`}},
+		{"the code of the shop's own number", []string{"Mój numer: 601 234 567.", "Infolinia: +48 22 123 45 67."}, "", "We will call +48 601 234 567.", nil},
+		{"another code than the shop's", []string{"Mój numer: 601 234 567.", "Infolinia: +48 22 123 45 67."}, "", "We will call +45 601 234 567.", []string{`"+45 601 234 567" (phone number)`}},
+		{"the code of the customer's language", []string{"Mój numer: 601 234 567."}, "pl", "We will call +48 601 234 567, or 0048 601 234 567.", nil},
+		{"another code than the language's", []string{"Mój numer: 601 234 567."}, "pl", "We will call +45 601 234 567.", []string{`"+45 601 234 567" (phone number)`}},
+		{"English tells no country", []string{"My number: 601 234 567."}, "en", "We will call +44 601 234 567.", []string{`"+44 601 234 567" (phone number)`}},
+		{"the code dropped", []string{"Numer: +48 601 234 567."}, "", "Zadzwonimy pod 601 234 567.", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var src grounding.Sources
+			for _, s := range tt.sources {
+				src.AddText(s)
+			}
+			src.AddLanguage(tt.lang)
+			if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
+				t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
+			}
+		})
+	}
+}
+
 func TestUnsupportedForms(t *testing.T) {
 	var src grounding.Sources
 	src.AddValue(map[string]any{"serial_number": "SN-48213-PL", "status": "valid", "expiration_date": "2028-05-31"})

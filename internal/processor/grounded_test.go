@@ -173,6 +173,31 @@ func TestGroundedReplies(t *testing.T) {
 	}
 }
 
+// TestGroundedCountryCode: a reply may write the customer's national
+// number with the country code of the language the pipeline detected
+// (Polish: +48), not with another.
+func TestGroundedCountryCode(t *testing.T) {
+	const email = "Dzień dobry, mój ekspres SN-48213-PL nie działa. Proszę o telefon, mój numer to 601 234 567."
+	e := newEnv(t, &liar{bodies: []string{
+		"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Konsultant zadzwoni pod numer +45 601 234 567.",
+		"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Konsultant zadzwoni pod numer +48 601 234 567.",
+	}})
+	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml", Raw: eml("Anna <anna@example.pl>", "Reklamacja", email)})
+	want := summary{Status: triage.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
+		Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email ok"}}
+	if diff := cmp.Diff(want, summarize(out)); diff != "" {
+		t.Fatalf("(-want +got):\n%s\noutcome detail: %s", diff, out.Detail)
+	}
+	if out.Language != "pl" {
+		t.Errorf("language %q, want pl", out.Language)
+	}
+	for _, c := range out.FunctionCalls {
+		if c.Error != nil && !strings.Contains(c.Error.Message, `"+45 601 234 567" (phone number)`) {
+			t.Errorf("refusal does not name the invented country code: %s", c.Error.Message)
+		}
+	}
+}
+
 // TestGroundedDrafts: in draft mode a person sends the reply, yet a draft
 // stating a fact nothing backs is refused just the same: never written to
 // the drafts folder, corrected once, or left for a person.
