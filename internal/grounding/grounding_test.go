@@ -179,12 +179,9 @@ func TestUnsupported(t *testing.T) {
 	}
 }
 
-// TestUnsupportedForms: dates with a two-digit year, a month and its year
-// alone, Roman-numeral months, ticket numbers written as digits and tax
-// numbers are claims like the others: refused when nothing backs them,
-// accepted when something does.
-// A country code a reply adds to a national number of the sources must be
-// one the sources write with a number, or one of the customer's language.
+// TestPhoneCountryCode: a country code a reply adds to a national number of
+// the sources must be one the sources write with a number, or one of the
+// customer's language.
 func TestPhoneCountryCode(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -215,6 +212,10 @@ func TestPhoneCountryCode(t *testing.T) {
 	}
 }
 
+// TestUnsupportedForms: dates with a two-digit year, a month and its year
+// alone, Roman-numeral months, ticket numbers written as digits, tax
+// numbers, durations and percentages are claims like the others: refused
+// when nothing backs them, accepted when something does.
 func TestUnsupportedForms(t *testing.T) {
 	var src grounding.Sources
 	src.AddValue(map[string]any{"serial_number": "SN-48213-PL", "status": "valid", "expiration_date": "2028-05-31"})
