@@ -169,6 +169,8 @@ func (s *scan) dates() {
 	s.eachSpan(shortYearRe, 1, 4, func(m []int) dateReading {
 		return oneOf(dayMonth(s.group(m, 1), s.group(m, 2), s.group(m, 3), "20"+s.group(m, 4)))
 	})
+	// A day written as a word, before its month and year are read alone.
+	s.wordDates()
 	// A month and a year alone, once every fuller form has been read.
 	s.eachSpan(monthYearRe, 1, 2, func(m []int) dateReading {
 		mo, ok := fullMonths[strings.ToLower(s.group(m, 1))]

@@ -50,6 +50,12 @@ func TestClaims(t *testing.T) {
 			`"31 May '28" (date)`, `"1. Mai ’28" (date)`, `"May 31, '28" (date)`}},
 		{"30 I 31 MAJA", []string{`"30 I 31 MAJA" (date)`}},
 		{"It's 10 o'clock, rock'n'roll 12, '28 alone", nil},
+		// A day written as an ordinal word; an English one before its month
+		// only with "of".
+		{"the first of June 2027, June twenty-first, 2027, pierwszego czerwca 2027 r., am ersten Juni, einunddreißigsten Mai 2027",
+			[]string{`"first of June 2027" (date)`, `"June twenty-first, 2027" (date)`, `"pierwszego czerwca 2027" (date)`,
+				`"ersten Juni" (date)`, `"einunddreißigsten Mai 2027" (date)`}},
+		{"dwudziestego pierwszego maja, June the first; my first June, first of all", []string{`"dwudziestego pierwszego maja" (date)`, `"June the first" (date)`}},
 		// Numbers written as words, as prose writes small ones; "a" only
 		// after a word that makes it a length.
 		{"trzy dni robocze, within two business days, zwei bis drei Tagen, twenty-four hours", []string{`"trzy dni robocze" (duration)`,
@@ -257,6 +263,9 @@ func TestUnsupportedForms(t *testing.T) {
 		{"Gwarancja jest ważna do 30-go maja 2028.", []string{`"30-go maja 2028" (date)`}},
 		{"Gwarancja jest ważna do 30.05.28.", []string{`"30.05.28" (date)`}},
 		{"Gwarancja jest ważna do 31.V.28 (31 maja '28), nie do 30.V.28 ani May 30, '28.", []string{`"30.V.28" (date)`, `"May 30, '28" (date)`}},
+		{"Gwarancja jest ważna do trzydziestego pierwszego maja 2028 (the thirty-first of May 2028, einunddreißigsten Mai).", nil},
+		{"Gwarancja jest ważna do trzydziestego maja 2028 (May the thirtieth), nie do pierwszego czerwca.", []string{`"trzydziestego maja 2028" (date)`,
+			`"May the thirtieth" (date)`, `"pierwszego czerwca" (date)`}},
 		{"Gwarancja: 31.05.2028 30.05.2028 (2028-05-31 2028-05-30).", []string{`"2028-05-30" (date)`, `"30.05.2028" (date)`}},
 		{"Gwarancja obowiązuje do czerwca 2028.", []string{`"czerwca 2028" (date)`}},
 		{"Valid until June 2028.", []string{`"June 2028" (date)`}},

@@ -83,7 +83,8 @@ func TestInventedFactsAreRefused(t *testing.T) {
 		"evil@evil.example", "#9999999", "zgłoszenie nr 9999", "9 grudnia", "December 9", "9. Dezember", "2031-12-31", "31.12.2031",
 		"EUR 999", "NIP 999-999-99-99", "9 i 10 grudnia 2031", "61 1090 1014 0000 0712 1981 2879", "PL27 1140 2004 0000 3002 0135 5387",
 		"999 dni", "99 Werktage", "99%", "9-99 hours", "99-letnia",
-		"dziewięćdziesiąt dni", "ninety-nine hours", "neunundneunzig Tage", "dziewięć lub dziesięć miesięcy", "31 December '31", "31.XII.31", "+45 22 123 45 67", "+45 601 234 567"}
+		"dziewięćdziesiąt dni", "ninety-nine hours", "neunundneunzig Tage", "dziewięć lub dziesięć miesięcy", "31 December '31", "31.XII.31", "+45 22 123 45 67", "+45 601 234 567",
+		"ninth of December", "dziewiątego grudnia 2031", "neunten Dezember"}
 	for range 3000 {
 		text := randomText(r, 6, " | ", " ", ", ", ". ", "\n", " - ")
 		var at []int
@@ -256,7 +257,7 @@ var testPieces = []string{
 	"czerwca", "June", "Juni", "JUNE", "june", "Dezember", "październik", "dni", "ok", "2027r.",
 	"14 dni roboczych", "3-5 Tage", "2 or 3 weeks", "2-letnia", "48 godz.", "1,5 roku", "20%", "10 procent", "5 business days",
 	"Tage", "roboczych", "business", "%", "14", "3", "do", "bis", "trzy dni", "twenty-four hours", "zwei bis drei Wochen", "półtora roku",
-	"trzy", "twenty", "vierundzwanzig", "or", "31 May '28", "May 31, '28", "30.V.28", "1. Mai ’28", "'28", "'",
+	"trzy", "twenty", "vierundzwanzig", "or", "31 May '28", "May 31, '28", "30.V.28", "1. Mai ’28", "'28", "'", "first of June 2027", "June twenty-first", "pierwszego czerwca", "ersten Juni", "of", "first",
 	"m\u0430ja", "\u0422\u041a\u0422-000124", "\u0420LN", "https://ex\u0430mple.pl/2027", "j@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444",
 }
 

@@ -121,6 +121,10 @@ func TestGroundedReplies(t *testing.T) {
 			"Technik przyjedzie 5 grudnia, zgłoszenie TKT-000001.",
 			"Gwarancja SN-48213-PL jest ważna do 30 i 31 maja 2027.",
 		}, want{refusedTwice, []string{`"5 grudnia" (date)`, `"30 i 31 maja 2027" (date)`}}},
+		{"an invented day written in words, in two languages", []string{
+			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Technik przyjedzie piątego grudnia.",
+			"Your warranty is valid until May 31, 2027. A technician will come on the first of June 2027.",
+		}, want{refusedTwice, []string{`"piątego grudnia" (date)`, `"first of June 2027" (date)`}}},
 		{"invented bank account", []string{
 			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Za dodatkowy serwis prosimy o wpłatę na konto 61 1090 1014 0000 0712 1981 2874.",
 			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. IBAN do wpłat: PL27 1140 2004 0000 3002 0135 5387.",
