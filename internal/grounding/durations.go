@@ -132,19 +132,13 @@ func (s *scan) durations() {
 			if m[4] >= 0 {
 				nums = append(nums, s.group(m, 2))
 			}
-			c := Claim{Kind: KindDuration}
-			if u == percent {
-				c.Kind = KindPercent
-			}
+			var values []float64
 			for _, n := range nums {
-				v, err := strconv.ParseFloat(strings.Replace(n, ",", ".", 1), 64)
-				if err != nil {
-					continue
+				if v, err := strconv.ParseFloat(strings.Replace(n, ",", ".", 1), 64); err == nil {
+					values = append(values, v)
 				}
-				c.numbers = append(c.numbers, formatNumber(v))
-				c.lengths = append(c.lengths, u.measure+" "+formatNumber(v*u.size))
 			}
-			if len(c.lengths) != len(nums) {
+			if len(values) != len(nums) {
 				continue
 			}
 			end := m[7]
@@ -157,7 +151,7 @@ func (s *scan) durations() {
 					end-- // the sentence's dot
 				}
 			}
-			s.claim(c, m[2], end)
+			s.claim(durationClaim(u, values), m[2], end)
 			found = true
 		}
 	}
@@ -181,16 +175,26 @@ func plainNumber(n string) (string, bool) {
 
 // hasUnit: a word that can be a duration's unit, or a percent sign.
 func hasUnit(s *scan) bool {
-	return strings.IndexByte(s.orig, '%') >= 0 || s.hasWord(func(w word) bool { return isUnitWord(w.lower) })
+	return strings.IndexByte(s.orig, '%') >= 0 || s.hasWord(isUnitWord)
 }
 
-// isUnitWord reports whether a run of letters can be a duration's unit or
-// stand before one ("business"), its dot aside ("godz.").
-func isUnitWord(w string) bool {
-	_, _, ok := unitOf(w, "")
-	_, dotted := units[strings.ToLower(w)+"."]
-	return ok || dotted || workdayBefore[strings.ToLower(w)]
+// isUnitWord reports whether a word can be a duration's unit or stand
+// before one ("business"), its dot aside ("godz.").
+func isUnitWord(w word) bool {
+	_, _, ok := unitOf(w.lower, "")
+	return ok || dottedUnits[w.lower] || workdayBefore[w.lower]
 }
+
+// dottedUnits are the units written with a dot, without it ("mies").
+var dottedUnits = func() map[string]bool {
+	m := map[string]bool{}
+	for w := range units {
+		if stem, ok := strings.CutSuffix(w, "."); ok {
+			m[stem] = true
+		}
+	}
+	return m
+}()
 
 // Durations with their numbers written as words: "trzy dni robocze",
 // "two weeks", "zwei bis drei Tage", "twenty-four hours", "dwadzieścia
@@ -305,14 +309,20 @@ func (s *scan) wordDurations() {
 		if bytes.IndexByte(s.masked[start:end], 0) >= 0 {
 			continue
 		}
-		c := Claim{Kind: KindDuration}
-		if u == percent {
-			c.Kind = KindPercent
-		}
-		for _, v := range values {
-			c.numbers = append(c.numbers, formatNumber(v))
-			c.lengths = append(c.lengths, u.measure+" "+formatNumber(v*u.size))
-		}
-		s.claim(c, start, end)
+		s.claim(durationClaim(u, values), start, end)
 	}
+}
+
+// durationClaim is the claim that values (one, or a range's two) of unit u
+// state: a duration, or a percentage.
+func durationClaim(u unit, values []float64) Claim {
+	c := Claim{Kind: KindDuration}
+	if u == percent {
+		c.Kind = KindPercent
+	}
+	for _, v := range values {
+		c.numbers = append(c.numbers, formatNumber(v))
+		c.lengths = append(c.lengths, u.measure+" "+formatNumber(v*u.size))
+	}
+	return c
 }

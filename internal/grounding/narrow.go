@@ -48,7 +48,7 @@ func (s *scan) find(re *regexp.Regexp) [][]int {
 		case monthRun:
 			near = wordStretches(s.orig, s.allWords(), isFullMonth, 0)
 		case unitRun:
-			near = wordStretches(s.orig, s.allWords(), func(w word) bool { return isUnitWord(w.lower) }, '%')
+			near = wordStretches(s.orig, s.allWords(), isUnitWord, '%')
 		default:
 			near = digitStretches(s.orig, run)
 		}

@@ -100,7 +100,7 @@ func dayWords(text string, ws []word, k int) (o ordinal, first int, ok bool) {
 // when one follows the month (", 2027", " 2027 r."), else as a day with no
 // year (see yearless).
 func (s *scan) wordDates() {
-	if !s.whole && !s.hasWord(func(w word) bool { _, ok := fullMonths[w.lower]; return ok }) {
+	if !s.whole && !s.hasWord(isFullMonth) {
 		return
 	}
 	ws := s.allWords()
