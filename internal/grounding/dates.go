@@ -125,44 +125,15 @@ func (s *scan) dates() {
 		return oneOf(validDates(s.group(m, 1), s.group(m, 3), s.group(m, 4)))
 	})
 	// 30.V.28 before a written-out month takes its "28." for a day.
-	s.eachSpan(romanShortRe, 1, 3, func(m []int) dateReading {
-		return oneOf(validDates("20"+s.group(m, 3), strconv.Itoa(romanMonths[s.group(m, 2)]), s.group(m, 1)))
-	})
+	s.eachSpan(romanShortRe, 1, 3, s.romanDate("20"))
 	// Written-out months before numeric day-first forms, so "1. Mai 2027"
 	// is read whole.
-	s.eachSpan(dmyRe, 1, 3, func(m []int) dateReading {
-		mo, ok := months[strings.ToLower(s.group(m, 2))]
-		if !ok {
-			return dateReading{}
-		}
-		return listDates(s.group(m, 3), mo, s.group(m, 1))
-	})
-	s.eachSpan(mdyRe, 1, 3, func(m []int) dateReading {
-		mo, ok := months[strings.ToLower(s.group(m, 1))]
-		if !ok {
-			return dateReading{}
-		}
-		return listDates(s.group(m, 3), mo, s.group(m, 2))
-	})
-	s.eachSpan(romanDateRe, 1, 3, func(m []int) dateReading {
-		return oneOf(validDates(s.group(m, 3), strconv.Itoa(romanMonths[s.group(m, 2)]), s.group(m, 1)))
-	})
+	s.eachSpan(dmyRe, 1, 3, s.writtenDate(2, 1, ""))
+	s.eachSpan(mdyRe, 1, 3, s.writtenDate(1, 2, ""))
+	s.eachSpan(romanDateRe, 1, 3, s.romanDate(""))
 	// The same with a two-digit year after an apostrophe.
-	s.eachSpan(dmyShortRe, 1, 3, func(m []int) dateReading {
-		mo, ok := months[strings.ToLower(s.group(m, 2))]
-		if !ok {
-			return dateReading{}
-		}
-		return listDates("20"+s.group(m, 3), mo, s.group(m, 1))
-	})
-	s.eachSpan(mdyShortRe, 1, 3, func(m []int) dateReading {
-		mo, ok := months[strings.ToLower(s.group(m, 1))]
-		if !ok {
-			return dateReading{}
-		}
-		return listDates("20"+s.group(m, 3), mo, s.group(m, 2))
-	})
-
+	s.eachSpan(dmyShortRe, 1, 3, s.writtenDate(2, 1, "20"))
+	s.eachSpan(mdyShortRe, 1, 3, s.writtenDate(1, 2, "20"))
 	s.eachSpan(numDateRe, 1, 4, func(m []int) dateReading {
 		return oneOf(dayMonth(s.group(m, 1), s.group(m, 2), s.group(m, 3), s.group(m, 4)))
 	})
@@ -187,6 +158,27 @@ func (s *scan) dates() {
 	s.eachSpan(monthDayRe, 1, 2, func(m []int) dateReading {
 		return yearless(s.group(m, 1), s.group(m, 2))
 	})
+}
+
+// writtenDate reads a match of a pattern whose month's name, days and
+// year are groups month, days and the last (3), the year after century
+// ("20" for '28).
+func (s *scan) writtenDate(month, days int, century string) func(m []int) dateReading {
+	return func(m []int) dateReading {
+		mo, ok := months[strings.ToLower(s.group(m, month))]
+		if !ok {
+			return dateReading{}
+		}
+		return listDates(century+s.group(m, 3), mo, s.group(m, days))
+	}
+}
+
+// romanDate reads a match of a Roman-numeral month's pattern: day, month,
+// year after century.
+func (s *scan) romanDate(century string) func(m []int) dateReading {
+	return func(m []int) dateReading {
+		return oneOf(validDates(century+s.group(m, 3), strconv.Itoa(romanMonths[s.group(m, 2)]), s.group(m, 1)))
+	}
 }
 
 // dateReading is what a date pattern's match states: the calendar dates it
