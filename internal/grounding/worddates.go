@@ -67,9 +67,6 @@ func ordinalOf(w string) (ordinal, bool) {
 		if unit, tens, ok := strings.Cut(strings.TrimSuffix(stem, "st"), "und"); ok && strings.HasSuffix(stem, "st") {
 			u, uok := numberWords[unit]
 			t, tok := tensWords[tens]
-			if unit == "ein" {
-				u, uok = 1, true
-			}
 			if uok && tok && u >= 1 && u <= 9 && u == float64(int(u)) {
 				return ordinal{day: int(t + u)}, true
 			}
