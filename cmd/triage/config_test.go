@@ -348,3 +348,26 @@ func TestLedgerCommandsFindTheConfigurationAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerStatsTakesTheBarOfTheConfiguration: ledger stats judges by the
+// autonomy thresholds of the configuration, whether the ledger is the
+// configuration's or --ledger's, and a flag wins over the file.
+func TestLedgerStatsTakesTheBarOfTheConfiguration(t *testing.T) {
+	noDefaultConfig(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "triage.yaml")
+	writeTestFile(t, cfg, "ledger: "+filepath.Join(dir, "ledger.db")+"\nautonomy: {min_reviewed: 0}\n")
+	for _, args := range [][]string{
+		{"ledger", "stats", "--config", cfg},
+		{"ledger", "stats", "--config", cfg, "--ledger", filepath.Join(dir, "other.db")},
+	} {
+		code, _, stderr := runArgs(t, args...)
+		if code != exitUsage || !strings.Contains(stderr, cfg) || !strings.Contains(stderr, "autonomy.min_reviewed must be at least 1, got 0") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error naming the configuration's bar", args, code, stderr)
+		}
+	}
+	code, _, stderr := runArgs(t, "ledger", "stats", "--config", cfg, "--autonomy-min-reviewed", "5")
+	if code != exitUsage || !strings.Contains(stderr, "ledger.db") || strings.Contains(stderr, "min_reviewed") {
+		t.Errorf("--autonomy-min-reviewed 5: exit %d, stderr %q; want the flag's bar, and no ledger there", code, stderr)
+	}
+}

@@ -76,7 +76,7 @@ while triage watch is running.`,
 				}
 				beforeT = t
 			}
-			path, err := ledgerPath(cmd, table, &path, &config, &storeURL)
+			path, _, err := ledgerPath(cmd, table, &path, &config, &storeURL)
 			if err != nil {
 				return err
 			}
@@ -135,33 +135,34 @@ func ledgerSettings(path, config, storeURL *string) settings.Table {
 // or $TRIAGE_STORE) when given, else --ledger (or $TRIAGE_LEDGER) when
 // given, else the store or ledger of the watch configuration found like
 // watch finds it (--config, $TRIAGE_CONFIG, /etc/triage/triage.yaml; one
-// found by convention is reported), else path's default.
+// found by convention is reported), else path's default. The configuration
+// is returned when it was loaded for this, nil otherwise.
 // The command's table is resolved (it filled path, config and storeURL).
-func ledgerPath(cmd *cobra.Command, table settings.Table, path, config, storeURL *string) (string, error) {
+func ledgerPath(cmd *cobra.Command, table settings.Table, path, config, storeURL *string) (string, *watchOptions, error) {
 	if err := table.Check(); err != nil {
-		return "", usageErr("%v", err)
+		return "", nil, usageErr("%v", err)
 	}
 	if *storeURL != "" {
-		return *storeURL, nil
+		return *storeURL, nil, nil
 	}
 	cfg, how := findConfig(cmd.Flags(), *config)
 	if table.Given(cmd.Flags(), "ledger", os.Getenv) || cfg == "" {
-		return *path, nil
+		return *path, nil, nil
 	}
 	wo, err := loadWatchFile(cfg)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if how != "--config" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "triage: ledger of the configuration %s (%s)\n", cfg, how)
 	}
 	if wo.Store != "" {
 		if err := checkStoreURL(wo.Store); err != nil {
-			return "", usageErr("%s: store %v", cfg, err)
+			return "", nil, usageErr("%s: store %v", cfg, err)
 		}
-		return wo.Store, nil
+		return wo.Store, wo, nil
 	}
-	return wo.Ledger, nil
+	return wo.Ledger, wo, nil
 }
 
 // openLedgerFile opens the ledger at path (a file, or a store URL, read

@@ -62,11 +62,11 @@ the thresholds and its switches. It only reads the ledger.`,
 			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			path, err := ledgerPath(cmd, table, &path, &config, &storeURL)
+			path, wo, err := ledgerPath(cmd, table, &path, &config, &storeURL)
 			if err != nil {
 				return err
 			}
-			if err := barOfConfig(cmd, table, config, &bar); err != nil {
+			if err := barOfConfig(cmd, table, config, wo, &bar); err != nil {
 				return err
 			}
 			l, err := openLedgerFile(cmd.Context(), path, "ledger stats")
@@ -99,15 +99,18 @@ the thresholds and its switches. It only reads the ledger.`,
 const maxSwitchesListed = 100
 
 // barOfConfig takes the autonomy thresholds not given as flags from the
-// watch configuration, when one is found as watch finds it.
-func barOfConfig(cmd *cobra.Command, table settings.Table, config string, bar *autonomy.Thresholds) error {
+// watch configuration, when one is found as watch finds it: wo, when the
+// caller has loaded it already (ledgerPath), else loaded here.
+func barOfConfig(cmd *cobra.Command, table settings.Table, config string, wo *watchOptions, bar *autonomy.Thresholds) error {
 	cfg, _ := findConfig(cmd.Flags(), config)
 	if cfg == "" {
 		return nil
 	}
-	wo, err := loadWatchFile(cfg)
-	if err != nil {
-		return err
+	if wo == nil {
+		var err error
+		if wo, err = loadWatchFile(cfg); err != nil {
+			return err
+		}
 	}
 	for flag, set := range map[string]func(){
 		"autonomy-min-reviewed":   func() { bar.MinReviewed = wo.Autonomy.MinReviewed },
