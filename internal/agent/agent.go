@@ -25,9 +25,10 @@ type Model interface {
 // model budget shared by several processes): the loop calls Wait before
 // each attempt, outside the per-turn timeout, so a wait for the budget
 // never counts as a slow model turn (it still counts against the email's
-// deadline).
+// deadline). The context Wait returns is the one the call is made with:
+// it may carry what Wait learnt of the call (its estimated tokens).
 type Gate interface {
-	Wait(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) error
+	Wait(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (context.Context, error)
 }
 
 // Tools executes one function call and returns the response envelope:

@@ -25,17 +25,19 @@ func (a *Agent) generate(ctx context.Context, contents []*genai.Content, newConf
 			return nil, calls, ctxStop(ctx)
 		}
 		config := newConfig()
+		cctx := ctx
 		if g, ok := a.cfg.Model.(Gate); ok {
 			// Waiting for a shared budget is not the model being slow:
 			// it happens before the turn's timeout starts.
-			if err := g.Wait(ctx, contents, config); err != nil {
+			var err error
+			if cctx, err = g.Wait(ctx, contents, config); err != nil {
 				if ctx.Err() != nil {
 					return nil, calls, ctxStop(ctx)
 				}
 				return nil, calls, fmt.Errorf("%w: %w", ErrModel, err)
 			}
 		}
-		tctx, cancel := context.WithTimeoutCause(ctx, a.cfg.TurnTimeout, ErrTurnTimeout)
+		tctx, cancel := context.WithTimeoutCause(cctx, a.cfg.TurnTimeout, ErrTurnTimeout)
 		calls++
 		resp, err := a.cfg.Model.GenerateContent(tctx, a.cfg.ModelName, contents, config)
 		turnExpired := tctx.Err() != nil

@@ -297,3 +297,53 @@ func TestEstimateCountsDeclarations(t *testing.T) {
 		}
 	}
 }
+
+// answerOnly is a model that answers every call with no usage reported,
+// so nothing settles the estimate a call was taken at.
+type answerOnly struct{}
+
+func (answerOnly) GenerateContent(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	return &genai.GenerateContentResponse{}, nil
+}
+
+// A call is taken at the estimate Wait made of it (the context Wait
+// returns carries it), not counted again; a call Wait did not see (another
+// config) is counted afresh.
+func TestCallIsTakenAtTheEstimateOfWait(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		sameCall bool
+		wantWait bool
+	}{{"the call Wait saw", true, false}, {"another call", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClock()
+			b, err := New(ctx, Config{TokensPerMinute: 1000, Now: c.Now, Sleep: c.Sleep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &Model{Next: answerOnly{}, Budget: b}
+			small := []*genai.Content{genai.NewContentFromText(string(make([]byte, 400)), genai.RoleUser)} // 101 tokens
+			config := &genai.GenerateContentConfig{}
+			cctx, err := m.Wait(ctx, small, config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What the call is then made with counts 1001 tokens: were it
+			// counted again, it would take the whole minute's tokens.
+			large := []*genai.Content{genai.NewContentFromText(string(make([]byte, 4000)), genai.RoleUser)}
+			if !tc.sameCall {
+				config = &genai.GenerateContentConfig{}
+			}
+			if _, err := m.GenerateContent(cctx, "gemini-2.5-flash", large, config); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Take(ctx, 899); err != nil { // what is left after 101
+				t.Fatal(err)
+			}
+			if waited := len(c.Waits()) > 0; waited != tc.wantWait {
+				t.Errorf("waits %v; want a wait: %v", c.Waits(), tc.wantWait)
+			}
+		})
+	}
+}

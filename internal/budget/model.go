@@ -25,15 +25,34 @@ var (
 	_ agent.Gate  = (*Model)(nil)
 )
 
-// Wait blocks until the budget would admit the call.
-func (m *Model) Wait(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) error {
-	return m.Budget.Wait(ctx, Estimate(contents, config))
+// Wait blocks until the budget would admit the call. The context it
+// returns carries the call's estimate, which GenerateContent then takes
+// rather than counting the call again.
+func (m *Model) Wait(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (context.Context, error) {
+	est := Estimate(contents, config)
+	if err := m.Budget.Wait(ctx, est); err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, estimateKey{}, estimate{config, est}), nil
+}
+
+// estimateKey is the context key of the estimate Wait made of a call.
+type estimateKey struct{}
+
+// estimate is Wait's estimate of the call made with config: a config is
+// built for each attempt, so it tells the call.
+type estimate struct {
+	config *genai.GenerateContentConfig
+	tokens int
 }
 
 // GenerateContent calls Next within the budget.
 func (m *Model) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
-	est := Estimate(contents, config)
-	if err := m.Budget.Take(ctx, est); err != nil {
+	est, ok := ctx.Value(estimateKey{}).(estimate)
+	if !ok || est.config != config || config == nil {
+		est.tokens = Estimate(contents, config)
+	}
+	if err := m.Budget.Take(ctx, est.tokens); err != nil {
 		return nil, err
 	}
 	resp, err := m.Next.GenerateContent(ctx, model, contents, config)
@@ -47,7 +66,7 @@ func (m *Model) GenerateContent(ctx context.Context, model string, contents []*g
 			m.Budget.log.WarnContext(ctx, "model budget: back-off not recorded", "err", berr)
 		}
 	case resp != nil && resp.UsageMetadata != nil && resp.UsageMetadata.TotalTokenCount > 0:
-		if berr := m.Budget.Settle(bctx, est, int(resp.UsageMetadata.TotalTokenCount)); berr != nil {
+		if berr := m.Budget.Settle(bctx, est.tokens, int(resp.UsageMetadata.TotalTokenCount)); berr != nil {
 			m.Budget.log.WarnContext(ctx, "model budget: usage not recorded", "err", berr)
 		}
 	}
@@ -103,8 +122,7 @@ func Estimate(contents []*genai.Content, config *genai.GenerateContentConfig) in
 }
 
 // jsonSize is about the length of v as JSON: a declaration's schema, read
-// without encoding it when it is JSON values already (it is counted twice
-// per call: Wait, then GenerateContent).
+// without encoding it when it is JSON values already.
 func jsonSize(v any) int {
 	switch v := v.(type) {
 	case nil:
