@@ -81,6 +81,14 @@ const (
 	daysAfter = `((?:\d{1,2}(?:st|nd|rd|th)?` + daySep + `){0,2}\d{1,2}(?:st|nd|rd|th)?)`
 	// A year's last two digits after an apostrophe: '28, ’28.
 	shortYear = `['\x{2019}](\d{2})`
+	// What stands before a year where nothing can run into it (after a
+	// month's name, before an apostrophe): spaces, a comma, or nothing at
+	// all ("31 maja2027", "31. Mai,2027", "May 31'28"). A year glued to
+	// its month is still the date's year, not a number nobody reads.
+	beforeYear = dateSpace + `*,?` + dateSpace + `*`
+	// What stands between a day and its year: a comma, spaces or both
+	// ("May 31,2027", "May 31 ,2027"); not nothing, which is one number.
+	afterDay = `(?:` + dateSpace + `*,` + dateSpace + `*|` + dateSpace + `+)`
 )
 
 var (
@@ -92,9 +100,9 @@ var (
 	// 31-go maja 2027, 1-szego maja, der 31te Mai 2027, 30 i 31 maja 2027.
 	// The month is any word here, looked up in months: an alternation of
 	// every month name makes the expression many times slower.
-	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)\.?,?` + dateSpace + `+(\d{4})(?:[^\p{N}]|$)`)
+	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)\.?` + beforeYear + `(\d{4})(?:[^\p{N}]|$)`)
 	// May 1, 2027; May 1st 2027; Mai 1 2027; May 30 and 31, 2027.
-	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?` + dateSpace + `+` + daysAfter + `,?` + dateSpace + `+(\d{4})(?:[^\p{N}]|$)`)
+	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?` + dateSpace + `+` + daysAfter + afterDay + `(\d{4})(?:[^\p{N}]|$)`)
 	// 31.05.28, 05/31/28: a two-digit year (20yy), never followed by
 	// another number part (so a version 1.2.3.4 or a phone is not one).
 	shortYearRe = regexp.MustCompile(`(?:^|[^\p{N}.,/])(\d{1,2})([./])(\d{1,2})[./](\d{2})(?:[^\p{N}./]|[./](?:[^\p{N}]|$)|$)`)
@@ -103,8 +111,8 @@ var (
 	// The same with a two-digit year (20yy): 31 May '28, May 31, '28,
 	// 1. Mai ’28; 30.V.28 (with dots only: in capitals "30 I 31 MAJA" is
 	// two days of May).
-	dmyShortRe   = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)\.?,?` + dateSpace + `*` + shortYear + `(?:[^\p{N}]|$)`)
-	mdyShortRe   = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?` + dateSpace + `+` + daysAfter + `,?` + dateSpace + `*` + shortYear + `(?:[^\p{N}]|$)`)
+	dmyShortRe   = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)\.?` + beforeYear + shortYear + `(?:[^\p{N}]|$)`)
+	mdyShortRe   = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?` + dateSpace + `+` + daysAfter + beforeYear + shortYear + `(?:[^\p{N}]|$)`)
 	romanShortRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\d{1,2})\.[ \x{00A0}\n]?(` + alternation(romanMonths) + `)\.[ \x{00A0}\n]?(\d{2})(?:[^\p{N}.,:]|[.,:](?:[^\p{N}]|$)|$)`)
 	// maja 2028, May 2028, Mai 2028, w maju 2028: a month (its full name)
 	// and a year, no day.

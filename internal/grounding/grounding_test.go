@@ -267,6 +267,12 @@ func TestUnsupportedForms(t *testing.T) {
 		{"Gwarancja jest ważna do trzydziestego maja 2028 (May the thirtieth), nie do pierwszego czerwca.", []string{`"trzydziestego maja 2028" (date)`,
 			`"May the thirtieth" (date)`, `"pierwszego czerwca" (date)`}},
 		{"Gwarancja: 31.05.2028 30.05.2028 (2028-05-31 2028-05-30).", []string{`"2028-05-30" (date)`, `"30.05.2028" (date)`}},
+		// A year glued to its month, or after a comma with no space, is
+		// the date's year.
+		{"Gwarancja jest ważna do 31 maja2028 (31. Mai,2028; May 31,2028; May 31 ,2028; trzydziestego pierwszego maja2028).", nil},
+		{"Gwarancja jest ważna do 31 maja2029.", []string{`"31 maja2029" (date)`}},
+		{"Valid until May 31,2029 (31 maja,2029; 31. Mai2029).", []string{`"31 maja,2029" (date)`, `"31. Mai2029" (date)`, `"May 31,2029" (date)`}},
+		{"Gwarancja jest ważna do trzydziestego pierwszego maja2029.", []string{`"trzydziestego pierwszego maja2029" (date)`}},
 		{"Gwarancja obowiązuje do czerwca 2028.", []string{`"czerwca 2028" (date)`}},
 		{"Valid until June 2028.", []string{`"June 2028" (date)`}},
 		{"Gültig bis Juni 2028.", []string{`"Juni 2028" (date)`}},

@@ -152,18 +152,15 @@ func (s *scan) wordDates() {
 }
 
 // yearAfter reads a year of four digits right after text[:i] (after a
-// comma or a dot and one space, a no-break space or a line break), and
-// where it ends.
+// dot, spaces, no-break spaces or line breaks, a comma, or nothing, as
+// beforeYear), and where it ends.
 func yearAfter(text string, i int) (string, int) {
-	if i < len(text) && (text[i] == ',' || text[i] == '.') {
+	if i < len(text) && text[i] == '.' {
 		i++
 	}
-	if rest := text[i:]; strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, "\n") {
-		i++
-	} else if strings.HasPrefix(rest, "\u00a0") {
-		i += len("\u00a0")
-	} else {
-		return "", 0
+	i = skipDateSpace(text, i)
+	if i < len(text) && text[i] == ',' {
+		i = skipDateSpace(text, i+1)
 	}
 	if i+4 > len(text) || (i+4 < len(text) && isDigitByte(text[i+4])) {
 		return "", 0
@@ -174,4 +171,20 @@ func yearAfter(text string, i int) (string, int) {
 		}
 	}
 	return text[i : i+4], i + 4
+}
+
+// skipDateSpace returns where the spaces, no-break spaces and line breaks
+// from text[i] end.
+func skipDateSpace(text string, i int) int {
+	for i < len(text) {
+		switch {
+		case text[i] == ' ' || text[i] == '\n':
+			i++
+		case strings.HasPrefix(text[i:], "\u00a0"):
+			i += len("\u00a0")
+		default:
+			return i
+		}
+	}
+	return i
 }
