@@ -3,8 +3,11 @@ package grounding
 import (
 	"bytes"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Durations and percentages: "naprawa potrwa 14 dni roboczych", "within 2
@@ -16,8 +19,10 @@ import (
 // A duration is compared by its length, so "2 tygodnie" is backed by "14
 // days" and "2 lata" by "24 Monate": minutes, hours, days and weeks as
 // minutes; months and years as months; working days apart (14 working days
-// are not 14 days). A range or a pair ("3-5 dni", "2 or 3 days") states
-// each of its numbers, and each must be backed. A number a function
+// are not 14 days). A range or a pair ("3-5 dni", "2 or 3 days", "2 or
+// three days") states each of its numbers, and each must be backed; a
+// number and a half ("dwa i pół roku", "two and a half years",
+// "zweieinhalb Jahre") is one length. A number a function
 // returned backs the same number with any unit ("days_left": 14 backs "14
 // dni"): the function said it of this email. A number has one to three
 // digits (durationRe) or is written in words (wordDurations).
@@ -141,6 +146,13 @@ func (s *scan) durations() {
 			if len(values) != len(nums) {
 				continue
 			}
+			start := m[2]
+			if len(values) == 1 {
+				// A pair whose first number is a word: "two or 3 days".
+				if v0, at, ok := s.numberBefore(start); ok {
+					values, start = []float64{v0, values[0]}, at
+				}
+			}
 			end := m[7]
 			if words == 2 {
 				end = m[9]
@@ -151,7 +163,7 @@ func (s *scan) durations() {
 					end-- // the sentence's dot
 				}
 			}
-			s.claim(durationClaim(u, values), m[2], end)
+			s.claim(durationClaim(u, values), start, end)
 			found = true
 		}
 	}
@@ -211,7 +223,7 @@ var (
 		"dziesięć": 10, "dziesięciu": 10, "jedenaście": 11, "jedenastu": 11, "dwanaście": 12, "dwunastu": 12,
 		"trzynaście": 13, "trzynastu": 13, "czternaście": 14, "czternastu": 14, "piętnaście": 15, "piętnastu": 15,
 		"szesnaście": 16, "szesnastu": 16, "siedemnaście": 17, "siedemnastu": 17, "osiemnaście": 18, "osiemnastu": 18,
-		"dziewiętnaście": 19, "dziewiętnastu": 19, "pół": 0.5, "półtora": 1.5, "półtorej": 1.5,
+		"dziewiętnaście": 19, "dziewiętnastu": 19, "pół": 0.5, "półtora": 1.5, "półtorej": 1.5, "half": 0.5,
 		"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
 		"eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
 		"eighteen": 18, "nineteen": 19,
@@ -258,6 +270,12 @@ func wordNumber(text string, ws []word, k int) (v float64, first int, ok bool) {
 	if t, ok := tensWords[w]; ok {
 		return t, k, true
 	}
+	// German writes a half after its number in one word: zweieinhalb.
+	if n, ok := strings.CutSuffix(w, "einhalb"); ok {
+		if u, ok := numberWords[n]; ok && u >= 1 && u <= 9 {
+			return u + 0.5, k, true
+		}
+	}
 	// German writes the unit before its tens in one word: vierundzwanzig.
 	if i := strings.Index(w, "und"); i > 0 {
 		u, uok := numberWords[w[:i]]
@@ -298,14 +316,17 @@ func (s *scan) wordDurations() {
 		if !ok {
 			continue
 		}
-		values := []float64{v}
-		// A range or a pair: "dwa lub trzy dni", "zwei bis drei Tage".
-		if first >= 2 && rangeWords[ws[first-1].lower] && joined(s.orig, ws[first-2], ws[first-1]) && joined(s.orig, ws[first-1], ws[first]) {
-			if v0, f0, ok := wordNumber(s.orig, ws, first-2); ok {
-				values, first = []float64{v0, v}, f0
-			}
-		}
 		start := ws[first].start
+		if v == 0.5 {
+			// "dwa i pół roku", "two and a half years", "2 i pół dnia".
+			v, start = s.andAHalf(ws, first)
+		}
+		values := []float64{v}
+		// A range or a pair: "dwa lub trzy dni", "zwei bis drei Tage", and
+		// with its first number in digits, "2 or three days".
+		if v0, at, ok := s.numberBefore(start); ok {
+			values, start = []float64{v0, v}, at
+		}
 		if bytes.IndexByte(s.masked[start:end], 0) >= 0 {
 			continue
 		}
@@ -326,3 +347,104 @@ func durationClaim(u unit, values []float64) Claim {
 	}
 	return c
 }
+
+// numberBefore reads a number, in words or in digits, and a word of
+// rangeWords that stand before text[i], each one space apart ("two or "
+// and "2 or " before "3 days"): the number, and where it starts.
+func (s *scan) numberBefore(i int) (v float64, start int, ok bool) {
+	ws := s.allWords()
+	k, ok := s.wordBefore(i)
+	if !ok || !rangeWords[ws[k].lower] {
+		return 0, 0, false
+	}
+	if k >= 1 && joined(s.orig, ws[k-1], ws[k]) {
+		if v, first, ok := wordNumber(s.orig, ws, k-1); ok {
+			start = ws[first].start
+			return v, start, bytes.IndexByte(s.masked[start:i], 0) < 0
+		}
+	}
+	if v, start, ok = digitNumberBefore(s.orig, ws[k].start); ok {
+		return v, start, bytes.IndexByte(s.masked[start:i], 0) < 0
+	}
+	return 0, 0, false
+}
+
+// wordBefore returns the word that ends one space, no-break space or line
+// break before text[i].
+func (s *scan) wordBefore(i int) (int, bool) {
+	ws := s.allWords()
+	k := sort.Search(len(ws), func(k int) bool { return ws[k].end >= i }) - 1
+	if k < 0 || !oneGap(s.orig[ws[k].end:i]) {
+		return 0, false
+	}
+	return k, true
+}
+
+// digitNumberBefore reads a number as durationRe does (durNum, on its own)
+// that ends one space before text[i] ("2 " before "or three days"): the
+// number, and where it starts.
+func digitNumberBefore(text string, i int) (v float64, start int, ok bool) {
+	j := i
+	switch {
+	case strings.HasSuffix(text[:j], "\u00a0"):
+		j -= len("\u00a0")
+	case j > 0 && (text[j-1] == ' ' || text[j-1] == '\n'):
+		j--
+	default:
+		return 0, 0, false
+	}
+	m := durNumAtEnd.FindStringSubmatchIndex(text[max(0, j-len("999,99")-utf8.UTFMax):j])
+	if m == nil {
+		return 0, 0, false
+	}
+	off := max(0, j-len("999,99")-utf8.UTFMax)
+	start = off + m[2]
+	if start == off && off > 0 {
+		// The window cut the number or its boundary: read the boundary
+		// from the whole text.
+		if r, _ := utf8.DecodeLastRuneInString(text[:start]); !numberBoundary(r) {
+			return 0, 0, false
+		}
+	}
+	v, err := strconv.ParseFloat(strings.Replace(text[start:j], ",", ".", 1), 64)
+	return v, start, err == nil
+}
+
+// durNumAtEnd is durNum at the end of a text, after what durationRe takes
+// before a number.
+var durNumAtEnd = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,\-/:])(` + durNum + `)$`)
+
+// numberBoundary reports whether r may stand before a duration's number
+// (durationRe's class before its number).
+func numberBoundary(r rune) bool {
+	return !unicode.IsLetter(r) && !unicode.IsNumber(r) && !strings.ContainsRune(".,-/:", r)
+}
+
+// oneGap reports whether gap is one space, no-break space or line break.
+func oneGap(gap string) bool { return gap == " " || gap == "\u00a0" || gap == "\n" }
+
+// andAHalf reads the number a half at ws[half] is added to ("dwa i pół",
+// "two and a half", "2 i pół"): the sum and where it starts, else the half
+// alone.
+func (s *scan) andAHalf(ws []word, half int) (float64, int) {
+	at := ws[half].start
+	if k, ok := s.wordBefore(at); ok && ws[k].lower == "a" {
+		at = ws[k].start
+	}
+	k, ok := s.wordBefore(at)
+	if !ok || !halfJoins[ws[k].lower] {
+		return 0.5, ws[half].start
+	}
+	if k >= 1 && joined(s.orig, ws[k-1], ws[k]) {
+		if v, first, ok := wordNumber(s.orig, ws, k-1); ok && v >= 1 {
+			return v + 0.5, ws[first].start
+		}
+	}
+	if v, start, ok := digitNumberBefore(s.orig, ws[k].start); ok && v >= 1 && v == float64(int(v)) {
+		return v + 0.5, start
+	}
+	return 0.5, ws[half].start
+}
+
+// halfJoins join a number and its half.
+var halfJoins = map[string]bool{"i": true, "and": true, "und": true}

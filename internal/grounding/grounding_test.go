@@ -243,6 +243,8 @@ func TestUnsupportedForms(t *testing.T) {
 		{"Naprawa potrwa czternaście dni roboczych, kurier przyjedzie za dwa albo trzy dni (two or three days).", nil},
 		{"Naprawa potrwa trzy dni robocze, two weeks at most.", []string{`"trzy dni robocze" (duration)`, `"two weeks" (duration)`}},
 		{"Naprawa potrwa 3 dni robocze.", []string{`"3 dni robocze" (duration)`}},
+		{"Kurier przyjedzie w 2 lub trzy dni (two or 3 days).", nil},
+		{"Kurier przyjedzie w 1 or two days (one or 3 days).", []string{`"one or 3 days" (duration)`, `"1 or two days" (duration)`}},
 		{"Kurier przyjedzie w 1-3 dni, gwarancja 3 lata, rabat 20%.", []string{`"1-3 dni" (duration)`, `"3 lata" (duration)`, `"20%" (percentage)`}},
 
 		{"Gwarancja jest ważna do 31.05.28 (31 V 2028 r., 31.V.2028).", nil},
@@ -282,6 +284,26 @@ func TestUnsupportedForms(t *testing.T) {
 		{"Ihr Ticket-Nr. 4822 ist offen.", []string{`"4822" (ticket number)`}},
 		{"Your ticket 9931 is open.", []string{`"9931" (ticket number)`}},
 		{"Sprzedawca: NIP 525-000-00-01.", []string{`"525-000-00-01" (tax number)`}},
+	} {
+		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
+			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
+		}
+	}
+}
+
+// A half added to its number is one length: "dwa i pół roku" is 30
+// months, not a pair of 2 years and half a year.
+func TestAndAHalf(t *testing.T) {
+	var src grounding.Sources
+	src.AddText("Przedłużona gwarancja: 30 miesięcy.")
+	for _, tt := range []struct {
+		reply string
+		want  []string
+	}{
+		{"Gwarancja: dwa i pół roku (2 i pół roku, two and a half years, zweieinhalb Jahre).", nil},
+		{"Gwarancja: trzy i pół roku.", []string{`"trzy i pół roku" (duration)`}},
+		{"Gwarancja: 3 i pół roku, pół roku.", []string{`"3 i pół roku" (duration)`, `"pół roku" (duration)`}},
+		{"Gwarancja: two and a half months.", []string{`"two and a half months" (duration)`}},
 	} {
 		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
 			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)

@@ -84,7 +84,8 @@ func TestInventedFactsAreRefused(t *testing.T) {
 		"EUR 999", "NIP 999-999-99-99", "9 i 10 grudnia 2031", "61 1090 1014 0000 0712 1981 2879", "PL27 1140 2004 0000 3002 0135 5387",
 		"999 dni", "99 Werktage", "99%", "9-99 hours", "99-letnia",
 		"dziewięćdziesiąt dni", "ninety-nine hours", "neunundneunzig Tage", "dziewięć lub dziesięć miesięcy", "31 December '31", "31.XII.31", "+45 22 123 45 67", "+45 601 234 567",
-		"ninth of December", "dziewiątego grudnia 2031", "neunten Dezember", "31 grudnia2031", "December 31,2031", "31. Dezember,2031"}
+		"ninth of December", "dziewiątego grudnia 2031", "neunten Dezember", "31 grudnia2031", "December 31,2031", "31. Dezember,2031",
+		"9 or ten days", "nine or 99 hours", "dziewięć i pół roku", "99 i pół dnia"}
 	for range 3000 {
 		text := randomText(r, 6, " | ", " ", ", ", ". ", "\n", " - ")
 		var at []int
