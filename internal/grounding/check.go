@@ -228,7 +228,7 @@ func (s *Sources) supports(c Claim) bool {
 		return s.containsToken(c.key, isDigitRune)
 	case KindDuration, KindPercent:
 		for i, l := range c.lengths {
-			if !s.lengths[l] && !s.fnNumbers[c.numbers[i]] {
+			if !s.lengths[l] && (i >= len(c.numbers) || !s.fnNumbers[c.numbers[i]]) {
 				return false
 			}
 		}

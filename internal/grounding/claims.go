@@ -67,7 +67,8 @@ type Claim struct {
 	// numbers are a duration's or a percentage's numbers as written
 	// ("3-5 dni": 3 and 5), lengths each as a length in its measure's
 	// base unit ("time 4320", "months 24", "percent 20"); every one must
-	// be backed.
+	// be backed. A vague duration has no number and one length, its
+	// degree and unit ("few time 1440": "kilka dni", "a few days").
 	numbers []string
 	lengths []string
 }

@@ -314,6 +314,9 @@ func (s *scan) wordDurations() {
 			v, first, ok = 1, n, true
 		}
 		if !ok {
+			if c, start, ok := s.vagueDuration(ws, n, u); ok && bytes.IndexByte(s.masked[start:end], 0) < 0 {
+				s.claim(c, start, end)
+			}
 			continue
 		}
 		start := ws[first].start
@@ -448,3 +451,44 @@ func (s *scan) andAHalf(ws []word, half int) (float64, int) {
 
 // halfJoins join a number and its half.
 var halfJoins = map[string]bool{"i": true, "and": true, "und": true}
+
+// Vague durations: "kilka dni", "w ciągu kilku dni roboczych", "a few
+// days", "a couple of weeks", "in ein paar Tagen", "kilkanaście dni", "w
+// najbliższych dniach", "in the coming days". A vague promise of a repair
+// or reply time is still a promise: it is backed only by a vague duration
+// of the same degree and unit in the sources (the customer's "kilka dni
+// temu" backs "kilka dni"), never by a number. Minutes are left out: "wait
+// a few minutes" is how a troubleshooting step reads, not a promise.
+var vagueWords = map[string]string{
+	"kilka": "few", "kilku": "few", "kilkoma": "few", "parę": "few", "paru": "few",
+	"few": "few", "several": "few", "paar": "few", "einige": "few", "einigen": "few",
+	"mehrere": "few", "mehreren": "few", "wenige": "few", "wenigen": "few",
+	"kilkanaście": "teens", "kilkunastu": "teens", "kilkunastoma": "teens",
+	"kilkadziesiąt": "tens", "kilkudziesięciu": "tens",
+	"najbliższych": "coming", "najbliższe": "coming", "nadchodzących": "coming", "coming": "coming", "nächsten": "coming",
+}
+
+// vagueDuration reads a vague duration whose unit u follows ws[n] ("kilka"
+// before "dni"): the claim and where it starts (with its article: "a few",
+// "a couple of", "ein paar").
+func (s *scan) vagueDuration(ws []word, n int, u unit) (Claim, int, bool) {
+	if u == minute {
+		return Claim{}, 0, false
+	}
+	degree, ok := vagueWords[ws[n].lower]
+	j := n
+	if !ok && ws[n].lower == "of" && n > 0 && ws[n-1].lower == "couple" && joined(s.orig, ws[n-1], ws[n]) {
+		degree, j, ok = "few", n-1, true
+	}
+	if !ok {
+		return Claim{}, 0, false
+	}
+	if j > 0 && joined(s.orig, ws[j-1], ws[j]) && (ws[j-1].lower == "a" || ws[j-1].lower == "ein" && ws[j].lower == "paar") {
+		j--
+	}
+	c := Claim{Kind: KindDuration, lengths: []string{degree + " " + u.measure + " " + formatNumber(u.size)}}
+	if u == percent {
+		c.Kind = KindPercent
+	}
+	return c, ws[j].start, true
+}

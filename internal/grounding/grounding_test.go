@@ -311,6 +311,36 @@ func TestAndAHalf(t *testing.T) {
 	}
 }
 
+// A vague duration is a promise too: backed only by a vague duration of
+// its degree and unit, never by a number; a few minutes is no claim.
+func TestVagueDurations(t *testing.T) {
+	var src grounding.Sources
+	src.AddText("Kupiłem ekspres kilka dni temu, naprawa trwa do 14 dni, odpowiemy w najbliższych dniach.")
+	for _, tt := range []struct {
+		reply string
+		want  []string
+	}{
+		{"Naprawa potrwa kilka dni (a few days, ein paar Tage, einige Tage, parę dni, several days).", nil},
+		{"Odpowiemy w najbliższych dniach (in the coming days, in den nächsten Tagen).", nil},
+		{"Proszę odczekać kilka minut i spróbować ponownie.", nil},
+		{"Naprawa potrwa kilka tygodni.", []string{`"kilka tygodni" (duration)`}},
+		{"Naprawa potrwa kilkanaście dni.", []string{`"kilkanaście dni" (duration)`}},
+		{"Naprawa potrwa kilka dni roboczych.", []string{`"kilka dni roboczych" (duration)`}},
+		{"Repair takes a couple of weeks, a reply comes within several hours.", []string{`"a couple of weeks" (duration)`, `"several hours" (duration)`}},
+		{"Sie erhalten einige Prozent Rabatt.", []string{`"einige Prozent" (percentage)`}},
+	} {
+		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
+			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
+		}
+	}
+	var numbered grounding.Sources
+	numbered.AddText("Naprawa trwa 3 dni.")
+	numbered.AddValue(map[string]any{"days_left": 3})
+	if got := claimStrings(numbered.Unsupported("Naprawa potrwa kilka dni.")); len(got) != 1 {
+		t.Errorf("a vague duration where the sources state a number: unsupported %v, want the claim", got)
+	}
+}
+
 func TestMentionsDate(t *testing.T) {
 	for _, tt := range []struct {
 		text string

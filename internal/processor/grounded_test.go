@@ -137,6 +137,14 @@ func TestGroundedReplies(t *testing.T) {
 			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Naprawa potrwa trzy dni robocze.",
 			"Your warranty is valid until May 31, 2027. The repair will take two weeks.",
 		}, want{refusedTwice, []string{`"trzy dni robocze" (duration)`, `"two weeks" (duration)`}}},
+		{"a vague promise of a repair time, then a pair half in words", []string{
+			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Odpowiemy w najbliższych dniach, a naprawa potrwa kilka dni.",
+			"Your warranty is valid until May 31,2027. The repair will take 2 or three days.",
+		}, want{refusedTwice, []string{`"najbliższych dniach" (duration)`, `"kilka dni" (duration)`, `"2 or three days" (duration)`}}},
+		{"a wrong year glued to its month", []string{
+			"Gwarancja SN-48213-PL jest ważna do 31 maja2028.",
+			"Your warranty is valid until May 31,2028.",
+		}, want{refusedTwice, []string{`"31 maja2028" (date)`, `"May 31,2028" (date)`}}},
 		{"invented amount and address", []string{
 			"Naprawa kosztuje 349 zł, prosimy o wpłatę i kontakt: naprawy@serwis-example.pl, https://serwis-example.pl/platnosc.",
 			good,
