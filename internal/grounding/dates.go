@@ -161,7 +161,7 @@ func (s *scan) dates() {
 	})
 	// A day and its month with no year, last of all.
 	s.eachSpan(dayMonthRe, 1, 2, func(m []int) dateReading {
-		return yearless(s.group(m, 2), s.group(m, 1))
+		return yearless(s.group(m, 2), s.group(m, 1)).ascending()
 	})
 	s.eachSpan(monthDayRe, 1, 2, func(m []int) dateReading {
 		return yearless(s.group(m, 1), s.group(m, 2))
@@ -177,7 +177,11 @@ func (s *scan) writtenDate(month, days int, century string) func(m []int) dateRe
 		if !ok {
 			return dateReading{}
 		}
-		return listDates(century+s.group(m, 3), mo, s.group(m, days))
+		d := listDates(century+s.group(m, 3), mo, s.group(m, days))
+		if days < month {
+			d = d.ascending()
+		}
+		return d
 	}
 }
 
@@ -195,6 +199,29 @@ func (s *scan) romanDate(century string) func(m []int) dateReading {
 type dateReading struct {
 	dates []string
 	every bool
+	// days are the list's days as written and where each starts in its
+	// group of days (see ascending); from is where the days read start.
+	days []listDay
+	from int
+}
+
+type listDay struct{ day, at int }
+
+// ascending reads a list of days written before their month as its days
+// run up to the month: a list whose days do not ascend ("godziny 8-16, 5
+// maja") is numbers of something else before a date, and only the days
+// after the last that does not ascend are the date's ("5 maja"). A list of
+// days of one month is written in their order ("1, 2 lub 3 lipca", "30 i
+// 31 maja").
+func (d dateReading) ascending() dateReading {
+	i := len(d.days) - 1
+	for i > 0 && d.days[i-1].day < d.days[i].day {
+		i--
+	}
+	if i <= 0 || len(d.days) != len(d.dates) {
+		return d
+	}
+	return dateReading{dates: d.dates[i:], every: len(d.dates)-i > 1, from: d.days[i].at}
 }
 
 func oneOf(dates []string) dateReading { return dateReading{dates: dates} }
@@ -204,7 +231,20 @@ func oneOf(dates []string) dateReading { return dateReading{dates: dates} }
 // of the month's (30 February) is not a date.
 func listDates(y string, mo int, days string) dateReading {
 	var ds []string
-	for _, d := range strings.FieldsFunc(days, func(r rune) bool { return r < '0' || r > '9' }) {
+	var read []listDay
+	for i := 0; i < len(days); {
+		if !isDigitByte(days[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(days) && isDigitByte(days[j]) {
+			j++
+		}
+		d := days[i:j]
+		n, _ := strconv.Atoi(d)
+		read = append(read, listDay{n, i})
+		i = j
 		var one []string
 		if y == "" {
 			if one = validDates(leapYear, strconv.Itoa(mo), d); len(one) > 0 {
@@ -215,7 +255,7 @@ func listDates(y string, mo int, days string) dateReading {
 		}
 		ds = append(ds, one...)
 	}
-	return dateReading{dates: ds, every: len(ds) > 1}
+	return dateReading{dates: ds, every: len(ds) > 1, days: read}
 }
 
 // leapYear is a year in which every day of the calendar is one, for
@@ -286,7 +326,7 @@ func (s *scan) eachSpanOnce(re *regexp.Regexp, first, last int, f func(m []int) 
 		if len(d.dates) == 0 {
 			continue
 		}
-		start, end := m[2*first], m[2*last+1]
+		start, end := m[2*first]+d.from, m[2*last+1]
 		s.claim(Claim{Kind: KindDate, dates: d.dates, every: d.every}, start, end)
 		found = true
 	}

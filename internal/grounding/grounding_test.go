@@ -291,6 +291,26 @@ func TestUnsupportedForms(t *testing.T) {
 	}
 }
 
+// Numbers before a date that do not ascend to it are not its days: a
+// list of days is written in their order.
+func TestListOfDaysAscends(t *testing.T) {
+	var src grounding.Sources
+	src.AddText("Serwis nieczynny 5 maja 2027.")
+	for _, tt := range []struct {
+		reply string
+		want  []string
+	}{
+		{"Serwis czynny w godzinach 8-16, 5 maja 2027 nieczynny; pokój 12, 5 maja.", nil},
+		{"Serwis czynny w godzinach 8-16, 6 maja 2027 nieczynny.", []string{`"6 maja 2027" (date)`}},
+		{"Serwis nieczynny 1, 2 lub 5 maja 2027.", []string{`"1, 2 lub 5 maja 2027" (date)`}},
+		{"Serwis nieczynny 4-5 maja.", []string{`"4-5 maja" (date)`}},
+	} {
+		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
+			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
+		}
+	}
+}
+
 // A half added to its number is one length: "dwa i pół roku" is 30
 // months, not a pair of 2 years and half a year.
 func TestAndAHalf(t *testing.T) {
