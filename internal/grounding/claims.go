@@ -637,8 +637,10 @@ func boundary(masked []byte, start, end int) bool {
 }
 
 // A phone number: 7 to 15 digits, in groups separated by single spaces,
-// dashes or parentheses, optionally after "+" or "00".
-var phoneRe = regexp.MustCompile(`(?:\+|\b)\(?\d[\d()]*(?:[ \-\x{00A0}]?\(?\d[\d()]*)*`)
+// dashes or parentheses, optionally after "+" or "00". After its first
+// group a parenthesis opens only an area code it closes ("+48 (22) 123 45
+// 67"): "601 234 567 (601-234-567)" is one number written twice.
+var phoneRe = regexp.MustCompile(`(?:\+|\b)\(?\d[\d()]*(?:[ \-\x{00A0}]?(?:\(\d{1,4}\)|\d)[\d)]*)*`)
 
 func (s *scan) phones() {
 	s.each(phoneRe, func(m []int) (Claim, bool) {

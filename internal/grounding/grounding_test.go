@@ -204,6 +204,8 @@ func TestPhoneCountryCode(t *testing.T) {
 		{"another code than the language's", []string{"Mój numer: 601 234 567."}, "pl", "We will call +45 601 234 567.", []string{`"+45 601 234 567" (phone number)`}},
 		{"English tells no country", []string{"My number: 601 234 567."}, "en", "We will call +44 601 234 567.", []string{`"+44 601 234 567" (phone number)`}},
 		{"the code dropped", []string{"Numer: +48 601 234 567."}, "", "Zadzwonimy pod 601 234 567.", nil},
+		{"the number twice, the second in parentheses", []string{"Mój numer: 601 234 567."}, "pl", "Zadzwonimy pod 601 234 567 (601-234-567), infolinia +48 (601) 234 567.", nil},
+		{"another number in parentheses", []string{"Mój numer: 601 234 567."}, "", "Zadzwonimy pod 601 234 567 (602-234-567).", []string{`"602-234-567)" (phone number)`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var src grounding.Sources
