@@ -12,9 +12,10 @@ import (
 // finds: a pattern whose literal parts the text cannot hold is not run at
 // all (mayHold), and a pattern that matches only around a digit is run over
 // the stretches near digits alone (needsDigit), one that matches only
-// around a month's name or a unit of time over those near one (nearWord).
-// TestNarrowReadsAsTheWholeText holds the narrowed readings to the whole
-// ones.
+// around a month's name or a unit of time over those near one (nearWord),
+// and one whose every match lies inside a window of its own kind over
+// those windows alone (inWindows). TestNarrowReadsAsTheWholeText holds the
+// narrowed readings to the whole ones.
 
 // digitReach is how far either side of a digit (or a month's name) a
 // pattern that needs one is looked for (before widening to whitespace):
@@ -36,6 +37,10 @@ func (s *scan) find(re *regexp.Regexp) [][]int {
 	if w, ok := nearWord[re]; ok {
 		run = w
 	}
+	win, windowed := inWindows[re]
+	if windowed {
+		run = win.key
+	}
 	if run == 0 {
 		return re.FindAllSubmatchIndex(s.masked, -1)
 	}
@@ -44,10 +49,12 @@ func (s *scan) find(re *regexp.Regexp) [][]int {
 		if s.near == nil {
 			s.near = map[int][][2]int{}
 		}
-		switch run {
-		case monthRun:
+		switch {
+		case windowed:
+			near = win.of(s.orig)
+		case run == monthRun:
 			near = wordStretches(s.orig, s.allWords(), isFullMonth, 0)
-		case unitRun:
+		case run == unitRun:
 			near = wordStretches(s.orig, s.allWords(), isUnitWord, '%')
 		default:
 			near = digitStretches(s.orig, run)
@@ -406,8 +413,7 @@ func asciiSpace(b byte) bool {
 var needsDigit = map[*regexp.Regexp]int{
 	isoDateRe: 4, numDateRe: 4, dmyRe: 4, mdyRe: 4, romanDateRe: 4, monthYearRe: 4, shortYearRe: 2,
 	dmyShortRe: 2, mdyShortRe: 2, romanShortRe: 2,
-	amountAfterRe: 1, amountBeforeRe: 1, durationRe: 1, taxIDRe: 1, ticketNumberRe: 3, ibanRe: 2,
-	identRe: 1, phoneRe: 1, numberRe: 5,
+	amountAfterRe: 1, amountBeforeRe: 1, durationRe: 1, taxIDRe: 1, ibanRe: 2, phoneRe: 1, numberRe: 5,
 }
 
 // nearWord are the patterns that match only around a word of a kind (a day
@@ -417,9 +423,126 @@ var needsDigit = map[*regexp.Regexp]int{
 // under the kind's key).
 var nearWord = map[*regexp.Regexp]int{dayMonthRe: monthRun, monthDayRe: monthRun, durationRe: unitRun}
 
-// Keys of scan.near for the stretches near a word (digit runs are keyed by
-// their length).
+// Keys of scan.near for the stretches near a word and for the windows of
+// inWindows (digit runs are keyed by their length).
 const (
-	monthRun = -1
-	unitRun  = -2
+	monthRun  = -1
+	unitRun   = -2
+	identRun  = -3
+	emailRun  = -4
+	ticketRun = -5
 )
+
+// inWindows are the patterns every match of which lies inside one window
+// of the text that a pattern of their own finds (of, kept in scan.near
+// under key), and which match inside a window as they do in the whole
+// text: find reads them over the windows alone. A pattern that matches
+// every word (an identifier) or reads back from a number to the word before
+// it (a ticket number) costs many times more over every stretch near a
+// digit than over these.
+var inWindows = map[*regexp.Regexp]struct {
+	key int
+	of  func(text string) [][2]int
+}{
+	identRe:        {identRun, identWindows},
+	emailRe:        {emailRun, emailWindows},
+	ticketNumberRe: {ticketRun, ticketWindows},
+}
+
+// identWindows are the runs of an identifier's characters (identRe's
+// class: letters, numbers, "_", "/", "-") that hold an ASCII digit: identRe
+// asserts nothing outside its match, and an identifier has a digit.
+func identWindows(text string) [][2]int {
+	return classRuns(text, func(r rune) bool {
+		return unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_' || r == '/' || r == '-'
+	}, func(run string) bool {
+		return strings.IndexFunc(run, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0
+	})
+}
+
+// emailWindows are the runs of an email address's characters (emailRe's
+// classes: letters, numbers, ".", "_", "%", "+", "-", "@") that hold "@".
+func emailWindows(text string) [][2]int {
+	return classRuns(text, func(r rune) bool {
+		return unicode.IsLetter(r) || unicode.IsNumber(r) || strings.ContainsRune("._%+-@", r)
+	}, func(run string) bool { return strings.IndexByte(run, '@') >= 0 })
+}
+
+// classRuns returns the maximal runs of text's runes that in accepts, of
+// those keep accepts.
+func classRuns(text string, in func(rune) bool, keep func(run string) bool) [][2]int {
+	var out [][2]int
+	start := -1
+	for i, r := range text {
+		switch {
+		case in(r) && start < 0:
+			start = i
+		case !in(r) && start >= 0:
+			if keep(text[start:i]) {
+				out = append(out, [2]int{start, i})
+			}
+			start = -1
+		}
+	}
+	if start >= 0 && keep(text[start:]) {
+		out = append(out, [2]int{start, len(text)})
+	}
+	return out
+}
+
+// ticketWindows are, for each run of three ASCII digits or more, what
+// ticketNumberRe can read before it: the separators ("[ \x{00A0}\n]*[:#]?
+// [ \x{00A0}\n]*"), a dot, the run of letters and hyphens before them, and
+// the character before that (the boundary the pattern takes, which is no
+// letter: "^" cannot match at the window's start where the text has none).
+func ticketWindows(text string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(text); i++ {
+		if !isDigitByte(text[i]) {
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isDigitByte(text[j]) {
+			j++
+		}
+		if j-i >= 3 {
+			b := skipSpaceBack(text, i)
+			if b > 0 && (text[b-1] == ':' || text[b-1] == '#') {
+				b = skipSpaceBack(text, b-1)
+			}
+			if b > 0 && text[b-1] == '.' {
+				b--
+			}
+			for b > 0 {
+				r, size := utf8.DecodeLastRuneInString(text[:b])
+				if !unicode.IsLetter(r) && r != '-' {
+					break
+				}
+				b -= size
+			}
+			if b > 0 {
+				_, size := utf8.DecodeLastRuneInString(text[:b])
+				b -= size
+			}
+			out = append(out, [2]int{b, j})
+		}
+		i = j - 1
+	}
+	return out
+}
+
+// skipSpaceBack returns where the spaces, no-break spaces and line breaks
+// that end text[:i] start.
+func skipSpaceBack(text string, i int) int {
+	for i > 0 {
+		switch {
+		case text[i-1] == ' ' || text[i-1] == '\n':
+			i--
+		case strings.HasSuffix(text[:i], "\u00a0"):
+			i -= len("\u00a0")
+		default:
+			return i
+		}
+	}
+	return i
+}
