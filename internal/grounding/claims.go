@@ -350,8 +350,10 @@ type scan struct {
 	// lookalikes: see readText.
 	lookalikes map[int]rune
 	// near are the stretches of orig around its runs of at least n
-	// digits (digitStretches), by n, found on first use.
-	near map[int][][2]int
+	// digits (digitStretches), by n, found on first use; windows the
+	// windows of the patterns of inWindows, by pattern.
+	near    map[int][][2]int
+	windows map[*regexp.Regexp][][2]int
 	// words are orig's runs of letters (see hasWord); may remembers which
 	// patterns orig may hold (see mayHold).
 	words []word

@@ -33,33 +33,9 @@ func (s *scan) find(re *regexp.Regexp) [][]int {
 	if !s.mayHold(re) {
 		return nil
 	}
-	run := needsDigit[re]
-	if w, ok := nearWord[re]; ok {
-		run = w
-	}
-	win, windowed := inWindows[re]
-	if windowed {
-		run = win.key
-	}
-	if run == 0 {
-		return re.FindAllSubmatchIndex(s.masked, -1)
-	}
-	near, ok := s.near[run]
+	near, ok := s.windowsOf(re)
 	if !ok {
-		if s.near == nil {
-			s.near = map[int][][2]int{}
-		}
-		switch {
-		case windowed:
-			near = win.of(s.orig)
-		case run == monthRun:
-			near = wordStretches(s.orig, s.allWords(), isFullMonth, 0)
-		case run == unitRun:
-			near = wordStretches(s.orig, s.allWords(), isUnitWord, '%')
-		default:
-			near = digitStretches(s.orig, run)
-		}
-		s.near[run] = near
+		return re.FindAllSubmatchIndex(s.masked, -1)
 	}
 	var all [][]int
 	for _, st := range near {
@@ -73,6 +49,46 @@ func (s *scan) find(re *regexp.Regexp) [][]int {
 		}
 	}
 	return all
+}
+
+// windowsOf returns the stretches of orig to read re over (see find),
+// found on first use and kept in the scan: false when re is read over the
+// whole text.
+func (s *scan) windowsOf(re *regexp.Regexp) ([][2]int, bool) {
+	if of, ok := inWindows[re]; ok {
+		w, ok := s.windows[re]
+		if !ok {
+			if s.windows == nil {
+				s.windows = map[*regexp.Regexp][][2]int{}
+			}
+			w = of(s.orig)
+			s.windows[re] = w
+		}
+		return w, true
+	}
+	run := needsDigit[re]
+	if w, ok := nearWord[re]; ok {
+		run = w
+	}
+	if run == 0 {
+		return nil, false
+	}
+	near, ok := s.near[run]
+	if !ok {
+		if s.near == nil {
+			s.near = map[int][][2]int{}
+		}
+		switch run {
+		case monthRun:
+			near = wordStretches(s.orig, s.allWords(), isFullMonth, 0)
+		case unitRun:
+			near = wordStretches(s.orig, s.allWords(), isUnitWord, '%')
+		default:
+			near = digitStretches(s.orig, run)
+		}
+		s.near[run] = near
+	}
+	return near, true
 }
 
 // mayHold reports whether orig holds what every match of re needs (see
@@ -411,9 +427,9 @@ func asciiSpace(b byte) bool {
 // within digitReach bytes of such runs alone. Every other pattern reads
 // the whole text.
 var needsDigit = map[*regexp.Regexp]int{
-	isoDateRe: 4, numDateRe: 4, dmyRe: 4, mdyRe: 4, romanDateRe: 4, monthYearRe: 4, shortYearRe: 2,
+	dmyRe: 4, mdyRe: 4, romanDateRe: 4, monthYearRe: 4, shortYearRe: 2,
 	dmyShortRe: 2, mdyShortRe: 2, romanShortRe: 2,
-	amountAfterRe: 1, amountBeforeRe: 1, durationRe: 1, taxIDRe: 1, ibanRe: 2, phoneRe: 1, numberRe: 5,
+	amountAfterRe: 1, amountBeforeRe: 1, durationRe: 1, taxIDRe: 1, ibanRe: 2,
 }
 
 // nearWord are the patterns that match only around a word of a kind (a day
@@ -423,30 +439,33 @@ var needsDigit = map[*regexp.Regexp]int{
 // under the kind's key).
 var nearWord = map[*regexp.Regexp]int{dayMonthRe: monthRun, monthDayRe: monthRun, durationRe: unitRun}
 
-// Keys of scan.near for the stretches near a word and for the windows of
-// inWindows (digit runs are keyed by their length).
+// Keys of scan.near for the stretches near a word (digit runs are keyed by
+// their length).
 const (
-	monthRun  = -1
-	unitRun   = -2
-	identRun  = -3
-	emailRun  = -4
-	ticketRun = -5
+	monthRun = -1
+	unitRun  = -2
 )
 
 // inWindows are the patterns every match of which lies inside one window
-// of the text that a pattern of their own finds (of, kept in scan.near
-// under key), and which match inside a window as they do in the whole
-// text: find reads them over the windows alone. A pattern that matches
-// every word (an identifier) or reads back from a number to the word before
-// it (a ticket number) costs many times more over every stretch near a
-// digit than over these.
-var inWindows = map[*regexp.Regexp]struct {
-	key int
-	of  func(text string) [][2]int
-}{
-	identRe:        {identRun, identWindows},
-	emailRe:        {emailRun, emailWindows},
-	ticketNumberRe: {ticketRun, ticketWindows},
+// of the text that a reading of their own finds (kept in scan.windows), and
+// which match inside a window as they do in the whole text: find reads
+// them over the windows alone. A pattern that matches every word (an
+// identifier), reads back from a number to the word before it (a ticket
+// number) or reads each digit as the start of a date costs many times
+// more over every stretch near a digit than over these. A window of a
+// pattern that looks at the character before or after its match (a
+// boundary, "^", "\b") holds that character too, which the window's
+// characters never are; overlapping windows are merged, so a match that
+// takes the character another's needs leaves it as it does in the whole
+// text.
+var inWindows = map[*regexp.Regexp]func(text string) [][2]int{
+	identRe:        identWindows,
+	emailRe:        emailWindows,
+	ticketNumberRe: ticketWindows,
+	isoDateRe:      isoDateWindows,
+	numDateRe:      numDateWindows,
+	phoneRe:        phoneWindows,
+	numberRe:       numberWindows,
 }
 
 // identWindows are the runs of an identifier's characters (identRe's
@@ -455,9 +474,7 @@ var inWindows = map[*regexp.Regexp]struct {
 func identWindows(text string) [][2]int {
 	return classRuns(text, func(r rune) bool {
 		return unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_' || r == '/' || r == '-'
-	}, func(run string) bool {
-		return strings.IndexFunc(run, func(r rune) bool { return r >= '0' && r <= '9' }) >= 0
-	})
+	}, func(run string) bool { return digitsThen(run, 1, "", false) }, false)
 }
 
 // emailWindows are the runs of an email address's characters (emailRe's
@@ -465,29 +482,79 @@ func identWindows(text string) [][2]int {
 func emailWindows(text string) [][2]int {
 	return classRuns(text, func(r rune) bool {
 		return unicode.IsLetter(r) || unicode.IsNumber(r) || strings.ContainsRune("._%+-@", r)
-	}, func(run string) bool { return strings.IndexByte(run, '@') >= 0 })
+	}, func(run string) bool { return strings.IndexByte(run, '@') >= 0 }, false)
 }
 
 // classRuns returns the maximal runs of text's runes that in accepts, of
-// those keep accepts.
-func classRuns(text string, in func(rune) bool, keep func(run string) bool) [][2]int {
+// those keep accepts; with pad, each with the rune before and the rune
+// after it, windows that then overlap or touch merged.
+func classRuns(text string, in func(rune) bool, keep func(run string) bool, pad bool) [][2]int {
 	var out [][2]int
+	add := func(start, end int) {
+		if !keep(text[start:end]) {
+			return
+		}
+		if pad {
+			if start > 0 {
+				_, size := utf8.DecodeLastRuneInString(text[:start])
+				start -= size
+			}
+			if end < len(text) {
+				_, size := utf8.DecodeRuneInString(text[end:])
+				end += size
+			}
+			if n := len(out); n > 0 && out[n-1][1] >= start {
+				out[n-1][1] = end
+				return
+			}
+		}
+		out = append(out, [2]int{start, end})
+	}
 	start := -1
 	for i, r := range text {
 		switch {
 		case in(r) && start < 0:
 			start = i
 		case !in(r) && start >= 0:
-			if keep(text[start:i]) {
-				out = append(out, [2]int{start, i})
-			}
+			add(start, i)
 			start = -1
 		}
 	}
-	if start >= 0 && keep(text[start:]) {
-		out = append(out, [2]int{start, len(text)})
+	if start >= 0 {
+		add(start, len(text))
 	}
 	return out
+}
+
+// isoDateWindows are the runs of what an ISO date and its time are written
+// with (digits, "-", "/", ".", "T", " ", ":", "Z", "+") that hold four
+// digits in a row, with their boundaries.
+func isoDateWindows(text string) [][2]int {
+	return classRuns(text, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("-/.T :Z+", r) },
+		func(run string) bool { return digitsThen(run, 4, "", false) }, true)
+}
+
+// numDateWindows are the runs of what 01.05.2027 is written with (digits,
+// ".", "/", "-", ASCII white space) that hold four digits in a row, with
+// their boundaries.
+func numDateWindows(text string) [][2]int {
+	return classRuns(text, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("./- \t\n\f\r", r) },
+		func(run string) bool { return digitsThen(run, 4, "", false) }, true)
+}
+
+// phoneWindows are the runs of what a phone number is written with
+// (digits, "(", ")", " ", "-", a no-break space, "+") that hold a digit,
+// with their boundaries (phoneRe's \b looks at the character before).
+func phoneWindows(text string) [][2]int {
+	return classRuns(text, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("() -\u00a0+", r) },
+		func(run string) bool { return digitsThen(run, 1, "", false) }, true)
+}
+
+// numberWindows are the runs of digits and "#" that hold five digits in a
+// row.
+func numberWindows(text string) [][2]int {
+	return classRuns(text, func(r rune) bool { return r >= '0' && r <= '9' || r == '#' },
+		func(run string) bool { return digitsThen(run, 5, "", false) }, false)
 }
 
 // ticketWindows are, for each run of three ASCII digits or more, what
@@ -524,7 +591,11 @@ func ticketWindows(text string) [][2]int {
 				_, size := utf8.DecodeLastRuneInString(text[:b])
 				b -= size
 			}
-			out = append(out, [2]int{b, j})
+			if n := len(out); n > 0 && out[n-1][1] >= b {
+				out[n-1][1] = j
+			} else {
+				out = append(out, [2]int{b, j})
+			}
 		}
 		i = j - 1
 	}
