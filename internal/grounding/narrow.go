@@ -472,27 +472,49 @@ var inWindows = map[*regexp.Regexp]func(text string) [][2]int{
 // class: letters, numbers, "_", "/", "-") that hold an ASCII digit: identRe
 // asserts nothing outside its match, and an identifier has a digit.
 func identWindows(text string) [][2]int {
-	return classRuns(text, func(r rune) bool {
+	return classRuns(text, isDigitByte, func(r rune) bool {
 		return unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_' || r == '/' || r == '-'
-	}, func(run string) bool { return digitsThen(run, 1, "", false) }, false)
+	}, func(string) bool { return true }, false)
 }
 
 // emailWindows are the runs of an email address's characters (emailRe's
 // classes: letters, numbers, ".", "_", "%", "+", "-", "@") that hold "@".
 func emailWindows(text string) [][2]int {
-	return classRuns(text, func(r rune) bool {
+	return classRuns(text, func(b byte) bool { return b == '@' }, func(r rune) bool {
 		return unicode.IsLetter(r) || unicode.IsNumber(r) || strings.ContainsRune("._%+-@", r)
-	}, func(run string) bool { return strings.IndexByte(run, '@') >= 0 }, false)
+	}, func(string) bool { return true }, false)
 }
 
-// classRuns returns the maximal runs of text's runes that in accepts, of
-// those keep accepts; with pad, each with the rune before and the rune
-// after it, windows that then overlap or touch merged.
-func classRuns(text string, in func(rune) bool, keep func(run string) bool, pad bool) [][2]int {
+// classRuns returns the maximal runs of text's runes that in accepts and
+// that hold a byte seed accepts (one in accepts too: an ASCII digit, "@"),
+// of those keep accepts; with pad, each with the rune before and the
+// rune after it, windows that then overlap or touch merged. A run is found
+// from its seed outwards, so text far from every seed costs one test a
+// byte.
+func classRuns(text string, seed func(byte) bool, in func(rune) bool, keep func(run string) bool, pad bool) [][2]int {
 	var out [][2]int
-	add := func(start, end int) {
+	for i := 0; i < len(text); i++ {
+		if !seed(text[i]) {
+			continue
+		}
+		start, end := i, i
+		for start > 0 {
+			r, size := utf8.DecodeLastRuneInString(text[:start])
+			if !in(r) {
+				break
+			}
+			start -= size
+		}
+		for end < len(text) {
+			r, size := utf8.DecodeRuneInString(text[end:])
+			if !in(r) {
+				break
+			}
+			end += size
+		}
+		i = end
 		if !keep(text[start:end]) {
-			return
+			continue
 		}
 		if pad {
 			if start > 0 {
@@ -505,23 +527,10 @@ func classRuns(text string, in func(rune) bool, keep func(run string) bool, pad 
 			}
 			if n := len(out); n > 0 && out[n-1][1] >= start {
 				out[n-1][1] = end
-				return
+				continue
 			}
 		}
 		out = append(out, [2]int{start, end})
-	}
-	start := -1
-	for i, r := range text {
-		switch {
-		case in(r) && start < 0:
-			start = i
-		case !in(r) && start >= 0:
-			add(start, i)
-			start = -1
-		}
-	}
-	if start >= 0 {
-		add(start, len(text))
 	}
 	return out
 }
@@ -530,7 +539,7 @@ func classRuns(text string, in func(rune) bool, keep func(run string) bool, pad 
 // with (digits, "-", "/", ".", "T", " ", ":", "Z", "+") that hold four
 // digits in a row, with their boundaries.
 func isoDateWindows(text string) [][2]int {
-	return classRuns(text, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("-/.T :Z+", r) },
+	return classRuns(text, isDigitByte, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("-/.T :Z+", r) },
 		func(run string) bool { return digitsThen(run, 4, "", false) }, true)
 }
 
@@ -538,7 +547,7 @@ func isoDateWindows(text string) [][2]int {
 // ".", "/", "-", ASCII white space) that hold four digits in a row, with
 // their boundaries.
 func numDateWindows(text string) [][2]int {
-	return classRuns(text, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("./- \t\n\f\r", r) },
+	return classRuns(text, isDigitByte, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("./- \t\n\f\r", r) },
 		func(run string) bool { return digitsThen(run, 4, "", false) }, true)
 }
 
@@ -546,14 +555,14 @@ func numDateWindows(text string) [][2]int {
 // (digits, "(", ")", " ", "-", a no-break space, "+") that hold a digit,
 // with their boundaries (phoneRe's \b looks at the character before).
 func phoneWindows(text string) [][2]int {
-	return classRuns(text, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("() -\u00a0+", r) },
-		func(run string) bool { return digitsThen(run, 1, "", false) }, true)
+	return classRuns(text, isDigitByte, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("() -\u00a0+", r) },
+		func(string) bool { return true }, true)
 }
 
 // numberWindows are the runs of digits and "#" that hold five digits in a
 // row.
 func numberWindows(text string) [][2]int {
-	return classRuns(text, func(r rune) bool { return r >= '0' && r <= '9' || r == '#' },
+	return classRuns(text, isDigitByte, func(r rune) bool { return r >= '0' && r <= '9' || r == '#' },
 		func(run string) bool { return digitsThen(run, 5, "", false) }, false)
 }
 
