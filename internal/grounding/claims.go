@@ -349,10 +349,10 @@ type scan struct {
 	whole bool
 	// lookalikes: see readText.
 	lookalikes map[int]rune
-	// near are the stretches of orig around its runs of at least n
-	// digits (digitStretches), by n, found on first use; windows the
+	// near are the stretches of orig near its runs of digits or its
+	// words of a kind (see windowsOf), found on first use; windows the
 	// windows of the patterns of inWindows, by pattern.
-	near    map[int][][2]int
+	near    map[nearKey][][2]int
 	windows map[*regexp.Regexp][][2]int
 	// words are orig's runs of letters (see hasWord); may remembers which
 	// patterns orig may hold (see mayHold).

@@ -73,22 +73,33 @@ func (s *scan) windowsOf(re *regexp.Regexp) ([][2]int, bool) {
 	if run == 0 {
 		return nil, false
 	}
-	near, ok := s.near[run]
+	key := nearKey{run, endsWithDigits[re]}
+	near, ok := s.near[key]
 	if !ok {
 		if s.near == nil {
-			s.near = map[int][][2]int{}
+			s.near = map[nearKey][][2]int{}
 		}
-		switch run {
-		case monthRun:
+		switch {
+		case run == monthRun:
 			near = wordStretches(s.orig, s.allWords(), isFullMonth, 0)
-		case unitRun:
+		case run == unitRun:
 			near = wordStretches(s.orig, s.allWords(), isUnitWord, '%')
+		case key.before:
+			near = digitStretchesBefore(s.orig, run)
 		default:
 			near = digitStretches(s.orig, run)
 		}
-		s.near[run] = near
+		s.near[key] = near
 	}
 	return near, true
+}
+
+// nearKey keys scan.near: the run of digits or the kind of word (monthRun,
+// unitRun) the stretches are near, and whether they reach before the
+// digits only.
+type nearKey struct {
+	run    int
+	before bool
 }
 
 // mayHold reports whether orig holds what every match of re needs (see
@@ -342,7 +353,14 @@ func containsFoldASCII(text, lit string) bool {
 // order. A stretch starts after whitespace and ends before it, as a
 // match's boundary character would: "^" and "$" at its ends read as the
 // whitespace there.
-func digitStretches(text string, n int) [][2]int {
+func digitStretches(text string, n int) [][2]int { return digitRunStretches(text, n, digitReach) }
+
+// digitStretchesBefore is digitStretches reaching before each run alone,
+// for the patterns that end with their digits (endsWithDigits): after the
+// run a stretch only goes on to whitespace.
+func digitStretchesBefore(text string, n int) [][2]int { return digitRunStretches(text, n, 0) }
+
+func digitRunStretches(text string, n, after int) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(text); i++ {
 		if !isDigitByte(text[i]) {
@@ -353,7 +371,7 @@ func digitStretches(text string, n int) [][2]int {
 			j++
 		}
 		if j-i >= n {
-			out = widen(out, text, i, j)
+			out = widen(out, text, i, j, after)
 		}
 		i = j - 1
 	}
@@ -376,14 +394,14 @@ func wordStretches(text string, ws []word, is func(w word) bool, sign byte) [][2
 	p := next(0)
 	for _, w := range ws {
 		for ; p >= 0 && p < w.start; p = next(p + 1) {
-			out = widen(out, text, p, p+1)
+			out = widen(out, text, p, p+1, digitReach)
 		}
 		if is(w) {
-			out = widen(out, text, w.start, w.end)
+			out = widen(out, text, w.start, w.end, digitReach)
 		}
 	}
 	for ; p >= 0; p = next(p + 1) {
-		out = widen(out, text, p, p+1)
+		out = widen(out, text, p, p+1, digitReach)
 	}
 	return out
 }
@@ -397,12 +415,12 @@ func isFullMonth(w word) bool {
 // whitespace, to the stretches out, merging it with the last one when they
 // overlap or touch. Each widening stops at the stretch before, so a walk
 // over the whole text is linear however long a run without whitespace is.
-func widen(out [][2]int, text string, i, j int) [][2]int {
+func widen(out [][2]int, text string, i, j, after int) [][2]int {
 	k, floor := len(out), 0
 	if k > 0 {
 		floor = out[k-1][1]
 	}
-	lo, hi := max(i-digitReach, floor), max(min(j+digitReach, len(text)), floor)
+	lo, hi := max(i-digitReach, floor), max(min(j+after, len(text)), floor)
 	for lo > floor && !asciiSpace(text[lo-1]) {
 		lo--
 	}
@@ -430,6 +448,13 @@ var needsDigit = map[*regexp.Regexp]int{
 	dmyRe: 4, mdyRe: 4, romanDateRe: 4, monthYearRe: 4, shortYearRe: 2,
 	dmyShortRe: 2, mdyShortRe: 2, romanShortRe: 2,
 	amountAfterRe: 1, amountBeforeRe: 1, durationRe: 1, taxIDRe: 1, ibanRe: 2,
+}
+
+// endsWithDigits are the patterns of needsDigit whose every match ends
+// with its run of digits (a year), what may follow it up to whitespace
+// aside: their stretches reach before the run alone (digitStretchesBefore).
+var endsWithDigits = map[*regexp.Regexp]bool{
+	dmyRe: true, mdyRe: true, romanDateRe: true, monthYearRe: true, dmyShortRe: true, mdyShortRe: true, romanShortRe: true,
 }
 
 // nearWord are the patterns that match only around a word of a kind (a day

@@ -191,6 +191,24 @@ func TestDigitStretches(t *testing.T) {
 	}
 }
 
+// The stretches of a pattern that ends with its digits reach before them
+// alone, and after them to whitespace.
+func TestDigitStretchesBefore(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want [][2]int
+	}{
+		{"2027" + strings.Repeat(" word", 30), [][2]int{{0, 4}}},
+		{"maja 2027r." + strings.Repeat(" word", 30), [][2]int{{0, 11}}},
+		{strings.Repeat("word ", 30) + "2027 word", [][2]int{{85, 154}}},
+		{"12 2027", [][2]int{{0, 7}}},
+	} {
+		if got := digitStretchesBefore(tt.text, 4); !cmp.Equal(got, tt.want) {
+			t.Errorf("digitStretchesBefore(%.40q…, 4) = %v, want %v", tt.text, got, tt.want)
+		}
+	}
+}
+
 // BenchmarkClaimsOfTheInstructions is the scan of a long text with few
 // numbers (the shipped instructions, about 6 KB), which every email's
 // sources would read without the cache.
