@@ -193,7 +193,12 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	renamed := false
+	defer func() {
+		if !renamed {
+			os.Remove(tmp.Name())
+		}
+	}()
 	if _, err := tmp.Write(raw); err != nil {
 		tmp.Close()
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: write %s: %w", tmp.Name(), err)
@@ -211,6 +216,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
+	renamed = true
 	if r.MessageID != "" && o.ext == nil {
 		l := indexLine{MessageID: r.MessageID, To: to, Sender: bareOrEmpty(r.answers()), Date: stamp, File: filepath.Base(path), Notice: r.Notice, Customer: r.about()}
 		if r.Draft {
