@@ -168,9 +168,13 @@ func noReplySender(_ Config, m *message.Message) (Verdict, bool) {
 
 // systemLocalPart reports whether an address's local part names a machine
 // rather than a person.
+// dropSeparators writes "mailer-daemon" and "no_reply" as "mailerdaemon"
+// and "noreply".
+var dropSeparators = strings.NewReplacer("-", "", "_", "", ".", "")
+
 func systemLocalPart(local string) bool {
 	base, _, _ := strings.Cut(local, "+") // subaddress: bounces+123@
-	compact := strings.NewReplacer("-", "", "_", "", ".", "").Replace(base)
+	compact := dropSeparators.Replace(base)
 	switch {
 	case compact == "mailerdaemon", compact == "postmaster", compact == "maildeliverysystem",
 		compact == "maildeliverysubsystem", compact == "mailsystem":

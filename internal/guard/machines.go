@@ -81,10 +81,14 @@ func bounceEvidence(m *message.Message) (header, value string, ok bool) {
 	return "", "", false
 }
 
+// dropSpacing writes "Mail Delivery System" as "maildeliverysystem" (once
+// lower-cased).
+var dropSpacing = strings.NewReplacer("-", "", "_", "", ".", "", " ", "")
+
 // systemName reports whether text names a delivery subsystem
 // ("MAILER-DAEMON", "Mail Delivery System", "postmaster").
 func systemName(text string) bool {
-	compact := strings.NewReplacer("-", "", "_", "", ".", "", " ", "").Replace(strings.ToLower(text))
+	compact := dropSpacing.Replace(strings.ToLower(text))
 	for _, s := range bounceSenders {
 		if strings.Contains(compact, s) {
 			return true

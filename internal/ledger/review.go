@@ -138,6 +138,9 @@ type Query struct {
 	Limit     int // default 200
 }
 
+// likeEscape escapes what LIKE reads as a wildcard, for ESCAPE '\'.
+var likeEscape = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
 // Search returns the entries q selects, most recently updated first.
 func (l *Ledger) Search(ctx context.Context, q Query) ([]Stored, error) {
 	var where []string
@@ -175,7 +178,7 @@ func (l *Ledger) Search(ctx context.Context, q Query) ([]Stored, error) {
 		add(`updated<?`, unix(q.Before))
 	}
 	if t := strings.TrimSpace(q.Text); t != "" {
-		like := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(strings.ToLower(t)) + "%"
+		like := "%" + likeEscape.Replace(strings.ToLower(t)) + "%"
 		where = append(where, `(lower(sender) LIKE ? ESCAPE '\' OR lower(subject) LIKE ? ESCAPE '\' OR lower(message_id) LIKE ? ESCAPE '\'
 			OR scenario LIKE ? ESCAPE '\' OR reason LIKE ? ESCAPE '\' OR state LIKE ? ESCAPE '\')`)
 		for range 6 {
