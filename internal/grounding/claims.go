@@ -355,9 +355,10 @@ type scan struct {
 	near    map[nearKey][][2]int
 	windows map[*regexp.Regexp][][2]int
 	// words are orig's runs of letters (see hasWord); may remembers which
-	// patterns orig may hold (see mayHold).
+	// patterns orig may hold (see mayHold), by holdIndex: 0 not tested
+	// yet, 1 may, 2 cannot.
 	words []word
-	may   map[*regexp.Regexp]bool
+	may   [maxHolds]uint8
 }
 
 func (s *scan) each(re *regexp.Regexp, f func(m []int) (Claim, bool)) {

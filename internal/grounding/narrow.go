@@ -110,16 +110,31 @@ func (s *scan) mayHold(re *regexp.Regexp) bool {
 	if !ok {
 		return true
 	}
-	if v, ok := s.may[re]; ok {
-		return v
+	i := holdIndex[re]
+	if s.may[i] == 0 {
+		s.may[i] = 2
+		if test(s) {
+			s.may[i] = 1
+		}
 	}
-	if s.may == nil {
-		s.may = map[*regexp.Regexp]bool{}
-	}
-	v := test(s)
-	s.may[re] = v
-	return v
+	return s.may[i] == 1
 }
+
+// maxHolds bounds the patterns of holds, so a scan keeps what it learnt of
+// each in an array (scan.may) rather than a map it allocates.
+const maxHolds = 32
+
+// holdIndex numbers the patterns of holds, for scan.may.
+var holdIndex = func() map[*regexp.Regexp]int {
+	if len(holds) > maxHolds {
+		panic("grounding: more patterns in holds than maxHolds")
+	}
+	m := make(map[*regexp.Regexp]int, len(holds))
+	for re := range holds {
+		m[re] = len(m)
+	}
+	return m
+}()
 
 // holds are, for a pattern, a cheap test of the text that every text
 // holding a match passes: the literal or the word the pattern cannot match
