@@ -383,9 +383,11 @@ func (s *scan) wordBefore(i int) (int, bool) {
 	return k, true
 }
 
-// digitNumberBefore reads a number as durationRe does (durNum, on its own)
-// that ends one space before text[i] ("2 " before "or three days"): the
-// number, and where it starts.
+// digitNumberBefore reads a number as durationRe does (durNum: one to
+// three digits, maybe a decimal dot or comma and one or two more, after a
+// character that is no letter, digit, ".", ",", "-", "/" or ":") that ends
+// one space before text[i] ("2 " before "or three days"): the number, and
+// where it starts.
 func digitNumberBefore(text string, i int) (v float64, start int, ok bool) {
 	j := i
 	switch {
@@ -396,26 +398,29 @@ func digitNumberBefore(text string, i int) (v float64, start int, ok bool) {
 	default:
 		return 0, 0, false
 	}
-	m := durNumAtEnd.FindStringSubmatchIndex(text[max(0, j-len("999,99")-utf8.UTFMax):j])
-	if m == nil {
+	digitsFrom := func(k int) int {
+		for k > 0 && isDigitByte(text[k-1]) {
+			k--
+		}
+		return k
+	}
+	k := digitsFrom(j)
+	whole := j - k
+	if whole >= 1 && whole <= 2 && k >= 2 && (text[k-1] == '.' || text[k-1] == ',') && isDigitByte(text[k-2]) {
+		// Decimals: the number's whole part is before the dot.
+		end := k - 1
+		k = digitsFrom(end)
+		whole = end - k
+	}
+	if whole < 1 || whole > 3 {
 		return 0, 0, false
 	}
-	off := max(0, j-len("999,99")-utf8.UTFMax)
-	start = off + m[2]
-	if start == off && off > 0 {
-		// The window cut the number or its boundary: read the boundary
-		// from the whole text.
-		if r, _ := utf8.DecodeLastRuneInString(text[:start]); !numberBoundary(r) {
-			return 0, 0, false
-		}
+	if r, _ := utf8.DecodeLastRuneInString(text[:k]); k > 0 && !numberBoundary(r) {
+		return 0, 0, false
 	}
-	v, err := strconv.ParseFloat(strings.Replace(text[start:j], ",", ".", 1), 64)
-	return v, start, err == nil
+	v, err := strconv.ParseFloat(strings.Replace(text[k:j], ",", ".", 1), 64)
+	return v, k, err == nil
 }
-
-// durNumAtEnd is durNum at the end of a text, after what durationRe takes
-// before a number.
-var durNumAtEnd = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,\-/:])(` + durNum + `)$`)
 
 // numberBoundary reports whether r may stand before a duration's number
 // (durationRe's class before its number).
@@ -461,7 +466,7 @@ var halfJoins = map[string]bool{"i": true, "and": true, "und": true}
 // a few minutes" is how a troubleshooting step reads, not a promise.
 var vagueWords = map[string]string{
 	"kilka": "few", "kilku": "few", "kilkoma": "few", "parę": "few", "paru": "few",
-	"few": "few", "several": "few", "paar": "few", "einige": "few", "einigen": "few",
+	"few": "few", "several": "few", "couple": "few", "paar": "few", "einige": "few", "einigen": "few",
 	"mehrere": "few", "mehreren": "few", "wenige": "few", "wenigen": "few",
 	"kilkanaście": "teens", "kilkunastu": "teens", "kilkunastoma": "teens",
 	"kilkadziesiąt": "tens", "kilkudziesięciu": "tens",

@@ -348,7 +348,8 @@ func TestVagueDurations(t *testing.T) {
 		{"Naprawa potrwa kilka tygodni.", []string{`"kilka tygodni" (duration)`}},
 		{"Naprawa potrwa kilkanaście dni.", []string{`"kilkanaście dni" (duration)`}},
 		{"Naprawa potrwa kilka dni roboczych.", []string{`"kilka dni roboczych" (duration)`}},
-		{"Repair takes a couple of weeks, a reply comes within several hours.", []string{`"a couple of weeks" (duration)`, `"several hours" (duration)`}},
+		{"Repair takes a couple of weeks (a couple weeks), a reply comes within several hours.", []string{`"a couple of weeks" (duration)`,
+			`"a couple weeks" (duration)`, `"several hours" (duration)`}},
 		{"Sie erhalten einige Prozent Rabatt.", []string{`"einige Prozent" (percentage)`}},
 	} {
 		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
