@@ -479,8 +479,8 @@ var endsWithDigits = map[*regexp.Regexp]bool{
 // under the kind's key).
 var nearWord = map[*regexp.Regexp]int{dayMonthRe: monthRun, monthDayRe: monthRun, durationRe: unitRun}
 
-// Keys of scan.near for the stretches near a word (digit runs are keyed by
-// their length).
+// Runs of nearKey for the stretches near a word (the stretches near digits
+// are keyed by the run's length).
 const (
 	monthRun = -1
 	unitRun  = -2
