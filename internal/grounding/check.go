@@ -81,7 +81,11 @@ func (s *Sources) AddText(text string) {
 			s.values[c.cents] = true
 		case KindPhone:
 			s.phones = append(s.phones, c.key)
-			if international(c.Text) {
+			if code, ok := countryCode(c.Text); ok {
+				s.codes[code] = true
+			} else if international(c.Text) {
+				// Written in one run ("+48221234567"): the code is one of
+				// its first three digits' prefixes.
 				for n := 1; n <= 3 && n < len(c.key); n++ {
 					s.codes[c.key[:n]] = true
 				}

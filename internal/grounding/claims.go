@@ -683,6 +683,27 @@ func international(p string) bool {
 	return strings.HasPrefix(p, "+") || strings.HasPrefix(p, "00")
 }
 
+// countryCode returns the country code of a phone number written with
+// it in a group of its own ("+48 22 123 45 67", "0048-22-...", "(+48)
+// 22..."): the one to three digits after "+" or "00" that a separator ends.
+func countryCode(p string) (string, bool) {
+	p = strings.TrimLeft(strings.TrimSpace(p), "(")
+	rest, ok := strings.CutPrefix(p, "+")
+	if !ok {
+		if rest, ok = strings.CutPrefix(p, "00"); !ok {
+			return "", false
+		}
+	}
+	n := 0
+	for n < len(rest) && isDigitByte(rest[n]) {
+		n++
+	}
+	if n < 1 || n > 3 || n == len(rest) || strings.IndexByte(" -()", rest[n]) < 0 && !strings.HasPrefix(rest[n:], "\u00a0") {
+		return "", false
+	}
+	return rest[:n], true
+}
+
 // samePhone: equal digits, or one ends with the other, the shorter has at
 // least 9 digits and the longer at most 3 more (a national number written
 // with and without its country code, which has 1 to 3 digits:

@@ -204,6 +204,9 @@ func TestPhoneCountryCode(t *testing.T) {
 		{"another code than the language's", []string{"Mój numer: 601 234 567."}, "pl", "We will call +45 601 234 567.", []string{`"+45 601 234 567" (phone number)`}},
 		{"English tells no country", []string{"My number: 601 234 567."}, "en", "We will call +44 601 234 567.", []string{`"+44 601 234 567" (phone number)`}},
 		{"the code dropped", []string{"Numer: +48 601 234 567."}, "", "Zadzwonimy pod 601 234 567.", nil},
+		{"only the code the shop's number is written with", []string{"Mój numer: 601 234 567.", "Infolinia: +48 22 123 45 67."}, "",
+			"We will call +4 601 234 567 or +482 601 234 567.", []string{`"+4 601 234 567" (phone number)`, `"+482 601 234 567" (phone number)`}},
+		{"a code in one run with its number", []string{"Mój numer: 601 234 567.", "Infolinia: +48221234567."}, "", "We will call 0048 601 234 567.", nil},
 		{"the number twice, the second in parentheses", []string{"Mój numer: 601 234 567."}, "pl", "Zadzwonimy pod 601 234 567 (601-234-567), infolinia +48 (601) 234 567.", nil},
 		{"another number in parentheses", []string{"Mój numer: 601 234 567."}, "", "Zadzwonimy pod 601 234 567 (602-234-567).", []string{`"602-234-567)" (phone number)`}},
 	} {
