@@ -114,9 +114,9 @@ var (
 	dmyShortRe   = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)\.?` + beforeYear + shortYear + `(?:[^\p{N}]|$)`)
 	mdyShortRe   = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?` + dateSpace + `+` + daysAfter + beforeYear + shortYear + `(?:[^\p{N}]|$)`)
 	romanShortRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\d{1,2})\.[ \x{00A0}\n]?(` + alternation(romanMonths) + `)\.[ \x{00A0}\n]?(\d{2})(?:[^\p{N}.,:]|[.,:](?:[^\p{N}]|$)|$)`)
-	// maja 2028, May 2028, Mai 2028, w maju 2028: a month (its full name)
-	// and a year, no day.
-	monthYearRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}+),?` + dateSpace + `+(\d{4})(?:[^\p{N}]|$)`)
+	// maja 2028, May 2028, Mai 2028, w maju 2028, Jun 2028, Dez. 2028: a
+	// month and a year, no day (see monthBesideYear).
+	monthYearRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}+)(\.?),?` + dateSpace + `+(\d{4})(?:[^\p{N}]|$)`)
 	// 31 maja, 1. Juni, 30 i 31 maja, 5th of June; June 5, May 30 and 31:
 	// a day and its month with no year (see yearless). Neither takes the
 	// character after it, so a match the month's name turns down leaves
@@ -151,9 +151,9 @@ func (s *scan) dates() {
 	// A day written as a word, before its month and year are read alone.
 	s.wordDates()
 	// A month and a year alone, once every fuller form has been read.
-	s.eachSpan(monthYearRe, 1, 2, func(m []int) dateReading {
-		mo, ok := fullMonths[strings.ToLower(s.group(m, 1))]
-		y, err := strconv.Atoi(s.group(m, 2))
+	s.eachSpan(monthYearRe, 1, 3, func(m []int) dateReading {
+		mo, ok := monthBesideYear(s.group(m, 1), s.group(m, 2) != "")
+		y, err := strconv.Atoi(s.group(m, 3))
 		if !ok || err != nil || y < 1900 || y > 2200 {
 			return dateReading{}
 		}
@@ -166,6 +166,20 @@ func (s *scan) dates() {
 	s.eachSpan(monthDayRe, 1, 2, func(m []int) dateReading {
 		return yearless(s.group(m, 1), s.group(m, 2))
 	})
+}
+
+// monthBesideYear reads the month a word before a year names: its full
+// name ("maja 2028", not "maja. 2028", the end of a sentence and a number
+// starting the next), or its abbreviation capitalized or with its dot
+// ("Jun 2028", "Dez. 2028", "cze. 2028"); "sie" only with its dot, for
+// "erhalten Sie 2028 Ersatz" is German "you" and a number.
+func monthBesideYear(word string, dot bool) (int, bool) {
+	lower := strings.ToLower(word)
+	if mo, ok := fullMonths[lower]; ok {
+		return mo, !dot
+	}
+	mo, ok := months[lower]
+	return mo, ok && (dot || lower != "sie" && unicode.IsUpper([]rune(word)[0]))
 }
 
 // writtenDate reads a match of a pattern whose month's name, days and

@@ -316,6 +316,27 @@ func TestListOfDaysAscends(t *testing.T) {
 	}
 }
 
+// A month's abbreviation names a month beside its year when it is
+// capitalized or has its dot; a month's name that begins a compound names
+// no day.
+func TestAbbreviatedMonths(t *testing.T) {
+	var src grounding.Sources
+	src.AddText("Gwarancja do 30 czerwca 2028.")
+	for _, tt := range []struct {
+		reply string
+		want  []string
+	}{
+		{"Valid until Jun 2028 (Jun. 2028, the thirtieth of Jun 2028, cze. 2028).", nil},
+		{"Valid until Jul 2028, the first of Jun. 2029.", []string{`"first of Jun. 2029" (date)`, `"Jul 2028" (date)`}},
+		{"Wenn Sie 2028 kommen, in der ersten Juni-Woche; ważna do maja. 2028 roku.", nil},
+		{"Ważna do Sie. 2028.", []string{`"Sie. 2028" (date)`}},
+	} {
+		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
+			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
+		}
+	}
+}
+
 // A half added to its number is one length: "dwa i pół roku" is 30
 // months, not a pair of 2 years and half a year.
 func TestAndAHalf(t *testing.T) {

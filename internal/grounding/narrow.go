@@ -163,7 +163,7 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 	// month is a word of its own, a run of letters the pattern reads whole.
 	dmyRe:       func(s *scan) bool { return s.hasMonth(months, 4) },
 	mdyRe:       func(s *scan) bool { return s.hasMonth(months, 4) },
-	monthYearRe: func(s *scan) bool { return s.hasMonth(fullMonths, 4) },
+	monthYearRe: func(s *scan) bool { return s.hasMonth(months, 4) },
 	// A month's full name and a digit.
 	dayMonthRe:  func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
 	monthDayRe:  func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
@@ -423,6 +423,12 @@ func wordStretches(text string, ws []word, is func(w word) bool, sign byte) [][2
 
 func isFullMonth(w word) bool {
 	_, ok := fullMonths[w.lower]
+	return ok
+}
+
+// isMonth reports whether w is a month's name or abbreviation.
+func isMonth(w word) bool {
+	_, ok := months[w.lower]
 	return ok
 }
 

@@ -86,7 +86,7 @@ func TestInventedFactsAreRefused(t *testing.T) {
 		"dziewięćdziesiąt dni", "ninety-nine hours", "neunundneunzig Tage", "dziewięć lub dziesięć miesięcy", "31 December '31", "31.XII.31", "+45 22 123 45 67", "+45 601 234 567",
 		"ninth of December", "dziewiątego grudnia 2031", "neunten Dezember", "31 grudnia2031", "December 31,2031", "31. Dezember,2031",
 		"9 or ten days", "nine or 99 hours", "dziewięć i pół roku", "99 i pół dnia",
-		"kilkadziesiąt tygodni", "a couple of years", "in den nächsten Jahren"}
+		"kilkadziesiąt tygodni", "a couple of years", "in den nächsten Jahren", "Dec 2031", "Dez. 2031", "the ninth of Dec 2031"}
 	for range 3000 {
 		text := randomText(r, 6, " | ", " ", ", ", ". ", "\n", " - ")
 		var at []int
@@ -279,7 +279,7 @@ var testPieces = []string{
 	"Tage", "roboczych", "business", "%", "14", "3", "do", "bis", "trzy dni", "twenty-four hours", "zwei bis drei Wochen", "półtora roku",
 	"trzy", "twenty", "vierundzwanzig", "or", "31 May '28", "May 31, '28", "30.V.28", "1. Mai ’28", "'28", "'", "first of June 2027", "June twenty-first", "pierwszego czerwca", "ersten Juni", "of", "first",
 	"kilka dni", "a few days", "a couple of weeks", "w najbliższych dniach", "kilku", "few", "couple", "2 or three days", "two or 3",
-	"dwa i pół roku", "2 i pół", "zweieinhalb Jahre", "pół", "half", "31 maja2027", "May 31,2027", ",2027",
+	"dwa i pół roku", "2 i pół", "zweieinhalb Jahre", "pół", "half", "31 maja2027", "May 31,2027", ",2027", "Jun 2027", "Jun.", "jun", "Mai-Woche",
 	"m\u0430ja", "\u0422\u041a\u0422-000124", "\u0420LN", "https://ex\u0430mple.pl/2027", "j@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444",
 }
 

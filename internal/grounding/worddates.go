@@ -97,13 +97,18 @@ func dayWords(text string, ws []word, k int) (o ordinal, first int, ok bool) {
 // when one follows the month (", 2027", " 2027 r."), else as a day with no
 // year (see yearless).
 func (s *scan) wordDates() {
-	if !s.whole && !s.hasWord(isFullMonth) {
+	if !s.whole && !s.hasWord(isMonth) {
 		return
 	}
 	ws := s.allWords()
 	for k, w := range ws {
-		mo, ok := fullMonths[w.lower]
+		mo, ok := months[w.lower]
 		if !ok {
+			continue
+		}
+		// A month's name that begins a compound ("die erste Mai-Woche")
+		// names no day of it.
+		if rest := s.orig[w.end:]; len(rest) > 1 && rest[0] == '-' && !isDigitByte(rest[1]) {
 			continue
 		}
 		start, end, day := -1, w.end, 0
@@ -138,11 +143,15 @@ func (s *scan) wordDates() {
 			continue
 		}
 		// With the year that follows, if it is one and not claimed; else
-		// with no year.
+		// with no year. An abbreviation names a month beside its year
+		// alone ("the first of Jun 2027"), as monthBesideYear reads it.
 		d := yearless(w.text, strconv.Itoa(day))
 		if y, yEnd := yearAfter(s.orig, end); y != "" && bytes.IndexByte(s.masked[end:yEnd], 0) < 0 {
-			if dy := listDates(y, mo, strconv.Itoa(day)); len(dy.dates) > 0 {
-				d, end = dy, yEnd
+			_, besideYear := monthBesideYear(w.text, strings.HasPrefix(s.orig[end:], "."))
+			if besideYear || isFullMonth(w) {
+				if dy := listDates(y, mo, strconv.Itoa(day)); len(dy.dates) > 0 {
+					d, end = dy, yEnd
+				}
 			}
 		}
 		if len(d.dates) > 0 {
