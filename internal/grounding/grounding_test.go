@@ -106,6 +106,22 @@ func TestClaims(t *testing.T) {
 	}
 }
 
+// unsupportedCase is a reply and the claims of it the sources do not back.
+type unsupportedCase struct {
+	reply string
+	want  []string
+}
+
+// checkUnsupported holds src.Unsupported of each case's reply to its want.
+func checkUnsupported(t *testing.T, src *grounding.Sources, cases []unsupportedCase) {
+	t.Helper()
+	for _, tt := range cases {
+		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
+			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
+		}
+	}
+}
+
 func TestUnsupported(t *testing.T) {
 	var src grounding.Sources
 	src.AddText("Case facts: {\"from\":\"anna@example.pl\",\"serial_numbers\":[\"SN-48213-PL\"],\"received\":\"2026-11-16T10:00:00+01:00\"}")
@@ -114,10 +130,7 @@ func TestUnsupported(t *testing.T) {
 	src.AddText("Wpłaty na rachunek PL61 1090 1014 0000 0712 1981 2874.")
 	src.AddValue(map[string]any{"serial_number": "SN-48213-PL", "status": "valid", "expiration_date": "2027-05-01",
 		"ticket": map[string]any{"ticket_id": "TKT-000123"}, "price": 349.5, "items": []any{"FV/2026/11/042"}})
-	for _, tt := range []struct {
-		reply string
-		want  []string
-	}{
+	checkUnsupported(t, &src, []unsupportedCase{
 		{"Ważna do 2027-05-01, 1 maja 2027, May 1, 2027, 1. Mai 2027, 01.05.2027, 05/01/2027.", nil},
 		{"Zgłoszenie TKT-000123, faktura FV/2026/11/042, SN-48213-PL, sn48213pl? no: SN48213PL.", nil},
 		{"Prosimy dzwonić: 22 123 45 67 albo +48 (22) 123-45-67, www.example.com/serwis/, anna@EXAMPLE.pl.", nil},
@@ -178,11 +191,7 @@ func TestUnsupported(t *testing.T) {
 		{"Zob. https://www.ex\u0430mple.com/serwis, pisz: anna@ex\u0430mple.pl.", []string{
 			`"https://www.exаmple.com/serwis" (url)`, `"anna@exаmple.pl" (email address)`}}, // a Cyrillic "а"
 		{"Kontakt: jan@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444, dziękujemy.", nil},
-	} {
-		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
-			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
-		}
-	}
+	})
 }
 
 // TestPhoneCountryCode: a country code a reply adds to a national number of
@@ -234,10 +243,7 @@ func TestUnsupportedForms(t *testing.T) {
 	src.AddText("Faktury wystawia Ekspres sp. z o.o., NIP 525-000-00-00.")
 	src.AddText("Naprawa trwa do 14 dni roboczych, odbiór kurierem w 2-3 dni. Gwarancja: 24 miesiące. Rabat 10 %.")
 	src.AddValue(map[string]any{"days_left": 167, "discount": "15"})
-	for _, tt := range []struct {
-		reply string
-		want  []string
-	}{
+	checkUnsupported(t, &src, []unsupportedCase{
 		// A duration is backed by the same length in any unit of its
 		// measure, a range by each of its numbers, a function's number in
 		// any unit.
@@ -289,11 +295,7 @@ func TestUnsupportedForms(t *testing.T) {
 		{"Ihr Ticket-Nr. 4822 ist offen.", []string{`"4822" (ticket number)`}},
 		{"Your ticket 9931 is open.", []string{`"9931" (ticket number)`}},
 		{"Sprzedawca: NIP 525-000-00-01.", []string{`"525-000-00-01" (tax number)`}},
-	} {
-		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
-			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
-		}
-	}
+	})
 }
 
 // Numbers before a date that do not ascend to it are not its days: a
@@ -301,19 +303,12 @@ func TestUnsupportedForms(t *testing.T) {
 func TestListOfDaysAscends(t *testing.T) {
 	var src grounding.Sources
 	src.AddText("Serwis nieczynny 5 maja 2027.")
-	for _, tt := range []struct {
-		reply string
-		want  []string
-	}{
+	checkUnsupported(t, &src, []unsupportedCase{
 		{"Serwis czynny w godzinach 8-16, 5 maja 2027 nieczynny; pokój 12, 5 maja.", nil},
 		{"Serwis czynny w godzinach 8-16, 6 maja 2027 nieczynny.", []string{`"6 maja 2027" (date)`}},
 		{"Serwis nieczynny 1, 2 lub 5 maja 2027.", []string{`"1, 2 lub 5 maja 2027" (date)`}},
 		{"Serwis nieczynny 4-5 maja.", []string{`"4-5 maja" (date)`}},
-	} {
-		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
-			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
-		}
-	}
+	})
 }
 
 // A month's abbreviation names a month beside its year when it is
@@ -322,19 +317,12 @@ func TestListOfDaysAscends(t *testing.T) {
 func TestAbbreviatedMonths(t *testing.T) {
 	var src grounding.Sources
 	src.AddText("Gwarancja do 30 czerwca 2028.")
-	for _, tt := range []struct {
-		reply string
-		want  []string
-	}{
+	checkUnsupported(t, &src, []unsupportedCase{
 		{"Valid until Jun 2028 (Jun. 2028, the thirtieth of Jun 2028, cze. 2028).", nil},
 		{"Valid until Jul 2028, the first of Jun. 2029.", []string{`"first of Jun. 2029" (date)`, `"Jul 2028" (date)`}},
 		{"Wenn Sie 2028 kommen, in der ersten Juni-Woche; ważna do maja. 2028 roku.", nil},
 		{"Ważna do Sie. 2028.", []string{`"Sie. 2028" (date)`}},
-	} {
-		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
-			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
-		}
-	}
+	})
 }
 
 // A half added to its number is one length: "dwa i pół roku" is 30
@@ -342,19 +330,12 @@ func TestAbbreviatedMonths(t *testing.T) {
 func TestAndAHalf(t *testing.T) {
 	var src grounding.Sources
 	src.AddText("Przedłużona gwarancja: 30 miesięcy.")
-	for _, tt := range []struct {
-		reply string
-		want  []string
-	}{
+	checkUnsupported(t, &src, []unsupportedCase{
 		{"Gwarancja: dwa i pół roku (2 i pół roku, two and a half years, zweieinhalb Jahre).", nil},
 		{"Gwarancja: trzy i pół roku.", []string{`"trzy i pół roku" (duration)`}},
 		{"Gwarancja: 3 i pół roku, pół roku.", []string{`"3 i pół roku" (duration)`, `"pół roku" (duration)`}},
 		{"Gwarancja: two and a half months.", []string{`"two and a half months" (duration)`}},
-	} {
-		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
-			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
-		}
-	}
+	})
 }
 
 // A vague duration is a promise too: backed only by a vague duration of
@@ -362,10 +343,7 @@ func TestAndAHalf(t *testing.T) {
 func TestVagueDurations(t *testing.T) {
 	var src grounding.Sources
 	src.AddText("Kupiłem ekspres kilka dni temu, naprawa trwa do 14 dni, odpowiemy w najbliższych dniach.")
-	for _, tt := range []struct {
-		reply string
-		want  []string
-	}{
+	checkUnsupported(t, &src, []unsupportedCase{
 		{"Naprawa potrwa kilka dni (a few days, ein paar Tage, einige Tage, parę dni, several days).", nil},
 		{"Odpowiemy w najbliższych dniach (in the coming days, in den nächsten Tagen).", nil},
 		{"Proszę odczekać kilka minut i spróbować ponownie.", nil},
@@ -375,11 +353,7 @@ func TestVagueDurations(t *testing.T) {
 		{"Repair takes a couple of weeks (a couple weeks), a reply comes within several hours.", []string{`"a couple of weeks" (duration)`,
 			`"a couple weeks" (duration)`, `"several hours" (duration)`}},
 		{"Sie erhalten einige Prozent Rabatt.", []string{`"einige Prozent" (percentage)`}},
-	} {
-		if diff := cmp.Diff(tt.want, claimStrings(src.Unsupported(tt.reply))); diff != "" {
-			t.Errorf("Unsupported(%q) (-want +got):\n%s", tt.reply, diff)
-		}
-	}
+	})
 	var numbered grounding.Sources
 	numbered.AddText("Naprawa trwa 3 dni.")
 	numbered.AddValue(map[string]any{"days_left": 3})

@@ -1,6 +1,7 @@
 package grounding
 
 import (
+	"iter"
 	"regexp"
 	"strings"
 	"unicode"
@@ -377,20 +378,30 @@ func digitStretchesBefore(text string, n int) [][2]int { return digitRunStretche
 
 func digitRunStretches(text string, n, after int) [][2]int {
 	var out [][2]int
-	for i := 0; i < len(text); i++ {
-		if !isDigitByte(text[i]) {
-			continue
-		}
-		j := i + 1
-		for j < len(text) && isDigitByte(text[j]) {
-			j++
-		}
-		if j-i >= n {
-			out = widen(out, text, i, j, after)
-		}
-		i = j - 1
+	for i, j := range digitRuns(text, n) {
+		out = widen(out, text, i, j, after)
 	}
 	return out
+}
+
+// digitRuns yields where each run of at least n ASCII digits of text
+// starts and ends, in order.
+func digitRuns(text string, n int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for i := 0; i < len(text); i++ {
+			if !isDigitByte(text[i]) {
+				continue
+			}
+			j := i + 1
+			for j < len(text) && isDigitByte(text[j]) {
+				j++
+			}
+			if j-i >= n && !yield(i, j) {
+				return
+			}
+			i = j - 1
+		}
+	}
 }
 
 // wordStretches is digitStretches around the words (runs of letters, ws)
@@ -619,40 +630,30 @@ func numberWindows(text string) [][2]int {
 // letter: "^" cannot match at the window's start where the text has none).
 func ticketWindows(text string) [][2]int {
 	var out [][2]int
-	for i := 0; i < len(text); i++ {
-		if !isDigitByte(text[i]) {
-			continue
+	for i, j := range digitRuns(text, 3) {
+		b := skipSpaceBack(text, i)
+		if b > 0 && (text[b-1] == ':' || text[b-1] == '#') {
+			b = skipSpaceBack(text, b-1)
 		}
-		j := i + 1
-		for j < len(text) && isDigitByte(text[j]) {
-			j++
+		if b > 0 && text[b-1] == '.' {
+			b--
 		}
-		if j-i >= 3 {
-			b := skipSpaceBack(text, i)
-			if b > 0 && (text[b-1] == ':' || text[b-1] == '#') {
-				b = skipSpaceBack(text, b-1)
+		for b > 0 {
+			r, size := utf8.DecodeLastRuneInString(text[:b])
+			if !unicode.IsLetter(r) && r != '-' {
+				break
 			}
-			if b > 0 && text[b-1] == '.' {
-				b--
-			}
-			for b > 0 {
-				r, size := utf8.DecodeLastRuneInString(text[:b])
-				if !unicode.IsLetter(r) && r != '-' {
-					break
-				}
-				b -= size
-			}
-			if b > 0 {
-				_, size := utf8.DecodeLastRuneInString(text[:b])
-				b -= size
-			}
-			if n := len(out); n > 0 && out[n-1][1] >= b {
-				out[n-1][1] = j
-			} else {
-				out = append(out, [2]int{b, j})
-			}
+			b -= size
 		}
-		i = j - 1
+		if b > 0 {
+			_, size := utf8.DecodeLastRuneInString(text[:b])
+			b -= size
+		}
+		if n := len(out); n > 0 && out[n-1][1] >= b {
+			out[n-1][1] = j
+		} else {
+			out = append(out, [2]int{b, j})
+		}
 	}
 	return out
 }
