@@ -43,7 +43,7 @@ func builtTriage(b *testing.B) string {
 // child of this test binary, which holds the generated inputs, would report
 // at least the test's own peak. The child is therefore spawned by a fresh,
 // small copy of the test binary (rssRunner, below), which reports the
-// child's getrusage figure.
+// child's getrusage figures.
 func peakRSS(b *testing.B, bin, dir string, files ...string) (int64, int) {
 	b.Helper()
 	rss, _, code := measureProcess(b, bin, dir, []string{"--concurrency", "4"}, files...)
@@ -73,6 +73,20 @@ type runOptions struct {
 // measureRun is measureProcess with the options.
 func measureRun(b *testing.B, bin, dir string, o runOptions, files ...string) (rss, cpuMS int64, code int) {
 	b.Helper()
+	u := measureUsage(b, bin, dir, o, files...)
+	return u.rss, u.userMS + u.sysMS, u.code
+}
+
+// usage is what the rss runner reports of a run: peak RSS in bytes, user
+// and system CPU time in ms, and the exit code.
+type usage struct {
+	rss, userMS, sysMS int64
+	code               int
+}
+
+// measureUsage is measureRun with the CPU time as user and system time.
+func measureUsage(b *testing.B, bin, dir string, o runOptions, files ...string) usage {
+	b.Helper()
 	if err := os.MkdirAll(filepath.Join(dir, o.state), 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -93,14 +107,15 @@ func measureRun(b *testing.B, bin, dir string, o runOptions, files ...string) (r
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("rss runner: %v\n%s", err, stderr.String())
 	}
-	var kib int64
-	if _, err := fmt.Sscanf(stdout.String(), "maxrss_kib=%d exit=%d cpu_ms=%d", &kib, &code, &cpuMS); err != nil {
+	var u usage
+	if _, err := fmt.Sscanf(stdout.String(), "maxrss_kib=%d exit=%d user_ms=%d sys_ms=%d", &u.rss, &u.code, &u.userMS, &u.sysMS); err != nil {
 		b.Fatalf("rss runner said %q: %v\n%s", stdout.String(), err, stderr.String())
 	}
-	if code != 0 && code != 1 {
-		b.Fatalf("triage process exited %d:\n%s", code, stderr.String())
+	if u.code != 0 && u.code != 1 {
+		b.Fatalf("triage process exited %d:\n%s", u.code, stderr.String())
 	}
-	return kib * 1024, cpuMS, code
+	u.rss *= 1024
+	return u
 }
 
 const rssRunnerEnv = "TRIAGE_RSS_RUNNER"
@@ -108,8 +123,8 @@ const rssRunnerEnv = "TRIAGE_RSS_RUNNER"
 // rssRunner: when this test binary is started with TRIAGE_RSS_RUNNER=1 it
 // runs its arguments as a command (stdout discarded, stderr passed on; of
 // the environment, PATH, HOME and the Gemini key and address) and
-// prints the command's peak RSS (KiB, as getrusage reports it on Linux) and
-// exit code, then exits.
+// prints the command's peak RSS (KiB, as getrusage reports it on Linux),
+// exit code and user and system CPU time, then exits.
 func init() {
 	if os.Getenv(rssRunnerEnv) == "" {
 		return
@@ -133,8 +148,8 @@ func init() {
 		fmt.Fprintln(os.Stderr, "rss runner: no getrusage on this platform")
 		os.Exit(2)
 	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	fmt.Printf("maxrss_kib=%d exit=%d cpu_ms=%d\n", ru.Maxrss, cmd.ProcessState.ExitCode(), cpu.Milliseconds())
+	user, sys := time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+	fmt.Printf("maxrss_kib=%d exit=%d user_ms=%d sys_ms=%d\n", ru.Maxrss, cmd.ProcessState.ExitCode(), user.Milliseconds(), sys.Milliseconds())
 	os.Exit(0)
 }
 
