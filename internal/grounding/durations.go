@@ -251,7 +251,7 @@ var (
 // no-break space, one line break or one hyphen apart.
 func joined(text string, a, b word) bool {
 	gap := text[a.end:b.start]
-	return gap == " " || gap == "\u00a0" || gap == "\n" || gap == "-"
+	return oneGap(gap) || gap == "-"
 }
 
 // wordNumber reads the number ws[k] and, when it is a tens' unit, the tens

@@ -531,7 +531,7 @@ var inWindows = map[*regexp.Regexp]func(text string) [][2]int{
 func identWindows(text string) [][2]int {
 	return classRuns(text, isDigitByte, func(r rune) bool {
 		return unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_' || r == '/' || r == '-'
-	}, func(string) bool { return true }, false)
+	}, nil, false)
 }
 
 // emailWindows are the runs of an email address's characters (emailRe's
@@ -539,15 +539,15 @@ func identWindows(text string) [][2]int {
 func emailWindows(text string) [][2]int {
 	return classRuns(text, func(b byte) bool { return b == '@' }, func(r rune) bool {
 		return unicode.IsLetter(r) || unicode.IsNumber(r) || strings.ContainsRune("._%+-@", r)
-	}, func(string) bool { return true }, false)
+	}, nil, false)
 }
 
 // classRuns returns the maximal runs of text's runes that in accepts and
 // that hold a byte seed accepts (one in accepts too: an ASCII digit, "@"),
-// of those keep accepts; with pad, each with the rune before and the
-// rune after it, windows that then overlap or touch merged. A run is found
-// from its seed outwards, so text far from every seed costs one test a
-// byte.
+// of those keep accepts (all when keep is nil); with pad, each with the
+// rune before and the rune after it, windows that then overlap or touch
+// merged. A run is found from its seed outwards, so text far from every
+// seed costs one test a byte.
 func classRuns(text string, seed func(byte) bool, in func(rune) bool, keep func(run string) bool, pad bool) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(text); i++ {
@@ -570,7 +570,7 @@ func classRuns(text string, seed func(byte) bool, in func(rune) bool, keep func(
 			end += size
 		}
 		i = end
-		if !keep(text[start:end]) {
+		if keep != nil && !keep(text[start:end]) {
 			continue
 		}
 		if pad {
@@ -613,7 +613,7 @@ func numDateWindows(text string) [][2]int {
 // with their boundaries (phoneRe's \b looks at the character before).
 func phoneWindows(text string) [][2]int {
 	return classRuns(text, isDigitByte, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("() -\u00a0+", r) },
-		func(string) bool { return true }, true)
+		nil, true)
 }
 
 // numberWindows are the runs of digits and "#" that hold five digits in a
