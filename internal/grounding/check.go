@@ -77,8 +77,9 @@ func (s *Sources) AddText(text string) {
 		case KindTaxID:
 			s.squashed[c.key] = true
 		case KindAmount:
+			// An amount written with its currency backs that currency
+			// alone: "5 USD" does not back "5 EUR".
 			s.amounts[amountKey(c)] = true
-			s.values[c.cents] = true
 		case KindPhone:
 			s.phones = append(s.phones, c.key)
 			if code, ok := countryCode(c.Text); ok {

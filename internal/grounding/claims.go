@@ -18,6 +18,7 @@ package grounding
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,6 +112,7 @@ func claimsOf(r readText, whole bool) []Claim {
 	s.phones()
 	s.numbers()
 	s.ticketNumbers(true)
+	s.sharedCurrencies()
 	return s.claims
 }
 
@@ -464,6 +466,55 @@ func (s *scan) amounts() {
 			}
 			return Claim{Kind: KindAmount, cents: cents, currency: currencies[strings.ToLower(c)]}, true
 		})
+	}
+}
+
+// A currency written between two numbers ("$5 EUR 999") is read by the
+// amount patterns with the number before it ("5 EUR"), so the number after
+// it is read by none: a reader sees "EUR 999" too. sharedCurrencies reads,
+// after every other reading, a number no reading took that follows a
+// currency written before its amounts (a sign or an ISO code, not "zł":
+// "50 zł 2 razy" is no amount of 2) as an amount in it.
+var (
+	bareAmountRe   = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,])(` + numPat + `)(?:[^\p{N}]|$)`)
+	currencyBefore = regexp.MustCompile(`(?i:` + alternation(leadingCurrencies) + `)[ \x{00A0}\n]?$`)
+)
+
+// leadingCurrencies are the currencies' names written before an amount.
+var leadingCurrencies = func() map[string]bool {
+	m := map[string]bool{}
+	for name, code := range currencies {
+		if strings.ToLower(code) == name || strings.ContainsAny(name, "$€£") {
+			m[name] = true
+		}
+	}
+	return m
+}()
+
+func (s *scan) sharedCurrencies() {
+	if !slices.ContainsFunc(s.claims, func(c Claim) bool { return c.Kind == KindAmount }) {
+		return
+	}
+	for _, m := range bareAmountRe.FindAllSubmatchIndex(s.masked, -1) {
+		start, end := m[2], m[3]
+		// A currency's name is at most 8 bytes, and a no-break space 2.
+		from := max(0, start-10)
+		c := currencyBefore.FindStringIndex(s.orig[from:start])
+		if c == nil {
+			continue
+		}
+		at := from + c[0]
+		// A code is a word of its own ("EUR", not the end of "DEUR"); a
+		// sign may follow anything ("5$ 999").
+		if r, _ := utf8.DecodeLastRuneInString(s.orig[:at]); at > 0 && isLetterASCII(s.orig[at]) && (unicode.IsLetter(r) || unicode.IsNumber(r)) {
+			continue
+		}
+		cents, ok := parseAmount(s.orig[start:end])
+		if !ok {
+			continue
+		}
+		name := strings.TrimRight(s.orig[at:start], " \u00a0\n")
+		s.claim(Claim{Kind: KindAmount, Text: s.orig[at:end], cents: cents, currency: currencies[strings.ToLower(name)]}, start, end)
 	}
 }
 

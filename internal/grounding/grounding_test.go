@@ -298,6 +298,21 @@ func TestUnsupportedForms(t *testing.T) {
 	})
 }
 
+// An amount a text writes with its currency backs that currency alone;
+// a function's number backs any. A currency between two numbers is read
+// with each of them.
+func TestAmountsKeepTheirCurrency(t *testing.T) {
+	var src grounding.Sources
+	src.AddText("Naprawa pogwarancyjna: 150 zł, wysyłka €5.")
+	src.AddValue(map[string]any{"price": 349.5})
+	checkUnsupported(t, &src, []unsupportedCase{
+		{"Koszt: 150 PLN (150,00 zł), wysyłka 5 EUR; albo 349,50 EUR, $349.50.", nil},
+		{"Zapłacą Państwo 150 zł 2 razy.", nil},
+		{"Koszt: 150 EUR, wysyłka $5.", []string{`"150 EUR" (amount)`, `"$5" (amount)`}},
+		{"Wysyłka €5 EUR 999, 5€ 998.", []string{`"EUR 999" (amount)`, `"€ 998" (amount)`}},
+	})
+}
+
 // Numbers before a date that do not ascend to it are not its days: a
 // list of days is written in their order.
 func TestListOfDaysAscends(t *testing.T) {

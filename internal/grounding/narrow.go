@@ -347,6 +347,8 @@ func isDigitByte(b byte) bool { return b >= '0' && b <= '9' }
 
 func isUpperASCII(b byte) bool { return b >= 'A' && b <= 'Z' }
 
+func isLetterASCII(b byte) bool { return isUpperASCII(b &^ ('a' - 'A')) }
+
 // containsFoldASCII reports whether text holds lit (lower-case ASCII) in
 // any ASCII case.
 func containsFoldASCII(text, lit string) bool {
