@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -94,6 +95,45 @@ func TestOutboxErrors(t *testing.T) {
 	}
 	if _, err := o.Send(context.Background(), &Reply{From: "a@example.com", To: "b@example.com, c@example.com"}); err == nil {
 		t.Error("two recipients accepted")
+	}
+}
+
+// A reply whose file cannot be put in place (a directory stands at its
+// path, which rename cannot replace) is an error, leaves no temporary
+// file, and is not remembered as sent: once the path is free, the same
+// reply is written.
+func TestOutboxRenameFails(t *testing.T) {
+	o, err := NewOutbox(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := &Reply{From: "support@example.com", To: "anna@example.pl", Subject: "Re: a", Body: "b", MessageID: "<triage-1@example.com>", Date: date}
+	if _, err := o.Send(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reply{From: "support@example.com", To: "jan@example.org", Subject: "Re: b", Body: "b", MessageID: "<triage-2@example.com>", Date: date}
+	blocked := filepath.Join(o.Dir(), "20261122T083000Z-triage-2@example.com.eml")
+	if err := os.MkdirAll(filepath.Join(blocked, "inside"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if rc, err := o.Send(context.Background(), r); err == nil || !strings.Contains(err.Error(), blocked) {
+		t.Fatalf("Send onto a directory: receipt %+v, error %v; want an error naming %s", rc, err, blocked)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(o.Dir(), ".tmp-*")); len(tmp) != 0 {
+		t.Errorf("temporary files left: %v", tmp)
+	}
+	if err := os.RemoveAll(blocked); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := o.Send(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Existing || rc.Path != blocked {
+		t.Errorf("receipt %+v after the path was freed, want the reply written at %s", rc, blocked)
+	}
+	if raw, err := os.ReadFile(blocked); err != nil || !strings.Contains(string(raw), "jan@example.org") {
+		t.Errorf("reply file: %v\n%s", err, raw)
 	}
 }
 
