@@ -1,6 +1,7 @@
 package grounding
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // monthNames lists each month's names as written in Polish (nominative,
@@ -161,10 +163,14 @@ func (s *scan) dates() {
 	})
 	// A day and its month with no year, last of all.
 	s.eachSpan(dayMonthRe, 1, 2, func(m []int) dateReading {
-		return yearless(s.group(m, 2), s.group(m, 1)).ascending()
+		d := yearless(s.group(m, 2), s.group(m, 1)).afterHours(s.orig[:m[2]]).ascending()
+		d.more = moreBefore
+		return d
 	})
 	s.eachSpan(monthDayRe, 1, 2, func(m []int) dateReading {
-		return yearless(s.group(m, 1), s.group(m, 2))
+		d := yearless(s.group(m, 1), s.group(m, 2))
+		d.more = moreAfter
+		return d
 	})
 }
 
@@ -193,7 +199,8 @@ func (s *scan) writtenDate(month, days int, century string) func(m []int) dateRe
 		}
 		d := listDates(century+s.group(m, 3), mo, s.group(m, days))
 		if days < month {
-			d = d.ascending()
+			d = d.afterHours(s.orig[:m[2*days]]).ascending()
+			d.more = moreBefore
 		}
 		return d
 	}
@@ -217,9 +224,22 @@ type dateReading struct {
 	// group of days (see ascending); from is where the days read start.
 	days []listDay
 	from int
+	// more: the list may go on before its first day (a list written
+	// before its month) or after its last (one written after it): see
+	// moreDays.
+	more listEnd
 }
 
 type listDay struct{ day, at int }
+
+// listEnd is the end of a list of days more days may stand at.
+type listEnd int
+
+const (
+	noMore listEnd = iota
+	moreBefore
+	moreAfter
+)
 
 // ascending reads a list of days written before their month as its days
 // run up to the month: a list whose days do not ascend ("godziny 8-16, 5
@@ -232,10 +252,77 @@ func (d dateReading) ascending() dateReading {
 	for i > 0 && d.days[i-1].day < d.days[i].day {
 		i--
 	}
-	if i <= 0 || len(d.days) != len(d.dates) {
+	return d.tail(i)
+}
+
+// tail is the reading of the list's days from its i-th on (itself when
+// i is 0, or when a day of the list is no date and the two do not match).
+func (d dateReading) tail(i int) dateReading {
+	if i <= 0 || i >= len(d.days) || len(d.days) != len(d.dates) {
 		return d
 	}
-	return dateReading{dates: d.dates[i:], every: len(d.dates)-i > 1, from: d.days[i].at}
+	return dateReading{dates: d.dates[i:], every: len(d.dates)-i > 1, days: d.days[i:], from: d.days[i].at, more: d.more}
+}
+
+// afterHours reads a list of days written before their month after a
+// range of hours ("w godzinach 8-16, 24 grudnia", "godz. 8 do 16, 24
+// grudnia"): the range's two numbers are hours, and the date is the days
+// after them. before is the text before the list, which may hold the
+// range's first number (the list is at most three days: "godzinach 8-" and
+// "16, 23 i 24 grudnia").
+func (d dateReading) afterHours(before string) dateReading {
+	n, ok := hoursBefore(before)
+	if !ok || len(d.days) <= 2-n {
+		return d
+	}
+	return d.tail(2 - n)
+}
+
+// hoursBefore tells whether text ends in a word of hours and then at most
+// one number with its separators ("godzinach ", "godz. 8 do ",
+// "hours 8-"), and how many numbers follow the word.
+func hoursBefore(text string) (numbers int, ok bool) {
+	for {
+		text = strings.TrimRight(text, " \u00a0\n-,/")
+		w, rest := cutLastWord(text)
+		if w == "do" || w == "to" || w == "bis" {
+			text = rest
+			continue
+		}
+		j := len(text)
+		for j > 0 && isDigitByte(text[j-1]) {
+			j--
+		}
+		if j == len(text) {
+			break
+		}
+		if numbers++; numbers > 1 {
+			return 0, false
+		}
+		text = text[:j]
+	}
+	w, _ := cutLastWord(strings.TrimSuffix(text, "."))
+	return numbers, hoursWords[w]
+}
+
+// hoursWords are the words, lower-cased, a range of hours is written after.
+var hoursWords = map[string]bool{
+	"godzina": true, "godziny": true, "godzinach": true, "godzinie": true, "godz": true,
+	"hours": true, "hour": true, "h": true, "stunden": true, "zeit": true,
+}
+
+// cutLastWord is the run of letters text ends in, lower-cased, and the
+// text before it.
+func cutLastWord(text string) (word, rest string) {
+	start := len(text)
+	for start > 0 {
+		r, size := utf8.DecodeLastRuneInString(text[:start])
+		if !unicode.IsLetter(r) {
+			break
+		}
+		start -= size
+	}
+	return strings.ToLower(text[start:]), text[:start]
 }
 
 func oneOf(dates []string) dateReading { return dateReading{dates: dates} }
@@ -341,10 +428,106 @@ func (s *scan) eachSpanOnce(re *regexp.Regexp, first, last int, f func(m []int) 
 			continue
 		}
 		start, end := m[2*first]+d.from, m[2*last+1]
+		start, end, d = s.moreDays(start, end, d)
 		s.claim(Claim{Kind: KindDate, dates: d.dates, every: d.every}, start, end)
 		found = true
 	}
 	return found
+}
+
+// A list of days is read by the patterns up to three days (see
+// digitReach), and a list whose separator is a word may be read no
+// further than the word, taken for its month's name ("5, 6, 23 i 24
+// grudnia" is first "5, 6, 23" of a month "i"). moreDays reads the rest of
+// such a list from the days the patterns read: the days written before
+// the first one, each lower than the next ("5, 6, 23 i"), up to a number
+// that is one of a range of hours (see afterHours); or the days after the
+// last one of a list written after its month, each higher than the one
+// before ("December 5, 6, 23 and 24"). A day that is no day of the month
+// ends the list. It returns the list's span and reading.
+var (
+	dayBeforeListRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,])(\d{1,2})` + dayOrdinal + daySep + `$`)
+	dayAfterListRe  = regexp.MustCompile(`^` + daySep + `(\d{1,2})(?:st|nd|rd|th)?\b`)
+)
+
+// listReach bounds the text read for one more day: a day, its ordinal
+// ending and a separator word with spaces.
+const listReach = 24
+
+func (s *scan) moreDays(start, end int, d dateReading) (int, int, dateReading) {
+	if d.more == noMore || len(d.days) == 0 || len(d.days) != len(d.dates) {
+		return start, end, d
+	}
+	for {
+		var m []int
+		var at int
+		if d.more == moreBefore {
+			at = max(0, start-listReach)
+			m = dayBeforeListRe.FindStringSubmatchIndex(s.orig[at:start])
+		} else {
+			at = end
+			m = dayAfterListRe.FindStringSubmatchIndex(s.orig[end:min(len(s.orig), end+listReach)])
+		}
+		if m == nil {
+			return start, end, d
+		}
+		from, to := at+m[2], at+m[3]
+		if m[0] == 0 && at > 0 && d.more == moreBefore {
+			// The window's start is no boundary: look at what stands before.
+			if r, _ := utf8.DecodeLastRuneInString(s.orig[:at]); unicode.IsLetter(r) || unicode.IsNumber(r) || r == '.' || r == ',' {
+				return start, end, d
+			}
+		}
+		n, _ := strconv.Atoi(s.orig[from:to])
+		span := [2]int{from, start}
+		if d.more == moreAfter {
+			span = [2]int{end, to}
+		}
+		if bytes.IndexByte(s.masked[span[0]:span[1]], 0) >= 0 {
+			return start, end, d
+		}
+		var one string
+		if d.more == moreBefore {
+			if _, hours := hoursBefore(s.orig[:from]); hours || n >= d.days[0].day {
+				return start, end, d
+			}
+			one = sameMonth(d.dates[0], n)
+		} else {
+			if n <= d.days[len(d.days)-1].day {
+				return start, end, d
+			}
+			one = sameMonth(d.dates[len(d.dates)-1], n)
+		}
+		if one == "" {
+			return start, end, d
+		}
+		if d.more == moreBefore {
+			d.dates = append([]string{one}, d.dates...)
+			d.days = append([]listDay{{day: n}}, d.days...)
+			start = from
+		} else {
+			d.dates = append(d.dates, one)
+			d.days = append(d.days, listDay{day: n})
+			end = to
+		}
+		d.every = true
+	}
+}
+
+// sameMonth is day n of the month of date ("2027-05-31" or "--05-31"), or
+// "" when the month has no such day.
+func sameMonth(date string, n int) string {
+	y, rest := date[:len(date)-6], date[len(date)-5:]
+	if y == "-" {
+		if one := validDates(leapYear, rest[:2], strconv.Itoa(n)); len(one) > 0 {
+			return "--" + one[0][5:]
+		}
+		return ""
+	}
+	if one := validDates(y, rest[:2], strconv.Itoa(n)); len(one) > 0 {
+		return one[0]
+	}
+	return ""
 }
 
 // validDates returns the date as "YYYY-MM-DD" when y, m, d name a real

@@ -326,6 +326,33 @@ func TestListOfDaysAscends(t *testing.T) {
 	})
 }
 
+// A list of more than three days, or one whose separator is a word, is
+// read whole: every day must be backed.
+func TestLongListsOfDays(t *testing.T) {
+	var src grounding.Sources
+	src.AddText("Serwis nieczynny 23 i 24 grudnia 2026.")
+	checkUnsupported(t, &src, []unsupportedCase{
+		{"Nieczynny 23 i 24 grudnia (December 23 and 24); pokój 25, 23 i 24 grudnia; godz. 8-16, 23 i 24 grudnia.", nil},
+		{"Nieczynny 5, 6, 23 i 24 grudnia.", []string{`"5, 6, 23 i 24 grudnia" (date)`}},
+		{"Closed December 5, 6, 23 and 24.", []string{`"December 5, 6, 23 and 24" (date)`}},
+		{"Closed 5, 6, 7, 23 December 2026.", []string{`"5, 6, 7, 23 December 2026" (date)`}},
+	})
+}
+
+// A range of hours before a date is no day of it: "w godzinach 8-16, 24
+// grudnia" states 24 December; without a word of hours the numbers are
+// days of the list.
+func TestHoursBeforeADate(t *testing.T) {
+	var src grounding.Sources
+	src.AddText("Serwis nieczynny 24 grudnia 2026.")
+	checkUnsupported(t, &src, []unsupportedCase{
+		{"Serwis czynny w godzinach 8-16, 24 grudnia nieczynny (godz. 8 do 16, 24 grudnia 2026; hours 8-16, 24 December).", nil},
+		{"Serwis czynny w godzinach 8-16, 23 i 24 grudnia nieczynny.", []string{`"23 i 24 grudnia" (date)`}},
+		{"Serwis czynny w godzinach 8-16, 25 grudnia 2026 nieczynny.", []string{`"25 grudnia 2026" (date)`}},
+		{"Serwis nieczynny 8-16, 24 grudnia.", []string{`"8-16, 24 grudnia" (date)`}},
+	})
+}
+
 // A month's abbreviation names a month beside its year when it is
 // capitalized or has its dot; a month's name that begins a compound names
 // no day.

@@ -86,7 +86,8 @@ func TestInventedFactsAreRefused(t *testing.T) {
 		"dziewięćdziesiąt dni", "ninety-nine hours", "neunundneunzig Tage", "dziewięć lub dziesięć miesięcy", "31 December '31", "31.XII.31", "+45 22 123 45 67", "+45 601 234 567",
 		"ninth of December", "dziewiątego grudnia 2031", "neunten Dezember", "31 grudnia2031", "December 31,2031", "31. Dezember,2031",
 		"9 or ten days", "nine or 99 hours", "dziewięć i pół roku", "99 i pół dnia",
-		"kilkadziesiąt tygodni", "a couple of years", "in den nächsten Jahren", "Dec 2031", "Dez. 2031", "the ninth of Dec 2031"}
+		"kilkadziesiąt tygodni", "a couple of years", "in den nächsten Jahren", "Dec 2031", "Dez. 2031", "the ninth of Dec 2031",
+		"1, 2, 3 i 9 grudnia", "December 1, 2, 3 and 9"}
 	for range 3000 {
 		text := randomText(r, 6, " | ", " ", ", ", ". ", "\n", " - ")
 		var at []int
