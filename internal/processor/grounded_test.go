@@ -145,6 +145,10 @@ func TestGroundedReplies(t *testing.T) {
 			"Gwarancja SN-48213-PL jest ważna do 31 maja2028.",
 			"Your warranty is valid until May 31,2028.",
 		}, want{refusedTwice, []string{`"31 maja2028" (date)`, `"May 31,2028" (date)`}}},
+		{"an invented day hidden in a long list, then one after a currency between two amounts", []string{
+			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Technik przyjedzie 27, 28, 29 i 31 maja.",
+			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Dopłata za kuriera: $0 EUR 35.",
+		}, want{refusedTwice, []string{`"27, 28, 29 i 31 maja" (date)`, `"EUR 35" (amount)`}}},
 		{"invented amount and address", []string{
 			"Naprawa kosztuje 349 zł, prosimy o wpłatę i kontakt: naprawy@serwis-example.pl, https://serwis-example.pl/platnosc.",
 			good,
