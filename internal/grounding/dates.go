@@ -17,7 +17,7 @@ import (
 // genitive and locative), English or German, lower-cased; abbreviations
 // are listed apart, because some are also ordinary words ("sie" is German
 // for "you", "mar" and "lis" are words too) and so name a month only beside
-// a day.
+// a day or a year (see monthBesideYear).
 var monthNames = [12]struct{ full, abbr []string }{
 	{[]string{"january", "styczeń", "stycznia", "styczniu", "styczen", "januar", "jänner"}, []string{"jan", "sty", "jänn"}},
 	{[]string{"february", "luty", "lutego", "lutym", "februar"}, []string{"feb", "lut"}},
@@ -176,16 +176,25 @@ func (s *scan) dates() {
 
 // monthBesideYear reads the month a word before a year names: its full
 // name ("maja 2028", not "maja. 2028", the end of a sentence and a number
-// starting the next), or its abbreviation capitalized or with its dot
-// ("Jun 2028", "Dez. 2028", "cze. 2028"); "sie" only with its dot, for
-// "erhalten Sie 2028 Ersatz" is German "you" and a number.
+// starting the next), or its abbreviation ("Jun 2028", "jun 2028", "Dez.
+// 2028", "cze 2028"). The abbreviations that are words too name a month
+// only written as one: "sie" with its dot, for "erhalten Sie 2028 Ersatz"
+// is German "you" and a number; "mar" and "lis" capitalized or with it.
 func monthBesideYear(word string, dot bool) (int, bool) {
 	lower := strings.ToLower(word)
 	if mo, ok := fullMonths[lower]; ok {
 		return mo, !dot
 	}
 	mo, ok := months[lower]
-	return mo, ok && (dot || lower != "sie" && unicode.IsUpper([]rune(word)[0]))
+	switch {
+	case !ok || dot:
+		return mo, ok
+	case lower == "sie":
+		return mo, false
+	case lower == "mar" || lower == "lis":
+		return mo, unicode.IsUpper([]rune(word)[0])
+	}
+	return mo, true
 }
 
 // writtenDate reads a match of a pattern whose month's name, days and

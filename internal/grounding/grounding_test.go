@@ -353,14 +353,15 @@ func TestHoursBeforeADate(t *testing.T) {
 	})
 }
 
-// A month's abbreviation names a month beside its year when it is
-// capitalized or has its dot; a month's name that begins a compound names
-// no day.
+// A month's abbreviation names a month beside its year (one that is a
+// word too only capitalized or with its dot); a month's name that begins a
+// compound names no day.
 func TestAbbreviatedMonths(t *testing.T) {
 	var src grounding.Sources
 	src.AddText("Gwarancja do 30 czerwca 2028.")
 	checkUnsupported(t, &src, []unsupportedCase{
-		{"Valid until Jun 2028 (Jun. 2028, the thirtieth of Jun 2028, cze. 2028).", nil},
+		{"Valid until Jun 2028 (Jun. 2028, the thirtieth of Jun 2028, cze. 2028, jun 2028, cze 2028).", nil},
+		{"Valid until jul 2028, lip 2028; zakończy sie 2028, mar 2028, lis 2028.", []string{`"jul 2028" (date)`, `"lip 2028" (date)`}},
 		{"Valid until Jul 2028, the first of Jun. 2029.", []string{`"first of Jun. 2029" (date)`, `"Jul 2028" (date)`}},
 		{"Wenn Sie 2028 kommen, in der ersten Juni-Woche; ważna do maja. 2028 roku.", nil},
 		{"Ważna do Sie. 2028.", []string{`"Sie. 2028" (date)`}},
