@@ -75,6 +75,8 @@ type Detector struct {
 	langs  []lingua.Language
 	once   sync.Once
 	lingua lingua.LanguageDetector
+	// first is the first detection (see Detect).
+	first sync.Once
 }
 
 // New checks cfg: every code must be an ISO 639-1 code lingua knows.
@@ -159,7 +161,16 @@ func (d *Detector) Detect(text string) string {
 		return d.def
 	}
 	d.build()
-	values := d.lingua.ComputeLanguageConfidenceValues(text)
+	// lingua loads a language's model at its first use, and detections
+	// that meet before it is loaded each load it (a Latin-script text
+	// needs about 150 ms of CPU of them): the first detection runs alone,
+	// and those that meet it wait for the models it loads.
+	var values []lingua.ConfidenceValue
+	first := false
+	d.first.Do(func() { values, first = d.lingua.ComputeLanguageConfidenceValues(text), true })
+	if !first {
+		values = d.lingua.ComputeLanguageConfidenceValues(text)
+	}
 	if len(values) < 2 {
 		return d.def
 	}
