@@ -158,3 +158,38 @@ func cpuTime(b *testing.B) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkReplyFileFloor is what the file system alone charges for one
+// reply file written as Send writes it (a temporary file, its bytes, its
+// fsync, the rename): the floor under BenchmarkOutboxSend's figure, which
+// on a virtual disk is most of it.
+func BenchmarkReplyFileFloor(b *testing.B) {
+	dir := b.TempDir()
+	raw, err := Render(&Reply{From: "support@example.com", To: "c@example.org", Subject: "Re: x", Body: "b", MessageID: "<floor@example.com>"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cpu0 := cpuTime(b)
+	b.ResetTimer()
+	defer func() {
+		b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+	}()
+	for i := range b.N {
+		f, err := os.CreateTemp(dir, ".tmp-*.eml")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Write(raw); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Rename(f.Name(), filepath.Join(dir, fmt.Sprintf("%06d.eml", i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
