@@ -464,63 +464,72 @@ var (
 const listReach = 24
 
 func (s *scan) moreDays(start, end int, d dateReading) (int, int, dateReading) {
-	if d.more == noMore || len(d.days) == 0 || len(d.days) != len(d.dates) {
+	if len(d.days) == 0 || len(d.days) != len(d.dates) {
 		return start, end, d
 	}
-	for {
-		var m []int
-		var at int
-		if d.more == moreBefore {
-			at = max(0, start-listReach)
-			m = dayBeforeListRe.FindStringSubmatchIndex(s.orig[at:start])
-		} else {
-			at = end
-			m = dayAfterListRe.FindStringSubmatchIndex(s.orig[end:min(len(s.orig), end+listReach)])
-		}
-		if m == nil {
-			return start, end, d
-		}
-		from, to := at+m[2], at+m[3]
-		if m[0] == 0 && at > 0 && d.more == moreBefore {
-			// The window's start is no boundary: look at what stands before.
-			if r, _ := utf8.DecodeLastRuneInString(s.orig[:at]); unicode.IsLetter(r) || unicode.IsNumber(r) || r == '.' || r == ',' {
-				return start, end, d
+	switch d.more {
+	case moreBefore:
+		for {
+			from, n, ok := s.dayBefore(start)
+			if !ok || n >= d.days[0].day {
+				break
 			}
-		}
-		n, _ := strconv.Atoi(s.orig[from:to])
-		span := [2]int{from, start}
-		if d.more == moreAfter {
-			span = [2]int{end, to}
-		}
-		if bytes.IndexByte(s.masked[span[0]:span[1]], 0) >= 0 {
-			return start, end, d
-		}
-		var one string
-		if d.more == moreBefore {
-			if _, hours := hoursBefore(s.orig[:from]); hours || n >= d.days[0].day {
-				return start, end, d
+			if _, hours := hoursBefore(s.orig[:from]); hours {
+				break
 			}
-			one = sameMonth(d.dates[0], n)
-		} else {
-			if n <= d.days[len(d.days)-1].day {
-				return start, end, d
+			one := sameMonth(d.dates[0], n)
+			if one == "" {
+				break
 			}
-			one = sameMonth(d.dates[len(d.dates)-1], n)
-		}
-		if one == "" {
-			return start, end, d
-		}
-		if d.more == moreBefore {
 			d.dates = append([]string{one}, d.dates...)
 			d.days = append([]listDay{{day: n}}, d.days...)
-			start = from
-		} else {
+			start, d.every = from, true
+		}
+	case moreAfter:
+		for {
+			to, n, ok := s.dayAfter(end)
+			if !ok || n <= d.days[len(d.days)-1].day {
+				break
+			}
+			one := sameMonth(d.dates[len(d.dates)-1], n)
+			if one == "" {
+				break
+			}
 			d.dates = append(d.dates, one)
 			d.days = append(d.days, listDay{day: n})
-			end = to
+			end, d.every = to, true
 		}
-		d.every = true
 	}
+	return start, end, d
+}
+
+// dayBefore reads a day and a list's separator no reading took that end
+// at i ("23 i "): where the day starts, and the day.
+func (s *scan) dayBefore(i int) (int, int, bool) {
+	at := max(0, i-listReach)
+	m := dayBeforeListRe.FindStringSubmatchIndex(s.orig[at:i])
+	if m == nil || bytes.IndexByte(s.masked[at+m[2]:i], 0) >= 0 {
+		return 0, 0, false
+	}
+	if m[0] == 0 && at > 0 {
+		// The window's start is no boundary: look at what stands before.
+		if r, _ := utf8.DecodeLastRuneInString(s.orig[:at]); unicode.IsLetter(r) || unicode.IsNumber(r) || r == '.' || r == ',' {
+			return 0, 0, false
+		}
+	}
+	n, _ := strconv.Atoi(s.orig[at+m[2] : at+m[3]])
+	return at + m[2], n, true
+}
+
+// dayAfter reads a list's separator and a day no reading took from i ("
+// and 24"): where the day ends, and the day.
+func (s *scan) dayAfter(i int) (int, int, bool) {
+	m := dayAfterListRe.FindStringSubmatchIndex(s.orig[i:min(len(s.orig), i+listReach)])
+	if m == nil || bytes.IndexByte(s.masked[i:i+m[3]], 0) >= 0 {
+		return 0, 0, false
+	}
+	n, _ := strconv.Atoi(s.orig[i+m[2] : i+m[3]])
+	return i + m[3], n, true
 }
 
 // sameMonth is day n of the month of date ("2027-05-31" or "--05-31"), or
