@@ -172,6 +172,39 @@ func (s *scan) dates() {
 		d.more = moreAfter
 		return d
 	})
+	s.daysAfterTakenMonths()
+}
+
+// An English month's name may stand between two days, read with the one
+// before it ("24. December 9", "1st December 9th": "24. December" and "1st
+// December"), so the one after it is read by none. daysAfterTakenMonths
+// reads a day right after such a name, one it ends a sentence or a clause
+// with or writes with its ordinal ending ("December 9.", "December 9th"),
+// as a date of its own ("1 December 2 engineers" is a number of
+// engineers).
+var dayAfterMonthRe = regexp.MustCompile(`^` + dateSpace + `+(\d{1,2})(?:(?:st|nd|rd|th)\b|[.,;:!?)]|$)`)
+
+func (s *scan) daysAfterTakenMonths() {
+	if !s.whole && !s.hasWord(isMonth) {
+		return
+	}
+	for _, w := range s.allWords() {
+		mo, ok := fullMonths[w.lower]
+		if !ok || !englishMonths[w.lower] || !unicode.IsUpper([]rune(w.text)[0]) || s.masked[w.start] != 0 {
+			continue
+		}
+		m := dayAfterMonthRe.FindStringSubmatchIndex(s.orig[w.end:min(len(s.orig), w.end+listReach)])
+		if m == nil {
+			continue
+		}
+		from, to := w.end+m[2], w.end+m[3]
+		if bytes.IndexByte(s.masked[w.end:to], 0) >= 0 {
+			continue
+		}
+		if d := listDates("", mo, s.orig[from:to]); len(d.dates) > 0 {
+			s.claim(Claim{Kind: KindDate, Text: w.text + s.orig[w.end:to], dates: d.dates}, from, to)
+		}
+	}
 }
 
 // monthBesideYear reads the month a word before a year names: its full
@@ -455,8 +488,8 @@ func (s *scan) eachSpanOnce(re *regexp.Regexp, first, last int, f func(m []int) 
 // before ("December 5, 6, 23 and 24"). A day that is no day of the month
 // ends the list. It returns the list's span and reading.
 var (
-	dayBeforeListRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,])(\d{1,2})` + dayOrdinal + daySep + `$`)
-	dayAfterListRe  = regexp.MustCompile(`^` + daySep + `(\d{1,2})(?:st|nd|rd|th)?\b`)
+	dayBeforeListRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}.,])(\d{1,2})` + dayOrdinal + daySep + `$`)
+	dayAfterListRe  = regexp.MustCompile(`(?i)^` + daySep + `(\d{1,2})(?:st|nd|rd|th)?\b`)
 )
 
 // listReach bounds the text read for one more day: a day, its ordinal

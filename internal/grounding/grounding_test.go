@@ -339,6 +339,18 @@ func TestLongListsOfDays(t *testing.T) {
 	})
 }
 
+// An English month's name between two days is read with each: a reader
+// sees "December 9" in "24. December 9." as well as "24. December".
+func TestMonthBetweenTwoDays(t *testing.T) {
+	var src grounding.Sources
+	src.AddText("Serwis nieczynny 23 i 24 grudnia 2026.")
+	checkUnsupported(t, &src, []unsupportedCase{
+		{"Closed 24. December 23. On 24 December 2 engineers come.", nil},
+		{"Closed 24. December 9.", []string{`"December 9" (date)`}},
+		{"Closed 23rd December 9th and on 24. Dezember.", []string{`"December 9" (date)`}},
+	})
+}
+
 // A range of hours before a date is no day of it: "w godzinach 8-16, 24
 // grudnia" states 24 December; without a word of hours the numbers are
 // days of the list.

@@ -281,6 +281,7 @@ var testPieces = []string{
 	"trzy", "twenty", "vierundzwanzig", "or", "31 May '28", "May 31, '28", "30.V.28", "1. Mai ’28", "'28", "'", "first of June 2027", "June twenty-first", "pierwszego czerwca", "ersten Juni", "of", "first",
 	"kilka dni", "a few days", "a couple of weeks", "w najbliższych dniach", "kilku", "few", "couple", "2 or three days", "two or 3",
 	"dwa i pół roku", "2 i pół", "zweieinhalb Jahre", "pół", "half", "31 maja2027", "May 31,2027", ",2027", "Jun 2027", "Jun.", "jun", "Mai-Woche",
+	"5, 6, 23 i 24 grudnia", "December 5, 6, 23 and 24", "w godzinach 8-16", "godz.", "hours", "$5 EUR 7", "EUR", "cze 2028", "mar",
 	"m\u0430ja", "\u0422\u041a\u0422-000124", "\u0420LN", "https://ex\u0430mple.pl/2027", "j@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444",
 }
 
