@@ -163,7 +163,7 @@ func (s *scan) dates() {
 	})
 	// A day and its month with no year, last of all.
 	s.eachSpan(dayMonthRe, 1, 2, func(m []int) dateReading {
-		d := yearless(s.group(m, 2), s.group(m, 1)).afterHours(s.orig[:m[2]]).ascending()
+		d := yearless(s.group(m, 2), s.group(m, 1)).afterHours(s.orig[:m[2]]).afterNumber(s.orig[:m[2]]).ascending()
 		d.more = moreBefore
 		return d
 	})
@@ -241,7 +241,7 @@ func (s *scan) writtenDate(month, days int, century string) func(m []int) dateRe
 		}
 		d := listDates(century+s.group(m, 3), mo, s.group(m, days))
 		if days < month {
-			d = d.afterHours(s.orig[:m[2*days]]).ascending()
+			d = d.afterHours(s.orig[:m[2*days]]).afterNumber(s.orig[:m[2*days]]).ascending()
 			d.more = moreBefore
 		}
 		return d
@@ -318,6 +318,18 @@ func (d dateReading) afterHours(before string) dateReading {
 		return d
 	}
 	return d.tail(2 - n)
+}
+
+// afterNumber reads a list of days written before their month whose first
+// number is the end of another number ("wersja 2.5, 24 grudnia", "do
+// 30.04, 5 maja"): the date is the days after it. before is the text
+// before the list.
+func (d dateReading) afterNumber(before string) dateReading {
+	n := len(before)
+	if n < 2 || before[n-1] != '.' && before[n-1] != ',' || !isDigitByte(before[n-2]) {
+		return d
+	}
+	return d.tail(1)
 }
 
 // hoursBefore tells whether text ends in a word of hours and then at most

@@ -314,12 +314,14 @@ func TestAmountsKeepTheirCurrency(t *testing.T) {
 }
 
 // Numbers before a date that do not ascend to it are not its days: a
-// list of days is written in their order.
+// list of days is written in their order. Nor is the end of another
+// number ("2.5, 5 maja").
 func TestListOfDaysAscends(t *testing.T) {
 	var src grounding.Sources
 	src.AddText("Serwis nieczynny 5 maja 2027.")
 	checkUnsupported(t, &src, []unsupportedCase{
 		{"Serwis czynny w godzinach 8-16, 5 maja 2027 nieczynny; pokój 12, 5 maja.", nil},
+		{"Wersja 2.5, 5 maja 2027; zgłoszenia do 30.04, 5 maja nieczynny.", nil},
 		{"Serwis czynny w godzinach 8-16, 6 maja 2027 nieczynny.", []string{`"6 maja 2027" (date)`}},
 		{"Serwis nieczynny 1, 2 lub 5 maja 2027.", []string{`"1, 2 lub 5 maja 2027" (date)`}},
 		{"Serwis nieczynny 4-5 maja.", []string{`"4-5 maja" (date)`}},
