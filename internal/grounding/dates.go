@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -168,7 +169,7 @@ func (s *scan) dates() {
 		return d
 	})
 	s.eachSpan(monthDayRe, 1, 2, func(m []int) dateReading {
-		d := yearless(s.group(m, 1), s.group(m, 2))
+		d := yearless(s.group(m, 1), s.group(m, 2)).endsAtNoDay()
 		d.more = moreAfter
 		return d
 	})
@@ -176,13 +177,16 @@ func (s *scan) dates() {
 }
 
 // An English month's name may stand between two days, read with the one
-// before it ("24. December 9", "1st December 9th": "24. December" and "1st
-// December"), so the one after it is read by none. daysAfterTakenMonths
-// reads a day right after such a name, one it ends a sentence or a clause
-// with or writes with its ordinal ending ("December 9.", "December 9th"),
-// as a date of its own ("1 December 2 engineers" is a number of
-// engineers).
-var dayAfterMonthRe = regexp.MustCompile(`^` + dateSpace + `+(\d{1,2})(?:(?:st|nd|rd|th)\b|[.,;:!?)]|$)`)
+// before it ("24. December 9", "1st December 9th", "23 December 9 and
+// 24": "24. December", "1st December", "23 December"), so the days after
+// it are read by none. daysAfterTakenMonths reads the days right after
+// such a name as a date of their own, but for a time ("24 December
+// 10:00"). "1 December 2 engineers" reads as December 2 too: a reply
+// that means a number of engineers writes it as a word.
+var (
+	daysAfterMonthRe = regexp.MustCompile(`(?i)^` + dateSpace + `+` + daysAfter + `\b`)
+	timeAfterRe      = regexp.MustCompile(`^[:.]\d`)
+)
 
 func (s *scan) daysAfterTakenMonths() {
 	if !s.whole && !s.hasWord(isMonth) {
@@ -193,17 +197,19 @@ func (s *scan) daysAfterTakenMonths() {
 		if !ok || !englishMonths[w.lower] || !unicode.IsUpper([]rune(w.text)[0]) || s.masked[w.start] != 0 {
 			continue
 		}
-		m := dayAfterMonthRe.FindStringSubmatchIndex(s.orig[w.end:min(len(s.orig), w.end+listReach)])
+		m := daysAfterMonthRe.FindStringSubmatchIndex(s.orig[w.end:min(len(s.orig), w.end+listReach*3)])
 		if m == nil {
 			continue
 		}
-		from, to := w.end+m[2], w.end+m[3]
-		if bytes.IndexByte(s.masked[w.end:to], 0) >= 0 {
+		from, to := w.end+m[2], w.end+m[1]
+		d := listDates("", mo, s.orig[from:to]).endsAtNoDay()
+		if d.until > 0 {
+			to = from + d.until
+		}
+		if len(d.dates) == 0 || timeAfterRe.MatchString(s.orig[to:]) || bytes.IndexByte(s.masked[w.end:to], 0) >= 0 {
 			continue
 		}
-		if d := listDates("", mo, s.orig[from:to]); len(d.dates) > 0 {
-			s.claim(Claim{Kind: KindDate, Text: w.text + s.orig[w.end:to], dates: d.dates}, from, to)
-		}
+		s.claim(Claim{Kind: KindDate, Text: w.text + s.orig[w.end:to], dates: d.dates, every: d.every}, from, to)
 	}
 }
 
@@ -243,6 +249,10 @@ func (s *scan) writtenDate(month, days int, century string) func(m []int) dateRe
 		if days < month {
 			d = d.afterHours(s.orig[:m[2*days]]).afterNumber(s.orig[:m[2*days]]).ascending()
 			d.more = moreBefore
+		} else if !d.allDays() {
+			// Read without its year (monthDayRe), up to the number that
+			// is no day.
+			return dateReading{}
 		}
 		return d
 	}
@@ -266,13 +276,21 @@ type dateReading struct {
 	// group of days (see ascending); from is where the days read start.
 	days []listDay
 	from int
+	// until, when not 0, is where the days read end in the pattern's
+	// last group, its days (see endsAtNoDay).
+	until int
 	// more: the list may go on before its first day (a list written
 	// before its month) or after its last (one written after it): see
 	// moreDays.
 	more listEnd
 }
 
-type listDay struct{ day, at int }
+// listDay is a day of a list as written: where it starts and ends in its
+// group of days, and whether it is a day of the month.
+type listDay struct {
+	day, at, end int
+	ok           bool
+}
 
 // listEnd is the end of a list of days more days may stand at.
 type listEnd int
@@ -295,6 +313,25 @@ func (d dateReading) ascending() dateReading {
 		i--
 	}
 	return d.tail(i)
+}
+
+// allDays reports whether every number of the list is a day of its month.
+func (d dateReading) allDays() bool {
+	return !slices.ContainsFunc(d.days, func(day listDay) bool { return !day.ok })
+}
+
+// endsAtNoDay reads a list of days written after its month up to its
+// first number that is no day of the month: "May 1st, 99%" states May 1,
+// and its 99 is a percentage the list must not hide.
+func (d dateReading) endsAtNoDay() dateReading {
+	k := slices.IndexFunc(d.days, func(day listDay) bool { return !day.ok })
+	switch k {
+	case -1:
+		return d
+	case 0:
+		return dateReading{}
+	}
+	return dateReading{dates: d.dates[:k], every: k > 1, days: d.days[:k], until: d.days[k-1].end, more: d.more}
 }
 
 // tail is the reading of the list's days from its i-th on (itself when
@@ -398,7 +435,7 @@ func listDates(y string, mo int, days string) dateReading {
 		}
 		d := days[i:j]
 		n, _ := strconv.Atoi(d)
-		read = append(read, listDay{n, i})
+		start := i
 		i = j
 		var one []string
 		if y == "" {
@@ -409,6 +446,7 @@ func listDates(y string, mo int, days string) dateReading {
 			one = validDates(y, strconv.Itoa(mo), d)
 		}
 		ds = append(ds, one...)
+		read = append(read, listDay{day: n, at: start, end: j, ok: len(one) > 0})
 	}
 	return dateReading{dates: ds, every: len(ds) > 1, days: read}
 }
@@ -476,17 +514,59 @@ func (s *scan) eachSpan(re *regexp.Regexp, first, last int, f func(m []int) date
 }
 
 func (s *scan) eachSpanOnce(re *regexp.Regexp, first, last int, f func(m []int) dateReading) (found bool) {
-	for _, m := range s.find(re) {
+	// A match turned down took the character after it, which may be the
+	// next one's boundary ("nr 4821 Dez. 2031": "nr 4821" is no date, and
+	// "Dez. 2031" lost its space; "45.13.2031 31.12.2031"): hidden holds
+	// where each such character is, to read a match from there.
+	var hidden []int
+	take := func(m []int) {
 		d := f(m)
 		if len(d.dates) == 0 {
-			continue
+			if k := m[2*last+1]; k < m[1] {
+				hidden = append(hidden, k)
+			}
+			return
 		}
 		start, end := m[2*first]+d.from, m[2*last+1]
+		if d.until > 0 {
+			end = m[2*last] + d.until
+		}
 		start, end, d = s.moreDays(start, end, d)
 		s.claim(Claim{Kind: KindDate, dates: d.dates, every: d.every}, start, end)
 		found = true
 	}
+	for _, m := range s.find(re) {
+		take(m)
+	}
+	for len(hidden) > 0 {
+		k := hidden[0]
+		hidden = hidden[1:]
+		if m := matchAt(re, s.masked, k); m != nil && m[2*first] > k {
+			take(m)
+		}
+	}
 	return found
+}
+
+// anchored are the date patterns anchored at the start of the text they
+// read, by pattern, made on first use.
+var anchored sync.Map
+
+// matchAt is re's match that starts at text[i], its offsets in text, or
+// nil. One whose first group starts at i too took the start of text[i:]
+// for its boundary: the caller knows what stands before.
+func matchAt(re *regexp.Regexp, text []byte, i int) []int {
+	a, ok := anchored.Load(re)
+	if !ok {
+		a, _ = anchored.LoadOrStore(re, regexp.MustCompile(`^(?:`+re.String()+`)`))
+	}
+	m := a.(*regexp.Regexp).FindSubmatchIndex(text[i:])
+	for j := range m {
+		if m[j] >= 0 {
+			m[j] += i
+		}
+	}
+	return m
 }
 
 // A list of days is read by the patterns up to three days (see

@@ -342,14 +342,29 @@ func TestLongListsOfDays(t *testing.T) {
 }
 
 // An English month's name between two days is read with each: a reader
-// sees "December 9" in "24. December 9." as well as "24. December".
+// sees "December 9" in "24. December 9." as well as "24. December"; a time
+// after it is no day.
 func TestMonthBetweenTwoDays(t *testing.T) {
 	var src grounding.Sources
 	src.AddText("Serwis nieczynny 23 i 24 grudnia 2026.")
 	checkUnsupported(t, &src, []unsupportedCase{
-		{"Closed 24. December 23. On 24 December 2 engineers come.", nil},
+		{"Closed 24. December 23. On 24 December 10:00-14:00 only.", nil},
+		{"On 24 December 2 engineers come.", []string{`"December 2" (date)`}},
 		{"Closed 24. December 9.", []string{`"December 9" (date)`}},
-		{"Closed 23rd December 9th and on 24. Dezember.", []string{`"December 9" (date)`}},
+		{"Closed 23rd December 9th and on 24. Dezember; 23 December 9 and 24.", []string{`"December 9th" (date)`, `"December 9 and 24" (date)`}},
+	})
+}
+
+// A form that is no date does not hide the date after it, and a list of
+// days after its month ends before a number that is no day of the month.
+func TestNoDateHidesNothing(t *testing.T) {
+	var src grounding.Sources
+	src.AddText("Zgłoszenie nr 4821: serwis nieczynny 24 grudnia 2026, gwarancja do 1 maja 2027.")
+	checkUnsupported(t, &src, []unsupportedCase{
+		{"Valid until May 1st, 2027; closed 24. December, nr 4821.", nil},
+		{"Zgłoszenie nr 4821 Dez. 2031.", []string{`"Dez. 2031" (date)`}},
+		{"Daty: 45.13.2031 31.12.2031.", []string{`"31.12.2031" (date)`}},
+		{"Valid until May 1st, 99% off.", []string{`"99%" (percentage)`}},
 	})
 }
 

@@ -74,9 +74,13 @@ func TestHardWrapStatesTheSame(t *testing.T) {
 	}
 }
 
-// A reply its sources back, with one invented fact put in as a sentence
-// of its own anywhere, is refused: the fact is read whatever stands around
-// it, over texts built at random from testPieces.
+// A reply its sources back, with one invented fact put in anywhere, as a
+// sentence of its own or glued to what stands around it by a space, a
+// comma, a dash or a parenthesis, is refused: the fact is read whatever
+// stands around it, over texts built at random from testPieces.
+// factSeps put an invented fact into a text.
+var factSeps = []string{". ", " ", ", ", "\n", " - ", " (", ") ", "; "}
+
 func TestInventedFactsAreRefused(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	invented := []string{"TKT-999999", "31 grudnia 2031", "999,99 zł", "+48 22 999 99 99", "SN-99999-XX", "https://evil.example/x",
@@ -100,7 +104,8 @@ func TestInventedFactsAreRefused(t *testing.T) {
 			continue
 		}
 		i, fact := at[r.IntN(len(at))], invented[r.IntN(len(invented))]
-		reply := text[:i] + ". " + fact + ". " + text[i:]
+		sep := func() string { return factSeps[r.IntN(len(factSeps))] }
+		reply := text[:i] + sep() + fact + sep() + text[i:]
 		var src Sources
 		src.AddText(text)
 		if len(src.Unsupported(reply)) == 0 {
