@@ -538,9 +538,16 @@ func (s *scan) eachSpanOnce(re *regexp.Regexp, first, last int, f func(m []int) 
 	for _, m := range s.find(re) {
 		take(m)
 	}
+	// A chain of such matches is read once: each is read from where the
+	// one before it ends, and reached again from where FindAll's ones do.
+	seen := map[int]bool{}
 	for len(hidden) > 0 {
 		k := hidden[0]
 		hidden = hidden[1:]
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		if m := matchAt(re, s.masked, k); m != nil && m[2*first] > k {
 			take(m)
 		}

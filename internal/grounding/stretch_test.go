@@ -215,6 +215,23 @@ func TestDigitStretchesBefore(t *testing.T) {
 	}
 }
 
+// BenchmarkClaimsWorst is the scan of a text of MaxText bytes that repeats
+// one form a stranger may send: forms that look like dates and are not,
+// each taking the boundary of the next ("45.13.2031 45.13.2031 ..."),
+// lists, amounts, ticket numbers. Each must stay near a plain text's
+// cost, not grow with the square of the text.
+func BenchmarkClaimsWorst(b *testing.B) {
+	for _, unit := range []string{"a 2027 ", "45.13.2031 ", "1 x 2031 ", "nr 4821 ", "1, 2, 3 i 4 maja ", "December 1 December ", "$5 EUR 9 ", "godzinach 8-16, "} {
+		text := strings.Repeat(unit, MaxText/len(unit))
+		b.Run(strings.TrimSpace(unit), func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				Claims(text)
+			}
+		})
+	}
+}
+
 // BenchmarkClaimsOfTheInstructions is the scan of a long text with few
 // numbers (the shipped instructions, about 6 KB), which every email's
 // sources would read without the cache.
