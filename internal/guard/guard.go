@@ -166,12 +166,12 @@ func noReplySender(_ Config, m *message.Message) (Verdict, bool) {
 	return Verdict{}, false
 }
 
-// systemLocalPart reports whether an address's local part names a machine
-// rather than a person.
 // dropSeparators writes "mailer-daemon" and "no_reply" as "mailerdaemon"
 // and "noreply".
 var dropSeparators = strings.NewReplacer("-", "", "_", "", ".", "")
 
+// systemLocalPart reports whether an address's local part names a machine
+// rather than a person.
 func systemLocalPart(local string) bool {
 	base, _, _ := strings.Cut(local, "+") // subaddress: bounces+123@
 	compact := dropSeparators.Replace(base)
