@@ -84,7 +84,7 @@ func (s *Sources) AddText(text string) {
 			s.phones = append(s.phones, c.key)
 			if code, ok := countryCode(c.Text); ok {
 				s.codes[code] = true
-			} else if international(c.Text) {
+			} else if _, ok := international(c.Text); ok {
 				// Written in one run ("+48221234567"): the code is one of
 				// its first three digits' prefixes.
 				for n := 1; n <= 3 && n < len(c.key); n++ {

@@ -497,8 +497,9 @@ func (s *scan) sharedCurrencies() {
 	}
 	for _, m := range bareAmountRe.FindAllSubmatchIndex(s.masked, -1) {
 		start, end := m[2], m[3]
-		// A currency's name is at most 8 bytes, and a no-break space 2.
-		from := max(0, start-10)
+		// A leading currency's name is at most 3 bytes ("us$", "€"), and
+		// a no-break space 2.
+		from := max(0, start-5)
 		c := currencyBefore.FindStringIndex(s.orig[from:start])
 		if c == nil {
 			continue
@@ -727,23 +728,23 @@ func phoneKey(p string) string {
 	return d
 }
 
-// international reports whether a phone number is written with its
-// country code: after "+" or "00".
-func international(p string) bool {
+// international returns what follows the "+" or "00" a phone number
+// written with its country code starts with, and whether it has one.
+func international(p string) (string, bool) {
 	p = strings.TrimLeft(strings.TrimSpace(p), "(")
-	return strings.HasPrefix(p, "+") || strings.HasPrefix(p, "00")
+	if rest, ok := strings.CutPrefix(p, "+"); ok {
+		return rest, true
+	}
+	return strings.CutPrefix(p, "00")
 }
 
 // countryCode returns the country code of a phone number written with
 // it in a group of its own ("+48 22 123 45 67", "0048-22-...", "(+48)
 // 22..."): the one to three digits after "+" or "00" that a separator ends.
 func countryCode(p string) (string, bool) {
-	p = strings.TrimLeft(strings.TrimSpace(p), "(")
-	rest, ok := strings.CutPrefix(p, "+")
+	rest, ok := international(p)
 	if !ok {
-		if rest, ok = strings.CutPrefix(p, "00"); !ok {
-			return "", false
-		}
+		return "", false
 	}
 	n := 0
 	for n < len(rest) && isDigitByte(rest[n]) {
