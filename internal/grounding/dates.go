@@ -164,9 +164,7 @@ func (s *scan) dates() {
 	})
 	// A day and its month with no year, last of all.
 	s.eachSpan(dayMonthRe, 1, 2, func(m []int) dateReading {
-		d := yearless(s.group(m, 2), s.group(m, 1)).afterHours(s.orig[:m[2]]).afterNumber(s.orig[:m[2]]).ascending()
-		d.more = moreBefore
-		return d
+		return yearless(s.group(m, 2), s.group(m, 1)).beforeMonth(s.orig[:m[2]])
 	})
 	s.eachSpan(monthDayRe, 1, 2, func(m []int) dateReading {
 		d := yearless(s.group(m, 1), s.group(m, 2)).endsAtNoDay()
@@ -193,8 +191,7 @@ func (s *scan) daysAfterTakenMonths() {
 		return
 	}
 	for _, w := range s.allWords() {
-		mo, ok := fullMonths[w.lower]
-		if !ok || !englishMonths[w.lower] || !unicode.IsUpper([]rune(w.text)[0]) || s.masked[w.start] != 0 {
+		if !englishMonths[w.lower] || s.masked[w.start] != 0 {
 			continue
 		}
 		m := daysAfterMonthRe.FindStringSubmatchIndex(s.orig[w.end:min(len(s.orig), w.end+listReach*3)])
@@ -202,7 +199,7 @@ func (s *scan) daysAfterTakenMonths() {
 			continue
 		}
 		from, to := w.end+m[2], w.end+m[1]
-		d := listDates("", mo, s.orig[from:to]).endsAtNoDay()
+		d := yearless(w.text, s.orig[from:to]).endsAtNoDay()
 		if d.until > 0 {
 			to = from + d.until
 		}
@@ -247,8 +244,7 @@ func (s *scan) writtenDate(month, days int, century string) func(m []int) dateRe
 		}
 		d := listDates(century+s.group(m, 3), mo, s.group(m, days))
 		if days < month {
-			d = d.afterHours(s.orig[:m[2*days]]).afterNumber(s.orig[:m[2*days]]).ascending()
-			d.more = moreBefore
+			d = d.beforeMonth(s.orig[:m[2*days]])
 		} else if !d.allDays() {
 			// Read without its year (monthDayRe), up to the number that
 			// is no day.
@@ -301,6 +297,16 @@ const (
 	moreAfter
 )
 
+// beforeMonth reads a list of days written before their month, after the
+// text before: without the numbers before it that are not its days (see
+// afterHours, afterNumber, ascending), and with the days before it no
+// pattern read (see moreDays).
+func (d dateReading) beforeMonth(before string) dateReading {
+	d = d.afterHours(before).afterNumber(before).ascending()
+	d.more = moreBefore
+	return d
+}
+
 // ascending reads a list of days written before their month as its days
 // run up to the month: a list whose days do not ascend ("godziny 8-16, 5
 // maja") is numbers of something else before a date, and only the days
@@ -337,7 +343,7 @@ func (d dateReading) endsAtNoDay() dateReading {
 // tail is the reading of the list's days from its i-th on (itself when
 // i is 0, or when a day of the list is no date and the two do not match).
 func (d dateReading) tail(i int) dateReading {
-	if i <= 0 || i >= len(d.days) || len(d.days) != len(d.dates) {
+	if i <= 0 || i >= len(d.days) || !d.allDays() {
 		return d
 	}
 	return dateReading{dates: d.dates[i:], every: len(d.dates)-i > 1, days: d.days[i:], from: d.days[i].at, more: d.more}
@@ -596,7 +602,7 @@ var (
 const listReach = 24
 
 func (s *scan) moreDays(start, end int, d dateReading) (int, int, dateReading) {
-	if len(d.days) == 0 || len(d.days) != len(d.dates) {
+	if len(d.days) == 0 || !d.allDays() {
 		return start, end, d
 	}
 	switch d.more {
@@ -664,18 +670,13 @@ func (s *scan) dayAfter(i int) (int, int, bool) {
 	return i + m[3], n, true
 }
 
-// sameMonth is day n of the month of date ("2027-05-31" or "--05-31"), or
-// "" when the month has no such day.
+// sameMonth is day n of the month of date ("2027-05-31", or "--05-31"
+// with no year), written as date is, or "" when the month has no such day.
 func sameMonth(date string, n int) string {
-	y, rest := date[:len(date)-6], date[len(date)-5:]
-	if y == "-" {
-		if one := validDates(leapYear, rest[:2], strconv.Itoa(n)); len(one) > 0 {
-			return "--" + one[0][5:]
-		}
-		return ""
-	}
-	if one := validDates(y, rest[:2], strconv.Itoa(n)); len(one) > 0 {
-		return one[0]
+	y := strings.TrimSuffix(date[:len(date)-6], "-")
+	mo, _ := strconv.Atoi(date[len(date)-5 : len(date)-3])
+	if d := listDates(y, mo, strconv.Itoa(n)); d.allDays() {
+		return d.dates[0]
 	}
 	return ""
 }
