@@ -355,9 +355,6 @@ func healthy(addr string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// exitLockedForTest mirrors cmd/triage's exitLocked.
-const exitLockedForTest = 3
-
 // TestCrashConsistency kills the real binary with SIGKILL at random moments
 // while it works through many messages, restarts it each time, and checks
 // that every message was answered exactly once or handed to a person. It
