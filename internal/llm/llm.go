@@ -226,8 +226,8 @@ func Transport(concurrency int) *http.Transport {
 	t.MaxIdleConns = max(t.MaxIdleConns, 2*t.MaxIdleConnsPerHost)
 	// Over HTTP/1.1 (a plain http:// endpoint: a local model server or
 	// proxy) a request of 10 to 30 KB (instructions, tools, the
-	// conversation so far) left in two or three writes with the default
-	// 4 KB buffer, in one with this one. HTTP/2 frames on its own.
+	// conversation so far) takes two or three writes through the default
+	// 4 KB buffer and one through this one. HTTP/2 frames on its own.
 	t.WriteBufferSize = 32 << 10
 	return t
 }

@@ -9,12 +9,14 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,6 +183,69 @@ func TestTransport(t *testing.T) {
 				tt.concurrency, tr.MaxIdleConnsPerHost, tt.want, tr.MaxIdleConns, tr.Proxy != nil)
 		}
 	}
+}
+
+// TestTransportWritesARequestOnce: a request the size of an email's first
+// (instructions of about 8 KB) leaves the model transport in one write over
+// HTTP/1.1, through the real SDK; the default 4 KB buffer split it.
+func TestTransportWritesARequestOnce(t *testing.T) {
+	clearEnv(t)
+	srv, err := offline.Start(offline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	t.Setenv("GEMINI_API_KEY", "test-key")
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL())
+	instructions := strings.Repeat("Answer in the customer's language; never promise a date the facts do not give. ", 100)
+	for _, tt := range []struct {
+		name   string
+		buffer int // 0: Transport's own
+		want   func(writes int) bool
+	}{
+		{"default 4 KB buffer", 4 << 10, func(w int) bool { return w > 1 }},
+		{"Transport", 0, func(w int) bool { return w == 1 }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := llm.Transport(1)
+			if tt.buffer > 0 {
+				tr.WriteBufferSize = tt.buffer
+			}
+			var writes atomic.Int64
+			dial := tr.DialContext
+			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dial(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return countingConn{c, &writes}, nil
+			}
+			m, err := llm.New(context.Background(), llm.Options{HTTPClient: &http.Client{Transport: tr}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if _, err := m.GenerateContent(context.Background(), llm.DefaultModel,
+				[]*genai.Content{genai.NewContentFromText("hello", genai.RoleUser)},
+				&genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText(instructions, genai.RoleUser)}); err != nil {
+				t.Fatalf("GenerateContent: %v", err)
+			}
+			if got := writes.Load(); !tt.want(int(got)) {
+				t.Errorf("one request of %d KB of instructions took %d writes", len(instructions)>>10, got)
+			}
+		})
+	}
+}
+
+// countingConn counts the writes made on a connection.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
 }
 
 // TestVertexADCWithOwnTransport: with Vertex AI and application default
