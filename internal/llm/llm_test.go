@@ -42,18 +42,26 @@ func ask(t *testing.T, m *llm.Model) *genai.GenerateContentResponse {
 	return resp
 }
 
+// geminiAt starts an offline server for the test and points the Gemini
+// environment (a key and GOOGLE_GEMINI_BASE_URL) at it.
+func geminiAt(t *testing.T, o offline.Options) *offline.Server {
+	t.Helper()
+	srv, err := offline.Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("GEMINI_API_KEY", "test-key")
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL())
+	return srv
+}
+
 // TestBaseURL: with a key and GOOGLE_GEMINI_BASE_URL, the Gemini path is taken
 // and every request goes to that endpoint (here: an offline server standing in
 // for any Gemini-compatible endpoint).
 func TestBaseURL(t *testing.T) {
 	clearEnv(t)
-	srv, err := offline.Start(offline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	t.Setenv("GEMINI_API_KEY", "test-key")
-	t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL())
+	srv := geminiAt(t, offline.Options{})
 
 	m, err := llm.New(context.Background(), llm.Options{})
 	if err != nil {
@@ -143,14 +151,7 @@ func TestTransportKeepsConnections(t *testing.T) {
 					srv = m.Server
 					return m
 				}
-				var err error
-				srv, err = offline.Start(offline.Options{Latency: 20 * time.Millisecond})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { srv.Close() })
-				t.Setenv("GEMINI_API_KEY", "test-key")
-				t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL())
+				srv = geminiAt(t, offline.Options{Latency: 20 * time.Millisecond})
 				m, err := llm.New(context.Background(), llm.Options{Concurrency: concurrency})
 				if err != nil {
 					t.Fatal(err)
@@ -190,14 +191,9 @@ func TestTransport(t *testing.T) {
 // HTTP/1.1, through the real SDK; the default 4 KB buffer split it.
 func TestTransportWritesARequestOnce(t *testing.T) {
 	clearEnv(t)
-	srv, err := offline.Start(offline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	t.Setenv("GEMINI_API_KEY", "test-key")
-	t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL())
+	srv := geminiAt(t, offline.Options{})
 	instructions := strings.Repeat("Answer in the customer's language; never promise a date the facts do not give. ", 100)
+	sent := 0
 	for _, tt := range []struct {
 		name   string
 		buffer int // 0: Transport's own
@@ -230,6 +226,10 @@ func TestTransportWritesARequestOnce(t *testing.T) {
 				&genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText(instructions, genai.RoleUser)}); err != nil {
 				t.Fatalf("GenerateContent: %v", err)
 			}
+			if n := srv.Requests(); n != sent+1 {
+				t.Fatalf("the server saw %d requests, want %d", n, sent+1)
+			}
+			sent++
 			if got := writes.Load(); !tt.want(int(got)) {
 				t.Errorf("one request of %d KB of instructions took %d writes", len(instructions)>>10, got)
 			}
