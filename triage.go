@@ -36,6 +36,11 @@ func (s Status) Answered() bool { return s == StatusReplied || s == StatusDrafte
 // Reason says why an email was skipped or failed.
 type Reason string
 
+// MaxDetail bounds, in bytes, the detail beside a Reason (in an outcome
+// and in the ledger): it may quote what a stranger sent, such as a header
+// or a mail server's reply.
+const MaxDetail = 2000
+
 // Skip reasons: messages that must never be answered (RFC 3834 and friends).
 const (
 	ReasonBounce               Reason = "bounce"                 // Return-Path <> or MAILER-DAEMON, From <>, a delivery status report

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
+	"triage/internal/clip"
 )
 
 // CustomerTurn is one message of a simulated conversation: the customer's
@@ -47,7 +48,7 @@ func (cu *Customer) Next(ctx context.Context, sc SimulatedCustomer, conv []Custo
 		if t.Customer {
 			who = "Customer (you)"
 		}
-		fmt.Fprintf(&b, "--- %s:\n%s\n", who, clipBytes(t.Text, maxJudgeText))
+		fmt.Fprintf(&b, "--- %s:\n%s\n", who, clip.Bytes(t.Text, maxJudgeText, clip.Ellipsis))
 	}
 	config := &genai.GenerateContentConfig{
 		SystemInstruction: genai.NewContentFromText(customerSystem, genai.RoleUser),
@@ -84,5 +85,5 @@ func (cu *Customer) Next(ctx context.Context, sc SimulatedCustomer, conv []Custo
 	if msg == "" {
 		return "", false, errors.New("eval: simulated customer: an empty message without done")
 	}
-	return clipBytes(msg, maxCustomerMessage), false, nil
+	return clip.Bytes(msg, maxCustomerMessage, clip.Ellipsis), false, nil
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
+	"triage/internal/clip"
 )
 
 // Verdicts of one rubric criterion.
@@ -78,7 +79,7 @@ func (j *Judge) Grade(ctx context.Context, email, reply string, criteria []strin
 		return fail(errors.New("eval: judge: no model"))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Customer's email:\n<<<\n%s\n>>>\n\nReply to grade:\n<<<\n%s\n>>>\n\nCriteria:\n", clipBytes(email, maxJudgeText), clipBytes(reply, maxJudgeText))
+	fmt.Fprintf(&b, "Customer's email:\n<<<\n%s\n>>>\n\nReply to grade:\n<<<\n%s\n>>>\n\nCriteria:\n", clip.Bytes(email, maxJudgeText, clip.Ellipsis), clip.Bytes(reply, maxJudgeText, clip.Ellipsis))
 	for i, c := range criteria {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, c)
 	}
@@ -127,7 +128,7 @@ func (j *Judge) Grade(ctx context.Context, email, reply string, criteria []strin
 		if v.Pass {
 			out[i].Verdict = VerdictPass
 		}
-		out[i].Quote, out[i].Reason = clipBytes(v.Quote, maxJudgeQuote), clipBytes(v.Reason, maxJudgeQuote)
+		out[i].Quote, out[i].Reason = clip.Bytes(v.Quote, maxJudgeQuote, clip.Ellipsis), clip.Bytes(v.Reason, maxJudgeQuote, clip.Ellipsis)
 	}
 	for i, ok := range seen {
 		if !ok {
@@ -145,16 +146,4 @@ func skippedVerdicts(criteria []string, why string) []RubricVerdict {
 		out[i] = RubricVerdict{Criterion: c, Verdict: VerdictSkipped, Reason: why}
 	}
 	return out
-}
-
-// clipBytes cuts s to at most n bytes at a rune boundary.
-func clipBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	r := []rune(s[:n])
-	if len(r) > 0 && r[len(r)-1] == '\uFFFD' {
-		r = r[:len(r)-1]
-	}
-	return string(r) + "…"
 }

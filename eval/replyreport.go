@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"io"
+
+	"triage/internal/clip"
 )
 
 // writeReplyDetail prints a run's rubric verdicts, flagged claims and later
@@ -16,7 +18,7 @@ func writeReplyDetail(w io.Writer, cr CaseResult, run *RunResult, m Marks) {
 		if len(t.Failures) > 0 {
 			mark = m.Fail
 		}
-		fmt.Fprintf(w, "  Turn %d %s %q: %s", i+2, mark, shorten(t.Body, 50), describeOutcome(t.Outcome))
+		fmt.Fprintf(w, "  Turn %d %s %q: %s", i+2, mark, clip.Runes(t.Body, 50), describeOutcome(t.Outcome))
 		if t.Outcome.Followup {
 			fmt.Fprint(w, ", follow-up of "+t.Outcome.TicketID)
 		}
@@ -41,10 +43,10 @@ func writeRubric(w io.Writer, indent string, verdicts []RubricVerdict, m Marks) 
 		mark := map[string]string{VerdictPass: m.Pass, VerdictFail: m.Fail, VerdictSkipped: "-", VerdictError: m.Warn}[v.Verdict]
 		fmt.Fprintf(w, "%s  %s %s: %s", indent, mark, v.Criterion, v.Verdict)
 		if v.Quote != "" {
-			fmt.Fprintf(w, " (%q)", shorten(v.Quote, 80))
+			fmt.Fprintf(w, " (%q)", clip.Runes(v.Quote, 80))
 		}
 		if v.Reason != "" {
-			fmt.Fprintf(w, " - %s", shorten(v.Reason, 160))
+			fmt.Fprintf(w, " - %s", clip.Runes(v.Reason, 160))
 		}
 		fmt.Fprintln(w)
 	}
@@ -52,6 +54,6 @@ func writeRubric(w io.Writer, indent string, verdicts []RubricVerdict, m Marks) 
 
 func writeClaims(w io.Writer, indent string, claims []string) {
 	for _, c := range claims {
-		fmt.Fprintf(w, "%sFlagged claim: %s\n", indent, shorten(c, 240))
+		fmt.Fprintf(w, "%sFlagged claim: %s\n", indent, clip.Runes(c, 240))
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"triage"
 	"triage/internal/agent"
+	"triage/internal/clip"
 	"triage/internal/dispatcher"
 	"triage/internal/processor"
 )
@@ -509,9 +509,9 @@ func formatArgs(args map[string]any) string {
 	for i, k := range keys {
 		var v string
 		if s, ok := args[k].(string); ok {
-			v = fmt.Sprintf("%q", shorten(s, 60))
+			v = fmt.Sprintf("%q", clip.Runes(s, 60))
 		} else {
-			v = shorten(show(args[k]), 60)
+			v = clip.Runes(show(args[k]), 60)
 		}
 		parts[i] = k + "=" + v
 	}
@@ -525,13 +525,5 @@ func formatResult(c dispatcher.Record) string {
 	case !c.OK:
 		return "error: " + errText(c.Error)
 	}
-	return shorten(show(c.Result), 160)
-}
-
-func shorten(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	return clip.Runes(show(c.Result), 160)
 }

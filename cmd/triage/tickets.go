@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/clients/tickets"
+	"triage/internal/clip"
 	"triage/internal/settings"
 	"triage/internal/termsafe"
 )
@@ -226,7 +227,7 @@ func printTickets(w io.Writer, ls []tickets.Listed, asJSON bool) error {
 	fmt.Fprintln(tw, "TICKET\tCREATED\tCUSTOMER\tSERIAL\tMESSAGES\tNOTES\tOWNER\tSUMMARY")
 	for _, l := range ls {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", l.TicketID, stamp(l.CreatedAt), l.CustomerEmail,
-			dash(l.SerialNumber), l.Messages, l.Notes, owner(l.AgentDisabled, l.Owner), clip(l.Summary, 60))
+			dash(l.SerialNumber), l.Messages, l.Notes, owner(l.AgentDisabled, l.Owner), clip.Line(l.Summary, 60))
 	}
 	return tw.Flush()
 }
@@ -238,14 +239,14 @@ func printTicket(w io.Writer, st *tickets.State, asJSON bool) error {
 	w = termsafe.NewWriter(w)
 	fmt.Fprintf(w, "%s  %s  owner %s\n", st.TicketID, st.Status, owner(st.AgentDisabled, st.Owner))
 	fmt.Fprintf(w, "  customer %s, serial %s, priority %s, created %s\n", st.CustomerEmail, dash(st.SerialNumber), dash(st.Priority), stamp(st.CreatedAt))
-	fmt.Fprintf(w, "  summary  %s\n", clip(st.Summary, 200))
+	fmt.Fprintf(w, "  summary  %s\n", clip.Line(st.Summary, 200))
 	fmt.Fprintf(w, "messages (%d):\n", len(st.Messages))
 	for _, m := range st.Messages {
 		who := "customer " + m.From
 		if m.Direction == tickets.Outbound {
 			who = "us"
 		}
-		fmt.Fprintf(w, "  %s  %-3s %s  %s  %q\n", stamp(m.At), m.Direction, m.MessageID, who, clip(m.Subject, 80))
+		fmt.Fprintf(w, "  %s  %-3s %s  %s  %q\n", stamp(m.At), m.Direction, m.MessageID, who, clip.Line(m.Subject, 80))
 	}
 	fmt.Fprintf(w, "notes (%d):\n", len(st.Notes))
 	for _, n := range st.Notes {
@@ -275,13 +276,4 @@ func stamp(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04")
-}
-
-// clip puts s on one line of at most n runes.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n]) + "…"
-	}
-	return s
 }

@@ -11,6 +11,7 @@ import (
 	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
+	"triage/internal/clip"
 	"triage/internal/dispatcher"
 	"triage/internal/message"
 )
@@ -209,7 +210,7 @@ func (nf *Notifier) Unacknowledged(ctx context.Context, u Unacknowledged) error 
 	}
 	subject += " Not answered: triage's reply to the customer did not go out"
 	body := "triage told you about this customer's email in the notice this message answers, " +
-		"but its reply to the customer did not go out:\n\n" + quote(clip(u.Why, MaxNoticeExcerpt*4, "…")) +
+		"but its reply to the customer did not go out:\n\n" + quote(clip.Bytes(u.Why, MaxNoticeExcerpt*4, "…")) +
 		"\nNobody has answered the customer (" + oneLine(u.InboundFrom) + "). The email is left for a person, " +
 		"and triage did not take the conversation over.\n"
 	var errs []error

@@ -9,8 +9,12 @@ import (
 	"unicode/utf8"
 
 	"triage/internal/clients/tickets"
+	"triage/internal/clip"
 	"triage/internal/message"
 )
+
+// cutMark ends a quoted text the notice cut.
+const cutMark = "\n[... cut ...]"
 
 // Bounds of a staff notice: everything in it comes from a stranger's email
 // or from earlier mail about it, so every part is capped.
@@ -72,7 +76,7 @@ func (n Notice) Subject() string {
 		b.WriteString(" Customer wrote with no subject")
 		return b.String()
 	}
-	b.WriteString(` Customer wrote: "` + clip(words, MaxNoticeSubjectWords, "…") + `"`)
+	b.WriteString(` Customer wrote: "` + clip.Bytes(words, MaxNoticeSubjectWords, "…") + `"`)
 	return b.String()
 }
 
@@ -133,10 +137,10 @@ func (n Notice) Body() string {
 		line("")
 		line("The customer's email, their words (not checked by triage):")
 		line("Subject: %s", short(m.Subject, MaxNoticeSubjectBytes))
-		b.WriteString(quote(clip(m.Text, MaxNoticeQuoteBytes, "\n[... cut ...]")))
+		b.WriteString(quote(clip.Bytes(m.Text, MaxNoticeQuoteBytes, cutMark)))
 		if strings.TrimSpace(m.Quoted) != "" {
 			line("The earlier mail their email quotes:")
-			b.WriteString(quote(clip(m.Quoted, MaxNoticeHistoryBytes, "\n[... cut ...]")))
+			b.WriteString(quote(clip.Bytes(m.Quoted, MaxNoticeHistoryBytes, cutMark)))
 		}
 	}
 
@@ -149,7 +153,7 @@ func (n Notice) Body() string {
 		line("What triage already told the customer on this ticket:")
 		for _, t := range n.Told {
 			line("On %s, %q (%s):", stamp(t.At), short(t.Subject, MaxNoticeSubjectBytes), short(t.MessageID, MaxNoticeSubjectBytes))
-			b.WriteString(quote(clip(t.Text, MaxNoticeReplyBytes, "\n[... cut ...]")))
+			b.WriteString(quote(clip.Bytes(t.Text, MaxNoticeReplyBytes, cutMark)))
 		}
 	}
 	if n.CaseProblem != "" {
@@ -302,21 +306,9 @@ func quote(text string) string {
 // only the first bytes of a long s are looked at.
 func short(s string, n int) string {
 	cut := len(s) > 4*n
-	s = oneLine(clip(s, 4*n, ""))
+	s = oneLine(clip.Bytes(s, 4*n, ""))
 	if cut || len(s) > n {
-		return clip(s, n, "") + "…"
+		return clip.Bytes(s, n, "") + "…"
 	}
 	return s
-}
-
-// clip cuts s to at most n bytes on a rune boundary, adding mark when cut.
-func clip(s string, n int, mark string) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
 }

@@ -7,12 +7,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"strings"
-	"unicode/utf8"
 
 	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
+	"triage/internal/clip"
 	"triage/internal/dispatcher"
 	"triage/internal/serial"
 )
@@ -178,11 +178,7 @@ func ReplySubject(subject, ticketID string) string {
 		room -= len(" " + tickets.Tag(ticketID))
 	}
 	if len(s) > room {
-		cut := max(room, 0)
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = strings.TrimSpace(s[:cut])
+		s = strings.TrimSpace(clip.Bytes(s, room, ""))
 	}
 	return tickets.WithTag(s, ticketID)
 }

@@ -11,6 +11,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"triage/internal/clip"
 )
 
 // MinTokenLength is the shortest console token New accepts.
@@ -123,12 +125,10 @@ func sessionID(cookie string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// clipName is the name a person gave as one line of valid UTF-8, at most
+// maxNameBytes.
 func clipName(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > maxNameBytes {
-		s = strings.ToValidUTF8(s[:maxNameBytes], "")
-	}
-	return s
+	return clip.Bytes(strings.ToValidUTF8(strings.Join(strings.Fields(s), " "), ""), maxNameBytes, "")
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {

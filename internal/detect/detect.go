@@ -15,6 +15,7 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
+	"triage/internal/clip"
 	"triage/internal/prompt"
 	"triage/internal/scenario"
 )
@@ -254,22 +255,13 @@ func (d *Detector) byModel(ctx context.Context, facts prompt.Facts, text string)
 		return res, fmt.Errorf("detect: model chose scenario %q, which was not offered", a.Scenario)
 	}
 	res.Scenario, res.Method = sc, MethodModel
-	res.Reason = sc.Name + ": " + clip(a.Reason, maxReason)
+	res.Reason = sc.Name + ": " + clip.Line(a.Reason, maxReason)
 	return res, nil
 }
 
 // maxReason caps the model's reason in the outcome: it is model output about
 // untrusted text, kept to one short line.
 const maxReason = 200
-
-// clip collapses whitespace to single spaces and cuts s to n runes.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
 
 // fallback completes res with the fallback scenario (nil when the set has
 // none).

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"triage/internal/clip"
 	"triage/internal/serial"
 	"triage/internal/tools"
 )
@@ -381,7 +382,7 @@ func capResult(res map[string]any, max int) (map[string]any, bool) {
 	// Too many small values: a preview of the JSON text, shrunk until its
 	// own encoding (escapes included) fits.
 	for n := max; n > 0; {
-		m := map[string]any{"truncated": true, "original_bytes": len(b), "preview": cutString(string(b), n)}
+		m := map[string]any{"truncated": true, "original_bytes": len(b), "preview": clip.Bytes(string(b), n, "")}
 		size := len(canonical(m))
 		if size <= max {
 			return m, true
@@ -428,22 +429,8 @@ func cutLongest(v any, over int) bool {
 	if keep < 0 {
 		keep = 0
 	}
-	bestSet(cutString(*best, keep) + truncMark)
+	bestSet(clip.Bytes(*best, keep, "") + truncMark)
 	return true
 }
 
 const truncMark = " [... truncated ...]"
-
-// cutString cuts s to at most n bytes on a rune boundary.
-func cutString(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"triage"
+	"triage/internal/clip"
 	"triage/internal/message"
 	"triage/internal/scenario"
 	"triage/internal/tools"
@@ -212,7 +213,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 		// An error's text is capped like a result: an MCP server's isError
 		// content or a JSON-RPC message can be as long as the server likes.
 		if len(re.Message) > s.d.maxResult {
-			re.Message = cutString(re.Message, s.d.maxResult-len(truncMark)) + truncMark
+			re.Message = clip.Bytes(re.Message, s.d.maxResult-len(truncMark), truncMark)
 		}
 		rec.Error = &re
 		envelope = map[string]any{"ok": false, "error": map[string]any{"code": re.Code, "message": re.Message}}

@@ -23,9 +23,10 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/pemistahl/lingua-go"
+
+	"triage/internal/clip"
 )
 
 // DefaultLanguages is the set told apart when none is configured: the
@@ -147,7 +148,7 @@ func (d *Detector) Detect(text string) string {
 	if len(d.langs) == 1 {
 		return d.def
 	}
-	text = clip(text, MaxBytes)
+	text = clip.Bytes(text, MaxBytes, "")
 	letters, cjk := 0, 0
 	for _, r := range text {
 		if unicode.IsLetter(r) {
@@ -183,15 +184,4 @@ func (d *Detector) Detect(text string) string {
 		return d.def
 	}
 	return code
-}
-
-// clip cuts s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

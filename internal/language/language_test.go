@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/clip"
 )
 
 func TestDetect(t *testing.T) {
@@ -109,7 +111,7 @@ func TestDetectReadsABoundedPrefix(t *testing.T) {
 	if got := d.Detect(huge[:MaxBytes/2] + "ą"); got != "pl" && got != "en" {
 		t.Errorf("Detect = %s", got)
 	}
-	if got := clip("aąb", 2); got != "a" {
+	if got := clip.Bytes("aąb", 2, ""); got != "a" {
 		t.Errorf("clip cut a rune: %q", got)
 	}
 	_ = d.Detect(huge) // bounded: reads MaxBytes of the 6 MB

@@ -18,9 +18,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"triage"
+	"triage/internal/clip"
 	"triage/internal/store"
 )
 
@@ -103,7 +103,7 @@ type Entry struct {
 	// the message has the same, another message reusing its Key not.
 	Digest string `json:"digest,omitempty"`
 	// Detail says why, for a failed message (the mail server's reply to a
-	// refused send); at most MaxDetail bytes.
+	// refused send); at most triage.MaxDetail bytes.
 	Detail string `json:"detail,omitempty"`
 	// TraceID is the OpenTelemetry trace of the message's latest attempt
 	// (package trace), when tracing is on.
@@ -189,9 +189,6 @@ func fromUnix(ms int64) time.Time {
 }
 
 const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, digest, detail, trace_id`
-
-// MaxDetail caps Entry.Detail.
-const MaxDetail = 2000
 
 // scanner is a query's row, or its rows at the current one.
 type scanner interface{ Scan(...any) error }
@@ -299,7 +296,7 @@ func (l *Ledger) Record(ctx context.Context, e Entry) error {
 			digest = CASE WHEN excluded.digest != '' THEN excluded.digest ELSE messages.digest END,
 			detail = excluded.detail`,
 		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject,
-		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, capDetail(e.Detail), e.TraceID)
+		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, clip.Bytes(e.Detail, triage.MaxDetail, ""), e.TraceID)
 	if err != nil {
 		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
 	}
@@ -456,16 +453,4 @@ func (l *Ledger) Counts(ctx context.Context) (map[State]int, error) {
 		out[s] = n
 	}
 	return out, rows.Err()
-}
-
-// capDetail cuts d to MaxDetail bytes on a rune boundary.
-func capDetail(d string) string {
-	if len(d) <= MaxDetail {
-		return d
-	}
-	cut := MaxDetail
-	for cut > 0 && !utf8.RuneStart(d[cut]) {
-		cut--
-	}
-	return d[:cut]
 }

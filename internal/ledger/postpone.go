@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"triage"
+	"triage/internal/clip"
 )
 
 // Postpone leaves the entry at loc processing, for a later pass, with the
@@ -13,6 +14,6 @@ import (
 func (l *Ledger) Postpone(ctx context.Context, loc Loc, reason triage.Reason, detail string) error {
 	res, err := l.db.ExecContext(ctx, `UPDATE messages SET reason=?, detail=?, updated=?
 		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=? AND state=?`,
-		reason, capDetail(detail), unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID, StateProcessing)
+		reason, clip.Bytes(detail, triage.MaxDetail, ""), unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID, StateProcessing)
 	return checkOne(res, err, "postpone", loc)
 }

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"triage"
+	"triage/internal/clip"
 )
 
 // What the ledger keeps for people reviewing triage's work (the console):
@@ -40,18 +40,8 @@ func (l *Ledger) SetOutcome(ctx context.Context, loc Loc, outcome []byte, body s
 	}
 	res, err := l.db.ExecContext(ctx, `UPDATE messages SET outcome=?, body=?
 		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
-		string(outcome), clipUTF8(body, MaxBodyBytes), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
+		string(outcome), clip.Bytes(body, MaxBodyBytes, ""), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
 	return checkOne(res, err, "set outcome", loc)
-}
-
-func clipUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 const storedCols = entryCols + `, outcome, body`

@@ -23,6 +23,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/text/unicode/norm"
+
+	"triage/internal/clip"
 )
 
 // Limits on what is loaded and answered.
@@ -265,10 +267,7 @@ func NewServer(lib *Library) *sdk.Server {
 			}}}, SearchOut{Found: false}, nil
 		}
 		best := hits[0]
-		text := best.Text
-		if len(text) > maxSectionBytes {
-			text = strings.ToValidUTF8(text[:maxSectionBytes], "") + "..."
-		}
+		text := clip.Bytes(best.Text, maxSectionBytes, "...")
 		out := SearchOut{Found: true, Manual: best.Manual, Section: best.Heading, File: best.File, Score: best.Score}
 		for _, h := range hits[1:] {
 			out.Also = append(out.Also, h.Manual+": "+h.Heading)

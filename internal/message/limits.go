@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"triage/internal/clip"
 )
 
 // Default caps on what a stranger can make Parse hold.
@@ -70,12 +72,9 @@ func (m *Message) capText(s string, n int, what string) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	m.problem(fmt.Sprintf("%s of %d bytes cut to %d", what, len(s), cut))
-	return s[:cut] + "\n[... cut ...]"
+	cut := clip.Bytes(s, n, "")
+	m.problem(fmt.Sprintf("%s of %d bytes cut to %d", what, len(s), len(cut)))
+	return cut + "\n[... cut ...]"
 }
 
 // checkHeader walks the header block of data line by line, without
@@ -147,9 +146,5 @@ func cleanSubject(s string) string {
 	if len(out) <= MaxSubjectBytes {
 		return out
 	}
-	cut := MaxSubjectBytes
-	for cut > 0 && !utf8.RuneStart(out[cut]) {
-		cut--
-	}
-	return strings.TrimSpace(out[:cut])
+	return strings.TrimSpace(clip.Bytes(out, MaxSubjectBytes, ""))
 }

@@ -11,6 +11,7 @@ import (
 	"triage"
 	"triage/internal/builtins"
 	"triage/internal/clients/tickets"
+	"triage/internal/clip"
 	"triage/internal/message"
 	"triage/internal/prompt"
 	"triage/internal/scenario"
@@ -137,7 +138,7 @@ func ticketFacts(st *tickets.State, current string) *prompt.Ticket {
 	t := &prompt.Ticket{
 		ID:       st.TicketID,
 		Status:   st.Status,
-		Summary:  truncate(st.Summary, maxTicketSummary),
+		Summary:  clip.Bytes(st.Summary, maxTicketSummary, truncated),
 		Serial:   st.SerialNumber,
 		Messages: earlierInbound(st, current) + 1,
 		History:  []prompt.Entry{},
@@ -156,7 +157,7 @@ func ticketFacts(st *tickets.State, current string) *prompt.Ticket {
 		if m.MessageID == current || m.From == NoteAuthor {
 			continue // triage's own notes are no messages of the conversation
 		}
-		e := prompt.Entry{From: "customer", Subject: truncate(m.Subject, maxSubjectBytes)}
+		e := prompt.Entry{From: "customer", Subject: clip.Bytes(m.Subject, maxSubjectBytes, truncated)}
 		if m.Direction == tickets.Outbound {
 			e.From = "us"
 		}
@@ -164,7 +165,7 @@ func ticketFacts(st *tickets.State, current string) *prompt.Ticket {
 			e.At = m.At.UTC().Format(time.RFC3339)
 		}
 		if text := strings.Join(strings.Fields(notes[m.MessageID]), " "); text != "" {
-			e.Excerpt = truncate(text, maxExcerptBytes)
+			e.Excerpt = clip.Bytes(text, maxExcerptBytes, truncated)
 		}
 		t.History = append(t.History, e)
 	}

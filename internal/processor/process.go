@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"google.golang.org/genai"
 
@@ -16,6 +15,7 @@ import (
 	"triage/internal/agent"
 	"triage/internal/builtins"
 	"triage/internal/clients/tickets"
+	"triage/internal/clip"
 	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
@@ -138,14 +138,17 @@ func (p *Processor) screen(ctx context.Context, e *email, out *Outcome) bool {
 	return false
 }
 
+// truncated marks where a text the model reads was cut.
+const truncated = "\n[... truncated ...]"
+
 // gather extracts the serials and the language, cuts the texts the model
 // reads and builds its facts, with the attachments it is sent.
 func (p *Processor) gather(e *email, out *Outcome) bool {
 	msg := e.msg
 	out.SerialNumbers, out.SerialsOmitted = capList(p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted), MaxSerialsListed)
 	out.Language = p.cfg.Language.Detect(msg.Subject + "\n" + msg.Text)
-	e.text = truncate(msg.Text, p.cfg.MaxTextBytes)
-	e.quoted = truncate(msg.Quoted, p.cfg.MaxTextBytes/2)
+	e.text = clip.Bytes(msg.Text, p.cfg.MaxTextBytes, truncated)
+	e.quoted = clip.Bytes(msg.Quoted, p.cfg.MaxTextBytes/2, truncated)
 	e.facts = prompt.Facts{
 		From:            msg.From.Address,
 		ReplyTo:         msg.ReplyTo,
@@ -418,16 +421,4 @@ func declarations(sc *scenario.Scenario) []*genai.FunctionDeclaration {
 		})
 	}
 	return decls
-}
-
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "\n[... truncated ...]"
 }

@@ -14,11 +14,11 @@ import (
 	netmail "net/mail"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	gomail "github.com/emersion/go-message/mail"
 
 	"triage"
+	"triage/internal/clip"
 )
 
 // Reply is one reply to an inbound message.
@@ -120,14 +120,7 @@ func Render(r *Reply) ([]byte, error) {
 	if strings.ContainsAny(r.Subject, "\r\n") {
 		return nil, errors.New("mail: Subject must be a single line")
 	}
-	subject := r.Subject
-	if len(subject) > MaxSubjectBytes {
-		cut := MaxSubjectBytes
-		for cut > 0 && !utf8.RuneStart(subject[cut]) {
-			cut--
-		}
-		subject = subject[:cut]
-	}
+	subject := clip.Bytes(r.Subject, MaxSubjectBytes, "")
 	if r.MessageID == "" {
 		id, err := randomID(domainOf(from.Address))
 		if err != nil {
