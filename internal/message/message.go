@@ -23,6 +23,8 @@ import (
 	gomail "github.com/emersion/go-message/mail"
 	gotextproto "github.com/emersion/go-message/textproto"
 	"golang.org/x/text/encoding/charmap"
+
+	"triage/internal/clip"
 )
 
 // Message is one parsed inbound email. Parse never returns a nil Message
@@ -125,9 +127,15 @@ func parse(raw []byte, depth int, lim Limits, wk *work, k *keeper) (*Message, er
 	h, err := gotextproto.ReadHeader(br)
 	if h.Len() == 0 {
 		if err == nil {
-			err = errors.New("no header fields")
+			return nil, errors.New("message: read header: no header fields")
 		}
-		return nil, fmt.Errorf("message: read header: %w", err)
+		// The first line is no field (nor is any other, or they would have
+		// been kept): name it, shortened and escaped, rather than quote
+		// what may be kilobytes of binary.
+		line, _, _ := bytes.Cut(data, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		return nil, fmt.Errorf("message: read header: no header fields; the first line (%d bytes) is not one: %q",
+			len(line), clip.Bytes(string(line), maxShownLine, "…"))
 	}
 	if err != nil {
 		// Keep the fields read so far; whatever follows is treated as body.
@@ -295,6 +303,9 @@ func (m *Message) readHeader(hdr gomessage.Header) {
 	}
 	m.References = m.msgIDs(mh, "References")
 }
+
+// maxShownLine bounds the part of a bad header line an error shows.
+const maxShownLine = 80
 
 // dropBadHeaderLines removes lines of the header block that are neither a
 // "Name: value" field nor a continuation, so that one stray line does not

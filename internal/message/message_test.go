@@ -388,6 +388,26 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// A first line that is no header field is named in the error, escaped and
+// shortened: a file of binary junk does not put kilobytes of it into the
+// outcome.
+func TestParseErrorNamesTheFirstLine(t *testing.T) {
+	junk := "x" + strings.Repeat("\x01\xfe junk ", 5000)
+	for _, tc := range []struct{ raw, want string }{
+		{"just some text without a header\r\n\r\nbody", `the first line (31 bytes) is not one: "just some text without a header"`},
+		{" leading space: x\n\nbody", `the first line (17 bytes) is not one: " leading space: x"`},
+		{junk + "\r\n\r\nbody", `the first line (40001 bytes) is not one: "x\x01\xfe junk`},
+	} {
+		_, err := Parse([]byte(tc.raw))
+		if err == nil {
+			t.Fatalf("Parse(%.40q) = nil error", tc.raw)
+		}
+		if !strings.Contains(err.Error(), tc.want) || len(err.Error()) > 400 {
+			t.Errorf("Parse(%.40q): error %q (%d bytes), want it to contain %q and stay short", tc.raw, err, len(err.Error()), tc.want)
+		}
+	}
+}
+
 func TestSplitQuoted(t *testing.T) {
 	tests := []struct {
 		name, in, text, quoted string

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -71,5 +72,23 @@ func TestMachinesWithoutSenderAreSkipped(t *testing.T) {
 				t.Errorf("outcome %s (%s), want %s", got, o.Detail, tt.want)
 			}
 		})
+	}
+}
+
+// The detail of an outcome quotes what the sender wrote (here the
+// List-Id that made it skipped) and is cut to triage.MaxDetail, however
+// long the header.
+func TestOutcomeDetailIsBounded(t *testing.T) {
+	e := newEnv(t, &scripted{}, noConversations)
+	list := "<" + strings.Repeat("ż", 20000) + ".lists.example.net>"
+	o := e.run(t, eml("news@example.net", "Newsletter", "Nowości w sklepie.", "List-Id: "+list))
+	if o.Status != triage.StatusSkipped || o.Reason != triage.ReasonList {
+		t.Fatalf("outcome %s/%s, want skipped/%s", o.Status, o.Reason, triage.ReasonList)
+	}
+	if len(o.Detail) > triage.MaxDetail || !utf8.ValidString(o.Detail) {
+		t.Errorf("detail of %d bytes (valid UTF-8: %v), want at most %d", len(o.Detail), utf8.ValidString(o.Detail), triage.MaxDetail)
+	}
+	if !strings.HasPrefix(o.Detail, "List-Id: <żż") || !strings.HasSuffix(o.Detail, "…") {
+		t.Errorf("detail %.40q…%q should name the header and mark the cut", o.Detail, o.Detail[max(len(o.Detail)-10, 0):])
 	}
 }

@@ -20,7 +20,7 @@ type Outcome struct {
 	Detection     Detection           `json:"detection"`
 	Status        triage.Status       `json:"status"`
 	Reason        triage.Reason       `json:"reason"`
-	Detail        string              `json:"detail,omitempty"` // human-readable cause, for failed/skipped
+	Detail        string              `json:"detail,omitempty"` // human-readable cause, for failed/skipped; at most triage.MaxDetail bytes
 	FunctionCalls []dispatcher.Record `json:"function_calls"`
 	ModelCalls    int                 `json:"model_calls"`
 	Tokens        agent.Usage         `json:"tokens"`

@@ -17,6 +17,7 @@ import (
 	"triage/internal/agent"
 	"triage/internal/attach"
 	"triage/internal/clients/tickets"
+	"triage/internal/clip"
 	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
@@ -187,6 +188,9 @@ func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 	start := p.cfg.Now()
 	out := p.process(ctx, in)
 	p.handedOff(ctx, &out)
+	if len(out.Detail) > triage.MaxDetail { // it may quote a header or a server's reply
+		out.Detail = clip.Bytes(out.Detail, triage.MaxDetail-len(clip.Ellipsis), clip.Ellipsis)
+	}
 	out.TraceID = trace.ID(ctx)
 	span.SetAttributes(trace.KeyKey.String(string(out.Key)), trace.StatusKey.String(string(out.Status)),
 		trace.ReasonKey.String(string(out.Reason)), trace.ScenarioKey.String(out.Scenario))
