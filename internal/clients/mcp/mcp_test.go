@@ -317,10 +317,8 @@ func TestStdioServerWedged(t *testing.T) {
 	cfg.CallTimeout = 300 * time.Millisecond
 	c := newClient(t, cfg)
 	first := pid(t, c)
-	if err := syscall.Kill(first, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
 	defer syscall.Kill(first, syscall.SIGKILL) // Close would wait for SIGKILL after two grace periods
+	stop(t, first)
 	_, err := c.Call(context.Background(), "echo", map[string]any{"text": "x"})
 	if err == nil || !strings.Contains(err.Error(), "no answer in time") {
 		t.Fatalf("err = %v, want a timeout", err)
@@ -337,6 +335,32 @@ func TestStdioServerWedged(t *testing.T) {
 	if second == 0 || second == first || c.Starts() != 2 {
 		t.Errorf("after the wedge: pid %d (was %d), Starts %d; want a new server", second, first, c.Starts())
 	}
+}
+
+// stop stops process pid and returns once /proc shows it stopped. A
+// SIGSTOP takes effect when the kernel next schedules the process: a call
+// sent at once was answered now and then (about one run in thirty under
+// load), so wait for the stop, sending the signal again if need be.
+func stop(t *testing.T, pid int) {
+	t.Helper()
+	for range 100 {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		for range 10 {
+			st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The state follows the command's name in parentheses.
+			if f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:])); len(f) > 0 && f[0] == "T" {
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		t.Logf("process %d not stopped yet; SIGSTOP again", pid)
+	}
+	t.Fatalf("process %d did not stop", pid)
 }
 
 // A restarted HTTP server has forgotten our session: the call that finds
