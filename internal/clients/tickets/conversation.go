@@ -10,25 +10,38 @@ import (
 	"strings"
 	"time"
 
+	"triage/internal/clip"
 	"triage/internal/store"
 )
 
 // ParseID is the sequence number of a ticket ID ("TKT-000123" -> 123).
 func ParseID(id string) (int64, error) {
-	rest, ok := strings.CutPrefix(strings.ToUpper(strings.TrimSpace(id)), "TKT-")
-	n, err := strconv.ParseInt(rest, 10, 64)
-	if !ok || err != nil || n <= 0 {
-		return 0, fmt.Errorf("tickets: %q is not a ticket ID (want TKT-000123)", id)
+	n, ok := parseID(id)
+	if !ok {
+		return 0, fmt.Errorf("tickets: %s", notAnID(id))
 	}
 	return n, nil
 }
 
+func parseID(id string) (int64, bool) {
+	rest, ok := strings.CutPrefix(strings.ToUpper(strings.TrimSpace(id)), "TKT-")
+	n, err := strconv.ParseInt(rest, 10, 64)
+	return n, ok && err == nil && n > 0
+}
+
+// notAnID says an ID is not one, quoting at most maxShownID bytes of it.
+func notAnID(id string) string {
+	return fmt.Sprintf("%q is not a ticket ID (want TKT-000123)", clip.Bytes(id, maxShownID, clip.Ellipsis))
+}
+
+const maxShownID = 64
+
 // seqOf is the sequence number of a ticket ID a caller names; an ID that is
 // not one is ErrNotFound (no such ticket can exist).
 func seqOf(id string) (int64, error) {
-	n, err := ParseID(id)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrNotFound, err)
+	n, ok := parseID(id)
+	if !ok {
+		return 0, fmt.Errorf("%w: %s", ErrNotFound, notAnID(id))
 	}
 	return n, nil
 }

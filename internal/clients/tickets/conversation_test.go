@@ -129,6 +129,12 @@ func conversationContract(t *testing.T, s Store) {
 			t.Errorf("Takeover(%s): %v", id, err)
 		}
 	}
+	// Something that is not an ID is named once, shortened, after "no
+	// such ticket".
+	_, err = s.Get(ctx, "zz"+strings.Repeat("x", 5000))
+	if msg := fmt.Sprint(err); !strings.HasPrefix(msg, `tickets: no such ticket: "zzxxx`) || strings.Count(msg, "tickets:") != 1 || len(msg) > 200 {
+		t.Errorf("Get(5 KB of junk): %q, want one short error naming the ID", msg)
+	}
 }
 
 func TestSQLiteConversations(t *testing.T) {
