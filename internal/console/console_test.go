@@ -119,6 +119,31 @@ func TestQueue(t *testing.T) {
 	}
 }
 
+// TestQueueShowsTheFiltersInForce: a filter whose value nothing waiting has
+// (a bookmarked inbox whose queue is empty) is shown chosen, and the empty
+// list says the filters hid it, not that nothing waits; an age that is not
+// a choice is no filter, as the page shows.
+func TestQueueShowsTheFiltersInForce(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	_, body := do(t, ts.URL, req{path: "/queue?inbox=other%40example.com&scenario=gone", header: bearer})
+	for _, want := range []string{"<option selected>other@example.com</option>", "<option selected>gone</option>", "Nothing waiting matches these filters.", "0 of 4"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("queue filtered to an empty inbox lacks %q", want)
+		}
+	}
+	if refs := refsIn(body); refs != nil {
+		t.Errorf("queue filtered to an empty inbox lists %v", refs)
+	}
+	_, body = do(t, ts.URL, req{path: "/queue?age=zzz", header: bearer})
+	if diff := cmp.Diff([]string{f.Draft, f.Hostile, f.Owned, f.Escalated}, refsIn(body)); diff != "" {
+		t.Errorf("queue?age=zzz (-want +got):\n%s", diff)
+	}
+	if strings.Contains(body, "zzz") || strings.Contains(body, "Nothing") {
+		t.Errorf("queue?age=zzz names the bad age or says nothing waits:\n%s", body)
+	}
+}
+
 func TestConversationShowsTrajectoryAndEscapes(t *testing.T) {
 	f := newFixture(t)
 	_, ts := f.server(t, nil)

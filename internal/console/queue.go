@@ -58,7 +58,10 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	v := queueView{Inbox: q.Get("inbox"), Scenario: q.Get("scenario"), Reason: q.Get("reason"), Age: q.Get("age"), Ages: []string{"1h", "24h", "7d"}, Total: len(items)}
-	minAge := ageFilters[v.Age]
+	minAge, ok := ageFilters[v.Age]
+	if !ok {
+		v.Age = "" // not a choice (a hand-edited link): any age, as the page shows
+	}
 	now := s.cfg.Now()
 	for _, it := range items {
 		v.Inboxes = appendNew(v.Inboxes, it.Inbox)
@@ -71,6 +74,12 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		}
 		v.Items = append(v.Items, it)
 	}
+	// A filter in force is shown chosen even when nothing waiting has its
+	// value (a bookmarked inbox with an empty queue), so the page never
+	// says "all" over a filtered list.
+	v.Inboxes = appendNew(v.Inboxes, v.Inbox)
+	v.Scenarios = appendNew(v.Scenarios, v.Scenario)
+	v.Reasons = appendNew(v.Reasons, v.Reason)
 	for _, l := range [][]string{v.Inboxes, v.Scenarios, v.Reasons} {
 		slices.Sort(l)
 	}
