@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -14,6 +15,12 @@ import (
 	"triage/examples"
 	"triage/internal/manuals"
 )
+
+// manualsHeaderTimeout bounds how long a client of mcp-manuals --listen may
+// take to send a request's header (the body is bounded by the MCP SDK's
+// request size limit). No write timeout: a session's event stream is a
+// response that stays open.
+var manualsHeaderTimeout = 10 * time.Second
 
 func newManualsCmd() *cobra.Command {
 	var listen string
@@ -58,7 +65,7 @@ http://ADDR/mcp instead.`,
 			})
 			mux := http.NewServeMux()
 			mux.Handle("/mcp", h)
-			hs := &http.Server{Handler: mux}
+			hs := &http.Server{Handler: mux, ReadHeaderTimeout: manualsHeaderTimeout, MaxHeaderBytes: 64 << 10, IdleTimeout: 2 * time.Minute}
 			go func() {
 				<-ctx.Done()
 				hs.Close()
