@@ -140,7 +140,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	dir, drafted := o.dir, false
 	if r.Draft {
 		dir, drafted = filepath.Join(o.dir, DraftsDir), true
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := o.mkdirDrafts(dir); err != nil {
 			return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 		}
 	}
@@ -162,6 +162,10 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 			rc, prevInbound := existingReply(prev, r.MessageID, to, drafted)
 			if r.InboundDigest != "" && prevInbound != "" && prevInbound != r.InboundDigest {
 				return triage.Receipt{}, fmt.Errorf("%w: %s", ErrOtherInbound, prev)
+			}
+			// The send that wrote it may have failed to sync its name.
+			if err := syncDir(filepath.Dir(prev)); err != nil {
+				return triage.Receipt{}, fmt.Errorf("mail: outbox: sync directory %s: %w", filepath.Dir(prev), err)
 			}
 			return rc, nil
 		}
@@ -189,34 +193,9 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 			return triage.Receipt{}, err
 		}
 	}
-	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
-	if err != nil {
+	if err := place(dir, path, raw); err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
-	renamed := false
-	defer func() {
-		if !renamed {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(raw); err != nil {
-		tmp.Close()
-		return triage.Receipt{}, fmt.Errorf("mail: outbox: write %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return triage.Receipt{}, fmt.Errorf("mail: outbox: sync %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return triage.Receipt{}, fmt.Errorf("mail: outbox: close %s: %w", tmp.Name(), err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
-	}
-	renamed = true
 	if r.MessageID != "" && o.ext == nil {
 		l := indexLine{MessageID: r.MessageID, To: to, Sender: bareOrEmpty(r.answers()), Date: stamp, File: filepath.Base(path), Notice: r.Notice, Customer: r.about()}
 		if r.Draft {
@@ -226,7 +205,67 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		// line: the next run reads the file's header instead.
 		_ = o.remember(l, path)
 	}
+	// The file's bytes are on disk; the rename that names it is only once
+	// its directory is. Until then a power failure may lose the reply that
+	// the caller is about to record as sent. A failure here is an error,
+	// and the file stays: a retry finds it (Existing) and syncs again.
+	if err := syncDir(dir); err != nil {
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: sync directory %s: %w", dir, err)
+	}
 	return triage.Receipt{MessageID: r.MessageID, To: to, Path: path, Drafted: drafted}, nil
+}
+
+// place writes raw to the file path in dir, all or nothing: a temporary
+// file in dir gets the bytes, is synced, then renamed to path. On an error
+// no temporary file is left. The new name is durable only once dir is
+// synced (syncDir).
+func place(dir, path string, raw []byte) (err error) {
+	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(raw); err != nil {
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp.Name(), err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// mkdirDrafts creates the drafts directory dir when missing, and makes its
+// name in the outbox durable.
+func (o *Outbox) mkdirDrafts(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return syncDir(o.dir)
+}
+
+// syncDir makes the entries of directory dir durable (fsync on the
+// directory).
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // sanitize keeps a message id usable as a file name.

@@ -160,8 +160,8 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // BenchmarkReplyFileFloor is what the file system alone charges for one
-// reply file written as Send writes it (a temporary file, its bytes, its
-// fsync, the rename): the floor under BenchmarkOutboxSend's figure, which
+// reply file written as Send writes it (place: a temporary file, its bytes,
+// its fsync, the rename; then the directory's fsync): the floor under BenchmarkOutboxSend's figure, which
 // on a virtual disk is most of it.
 func BenchmarkReplyFileFloor(b *testing.B) {
 	dir := b.TempDir()
@@ -175,20 +175,10 @@ func BenchmarkReplyFileFloor(b *testing.B) {
 		b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 	}()
 	for i := range b.N {
-		f, err := os.CreateTemp(dir, ".tmp-*.eml")
-		if err != nil {
+		if err := place(dir, filepath.Join(dir, fmt.Sprintf("%06d.eml", i)), raw); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := f.Write(raw); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Rename(f.Name(), filepath.Join(dir, fmt.Sprintf("%06d.eml", i))); err != nil {
+		if err := syncDir(dir); err != nil {
 			b.Fatal(err)
 		}
 	}

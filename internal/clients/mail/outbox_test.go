@@ -2,6 +2,8 @@ package mail
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -134,6 +136,58 @@ func TestOutboxRenameFails(t *testing.T) {
 	}
 	if raw, err := os.ReadFile(blocked); err != nil || !strings.Contains(string(raw), "jan@example.org") {
 		t.Errorf("reply file: %v\n%s", err, raw)
+	}
+}
+
+// TestOutboxSyncsTheName: a reply's file is synced, then renamed into
+// place, then its directory is synced, so the name survives a power failure
+// before Send returns (and before the caller records the reply as sent).
+// When that sync fails, Send fails and the file stays: the retry finds it,
+// syncs again and writes no second file. A first draft also syncs the new
+// drafts directory's name in the outbox.
+func TestOutboxSyncsTheName(t *testing.T) {
+	dir := t.TempDir()
+	o, err := NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var synced []string
+	var fail error
+	defer func(f func(string) error) { syncDir = f }(syncDir)
+	syncDir = func(d string) error {
+		entries, _ := os.ReadDir(d)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		synced = append(synced, fmt.Sprintf("%s: %s", d, strings.Join(names, " ")))
+		return fail
+	}
+	r := &Reply{From: "support@example.com", To: "anna@example.pl", Subject: "Re: a", Body: "b", MessageID: "<triage-1@example.com>", Date: date}
+	reply := "20261122T083000Z-triage-1@example.com.eml"
+
+	fail = errors.New("input/output error")
+	if rc, err := o.Send(context.Background(), r); err == nil || !strings.Contains(err.Error(), "sync directory "+dir) {
+		t.Fatalf("Send whose directory sync fails: %+v, %v; want an error naming %s", rc, err, dir)
+	}
+	fail = nil
+	rc, err := o.Send(context.Background(), r)
+	if err != nil || !rc.Existing {
+		t.Fatalf("retry: %+v, %v; want the reply written before", rc, err)
+	}
+	r.Draft, r.MessageID = true, "<triage-2@example.com>"
+	if _, err := o.Send(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	drafts := filepath.Join(dir, DraftsDir)
+	want := []string{
+		dir + ": .index.jsonl " + reply, // the name already there when its directory is synced
+		dir + ": .index.jsonl " + reply, // the retry
+		dir + ": .index.jsonl " + reply + " " + DraftsDir,
+		drafts + ": 20261122T083000Z-triage-2@example.com.eml",
+	}
+	if diff := cmp.Diff(want, synced); diff != "" {
+		t.Errorf("directory syncs (-want +got):\n%s", diff)
 	}
 }
 
