@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/eval"
+	"triage/internal/atomicfile"
 	"triage/internal/llm"
 	"triage/internal/logattr"
 	"triage/internal/processor"
@@ -266,21 +268,11 @@ func filterCases(cases []*eval.Case, globs []string) []*eval.Case {
 	return out
 }
 
-// writeFile writes a report through a temporary file and renames it.
+// writeFile writes a report all or nothing (atomicfile).
 func writeFile(name string, write func(io.Writer) error) error {
-	tmp := name + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
 		return err
 	}
-	if err := write(f); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, name)
+	return atomicfile.Write(name, b.Bytes(), 0o644)
 }

@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"triage/internal/atomicfile"
 )
 
 // DefaultEarlyExpiry is how long before its expiry a cached access token is
@@ -189,7 +191,7 @@ func (s *Source) Token() (Token, error) {
 		}
 		s.log.Debug("oauth2 access token obtained", "config", s.name, "grant", s.grant, "expires_in", time.Until(t.Expiry).Round(time.Second).String())
 		if s.refreshFile != "" && t.RefreshToken != "" && t.RefreshToken != s.refresh {
-			if err := writeFileAtomic(s.refreshFile, []byte(t.RefreshToken+"\n")); err != nil {
+			if err := atomicfile.Write(s.refreshFile, []byte(t.RefreshToken+"\n"), 0o600); err != nil {
 				// The new refresh token works in memory; after a restart the
 				// old one in the file may be refused.
 				s.log.Error("oauth2: the token endpoint rotated the refresh token but it could not be saved; after a restart the old one may be refused",
@@ -283,34 +285,6 @@ func checkWritableDir(dir string) error {
 	name := f.Name()
 	f.Close()
 	return os.Remove(name)
-}
-
-// writeFileAtomic replaces path with data, mode 0600: a temporary file in
-// the same directory, synced, then renamed over path. A crash leaves the old
-// file or the new one, never a part.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename there is nothing to remove
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func isLoopback(host string) bool {

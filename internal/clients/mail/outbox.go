@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/atomicfile"
 )
 
 // Outbox is a Sender that writes every reply as an .eml file into a
@@ -165,7 +166,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 			}
 			// The send that wrote it may have failed to sync its name.
 			if err := syncDir(filepath.Dir(prev)); err != nil {
-				return triage.Receipt{}, fmt.Errorf("mail: outbox: sync directory %s: %w", filepath.Dir(prev), err)
+				return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 			}
 			return rc, nil
 		}
@@ -193,7 +194,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 			return triage.Receipt{}, err
 		}
 	}
-	if err := place(dir, path, raw); err != nil {
+	if err := atomicfile.Place(path, raw, 0o644); err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	if r.MessageID != "" && o.ext == nil {
@@ -210,39 +211,9 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	// the caller is about to record as sent. A failure here is an error,
 	// and the file stays: a retry finds it (Existing) and syncs again.
 	if err := syncDir(dir); err != nil {
-		return triage.Receipt{}, fmt.Errorf("mail: outbox: sync directory %s: %w", dir, err)
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	return triage.Receipt{MessageID: r.MessageID, To: to, Path: path, Drafted: drafted}, nil
-}
-
-// place writes raw to the file path in dir, all or nothing: a temporary
-// file in dir gets the bytes, is synced, then renamed to path. On an error
-// no temporary file is left. The new name is durable only once dir is
-// synced (syncDir).
-func place(dir, path string, raw []byte) (err error) {
-	tmp, err := os.CreateTemp(dir, ".tmp-*.eml")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(raw); err != nil {
-		return fmt.Errorf("write %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp.Name(), err)
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // mkdirDrafts creates the drafts directory dir when missing, and makes its
@@ -257,16 +228,8 @@ func (o *Outbox) mkdirDrafts(dir string) error {
 	return syncDir(o.dir)
 }
 
-// syncDir makes the entries of directory dir durable (fsync on the
-// directory).
-var syncDir = func(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+// syncDir is atomicfile.SyncDir (a variable for the tests).
+var syncDir = atomicfile.SyncDir
 
 // sanitize keeps a message id usable as a file name.
 func sanitize(id string) string {

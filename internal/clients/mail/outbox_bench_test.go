@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"triage/internal/atomicfile"
 	"triage/internal/ledger"
 	"triage/internal/store"
 )
@@ -160,8 +161,8 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // BenchmarkReplyFileFloor is what the file system alone charges for one
-// reply file written as Send writes it (place: a temporary file, its bytes,
-// its fsync, the rename; then the directory's fsync): the floor under BenchmarkOutboxSend's figure, which
+// reply file written as Send writes it (atomicfile: a temporary file, its
+// bytes, its fsync, the rename, the directory's fsync): the floor under BenchmarkOutboxSend's figure, which
 // on a virtual disk is most of it.
 func BenchmarkReplyFileFloor(b *testing.B) {
 	dir := b.TempDir()
@@ -175,10 +176,7 @@ func BenchmarkReplyFileFloor(b *testing.B) {
 		b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 	}()
 	for i := range b.N {
-		if err := place(dir, filepath.Join(dir, fmt.Sprintf("%06d.eml", i)), raw); err != nil {
-			b.Fatal(err)
-		}
-		if err := syncDir(dir); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, fmt.Sprintf("%06d.eml", i)), raw, 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -121,7 +121,7 @@ func TestOutboxRenameFails(t *testing.T) {
 	if rc, err := o.Send(context.Background(), r); err == nil || !strings.Contains(err.Error(), blocked) {
 		t.Fatalf("Send onto a directory: receipt %+v, error %v; want an error naming %s", rc, err, blocked)
 	}
-	if tmp, _ := filepath.Glob(filepath.Join(o.Dir(), ".tmp-*")); len(tmp) != 0 {
+	if tmp, _ := filepath.Glob(filepath.Join(o.Dir(), ".*.tmp-*")); len(tmp) != 0 {
 		t.Errorf("temporary files left: %v", tmp)
 	}
 	if err := os.RemoveAll(blocked); err != nil {
@@ -167,8 +167,8 @@ func TestOutboxSyncsTheName(t *testing.T) {
 	reply := "20261122T083000Z-triage-1@example.com.eml"
 
 	fail = errors.New("input/output error")
-	if rc, err := o.Send(context.Background(), r); err == nil || !strings.Contains(err.Error(), "sync directory "+dir) {
-		t.Fatalf("Send whose directory sync fails: %+v, %v; want an error naming %s", rc, err, dir)
+	if rc, err := o.Send(context.Background(), r); !errors.Is(err, fail) {
+		t.Fatalf("Send whose directory sync fails: %+v, %v; want that error", rc, err)
 	}
 	fail = nil
 	rc, err := o.Send(context.Background(), r)
