@@ -3,6 +3,7 @@ package mail
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"triage"
@@ -151,6 +153,16 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	// again, e.g. process run twice over one inbox: the reply exists already.
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.ext == nil {
+		// Another process may share the directory (overlapping runs): the
+		// check and the write are one step across processes too, and the
+		// lookup reads what the other wrote to the index file.
+		unlock, err := lockDir(ctx, o.dir)
+		if err != nil {
+			return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		}
+		defer unlock()
+	}
 	if r.MessageID != "" {
 		prev, ok, err := o.lookup(ctx, r.Draft, r.MessageID)
 		if err != nil {
@@ -214,6 +226,34 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	return triage.Receipt{MessageID: r.MessageID, To: to, Path: path, Drafted: drafted}, nil
+}
+
+// lockDir takes the flock of dir's IndexFile (created when missing), which
+// makes a send one step across the processes writing to the directory,
+// waiting while another process holds it (a send takes milliseconds) until
+// ctx ends; unlock releases it.
+func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
+	name := filepath.Join(dir, IndexFile)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil // closing releases the lock
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", name, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("lock %s: another process holds it: %w", name, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 // mkdirDrafts creates the drafts directory dir when missing, and makes its
