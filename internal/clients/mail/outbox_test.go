@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -309,5 +310,43 @@ func TestOutboxSharedByTwoProcesses(t *testing.T) {
 			t.Errorf("reply %d: receipts %+v and %+v; want one written, the other naming it", i, a, b)
 			break
 		}
+	}
+}
+
+// TestOutboxWaitsForTheOtherProcess: while another process holds the
+// outbox's lock, Send waits, and gives up with a clear error when its
+// context ends; once the lock is free it writes.
+func TestOutboxWaitsForTheOtherProcess(t *testing.T) {
+	o, err := NewOutbox(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(o.Dir(), IndexFile), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reply{From: "support@example.com", To: "anna@example.pl", Subject: "Re: a", Body: "b", MessageID: "<triage-1@example.com>", Date: date}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if rc, err := o.Send(ctx, r); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "another process holds it") {
+		t.Fatalf("Send while the lock is held: %+v, %v", rc, err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(o.Dir(), "*.eml")); len(files) != 0 {
+		t.Errorf("written while the lock was held: %v", files)
+	}
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		close(released)
+	}()
+	rc, err := o.Send(context.Background(), r)
+	<-released
+	if err != nil || rc.Existing {
+		t.Fatalf("Send once the lock is free: %+v, %v", rc, err)
 	}
 }
