@@ -79,13 +79,13 @@ func newModeEnv(t testing.TB, m agent.Model, set *scenario.Set, mod func(*proces
 	return &modeEnv{proc: e.proc, outbox: e.outbox, ticketsDB: e.ticketsDB}
 }
 
-// files lists the files under dir, relative, sorted.
-// files lists the messages in the outbox dir (not its index).
+// files lists the messages in the outbox dir (not its index or lock file),
+// relative, sorted.
 func files(t testing.TB, dir string) []string {
 	t.Helper()
 	var out []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() != mail.IndexFile {
+		if err == nil && !d.IsDir() && d.Name() != mail.IndexFile && d.Name() != mail.LockFile {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, filepath.ToSlash(rel))
 		}

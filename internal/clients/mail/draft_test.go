@@ -48,8 +48,8 @@ func TestOutboxDraft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(top) != 2 || top[0].Name() != IndexFile || top[1].Name() != DraftsDir {
-		t.Errorf("outbox holds %v, want only the index and the drafts directory", top)
+	if len(top) != 3 || top[0].Name() != IndexFile || top[1].Name() != LockFile || top[2].Name() != DraftsDir {
+		t.Errorf("outbox holds %v, want only the index, the lock and the drafts directory", top)
 	}
 
 	// A sent reply has no X-Unsent and stays in the outbox itself.

@@ -21,9 +21,8 @@ import (
 // appended by Send after each file is in place. A run reads it once instead
 // of the header of every .eml file; a file the index does not list
 // (written by another program, or a crash between the file and its line)
-// is read once and added. Its flock (lockDir) is held while a reply is
-// checked for and written, so processes sharing the outbox each see the
-// other's replies.
+// is read once and added. Processes sharing the outbox each see the other's
+// replies: a reply is checked for and written under LockFile's flock.
 const IndexFile = ".index.jsonl"
 
 // kindDraft marks a draft's line in the index (a reply's has no kind).

@@ -153,16 +153,15 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	// again, e.g. process run twice over one inbox: the reply exists already.
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.ext == nil {
-		// Another process may share the directory (overlapping runs): the
-		// check and the write are one step across processes too, and the
-		// lookup reads what the other wrote to the index file.
-		unlock, err := lockDir(ctx, o.dir)
-		if err != nil {
-			return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
-		}
-		defer unlock()
+	// Another process may share the directory (overlapping runs, the
+	// console sending a draft): the check and the write are one step
+	// across processes too, and the lookup reads what the other wrote to
+	// the index (the file, or the store's).
+	unlock, err := lockDir(ctx, o.dir)
+	if err != nil {
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
+	defer unlock()
 	if r.MessageID != "" {
 		prev, ok, err := o.lookup(ctx, r.Draft, r.MessageID)
 		if err != nil {
@@ -228,12 +227,15 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	return triage.Receipt{MessageID: r.MessageID, To: to, Path: path, Drafted: drafted}, nil
 }
 
-// lockDir takes the flock of dir's IndexFile (created when missing), which
-// makes a send one step across the processes writing to the directory,
-// waiting while another process holds it (a send takes milliseconds) until
-// ctx ends; unlock releases it.
+// LockFile is the empty file in an outbox directory whose flock makes a
+// send one step across the processes writing to the directory.
+const LockFile = ".lock"
+
+// lockDir takes the flock of dir's LockFile (created when missing), waiting
+// while another process holds it (a send takes milliseconds) until ctx
+// ends; unlock releases it.
 func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
-	name := filepath.Join(dir, IndexFile)
+	name := filepath.Join(dir, LockFile)
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err

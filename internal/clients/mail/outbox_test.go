@@ -56,8 +56,8 @@ func TestOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 2 || entries[0].Name() != IndexFile {
-		t.Errorf("outbox holds %d entries (temp files left?), want the reply and %s", len(entries), IndexFile)
+	if len(entries) != 3 || entries[0].Name() != IndexFile || entries[1].Name() != LockFile {
+		t.Errorf("outbox holds %d entries (temp files left?), want the reply, %s and %s", len(entries), IndexFile, LockFile)
 	}
 }
 
@@ -184,9 +184,9 @@ func TestOutboxSyncsTheName(t *testing.T) {
 	}
 	drafts := filepath.Join(dir, DraftsDir)
 	want := []string{
-		dir + ": .index.jsonl " + reply, // the name already there when its directory is synced
-		dir + ": .index.jsonl " + reply, // the retry
-		dir + ": .index.jsonl " + reply + " " + DraftsDir,
+		dir + ": .index.jsonl .lock " + reply, // the name already there when its directory is synced
+		dir + ": .index.jsonl .lock " + reply, // the retry
+		dir + ": .index.jsonl .lock " + reply + " " + DraftsDir,
 		drafts + ": 20261122T083000Z-triage-2@example.com.eml",
 	}
 	if diff := cmp.Diff(want, synced); diff != "" {
@@ -321,7 +321,7 @@ func TestOutboxWaitsForTheOtherProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.OpenFile(filepath.Join(o.Dir(), IndexFile), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(o.Dir(), LockFile), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
