@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -265,51 +264,6 @@ func TestOutboxFind(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Find (-want +got):\n%s", diff)
-	}
-}
-
-// TestOutboxSharedByTwoProcesses: two outboxes on one directory (two
-// overlapping `triage process` runs) sending the same replies at once, each
-// dated by its own clock, write each reply once: the second finds the
-// first's file, however the two interleave.
-func TestOutboxSharedByTwoProcesses(t *testing.T) {
-	dir := t.TempDir()
-	const n = 200
-	var wg sync.WaitGroup
-	receipts := make([][]triage.Receipt, 2)
-	for p := range 2 {
-		o, err := NewOutbox(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		receipts[p] = make([]triage.Receipt, n)
-		wg.Go(func() {
-			for i := range n {
-				r := &Reply{From: "support@example.com", To: fmt.Sprintf("c%d@example.org", i), Subject: "Re: x", Body: "b",
-					MessageID: fmt.Sprintf("<triage-%d@example.com>", i), Date: date.Add(time.Duration(p) * time.Hour)}
-				rc, err := o.Send(context.Background(), r)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				receipts[p][i] = rc
-			}
-		})
-	}
-	wg.Wait()
-	files, err := filepath.Glob(filepath.Join(dir, "*.eml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) != n {
-		t.Errorf("%d reply files for %d replies", len(files), n)
-	}
-	for i := range n {
-		a, b := receipts[0][i], receipts[1][i]
-		if a.Path != b.Path || a.Existing == b.Existing {
-			t.Errorf("reply %d: receipts %+v and %+v; want one written, the other naming it", i, a, b)
-			break
-		}
 	}
 }
 

@@ -3,8 +3,10 @@ package mail_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -173,5 +175,69 @@ func TestOutboxIndexMovesToTheStore(t *testing.T) {
 	send(plain(), "<c@example.com>") // a run without the store
 	if ok, err := stored().SentReply(ctx, "<c@example.com>"); err != nil || !ok {
 		t.Errorf("a reply of a run without the store: SentReply = %v, %v", ok, err)
+	}
+}
+
+// TestOutboxSharedByTwoProcesses: two outboxes on one directory (two
+// overlapping `triage process` runs) sending the same replies at once, each
+// dated by its own clock, write each reply once, with the index in the
+// directory or in the store: the second finds the first's reply, however
+// the two interleave.
+func TestOutboxSharedByTwoProcesses(t *testing.T) {
+	for _, index := range []string{"file", "store"} {
+		t.Run(index, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			var l *ledger.Ledger
+			if index == "store" {
+				var err error
+				if l, err = ledger.Open(ctx, ledger.Config{Path: filepath.Join(t.TempDir(), "store.db")}); err != nil {
+					t.Fatal(err)
+				}
+				defer l.Close()
+			}
+			const n = 100
+			var wg sync.WaitGroup
+			receipts := make([][]triage.Receipt, 2)
+			for p := range 2 {
+				o, err := mail.NewOutbox(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l != nil {
+					if err := o.UseIndex(ctx, l); err != nil {
+						t.Fatal(err)
+					}
+				}
+				receipts[p] = make([]triage.Receipt, n)
+				wg.Go(func() {
+					for i := range n {
+						r := &mail.Reply{From: "support@example.com", To: fmt.Sprintf("c%d@example.org", i), Subject: "Re: x", Body: "b",
+							MessageID: fmt.Sprintf("<triage-%d@example.com>", i), Date: time.Date(2026, 11, 22, 8+p, 30, 0, 0, time.UTC)}
+						rc, err := o.Send(ctx, r)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						receipts[p][i] = rc
+					}
+				})
+			}
+			wg.Wait()
+			files, err := filepath.Glob(filepath.Join(dir, "*.eml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(files) != n {
+				t.Errorf("%d reply files for %d replies", len(files), n)
+			}
+			for i := range n {
+				a, b := receipts[0][i], receipts[1][i]
+				if a.Path != b.Path || a.Existing == b.Existing {
+					t.Errorf("reply %d: receipts %+v and %+v; want one written, the other naming it", i, a, b)
+					break
+				}
+			}
+		})
 	}
 }
