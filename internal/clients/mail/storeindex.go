@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/atomicfile"
 )
 
 // Index is an outbox index kept outside the directory: the store of
@@ -91,7 +92,7 @@ func (o *Outbox) UseIndex(ctx context.Context, x Index) error {
 	if marked && end == from {
 		return nil
 	}
-	if err := os.WriteFile(marker, []byte(strconv.FormatInt(end, 10)+"\n"), 0o644); err != nil {
+	if err := atomicfile.Write(marker, []byte(strconv.FormatInt(end, 10)+"\n"), 0o644); err != nil {
 		return fmt.Errorf("mail: outbox: %w", err)
 	}
 	return nil
