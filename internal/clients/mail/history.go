@@ -257,9 +257,18 @@ func (o *Outbox) appendIndex(l indexLine) error {
 		return fmt.Errorf("mail: outbox: index: %w", err)
 	}
 	b = append(b, '\n')
-	f, err := os.OpenFile(filepath.Join(o.dir, IndexFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(filepath.Join(o.dir, IndexFile), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("mail: outbox: index: %w", err)
+	}
+	// A run that crashed while appending left a line without its end: this
+	// one starts on a line of its own, or it would be read as part of that
+	// one and skipped with it.
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+			b = append([]byte{'\n'}, b...)
+		}
 	}
 	if _, err := f.Write(b); err != nil {
 		f.Close()

@@ -304,3 +304,35 @@ func TestOutboxWaitsForTheOtherProcess(t *testing.T) {
 		t.Fatalf("Send once the lock is free: %+v, %v", rc, err)
 	}
 }
+
+// TestOutboxIndexAfterATornLine: a run that crashed while appending to the
+// index left a line without its end. The next line appended starts on a
+// line of its own, so another run sharing the outbox still reads it and
+// finds the reply instead of writing it again.
+func TestOutboxIndexAfterATornLine(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(`{"message_id":"<torn@exa`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reply{From: "support@example.com", To: "anna@example.pl", Subject: "Re: a", Body: "b", MessageID: "<triage-1@example.com>", Date: date}
+	if ok, err := b.SentReply(context.Background(), r.MessageID); ok || err != nil { // b has read the index
+		t.Fatalf("SentReply before any send: %v, %v", ok, err)
+	}
+	first, err := a.Send(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Date = date.Add(time.Hour)
+	again, err := b.Send(context.Background(), r)
+	if err != nil || !again.Existing || again.Path != first.Path {
+		t.Errorf("the other run's send: %+v, %v; want the reply at %s, existing", again, err, first.Path)
+	}
+}
