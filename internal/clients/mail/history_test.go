@@ -59,14 +59,7 @@ func TestOutboxSharedIndexCountsEachReplyOnce(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	a, err := NewOutbox(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewOutbox(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := twoRuns(t, dir)
 	for i, o := range []*Outbox{a, a, b, a, b, b, a} {
 		r := &Reply{From: "serwis@example.com", To: "anna@example.pl", Subject: "Re: x", Body: "x",
 			MessageID: fmt.Sprintf("<r%d@example.com>", i), Date: now.Add(time.Duration(i) * time.Minute)}

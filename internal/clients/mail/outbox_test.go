@@ -314,14 +314,7 @@ func TestOutboxIndexAfterATornLine(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, IndexFile), []byte(`{"message_id":"<torn@exa`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, err := NewOutbox(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewOutbox(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := twoRuns(t, dir)
 	r := &Reply{From: "support@example.com", To: "anna@example.pl", Subject: "Re: a", Body: "b", MessageID: "<triage-1@example.com>", Date: date}
 	if ok, err := b.SentReply(context.Background(), r.MessageID); ok || err != nil { // b has read the index
 		t.Fatalf("SentReply before any send: %v, %v", ok, err)
@@ -335,4 +328,18 @@ func TestOutboxIndexAfterATornLine(t *testing.T) {
 	if err != nil || !again.Existing || again.Path != first.Path {
 		t.Errorf("the other run's send: %+v, %v; want the reply at %s, existing", again, err, first.Path)
 	}
+}
+
+// twoRuns opens two outboxes on dir, as two runs of triage process sharing
+// it would.
+func twoRuns(t *testing.T, dir string) (a, b *Outbox) {
+	t.Helper()
+	var err error
+	if a, err = NewOutbox(dir); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = NewOutbox(dir); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
 }
