@@ -57,8 +57,8 @@ func TestProcessTwiceWritesNoSecondReply(t *testing.T) {
 	if code != 0 || existing != replies {
 		t.Errorf("--json: exit %d, %d existing replies, want %d", code, existing, replies)
 	}
-	if entries, _ := os.ReadDir(outbox); len(entries) != len(written)+2 {
-		t.Errorf("outbox holds %d entries after three runs, want %d replies, %s and %s", len(entries), len(written), mail.IndexFile, mail.LockFile)
+	if entries, _ := os.ReadDir(outbox); len(entries) != len(written)+3 {
+		t.Errorf("outbox holds %d entries after three runs, want %d replies, %s, %s and %s", len(entries), len(written), mail.IndexFile, mail.LockFile, mail.ClaimsDir)
 	}
 }
 

@@ -262,6 +262,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	hist := history(sender) // the outbox or ledger itself, not the signer around it
 	perSender := 0
 	var answered func(context.Context, triage.Key) (*triage.Receipt, string, error)
+	var claim func(context.Context, triage.Key) (func(), error)
 	if ob, ok := hist.(*mail.Outbox); ok { // watch's ledger holds its own limits and replies, exactly
 		perSender = watch.DefaultPerSenderLimit
 		// The outbox's checks at send time are the exact ones: replies and
@@ -269,7 +270,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		// their own bounds.
 		ob.SetPerSenderLimit(perSender, watch.DefaultPerSenderWindow)
 		ob.SetNoticeLimits(o.Notices)
-		answered = outboxAnswered(ob, domain)
+		answered, claim = outboxAnswered(ob, domain), ob.Claim
 	}
 	notices := builtins.Notices{ConsoleURL: o.ConsoleURL}
 	if conv, ok := creator.(tickets.Conversations); ok {
@@ -317,6 +318,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			Tickets:     creator,
 			History:     hist,
 			Answered:    answered,
+			Claim:       claim,
 			Staff:       staff,
 			ModelName:   modelLabel(p.Model, o.Model),
 			// process answers a sender as often as watch would.

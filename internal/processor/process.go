@@ -25,7 +25,8 @@ import (
 	"triage/internal/scenario"
 )
 
-// process takes one email through its steps, in order: parse, screen,
+// process takes one email through its steps, in order: parse, claim (see
+// Config.Claim), screen,
 // gather the facts, join its conversation, the loop and per-sender bounds,
 // choose the scenario, and answer (the agent run, then verify). Each step
 // but the last either leaves the email and the outcome to the next or ends
@@ -38,6 +39,14 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	}
 	// Every line logged about this email from here on names it.
 	ctx = logattr.With(ctx, "key", out.Key, "message_id", out.MessageID)
+	if p.cfg.Claim != nil {
+		release, err := p.cfg.Claim(ctx, out.Key)
+		if err != nil {
+			out.fail(triage.ReasonHistoryError, fmt.Sprintf("%v; whether another run answered this message cannot be told, left for a person", err))
+			return out
+		}
+		defer release()
+	}
 	if p.screen(ctx, e, &out) ||
 		p.gather(e, &out) ||
 		p.join(ctx, e, &out) ||

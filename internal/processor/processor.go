@@ -54,6 +54,13 @@ type Config struct {
 	// triage.DigestOf the message it answers ("" when not known); nil when
 	// there is none.
 	Answered func(ctx context.Context, key triage.Key) (*triage.Receipt, string, error)
+	// Claim, when set, holds the email with this Key while this run works
+	// on it, from before Answered to its reply (triage process: a lock in
+	// its outbox, mail.Outbox.Claim): another run claiming the same Key
+	// waits, then finds the reply, and asks the model nothing. release
+	// ends the claim. An error (the wait outlived the email's deadline)
+	// fails the email, left for a person.
+	Claim func(ctx context.Context, key triage.Key) (release func(), err error)
 	// Staff tells staff when the reply of a hand-off did not go out (the
 	// second notice, builtins.Notifier); nil sends none.
 	Staff StaffNotifier

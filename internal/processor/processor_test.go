@@ -172,7 +172,13 @@ func newEnvWithStore(t testing.TB, m agent.Model, store tickets.Store) *env {
 
 func newEnvFull(t testing.TB, m agent.Model, staff []string, store tickets.Store, opts ...func(*agent.Config, *processor.Config)) *env {
 	t.Helper()
-	dir := t.TempDir()
+	return newEnvAt(t, t.TempDir(), m, staff, store, opts...)
+}
+
+// newEnvAt is newEnvFull with its files (the warranty CSV, the tickets, the
+// outbox) in dir: two envs on one dir are two runs sharing them.
+func newEnvAt(t testing.TB, dir string, m agent.Model, staff []string, store tickets.Store, opts ...func(*agent.Config, *processor.Config)) *env {
+	t.Helper()
 	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package mail
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -231,11 +232,39 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 // send one step across the processes writing to the directory.
 const LockFile = ".lock"
 
-// lockDir takes the flock of dir's LockFile (created when missing), waiting
-// while another process holds it (a send takes milliseconds) until ctx
-// ends; unlock releases it.
+// lockDir takes the flock of dir's LockFile, waiting while another process
+// holds it (a send takes milliseconds) until ctx ends; unlock releases it.
 func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
-	name := filepath.Join(dir, LockFile)
+	return lockFile(ctx, filepath.Join(dir, LockFile), "another process holds it")
+}
+
+// ClaimsDir is the directory of an outbox whose files' flocks hold the
+// emails the runs sharing the outbox are answering (Claim).
+const ClaimsDir = ".claims"
+
+// Claim holds the email with Key key while this run answers it, from
+// before it looks for an earlier reply until its own is written: another
+// run sharing the outbox (an overlapping cron job) that claims the same
+// Key waits, then finds the reply instead of asking the model again. The
+// Keys share 256 lock files, so now and then an email waits for another
+// one, never longer than that email takes; waiting ends with ctx.
+func (o *Outbox) Claim(ctx context.Context, key triage.Key) (release func(), err error) {
+	dir := filepath.Join(o.dir, ClaimsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("mail: outbox: %w", err)
+	}
+	sum := sha256.Sum256([]byte(key)) // the same file in every process
+	release, err = lockFile(ctx, filepath.Join(dir, fmt.Sprintf("%02x", sum[0])), "another run is answering this email or one sharing its lock")
+	if err != nil {
+		return nil, fmt.Errorf("mail: outbox: %w", err)
+	}
+	return release, nil
+}
+
+// lockFile takes the flock of the file name (created when missing), waiting
+// while it is held until ctx ends (the error then says held); unlock
+// releases it.
+func lockFile(ctx context.Context, name, held string) (unlock func(), err error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
@@ -252,7 +281,7 @@ func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
 		select {
 		case <-ctx.Done():
 			f.Close()
-			return nil, fmt.Errorf("lock %s: another process holds it: %w", name, ctx.Err())
+			return nil, fmt.Errorf("lock %s: %s: %w", name, held, context.Cause(ctx))
 		case <-time.After(wait):
 		}
 	}
