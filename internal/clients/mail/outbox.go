@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	netmail "net/mail"
 	"os"
@@ -250,11 +251,15 @@ const ClaimsDir = ".claims"
 // one, never longer than that email takes; waiting ends with ctx.
 func (o *Outbox) Claim(ctx context.Context, key triage.Key) (release func(), err error) {
 	dir := filepath.Join(o.dir, ClaimsDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("mail: outbox: %w", err)
-	}
 	sum := sha256.Sum256([]byte(key)) // the same file in every process
-	release, err = lockFile(ctx, filepath.Join(dir, fmt.Sprintf("%02x", sum[0])), "another run is answering this email or one sharing its lock")
+	name, held := filepath.Join(dir, fmt.Sprintf("%02x", sum[0])), "another run is answering this email or one sharing its lock"
+	release, err = lockFile(ctx, name, held)
+	if errors.Is(err, fs.ErrNotExist) { // the first claim in this outbox
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("mail: outbox: %w", err)
+		}
+		release, err = lockFile(ctx, name, held)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mail: outbox: %w", err)
 	}
@@ -265,22 +270,30 @@ func (o *Outbox) Claim(ctx context.Context, key triage.Key) (release func(), err
 // while it is held until ctx ends (the error then says held); unlock
 // releases it.
 func lockFile(ctx context.Context, name, held string) (unlock func(), err error) {
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	// A plain descriptor: an os.File would register with the poller and be
+	// switched to blocking mode for Fd, two more system calls each time.
+	// Opening without O_CREAT first spares the directory's lock, which
+	// creating (even an existing file) takes while other sends rename into
+	// the directory.
+	fd, err := syscall.Open(name, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, syscall.ENOENT) {
+		fd, err = syscall.Open(name, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
+	}
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			return func() { f.Close() }, nil // closing releases the lock
+			return func() { syscall.Close(fd) }, nil // closing releases the lock
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			f.Close()
+			syscall.Close(fd)
 			return nil, fmt.Errorf("lock %s: %w", name, err)
 		}
 		select {
 		case <-ctx.Done():
-			f.Close()
+			syscall.Close(fd)
 			return nil, fmt.Errorf("lock %s: %s: %w", name, held, context.Cause(ctx))
 		case <-time.After(wait):
 		}
