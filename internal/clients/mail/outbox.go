@@ -3,18 +3,14 @@ package mail
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"mime"
 	netmail "net/mail"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"triage"
@@ -227,77 +223,6 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	return triage.Receipt{MessageID: r.MessageID, To: to, Path: path, Drafted: drafted}, nil
-}
-
-// LockFile is the empty file in an outbox directory whose flock makes a
-// send one step across the processes writing to the directory.
-const LockFile = ".lock"
-
-// lockDir takes the flock of dir's LockFile, waiting while another process
-// holds it (a send takes milliseconds) until ctx ends; unlock releases it.
-func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
-	return lockFile(ctx, filepath.Join(dir, LockFile), "another process holds it")
-}
-
-// ClaimsDir is the directory of an outbox whose files' flocks hold the
-// emails the runs sharing the outbox are answering (Claim).
-const ClaimsDir = ".claims"
-
-// Claim holds the email with Key key while this run answers it, from
-// before it looks for an earlier reply until its own is written: another
-// run sharing the outbox (an overlapping cron job) that claims the same
-// Key waits, then finds the reply instead of asking the model again. The
-// Keys share 256 lock files, so now and then an email waits for another
-// one, never longer than that email takes; waiting ends with ctx.
-func (o *Outbox) Claim(ctx context.Context, key triage.Key) (release func(), err error) {
-	dir := filepath.Join(o.dir, ClaimsDir)
-	sum := sha256.Sum256([]byte(key)) // the same file in every process
-	name, held := filepath.Join(dir, fmt.Sprintf("%02x", sum[0])), "another run is answering this email or one sharing its lock"
-	release, err = lockFile(ctx, name, held)
-	if errors.Is(err, fs.ErrNotExist) { // the first claim in this outbox
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("mail: outbox: %w", err)
-		}
-		release, err = lockFile(ctx, name, held)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("mail: outbox: %w", err)
-	}
-	return release, nil
-}
-
-// lockFile takes the flock of the file name (created when missing), waiting
-// while it is held until ctx ends (the error then says held); unlock
-// releases it.
-func lockFile(ctx context.Context, name, held string) (unlock func(), err error) {
-	// A plain descriptor: an os.File would register with the poller and be
-	// switched to blocking mode for Fd, two more system calls each time.
-	// Opening without O_CREAT first spares the directory's lock, which
-	// creating (even an existing file) takes while other sends rename into
-	// the directory.
-	fd, err := syscall.Open(name, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
-	if errors.Is(err, syscall.ENOENT) {
-		fd, err = syscall.Open(name, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
-	}
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: name, Err: err}
-	}
-	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
-		err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { syscall.Close(fd) }, nil // closing releases the lock
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			syscall.Close(fd)
-			return nil, fmt.Errorf("lock %s: %w", name, err)
-		}
-		select {
-		case <-ctx.Done():
-			syscall.Close(fd)
-			return nil, fmt.Errorf("lock %s: %s: %w", name, held, context.Cause(ctx))
-		case <-time.After(wait):
-		}
-	}
 }
 
 // mkdirDrafts creates the drafts directory dir when missing, and makes its
