@@ -263,8 +263,9 @@ func (o *Outbox) appendIndex(l indexLine) error {
 	}
 	// A run that crashed while appending left a line without its end: this
 	// one starts on a line of its own, or it would be read as part of that
-	// one and skipped with it.
-	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+	// one and skipped with it. A file that ends where the index last read
+	// ends with a whole line (follow reads only those).
+	if st, err := f.Stat(); err == nil && st.Size() > 0 && st.Size() != o.index.offset {
 		last := make([]byte, 1)
 		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
 			b = append([]byte{'\n'}, b...)
