@@ -2,8 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"reflect"
 
 	"google.golang.org/genai"
@@ -23,29 +21,21 @@ var _ Model = (*Gemini)(nil)
 // SDK turns its whole input into JSON, decodes that into maps, copies them
 // and encodes the maps again on every call. When the two are of the plain
 // kind (text parts; tools that only declare functions), which the SDK passes
-// through to the wire unchanged, they are encoded here once per call,
-// straight from their types, and set into the request body as they are.
+// through to the wire unchanged, they are set into the request body as
+// they are, so the body's one encoding reads them straight from their types.
 // Anything else goes through the SDK untouched.
 func (g *Gemini) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
 	if config == nil || g.Client.ClientConfig().Backend != genai.BackendGeminiAPI || !plainRequest(config) {
 		return g.Client.Models.GenerateContent(ctx, model, contents, config)
 	}
-	extra := make(map[string]json.RawMessage, 2)
+	extra := make(map[string]any, 2)
 	c := *config
 	if c.SystemInstruction != nil {
-		b, err := json.Marshal(c.SystemInstruction)
-		if err != nil {
-			return nil, fmt.Errorf("encode the system instruction: %w", err)
-		}
-		extra["systemInstruction"] = b
+		extra["systemInstruction"] = c.SystemInstruction
 		c.SystemInstruction = nil
 	}
 	if len(c.Tools) > 0 {
-		b, err := json.Marshal(c.Tools)
-		if err != nil {
-			return nil, fmt.Errorf("encode the function declarations: %w", err)
-		}
-		extra["tools"] = b
+		extra["tools"] = c.Tools
 		c.Tools = nil
 	}
 	var opts genai.HTTPOptions
