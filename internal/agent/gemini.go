@@ -16,27 +16,42 @@ var _ Model = (*Gemini)(nil)
 
 // GenerateContent calls Models.GenerateContent.
 //
-// On the Gemini API the system instruction and the function declarations are
-// most of a request's bytes (about 10 KB of 11 KB for a first turn), and the
-// SDK turns its whole input into JSON, decodes that into maps, copies them
-// and encodes the maps again on every call. When the two are of the plain
-// kind (text parts; tools that only declare functions), which the SDK passes
-// through to the wire unchanged, they are set into the request body as
-// they are, so the body's one encoding reads them straight from their types.
-// Anything else goes through the SDK untouched.
+// The SDK turns a call's whole input into JSON, decodes that into maps,
+// copies them and encodes the maps again on every call. On the Gemini API
+// the system instruction and the function declarations are most of a
+// request's bytes (about 10 KB of 11 KB for a first turn), and a customer's
+// photo in the turns is megabytes, held three times over while a request
+// is built. What the SDK passes to the wire unchanged (the turns and the
+// system instruction when their parts are of the kinds partPassed lists;
+// tools that only declare functions) is set into the request's body as it
+// is, so the body's one encoding reads it straight from its types. The rest,
+// a call without a config or with a body hook of the caller's, and Vertex AI
+// go through the SDK untouched.
 func (g *Gemini) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
-	if config == nil || g.Client.ClientConfig().Backend != genai.BackendGeminiAPI || !plainRequest(config) {
+	// Without a config the SDK sends no generationConfig, and the body hook
+	// needs one: such a call, rare, goes through the SDK too.
+	if g.Client.ClientConfig().Backend != genai.BackendGeminiAPI || config == nil ||
+		(config.HTTPOptions != nil && (config.HTTPOptions.ExtrasRequestProvider != nil || config.HTTPOptions.ExtraBody != nil)) {
 		return g.Client.Models.GenerateContent(ctx, model, contents, config)
 	}
-	extra := make(map[string]any, 2)
+	extra := make(map[string]any, 3)
 	c := *config
-	if c.SystemInstruction != nil {
-		extra["systemInstruction"] = c.SystemInstruction
+	if len(contents) > 0 && everyPassed(contents) {
+		extra["contents"] = contents
+		contents = nil
+	}
+	// The SDK gives a system instruction without a role the user's, in
+	// place: one without is left to it.
+	if si := c.SystemInstruction; si != nil && si.Role != "" && everyPassed([]*genai.Content{si}) {
+		extra["systemInstruction"] = si
 		c.SystemInstruction = nil
 	}
-	if len(c.Tools) > 0 {
+	if len(c.Tools) > 0 && declarationsOnly(c.Tools) {
 		extra["tools"] = c.Tools
 		c.Tools = nil
+	}
+	if len(extra) == 0 {
+		return g.Client.Models.GenerateContent(ctx, model, contents, config)
 	}
 	var opts genai.HTTPOptions
 	if c.HTTPOptions != nil {
@@ -52,34 +67,49 @@ func (g *Gemini) GenerateContent(ctx context.Context, model string, contents []*
 	return g.Client.Models.GenerateContent(ctx, model, contents, &c)
 }
 
-// plainRequest reports whether config's system instruction and tools are of
-// the kind the SDK sends as they are: text parts only, function declarations
-// only, and no hook of the caller's on the request body.
-func plainRequest(config *genai.GenerateContentConfig) bool {
-	if config.HTTPOptions != nil && (config.HTTPOptions.ExtrasRequestProvider != nil || config.HTTPOptions.ExtraBody != nil) {
-		return false
-	}
-	if si := config.SystemInstruction; si != nil {
-		for _, p := range si.Parts {
-			if p == nil || !onlyField(*p, "Text") {
+// partPassed names the fields of a genai.Part the SDK copies to a Gemini API
+// request as they are; a part with any other field set goes through the SDK.
+var partPassed = map[string]bool{
+	"Text": true, "InlineData": true, "FunctionCall": true, "FunctionResponse": true,
+	"Thought": true, "ThoughtSignature": true,
+}
+
+// callPassed names the fields of a genai.FunctionCall the SDK copies as they
+// are (it refuses the others on the Gemini API).
+var callPassed = map[string]bool{"ID": true, "Name": true, "Args": true}
+
+// everyPassed reports whether every part of contents is of the kinds the
+// SDK sends as they are.
+func everyPassed(contents []*genai.Content) bool {
+	for _, ct := range contents {
+		if ct == nil || !onlyFields(*ct, map[string]bool{"Role": true, "Parts": true}) {
+			return false
+		}
+		for _, p := range ct.Parts {
+			if p == nil || !onlyFields(*p, partPassed) || (p.FunctionCall != nil && !onlyFields(*p.FunctionCall, callPassed)) {
 				return false
 			}
 		}
 	}
-	for _, t := range config.Tools {
-		if t == nil || !onlyField(*t, "FunctionDeclarations") {
+	return true
+}
+
+// declarationsOnly reports whether every tool only declares functions.
+func declarationsOnly(tools []*genai.Tool) bool {
+	for _, t := range tools {
+		if t == nil || !onlyFields(*t, map[string]bool{"FunctionDeclarations": true}) {
 			return false
 		}
 	}
-	return config.SystemInstruction != nil || len(config.Tools) > 0
+	return true
 }
 
-// onlyField reports whether every field of the struct v but the one named is
-// its zero value: a field the SDK adds in a later version counts too.
-func onlyField(v any, name string) bool {
+// onlyFields reports whether every field of the struct v but those named
+// is its zero value: a field the SDK adds in a later version counts too.
+func onlyFields(v any, named map[string]bool) bool {
 	rv := reflect.ValueOf(v)
 	for i := range rv.NumField() {
-		if rv.Type().Field(i).Name != name && !rv.Field(i).IsZero() {
+		if !named[rv.Type().Field(i).Name] && !rv.Field(i).IsZero() {
 			return false
 		}
 	}

@@ -54,19 +54,35 @@ func bundledConfig(t testing.TB) *genai.GenerateContentConfig {
 // fails unless the server received the same JSON both times.
 func sameBodies(t *testing.T, config func() *genai.GenerateContentConfig) {
 	t.Helper()
+	sameRequests(t, turns, config)
+}
+
+// turns is a first turn as the loop sends it.
+func turns() []*genai.Content {
+	return []*genai.Content{genai.NewContentFromText("Hello <there> & welcome", genai.RoleUser)}
+}
+
+// sameRequests is sameBodies with the turns given too.
+func sameRequests(t *testing.T, contents func() []*genai.Content, config func() *genai.GenerateContentConfig) {
+	t.Helper()
 	f := geminitest.New(t, geminitest.One(geminitest.Text("a")), geminitest.One(geminitest.Text("b")))
 	c := f.Client()
-	contents := []*genai.Content{genai.NewContentFromText("Hello <there> & welcome", genai.RoleUser)}
 	ctx := context.Background()
-	if _, err := c.Models.GenerateContent(ctx, "gemini-test", contents, config()); err != nil {
+	// The SDK sets defaults into what it is given: Gemini must leave the
+	// config and the turns as the SDK leaves its own.
+	sdkConfig, sdkTurns := config(), contents()
+	if _, err := c.Models.GenerateContent(ctx, "gemini-test", sdkTurns, sdkConfig); err != nil {
 		t.Fatalf("through the SDK: %v", err)
 	}
-	given := config()
-	if _, err := (&agent.Gemini{Client: c}).GenerateContent(ctx, "gemini-test", contents, given); err != nil {
+	given, givenTurns := config(), contents()
+	if _, err := (&agent.Gemini{Client: c}).GenerateContent(ctx, "gemini-test", givenTurns, given); err != nil {
 		t.Fatalf("through Gemini: %v", err)
 	}
-	if diff := cmp.Diff(config(), given, cmp.Comparer(func(a, b *genai.HTTPOptions) bool { return (a == nil) == (b == nil) })); diff != "" {
-		t.Errorf("Gemini changed the config it was given (-before +after):\n%s", diff)
+	if diff := cmp.Diff(sdkConfig, given, cmp.Comparer(func(a, b *genai.HTTPOptions) bool { return (a == nil) == (b == nil) })); diff != "" {
+		t.Errorf("the config Gemini was given differs from the SDK's after the call (-SDK +Gemini):\n%s", diff)
+	}
+	if diff := cmp.Diff(sdkTurns, givenTurns); diff != "" {
+		t.Errorf("the turns Gemini was given differ from the SDK's after the call (-SDK +Gemini):\n%s", diff)
 	}
 	bodies := f.Bodies()
 	if len(bodies) != 2 {
@@ -119,6 +135,26 @@ func TestGeminiSendsTheSDKsRequest(t *testing.T) {
 			return cfg
 		})
 	})
+	t.Run("system instruction without a role", func(t *testing.T) {
+		sameBodies(t, func() *genai.GenerateContentConfig {
+			cfg := bundledConfig(t)
+			cfg.SystemInstruction.Role = ""
+			return cfg
+		})
+	})
+	t.Run("no config", func(t *testing.T) {
+		sameRequests(t, conversation, func() *genai.GenerateContentConfig { return nil })
+	})
+	t.Run("a conversation with a photo, calls and their results", func(t *testing.T) {
+		sameRequests(t, conversation, func() *genai.GenerateContentConfig { return bundledConfig(t) })
+	})
+	t.Run("a part of another kind in the turns", func(t *testing.T) {
+		sameRequests(t, func() []*genai.Content {
+			c := conversation()
+			c[0].Parts = append(c[0].Parts, &genai.Part{FileData: &genai.FileData{FileURI: "https://example.com/a.pdf", MIMEType: "application/pdf"}})
+			return c
+		}, func() *genai.GenerateContentConfig { return bundledConfig(t) })
+	})
 	t.Run("caller's extra body", func(t *testing.T) {
 		sameBodies(t, func() *genai.GenerateContentConfig {
 			cfg := bundledConfig(t)
@@ -126,6 +162,30 @@ func TestGeminiSendsTheSDKsRequest(t *testing.T) {
 			return cfg
 		})
 	})
+}
+
+// conversation is the turns of an email with a photo, two calls and their
+// results, as the loop sends its third turn.
+func conversation() []*genai.Content {
+	photo := make([]byte, 3000)
+	for i := range photo {
+		photo[i] = byte(i * 7)
+	}
+	return []*genai.Content{
+		{Role: genai.RoleUser, Parts: []*genai.Part{
+			genai.NewPartFromText("Mój ekspres SN-48213-PL nie grzeje <od wczoraj> & cieknie."),
+			genai.NewPartFromBytes(photo, "image/jpeg"),
+		}},
+		{Role: genai.RoleModel, Parts: []*genai.Part{
+			{Thought: true, Text: "checking", ThoughtSignature: []byte{1, 2, 3, 250}},
+			{FunctionCall: &genai.FunctionCall{ID: "c1", Name: "check_warranty", Args: map[string]any{"serial_number": "SN-48213-PL", "n": 1.5}}},
+			{FunctionCall: &genai.FunctionCall{Name: "create_ticket", Args: map[string]any{"tags": []any{"a", "b"}}}},
+		}},
+		{Role: genai.RoleUser, Parts: []*genai.Part{
+			{FunctionResponse: &genai.FunctionResponse{ID: "c1", Name: "check_warranty", Response: map[string]any{"output": map[string]any{"valid": true, "until": "2027-05-31"}}}},
+			{FunctionResponse: &genai.FunctionResponse{Name: "create_ticket", Response: map[string]any{"error": "unavailable"}}},
+		}},
+	}
 }
 
 // BenchmarkGeminiRequest: one call with the bundled instructions' system
