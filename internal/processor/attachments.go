@@ -44,7 +44,11 @@ func (p *Processor) attachments(raw []byte, listed []message.Attachment, heads m
 	var data map[int][]byte
 	if idx := attach.Sent(ds); len(idx) > 0 {
 		var err error
-		data, err = message.AttachmentData(raw, p.cfg.HeaderLimits, idx, cfg.WithDefaults().MaxBytes)
+		want := make(map[int]int, len(idx))
+		for _, i := range idx {
+			want[i] = listed[i].Size
+		}
+		data, err = message.AttachmentData(raw, p.cfg.HeaderLimits, want, cfg.WithDefaults().MaxBytes)
 		if err != nil {
 			return nil, err
 		}
