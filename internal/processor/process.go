@@ -180,6 +180,9 @@ func (p *Processor) gather(e *email, out *Outcome) bool {
 		return out.fail(triage.ReasonParseError, err.Error())
 	}
 	e.inline = inline
+	// Nothing reads the raw bytes after this: a message of megabytes is
+	// not held while the model is asked.
+	e.in.Raw = nil
 	return false
 }
 
