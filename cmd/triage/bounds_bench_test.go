@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
+	"image"
+	"image/png"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,6 +82,49 @@ func worstImagesEmail(n int) []byte {
 	}
 	msg.WriteString("--b1--\r\n")
 	return []byte(msg.String())
+}
+
+// worstPhotosEmail is an email under the default size limit with real
+// photos: four PNGs of about 2 MB, together just under the 8 MiB the model
+// may be sent, and two of about 4.5 MB that are left out, so the model's
+// three requests each carry all that may be sent.
+func worstPhotosEmail(b *testing.B) []byte {
+	b.Helper()
+	var msg strings.Builder
+	msg.WriteString("From: Anna <anna@customer.example>\r\nTo: serwis@example.com\r\nSubject: Reklamacja SN-48213-PL\r\n" +
+		"Message-ID: <bench-photos@customer.example>\r\nDate: Mon, 16 Nov 2026 09:12:44 +0100\r\nMIME-Version: 1.0\r\n" +
+		"Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" +
+		"Dzien dobry, moj ekspres SN-48213-PL nie grzeje, zdjecia tabliczki w zalaczniku.\r\n")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i, side := range []int{720, 720, 720, 720, 1060, 1060} {
+		img := image.NewRGBA(image.Rect(0, 0, side, side))
+		for j := range img.Pix {
+			img.Pix[j] = byte(rng.Uint32())
+		}
+		var photo bytes.Buffer
+		if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&photo, img); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(&msg, "--b1\r\nContent-Type: image/png; name=p%d.png\r\nContent-Transfer-Encoding: base64\r\n\r\n", i)
+		enc := base64.StdEncoding.EncodeToString(photo.Bytes())
+		for len(enc) > 76 {
+			msg.WriteString(enc[:76] + "\r\n")
+			enc = enc[76:]
+		}
+		msg.WriteString(enc + "\r\n")
+	}
+	msg.WriteString("--b1--\r\n")
+	if msg.Len() > maxInputBytes {
+		b.Fatalf("the photos email is %d bytes, over the limit", msg.Len())
+	}
+	return []byte(msg.String())
+}
+
+// BenchmarkProcessWorstPhotos: one email of about 25 MB whose photos, just
+// under 8 MiB together, all go to the model. Target: at most 2 s of CPU and
+// 200 MiB of peak RSS.
+func BenchmarkProcessWorstPhotos(b *testing.B) {
+	benchOneEmail(b, "photos sent to the model (just under 8 MiB)", worstPhotosEmail(b))
 }
 
 // benchOneEmail runs `triage process --offline` over raw and reports its
