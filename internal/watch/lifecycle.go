@@ -7,17 +7,22 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	"triage"
+	"triage/internal/clip"
 	"triage/internal/ledger"
 	"triage/internal/logattr"
 	"triage/internal/message"
 	"triage/internal/processor"
 	"triage/internal/trace"
 )
+
+// maxLoggedBody bounds the bytes of a message the DEBUG log shows.
+const maxLoggedBody = 64 << 10
 
 // peek reads the header of one message; nil when it is gone.
 func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid imap.UID) (*peeked, error) {
@@ -111,7 +116,12 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if !ok {
 		return w.ledgerErr(l.Forget(context.WithoutCancel(ctx), loc, w.cfg.Owner))
 	}
-	w.log.DebugContext(ctx, "message body", "uid", uid, "raw", string(raw))
+	if w.log.Enabled(ctx, slog.LevelDebug) {
+		// Copied only when it is logged, and a message of megabytes by its
+		// first maxLoggedBody bytes.
+		head := raw[:min(len(raw), maxLoggedBody+utf8.UTFMax)]
+		w.log.DebugContext(ctx, "message body", "uid", uid, "bytes", len(raw), "raw", clip.Bytes(string(head), maxLoggedBody, clip.Ellipsis))
+	}
 	// Parsed here once for the ledger's digest and the reviewed text; the
 	// pipeline parses again with its own bounds.
 	text := ""
