@@ -74,6 +74,10 @@ var partPassed = map[string]bool{
 	"Thought": true, "ThoughtSignature": true,
 }
 
+// contentPassed names the fields of a genai.Content the SDK copies as they
+// are.
+var contentPassed = map[string]bool{"Role": true, "Parts": true}
+
 // callPassed names the fields of a genai.FunctionCall the SDK copies as they
 // are (it refuses the others on the Gemini API).
 var callPassed = map[string]bool{"ID": true, "Name": true, "Args": true}
@@ -82,7 +86,7 @@ var callPassed = map[string]bool{"ID": true, "Name": true, "Args": true}
 // SDK sends as they are.
 func everyPassed(contents []*genai.Content) bool {
 	for _, ct := range contents {
-		if ct == nil || !onlyFields(*ct, map[string]bool{"Role": true, "Parts": true}) {
+		if ct == nil || !onlyFields(*ct, contentPassed) {
 			return false
 		}
 		for _, p := range ct.Parts {
@@ -94,10 +98,13 @@ func everyPassed(contents []*genai.Content) bool {
 	return true
 }
 
+// toolPassed names the one field of a genai.Tool sent as it is.
+var toolPassed = map[string]bool{"FunctionDeclarations": true}
+
 // declarationsOnly reports whether every tool only declares functions.
 func declarationsOnly(tools []*genai.Tool) bool {
 	for _, t := range tools {
-		if t == nil || !onlyFields(*t, map[string]bool{"FunctionDeclarations": true}) {
+		if t == nil || !onlyFields(*t, toolPassed) {
 			return false
 		}
 	}

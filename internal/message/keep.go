@@ -43,9 +43,9 @@ func (k *keeper) read(i int, body io.Reader) (int64, error) {
 // caps, so the indices agree) and returns the decoded content of the
 // top-level attachments at the given indices of Message.Attachments (want
 // maps each to its Size there), each at most maxBytes: one over it is left
-// out of the map. Nothing else is
-// kept; attachments inside attached messages are never read. Check what
-// is wanted on Message.Heads first: this is one more parse of raw.
+// out of the map. Nothing else is kept; attachments inside attached
+// messages are never read. Check what is wanted on Message.Heads first:
+// this is one more parse of raw.
 func AttachmentData(raw []byte, lim Limits, want map[int]int, maxBytes int) (map[int][]byte, error) {
 	k := &keeper{want: want, max: int64(maxBytes), data: map[int][]byte{}}
 	if _, err := parse(raw, 0, lim.withDefaults(), newWork(), k); err != nil {
