@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/base64"
 	"fmt"
 	"image"
 	"image/png"
@@ -106,12 +105,7 @@ func worstPhotosEmail(b *testing.B) []byte {
 			b.Fatal(err)
 		}
 		fmt.Fprintf(&msg, "--b1\r\nContent-Type: image/png; name=p%d.png\r\nContent-Transfer-Encoding: base64\r\n\r\n", i)
-		enc := base64.StdEncoding.EncodeToString(photo.Bytes())
-		for len(enc) > 76 {
-			msg.WriteString(enc[:76] + "\r\n")
-			enc = enc[76:]
-		}
-		msg.WriteString(enc + "\r\n")
+		writeBase64Lines(&msg, photo.Bytes())
 	}
 	msg.WriteString("--b1--\r\n")
 	if msg.Len() > maxInputBytes {

@@ -197,6 +197,17 @@ func BenchmarkProcessRSS20k(b *testing.B) {
 	}
 }
 
+// writeBase64Lines writes data to msg in base64, in lines of 76 characters
+// as mail writers wrap it, each ended by CRLF.
+func writeBase64Lines(msg *strings.Builder, data []byte) {
+	enc := base64.StdEncoding.EncodeToString(data)
+	for len(enc) > 76 {
+		msg.WriteString(enc[:76] + "\r\n")
+		enc = enc[76:]
+	}
+	msg.WriteString(enc + "\r\n")
+}
+
 // BenchmarkProcessRSSAttachment: one email with an 18 MB attachment; peak
 // RSS over the baseline (one small email) relative to the raw size
 // (target <= 3).
@@ -208,19 +219,14 @@ func BenchmarkProcessRSSAttachment(b *testing.B) {
 	}
 	att := make([]byte, 18_000_000)
 	rand.Read(att)
-	enc := base64.StdEncoding.EncodeToString(att)
 	var msg strings.Builder
 	msg.WriteString("From: Anna <anna@customer.example>\r\nTo: serwis@example.com\r\nSubject: Reklamacja ze zdjęciami\r\n" +
 		"Message-ID: <bench-att@customer.example>\r\nDate: Mon, 16 Nov 2026 09:12:44 +0100\r\nMIME-Version: 1.0\r\n" +
 		"Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n" +
 		"Mój ekspres SN-48213-PL nie grzeje, zdjęcia w załączniku.\r\n--b1\r\nContent-Type: application/zip\r\n" +
 		"Content-Disposition: attachment; filename=\"zdjecia.zip\"\r\nContent-Transfer-Encoding: base64\r\n\r\n")
-	for len(enc) > 76 {
-		msg.WriteString(enc[:76])
-		msg.WriteString("\r\n")
-		enc = enc[76:]
-	}
-	msg.WriteString(enc + "\r\n--b1--\r\n")
+	writeBase64Lines(&msg, att)
+	msg.WriteString("--b1--\r\n")
 	raw := msg.String()
 	if err := os.WriteFile(filepath.Join(dir, "big.eml"), []byte(raw), 0o644); err != nil {
 		b.Fatal(err)
