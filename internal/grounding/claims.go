@@ -357,7 +357,7 @@ type scan struct {
 	near    map[nearKey][][2]int
 	windows map[*regexp.Regexp][][2]int
 	// words are orig's runs of letters (see hasWord); may remembers which
-	// patterns orig may hold (see mayHold), by holdIndex: 0 not tested
+	// patterns orig may hold (see mayHold), by hold.index: 0 not tested
 	// yet, 1 may, 2 cannot.
 	words []word
 	may   [maxHolds]uint8

@@ -2,7 +2,9 @@ package grounding
 
 import (
 	"iter"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -104,48 +106,67 @@ type nearKey struct {
 }
 
 // mayHold reports whether orig holds what every match of re needs (see
-// holds), remembered per scan: the masked text is orig with spans blanked,
-// so it never holds more.
+// holds), remembered per scan for each test (patterns share some): the
+// masked text is orig with spans blanked, so it never holds more.
 func (s *scan) mayHold(re *regexp.Regexp) bool {
-	test, ok := holds[re]
+	h, ok := holds[re]
 	if !ok {
 		return true
 	}
-	i := holdIndex[re]
-	if s.may[i] == 0 {
-		s.may[i] = 2
-		if test(s) {
-			s.may[i] = 1
+	if s.may[h.index] == 0 {
+		s.may[h.index] = 2
+		if h.test(s) {
+			s.may[h.index] = 1
 		}
 	}
-	return s.may[i] == 1
+	return s.may[h.index] == 1
 }
 
-// maxHolds bounds the patterns of holds, so a scan keeps what it learnt of
+// maxHolds bounds the tests of holds, so a scan keeps what it learnt of
 // each in an array (scan.may) rather than a map it allocates.
 const maxHolds = 32
 
-// holdIndex numbers the patterns of holds, for scan.may.
-var holdIndex = func() map[*regexp.Regexp]int {
-	if len(holds) > maxHolds {
-		panic("grounding: more patterns in holds than maxHolds")
+// hold is a test of holds; index numbers it for scan.may.
+type hold struct {
+	test  func(s *scan) bool
+	index int
+}
+
+func init() {
+	n := 0
+	for _, re := range slices.SortedFunc(maps.Keys(holds), func(a, b *regexp.Regexp) int { return strings.Compare(a.String(), b.String()) }) {
+		if h := holds[re]; h.index == 0 {
+			n++
+			h.index = n
+		}
 	}
-	m := make(map[*regexp.Regexp]int, len(holds))
-	for re := range holds {
-		m[re] = len(m)
+	if n >= maxHolds {
+		panic("grounding: more tests in holds than maxHolds")
 	}
-	return m
-}()
+}
+
+// The tests more than one pattern shares.
+var (
+	// A month's name (or its abbreviation beside a day) and a year: the
+	// month is a word of its own, a run of letters the pattern reads whole.
+	monthAndYear = &hold{test: func(s *scan) bool { return s.hasMonth(months, 4) }}
+	// A month's full name and a digit.
+	fullMonthAndDigit = &hold{test: func(s *scan) bool { return s.hasMonth(fullMonths, 1) }}
+	// An apostrophe and two digits ('28), and a month's name.
+	monthAndShortYear = &hold{test: func(s *scan) bool { return apostropheYear(s.orig) && s.hasMonth(months, 1) }}
+	// A currency.
+	currency = &hold{test: hasCurrency}
+)
 
 // holds are, for a pattern, a cheap test of the text that every text
 // holding a match passes: the literal or the word the pattern cannot match
 // without. Each test over-approximates its pattern (true is always safe).
-var holds = map[*regexp.Regexp]func(s *scan) bool{
+var holds = map[*regexp.Regexp]*hold{
 	// "http" or "www." in any case ((?i) folds no other rune to h, t, p, w).
-	urlRe:   func(s *scan) bool { return containsFoldASCII(s.orig, "http") || containsFoldASCII(s.orig, "www.") },
-	emailRe: func(s *scan) bool { return strings.IndexByte(s.orig, '@') >= 0 },
+	urlRe:   {test: func(s *scan) bool { return containsFoldASCII(s.orig, "http") || containsFoldASCII(s.orig, "www.") }},
+	emailRe: {test: func(s *scan) bool { return strings.IndexByte(s.orig, '@') >= 0 }},
 	// Two capitals and two digits: PL61.
-	ibanRe: func(s *scan) bool {
+	ibanRe: {test: func(s *scan) bool {
 		t := s.orig
 		for i := 0; i+4 <= len(t); i++ {
 			if isUpperASCII(t[i]) && isUpperASCII(t[i+1]) && isDigitByte(t[i+2]) && isDigitByte(t[i+3]) {
@@ -153,36 +174,32 @@ var holds = map[*regexp.Regexp]func(s *scan) bool{
 			}
 		}
 		return false
-	},
+	}},
 	// Four digits, a separator and a digit: 2027-05.
-	isoDateRe: func(s *scan) bool { return digitsThen(s.orig, 4, "-/.", true) },
+	isoDateRe: {test: func(s *scan) bool { return digitsThen(s.orig, 4, "-/.", true) }},
 	// A separator, maybe a space, and a year: .2027, - 2027.
-	numDateRe: func(s *scan) bool { return sepThenYear(s.orig) },
+	numDateRe: {test: func(s *scan) bool { return sepThenYear(s.orig) }},
 	// A digit, "." or "/", and a digit: 31.05.28.
-	shortYearRe: func(s *scan) bool { return digitsThen(s.orig, 1, "./", true) },
-	// A month's name (or its abbreviation beside a day) and a year: the
-	// month is a word of its own, a run of letters the pattern reads whole.
-	dmyRe:       func(s *scan) bool { return s.hasMonth(months, 4) },
-	mdyRe:       func(s *scan) bool { return s.hasMonth(months, 4) },
-	monthYearRe: func(s *scan) bool { return s.hasMonth(months, 4) },
-	// A month's full name and a digit.
-	dayMonthRe:  func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
-	monthDayRe:  func(s *scan) bool { return s.hasMonth(fullMonths, 1) },
-	romanDateRe: func(s *scan) bool { return digitsThen(s.orig, 4, "", false) && s.hasRomanMonth() },
-	// An apostrophe and two digits ('28), and a month's name.
-	dmyShortRe: func(s *scan) bool { return apostropheYear(s.orig) && s.hasMonth(months, 1) },
-	mdyShortRe: func(s *scan) bool { return apostropheYear(s.orig) && s.hasMonth(months, 1) },
+	shortYearRe: {test: func(s *scan) bool { return digitsThen(s.orig, 1, "./", true) }},
+	dmyRe:       monthAndYear,
+	mdyRe:       monthAndYear,
+	monthYearRe: monthAndYear,
+	dayMonthRe:  fullMonthAndDigit,
+	monthDayRe:  fullMonthAndDigit,
+	// Four digits and a Roman month.
+	romanDateRe: {test: func(s *scan) bool { return digitsThen(s.orig, 4, "", false) && s.hasRomanMonth() }},
+	dmyShortRe:  monthAndShortYear,
+	mdyShortRe:  monthAndShortYear,
 	// Two digits and a Roman month.
-	romanShortRe: func(s *scan) bool { return digitsThen(s.orig, 2, "", false) && s.hasRomanMonth() },
-	// A currency.
-	amountAfterRe:  hasCurrency,
-	amountBeforeRe: hasCurrency,
+	romanShortRe:   {test: func(s *scan) bool { return digitsThen(s.orig, 2, "", false) && s.hasRomanMonth() }},
+	amountAfterRe:  currency,
+	amountBeforeRe: currency,
 	// A unit's word or a percent sign.
-	durationRe: hasUnit,
+	durationRe: {test: hasUnit},
 	// A word that can name a ticket (see ticketWord) and three digits.
-	ticketNumberRe: func(s *scan) bool { return digitsThen(s.orig, 3, "", false) && s.hasWord(ticketSegment) },
+	ticketNumberRe: {test: func(s *scan) bool { return digitsThen(s.orig, 3, "", false) && s.hasWord(ticketSegment) }},
 	// Five digits in a row.
-	numberRe: func(s *scan) bool { return digitsThen(s.orig, 5, "", false) },
+	numberRe: {test: func(s *scan) bool { return digitsThen(s.orig, 5, "", false) }},
 }
 
 func (s *scan) hasRomanMonth() bool {
@@ -275,24 +292,63 @@ func ticketSegment(w word) bool {
 	return ticketWord(w.lower) || ticketWord(w.lower+".")
 }
 
-// hasCurrency: a currency's name (currencies) in any case.
+// hasCurrency: a currency's name (currencies) in any case. The text is
+// read once: at each byte, only the ASCII names that begin with it (in
+// either case) are compared; the others are looked for in the lower-cased
+// text, when it has a byte outside ASCII at all.
 func hasCurrency(s *scan) bool {
-	lower := ""
-	for c := range currencies {
-		if isASCII(c) {
-			if containsFoldASCII(s.orig, c) {
+	t := s.orig
+	for i := 0; i < len(t); i++ {
+		for _, c := range currencyNames.byFirst[t[i]|0x20] {
+			if hasFoldASCIIAt(t, i, c) {
 				return true
 			}
-			continue
 		}
-		if lower == "" {
-			lower = strings.ToLower(s.orig)
-		}
+	}
+	if isASCII(t) {
+		return false
+	}
+	lower := strings.ToLower(t)
+	for _, c := range currencyNames.other {
 		if strings.Contains(lower, c) {
 			return true
 		}
 	}
 	return false
+}
+
+// currencyNames are the names of currencies as hasCurrency looks for
+// them: those in ASCII by their first byte, the others apart, and of
+// either only the names that hold no other ("złotych" holds "zł").
+var currencyNames = func() (n struct {
+	byFirst [256][]string
+	other   []string
+}) {
+	for _, c := range slices.Sorted(maps.Keys(currencies)) {
+		if slices.ContainsFunc(slices.Collect(maps.Keys(currencies)), func(o string) bool { return o != c && strings.Contains(c, o) }) {
+			continue
+		}
+		if isASCII(c) {
+			n.byFirst[c[0]] = append(n.byFirst[c[0]], c)
+		} else {
+			n.other = append(n.other, c)
+		}
+	}
+	return n
+}()
+
+// hasFoldASCIIAt reports whether text holds lit at i, ASCII letters in
+// any ASCII case (lit is lower-case ASCII).
+func hasFoldASCIIAt(text string, i int, lit string) bool {
+	if i+len(lit) > len(text) {
+		return false
+	}
+	for j := 0; j < len(lit); j++ {
+		if text[i+j]|0x20 != lit[j] {
+			return false
+		}
+	}
+	return true
 }
 
 func isASCII(s string) bool {
@@ -353,11 +409,7 @@ func isLetterASCII(b byte) bool { return isUpperASCII(b &^ ('a' - 'A')) }
 // any ASCII case.
 func containsFoldASCII(text, lit string) bool {
 	for i := 0; i+len(lit) <= len(text); i++ {
-		j := 0
-		for j < len(lit) && text[i+j]|0x20 == lit[j] {
-			j++
-		}
-		if j == len(lit) {
+		if hasFoldASCIIAt(text, i, lit) {
 			return true
 		}
 	}
@@ -531,42 +583,105 @@ var inWindows = map[*regexp.Regexp]func(text string) [][2]int{
 // class: letters, numbers, "_", "/", "-") that hold an ASCII digit: identRe
 // asserts nothing outside its match, and an identifier has a digit.
 func identWindows(text string) [][2]int {
-	return classRuns(text, isDigitByte, func(r rune) bool {
-		return unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_' || r == '/' || r == '-'
-	}, nil, false)
+	return classRuns(text, &digitSeeds, identClass, nil, false)
 }
 
 // emailWindows are the runs of an email address's characters (emailRe's
 // classes: letters, numbers, ".", "_", "%", "+", "-", "@") that hold "@".
 func emailWindows(text string) [][2]int {
-	return classRuns(text, func(b byte) bool { return b == '@' }, func(r rune) bool {
-		return unicode.IsLetter(r) || unicode.IsNumber(r) || strings.ContainsRune("._%+-@", r)
-	}, nil, false)
+	return classRuns(text, &atSeeds, emailClass, nil, false)
 }
 
-// classRuns returns the maximal runs of text's runes that in accepts and
-// that hold a byte seed accepts (one in accepts too: an ASCII digit, "@"),
-// of those keep accepts (all when keep is nil); with pad, each with the
-// rune before and the rune after it, windows that then overlap or touch
-// merged. A run is found from its seed outwards, so text far from every
-// seed costs one test a byte.
-func classRuns(text string, seed func(byte) bool, in func(rune) bool, keep func(run string) bool, pad bool) [][2]int {
+// The characters of the windows classRuns finds: each pattern's classes
+// (see the functions that use them), and the bytes a window grows from.
+var (
+	identClass   = classOf("_/-", true)
+	emailClass   = classOf("._%+-@", true)
+	isoDateClass = classOf("-/.T :Z+", false)
+	numDateClass = classOf("./- \t\n\f\r", false)
+	phoneClass   = classOf("() -\u00a0+", false)
+	numberClass  = classOf("#", false)
+
+	digitSeeds = byteSet("0123456789")
+	atSeeds    = byteSet("@")
+)
+
+// runeClass is a set of runes: those in ASCII by a table, the others by a
+// list and, with letters, every letter and number.
+type runeClass struct {
+	ascii   [utf8.RuneSelf]bool
+	other   []rune
+	letters bool
+}
+
+// classOf is the class of the ASCII digits and chars and, with letters,
+// every letter and number (unicode.IsLetter, unicode.IsNumber).
+func classOf(chars string, letters bool) *runeClass {
+	c := &runeClass{letters: letters}
+	for r := rune(0); r < utf8.RuneSelf; r++ {
+		c.ascii[r] = r >= '0' && r <= '9' || letters && (unicode.IsLetter(r) || unicode.IsNumber(r))
+	}
+	for _, r := range chars {
+		if r < utf8.RuneSelf {
+			c.ascii[r] = true
+		} else {
+			c.other = append(c.other, r)
+		}
+	}
+	return c
+}
+
+func (c *runeClass) has(r rune) bool {
+	if r >= 0 && r < utf8.RuneSelf {
+		return c.ascii[r]
+	}
+	return c.letters && (unicode.IsLetter(r) || unicode.IsNumber(r)) || slices.Contains(c.other, r)
+}
+
+func byteSet(bytes string) (set [256]bool) {
+	for i := 0; i < len(bytes); i++ {
+		set[bytes[i]] = true
+	}
+	return set
+}
+
+// classRuns returns the maximal runs of text's runes that in holds and
+// that hold a byte of seeds (one in holds too: an ASCII digit, "@"), of
+// those keep accepts (all when keep is nil); with pad, each with the rune
+// before and the rune after it, windows that then overlap or touch merged.
+// A run is found from its seed outwards, so text far from every seed costs
+// one look-up a byte.
+func classRuns(text string, seeds *[256]bool, in *runeClass, keep func(run string) bool, pad bool) [][2]int {
 	var out [][2]int
 	for i := 0; i < len(text); i++ {
-		if !seed(text[i]) {
+		if !seeds[text[i]] {
 			continue
 		}
 		start, end := i, i
 		for start > 0 {
+			if b := text[start-1]; b < utf8.RuneSelf {
+				if !in.ascii[b] {
+					break
+				}
+				start--
+				continue
+			}
 			r, size := utf8.DecodeLastRuneInString(text[:start])
-			if !in(r) {
+			if !in.has(r) {
 				break
 			}
 			start -= size
 		}
 		for end < len(text) {
+			if b := text[end]; b < utf8.RuneSelf {
+				if !in.ascii[b] {
+					break
+				}
+				end++
+				continue
+			}
 			r, size := utf8.DecodeRuneInString(text[end:])
-			if !in(r) {
+			if !in.has(r) {
 				break
 			}
 			end += size
@@ -598,31 +713,27 @@ func classRuns(text string, seed func(byte) bool, in func(rune) bool, keep func(
 // with (digits, "-", "/", ".", "T", " ", ":", "Z", "+") that hold four
 // digits in a row, with their boundaries.
 func isoDateWindows(text string) [][2]int {
-	return classRuns(text, isDigitByte, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("-/.T :Z+", r) },
-		func(run string) bool { return digitsThen(run, 4, "", false) }, true)
+	return classRuns(text, &digitSeeds, isoDateClass, func(run string) bool { return digitsThen(run, 4, "", false) }, true)
 }
 
 // numDateWindows are the runs of what 01.05.2027 is written with (digits,
 // ".", "/", "-", ASCII white space) that hold four digits in a row, with
 // their boundaries.
 func numDateWindows(text string) [][2]int {
-	return classRuns(text, isDigitByte, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("./- \t\n\f\r", r) },
-		func(run string) bool { return digitsThen(run, 4, "", false) }, true)
+	return classRuns(text, &digitSeeds, numDateClass, func(run string) bool { return digitsThen(run, 4, "", false) }, true)
 }
 
 // phoneWindows are the runs of what a phone number is written with
 // (digits, "(", ")", " ", "-", a no-break space, "+") that hold a digit,
 // with their boundaries (phoneRe's \b looks at the character before).
 func phoneWindows(text string) [][2]int {
-	return classRuns(text, isDigitByte, func(r rune) bool { return r >= '0' && r <= '9' || strings.ContainsRune("() -\u00a0+", r) },
-		nil, true)
+	return classRuns(text, &digitSeeds, phoneClass, nil, true)
 }
 
 // numberWindows are the runs of digits and "#" that hold five digits in a
 // row.
 func numberWindows(text string) [][2]int {
-	return classRuns(text, isDigitByte, func(r rune) bool { return r >= '0' && r <= '9' || r == '#' },
-		func(run string) bool { return digitsThen(run, 5, "", false) }, false)
+	return classRuns(text, &digitSeeds, numberClass, func(run string) bool { return digitsThen(run, 5, "", false) }, false)
 }
 
 // ticketWindows are, for each run of three ASCII digits or more, what

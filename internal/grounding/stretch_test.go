@@ -360,3 +360,22 @@ func TestDigitValue(t *testing.T) {
 		t.Fatalf("only %d decimal digits beyond ASCII", n)
 	}
 }
+
+// hasCurrency finds every currency's name in any case, in ASCII text and
+// beside letters outside it, and nothing in a text with none.
+func TestHasCurrency(t *testing.T) {
+	for name := range currencies {
+		for _, w := range []string{name, strings.ToUpper(name)} {
+			for _, text := range []string{"Koszt 100 " + w + ".", "Zwrot: " + w + "100,00 za naprawę", w} {
+				if !hasCurrency(&scan{orig: text}) {
+					t.Errorf("hasCurrency(%q) = false", text)
+				}
+			}
+		}
+	}
+	for _, text := range []string{"", "Koszt 100 sztuk.", "Naprawa potrwa 14 dni, zgłoszenie TKT-000123.", "Ł"} {
+		if hasCurrency(&scan{orig: text}) {
+			t.Errorf("hasCurrency(%q) = true", text)
+		}
+	}
+}
