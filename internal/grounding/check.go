@@ -34,6 +34,10 @@ type Sources struct {
 	// sources write with their country code ("+48 ...": 4, 48, 482), the
 	// codes a reply may add to a national number.
 	codes map[string]bool
+	// added are the texts AddText has read: one added again (the sender's
+	// address as From and Reply-To, a ticket's id in two results) adds
+	// nothing more.
+	added map[string]bool
 }
 
 // AddLanguage adds what the customer's language (ISO 639-1) tells: the
@@ -59,6 +63,10 @@ func (s *Sources) AddText(text string) {
 		text = text[:MaxText]
 	}
 	s.init()
+	if s.added[text] {
+		return
+	}
+	s.added[text] = true
 	read := sourceClaims(text)
 	s.texts = append(s.texts, read.upper)
 	claims := read.claims
@@ -174,6 +182,7 @@ func (s *Sources) init() {
 	s.lengths = map[string]bool{}
 	s.fnNumbers = map[string]bool{}
 	s.codes = map[string]bool{}
+	s.added = map[string]bool{}
 }
 
 var trailingDigits = regexp.MustCompile(`\d+$`)
