@@ -55,7 +55,7 @@ const (
 	MinCJKLetters = 2
 	// MaxBytes is how much of a text is read: a language shows in its
 	// first lines, and the cost stays bounded whatever a stranger sends.
-	MaxBytes = 2048
+	MaxBytes = 1024
 )
 
 // Config configures a Detector.
