@@ -41,8 +41,9 @@ func BenchmarkProcessCPUPerEmail(b *testing.B) {
 		b.Run("model="+model.name, func(b *testing.B) {
 			// Each run writes to a fresh directory: removing 1,000 replies
 			// just before writing 1,000 more would make the file system's
-			// search for free inodes (ext4 skips those freed in the last
-			// 30 s) part of the figure.
+			// search for free inodes part of the figure (ext4 without a
+			// journal skips those freed in the last minute, five while
+			// their inode table is unwritten).
 			cpu := func(files ...string) usage {
 				runs++
 				o := runOptions{flags: []string{"--concurrency", "4"}, model: model.url, state: fmt.Sprintf("run-%s-%d", model.name, runs)}
