@@ -29,7 +29,7 @@ var (
 // returns carries the call's estimate, which GenerateContent then takes
 // rather than counting the call again.
 func (m *Model) Wait(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (context.Context, error) {
-	est := Estimate(contents, config)
+	est := m.estimate(contents, config)
 	if err := m.Budget.Wait(ctx, est); err != nil {
 		return ctx, err
 	}
@@ -50,7 +50,7 @@ type estimate struct {
 func (m *Model) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
 	est, ok := ctx.Value(estimateKey{}).(estimate)
 	if !ok || est.config != config || config == nil {
-		est.tokens = Estimate(contents, config)
+		est.tokens = m.estimate(contents, config)
 	}
 	if err := m.Budget.Take(ctx, est.tokens); err != nil {
 		return nil, err
@@ -71,6 +71,17 @@ func (m *Model) GenerateContent(ctx context.Context, model string, contents []*g
 		}
 	}
 	return resp, err
+}
+
+// estimate is Estimate when the budget bounds tokens, and 0 when it does
+// not: an estimate costs the encoding of every function call and result
+// and a look at every declaration, for nothing when only requests are
+// counted (or nothing is, and the budget only carries a 429's back-off).
+func (m *Model) estimate(contents []*genai.Content, config *genai.GenerateContentConfig) int {
+	if m.Budget.cfg.TokensPerMinute == 0 {
+		return 0
+	}
+	return Estimate(contents, config)
 }
 
 // Estimate is a call's tokens before it is made: about one token per four
