@@ -2,7 +2,6 @@ package grounding
 
 import (
 	"iter"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -134,8 +133,8 @@ type hold struct {
 
 func init() {
 	n := 0
-	for _, re := range slices.SortedFunc(maps.Keys(holds), func(a, b *regexp.Regexp) int { return strings.Compare(a.String(), b.String()) }) {
-		if h := holds[re]; h.index == 0 {
+	for _, h := range holds {
+		if h.index == 0 {
 			n++
 			h.index = n
 		}
@@ -324,9 +323,12 @@ var currencyNames = func() (n struct {
 	byFirst [256][]string
 	other   []string
 }) {
-	for _, c := range slices.Sorted(maps.Keys(currencies)) {
-		if slices.ContainsFunc(slices.Collect(maps.Keys(currencies)), func(o string) bool { return o != c && strings.Contains(c, o) }) {
-			continue
+names:
+	for c := range currencies {
+		for o := range currencies {
+			if o != c && strings.Contains(c, o) {
+				continue names
+			}
 		}
 		if isASCII(c) {
 			n.byFirst[c[0]] = append(n.byFirst[c[0]], c)
