@@ -26,11 +26,10 @@ import (
 )
 
 // process takes one email through its steps, in order: parse, claim (see
-// Config.Claim), screen,
-// gather the facts, join its conversation, the loop and per-sender bounds,
-// choose the scenario, and answer (the agent run, then verify). Each step
-// but the last either leaves the email and the outcome to the next or ends
-// the outcome (it returns true).
+// Config.Claim), screen, gather the facts, join its conversation, the loop
+// and per-sender bounds, choose the scenario, and answer (the agent run,
+// then verify). Each step but the last either leaves the email and the
+// outcome to the next or ends the outcome (it returns true).
 func (p *Processor) process(ctx context.Context, in Input) Outcome {
 	out := Outcome{File: in.Name, Model: p.cfg.ModelName, DryRun: p.cfg.DryRun}
 	e := &email{in: in}
