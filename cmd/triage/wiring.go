@@ -270,7 +270,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		// their own bounds.
 		ob.SetPerSenderLimit(perSender, watch.DefaultPerSenderWindow)
 		ob.SetNoticeLimits(o.Notices)
-		answered, claim = outboxAnswered(ob, domain), ob.Claim
+		answered, claim = ob.Answered(domain), ob.Claim
 	}
 	notices := builtins.Notices{ConsoleURL: o.ConsoleURL}
 	if conv, ok := creator.(tickets.Conversations); ok {
@@ -342,19 +342,6 @@ func history(sender mail.Sender) processor.History {
 		return h
 	}
 	return nil
-}
-
-// outboxAnswered finds the reply (or draft) an earlier run of process
-// wrote into the outbox for a Key: its Message-ID is derived from the Key,
-// as send_email derives it (mail.MessageIDFor).
-func outboxAnswered(ob *mail.Outbox, domain string) func(context.Context, triage.Key) (*triage.Receipt, string, error) {
-	return func(ctx context.Context, key triage.Key) (*triage.Receipt, string, error) {
-		rc, inbound, ok, err := ob.Find(ctx, mail.MessageIDFor(key, domain))
-		if err != nil || !ok {
-			return nil, "", err
-		}
-		return &rc, inbound, nil
-	}
 }
 
 // replyArchive finds the raw message of one of triage's replies or drafts

@@ -262,6 +262,20 @@ func sanitize(id string) string {
 	return s
 }
 
+// Answered finds the reply (or draft) an earlier run wrote into this
+// outbox for a Key, as processor.Config.Answered wants it: its Message-ID is
+// derived from the Key as send_email derives it (MessageIDFor, with the
+// replies' domain); nil when there is none.
+func (o *Outbox) Answered(domain string) func(context.Context, triage.Key) (*triage.Receipt, string, error) {
+	return func(ctx context.Context, key triage.Key) (*triage.Receipt, string, error) {
+		rc, inbound, ok, err := o.Find(ctx, MessageIDFor(key, domain))
+		if err != nil || !ok {
+			return nil, "", err
+		}
+		return &rc, inbound, nil
+	}
+}
+
 // Find returns the receipt of the reply this outbox holds with Message-ID
 // messageID, else of the draft (Existing set), and the digest of the
 // message it answers (InboundHeader; "" when the file has none). ok is false
