@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Dovecot's IMAP server for the integration tests (internal/mailtest.StartDovecot).
+# Installs Dovecot's IMAP server for the integration tests (internal/testkit/mailtest.StartDovecot).
 # Idempotent and quiet: does nothing when Dovecot's IMAP server is already installed. The tests
 # start their own Dovecot on loopback with a config in a temp dir; the system service is not
 # used, so the package's postinst is kept from starting it (policy-rc.d).

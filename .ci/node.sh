@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the MCP servers from npm that the tests run (servers that are not ours):
 # @modelcontextprotocol/server-filesystem, pinned with its dependencies in
-# .ci/node/package-lock.json, into .ci/node/node_modules (internal/mcptest finds it there).
+# .ci/node/package-lock.json, into .ci/node/node_modules (internal/testkit/mcptest finds it there).
 # Installs Node.js from Debian first when npm is missing. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/node"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs PostgreSQL's server binaries for the store tests (internal/pgtest).
+# Installs PostgreSQL's server binaries for the store tests (internal/testkit/pgtest).
 # Idempotent and quiet: does nothing when initdb and postgres are already
 # installed. The tests run their own server on loopback in a temp dir (as the
 # user nobody when run as root); the system cluster and service are not used,

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/instructions"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 	"triage/internal/scenario"
 	"triage/internal/tools"
 )

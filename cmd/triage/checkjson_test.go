@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"triage/internal/mailauth"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // check --json prints one JSON object: the configuration checked, the

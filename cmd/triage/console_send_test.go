@@ -18,8 +18,8 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/mailtest"
+	"triage/internal/testkit/pgtest"
 )
 
 const consoleTestToken = "0123456789abcdef0123"

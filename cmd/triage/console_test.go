@@ -11,7 +11,7 @@ import (
 
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 // consoleWorld writes a watch configuration with relative paths to a

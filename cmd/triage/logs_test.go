@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // watch --log-format json: every line is JSON (the final error included),

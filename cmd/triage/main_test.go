@@ -10,7 +10,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 // TestMain lets the test binary stand in for child processes:

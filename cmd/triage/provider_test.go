@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/openaitest"
+	"triage/internal/testkit/openaitest"
 )
 
 // TestProcessThroughOpenAI: `triage process --provider openai --base-url`

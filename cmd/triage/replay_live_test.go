@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 )
 
 // liveRun is what one scripted model run of 01-valid-warranty-pl.eml

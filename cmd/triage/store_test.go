@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/mailtest"
+	"triage/internal/testkit/pgtest"
 )
 
 // TestStoreCommands moves an installation onto PostgreSQL: the SQLite

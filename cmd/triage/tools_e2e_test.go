@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"triage"
-	"triage/internal/mcptest"
+	"triage/internal/testkit/mcptest"
 	"triage/internal/processor"
 )
 

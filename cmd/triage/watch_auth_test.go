@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // The daemon stops on a refused login (exit 5, saying so) instead of

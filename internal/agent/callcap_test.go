@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"triage/internal/agent"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 )
 
 // A hostile model asks for 20,000 calls in one turn: only the first

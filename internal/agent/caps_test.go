@@ -13,7 +13,7 @@ import (
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/dispatcher"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 	"triage/internal/message"
 	"triage/internal/scenario"
 	"triage/internal/tools"

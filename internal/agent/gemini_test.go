@@ -11,7 +11,7 @@ import (
 
 	"triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 	"triage/internal/scenario"
 )
 

@@ -15,7 +15,7 @@ import (
 	"triage/internal/agent"
 	"triage/internal/clients/httptool"
 	"triage/internal/dispatcher"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 	"triage/internal/message"
 	"triage/internal/scenario"
 	"triage/internal/tools"

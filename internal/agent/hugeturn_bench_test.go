@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"triage/internal/agent"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 )
 
 // BenchmarkHugeTurn: one model turn of 20,000 calls, through the real genai

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 )
 
 const (

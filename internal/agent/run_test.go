@@ -12,7 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 )
 
 // times is the usage of n geminitest.Reply() responses.

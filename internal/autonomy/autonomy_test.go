@@ -12,7 +12,7 @@ import (
 
 	"triage"
 	"triage/internal/ledger"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

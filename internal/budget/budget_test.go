@@ -11,8 +11,8 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
-	"triage/internal/geminitest"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/geminitest"
+	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
 )
 

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

@@ -23,7 +23,7 @@ import (
 	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
 	"triage/internal/message"
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // localDispatcher wires the real local backends: CSV registry, SQLite

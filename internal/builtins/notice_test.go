@@ -20,7 +20,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/message"
 	"triage/internal/scenario"
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // testCase is builtins.Case over a real SQLite ticket store and an outbox

@@ -8,7 +8,7 @@ import (
 
 	"triage/internal/builtins"
 	"triage/internal/dispatcher"
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // A subject of 995-998 characters is answered: "Re: " + subject is over

@@ -17,7 +17,7 @@ import (
 	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 	"triage/internal/processor"
 )
 

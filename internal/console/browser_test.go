@@ -12,7 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"triage/internal/clients/mail"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // ScreenshotDirEnv names the directory the browser tests write their

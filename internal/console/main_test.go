@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 // Tests on PostgreSQL get a database of their own (pgtest.Each).

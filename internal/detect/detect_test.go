@@ -17,7 +17,7 @@ import (
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/detect"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 	"triage/internal/prompt"
 	"triage/internal/scenario"
 )

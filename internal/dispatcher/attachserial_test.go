@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"triage/internal/tools"
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // from: serials_or_attachments takes a serial the message does not hold

@@ -15,7 +15,7 @@ import (
 
 	"triage/internal/clients/httptool"
 	"triage/internal/message"
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // A hostile model spells a vouched-for value its own way: the comparison

@@ -13,7 +13,7 @@ import (
 
 	"triage/internal/message"
 	"triage/internal/tools"
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // parseTools loads a tools.yaml given inline.

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // In a dry run every guardrail still holds, calls to effect functions (any

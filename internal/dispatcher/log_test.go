@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // captureHandler keeps every log record's level, message and attributes.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 	"time"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 // TestSentReply: the ledger knows our replies by Message-ID (pending ones

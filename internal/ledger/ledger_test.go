@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 func openAt(t *testing.T, path string, now *time.Time) *Ledger {

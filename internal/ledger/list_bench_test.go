@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"triage/internal/ledger"
-	"triage/internal/ledger/ledgertest"
+	"triage/internal/testkit/ledgertest"
 )
 
 // filled opens ledgers of 300 and 100,000 messages, each with its reply

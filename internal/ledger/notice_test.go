@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"triage"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 // Staff notices have their own bounds, per customer and per hour, and

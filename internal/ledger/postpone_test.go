@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"triage"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 // Postpone keeps a processing entry, its attempts and the reason it waits;

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 // Settled answers for the UIDs asked about, however many (the query names

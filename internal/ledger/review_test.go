@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 func TestOutcomeKeptAndBounded(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/llm"
-	"triage/internal/openaitest"
+	"triage/internal/testkit/openaitest"
 )
 
 // TestOpenAIProvider: with provider openai the model is the Chat Completions

@@ -14,7 +14,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	"triage/internal/mailauth"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // imapLogin dials d and logs in with src, as the watcher does; on success

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/internal/mailauth"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 func secretEnv(secret string) func(string) string {

@@ -14,7 +14,7 @@ import (
 
 	"triage/internal/agent"
 	"triage/internal/openai"
-	"triage/internal/openaitest"
+	"triage/internal/testkit/openaitest"
 )
 
 func client(t *testing.T, srv *openaitest.Server) *openai.Client {

@@ -15,9 +15,9 @@ import (
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/detect"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 	"triage/internal/openai"
-	"triage/internal/openaitest"
+	"triage/internal/testkit/openaitest"
 	"triage/internal/prompt"
 	"triage/internal/scenario"
 )

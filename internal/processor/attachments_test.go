@@ -30,7 +30,7 @@ import (
 	"triage/internal/scenario"
 	"triage/internal/serial"
 	"triage/internal/tools"
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // reader is a model that "reads" a serial from the photos it was sent: it

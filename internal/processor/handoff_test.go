@@ -14,7 +14,7 @@ import (
 	"triage"
 	"triage/internal/agent"
 	"triage/internal/clients/tickets"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 	"triage/internal/message"
 	"triage/internal/processor"
 )

@@ -28,7 +28,7 @@ import (
 	"triage/internal/prompt"
 	"triage/internal/scenario"
 	"triage/internal/serial"
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // scripted is a Go-level agent.Model (no HTTP) that plays a fixed plan: it

@@ -21,7 +21,7 @@ import (
 	"triage/internal/processor"
 	"triage/internal/scenario"
 	"triage/internal/serial"
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // modeEnv is newEnv with the reply mode, the dry run and scenario

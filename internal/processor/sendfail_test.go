@@ -22,11 +22,11 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 	"triage/internal/processor"
 	"triage/internal/scenario"
 	"triage/internal/serial"
-	"triage/internal/toolstest"
+	"triage/internal/testkit/toolstest"
 )
 
 // sendEnv is the pipeline with replies submitted over SMTP to sink.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
 )
 

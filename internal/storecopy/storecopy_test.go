@@ -14,7 +14,7 @@ import (
 	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
 	"triage/internal/storecopy"
 )

@@ -22,7 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"triage/internal/agent"
-	"triage/internal/geminitest"
+	"triage/internal/testkit/geminitest"
 )
 
 func TestEnabled(t *testing.T) {

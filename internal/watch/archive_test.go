@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // TestArchive reads the mailbox for a replay: the newest Limit messages,

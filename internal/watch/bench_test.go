@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 	"triage/internal/offline"
 )
 

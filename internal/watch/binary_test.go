@@ -27,8 +27,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/mailtest"
+	"triage/internal/testkit/pgtest"
 )
 
 // configTail ends the configuration of every test that runs the binary: no

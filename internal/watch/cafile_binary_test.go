@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // TestBinaryCAFile: servers whose certificate a private CA signed. Without

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"triage/internal/clip"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // At DEBUG, watch logs each message's bytes as it starts on it: a message

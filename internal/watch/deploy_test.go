@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // cronLines returns the documented crontab lines (schedule "*/5 * * * *")

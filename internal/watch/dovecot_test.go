@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // The same scenarios against a real Dovecot on loopback. mailtest.StartDovecot

@@ -14,7 +14,7 @@ import (
 	"triage"
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 	"triage/internal/message"
 	"triage/internal/metrics"
 	"triage/internal/processor"

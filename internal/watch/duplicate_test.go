@@ -11,7 +11,7 @@ import (
 
 	"triage"
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // A second message with the Key of a handled one (the same Message-ID and

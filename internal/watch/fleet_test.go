@@ -24,8 +24,8 @@ import (
 	"triage"
 	"triage/internal/builtins"
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/mailtest"
+	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
 )
 

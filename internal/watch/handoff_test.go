@@ -12,7 +12,7 @@ import (
 
 	"triage"
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // withNotices gives e a LedgerSender that bounds staff notices by lim.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 
-	"triage/internal/ledger/ledgertest"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/ledgertest"
+	"triage/internal/testkit/mailtest"
 	"triage/internal/metrics"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // TestInstalledCronLine follows the documented path to the letter in a

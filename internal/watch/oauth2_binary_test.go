@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // exitAuthForTest mirrors cmd/triage's exitAuth.

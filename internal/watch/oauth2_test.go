@@ -17,7 +17,7 @@ import (
 
 	tmail "triage/internal/clients/mail"
 	"triage/internal/mailauth"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 	"triage/internal/metrics"
 )
 

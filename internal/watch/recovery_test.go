@@ -17,7 +17,7 @@ import (
 	"triage"
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // crashAfterRender simulates a crash between writing the pending reply and

@@ -12,7 +12,7 @@ import (
 
 	"triage"
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 	"triage/internal/processor"
 )
 

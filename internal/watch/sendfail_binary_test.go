@@ -10,7 +10,7 @@ import (
 
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // TestBinarySendFailed: the real binary against an SMTP server that

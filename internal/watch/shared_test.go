@@ -13,8 +13,8 @@ import (
 
 	"triage"
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/mailtest"
+	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"triage/internal/ledger"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 	"triage/internal/trace"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // AUTH LOGIN: chosen when the server offers it and not PLAIN, or when

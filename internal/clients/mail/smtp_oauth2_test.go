@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/internal/mailauth"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // oauth2Source is a refresh-token source for the test OAuth2 server.

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 var (

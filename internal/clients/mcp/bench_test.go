@@ -11,7 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"triage/internal/clients/mcp"
-	"triage/internal/mcptest"
+	"triage/internal/testkit/mcptest"
 )
 
 // The overhead of one tools/call on a live session: client + SDK + transport

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"triage/internal/clients/mcp"
-	"triage/internal/mcptest"
+	"triage/internal/testkit/mcptest"
 )
 
 // An MCP server that is not ours (Node.js, the TypeScript SDK): the npm

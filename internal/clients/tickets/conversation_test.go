@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 // findContract attacks Find as a stranger would: Eve's older ticket carries

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 )
 
 // The store tests run on SQLite and on a real PostgreSQL (pgtest.Each).

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/pgtest"
+	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
 )
 

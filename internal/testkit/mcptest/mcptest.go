@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"testing"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // FilesystemServerEnv overrides where the filesystem server is.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // A missing npm server is a skip that make test's banner lists (through

@@ -33,7 +33,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"triage/internal/mailtest"
+	"triage/internal/testkit/mailtest"
 )
 
 // BinEnv names a directory holding initdb and postgres, instead of the
