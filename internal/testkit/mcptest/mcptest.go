@@ -25,7 +25,7 @@ func FilesystemServer(t testing.TB) []string {
 	bin := os.Getenv(FilesystemServerEnv)
 	if bin == "" {
 		_, file, _, _ := runtime.Caller(0)
-		bin = filepath.Join(filepath.Dir(file), "..", "..", ".ci", "node", "node_modules", ".bin", "mcp-server-filesystem")
+		bin = filepath.Join(filepath.Dir(file), "..", "..", "..", ".ci", "node", "node_modules", ".bin", "mcp-server-filesystem")
 	}
 	_, statErr := os.Stat(bin)
 	_, nodeErr := exec.LookPath("node")
