@@ -38,8 +38,8 @@ func findConfig(fs *pflag.FlagSet, flagValue string) (path, how string) {
 	switch {
 	case fs.Changed("config") && flagValue != "":
 		return flagValue, "--config"
-	case os.Getenv("TRIAGE_CONFIG") != "":
-		return os.Getenv("TRIAGE_CONFIG"), "$TRIAGE_CONFIG"
+	case os.Getenv(configEnv) != "": // read again: watch's --env-file may set it
+		return os.Getenv(configEnv), "$" + configEnv
 	case flagValue != "":
 		return flagValue, "--config"
 	}
@@ -115,7 +115,7 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	case o.WarrantyURL != "":
 		if err := checkURL("--warranty-url", o.WarrantyURL); err != nil {
 			p.addErr(err)
-		} else if parts.Checker, err = warranty.NewHTTP(warranty.HTTPConfig{BaseURL: o.WarrantyURL, Token: os.Getenv("TRIAGE_WARRANTY_TOKEN")}); err != nil {
+		} else if parts.Checker, err = warranty.NewHTTP(warranty.HTTPConfig{BaseURL: o.WarrantyURL, Token: o.WarrantyToken}); err != nil {
 			p.add("--warranty-url: %v", err)
 		}
 	case o.WarrantyCSV != "":
@@ -129,7 +129,7 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	case o.TicketsURL != "":
 		if err := checkURL("--tickets-url", o.TicketsURL); err != nil {
 			p.addErr(err)
-		} else if parts.TicketsHTTP, err = tickets.NewHTTP(tickets.HTTPConfig{BaseURL: o.TicketsURL, Token: os.Getenv("TRIAGE_TICKETS_TOKEN")}); err != nil {
+		} else if parts.TicketsHTTP, err = tickets.NewHTTP(tickets.HTTPConfig{BaseURL: o.TicketsURL, Token: o.TicketsToken}); err != nil {
 			p.add("--tickets-url: %v", err)
 		}
 	case o.Store != "":

@@ -29,6 +29,7 @@ import (
 // consoleOptions are the settings of console, declared in consoleSettings.
 type consoleOptions struct {
 	config, store, listen, tokenFile, proxyHeader string
+	token                                         string // $TRIAGE_CONSOLE_TOKEN
 	trusted                                       []string
 	secureCookie                                  bool
 	table                                         settings.Table
@@ -116,7 +117,7 @@ func runConsole(ctx context.Context, fs *pflag.FlagSet, o *consoleOptions, stder
 	}
 	cfg := console.Config{ProxyHeader: o.proxyHeader, SecureCookie: o.secureCookie}
 	var err error
-	if cfg.Token, err = consoleToken(o.tokenFile); err != nil {
+	if cfg.Token, err = consoleToken(o.token, o.tokenFile); err != nil {
 		return err
 	}
 	for _, s := range o.trusted {
@@ -173,9 +174,9 @@ func runConsole(ctx context.Context, fs *pflag.FlagSet, o *consoleOptions, stder
 	return nil
 }
 
-// consoleToken reads the token: $TRIAGE_CONSOLE_TOKEN, else the file.
-func consoleToken(file string) (string, error) {
-	if t := strings.TrimSpace(os.Getenv("TRIAGE_CONSOLE_TOKEN")); t != "" {
+// consoleToken reads the token: $TRIAGE_CONSOLE_TOKEN (env), else the file.
+func consoleToken(env, file string) (string, error) {
+	if t := strings.TrimSpace(env); t != "" {
 		return t, nil
 	}
 	if file == "" {
@@ -227,7 +228,7 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 	fail := func(err error) (*consoleParts, error) { p.close(); return nil, err }
 	switch {
 	case wo.TicketsURL != "":
-		h, err := tickets.NewHTTP(tickets.HTTPConfig{BaseURL: wo.TicketsURL, Token: os.Getenv("TRIAGE_TICKETS_TOKEN")})
+		h, err := tickets.NewHTTP(tickets.HTTPConfig{BaseURL: wo.TicketsURL, Token: wo.TicketsToken})
 		if err != nil {
 			return fail(usageErr("console: pipeline.tickets_url: %v", err))
 		}

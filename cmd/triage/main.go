@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"triage/internal/settings"
 	"triage/internal/trace"
 )
 
@@ -83,7 +84,8 @@ model, a deterministic stand-in that needs no network.`,
 	root.Version = readBuildInfo().Version // enables --version
 	// Declared here so that cobra gives it no -v: -v is --verbose, in every
 	// command that has it.
-	root.Flags().Bool("version", false, "print the version (as triage version)")
+	var version bool // cobra reads the flag itself
+	settings.Table{{Flag: "version", Usage: "print the version (as triage version)", Var: settings.Bool(&version, false)}}.Register(root.Flags())
 	root.SetVersionTemplate(readBuildInfo().String() + "\n")
 	root.AddCommand(newProcessCmd(), newCheckCmd(), newEvalCmd(), newWatchCmd(), newLedgerCmd(), newTicketsCmd(), newVersionCmd(), newManualsCmd(), newStoreCmd(), newConsoleCmd(), newReplayCmd())
 	return root

@@ -14,6 +14,7 @@ import (
 
 	"triage/examples"
 	"triage/internal/manuals"
+	"triage/internal/settings"
 )
 
 // manualsHeaderTimeout bounds how long a client of mcp-manuals --listen may
@@ -23,7 +24,7 @@ import (
 var manualsHeaderTimeout = 10 * time.Second
 
 func newManualsCmd() *cobra.Command {
-	var listen string
+	var listen, dir string
 	cmd := &cobra.Command{
 		Use:   "mcp-manuals [DIR]",
 		Short: "Serve a directory of product manuals as an MCP server (search_manual)",
@@ -35,7 +36,6 @@ manual section. It speaks MCP over stdin/stdout, as tools.yaml's
 http://ADDR/mcp instead.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := os.Getenv("TRIAGE_MANUALS")
 			if len(args) == 1 {
 				dir = args[0]
 			}
@@ -76,6 +76,9 @@ http://ADDR/mcp instead.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&listen, "listen", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:9000) instead of stdio")
+	bindSettings(cmd, settings.Table{
+		{Flag: "listen", Usage: "serve streamable HTTP on this address (e.g. 127.0.0.1:9000) instead of stdio", Var: settings.String(&listen, "")},
+		{Env: "TRIAGE_MANUALS", Path: true, Usage: "the manuals directory when DIR is not given", Var: settings.String(&dir, "")},
+	})
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/joho/godotenv"
+	"github.com/spf13/cobra"
 
 	"triage"
 	"triage/internal/attach"
@@ -25,7 +26,29 @@ import (
 // and check, bound to the field it fills. The precedence is flag >
 // environment > configuration file > default (settings.Table.Resolve).
 
+// bindSettings registers a subcommand's own table on its flags and resolves
+// it (flag > environment > default) before the subcommand runs, after its
+// parent's persistent settings.
+func bindSettings(cmd *cobra.Command, t settings.Table) {
+	t.Register(cmd.Flags())
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := t.Resolve(cmd.Flags(), nil, nil); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		if err := t.Check(); err != nil {
+			return usageErr("%s: %v", cmd.CommandPath(), err)
+		}
+		return nil
+	}
+}
+
 // Settings several commands read, declared once each.
+
+// ticketsTokenSetting is the bearer token of the ticket HTTP service
+// (pipeline.tickets_url), read by process, watch and the console.
+func ticketsTokenSetting(p *string) *settings.Setting {
+	return &settings.Setting{Env: "TRIAGE_TICKETS_TOKEN", Usage: "bearer token of --tickets-url", Var: settings.String(p, "")}
+}
 
 func instructionsSetting(p *string) *settings.Setting {
 	return &settings.Setting{Flag: "instructions", Env: "TRIAGE_INSTRUCTIONS", Key: "pipeline.instructions", Path: true,
@@ -90,16 +113,19 @@ func ledgerSetting(p *string, def string) *settings.Setting {
 // defaultLedger is the ledger file of watch and the ledger commands.
 const defaultLedger = "triage-ledger.db"
 
-// configSetting is the watch configuration file. It has no variable of its
-// own: a command that finds the configuration by convention (findConfig:
-// --config, $TRIAGE_CONFIG, then defaultConfigPath) says so with
-// configFound in usage.
+// configSetting is the watch configuration file, also named by
+// $TRIAGE_CONFIG. A command that finds the configuration by convention
+// (findConfig: --config, $TRIAGE_CONFIG, then defaultConfigPath) says so
+// with configFound in usage.
 func configSetting(p *string, usage string) *settings.Setting {
-	return &settings.Setting{Flag: "config", Usage: usage, Var: settings.String(p, "")}
+	return &settings.Setting{Flag: "config", Env: configEnv, Usage: usage, Var: settings.String(p, "")}
 }
 
+// configEnv names the configuration file when --config does not.
+const configEnv = "TRIAGE_CONFIG"
+
 // configFound ends the usage of a --config that findConfig completes.
-var configFound = " [$TRIAGE_CONFIG; default " + defaultConfigPath + " when it exists]"
+var configFound = " (default " + defaultConfigPath + " when it exists)"
 
 // envFileSetting is the KEY=value secrets file (the one systemd reads) that
 // watch and check load before anything else (loadEnvFile).
@@ -202,11 +228,13 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 		{Flag: "warranty-url", Env: "TRIAGE_WARRANTY_URL", Key: "pipeline.warranty_url",
 			Usage: "warranty HTTP service base URL (overrides --warranty-csv; bearer token from $TRIAGE_WARRANTY_TOKEN)",
 			Var:   settings.String(&o.WarrantyURL, "")},
+		{Env: "TRIAGE_WARRANTY_TOKEN", Usage: "bearer token of --warranty-url", Var: settings.String(&o.WarrantyToken, "")},
 		ticketsDBSetting(&o.TicketsDB),
 		storeSetting(&o.Store),
 		{Flag: "tickets-url", Env: "TRIAGE_TICKETS_URL", Key: "pipeline.tickets_url",
 			Usage: "ticket HTTP service base URL (overrides --tickets-db; bearer token from $TRIAGE_TICKETS_TOKEN)",
 			Var:   settings.String(&o.TicketsURL, "")},
+		ticketsTokenSetting(&o.TicketsToken),
 		{Flag: "from", Env: "TRIAGE_FROM", Key: "pipeline.from", Usage: "our address: From of every reply, and never answered",
 			Var: settings.String(&o.From, "Serwis gwarancyjny <serwis@example.com>")},
 		staffSetting(&o.Staff),
@@ -370,10 +398,11 @@ func watchSettings(o *watchOptions) settings.Table {
 // consoleSettings are the settings of triage console.
 func consoleSettings(o *consoleOptions) settings.Table {
 	return settings.Table{
-		withEnv(configSetting(&o.config, "the watch configuration (YAML): ledger, ticket store, smtp or outbox, autonomy"), "TRIAGE_CONFIG"),
+		configSetting(&o.config, "the watch configuration (YAML): ledger, ticket store, smtp or outbox, autonomy"),
 		withUsage(storeSetting(&o.store), "shared store: a postgres:// URL holding the ledger and the tickets (wins over the configuration's store, ledger and tickets_db)"),
 		{Flag: "listen", Usage: "address to serve on (loopback unless you mean otherwise)", Var: settings.String(&o.listen, "127.0.0.1:8080")},
-		{Flag: "token-file", Usage: "file holding the console token (else $TRIAGE_CONSOLE_TOKEN)", Var: settings.String(&o.tokenFile, "")},
+		{Flag: "token-file", Usage: "file holding the console token (when $TRIAGE_CONSOLE_TOKEN is unset)", Var: settings.String(&o.tokenFile, "")},
+		{Env: "TRIAGE_CONSOLE_TOKEN", Usage: "the console token (wins over --token-file)", Var: settings.String(&o.token, "")},
 		{Flag: "proxy-header", Usage: "header an authenticating reverse proxy sets to the signed-in person (e.g. X-Forwarded-Email)",
 			Var: settings.String(&o.proxyHeader, "")},
 		{Flag: "trusted-proxy", Usage: "address or CIDR whose --proxy-header is believed (repeatable; default loopback)", Var: settings.Strings(&o.trusted)},

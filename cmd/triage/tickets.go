@@ -155,7 +155,7 @@ triage watch is running.`,
 			return printTickets(cmd.OutOrStdout(), ls, asJSON)
 		}),
 	}
-	list.Flags().IntVar(&limit, "limit", 50, "at most this many tickets (0: all)")
+	bindSettings(list, settings.Table{{Flag: "limit", Usage: "at most this many tickets (0: all)", Var: settings.Int(&limit, 50, settings.AtLeast(0))}})
 
 	show := &cobra.Command{
 		Use:   "show ID",
@@ -187,8 +187,10 @@ triage watch is running.`,
 			return s.Takeover(ctx, id, owner)
 		}),
 	}
-	takeover.Flags().StringVar(&owner, "owner", envOr("USER", "a person"), "who takes the conversation over")
-	takeover.Flags().BoolVar(&force, "force", false, "take over a conversation another person owns")
+	bindSettings(takeover, settings.Table{
+		{Flag: "owner", Env: "USER", Usage: "who takes the conversation over", Var: settings.String(&owner, "a person")},
+		{Flag: "force", Usage: "take over a conversation another person owns", Var: settings.Bool(&force, false)},
+	})
 
 	release := &cobra.Command{
 		Use:   "release ID",

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"triage"
-	"triage/internal/testkit/mcptest"
 	"triage/internal/processor"
+	"triage/internal/testkit/mcptest"
 )
 
 // writeEML writes a plain-text customer email and returns its path.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"triage/internal/settings"
 
 	"github.com/spf13/cobra"
 )
@@ -101,6 +102,6 @@ func newVersionCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object: version, commit, go, genai, modified")
+	bindSettings(cmd, settings.Table{{Flag: "json", Usage: "print one JSON object: version, commit, go, genai, modified", Var: settings.Bool(&asJSON, false)}})
 	return cmd
 }

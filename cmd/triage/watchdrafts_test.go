@@ -19,8 +19,8 @@ import (
 	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
-	"triage/internal/testkit/mailtest"
 	"triage/internal/message"
+	"triage/internal/testkit/mailtest"
 	"triage/internal/watch"
 )
 

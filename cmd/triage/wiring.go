@@ -42,8 +42,10 @@ type pipelineOptions struct {
 	OfflineFaults string
 	WarrantyCSV   string
 	WarrantyURL   string
+	WarrantyToken string // bearer token of WarrantyURL ($TRIAGE_WARRANTY_TOKEN)
 	TicketsDB     string
 	TicketsURL    string
+	TicketsToken  string   // bearer token of TicketsURL ($TRIAGE_TICKETS_TOKEN)
 	Store         string   // postgres:// URL: the tickets (and watch's ledger) live there
 	From          string   // our address, e.g. "Serwis <serwis@example.com>"
 	Staff         []string // staff addresses notify_staff mails
