@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage"
-	"triage/internal/attach"
 	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
@@ -254,14 +253,14 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Usage: "ISO 639-1 codes of the languages told apart (default " + strings.Join(language.DefaultLanguages, ",") + ")",
 			Var:   settings.Strings(&o.Languages)},
 		{Flag: "attachment-types", Key: "pipeline.attachments.types",
-			Usage: "media types of attachments sent to the model (repeatable; default " + strings.Join(attach.DefaultTypes, ",") + ")",
+			Usage: "media types of attachments sent to the model (repeatable; default " + strings.Join(processor.DefaultAttachTypes, ",") + ")",
 			Var:   settings.Strings(&o.Attachments.Types)},
 		{Flag: "max-attachments", Key: "pipeline.attachments.max_count",
 			Usage: "attachments sent to the model at most per email, largest left out first (negative: none)",
-			Var:   settings.Int(&o.Attachments.MaxCount, attach.DefaultMaxCount)},
+			Var:   settings.Int(&o.Attachments.MaxCount, processor.DefaultAttachMaxCount)},
 		{Flag: "max-attachment-bytes", Key: "pipeline.attachments.max_bytes",
 			Usage: "bytes of attachments sent to the model at most per email",
-			Var:   settings.Int(&o.Attachments.MaxBytes, attach.DefaultMaxBytes, settings.AtLeast(1))},
+			Var:   settings.Int(&o.Attachments.MaxBytes, processor.DefaultAttachMaxBytes, settings.AtLeast(1))},
 		{Flag: "serial-pattern", Key: "pipeline.serial_patterns",
 			Usage: "regular expression with one group capturing a serial number (repeatable; default: built-in patterns)",
 			Var:   settings.Strings(&o.SerialPattern)},

@@ -14,7 +14,6 @@ import (
 	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/attach"
 	"triage/internal/backends"
 	"triage/internal/budget"
 	"triage/internal/builtins"
@@ -75,7 +74,7 @@ type pipelineOptions struct {
 	Languages       []string
 	// Attachments caps what the model is sent of a customer's attachments
 	// (pipeline.attachments: types, max_count, max_bytes).
-	Attachments attach.Config
+	Attachments processor.AttachConfig
 	// Notices bound the staff notices (limits.notices_per_customer,
 	// limits.notices_per_hour); ConsoleURL (console.url) is where they
 	// link to the conversation.

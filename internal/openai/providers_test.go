@@ -14,12 +14,12 @@ import (
 
 	"triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/detect"
-	"triage/internal/testkit/geminitest"
 	"triage/internal/openai"
-	"triage/internal/testkit/openaitest"
+	"triage/internal/processor"
 	"triage/internal/prompt"
 	"triage/internal/scenario"
+	"triage/internal/testkit/geminitest"
+	"triage/internal/testkit/openaitest"
 )
 
 const customer = "customer@example.com"
@@ -243,10 +243,10 @@ func TestDetectionThroughOpenAI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := detect.New(set, a).Detect(context.Background(),
+	res := processor.NewDetector(set, a).Detect(context.Background(),
 		prompt.Facts{From: "a@example.com", ReplyTo: "a@example.com", Subject: "Oferta", Language: "pl"},
 		"Dzień dobry, oferujemy pozycjonowanie stron.")
-	if res.Scenario == nil || res.Scenario.Name != "out-of-scope" || res.Method != detect.MethodModel {
+	if res.Scenario == nil || res.Scenario.Name != "out-of-scope" || res.Method != processor.MethodModel {
 		t.Fatalf("detection %+v", res)
 	}
 	rf := srv.Requests()[0].ResponseFormat

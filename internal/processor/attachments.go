@@ -5,7 +5,6 @@ import (
 
 	"google.golang.org/genai"
 
-	"triage/internal/attach"
 	"triage/internal/dispatcher"
 	"triage/internal/message"
 	"triage/internal/prompt"
@@ -39,10 +38,10 @@ func capList[T any](list []T, n int) ([]T, int) {
 // raw is parsed once more at most, for the content of what is sent.
 func (p *Processor) attachments(raw []byte, listed []message.Attachment, heads map[int][]byte, out *Outcome, facts *prompt.Facts) ([]*genai.Part, error) {
 	cfg := p.cfg.Attachments
-	excluded := attach.Sniff(listed, heads, cfg)
-	ds := attach.Plan(listed, cfg, excluded)
+	excluded := sniffAttachments(listed, heads, cfg)
+	ds := planAttachments(listed, cfg, excluded)
 	var data map[int][]byte
-	if idx := attach.Sent(ds); len(idx) > 0 {
+	if idx := sentAttachments(ds); len(idx) > 0 {
 		var err error
 		want := make(map[int]int, len(idx))
 		for _, i := range idx {
@@ -52,8 +51,8 @@ func (p *Processor) attachments(raw []byte, listed []message.Attachment, heads m
 		if err != nil {
 			return nil, err
 		}
-		// What Check refuses now stays refused; the rest is sent.
-		attach.Check(ds, data)
+		// What checkAttachments refuses now stays refused; the rest is sent.
+		checkAttachments(ds, data)
 	}
 	var parts []*genai.Part
 	for _, d := range ds {
@@ -63,13 +62,13 @@ func (p *Processor) attachments(raw []byte, listed []message.Attachment, heads m
 		}
 	}
 	out.Attachments = infos(ds)
-	facts.AttachmentsNote = attach.Note(ds, p.cfg.Attachments)
+	facts.AttachmentsNote = attachmentsNote(ds, p.cfg.Attachments)
 	return parts, nil
 }
 
 // sniffTypes are the media types whose first bytes the parse keeps
 // (message.Limits.SniffTypes): those the model may be sent.
-func sniffTypes(c attach.Config) []string {
+func sniffTypes(c AttachConfig) []string {
 	if c.MaxCount < 0 {
 		return nil
 	}
@@ -80,7 +79,7 @@ func sniffTypes(c attach.Config) []string {
 	return out
 }
 
-func infos(ds []attach.Decision) []AttachmentInfo {
+func infos(ds []AttachDecision) []AttachmentInfo {
 	out := make([]AttachmentInfo, len(ds))
 	for i, d := range ds {
 		out[i] = AttachmentInfo{Name: d.Name, Type: d.Type, Size: d.Size, Sent: d.Sent, NotSent: d.Why}

@@ -18,7 +18,6 @@ import (
 
 	"triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/attach"
 	"triage/internal/builtins"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
@@ -29,8 +28,8 @@ import (
 	"triage/internal/prompt"
 	"triage/internal/scenario"
 	"triage/internal/serial"
-	"triage/internal/tools"
 	"triage/internal/testkit/toolstest"
+	"triage/internal/tools"
 )
 
 // reader is a model that "reads" a serial from the photos it was sent: it
@@ -81,7 +80,7 @@ func (r *reader) GenerateContent(ctx context.Context, model string, contents []*
 
 // photoEnv builds a pipeline over the shipped tools, with policy changing
 // check_warranty's and create_ticket's serial policy when not "".
-func photoEnv(t *testing.T, m agent.Model, policy string, ac attach.Config) *processor.Processor {
+func photoEnv(t *testing.T, m agent.Model, policy string, ac processor.AttachConfig) *processor.Processor {
 	t.Helper()
 	dir := t.TempDir()
 	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
@@ -164,16 +163,16 @@ func TestAttachmentsToModel(t *testing.T) {
 		part{"b.png", "image/png", png(200)},
 	)
 	m := &reader{serial: "SN-48213-PL"}
-	p := photoEnv(t, m, "", attach.Config{MaxCount: 4})
+	p := photoEnv(t, m, "", processor.AttachConfig{MaxCount: 4})
 	out := p.Process(context.Background(), processor.Input{Name: "photo.eml", Raw: raw})
 
 	want := []processor.AttachmentInfo{
 		{Name: "tabliczka.jpg", Type: "image/jpeg", Size: len(jpeg), Sent: true},
 		{Name: "paragon.pdf", Type: "application/pdf", Size: len(pdf), Sent: true},
-		{Name: "program.jpg", Type: "image/jpeg", Size: 26, NotSent: attach.WhyContent},
-		{Name: "zdjecia.zip", Type: "application/zip", Size: 7, NotSent: attach.WhyType},
-		{Name: "strona.html", Type: "text/html", Size: 14, NotSent: attach.WhyType},
-		{Name: "duze.png", Type: "image/png", Size: 5016, NotSent: attach.WhyCount},
+		{Name: "program.jpg", Type: "image/jpeg", Size: 26, NotSent: processor.NotSentContent},
+		{Name: "zdjecia.zip", Type: "application/zip", Size: 7, NotSent: processor.NotSentType},
+		{Name: "strona.html", Type: "text/html", Size: 14, NotSent: processor.NotSentType},
+		{Name: "duze.png", Type: "image/png", Size: 5016, NotSent: processor.NotSentCount},
 		{Name: "a.png", Type: "image/png", Size: 116, Sent: true},
 		{Name: "b.png", Type: "image/png", Size: 216, Sent: true},
 	}
@@ -223,7 +222,7 @@ func TestAttachmentsToModel(t *testing.T) {
 func TestAttachmentsTotalBytes(t *testing.T) {
 	raw := photoEmail(part{"a.png", "image/png", png(3000)}, part{"b.png", "image/png", png(1000)}, part{"c.png", "image/png", png(500)})
 	m := &reader{serial: "SN-48213-PL"}
-	out := photoEnv(t, m, "", attach.Config{MaxBytes: 2000}).Process(context.Background(), processor.Input{Raw: raw})
+	out := photoEnv(t, m, "", processor.AttachConfig{MaxBytes: 2000}).Process(context.Background(), processor.Input{Raw: raw})
 	var got []string
 	for _, a := range out.Attachments {
 		got = append(got, fmt.Sprintf("%s %v %s", a.Name, a.Sent, a.NotSent))
@@ -240,17 +239,17 @@ func TestSerialFromAttachmentPolicy(t *testing.T) {
 	photo := photoEmail(part{"tabliczka.png", "image/png", png(100)})
 	tests := []struct {
 		name, policy string
-		ac           attach.Config
+		ac           processor.AttachConfig
 		raw          []byte
 		want         string // check_warranty: "ok" or the refusal code
 		source       string
 	}{
-		{"serials refuses a serial read from a photo", tools.FromSerials, attach.Config{}, photo, dispatcher.CodeSerialNotInMessage, ""},
-		{"serials_or_attachments accepts it", tools.FromSerialsOrAttachments, attach.Config{}, photo, "ok", "attachment"},
+		{"serials refuses a serial read from a photo", tools.FromSerials, processor.AttachConfig{}, photo, dispatcher.CodeSerialNotInMessage, ""},
+		{"serials_or_attachments accepts it", tools.FromSerialsOrAttachments, processor.AttachConfig{}, photo, "ok", "attachment"},
 		// Without an attachment seen, "serial: absent" holds: the scenario
 		// asks for the serial and offers no check at all.
-		{"no attachment sent: refused", tools.FromSerialsOrAttachments, attach.Config{MaxCount: -1}, photo, dispatcher.CodeUnknownFunction, ""},
-		{"no attachment at all: refused", tools.FromSerialsOrAttachments, attach.Config{}, photoEmail(), dispatcher.CodeUnknownFunction, ""},
+		{"no attachment sent: refused", tools.FromSerialsOrAttachments, processor.AttachConfig{MaxCount: -1}, photo, dispatcher.CodeUnknownFunction, ""},
+		{"no attachment at all: refused", tools.FromSerialsOrAttachments, processor.AttachConfig{}, photoEmail(), dispatcher.CodeUnknownFunction, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,7 +265,7 @@ func TestSerialFromAttachmentPolicy(t *testing.T) {
 		})
 	}
 	// A value that is not one whole serial is never taken from a photo.
-	out := photoEnv(t, &reader{serial: "SN-48213-PL; DROP"}, tools.FromSerialsOrAttachments, attach.Config{}).Process(context.Background(), processor.Input{Raw: photo})
+	out := photoEnv(t, &reader{serial: "SN-48213-PL; DROP"}, tools.FromSerialsOrAttachments, processor.AttachConfig{}).Process(context.Background(), processor.Input{Raw: photo})
 	if c := out.FunctionCalls[0]; c.Error == nil || c.Error.Code != dispatcher.CodeSerialNotInMessage {
 		t.Errorf("a non-serial read from a photo: %+v", c)
 	}
@@ -287,7 +286,7 @@ func TestListsCapped(t *testing.T) {
 	}
 	b.WriteString("--b1--\r\n")
 	m := &reader{serial: "SN-00000-PL"}
-	out := photoEnv(t, m, "", attach.Config{}).Process(context.Background(), processor.Input{Raw: []byte(b.String())})
+	out := photoEnv(t, m, "", processor.AttachConfig{}).Process(context.Background(), processor.Input{Raw: []byte(b.String())})
 	if len(out.Attachments) != processor.MaxAttachmentsListed || out.AttachmentsOmitted != 10000-processor.MaxAttachmentsListed {
 		t.Errorf("outcome lists %d attachments, %d omitted", len(out.Attachments), out.AttachmentsOmitted)
 	}
@@ -320,12 +319,12 @@ func TestAttachmentsContentSniffedFirst(t *testing.T) {
 	}
 	parts = append(parts, part{"tabliczka.png", "image/png", png(1000)})
 	m := &reader{serial: "SN-48213-PL"}
-	out := photoEnv(t, m, "", attach.Config{}).Process(context.Background(), processor.Input{Raw: photoEmail(parts...)})
+	out := photoEnv(t, m, "", processor.AttachConfig{}).Process(context.Background(), processor.Input{Raw: photoEmail(parts...)})
 	if len(out.Attachments) != 17 {
 		t.Fatalf("%d attachments listed, want 17", len(out.Attachments))
 	}
 	for i, a := range out.Attachments {
-		want := attach.WhyContent
+		want := processor.NotSentContent
 		if i == 16 {
 			want = ""
 		}

@@ -1,8 +1,9 @@
-// Package attach decides which attachments of an email the model may see:
-// only allowed types (images and PDFs by default), at most MaxCount of them
-// and MaxBytes in total, the largest left out first, each checked to really
-// be what its type says. Everything else is listed by name only.
-package attach
+// Which attachments of an email the model may see: only allowed types
+// (images and PDFs by default), at most MaxCount of them and MaxBytes in
+// total, the largest left out first, each checked to really be what its
+// type says. Everything else is listed by name only.
+
+package processor
 
 import (
 	"bytes"
@@ -15,52 +16,52 @@ import (
 	"triage/internal/message"
 )
 
-// Defaults applied by Config.WithDefaults.
+// Defaults applied by AttachConfig.WithDefaults.
 const (
-	DefaultMaxCount = 4
-	DefaultMaxBytes = 8 << 20 // well under Gemini's inline request limit
+	DefaultAttachMaxCount = 4
+	DefaultAttachMaxBytes = 8 << 20 // well under Gemini's inline request limit
 )
 
-// DefaultTypes are the media types Gemini reads natively that a warranty
+// DefaultAttachTypes are the media types Gemini reads natively that a warranty
 // customer sends: photos of the serial plate, the receipt, the damage, and
 // PDF invoices.
-var DefaultTypes = []string{"image/jpeg", "image/png", "image/webp", "image/heic", "application/pdf"}
+var DefaultAttachTypes = []string{"image/jpeg", "image/png", "image/webp", "image/heic", "application/pdf"}
 
-// Config caps what the model is sent; zero fields get the defaults, a
+// AttachConfig caps what the model is sent; zero fields get the defaults, a
 // negative MaxCount sends nothing.
-type Config struct {
-	Types    []string // allowed media types (default DefaultTypes)
-	MaxCount int      // attachments sent at most (default DefaultMaxCount)
-	MaxBytes int      // bytes sent in total at most (default DefaultMaxBytes)
+type AttachConfig struct {
+	Types    []string // allowed media types (default DefaultAttachTypes)
+	MaxCount int      // attachments sent at most (default DefaultAttachMaxCount)
+	MaxBytes int      // bytes sent in total at most (default DefaultAttachMaxBytes)
 }
 
 // WithDefaults returns c with its zero fields set.
-func (c Config) WithDefaults() Config {
+func (c AttachConfig) WithDefaults() AttachConfig {
 	if len(c.Types) == 0 {
-		c.Types = DefaultTypes
+		c.Types = DefaultAttachTypes
 	}
 	if c.MaxCount == 0 {
-		c.MaxCount = DefaultMaxCount
+		c.MaxCount = DefaultAttachMaxCount
 	}
 	if c.MaxBytes <= 0 {
-		c.MaxBytes = DefaultMaxBytes
+		c.MaxBytes = DefaultAttachMaxBytes
 	}
 	return c
 }
 
-// Why an attachment was not sent (Decision.Why).
+// Why an attachment was not sent (AttachDecision.Why).
 const (
-	WhyType     = "type_not_allowed" // not one of Config.Types
-	WhyEmpty    = "empty"
-	WhyCount    = "over_max_count"   // more than MaxCount allowed attachments; the largest went first
-	WhyBytes    = "over_max_bytes"   // the allowed ones were over MaxBytes together; the largest went first
-	WhyContent  = "content_mismatch" // its bytes are not what its type says
-	WhyUnread   = "unreadable"       // its content could not be read
-	WhyDisabled = "disabled"         // Config.MaxCount < 0
+	NotSentType     = "type_not_allowed" // not one of AttachConfig.Types
+	NotSentEmpty    = "empty"
+	NotSentCount    = "over_max_count"   // more than MaxCount allowed attachments; the largest went first
+	NotSentBytes    = "over_max_bytes"   // the allowed ones were over MaxBytes together; the largest went first
+	NotSentContent  = "content_mismatch" // its bytes are not what its type says
+	NotSentUnread   = "unreadable"       // its content could not be read
+	NotSentDisabled = "disabled"         // AttachConfig.MaxCount < 0
 )
 
-// Decision is what happened to one listed attachment.
-type Decision struct {
+// AttachDecision is what happened to one listed attachment.
+type AttachDecision struct {
 	Index int    `json:"-"` // in message.Message.Attachments
 	Name  string `json:"name"`
 	Type  string `json:"type"`
@@ -69,27 +70,27 @@ type Decision struct {
 	Why   string `json:"not_sent,omitempty"`
 }
 
-// Plan decides by name, type and size which of list may be sent: allowed
+// planAttachments decides by name, type and size which of list may be sent: allowed
 // types only, then the largest dropped until at most MaxCount remain and
 // they hold at most MaxBytes. Attachments in excluded (by index, from
-// Sniff) are not sent, for the reason given. Sent is provisional until
-// Check has seen the content.
-func Plan(list []message.Attachment, cfg Config, excluded map[int]string) []Decision {
+// sniffAttachments) are not sent, for the reason given. Sent is provisional until
+// checkAttachments has seen the content.
+func planAttachments(list []message.Attachment, cfg AttachConfig, excluded map[int]string) []AttachDecision {
 	cfg = cfg.WithDefaults()
-	out := make([]Decision, len(list))
+	out := make([]AttachDecision, len(list))
 	var cand []int
 	for i, a := range list {
 		t := strings.ToLower(a.Type)
-		out[i] = Decision{Index: i, Name: a.Name, Type: t, Size: a.Size}
+		out[i] = AttachDecision{Index: i, Name: a.Name, Type: t, Size: a.Size}
 		switch {
 		case excluded[i] != "":
 			out[i].Why = excluded[i]
 		case !slices.Contains(cfg.Types, t):
-			out[i].Why = WhyType
+			out[i].Why = NotSentType
 		case a.Size <= 0:
-			out[i].Why = WhyEmpty
+			out[i].Why = NotSentEmpty
 		case cfg.MaxCount < 0:
-			out[i].Why = WhyDisabled
+			out[i].Why = NotSentDisabled
 		default:
 			out[i].Sent = true
 			cand = append(cand, i)
@@ -113,9 +114,9 @@ func Plan(list []message.Attachment, cfg Config, excluded map[int]string) []Deci
 			break
 		}
 		out[i].Sent = false
-		out[i].Why = WhyCount
+		out[i].Why = NotSentCount
 		if total > cfg.MaxBytes {
-			out[i].Why = WhyBytes
+			out[i].Why = NotSentBytes
 		}
 		n--
 		total -= out[i].Size
@@ -123,25 +124,25 @@ func Plan(list []message.Attachment, cfg Config, excluded map[int]string) []Deci
 	return out
 }
 
-// Sniff checks, before anything is planned, the first bytes of each
-// listed attachment that Plan could send (heads, by index, as the parser
+// sniffAttachments checks, before anything is planned, the first bytes of each
+// listed attachment that planAttachments could send (heads, by index, as the parser
 // kept them: message.Message.Heads): one whose bytes are not what its type
-// says is excluded (WhyContent) and never takes a place another could
-// have. An attachment with no head is left to Check.
-func Sniff(list []message.Attachment, heads map[int][]byte, cfg Config) map[int]string {
+// says is excluded (NotSentContent) and never takes a place another could
+// have. An attachment with no head is left to checkAttachments.
+func sniffAttachments(list []message.Attachment, heads map[int][]byte, cfg AttachConfig) map[int]string {
 	cfg = cfg.WithDefaults()
 	excluded := map[int]string{}
 	for i, a := range list {
 		t := strings.ToLower(a.Type)
-		if h, ok := heads[i]; ok && slices.Contains(cfg.Types, t) && !Matches(t, h) {
-			excluded[i] = WhyContent
+		if h, ok := heads[i]; ok && slices.Contains(cfg.Types, t) && !contentMatches(t, h) {
+			excluded[i] = NotSentContent
 		}
 	}
 	return excluded
 }
 
-// Sent lists the indices of the decisions still to be sent.
-func Sent(ds []Decision) []int {
+// sentAttachments lists the indices of the decisions still to be sent.
+func sentAttachments(ds []AttachDecision) []int {
 	var out []int
 	for _, d := range ds {
 		if d.Sent {
@@ -151,12 +152,12 @@ func Sent(ds []Decision) []int {
 	return out
 }
 
-// Check confirms the content of each decision still to be sent: its bytes
+// checkAttachments confirms the content of each decision still to be sent: its bytes
 // must be what its type says (a "photo" that is an executable, an archive
 // or HTML is never sent). data holds the content by index; a missing entry
-// is unreadable. Sniff has already refused what the heads show, so a
+// is unreadable. sniffAttachments has already refused what the heads show, so a
 // refusal here is rare and final: nothing is planned or read again.
-func Check(ds []Decision, data map[int][]byte) {
+func checkAttachments(ds []AttachDecision, data map[int][]byte) {
 	for i := range ds {
 		d := &ds[i]
 		if !d.Sent {
@@ -165,20 +166,20 @@ func Check(ds []Decision, data map[int][]byte) {
 		b, ok := data[d.Index]
 		switch {
 		case !ok:
-			d.Sent, d.Why = false, WhyUnread
-		case !Matches(d.Type, b):
-			d.Sent, d.Why = false, WhyContent
+			d.Sent, d.Why = false, NotSentUnread
+		case !contentMatches(d.Type, b):
+			d.Sent, d.Why = false, NotSentContent
 		default:
 			continue
 		}
 	}
 }
 
-// Matches reports whether b looks like a file of media type t: the
+// contentMatches reports whether b looks like a file of media type t: the
 // standard content sniffing for JPEG, PNG, WebP and PDF, and the ISO base
 // media "ftyp" box with a HEIF brand for HEIC. It reads at most the first
 // message.SniffBytes (512) of b, so a file's head answers as the file does.
-func Matches(t string, b []byte) bool {
+func contentMatches(t string, b []byte) bool {
 	if t == "image/heic" {
 		return len(b) >= 12 && bytes.Equal(b[4:8], []byte("ftyp")) &&
 			slices.Contains([]string{"heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"}, string(b[8:12]))
@@ -187,9 +188,9 @@ func Matches(t string, b []byte) bool {
 	return sniffed == t
 }
 
-// Note says in one line what was left out and why ("" when everything
+// attachmentsNote says in one line what was left out and why ("" when everything
 // allowed was sent), for the trusted facts.
-func Note(ds []Decision, cfg Config) string {
+func attachmentsNote(ds []AttachDecision, cfg AttachConfig) string {
 	cfg = cfg.WithDefaults()
 	count := map[string]int{}
 	for _, d := range ds {
@@ -202,13 +203,13 @@ func Note(ds []Decision, cfg Config) string {
 	}
 	var parts []string
 	for _, w := range []struct{ why, text string }{
-		{WhyType, "of a type the model is never sent"},
-		{WhyCount, fmt.Sprintf("over the %d attachments sent at most (the largest left out first)", cfg.MaxCount)},
-		{WhyBytes, fmt.Sprintf("over the %d bytes sent in total at most (the largest left out first)", cfg.MaxBytes)},
-		{WhyContent, "whose content is not what its type says"},
-		{WhyEmpty, "empty"},
-		{WhyUnread, "unreadable"},
-		{WhyDisabled, "not sent: attachments are not sent to the model here"},
+		{NotSentType, "of a type the model is never sent"},
+		{NotSentCount, fmt.Sprintf("over the %d attachments sent at most (the largest left out first)", cfg.MaxCount)},
+		{NotSentBytes, fmt.Sprintf("over the %d bytes sent in total at most (the largest left out first)", cfg.MaxBytes)},
+		{NotSentContent, "whose content is not what its type says"},
+		{NotSentEmpty, "empty"},
+		{NotSentUnread, "unreadable"},
+		{NotSentDisabled, "not sent: attachments are not sent to the model here"},
 	} {
 		if n := count[w.why]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, w.text))

@@ -1,4 +1,4 @@
-package attach
+package processor
 
 import (
 	"testing"
@@ -19,25 +19,25 @@ func TestPlan(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		cfg      Config
+		cfg      AttachConfig
 		excluded map[int]string
 		want     []string
 	}{
-		{"defaults", Config{}, nil, []string{"a.jpg sent", "x.exe type_not_allowed", "b.png sent", "c.pdf sent", "d.webp empty", "e.heic sent"}},
-		{"count: the largest go first, the later of equals first", Config{MaxCount: 2}, nil,
+		{"defaults", AttachConfig{}, nil, []string{"a.jpg sent", "x.exe type_not_allowed", "b.png sent", "c.pdf sent", "d.webp empty", "e.heic sent"}},
+		{"count: the largest go first, the later of equals first", AttachConfig{MaxCount: 2}, nil,
 			[]string{"a.jpg sent", "x.exe type_not_allowed", "b.png over_max_count", "c.pdf sent", "d.webp empty", "e.heic over_max_count"}},
-		{"bytes", Config{MaxBytes: 700}, nil,
+		{"bytes", AttachConfig{MaxBytes: 700}, nil,
 			[]string{"a.jpg sent", "x.exe type_not_allowed", "b.png over_max_bytes", "c.pdf sent", "d.webp empty", "e.heic sent"}},
-		{"excluded makes room", Config{MaxCount: 2}, map[int]string{3: WhyContent},
+		{"excluded makes room", AttachConfig{MaxCount: 2}, map[int]string{3: NotSentContent},
 			[]string{"a.jpg sent", "x.exe type_not_allowed", "b.png over_max_count", "c.pdf content_mismatch", "d.webp empty", "e.heic sent"}},
-		{"disabled", Config{MaxCount: -1}, nil,
+		{"disabled", AttachConfig{MaxCount: -1}, nil,
 			[]string{"a.jpg disabled", "x.exe type_not_allowed", "b.png disabled", "c.pdf disabled", "d.webp empty", "e.heic disabled"}},
-		{"configured types", Config{Types: []string{"application/pdf"}}, nil,
+		{"configured types", AttachConfig{Types: []string{"application/pdf"}}, nil,
 			[]string{"a.jpg type_not_allowed", "x.exe type_not_allowed", "b.png type_not_allowed", "c.pdf sent", "d.webp type_not_allowed", "e.heic type_not_allowed"}},
 	}
 	for _, tt := range tests {
 		var got []string
-		for _, d := range Plan(list, tt.cfg, tt.excluded) {
+		for _, d := range planAttachments(list, tt.cfg, tt.excluded) {
 			s := d.Name + " sent"
 			if !d.Sent {
 				s = d.Name + " " + d.Why
@@ -68,8 +68,8 @@ func TestMatches(t *testing.T) {
 		{"image/heic", "short", false},
 	}
 	for _, tt := range tests {
-		if got := Matches(tt.typ, []byte(tt.data)); got != tt.want {
-			t.Errorf("Matches(%s, %q) = %v, want %v", tt.typ, tt.data, got, tt.want)
+		if got := contentMatches(tt.typ, []byte(tt.data)); got != tt.want {
+			t.Errorf("contentMatches(%s, %q) = %v, want %v", tt.typ, tt.data, got, tt.want)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"triage/internal/agent"
-	"triage/internal/detect"
 	"triage/internal/dispatcher"
 )
 
@@ -47,6 +46,6 @@ func Assemble(ac agent.Config, dc dispatcher.Config, cfg Config) (*Processor, er
 		return nil, err
 	}
 	cfg.Agent, cfg.Dispatcher = ag, d
-	cfg.Detector = detect.New(cfg.Scenarios, ag)
+	cfg.Detector = NewDetector(cfg.Scenarios, ag)
 	return New(cfg)
 }

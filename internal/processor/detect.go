@@ -1,8 +1,9 @@
-// Package detect picks the scenario for one email: the scenarios' own
-// deterministic rules first, a structured-output model call (an enum of the
-// loaded scenario names) only when the rules are unsure, and the fallback
-// scenario when the model is unavailable.
-package detect
+// Scenario detection for one email: the scenarios' own deterministic rules
+// first, a structured-output model call (an enum of the loaded scenario
+// names) only when the rules are unsure, and the fallback scenario when the
+// model is unavailable.
+
+package processor
 
 import (
 	"context"
@@ -27,8 +28,8 @@ const (
 	MethodFallback = "fallback"
 )
 
-// Result is the chosen scenario and why.
-type Result struct {
+// DetectResult is the chosen scenario and why.
+type DetectResult struct {
 	// Scenario is nil only when the rules and the model gave nothing and the
 	// set has no fallback scenario.
 	Scenario   *scenario.Scenario
@@ -54,9 +55,9 @@ type rule struct {
 	folded   []string // " " + fold(keyword): stems match at a word start
 }
 
-// New builds a Detector over the loaded scenarios. ag may be nil (no model:
+// NewDetector builds a Detector over the loaded scenarios. ag may be nil (no model:
 // rules, then fallback).
-func New(set *scenario.Set, ag *agent.Agent) *Detector {
+func NewDetector(set *scenario.Set, ag *agent.Agent) *Detector {
 	d := &Detector{set: set, ag: ag}
 	if set == nil {
 		return d
@@ -84,7 +85,7 @@ func New(set *scenario.Set, ag *agent.Agent) *Detector {
 
 // Detect chooses a scenario. facts.SerialNumbers and the subject/text decide
 // the rules; text is the new text only.
-func (d *Detector) Detect(ctx context.Context, facts prompt.Facts, text string) Result {
+func (d *Detector) Detect(ctx context.Context, facts prompt.Facts, text string) DetectResult {
 	matches := d.matches(facts, text)
 	if res, ok := decide(matches); ok {
 		return res
@@ -99,7 +100,7 @@ func (d *Detector) Detect(ctx context.Context, facts prompt.Facts, text string) 
 	}
 
 	if d.ag == nil || len(d.names) == 0 {
-		return d.fallback(Result{}, unsure+"; no model available")
+		return d.fallback(DetectResult{}, unsure+"; no model available")
 	}
 	res, err := d.byModel(ctx, facts, text)
 	if err != nil {
@@ -165,11 +166,11 @@ func (d *Detector) matches(facts prompt.Facts, text string) []match {
 
 // decide returns the rules' answer when exactly one scenario matched at the
 // highest priority.
-func decide(best []match) (Result, bool) {
+func decide(best []match) (DetectResult, bool) {
 	if len(best) != 1 {
-		return Result{}, false
+		return DetectResult{}, false
 	}
-	return Result{Scenario: best[0].sc, Method: MethodRules, Reason: best[0].sc.Name + ": " + best[0].reason}, true
+	return DetectResult{Scenario: best[0].sc, Method: MethodRules, Reason: best[0].sc.Name + ": " + best[0].reason}, true
 }
 
 // match reports whether the rule holds for the serials and the folded,
@@ -206,8 +207,8 @@ func (r rule) match(serials []string, seen bool, haystack string) (string, bool)
 	return strings.Join(why, "; "), true
 }
 
-// answer is the structured output of the detection call.
-type answer struct {
+// detectAnswer is the structured output of the detection call.
+type detectAnswer struct {
 	Scenario string `json:"scenario"`
 	Reason   string `json:"reason"`
 }
@@ -215,8 +216,8 @@ type answer struct {
 // byModel asks the model to choose among the loaded scenarios. Any error,
 // invalid JSON or a name outside the set is an error (model unavailable);
 // res carries the calls and usage spent either way.
-func (d *Detector) byModel(ctx context.Context, facts prompt.Facts, text string) (Result, error) {
-	var res Result
+func (d *Detector) byModel(ctx context.Context, facts prompt.Facts, text string) (DetectResult, error) {
+	var res DetectResult
 	// A fresh config per call: the SDK mutates the config it is given.
 	config := &genai.GenerateContentConfig{
 		SystemInstruction: genai.NewContentFromText(prompt.DetectionSystem, genai.RoleUser),
@@ -243,7 +244,7 @@ func (d *Detector) byModel(ctx context.Context, facts prompt.Facts, text string)
 	if raw == "" {
 		return res, errors.New("detect: empty model answer")
 	}
-	var a answer
+	var a detectAnswer
 	if err := json.Unmarshal([]byte(raw), &a); err != nil {
 		return res, fmt.Errorf("detect: model answer is not JSON: %w", err)
 	}
@@ -265,7 +266,7 @@ const maxReason = 200
 
 // fallback completes res with the fallback scenario (nil when the set has
 // none).
-func (d *Detector) fallback(res Result, why string) Result {
+func (d *Detector) fallback(res DetectResult, why string) DetectResult {
 	res.Method, res.Scenario = MethodFallback, nil
 	if d.set != nil {
 		res.Scenario = d.set.Fallback()

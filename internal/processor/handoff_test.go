@@ -14,9 +14,9 @@ import (
 	"triage"
 	"triage/internal/agent"
 	"triage/internal/clients/tickets"
-	"triage/internal/testkit/geminitest"
 	"triage/internal/message"
 	"triage/internal/processor"
+	"triage/internal/testkit/geminitest"
 )
 
 // mailed is every message of the env's outbox, by its bare recipient:

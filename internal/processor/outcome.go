@@ -57,7 +57,7 @@ type Outcome struct {
 }
 
 // AttachmentInfo lists an inbound attachment and whether the model was
-// sent it (NotSent says why not; see package attach).
+// sent it (NotSent says why not: one of the NotSent constants).
 type AttachmentInfo struct {
 	Name    string `json:"name"`
 	Type    string `json:"type"`

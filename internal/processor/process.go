@@ -16,7 +16,6 @@ import (
 	"triage/internal/builtins"
 	"triage/internal/clients/tickets"
 	"triage/internal/clip"
-	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/logattr"
@@ -402,19 +401,19 @@ func notSent(recs []dispatcher.Record, r ran) (triage.Reason, string) {
 // detect chooses the scenario. A follow-up is answered by the follow-up
 // scenario unless it escalates: the customer's third message on the
 // conversation, or the escalation scenario's rules match its text.
-func (p *Processor) detect(ctx context.Context, facts prompt.Facts, text string, conv *tickets.State, why string, earlier int) detect.Result {
+func (p *Processor) detect(ctx context.Context, facts prompt.Facts, text string, conv *tickets.State, why string, earlier int) DetectResult {
 	if conv != nil {
 		if esc := p.cfg.Scenarios.Flagged(isEscalation); esc != nil {
 			if earlier == EscalateAfter {
-				return detect.Result{Scenario: esc, Method: detect.MethodRules,
+				return DetectResult{Scenario: esc, Method: MethodRules,
 					Reason: fmt.Sprintf("%s: message %d from the customer on %s", esc.Name, earlier+1, conv.TicketID)}
 			}
 			if r, ok := p.cfg.Detector.Rule(esc.Name, facts, text); ok {
-				return detect.Result{Scenario: esc, Method: detect.MethodRules, Reason: esc.Name + ": " + r + " (follow-up of " + conv.TicketID + ")"}
+				return DetectResult{Scenario: esc, Method: MethodRules, Reason: esc.Name + ": " + r + " (follow-up of " + conv.TicketID + ")"}
 			}
 		}
 		if fu := p.cfg.Scenarios.Flagged(isFollowUp); fu != nil {
-			return detect.Result{Scenario: fu, Method: detect.MethodRules, Reason: fu.Name + ": " + why}
+			return DetectResult{Scenario: fu, Method: MethodRules, Reason: fu.Name + ": " + why}
 		}
 	}
 	return p.cfg.Detector.Detect(ctx, facts, text)

@@ -15,10 +15,8 @@ import (
 
 	"triage"
 	"triage/internal/agent"
-	"triage/internal/attach"
 	"triage/internal/clients/tickets"
 	"triage/internal/clip"
-	"triage/internal/detect"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/language"
@@ -33,7 +31,7 @@ import (
 type Config struct {
 	Scenarios  *scenario.Set
 	Agent      *agent.Agent
-	Detector   *detect.Detector
+	Detector   *Detector
 	Dispatcher *dispatcher.Dispatcher
 	Extractor  *serial.Extractor
 	// Language names the customer's language (outcome and facts
@@ -76,8 +74,8 @@ type Config struct {
 	// MaxTextBytes caps the customer text sent to the model (default 16 KiB).
 	MaxTextBytes int
 	// Attachments caps the attachments sent to the model as inline data
-	// (package attach; zero fields get its defaults).
-	Attachments attach.Config
+	// (AttachConfig; zero fields get its defaults).
+	Attachments AttachConfig
 	// HeaderLimits caps the header block and each field (defaults in package
 	// message: 256 KiB and 64 KiB); a message over them is failed/parse_error.
 	HeaderLimits message.Limits

@@ -22,10 +22,10 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
-	"triage/internal/testkit/mailtest"
 	"triage/internal/processor"
 	"triage/internal/scenario"
 	"triage/internal/serial"
+	"triage/internal/testkit/mailtest"
 	"triage/internal/testkit/toolstest"
 )
 
