@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"triage/internal/mbox"
+	"triage/internal/message"
 	"triage/internal/watch"
 )
 
@@ -37,11 +37,11 @@ func readReplayInputs(args []string) ([]replayInput, error) {
 			out = append(out, replayInput{Name: a, Err: err})
 			continue
 		}
-		if !mbox.IsMbox(raw) {
+		if !message.IsMbox(raw) {
 			out = append(out, replayInput{Name: a, Raw: raw})
 			continue
 		}
-		r := mbox.NewReader(bytes.NewReader(raw), maxInputBytes)
+		r := message.NewMboxReader(bytes.NewReader(raw), maxInputBytes)
 		for {
 			msg, n, err := r.Next()
 			if errors.Is(err, io.EOF) {
@@ -50,7 +50,7 @@ func readReplayInputs(args []string) ([]replayInput, error) {
 			name := fmt.Sprintf("%s#%d", a, n)
 			if err != nil {
 				out = append(out, replayInput{Name: name, Err: err})
-				if errors.Is(err, mbox.ErrTooLarge) {
+				if errors.Is(err, message.ErrMboxTooLarge) {
 					continue
 				}
 				break

@@ -1,6 +1,8 @@
-// Package mbox splits an mbox file (the mboxo and mboxrd variants written by
-// mail clients and `formail`) into its messages, one at a time and bounded.
-package mbox
+// The mbox reader: an mbox file (the mboxo and mboxrd variants written by
+// mail clients and `formail`) split into its messages, one at a time and
+// bounded.
+
+package message
 
 import (
 	"bufio"
@@ -10,12 +12,12 @@ import (
 	"io"
 )
 
-// ErrTooLarge is returned (wrapped) for a message longer than the reader's
+// ErrMboxTooLarge is returned (wrapped) for a message longer than the reader's
 // limit; the reader moves on to the next message.
-var ErrTooLarge = errors.New("mbox: message too large")
+var ErrMboxTooLarge = errors.New("mbox: message too large")
 
-// Reader reads the messages of an mbox.
-type Reader struct {
+// MboxReader reads the messages of an mbox.
+type MboxReader struct {
 	br    *bufio.Reader
 	max   int
 	index int  // messages returned so far
@@ -23,10 +25,10 @@ type Reader struct {
 	err   error
 }
 
-// NewReader reads r; a message longer than max bytes is skipped with
-// ErrTooLarge (max <= 0: no limit).
-func NewReader(r io.Reader, max int) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), max: max}
+// NewMboxReader reads r; a message longer than max bytes is skipped with
+// ErrMboxTooLarge (max <= 0: no limit).
+func NewMboxReader(r io.Reader, max int) *MboxReader {
+	return &MboxReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
 // IsMbox reports whether head (the first bytes of a file) starts like an
@@ -38,8 +40,8 @@ func IsMbox(head []byte) bool {
 // Next returns the next message's RFC 5322 bytes (the separator line
 // removed, ">From " quoting undone, CRLF line ends) and its 1-based position,
 // or io.EOF after the last one. A message over the limit returns an error
-// wrapping ErrTooLarge and its position; Next may be called again.
-func (r *Reader) Next() ([]byte, int, error) {
+// wrapping ErrMboxTooLarge and its position; Next may be called again.
+func (r *MboxReader) Next() ([]byte, int, error) {
 	if r.err != nil {
 		return nil, 0, r.err
 	}
@@ -47,7 +49,7 @@ func (r *Reader) Next() ([]byte, int, error) {
 		// Find the first separator; text before it is not a message.
 		for {
 			line, err := r.br.ReadBytes('\n')
-			if isSeparator(line) {
+			if isMboxSeparator(line) {
 				break
 			}
 			if err != nil {
@@ -62,13 +64,13 @@ func (r *Reader) Next() ([]byte, int, error) {
 	over := false
 	for {
 		line, err := r.br.ReadBytes('\n')
-		if isSeparator(line) {
+		if isMboxSeparator(line) {
 			r.next = true
 			break
 		}
 		if len(line) > 0 && !over {
 			line = bytes.TrimRight(line, "\r\n")
-			if q := unquote(line); q != nil {
+			if q := unquoteFrom(line); q != nil {
 				line = q
 			}
 			msg.Write(line)
@@ -88,7 +90,7 @@ func (r *Reader) Next() ([]byte, int, error) {
 		}
 	}
 	if over {
-		return nil, r.index, fmt.Errorf("%w: message %d is over %d bytes", ErrTooLarge, r.index, r.max)
+		return nil, r.index, fmt.Errorf("%w: message %d is over %d bytes", ErrMboxTooLarge, r.index, r.max)
 	}
 	// The blank line mbox writers put before the next separator is not
 	// part of the message.
@@ -99,11 +101,11 @@ func (r *Reader) Next() ([]byte, int, error) {
 	return b, r.index, nil
 }
 
-func isSeparator(line []byte) bool { return bytes.HasPrefix(line, []byte("From ")) }
+func isMboxSeparator(line []byte) bool { return bytes.HasPrefix(line, []byte("From ")) }
 
-// unquote undoes mboxrd quoting: ">From ", ">>From " ... lose one '>'.
+// unquoteFrom undoes mboxrd quoting: ">From ", ">>From " ... lose one '>'.
 // It returns nil when the line is not quoted.
-func unquote(line []byte) []byte {
+func unquoteFrom(line []byte) []byte {
 	i := 0
 	for i < len(line) && line[i] == '>' {
 		i++

@@ -1,4 +1,4 @@
-package mbox
+package message
 
 import (
 	"errors"
@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func readAll(t *testing.T, in string, max int) ([]string, []int) {
+func readMbox(t *testing.T, in string, max int) ([]string, []int) {
 	t.Helper()
-	r := NewReader(strings.NewReader(in), max)
+	r := NewMboxReader(strings.NewReader(in), max)
 	var msgs []string
 	var tooLarge []int
 	for {
@@ -19,7 +19,7 @@ func readAll(t *testing.T, in string, max int) ([]string, []int) {
 		if err == io.EOF {
 			return msgs, tooLarge
 		}
-		if errors.Is(err, ErrTooLarge) {
+		if errors.Is(err, ErrMboxTooLarge) {
 			tooLarge = append(tooLarge, n)
 			continue
 		}
@@ -30,7 +30,7 @@ func readAll(t *testing.T, in string, max int) ([]string, []int) {
 	}
 }
 
-func TestReader(t *testing.T) {
+func TestMboxReader(t *testing.T) {
 	tests := []struct {
 		name     string
 		in       string
@@ -59,7 +59,7 @@ func TestReader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, big := readAll(t, tt.in, tt.max)
+			got, big := readMbox(t, tt.in, tt.max)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("messages (-want +got):\n%s", diff)
 			}
