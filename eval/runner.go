@@ -33,7 +33,7 @@ type Config struct {
 	// replaced by the case's mocks.
 	Tools *tools.Set
 	// Backends are the real implementations of tools.yaml's http and mcp
-	// bindings, by function name (backends.Backends.Routes): a case that
+	// bindings, by function name (dispatcher.Backends.Routes): a case that
 	// gives no mock response for such a function runs it for real, e.g. on
 	// the manuals MCP server.
 	Backends map[string]dispatcher.Func

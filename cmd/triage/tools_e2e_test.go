@@ -200,7 +200,7 @@ func TestCheckMCPServers(t *testing.T) {
 	// error for check, naming the file, tool and parameter. process starts
 	// the server on the tool's first call, which checks the declaration
 	// first: the misfit fails that call, named the same way
-	// (internal/backends TestLazyStart); the email is still answered.
+	// (internal/dispatcher TestLazyStart); the email is still answered.
 	bad := copyKB(t, func(s string) string {
 		return strings.Replace(s, "        path:\n          type: string\n          minLength: 1", "        path:\n          type: integer", 1)
 	})

@@ -14,7 +14,6 @@ import (
 	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/backends"
 	"triage/internal/budget"
 	"triage/internal/builtins"
 	"triage/internal/clients/mail"
@@ -179,8 +178,8 @@ func builtinBindings(dir string) (*tools.Set, error) {
 // server's inputSchema: a server it cannot reach is an error. Otherwise
 // each MCP server starts on the first call of one of its tools, and that
 // first call checks the tool's declaration (a misfit fails the call).
-func startBackends(ctx context.Context, ss *scenario.Set, ts *tools.Set, strict bool, log *slog.Logger) (*backends.Backends, error) {
-	bk, err := backends.Start(ctx, backends.Config{Tools: ts, Logger: log, Lazy: !strict, Scenarios: ss})
+func startBackends(ctx context.Context, ss *scenario.Set, ts *tools.Set, strict bool, log *slog.Logger) (*dispatcher.Backends, error) {
+	bk, err := dispatcher.StartBackends(ctx, dispatcher.BackendsConfig{Tools: ts, Logger: log, Lazy: !strict, Scenarios: ss})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

@@ -13,11 +13,11 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
-	"triage/internal/clients/httptool"
+	"triage/internal/clients/httpapi"
 	"triage/internal/dispatcher"
-	"triage/internal/testkit/geminitest"
 	"triage/internal/message"
 	"triage/internal/scenario"
+	"triage/internal/testkit/geminitest"
 	"triage/internal/tools"
 )
 
@@ -49,7 +49,7 @@ tools:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ht, err := httptool.New(httptool.Config{Name: "get_order_status", URL: ts.Get("get_order_status").HTTP.URL})
+	ht, err := httpapi.NewTool(httpapi.ToolConfig{Name: "get_order_status", URL: ts.Get("get_order_status").HTTP.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

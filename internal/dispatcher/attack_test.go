@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/clients/httptool"
+	"triage/internal/clients/httpapi"
 	"triage/internal/message"
 	"triage/internal/testkit/toolstest"
 )
@@ -228,7 +228,7 @@ func TestUndeclaredArgumentsNeverReachATool(t *testing.T) {
 		io.WriteString(w, `{"status":"shipped"}`)
 	}))
 	defer srv.Close()
-	ht, err := httptool.New(httptool.Config{Name: "lookup", URL: srv.URL + "/orders/{order_id}"})
+	ht, err := httpapi.NewTool(httpapi.ToolConfig{Name: "lookup", URL: srv.URL + "/orders/{order_id}"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
-	"triage/internal/clients/httpjson"
+	"triage/internal/clients/httpapi"
 )
 
 // DefaultBaseURL is the OpenAI API.
@@ -126,7 +126,7 @@ func apiError(resp *http.Response, raw []byte) error {
 			ae.Status = er.Error.Type
 		}
 	} else {
-		ae.Message = httpjson.Snippet(raw)
+		ae.Message = httpapi.Snippet(raw)
 	}
 	if d := retryAfter(resp.Header.Get("Retry-After")); d > 0 {
 		ae.Details = []map[string]any{{

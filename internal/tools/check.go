@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"triage/internal/clients/httptool"
+	"triage/internal/clients/httpapi"
 	"triage/internal/scenario"
 )
 
@@ -59,7 +59,7 @@ func (s *Set) Check(ss *scenario.Set) error {
 				}
 			}
 			if t.HTTP != nil {
-				for _, p := range httptool.Placeholders(t.HTTP.URL) {
+				for _, p := range httpapi.Placeholders(t.HTTP.URL) {
 					if !slices.Contains(params, p) {
 						notParam("http.url", p)
 					}

@@ -21,7 +21,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"triage/internal/clients/httptool"
+	"triage/internal/clients/httpapi"
 	"triage/internal/yamlstrict"
 )
 
@@ -53,7 +53,7 @@ const (
 )
 
 // DefaultHTTPTimeout is an HTTP tool's timeout when the file gives none.
-const DefaultHTTPTimeout = httptool.DefaultTimeout
+const DefaultHTTPTimeout = httpapi.DefaultTimeout
 
 // DefaultMCPTimeout bounds one call of an MCP tool when the file gives none.
 const DefaultMCPTimeout = 30 * time.Second

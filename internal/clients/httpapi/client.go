@@ -1,12 +1,4 @@
-// Package httpjson calls a JSON-over-HTTP service with timeouts, bearer-token
-// auth and a temporary/permanent classification of its errors. It carries the
-// mechanics shared by the remote clients (warranty, tickets); what a
-// response means stays with each client.
-//
-// Classification: 429, 5xx, timeouts and transport failures are temporary (a
-// retry may help); a request cancelled by the caller, other non-2xx statuses
-// and anything the caller rejects with [Client.Errorf] are permanent.
-package httpjson
+package httpapi
 
 import (
 	"bytes"
@@ -21,22 +13,31 @@ import (
 	"time"
 )
 
-// Defaults and limits.
+// Limits of a Client.
 const (
-	DefaultTimeout = 10 * time.Second
-	MaxBody        = 1 << 20 // response bytes read at most; the rest is dropped
-	snippetLen     = 200     // response bytes quoted in a status error
+	MaxBody    = 1 << 20 // response bytes read at most; the rest is dropped
+	snippetLen = 200     // response bytes quoted in a status error
 )
 
-// Config configures a Client; BaseURL is required.
-type Config struct {
+// ClientConfig configures a Client; BaseURL is required.
+type ClientConfig struct {
 	BaseURL string        // http(s) URL; request paths are appended to it
 	Token   string        // optional bearer token
 	Client  *http.Client  // default: a new client
 	Timeout time.Duration // per request, including reading the body; default DefaultTimeout
 }
 
-// Client calls one service. It is safe for concurrent use.
+// Client calls a JSON-over-HTTP service with timeouts, bearer-token auth
+// and a temporary/permanent classification of its errors. It carries the
+// mechanics shared by the remote clients (warranty, tickets); what a
+// response means stays with each client.
+//
+// Classification: 429, 5xx, timeouts and transport failures are temporary
+// (a retry may help); a request cancelled by the caller, other non-2xx
+// statuses and anything the caller rejects with [Client.Errorf] are
+// permanent.
+//
+// A Client calls one service. It is safe for concurrent use.
 type Client struct {
 	name    string // error prefix, the calling package's name
 	baseURL string // without a trailing slash
@@ -45,11 +46,11 @@ type Client struct {
 	timeout time.Duration
 }
 
-// New checks cfg and applies defaults. name is the calling package's name
-// ("warranty"); every error, including New's own, starts with it.
-func New(cfg Config, name string) (*Client, error) {
+// NewClient checks cfg and applies defaults. name is the calling package's
+// name ("warranty"); every error, including NewClient's own, starts with it.
+func NewClient(cfg ClientConfig, name string) (*Client, error) {
 	if name == "" {
-		name = "httpjson"
+		name = "httpapi"
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -65,37 +66,37 @@ func New(cfg Config, name string) (*Client, error) {
 	return c, nil
 }
 
-// Error is a failed call; Temporary says whether a retry may help. Its
-// message reads "{name}: http: {Err}".
-type Error struct {
+// ClientError is a failed call of a Client; Temporary says whether a retry
+// may help. Its message reads "{name}: http: {Err}".
+type ClientError struct {
 	StatusCode int // 0 for transport errors
 	Err        error
 	name       string
 	temporary  bool
 }
 
-func (e *Error) Error() string {
+func (e *ClientError) Error() string {
 	name := e.name
 	if name == "" {
-		name = "httpjson"
+		name = "httpapi"
 	}
 	return name + ": http: " + e.Err.Error()
 }
 
-func (e *Error) Unwrap() error   { return e.Err }
-func (e *Error) Temporary() bool { return e.temporary }
+func (e *ClientError) Unwrap() error   { return e.Err }
+func (e *ClientError) Temporary() bool { return e.temporary }
 
-// Errorf returns a permanent *Error named for c: for a response the caller
+// Errorf returns a permanent *ClientError named for c: for a response the caller
 // rejects (bad JSON, a status it does not accept, a missing field).
-func (c *Client) Errorf(status int, format string, a ...any) *Error {
-	return &Error{StatusCode: status, Err: fmt.Errorf(format, a...), name: c.name}
+func (c *Client) Errorf(status int, format string, a ...any) *ClientError {
+	return &ClientError{StatusCode: status, Err: fmt.Errorf(format, a...), name: c.name}
 }
 
 // Do sends method {BaseURL}{path} (path already escaped) with Accept:
 // application/json, the bearer token when set, and header (which overrides
 // those). A non-nil in is sent as its JSON encoding with Content-Type:
 // application/json. It returns the status and up to MaxBody bytes of the
-// body. err is a *Error: for a transport failure (status 0), and for any
+// body. err is a *ClientError: for a transport failure (status 0), and for any
 // non-2xx status, in which case status and body are returned as well, so
 // the caller may still give a status such as 404 a meaning of its own.
 func (c *Client) Do(ctx context.Context, method, path string, in any, header http.Header) (status int, body []byte, err error) {
@@ -111,7 +112,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in any, header htt
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, reqBody)
 	if err != nil {
-		return 0, nil, &Error{Err: err, name: c.name}
+		return 0, nil, &ClientError{Err: err, name: c.name}
 	}
 	req.Header.Set("Accept", "application/json")
 	if in != nil {
@@ -128,15 +129,15 @@ func (c *Client) Do(ctx context.Context, method, path string, in any, header htt
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return 0, nil, &Error{Err: err, name: c.name, temporary: transportTemporary(err)}
+		return 0, nil, &ClientError{Err: err, name: c.name, temporary: transportTemporary(err)}
 	}
 	defer resp.Body.Close()
 	body, err = io.ReadAll(io.LimitReader(resp.Body, MaxBody))
 	if err != nil {
-		return resp.StatusCode, nil, &Error{StatusCode: resp.StatusCode, Err: err, name: c.name, temporary: transportTemporary(err)}
+		return resp.StatusCode, nil, &ClientError{StatusCode: resp.StatusCode, Err: err, name: c.name, temporary: transportTemporary(err)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, body, &Error{
+		return resp.StatusCode, body, &ClientError{
 			StatusCode: resp.StatusCode,
 			Err:        fmt.Errorf("%s %s: %s: %s", method, req.URL.Path, resp.Status, Snippet(body)),
 			name:       c.name,

@@ -1,4 +1,4 @@
-package httpjson
+package httpapi
 
 import (
 	"context"
@@ -62,28 +62,28 @@ func (s *service) seen() []seen {
 	return append([]seen(nil), s.requests...)
 }
 
-func newClient(t *testing.T, cfg Config) *Client {
+func newClient(t *testing.T, cfg ClientConfig) *Client {
 	t.Helper()
-	c, err := New(cfg, "svc")
+	c, err := NewClient(cfg, "svc")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-func TestNew(t *testing.T) {
+func TestNewClient(t *testing.T) {
 	for _, u := range []string{"", "ftp://x", "localhost:8080", "http://", "svc.example.com", "://x"} {
-		_, err := New(Config{BaseURL: u}, "svc")
+		_, err := NewClient(ClientConfig{BaseURL: u}, "svc")
 		if err == nil || !strings.HasPrefix(err.Error(), "svc: BaseURL ") {
-			t.Errorf("New(%q): err = %v, want a svc: BaseURL error", u, err)
+			t.Errorf("NewClient(%q): err = %v, want a svc: BaseURL error", u, err)
 		}
 	}
-	c := newClient(t, Config{BaseURL: "https://w.example.com/v1/"})
+	c := newClient(t, ClientConfig{BaseURL: "https://w.example.com/v1/"})
 	if c.baseURL != "https://w.example.com/v1" || c.timeout != DefaultTimeout || c.client == nil || c.token != "" {
 		t.Errorf("defaults: %+v", c)
 	}
 	hc := &http.Client{}
-	c = newClient(t, Config{BaseURL: "http://w", Token: "t", Client: hc, Timeout: time.Second})
+	c = newClient(t, ClientConfig{BaseURL: "http://w", Token: "t", Client: hc, Timeout: time.Second})
 	if c.baseURL != "http://w" || c.timeout != time.Second || c.client != hc || c.token != "t" {
 		t.Errorf("explicit config: %+v", c)
 	}
@@ -92,7 +92,7 @@ func TestNew(t *testing.T) {
 func TestDoRequest(t *testing.T) {
 	tests := []struct {
 		name   string
-		cfg    Config
+		cfg    ClientConfig
 		method string
 		path   string
 		in     any
@@ -100,7 +100,7 @@ func TestDoRequest(t *testing.T) {
 		want   seen
 	}{
 		{
-			name: "GET with token", cfg: Config{Token: "t0k"}, method: http.MethodGet, path: "/warranty/S%2FN%201%3F",
+			name: "GET with token", cfg: ClientConfig{Token: "t0k"}, method: http.MethodGet, path: "/warranty/S%2FN%201%3F",
 			want: seen{Method: "GET", Path: "/api/warranty/S%2FN%201%3F", Accept: "application/json", Auth: "Bearer t0k"},
 		},
 		{
@@ -108,14 +108,14 @@ func TestDoRequest(t *testing.T) {
 			want: seen{Method: "GET", Path: "/api/x", Accept: "application/json"},
 		},
 		{
-			name: "POST JSON with header", cfg: Config{Token: "t0k"}, method: http.MethodPost, path: "/tickets",
+			name: "POST JSON with header", cfg: ClientConfig{Token: "t0k"}, method: http.MethodPost, path: "/tickets",
 			in:     map[string]string{"serial_number": "SN-1"},
 			header: http.Header{"Idempotency-Key": {"k1"}, "Via": {"a", "b"}},
 			want: seen{Method: "POST", Path: "/api/tickets", Accept: "application/json", ContentType: "application/json",
 				Auth: "Bearer t0k", Idem: "k1", Via: "a,b", Body: `{"serial_number":"SN-1"}`},
 		},
 		{
-			name: "header overrides defaults", cfg: Config{Token: "t0k"}, method: http.MethodPut, path: "/x",
+			name: "header overrides defaults", cfg: ClientConfig{Token: "t0k"}, method: http.MethodPut, path: "/x",
 			header: http.Header{"Accept": {"text/plain"}, "Authorization": {"Basic eA=="}},
 			want:   seen{Method: "PUT", Path: "/api/x", Accept: "text/plain", Auth: "Basic eA=="},
 		},
@@ -165,7 +165,7 @@ func TestDoStatus(t *testing.T) {
 		t.Run(fmt.Sprint(tt.status), func(t *testing.T) {
 			srv := httptest.NewServer(&service{status: tt.status, body: tt.body})
 			defer srv.Close()
-			status, body, err := newClient(t, Config{BaseURL: srv.URL}).Do(context.Background(), http.MethodGet, "/p", nil, nil)
+			status, body, err := newClient(t, ClientConfig{BaseURL: srv.URL}).Do(context.Background(), http.MethodGet, "/p", nil, nil)
 			if status != tt.status || string(body) != tt.body {
 				t.Errorf("Do = %d %q, want %d %q (returned with or without an error)", status, body, tt.status, tt.body)
 			}
@@ -176,7 +176,7 @@ func TestDoStatus(t *testing.T) {
 				return
 			}
 			checkErr(t, err, tt.want, tt.temporary)
-			var e *Error
+			var e *ClientError
 			if errors.As(err, &e); e.StatusCode != tt.status {
 				t.Errorf("StatusCode = %d, want %d", e.StatusCode, tt.status)
 			}
@@ -184,13 +184,13 @@ func TestDoStatus(t *testing.T) {
 	}
 }
 
-// checkErr wants err to be an *Error reading want (prefix for transport
+// checkErr wants err to be an *ClientError reading want (prefix for transport
 // errors, whose tail varies) with the given classification.
 func checkErr(t *testing.T, err error, want string, temporary bool) {
 	t.Helper()
-	var e *Error
+	var e *ClientError
 	if !errors.As(err, &e) {
-		t.Fatalf("err = %v (%T), want an *Error", err, err)
+		t.Fatalf("err = %v (%T), want an *ClientError", err, err)
 	}
 	if got := err.Error(); !strings.HasPrefix(got, want) {
 		t.Errorf("err = %q, want %q", got, want)
@@ -214,16 +214,16 @@ func TestDoTransport(t *testing.T) {
 
 	tests := []struct {
 		name      string
-		cfg       Config
+		cfg       ClientConfig
 		ctx       context.Context
 		want      string
 		is        error
 		temporary bool
 	}{
-		{"timeout", Config{BaseURL: slow.URL, Timeout: 50 * time.Millisecond}, context.Background(), "svc: http: Get ", context.DeadlineExceeded, true},
-		{"caller deadline", Config{BaseURL: slow.URL}, deadline(t, 50*time.Millisecond), "svc: http: Get ", context.DeadlineExceeded, true},
-		{"cancelled", Config{BaseURL: slow.URL}, cancelled, "svc: http: Get ", context.Canceled, false},
-		{"connection refused", Config{BaseURL: closedURL}, context.Background(), "svc: http: Get ", nil, true},
+		{"timeout", ClientConfig{BaseURL: slow.URL, Timeout: 50 * time.Millisecond}, context.Background(), "svc: http: Get ", context.DeadlineExceeded, true},
+		{"caller deadline", ClientConfig{BaseURL: slow.URL}, deadline(t, 50*time.Millisecond), "svc: http: Get ", context.DeadlineExceeded, true},
+		{"cancelled", ClientConfig{BaseURL: slow.URL}, cancelled, "svc: http: Get ", context.Canceled, false},
+		{"connection refused", ClientConfig{BaseURL: closedURL}, context.Background(), "svc: http: Get ", nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -261,7 +261,7 @@ func TestDoBodyCap(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(&service{status: tt.status, body: strings.Repeat("a", tt.size)})
 			defer srv.Close()
-			_, body, _ := newClient(t, Config{BaseURL: srv.URL}).Do(context.Background(), http.MethodGet, "/big", nil, nil)
+			_, body, _ := newClient(t, ClientConfig{BaseURL: srv.URL}).Do(context.Background(), http.MethodGet, "/big", nil, nil)
 			if len(body) != tt.want {
 				t.Errorf("read %d bytes, want %d", len(body), tt.want)
 			}
@@ -273,7 +273,7 @@ func TestDoEncodeError(t *testing.T) {
 	svc := &service{}
 	srv := httptest.NewServer(svc)
 	defer srv.Close()
-	_, _, err := newClient(t, Config{BaseURL: srv.URL}).Do(context.Background(), http.MethodPost, "/p", map[string]any{"f": func() {}}, nil)
+	_, _, err := newClient(t, ClientConfig{BaseURL: srv.URL}).Do(context.Background(), http.MethodPost, "/p", map[string]any{"f": func() {}}, nil)
 	checkErr(t, err, "svc: http: encode request: json: unsupported type", false)
 	if n := len(svc.seen()); n != 0 {
 		t.Errorf("%d requests sent, want none", n)
@@ -281,15 +281,15 @@ func TestDoEncodeError(t *testing.T) {
 }
 
 func TestErrorf(t *testing.T) {
-	c := newClient(t, Config{BaseURL: "http://w"})
+	c := newClient(t, ClientConfig{BaseURL: "http://w"})
 	base := errors.New("boom")
 	err := c.Errorf(http.StatusOK, "decode response: %w", base)
 	checkErr(t, err, "svc: http: decode response: boom", false)
 	if !errors.Is(err, base) || err.StatusCode != http.StatusOK {
 		t.Errorf("Errorf = %+v, want StatusCode 200 wrapping %v", err, base)
 	}
-	var zero Error = Error{Err: base}
-	if got := zero.Error(); got != "httpjson: http: boom" {
+	var zero ClientError = ClientError{Err: base}
+	if got := zero.Error(); got != "httpapi: http: boom" {
 		t.Errorf("unnamed Error = %q", got)
 	}
 }

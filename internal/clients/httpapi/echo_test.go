@@ -1,4 +1,4 @@
-package httptool_test
+package httpapi_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/clients/httptool"
+	"triage/internal/clients/httpapi"
 )
 
 // A 2xx answer that echoes the token (a debugging server, a "whoami"
@@ -25,7 +25,7 @@ func TestSecretsEchoedIn2xxAreRedacted(t *testing.T) {
 		})
 	}))
 	defer srv.Close()
-	tool := newTool(t, httptool.Config{URL: srv.URL + "/orders/{id}?key=" + apiKey, Headers: map[string]string{"Authorization": "Bearer " + token}})
+	tool := newTool(t, httpapi.ToolConfig{URL: srv.URL + "/orders/{id}?key=" + apiKey, Headers: map[string]string{"Authorization": "Bearer " + token}})
 	got, err := tool.Call(context.Background(), map[string]any{"id": "1"})
 	if err != nil {
 		t.Fatal(err)

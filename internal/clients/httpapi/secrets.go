@@ -1,22 +1,20 @@
-// Package redact removes configured secrets (tokens, passwords, header
-// values) from what a tool answered, before it reaches the model, the
-// outcome or a log line.
-package redact
+package httpapi
 
 import "strings"
 
-// Mark replaces every secret.
-const Mark = "[redacted]"
+// Redacted replaces every secret.
+const Redacted = "[redacted]"
 
-// Secrets are the values that must never be shown. Empty values are
-// ignored.
+// Secrets are the configured values (tokens, passwords, header values) that
+// must never be shown: they are removed from what a tool answered before it
+// reaches the model, the outcome or a log line. Empty values are ignored.
 type Secrets []string
 
-// String returns s with every secret replaced by Mark.
+// String returns s with every secret replaced by Redacted.
 func (sec Secrets) String(s string) string {
 	for _, v := range sec {
 		if v != "" && strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, Mark)
+			s = strings.ReplaceAll(s, v, Redacted)
 		}
 	}
 	return s

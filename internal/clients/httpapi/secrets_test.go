@@ -1,4 +1,4 @@
-package redact
+package httpapi
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestValue(t *testing.T) {
+func TestSecretsValue(t *testing.T) {
 	sec := Secrets{"tok-123456", ""}
 	got := sec.Value(map[string]any{
 		"echo":       "Bearer tok-123456 accepted",
@@ -15,10 +15,10 @@ func TestValue(t *testing.T) {
 		"plain":      "nothing here",
 	})
 	want := map[string]any{
-		"echo":  "Bearer [redacted] accepted",
-		Mark:    1.0,
-		"list":  []any{"a [redacted]", 2.0, nil, true, map[string]any{"deep": "x[redacted]x"}},
-		"plain": "nothing here",
+		"echo":   "Bearer [redacted] accepted",
+		Redacted: 1.0,
+		"list":   []any{"a [redacted]", 2.0, nil, true, map[string]any{"deep": "x[redacted]x"}},
+		"plain":  "nothing here",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Value (-want +got):\n%s", diff)

@@ -1,5 +1,9 @@
-// Package httptool runs a tool declared in tools.yaml as an HTTP JSON call:
-// GET fills the URL's {placeholders} with the call's arguments (the rest go
+// Package httpapi calls HTTP JSON APIs: a Tool runs a tool bound in
+// tools.yaml to an HTTP endpoint, a Client is the JSON-over-HTTP helper the
+// remote clients (warranty, tickets) share, and Secrets keeps configured
+// secrets out of what either returns.
+//
+// A Tool's GET fills the URL's {placeholders} with the call's arguments (the rest go
 // to the query string), POST sends them as a JSON body. It bounds every call
 // (timeout, response size, redirects only within the same host) and turns a
 // non-2xx answer into an error carrying the status.
@@ -7,11 +11,13 @@
 // Secrets reach a tool only through ${VAR} in its URL or headers (expanded by
 // the tools loader); they are never logged and never appear in an error:
 // errors name the method, the host and the status, not the URL or headers.
-package httptool
+package httpapi
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,20 +31,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"triage/internal/clients/httpjson"
-	"triage/internal/redact"
 )
 
 // Defaults and limits.
 const (
-	DefaultTimeout          = 10 * time.Second
+	DefaultTimeout          = 10 * time.Second // a Tool's call, a Client's request
 	DefaultMaxResponseBytes = 1 << 20
 	maxRedirects            = 5
 )
 
-// Config configures a Tool; URL is required.
-type Config struct {
+// ToolConfig configures a Tool; URL is required.
+type ToolConfig struct {
 	Name             string            // the tool's name, for logs and errors
 	Method           string            // GET (default) or POST
 	URL              string            // http(s) URL with {placeholders}; ${VAR} already expanded
@@ -65,8 +68,8 @@ type Tool struct {
 
 var placeholderRE = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
-// New checks cfg and applies defaults.
-func New(cfg Config) (*Tool, error) {
+// NewTool checks cfg and applies defaults.
+func NewTool(cfg ToolConfig) (*Tool, error) {
 	name := cfg.Name
 	if name == "" {
 		name = "http"
@@ -155,30 +158,41 @@ func Placeholders(rawURL string) []string {
 // (scheme and host) of the configured URL.
 func (t *Tool) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
-		return &Error{msg: fmt.Sprintf("more than %d redirects", maxRedirects)}
+		return &ToolError{msg: fmt.Sprintf("more than %d redirects", maxRedirects)}
 	}
 	if req.URL.Scheme+"://"+req.URL.Host != t.host {
-		return &Error{msg: "redirect to another host (" + req.URL.Host + ") refused"}
+		return &ToolError{msg: "redirect to another host (" + req.URL.Host + ") refused"}
 	}
 	return nil
 }
 
-// Error is a failed call. Its message names the tool, the method, the host
-// and the status; never the URL, the headers or the arguments.
-type Error struct {
+// ToolError is a failed call of a Tool. Its message, "httptool: ...", names
+// the tool, the method, the host and the status; never the URL, the headers
+// or the arguments.
+type ToolError struct {
 	Status    int // HTTP status; 0 when no response came back
 	msg       string
 	temporary bool
 }
 
-func (e *Error) Error() string { return "httptool: " + e.msg }
+func (e *ToolError) Error() string { return "httptool: " + e.msg }
 
 // Temporary reports whether a retry may help: 429, 5xx, timeouts and
 // transport failures.
-func (e *Error) Temporary() bool { return e.temporary }
+func (e *ToolError) Temporary() bool { return e.temporary }
 
 // ErrArgs marks a call whose arguments cannot fill the URL.
 var ErrArgs = errors.New("httptool: bad arguments")
+
+// EffectKey is the Idempotency-Key a tool with an effect sends: hex sha256
+// of the inbound email's key, the function and its arguments (as JSON, keys
+// sorted), first 32 characters. The same email processed again (a crash
+// before its reply, a retry) sends the same key for the same call.
+func EffectKey(emailKey, function string, args map[string]any) string {
+	b, _ := json.Marshal(args)
+	sum := sha256.Sum256([]byte(emailKey + "|" + function + "|" + string(b)))
+	return hex.EncodeToString(sum[:])[:32]
+}
 
 // Call runs the tool with args and returns the JSON answer: an object as
 // it is, anything else as {"value": ...}; an empty answer is {}.
@@ -215,25 +229,25 @@ func (t *Tool) CallKey(ctx context.Context, args map[string]any, key string) (ma
 		return nil, t.transportError(ctx, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &Error{
+		return nil, &ToolError{
 			Status:    resp.StatusCode,
-			msg:       t.redact(fmt.Sprintf("tool %s: %s %s: %s: %s", t.name, t.method, req.URL.Host, resp.Status, httpjson.Snippet(body))),
+			msg:       t.redact(fmt.Sprintf("tool %s: %s %s: %s: %s", t.name, t.method, req.URL.Host, resp.Status, Snippet(body))),
 			temporary: resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500,
 		}
 	}
 	if int64(len(body)) > t.maxBytes {
-		return nil, &Error{Status: resp.StatusCode, msg: fmt.Sprintf("tool %s: response larger than %d bytes", t.name, t.maxBytes)}
+		return nil, &ToolError{Status: resp.StatusCode, msg: fmt.Sprintf("tool %s: response larger than %d bytes", t.name, t.maxBytes)}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return map[string]any{}, nil
 	}
 	var v any
 	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, &Error{Status: resp.StatusCode, msg: fmt.Sprintf("tool %s: response is not JSON: %v", t.name, err)}
+		return nil, &ToolError{Status: resp.StatusCode, msg: fmt.Sprintf("tool %s: response is not JSON: %v", t.name, err)}
 	}
 	// A server may echo a token back in a success too (a "whoami", a debug
 	// echo): never let it reach the model, the outcome or a reply.
-	v = redact.Secrets(t.secrets).Value(v)
+	v = Secrets(t.secrets).Value(v)
 	if m, ok := v.(map[string]any); ok {
 		return m, nil
 	}
@@ -312,7 +326,7 @@ func (t *Tool) request(ctx context.Context, args map[string]any) (*http.Request,
 	}
 	req, err := http.NewRequestWithContext(ctx, t.method, u.String(), body)
 	if err != nil {
-		return nil, &Error{msg: fmt.Sprintf("tool %s: build request failed", t.name)}
+		return nil, &ToolError{msg: fmt.Sprintf("tool %s: build request failed", t.name)}
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
@@ -327,9 +341,9 @@ func (t *Tool) request(ctx context.Context, args map[string]any) (*http.Request,
 // transportError wraps a client failure without the URL that *url.Error
 // would quote.
 func (t *Tool) transportError(ctx context.Context, err error) error {
-	var he *Error
+	var he *ToolError
 	if errors.As(err, &he) { // refused by checkRedirect
-		return &Error{msg: fmt.Sprintf("tool %s: %s", t.name, he.msg)}
+		return &ToolError{msg: fmt.Sprintf("tool %s: %s", t.name, he.msg)}
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -337,11 +351,11 @@ func (t *Tool) transportError(ctx context.Context, err error) error {
 	}
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
-		return &Error{msg: fmt.Sprintf("tool %s: no answer within %s", t.name, t.timeout), temporary: true}
+		return &ToolError{msg: fmt.Sprintf("tool %s: no answer within %s", t.name, t.timeout), temporary: true}
 	case errors.Is(err, context.Canceled):
-		return &Error{msg: fmt.Sprintf("tool %s: canceled", t.name)}
+		return &ToolError{msg: fmt.Sprintf("tool %s: canceled", t.name)}
 	}
-	return &Error{msg: t.redact(fmt.Sprintf("tool %s: %s: %v", t.name, t.method, err)), temporary: true}
+	return &ToolError{msg: t.redact(fmt.Sprintf("tool %s: %s: %v", t.name, t.method, err)), temporary: true}
 }
 
 // minQuerySecret is the shortest query value treated as a secret.
@@ -349,7 +363,7 @@ const minQuerySecret = 8
 
 // redact replaces every configured secret in s.
 func (t *Tool) redact(s string) string {
-	return redact.Secrets(t.secrets).String(s)
+	return Secrets(t.secrets).String(s)
 }
 
 // scalar formats a URL argument: strings as they are, numbers and booleans

@@ -1,4 +1,4 @@
-package httptool_test
+package httpapi_test
 
 import (
 	"bytes"
@@ -16,12 +16,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/clients/httptool"
+	"triage/internal/clients/httpapi"
 )
 
-func newTool(t *testing.T, cfg httptool.Config) *httptool.Tool {
+func newTool(t *testing.T, cfg httpapi.ToolConfig) *httpapi.Tool {
 	t.Helper()
-	tool, err := httptool.New(cfg)
+	tool, err := httpapi.NewTool(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +36,11 @@ func TestGetFillsPlaceholders(t *testing.T) {
 		io.WriteString(w, `{"order_id":"A/1 2","status":"shipped"}`)
 	}))
 	defer srv.Close()
-	tool := newTool(t, httptool.Config{
+	tool := newTool(t, httpapi.ToolConfig{
 		URL:     srv.URL + "/orders/{order_id}/lines/{line}",
 		Headers: map[string]string{"Authorization": "Bearer tok-123"},
 	})
-	if diff := cmp.Diff([]string{"order_id", "line"}, httptool.Placeholders(srv.URL+"/orders/{order_id}/lines/{line}")); diff != "" {
+	if diff := cmp.Diff([]string{"order_id", "line"}, httpapi.Placeholders(srv.URL+"/orders/{order_id}/lines/{line}")); diff != "" {
 		t.Errorf("Placeholders (-want +got):\n%s", diff)
 	}
 	got, err := tool.Call(context.Background(), map[string]any{"order_id": "A/1 2", "line": float64(3), "verbose": true})
@@ -68,10 +68,10 @@ func TestPathPlaceholderRefusesDotSegments(t *testing.T) {
 		io.WriteString(w, `{}`)
 	}))
 	defer srv.Close()
-	tool := newTool(t, httptool.Config{URL: srv.URL + "/orders/{order_id}/status?lang={lang}"})
+	tool := newTool(t, httpapi.ToolConfig{URL: srv.URL + "/orders/{order_id}/status?lang={lang}"})
 	for _, v := range []string{"..", ".", ""} {
 		_, err := tool.Call(context.Background(), map[string]any{"order_id": v, "lang": "pl"})
-		if !errors.Is(err, httptool.ErrArgs) {
+		if !errors.Is(err, httpapi.ErrArgs) {
 			t.Errorf("order_id %q: err %v, want ErrArgs", v, err)
 		}
 	}
@@ -91,7 +91,7 @@ func TestGetQueryPlaceholderIsQueryEscaped(t *testing.T) {
 		io.WriteString(w, `[1,2]`)
 	}))
 	defer srv.Close()
-	tool := newTool(t, httptool.Config{URL: srv.URL + "/search?q={query}&lang=pl"})
+	tool := newTool(t, httpapi.ToolConfig{URL: srv.URL + "/search?q={query}&lang=pl"})
 	got, err := tool.Call(context.Background(), map[string]any{"query": "a&b=c d"})
 	if err != nil {
 		t.Fatal(err)
@@ -105,13 +105,13 @@ func TestGetQueryPlaceholderIsQueryEscaped(t *testing.T) {
 }
 
 func TestMissingPlaceholderArgument(t *testing.T) {
-	tool := newTool(t, httptool.Config{URL: "http://127.0.0.1:1/orders/{order_id}"})
+	tool := newTool(t, httpapi.ToolConfig{URL: "http://127.0.0.1:1/orders/{order_id}"})
 	_, err := tool.Call(context.Background(), map[string]any{"other": "x"})
-	if !errors.Is(err, httptool.ErrArgs) || !strings.Contains(err.Error(), "order_id") {
+	if !errors.Is(err, httpapi.ErrArgs) || !strings.Contains(err.Error(), "order_id") {
 		t.Fatalf("err = %v, want ErrArgs naming order_id", err)
 	}
 	_, err = tool.Call(context.Background(), map[string]any{"order_id": map[string]any{"x": 1}})
-	if !errors.Is(err, httptool.ErrArgs) {
+	if !errors.Is(err, httpapi.ErrArgs) {
 		t.Fatalf("an object for a placeholder: err = %v, want ErrArgs", err)
 	}
 }
@@ -131,7 +131,7 @@ func TestPostSendsJSONBody(t *testing.T) {
 		io.WriteString(w, `{"id":"C-1"}`)
 	}))
 	defer srv.Close()
-	tool := newTool(t, httptool.Config{Method: "post", URL: srv.URL + "/customers/{customer}/notes"})
+	tool := newTool(t, httpapi.ToolConfig{Method: "post", URL: srv.URL + "/customers/{customer}/notes"})
 	res, err := tool.Call(context.Background(), map[string]any{"customer": "c1", "text": "hello", "n": float64(2)})
 	if err != nil {
 		t.Fatal(err)
@@ -153,12 +153,12 @@ func TestNon2xxIsAnErrorWithTheStatus(t *testing.T) {
 			w.WriteHeader(tc.status)
 			io.WriteString(w, `{"error":"nope"}`)
 		}))
-		tool := newTool(t, httptool.Config{Name: "get_order_status", URL: srv.URL + "/x"})
+		tool := newTool(t, httpapi.ToolConfig{Name: "get_order_status", URL: srv.URL + "/x"})
 		_, err := tool.Call(context.Background(), nil)
 		srv.Close()
-		var he *httptool.Error
+		var he *httpapi.ToolError
 		if !errors.As(err, &he) {
-			t.Fatalf("%d: err = %v, want *httptool.Error", tc.status, err)
+			t.Fatalf("%d: err = %v, want *httpapi.ToolError", tc.status, err)
 		}
 		if he.Status != tc.status || he.Temporary() != tc.temporary {
 			t.Errorf("%d: Status %d Temporary %v", tc.status, he.Status, he.Temporary())
@@ -179,9 +179,9 @@ func TestTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	tool := newTool(t, httptool.Config{URL: srv.URL, Timeout: 50 * time.Millisecond})
+	tool := newTool(t, httpapi.ToolConfig{URL: srv.URL, Timeout: 50 * time.Millisecond})
 	_, err := tool.Call(context.Background(), nil)
-	var he *httptool.Error
+	var he *httpapi.ToolError
 	if !errors.As(err, &he) || !he.Temporary() || !strings.Contains(err.Error(), "no answer within 50ms") {
 		t.Fatalf("err = %v, want a temporary timeout error", err)
 	}
@@ -192,12 +192,12 @@ func TestResponseSizeCap(t *testing.T) {
 		io.WriteString(w, `{"text":"`+strings.Repeat("x", 5000)+`"}`)
 	}))
 	defer srv.Close()
-	tool := newTool(t, httptool.Config{URL: srv.URL, MaxResponseBytes: 1000})
+	tool := newTool(t, httpapi.ToolConfig{URL: srv.URL, MaxResponseBytes: 1000})
 	_, err := tool.Call(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "larger than 1000 bytes") {
 		t.Fatalf("err = %v, want the size cap", err)
 	}
-	big := newTool(t, httptool.Config{URL: srv.URL, MaxResponseBytes: 6000})
+	big := newTool(t, httpapi.ToolConfig{URL: srv.URL, MaxResponseBytes: 6000})
 	if _, err := big.Call(context.Background(), nil); err != nil {
 		t.Fatalf("under the cap: %v", err)
 	}
@@ -222,11 +222,11 @@ func TestRedirects(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	same := newTool(t, httptool.Config{URL: srv.URL + "/moved"})
+	same := newTool(t, httpapi.ToolConfig{URL: srv.URL + "/moved"})
 	if got, err := same.Call(context.Background(), nil); err != nil || got["ok"] != true {
 		t.Fatalf("same-host redirect: %v %v", got, err)
 	}
-	away := newTool(t, httptool.Config{URL: srv.URL + "/away", Headers: map[string]string{"Authorization": "Bearer secret-token"}})
+	away := newTool(t, httpapi.ToolConfig{URL: srv.URL + "/away", Headers: map[string]string{"Authorization": "Bearer secret-token"}})
 	_, err := away.Call(context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "redirect to another host") {
 		t.Fatalf("cross-host redirect: err = %v", err)
@@ -247,7 +247,7 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 	defer srv.Close()
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	tool := newTool(t, httptool.Config{
+	tool := newTool(t, httpapi.ToolConfig{
 		URL:     srv.URL + "/orders/{id}?key=" + apiKey,
 		Headers: map[string]string{"Authorization": "Bearer " + token},
 		Logger:  log,
@@ -255,7 +255,7 @@ func TestSecretsNeverInErrorsOrLogs(t *testing.T) {
 	_, err1 := tool.Call(context.Background(), map[string]any{"id": "1"})
 
 	// A transport failure: *url.Error would quote the whole URL.
-	dead := newTool(t, httptool.Config{URL: "http://127.0.0.1:1/orders?key=" + apiKey, Logger: log})
+	dead := newTool(t, httpapi.ToolConfig{URL: "http://127.0.0.1:1/orders?key=" + apiKey, Logger: log})
 	_, err2 := dead.Call(context.Background(), nil)
 
 	for _, err := range []error{err1, err2} {
@@ -284,7 +284,7 @@ func TestShortQueryValueNotRedacted(t *testing.T) {
 		io.WriteString(w, "order 1 not found on page 1")
 	}))
 	defer srv.Close()
-	tool := newTool(t, httptool.Config{URL: srv.URL + "/orders/{id}?page=1&key=k3y-VALUE-9"})
+	tool := newTool(t, httpapi.ToolConfig{URL: srv.URL + "/orders/{id}?page=1&key=k3y-VALUE-9"})
 	_, err := tool.Call(context.Background(), map[string]any{"id": "1"})
 	if err == nil || !strings.Contains(err.Error(), "order 1 not found on page 1") {
 		t.Fatalf("err = %v, want the server's text with its 1s intact", err)
@@ -292,15 +292,15 @@ func TestShortQueryValueNotRedacted(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	for _, cfg := range []httptool.Config{
+	for _, cfg := range []httpapi.ToolConfig{
 		{URL: ""},
 		{URL: "ftp://example.com/x"},
 		{URL: "/relative/{id}"},
 		{URL: "http://example.com", Method: "DELETE"},
 		{URL: "http://example.com", Headers: map[string]string{"X": "a\r\nInjected: 1"}},
 	} {
-		if _, err := httptool.New(cfg); err == nil || !strings.HasPrefix(err.Error(), "httptool: ") {
-			t.Errorf("New(%+v) = %v, want an httptool error", cfg, err)
+		if _, err := httpapi.NewTool(cfg); err == nil || !strings.HasPrefix(err.Error(), "httptool: ") {
+			t.Errorf("NewTool(%+v) = %v, want an httptool error", cfg, err)
 		}
 	}
 }
@@ -311,7 +311,7 @@ func BenchmarkCall(b *testing.B) {
 		io.WriteString(w, `{"status":"shipped"}`)
 	}))
 	defer srv.Close()
-	tool, err := httptool.New(httptool.Config{URL: srv.URL + "/orders/{id}", Headers: map[string]string{"Authorization": "Bearer x-token"}})
+	tool, err := httpapi.NewTool(httpapi.ToolConfig{URL: srv.URL + "/orders/{id}", Headers: map[string]string{"Authorization": "Bearer x-token"}})
 	if err != nil {
 		b.Fatal(err)
 	}

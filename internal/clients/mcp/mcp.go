@@ -4,7 +4,10 @@
 // HTTP endpoint), shared by every email. Each call has a timeout; the
 // server's own errors (isError results, JSON-RPC errors) come back as
 // errors carrying its message; a server that dies is started again on the
-// next call, and the calls in flight when it died fail at once.
+// next call, and the calls in flight when it died fail at once. Servers
+// are the clients of a tools set's mcp bindings, one per distinct server,
+// and check what the scenarios declare for each tool against the server's
+// inputSchema.
 package mcp
 
 import (
@@ -27,7 +30,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"triage/internal/redact"
+	"triage/internal/clients/httpapi"
 )
 
 // Defaults.
@@ -285,7 +288,7 @@ func (c *Client) Call(ctx context.Context, tool string, args map[string]any) (ma
 	}
 	// A server may quote the token it was given (mcp.env) in an error or
 	// an answer: neither reaches the model, the outcome or a reply with it.
-	out := redact.Secrets(c.secrets).Value(toolResult(res)).(map[string]any)
+	out := httpapi.Secrets(c.secrets).Value(toolResult(res)).(map[string]any)
 	if res.IsError {
 		msg, _ := out["text"].(string)
 		if msg == "" {
@@ -524,7 +527,7 @@ func secretsOf(raw string, headers map[string]string, env []string) []string {
 
 // redact replaces every secret in s.
 func (c *Client) redact(s string) string {
-	return redact.Secrets(c.secrets).String(s)
+	return httpapi.Secrets(c.secrets).String(s)
 }
 
 // toolResult turns a tools/call result into what the model sees: "text" (the

@@ -1,16 +1,7 @@
-// Package backends starts what tools.yaml's http and mcp bindings run on and
-// hands them to the dispatcher as routes: one httptool.Tool per http binding
-// and one mcp.Client per distinct MCP server (bindings naming the same
-// command or URL share it), started once per process, shared by every email
-// and closed together. It also checks, at start-up, that what each scenario
-// declares for an MCP tool fits the server's inputSchema.
-package backends
+package mcp
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,143 +12,114 @@ import (
 	"sync"
 	"time"
 
-	"triage/internal/clients/httptool"
-	"triage/internal/clients/mcp"
-	"triage/internal/dispatcher"
 	"triage/internal/scenario"
 	"triage/internal/tools"
 )
 
-// EffectKey is the Idempotency-Key an HTTP tool with an effect sends: hex
-// sha256 of the inbound email's key, the function and its arguments (as
-// JSON, keys sorted), first 32 characters. The same email processed again
-// (a crash before its reply, a retry) sends the same key for the same call.
-func EffectKey(emailKey, function string, args map[string]any) string {
-	b, _ := json.Marshal(args)
-	sum := sha256.Sum256([]byte(emailKey + "|" + function + "|" + string(b)))
-	return hex.EncodeToString(sum[:])[:32]
-}
-
-// Config configures Start; Tools is required.
-type Config struct {
+// ServersConfig configures Servers; Tools is required.
+type ServersConfig struct {
+	// Tools are the bindings: a server's call bound is the longest
+	// timeout of the bindings naming it.
 	Tools *tools.Set
-	// MCPCallTimeout bounds one MCP tools/call on every server (default:
-	// the longest mcp.timeout of the server's bindings, else
-	// mcp.DefaultCallTimeout); each binding's own timeout applies within it.
-	MCPCallTimeout time.Duration
-	// HTTPClient is used by HTTP tools and streamable HTTP MCP servers.
+	// CallTimeout bounds one tools/call on every server (default: the
+	// longest mcp.timeout of the server's bindings, else
+	// DefaultCallTimeout); each binding's own timeout applies within it.
+	CallTimeout time.Duration
+	// HTTPClient is used by streamable HTTP servers.
 	HTTPClient *http.Client
-	// Lazy starts each MCP server on the first call of one of its tools,
-	// not in Start; before that first call the tool's inputSchema is
-	// checked against what Scenarios declare for it, and a misfit fails
-	// the call (and every later one) with the problem named. Check, run
-	// after Start, starts and checks every server instead.
+	// Lazy starts each server on the first call of one of its tools, not
+	// in Bind; before that first call the tool's inputSchema is checked
+	// against what Scenarios declare for it, and a misfit fails the call
+	// (and every later one) with a *MisfitError. Check, run after every
+	// Bind, starts and checks every server instead.
 	Lazy      bool
 	Scenarios *scenario.Set // required with Lazy
 	Logger    *slog.Logger
 }
 
-// Backends are the started implementations of the non-builtin bindings.
-type Backends struct {
+// Servers are the MCP servers tools.yaml's mcp bindings run on: one Client
+// per distinct server (bindings naming the same command or URL share it),
+// started once per process, shared by every email and closed together.
+// Check checks, at start-up, that what each scenario declares for an MCP
+// tool fits the server's inputSchema.
+type Servers struct {
+	cfg     ServersConfig
 	file    string
-	routes  map[string]dispatcher.Func
 	servers []*server
-	byTool  map[string]mcpBinding // by function name
+	byTool  map[string]binding // by function name
 	log     *slog.Logger
 
-	scenarios *scenario.Set // Config.Lazy: what the first call is checked against
-	mu        sync.Mutex
-	checked   map[string]error // Config.Lazy: function name -> its declaration's fit (nil: fits)
+	mu      sync.Mutex
+	checked map[string]error // Lazy: function name -> its declaration's fit (nil: fits)
 }
 
-type mcpBinding struct {
-	srv    *server
-	remote string // the server's name for the tool
+// binding is one mcp binding: its server, the server's name for the tool
+// and the binding's own call bound (0: the server's).
+type binding struct {
+	srv     *server
+	remote  string
+	timeout time.Duration
 }
 
 type server struct {
 	key    string
-	client *mcp.Client
+	client *Client
 }
 
-// Start builds every http tool and starts every MCP server of cfg.Tools. A
-// server that cannot be reached now is not an error (Check says so; calls
-// retry it); a binding that cannot be built is.
-func Start(ctx context.Context, cfg Config) (*Backends, error) {
+// NewServers checks cfg; Bind starts the servers.
+func NewServers(cfg ServersConfig) (*Servers, error) {
 	if cfg.Tools == nil {
-		return nil, errors.New("backends: Config.Tools is required")
+		return nil, errors.New("mcp: ServersConfig.Tools is required")
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Lazy && cfg.Scenarios == nil {
-		return nil, errors.New("backends: Config.Scenarios is required with Lazy")
+		return nil, errors.New("mcp: ServersConfig.Scenarios is required with Lazy")
 	}
-	b := &Backends{file: cfg.Tools.File, routes: map[string]dispatcher.Func{}, byTool: map[string]mcpBinding{}, log: log,
-		scenarios: cfg.Scenarios, checked: map[string]error{}}
-	lazy := cfg.Lazy
-	var errs []error
-	for _, name := range cfg.Tools.Names() {
-		t := cfg.Tools.Get(name)
-		switch {
-		case t.HTTP != nil:
-			tool, err := httptool.New(httptool.Config{
-				Name:       name,
-				Method:     t.HTTP.Method,
-				URL:        t.HTTP.URL,
-				Headers:    t.HTTP.Headers,
-				Timeout:    t.HTTP.Timeout,
-				HTTPClient: cfg.HTTPClient,
-				Logger:     log,
-			})
-			if err != nil {
-				errs = append(errs, fmt.Errorf("backends: %s: %s: http: %w", b.file, name, err))
-				continue
-			}
-			effect := t.Effect
-			b.routes[name] = dispatcher.Untyped(func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
-				if effect {
-					return tool.CallKey(ctx, c.Args, EffectKey(string(c.Key), c.Name, c.Args))
-				}
-				return tool.Call(ctx, c.Args)
-			})
-		case t.MCP != nil:
-			srv, err := b.server(ctx, t.MCP, cfg)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("backends: %s: %s: mcp: %w", b.file, name, err))
-				continue
-			}
-			remote := t.MCP.Tool
-			if remote == "" {
-				remote = name
-			}
-			b.byTool[name] = mcpBinding{srv: srv, remote: remote}
-			timeout := t.MCP.Timeout // this binding's bound, within the server's
-			b.routes[name] = dispatcher.Untyped(func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
-				if lazy {
-					if err := b.firstUse(ctx, c.Name); err != nil {
-						return nil, err
-					}
-				}
-				if timeout > 0 {
-					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, timeout)
-					defer cancel()
-				}
-				return srv.client.Call(ctx, remote, c.Args)
-			})
+	return &Servers{cfg: cfg, file: cfg.Tools.File, byTool: map[string]binding{}, log: cfg.Logger, checked: map[string]error{}}, nil
+}
+
+// Bind binds the function name to spec's server, starting the server (unless
+// Lazy) when no binding before named it. A server that cannot be reached
+// now is not an error (Check says so; calls retry it); a spec that cannot
+// be built is.
+func (s *Servers) Bind(ctx context.Context, name string, spec *tools.MCPSpec) error {
+	srv, err := s.server(ctx, spec)
+	if err != nil {
+		return err
+	}
+	remote := spec.Tool
+	if remote == "" {
+		remote = name
+	}
+	s.byTool[name] = binding{srv: srv, remote: remote, timeout: spec.Timeout}
+	return nil
+}
+
+// Call calls the tool bound to the function name with args, within the
+// binding's own timeout. With Lazy, the first call of a tool checks its
+// declaration first (see ServersConfig.Lazy).
+func (s *Servers) Call(ctx context.Context, name string, args map[string]any) (map[string]any, error) {
+	b, ok := s.byTool[name]
+	if !ok {
+		return nil, fmt.Errorf("mcp: %s: no mcp binding", name)
+	}
+	if s.cfg.Lazy {
+		if err := s.firstUse(ctx, name); err != nil {
+			return nil, err
 		}
 	}
-	if len(errs) > 0 {
-		b.Close()
-		return nil, errors.Join(errs...)
+	if b.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.timeout)
+		defer cancel()
 	}
-	return b, nil
+	return b.srv.client.Call(ctx, b.remote, args)
 }
 
 // server returns the client of spec's server, starting it on first use.
-func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config) (*server, error) {
+func (s *Servers) server(ctx context.Context, spec *tools.MCPSpec) (*server, error) {
 	key := "url " + spec.URL
 	for _, k := range slices.Sorted(maps.Keys(spec.Headers)) {
 		key += "\x00" + k + ": " + spec.Headers[k]
@@ -169,38 +131,38 @@ func (b *Backends) server(ctx context.Context, spec *tools.MCPSpec, cfg Config) 
 	if len(spec.Command) > 0 {
 		key = "command " + strings.Join(spec.Command, "\x00") + "\x00env\x00" + strings.Join(env, "\x00")
 	}
-	for _, s := range b.servers {
-		if s.key == key {
-			return s, nil
+	for _, srv := range s.servers {
+		if srv.key == key {
+			return srv, nil
 		}
 	}
-	c, err := mcp.New(ctx, mcp.Config{
+	c, err := New(ctx, Config{
 		Command:     spec.Command,
 		URL:         spec.URL,
 		Headers:     spec.Headers,
 		Env:         env,
-		HTTPClient:  cfg.HTTPClient,
-		CallTimeout: serverTimeout(cfg, spec),
-		Lazy:        cfg.Lazy,
-		Logger:      b.log,
+		HTTPClient:  s.cfg.HTTPClient,
+		CallTimeout: s.serverTimeout(spec),
+		Lazy:        s.cfg.Lazy,
+		Logger:      s.log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	s := &server{key: key, client: c}
-	b.servers = append(b.servers, s)
-	return s, nil
+	srv := &server{key: key, client: c}
+	s.servers = append(s.servers, srv)
+	return srv, nil
 }
 
-// serverTimeout is the call bound of spec's server: Config.MCPCallTimeout,
-// else the longest timeout among the bindings naming that server.
-func serverTimeout(cfg Config, spec *tools.MCPSpec) time.Duration {
-	if cfg.MCPCallTimeout > 0 {
-		return cfg.MCPCallTimeout
+// serverTimeout is the call bound of spec's server: CallTimeout, else the
+// longest timeout among the bindings naming that server.
+func (s *Servers) serverTimeout(spec *tools.MCPSpec) time.Duration {
+	if s.cfg.CallTimeout > 0 {
+		return s.cfg.CallTimeout
 	}
 	longest := spec.Timeout
-	for _, name := range cfg.Tools.Names() {
-		o := cfg.Tools.Get(name).MCP
+	for _, name := range s.cfg.Tools.Names() {
+		o := s.cfg.Tools.Get(name).MCP
 		if o != nil && slices.Equal(o.Command, spec.Command) && o.URL == spec.URL && o.Timeout > longest {
 			longest = o.Timeout
 		}
@@ -208,53 +170,44 @@ func serverTimeout(cfg Config, spec *tools.MCPSpec) time.Duration {
 	return longest
 }
 
-// Routes returns the dispatcher routes of the http and mcp bindings, by
-// function name (dispatcher.Config.Routes).
-func (b *Backends) Routes() map[string]dispatcher.Func {
-	if b == nil {
-		return nil
-	}
-	return b.routes
-}
+// Len returns how many MCP servers the bindings name.
+func (s *Servers) Len() int { return len(s.servers) }
 
-// Servers returns how many MCP servers the bindings name.
-func (b *Backends) Servers() int { return len(b.servers) }
-
-// Started returns how many MCP server sessions were started so far
-// (restarts included): with Config.Lazy, none until a tool is called.
-func (b *Backends) Started() int {
+// Started returns how many server sessions were started so far (restarts
+// included): with Lazy, none until a tool is called.
+func (s *Servers) Started() int {
 	n := 0
-	for _, s := range b.servers {
-		n += s.client.Starts()
+	for _, srv := range s.servers {
+		n += srv.client.Starts()
 	}
 	return n
 }
 
 // Check compares what each scenario declares for an MCP-bound function with
-// the server's inputSchema of that tool (mcp.Compatible), starting every
+// the server's inputSchema of that tool (Compatible), starting every
 // server. With strict, a server that cannot be reached is an error;
 // otherwise it is logged and skipped (start-up checks what it can reach;
 // `triage check` is strict). Every problem names the file, the tool, the
 // scenario and the parameter.
-func (b *Backends) Check(ctx context.Context, ss *scenario.Set, strict bool) error {
+func (s *Servers) Check(ctx context.Context, ss *scenario.Set, strict bool) error {
 	var errs []error
 	unreachable := map[*server]bool{}
 	seen := map[string]bool{}
 	for _, sc := range ss.Scenarios {
 		for i := range sc.Functions {
 			name := sc.Functions[i].Name
-			mb, ok := b.byTool[name]
-			if !ok || unreachable[mb.srv] || seen[name] {
+			b, ok := s.byTool[name]
+			if !ok || unreachable[b.srv] || seen[name] {
 				continue
 			}
 			seen[name] = true
-			err := b.fits(ctx, ss, name)
-			var me *mcp.Error
+			err := s.fits(ctx, ss, name)
+			var me *Error
 			if errors.As(err, &me) && me.Temporary() {
-				unreachable[mb.srv] = true
+				unreachable[b.srv] = true
 				if !strict {
-					b.log.WarnContext(ctx, "backends: MCP server not reachable; its tools' schemas are not checked now",
-						"server", mb.srv.client.Name(), "error", err)
+					s.log.WarnContext(ctx, "mcp: server not reachable; its tools' schemas are not checked now",
+						"server", b.srv.client.Name(), "error", err)
 					continue
 				}
 			}
@@ -266,17 +219,17 @@ func (b *Backends) Check(ctx context.Context, ss *scenario.Set, strict bool) err
 
 // fits fetches the inputSchema of the MCP tool bound to name (starting its
 // server when it is not running) and compares every scenario's declaration
-// of name with it. A server that cannot be reached is an *mcp.Error that
-// is Temporary.
-func (b *Backends) fits(ctx context.Context, ss *scenario.Set, name string) error {
-	mb := b.byTool[name]
-	schema, err := mb.srv.client.InputSchema(ctx, mb.remote)
+// of name with it. A server that cannot be reached is an *Error that is
+// Temporary.
+func (s *Servers) fits(ctx context.Context, ss *scenario.Set, name string) error {
+	b := s.byTool[name]
+	schema, err := b.srv.client.InputSchema(ctx, b.remote)
 	if err != nil {
-		var me *mcp.Error
+		var me *Error
 		if errors.As(err, &me) && me.Temporary() {
-			return fmt.Errorf("tools: %s: %s: %w", b.file, name, me)
+			return fmt.Errorf("tools: %s: %s: %w", s.file, name, me)
 		}
-		return fmt.Errorf("tools: %s: %s: %w", b.file, name, err)
+		return fmt.Errorf("tools: %s: %s: %w", s.file, name, err)
 	}
 	var errs []error
 	for _, sc := range ss.Scenarios {
@@ -285,10 +238,10 @@ func (b *Backends) fits(ctx context.Context, ss *scenario.Set, name string) erro
 			if fn.Name != name {
 				continue
 			}
-			if err := mcp.Compatible(fn.Parameters, schema); err != nil {
+			if err := Compatible(fn.Parameters, schema); err != nil {
 				for _, e := range unjoin(err) {
 					errs = append(errs, fmt.Errorf("tools: %s: %s: declared in %s, against the inputSchema of %s on MCP server %s: %v",
-						b.file, name, sc.File, mb.remote, mb.srv.client.Name(), e))
+						s.file, name, sc.File, b.remote, b.srv.client.Name(), e))
 				}
 			}
 		}
@@ -296,40 +249,46 @@ func (b *Backends) fits(ctx context.Context, ss *scenario.Set, name string) erro
 	return errors.Join(errs...)
 }
 
+// MisfitError fails every call of a lazily started tool whose declaration
+// does not fit its server's inputSchema: the tool is not called.
+type MisfitError struct{ msg string }
+
+func (e *MisfitError) Error() string { return e.msg }
+
 // firstUse checks, before a lazily started server's tool is first called,
 // that the declarations of name fit its inputSchema; the answer is kept
 // (an unreachable server is asked again next time: the call itself then
-// fails as unavailable). A misfit fails the call, naming the problem.
-func (b *Backends) firstUse(ctx context.Context, name string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock() // calls of one tool wait for its first check
-	if err, done := b.checked[name]; done {
+// fails as unavailable). A misfit fails the call with a *MisfitError
+// naming the problem.
+func (s *Servers) firstUse(ctx context.Context, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock() // calls of one tool wait for its first check
+	if err, done := s.checked[name]; done {
 		return err
 	}
-	err := b.fits(ctx, b.scenarios, name)
-	var me *mcp.Error
+	err := s.fits(ctx, s.cfg.Scenarios, name)
+	var me *Error
 	if errors.As(err, &me) && me.Temporary() {
 		return nil
 	}
 	if err != nil {
-		b.log.ErrorContext(ctx, "backends: an MCP tool's declaration does not fit its server; its calls fail (run triage check)",
+		s.log.ErrorContext(ctx, "mcp: a tool's declaration does not fit its server; its calls fail (run triage check)",
 			"tool", name, "error", err)
-		err = &dispatcher.Error{Code: dispatcher.CodeClientError,
-			Message: fmt.Sprintf("%v; the tool is not called until its declaration is fixed (triage check lists every problem)", err)}
+		err = &MisfitError{msg: fmt.Sprintf("%v; the tool is not called until its declaration is fixed (triage check lists every problem)", err)}
 	}
-	b.checked[name] = err
+	s.checked[name] = err
 	return err
 }
 
-// Close stops every MCP server, in parallel.
-func (b *Backends) Close() error {
-	if b == nil {
+// Close stops every server, in parallel.
+func (s *Servers) Close() error {
+	if s == nil {
 		return nil
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, len(b.servers))
-	for i, s := range b.servers {
-		wg.Go(func() { errs[i] = s.client.Close() })
+	errs := make([]error, len(s.servers))
+	for i, srv := range s.servers {
+		wg.Go(func() { errs[i] = srv.client.Close() })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

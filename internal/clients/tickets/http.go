@@ -9,24 +9,24 @@ import (
 	"net/url"
 	"strings"
 
-	"triage/internal/clients/httpjson"
+	"triage/internal/clients/httpapi"
 )
 
 // HTTPConfig configures NewHTTP: BaseURL is required, Token is an optional
 // bearer token, Client defaults to a new client and Timeout bounds each
 // request (default 10s).
-type HTTPConfig = httpjson.Config
+type HTTPConfig = httpapi.ClientConfig
 
 // HTTP opens tickets on a remote service (see the package comment).
 type HTTP struct {
-	c *httpjson.Client
+	c *httpapi.Client
 }
 
 var _ Store = (*HTTP)(nil)
 
 // NewHTTP checks cfg and applies defaults.
 func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
-	c, err := httpjson.New(cfg, "tickets")
+	c, err := httpapi.NewClient(cfg, "tickets")
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 }
 
 // HTTPError is a failed request; Temporary says whether a retry may help.
-type HTTPError = httpjson.Error
+type HTTPError = httpapi.ClientError
 
 // Create posts r; the service deduplicates on the Idempotency-Key header.
 func (h *HTTP) Create(ctx context.Context, r Request) (Ticket, error) {

@@ -6,27 +6,27 @@ import (
 	"net/http"
 	"net/url"
 
-	"triage/internal/clients/httpjson"
+	"triage/internal/clients/httpapi"
 )
 
 // HTTPConfig configures NewHTTP: BaseURL is required, Token is an optional
 // bearer token, Client defaults to a new client and Timeout bounds each
 // lookup (default 10s).
-type HTTPConfig = httpjson.Config
+type HTTPConfig = httpapi.ClientConfig
 
 // HTTP calls a remote service: GET {BaseURL}/warranty/{serial} answering
 // 200 with a Result JSON object (404 means not_found). Non-2xx other than
 // 404, transport errors and timeouts are errors; 429/5xx/transport errors are
 // temporary (the error has a Temporary() bool method returning true).
 type HTTP struct {
-	c *httpjson.Client
+	c *httpapi.Client
 }
 
 var _ Checker = (*HTTP)(nil)
 
 // NewHTTP checks cfg and applies defaults.
 func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
-	c, err := httpjson.New(cfg, "warranty")
+	c, err := httpapi.NewClient(cfg, "warranty")
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 }
 
 // HTTPError is a failed lookup; Temporary says whether a retry may help.
-type HTTPError = httpjson.Error
+type HTTPError = httpapi.ClientError
 
 // Check asks the service about serial.
 func (h *HTTP) Check(ctx context.Context, serial string) (Result, error) {

@@ -104,7 +104,7 @@ type failure struct {
 }
 
 func TestHTTPErrors(t *testing.T) {
-	// Status classification is httpjson's; the status rows check it is wired.
+	// Status classification is httpapi's; the status rows check it is wired.
 	tests := []struct {
 		name   string
 		status int

@@ -1,4 +1,4 @@
-package backends_test
+package dispatcher_test
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"triage"
-	"triage/internal/backends"
+	"triage/internal/clients/httpapi"
 	"triage/internal/dispatcher"
 	"triage/internal/manuals"
 	"triage/internal/scenario"
@@ -95,10 +95,10 @@ tools:
     final: true
 `
 
-func start(t *testing.T, ts *tools.Set, log *slog.Logger) *backends.Backends {
+func start(t *testing.T, ts *tools.Set, log *slog.Logger) *dispatcher.Backends {
 	t.Helper()
 	t.Setenv(serverEnv, "1") // for other children; the stdio servers get it through their env:
-	b, err := backends.Start(context.Background(), backends.Config{Tools: ts, Logger: log})
+	b, err := dispatcher.StartBackends(context.Background(), dispatcher.BackendsConfig{Tools: ts, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ tools:
   search_manual:
     mcp: {command: ["${SELF}"], env: {`+serverEnv+`: "${ONE}"}}
 `, map[string]string{"SELF": os.Args[0], "ONE": "1"})
-	b, err := backends.Start(context.Background(), backends.Config{Tools: ts})
+	b, err := dispatcher.StartBackends(context.Background(), dispatcher.BackendsConfig{Tools: ts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ tools:
   x:
     http: {method: GET, url: "http://127.0.0.1/x", headers: {"X-A": "a\r\nB: c"}}
 `, nil)
-	_, err := backends.Start(context.Background(), backends.Config{Tools: ts})
+	_, err := dispatcher.StartBackends(context.Background(), dispatcher.BackendsConfig{Tools: ts})
 	if err == nil || !strings.Contains(err.Error(), "backends: tools.yaml: x: http: ") {
 		t.Errorf("err = %v", err)
 	}
@@ -281,7 +281,7 @@ tools:
   status:
     http: {url: "${SVC}/status"}
 `, map[string]string{"SVC": svc.URL})
-	b, err := backends.Start(context.Background(), backends.Config{Tools: ts})
+	b, err := dispatcher.StartBackends(context.Background(), dispatcher.BackendsConfig{Tools: ts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ tools:
 	if len(r) != 4 || r[0] == "" || r[0] != r[1] || r[2] == r[0] || r[3] == r[0] || r[3] == r[2] {
 		t.Errorf("refund keys %q: want the same key for the same email and call, others differ", r)
 	}
-	if r[0] != backends.EffectKey("email-1", "refund", map[string]any{"order_id": "A1", "amount": 10.0}) {
+	if r[0] != httpapi.EffectKey("email-1", "refund", map[string]any{"order_id": "A1", "amount": 10.0}) {
 		t.Errorf("key %q is not EffectKey's", r[0])
 	}
 	if s := keys["/status"]; len(s) != 1 || s[0] != "" {
@@ -320,8 +320,8 @@ func TestLazyStart(t *testing.T) {
 	t.Setenv(serverEnv, "1")
 	ts := parseTools(t, oneTool, map[string]string{"SELF": os.Args[0]})
 	ctx := context.Background()
-	open := func(set *scenario.Set) *backends.Backends {
-		b, err := backends.Start(ctx, backends.Config{Tools: ts, Lazy: true, Scenarios: set})
+	open := func(set *scenario.Set) *dispatcher.Backends {
+		b, err := dispatcher.StartBackends(ctx, dispatcher.BackendsConfig{Tools: ts, Lazy: true, Scenarios: set})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +331,7 @@ func TestLazyStart(t *testing.T) {
 		}
 		return b
 	}
-	call := func(b *backends.Backends) (map[string]any, error) {
+	call := func(b *dispatcher.Backends) (map[string]any, error) {
 		r, err := b.Routes()["search_manual"](ctx, &dispatcher.Call{Name: "search_manual", Args: map[string]any{"query": "Bluetooth pairing Cyclone"}})
 		return r.Value, err
 	}
@@ -357,7 +357,7 @@ func TestLazyStart(t *testing.T) {
 	if bad.Started() != 1 {
 		t.Errorf("misfit: %d sessions started, want 1 (to read the schema, once)", bad.Started())
 	}
-	if _, err := backends.Start(ctx, backends.Config{Tools: ts, Lazy: true}); err == nil {
+	if _, err := dispatcher.StartBackends(ctx, dispatcher.BackendsConfig{Tools: ts, Lazy: true}); err == nil {
 		t.Error("Lazy without Scenarios: want an error")
 	}
 }
