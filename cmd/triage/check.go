@@ -52,7 +52,7 @@ same as without it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return usageError(err)
 			}
 			c := checkRun{dir: dir, config: config, envFile: envFile}
 			if !asJSON {

@@ -115,7 +115,7 @@ func declaredBy(name string, set *scenario.Set) []string {
 // ending in ":" above others is left out) and marks the report invalid.
 func (r *checkReport) fail(err error) {
 	r.Valid = false
-	var ee *exitError
+	var ee *cmdError
 	if errors.As(err, &ee) && ee.err != nil {
 		err = ee.err
 	}
@@ -157,10 +157,10 @@ func (r *checkReport) write(w io.Writer, err error) error {
 	if err == nil {
 		return nil
 	}
-	code := exitFailed
-	var ee *exitError
+	kind := errFailed
+	var ee *cmdError
 	if errors.As(err, &ee) {
-		code = ee.code
+		kind = ee.kind
 	}
-	return &exitError{code: code, err: err, logged: true}
+	return &cmdError{kind: kind, err: err, logged: true}
 }

@@ -59,7 +59,7 @@ func (p *problems) addErr(err error) {
 	if err == nil {
 		return
 	}
-	var ee *exitError
+	var ee *cmdError
 	if errors.As(err, &ee) && ee.err != nil {
 		err = ee.err
 	}
@@ -71,7 +71,7 @@ func (p *problems) err() error {
 	if len(p.errs) == 0 {
 		return nil
 	}
-	return &exitError{code: exitUsage, err: errors.Join(p.errs...)}
+	return usageError(errors.Join(p.errs...))
 }
 
 // pipelineParts is what checkPipeline validated and loaded; nothing in it

@@ -150,7 +150,7 @@ func runConsole(ctx context.Context, fs *pflag.FlagSet, o *consoleOptions, stder
 	}
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
-		return &exitError{code: exitFailed, err: fmt.Errorf("console: listen: %w", err)}
+		return failure(fmt.Errorf("console: listen: %w", err))
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	if host, _, _ := net.SplitHostPort(ln.Addr().String()); !mail.IsLoopback(host) {
@@ -163,13 +163,13 @@ func runConsole(ctx context.Context, fs *pflag.FlagSet, o *consoleOptions, stder
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return &exitError{code: exitFailed, err: fmt.Errorf("console: %w", err)}
+		return failure(fmt.Errorf("console: %w", err))
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
-		return &exitError{code: exitFailed, err: fmt.Errorf("console: shutdown: %w", err)}
+		return failure(fmt.Errorf("console: shutdown: %w", err))
 	}
 	return nil
 }
@@ -222,7 +222,7 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 	p := &consoleParts{autonomy: wo.Autonomy}
 	var err error
 	if p.ledger, err = ledger.Open(ctx, ledger.Config{Path: wo.ledgerTarget()}); err != nil {
-		return nil, &exitError{code: exitFailed, err: err}
+		return nil, failure(err)
 	}
 	p.closers = append(p.closers, p.ledger.Close)
 	fail := func(err error) (*consoleParts, error) { p.close(); return nil, err }
@@ -236,7 +236,7 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 	case wo.Store != "":
 		s, err := tickets.New(ctx, p.ledger.Store()) // one pool for both
 		if err != nil {
-			return fail(&exitError{code: exitFailed, err: err})
+			return fail(failure(err))
 		}
 		p.tickets = s
 	case file.Has("pipeline.tickets_db"):
@@ -245,7 +245,7 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 		}
 		s, err := tickets.OpenSQLite(wo.TicketsDB)
 		if err != nil {
-			return fail(&exitError{code: exitFailed, err: err})
+			return fail(failure(err))
 		}
 		p.tickets = s
 		p.closers = append(p.closers, s.Close)
@@ -260,7 +260,7 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 		smtpOAuth2Setup(wo, ws, &probs)
 		smtp := smtpClient(wo, ws.smtpOAuth2, path, &probs)
 		if err := probs.err(); err != nil {
-			var ee *exitError
+			var ee *cmdError
 			errors.As(err, &ee)
 			return fail(usageErr("console: %s: %v", path, ee.err))
 		}

@@ -68,10 +68,10 @@ The case format is documented in docs/eval.md.`,
   triage eval --replay eval/cassettes --min-pass-rate 100`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.table.Resolve(cmd.Flags(), nil, nil); err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return usageError(err)
 			}
 			if err := o.table.Check(); err != nil {
-				return &exitError{code: exitUsage, err: fmt.Errorf("eval: the pipeline cannot start, no case ran: %w", err)}
+				return usageError(fmt.Errorf("eval: the pipeline cannot start, no case ran: %w", err))
 			}
 			return runEval(cmd.Context(), o, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -133,7 +133,7 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 				fmt.Fprintln(stderr, "triage:", werr)
 			}
 		}
-		return &exitError{code: exitUsage, err: err}
+		return usageError(err)
 	}
 	if len(o.Filter) > 0 {
 		cases = filterCases(cases, o.Filter)
@@ -213,22 +213,22 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 
 	if o.JUnit != "" {
 		if err := writeFile(o.JUnit, rep.WriteJUnit); err != nil {
-			return &exitError{code: exitUsage, err: err}
+			return usageError(err)
 		}
 	}
 	if o.JSONOut != "" {
 		if err := writeFile(o.JSONOut, rep.WriteJSON); err != nil {
-			return &exitError{code: exitUsage, err: err}
+			return usageError(err)
 		}
 	}
 	if msg := setupFailure(rep); msg != "" {
-		return &exitError{code: exitUsage, err: fmt.Errorf("eval: the pipeline cannot start, no case ran: %s", msg)}
+		return usageError(fmt.Errorf("eval: the pipeline cannot start, no case ran: %s", msg))
 	}
 	if err := ctx.Err(); err != nil {
-		return &exitError{code: exitBelowGate, err: fmt.Errorf("eval: interrupted: %w", err)}
+		return &cmdError{kind: errBelowGate, err: fmt.Errorf("eval: interrupted: %w", err)}
 	}
 	if rep.PassRate < o.MinPassRate {
-		return &exitError{code: exitBelowGate, err: fmt.Errorf("eval: pass rate %.1f%% is below --min-pass-rate %g%%", rep.PassRate, o.MinPassRate)}
+		return &cmdError{kind: errBelowGate, err: fmt.Errorf("eval: pass rate %.1f%% is below --min-pass-rate %g%%", rep.PassRate, o.MinPassRate)}
 	}
 	return nil
 }

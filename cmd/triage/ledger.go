@@ -54,7 +54,7 @@ while triage watch is running.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return usageError(err)
 			}
 			if state != "" {
 				valid, what := names(ledger.States), "message"
@@ -89,7 +89,7 @@ while triage watch is running.`,
 			if replies {
 				rs, err := l.RepliesPage(cmd.Context(), ledger.ReplyFilter{State: ledger.ReplyState(state), Before: beforeT, Limit: limit})
 				if err != nil {
-					return &exitError{code: exitFailed, err: err}
+					return failure(err)
 				}
 				if err := printReplies(out, rs, asJSON); err != nil {
 					return err
@@ -101,11 +101,11 @@ while triage watch is running.`,
 			}
 			es, err := l.Recent(cmd.Context(), limit, ledger.State(state))
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return failure(err)
 			}
 			counts, err := l.Counts(cmd.Context())
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return failure(err)
 			}
 			return printEntries(out, es, counts, asJSON)
 		},
@@ -176,7 +176,7 @@ func openLedgerFile(ctx context.Context, path, what string) (*ledger.Ledger, err
 	}
 	l, err := ledger.Open(ctx, ledger.Config{Path: path, ReadOnly: isURL})
 	if err != nil {
-		return nil, &exitError{code: exitFailed, err: err}
+		return nil, failure(err)
 	}
 	return l, nil
 }
@@ -189,7 +189,7 @@ func openLedgerReadOnly(ctx context.Context, path, what string) (*ledger.Ledger,
 	}
 	l, err := ledger.Open(ctx, ledger.Config{Path: path, ReadOnly: true})
 	if err != nil {
-		return nil, &exitError{code: exitFailed, err: err}
+		return nil, failure(err)
 	}
 	return l, nil
 }

@@ -60,7 +60,7 @@ the thresholds and its switches. It only reads the ledger.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return usageError(err)
 			}
 			path, wo, err := ledgerPath(cmd, table, &path, &config, &storeURL)
 			if err != nil {
@@ -76,11 +76,11 @@ the thresholds and its switches. It only reads the ledger.`,
 			defer l.Close()
 			st, err := autonomy.Standings(cmd.Context(), l, bar)
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return failure(err)
 			}
 			sw, err := l.Switches(cmd.Context(), maxSwitchesListed)
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return failure(err)
 			}
 			if asJSON {
 				return writeJSONLines(cmd.OutOrStdout(), statsLines(st, sw, bar))

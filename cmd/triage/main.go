@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -21,48 +22,6 @@ import (
 	"triage/internal/settings"
 	"triage/internal/trace"
 )
-
-// Exit codes, every command's: they are a contract (scripts, cron and
-// systemd's RestartPreventExitStatus read them).
-const (
-	exitOK     = 0
-	exitFailed = 1 // some input failed; watch: the mailbox or ledger is unusable
-	exitUsage  = 2 // usage or configuration error
-	// exitLocked: another triage watch holds the ledger lock. exitFlipped:
-	// replay found an outcome that flips. They share 3: no command has both.
-	exitLocked    = 3
-	exitFlipped   = 3
-	exitBelowGate = 4 // eval pass rate below --min-pass-rate
-	// exitAuth: the IMAP server refused the login, or the OAuth2 token
-	// endpoint refused the grant; retrying will not help.
-	exitAuth = 5
-	// exitInterrupted: a second SIGINT/SIGTERM stopped watch at once (128 +
-	// SIGINT, as a shell reports it).
-	exitInterrupted = 130
-)
-
-// exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	err  error
-	// logged: the error was already written as a log line (--log-format
-	// json), so run does not print it again.
-	logged bool
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
-
-// usageErr marks a usage or configuration error (exit 2).
-func usageErr(format string, a ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
-}
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -79,7 +38,7 @@ model, a deterministic stand-in that needs no network.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: exitUsage, err: fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath())}
+		return usageError(fmt.Errorf("%w\nRun '%s --help' for usage.", err, c.CommandPath()))
 	})
 	root.Version = readBuildInfo().Version // enables --version
 	// Declared here so that cobra gives it no -v: -v is --verbose, in every
@@ -97,7 +56,10 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run executes the CLI and maps errors to exit codes.
+// run executes the CLI and returns its exit status (exitCode). A command
+// that must stop at once (watch, on a second signal) calls interruptNow:
+// run then returns exitInterrupted without waiting for it, after flushing
+// the traces.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Tracing is on when the OTEL_* variables ask for it (package trace);
 	// whatever is left is flushed before the command returns.
@@ -118,20 +80,46 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err = root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
+	abort := make(chan struct{})
+	var once sync.Once
+	ctx = context.WithValue(ctx, interruptKey{}, func() { once.Do(func() { close(abort) }) })
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	select {
+	case err = <-done:
+	case <-abort:
+		err = &cmdError{kind: errInterrupted}
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil && !ee.logged {
-			fmt.Fprintln(stderr, "triage:", ee.err)
+	report(stderr, err)
+	return exitCode(err)
+}
+
+// interruptKey holds, in a command's context, the function that ends run
+// at once.
+type interruptKey struct{}
+
+// interruptNow makes run return exitInterrupted at once, without waiting
+// for the command (which is left to die with the process).
+func interruptNow(ctx context.Context) {
+	if f, ok := ctx.Value(interruptKey{}).(func()); ok {
+		f()
+	}
+}
+
+// report prints err for a person, unless the command already did.
+func report(stderr io.Writer, err error) {
+	if err == nil {
+		return
+	}
+	var ce *cmdError
+	if errors.As(err, &ce) {
+		if ce.err != nil && !ce.logged {
+			fmt.Fprintln(stderr, "triage:", ce.err)
 		}
-		return ee.code
+		return
 	}
 	fmt.Fprintln(stderr, "triage:", err)
 	// cobra's own argument errors (an unknown command, a wrong number of
 	// arguments) are usage errors.
 	fmt.Fprintln(stderr, "Run 'triage --help' for usage.")
-	return exitUsage
 }

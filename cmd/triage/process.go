@@ -89,7 +89,7 @@ failed, 2 for a usage or configuration error.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.table.Resolve(cmd.Flags(), nil, nil); err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return usageError(err)
 			}
 			return runProcess(cmd.Context(), o, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -133,11 +133,11 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 				// outbox directory, however much it holds.
 				l, err := ledger.Open(ctx, ledger.Config{Path: o.Store})
 				if err != nil {
-					return &exitError{code: exitFailed, err: err}
+					return failure(err)
 				}
 				defer l.Close()
 				if err := outbox.UseIndex(ctx, l); err != nil {
-					return &exitError{code: exitFailed, err: err}
+					return failure(err)
 				}
 				o.shared = l.Store() // the tickets and the budget too
 			}
@@ -183,7 +183,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 		total, counts[triage.StatusReplied], counts[triage.StatusDrafted], counts[triage.StatusSkipped], failed, calls,
 		time.Since(start).Round(time.Millisecond), dry)
 	if failed > 0 {
-		return &exitError{code: exitFailed}
+		return failure(nil)
 	}
 	return nil
 }

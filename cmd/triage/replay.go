@@ -299,7 +299,7 @@ func runReplay(ctx context.Context, o *replayOptions, cfg *replayConfig, args []
 		var ip problems
 		imapSetup(cfg.watch, cfg.path, ws, &ip)
 		if err := ip.err(); err != nil {
-			var ee *exitError
+			var ee *cmdError
 			errors.As(err, &ee)
 			probs.add("replay: %s: the inbox cannot be read: %v", cfg.path, ee.err)
 		}
@@ -422,11 +422,11 @@ func runReplay(ctx context.Context, o *replayOptions, cfg *replayConfig, args []
 	}
 	switch {
 	case srcErr != nil: // the replay is incomplete
-		return &exitError{code: exitFailed, err: fmt.Errorf("replay: %w", srcErr)}
+		return failure(fmt.Errorf("replay: %w", srcErr))
 	case sum.Flips > 0:
-		return &exitError{code: exitFlipped}
+		return &cmdError{kind: errFlipped}
 	case readErrs > 0:
-		return &exitError{code: exitFailed}
+		return failure(nil)
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func resolveReplay(cmd *cobra.Command, o *replayOptions) (*replayConfig, error) 
 	fs := cmd.Flags()
 	o.given = func(flag string) bool { return o.table.Given(fs, flag, os.Getenv) }
 	if err := o.table.Resolve(fs, nil, nil); err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, usageError(err)
 	}
 	path, how := findConfig(fs, o.Config)
 	if path == "" {
@@ -90,7 +90,7 @@ func resolveReplay(cmd *cobra.Command, o *replayOptions) (*replayConfig, error) 
 		return nil, usageErr("%s: %v", path, err)
 	}
 	if err := o.table.Resolve(fs, file, nil); err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, usageError(err)
 	}
 	o.Config = path
 	return &replayConfig{path: path, how: how, watch: wo}, nil

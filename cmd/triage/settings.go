@@ -32,7 +32,7 @@ func bindSettings(cmd *cobra.Command, t settings.Table) {
 	t.Register(cmd.Flags())
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if err := t.Resolve(cmd.Flags(), nil, nil); err != nil {
-			return &exitError{code: exitUsage, err: err}
+			return usageError(err)
 		}
 		if err := t.Check(); err != nil {
 			return usageErr("%s: %v", cmd.CommandPath(), err)

@@ -71,11 +71,11 @@ configuration).`,
 			ctx := cmd.Context()
 			dst, err := store.Open(ctx, target, store.Options{})
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return failure(err)
 			}
 			defer dst.Close()
 			if err := storecopy.Prepare(ctx, dst); err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return failure(err)
 			}
 			out := cmd.OutOrStdout()
 			if !fromSQLite {
@@ -89,7 +89,7 @@ configuration).`,
 			}
 			n, err := storecopy.FromSQLite(ctx, dst, args[0], args[1])
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return failure(err)
 			}
 			fmt.Fprintf(out, "copied into %s: %d messages, %d replies, %d sent-folder scans, %d outbox index rows, "+
 				"%d auto reply modes (%d switches), %d tickets (%d messages, %d notes)\n",

@@ -58,7 +58,7 @@ triage watch is running.`,
 	table.Register(cmd.PersistentFlags())
 	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
-			return &exitError{code: exitUsage, err: err}
+			return usageError(err)
 		}
 		if err := table.Check(); err != nil {
 			return usageErr("tickets: %v", err)
@@ -91,7 +91,7 @@ triage watch is running.`,
 		if url != "" {
 			s, err := tickets.Open(context.Background(), url)
 			if err != nil {
-				return nil, &exitError{code: exitFailed, err: err}
+				return nil, failure(err)
 			}
 			return s, nil
 		}
@@ -103,7 +103,7 @@ triage watch is running.`,
 		}
 		s, err := tickets.OpenSQLite(path)
 		if err != nil {
-			return nil, &exitError{code: exitFailed, err: err}
+			return nil, failure(err)
 		}
 		return s, nil
 	}
@@ -111,11 +111,11 @@ triage watch is running.`,
 		if errors.Is(err, tickets.ErrNotFound) {
 			return usageErr("%v", err)
 		}
-		var ee *exitError
+		var ee *cmdError
 		if errors.As(err, &ee) {
 			return err
 		}
-		return &exitError{code: exitFailed, err: err}
+		return failure(err)
 	}
 
 	// withStore runs f with the store open, closing it after.
@@ -150,7 +150,7 @@ triage watch is running.`,
 		RunE: withStore(func(cmd *cobra.Command, s *tickets.SQLite, _ []string) error {
 			ls, err := s.List(cmd.Context(), limit)
 			if err != nil {
-				return &exitError{code: exitFailed, err: err}
+				return failure(err)
 			}
 			return printTickets(cmd.OutOrStdout(), ls, asJSON)
 		}),

@@ -176,15 +176,15 @@ func watchCommand() (*cobra.Command, *watchOptions) {
 // logFinalError writes err as one JSON log line (level ERROR, with the exit
 // status) and returns it marked as logged.
 func logFinalError(w io.Writer, err error) error {
-	ee := &exitError{code: exitFailed, err: err}
+	ee := &cmdError{kind: errFailed, err: err}
 	if !errors.As(err, &ee) {
-		ee = &exitError{code: exitFailed, err: err}
+		ee = &cmdError{kind: errFailed, err: err}
 	}
 	if ee.err == nil || ee.logged {
 		return err
 	}
-	slog.New(slog.NewJSONHandler(w, nil)).Error("triage watch stopped", "err", ee.err.Error(), "exit_status", ee.code)
-	return &exitError{code: ee.code, err: ee.err, logged: true}
+	slog.New(slog.NewJSONHandler(w, nil)).Error("triage watch stopped", "err", ee.err.Error(), "exit_status", exitCode(ee))
+	return &cmdError{kind: ee.kind, err: ee.err, logged: true}
 }
 
 // finalGroup renders the count per final state as a log group
@@ -246,7 +246,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		log.Warn("stopping: no new mail is taken; the message in flight may take up to --shutdown-grace. Signal again to exit now.", "grace", o.Grace.String())
 		if _, ok := <-sigs; ok {
 			log.Error("second signal: exiting now")
-			os.Exit(exitInterrupted)
+			interruptNow(ctx)
 		}
 	}()
 
@@ -342,21 +342,21 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	for _, err := range errs {
 		var ae *watch.AuthError
 		if errors.As(err, &ae) {
-			return &exitError{code: exitAuth, err: err}
+			return &cmdError{kind: errAuth, err: err}
 		}
 		var fe *watch.FolderError
 		if errors.As(err, &fe) {
-			return &exitError{code: exitUsage, err: fmt.Errorf("%s: invalid configuration: %w", o.Config, err)}
+			return usageError(fmt.Errorf("%s: invalid configuration: %w", o.Config, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return &exitError{code: exitFailed, err: err}
+		return failure(err)
 	}
 	if o.Once && failed > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", failed)}
+		return failure(fmt.Errorf("watch: %d message(s) of the pass failed (see the log and 'triage ledger')", failed))
 	}
 	if o.Once && retries > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("watch: the mail server refused the reply to %d message(s) for now; the next run tries again, up to max_attempts (see the log and 'triage ledger')", retries)}
+		return failure(fmt.Errorf("watch: the mail server refused the reply to %d message(s) for now; the next run tries again, up to max_attempts (see the log and 'triage ledger')", retries))
 	}
 	return nil
 }
@@ -383,7 +383,7 @@ func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, me
 		next = is.smtp
 	case o.Outbox != "":
 		if next, err = mail.NewOutbox(o.Outbox); err != nil {
-			return nil, nil, &exitError{code: exitFailed, err: err}
+			return nil, nil, failure(err)
 		}
 	default:
 		next = noSMTP{} // draft mode without smtp (loadWatch checked)

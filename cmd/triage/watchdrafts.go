@@ -32,14 +32,14 @@ func openWatchLedger(ctx context.Context, o *watchOptions) (*ledger.Ledger, func
 		}
 		led, err := ledger.Open(ctx, ledger.Config{Path: o.ledgerTarget(), ReadOnly: true})
 		if err != nil {
-			return nil, nil, &exitError{code: exitFailed, err: err}
+			return nil, nil, failure(err)
 		}
 		return led, func() { led.Close() }, nil
 	}
 	if store.IsURL(o.ledgerTarget()) {
 		led, err := ledger.Open(ctx, ledger.Config{Path: o.ledgerTarget()})
 		if err != nil {
-			return nil, nil, &exitError{code: exitFailed, err: err}
+			return nil, nil, failure(err)
 		}
 		return led, func() { led.Close() }, nil
 	}
@@ -47,9 +47,9 @@ func openWatchLedger(ctx context.Context, o *watchOptions) (*ledger.Ledger, func
 	if err != nil {
 		var le *watch.LockedError
 		if errors.As(err, &le) {
-			return nil, nil, &exitError{code: exitLocked, err: fmt.Errorf("watch: another triage watch (pid %d) is already using %s; exiting without touching the mailbox", le.PID, o.Ledger)}
+			return nil, nil, &cmdError{kind: errLocked, err: fmt.Errorf("watch: another triage watch (pid %d) is already using %s; exiting without touching the mailbox", le.PID, o.Ledger)}
 		}
-		return nil, nil, &exitError{code: exitFailed, err: err}
+		return nil, nil, failure(err)
 	}
 	led, err := ledger.Open(ctx, ledger.Config{Path: o.ledgerTarget()})
 	if err == nil {
@@ -60,7 +60,7 @@ func openWatchLedger(ctx context.Context, o *watchOptions) (*ledger.Ledger, func
 			led.Close()
 		}
 		unlock()
-		return nil, nil, &exitError{code: exitFailed, err: err}
+		return nil, nil, failure(err)
 	}
 	return led, func() { led.Close(); unlock() }, nil
 }

@@ -192,7 +192,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	// The flags and the environment first: they name the env file and the
 	// configuration.
 	if err := o.table.Resolve(fs, nil, nil); err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, usageError(err)
 	}
 	if err := loadEnvFile(o.EnvFile); err != nil {
 		return nil, err
@@ -242,9 +242,9 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	// the model credentials
 	checkCredentials(o.pipelineOptions, path, &p)
 	if err := p.err(); err != nil {
-		var ee *exitError
+		var ee *cmdError
 		errors.As(err, &ee)
-		return nil, &exitError{code: exitUsage, err: fmt.Errorf("watch: %s: invalid configuration:\n  %s", path, strings.ReplaceAll(ee.err.Error(), "\n", "\n  "))}
+		return nil, usageError(fmt.Errorf("watch: %s: invalid configuration:\n  %s", path, strings.ReplaceAll(ee.err.Error(), "\n", "\n  ")))
 	}
 	return ws, nil
 }

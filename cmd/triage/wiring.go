@@ -149,7 +149,7 @@ func loadInstructions(dir string) (*instructionSet, error) {
 		if dir != "" { // say which directory: the file names inside are relative to it
 			err = fmt.Errorf("--instructions %s:\n%w", dir, err)
 		}
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, usageError(err)
 	}
 	return &instructionSet{Scenarios: set, Tools: ts}, nil
 }
@@ -181,14 +181,14 @@ func builtinBindings(dir string) (*tools.Set, error) {
 func startBackends(ctx context.Context, ss *scenario.Set, ts *tools.Set, strict bool, log *slog.Logger) (*dispatcher.Backends, error) {
 	bk, err := dispatcher.StartBackends(ctx, dispatcher.BackendsConfig{Tools: ts, Logger: log, Lazy: !strict, Scenarios: ss})
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, usageError(err)
 	}
 	if !strict {
 		return bk, nil
 	}
 	if err := bk.Check(ctx, ss, strict); err != nil {
 		bk.Close()
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, usageError(err)
 	}
 	return bk, nil
 }
@@ -236,7 +236,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 			log.Warn("dry run: the ticket store is not read (a dry run does not upgrade it); follow-ups are not recognised", "err", err)
 			creator = dryRunTickets{}
 		case err != nil:
-			return nil, &exitError{code: exitUsage, err: err}
+			return nil, usageError(err)
 		default:
 			p.closers = append(p.closers, db.Close)
 			creator = db
@@ -244,13 +244,13 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	case o.shared != nil: // the store, which holds the tickets too
 		db, err := tickets.New(ctx, o.shared) // closed with the ledger
 		if err != nil {
-			return nil, &exitError{code: exitFailed, err: err}
+			return nil, failure(err)
 		}
 		creator = db
 	default:
 		db, err := tickets.OpenSQLite(parts.TicketsDB)
 		if err != nil {
-			return nil, &exitError{code: exitUsage, err: err}
+			return nil, usageError(err)
 		}
 		p.closers = append(p.closers, db.Close)
 		creator = db
@@ -284,7 +284,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	mo.Offline, mo.Faults, mo.Concurrency, mo.Scenarios = o.Offline || len(faults) > 0, faults, o.Concurrency, p.Scenarios
 	p.Model, err = llm.New(ctx, mo)
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, usageError(err)
 	}
 	p.closers = append(p.closers, p.Model.Close)
 	// Every model call is a span (a no-op unless tracing is on), inside
@@ -432,14 +432,14 @@ func (p *pipeline) limitModel(ctx context.Context, o pipelineOptions, log *slog.
 	case o.Store != "":
 		db, err := store.Open(ctx, o.Store, store.Options{})
 		if err != nil {
-			return &exitError{code: exitFailed, err: fmt.Errorf("model budget: %w", err)}
+			return failure(fmt.Errorf("model budget: %w", err))
 		}
 		p.closers = append(p.closers, db.Close)
 		cfg.DB = db
 	}
 	b, err := budget.New(ctx, cfg)
 	if err != nil {
-		return &exitError{code: exitFailed, err: err}
+		return failure(err)
 	}
 	p.budget = b
 	p.Model.Model = &budget.Model{Next: p.Model.Model, Budget: b}
