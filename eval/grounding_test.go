@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/instructions"
-	"triage/internal/testkit/geminitest"
 	"triage/internal/scenario"
+	"triage/internal/testkit/geminitest"
 	"triage/internal/tools"
 )
 

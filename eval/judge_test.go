@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/internal/dispatcher"
-	"triage/internal/testkit/geminitest"
 	"triage/internal/processor"
+	"triage/internal/testkit/geminitest"
 )
 
 var rubric = []string{"states the expiry date", "gives the ticket number"}

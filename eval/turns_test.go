@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/instructions"
-	"triage/internal/testkit/geminitest"
 	"triage/internal/scenario"
+	"triage/internal/testkit/geminitest"
 )
 
 // followUpInput is a follow-up case's conversation and email: Ewa

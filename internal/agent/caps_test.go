@@ -13,9 +13,9 @@ import (
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/dispatcher"
-	"triage/internal/testkit/geminitest"
 	"triage/internal/message"
 	"triage/internal/scenario"
+	"triage/internal/testkit/geminitest"
 	"triage/internal/tools"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/testkit/geminitest"
 	"triage/internal/scenario"
+	"triage/internal/testkit/geminitest"
 )
 
 // bundledConfig is a turn's config as the loop builds it from the bundled

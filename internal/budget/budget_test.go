@@ -11,9 +11,9 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
+	"triage/internal/store"
 	"triage/internal/testkit/geminitest"
 	"triage/internal/testkit/pgtest"
-	"triage/internal/store"
 )
 
 // clock is a fake time shared by several budgets: Sleep records the wait

@@ -17,8 +17,8 @@ import (
 	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
-	"triage/internal/testkit/pgtest"
 	"triage/internal/processor"
+	"triage/internal/testkit/pgtest"
 )
 
 // autonomyInbox is the fixture's inbox.

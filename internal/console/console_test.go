@@ -22,8 +22,8 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
-	"triage/internal/testkit/mailtest"
 	"triage/internal/processor"
+	"triage/internal/testkit/mailtest"
 )
 
 // client does not follow redirects: the tests look at them.

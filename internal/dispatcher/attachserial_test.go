@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"triage/internal/tools"
 	"triage/internal/testkit/toolstest"
+	"triage/internal/tools"
 )
 
 // from: serials_or_attachments takes a serial the message does not hold

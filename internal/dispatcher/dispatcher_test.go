@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/internal/message"
-	"triage/internal/tools"
 	"triage/internal/testkit/toolstest"
+	"triage/internal/tools"
 )
 
 // parseTools loads a tools.yaml given inline.

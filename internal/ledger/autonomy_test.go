@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
+	"triage/internal/testkit/pgtest"
 )
 
 // draftIn records a handled message of scenario in inbox with a draft, as

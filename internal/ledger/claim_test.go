@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
+	"triage/internal/testkit/pgtest"
 )
 
 // A claim is exclusive while its lease is live, per row and per key; it

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
+	"triage/internal/testkit/pgtest"
 )
 
 // One holder at a time, across processes (separate stores stand for them):

@@ -14,9 +14,9 @@ import (
 
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
-	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
 	"triage/internal/storecopy"
+	"triage/internal/testkit/pgtest"
 )
 
 // What these tests hold the copy to: every table and column of a freshly

@@ -14,9 +14,9 @@ import (
 	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
-	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
 	"triage/internal/storecopy"
+	"triage/internal/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"triage/internal/testkit/mailtest"
 	"triage/internal/metrics"
+	"triage/internal/testkit/mailtest"
 )
 
 // A refused login is not a network blip: Run stops with an *AuthError after

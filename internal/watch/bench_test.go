@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"triage/internal/testkit/mailtest"
 	"triage/internal/offline"
+	"triage/internal/testkit/mailtest"
 )
 
 // BenchmarkPassPerMessage measures the watcher's own cost per message (IMAP

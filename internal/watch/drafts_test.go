@@ -14,10 +14,10 @@ import (
 	"triage"
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
-	"triage/internal/testkit/mailtest"
 	"triage/internal/message"
 	"triage/internal/metrics"
 	"triage/internal/processor"
+	"triage/internal/testkit/mailtest"
 )
 
 func TestMemDrafts(t *testing.T) {

@@ -18,9 +18,9 @@ import (
 	"triage"
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
-	"triage/internal/testkit/mailtest"
 	"triage/internal/message"
 	"triage/internal/processor"
+	"triage/internal/testkit/mailtest"
 )
 
 // target is an IMAP server a scenario runs against: the in-memory server or

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"triage/internal/testkit/mailtest"
 	"triage/internal/offline"
+	"triage/internal/testkit/mailtest"
 )
 
 // BenchmarkFleetBacklog: how fast W daemons (real `triage watch`

@@ -24,9 +24,9 @@ import (
 	"triage"
 	"triage/internal/builtins"
 	"triage/internal/ledger"
+	"triage/internal/store"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/testkit/pgtest"
-	"triage/internal/store"
 )
 
 // fleet is several daemons sharing one store, serving the inboxes (one

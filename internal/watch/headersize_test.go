@@ -14,8 +14,8 @@ import (
 	"triage"
 	"triage/internal/ledger"
 
-	"triage/internal/testkit/mailtest"
 	"triage/internal/message"
+	"triage/internal/testkit/mailtest"
 )
 
 // headerOnly is a message whose header is about size bytes of filler

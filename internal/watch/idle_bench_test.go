@@ -10,9 +10,9 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 
+	"triage/internal/metrics"
 	"triage/internal/testkit/ledgertest"
 	"triage/internal/testkit/mailtest"
-	"triage/internal/metrics"
 )
 
 // BenchmarkIdlePass measures a watch session that finds nothing new

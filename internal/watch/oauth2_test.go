@@ -17,8 +17,8 @@ import (
 
 	tmail "triage/internal/clients/mail"
 	"triage/internal/mailauth"
-	"triage/internal/testkit/mailtest"
 	"triage/internal/metrics"
+	"triage/internal/testkit/mailtest"
 )
 
 // oauth2World is Dovecot with its oauth2 passdb, the OAuth2 server whose

@@ -12,8 +12,8 @@ import (
 
 	"triage"
 	"triage/internal/ledger"
-	"triage/internal/testkit/mailtest"
 	"triage/internal/processor"
+	"triage/internal/testkit/mailtest"
 )
 
 // outage fails its first calls (a model outage), then hands over to next.

@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/internal/ledger"
-	"triage/internal/testkit/mailtest"
 	"triage/internal/message"
+	"triage/internal/testkit/mailtest"
 )
 
 // The in-memory server marks folders with names no default would guess.

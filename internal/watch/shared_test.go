@@ -13,9 +13,9 @@ import (
 
 	"triage"
 	"triage/internal/ledger"
+	"triage/internal/store"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/testkit/pgtest"
-	"triage/internal/store"
 )
 
 // newSharedEnv is newEnv on a PostgreSQL store: the ledger several daemons

@@ -15,8 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/testkit/pgtest"
 	"triage/internal/store"
+	"triage/internal/testkit/pgtest"
 )
 
 func req(key string) Request {
