@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"triage"
-	"triage/internal/builtins"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 )
@@ -73,14 +72,14 @@ func (m *mockSeq) typed(c *dispatcher.Call, res map[string]any) dispatcher.Resul
 		if to, _ := c.Args["to"].(string); res["to"] == nil && to != "" {
 			res["to"] = bareOr(to)
 		}
-		var sent builtins.Sent
+		var sent dispatcher.Sent
 		if decodeResult(res, &sent) == nil {
 			subject, _ := c.Args["subject"].(string)
 			rc := sent.Receipt(subject)
 			out.Receipt = &rc
 		}
 	case dispatcher.FuncCreateTicket:
-		var t builtins.Ticket
+		var t dispatcher.Ticket
 		if decodeResult(res, &t) == nil {
 			out.TicketID = t.TicketID
 		}
@@ -111,14 +110,14 @@ func bareOr(s string) string {
 func (m *mockSeq) fallback(n int, c *dispatcher.Call) (dispatcher.Result, error) {
 	switch m.name {
 	case dispatcher.FuncSendEmail:
-		in := builtins.Intended(c.Args)
-		return builtins.ResultOf(builtins.SentOf(triage.Receipt{
+		in := dispatcher.Intended(c.Args)
+		return dispatcher.ResultOf(dispatcher.SentOf(triage.Receipt{
 			MessageID: fmt.Sprintf("<sent-%d.%s>", n, messageIDFor(m.caseID)), To: bareOr(in.To), Subject: in.Subject, Drafted: c.Draft,
 		}, in.Subject))
 	case dispatcher.FuncCreateTicket:
-		return builtins.ResultOf(builtins.Ticket{Ticket: tickets.Ticket{TicketID: fmt.Sprintf("TKT-EVAL-%d", n), Status: tickets.StatusCreated}})
+		return dispatcher.ResultOf(dispatcher.Ticket{Ticket: tickets.Ticket{TicketID: fmt.Sprintf("TKT-EVAL-%d", n), Status: tickets.StatusCreated}})
 	case dispatcher.FuncNotifyStaff:
-		return builtins.ResultOf(builtins.Notified{Notified: []string{"staff"}, MessageIDs: []string{fmt.Sprintf("<staff-%d.%s>", n, messageIDFor(m.caseID))}})
+		return dispatcher.ResultOf(dispatcher.Notified{Notified: []string{"staff"}, MessageIDs: []string{fmt.Sprintf("<staff-%d.%s>", n, messageIDFor(m.caseID))}})
 	}
 	return dispatcher.Result{}, &dispatcher.Error{Code: CodeNoMock, Message: fmt.Sprintf("eval case %s gives no mock response for %s", m.caseID, m.name)}
 }

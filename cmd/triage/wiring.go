@@ -15,7 +15,6 @@ import (
 	"triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/budget"
-	"triage/internal/builtins"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
@@ -116,7 +115,7 @@ func instructionsFS(dir string) (fs.FS, error) {
 	return os.DirFS(dir), nil
 }
 
-// builtinNames lists the builtins tools.yaml may bind (builtins.Routes).
+// builtinNames lists the builtins tools.yaml may bind (dispatcher.Routes).
 var builtinNames = []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff}
 
 // instructionSet is everything loaded from an instructions directory.
@@ -272,11 +271,11 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		ob.SetNoticeLimits(o.Notices)
 		answered, claim = ob.Answered(domain), ob.Claim
 	}
-	notices := builtins.Notices{ConsoleURL: o.ConsoleURL}
+	notices := dispatcher.Notices{ConsoleURL: o.ConsoleURL}
 	if conv, ok := creator.(tickets.Conversations); ok {
 		notices.Case = noticeCase{tickets: conv, replies: archiveOf(sender)}
 	}
-	staff := &builtins.Notifier{Sender: sender, From: from, Domain: domain} // unsigned: notices are not replies
+	staff := &dispatcher.Notifier{Sender: sender, From: from, Domain: domain} // unsigned: notices are not replies
 	sender = replySigner(sender, p.Scenarios, parts.Language)
 
 	faults := parts.Faults
@@ -302,7 +301,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		},
 		dispatcher.Config{
 			Tools:          p.Tools,
-			Builtins:       builtins.Routes(checker, creator, sender, from, domain, notices),
+			Builtins:       dispatcher.Routes(checker, creator, sender, from, domain, notices),
 			Routes:         bk.Routes(),
 			StaffAddresses: o.Staff,
 			Extractor:      ext,
@@ -357,14 +356,14 @@ func archiveOf(sender mail.Sender) replyArchive {
 	return a
 }
 
-// noticeCase is what a staff notice reads of the case (builtins.Case): the
+// noticeCase is what a staff notice reads of the case (dispatcher.Case): the
 // ticket store, and the archive of triage's replies.
 type noticeCase struct {
 	tickets tickets.Conversations
 	replies replyArchive // nil: earlier replies are listed without their text
 }
 
-var _ builtins.Case = noticeCase{}
+var _ dispatcher.Case = noticeCase{}
 
 func (c noticeCase) Ticket(ctx context.Context, id string) (*tickets.State, error) {
 	return c.tickets.Get(ctx, id)

@@ -1,9 +1,9 @@
-// Package builtins implements the functions tools.yaml binds with
-// "builtin:": check_warranty, create_ticket, send_email and notify_staff.
-// Each is a typed handler (its arguments and its result are Go structs)
-// adapted to the dispatcher's Func by For; the dispatcher's policies have
-// passed before a handler runs.
-package builtins
+// The builtin tools, the functions tools.yaml binds with "builtin:":
+// check_warranty, create_ticket, send_email and notify_staff. Each is a
+// typed handler (its arguments and its result are Go structs) adapted to a
+// Func by For; the policies have passed before a handler runs.
+
+package dispatcher
 
 import (
 	"context"
@@ -14,13 +14,12 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
-	"triage/internal/dispatcher"
 )
 
 // Handler is a typed function implementation: in is the call's arguments
 // decoded into In; the Out it returns is what the model sees, encoded as
 // JSON.
-type Handler[In, Out any] func(ctx context.Context, call *dispatcher.Call, in In) (Out, error)
+type Handler[In, Out any] func(ctx context.Context, call *Call, in In) (Out, error)
 
 // A result that implements receipted carries the reply it sent or drafted;
 // one that implements ticketed names the ticket it opened or found. For puts
@@ -30,18 +29,18 @@ type (
 	ticketed  interface{ ticket() string }
 )
 
-// For adapts h to a dispatcher.Func: the arguments are decoded into In, the
+// For adapts h to a Func: the arguments are decoded into In, the
 // result encoded into the map the model sees, and the typed receipt and
 // ticket carried beside it.
-func For[In, Out any](h Handler[In, Out]) dispatcher.Func {
-	return func(ctx context.Context, call *dispatcher.Call) (dispatcher.Result, error) {
+func For[In, Out any](h Handler[In, Out]) Func {
+	return func(ctx context.Context, call *Call) (Result, error) {
 		var in In
 		if err := decode(call.Args, &in); err != nil {
-			return dispatcher.Result{}, &dispatcher.Error{Code: dispatcher.CodeInvalidArgs, Message: fmt.Sprintf("%s: %v", call.Name, err), Refused: true}
+			return Result{}, &Error{Code: CodeInvalidArgs, Message: fmt.Sprintf("%s: %v", call.Name, err), Refused: true}
 		}
 		out, err := h(ctx, call, in)
 		if err != nil {
-			return dispatcher.Result{}, err
+			return Result{}, err
 		}
 		return ResultOf(out)
 	}
@@ -51,12 +50,12 @@ func For[In, Out any](h Handler[In, Out]) dispatcher.Func {
 // the map the model sees, with the typed receipt and ticket it carries
 // beside it. Stand-ins for the builtins (eval's mocks) build their results
 // with it too.
-func ResultOf[Out any](out Out) (dispatcher.Result, error) {
+func ResultOf[Out any](out Out) (Result, error) {
 	v, err := encode(out)
 	if err != nil {
-		return dispatcher.Result{}, err
+		return Result{}, err
 	}
-	res := dispatcher.Result{Value: v}
+	res := Result{Value: v}
 	if r, ok := any(out).(receipted); ok {
 		res.Receipt = r.receipt()
 	}
@@ -76,15 +75,15 @@ func Intended(args map[string]any) triage.Receipt {
 	return triage.Receipt{To: in.To, Subject: in.Subject}
 }
 
-// Routes builds the builtins (dispatcher.Config.Builtins), by builtin name.
+// Routes builds the builtins (Config.Builtins), by builtin name.
 // from is our From address, domain the right-hand side of the deterministic
 // reply Message-IDs, n what the staff notices read besides the email.
-func Routes(w warranty.Checker, t tickets.Creator, m mail.Sender, from, domain string, n Notices) map[string]dispatcher.Func {
-	return map[string]dispatcher.Func{
-		dispatcher.FuncCheckWarranty: For(CheckWarranty(w)),
-		dispatcher.FuncCreateTicket:  For(CreateTicket(t)),
-		dispatcher.FuncSendEmail:     For(SendEmail(m, from, domain)),
-		dispatcher.FuncNotifyStaff:   For(NotifyStaff(m, from, domain, n)),
+func Routes(w warranty.Checker, t tickets.Creator, m mail.Sender, from, domain string, n Notices) map[string]Func {
+	return map[string]Func{
+		FuncCheckWarranty: For(CheckWarranty(w)),
+		FuncCreateTicket:  For(CreateTicket(t)),
+		FuncSendEmail:     For(SendEmail(m, from, domain)),
+		FuncNotifyStaff:   For(NotifyStaff(m, from, domain, n)),
 	}
 }
 
@@ -101,11 +100,11 @@ func decode(args map[string]any, in any) error {
 func encode(v any) (map[string]any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("builtins: encode result: %w", err)
+		return nil, fmt.Errorf("dispatcher: encode result: %w", err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("builtins: encode result: %w", err)
+		return nil, fmt.Errorf("dispatcher: encode result: %w", err)
 	}
 	return m, nil
 }

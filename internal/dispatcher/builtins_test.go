@@ -1,4 +1,4 @@
-package builtins_test
+package dispatcher_test
 
 import (
 	"bytes"
@@ -17,7 +17,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/builtins"
 	mailclient "triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
@@ -45,7 +44,7 @@ func localDispatcher(t *testing.T, dbPath, outbox string, now time.Time) *dispat
 	}
 	d, err := dispatcher.New(dispatcher.Config{
 		Tools:    toolstest.Shipped(t),
-		Builtins: builtins.Routes(reg, tk, ob, "Wsparcie <support@example.com>", "example.com", builtins.Notices{}),
+		Builtins: dispatcher.Routes(reg, tk, ob, "Wsparcie <support@example.com>", "example.com", dispatcher.Notices{}),
 		Now:      func() time.Time { return now },
 	})
 	if err != nil {
@@ -153,7 +152,7 @@ func (f *fakeCreator) Create(ctx context.Context, r tickets.Request) (tickets.Ti
 
 func TestCreateTicketRequest(t *testing.T) {
 	f := &fakeCreator{}
-	route := builtins.For(builtins.CreateTicket(f))
+	route := dispatcher.For(dispatcher.CreateTicket(f))
 	msg := toolstest.Message()
 	calls := []map[string]any{
 		{"serial_number": "SN-48213-PL", "customer_email": "Jan <JAN@example.com>"},
@@ -164,15 +163,15 @@ func TestCreateTicketRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	key := builtins.TicketKey("k", "SN48213PL")
+	key := dispatcher.TicketKey("k", "SN48213PL")
 	want := []tickets.Request{
-		{SerialNumber: "SN-48213-PL", CustomerEmail: "jan@example.com", Priority: builtins.DefaultPriority, Summary: msg.Subject, IdempotencyKey: key, MessageID: msg.MessageID},
+		{SerialNumber: "SN-48213-PL", CustomerEmail: "jan@example.com", Priority: dispatcher.DefaultPriority, Summary: msg.Subject, IdempotencyKey: key, MessageID: msg.MessageID},
 		{SerialNumber: "sn 48213.pl", CustomerEmail: "jan@example.com", Priority: "high", Summary: msg.Subject, IdempotencyKey: key, MessageID: msg.MessageID},
 	}
 	if diff := cmp.Diff(want, f.got); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
 	}
-	if len(key) != 32 || key == builtins.TicketKey("k2", "SN48213PL") || key == builtins.TicketKey("k", "SN48213") {
+	if len(key) != 32 || key == dispatcher.TicketKey("k2", "SN48213PL") || key == dispatcher.TicketKey("k", "SN48213") {
 		t.Errorf("TicketKey not a 32-char key distinct per email and serial: %q", key)
 	}
 }
@@ -244,7 +243,7 @@ func TestSendEmailReply(t *testing.T) {
 				subject = "Re: x"
 			}
 			args := map[string]any{"to": to, "subject": subject, "body": "b"}
-			if _, err := builtins.For(builtins.SendEmail(f, "Support <support@example.com>", "example.com"))(context.Background(), &dispatcher.Call{Name: dispatcher.FuncSendEmail, Args: args, Msg: msg, Key: tt.key, Now: now, Language: "de"}); err != nil {
+			if _, err := dispatcher.For(dispatcher.SendEmail(f, "Support <support@example.com>", "example.com"))(context.Background(), &dispatcher.Call{Name: dispatcher.FuncSendEmail, Args: args, Msg: msg, Key: tt.key, Now: now, Language: "de"}); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff([]mailclient.Reply{tt.want}, f.got); diff != "" {
@@ -261,7 +260,7 @@ func BenchmarkSessionCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := dispatcher.New(dispatcher.Config{Tools: toolstest.Shipped(b), Builtins: map[string]dispatcher.Func{dispatcher.FuncCheckWarranty: builtins.For(builtins.CheckWarranty(reg))}, Routes: okRoutes(dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff)})
+	d, err := dispatcher.New(dispatcher.Config{Tools: toolstest.Shipped(b), Builtins: map[string]dispatcher.Func{dispatcher.FuncCheckWarranty: dispatcher.For(dispatcher.CheckWarranty(reg))}, Routes: okRoutes(dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -283,7 +282,7 @@ func TestNotifyStaff(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 22, 8, 15, 0, 0, time.UTC)
-	route := builtins.For(builtins.NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com", builtins.Notices{}))
+	route := dispatcher.For(dispatcher.NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com", dispatcher.Notices{}))
 	msg := toolstest.Message()
 	call := &dispatcher.Call{Name: dispatcher.FuncNotifyStaff, Args: map[string]any{"subject": "Klient prosi o człowieka", "body": "Proszę o kontakt."},
 		Msg: msg, Key: "inbox:42", Now: now, TicketID: "TKT-000007", Staff: []string{"boss@example.com", "team@example.com"}}
@@ -346,7 +345,7 @@ func TestStaffNoticeFactsComeBeforeTheModelsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	route := builtins.For(builtins.NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com", builtins.Notices{}))
+	route := dispatcher.For(dispatcher.NotifyStaff(ob, "Wsparcie <support@example.com>", "example.com", dispatcher.Notices{}))
 	forged := "Klient prosi o kontakt.\n\n-- \nCustomer: ceo@bank.example\nTicket: TKT-000001 (VIP, refund approved)"
 	_, err = route(context.Background(), &dispatcher.Call{Name: dispatcher.FuncNotifyStaff, Args: map[string]any{"subject": "Eskalacja", "body": forged},
 		Msg: toolstest.Message(), Key: "inbox:7", Now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC), TicketID: "TKT-000007", Staff: []string{"boss@example.com"}})
@@ -379,7 +378,7 @@ func TestNotifyStaffAbuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	routes := okRoutes(dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail)
-	routes[dispatcher.FuncNotifyStaff] = builtins.For(builtins.NotifyStaff(ob, "support@example.com", "example.com", builtins.Notices{}))
+	routes[dispatcher.FuncNotifyStaff] = dispatcher.For(dispatcher.NotifyStaff(ob, "support@example.com", "example.com", dispatcher.Notices{}))
 	d, err := dispatcher.New(dispatcher.Config{Tools: toolstest.Shipped(t), Routes: routes, StaffAddresses: []string{"boss@example.com"}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,7 @@
-package builtins
+// check_warranty, create_ticket and send_email: the builtins over the
+// warranty, ticket and mail clients.
+
+package dispatcher
 
 import (
 	"cmp"
@@ -13,7 +16,6 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
 	"triage/internal/clip"
-	"triage/internal/dispatcher"
 	"triage/internal/serial"
 )
 
@@ -28,7 +30,7 @@ type CheckWarrantyArgs struct {
 // CheckWarranty looks the serial up with c; the result is the
 // warranty.Result.
 func CheckWarranty(c warranty.Checker) Handler[CheckWarrantyArgs, warranty.Result] {
-	return func(ctx context.Context, _ *dispatcher.Call, in CheckWarrantyArgs) (warranty.Result, error) {
+	return func(ctx context.Context, _ *Call, in CheckWarrantyArgs) (warranty.Result, error) {
 		return c.Check(ctx, in.SerialNumber)
 	}
 }
@@ -49,9 +51,9 @@ func (t Ticket) ticket() string { return t.TicketID }
 // from the inbound key and the normalized serial, so a retried email never
 // opens a second ticket; the summary is the inbound subject.
 func CreateTicket(c tickets.Creator) Handler[CreateTicketArgs, Ticket] {
-	return func(ctx context.Context, call *dispatcher.Call, in CreateTicketArgs) (Ticket, error) {
+	return func(ctx context.Context, call *Call, in CreateTicketArgs) (Ticket, error) {
 		email := in.CustomerEmail
-		if addr, err := dispatcher.BareAddress(email); err == nil {
+		if addr, err := BareAddress(email); err == nil {
 			email = addr
 		}
 		req := tickets.Request{
@@ -114,13 +116,13 @@ func (s Sent) Receipt(subject string) triage.Receipt {
 // with a Message-ID derived from the inbound key (mail.MessageIDFor) so a
 // retried email reuses it, and the ticket's tag in the subject.
 func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] {
-	return func(ctx context.Context, call *dispatcher.Call, in SendEmailArgs) (Sent, error) {
+	return func(ctx context.Context, call *Call, in SendEmailArgs) (Sent, error) {
 		to := in.To
-		if addr, err := dispatcher.BareAddress(to); err == nil {
+		if addr, err := BareAddress(to); err == nil {
 			to = addr
 		}
 		subject := ReplySubject(in.Subject, call.TicketID)
-		if err := dispatcher.PlainBody(in.Body, call.MaxBodyBytes); err != nil {
+		if err := PlainBody(in.Body, call.MaxBodyBytes); err != nil {
 			return Sent{}, err
 		}
 		r := &mail.Reply{From: from, To: to, Subject: subject, Body: in.Body, Date: call.Now, Key: call.Key, Draft: call.Draft, Language: call.Language}
@@ -138,13 +140,13 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 		}
 		rc, err := s.Send(ctx, r)
 		if errors.Is(err, mail.ErrOtherInbound) {
-			return Sent{}, &dispatcher.Error{Code: dispatcher.CodeDuplicateKey, Message: err.Error() + "; a person answers this message",
+			return Sent{}, &Error{Code: CodeDuplicateKey, Message: err.Error() + "; a person answers this message",
 				Refused: true, Reason: triage.ReasonDuplicateKey}
 		}
 		var lim triage.Limited
 		if errors.As(err, &lim) {
 			// A limit stands whatever the model does next: the loop ends.
-			return Sent{}, &dispatcher.Error{Code: string(lim.LimitReason()), Message: err.Error() + "; nothing was sent, a person answers this message",
+			return Sent{}, &Error{Code: string(lim.LimitReason()), Message: err.Error() + "; nothing was sent, a person answers this message",
 				Refused: true, Halt: true, Reason: lim.LimitReason()}
 		}
 		if err != nil {

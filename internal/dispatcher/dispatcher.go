@@ -1,5 +1,7 @@
 // Package dispatcher is the only way the model's function calls reach the
-// outside world. It is a small policy engine over the bindings of tools.yaml:
+// outside world: the policies of tools.yaml and the builtin tools
+// (check_warranty, create_ticket, send_email, notify_staff and its staff
+// notice). It is a small policy engine over the bindings of tools.yaml:
 // it accepts only the loaded scenario's functions, validates arguments
 // against their JSON Schema, enforces each binding's declared policies (where
 // an argument may come from, enum, pattern, length, required earlier calls,

@@ -1,4 +1,7 @@
-package builtins
+// notify_staff, the builtin that mails staff a notice of the case, and
+// the second notice of a hand-off whose reply did not go out.
+
+package dispatcher
 
 import (
 	"context"
@@ -12,7 +15,6 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clip"
-	"triage/internal/dispatcher"
 	"triage/internal/message"
 )
 
@@ -63,11 +65,11 @@ type Notices struct {
 // is refused with the bound's reason as its code (triage.ReasonNoticeLimit,
 // triage.ReasonNoticeGlobalLimit): the email is left for a person.
 func NotifyStaff(s mail.Sender, from, domain string, n Notices) Handler[NotifyStaffArgs, Notified] {
-	return func(ctx context.Context, call *dispatcher.Call, in NotifyStaffArgs) (Notified, error) {
+	return func(ctx context.Context, call *Call, in NotifyStaffArgs) (Notified, error) {
 		if len(call.Staff) == 0 {
-			return Notified{}, &dispatcher.Error{Code: dispatcher.CodeNoStaff, Message: "no staff address is configured; the email is left for a person", Refused: true}
+			return Notified{}, &Error{Code: CodeNoStaff, Message: "no staff address is configured; the email is left for a person", Refused: true}
 		}
-		if err := dispatcher.PlainBody(in.Body, call.MaxBodyBytes); err != nil {
+		if err := PlainBody(in.Body, call.MaxBodyBytes); err != nil {
 			return Notified{}, err
 		}
 		nt := n.compose(ctx, call, in)
@@ -97,7 +99,7 @@ func NotifyStaff(s mail.Sender, from, domain string, n Notices) Handler[NotifySt
 			rc, err := s.Send(ctx, r)
 			var lim triage.Limited
 			if errors.As(err, &lim) {
-				return Notified{}, &dispatcher.Error{Code: string(lim.LimitReason()), Refused: true, Reason: lim.LimitReason(),
+				return Notified{}, &Error{Code: string(lim.LimitReason()), Refused: true, Reason: lim.LimitReason(),
 					Message: "staff notice not sent: " + err.Error() + "; the email is left for a person"}
 			}
 			if err != nil {
@@ -126,7 +128,7 @@ func customerAddress(m *message.Message) string {
 // compose gathers what the notice says: the checked facts, the email, the
 // ticket and its history, what triage already told the customer. A case
 // that cannot be read is said so in the notice; it never stops it.
-func (n Notices) compose(ctx context.Context, call *dispatcher.Call, in NotifyStaffArgs) Notice {
+func (n Notices) compose(ctx context.Context, call *Call, in NotifyStaffArgs) Notice {
 	nt := Notice{
 		ModelSubject: in.Subject, ModelNote: in.Body, Msg: call.Msg, TicketID: call.TicketID,
 		Draft: call.Draft, Escalates: call.Scenario != nil && call.Scenario.Escalate,

@@ -1,4 +1,4 @@
-package builtins_test
+package dispatcher_test
 
 import (
 	"net/mail"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"triage/internal/builtins"
 	"triage/internal/clients/tickets"
+	"triage/internal/dispatcher"
 	"triage/internal/message"
 )
 
@@ -23,11 +23,11 @@ func BenchmarkStaffNotice(b *testing.B) {
 		st.Messages = append(st.Messages, tickets.Message{MessageID: id, Direction: tickets.Inbound, Subject: strings.Repeat("temat ", 100), At: time.Now()})
 		st.Notes = append(st.Notes, tickets.Note{MessageID: id, Text: strings.Repeat(line, 100)})
 	}
-	var told []builtins.Told
+	var told []dispatcher.Told
 	for range 5 {
-		told = append(told, builtins.Told{MessageID: "<r@example.com>", Subject: "Re: x", Text: strings.Repeat(line, 2000)})
+		told = append(told, dispatcher.Told{MessageID: "<r@example.com>", Subject: "Re: x", Text: strings.Repeat(line, 2000)})
 	}
-	n := builtins.Notice{
+	n := dispatcher.Notice{
 		Escalates: true, Scenario: "escalation", TicketID: "TKT-000001", Ticket: st, Told: told,
 		Msg: &message.Message{MessageID: "<in@example.com>", From: mail.Address{Name: "Jan", Address: "jan@example.com"}, ReplyTo: "jan@example.com",
 			Subject: strings.Repeat("Skandal! ", 200), Text: strings.Repeat(line+"\n", (1<<20)/len(line)), Quoted: strings.Repeat("> "+line+"\n", 20000)},

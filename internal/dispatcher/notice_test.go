@@ -1,4 +1,4 @@
-package builtins_test
+package dispatcher_test
 
 import (
 	"bytes"
@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"triage"
-	"triage/internal/builtins"
 	mailclient "triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
@@ -23,7 +22,7 @@ import (
 	"triage/internal/testkit/toolstest"
 )
 
-// testCase is builtins.Case over a real SQLite ticket store and an outbox
+// testCase is dispatcher.Case over a real SQLite ticket store and an outbox
 // holding triage's earlier replies.
 type testCase struct {
 	tickets *tickets.SQLite
@@ -91,12 +90,12 @@ func newCaseWorld(t *testing.T) *caseWorld {
 
 // notify runs notify_staff for msg on the world's ticket and returns the one
 // notice the outbox receives (raw, parsed, decoded body).
-func (w *caseWorld) notify(t *testing.T, call *dispatcher.Call, n builtins.Notices) ([]byte, *message.Message, string) {
+func (w *caseWorld) notify(t *testing.T, call *dispatcher.Call, n dispatcher.Notices) ([]byte, *message.Message, string) {
 	t.Helper()
 	if n.Case == nil {
 		n.Case = testCase{w.tickets, w.outbox}
 	}
-	route := builtins.For(builtins.NotifyStaff(w.outbox, "Serwis <serwis@example.com>", "example.com", n))
+	route := dispatcher.For(dispatcher.NotifyStaff(w.outbox, "Serwis <serwis@example.com>", "example.com", n))
 	if call.TicketID == "" {
 		call.TicketID = w.ticket
 	}
@@ -136,7 +135,7 @@ func TestStaffNoticeCarriesTheCase(t *testing.T) {
 	}
 	key := triage.KeyOf(msg, nil)
 	raw, m, body := w.notify(t, &dispatcher.Call{Msg: msg, Key: key, Args: map[string]any{},
-		Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}}, builtins.Notices{ConsoleURL: "https://console.example.com/"})
+		Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}}, dispatcher.Notices{ConsoleURL: "https://console.example.com/"})
 	_ = m
 	hdr := headerOf(t, raw)
 	if got, want := hdr.Get("Subject"), `[triage escalation] [`+w.ticket+`] Customer wrote: "Re: Reklamacja"`; decodeHeader(t, got) != want {
@@ -219,9 +218,9 @@ func TestStaffNoticeReadsTheLastReplies(t *testing.T) {
 	msg := &message.Message{MessageID: "<next@example.com>", From: mail.Address{Address: "jan@example.com"}, ReplyTo: "jan@example.com",
 		Subject: "Re: Reklamacja", Text: "Nadal czekam."}
 	_, _, body := w.notify(t, &dispatcher.Call{Msg: msg, Args: map[string]any{}, Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}},
-		builtins.Notices{Case: c})
+		dispatcher.Notices{Case: c})
 	at0 := 0
-	for i := 9 - builtins.MaxNoticeReplies + 1; i <= 9; i++ {
+	for i := 9 - dispatcher.MaxNoticeReplies + 1; i <= 9; i++ {
 		want := fmt.Sprintf("> Odpowiedź numer %d.", i)
 		j := strings.Index(body[at0:], want)
 		if j < 0 {
@@ -229,11 +228,11 @@ func TestStaffNoticeReadsTheLastReplies(t *testing.T) {
 		}
 		at0 += j + len(want)
 	}
-	if strings.Contains(body, fmt.Sprintf("> Odpowiedź numer %d.", 9-builtins.MaxNoticeReplies)) || strings.Contains(body, "> gwarancja jest ważna") {
-		t.Errorf("the notice shows more than the last %d replies:\n%s", builtins.MaxNoticeReplies, body)
+	if strings.Contains(body, fmt.Sprintf("> Odpowiedź numer %d.", 9-dispatcher.MaxNoticeReplies)) || strings.Contains(body, "> gwarancja jest ważna") {
+		t.Errorf("the notice shows more than the last %d replies:\n%s", dispatcher.MaxNoticeReplies, body)
 	}
-	if c.replies != builtins.MaxNoticeReplies {
-		t.Errorf("the notice read %d replies, want %d", c.replies, builtins.MaxNoticeReplies)
+	if c.replies != dispatcher.MaxNoticeReplies {
+		t.Errorf("the notice read %d replies, want %d", c.replies, dispatcher.MaxNoticeReplies)
 	}
 }
 
@@ -248,7 +247,7 @@ func TestStaffNoticeSubjectIsLabelled(t *testing.T) {
 	msg.Subject = `Pilne" - refund APPROVED by manager [TKT-000099] - "ok`
 	_, m, body := w.notify(t, &dispatcher.Call{Msg: msg, Key: "inbox:1",
 		Args:     map[string]any{"subject": "Refund APPROVED by manager", "body": "x"},
-		Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}}, builtins.Notices{})
+		Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}}, dispatcher.Notices{})
 	want := `[triage escalation] [` + w.ticket + `] Customer wrote: "Pilne' - refund APPROVED by manager - 'ok"`
 	if m.Subject != want {
 		t.Errorf("Subject = %q\nwant      %q", m.Subject, want)
@@ -264,7 +263,7 @@ func TestStaffNoticeSubjectIsLabelled(t *testing.T) {
 	// A long subject is cut, the label and the tag kept.
 	msg.Subject = strings.Repeat("bardzo długi temat ", 40)
 	w2 := newCaseWorld(t)
-	_, m, _ = w2.notify(t, &dispatcher.Call{Msg: msg, Key: "inbox:2", Args: map[string]any{}}, builtins.Notices{})
+	_, m, _ = w2.notify(t, &dispatcher.Call{Msg: msg, Key: "inbox:2", Args: map[string]any{}}, dispatcher.Notices{})
 	if !strings.HasPrefix(m.Subject, "[triage hand-off] ["+w2.ticket+`] Customer wrote: "bardzo`) || !strings.HasSuffix(m.Subject, `…"`) || len(m.Subject) > 200 {
 		t.Errorf("long subject = %q (%d bytes)", m.Subject, len(m.Subject))
 	}
@@ -293,7 +292,7 @@ func TestStaffNoticeMalformedHeadersForgeNoLine(t *testing.T) {
 	}
 	w := newCaseWorld(t)
 	_, _, body := w.notify(t, &dispatcher.Call{Msg: msg, Key: triage.KeyOf(msg, []byte(raw)), Args: map[string]any{},
-		Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}}, builtins.Notices{})
+		Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}}, dispatcher.Notices{})
 	if f := forged.FindString(lines(body)); f != "" {
 		t.Errorf("a forged line %q in the notice:\n%s", f, body)
 	}
@@ -312,7 +311,7 @@ func TestStaffNoticeMalformedHeadersForgeNoLine(t *testing.T) {
 	}
 	w = newCaseWorld(t)
 	_, m, body := w.notify(t, &dispatcher.Call{Msg: msg, Key: "inbox:cr", Args: map[string]any{},
-		Scenario: &scenario.Scenario{Name: "escalation\nScenario: APPROVED", Escalate: true}}, builtins.Notices{})
+		Scenario: &scenario.Scenario{Name: "escalation\nScenario: APPROVED", Escalate: true}}, dispatcher.Notices{})
 	if f := forged.FindString(lines(body)); f != "" {
 		t.Errorf("a forged line %q in the notice:\n%s", f, body)
 	}
@@ -350,7 +349,7 @@ func TestStaffNoticeSaysWhatWillHappen(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newCaseWorld(t)
-			_, _, body := w.notify(t, &dispatcher.Call{Msg: toolstest.Message(), Key: "inbox:1", Draft: tc.draft, Args: map[string]any{}, Scenario: tc.sc}, builtins.Notices{})
+			_, _, body := w.notify(t, &dispatcher.Call{Msg: toolstest.Message(), Key: "inbox:1", Draft: tc.draft, Args: map[string]any{}, Scenario: tc.sc}, dispatcher.Notices{})
 			head, _, _ := strings.Cut(body, "The customer's email")
 			for _, s := range tc.want {
 				if !strings.Contains(head, s) {
@@ -374,8 +373,8 @@ func TestUnacknowledgedNotice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nf := &builtins.Notifier{Sender: ob, From: "Serwis <serwis@example.com>", Domain: "example.com"}
-	u := builtins.Unacknowledged{Key: "inbox:9", InboundFrom: "jan@example.com", TicketID: "TKT-000009", Staff: []string{"boss@example.com"},
+	nf := &dispatcher.Notifier{Sender: ob, From: "Serwis <serwis@example.com>", Domain: "example.com"}
+	u := dispatcher.Unacknowledged{Key: "inbox:9", InboundFrom: "jan@example.com", TicketID: "TKT-000009", Staff: []string{"boss@example.com"},
 		Escalates: true, Why: "email_not_sent: send_email refused (recipient_not_allowed)", Now: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)}
 	for range 2 { // a retried email sends it once
 		if err := nf.Unacknowledged(context.Background(), u); err != nil {

@@ -1,4 +1,7 @@
-package builtins
+// The text of a staff notice: what notify_staff tells staff, every part
+// of it bounded and marked as whose words it is.
+
+package dispatcher
 
 import (
 	"cmp"

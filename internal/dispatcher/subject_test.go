@@ -1,4 +1,4 @@
-package builtins_test
+package dispatcher_test
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"triage/internal/builtins"
 	"triage/internal/dispatcher"
 	"triage/internal/testkit/toolstest"
 )
@@ -19,7 +18,7 @@ func TestLongSubjectIsAnswered(t *testing.T) {
 		for _, ticket := range []string{"", "TKT-000042"} {
 			f := &fakeSender{}
 			routes := okRoutes(dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncNotifyStaff)
-			routes[dispatcher.FuncSendEmail] = builtins.For(builtins.SendEmail(f, "Support <support@example.com>", "example.com"))
+			routes[dispatcher.FuncSendEmail] = dispatcher.For(dispatcher.SendEmail(f, "Support <support@example.com>", "example.com"))
 			d, err := dispatcher.New(dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: routes})
 			if err != nil {
 				t.Fatal(err)

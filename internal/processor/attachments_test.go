@@ -18,7 +18,6 @@ import (
 
 	"triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/builtins"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
@@ -115,7 +114,7 @@ func photoEnv(t *testing.T, m agent.Model, policy string, ac processor.AttachCon
 		t.Fatal(err)
 	}
 	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Tools: ts, Builtins: builtins.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com", builtins.Notices{})},
+		dispatcher.Config{Tools: ts, Builtins: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com", dispatcher.Notices{})},
 		processor.Config{Scenarios: set, Extractor: ext, ModelName: "reader", Tickets: tk, Attachments: ac,
 			Guard: guard.Config{OwnAddresses: []string{"serwis@example.com"}}})
 	if err != nil {

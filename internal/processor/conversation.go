@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"triage"
-	"triage/internal/builtins"
 	"triage/internal/clients/tickets"
 	"triage/internal/clip"
+	"triage/internal/dispatcher"
 	"triage/internal/message"
 	"triage/internal/prompt"
 	"triage/internal/scenario"
@@ -203,7 +203,7 @@ func (p *Processor) openForEscalation(ctx context.Context, msg *message.Message,
 		CustomerEmail:  strings.ToLower(msg.From.Address),
 		Priority:       "high",
 		Summary:        msg.Subject,
-		IdempotencyKey: builtins.TicketKey(key, sn),
+		IdempotencyKey: dispatcher.TicketKey(key, sn),
 		MessageID:      msg.MessageID,
 	})
 	if err != nil {

@@ -6,18 +6,17 @@ import (
 	"strings"
 
 	"triage"
-	"triage/internal/builtins"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 )
 
 // StaffNotifier sends staff the short second notice of a hand-off whose
-// reply to the customer did not go out (builtins.Notifier).
+// reply to the customer did not go out (dispatcher.Notifier).
 type StaffNotifier interface {
-	Unacknowledged(ctx context.Context, u builtins.Unacknowledged) error
+	Unacknowledged(ctx context.Context, u dispatcher.Unacknowledged) error
 }
 
-var _ StaffNotifier = (*builtins.Notifier)(nil)
+var _ StaffNotifier = (*dispatcher.Notifier)(nil)
 
 // handedOff records what became of a hand-off once the email's outcome is
 // known: staff were told (notify_staff succeeded), and the notice could
@@ -54,7 +53,7 @@ func (p *Processor) handedOff(ctx context.Context, out *Outcome) {
 		}
 		text = told + " triage's reply to the customer did not go out (" + why + "): nobody has answered the customer, and the conversation was not taken over."
 		if p.cfg.Staff != nil {
-			err := p.cfg.Staff.Unacknowledged(ctx, builtins.Unacknowledged{
+			err := p.cfg.Staff.Unacknowledged(ctx, dispatcher.Unacknowledged{
 				Key: out.Key, InboundFrom: out.From, TicketID: out.TicketID, Staff: staff, Escalates: escalates, Why: why, Now: p.cfg.Now(),
 			})
 			if err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"triage"
 	"triage/internal/agent"
-	"triage/internal/builtins"
 	"triage/internal/clients/tickets"
 	"triage/internal/clip"
 	"triage/internal/dispatcher"
@@ -343,7 +342,7 @@ func (p *Processor) verify(ctx context.Context, sc *scenario.Scenario, out *Outc
 	out.Status = triage.StatusReplied
 	switch {
 	case sent.DryRun: // nothing went anywhere: the reply that would have gone out
-		rc := builtins.Intended(sent.Args)
+		rc := dispatcher.Intended(sent.Args)
 		out.Reply = &rc
 		if r.draft {
 			out.Status = triage.StatusDrafted
@@ -361,7 +360,7 @@ func (p *Processor) verify(ctx context.Context, sc *scenario.Scenario, out *Outc
 			out.Status = triage.StatusDrafted
 		}
 	default: // a final function that gives no receipt (an http or mcp binding)
-		out.Reply = &triage.Receipt{Subject: builtins.Intended(sent.Args).Subject}
+		out.Reply = &triage.Receipt{Subject: dispatcher.Intended(sent.Args).Subject}
 	}
 	p.recordReply(ctx, out.TicketID, out.Reply, p.cfg.Now())
 	if sc.Escalate && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) != nil && out.TicketID != "" {

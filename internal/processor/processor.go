@@ -60,7 +60,7 @@ type Config struct {
 	// fails the email, left for a person.
 	Claim func(ctx context.Context, key triage.Key) (release func(), err error)
 	// Staff tells staff when the reply of a hand-off did not go out (the
-	// second notice, builtins.Notifier); nil sends none.
+	// second notice, dispatcher.Notifier); nil sends none.
 	Staff StaffNotifier
 	// PerSenderLimit, with History, caps the replies to one address (the
 	// From or the reply address) within PerSenderWindow (default 24h): a

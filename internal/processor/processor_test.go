@@ -18,7 +18,6 @@ import (
 	"triage"
 	"triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/builtins"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
@@ -213,15 +212,15 @@ func newEnvAt(t testing.TB, dir string, m agent.Model, staff []string, store tic
 		Guard:   guard.Config{OwnAddresses: []string{"serwis@example.com"}},
 		Tickets: storeOr(store, tk),
 		History: ob, // as in triage process: the outbox remembers our replies
-		Staff:   &builtins.Notifier{Sender: ob, From: "Serwis <serwis@example.com>", Domain: "example.com"},
+		Staff:   &dispatcher.Notifier{Sender: ob, From: "Serwis <serwis@example.com>", Domain: "example.com"},
 	}
 	for _, o := range opts {
 		o(&ac, &pc)
 	}
 	p, err := processor.Assemble(ac,
 		dispatcher.Config{Tools: ts, StaffAddresses: staff,
-			Builtins: builtins.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com",
-				builtins.Notices{Case: outboxCase{storeOr(store, tk), ob}, ConsoleURL: "https://console.example.com/"})},
+			Builtins: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com",
+				dispatcher.Notices{Case: outboxCase{storeOr(store, tk), ob}, ConsoleURL: "https://console.example.com/"})},
 		pc)
 	if err != nil {
 		t.Fatal(err)

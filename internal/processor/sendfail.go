@@ -4,14 +4,13 @@ import (
 	"context"
 
 	"triage"
-	"triage/internal/builtins"
 	"triage/internal/dispatcher"
 )
 
 // NoteAuthor is the From of the notes triage itself adds to a ticket (a
 // reply that could not be sent); they never count as the customer's
 // messages.
-const NoteAuthor = builtins.NoteAuthor
+const NoteAuthor = dispatcher.NoteAuthor
 
 // sendFailed ends an email whose reply the mail server refused or could not
 // take: failed/send_failed with the server's code and text, an ERROR line,

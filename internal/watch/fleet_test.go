@@ -22,7 +22,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 
 	"triage"
-	"triage/internal/builtins"
+	"triage/internal/dispatcher"
 	"triage/internal/ledger"
 	"triage/internal/store"
 	"triage/internal/testkit/mailtest"
@@ -211,7 +211,7 @@ func (f *fleet) checkTickets(msgs []inbound) (tickets int) {
 	byTicketKey := map[string]inbound{}
 	for _, m := range msgs {
 		for _, sn := range []string{"SN-48213-PL", "SN98765", "SN00000-XX"} {
-			byTicketKey[builtins.TicketKey(keys[m.ID], sn)] = m
+			byTicketKey[dispatcher.TicketKey(keys[m.ID], sn)] = m
 		}
 	}
 	db, err := store.Open(ctx, f.store, store.Options{ReadOnly: true})
