@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/joho/godotenv"
 	"github.com/spf13/cobra"
 
 	"triage"
+	"triage/internal/agent"
 	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
@@ -199,11 +199,11 @@ func withEnv(s *settings.Setting, env string) *settings.Setting {
 func boundsSettings(b *processor.Bounds) settings.Table {
 	return settings.Table{
 		{Flag: "max-turns", Key: "pipeline.max_turns", Usage: "maximum model turns per email",
-			Var: settings.Int(&b.MaxTurns, 10, settings.AtLeast(1))},
+			Var: settings.Int(&b.MaxTurns, agent.DefaultMaxTurns, settings.AtLeast(1))},
 		{Flag: "turn-timeout", Key: "pipeline.turn_timeout", Usage: "timeout of one model call",
-			Var: settings.Duration(&b.TurnTimeout, 30*time.Second, settings.Positive)},
+			Var: settings.Duration(&b.TurnTimeout, agent.DefaultTurnTimeout, settings.Positive)},
 		{Flag: "deadline", Key: "pipeline.deadline", Usage: "total time budget per email",
-			Var: settings.Duration(&b.Deadline, 2*time.Minute, settings.Positive)},
+			Var: settings.Duration(&b.Deadline, agent.DefaultDeadline, settings.Positive)},
 		{Flag: "max-calls-per-turn", Key: "pipeline.max_calls_per_turn",
 			Usage: "function calls the model may make in one turn (more are refused, recorded blocked)",
 			Var:   settings.Int(&b.MaxCallsPerTurn, dispatcher.DefaultMaxCallsPerTurn, settings.AtLeast(1))},
@@ -381,7 +381,7 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.Duration(&o.Lease, watch.DefaultLease, settings.Positive)},
 		{Flag: "concurrency", Key: "concurrency", Usage: "messages of a pass handled at once (IMAP stays one connection)",
 			Var: settings.Int(&o.Concurrency, watch.DefaultConcurrency, settings.AtLeast(1))},
-		{Key: "smtp.timeout", Usage: "timeout of one SMTP submission", Var: settings.Duration(&o.SMTPTimeout, 30*time.Second, settings.NotNegative)},
+		{Key: "smtp.timeout", Usage: "timeout of one SMTP submission", Var: settings.Duration(&o.SMTPTimeout, mail.DefaultSMTPTimeout, settings.NotNegative)},
 		{Key: "max_send_failures", Usage: "replies refused by the mail server in a row before /healthz reports sending as failing",
 			Var: settings.Int(&o.MaxSendFailures, metrics.DefaultSendFailureLimit, settings.NotNegative)},
 		{Key: "smtp.mechanism", Usage: "password mechanism: plain or login (default: plain, or login when the server offers only that)",

@@ -61,7 +61,12 @@ type SMTP struct {
 
 var _ Sender = (*SMTP)(nil)
 
-// NewSMTP checks cfg and applies defaults (TLS "starttls", Timeout 30s).
+// DefaultSMTPTimeout bounds one SMTP submission when SMTPConfig.Timeout is
+// unset.
+const DefaultSMTPTimeout = 30 * time.Second
+
+// NewSMTP checks cfg and applies defaults (TLS "starttls", Timeout
+// DefaultSMTPTimeout).
 func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 	if cfg.Addr == "" {
 		return nil, errors.New("mail: smtp: Addr is required")
@@ -94,7 +99,7 @@ func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
 		return nil, errors.New("mail: smtp: an OAuth2 token needs Username (the mailbox it is for)")
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 30 * time.Second
+		cfg.Timeout = DefaultSMTPTimeout
 	}
 	if cfg.TLSConfig == nil {
 		cfg.TLSConfig = &tls.Config{}
