@@ -17,9 +17,9 @@ import (
 	"triage/eval"
 	"triage/internal/atomicfile"
 	"triage/internal/llm"
-	"triage/internal/logattr"
 	"triage/internal/processor"
 	"triage/internal/settings"
+	"triage/internal/trace"
 )
 
 type evalOptions struct {
@@ -146,7 +146,7 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	if o.Verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(logattr.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+	log := slog.New(trace.LogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	quiet, marks := o.Quiet, marksFor(stdout)
 	// http and mcp tools a case does not mock run for real (MCP servers
 	// started once for the whole run).

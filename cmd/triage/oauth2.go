@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"triage/internal/mailauth"
-	"triage/internal/metrics"
+	"triage/internal/trace"
 )
 
 // imapOAuth2Setup builds the imap section's token source from its oauth2
@@ -53,7 +53,7 @@ func smtpOAuth2Setup(o *watchOptions, ws *watchSetup, p *problems) {
 
 // observeOAuth2 sends the sources' logs to log and their token expiries
 // to the metrics.
-func (ws *watchSetup) observeOAuth2(log *slog.Logger, met *metrics.Metrics) {
+func (ws *watchSetup) observeOAuth2(log *slog.Logger, met *trace.Metrics) {
 	if ws.imapOAuth2 != nil {
 		ws.imapOAuth2.Observe(log, func(t time.Time) { met.TokenExpiry("imap", t) })
 	}

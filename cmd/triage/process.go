@@ -19,10 +19,10 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
-	"triage/internal/logattr"
 	"triage/internal/processor"
 	"triage/internal/settings"
 	"triage/internal/termsafe"
+	"triage/internal/trace"
 )
 
 // maxInputBytes caps one input message read from disk or stdin.
@@ -107,7 +107,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	if o.Verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(logattr.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+	log := slog.New(trace.LogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	// Everything is validated before anything (outbox, ticket store) is created.
 	var probs problems
 	probs.addErr(o.table.Check())

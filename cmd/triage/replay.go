@@ -17,10 +17,10 @@ import (
 	"triage"
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
-	"triage/internal/logattr"
 	"triage/internal/processor"
 	"triage/internal/settings"
 	"triage/internal/termsafe"
+	"triage/internal/trace"
 )
 
 type replayOptions struct {
@@ -274,7 +274,7 @@ func runReplay(ctx context.Context, o *replayOptions, cfg *replayConfig, args []
 	if o.Verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(logattr.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+	log := slog.New(trace.LogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 	o.DryRun = true // replay never has an effect
 	if cfg != nil && cfg.how != "--config" {
 		fmt.Fprintf(stderr, "triage: replay uses the configuration %s (%s)\n", cfg.path, foundText(cfg.how))

@@ -14,9 +14,9 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/language"
 	"triage/internal/llm"
-	"triage/internal/metrics"
 	"triage/internal/processor"
 	"triage/internal/settings"
+	"triage/internal/trace"
 	"triage/internal/watch"
 )
 
@@ -383,7 +383,7 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.Int(&o.Concurrency, watch.DefaultConcurrency, settings.AtLeast(1))},
 		{Key: "smtp.timeout", Usage: "timeout of one SMTP submission", Var: settings.Duration(&o.SMTPTimeout, mail.DefaultSMTPTimeout, settings.NotNegative)},
 		{Key: "max_send_failures", Usage: "replies refused by the mail server in a row before /healthz reports sending as failing",
-			Var: settings.Int(&o.MaxSendFailures, metrics.DefaultSendFailureLimit, settings.NotNegative)},
+			Var: settings.Int(&o.MaxSendFailures, trace.DefaultSendFailureLimit, settings.NotNegative)},
 		{Key: "smtp.mechanism", Usage: "password mechanism: plain or login (default: plain, or login when the server offers only that)",
 			Var: settings.String(&o.SMTPMechanism, "", settings.OneOf("", mail.MechPlain, mail.MechLogin))},
 		{Key: "smtp.save_sent", Usage: "append each reply to the Sent folder (imap.sent_folder, or the folder the server marks \\Sent; default: false for Gmail and Microsoft 365 hosts, which file SMTP-sent mail themselves; true otherwise)",

@@ -25,9 +25,8 @@ import (
 	"triage/internal/budget"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
-	"triage/internal/logattr"
-	"triage/internal/metrics"
 	"triage/internal/store"
+	"triage/internal/trace"
 	"triage/internal/watch"
 )
 
@@ -205,9 +204,9 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
 	case "text", "":
-		return slog.New(logattr.Handler(slog.NewTextHandler(w, opts))), nil
+		return slog.New(trace.LogHandler(slog.NewTextHandler(w, opts))), nil
 	case "json":
-		return slog.New(logattr.Handler(slog.NewJSONHandler(w, opts))), nil
+		return slog.New(trace.LogHandler(slog.NewJSONHandler(w, opts))), nil
 	}
 	return nil, usageErr("--log-format %q: want text or json", format)
 }
@@ -265,9 +264,9 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	}
 	defer unlock()
 
-	var met *metrics.Metrics
+	var met *trace.Metrics
 	if o.MetricsAddr != "" {
-		met = metrics.New()
+		met = trace.NewMetrics()
 		met.SetSendFailureLimit(o.MaxSendFailures)
 		ln, err := net.Listen("tcp", o.MetricsAddr)
 		if err != nil {
@@ -372,7 +371,7 @@ func runWatcher(ctx context.Context, w *watch.Watcher, once bool) error {
 // newInboxWatcher builds the watcher of one inbox: its mail sender, its
 // pipeline (returned to be closed, also on error) and the watcher itself,
 // on the shared ledger and metrics.
-func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, met *metrics.Metrics, owner string, log *slog.Logger, first bool) (*watch.Watcher, *pipeline, error) {
+func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, met *trace.Metrics, owner string, log *slog.Logger, first bool) (*watch.Watcher, *pipeline, error) {
 	o := is.o
 	var next mail.Sender
 	var err error

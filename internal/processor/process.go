@@ -17,10 +17,10 @@ import (
 	"triage/internal/clip"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
-	"triage/internal/logattr"
 	"triage/internal/message"
 	"triage/internal/prompt"
 	"triage/internal/scenario"
+	"triage/internal/trace"
 )
 
 // process takes one email through its steps, in order: parse, claim (see
@@ -35,7 +35,7 @@ func (p *Processor) process(ctx context.Context, in Input) Outcome {
 		return out
 	}
 	// Every line logged about this email from here on names it.
-	ctx = logattr.With(ctx, "key", out.Key, "message_id", out.MessageID)
+	ctx = trace.WithLogAttrs(ctx, "key", out.Key, "message_id", out.MessageID)
 	if p.cfg.Claim != nil {
 		release, err := p.cfg.Claim(ctx, out.Key)
 		if err != nil {

@@ -1,4 +1,4 @@
-package logattr
+package trace
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 
 func TestHandlerAddsContextAttrs(t *testing.T) {
 	var buf bytes.Buffer
-	log := slog.New(Handler(slog.NewTextHandler(&buf, &slog.HandlerOptions{
+	log := slog.New(LogHandler(slog.NewTextHandler(&buf, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
 				return slog.Attr{}
@@ -18,8 +18,8 @@ func TestHandlerAddsContextAttrs(t *testing.T) {
 			return a
 		},
 	})))
-	ctx := With(context.Background(), "key", "k1", "message_id", "<m@x>")
-	ctx = With(ctx, slog.Int("uid", 7), "key", "k1") // set again: once
+	ctx := WithLogAttrs(context.Background(), "key", "k1", "message_id", "<m@x>")
+	ctx = WithLogAttrs(ctx, slog.Int("uid", 7), "key", "k1") // set again: once
 	log.InfoContext(ctx, "agent turn", "turn", 1)
 	log.InfoContext(ctx, "message", "message_id", "<m@x>") // not repeated
 	log.Info("no context")

@@ -1,7 +1,9 @@
-// Package metrics exposes what `triage watch` does as Prometheus metrics:
-// messages by status and scenario, model calls, tokens, errors, latency, and a
-// /healthz endpoint.
-package metrics
+// The Prometheus metrics of `triage watch`: messages by status and scenario,
+// model calls, tokens, errors, latency, and a /healthz endpoint. Callers push
+// plain values (Processed, a ledger state's name, DraftCounts): the metrics
+// know no pipeline or ledger types.
+
+package trace
 
 import (
 	"fmt"
@@ -14,8 +16,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"triage"
-	"triage/internal/ledger"
-	"triage/internal/processor"
 )
 
 // Metrics holds the collectors on their own registry. A nil *Metrics is
@@ -54,9 +54,9 @@ func (m *Metrics) SetSendFailureLimit(n int) {
 	m.sendLimit.Store(int64(n))
 }
 
-// New registers the triage collectors (and the Go/process collectors) on a
+// NewMetrics registers the triage collectors (and the Go/process collectors) on a
 // fresh registry.
-func New() *Metrics {
+func NewMetrics() *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		processed: counterVec("triage_messages_processed_total",
@@ -100,8 +100,18 @@ func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
 // Registry is the registry the collectors live on.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
-// Observe records one pipeline outcome.
-func (m *Metrics) Observe(o processor.Outcome, d time.Duration) {
+// Processed is one pipeline outcome, as much of it as the metrics count.
+type Processed struct {
+	Status       triage.Status
+	Reason       triage.Reason
+	Scenario     string // "" is counted as "none"
+	ModelCalls   int
+	PromptTokens int
+	OutputTokens int
+}
+
+// Observe records one pipeline outcome that took d.
+func (m *Metrics) Observe(o Processed, d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -119,21 +129,23 @@ func (m *Metrics) Observe(o processor.Outcome, d time.Duration) {
 		m.sendFails.Store(0)
 	}
 	m.modelCalls.Add(float64(o.ModelCalls))
-	m.tokens.WithLabelValues("prompt").Add(float64(o.Tokens.Prompt))
-	m.tokens.WithLabelValues("output").Add(float64(o.Tokens.Output))
+	m.tokens.WithLabelValues("prompt").Add(float64(o.PromptTokens))
+	m.tokens.WithLabelValues("output").Add(float64(o.OutputTokens))
 	m.latency.Observe(d.Seconds())
 }
 
-// Reached counts a message that reached a terminal ledger state.
-func (m *Metrics) Reached(state ledger.State) {
+// Reached counts a message that reached a terminal ledger state (state is
+// the state's name, the label value).
+func (m *Metrics) Reached(state string) {
 	if m == nil {
 		return
 	}
-	m.ledger.WithLabelValues(string(state)).Inc()
+	m.ledger.WithLabelValues(state).Inc()
 }
 
 // DraftCounts are the draft figures of one scenario, as the ledger counts
-// them.
+// them; each is the gauge of one outcome label (drafted, sent_as_is, edited,
+// rejected, discarded, pending).
 type DraftCounts struct {
 	Drafted, SentAsIs, Edited, Rejected, Discarded, Pending int
 }
@@ -147,8 +159,8 @@ func (m *Metrics) Drafts(scenario string, c DraftCounts) {
 		scenario = "none"
 	}
 	for outcome, n := range map[string]int{
-		string(triage.StatusDrafted): c.Drafted, ledger.DraftSentAsIs: c.SentAsIs, ledger.DraftEdited: c.Edited,
-		ledger.DraftRejected: c.Rejected, ledger.DraftDiscarded: c.Discarded, "pending": c.Pending,
+		string(triage.StatusDrafted): c.Drafted, "sent_as_is": c.SentAsIs, "edited": c.Edited,
+		"rejected": c.Rejected, "discarded": c.Discarded, "pending": c.Pending,
 	} {
 		m.drafts.WithLabelValues(scenario, outcome).Set(float64(n))
 	}

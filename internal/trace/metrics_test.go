@@ -1,4 +1,4 @@
-package metrics
+package trace
 
 import (
 	"io"
@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"triage"
-	"triage/internal/agent"
-	"triage/internal/ledger"
-	"triage/internal/processor"
 )
 
 func get(t *testing.T, srv *httptest.Server, path string) (int, string) {
@@ -25,17 +22,17 @@ func get(t *testing.T, srv *httptest.Server, path string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func TestHandler(t *testing.T) {
-	m := New()
+func TestMetricsHandler(t *testing.T) {
+	m := NewMetrics()
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 
 	if code, _ := get(t, srv, "/healthz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/healthz before the first pass = %d, want 503", code)
 	}
-	m.Observe(processor.Outcome{Status: "replied", Scenario: "valid-warranty", ModelCalls: 3, Tokens: agent.Usage{Prompt: 10, Output: 5}}, 200*time.Millisecond)
-	m.Observe(processor.Outcome{Status: "skipped"}, time.Millisecond)
-	m.Reached(ledger.StateReplied)
+	m.Observe(Processed{Status: "replied", Scenario: "valid-warranty", ModelCalls: 3, PromptTokens: 10, OutputTokens: 5}, 200*time.Millisecond)
+	m.Observe(Processed{Status: "skipped"}, time.Millisecond)
+	m.Reached("replied")
 	m.Error("imap")
 	m.PassDone(time.Unix(1700000000, 0))
 
@@ -62,7 +59,7 @@ func TestHandler(t *testing.T) {
 
 func TestNilMetricsRecordsNothing(t *testing.T) {
 	var m *Metrics
-	m.Observe(processor.Outcome{}, 0)
+	m.Observe(Processed{}, 0)
 	m.Reached("x")
 	m.Error("x")
 	m.PassDone(time.Now())
@@ -73,27 +70,27 @@ func TestNilMetricsRecordsNothing(t *testing.T) {
 // were refused by the mail server, and recovers with the next reply that
 // goes out; skipped mail and other failures change nothing.
 func TestHealthzSendFailures(t *testing.T) {
-	refused := processor.Outcome{Status: triage.StatusFailed, Reason: triage.ReasonSendFailed}
-	replied := processor.Outcome{Status: triage.StatusReplied}
-	other := processor.Outcome{Status: triage.StatusFailed, Reason: triage.ReasonNoScenario}
-	skipped := processor.Outcome{Status: triage.StatusSkipped, Reason: triage.ReasonList}
+	refused := Processed{Status: triage.StatusFailed, Reason: triage.ReasonSendFailed}
+	replied := Processed{Status: triage.StatusReplied}
+	other := Processed{Status: triage.StatusFailed, Reason: triage.ReasonNoScenario}
+	skipped := Processed{Status: triage.StatusSkipped, Reason: triage.ReasonList}
 	tests := []struct {
 		name  string
 		limit int
-		seq   []processor.Outcome
+		seq   []Processed
 		want  int
 	}{
-		{"below the default", 0, []processor.Outcome{refused, refused}, http.StatusOK},
-		{"at the default", 0, []processor.Outcome{refused, refused, refused}, http.StatusServiceUnavailable},
-		{"interleaved with skips and other failures", 0, []processor.Outcome{refused, skipped, refused, other, refused}, http.StatusServiceUnavailable},
-		{"a reply resets", 0, []processor.Outcome{refused, refused, replied, refused}, http.StatusOK},
-		{"recovers", 0, []processor.Outcome{refused, refused, refused, replied}, http.StatusOK},
-		{"configured 1", 1, []processor.Outcome{refused}, http.StatusServiceUnavailable},
-		{"configured 5", 5, []processor.Outcome{refused, refused, refused, refused}, http.StatusOK},
+		{"below the default", 0, []Processed{refused, refused}, http.StatusOK},
+		{"at the default", 0, []Processed{refused, refused, refused}, http.StatusServiceUnavailable},
+		{"interleaved with skips and other failures", 0, []Processed{refused, skipped, refused, other, refused}, http.StatusServiceUnavailable},
+		{"a reply resets", 0, []Processed{refused, refused, replied, refused}, http.StatusOK},
+		{"recovers", 0, []Processed{refused, refused, refused, replied}, http.StatusOK},
+		{"configured 1", 1, []Processed{refused}, http.StatusServiceUnavailable},
+		{"configured 5", 5, []Processed{refused, refused, refused, refused}, http.StatusOK},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := New()
+			m := NewMetrics()
 			m.SetSendFailureLimit(tc.limit)
 			m.PassDone(time.Now())
 			srv := httptest.NewServer(m.Handler())

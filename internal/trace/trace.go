@@ -1,8 +1,12 @@
-// Package trace records one OpenTelemetry trace per inbound email (the
-// email's root span; a span per model turn and per function call after the
-// GenAI semantic conventions; spans for the IMAP fetch, the store claim and
-// the SMTP send) and exports it over OTLP/HTTP when the standard OTEL_*
-// variables ask for it. Without them every span is a no-op.
+// Package trace is what triage tells its operators about its work. It
+// records one OpenTelemetry trace per inbound email (the email's root span;
+// a span per model turn and per function call after the GenAI semantic
+// conventions; spans for the IMAP fetch, the store claim and the SMTP send)
+// and exports it over OTLP/HTTP when the standard OTEL_* variables ask for
+// it; without them every span is a no-op. It carries the log attributes
+// that name a message on every line logged about it (WithLogAttrs,
+// LogHandler), and exposes the Prometheus metrics and /healthz of triage
+// watch (Metrics).
 //
 // Message content (what the model is sent and answers, function arguments
 // and results) is never recorded unless

@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"triage/internal/metrics"
 	"triage/internal/testkit/mailtest"
+	"triage/internal/trace"
 )
 
 // A refused login is not a network blip: Run stops with an *AuthError after
 // MaxAuthFailures attempts, /healthz failing meanwhile.
 func scenarioAuthRefused(t *testing.T, tgt target) {
 	e := newEnv(t, tgt)
-	met := metrics.New()
+	met := trace.NewMetrics()
 	w := e.watcher(func(c *Config) {
 		c.Password = "wrong-" + c.Password
 		c.Metrics = met

@@ -15,9 +15,9 @@ import (
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/message"
-	"triage/internal/metrics"
 	"triage/internal/processor"
 	"triage/internal/testkit/mailtest"
+	"triage/internal/trace"
 )
 
 func TestMemDrafts(t *testing.T) {
@@ -91,7 +91,7 @@ func scenarioDrafts(t *testing.T, tgt target) {
 	var mu sync.Mutex
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	hooks := &hookLog{}
-	met := metrics.New()
+	met := trace.NewMetrics()
 	mod := func(c *Config) { c.SentFolder = "Sent"; c.Now = now; c.OnPersonReply = hooks.hook; c.Metrics = met }
 
 	// One message answered in send mode first: its reply is stored in Sent
@@ -187,7 +187,7 @@ func scenarioDrafts(t *testing.T, tgt target) {
 }
 
 // draftGauge reads triage_drafts{scenario} by outcome.
-func draftGauge(t *testing.T, m *metrics.Metrics, scenario string) map[string]float64 {
+func draftGauge(t *testing.T, m *trace.Metrics, scenario string) map[string]float64 {
 	t.Helper()
 	mfs, err := m.Registry().Gather()
 	if err != nil {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 
-	"triage/internal/metrics"
 	"triage/internal/testkit/ledgertest"
 	"triage/internal/testkit/mailtest"
+	"triage/internal/trace"
 )
 
 // BenchmarkIdlePass measures a watch session that finds nothing new
@@ -29,7 +29,7 @@ func BenchmarkIdlePass(b *testing.B) {
 	sizes := []int{300, 10_000, 100_000}
 	type world struct {
 		e *env
-		m *metrics.Metrics
+		m *trace.Metrics
 	}
 	worlds := map[int]world{}
 	for _, n := range sizes {
@@ -49,7 +49,7 @@ func BenchmarkIdlePass(b *testing.B) {
 		ledgertest.Fill(b, e.ledger.Path(), ledgertest.History{Account: "bench@example.com", UIDValidity: sel.UIDValidity,
 			Messages: n, DraftEvery: 10})
 		b.Logf("ledger of %d messages written in %s", n, time.Since(start).Round(time.Millisecond))
-		worlds[n] = world{e, metrics.New()}
+		worlds[n] = world{e, trace.NewMetrics()}
 	}
 	for _, n := range sizes {
 		b.Run(fmt.Sprintf("ledger=%d", n), func(b *testing.B) {

@@ -15,7 +15,6 @@ import (
 	"triage"
 	"triage/internal/clip"
 	"triage/internal/ledger"
-	"triage/internal/logattr"
 	"triage/internal/message"
 	"triage/internal/processor"
 	"triage/internal/trace"
@@ -50,7 +49,7 @@ func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid im
 func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *peeked) error {
 	uid, loc, id, size := m.uid, m.loc, m.id, m.size
 	// Every line logged about this message, here and in the pipeline, names it.
-	ctx = logattr.With(ctx, "uid", uint32(uid), "key", id.Key, "message_id", id.MessageID)
+	ctx = trace.WithLogAttrs(ctx, "uid", uint32(uid), "key", id.Key, "message_id", id.MessageID)
 	// One trace per message: its root span, whose id the ledger keeps.
 	ctx, span, _ := trace.Email(ctx, trace.InboxKey.String(w.cfg.Account+"/"+w.cfg.Mailbox), trace.UIDKey.Int64(int64(uid)),
 		trace.KeyKey.String(string(id.Key)))
@@ -133,7 +132,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	out := w.process(pctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
 		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}, MoreAttempts: attempt < w.cfg.MaxAttempts})
 	w.keepOutcome(ctx, loc, out, text)
-	w.cfg.Metrics.Observe(out, w.cfg.Now().Sub(start))
+	w.cfg.Metrics.Observe(processed(out), w.cfg.Now().Sub(start))
 	if out.Status == triage.StatusFailed && out.Reason != triage.ReasonSendFailed { // the Sender counted that one
 		w.cfg.Metrics.Error("process")
 	}
@@ -311,7 +310,7 @@ func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e le
 	w.mu.Lock()
 	w.st.ByState[state]++
 	w.mu.Unlock()
-	w.cfg.Metrics.Reached(state)
+	w.cfg.Metrics.Reached(string(state))
 	level := slog.LevelInfo
 	if state == ledger.StateFailed || state == ledger.StateNeedsHuman || state == ledger.StateOverLimit {
 		level = slog.LevelWarn
@@ -319,4 +318,10 @@ func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e le
 	w.log.Log(ctx, level, "message", "uid", e.UID, "uidvalidity", e.UIDValidity, "message_id", e.MessageID,
 		"from", e.Sender, "state", state, "reason", reason, "scenario", scenario, "attempts", e.Attempts, "detail", detail)
 	return w.settle(ctx, c, b, e)
+}
+
+// processed is what the metrics count of out.
+func processed(out processor.Outcome) trace.Processed {
+	return trace.Processed{Status: out.Status, Reason: out.Reason, Scenario: out.Scenario,
+		ModelCalls: out.ModelCalls, PromptTokens: out.Tokens.Prompt, OutputTokens: out.Tokens.Output}
 }

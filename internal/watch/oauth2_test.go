@@ -17,8 +17,8 @@ import (
 
 	tmail "triage/internal/clients/mail"
 	"triage/internal/mailauth"
-	"triage/internal/metrics"
 	"triage/internal/testkit/mailtest"
+	"triage/internal/trace"
 )
 
 // oauth2World is Dovecot with its oauth2 passdb, the OAuth2 server whose
@@ -83,7 +83,7 @@ func (ow *oauth2World) watcher(mod func(*Config)) *Watcher {
 // The reconnects count no imap error and never fail /healthz.
 func TestDovecotOAuth2TokensExpire(t *testing.T) {
 	ow := newOAuth2World(t, mailtest.OAuth2Options{Lifetime: 3 * time.Second, Rotate: true})
-	met := metrics.New()
+	met := trace.NewMetrics()
 	w := ow.watcher(func(c *Config) { c.MaxAuthFailures = 1; c.Metrics = met })
 	var unhealthy atomic.Int32
 	stopProbe := probeHealth(t, met, &unhealthy)
@@ -194,7 +194,7 @@ func TestDovecotOAuth2TokenExpiresSessionStays(t *testing.T) {
 // probeHealth polls met's /healthz until the returned stop is called,
 // counting the answers that are not 200 in bad. It waits for the first
 // healthy answer before counting (the watcher is not connected at first).
-func probeHealth(t *testing.T, met *metrics.Metrics, bad *atomic.Int32) (stop func()) {
+func probeHealth(t *testing.T, met *trace.Metrics, bad *atomic.Int32) (stop func()) {
 	t.Helper()
 	h := met.Handler()
 	quit, finished := make(chan struct{}), make(chan struct{})
@@ -222,7 +222,7 @@ func probeHealth(t *testing.T, met *metrics.Metrics, bad *atomic.Int32) (stop fu
 
 // counter is the value of a counter of met with the label value kind (0
 // when it was never counted).
-func counter(t *testing.T, met *metrics.Metrics, name, kind string) float64 {
+func counter(t *testing.T, met *trace.Metrics, name, kind string) float64 {
 	t.Helper()
 	mfs, err := met.Registry().Gather()
 	if err != nil {

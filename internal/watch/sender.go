@@ -12,8 +12,8 @@ import (
 	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
-	"triage/internal/metrics"
 	"triage/internal/processor"
+	"triage/internal/trace"
 )
 
 // LedgerSender is a mail.Sender that keeps the ledger's promise: the
@@ -34,7 +34,7 @@ type LedgerSender struct {
 	inbox   triage.Inbox
 	now     func() time.Time
 	log     *slog.Logger
-	met     *metrics.Metrics
+	met     *trace.Metrics
 }
 
 var (
@@ -59,7 +59,7 @@ type LedgerSenderConfig struct {
 	Inbox   triage.Inbox
 	Now     func() time.Time
 	Logger  *slog.Logger
-	Metrics *metrics.Metrics // optional: counts submission errors as "smtp"
+	Metrics *trace.Metrics // optional: counts submission errors as "smtp"
 }
 
 // NewLedgerSender checks cfg.

@@ -14,8 +14,8 @@ import (
 
 	"triage/internal/ledger"
 	"triage/internal/message"
-	"triage/internal/metrics"
 	"triage/internal/textsim"
+	"triage/internal/trace"
 )
 
 // Draft tracking defaults.
@@ -97,7 +97,7 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 			counts[s.Scenario] = c
 		}
 		for scenario, c := range counts {
-			w.cfg.Metrics.Drafts(scenario, metrics.DraftCounts{Drafted: c.Drafted, SentAsIs: c.SentAsIs, Edited: c.Edited,
+			w.cfg.Metrics.Drafts(scenario, trace.DraftCounts{Drafted: c.Drafted, SentAsIs: c.SentAsIs, Edited: c.Edited,
 				Rejected: c.Rejected, Discarded: c.Discarded, Pending: c.Pending})
 		}
 	}

@@ -33,9 +33,9 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/mailauth"
-	"triage/internal/metrics"
 	"triage/internal/processor"
 	"triage/internal/store"
+	"triage/internal/trace"
 )
 
 // Processor is the pipeline as the watcher sees it (*processor.Processor).
@@ -158,7 +158,7 @@ type Config struct {
 
 	Processor Processor
 	Ledger    *ledger.Ledger
-	Metrics   *metrics.Metrics // optional
+	Metrics   *trace.Metrics // optional
 	Logger    *slog.Logger
 	Now       func() time.Time
 }
