@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/replies"
 )
 
 // What reply mode auto decides from and records (package autonomy makes
@@ -57,7 +58,7 @@ func (l *Ledger) ReviewWindow(ctx context.Context, scenario string, inbox triage
 	rows, err := l.db.QueryContext(ctx, `SELECT outcome FROM replies
 		WHERE kind=? AND scenario=? AND account=? AND mailbox=? AND outcome IN (?,?,?,?)
 		ORDER BY resolved_at DESC, key DESC LIMIT ?`,
-		KindDraft, scenario, inbox.Account, inbox.Mailbox, DraftSentAsIs, DraftEdited, DraftRejected, DraftDiscarded, n)
+		replies.KindDraft, scenario, inbox.Account, inbox.Mailbox, replies.DraftSentAsIs, replies.DraftEdited, replies.DraftRejected, replies.DraftDiscarded, n)
 	if err != nil {
 		return w, fmt.Errorf("ledger: review window: %w", err)
 	}
@@ -69,13 +70,13 @@ func (l *Ledger) ReviewWindow(ctx context.Context, scenario string, inbox triage
 		}
 		w.Reviewed++
 		switch outcome {
-		case DraftSentAsIs:
+		case replies.DraftSentAsIs:
 			w.SentAsIs++
-		case DraftEdited:
+		case replies.DraftEdited:
 			w.Edited++
-		case DraftRejected:
+		case replies.DraftRejected:
 			w.Rejected++
-		case DraftDiscarded:
+		case replies.DraftDiscarded:
 			w.Discarded++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"triage/internal/replies"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -26,7 +27,7 @@ func draftIn(t *testing.T, l *Ledger, inbox triage.Inbox, uid uint32, scenario s
 	if _, err := l.Begin(ctx, Entry{Loc: loc, Key: key, Sender: "c@x"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.PutPending(ctx, Reply{Key: key, MessageID: "<d-" + string(key) + ">", To: "c@x", Raw: []byte("x"), Kind: KindDraft}); err != nil {
+	if err := l.Replies().PutPending(ctx, replies.Reply{Key: key, MessageID: "<d-" + string(key) + ">", To: "c@x", Raw: []byte("x"), Kind: replies.KindDraft}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Finish(ctx, loc, StateDrafted, "", scenario); err != nil {
@@ -54,7 +55,7 @@ func TestReviewWindow(t *testing.T) {
 			now = now.Add(time.Minute)
 			var err error
 			switch outcome {
-			case DraftRejected:
+			case replies.DraftRejected:
 				err = l.RejectDraft(ctx, key)
 			case "":
 			default:
@@ -65,15 +66,15 @@ func TestReviewWindow(t *testing.T) {
 			}
 		}
 		for range 5 {
-			resolve(a, "missing-info", DraftEdited)
+			resolve(a, "missing-info", replies.DraftEdited)
 		}
 		for i := range 30 {
-			resolve(a, "missing-info", map[bool]string{true: DraftEdited, false: DraftSentAsIs}[i == 3 || i == 17])
+			resolve(a, "missing-info", map[bool]string{true: replies.DraftEdited, false: replies.DraftSentAsIs}[i == 3 || i == 17])
 		}
 		resolve(a, "missing-info", "") // pending: not reviewed
-		resolve(b, "missing-info", DraftRejected)
-		resolve(b, "missing-info", DraftSentAsIs)
-		resolve(a, "valid-warranty", DraftSentAsIs)
+		resolve(b, "missing-info", replies.DraftRejected)
+		resolve(b, "missing-info", replies.DraftSentAsIs)
+		resolve(a, "valid-warranty", replies.DraftSentAsIs)
 		// Stale: the pending one of inbox a is discarded, and stays apart
 		// from the rejection.
 		now = now.Add(8 * 24 * time.Hour)

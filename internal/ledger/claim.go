@@ -212,19 +212,6 @@ func (l *Ledger) Claimable(ctx context.Context, account, mailbox string, uidVali
 		account, mailbox, uidValidity, unix(l.now()), limit)
 }
 
-// Orphaned lists the replies of an inbox in state (ReplyPending,
-// DraftPending, DraftSentByPerson), oldest first, at most MaxInState and
-// without their rendered bytes (GetReply reads them), that no daemon is
-// working on: no message with their key is under a live claim. A pending
-// reply whose claimant is alive may be going out this very moment; one
-// whose claimant died is settled by the inbox's watcher (found in the Sent
-// folder, or left for a person), never sent again.
-func (l *Ledger) Orphaned(ctx context.Context, account, mailbox string, state ReplyState) ([]Reply, error) {
-	return l.listReplies(ctx, `SELECT `+replyListCols+` FROM replies r WHERE state=? AND account=? AND mailbox=?
-		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.key = r.key AND m.claimant<>'' AND m.lease_until>?)
-		ORDER BY created, key LIMIT ?`, state, account, mailbox, unix(l.now()), MaxInState)
-}
-
 // Claimant returns the claimant of loc and until when its lease runs (""
 // and the zero time when nobody claims it), or ErrNotFound.
 func (l *Ledger) Claimant(ctx context.Context, loc Loc) (string, time.Time, error) {

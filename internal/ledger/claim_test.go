@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"triage/internal/replies"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -274,12 +275,12 @@ func TestOrphaned(t *testing.T) {
 			if _, err := l.Claim(ctx, Entry{Loc: loc, Key: key}, "A", time.Minute); err != nil {
 				t.Fatal(err)
 			}
-			if err := l.PutPending(ctx, Reply{Key: key, MessageID: fmt.Sprintf("<r%d@x>", i), To: "c@x", Raw: []byte("x"), Account: inbox, Mailbox: "INBOX"}); err != nil {
+			if err := l.Replies().PutPending(ctx, replies.Reply{Key: key, MessageID: fmt.Sprintf("<r%d@x>", i), To: "c@x", Raw: []byte("x"), Account: inbox, Mailbox: "INBOX"}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		ids := func() []string {
-			rs, err := l.Orphaned(ctx, "a", "INBOX", ReplyPending)
+			rs, err := l.Replies().Orphaned(ctx, "a", "INBOX", replies.ReplyPending)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -341,7 +342,7 @@ func TestClaimMigration(t *testing.T) {
 		if err != nil || len(cl) != 1 || cl[0].Key != "k1" {
 			t.Fatalf("Claimable after the migration = %v, %v; want the processing row", cl, err)
 		}
-		if rs, err := l.Orphaned(ctx, "a", "INBOX", ReplyPending); err != nil || len(rs) != 1 {
+		if rs, err := l.Replies().Orphaned(ctx, "a", "INBOX", replies.ReplyPending); err != nil || len(rs) != 1 {
 			t.Errorf("Orphaned after the migration = %v, %v; want the pending reply", rs, err)
 		}
 		if got, err := l.Claim(ctx, cl[0], "A", time.Minute); err != nil || got.Attempts != 2 {

@@ -9,21 +9,8 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/replies"
 )
-
-// Draft outcomes (Reply.Outcome): what a person did with a draft, learnt
-// from the Sent folder or the console. "" means not known yet.
-const (
-	DraftSentAsIs  = "sent_as_is" // the person's reply is the draft (similarity >= the threshold)
-	DraftEdited    = "edited"     // the person replied with other text
-	DraftRejected  = "rejected"   // a person rejected the draft in the console
-	DraftDiscarded = "discarded"  // no reply from a person within the window
-)
-
-// MarkDraftStored records that the draft of key is in the Drafts folder.
-func (l *Ledger) MarkDraftStored(ctx context.Context, key triage.Key) error {
-	return l.setReply(ctx, key, `state=?, appended=1`, DraftStored)
-}
 
 // ResolveDraft records what a person did with the draft of key: outcome,
 // the similarity of their reply to the draft, and the reply's Message-ID.
@@ -31,13 +18,13 @@ func (l *Ledger) MarkDraftStored(ctx context.Context, key triage.Key) error {
 // draft or its outcome is already known.
 func (l *Ledger) ResolveDraft(ctx context.Context, key triage.Key, outcome string, similarity float64, personMessageID string) (bool, error) {
 	switch outcome {
-	case DraftSentAsIs, DraftEdited, DraftDiscarded:
+	case replies.DraftSentAsIs, replies.DraftEdited, replies.DraftDiscarded:
 	default:
 		return false, fmt.Errorf("ledger: resolve draft: unknown outcome %q", outcome)
 	}
 	res, err := l.db.ExecContext(ctx, `UPDATE replies SET outcome=?, similarity=?, resolved_at=?, person_message_id=?
 		WHERE key=? AND kind=? AND outcome=''`,
-		outcome, similarity, unix(l.now()), personMessageID, key, KindDraft)
+		outcome, similarity, unix(l.now()), personMessageID, key, replies.KindDraft)
 	if err != nil {
 		return false, fmt.Errorf("ledger: resolve draft: %w", err)
 	}
@@ -50,7 +37,7 @@ func (l *Ledger) ResolveDraft(ctx context.Context, key triage.Key, outcome strin
 // many. Another inbox's drafts wait for its own Sent folder.
 func (l *Ledger) DiscardStaleDrafts(ctx context.Context, account, mailbox string, before time.Time) (int, error) {
 	res, err := l.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=? WHERE kind=? AND outcome='' AND created < ? AND account=? AND mailbox=?`,
-		DraftDiscarded, unix(l.now()), KindDraft, unix(before), account, mailbox)
+		replies.DraftDiscarded, unix(l.now()), replies.KindDraft, unix(before), account, mailbox)
 	if err != nil {
 		return 0, fmt.Errorf("ledger: discard stale drafts: %w", err)
 	}
@@ -96,21 +83,7 @@ func (l *Ledger) DraftStats(ctx context.Context) ([]DraftStat, error) {
 		COUNT(*), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END),
 		SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = '' THEN 1 ELSE 0 END)
 		FROM replies WHERE kind = ? GROUP BY scenario, account, mailbox ORDER BY scenario, account, mailbox`,
-		DraftSentAsIs, DraftEdited, DraftRejected, DraftDiscarded, KindDraft)
-}
-
-// ReplyByMessageID returns the reply or draft row whose Message-ID is id,
-// or ErrNotFound.
-func (l *Ledger) ReplyByMessageID(ctx context.Context, id string) (Reply, error) {
-	row := l.db.QueryRowContext(ctx, `SELECT `+replyCols+` FROM replies WHERE message_id=? LIMIT 1`, id)
-	r, err := scanReply(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Reply{}, ErrNotFound
-	}
-	if err != nil {
-		return Reply{}, fmt.Errorf("ledger: reply by message id: %w", err)
-	}
-	return r, nil
+		replies.DraftSentAsIs, replies.DraftEdited, replies.DraftRejected, replies.DraftDiscarded, replies.KindDraft)
 }
 
 // Thread is an inbound message the ledger handled, found through a
@@ -140,9 +113,9 @@ func (l *Ledger) ThreadOf(ctx context.Context, ids, to []string) (Thread, error)
 			continue
 		}
 		var key triage.Key
-		if r, err := l.ReplyByMessageID(ctx, id); err == nil {
+		if r, err := l.replies.ReplyByMessageID(ctx, id); err == nil {
 			key = r.Key
-		} else if !errors.Is(err, ErrNotFound) {
+		} else if !errors.Is(err, replies.ErrNotFound) {
 			return Thread{}, err
 		}
 		q, arg := `SELECT key, message_id, sender, scenario, state FROM messages WHERE message_id=? ORDER BY updated DESC`, id
@@ -200,11 +173,11 @@ func (l *Ledger) handled(ctx context.Context, q string, arg any) ([]Thread, erro
 // to t went to.
 func (l *Ledger) answers(ctx context.Context, t Thread, to []string) (bool, error) {
 	want := []string{t.Sender}
-	r, err := l.GetReply(ctx, t.Key)
+	r, err := l.replies.GetReply(ctx, t.Key)
 	switch {
 	case err == nil:
 		want = append(want, r.To)
-	case !errors.Is(err, ErrNotFound):
+	case !errors.Is(err, replies.ErrNotFound):
 		return false, err
 	}
 	for _, a := range to {

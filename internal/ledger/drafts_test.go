@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"triage/internal/replies"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -33,7 +34,7 @@ func TestDrafts(t *testing.T) {
 		uid := uint32(0)
 		draft := func(key triage.Key, id string) {
 			t.Helper()
-			if err := l.PutPendingWithin(ctx, Reply{Key: key, MessageID: id, To: "c@x", InboundFrom: "c@x", Raw: []byte("x"), Kind: KindDraft, Account: "a", Mailbox: "INBOX"}, Limits{PerAddress: 10, PerHour: 1}); err != nil {
+			if err := l.Replies().PutPendingWithin(ctx, replies.Reply{Key: key, MessageID: id, To: "c@x", InboundFrom: "c@x", Raw: []byte("x"), Kind: replies.KindDraft, Account: "a", Mailbox: "INBOX"}, replies.Limits{PerAddress: 10, PerHour: 1}); err != nil {
 				t.Fatalf("draft %s: %v", key, err)
 			}
 			uid++
@@ -44,23 +45,23 @@ func TestDrafts(t *testing.T) {
 		draft("v3", "<d-v3>")
 		draft("m1", "<d-m1>")
 
-		r, err := l.GetReply(ctx, "v1")
+		r, err := l.Replies().GetReply(ctx, "v1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Kind != KindDraft || r.State != DraftPending || r.Outcome != "" {
+		if r.Kind != replies.KindDraft || r.State != replies.DraftPending || r.Outcome != "" {
 			t.Errorf("draft row = %+v, want kind draft, state draft_pending, no outcome", r)
 		}
-		if n, _ := l.RepliesSince(ctx, "c@x", now.Add(-time.Hour)); n != 0 {
+		if n, _ := l.Replies().RepliesSince(ctx, "c@x", now.Add(-time.Hour)); n != 0 {
 			t.Errorf("RepliesSince counts %d drafts, want 0 (drafts go to nobody)", n)
 		}
-		if err := l.PutPending(ctx, Reply{Key: "v1", MessageID: "<r-v1>", To: "c@x", Raw: []byte("x")}); !errors.Is(err, ErrReplyExists) {
+		if err := l.Replies().PutPending(ctx, replies.Reply{Key: "v1", MessageID: "<r-v1>", To: "c@x", Raw: []byte("x")}); !errors.Is(err, replies.ErrReplyExists) {
 			t.Errorf("reply after a draft: err = %v, want ErrReplyExists", err)
 		}
-		if err := l.MarkDraftStored(ctx, "v1"); err != nil {
+		if err := l.Replies().MarkDraftStored(ctx, "v1"); err != nil {
 			t.Fatal(err)
 		}
-		if r, _ := l.GetReply(ctx, "v1"); r.State != DraftStored || !r.Appended {
+		if r, _ := l.Replies().GetReply(ctx, "v1"); r.State != replies.DraftStored || !r.Appended {
 			t.Errorf("after MarkDraftStored: %+v", r)
 		}
 
@@ -76,30 +77,30 @@ func TestDrafts(t *testing.T) {
 		}
 
 		now = now.Add(3 * 24 * time.Hour)
-		if ok, err := l.ResolveDraft(ctx, "v1", DraftSentAsIs, 0.97, "<p1>"); !ok || err != nil {
+		if ok, err := l.ResolveDraft(ctx, "v1", replies.DraftSentAsIs, 0.97, "<p1>"); !ok || err != nil {
 			t.Fatalf("ResolveDraft v1: %v %v", ok, err)
 		}
-		if ok, _ := l.ResolveDraft(ctx, "v1", DraftEdited, 0.2, "<p2>"); ok {
+		if ok, _ := l.ResolveDraft(ctx, "v1", replies.DraftEdited, 0.2, "<p2>"); ok {
 			t.Error("a second resolution was recorded")
 		}
-		if ok, _ := l.ResolveDraft(ctx, "v2", DraftEdited, 0.5, "<p3>"); !ok {
+		if ok, _ := l.ResolveDraft(ctx, "v2", replies.DraftEdited, 0.5, "<p3>"); !ok {
 			t.Error("v2 not resolved")
 		}
-		r, _ = l.GetReply(ctx, "v1")
-		if r.Outcome != DraftSentAsIs || r.Similarity != 0.97 || r.PersonMessageID != "<p1>" || !r.ResolvedAt.Equal(now) {
+		r, _ = l.Replies().GetReply(ctx, "v1")
+		if r.Outcome != replies.DraftSentAsIs || r.Similarity != 0.97 || r.PersonMessageID != "<p1>" || !r.ResolvedAt.Equal(now) {
 			t.Errorf("v1 = %+v", r)
 		}
 
 		// Seven days after the drafts, the two without a reply are
 		// discarded; another inbox's draft waits for its own Sent folder.
-		if err := l.PutPending(ctx, Reply{Key: "o1", MessageID: "<d-o1>", To: "c@x", Raw: []byte("x"), Kind: KindDraft, Account: "b", Mailbox: "INBOX"}); err != nil {
+		if err := l.Replies().PutPending(ctx, replies.Reply{Key: "o1", MessageID: "<d-o1>", To: "c@x", Raw: []byte("x"), Kind: replies.KindDraft, Account: "b", Mailbox: "INBOX"}); err != nil {
 			t.Fatal(err)
 		}
 		now = now.Add(4*24*time.Hour + time.Minute)
 		if n, err := l.DiscardStaleDrafts(ctx, "a", "INBOX", now.Add(-7*24*time.Hour)); n != 2 || err != nil {
 			t.Fatalf("DiscardStaleDrafts = %d, %v; want 2", n, err)
 		}
-		if r, err := l.GetReply(ctx, "o1"); err != nil || r.Outcome != "" || r.Account != "b" {
+		if r, err := l.Replies().GetReply(ctx, "o1"); err != nil || r.Outcome != "" || r.Account != "b" {
 			t.Errorf("another inbox's draft after DiscardStaleDrafts of inbox a: %+v, %v; want no outcome", r, err)
 		}
 		stats, err := l.DraftStats(ctx)

@@ -6,9 +6,8 @@
 //
 // Messages are keyed by (account, mailbox, UIDVALIDITY, UID), with a secondary
 // key (Message-ID + sender, or a hash of the raw bytes) that survives a
-// UIDVALIDITY change. Replies are keyed by the inbound secondary key: a reply
-// row is written, with its fully rendered bytes, before the SMTP submission
-// and marked sent afterwards.
+// UIDVALIDITY change. Replies are keyed by the inbound secondary key; they
+// are package replies' (Replies), on the same store.
 package ledger
 
 import (
@@ -21,6 +20,7 @@ import (
 
 	"triage"
 	"triage/internal/clip"
+	"triage/internal/replies"
 	"triage/internal/store"
 )
 
@@ -70,10 +70,6 @@ func StateOf(s triage.Status) State {
 
 // ErrNotFound is returned when a row does not exist.
 var ErrNotFound = errors.New("ledger: not found")
-
-// ErrReplyExists is returned by PutPending when the inbound key already has a
-// reply row (pending or sent): the reply must not be submitted again.
-var ErrReplyExists = errors.New("ledger: reply already recorded for this message")
 
 // Loc is where a message lives on the IMAP server.
 type Loc struct {
@@ -128,10 +124,11 @@ type Config struct {
 // Ledger is the ledger on a store (SQLite or PostgreSQL); safe for
 // concurrent use, also by several processes sharing the store.
 type Ledger struct {
-	db    *store.DB
-	now   func() time.Time
-	path  string
-	owned bool // Close closes db
+	db      *store.DB
+	replies *replies.Store // the replies on db, on the ledger's clock
+	now     func() time.Time
+	path    string
+	owned   bool // Close closes db
 }
 
 // Open opens the ledger at cfg.Path, a SQLite file (created when missing)
@@ -152,7 +149,7 @@ func Open(ctx context.Context, cfg Config) (*Ledger, error) {
 		}
 		owned = true
 	}
-	l := &Ledger{db: db, now: cfg.Now, path: db.Name(), owned: owned}
+	l := &Ledger{db: db, replies: replies.New(db, cfg.Now), now: cfg.Now, path: db.Name(), owned: owned}
 	if cfg.ReadOnly {
 		return l, nil
 	}
@@ -178,6 +175,10 @@ func (l *Ledger) Close() error {
 // the model budget): one pool of connections per process. It stays open
 // until the ledger is closed.
 func (l *Ledger) Store() *store.DB { return l.db }
+
+// Replies is the reply memory on the ledger's store, on its clock: the
+// replies, drafts and staff notices of the messages the ledger records.
+func (l *Ledger) Replies() *replies.Store { return l.replies }
 
 func unix(t time.Time) int64 { return t.UTC().UnixMilli() }
 

@@ -4,15 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage"
 	"triage/internal/testkit/pgtest"
 )
 
@@ -136,192 +133,6 @@ func TestMessageLifecycle(t *testing.T) {
 	})
 }
 
-func TestReplies(t *testing.T) {
-	pgtest.Each(t, func(t *testing.T, target string) {
-		ctx := context.Background()
-		now := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
-		l := openAt(t, target, &now)
-
-		r := Reply{Key: "k1", MessageID: "<triage-1@example.com>", To: "Jan@Example.com", Raw: []byte("raw")}
-		if err := l.PutPending(ctx, r); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.PutPending(ctx, r); !errors.Is(err, ErrReplyExists) {
-			t.Fatalf("second PutPending: err = %v, want ErrReplyExists", err)
-		}
-		pending, err := l.Replies(ctx, ReplyPending)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(pending) != 1 || pending[0].Key != "k1" || string(pending[0].Raw) != "raw" {
-			t.Errorf("pending = %+v, want k1 with raw bytes", pending)
-		}
-		now = now.Add(time.Minute)
-		if err := l.MarkSent(ctx, "k1"); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.DropPending(ctx, "k1"); err != nil {
-			t.Fatal(err)
-		}
-		got, err := l.GetReply(ctx, "k1")
-		if err != nil {
-			t.Fatalf("sent reply dropped: %v", err)
-		}
-		if got.State != ReplySent || !got.SentAt.Equal(now) || got.To != "jan@example.com" {
-			t.Errorf("reply = %+v, want sent at %v to jan@example.com", got, now)
-		}
-
-		if err := l.PutPending(ctx, Reply{Key: "k2", MessageID: "<m2@x>", To: "jan@example.com", Raw: []byte("r2")}); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.PutPending(ctx, Reply{Key: "k3", MessageID: "<m3@x>", To: "ola@example.com", Raw: []byte("r3")}); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.DropPending(ctx, "k3"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := l.GetReply(ctx, "k3"); !errors.Is(err, ErrNotFound) {
-			t.Errorf("dropped reply: err = %v, want ErrNotFound", err)
-		}
-		if err := l.MarkReplyNeedsHuman(ctx, "k2"); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.MarkAppended(ctx, "nope"); !errors.Is(err, ErrNotFound) {
-			t.Errorf("MarkAppended unknown key: err = %v, want ErrNotFound", err)
-		}
-
-		tests := []struct {
-			to    string
-			since time.Time
-			want  int
-		}{
-			{"jan@example.com", now.Add(-time.Hour), 2},
-			{"JAN@example.com", now.Add(-time.Hour), 2},
-			{"ola@example.com", now.Add(-time.Hour), 0},
-			{"", now.Add(-time.Hour), 2},
-			{"", now.Add(time.Second), 0},
-		}
-		for _, tt := range tests {
-			n, err := l.RepliesSince(ctx, tt.to, tt.since)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n != tt.want {
-				t.Errorf("RepliesSince(%q, %v) = %d, want %d", tt.to, tt.since, n, tt.want)
-			}
-		}
-	})
-}
-
-// TestLimitsCountSenderAndRecipient: every reply counts against both the
-// sender it answers and the address it went to, and the limit holds on each:
-// a Reply-To pointing elsewhere, or many senders naming one Reply-To, do not
-// get past it.
-func TestLimitsCountSenderAndRecipient(t *testing.T) {
-	pgtest.Each(t, func(t *testing.T, target string) {
-		ctx := context.Background()
-		now := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
-		l := openAt(t, target, &now)
-		lim := Limits{PerAddress: 2, Window: 24 * time.Hour}
-		n := 0
-		put := func(sender, to string) error {
-			n++
-			return l.PutPendingWithin(ctx, Reply{Key: triage.Key(fmt.Sprintf("k%d", n)), MessageID: fmt.Sprintf("<m%d@x>", n),
-				InboundFrom: sender, To: to, Raw: []byte("raw")}, lim)
-		}
-		wantLimit := func(err error, addr string) {
-			t.Helper()
-			var le *LimitError
-			if !errors.As(err, &le) || le.Reason != triage.ReasonPerSenderLimit || le.Address != addr {
-				t.Fatalf("err = %v, want a %s LimitError for %s", err, triage.ReasonPerSenderLimit, addr)
-			}
-		}
-		// One sender, a new Reply-To each time: limited by the sender.
-		for _, to := range []string{"a1@evil.example", "a2@evil.example"} {
-			if err := put("attacker@evil.example", to); err != nil {
-				t.Fatal(err)
-			}
-		}
-		wantLimit(put("Attacker@Evil.example", "a3@evil.example"), "attacker@evil.example")
-		// Many senders, one Reply-To: limited by the recipient.
-		for _, from := range []string{"b1@evil.example", "b2@evil.example"} {
-			if err := put(from, "victim@bank.example"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		wantLimit(put("b3@evil.example", "VICTIM@bank.example"), "victim@bank.example")
-		// A reply sent to an address counts when that address writes itself.
-		if err := put("a1@evil.example", "a1@evil.example"); err != nil {
-			t.Fatal(err)
-		}
-		wantLimit(put("a1@evil.example", "a1@evil.example"), "a1@evil.example")
-		if got, err := l.RepliesSince(ctx, "a1@evil.example", now.Add(-time.Hour)); err != nil || got != 2 {
-			t.Errorf("RepliesSince(a1) = %d, %v; want 2", got, err)
-		}
-		if got, err := l.RepliesSince(ctx, "attacker@evil.example", now.Add(-time.Hour)); err != nil || got != 2 {
-			t.Errorf("RepliesSince(attacker) = %d, %v; want 2 (counted by sender)", got, err)
-		}
-		// Refusals recorded nothing; the window moves on.
-		all, err := l.Replies(ctx, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(all) != 5 {
-			t.Errorf("recorded %d replies, want 5 (refusals record nothing)", len(all))
-		}
-		now = now.Add(25 * time.Hour)
-		if err := put("attacker@evil.example", "victim@bank.example"); err != nil {
-			t.Errorf("after the window: %v", err)
-		}
-		// The global limit, and ErrReplyExists before any limit.
-		lim = Limits{PerHour: 1}
-		var le *LimitError
-		if err := put("new@x.example", "new@x.example"); !errors.As(err, &le) || le.Reason != triage.ReasonGlobalLimit {
-			t.Errorf("over the hour: err = %v, want %s", err, triage.ReasonGlobalLimit)
-		}
-		if err := l.PutPendingWithin(ctx, Reply{Key: "k1", MessageID: "<m1@x>", To: "x@x.example", Raw: []byte("r")}, lim); !errors.Is(err, ErrReplyExists) {
-			t.Errorf("existing key over the limit: err = %v, want ErrReplyExists", err)
-		}
-	})
-}
-
-// TestLimitsExactUnderConcurrency: replies racing for the last places under
-// a limit get exactly the limit.
-func TestLimitsExactUnderConcurrency(t *testing.T) {
-	pgtest.Each(t, func(t *testing.T, target string) {
-		ctx := context.Background()
-		now := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
-		// Two ledgers on one store: two processes' connections race too.
-		ls := []*Ledger{openAt(t, target, &now), openAt(t, target, &now)}
-		const racers, limit = 24, 5
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		admitted, refused := 0, 0
-		for i := range racers {
-			wg.Go(func() {
-				err := ls[i%2].PutPendingWithin(ctx, Reply{Key: triage.Key(fmt.Sprintf("k%d", i)), MessageID: fmt.Sprintf("<m%d@x>", i),
-					InboundFrom: fmt.Sprintf("s%d@x.example", i), To: "victim@bank.example", Raw: []byte("raw")},
-					Limits{PerAddress: limit, PerHour: 100})
-				mu.Lock()
-				defer mu.Unlock()
-				var le *LimitError
-				switch {
-				case err == nil:
-					admitted++
-				case errors.As(err, &le):
-					refused++
-				default:
-					t.Error(err)
-				}
-			})
-		}
-		wg.Wait()
-		if admitted != limit || refused != racers-limit {
-			t.Errorf("admitted %d, refused %d; want %d and %d", admitted, refused, limit, racers-limit)
-		}
-	})
-}
-
 // TestUpgradeAddsSenderColumn: a ledger written before replies had a sender
 // column opens, keeps its rows and counts them by recipient.
 func TestUpgradeAddsSenderColumn(t *testing.T) {
@@ -341,18 +152,18 @@ func TestUpgradeAddsSenderColumn(t *testing.T) {
 	db.Close()
 	now := time.UnixMilli(2000)
 	l := openAt(t, path, &now)
-	r, err := l.GetReply(ctx, "k")
+	r, err := l.Replies().GetReply(ctx, "k")
 	if err != nil || r.To != "jan@x.example" || r.InboundFrom != "" {
 		t.Fatalf("old reply = %+v, %v", r, err)
 	}
-	if n, err := l.RepliesSince(ctx, "jan@x.example", time.UnixMilli(0)); err != nil || n != 1 {
+	if n, err := l.Replies().RepliesSince(ctx, "jan@x.example", time.UnixMilli(0)); err != nil || n != 1 {
 		t.Errorf("RepliesSince = %d, %v; want 1", n, err)
 	}
 	// The file now records its schema version and has every later table.
 	if v, err := l.db.Version(ctx, Component); err != nil || v != len(migrations) {
 		t.Errorf("schema version = %d, %v; want %d", v, err, len(migrations))
 	}
-	if err := l.AddOutbox(ctx, "m@x", "reply", "outbox/m.eml", "jan@x.example", "", "", now); err != nil {
+	if err := l.Replies().AddOutbox(ctx, "m@x", "reply", "outbox/m.eml", "jan@x.example", "", "", now); err != nil {
 		t.Errorf("outbox index on an upgraded file: %v", err)
 	}
 	// The first outbox index, which nothing wrote, is gone.

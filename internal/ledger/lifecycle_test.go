@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"testing"
+	"triage/internal/replies"
 
 	"triage"
 )
@@ -10,8 +11,8 @@ import (
 // the ledger recorded is what happened); without one, the outcome's status
 // and reason do.
 func TestResolve(t *testing.T) {
-	draft := func(s ReplyState) *Reply { return &Reply{Kind: KindDraft, State: s} }
-	reply := func(s ReplyState) *Reply { return &Reply{Kind: KindReply, State: s} }
+	draft := func(s replies.ReplyState) *replies.Reply { return &replies.Reply{Kind: replies.KindDraft, State: s} }
+	reply := func(s replies.ReplyState) *replies.Reply { return &replies.Reply{Kind: replies.KindReply, State: s} }
 	const (
 		replied = triage.StatusReplied
 		drafted = triage.StatusDrafted
@@ -22,25 +23,25 @@ func TestResolve(t *testing.T) {
 	tests := []struct {
 		name  string
 		p     Processed
-		reply *Reply
+		reply *replies.Reply
 		want  Settlement
 	}{
-		{"a draft not yet stored is stored first", p{Status: drafted}, draft(DraftPending), Settlement{State: StateDrafted, Step: StepStoreDraft}},
-		{"a stored draft", p{Status: drafted}, draft(DraftStored), Settlement{State: StateDrafted}},
-		{"a draft whatever the outcome says", p{Status: failed, Reason: triage.ReasonEmailNotSent}, draft(DraftStored), Settlement{State: StateDrafted}},
-		{"a draft, even when the run stops", p{Status: failed, Reason: triage.ReasonCanceled, Stopped: true}, draft(DraftPending), Settlement{State: StateDrafted, Step: StepStoreDraft}},
-		{"a sent reply", p{Status: replied}, reply(ReplySent), Settlement{State: StateReplied, Sent: true}},
-		{"a sent reply keeps the outcome's reason", p{Status: failed, Reason: triage.ReasonEmailNotSent}, reply(ReplySent),
+		{"a draft not yet stored is stored first", p{Status: drafted}, draft(replies.DraftPending), Settlement{State: StateDrafted, Step: StepStoreDraft}},
+		{"a stored draft", p{Status: drafted}, draft(replies.DraftStored), Settlement{State: StateDrafted}},
+		{"a draft whatever the outcome says", p{Status: failed, Reason: triage.ReasonEmailNotSent}, draft(replies.DraftStored), Settlement{State: StateDrafted}},
+		{"a draft, even when the run stops", p{Status: failed, Reason: triage.ReasonCanceled, Stopped: true}, draft(replies.DraftPending), Settlement{State: StateDrafted, Step: StepStoreDraft}},
+		{"a sent reply", p{Status: replied}, reply(replies.ReplySent), Settlement{State: StateReplied, Sent: true}},
+		{"a sent reply keeps the outcome's reason", p{Status: failed, Reason: triage.ReasonEmailNotSent}, reply(replies.ReplySent),
 			Settlement{State: StateReplied, Reason: triage.ReasonEmailNotSent, Sent: true}},
-		{"a sent reply of an escalation goes to a person", p{Status: replied, Escalated: true}, reply(ReplySent),
+		{"a sent reply of an escalation goes to a person", p{Status: replied, Escalated: true}, reply(replies.ReplySent),
 			Settlement{State: StateNeedsHuman, Reason: triage.ReasonEscalated, Sent: true}},
-		{"an escalation whose reply is unconfirmed", p{Status: replied, Escalated: true}, reply(ReplyPending),
+		{"an escalation whose reply is unconfirmed", p{Status: replied, Escalated: true}, reply(replies.ReplyPending),
 			Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed, Step: StepMarkUnconfirmed}},
-		{"a pending reply is never sent again", p{Status: failed, Reason: triage.ReasonSendFailed}, reply(ReplyPending),
+		{"a pending reply is never sent again", p{Status: failed, Reason: triage.ReasonSendFailed}, reply(replies.ReplyPending),
 			Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed, Step: StepMarkUnconfirmed}},
-		{"a pending reply, the run stopping", p{Status: failed, Reason: triage.ReasonCanceled, Stopped: true}, reply(ReplyPending),
+		{"a pending reply, the run stopping", p{Status: failed, Reason: triage.ReasonCanceled, Stopped: true}, reply(replies.ReplyPending),
 			Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed, Step: StepMarkUnconfirmed}},
-		{"a reply already unconfirmed", p{Status: replied}, reply(ReplyNeedsHuman), Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed}},
+		{"a reply already unconfirmed", p{Status: replied}, reply(replies.ReplyNeedsHuman), Settlement{State: StateNeedsHuman, Reason: triage.ReasonReplyUnconfirmed}},
 		{"over the per-sender limit", p{Status: failed, Reason: triage.ReasonPerSenderLimit}, nil, Settlement{State: StateOverLimit, Reason: triage.ReasonPerSenderLimit}},
 		{"over the global limit", p{Status: failed, Reason: triage.ReasonGlobalLimit}, nil, Settlement{State: StateOverLimit, Reason: triage.ReasonGlobalLimit}},
 		{"a staff notice over its bound", p{Status: failed, Reason: triage.ReasonNoticeLimit}, nil, Settlement{State: StateOverLimit, Reason: triage.ReasonNoticeLimit}},

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"triage"
 	"triage/internal/clip"
+	"triage/internal/replies"
 )
 
 // What the ledger keeps for people reviewing triage's work (the console):
@@ -206,7 +206,7 @@ func (l *Ledger) ScenarioCounts(ctx context.Context) ([]ScenarioCount, error) {
 // DraftFate is one resolved draft: what a person did with it and when.
 type DraftFate struct {
 	Scenario   string
-	Outcome    string // DraftSentAsIs, DraftEdited, DraftRejected or DraftDiscarded
+	Outcome    string // replies.DraftSentAsIs, replies.DraftEdited, replies.DraftRejected or replies.DraftDiscarded
 	Similarity float64
 	ResolvedAt time.Time
 }
@@ -220,106 +220,22 @@ func (l *Ledger) DraftFates(ctx context.Context) ([]DraftFate, error) {
 		f.ResolvedAt = fromUnix(at)
 		return f, err
 	}, `SELECT scenario, outcome, similarity, resolved_at
-		FROM replies WHERE kind = ? AND outcome <> '' ORDER BY resolved_at`, KindDraft)
+		FROM replies WHERE kind = ? AND outcome <> '' ORDER BY resolved_at`, replies.KindDraft)
 }
 
-// ErrDraftTaken is returned by ClaimDraft when the draft is not waiting for
-// review any more (sent, rejected, resolved, or being sent by someone else).
-var ErrDraftTaken = errors.New("ledger: the draft is no longer waiting for review")
-
-// ClaimDraft marks the unresolved draft of key as being sent and returns
-// it with its state before the claim; ErrDraftTaken when another claim or a
-// resolution came first, ErrNotFound when key has no draft. Exactly one of
-// two people approving the same draft gets it.
-func (l *Ledger) ClaimDraft(ctx context.Context, key triage.Key) (Reply, ReplyState, error) {
-	tx, err := l.db.BeginTx(ctx)
-	if err != nil {
-		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
-	}
-	defer tx.Rollback()
-	r, err := scanReply(tx.QueryRowContext(ctx, `SELECT `+replyCols+` FROM replies WHERE key=? AND kind=?`, key, KindDraft))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Reply{}, "", ErrNotFound
-	}
-	if err != nil {
-		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
-	}
-	if r.Outcome != "" || (r.State != DraftPending && r.State != DraftStored) {
-		return Reply{}, "", ErrDraftTaken
-	}
-	// The update re-checks the state it read: on PostgreSQL (READ
-	// COMMITTED) a concurrent claim may have committed since the read, and
-	// then this one changes nothing.
-	res, err := tx.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND kind=? AND outcome='' AND state=?`,
-		DraftSending, key, KindDraft, r.State)
-	if err != nil {
-		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return Reply{}, "", ErrDraftTaken
-	}
-	if err := tx.Commit(); err != nil {
-		return Reply{}, "", fmt.Errorf("ledger: claim draft: %w", err)
-	}
-	return r, r.State, nil
-}
-
-// UnclaimDraft puts a claimed draft back in state (what ClaimDraft
-// returned) when sending it certainly failed.
-func (l *Ledger) UnclaimDraft(ctx context.Context, key triage.Key, state ReplyState) error {
-	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND kind=? AND state=?`, state, key, KindDraft, DraftSending)
-	if err != nil {
-		return fmt.Errorf("ledger: unclaim draft: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("ledger: unclaim draft: %w", ErrNotFound)
-	}
-	return nil
-}
-
-// DraftSent records that a claimed draft went out from the console:
-// state DraftSentByPerson, its outcome (DraftSentAsIs or DraftEdited), the
-// similarity of what was sent to the draft, and the rendered message as
-// sent.
-func (l *Ledger) DraftSent(ctx context.Context, key triage.Key, outcome string, similarity float64, raw []byte) error {
-	if outcome != DraftSentAsIs && outcome != DraftEdited {
-		return fmt.Errorf("ledger: draft sent: outcome %q: want %s or %s", outcome, DraftSentAsIs, DraftEdited)
-	}
-	now := unix(l.now())
-	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=?, sent_at=?, outcome=?, similarity=?, resolved_at=?, raw=?
-		WHERE key=? AND kind=? AND state=?`,
-		DraftSentByPerson, now, outcome, similarity, now, raw, key, KindDraft, DraftSending)
-	if err != nil {
-		return fmt.Errorf("ledger: draft sent: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("ledger: draft sent: %w", ErrNotFound)
-	}
-	return nil
-}
-
-// SettleSentDraft records that watch removed the Drafts folder copy of a
-// draft sent from the console and filed it in the Sent folder: ReplySent.
-func (l *Ledger) SettleSentDraft(ctx context.Context, key triage.Key) error {
-	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND kind=? AND state=?`, ReplySent, key, KindDraft, DraftSentByPerson)
-	if err != nil {
-		return fmt.Errorf("ledger: settle sent draft: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("ledger: settle sent draft %q: %w", key, ErrNotFound)
-	}
-	return nil
-}
+// ErrDraftTaken is returned by RejectDraft (and replies' ClaimDraft) when
+// the draft is not waiting for review any more.
+var ErrDraftTaken = replies.ErrDraftTaken
 
 // RejectDraft records that a person rejected the unresolved draft of key
-// in the console (DraftRejected: told apart from a draft nobody answered,
+// in the console (replies.DraftRejected: told apart from a draft nobody answered,
 // it stops reply mode auto from sending); ErrDraftTaken when it is resolved
 // or being sent.
 func (l *Ledger) RejectDraft(ctx context.Context, key triage.Key) error {
 	now := unix(l.now())
 	res, err := l.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=?
 		WHERE key=? AND kind=? AND outcome='' AND state IN (?,?)`,
-		DraftRejected, now, key, KindDraft, DraftPending, DraftStored)
+		replies.DraftRejected, now, key, replies.KindDraft, replies.DraftPending, replies.DraftStored)
 	if err != nil {
 		return fmt.Errorf("ledger: reject draft: %w", err)
 	}

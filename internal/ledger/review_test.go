@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"triage/internal/replies"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -118,7 +119,7 @@ func TestClaimDraftOnce(t *testing.T) {
 		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 		l := openAt(t, target, &now)
 		for _, k := range []triage.Key{"k1", "k2"} {
-			if err := l.PutPending(ctx, Reply{Key: k, MessageID: "<" + string(k) + "@x>", To: "jan@x", Raw: []byte("raw"), Kind: KindDraft}); err != nil {
+			if err := l.Replies().PutPending(ctx, replies.Reply{Key: k, MessageID: "<" + string(k) + "@x>", To: "jan@x", Raw: []byte("raw"), Kind: replies.KindDraft}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -129,11 +130,11 @@ func TestClaimDraftOnce(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, was, err := l.ClaimDraft(ctx, "k1")
+				_, was, err := l.Replies().ClaimDraft(ctx, "k1")
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
-				case err == nil && was == DraftPending:
+				case err == nil && was == replies.DraftPending:
 					won++
 				case errors.Is(err, ErrDraftTaken):
 					taken++
@@ -146,33 +147,33 @@ func TestClaimDraftOnce(t *testing.T) {
 		if won != 1 || taken != 7 {
 			t.Fatalf("claims won %d, refused %d; want 1 and 7", won, taken)
 		}
-		if err := l.DraftSent(ctx, "k1", DraftEdited, 0.5, []byte("sent")); err != nil {
+		if err := l.Replies().DraftSent(ctx, "k1", replies.DraftEdited, 0.5, []byte("sent")); err != nil {
 			t.Fatal(err)
 		}
-		r, _ := l.GetReply(ctx, "k1")
-		if diff := cmp.Diff([]any{DraftSentByPerson, DraftEdited, 0.5, "sent"}, []any{r.State, r.Outcome, r.Similarity, string(r.Raw)}); diff != "" {
+		r, _ := l.Replies().GetReply(ctx, "k1")
+		if diff := cmp.Diff([]any{replies.DraftSentByPerson, replies.DraftEdited, 0.5, "sent"}, []any{r.State, r.Outcome, r.Similarity, string(r.Raw)}); diff != "" {
 			t.Errorf("sent draft (-want +got):\n%s", diff)
 		}
-		if err := l.SettleSentDraft(ctx, "k1"); err != nil {
+		if err := l.Replies().SettleSentDraft(ctx, "k1"); err != nil {
 			t.Fatal(err)
 		}
-		if r, _ := l.GetReply(ctx, "k1"); r.State != ReplySent {
-			t.Errorf("settled draft state %q, want %q", r.State, ReplySent)
+		if r, _ := l.Replies().GetReply(ctx, "k1"); r.State != replies.ReplySent {
+			t.Errorf("settled draft state %q, want %q", r.State, replies.ReplySent)
 		}
 		if err := l.RejectDraft(ctx, "k1"); !errors.Is(err, ErrDraftTaken) {
 			t.Errorf("RejectDraft(sent) err = %v, want ErrDraftTaken", err)
 		}
 		// A claim given back (the send certainly failed) can be claimed again.
-		if _, was, err := l.ClaimDraft(ctx, "k2"); err != nil || l.UnclaimDraft(ctx, "k2", was) != nil {
+		if _, was, err := l.Replies().ClaimDraft(ctx, "k2"); err != nil || l.Replies().UnclaimDraft(ctx, "k2", was) != nil {
 			t.Fatalf("claim and unclaim k2: %v", err)
 		}
 		if err := l.RejectDraft(ctx, "k2"); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := l.ClaimDraft(ctx, "k2"); !errors.Is(err, ErrDraftTaken) {
+		if _, _, err := l.Replies().ClaimDraft(ctx, "k2"); !errors.Is(err, ErrDraftTaken) {
 			t.Errorf("ClaimDraft(rejected) err = %v, want ErrDraftTaken", err)
 		}
-		if _, _, err := l.ClaimDraft(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		if _, _, err := l.Replies().ClaimDraft(ctx, "nope"); !errors.Is(err, replies.ErrNotFound) {
 			t.Errorf("ClaimDraft(unknown) err = %v, want ErrNotFound", err)
 		}
 	})
@@ -225,7 +226,7 @@ func TestRetryRequest(t *testing.T) {
 		ok := add(1, "ok", true)
 		add(2, "notmoved", false)
 		add(3, "replied", true)
-		if err := l.PutPending(ctx, Reply{Key: "replied", MessageID: "<r@x>", To: "jan@x", Raw: []byte("raw")}); err != nil {
+		if err := l.Replies().PutPending(ctx, replies.Reply{Key: "replied", MessageID: "<r@x>", To: "jan@x", Raw: []byte("raw")}); err != nil {
 			t.Fatal(err)
 		}
 		for key, want := range map[triage.Key]error{"ok": nil, "notmoved": ErrNotRetryable, "replied": ErrNotRetryable, "none": ErrNotRetryable} {

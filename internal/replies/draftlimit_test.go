@@ -1,4 +1,4 @@
-package ledger
+package replies_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+	"triage/internal/replies"
 
 	"triage"
 )
@@ -19,9 +20,9 @@ func TestDraftsCountPerSender(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	l := openAt(t, filepath.Join(t.TempDir(), "ledger.db"), &now)
-	lim := Limits{PerAddress: 5, PerHour: 1}
+	lim := replies.Limits{PerAddress: 5, PerHour: 1}
 	for i := range 5 {
-		r := Reply{Key: triage.Key(fmt.Sprint("k", i)), MessageID: fmt.Sprintf("<d%d@x>", i), To: "anna@x", InboundFrom: "anna@x", Raw: []byte("x"), Kind: KindDraft}
+		r := replies.Reply{Key: triage.Key(fmt.Sprint("k", i)), MessageID: fmt.Sprintf("<d%d@x>", i), To: "anna@x", InboundFrom: "anna@x", Raw: []byte("x"), Kind: replies.KindDraft}
 		if err := l.PutPendingWithin(ctx, r, lim); err != nil {
 			t.Fatalf("draft %d: %v", i, err)
 		}
@@ -30,8 +31,8 @@ func TestDraftsCountPerSender(t *testing.T) {
 	if err != nil || le == nil || le.Reason != triage.ReasonPerSenderLimit {
 		t.Fatalf("after 5 drafts: Exceeded = %v, %v; want %s", le, err, triage.ReasonPerSenderLimit)
 	}
-	var lerr *LimitError
-	err = l.PutPendingWithin(ctx, Reply{Key: triage.Key("k5"), MessageID: "<d5@x>", To: "anna@x", InboundFrom: "anna@x", Raw: []byte("x"), Kind: KindDraft}, lim)
+	var lerr *replies.LimitError
+	err = l.PutPendingWithin(ctx, replies.Reply{Key: triage.Key("k5"), MessageID: "<d5@x>", To: "anna@x", InboundFrom: "anna@x", Raw: []byte("x"), Kind: replies.KindDraft}, lim)
 	if !errors.As(err, &lerr) || lerr.Reason != triage.ReasonPerSenderLimit {
 		t.Errorf("6th draft: err = %v, want %s", err, triage.ReasonPerSenderLimit)
 	}

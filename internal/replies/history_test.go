@@ -1,9 +1,10 @@
-package ledger
+package replies_test
 
 import (
 	"context"
 	"testing"
 	"time"
+	"triage/internal/replies"
 	"triage/internal/testkit/pgtest"
 )
 
@@ -14,10 +15,10 @@ func TestSentReply(t *testing.T) {
 		ctx := context.Background()
 		now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 		l := openAt(t, target, &now)
-		if err := l.PutPending(ctx, Reply{Key: "k1", MessageID: "<triage-1@example.com>", To: "anna@example.pl", Raw: []byte("r")}); err != nil {
+		if err := l.PutPending(ctx, replies.Reply{Key: "k1", MessageID: "<triage-1@example.com>", To: "anna@example.pl", Raw: []byte("r")}); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.PutPending(ctx, Reply{Key: "k2", MessageID: "<triage-2@example.com>", To: "anna@example.pl", Raw: []byte("r")}); err != nil {
+		if err := l.PutPending(ctx, replies.Reply{Key: "k2", MessageID: "<triage-2@example.com>", To: "anna@example.pl", Raw: []byte("r")}); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.MarkSent(ctx, "k2"); err != nil {

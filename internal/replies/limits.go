@@ -1,4 +1,4 @@
-package ledger
+package replies
 
 import (
 	"context"
@@ -61,8 +61,8 @@ func (e *LimitError) Error() string {
 // to to, would meet under lim at now; nil when it is under every limit. It
 // only reads: PutPendingWithin is the exact check, this one saves work on a
 // message whose reply would be refused.
-func (l *Ledger) Exceeded(ctx context.Context, lim Limits, sender, to string, now time.Time) (*LimitError, error) {
-	return lim.exceeded(ctx, l.db, normAddr(sender), normAddr(to), now)
+func (s *Store) Exceeded(ctx context.Context, lim Limits, sender, to string, now time.Time) (*LimitError, error) {
+	return lim.exceeded(ctx, s.db, normAddr(sender), normAddr(to), now)
 }
 
 // exceeded is Exceeded on q (the database or a transaction), for
@@ -101,8 +101,8 @@ func (lim Limits) exceeded(ctx context.Context, q rowQuerier, sender, to string,
 // RepliesSince counts replies recorded since t (pending ones included, so a
 // crash cannot be used to get past a limit); a non-empty addr counts only
 // the replies that count against it: sent to it, or answering mail from it.
-func (l *Ledger) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
-	return countReplies(ctx, l.db, normAddr(addr), since, false)
+func (s *Store) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
+	return countReplies(ctx, s.db, normAddr(addr), since, false)
 }
 
 // rowQuerier is a *store.DB or a *store.Tx.
@@ -126,7 +126,7 @@ func countReplies(ctx context.Context, q rowQuerier, addr string, since time.Tim
 	}
 	var n int
 	if err := q.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("ledger: count replies: %w", err)
+		return 0, fmt.Errorf("replies: count replies: %w", err)
 	}
 	return n, nil
 }
@@ -170,7 +170,7 @@ func countNotices(ctx context.Context, q rowQuerier, customer string, since time
 	}
 	var n int
 	if err := q.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("ledger: count notices: %w", err)
+		return 0, fmt.Errorf("replies: count notices: %w", err)
 	}
 	return n, nil
 }

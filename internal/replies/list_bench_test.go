@@ -1,4 +1,4 @@
-package ledger_test
+package replies_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/testkit/ledgertest"
 )
 
@@ -31,41 +32,24 @@ func filled(b *testing.B) map[int]*ledger.Ledger {
 // --replies), then the page before them (--before), at 300 and 100,000
 // replies: the cost should follow the page, not the history.
 //
-//	go test -run '^$' -bench 'RepliesPage|DraftStats' -benchmem ./internal/ledger
+//	go test -run '^$' -bench RepliesPage -benchmem ./internal/replies
 func BenchmarkRepliesPage(b *testing.B) {
 	ls := filled(b)
 	for _, n := range []int{300, 100_000} {
-		for _, state := range []ledger.ReplyState{"", ledger.ReplySent} {
+		for _, state := range []replies.ReplyState{"", replies.ReplySent} {
 			b.Run(fmt.Sprintf("replies=%d/state=%s", n, state), func(b *testing.B) {
 				ctx := context.Background()
 				for b.Loop() {
-					page, err := ls[n].RepliesPage(ctx, ledger.ReplyFilter{State: state, Limit: 50})
+					page, err := ls[n].Replies().RepliesPage(ctx, replies.ReplyFilter{State: state, Limit: 50})
 					if err != nil || len(page) != 50 {
 						b.Fatalf("page of %d, %v", len(page), err)
 					}
-					next, err := ls[n].RepliesPage(ctx, ledger.ReplyFilter{State: state, Limit: 50, Before: page[len(page)-1].Created})
+					next, err := ls[n].Replies().RepliesPage(ctx, replies.ReplyFilter{State: state, Limit: 50, Before: page[len(page)-1].Created})
 					if err != nil || len(next) == 0 {
 						b.Fatalf("next page of %d, %v", len(next), err)
 					}
 				}
 			})
 		}
-	}
-}
-
-// BenchmarkDraftStats sums the drafts up per scenario and outcome
-// (triage ledger stats, the watch metrics) at 300 and 100,000 replies, a
-// tenth of them drafts.
-func BenchmarkDraftStats(b *testing.B) {
-	ls := filled(b)
-	for _, n := range []int{300, 100_000} {
-		b.Run(fmt.Sprintf("replies=%d", n), func(b *testing.B) {
-			for b.Loop() {
-				stats, err := ls[n].DraftStats(context.Background())
-				if err != nil || len(stats) == 0 {
-					b.Fatalf("stats %v, %v", stats, err)
-				}
-			}
-		})
 	}
 }

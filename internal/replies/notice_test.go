@@ -1,4 +1,4 @@
-package ledger
+package replies_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"triage/internal/replies"
 
 	"triage"
 	"triage/internal/testkit/pgtest"
@@ -19,15 +20,15 @@ func TestNoticeLimits(t *testing.T) {
 		ctx := context.Background()
 		now := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 		l := openAt(t, target, &now)
-		lim := Limits{PerAddress: 5, PerHour: 100, Notices: triage.NoticeLimits{PerCustomer: 2, PerHour: 8}}
+		lim := replies.Limits{PerAddress: 5, PerHour: 100, Notices: triage.NoticeLimits{PerCustomer: 2, PerHour: 8}}
 		n := 0
 		notice := func(customer string) error {
 			n++
-			return l.PutPendingWithin(ctx, Reply{Key: triage.Key(fmt.Sprintf("n%d|staff|boss@example.com", n)), MessageID: fmt.Sprintf("<n%d@x>", n),
-				Kind: KindNotice, InboundFrom: customer, To: "boss@example.com", Raw: []byte("raw")}, lim)
+			return l.PutPendingWithin(ctx, replies.Reply{Key: triage.Key(fmt.Sprintf("n%d|staff|boss@example.com", n)), MessageID: fmt.Sprintf("<n%d@x>", n),
+				Kind: replies.KindNotice, InboundFrom: customer, To: "boss@example.com", Raw: []byte("raw")}, lim)
 		}
 		reason := func(err error) triage.Reason {
-			var le *LimitError
+			var le *replies.LimitError
 			if errors.As(err, &le) {
 				return le.Reason
 			}

@@ -1,7 +1,10 @@
-// The replies table: one row per outgoing reply, draft or staff notice,
-// written with its rendered bytes before it is submitted, and its listings.
-
-package ledger
+// Package replies is the reply memory: whether a message was answered,
+// the claim on answering it, the loop history, and the per-sender, global
+// and notice limits; one implementation on the store (the replies table of
+// `triage watch`, the outbox index of `triage process --store`), used by
+// process and by watch, and the outbox directory's own index for process
+// without a store.
+package replies
 
 import (
 	"context"
@@ -13,7 +16,69 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/store"
 )
+
+// The replies table: one row per outgoing reply, draft or staff notice,
+// written with its rendered bytes before it is submitted, and its listings.
+// Its schema is the ledger's (ledger.Migrate).
+
+// Store is the reply memory on an open store (SQLite or PostgreSQL); safe
+// for concurrent use, also by several processes sharing the store.
+type Store struct {
+	db  *store.DB
+	now func() time.Time
+}
+
+// New is the reply memory on db, whose schema ledger.Migrate made; now is
+// the clock replies are recorded by (nil: time.Now).
+func New(db *store.DB, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{db: db, now: now}
+}
+
+// ErrNotFound is returned when a reply row does not exist.
+var ErrNotFound = errors.New("replies: not found")
+
+// ErrReplyExists is returned by PutPending when the inbound key already has a
+// reply row (pending or sent): the reply must not be submitted again.
+var ErrReplyExists = errors.New("replies: reply already recorded for this message")
+
+func unix(t time.Time) int64 { return t.UTC().UnixMilli() }
+
+func fromUnix(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// scanner is a query's row, or its rows at the current one.
+type scanner interface{ Scan(...any) error }
+
+// queryAll runs q and reads every row of it with scan; what names the
+// listing in errors.
+func queryAll[T any](ctx context.Context, s *Store, what string, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("replies: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("replies: %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("replies: %s: %w", what, err)
+	}
+	return out, nil
+}
 
 // Reply is one outgoing reply, keyed by the inbound key.
 type Reply struct {
@@ -66,22 +131,22 @@ func scanReplyRow(sc scanner, raw bool) (Reply, error) {
 }
 
 // GetReply returns the reply row of an inbound key, or ErrNotFound.
-func (l *Ledger) GetReply(ctx context.Context, key triage.Key) (Reply, error) {
-	row := l.db.QueryRowContext(ctx, `SELECT `+replyCols+` FROM replies WHERE key=?`, key)
+func (s *Store) GetReply(ctx context.Context, key triage.Key) (Reply, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+replyCols+` FROM replies WHERE key=?`, key)
 	r, err := scanReply(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Reply{}, ErrNotFound
 	}
 	if err != nil {
-		return Reply{}, fmt.Errorf("ledger: get reply: %w", err)
+		return Reply{}, fmt.Errorf("replies: get reply: %w", err)
 	}
 	return r, nil
 }
 
 // PutPending durably records a rendered reply before it is submitted. It
 // returns ErrReplyExists when the key already has a reply row.
-func (l *Ledger) PutPending(ctx context.Context, r Reply) error {
-	return l.PutPendingWithin(ctx, r, Limits{})
+func (s *Store) PutPending(ctx context.Context, r Reply) error {
+	return s.PutPendingWithin(ctx, r, Limits{})
 }
 
 // PutPendingWithin is PutPending under limits: in one transaction it checks
@@ -91,25 +156,25 @@ func (l *Ledger) PutPending(ctx context.Context, r Reply) error {
 // KindNotice, InboundFrom the customer it is about) is checked against
 // lim.Notices instead. Concurrent callers are
 // serialised, so a limit is exact however many replies race for it.
-func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) error {
+func (s *Store) PutPendingWithin(ctx context.Context, r Reply, lim Limits) error {
 	if r.Key == "" || r.MessageID == "" || len(r.Raw) == 0 {
-		return errors.New("ledger: put pending: Key, MessageID and Raw are required")
+		return errors.New("replies: put pending: Key, MessageID and Raw are required")
 	}
 	r.To, r.InboundFrom = normAddr(r.To), normAddr(r.InboundFrom)
-	now := l.now()
-	tx, err := l.db.BeginTx(ctx)
+	now := s.now()
+	tx, err := s.db.BeginTx(ctx)
 	if err != nil {
-		return fmt.Errorf("ledger: put pending: %w", err)
+		return fmt.Errorf("replies: put pending: %w", err)
 	}
 	defer tx.Rollback()
 	// Serialise with every other reply being recorded, in this process or
 	// another sharing the store, so the counts below stay exact.
 	if err := tx.Lock(ctx, "replies"); err != nil {
-		return fmt.Errorf("ledger: put pending: %w", err)
+		return fmt.Errorf("replies: put pending: %w", err)
 	}
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM replies WHERE key=?`, r.Key).Scan(&n); err != nil {
-		return fmt.Errorf("ledger: put pending: %w", err)
+		return fmt.Errorf("replies: put pending: %w", err)
 	}
 	if n > 0 {
 		return ErrReplyExists
@@ -133,10 +198,10 @@ func (l *Ledger) PutPendingWithin(ctx context.Context, r Reply, lim Limits) erro
 	if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, created, kind, account, mailbox)
 		VALUES (?,?,?,?,?,?,?,?,?,?)`,
 		r.Key, r.MessageID, r.To, r.InboundFrom, r.Raw, state, unix(now), kind, r.Account, r.Mailbox); err != nil {
-		return fmt.Errorf("ledger: put pending: %w", err)
+		return fmt.Errorf("replies: put pending: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("ledger: put pending: %w", err)
+		return fmt.Errorf("replies: put pending: %w", err)
 	}
 	return nil
 }
@@ -147,62 +212,62 @@ func normAddr(a string) string { return strings.ToLower(strings.TrimSpace(a)) }
 // SentReply reports whether messageID (with or without brackets) is the
 // Message-ID of one of our replies, pending ones included (they may have
 // gone out). It serves loop breaking (processor.History).
-func (l *Ledger) SentReply(ctx context.Context, messageID string) (bool, error) {
+func (s *Store) SentReply(ctx context.Context, messageID string) (bool, error) {
 	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(messageID), "<"), ">")
 	if id == "" {
 		return false, nil
 	}
 	var n int
-	err := l.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM replies WHERE message_id = ?`, "<"+id+">").Scan(&n)
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM replies WHERE message_id = ?`, "<"+id+">").Scan(&n)
 	if err != nil {
-		return false, fmt.Errorf("ledger: look up reply %s: %w", messageID, err)
+		return false, fmt.Errorf("replies: look up reply %s: %w", messageID, err)
 	}
 	return n > 0, nil
 }
 
 // MarkSent records that the SMTP server accepted the reply of key.
-func (l *Ledger) MarkSent(ctx context.Context, key triage.Key) error {
-	return l.setReply(ctx, key, `state=?, sent_at=?`, ReplySent, unix(l.now()))
+func (s *Store) MarkSent(ctx context.Context, key triage.Key) error {
+	return s.setReply(ctx, key, `state=?, sent_at=?`, ReplySent, unix(s.now()))
 }
 
 // MarkReplyNeedsHuman records that it is unknown whether the pending reply
 // of key went out; a person must look. A reply no longer pending (recorded
 // sent meanwhile) keeps its state.
-func (l *Ledger) MarkReplyNeedsHuman(ctx context.Context, key triage.Key) error {
-	res, err := l.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND state IN (?, ?)`, ReplyNeedsHuman, key, ReplyPending, ReplyNeedsHuman)
+func (s *Store) MarkReplyNeedsHuman(ctx context.Context, key triage.Key) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE replies SET state=? WHERE key=? AND state IN (?, ?)`, ReplyNeedsHuman, key, ReplyPending, ReplyNeedsHuman)
 	if err != nil {
-		return fmt.Errorf("ledger: update reply: %w", err)
+		return fmt.Errorf("replies: update reply: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		if _, err := l.GetReply(ctx, key); err != nil {
-			return fmt.Errorf("ledger: update reply %q: %w", key, err)
+		if _, err := s.GetReply(ctx, key); err != nil {
+			return fmt.Errorf("replies: update reply %q: %w", key, err)
 		}
 	}
 	return nil
 }
 
 // MarkAppended records that the reply of key was stored in the Sent folder.
-func (l *Ledger) MarkAppended(ctx context.Context, key triage.Key) error {
-	return l.setReply(ctx, key, `appended=?`, 1)
+func (s *Store) MarkAppended(ctx context.Context, key triage.Key) error {
+	return s.setReply(ctx, key, `appended=?`, 1)
 }
 
 // DropPending deletes a pending reply that certainly was not submitted (the
 // SMTP server refused it before DATA), so a later attempt may send it.
-func (l *Ledger) DropPending(ctx context.Context, key triage.Key) error {
-	_, err := l.db.ExecContext(ctx, `DELETE FROM replies WHERE key=? AND state=?`, key, ReplyPending)
+func (s *Store) DropPending(ctx context.Context, key triage.Key) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM replies WHERE key=? AND state=?`, key, ReplyPending)
 	if err != nil {
-		return fmt.Errorf("ledger: drop pending: %w", err)
+		return fmt.Errorf("replies: drop pending: %w", err)
 	}
 	return nil
 }
 
-func (l *Ledger) setReply(ctx context.Context, key triage.Key, set string, args ...any) error {
-	res, err := l.db.ExecContext(ctx, `UPDATE replies SET `+set+` WHERE key=?`, append(args, key)...)
+func (s *Store) setReply(ctx context.Context, key triage.Key, set string, args ...any) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE replies SET `+set+` WHERE key=?`, append(args, key)...)
 	if err != nil {
-		return fmt.Errorf("ledger: update reply: %w", err)
+		return fmt.Errorf("replies: update reply: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("ledger: update reply %q: %w", key, ErrNotFound)
+		return fmt.Errorf("replies: update reply %q: %w", key, ErrNotFound)
 	}
 	return nil
 }
@@ -210,14 +275,14 @@ func (l *Ledger) setReply(ctx context.Context, key triage.Key, set string, args 
 // Replies lists every reply row in a state (all states when ""), oldest
 // first, with its rendered bytes: for copying a whole ledger. Listings for
 // people use RepliesPage, the watcher Orphaned.
-func (l *Ledger) Replies(ctx context.Context, state ReplyState) ([]Reply, error) {
+func (s *Store) Replies(ctx context.Context, state ReplyState) ([]Reply, error) {
 	q := `SELECT ` + replyCols + ` FROM replies`
 	var args []any
 	if state != "" {
 		q += ` WHERE state=?`
 		args = append(args, state)
 	}
-	return queryAll(ctx, l, "replies", scanReply, q+` ORDER BY created`, args...)
+	return queryAll(ctx, s, "replies", scanReply, q+` ORDER BY created`, args...)
 }
 
 // replyListCols are replyCols without raw: listings never read the
@@ -240,7 +305,7 @@ type ReplyFilter struct {
 // at most f.Limit, recorded before f.Before. Replies recorded in the same
 // millisecond as the page's last one all join the page, so the next page,
 // Before that last reply's Created, misses none.
-func (l *Ledger) RepliesPage(ctx context.Context, f ReplyFilter) ([]Reply, error) {
+func (s *Store) RepliesPage(ctx context.Context, f ReplyFilter) ([]Reply, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
@@ -255,7 +320,7 @@ func (l *Ledger) RepliesPage(ctx context.Context, f ReplyFilter) ([]Reply, error
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
-	out, err := l.listReplies(ctx, q+` ORDER BY created DESC, key DESC LIMIT ?`, append(args, f.Limit)...)
+	out, err := s.listReplies(ctx, q+` ORDER BY created DESC, key DESC LIMIT ?`, append(args, f.Limit)...)
 	if err != nil || len(out) < f.Limit {
 		return out, err
 	}
@@ -266,7 +331,7 @@ func (l *Ledger) RepliesPage(ctx context.Context, f ReplyFilter) ([]Reply, error
 	if f.State != "" {
 		q, args = q+` AND state=?`, append(args, f.State)
 	}
-	more, err := l.listReplies(ctx, q+` ORDER BY key DESC LIMIT ?`, append(args, maxSameMilli)...)
+	more, err := s.listReplies(ctx, q+` ORDER BY key DESC LIMIT ?`, append(args, maxSameMilli)...)
 	return append(out, more...), err
 }
 
@@ -274,6 +339,6 @@ func (l *Ledger) RepliesPage(ctx context.Context, f ReplyFilter) ([]Reply, error
 // a page.
 const maxSameMilli = 10_000
 
-func (l *Ledger) listReplies(ctx context.Context, q string, args ...any) ([]Reply, error) {
-	return queryAll(ctx, l, "replies", scanListedReply, q, args...)
+func (s *Store) listReplies(ctx context.Context, q string, args ...any) ([]Reply, error) {
+	return queryAll(ctx, s, "replies", scanListedReply, q, args...)
 }

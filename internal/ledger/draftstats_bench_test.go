@@ -1,0 +1,47 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"triage/internal/ledger"
+	"triage/internal/testkit/ledgertest"
+)
+
+// filled opens ledgers of 300 and 100,000 messages, each with its reply
+// (every tenth a draft), for the listing benchmarks.
+func filled(b *testing.B) map[int]*ledger.Ledger {
+	out := map[int]*ledger.Ledger{}
+	for _, n := range []int{300, 100_000} {
+		path := filepath.Join(b.TempDir(), "ledger.db")
+		l, err := ledger.Open(context.Background(), ledger.Config{Path: path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { l.Close() })
+		ledgertest.Fill(b, path, ledgertest.History{Account: "a", UIDValidity: 1, Messages: n, DraftEvery: 10})
+		out[n] = l
+	}
+	return out
+}
+
+// BenchmarkDraftStats sums the drafts up per scenario and outcome
+// (triage ledger stats, the watch metrics) at 300 and 100,000 replies, a
+// tenth of them drafts.
+//
+//	go test -run '^$' -bench DraftStats -benchmem ./internal/ledger
+func BenchmarkDraftStats(b *testing.B) {
+	ls := filled(b)
+	for _, n := range []int{300, 100_000} {
+		b.Run(fmt.Sprintf("replies=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				stats, err := ls[n].DraftStats(context.Background())
+				if err != nil || len(stats) == 0 {
+					b.Fatalf("stats %v, %v", stats, err)
+				}
+			}
+		})
+	}
+}
