@@ -1,10 +1,7 @@
 // Package triage is the vocabulary every part of the pipeline shares: the
 // Status and Reason of an email's outcome, the ReplyMode, the Inbox, the
-// Receipt of a reply, the OutboxRow of the outbox index, and the idempotency
-// Key of an inbound message. It is the only place these values are spelled.
+// Receipt of a reply and the idempotency Key of an inbound message. It is the only place these values are spelled.
 package triage
-
-import "time"
 
 // Status is what happened to one inbound email.
 type Status string
@@ -173,16 +170,6 @@ func (m ReplyMode) Or(fallback ReplyMode) ReplyMode {
 		return fallback
 	}
 	return m
-}
-
-// OutboxRow is one row of the outbox index: where the reply, draft or
-// staff notice with a Message-ID (ID, lower case) went, of which Kind
-// ("reply", "draft", "notice"), to whom, answering mail from Sender, about
-// Customer (a notice), dated Date. The outbox writes them; the store
-// keeps them.
-type OutboxRow struct {
-	ID, Kind, Path, To, Sender, Customer string
-	Date                                 time.Time
 }
 
 // Receipt is what happened to one reply: where it went and how.

@@ -146,7 +146,7 @@ func TestWatchReplyModeAuto(t *testing.T) {
 	var sample triage.Key
 	for _, m := range e.srv.Messages(t, "Szkice") {
 		pm, _ := message.Parse(m.Raw)
-		if r, err := l.ReplyByMessageID(context.Background(), pm.MessageID); err == nil && r.Outcome == "" {
+		if r, err := l.Replies().ReplyByMessageID(context.Background(), pm.MessageID); err == nil && r.Outcome == "" {
 			sample = r.Key
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/testkit/pgtest"
 )
@@ -123,10 +124,10 @@ func storedDraft(t *testing.T, target, ticketsAt string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.PutPending(ctx, ledger.Reply{Key: key, MessageID: r.MessageID, To: r.To, Raw: raw, Kind: ledger.KindDraft}); err != nil {
+	if err := l.Replies().PutPending(ctx, replies.Reply{Key: key, MessageID: r.MessageID, To: r.To, Raw: raw, Kind: replies.KindDraft}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.MarkDraftStored(ctx, key); err != nil {
+	if err := l.Replies().MarkDraftStored(ctx, key); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Finish(ctx, loc, ledger.StateDrafted, "", "valid-warranty"); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/settings"
 	"triage/internal/store"
 	"triage/internal/termsafe"
@@ -30,7 +31,7 @@ func newLedgerCmd() *cobra.Command {
 		path, config, state string
 		storeURL, before    string
 		limit               int
-		asJSON, replies     bool
+		asJSON, listReplies bool
 		table               settings.Table
 	)
 	cmd := &cobra.Command{
@@ -58,8 +59,8 @@ while triage watch is running.`,
 			}
 			if state != "" {
 				valid, what := names(ledger.States), "message"
-				if replies {
-					valid, what = names(ledger.ReplyStates), "reply"
+				if listReplies {
+					valid, what = names(replies.ReplyStates), "reply"
 				}
 				if !slices.Contains(valid, state) {
 					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
@@ -67,7 +68,7 @@ while triage watch is running.`,
 			}
 			var beforeT time.Time
 			if before != "" {
-				if !replies {
+				if !listReplies {
 					return usageErr("ledger: --before pages through --replies; messages are listed with --state and --limit")
 				}
 				t, err := time.Parse(time.RFC3339Nano, before)
@@ -86,8 +87,8 @@ while triage watch is running.`,
 			}
 			defer l.Close()
 			out := cmd.OutOrStdout()
-			if replies {
-				rs, err := l.RepliesPage(cmd.Context(), ledger.ReplyFilter{State: ledger.ReplyState(state), Before: beforeT, Limit: limit})
+			if listReplies {
+				rs, err := l.Replies().RepliesPage(cmd.Context(), replies.ReplyFilter{State: replies.ReplyState(state), Before: beforeT, Limit: limit})
 				if err != nil {
 					return failure(err)
 				}
@@ -115,7 +116,7 @@ while triage watch is running.`,
 		&settings.Setting{Flag: "limit", Usage: "at most this many messages (replies with --replies)", Var: settings.Int(&limit, 50, settings.AtLeast(1))},
 		&settings.Setting{Flag: "before", Usage: "with --replies: only replies recorded before this time (RFC 3339), the next page", Var: settings.String(&before, "")},
 		&settings.Setting{Flag: "json", Usage: "one JSON object per line", Var: settings.Bool(&asJSON, false)},
-		&settings.Setting{Flag: "replies", Usage: "list replies instead of messages", Var: settings.Bool(&replies, false)})
+		&settings.Setting{Flag: "replies", Usage: "list replies instead of messages", Var: settings.Bool(&listReplies, false)})
 	table.Register(cmd.Flags())
 	cmd.AddCommand(newLedgerStatsCmd())
 	return cmd
@@ -250,7 +251,7 @@ func printEntries(w io.Writer, es []ledger.Entry, counts map[ledger.State]int, a
 	return err
 }
 
-func printReplies(w io.Writer, rs []ledger.Reply, asJSON bool) error {
+func printReplies(w io.Writer, rs []replies.Reply, asJSON bool) error {
 	if asJSON {
 		return writeJSONLines(w, rs)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"triage"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 )
 
 // triage ledger --replies lists --limit replies, newest first, and its last
@@ -33,7 +34,7 @@ func TestLedgerRepliesPages(t *testing.T) {
 			now = now.Add(time.Second)
 		}
 		id := "<r" + string(rune('a'+i)) + "@example.com>"
-		if err := l.PutPending(ctx, ledger.Reply{Key: triage.Key("k" + string(rune('a'+i))), MessageID: id, To: "jan@example.com", Raw: []byte(strings.Repeat("x", 100))}); err != nil {
+		if err := l.Replies().PutPending(ctx, replies.Reply{Key: triage.Key("k" + string(rune('a'+i))), MessageID: id, To: "jan@example.com", Raw: []byte(strings.Repeat("x", 100))}); err != nil {
 			t.Fatal(err)
 		}
 		want = append([]string{id}, want...)

@@ -20,6 +20,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/settings"
 	"triage/internal/termsafe"
 	"triage/internal/trace"
@@ -100,7 +101,7 @@ failed, 2 for a usage or configuration error.`,
 }
 
 // The store is the outbox's index.
-var _ mail.Index = (*ledger.Ledger)(nil)
+var _ mail.Index = (*replies.Store)(nil)
 
 func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	level := slog.LevelWarn
@@ -136,7 +137,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 					return failure(err)
 				}
 				defer l.Close()
-				if err := outbox.UseIndex(ctx, l); err != nil {
+				if err := outbox.UseIndex(ctx, l.Replies()); err != nil {
 					return failure(err)
 				}
 				o.shared = l.Store() // the tickets and the budget too

@@ -11,6 +11,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
 	"triage/internal/processor"
+	"triage/internal/replies"
 )
 
 // hostile is what a stranger can put in any field that reaches the
@@ -39,7 +40,7 @@ func TestHumanOutputEscapesControls(t *testing.T) {
 			return printEntries(b, []ledger.Entry{{Sender: hostile, Subject: hostile, MessageID: hostile, Reason: hostile}}, nil, false)
 		},
 		"ledger replies": func(b *bytes.Buffer) error {
-			return printReplies(b, []ledger.Reply{{To: hostile, MessageID: hostile, Key: hostile}}, false)
+			return printReplies(b, []replies.Reply{{To: hostile, MessageID: hostile, Key: hostile}}, false)
 		},
 		"process": func(b *bytes.Buffer) error { printSummary(b, out, eval.ASCII); return nil },
 		"replay": func(b *bytes.Buffer) error {

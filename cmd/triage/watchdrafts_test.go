@@ -20,6 +20,7 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 	"triage/internal/message"
+	"triage/internal/replies"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/watch"
 )
@@ -124,7 +125,7 @@ func TestWatchDraftModeAndStats(t *testing.T) {
 		}
 	}
 	_, stdout, _ = e.run(t, "ledger", "--config", e.config, "--replies")
-	for _, want := range []string{"KIND", "draft", string(ledger.DraftStored), ledger.DraftSentAsIs} {
+	for _, want := range []string{"KIND", "draft", string(replies.DraftStored), replies.DraftSentAsIs} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("ledger --replies lacks %q:\n%s", want, stdout)
 		}
@@ -239,8 +240,8 @@ func TestPersonReplyHookTakesOver(t *testing.T) {
 		{"a person's own reply, no name", watch.PersonReply{MessageID: "<p@x>", From: shared}, true, "a person via " + shared},
 		{"a person's own reply from their own address", watch.PersonReply{MessageID: "<p@x>", From: "ewa@example.com", FromName: "Ewa Nowak"},
 			true, "Ewa Nowak <ewa@example.com>"},
-		{"triage's draft sent as it was", watch.PersonReply{MessageID: "<p@x>", From: shared, DraftOutcome: ledger.DraftSentAsIs, Similarity: 1}, false, ""},
-		{"triage's draft edited", watch.PersonReply{MessageID: "<p@x>", From: shared, DraftOutcome: ledger.DraftEdited, Similarity: 0.5}, false, ""},
+		{"triage's draft sent as it was", watch.PersonReply{MessageID: "<p@x>", From: shared, DraftOutcome: replies.DraftSentAsIs, Similarity: 1}, false, ""},
+		{"triage's draft edited", watch.PersonReply{MessageID: "<p@x>", From: shared, DraftOutcome: replies.DraftEdited, Similarity: 0.5}, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"triage"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/testkit/pgtest"
 )
 
@@ -73,14 +74,14 @@ func (w *world) reviewed(t *testing.T, inbox triage.Inbox, scenario, outcome str
 	if _, err := w.l.Begin(ctx, ledger.Entry{Loc: loc, Key: key, Sender: "c@x"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.l.PutPending(ctx, ledger.Reply{Key: key, MessageID: "<d" + string(key) + ">", To: "c@x", Raw: []byte("x"), Kind: ledger.KindDraft}); err != nil {
+	if err := w.l.Replies().PutPending(ctx, replies.Reply{Key: key, MessageID: "<d" + string(key) + ">", To: "c@x", Raw: []byte("x"), Kind: replies.KindDraft}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.l.Finish(ctx, loc, ledger.StateDrafted, "", scenario); err != nil {
 		t.Fatal(err)
 	}
 	var err error
-	if outcome == ledger.DraftRejected {
+	if outcome == replies.DraftRejected {
 		err = w.l.RejectDraft(ctx, key)
 	} else {
 		_, err = w.l.ResolveDraft(ctx, key, outcome, 1, "")
@@ -105,16 +106,16 @@ func TestResolver(t *testing.T) {
 		in := triage.Inbox{Account: "support@example.com", Mailbox: "INBOX"}
 		other := triage.Inbox{Account: "sales@example.com", Mailbox: "INBOX"}
 		for i := range 29 {
-			outcome := ledger.DraftSentAsIs
+			outcome := replies.DraftSentAsIs
 			if i == 4 || i == 20 {
-				outcome = ledger.DraftEdited
+				outcome = replies.DraftEdited
 			}
 			w.reviewed(t, in, "missing-info", outcome)
 			if m := r.ReplyMode(ctx, "missing-info", in); m != triage.ReplyDraft {
 				t.Fatalf("after %d reviewed drafts: %s, want draft", i+1, m)
 			}
 		}
-		w.reviewed(t, in, "missing-info", ledger.DraftSentAsIs) // 30 reviewed, 28 as is: 93%
+		w.reviewed(t, in, "missing-info", replies.DraftSentAsIs) // 30 reviewed, 28 as is: 93%
 		var modes []triage.ReplyMode
 		for range 12 {
 			modes = append(modes, r.ReplyMode(ctx, "missing-info", in))
@@ -131,7 +132,7 @@ func TestResolver(t *testing.T) {
 		}
 
 		w.now = w.now.Add(time.Hour)
-		w.reviewed(t, in, "missing-info", ledger.DraftRejected) // the sample, rejected
+		w.reviewed(t, in, "missing-info", replies.DraftRejected) // the sample, rejected
 		if m := r.ReplyMode(ctx, "missing-info", in); m != triage.ReplyDraft {
 			t.Errorf("after a rejection: %s, want draft", m)
 		}
@@ -153,7 +154,7 @@ func TestResolver(t *testing.T) {
 		}
 
 		// The standings show the same, per scenario and inbox.
-		w.reviewed(t, other, "missing-info", ledger.DraftSentAsIs)
+		w.reviewed(t, other, "missing-info", replies.DraftSentAsIs)
 		st, err := Standings(ctx, w.l, r.cfg.Thresholds) // defaults applied
 		if err != nil {
 			t.Fatal(err)
@@ -178,7 +179,7 @@ func TestResolverDryRun(t *testing.T) {
 	w := newWorld(t, t.TempDir()+"/ledger.db")
 	in := triage.Inbox{Account: "a", Mailbox: "INBOX"}
 	for range 30 {
-		w.reviewed(t, in, "missing-info", ledger.DraftSentAsIs)
+		w.reviewed(t, in, "missing-info", replies.DraftSentAsIs)
 	}
 	r, err := New(Config{Ledger: w.l, DryRun: true, Thresholds: Thresholds{MinReviewed: 30, MinSentAsIs: 90, SampleEvery: 1}})
 	if err != nil {
@@ -202,7 +203,7 @@ func TestResolverDraftsOnError(t *testing.T) {
 	w := newWorld(t, t.TempDir()+"/ledger.db")
 	in := triage.Inbox{Account: "a", Mailbox: "INBOX"}
 	for range 30 {
-		w.reviewed(t, in, "missing-info", ledger.DraftSentAsIs)
+		w.reviewed(t, in, "missing-info", replies.DraftSentAsIs)
 	}
 	r, err := New(Config{Ledger: w.l})
 	if err != nil {

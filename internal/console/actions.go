@@ -10,6 +10,7 @@ import (
 
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 )
 
 // MaxNoteBytes bounds a note typed in the console.
@@ -71,9 +72,9 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, edited bool) {
 	}
 	if _, err := s.sendDraft(r.Context(), e.Key, body, userOf(r), ticketID); err != nil {
 		switch {
-		case errors.Is(err, ledger.ErrDraftTaken):
+		case errors.Is(err, replies.ErrDraftTaken):
 			s.message(w, r, http.StatusConflict, "Already handled", "This draft is no longer waiting: someone sent or rejected it, or it is being sent.", back)
-		case errors.Is(err, ledger.ErrNotFound):
+		case errors.Is(err, replies.ErrNotFound):
 			s.message(w, r, http.StatusNotFound, "No draft", "This email has no draft to send.", back)
 		case errors.Is(err, errNoSender):
 			s.message(w, r, http.StatusConflict, "Sending is not configured", "The console has no SMTP server or outbox to send with.", back)
@@ -92,7 +93,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.cfg.Ledger.RejectDraft(r.Context(), e.Key); err != nil {
-		if errors.Is(err, ledger.ErrDraftTaken) {
+		if errors.Is(err, replies.ErrDraftTaken) {
 			s.message(w, r, http.StatusConflict, "Already handled", "This draft is no longer waiting: someone sent or rejected it.", "/conversation/"+ref)
 			return
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"triage/internal/ledger"
+	"triage/internal/replies"
 )
 
 func TestAuthentication(t *testing.T) {
@@ -147,7 +147,7 @@ func TestCrossOriginActionRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("same-origin POST: status %d, want 303", resp.StatusCode)
 	}
-	if r := draftRow(t, f); r.Outcome != ledger.DraftRejected {
-		t.Errorf("draft outcome %q after reject, want %q", r.Outcome, ledger.DraftRejected)
+	if r := draftRow(t, f); r.Outcome != replies.DraftRejected {
+		t.Errorf("draft outcome %q after reject, want %q", r.Outcome, replies.DraftRejected)
 	}
 }

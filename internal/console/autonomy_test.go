@@ -18,6 +18,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/testkit/pgtest"
 )
 
@@ -51,9 +52,9 @@ func (f *fixture) earnAutonomy(t *testing.T) (*autonomy.Resolver, string) {
 		e := next(ledger.StateDrafted, fmt.Sprintf("asker%d@example.com", i))
 		e.draft = "Please send us the serial number from the sticker under the kettle."
 		key := f.email(t, e)
-		outcome, sim := ledger.DraftSentAsIs, 0.98
+		outcome, sim := replies.DraftSentAsIs, 0.98
 		if i == 7 || i == 22 {
-			outcome, sim = ledger.DraftEdited, 0.6
+			outcome, sim = replies.DraftEdited, 0.6
 		}
 		if _, err := f.Ledger.ResolveDraft(ctx, key, outcome, sim, ""); err != nil {
 			t.Fatal(err)
@@ -201,7 +202,7 @@ func TestConsoleOnStores(t *testing.T) {
 			t.Fatalf("approve: %d", resp.StatusCode)
 		}
 		d := draftRow(t, f)
-		if d.State != ledger.DraftSentByPerson || d.Outcome != ledger.DraftSentAsIs {
+		if d.State != replies.DraftSentByPerson || d.Outcome != replies.DraftSentAsIs {
 			t.Errorf("approved draft: state %q outcome %q", d.State, d.Outcome)
 		}
 		if files, _ := filepath.Glob(filepath.Join(f.Dir, "outbox", "*.eml")); len(files) != 1 {

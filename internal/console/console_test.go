@@ -23,6 +23,7 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/testkit/mailtest"
 )
 
@@ -69,13 +70,13 @@ func do(t *testing.T, base string, r req) (*http.Response, string) {
 
 var bearer = map[string]string{"Authorization": "Bearer " + testToken}
 
-func draftRow(t *testing.T, f *fixture) ledger.Reply {
+func draftRow(t *testing.T, f *fixture) replies.Reply {
 	t.Helper()
 	es, err := f.Ledger.ByRef(context.Background(), f.Draft)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := f.Ledger.GetReply(context.Background(), es[0].Key)
+	r, err := f.Ledger.Replies().GetReply(context.Background(), es[0].Key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestApproveSendsThroughOutboxOnce(t *testing.T) {
 		t.Error("sent reply still carries X-Unsent")
 	}
 	got := struct{ State, Outcome string }{string(d.State), d.Outcome}
-	if diff := cmp.Diff(struct{ State, Outcome string }{string(ledger.DraftSentByPerson), ledger.DraftSentAsIs}, got); diff != "" {
+	if diff := cmp.Diff(struct{ State, Outcome string }{string(replies.DraftSentByPerson), replies.DraftSentAsIs}, got); diff != "" {
 		t.Errorf("draft row (-want +got):\n%s", diff)
 	}
 	st, err := f.Tickets.Get(context.Background(), f.DraftTicket)
@@ -222,9 +223,9 @@ func TestDraftActions(t *testing.T) {
 		wantOutcome string
 		wantSent    string // text the outbox reply holds; "" none sent
 	}{
-		{"edit and send", "send", url.Values{"body": {"Hello Anna,\n\nwe will replace the kettle.\n\nSupport"}}, ledger.DraftEdited, "we will replace the kettle"},
-		{"edit one word stays as is", "send", url.Values{"body": {strings.Replace(draftBody, "opened", "created", 1)}}, ledger.DraftSentAsIs, "We created ticket"},
-		{"reject", "reject", url.Values{}, ledger.DraftRejected, ""},
+		{"edit and send", "send", url.Values{"body": {"Hello Anna,\n\nwe will replace the kettle.\n\nSupport"}}, replies.DraftEdited, "we will replace the kettle"},
+		{"edit one word stays as is", "send", url.Values{"body": {strings.Replace(draftBody, "opened", "created", 1)}}, replies.DraftSentAsIs, "We created ticket"},
+		{"reject", "reject", url.Values{}, replies.DraftRejected, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,7 +265,7 @@ func TestSendRefusals(t *testing.T) {
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "no SMTP server or outbox") {
 		t.Errorf("approve without a sender: status %d", resp.StatusCode)
 	}
-	if r := draftRow(t, f); r.State != ledger.DraftStored || r.Outcome != "" {
+	if r := draftRow(t, f); r.State != replies.DraftStored || r.Outcome != "" {
 		t.Errorf("draft %s/%q after a refused send, want it waiting", r.State, r.Outcome)
 	}
 	resp, _ = do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/send", form: url.Values{"body": {"  "}}, header: bearer})
@@ -538,7 +539,7 @@ func TestSendRefusedLeavesDraftWaiting(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "no mailbox") {
 		t.Errorf("approve: status %d, want 502 naming the refusal", resp.StatusCode)
 	}
-	if r := draftRow(t, f); r.State != ledger.DraftStored || r.Outcome != "" {
+	if r := draftRow(t, f); r.State != replies.DraftStored || r.Outcome != "" {
 		t.Errorf("draft %s/%q after a refused send, want it waiting", r.State, r.Outcome)
 	}
 	if len(sink.Messages()) != 0 {

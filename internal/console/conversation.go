@@ -14,6 +14,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
 	"triage/internal/processor"
+	"triage/internal/replies"
 )
 
 // emailView is one inbound email of a conversation: what the customer
@@ -35,7 +36,7 @@ type callView struct {
 
 // replyView is our reply or draft to an email.
 type replyView struct {
-	ledger.Reply
+	replies.Reply
 	Text       parsedReply
 	ParseError string
 	// Waiting: a draft nobody has sent, edited or rejected yet.
@@ -176,8 +177,8 @@ func (s *Server) emailOf(ctx context.Context, e ledger.Stored) (emailView, error
 			ev.Calls = append(ev.Calls, callView{Record: c, ArgsJSON: indent(c.Args), ResultJSON: indent(c.Result)})
 		}
 	}
-	rep, err := s.cfg.Ledger.GetReply(ctx, e.Key)
-	if errors.Is(err, ledger.ErrNotFound) {
+	rep, err := s.cfg.Ledger.Replies().GetReply(ctx, e.Key)
+	if errors.Is(err, replies.ErrNotFound) {
 		return ev, nil
 	}
 	if err != nil {
@@ -192,8 +193,8 @@ func (s *Server) emailOf(ctx context.Context, e ledger.Stored) (emailView, error
 }
 
 // draftWaiting reports whether r is a draft waiting for a person.
-func draftWaiting(r ledger.Reply) bool {
-	return r.Kind == ledger.KindDraft && r.Outcome == "" && (r.State == ledger.DraftPending || r.State == ledger.DraftStored)
+func draftWaiting(r replies.Reply) bool {
+	return r.Kind == replies.KindDraft && r.Outcome == "" && (r.State == replies.DraftPending || r.State == replies.DraftStored)
 }
 
 func indent(v map[string]any) string {

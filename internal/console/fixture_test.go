@@ -17,6 +17,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
 	"triage/internal/processor"
+	"triage/internal/replies"
 )
 
 const testToken = "test-console-token-0123456789"
@@ -90,9 +91,9 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 		key := f.email(t, email{uid: uint32(100 + i), from: "c" + string(rune('a'+i)) + "@example.com", subject: "Kettle question",
 			text: "Is my kettle covered?", scenario: "valid-warranty", state: ledger.StateDrafted, draft: "Your kettle is covered.",
 			outcome: &processor.Outcome{Scenario: "valid-warranty", Status: triage.StatusDrafted}})
-		outcome, sim := ledger.DraftSentAsIs, 1.0
+		outcome, sim := replies.DraftSentAsIs, 1.0
 		if i%3 == 2 {
-			outcome, sim = ledger.DraftEdited, 0.55+float64(i)*0.03
+			outcome, sim = replies.DraftEdited, 0.55+float64(i)*0.03
 		}
 		if _, err := l.ResolveDraft(ctx, key, outcome, sim, ""); err != nil {
 			t.Fatal(err)
@@ -227,10 +228,10 @@ func (f *fixture) draft(t *testing.T, key triage.Key, to, body string) {
 	t.Helper()
 	ctx := context.Background()
 	id, raw := f.rendered(t, key, to, body, true)
-	if err := f.Ledger.PutPending(ctx, ledger.Reply{Key: key, MessageID: id, To: to, Raw: raw, Kind: ledger.KindDraft}); err != nil {
+	if err := f.Ledger.Replies().PutPending(ctx, replies.Reply{Key: key, MessageID: id, To: to, Raw: raw, Kind: replies.KindDraft}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Ledger.MarkDraftStored(ctx, key); err != nil {
+	if err := f.Ledger.Replies().MarkDraftStored(ctx, key); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -240,10 +241,10 @@ func (f *fixture) reply(t *testing.T, key triage.Key, to, body string) {
 	t.Helper()
 	ctx := context.Background()
 	id, raw := f.rendered(t, key, to, body, false)
-	if err := f.Ledger.PutPending(ctx, ledger.Reply{Key: key, MessageID: id, To: to, Raw: raw}); err != nil {
+	if err := f.Ledger.Replies().PutPending(ctx, replies.Reply{Key: key, MessageID: id, To: to, Raw: raw}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Ledger.MarkSent(ctx, key); err != nil {
+	if err := f.Ledger.Replies().MarkSent(ctx, key); err != nil {
 		t.Fatal(err)
 	}
 }

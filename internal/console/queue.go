@@ -10,6 +10,7 @@ import (
 	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 )
 
 // Why an email waits for a person (queueItem.Why): its ledger state, or
@@ -116,8 +117,8 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 		}
 		switch e.State {
 		case ledger.StateDrafted:
-			rep, err := s.cfg.Ledger.GetReply(ctx, e.Key)
-			if errors.Is(err, ledger.ErrNotFound) {
+			rep, err := s.cfg.Ledger.Replies().GetReply(ctx, e.Key)
+			if errors.Is(err, replies.ErrNotFound) {
 				continue
 			}
 			if err != nil {
@@ -126,7 +127,7 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 			switch {
 			case draftWaiting(rep):
 				it.Why = WhyDraft
-			case rep.State == ledger.DraftSending:
+			case rep.State == replies.DraftSending:
 				it.Why = WhySending
 			default:
 				continue
@@ -184,9 +185,9 @@ func (s *Server) escalationHandled(ctx context.Context, e ledger.Stored, ticketI
 		return true, nil
 	}
 	ours := ""
-	if r, err := s.cfg.Ledger.GetReply(ctx, e.Key); err == nil {
+	if r, err := s.cfg.Ledger.Replies().GetReply(ctx, e.Key); err == nil {
 		ours = r.MessageID
-	} else if !errors.Is(err, ledger.ErrNotFound) {
+	} else if !errors.Is(err, replies.ErrNotFound) {
 		return false, err
 	}
 	for _, m := range st.Messages {

@@ -10,6 +10,7 @@ import (
 
 	"triage/internal/autonomy"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 )
 
 // scenarioRow is one scenario's figures.
@@ -136,7 +137,7 @@ func (s *Server) scenarioRows(ctx context.Context, stats []ledger.DraftStat) ([]
 	}
 	weeks := map[string]map[string]*acc{}
 	for _, f := range fates {
-		if f.Outcome != ledger.DraftSentAsIs && f.Outcome != ledger.DraftEdited {
+		if f.Outcome != replies.DraftSentAsIs && f.Outcome != replies.DraftEdited {
 			continue // nothing was sent: no similarity
 		}
 		name := row(f.Scenario).Name

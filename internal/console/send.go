@@ -13,7 +13,7 @@ import (
 	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
-	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/textsim"
 	"triage/internal/watch"
 )
@@ -96,7 +96,7 @@ func (s *Server) sendDraft(ctx context.Context, key triage.Key, edited, user, ti
 		return "", errNoSender
 	}
 	l := s.cfg.Ledger
-	d, was, err := l.ClaimDraft(ctx, key)
+	d, was, err := l.Replies().ClaimDraft(ctx, key)
 	if err != nil {
 		return "", err
 	}
@@ -105,13 +105,13 @@ func (s *Server) sendDraft(ctx context.Context, key triage.Key, edited, user, ti
 		err = errors.New("console: the draft has no recipient")
 	}
 	if err != nil {
-		return "", errors.Join(err, l.UnclaimDraft(context.WithoutCancel(ctx), key, was))
+		return "", errors.Join(err, l.Replies().UnclaimDraft(context.WithoutCancel(ctx), key, was))
 	}
-	body, outcome, sim := p.Body, ledger.DraftSentAsIs, 1.0
+	body, outcome, sim := p.Body, replies.DraftSentAsIs, 1.0
 	if edited != "" {
 		body = strings.ReplaceAll(edited, "\r\n", "\n")
 		if sim = textsim.Similarity(p.Body, body); sim < watch.SentAsIsSimilarity {
-			outcome = ledger.DraftEdited
+			outcome = replies.DraftEdited
 		}
 	}
 	r := &mail.Reply{
@@ -121,14 +121,14 @@ func (s *Server) sendDraft(ctx context.Context, key triage.Key, edited, user, ti
 	}
 	raw, err := mail.Render(r)
 	if err != nil {
-		return "", errors.Join(err, l.UnclaimDraft(context.WithoutCancel(ctx), key, was))
+		return "", errors.Join(err, l.Replies().UnclaimDraft(context.WithoutCancel(ctx), key, was))
 	}
 	if _, err := s.cfg.Sender.Send(ctx, r); err != nil {
 		var se *mail.SMTPError
 		if !errors.As(err, &se) || watch.NotSubmitted(err) {
 			// Certainly not sent (refused before DATA, or the outbox
 			// could not write): the draft waits again.
-			return "", errors.Join(err, l.UnclaimDraft(context.WithoutCancel(ctx), key, was))
+			return "", errors.Join(err, l.Replies().UnclaimDraft(context.WithoutCancel(ctx), key, was))
 		}
 		// Perhaps sent: it stays claimed (draft_sending), for a person to
 		// check the Sent folder; never sent twice from here.
@@ -136,7 +136,7 @@ func (s *Server) sendDraft(ctx context.Context, key triage.Key, edited, user, ti
 		return "", fmt.Errorf("the mail server may or may not have taken the reply (%v); it will not be sent again from the console: check the Sent folder", err)
 	}
 	lctx := context.WithoutCancel(ctx)
-	if err := l.DraftSent(lctx, key, outcome, sim, raw); err != nil {
+	if err := l.Replies().DraftSent(lctx, key, outcome, sim, raw); err != nil {
 		return "", fmt.Errorf("console: reply %s was sent but not recorded: %w", d.MessageID, err)
 	}
 	if ticketID != "" && s.cfg.Tickets != nil {

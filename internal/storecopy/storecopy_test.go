@@ -14,6 +14,7 @@ import (
 	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/store"
 	"triage/internal/storecopy"
 	"triage/internal/testkit/pgtest"
@@ -27,7 +28,7 @@ type snapshot struct {
 	Entries    []ledger.Entry
 	Stored     []ledger.Stored
 	Counts     map[ledger.State]int
-	Replies    []ledger.Reply
+	Replies    []replies.Reply
 	Raw        map[string]string
 	DraftStats []ledger.DraftStat
 	AutoModes  []ledger.AutoMode
@@ -56,7 +57,7 @@ func take(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) snapshot {
 	if s.Counts, err = l.Counts(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s.Replies, err = l.Replies(ctx, ""); err != nil {
+	if s.Replies, err = l.Replies().Replies(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
 	s.Raw = map[string]string{}
@@ -77,21 +78,21 @@ func take(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) snapshot {
 	}
 	// The outbox index of process --store: each row's file, the counts
 	// by recipient and by sender, the staff notices about a customer.
-	for _, k := range []string{"reply", "draft", "notice"} {
-		path, ok, err := l.OutboxFile(ctx, "x-"+k+"@us", k)
+	for _, k := range []replies.Kind{replies.KindReply, replies.KindDraft, replies.KindNotice} {
+		path, ok, err := l.Replies().OutboxFile(ctx, "x-"+string(k)+"@us", k)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Index = append(s.Index, path, ok)
 	}
 	for _, addr := range []string{"to@x.example", "from@x.example"} {
-		n, err := l.OutboxCount(ctx, addr, time.Unix(0, 0), "reply", "draft", "notice")
+		n, err := l.Replies().OutboxCount(ctx, addr, time.Unix(0, 0), replies.KindReply, replies.KindDraft, replies.KindNotice)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Index = append(s.Index, n)
 	}
-	n, err := l.OutboxNotices(ctx, "cust@x.example", time.Unix(0, 0))
+	n, err := l.Replies().OutboxNotices(ctx, "cust@x.example", time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,22 +142,22 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	if err := l.Postpone(ctx, loc(9), "smtp-refused", "452 4.2.2 mailbox full"); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.PutPending(ctx, ledger.Reply{Key: "keyreplied", MessageID: "<r1@us>", To: "c@x.example", InboundFrom: "c@x.example", Raw: []byte("From: us\r\n\r\nDzień dobry\x00\xff")}); err != nil {
+	if err := l.Replies().PutPending(ctx, replies.Reply{Key: "keyreplied", MessageID: "<r1@us>", To: "c@x.example", InboundFrom: "c@x.example", Raw: []byte("From: us\r\n\r\nDzień dobry\x00\xff")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.MarkSent(ctx, "keyreplied"); err != nil {
+	if err := l.Replies().MarkSent(ctx, "keyreplied"); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.MarkAppended(ctx, "keyreplied"); err != nil {
+	if err := l.Replies().MarkAppended(ctx, "keyreplied"); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.PutPending(ctx, ledger.Reply{Key: "keydrafted", MessageID: "<d1@us>", To: "c@x.example", Raw: []byte("draft"), Kind: ledger.KindDraft}); err != nil {
+	if err := l.Replies().PutPending(ctx, replies.Reply{Key: "keydrafted", MessageID: "<d1@us>", To: "c@x.example", Raw: []byte("draft"), Kind: replies.KindDraft}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.MarkDraftStored(ctx, "keydrafted"); err != nil {
+	if err := l.Replies().MarkDraftStored(ctx, "keydrafted"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.ResolveDraft(ctx, "keydrafted", ledger.DraftEdited, 0.625, "<person@us>"); err != nil {
+	if _, err := l.ResolveDraft(ctx, "keydrafted", replies.DraftEdited, 0.625, "<person@us>"); err != nil {
 		t.Fatal(err)
 	}
 	// The draft's scenario and inbox, and what reply mode auto did there.
@@ -170,14 +171,14 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	if _, err := l.CountAutoSend(ctx, "valid-warranty", triage.Inbox{Account: "acct", Mailbox: "INBOX"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.PutPending(ctx, ledger.Reply{Key: "kp", MessageID: "<p1@us>", To: "d@x.example", Raw: []byte("pending")}); err != nil {
+	if err := l.Replies().PutPending(ctx, replies.Reply{Key: "kp", MessageID: "<p1@us>", To: "d@x.example", Raw: []byte("pending")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.SetSentScan(ctx, "acct", "Sent", 4000000001, 77); err != nil {
 		t.Fatal(err)
 	}
-	for i, k := range []string{"reply", "draft", "notice"} {
-		if err := l.AddOutbox(ctx, "x-"+k+"@us", k, "outbox/"+k+".eml", "to@x.example", "from@x.example", "cust@x.example",
+	for i, k := range []replies.Kind{replies.KindReply, replies.KindDraft, replies.KindNotice} {
+		if err := l.Replies().AddOutbox(ctx, "x-"+string(k)+"@us", k, "outbox/"+string(k)+".eml", "to@x.example", "from@x.example", "cust@x.example",
 			time.Date(2026, 2, 1, 0, 0, i, 0, time.UTC)); err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +259,7 @@ func TestFromSQLite(t *testing.T) {
 	if got, err := tk.Create(ctx, tickets.Request{IdempotencyKey: "a"}); err != nil || got != (tickets.Ticket{TicketID: "TKT-000001", Status: tickets.StatusExisting}) {
 		t.Errorf("idempotency key of a copied ticket = %+v, %v", got, err)
 	}
-	if err := l.PutPending(ctx, ledger.Reply{Key: "keyreplied", MessageID: "<again@us>", Raw: []byte("x")}); !errors.Is(err, ledger.ErrReplyExists) {
+	if err := l.Replies().PutPending(ctx, replies.Reply{Key: "keyreplied", MessageID: "<again@us>", Raw: []byte("x")}); !errors.Is(err, replies.ErrReplyExists) {
 		t.Errorf("a second reply to a copied message: err = %v, want ErrReplyExists", err)
 	}
 

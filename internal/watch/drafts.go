@@ -10,7 +10,7 @@ import (
 
 	"triage"
 	"triage/internal/clients/mail"
-	"triage/internal/ledger"
+	"triage/internal/replies"
 )
 
 // DefaultDraftsFolder receives drafts (reply mode draft) when no folder is
@@ -23,17 +23,17 @@ const DefaultDraftsFolder = "Drafts"
 // receipt; one that has a reply gets the reply's (never a draft after a
 // reply, whatever the mode says now).
 func (s *LedgerSender) draft(ctx context.Context, r *mail.Reply, raw []byte) (triage.Receipt, error) {
-	err := s.ledger.PutPending(ctx, ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw, Kind: ledger.KindDraft,
+	err := s.ledger.Replies().PutPending(ctx, replies.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw, Kind: replies.KindDraft,
 		Account: s.inbox.Account, Mailbox: s.inbox.Mailbox})
-	if errors.Is(err, ledger.ErrReplyExists) {
-		prev, gerr := s.ledger.GetReply(ctx, r.Key)
+	if errors.Is(err, replies.ErrReplyExists) {
+		prev, gerr := s.ledger.Replies().GetReply(ctx, r.Key)
 		switch {
 		case gerr != nil:
 			return triage.Receipt{}, errors.Join(err, gerr)
-		case prev.Kind == ledger.KindDraft:
+		case prev.Kind == replies.KindDraft:
 			s.log.InfoContext(ctx, "draft already recorded; not drafting again", "key", r.Key, "reply_message_id", prev.MessageID)
 			return triage.Receipt{MessageID: prev.MessageID, To: prev.To, Drafted: true}, nil
-		case prev.State == ledger.ReplySent:
+		case prev.State == replies.ReplySent:
 			return triage.Receipt{MessageID: prev.MessageID, To: prev.To}, nil
 		}
 		return triage.Receipt{}, ErrReplyUnconfirmed
@@ -48,7 +48,7 @@ func (s *LedgerSender) draft(ctx context.Context, r *mail.Reply, raw []byte) (tr
 // (and \Seen: nobody needs to be told twice), then records it stored. The
 // ledger row came first, so a crash before the record is settled by
 // resolveDrafts, which looks the draft up before appending it again.
-func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, r ledger.Reply) error {
+func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, r replies.Reply) error {
 	b.imap.Lock() // a pass's workers share the connection
 	defer b.imap.Unlock()
 	if err := w.ensureFolder(c, b, w.drafts); err != nil {
@@ -58,7 +58,7 @@ func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, 
 		return err
 	}
 	w.log.InfoContext(ctx, "draft stored", "folder", w.drafts, "reply_message_id", r.MessageID, "to", r.To)
-	return w.ledgerErr(w.cfg.Ledger.MarkDraftStored(context.WithoutCancel(ctx), r.Key))
+	return w.ledgerErr(w.cfg.Ledger.Replies().MarkDraftStored(context.WithoutCancel(ctx), r.Key))
 }
 
 // resolveDrafts settles this inbox's drafts a crash left recorded but
@@ -67,7 +67,7 @@ func (w *Watcher) storeDraft(ctx context.Context, c *imapclient.Client, b *box, 
 // otherwise the draft is appended now. A draft harms nobody, yet it is never
 // stored twice.
 func (w *Watcher) resolveDrafts(ctx context.Context, c *imapclient.Client) error {
-	pending, err := w.cfg.Ledger.Orphaned(ctx, w.cfg.Account, w.cfg.Mailbox, ledger.DraftPending)
+	pending, err := w.cfg.Ledger.Replies().Orphaned(ctx, w.cfg.Account, w.cfg.Mailbox, replies.DraftPending)
 	if err != nil {
 		return w.ledgerErr(err)
 	}
@@ -88,13 +88,13 @@ func (w *Watcher) resolveDrafts(ctx context.Context, c *imapclient.Client) error
 		}
 		if stored {
 			w.log.Info("pending draft found in the Drafts folder; recorded as stored", "message_id", r.MessageID, "key", r.Key)
-			if err := w.cfg.Ledger.MarkDraftStored(ctx, r.Key); err != nil {
+			if err := w.cfg.Ledger.Replies().MarkDraftStored(ctx, r.Key); err != nil {
 				return w.ledgerErr(err)
 			}
 			continue
 		}
 		w.log.Info("pending draft not in the Drafts folder; storing it", "message_id", r.MessageID, "key", r.Key)
-		if r, err = w.cfg.Ledger.GetReply(ctx, r.Key); err != nil { // with its bytes
+		if r, err = w.cfg.Ledger.Replies().GetReply(ctx, r.Key); err != nil { // with its bytes
 			return w.ledgerErr(err)
 		}
 		if err := w.storeDraft(ctx, c, b, r); err != nil {

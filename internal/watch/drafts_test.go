@@ -16,6 +16,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/message"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/trace"
 )
@@ -153,7 +154,7 @@ func scenarioDrafts(t *testing.T, tgt target) {
 	e.tgt.Append(t, "Sent", personReply(3, "jan@customer.example", id0, "Dzień dobry, jeszcze jedna informacja od nas."))
 	e.tgt.Append(t, "Sent", personReply(4, "jan@customer.example", "<unrelated@elsewhere.example>", "Nie w wątku."))
 	e.runOnce(mod)
-	want := []string{id1 + " <person-1@example.com> " + ledger.DraftSentAsIs, id2 + " <person-2@example.com> " + ledger.DraftEdited, id0 + " <person-3@example.com> "}
+	want := []string{id1 + " <person-1@example.com> " + replies.DraftSentAsIs, id2 + " <person-2@example.com> " + replies.DraftEdited, id0 + " <person-3@example.com> "}
 	if diff := cmp.Diff(want, hooks.summary()); diff != "" {
 		t.Errorf("person's replies reported (-want +got):\n%s", diff)
 	}
@@ -228,7 +229,7 @@ func scenarioDraftCrash(t *testing.T, tgt target) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.ledger.PutPending(context.Background(), ledger.Reply{Key: key, MessageID: r.MessageID, To: from, Raw: raw, Kind: ledger.KindDraft}); err != nil {
+		if err := e.ledger.Replies().PutPending(context.Background(), replies.Reply{Key: key, MessageID: r.MessageID, To: from, Raw: raw, Kind: replies.KindDraft}); err != nil {
 			t.Fatal(err)
 		}
 		if alreadyStored {
@@ -248,8 +249,8 @@ func scenarioDraftCrash(t *testing.T, tgt target) {
 		if n != 1 {
 			t.Errorf("case %d (stored before the crash: %v): %d drafts for the message, want 1", i, alreadyStored, n)
 		}
-		if rep, _ := e.ledger.GetReply(context.Background(), key); rep.State != ledger.DraftStored {
-			t.Errorf("case %d: draft state %q, want %q", i, rep.State, ledger.DraftStored)
+		if rep, _ := e.ledger.Replies().GetReply(context.Background(), key); rep.State != replies.DraftStored {
+			t.Errorf("case %d: draft state %q, want %q", i, rep.State, replies.DraftStored)
 		}
 	}
 	if e.proc.Calls() != 0 {

@@ -9,6 +9,7 @@ import (
 
 	"triage/internal/ledger"
 	"triage/internal/message"
+	"triage/internal/replies"
 )
 
 // settle flags the message (keyword, or \Seen) and moves it where its state
@@ -73,7 +74,7 @@ func (w *Watcher) ensureFolder(c *imapclient.Client, b *box, folder string) erro
 }
 
 // appendSent stores a sent reply in the Sent folder.
-func (w *Watcher) appendSent(ctx context.Context, c *imapclient.Client, b *box, r ledger.Reply) error {
+func (w *Watcher) appendSent(ctx context.Context, c *imapclient.Client, b *box, r replies.Reply) error {
 	b.imap.Lock()
 	defer b.imap.Unlock()
 	if err := w.ensureFolder(c, b, w.sent); err != nil {
@@ -82,7 +83,7 @@ func (w *Watcher) appendSent(ctx context.Context, c *imapclient.Client, b *box, 
 	if err := appendMessage(c, w.sent, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append"); err != nil {
 		return err
 	}
-	return w.cfg.Ledger.MarkAppended(context.WithoutCancel(ctx), r.Key)
+	return w.cfg.Ledger.Replies().MarkAppended(context.WithoutCancel(ctx), r.Key)
 }
 
 // appendMessage appends raw to folder; what names the operation in the

@@ -74,7 +74,7 @@ func TestStaffNoticesHaveTheirOwnBound(t *testing.T) {
 		t.Errorf("after the flood staff got %d notices, want %d", got, want)
 	}
 	// Notices are no replies: none counts against the staff address.
-	if n, err := e.ledger.RepliesSince(context.Background(), fakeStaff, e.now.Add(-24*time.Hour)); err != nil || n != 0 {
+	if n, err := e.ledger.Replies().RepliesSince(context.Background(), fakeStaff, e.now.Add(-24*time.Hour)); err != nil || n != 0 {
 		t.Errorf("replies counted against the staff address: %d, %v", n, err)
 	}
 }

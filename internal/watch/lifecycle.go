@@ -17,6 +17,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/message"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/trace"
 )
 
@@ -88,9 +89,9 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	} else if !errors.Is(err, ledger.ErrNotFound) {
 		return w.ledgerErr(err)
 	}
-	if r, err := l.GetReply(ctx, id.Key); err == nil {
+	if r, err := l.Replies().GetReply(ctx, id.Key); err == nil {
 		return w.recover(ctx, c, b, e, r)
-	} else if !errors.Is(err, ledger.ErrNotFound) {
+	} else if !errors.Is(err, replies.ErrNotFound) {
 		return w.ledgerErr(err)
 	}
 
@@ -137,12 +138,12 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 		w.cfg.Metrics.Error("process")
 	}
 
-	var reply *ledger.Reply
-	r, rerr := l.GetReply(context.WithoutCancel(ctx), id.Key)
+	var reply *replies.Reply
+	r, rerr := l.Replies().GetReply(context.WithoutCancel(ctx), id.Key)
 	switch {
 	case rerr == nil:
 		reply = &r
-	case !errors.Is(rerr, ledger.ErrNotFound):
+	case !errors.Is(rerr, replies.ErrNotFound):
 		return w.ledgerErr(rerr)
 	}
 	end := ledger.Resolve(ledger.Processed{Status: out.Status, Reason: out.Reason, Escalated: out.Escalated, Stopped: pctx.Err() != nil,
@@ -153,7 +154,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 			return err
 		}
 	case ledger.StepMarkUnconfirmed:
-		if err := l.MarkReplyNeedsHuman(context.WithoutCancel(ctx), id.Key); err != nil {
+		if err := l.Replies().MarkReplyNeedsHuman(context.WithoutCancel(ctx), id.Key); err != nil {
 			return w.ledgerErr(err)
 		}
 	case ledger.StepAbandon:
@@ -190,17 +191,17 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 // by its Message-ID in the Sent folder: found, it was sent; otherwise a
 // person decides. It is never sent again. A draft recorded but perhaps not
 // stored is looked up in the Drafts folder and stored when missing.
-func (w *Watcher) recover(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, r ledger.Reply) error {
+func (w *Watcher) recover(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, r replies.Reply) error {
 	l := w.cfg.Ledger
-	if r.Kind == ledger.KindDraft {
-		if r.State == ledger.DraftPending {
+	if r.Kind == replies.KindDraft {
+		if r.State == replies.DraftPending {
 			stored, err := w.holdsOnServer(ctx, w.drafts, r.MessageID)
 			if err != nil {
 				w.log.DebugContext(ctx, "could not look the draft up in the Drafts folder; storing it", "folder", w.drafts, "err", err)
 			}
 			if stored {
 				w.log.InfoContext(ctx, "pending draft found in the Drafts folder; recorded as stored", "reply_message_id", r.MessageID)
-				err = l.MarkDraftStored(context.WithoutCancel(ctx), r.Key)
+				err = l.Replies().MarkDraftStored(context.WithoutCancel(ctx), r.Key)
 			} else {
 				err = w.storeDraft(ctx, c, b, r)
 			}
@@ -210,7 +211,7 @@ func (w *Watcher) recover(ctx context.Context, c *imapclient.Client, b *box, e l
 		}
 		return w.finish(ctx, c, b, e, ledger.StateDrafted, triage.ReasonRecovered, "", "draft="+r.MessageID)
 	}
-	if r.State == ledger.ReplyPending {
+	if r.State == replies.ReplyPending {
 		sent := false
 		if w.sent != "" {
 			found, err := w.holdsOnServer(ctx, w.sent, r.MessageID)
@@ -222,17 +223,17 @@ func (w *Watcher) recover(ctx context.Context, c *imapclient.Client, b *box, e l
 		var err error
 		if sent {
 			w.log.InfoContext(ctx, "pending reply found in the Sent folder; recorded as sent", "reply_message_id", r.MessageID)
-			err = l.MarkSent(context.WithoutCancel(ctx), r.Key)
-			r.State = ledger.ReplySent
+			err = l.Replies().MarkSent(context.WithoutCancel(ctx), r.Key)
+			r.State = replies.ReplySent
 		} else {
 			w.log.WarnContext(ctx, "pending reply could not be confirmed; left for a person (not sent again)", "reply_message_id", r.MessageID, "to", r.To)
-			err = l.MarkReplyNeedsHuman(context.WithoutCancel(ctx), r.Key)
+			err = l.Replies().MarkReplyNeedsHuman(context.WithoutCancel(ctx), r.Key)
 		}
 		if err != nil {
 			return w.ledgerErr(err)
 		}
 	}
-	if r.State == ledger.ReplySent {
+	if r.State == replies.ReplySent {
 		return w.finish(ctx, c, b, e, ledger.StateReplied, triage.ReasonRecovered, "", "reply="+r.MessageID)
 	}
 	return w.finish(ctx, c, b, e, ledger.StateNeedsHuman, triage.ReasonReplyUnconfirmed, "", "reply="+r.MessageID)
@@ -292,7 +293,7 @@ func (w *Watcher) ledgerErr(err error) error {
 // whose reply would be refused; the LedgerSender's check, when the reply is
 // written, is the exact one.
 func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (triage.Reason, error) {
-	le, err := w.cfg.Ledger.Exceeded(ctx, w.cfg.Limits.ledger(), sender, replyTo, w.cfg.Now())
+	le, err := w.cfg.Ledger.Replies().Exceeded(ctx, w.cfg.Limits.ledger(), sender, replyTo, w.cfg.Now())
 	if err != nil || le == nil {
 		return "", err
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
-	"triage/internal/ledger"
+	"triage/internal/replies"
 )
 
 // resolvePending settles this inbox's replies a crash left between
@@ -16,7 +16,7 @@ import (
 // a daemon holds a live claim on is left alone: that daemon may be sending
 // it at this moment.
 func (w *Watcher) resolvePending(ctx context.Context, c *imapclient.Client) error {
-	pending, err := w.cfg.Ledger.Orphaned(ctx, w.cfg.Account, w.cfg.Mailbox, ledger.ReplyPending)
+	pending, err := w.cfg.Ledger.Replies().Orphaned(ctx, w.cfg.Account, w.cfg.Mailbox, replies.ReplyPending)
 	if err != nil {
 		return w.ledgerErr(err)
 	}
@@ -39,10 +39,10 @@ func (w *Watcher) resolvePending(ctx context.Context, c *imapclient.Client) erro
 			}
 		}
 		if found {
-			err = w.cfg.Ledger.MarkSent(ctx, r.Key)
+			err = w.cfg.Ledger.Replies().MarkSent(ctx, r.Key)
 			w.log.Info("pending reply found in the Sent folder; recorded as sent", "message_id", r.MessageID, "key", r.Key)
 		} else {
-			err = w.cfg.Ledger.MarkReplyNeedsHuman(ctx, r.Key)
+			err = w.cfg.Ledger.Replies().MarkReplyNeedsHuman(ctx, r.Key)
 			w.log.Warn("pending reply could not be confirmed; left for a person (not sent again)", "message_id", r.MessageID, "key", r.Key, "to", r.To)
 		}
 		if err != nil {

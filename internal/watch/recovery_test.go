@@ -17,6 +17,7 @@ import (
 	"triage"
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/testkit/mailtest"
 )
 
@@ -47,13 +48,13 @@ func scenarioPendingReply(t *testing.T, start func(t *testing.T) target) {
 		inSent    bool // the pending reply's Message-ID is in the Sent folder
 		sentCfg   bool // Config.SentFolder is set
 		wantState ledger.State
-		wantReply ledger.ReplyState
+		wantReply replies.ReplyState
 		wantInbox []string
 		wantHuman []string
 	}{
-		{"no Sent folder configured", false, false, ledger.StateNeedsHuman, ledger.ReplyNeedsHuman, nil, []string{"Gwarancja +kw"}},
-		{"not in Sent", false, true, ledger.StateNeedsHuman, ledger.ReplyNeedsHuman, nil, []string{"Gwarancja +kw"}},
-		{"found in Sent", true, true, ledger.StateReplied, ledger.ReplySent, []string{"Gwarancja +kw"}, nil},
+		{"no Sent folder configured", false, false, ledger.StateNeedsHuman, replies.ReplyNeedsHuman, nil, []string{"Gwarancja +kw"}},
+		{"not in Sent", false, true, ledger.StateNeedsHuman, replies.ReplyNeedsHuman, nil, []string{"Gwarancja +kw"}},
+		{"found in Sent", true, true, ledger.StateReplied, replies.ReplySent, []string{"Gwarancja +kw"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +81,7 @@ func scenarioPendingReply(t *testing.T, start func(t *testing.T) target) {
 				t.Fatal(err)
 			}
 			if tt.inSent {
-				pend, err := e.ledger.GetReply(ctx, key)
+				pend, err := e.ledger.Replies().GetReply(ctx, key)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -100,7 +101,7 @@ func scenarioPendingReply(t *testing.T, start func(t *testing.T) target) {
 			if diff := cmp.Diff(map[ledger.State]int{tt.wantState: 1}, w.Stats().ByState); diff != "" {
 				t.Errorf("final (-want +got):\n%s", diff)
 			}
-			got, err := e.ledger.GetReply(ctx, key)
+			got, err := e.ledger.Replies().GetReply(ctx, key)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +130,7 @@ func TestSMTPFailures(t *testing.T) {
 	if diff := cmp.Diff(map[ledger.State]int{ledger.StateFailed: 1}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
-	if _, err := e.ledger.GetReply(ctx, keyOf(id, "jan@customer.example")); !errors.Is(err, ledger.ErrNotFound) {
+	if _, err := e.ledger.Replies().GetReply(ctx, keyOf(id, "jan@customer.example")); !errors.Is(err, replies.ErrNotFound) {
 		t.Errorf("reply row after a refused DATA: err = %v, want ErrNotFound", err)
 	}
 	if got := summary(e.mailbox(DefaultFailedFolder), DefaultKeyword); len(got) != 1 {

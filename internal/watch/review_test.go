@@ -13,6 +13,7 @@ import (
 	"triage"
 	"triage/internal/ledger"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/testkit/mailtest"
 )
 
@@ -133,11 +134,11 @@ func TestConsoleSentDraftSettled(t *testing.T) {
 		t.Fatalf("Drafts holds %d messages, want 1", n)
 	}
 	key := keyOf(id, "jan@customer.example")
-	d, _, err := e.ledger.ClaimDraft(ctx, key)
+	d, _, err := e.ledger.Replies().ClaimDraft(ctx, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.ledger.DraftSent(ctx, key, ledger.DraftSentAsIs, 1, d.Raw); err != nil {
+	if err := e.ledger.Replies().DraftSent(ctx, key, replies.DraftSentAsIs, 1, d.Raw); err != nil {
 		t.Fatal(err)
 	}
 	e.runOnce(mod)
@@ -152,8 +153,8 @@ func TestConsoleSentDraftSettled(t *testing.T) {
 	if diff := cmp.Diff([]string{d.MessageID}, sent); diff != "" {
 		t.Errorf("Sent (-want +got):\n%s", diff)
 	}
-	r, err := e.ledger.GetReply(ctx, key)
-	if err != nil || r.State != ledger.ReplySent || r.Outcome != ledger.DraftSentAsIs {
+	r, err := e.ledger.Replies().GetReply(ctx, key)
+	if err != nil || r.State != replies.ReplySent || r.Outcome != replies.DraftSentAsIs {
 		t.Errorf("reply %s/%s, %v; want sent/sent_as_is", r.State, r.Outcome, err)
 	}
 	if got := hooks.summary(); len(got) != 0 {

@@ -10,8 +10,8 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/ledger"
 	"triage/internal/message"
+	"triage/internal/replies"
 	"triage/internal/testkit/mailtest"
 )
 
@@ -102,7 +102,7 @@ func scenarioFoldersByRole(t *testing.T, tgt target, sent, drafts string) {
 	e.tgt.Append(t, sent, personReply(3, "jan@customer.example", id0, "Dzień dobry, jeszcze jedna informacja od nas."))
 	e.runOnce(mod)
 
-	want := []string{id1 + " <person-1@example.com> " + ledger.DraftSentAsIs, id0 + " <person-3@example.com> "}
+	want := []string{id1 + " <person-1@example.com> " + replies.DraftSentAsIs, id0 + " <person-3@example.com> "}
 	if diff := cmp.Diff(want, hooks.summary()); diff != "" {
 		t.Errorf("person's replies seen in %s (-want +got):\n%s", sent, diff)
 	}

@@ -13,6 +13,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/trace"
 )
 
@@ -29,7 +30,7 @@ type LedgerSender struct {
 	ledger  *ledger.Ledger
 	next    mail.Sender
 	domain  string
-	limits  ledger.Limits
+	limits  replies.Limits
 	notices triage.NoticeLimits
 	inbox   triage.Inbox
 	now     func() time.Time
@@ -84,7 +85,7 @@ var ErrReplyUnconfirmed = errors.New("watch: an earlier reply to this message is
 // Send renders r, records it as pending, submits it and marks it sent. A
 // reply already sent for r.Key is not submitted again: Send returns its
 // receipt. A reply (or notice) over a limit is not recorded nor sent: the
-// error is a triage.Limited (*ledger.LimitError).
+// error is a triage.Limited (*replies.LimitError).
 func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error) {
 	if r.Key == "" {
 		return triage.Receipt{}, errors.New("watch: sender: reply has no inbound key; refusing to send without a ledger entry")
@@ -102,22 +103,22 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 	if r.Draft {
 		return s.draft(ctx, r, raw)
 	}
-	rec, lim, what := ledger.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw,
+	rec, lim, what := replies.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw,
 		Account: s.inbox.Account, Mailbox: s.inbox.Mailbox}, s.limits, "reply"
 	if r.Notice {
 		// A notice counts against the customer it is about, under the
 		// notice bounds alone.
-		rec.Kind, lim, what = ledger.KindNotice, ledger.Limits{Notices: s.notices}, "staff notice"
+		rec.Kind, lim, what = replies.KindNotice, replies.Limits{Notices: s.notices}, "staff notice"
 	}
-	err = s.ledger.PutPendingWithin(ctx, rec, lim)
-	var le *ledger.LimitError
+	err = s.ledger.Replies().PutPendingWithin(ctx, rec, lim)
+	var le *replies.LimitError
 	if errors.As(err, &le) {
 		s.log.WarnContext(ctx, what+" over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
 		return triage.Receipt{}, fmt.Errorf("watch: %s to %s not sent: %w", what, r.To, err)
 	}
-	if errors.Is(err, ledger.ErrReplyExists) {
-		prev, gerr := s.ledger.GetReply(ctx, r.Key)
-		if gerr == nil && prev.State == ledger.ReplySent {
+	if errors.Is(err, replies.ErrReplyExists) {
+		prev, gerr := s.ledger.Replies().GetReply(ctx, r.Key)
+		if gerr == nil && prev.State == replies.ReplySent {
 			s.log.InfoContext(ctx, "reply already sent; not sending again", "key", r.Key, "reply_message_id", prev.MessageID)
 			return triage.Receipt{MessageID: prev.MessageID, To: prev.To}, nil
 		}
@@ -132,7 +133,7 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 		// The ledger must survive a cancelled ctx.
 		lctx := context.WithoutCancel(ctx)
 		if notSubmitted(err) {
-			if derr := s.ledger.DropPending(lctx, r.Key); derr != nil {
+			if derr := s.ledger.Replies().DropPending(lctx, r.Key); derr != nil {
 				return triage.Receipt{}, errors.Join(err, derr)
 			}
 			return triage.Receipt{}, err
@@ -140,7 +141,7 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 		s.log.WarnContext(ctx, "reply submission ended ambiguously; left pending for a person", "key", r.Key, "reply_message_id", r.MessageID, "err", err)
 		return triage.Receipt{}, err
 	}
-	if err := s.ledger.MarkSent(context.WithoutCancel(ctx), r.Key); err != nil {
+	if err := s.ledger.Replies().MarkSent(context.WithoutCancel(ctx), r.Key); err != nil {
 		return triage.Receipt{}, fmt.Errorf("watch: sender: reply %s was sent but not recorded: %w", r.MessageID, err)
 	}
 	if rc.MessageID == "" {
@@ -170,14 +171,14 @@ func notSubmitted(err error) bool {
 // SentReply and RepliesSince make the ledger the reply history of the
 // pipeline (processor.History), for breaking auto-reply loops.
 func (s *LedgerSender) SentReply(ctx context.Context, messageID string) (bool, error) {
-	return s.ledger.SentReply(ctx, messageID)
+	return s.ledger.Replies().SentReply(ctx, messageID)
 }
 
 // ReplyRaw returns the rendered reply or draft with this Message-ID from
 // the ledger; ok is false when triage wrote none by that ID.
 func (s *LedgerSender) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
-	r, err := s.ledger.ReplyByMessageID(ctx, messageID)
-	if errors.Is(err, ledger.ErrNotFound) || err == nil && r.Kind == ledger.KindNotice {
+	r, err := s.ledger.Replies().ReplyByMessageID(ctx, messageID)
+	if errors.Is(err, replies.ErrNotFound) || err == nil && r.Kind == replies.KindNotice {
 		return nil, false, nil
 	}
 	if err != nil {
@@ -188,5 +189,5 @@ func (s *LedgerSender) ReplyRaw(ctx context.Context, messageID string) ([]byte, 
 
 // RepliesSince counts the ledger's replies to (or answering) addr since t.
 func (s *LedgerSender) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
-	return s.ledger.RepliesSince(ctx, addr, since)
+	return s.ledger.Replies().RepliesSince(ctx, addr, since)
 }

@@ -7,18 +7,18 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
-	"triage/internal/ledger"
+	"triage/internal/replies"
 )
 
 // settleSentDrafts runs before every pass: a draft a person sent from the
-// console (ledger.DraftSentByPerson) leaves the Drafts folder, so nobody
+// console (replies.DraftSentByPerson) leaves the Drafts folder, so nobody
 // sends it a second time from a mail client, and the message as sent is
 // filed in the Sent folder (when there is one) as triage files its
 // own replies; then the ledger records it sent. A crash in between repeats
 // only what is missing: the copy is looked up by Message-ID both times.
 func (w *Watcher) settleSentDrafts(ctx context.Context, c *imapclient.Client) error {
 	l := w.cfg.Ledger
-	sent, err := l.Orphaned(ctx, w.cfg.Account, w.cfg.Mailbox, ledger.DraftSentByPerson)
+	sent, err := l.Replies().Orphaned(ctx, w.cfg.Account, w.cfg.Mailbox, replies.DraftSentByPerson)
 	if err != nil || len(sent) == 0 {
 		return w.ledgerErr(err)
 	}
@@ -38,7 +38,7 @@ func (w *Watcher) settleSentDrafts(ctx context.Context, c *imapclient.Client) er
 			if filed[r.MessageID] {
 				continue
 			}
-			r, err := l.GetReply(ctx, r.Key) // with its bytes
+			r, err := l.Replies().GetReply(ctx, r.Key) // with its bytes
 			if err != nil {
 				return w.ledgerErr(err)
 			}
@@ -49,7 +49,7 @@ func (w *Watcher) settleSentDrafts(ctx context.Context, c *imapclient.Client) er
 	}
 	for _, r := range sent {
 		w.log.Info("draft sent from the console: removed from the Drafts folder", "folder", w.drafts, "reply_message_id", r.MessageID)
-		if err := l.SettleSentDraft(ctx, r.Key); err != nil {
+		if err := l.Replies().SettleSentDraft(ctx, r.Key); err != nil {
 			return w.ledgerErr(err)
 		}
 	}
@@ -57,7 +57,7 @@ func (w *Watcher) settleSentDrafts(ctx context.Context, c *imapclient.Client) er
 }
 
 // removeFrom deletes the messages of folder with the Message-IDs of rs.
-func (w *Watcher) removeFrom(c *imapclient.Client, b *box, folder string, rs []ledger.Reply) error {
+func (w *Watcher) removeFrom(c *imapclient.Client, b *box, folder string, rs []replies.Reply) error {
 	if err := w.ensureFolder(c, b, folder); err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (w *Watcher) removeFrom(c *imapclient.Client, b *box, folder string, rs []l
 }
 
 // holding reports which Message-IDs of rs folder holds.
-func (w *Watcher) holding(c *imapclient.Client, folder string, rs []ledger.Reply) (map[string]bool, error) {
+func (w *Watcher) holding(c *imapclient.Client, folder string, rs []replies.Reply) (map[string]bool, error) {
 	if _, err := c.Select(folder, &imap.SelectOptions{ReadOnly: true}).Wait(); err != nil {
 		return nil, fmt.Errorf("watch: examine %s: %w", folder, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"triage/internal/ledger"
 	"triage/internal/message"
+	"triage/internal/replies"
 	"triage/internal/textsim"
 	"triage/internal/trace"
 )
@@ -54,7 +55,7 @@ type PersonReply struct {
 
 	Thread ledger.Thread // the handled inbound message, and the Message-ID that matched
 
-	// DraftOutcome is ledger.DraftSentAsIs or DraftEdited when this reply
+	// DraftOutcome is replies.DraftSentAsIs or DraftEdited when this reply
 	// resolved the thread's draft ("" otherwise), with its Similarity.
 	DraftOutcome string
 	Similarity   float64
@@ -185,13 +186,13 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 	}
 	l := w.cfg.Ledger
 	if m.MessageID != "" {
-		r, err := l.ReplyByMessageID(ctx, m.MessageID)
+		r, err := l.Replies().ReplyByMessageID(ctx, m.MessageID)
 		switch {
-		case err == nil && (r.Kind == ledger.KindReply || r.Kind == ledger.KindNotice):
+		case err == nil && (r.Kind == replies.KindReply || r.Kind == replies.KindNotice):
 			return nil // triage wrote it
-		case err == nil && r.Kind == ledger.KindDraft && (r.State == ledger.ReplySent || r.State == ledger.DraftSentByPerson):
+		case err == nil && r.Kind == replies.KindDraft && (r.State == replies.ReplySent || r.State == replies.DraftSentByPerson):
 			return nil // triage sent its draft on a person's approval (triage console)
-		case err != nil && !errors.Is(err, ledger.ErrNotFound):
+		case err != nil && !errors.Is(err, replies.ErrNotFound):
 			return w.ledgerErr(err)
 		}
 	}
@@ -206,7 +207,7 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 	if err != nil {
 		return w.ledgerErr(err)
 	}
-	d, err := l.GetReply(ctx, th.Key) // our reply or draft in the thread, if any
+	d, err := l.Replies().GetReply(ctx, th.Key) // our reply or draft in the thread, if any
 	replyTo := ""
 	if err == nil {
 		replyTo = d.To
@@ -222,8 +223,8 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 		}
 	}
 
-	if err == nil && d.Kind == ledger.KindDraft && d.Outcome == "" {
-		pr.DraftOutcome, pr.Similarity = ledger.DraftEdited, 0
+	if err == nil && d.Kind == replies.KindDraft && d.Outcome == "" {
+		pr.DraftOutcome, pr.Similarity = replies.DraftEdited, 0
 		if size <= maxPersonReplyBytes {
 			raw, _, err := fetchBody(c, uid)
 			if err != nil {
@@ -231,7 +232,7 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 			}
 			pr.Similarity = similarity(d.Raw, raw)
 			if pr.Similarity >= SentAsIsSimilarity {
-				pr.DraftOutcome = ledger.DraftSentAsIs
+				pr.DraftOutcome = replies.DraftSentAsIs
 			}
 		}
 		if _, err := l.ResolveDraft(ctx, th.Key, pr.DraftOutcome, pr.Similarity, m.MessageID); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"triage"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/store"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/testkit/pgtest"
@@ -63,12 +64,12 @@ func TestSharedPendingLeftToItsLiveClaimant(t *testing.T) {
 	if _, err := e.ledger.Claim(ctx, ledger.Entry{Loc: loc, Key: key, MessageID: id}, "daemon-B", lease); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.ledger.PutPending(ctx, ledger.Reply{Key: key, MessageID: "<r1@example.com>", To: "jan@customer.example", Raw: []byte("x"),
+	if err := e.ledger.Replies().PutPending(ctx, replies.Reply{Key: key, MessageID: "<r1@example.com>", To: "jan@customer.example", Raw: []byte("x"),
 		Account: e.tgt.User, Mailbox: "INBOX"}); err != nil {
 		t.Fatal(err)
 	}
 	w := e.runOnce(func(c *Config) { c.SentFolder = "Sent" })
-	if r, err := e.ledger.GetReply(ctx, key); err != nil || r.State != ledger.ReplyPending {
+	if r, err := e.ledger.Replies().GetReply(ctx, key); err != nil || r.State != replies.ReplyPending {
 		t.Errorf("B's reply after A's run: %q (%v), want still pending", r.State, err)
 	}
 	if got := w.Stats().ByState; len(got) != 0 {
@@ -80,8 +81,8 @@ func TestSharedPendingLeftToItsLiveClaimant(t *testing.T) {
 	// B died: after its lease, the reply (not in Sent) goes to a person.
 	time.Sleep(lease + 200*time.Millisecond)
 	w = e.runOnce(func(c *Config) { c.SentFolder = "Sent" })
-	if r, _ := e.ledger.GetReply(ctx, key); r.State != ledger.ReplyNeedsHuman {
-		t.Errorf("reply after B's lease ran out: %q, want %q", r.State, ledger.ReplyNeedsHuman)
+	if r, _ := e.ledger.Replies().GetReply(ctx, key); r.State != replies.ReplyNeedsHuman {
+		t.Errorf("reply after B's lease ran out: %q, want %q", r.State, replies.ReplyNeedsHuman)
 	}
 	if diff := cmp.Diff(map[ledger.State]int{ledger.StateNeedsHuman: 1}, w.Stats().ByState); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
@@ -98,11 +99,11 @@ func TestSharedOtherInboxLeftAlone(t *testing.T) {
 	ctx := context.Background()
 	e, _ := newSharedEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{Mailboxes: []string{"Sent"}})))
 	e.proc.draft = true
-	for _, r := range []ledger.Reply{
-		{Key: "other-draft", MessageID: "<d@example.com>", To: "x@customer.example", Raw: []byte("Subject: other\r\n\r\nx\r\n"), Kind: ledger.KindDraft, Account: "brand-b@example.com", Mailbox: "INBOX"},
+	for _, r := range []replies.Reply{
+		{Key: "other-draft", MessageID: "<d@example.com>", To: "x@customer.example", Raw: []byte("Subject: other\r\n\r\nx\r\n"), Kind: replies.KindDraft, Account: "brand-b@example.com", Mailbox: "INBOX"},
 		{Key: "other-reply", MessageID: "<r@example.com>", To: "x@customer.example", Raw: []byte("Subject: other\r\n\r\nx\r\n"), Account: "brand-b@example.com", Mailbox: "INBOX"},
 	} {
-		if err := e.ledger.PutPending(ctx, r); err != nil {
+		if err := e.ledger.Replies().PutPending(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -115,8 +116,8 @@ func TestSharedOtherInboxLeftAlone(t *testing.T) {
 	if diff := cmp.Diff([]string{"Re: Gwarancja +seen"}, drafts); diff != "" {
 		t.Errorf("Drafts (-want +got):\n%s", diff)
 	}
-	for key, want := range map[string]ledger.ReplyState{"other-draft": ledger.DraftPending, "other-reply": ledger.ReplyPending} {
-		r, err := e.ledger.GetReply(ctx, triage.Key(key))
+	for key, want := range map[string]replies.ReplyState{"other-draft": replies.DraftPending, "other-reply": replies.ReplyPending} {
+		r, err := e.ledger.Replies().GetReply(ctx, triage.Key(key))
 		if err != nil || r.State != want || r.Outcome != "" {
 			t.Errorf("the other inbox's %s: state %q outcome %q (%v), want %q and no outcome", key, r.State, r.Outcome, err, want)
 		}

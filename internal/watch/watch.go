@@ -34,6 +34,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/mailauth"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/store"
 	"triage/internal/trace"
 )
@@ -176,7 +177,7 @@ type Limits struct {
 }
 
 // ledger is l as the ledger applies it, the defaults filled in.
-func (l Limits) ledger() ledger.Limits {
+func (l Limits) ledger() replies.Limits {
 	if l.PerSenderLimit == 0 {
 		l.PerSenderLimit = DefaultPerSenderLimit
 	}
@@ -186,7 +187,7 @@ func (l Limits) ledger() ledger.Limits {
 	if l.GlobalPerHour == 0 {
 		l.GlobalPerHour = DefaultGlobalPerHour
 	}
-	return ledger.Limits{PerAddress: max(l.PerSenderLimit, 0), Window: l.PerSenderWindow, PerHour: max(l.GlobalPerHour, 0)}
+	return replies.Limits{PerAddress: max(l.PerSenderLimit, 0), Window: l.PerSenderWindow, PerHour: max(l.GlobalPerHour, 0)}
 }
 
 // Watcher watches one mailbox.

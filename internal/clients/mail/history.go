@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"triage/internal/replies"
 )
 
 // IndexFile is the outbox's index of the replies and drafts it holds, one
@@ -24,9 +26,6 @@ import (
 // is read once and added. Processes sharing the outbox each see the other's
 // replies: a reply is checked for and written under LockFile's flock.
 const IndexFile = ".index.jsonl"
-
-// kindDraft marks a draft's line in the index (a reply's has no kind).
-const kindDraft = "draft"
 
 // outboxIndex is what an Outbox knows of its directory: the reply files by
 // the Message-ID in their names (the duplicate check of Send), the
@@ -58,12 +57,12 @@ type count struct {
 }
 
 type indexLine struct {
-	MessageID string    `json:"message_id"`
-	To        string    `json:"to"`
-	Sender    string    `json:"sender,omitempty"` // the From of the message answered
-	Kind      string    `json:"kind,omitempty"`   // kindDraft, or "" for a reply
-	Date      time.Time `json:"date"`
-	File      string    `json:"file"` // relative to the outbox: drafts/NAME for a draft
+	MessageID string       `json:"message_id"`
+	To        string       `json:"to"`
+	Sender    string       `json:"sender,omitempty"` // the From of the message answered
+	Kind      replies.Kind `json:"kind,omitempty"`   // replies.KindDraft, or "" for a reply
+	Date      time.Time    `json:"date"`
+	File      string       `json:"file"` // relative to the outbox: drafts/NAME for a draft
 	// Notice marks a staff notice; Customer is the address it is about.
 	Notice   bool   `json:"notice,omitempty"`
 	Customer string `json:"customer,omitempty"`
@@ -77,7 +76,7 @@ func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) 
 		return false, nil
 	}
 	if o.ext != nil {
-		_, found, err := o.ext.OutboxFile(ctx, strings.ToLower(id), IndexReply, IndexNotice)
+		_, found, err := o.ext.OutboxFile(ctx, strings.ToLower(id), replies.KindReply, replies.KindNotice)
 		return found, extErr(err)
 	}
 	if err := o.loadIndex(ctx); err != nil {
@@ -128,9 +127,9 @@ func (o *Outbox) CountedSince(ctx context.Context, addr string, since time.Time)
 
 func (o *Outbox) countSince(ctx context.Context, addr string, since time.Time, drafts bool) (int, error) {
 	if o.ext != nil {
-		kinds := []string{IndexReply}
+		kinds := []replies.Kind{replies.KindReply}
 		if drafts {
-			kinds = append(kinds, IndexDraft)
+			kinds = append(kinds, replies.KindDraft)
 		}
 		n, err := o.ext.OutboxCount(ctx, normAddr(addr), since, kinds...)
 		return n, extErr(err)
@@ -194,7 +193,7 @@ func (o *Outbox) existing(ctx context.Context, draft bool, messageID string) (st
 func (o *Outbox) remember(l indexLine, path string) error {
 	o.index.mu.Lock()
 	defer o.index.mu.Unlock()
-	draft := l.Kind == kindDraft
+	draft := l.Kind == replies.KindDraft
 	o.index.files[nameKey(draft, sanitize(l.MessageID))] = path
 	id, ok := ValidMsgID(l.MessageID)
 	if !ok {
@@ -210,7 +209,7 @@ func (o *Outbox) remember(l indexLine, path string) error {
 func (x *outboxIndex) add(l indexLine) {
 	id := strings.ToLower(l.MessageID)
 	seen := x.ids
-	if l.Kind == kindDraft {
+	if l.Kind == replies.KindDraft {
 		seen = x.drafts
 	}
 	if seen[id] {
@@ -223,7 +222,7 @@ func (x *outboxIndex) add(l indexLine) {
 		x.noticeAt = append(x.noticeAt, l.Date)
 		return
 	}
-	c := count{date: l.Date, draft: l.Kind == kindDraft}
+	c := count{date: l.Date, draft: l.Kind == replies.KindDraft}
 	to, sender := normAddr(l.To), normAddr(l.Sender)
 	x.against[to] = append(x.against[to], c)
 	if sender != "" && sender != to {
@@ -330,7 +329,7 @@ func (o *Outbox) loadIndexLocked(ctx context.Context) error {
 			if l, ok := readReplyHeader(path); ok {
 				l.File = rel + name
 				if draft {
-					l.Kind = kindDraft
+					l.Kind = replies.KindDraft
 				}
 				x.add(l)
 				if err := o.appendIndex(l); err != nil {
@@ -382,7 +381,7 @@ func (o *Outbox) follow(listed map[string]bool) error {
 		}
 		l.MessageID = id
 		x.add(l)
-		draft, want := l.Kind == kindDraft, "."
+		draft, want := l.Kind == replies.KindDraft, "."
 		if draft {
 			want = DraftsDir
 		}

@@ -15,6 +15,7 @@ import (
 
 	"triage"
 	"triage/internal/atomicfile"
+	"triage/internal/replies"
 )
 
 // Outbox is a Sender that writes every reply as an .eml file into a
@@ -209,7 +210,7 @@ func (o *Outbox) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if r.MessageID != "" && o.ext == nil {
 		l := indexLine{MessageID: r.MessageID, To: to, Sender: bareOrEmpty(r.answers()), Date: stamp, File: filepath.Base(path), Notice: r.Notice, Customer: r.about()}
 		if r.Draft {
-			l.Kind, l.File = kindDraft, DraftsDir+"/"+l.File
+			l.Kind, l.File = replies.KindDraft, DraftsDir+"/"+l.File
 		}
 		// An error leaves the reply written and the index file without its
 		// line: the next run reads the file's header instead.

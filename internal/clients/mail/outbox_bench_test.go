@@ -12,6 +12,7 @@ import (
 
 	"triage/internal/atomicfile"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/store"
 )
 
@@ -39,7 +40,7 @@ func fillOutbox(b *testing.B, dir string, n int) {
 // storeIndex opens a SQLite store whose outbox index lists the n replies
 // fillOutbox wrote (triage process --store keeps it in PostgreSQL; the
 // queries are the same).
-func storeIndex(b *testing.B, dir string, n int) *ledger.Ledger {
+func storeIndex(b *testing.B, dir string, n int) *replies.Store {
 	b.Helper()
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "store.db")
@@ -70,7 +71,7 @@ func storeIndex(b *testing.B, dir string, n int) *ledger.Ledger {
 	if err := tx.Commit(); err != nil {
 		b.Fatal(err)
 	}
-	return l
+	return l.Replies()
 }
 
 // BenchmarkOutboxSend is one email's work on the outbox (the reply-loop

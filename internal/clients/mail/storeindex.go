@@ -14,41 +14,31 @@ import (
 	"strings"
 	"time"
 
-	"triage"
 	"triage/internal/atomicfile"
+	"triage/internal/replies"
 )
 
 // Index is an outbox index kept outside the directory: the store of
-// triage process --store (*ledger.Ledger). It holds one row per reply,
-// draft and staff notice (kind IndexReply, IndexDraft, IndexNotice) by
+// triage process --store (*replies.Store). It holds one row per reply,
+// draft and staff notice (of a replies.Kind) by
 // Message-ID (lower case, without brackets) with its file, recipient, the
 // sender of the message it answers and, for a notice, the customer it is
 // about. With one, an Outbox never lists or reads its directory and writes
 // no IndexFile: what a send costs does not grow with what the outbox holds.
 type Index interface {
 	// OutboxFile is the file of the row id of one of kinds.
-	OutboxFile(ctx context.Context, id string, kinds ...string) (path string, ok bool, err error)
+	OutboxFile(ctx context.Context, id string, kinds ...replies.Kind) (path string, ok bool, err error)
 	// OutboxCount counts the rows of kinds dated at or after since whose
 	// recipient or sender is addr.
-	OutboxCount(ctx context.Context, addr string, since time.Time, kinds ...string) (int, error)
+	OutboxCount(ctx context.Context, addr string, since time.Time, kinds ...replies.Kind) (int, error)
 	// OutboxNotices counts the notices dated at or after since about
 	// customer ("": every notice).
 	OutboxNotices(ctx context.Context, customer string, since time.Time) (int, error)
 	// AddOutbox records a row (replacing one with the same id and kind).
-	AddOutbox(ctx context.Context, id, kind, path, to, sender, customer string, date time.Time) error
+	AddOutbox(ctx context.Context, id string, kind replies.Kind, path, to, sender, customer string, date time.Time) error
 	// AddOutboxRows records rows in one transaction (UseIndex's import).
-	AddOutboxRows(ctx context.Context, rows []IndexRow) error
+	AddOutboxRows(ctx context.Context, rows []replies.IndexRow) error
 }
-
-// IndexRow is one row of an Index.
-type IndexRow = triage.OutboxRow
-
-// The kinds of Index rows.
-const (
-	IndexReply  = "reply"
-	IndexDraft  = "draft"
-	IndexNotice = "notice"
-)
 
 // importedFile marks an outbox whose IndexFile was copied into an Index;
 // it holds how many bytes of IndexFile were.
@@ -99,7 +89,7 @@ func (o *Outbox) UseIndex(ctx context.Context, x Index) error {
 }
 
 // indexLines reads IndexFile from offset from: its rows, and where it ends.
-func (o *Outbox) indexLines(from int64) ([]IndexRow, int64, error) {
+func (o *Outbox) indexLines(from int64) ([]replies.IndexRow, int64, error) {
 	f, err := os.Open(filepath.Join(o.dir, IndexFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
@@ -111,7 +101,7 @@ func (o *Outbox) indexLines(from int64) ([]IndexRow, int64, error) {
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return nil, 0, fmt.Errorf("mail: outbox: read %s: %w", IndexFile, err)
 	}
-	var rows []IndexRow
+	var rows []replies.IndexRow
 	end := from
 	r := bufio.NewReaderSize(f, 64<<10)
 	for {
@@ -128,14 +118,14 @@ func (o *Outbox) indexLines(from int64) ([]IndexRow, int64, error) {
 		if !ok {
 			continue
 		}
-		kind := IndexReply
+		kind := replies.KindReply
 		switch {
-		case l.Kind == kindDraft:
-			kind = IndexDraft
+		case l.Kind == replies.KindDraft:
+			kind = replies.KindDraft
 		case l.Notice:
-			kind = IndexNotice
+			kind = replies.KindNotice
 		}
-		rows = append(rows, IndexRow{ID: id, Kind: kind, Path: filepath.Join(o.dir, filepath.FromSlash(l.File)),
+		rows = append(rows, replies.IndexRow{ID: id, Kind: kind, Path: filepath.Join(o.dir, filepath.FromSlash(l.File)),
 			To: normAddr(l.To), Sender: normAddr(l.Sender), Customer: strings.ToLower(l.Customer), Date: l.Date})
 	}
 	return rows, end, nil
@@ -155,9 +145,9 @@ func (o *Outbox) extExisting(ctx context.Context, draft bool, messageID string) 
 	if !ok {
 		return "", false, nil
 	}
-	kinds := []string{IndexReply, IndexNotice}
+	kinds := []replies.Kind{replies.KindReply, replies.KindNotice}
 	if draft {
-		kinds = []string{IndexDraft}
+		kinds = []replies.Kind{replies.KindDraft}
 	}
 	p, ok, err := o.ext.OutboxFile(ctx, id, kinds...)
 	if err != nil || !ok {
@@ -175,12 +165,12 @@ func (o *Outbox) extRecord(ctx context.Context, r *Reply, to, path string, date 
 	if !ok {
 		return nil
 	}
-	kind := IndexReply
+	kind := replies.KindReply
 	switch {
 	case r.Draft:
-		kind = IndexDraft
+		kind = replies.KindDraft
 	case r.Notice:
-		kind = IndexNotice
+		kind = replies.KindNotice
 	}
 	return extErr(o.ext.AddOutbox(ctx, id, kind, path, normAddr(to), normAddr(bareOrEmpty(r.answers())), strings.ToLower(r.about()), date))
 }

@@ -35,7 +35,7 @@ func TestOutboxWithStoreIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := o.UseIndex(ctx, l); err != nil {
+		if err := o.UseIndex(ctx, l.Replies()); err != nil {
 			t.Fatal(err)
 		}
 		o.SetPerSenderLimit(3, time.Hour)
@@ -157,7 +157,7 @@ func TestOutboxIndexMovesToTheStore(t *testing.T) {
 	defer l.Close()
 	stored := func() *mail.Outbox {
 		o := plain()
-		if err := o.UseIndex(ctx, l); err != nil {
+		if err := o.UseIndex(ctx, l.Replies()); err != nil {
 			t.Fatal(err)
 		}
 		return o
@@ -205,7 +205,7 @@ func TestOutboxSharedByTwoProcesses(t *testing.T) {
 					t.Fatal(err)
 				}
 				if l != nil {
-					if err := o.UseIndex(ctx, l); err != nil {
+					if err := o.UseIndex(ctx, l.Replies()); err != nil {
 						t.Fatal(err)
 					}
 				}

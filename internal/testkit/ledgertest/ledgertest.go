@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/store"
 )
 
@@ -55,16 +56,16 @@ func Fill(tb testing.TB, target string, h History) {
 	}
 	defer tx.Rollback()
 	body := strings.Repeat("Dziękujemy za wiadomość. ", h.RawBytes/26+1)[:h.RawBytes]
-	outcomes := []string{ledger.DraftSentAsIs, ledger.DraftEdited, ledger.DraftDiscarded, ""}
+	outcomes := []string{replies.DraftSentAsIs, replies.DraftEdited, replies.DraftDiscarded, ""}
 	for i := 1; i <= h.Messages; i++ {
 		at := h.Start.Add(time.Duration(i) * time.Minute).UnixMilli()
 		key := fmt.Sprintf("msgid:<m%d@customer.example>|c%d@customer.example", i, i%5000)
 		sender := fmt.Sprintf("c%d@customer.example", i%5000)
 		scenario := []string{"valid-warranty", "expired-warranty", "missing-serial"}[i%3]
 		state := ledger.StateReplied
-		kind, rstate, outcome := ledger.KindReply, ledger.ReplySent, ""
+		kind, rstate, outcome := replies.KindReply, replies.ReplySent, ""
 		if h.DraftEvery > 0 && i%h.DraftEvery == 0 {
-			state, kind, rstate = ledger.StateDrafted, ledger.KindDraft, ledger.DraftStored
+			state, kind, rstate = ledger.StateDrafted, replies.KindDraft, replies.DraftStored
 			outcome = outcomes[(i/h.DraftEvery)%len(outcomes)]
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, scenario, attempts, imap_done, created, updated)
