@@ -7,7 +7,6 @@ import (
 
 	"triage/internal/settings"
 	"triage/internal/store"
-	"triage/internal/storecopy"
 )
 
 // checkStoreURL accepts no store or a PostgreSQL URL (the store setting's
@@ -74,7 +73,7 @@ configuration).`,
 				return failure(err)
 			}
 			defer dst.Close()
-			if err := storecopy.Prepare(ctx, dst); err != nil {
+			if err := prepareStore(ctx, dst); err != nil {
 				return failure(err)
 			}
 			out := cmd.OutOrStdout()
@@ -87,7 +86,7 @@ configuration).`,
 					return usageErr("store migrate: %s %s: no such file", what, args[i])
 				}
 			}
-			n, err := storecopy.FromSQLite(ctx, dst, args[0], args[1])
+			n, err := copyFromSQLite(ctx, dst, args[0], args[1])
 			if err != nil {
 				return failure(err)
 			}

@@ -1,7 +1,11 @@
-// Package storecopy copies an installation's SQLite ledger and ticket
-// files into another store (PostgreSQL), row for row, in one transaction:
-// how a team moves from one machine's files to the shared store.
-package storecopy
+// The copy behind store migrate --from-sqlite: an installation's SQLite
+// ledger and ticket files copied into another store (PostgreSQL), row for
+// row, in one transaction: how a team moves from one machine's files to the
+// shared store. It lives with the command, not in package store, because it
+// knows the ledger's, the tickets' and the budget's tables, and those
+// packages build on store.
+
+package main
 
 import (
 	"context"
@@ -16,8 +20,8 @@ import (
 	"triage/internal/store"
 )
 
-// Counts are the rows copied, per table.
-type Counts struct {
+// copyCounts are the rows copied, per table.
+type copyCounts struct {
 	Messages       int `json:"messages"`
 	Replies        int `json:"replies"`
 	SentScans      int `json:"sent_scans"`
@@ -29,55 +33,55 @@ type Counts struct {
 	TicketNotes    int `json:"ticket_notes"`
 }
 
-// ErrNotEmpty is returned when the destination already holds ledger rows
+// errStoreNotEmpty is returned when the destination already holds ledger rows
 // or tickets: a copy would mix two histories (and collide on ticket IDs).
-var ErrNotEmpty = errors.New("storecopy: the destination store is not empty")
+var errStoreNotEmpty = errors.New("storecopy: the destination store is not empty")
 
-// table is one table to copy: its columns (the same names and values in
+// tableCopy is one table to copy: its columns (the same names and values in
 // both schemas), the order rows are copied in (the order a generated key
 // would have given them), and which columns are bytes (BYTEA here; some
 // old SQLite rows hold them as text).
-type table struct {
+type tableCopy struct {
 	name    string
 	cols    []string
 	orderBy string
 	blobs   []string
-	count   func(*Counts) *int
+	count   func(*copyCounts) *int
 }
 
-func cols(list string) []string { return strings.Split(list, ", ") }
+func columnList(list string) []string { return strings.Split(list, ", ") }
 
 // ledgerTables are the tables of the ledger file, every column of each
 // but those in notCopied.
-var ledgerTables = []table{
+var ledgerTables = []tableCopy{
 	{name: "messages",
-		cols: cols("account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, " +
+		cols: columnList("account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, " +
 			"created, updated, digest, detail, outcome, body, trace_id"),
-		orderBy: "created, account, mailbox, uidvalidity, uid", count: func(c *Counts) *int { return &c.Messages }},
+		orderBy: "created, account, mailbox, uidvalidity, uid", count: func(c *copyCounts) *int { return &c.Messages }},
 	{name: "replies",
-		cols: cols("key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, " +
+		cols: columnList("key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, " +
 			"person_message_id, scenario, account, mailbox"),
-		orderBy: "created, key", blobs: []string{"raw"}, count: func(c *Counts) *int { return &c.Replies }},
-	{name: "sent_scan", cols: cols("account, folder, uidvalidity, last_uid"), orderBy: "account, folder",
-		count: func(c *Counts) *int { return &c.SentScans }},
-	{name: "outbox_index", cols: cols("message_id, kind, path, recipient, sender, customer, created"), orderBy: "created, message_id, kind",
-		count: func(c *Counts) *int { return &c.OutboxIndex }},
-	{name: "autonomy_modes", cols: cols("scenario, account, mailbox, mode, since, counted"), orderBy: "scenario, account, mailbox",
-		count: func(c *Counts) *int { return &c.AutoModes }},
+		orderBy: "created, key", blobs: []string{"raw"}, count: func(c *copyCounts) *int { return &c.Replies }},
+	{name: "sent_scan", cols: columnList("account, folder, uidvalidity, last_uid"), orderBy: "account, folder",
+		count: func(c *copyCounts) *int { return &c.SentScans }},
+	{name: "outbox_index", cols: columnList("message_id, kind, path, recipient, sender, customer, created"), orderBy: "created, message_id, kind",
+		count: func(c *copyCounts) *int { return &c.OutboxIndex }},
+	{name: "autonomy_modes", cols: columnList("scenario, account, mailbox, mode, since, counted"), orderBy: "scenario, account, mailbox",
+		count: func(c *copyCounts) *int { return &c.AutoModes }},
 	{name: "autonomy_switches",
-		cols:    cols("at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded, min_reviewed, min_sent_as_is, why"),
-		orderBy: "at, scenario, account, mailbox", count: func(c *Counts) *int { return &c.Switches }},
+		cols:    columnList("at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded, min_reviewed, min_sent_as_is, why"),
+		orderBy: "at, scenario, account, mailbox", count: func(c *copyCounts) *int { return &c.Switches }},
 }
 
 // ticketTables are the tables of the ticket file, every column of each
 // but those in notCopied.
-var ticketTables = []table{
-	{name: "tickets", cols: cols("seq, idempotency_key, serial_number, customer_email, priority, summary, created_at, status, agent_disabled, owner"),
-		orderBy: "seq", count: func(c *Counts) *int { return &c.Tickets }},
-	{name: "ticket_messages", cols: cols("ticket_seq, message_id, direction, sender, subject, at"), orderBy: "rowid",
-		count: func(c *Counts) *int { return &c.TicketMessages }},
-	{name: "ticket_notes", cols: cols("ticket_seq, message_id, sender, subject, body, at"), orderBy: "id",
-		count: func(c *Counts) *int { return &c.TicketNotes }},
+var ticketTables = []tableCopy{
+	{name: "tickets", cols: columnList("seq, idempotency_key, serial_number, customer_email, priority, summary, created_at, status, agent_disabled, owner"),
+		orderBy: "seq", count: func(c *copyCounts) *int { return &c.Tickets }},
+	{name: "ticket_messages", cols: columnList("ticket_seq, message_id, direction, sender, subject, at"), orderBy: "rowid",
+		count: func(c *copyCounts) *int { return &c.TicketMessages }},
+	{name: "ticket_notes", cols: columnList("ticket_seq, message_id, sender, subject, body, at"), orderBy: "id",
+		count: func(c *copyCounts) *int { return &c.TicketNotes }},
 }
 
 // notCopied names what of either schema (the SQLite files', the store's)
@@ -87,7 +91,7 @@ var ticketTables = []table{
 // here with its reason. State that lives only while processes run (a
 // token bucket, a lease) belongs here; history never does.
 var notCopied = map[string]string{
-	"schema_versions": "each store records the migrations run on it; Prepare brings the destination's up to date",
+	"schema_versions": "each store records the migrations run on it; prepareStore brings the destination's up to date",
 	"model_budget": "the shared model budget's token bucket and 429 back-off: transient (it refills within a minute, " +
 		"a back-off lasts seconds) and kept only in the store (without one the budget lives in memory); its row starts full",
 	"messages.claimant": "a daemon's claim on a message, which lives only while that daemon runs (the copy is made with " +
@@ -99,8 +103,8 @@ var notCopied = map[string]string{
 		"given again, in the file's order",
 }
 
-// Prepare brings dst's ledger, model budget and ticket schemas up to date.
-func Prepare(ctx context.Context, dst *store.DB) error {
+// prepareStore brings dst's ledger, model budget and ticket schemas up to date.
+func prepareStore(ctx context.Context, dst *store.DB) error {
 	if err := ledger.Migrate(ctx, dst); err != nil {
 		return err
 	}
@@ -110,24 +114,24 @@ func Prepare(ctx context.Context, dst *store.DB) error {
 	return tickets.Migrate(ctx, dst)
 }
 
-// FromSQLite copies the ledger file ledgerPath and the ticket file
+// copyFromSQLite copies the ledger file ledgerPath and the ticket file
 // ticketsPath into dst, which must hold no ledger rows and no tickets.
 // The files are brought up to date first (as any triage command opening
 // them would) and otherwise only read. Nothing is copied unless
 // everything is.
-func FromSQLite(ctx context.Context, dst *store.DB, ledgerPath, ticketsPath string) (Counts, error) {
-	var n Counts
-	srcL, err := openSQLite(ctx, ledgerPath, ledger.Migrate)
+func copyFromSQLite(ctx context.Context, dst *store.DB, ledgerPath, ticketsPath string) (copyCounts, error) {
+	var n copyCounts
+	srcL, err := openSQLiteSource(ctx, ledgerPath, ledger.Migrate)
 	if err != nil {
 		return n, err
 	}
 	defer srcL.Close()
-	srcT, err := openSQLite(ctx, ticketsPath, tickets.Migrate)
+	srcT, err := openSQLiteSource(ctx, ticketsPath, tickets.Migrate)
 	if err != nil {
 		return n, err
 	}
 	defer srcT.Close()
-	if err := Prepare(ctx, dst); err != nil {
+	if err := prepareStore(ctx, dst); err != nil {
 		return n, err
 	}
 	tx, err := dst.BeginTx(ctx)
@@ -148,7 +152,7 @@ func FromSQLite(ctx context.Context, dst *store.DB, ledgerPath, ticketsPath stri
 			return n, fmt.Errorf("storecopy: %s: count %s: %w", dst.Name(), t, err)
 		}
 		if rows > 0 {
-			return n, fmt.Errorf("%w: %s has %d rows in %s", ErrNotEmpty, dst.Name(), rows, t)
+			return n, fmt.Errorf("%w: %s has %d rows in %s", errStoreNotEmpty, dst.Name(), rows, t)
 		}
 	}
 	for _, t := range ledgerTables {
@@ -170,7 +174,7 @@ func FromSQLite(ctx context.Context, dst *store.DB, ledgerPath, ticketsPath stri
 	return n, nil
 }
 
-func openSQLite(ctx context.Context, path string, migrate func(context.Context, *store.DB) error) (*store.DB, error) {
+func openSQLiteSource(ctx context.Context, path string, migrate func(context.Context, *store.DB) error) (*store.DB, error) {
 	if store.IsURL(path) {
 		return nil, fmt.Errorf("storecopy: %s: want a SQLite file", store.Redact(path))
 	}
@@ -186,7 +190,7 @@ func openSQLite(ctx context.Context, path string, migrate func(context.Context, 
 }
 
 // copyTable copies every row of t from src into dst.
-func copyTable(ctx context.Context, src *store.DB, dst *store.Tx, t table) (int, error) {
+func copyTable(ctx context.Context, src *store.DB, dst *store.Tx, t tableCopy) (int, error) {
 	ncols := len(t.cols)
 	list := strings.Join(t.cols, ", ")
 	rows, err := src.QueryContext(ctx, `SELECT `+list+` FROM `+t.name+` ORDER BY `+t.orderBy)

@@ -1,4 +1,4 @@
-package storecopy_test
+package main
 
 import (
 	"context"
@@ -15,13 +15,12 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 	"triage/internal/store"
-	"triage/internal/storecopy"
 	"triage/internal/testkit/pgtest"
 )
 
 // What these tests hold the copy to: every table and column of a freshly
 // migrated SQLite ledger and ticket file, and of a freshly migrated store,
-// is either copied or in storecopy's notCopied list with its reason; and
+// is either copied or in the copy's notCopied list with its reason; and
 // every copied column arrives with its value.
 
 // column is one column of a SQLite table (PRAGMA table_info).
@@ -32,7 +31,7 @@ type column struct {
 
 // sqliteFile is a freshly migrated SQLite file of an installation.
 type sqliteFile struct {
-	name    string // "ledger" or "tickets", as in storecopy.Copied.File
+	name    string // "ledger" or "tickets", as in copiedInfo.File
 	path    string
 	migrate func(context.Context, *store.DB) error
 }
@@ -133,7 +132,7 @@ func postgresTables(t *testing.T, db *store.DB) map[string]map[string]string {
 // copied returns the tables the copy takes from file: table -> columns.
 func copied(file string) map[string][]string {
 	out := map[string][]string{}
-	for _, c := range storecopy.CopiedTables() {
+	for _, c := range copiedTables() {
 		if file == "" || c.File == file {
 			out[c.Table] = c.Cols
 		}
@@ -142,21 +141,21 @@ func copied(file string) map[string][]string {
 }
 
 // checkCovered reports each table and column of schema (table -> column
-// names) that the copy neither takes nor names in NotCopied, and each
+// names) that the copy neither takes nor names in notCopied, and each
 // column it takes that schema lacks.
 func checkCovered(t *testing.T, where string, schema map[string][]string, take map[string][]string) {
 	t.Helper()
 	for tbl, cols := range schema {
-		if _, ok := storecopy.NotCopied[tbl]; ok {
+		if _, ok := notCopied[tbl]; ok {
 			continue
 		}
 		got, ok := take[tbl]
 		if !ok {
-			t.Errorf("%s: table %s is not copied: add it to storecopy's table lists, or to notCopied with why", where, tbl)
+			t.Errorf("%s: table %s is not copied: add it to ledgerTables or ticketTables, or to notCopied with why", where, tbl)
 			continue
 		}
 		for _, c := range cols {
-			if _, ok := storecopy.NotCopied[tbl+"."+c]; !ok && !slices.Contains(got, c) {
+			if _, ok := notCopied[tbl+"."+c]; !ok && !slices.Contains(got, c) {
 				t.Errorf("%s: column %s.%s is not copied: add it to the table's columns, or to notCopied with why", where, tbl, c)
 			}
 		}
@@ -173,7 +172,7 @@ func checkCovered(t *testing.T, where string, schema map[string][]string, take m
 	}
 }
 
-func names(cols []column) []string {
+func columnNames(cols []column) []string {
 	var out []string
 	for _, c := range cols {
 		out = append(out, c.name)
@@ -189,7 +188,7 @@ func TestCopyCoversSQLiteSchema(t *testing.T) {
 		db := openSQLite(t, f.path)
 		schema := map[string][]string{}
 		for tbl, cols := range sqliteTables(t, db) {
-			schema[tbl] = names(cols)
+			schema[tbl] = columnNames(cols)
 		}
 		db.Close()
 		checkCovered(t, f.name+" file", schema, copied(f.name))
@@ -206,7 +205,7 @@ func preparedPostgres(t *testing.T) (*store.DB, map[string]map[string]string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dst.Close() })
-	if err := storecopy.Prepare(ctx, dst); err != nil {
+	if err := prepareStore(ctx, dst); err != nil {
 		t.Fatal(err)
 	}
 	return dst, postgresTables(t, dst)
@@ -243,7 +242,7 @@ func TestCopyCoversPostgresSchema(t *testing.T) {
 		}
 		db.Close()
 	}
-	for name, why := range storecopy.NotCopied {
+	for name, why := range notCopied {
 		if !exists[name] {
 			t.Errorf("notCopied names %s, which neither schema has", name)
 		}
@@ -329,7 +328,7 @@ func fillEvery(t *testing.T, db *store.DB, tables map[string][]column, pg map[st
 	var order []string
 	fks := map[string]map[string][2]string{}
 	for tbl := range tables {
-		if _, ok := storecopy.NotCopied[tbl]; ok {
+		if _, ok := notCopied[tbl]; ok {
 			continue
 		}
 		order = append(order, tbl)
@@ -371,7 +370,7 @@ func fillEvery(t *testing.T, db *store.DB, tables map[string][]column, pg map[st
 				row[c.name], args[i] = v, v
 			}
 			written[tbl] = append(written[tbl], row)
-			q := `INSERT INTO ` + tbl + ` (` + strings.Join(names(cols), ", ") + `) VALUES (?` + strings.Repeat(", ?", len(cols)-1) + `)`
+			q := `INSERT INTO ` + tbl + ` (` + strings.Join(columnNames(cols), ", ") + `) VALUES (?` + strings.Repeat(", ?", len(cols)-1) + `)`
 			if _, err := db.ExecContext(ctx, q, args...); err != nil {
 				t.Fatalf("%s row %d: %v", tbl, r, err)
 			}
@@ -427,18 +426,18 @@ func TestFromSQLiteEveryColumn(t *testing.T) {
 		fillEvery(t, db, schemas[f.name], pg, n)
 		db.Close()
 	}
-	if _, err := storecopy.FromSQLite(ctx, dst, files[0].path, files[1].path); err != nil {
+	if _, err := copyFromSQLite(ctx, dst, files[0].path, files[1].path); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
 		src := openSQLite(t, f.path)
 		for tbl, cols := range schemas[f.name] {
-			if _, ok := storecopy.NotCopied[tbl]; ok {
+			if _, ok := notCopied[tbl]; ok {
 				continue
 			}
 			var list []string
-			for _, c := range names(cols) {
-				if _, ok := storecopy.NotCopied[tbl+"."+c]; !ok {
+			for _, c := range columnNames(cols) {
+				if _, ok := notCopied[tbl+"."+c]; !ok {
 					list = append(list, c)
 				}
 			}

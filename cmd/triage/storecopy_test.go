@@ -1,4 +1,4 @@
-package storecopy_test
+package main
 
 import (
 	"context"
@@ -16,11 +16,8 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/replies"
 	"triage/internal/store"
-	"triage/internal/storecopy"
 	"triage/internal/testkit/pgtest"
 )
-
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // snapshot is everything the ledger and the ticket store answer about
 // their contents, through their own APIs.
@@ -39,7 +36,7 @@ type snapshot struct {
 	States     []*tickets.State
 }
 
-func take(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) snapshot {
+func takeSnapshot(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) snapshot {
 	t.Helper()
 	ctx := context.Background()
 	var s snapshot
@@ -221,7 +218,7 @@ func TestFromSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	fill(t, src, srcT)
-	want := take(t, src, srcT)
+	want := takeSnapshot(t, src, srcT)
 	src.Close()
 	srcT.Close()
 
@@ -231,11 +228,11 @@ func TestFromSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	n, err := storecopy.FromSQLite(ctx, dst, ledgerPath, ticketsPath)
+	n, err := copyFromSQLite(ctx, dst, ledgerPath, ticketsPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantN := storecopy.Counts{Messages: 6, Replies: 3, SentScans: 1, OutboxIndex: 3, AutoModes: 1, Switches: 1, Tickets: 4, TicketMessages: 13, TicketNotes: 6}
+	wantN := copyCounts{Messages: 6, Replies: 3, SentScans: 1, OutboxIndex: 3, AutoModes: 1, Switches: 1, Tickets: 4, TicketMessages: 13, TicketNotes: 6}
 	if diff := cmp.Diff(wantN, n); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
@@ -248,7 +245,7 @@ func TestFromSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, take(t, l, tk)); diff != "" {
+	if diff := cmp.Diff(want, takeSnapshot(t, l, tk)); diff != "" {
 		t.Errorf("PostgreSQL store after the copy (-sqlite +postgres):\n%s", diff)
 	}
 	// The copy goes on where the files left off.
@@ -264,7 +261,7 @@ func TestFromSQLite(t *testing.T) {
 	}
 
 	// A second copy would mix two histories: refused, nothing written.
-	if _, err := storecopy.FromSQLite(ctx, dst, ledgerPath, ticketsPath); !errors.Is(err, storecopy.ErrNotEmpty) {
+	if _, err := copyFromSQLite(ctx, dst, ledgerPath, ticketsPath); !errors.Is(err, errStoreNotEmpty) {
 		t.Errorf("copy into a used store: err = %v, want ErrNotEmpty", err)
 	}
 	if c, err := l.Counts(ctx); err != nil || c[ledger.StateReplied] != 1 {
@@ -294,10 +291,10 @@ func TestFromSQLiteFailsWhole(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("not a database, just text that goes on for a while ......"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := storecopy.FromSQLite(ctx, dst, ledgerPath, bad); err == nil {
+	if _, err := copyFromSQLite(ctx, dst, ledgerPath, bad); err == nil {
 		t.Fatal("copy from a broken ticket file succeeded")
 	}
-	if err := storecopy.Prepare(ctx, dst); err != nil {
+	if err := prepareStore(ctx, dst); err != nil {
 		t.Fatal(err)
 	}
 	var n int
