@@ -21,8 +21,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"triage"
+	"triage/internal/instructions"
 	"triage/internal/offline"
-	"triage/internal/scenario"
 )
 
 // Case is one eval case file (the seed's format plus the extensions
@@ -250,7 +250,7 @@ const (
 // checked against set (scenario names, declared functions); all problems in
 // all files are returned together as a *LoadError, each naming its file and
 // line. Cases come back sorted by file name.
-func Load(paths []string, set *scenario.Set) ([]*Case, error) {
+func Load(paths []string, set *instructions.Scenarios) ([]*Case, error) {
 	if set == nil {
 		return nil, errors.New("eval: Load: nil scenario set")
 	}
@@ -318,7 +318,7 @@ var (
 	unknownField = regexp.MustCompile(`^field (\S+) not found in type eval\.(\w+)$`)
 )
 
-func loadFile(file string, set *scenario.Set) (*Case, []Problem) {
+func loadFile(file string, set *instructions.Scenarios) (*Case, []Problem) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, []Problem{{File: file, Msg: err.Error()}}

@@ -10,16 +10,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage/internal/instructions"
 	"triage/internal/language"
 	"triage/internal/message"
-	"triage/internal/scenario"
 )
 
 var testRoutes = []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"}
 
-func testSet(t testing.TB) *scenario.Set {
+func testSet(t testing.TB) *instructions.Scenarios {
 	t.Helper()
-	set, err := scenario.Load(os.DirFS("testdata/instructions"), testRoutes)
+	set, err := instructions.LoadScenarios(os.DirFS("testdata/instructions"), testRoutes)
 	if err != nil {
 		t.Fatalf("load test instructions: %v", err)
 	}

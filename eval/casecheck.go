@@ -20,15 +20,15 @@ import (
 
 	"triage"
 	"triage/internal/clients/tickets"
+	"triage/internal/instructions"
 	"triage/internal/offline"
-	"triage/internal/scenario"
 )
 
 // checker validates one decoded case against the scenario set.
 type checker struct {
 	file  string
 	root  *yaml.Node
-	set   *scenario.Set
+	set   *instructions.Scenarios
 	c     *Case
 	probs []Problem
 }

@@ -9,10 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/instructions"
-	"triage/internal/scenario"
+	embedded "triage/instructions"
+	"triage/internal/instructions"
 	"triage/internal/testkit/geminitest"
-	"triage/internal/tools"
 )
 
 // scriptedPipeline points the runner's live model at a scripted Gemini
@@ -37,20 +36,20 @@ func scriptedPipeline(t *testing.T, steps ...geminitest.Step) (*geminitest.Serve
 
 // shippedTools are the shipped bindings; with ungrounded, send_email's
 // grounded: true is removed, as a team that turns the check off would.
-func shippedTools(t *testing.T, ungrounded bool) *tools.Set {
+func shippedTools(t *testing.T, ungrounded bool) *instructions.Tools {
 	t.Helper()
 	if !ungrounded {
-		ts, err := tools.Load(instructions.FS, tools.Config{})
+		ts, err := instructions.LoadTools(embedded.FS, instructions.ToolsConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ts
 	}
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, instructions.FS); err != nil {
+	if err := os.CopyFS(dir, embedded.FS); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, tools.File)
+	p := filepath.Join(dir, instructions.ToolsFile)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +61,7 @@ func shippedTools(t *testing.T, ungrounded bool) *tools.Set {
 	if err := os.WriteFile(p, []byte(off), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ts, err := tools.Load(os.DirFS(dir), tools.Config{})
+	ts, err := instructions.LoadTools(os.DirFS(dir), instructions.ToolsConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +99,7 @@ func TestReplyGroundingOffline(t *testing.T) {
 		invented = "Dzień dobry, gwarancja SN12345 jest ważna do 31 maja 2029. Zgłoszenie: TKT-777."
 		correct  = "Dzień dobry, gwarancja SN12345 jest ważna do 31 maja 2027. Zgłoszenie: TKT-777."
 	)
-	set, err := scenario.Load(instructions.FS, testRoutes)
+	set, err := instructions.LoadScenarios(embedded.FS, testRoutes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/dispatcher"
-	"triage/internal/scenario"
+	"triage/internal/instructions"
 )
 
 func TestPlaceholders(t *testing.T) {
@@ -124,7 +124,7 @@ expected_output:
 // TestFollowUpTurns runs the shipped three-turn case, then the same case
 // with a wrong expectation on its follow-up: the failure names its turn.
 func TestFollowUpTurns(t *testing.T) {
-	set, err := scenario.Load(instructions.FS, testRoutes)
+	set, err := instructions.LoadScenarios(embedded.FS, testRoutes)
 	if err != nil {
 		t.Fatal(err)
 	}

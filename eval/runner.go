@@ -17,21 +17,20 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/instructions"
 	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/processor"
-	"triage/internal/scenario"
 	"triage/internal/serial"
-	"triage/internal/tools"
 )
 
 // Config configures a Runner; Scenarios and Tools are required.
 type Config struct {
-	Scenarios *scenario.Set
+	Scenarios *instructions.Scenarios
 	// Tools are the bindings and policies (tools.yaml) the dispatcher
 	// enforces, exactly as in production; only their implementations are
 	// replaced by the case's mocks.
-	Tools *tools.Set
+	Tools *instructions.Tools
 	// Backends are the real implementations of tools.yaml's http and mcp
 	// bindings, by function name (dispatcher.Backends.Routes): a case that
 	// gives no mock response for such a function runs it for real, e.g. on

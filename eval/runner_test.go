@@ -15,23 +15,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/clients/mcp"
 	"triage/internal/dispatcher"
+	"triage/internal/instructions"
 	"triage/internal/manuals"
 	"triage/internal/offline"
-	"triage/internal/scenario"
-	"triage/internal/tools"
 )
 
 // noEnv hides any real credentials: tests never reach a real model.
 func noEnv(string) string { return "" }
 
-func newTestRunner(t testing.TB, set *scenario.Set, cfg Config) *Runner {
+func newTestRunner(t testing.TB, set *instructions.Scenarios, cfg Config) *Runner {
 	t.Helper()
 	cfg.Scenarios = set
 	if cfg.Tools == nil {
-		ts, err := tools.Load(instructions.FS, tools.Config{})
+		ts, err := instructions.LoadTools(embedded.FS, instructions.ToolsConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -419,7 +418,7 @@ func manualsBackend(t testing.TB) map[string]dispatcher.Func {
 // grounding checks must flag no claim in any reply of any run or turn (the
 // suite's replies are correct: a flag is a false positive).
 func TestSuiteOffline(t *testing.T) {
-	set, err := scenario.Load(instructions.FS, testRoutes)
+	set, err := instructions.LoadScenarios(embedded.FS, testRoutes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +473,7 @@ func turnRubrics(run RunResult) []RubricVerdict {
 }
 
 func BenchmarkEvalSuite(b *testing.B) {
-	set, err := scenario.Load(instructions.FS, testRoutes)
+	set, err := instructions.LoadScenarios(embedded.FS, testRoutes)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/instructions"
-	"triage/internal/scenario"
+	embedded "triage/instructions"
+	"triage/internal/instructions"
 	"triage/internal/testkit/geminitest"
 )
 
@@ -70,7 +70,7 @@ func TestSimulatedCustomerLoop(t *testing.T) {
 		reply2  = "Dzień dobry, prosimy nie przywozić pralki: konsultant prowadzący zgłoszenie TKT-000150 skontaktuje się z Panią."
 		persona = "a busy customer who writes short messages"
 	)
-	set, err := scenario.Load(instructions.FS, testRoutes)
+	set, err := instructions.LoadScenarios(embedded.FS, testRoutes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestSimulatedCustomerLoop(t *testing.T) {
 // judge grades: the case says the simulated customer was skipped and every
 // rubric criterion is skipped, never passed.
 func TestSimulatedCustomerOffline(t *testing.T) {
-	set, err := scenario.Load(instructions.FS, testRoutes)
+	set, err := instructions.LoadScenarios(embedded.FS, testRoutes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestSimulatedCustomerOffline(t *testing.T) {
 }
 
 // loadShipped loads one case against the shipped instructions.
-func loadShipped(t *testing.T, set *scenario.Set, body string) *Case {
+func loadShipped(t *testing.T, set *instructions.Scenarios, body string) *Case {
 	t.Helper()
 	cases, err := Load([]string{writeCase(t, t.TempDir(), "case.yaml", body)}, set)
 	if err != nil {
@@ -172,7 +172,7 @@ expected_output:
 // the turn) and its claims are checked like the first reply's, here with
 // the dispatcher's check turned off so the invented ticket goes out.
 func TestFollowUpRubricAndClaims(t *testing.T) {
-	set, err := scenario.Load(instructions.FS, testRoutes)
+	set, err := instructions.LoadScenarios(embedded.FS, testRoutes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"triage/internal/scenario"
+	"triage/internal/instructions"
 	"triage/internal/settings"
-	"triage/internal/tools"
 )
 
 func newCheckCmd() *cobra.Command {
@@ -145,7 +144,7 @@ func (c *checkRun) run(cmd *cobra.Command, out io.Writer, r *checkReport) error 
 	return bk.Close()
 }
 
-func printScenarios(w io.Writer, set *scenario.Set) {
+func printScenarios(w io.Writer, set *instructions.Scenarios) {
 	fmt.Fprintf(w, "main.md: %d characters of shared rules\n", len(set.Main))
 	for _, sc := range set.Scenarios {
 		fmt.Fprintf(w, "\n%s", sc.Name)
@@ -224,7 +223,7 @@ func sortStrings(s []string) { sort.Strings(s) }
 // printTools prints every binding of tools.yaml with how it runs, its
 // policies and the scenarios that declare it. Header values and expanded
 // ${VAR}s are never printed.
-func printTools(w io.Writer, ts *tools.Set, set *scenario.Set) {
+func printTools(w io.Writer, ts *instructions.Tools, set *instructions.Scenarios) {
 	fmt.Fprintf(w, "\n%s: %d tools\n", ts.File, len(ts.Tools))
 	for _, name := range ts.Names() {
 		t := ts.Get(name)
@@ -277,7 +276,7 @@ func printTools(w io.Writer, ts *tools.Set, set *scenario.Set) {
 	}
 }
 
-func argPolicy(p *tools.Arg) string {
+func argPolicy(p *instructions.Arg) string {
 	var parts []string
 	if p.From != "" {
 		parts = append(parts, "from "+p.From)

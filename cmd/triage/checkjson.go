@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"triage/internal/scenario"
+	"triage/internal/instructions"
 )
 
 // checkReport is what check --json prints: one JSON object. Valid is false
@@ -101,7 +101,7 @@ func (r *checkReport) addInstructions(dir string, ins *instructionSet) {
 }
 
 // declaredBy lists the scenarios that declare function name.
-func declaredBy(name string, set *scenario.Set) []string {
+func declaredBy(name string, set *instructions.Scenarios) []string {
 	users := []string{}
 	for _, sc := range set.Scenarios {
 		if sc.Function(name) != nil {

@@ -13,12 +13,11 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
+	"triage/internal/instructions"
 	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/offline"
-	"triage/internal/scenario"
 	"triage/internal/serial"
-	"triage/internal/tools"
 )
 
 func envOr(name, def string) string {
@@ -77,8 +76,8 @@ func (p *problems) err() error {
 // pipelineParts is what checkPipeline validated and loaded; nothing in it
 // has created a file or opened a connection.
 type pipelineParts struct {
-	Scenarios          *scenario.Set
-	Tools              *tools.Set
+	Scenarios          *instructions.Scenarios
+	Tools              *instructions.Tools
 	From, Addr, Domain string
 	Extractor          *serial.Extractor
 	Checker            warranty.Checker

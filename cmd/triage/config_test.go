@@ -295,7 +295,7 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 		}
 	}
 	// The seed's example files load through the very same start-up loader.
-	seed, _ := filepath.Abs("../../internal/scenario/testdata/seed003")
+	seed, _ := filepath.Abs("../../internal/instructions/testdata/seed003")
 	tmp := t.TempDir()
 	copyDir(t, seed, tmp)
 	b, _ := os.ReadFile("../../instructions/tools.yaml")

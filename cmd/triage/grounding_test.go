@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"triage"
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/dispatcher"
 	"triage/internal/grounding"
-	"triage/internal/tools"
+	"triage/internal/instructions"
 )
 
 // TestSampleInboxGrounding processes the sample inbox as `make run` does
@@ -17,7 +17,7 @@ import (
 // refused for an unsupported claim. It logs the false-positive count over
 // every reply with the claims checked.
 func TestSampleInboxGrounding(t *testing.T) {
-	ts, err := tools.Load(instructions.FS, tools.Config{Builtins: builtinNames})
+	ts, err := instructions.LoadTools(embedded.FS, instructions.ToolsConfig{Builtins: builtinNames})
 	if err != nil {
 		t.Fatal(err)
 	}

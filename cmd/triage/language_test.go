@@ -15,10 +15,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/clients/mail"
+	"triage/internal/instructions"
 	"triage/internal/language"
-	"triage/internal/scenario"
 )
 
 // capture is a mail.Sender that keeps what it was given.
@@ -35,7 +35,7 @@ func (c *capture) Send(_ context.Context, r *mail.Reply) (triage.Receipt, error)
 // has none (French, Japanese), and a reply too short to tell in the
 // inbox's default language.
 func TestReplySignerLanguages(t *testing.T) {
-	set, err := scenario.Load(instructions.FS, nil)
+	set, err := instructions.LoadScenarios(embedded.FS, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
+	"triage/internal/instructions"
 	"triage/internal/ledger"
-	"triage/internal/scenario"
 	"triage/internal/store"
 	"triage/internal/watch"
 )
@@ -173,7 +173,7 @@ func replier(r watch.PersonReply, ours []string) string {
 // ourIdentity lists the addresses and display names triage's own mail goes
 // out under (the From of the configuration, the reply styles of main.md):
 // a reply from the mailbox under one of them says nothing of who wrote it.
-func ourIdentity(from string, set *scenario.Set) []string {
+func ourIdentity(from string, set *instructions.Scenarios) []string {
 	var ours []string
 	if a, err := netmail.ParseAddress(from); err == nil {
 		ours = append(ours, a.Address)

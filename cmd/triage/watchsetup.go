@@ -19,8 +19,8 @@ import (
 	"triage"
 	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
+	"triage/internal/instructions"
 	"triage/internal/mailauth"
-	"triage/internal/scenario"
 	"triage/internal/settings"
 	"triage/internal/watch"
 )
@@ -294,7 +294,7 @@ func checkAutoCanSend(o *watchOptions, parts *pipelineParts, path string, p *pro
 		return // the run's auto without smtp is reported as no way to send replies
 	}
 	for _, sc := range parts.Scenarios.Scenarios {
-		if scenario.ReplyModeFor(sc, triage.ReplyMode(o.ReplyMode)) == triage.ReplyAuto {
+		if instructions.ReplyModeFor(sc, triage.ReplyMode(o.ReplyMode)) == triage.ReplyAuto {
 			p.add("scenario %s: reply_mode auto sends once people's reviews qualify it, and nothing can send: set smtp.addr in %s (or outbox: DIR)", sc.Name, path)
 		}
 	}

@@ -12,19 +12,18 @@ import (
 	"strings"
 
 	"triage"
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/budget"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/instructions"
 	"triage/internal/language"
 	"triage/internal/llm"
 	"triage/internal/processor"
-	"triage/internal/scenario"
 	"triage/internal/store"
-	"triage/internal/tools"
 	"triage/internal/trace"
 	"triage/internal/watch"
 )
@@ -84,8 +83,8 @@ type pipelineOptions struct {
 type pipeline struct {
 	Processor *processor.Processor
 	Model     *llm.Model
-	Scenarios *scenario.Set
-	Tools     *tools.Set
+	Scenarios *instructions.Scenarios
+	Tools     *instructions.Tools
 	Tickets   tickets.Creator // the ticket store the builtins use
 	closers   []func() error
 	budget    *budget.Budget // the model budget, nil when the model has none
@@ -103,7 +102,7 @@ func (p *pipeline) Close() error {
 // instructionsFS returns the instructions to load.
 func instructionsFS(dir string) (fs.FS, error) {
 	if dir == "" {
-		return instructions.FS, nil
+		return embedded.FS, nil
 	}
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -120,8 +119,8 @@ var builtinNames = []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateT
 
 // instructionSet is everything loaded from an instructions directory.
 type instructionSet struct {
-	Scenarios *scenario.Set
-	Tools     *tools.Set
+	Scenarios *instructions.Scenarios
+	Tools     *instructions.Tools
 }
 
 // loadInstructions loads and validates the instruction files exactly as
@@ -133,13 +132,13 @@ func loadInstructions(dir string) (*instructionSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, serr := scenario.Load(fsys, nil)
-	var ts *tools.Set
+	set, serr := instructions.LoadScenarios(fsys, nil)
+	var ts *instructions.Tools
 	var terr error
-	if _, err := fs.Stat(fsys, tools.File); dir != "" && errors.Is(err, fs.ErrNotExist) {
+	if _, err := fs.Stat(fsys, instructions.ToolsFile); dir != "" && errors.Is(err, fs.ErrNotExist) {
 		ts, terr = builtinBindings(dir)
 	} else {
-		ts, terr = tools.Load(fsys, tools.Config{Builtins: builtinNames})
+		ts, terr = instructions.LoadTools(fsys, instructions.ToolsConfig{Builtins: builtinNames})
 	}
 	if set != nil && ts != nil { // even when some scenario file is broken: every problem in one run
 		terr = errors.Join(terr, ts.Check(set))
@@ -157,8 +156,8 @@ func loadInstructions(dir string) (*instructionSet, error) {
 // seed's own format (main.md and scenarios/, no tools.yaml): the built-in
 // tools.yaml's entries for the builtins, with their policies; the other
 // tools it binds (the manuals server) are not part of them.
-func builtinBindings(dir string) (*tools.Set, error) {
-	ts, err := tools.Load(instructions.FS, tools.Config{Builtins: builtinNames})
+func builtinBindings(dir string) (*instructions.Tools, error) {
+	ts, err := instructions.LoadTools(embedded.FS, instructions.ToolsConfig{Builtins: builtinNames})
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +166,7 @@ func builtinBindings(dir string) (*tools.Set, error) {
 			delete(ts.Tools, name)
 		}
 	}
-	ts.File = fmt.Sprintf("no %s in %s: the built-in bindings", tools.File, dir)
+	ts.File = fmt.Sprintf("no %s in %s: the built-in bindings", instructions.ToolsFile, dir)
 	return ts, nil
 }
 
@@ -177,7 +176,7 @@ func builtinBindings(dir string) (*tools.Set, error) {
 // server's inputSchema: a server it cannot reach is an error. Otherwise
 // each MCP server starts on the first call of one of its tools, and that
 // first call checks the tool's declaration (a misfit fails the call).
-func startBackends(ctx context.Context, ss *scenario.Set, ts *tools.Set, strict bool, log *slog.Logger) (*dispatcher.Backends, error) {
+func startBackends(ctx context.Context, ss *instructions.Scenarios, ts *instructions.Tools, strict bool, log *slog.Logger) (*dispatcher.Backends, error) {
 	bk, err := dispatcher.StartBackends(ctx, dispatcher.BackendsConfig{Tools: ts, Logger: log, Lazy: !strict, Scenarios: ss})
 	if err != nil {
 		return nil, usageError(err)
@@ -380,7 +379,7 @@ func (c noticeCase) Reply(ctx context.Context, messageID string) ([]byte, bool, 
 // (replies:): the pipeline signs, never the model. A reply in a language
 // without a style is signed in main.md's replies_fallback, else in the
 // inbox's default language.
-func replySigner(next mail.Sender, set *scenario.Set, lang *language.Detector) mail.Sender {
+func replySigner(next mail.Sender, set *instructions.Scenarios, lang *language.Detector) mail.Sender {
 	if len(set.Replies) == 0 {
 		return next
 	}

@@ -10,13 +10,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/dispatcher"
+	"triage/internal/instructions"
 	"triage/internal/message"
-	"triage/internal/scenario"
 	"triage/internal/testkit/geminitest"
-	"triage/internal/tools"
 )
 
 // countingRoutes answers every builtin and counts the calls that ran.
@@ -66,11 +65,11 @@ func TestHostileModelIsCapped(t *testing.T) {
 		geminitest.One(geminitest.Text("done")), // after the loop's one nudge to call the final function
 	)
 
-	set, err := scenario.Load(instructions.FS, nil)
+	set, err := instructions.LoadScenarios(embedded.FS, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := tools.Load(instructions.FS, tools.Config{})
+	ts, err := instructions.LoadTools(embedded.FS, instructions.ToolsConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/scenario"
+	"triage/internal/instructions"
 	"triage/internal/testkit/geminitest"
 )
 
@@ -21,7 +21,7 @@ import (
 // their JSON Schemas as loaded from the files.
 func bundledConfig(t testing.TB) *genai.GenerateContentConfig {
 	t.Helper()
-	set, err := scenario.Load(instructions.FS, nil)
+	set, err := instructions.LoadScenarios(embedded.FS, nil)
 	if err != nil {
 		t.Fatalf("load the bundled instructions: %v", err)
 	}

@@ -15,10 +15,9 @@ import (
 	"triage/internal/agent"
 	"triage/internal/clients/httpapi"
 	"triage/internal/dispatcher"
+	"triage/internal/instructions"
 	"triage/internal/message"
-	"triage/internal/scenario"
 	"triage/internal/testkit/geminitest"
-	"triage/internal/tools"
 )
 
 // A hostile model against an HTTP tool no Go code knows about, through the
@@ -39,13 +38,13 @@ func TestHostileModelAgainstAnHTTPTool(t *testing.T) {
 		w.Write([]byte(`{"status":"shipped"}`))
 	}))
 	defer srv.Close()
-	ts, err := tools.Parse("tools.yaml", []byte(`
+	ts, err := instructions.ParseTools("tools.yaml", []byte(`
 tools:
   get_order_status:
     http: {url: "${ORDERS}/orders/{order_id}"}
     args:
       order_id: {from: message, max_length: 20}
-`), tools.Config{LookupEnv: func(string) (string, bool) { return srv.URL, true }})
+`), instructions.ToolsConfig{LookupEnv: func(string) (string, bool) { return srv.URL, true }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +62,7 @@ tools:
 	// additionalProperties: false.
 	params := map[string]any{"type": "object", "required": []any{"order_id"},
 		"properties": map[string]any{"order_id": map[string]any{"type": "string"}}}
-	sc := &scenario.Scenario{Name: "orders", Body: "x", Functions: []scenario.Function{{Name: "get_order_status", Description: "d", Parameters: params}}}
+	sc := &instructions.Scenario{Name: "orders", Body: "x", Functions: []instructions.Function{{Name: "get_order_status", Description: "d", Parameters: params}}}
 	msg := &message.Message{MessageID: "<in@x>", From: mail.Address{Address: "ola@example.pl"}, ReplyTo: "ola@example.pl",
 		Subject: "Zamówienie ORD-77", Text: "Gdzie jest moja paczka?"}
 	session := d.Session(msg, sc, "k")

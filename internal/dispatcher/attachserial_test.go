@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"triage/internal/instructions"
 	"triage/internal/testkit/toolstest"
-	"triage/internal/tools"
 )
 
 // from: serials_or_attachments takes a serial the message does not hold
@@ -19,11 +19,11 @@ func TestSerialsOrAttachments(t *testing.T) {
 		want   string // "" ok, else the code
 		source string
 	}{
-		{tools.FromSerials, 1, "SN-99999-DE", CodeSerialNotInMessage, ""},
-		{tools.FromSerialsOrAttachments, 0, "SN-99999-DE", CodeSerialNotInMessage, ""},
-		{tools.FromSerialsOrAttachments, 1, "SN-99999-DE", "", "attachment"},
-		{tools.FromSerialsOrAttachments, 1, "SN-99999-DE and more", CodeSerialNotInMessage, ""},
-		{tools.FromSerialsOrAttachments, 1, "abc.123456", "", ""}, // in the text: not from an attachment
+		{instructions.FromSerials, 1, "SN-99999-DE", CodeSerialNotInMessage, ""},
+		{instructions.FromSerialsOrAttachments, 0, "SN-99999-DE", CodeSerialNotInMessage, ""},
+		{instructions.FromSerialsOrAttachments, 1, "SN-99999-DE", "", "attachment"},
+		{instructions.FromSerialsOrAttachments, 1, "SN-99999-DE and more", CodeSerialNotInMessage, ""},
+		{instructions.FromSerialsOrAttachments, 1, "abc.123456", "", ""}, // in the text: not from an attachment
 	}
 	for _, tt := range tests {
 		ts := toolstest.Shipped(t)

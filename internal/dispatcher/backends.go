@@ -10,13 +10,12 @@ import (
 
 	"triage/internal/clients/httpapi"
 	"triage/internal/clients/mcp"
-	"triage/internal/scenario"
-	"triage/internal/tools"
+	"triage/internal/instructions"
 )
 
 // BackendsConfig configures StartBackends; Tools is required.
 type BackendsConfig struct {
-	Tools *tools.Set
+	Tools *instructions.Tools
 	// MCPCallTimeout bounds one MCP tools/call on every server (see
 	// mcp.ServersConfig.CallTimeout).
 	MCPCallTimeout time.Duration
@@ -27,7 +26,7 @@ type BackendsConfig struct {
 	// tool's inputSchema fails the call as a CodeClientError. Check, run
 	// after StartBackends, starts and checks every server instead.
 	Lazy      bool
-	Scenarios *scenario.Set // required with Lazy
+	Scenarios *instructions.Scenarios // required with Lazy
 	Logger    *slog.Logger
 }
 
@@ -120,7 +119,7 @@ func (b *Backends) Started() int { return b.mcp.Started() }
 // Check compares what each scenario declares for an MCP-bound function with
 // the server's inputSchema of that tool, starting every server (see
 // mcp.Servers.Check).
-func (b *Backends) Check(ctx context.Context, ss *scenario.Set, strict bool) error {
+func (b *Backends) Check(ctx context.Context, ss *instructions.Scenarios, strict bool) error {
 	return b.mcp.Check(ctx, ss, strict)
 }
 

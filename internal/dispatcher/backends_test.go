@@ -20,9 +20,8 @@ import (
 	"triage"
 	"triage/internal/clients/httpapi"
 	"triage/internal/dispatcher"
+	"triage/internal/instructions"
 	"triage/internal/manuals"
-	"triage/internal/scenario"
-	"triage/internal/tools"
 )
 
 const manualsDir = "../../examples/manuals"
@@ -66,9 +65,9 @@ func manualsHTTP(t *testing.T) string {
 	return ts.URL + "/mcp"
 }
 
-func parseTools(t *testing.T, yaml string, env map[string]string) *tools.Set {
+func parseTools(t *testing.T, yaml string, env map[string]string) *instructions.Tools {
 	t.Helper()
-	ts, err := tools.Parse("tools.yaml", []byte(yaml), tools.Config{LookupEnv: func(k string) (string, bool) {
+	ts, err := instructions.ParseTools("tools.yaml", []byte(yaml), instructions.ToolsConfig{LookupEnv: func(k string) (string, bool) {
 		v, ok := env[k]
 		return v, ok
 	}})
@@ -95,7 +94,7 @@ tools:
     final: true
 `
 
-func start(t *testing.T, ts *tools.Set, log *slog.Logger) *dispatcher.Backends {
+func start(t *testing.T, ts *instructions.Tools, log *slog.Logger) *dispatcher.Backends {
 	t.Helper()
 	t.Setenv(serverEnv, "1") // for other children; the stdio servers get it through their env:
 	b, err := dispatcher.StartBackends(context.Background(), dispatcher.BackendsConfig{Tools: ts, Logger: log})
@@ -152,7 +151,7 @@ func TestRoutes(t *testing.T) {
 	}
 }
 
-func scenarios(t *testing.T, params string) *scenario.Set {
+func scenarios(t *testing.T, params string) *instructions.Scenarios {
 	t.Helper()
 	sc := `---
 name: ask
@@ -168,7 +167,7 @@ available_functions:
 ---
 Answer from the manual.
 `
-	set, err := scenario.Load(fstest.MapFS{
+	set, err := instructions.LoadScenarios(fstest.MapFS{
 		"main.md":          {Data: []byte("Shared rules.\n")},
 		"scenarios/ask.md": {Data: []byte(sc)},
 	}, nil)
@@ -320,7 +319,7 @@ func TestLazyStart(t *testing.T) {
 	t.Setenv(serverEnv, "1")
 	ts := parseTools(t, oneTool, map[string]string{"SELF": os.Args[0]})
 	ctx := context.Background()
-	open := func(set *scenario.Set) *dispatcher.Backends {
+	open := func(set *instructions.Scenarios) *dispatcher.Backends {
 		b, err := dispatcher.StartBackends(ctx, dispatcher.BackendsConfig{Tools: ts, Lazy: true, Scenarios: set})
 		if err != nil {
 			t.Fatal(err)

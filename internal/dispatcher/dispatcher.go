@@ -20,17 +20,16 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/instructions"
 	"triage/internal/message"
-	"triage/internal/scenario"
 	"triage/internal/serial"
-	"triage/internal/tools"
 )
 
 // Config configures a Dispatcher; Tools is required, and every binding in
 // it needs an implementation: Routes[name], else Builtins[binding.Builtin].
 type Config struct {
 	// Tools are the bindings and policies of tools.yaml.
-	Tools *tools.Set
+	Tools *instructions.Tools
 	// Builtins implement the builtin bindings, by builtin name (Routes
 	// builds the standard ones).
 	Builtins map[string]Func
@@ -51,7 +50,7 @@ type Config struct {
 // Dispatcher holds the bindings and their implementations; build it once,
 // open a Session per email.
 type Dispatcher struct {
-	tools     *tools.Set
+	tools     *instructions.Tools
 	routes    map[string]Func // by function name
 	staff     map[string]bool // lower-cased bare addresses
 	staffList []string        // the keys of staff, sorted once (Staff, Call.Staff)
@@ -142,7 +141,7 @@ func (d *Dispatcher) Names() []string {
 }
 
 // Tools returns the bindings the dispatcher enforces.
-func (d *Dispatcher) Tools() *tools.Set { return d.tools }
+func (d *Dispatcher) Tools() *instructions.Tools { return d.tools }
 
 // Staff returns the configured staff addresses (bare, lower-cased, sorted).
 func (d *Dispatcher) Staff() []string {
@@ -150,6 +149,6 @@ func (d *Dispatcher) Staff() []string {
 }
 
 // Session starts the per-email state for msg handled under sc.
-func (d *Dispatcher) Session(msg *message.Message, sc *scenario.Scenario, key triage.Key) *Session {
+func (d *Dispatcher) Session(msg *message.Message, sc *instructions.Scenario, key triage.Key) *Session {
 	return &Session{d: d, msg: msg, sc: sc, key: key, runs: map[string]int{}}
 }

@@ -11,15 +11,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage/internal/instructions"
 	"triage/internal/message"
 	"triage/internal/testkit/toolstest"
-	"triage/internal/tools"
 )
 
 // parseTools loads a tools.yaml given inline.
-func parseTools(t testing.TB, yml string) *tools.Set {
+func parseTools(t testing.TB, yml string) *instructions.Tools {
 	t.Helper()
-	ts, err := tools.Parse("tools.yaml", []byte(yml), tools.Config{})
+	ts, err := instructions.ParseTools("tools.yaml", []byte(yml), instructions.ToolsConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"triage"
 	"triage/internal/grounding"
-	"triage/internal/tools"
+	"triage/internal/instructions"
 )
 
 // CodeUngroundedClaim refuses a grounded tool's call that states a fact
@@ -24,7 +24,7 @@ const MaxGroundingRefusals = 2
 // ground checks the string arguments of a grounded tool's call (those no
 // from: policy vouched for) against what this email gave the model, and
 // refuses the call naming every claim nothing backs.
-func (s *Session) ground(t *tools.Tool, args map[string]any) error {
+func (s *Session) ground(t *instructions.Tool, args map[string]any) error {
 	if s.ungrounded >= MaxGroundingRefusals {
 		return &Error{Code: CodeUngroundedClaim, Refused: true, Message: fmt.Sprintf(
 			"the reply was refused %d times for facts nothing backs: the email is left for a person; do not call %s again",

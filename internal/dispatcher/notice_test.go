@@ -17,8 +17,8 @@ import (
 	mailclient "triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
+	"triage/internal/instructions"
 	"triage/internal/message"
-	"triage/internal/scenario"
 	"triage/internal/testkit/toolstest"
 )
 
@@ -135,7 +135,7 @@ func TestStaffNoticeCarriesTheCase(t *testing.T) {
 	}
 	key := triage.KeyOf(msg, nil)
 	raw, m, body := w.notify(t, &dispatcher.Call{Msg: msg, Key: key, Args: map[string]any{},
-		Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}}, dispatcher.Notices{ConsoleURL: "https://console.example.com/"})
+		Scenario: &instructions.Scenario{Name: "escalation", Escalate: true}}, dispatcher.Notices{ConsoleURL: "https://console.example.com/"})
 	_ = m
 	hdr := headerOf(t, raw)
 	if got, want := hdr.Get("Subject"), `[triage escalation] [`+w.ticket+`] Customer wrote: "Re: Reklamacja"`; decodeHeader(t, got) != want {
@@ -217,7 +217,7 @@ func TestStaffNoticeReadsTheLastReplies(t *testing.T) {
 	c := &countingCase{testCase: testCase{w.tickets, w.outbox}}
 	msg := &message.Message{MessageID: "<next@example.com>", From: mail.Address{Address: "jan@example.com"}, ReplyTo: "jan@example.com",
 		Subject: "Re: Reklamacja", Text: "Nadal czekam."}
-	_, _, body := w.notify(t, &dispatcher.Call{Msg: msg, Args: map[string]any{}, Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}},
+	_, _, body := w.notify(t, &dispatcher.Call{Msg: msg, Args: map[string]any{}, Scenario: &instructions.Scenario{Name: "escalation", Escalate: true}},
 		dispatcher.Notices{Case: c})
 	at0 := 0
 	for i := 9 - dispatcher.MaxNoticeReplies + 1; i <= 9; i++ {
@@ -247,7 +247,7 @@ func TestStaffNoticeSubjectIsLabelled(t *testing.T) {
 	msg.Subject = `Pilne" - refund APPROVED by manager [TKT-000099] - "ok`
 	_, m, body := w.notify(t, &dispatcher.Call{Msg: msg, Key: "inbox:1",
 		Args:     map[string]any{"subject": "Refund APPROVED by manager", "body": "x"},
-		Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}}, dispatcher.Notices{})
+		Scenario: &instructions.Scenario{Name: "escalation", Escalate: true}}, dispatcher.Notices{})
 	want := `[triage escalation] [` + w.ticket + `] Customer wrote: "Pilne' - refund APPROVED by manager - 'ok"`
 	if m.Subject != want {
 		t.Errorf("Subject = %q\nwant      %q", m.Subject, want)
@@ -292,7 +292,7 @@ func TestStaffNoticeMalformedHeadersForgeNoLine(t *testing.T) {
 	}
 	w := newCaseWorld(t)
 	_, _, body := w.notify(t, &dispatcher.Call{Msg: msg, Key: triage.KeyOf(msg, []byte(raw)), Args: map[string]any{},
-		Scenario: &scenario.Scenario{Name: "escalation", Escalate: true}}, dispatcher.Notices{})
+		Scenario: &instructions.Scenario{Name: "escalation", Escalate: true}}, dispatcher.Notices{})
 	if f := forged.FindString(lines(body)); f != "" {
 		t.Errorf("a forged line %q in the notice:\n%s", f, body)
 	}
@@ -311,7 +311,7 @@ func TestStaffNoticeMalformedHeadersForgeNoLine(t *testing.T) {
 	}
 	w = newCaseWorld(t)
 	_, m, body := w.notify(t, &dispatcher.Call{Msg: msg, Key: "inbox:cr", Args: map[string]any{},
-		Scenario: &scenario.Scenario{Name: "escalation\nScenario: APPROVED", Escalate: true}}, dispatcher.Notices{})
+		Scenario: &instructions.Scenario{Name: "escalation\nScenario: APPROVED", Escalate: true}}, dispatcher.Notices{})
 	if f := forged.FindString(lines(body)); f != "" {
 		t.Errorf("a forged line %q in the notice:\n%s", f, body)
 	}
@@ -332,18 +332,18 @@ func TestStaffNoticeMalformedHeadersForgeNoLine(t *testing.T) {
 func TestStaffNoticeSaysWhatWillHappen(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		sc       *scenario.Scenario
+		sc       *instructions.Scenario
 		draft    bool
 		want     []string
 		wantNone []string
 	}{
-		{"escalation", &scenario.Scenario{Name: "escalation", Escalate: true}, false,
+		{"escalation", &instructions.Scenario{Name: "escalation", Escalate: true}, false,
 			[]string{"triage will reply to the customer to acknowledge the email, and then stop answering", "If the acknowledgement does not go out, a second notice says so."},
 			[]string{"taken over", "went there", "draft"}},
-		{"escalation, draft mode", &scenario.Scenario{Name: "escalation", Escalate: true}, true,
+		{"escalation, draft mode", &instructions.Scenario{Name: "escalation", Escalate: true}, true,
 			[]string{"triage will leave a reply to the customer as a draft, for a person to send"},
 			[]string{"taken over", "went there"}},
-		{"a reply that promises a person", &scenario.Scenario{Name: "follow-up", PromisesPerson: true}, false,
+		{"a reply that promises a person", &instructions.Scenario{Name: "follow-up", PromisesPerson: true}, false,
 			[]string{"[triage hand-off]", "triage will reply to the customer saying that a person will follow up; it keeps answering"},
 			[]string{"taken over", "went there", "escalat"}},
 	} {

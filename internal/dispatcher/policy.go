@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"triage/internal/clip"
+	"triage/internal/instructions"
 	"triage/internal/serial"
-	"triage/internal/tools"
 )
 
 // checkArg applies one argument's policy to its value. It returns the value
@@ -20,7 +20,7 @@ import (
 // words), never the model's spelling of it, so that case folding, Unicode
 // lookalikes, punctuation or line breaks the comparison ignores cannot reach
 // the tool.
-func (s *Session) checkArg(name string, p *tools.Arg, v any) (any, error) {
+func (s *Session) checkArg(name string, p *instructions.Arg, v any) (any, error) {
 	err := s.checkValue(name, p, v)
 	if err != nil || p.From == "" {
 		return v, err
@@ -28,23 +28,23 @@ func (s *Session) checkArg(name string, p *tools.Arg, v any) (any, error) {
 	str := v.(string) // checkValue refused anything else
 	vouched := str
 	switch p.From {
-	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
+	case instructions.FromSender, instructions.FromReplyTo, instructions.FromStaff:
 		vouched, _ = BareAddress(str)
-	case tools.FromSerials:
+	case instructions.FromSerials:
 		vouched = s.index().serials[serial.Normalize(str)]
-	case tools.FromSerialsOrAttachments:
+	case instructions.FromSerialsOrAttachments:
 		if sn := s.index().serials[serial.Normalize(str)]; sn != "" {
 			vouched = sn
 		} else {
 			vouched, s.fromAtt = s.readSerial(str), true
 		}
-	case tools.FromMessage:
+	case instructions.FromMessage:
 		vouched, _ = s.index().inMessage(str)
 	}
 	// enum, pattern and max_length hold for what the tool receives too: the
 	// model's "ORD-77" matches [A-Z]+-[0-9]+, the customer's "ord-77" not.
 	if vouched != str {
-		if err := s.checkValue(name, &tools.Arg{Enum: p.Enum, MaxLength: p.MaxLength, Pattern: p.Pattern, Regexp: p.Regexp}, vouched); err != nil {
+		if err := s.checkValue(name, &instructions.Arg{Enum: p.Enum, MaxLength: p.MaxLength, Pattern: p.Pattern, Regexp: p.Regexp}, vouched); err != nil {
 			return v, err
 		}
 	}
@@ -52,7 +52,7 @@ func (s *Session) checkArg(name string, p *tools.Arg, v any) (any, error) {
 }
 
 // checkValue applies one argument's policy to the model's value.
-func (s *Session) checkValue(name string, p *tools.Arg, v any) error {
+func (s *Session) checkValue(name string, p *instructions.Arg, v any) error {
 	str, isString := v.(string)
 	if p.Enum != nil {
 		if !isString || !slices.Contains(p.Enum, str) {
@@ -79,13 +79,13 @@ func (s *Session) checkValue(name string, p *tools.Arg, v any) error {
 		return refuse(CodeInvalidArgs, "%s must be a non-empty string", name)
 	}
 	switch p.From {
-	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
+	case instructions.FromSender, instructions.FromReplyTo, instructions.FromStaff:
 		return s.checkAddress(name, p.From, str)
-	case tools.FromSerials:
+	case instructions.FromSerials:
 		if !s.index().serial(str) {
 			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message", name, str)
 		}
-	case tools.FromSerialsOrAttachments:
+	case instructions.FromSerialsOrAttachments:
 		if s.index().serial(str) {
 			return nil
 		}
@@ -95,7 +95,7 @@ func (s *Session) checkValue(name string, p *tools.Arg, v any) error {
 		if s.readSerial(str) == "" {
 			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message, nor one whole serial number as read from an attachment", name, str)
 		}
-	case tools.FromMessage:
+	case instructions.FromMessage:
 		if _, ok := s.index().inMessage(str); !ok {
 			return refuse(CodeNotInMessage, "%s %q does not occur as whole words in the customer's subject or message", name, str)
 		}
@@ -108,7 +108,7 @@ func (s *Session) checkValue(name string, p *tools.Arg, v any) error {
 // checkAddress accepts exactly one address equal to the one from names.
 func (s *Session) checkAddress(name, from, v string) error {
 	code := CodeRecipientNotAllowed
-	if from == tools.FromSender {
+	if from == instructions.FromSender {
 		code = CodeSenderMismatch
 	}
 	addr, err := BareAddress(v) // a list ("a@x, b@y") is refused here
@@ -116,11 +116,11 @@ func (s *Session) checkAddress(name, from, v string) error {
 		return refuse(code, "%s must be exactly one address; %q is not: %v", name, v, err)
 	}
 	switch from {
-	case tools.FromSender:
+	case instructions.FromSender:
 		if !sameAddress(addr, s.msg.From.Address) {
 			return refuse(code, "%s must be the sender of the message (its From address)", name)
 		}
-	case tools.FromReplyTo:
+	case instructions.FromReplyTo:
 		if !sameAddress(addr, s.msg.ReplyTo) {
 			return refuse(code, "%s must be the customer's reply address", name)
 		}
@@ -130,7 +130,7 @@ func (s *Session) checkAddress(name, from, v string) error {
 		if s.d.staff[addr] {
 			return refuse(code, "%s is a staff address: a customer reply never goes to staff; this email is left for a person", name)
 		}
-	case tools.FromStaff:
+	case instructions.FromStaff:
 		if !s.d.staff[addr] {
 			return refuse(code, "%s must be a configured staff address", name)
 		}
@@ -140,7 +140,7 @@ func (s *Session) checkAddress(name, from, v string) error {
 
 // checkRequirement looks for an earlier successful call, in an earlier
 // turn, that satisfies r.
-func (s *Session) checkRequirement(t *tools.Tool, r tools.Requirement, args map[string]any) error {
+func (s *Session) checkRequirement(t *instructions.Tool, r instructions.Requirement, args map[string]any) error {
 	if r.IfDeclared && (s.sc == nil || s.sc.Function(r.Call) == nil) {
 		return nil
 	}
@@ -170,7 +170,7 @@ func (s *Session) checkRequirement(t *tools.Tool, r tools.Requirement, args map[
 
 // same reports whether the named arguments are equal in both calls, normalized
 // the way the binding's from policy reads them.
-func (s *Session) same(t *tools.Tool, names []string, a, b map[string]any) bool {
+func (s *Session) same(t *instructions.Tool, names []string, a, b map[string]any) bool {
 	for _, n := range names {
 		va, oka := a[n]
 		vb, okb := b[n]
@@ -194,9 +194,9 @@ func normalize(from string, v any) string {
 		return canonical(v)
 	}
 	switch from {
-	case tools.FromSerials, tools.FromSerialsOrAttachments:
+	case instructions.FromSerials, instructions.FromSerialsOrAttachments:
 		return serial.Normalize(str)
-	case tools.FromSender, tools.FromReplyTo, tools.FromStaff:
+	case instructions.FromSender, instructions.FromReplyTo, instructions.FromStaff:
 		if addr, err := BareAddress(str); err == nil {
 			return addr
 		}

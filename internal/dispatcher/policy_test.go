@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"triage/internal/scenario"
+	"triage/internal/instructions"
 )
 
 // policyTools declares a tool no Go code knows about with every kind of
@@ -33,8 +33,8 @@ tools:
       customer: {from: sender}
 `
 
-func policyScenario(t *testing.T) *scenario.Scenario {
-	return &scenario.Scenario{Name: "p", Body: "x", Functions: []scenario.Function{
+func policyScenario(t *testing.T) *instructions.Scenario {
+	return &instructions.Scenario{Name: "p", Body: "x", Functions: []instructions.Function{
 		fn(t, FuncSendEmail, obj([]any{"to", "subject", "body"}, map[string]any{"to": str, "subject": str, "body": str})),
 		fn(t, "lookup", obj([]any{"order_id"}, map[string]any{"order_id": str, "lang": str, "code": str})),
 		fn(t, "notify", obj([]any{"staff"}, map[string]any{"staff": str, "customer": str, "text": str})),

@@ -16,9 +16,8 @@ import (
 
 	"triage"
 	"triage/internal/clip"
+	"triage/internal/instructions"
 	"triage/internal/message"
-	"triage/internal/scenario"
-	"triage/internal/tools"
 	"triage/internal/trace"
 )
 
@@ -28,7 +27,7 @@ import (
 type Session struct {
 	d   *Dispatcher
 	msg *message.Message
-	sc  *scenario.Scenario
+	sc  *instructions.Scenario
 	key triage.Key
 
 	mu        sync.Mutex
@@ -114,7 +113,7 @@ const DryRunTicketID = "TKT-(dry run)"
 // true and a message, plus, for a builtin, the keys of its real result that
 // a reply may show, with placeholders (create_ticket's ticket_id). It
 // claims no outcome: no status, recipient or Message-ID.
-func dryRunResult(t *tools.Tool, draft bool) map[string]any {
+func dryRunResult(t *instructions.Tool, draft bool) map[string]any {
 	res := map[string]any{
 		"dry_run": true,
 		"message": "dry run: " + t.Name + " was not executed; nothing was changed",
@@ -255,7 +254,7 @@ func (s *Session) run(ctx context.Context, f Func, c *Call) (res Result, err err
 
 // admit applies the call caps, the allowlist and the schema. It returns the
 // binding and route, or a *Error saying why the call is refused.
-func (s *Session) admit(name string, args map[string]any) (*tools.Tool, Func, error) {
+func (s *Session) admit(name string, args map[string]any) (*instructions.Tool, Func, error) {
 	s.turnCalls++
 	if s.turnCalls > s.d.perTurn {
 		return nil, nil, refuse(CodeTooManyCalls, "more than %d calls in one turn: this call was not run; ask for fewer calls at once", s.d.perTurn)
@@ -264,7 +263,7 @@ func (s *Session) admit(name string, args map[string]any) (*tools.Tool, Func, er
 	if s.admitted > s.d.perEmail {
 		return nil, nil, refuse(CodeTooManyCalls, "more than %d calls for this email: this call was not run", s.d.perEmail)
 	}
-	var fn *scenario.Function
+	var fn *instructions.Function
 	if s.sc != nil {
 		fn = s.sc.Function(name)
 	}
@@ -297,7 +296,7 @@ func (s *Session) admit(name string, args map[string]any) (*tools.Tool, Func, er
 	if len(extra) > 0 {
 		slices.Sort(extra)
 		return nil, nil, refuse(CodeInvalidArgs, "%s has no parameter %s (its parameters: %s)",
-			name, strings.Join(extra, ", "), strings.Join(tools.Parameters(fn), ", "))
+			name, strings.Join(extra, ", "), strings.Join(instructions.Parameters(fn), ", "))
 	}
 	if s.msg == nil {
 		return nil, nil, refuse(CodeInternal, "no inbound message in session")
@@ -310,7 +309,7 @@ func (s *Session) admit(name string, args map[string]any) (*tools.Tool, Func, er
 // effect) an identical earlier success, then max_calls, then requires. It
 // returns the earlier call to repeat, or nil to run this one, and the
 // arguments' canonical key (an effect's only: "" otherwise).
-func (s *Session) policies(t *tools.Tool, args map[string]any) (*doneCall, string, error) {
+func (s *Session) policies(t *instructions.Tool, args map[string]any) (*doneCall, string, error) {
 	for _, a := range slices.Sorted(maps.Keys(t.Args)) {
 		v, present := args[a]
 		if !present {

@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/instructions"
 	"triage/internal/message"
-	"triage/internal/scenario"
-	"triage/internal/tools"
 )
 
 // Error codes returned to the model in {"ok":false,"error":{...}}.
@@ -88,7 +87,7 @@ type Call struct {
 	// (reply mode draft) instead of sending it.
 	Draft bool
 	// Tool is the call's binding.
-	Tool *tools.Tool
+	Tool *instructions.Tool
 	// MaxBodyBytes is the send_email body cap (Config.MaxBodyBytes).
 	MaxBodyBytes int
 	// TicketID is the ticket the email belongs to ("" when none yet): the
@@ -104,7 +103,7 @@ type Call struct {
 	Language string
 	// Scenario is the scenario the email is handled under (nil outside a
 	// session): a staff notice says what it hands over.
-	Scenario *scenario.Scenario
+	Scenario *instructions.Scenario
 }
 
 // Func executes one call that passed every policy and returns its result.

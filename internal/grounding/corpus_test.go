@@ -3,10 +3,10 @@ package grounding_test
 import (
 	"testing"
 
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/grounding"
+	"triage/internal/instructions"
 	"triage/internal/prompt"
-	"triage/internal/scenario"
 )
 
 // reply is a correct reply to one case, as a model following the shipped
@@ -121,7 +121,7 @@ var corpus = []corpusCase{
 // instructions, the user turn (facts, the customer's words) and the
 // function results.
 func TestShippedScenariosCorrectRepliesAreGrounded(t *testing.T) {
-	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
+	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestShippedScenariosCorrectRepliesAreGrounded(t *testing.T) {
 // the shipped instructions, the user turn and the function results of the
 // valid-warranty case, then checks its Polish reply.
 func BenchmarkSources(b *testing.B) {
-	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
+	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package yamlstrict
+package instructions
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package scenario_test
+package instructions_test
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/scenario"
+	"triage/internal/instructions"
 )
 
 // What a scenario declares about its reply (asks_for, declines_topic) is
@@ -15,7 +15,7 @@ func TestReplyFrontmatter(t *testing.T) {
 	fsys := baseFS()
 	fsys["scenarios/alpha.md"].Data = []byte(strings.Replace(string(fsys["scenarios/alpha.md"].Data),
 		"version: 1.2.3\n", "version: 1.2.3\nasks_for: [serial_number]\ndeclines_topic: true\n", 1))
-	set, err := scenario.Load(fsys, routes)
+	set, err := instructions.LoadScenarios(fsys, routes)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -25,14 +25,14 @@ func TestReplyFrontmatter(t *testing.T) {
 	got := map[string]reply{}
 	for _, name := range []string{"alpha", "beta"} {
 		sc := set.Get(name)
-		got[name] = reply{sc.Asks(scenario.FactSerialNumber), sc.DeclinesTopic}
+		got[name] = reply{sc.Asks(instructions.FactSerialNumber), sc.DeclinesTopic}
 	}
 	want := map[string]reply{"alpha": {true, true}, "beta": {false, false}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reply declarations (-want +got):\n%s", diff)
 	}
-	var none *scenario.Scenario
-	if none.Asks(scenario.FactSerialNumber) {
+	var none *instructions.Scenario
+	if none.Asks(instructions.FactSerialNumber) {
 		t.Error("a nil scenario asks for a serial number")
 	}
 }

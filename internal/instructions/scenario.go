@@ -1,7 +1,8 @@
-// Package scenario loads and validates the instruction files: main.md (rules
-// shared by every scenario) and scenarios/<name>.md (YAML frontmatter that
-// declares the functions the model may call, then Markdown instructions).
-package scenario
+package instructions
+
+// The instruction files: main.md (rules shared by every scenario) and
+// scenarios/<name>.md (YAML frontmatter that declares the functions the model
+// may call, then Markdown instructions).
 
 import (
 	"bytes"
@@ -21,7 +22,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"triage"
-	"triage/internal/yamlstrict"
 )
 
 // Scenario is one validated scenario file.
@@ -135,13 +135,13 @@ type Function struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	// Parameters is the JSON Schema as JSON-compatible values
-	// (map[string]any, []any, string, float64, bool, nil) after Load.
+	// (map[string]any, []any, string, float64, bool, nil) after LoadScenarios.
 	Parameters map[string]any     `yaml:"parameters"`
 	Schema     *jsonschema.Schema `yaml:"-"`
 }
 
-// Set is every loaded scenario plus the shared main instructions.
-type Set struct {
+// Scenarios is every loaded scenario plus the shared main instructions.
+type Scenarios struct {
 	Main      string      // main.md body (without its frontmatter)
 	Scenarios []*Scenario // sorted by name
 	// Replies is how replies are signed, by language code ("pl", "en"),
@@ -182,7 +182,7 @@ var (
 
 // yamlFormat returns a frontmatter format that decodes with yaml.v3,
 // strictly: an unknown key is an error (a typo such as "availabe_functions"
-// must not pass silently), reported readably by yamlstrict (line, field,
+// must not pass silently), reported readably by DecodeYAML (line, field,
 // valid keys). Such problems are stored in *problems instead of failing, and
 // the frontmatter is decoded leniently, so the rest of the file is still
 // validated and every problem gets reported.
@@ -191,8 +191,8 @@ func yamlFormat(problems *[]string) *frontmatter.Format {
 		if len(bytes.TrimSpace(data)) == 0 {
 			return errors.New("empty frontmatter")
 		}
-		err := yamlstrict.Decode(data, v)
-		var se *yamlstrict.Error
+		err := DecodeYAML(data, v)
+		var se *YAMLError
 		if !errors.As(err, &se) {
 			return err
 		}
@@ -207,19 +207,19 @@ func yamlFormat(problems *[]string) *frontmatter.Format {
 	})
 }
 
-// Load reads main.md and scenarios/*.md from fsys and validates each file:
+// LoadScenarios reads main.md and scenarios/*.md from fsys and validates each file:
 // frontmatter present and decodable (yaml.v3), name matches the file name,
 // description and body non-empty, every function has a name, description
 // and a parameters schema that compiles, function names unique, and (when
 // routes is not nil) every function in routes. Start-up passes nil: the
 // bindings of tools.yaml are checked against the scenarios by
-// tools.Set.Check. The error names the file
+// Tools.Check. The error names the file
 // and the field, e.g. `scenario: scenarios/foo.md: available_functions[1].parameters: ...`.
 // All problems are reported, joined, not only the first; with an error, the
-// returned Set holds the files that loaded (callers must not start with it).
-func Load(fsys fs.FS, routes []string) (*Set, error) {
+// returned Scenarios holds the files that loaded (callers must not start with it).
+func LoadScenarios(fsys fs.FS, routes []string) (*Scenarios, error) {
 	var errs []error
-	set := &Set{}
+	set := &Scenarios{}
 
 	main, err := fs.ReadFile(fsys, MainFile)
 	switch {
@@ -421,7 +421,7 @@ func compileParameters(file string, i int, params map[string]any) (map[string]an
 	if params == nil {
 		return nil, nil, errors.New("missing (a JSON Schema with type: object)")
 	}
-	j, err := yamlstrict.JSONValue(params)
+	j, err := JSONValue(params)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -464,7 +464,7 @@ func (noLoader) Load(url string) (any, error) {
 }
 
 // Get returns the scenario with that name, or nil.
-func (s *Set) Get(name string) *Scenario {
+func (s *Scenarios) Get(name string) *Scenario {
 	for _, sc := range s.Scenarios {
 		if sc.Name == name {
 			return sc
@@ -474,7 +474,7 @@ func (s *Set) Get(name string) *Scenario {
 }
 
 // Names returns the scenario names in order.
-func (s *Set) Names() []string {
+func (s *Scenarios) Names() []string {
 	names := make([]string, len(s.Scenarios))
 	for i, sc := range s.Scenarios {
 		names[i] = sc.Name
@@ -484,7 +484,7 @@ func (s *Set) Names() []string {
 
 // Flagged returns the first scenario pick accepts, or nil (e.g.
 // set.Flagged(func(sc *Scenario) bool { return sc.FollowUp })).
-func (s *Set) Flagged(pick func(*Scenario) bool) *Scenario {
+func (s *Scenarios) Flagged(pick func(*Scenario) bool) *Scenario {
 	for _, sc := range s.Scenarios {
 		if pick(sc) {
 			return sc
@@ -494,7 +494,7 @@ func (s *Set) Flagged(pick func(*Scenario) bool) *Scenario {
 }
 
 // Fallback returns the fallback scenario, or nil.
-func (s *Set) Fallback() *Scenario {
+func (s *Scenarios) Fallback() *Scenario {
 	for _, sc := range s.Scenarios {
 		if sc.Fallback {
 			return sc

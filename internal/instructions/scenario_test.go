@@ -1,4 +1,4 @@
-package scenario_test
+package instructions_test
 
 import (
 	"encoding/json"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/instructions"
-	"triage/internal/scenario"
+	embedded "triage/instructions"
+	"triage/internal/instructions"
 )
 
 var routes = []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"}
@@ -64,7 +64,7 @@ available_functions:
 }
 
 func TestLoadValid(t *testing.T) {
-	set, err := scenario.Load(baseFS(), routes)
+	set, err := instructions.LoadScenarios(baseFS(), routes)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -84,7 +84,7 @@ func TestLoadValid(t *testing.T) {
 	if fb := set.Fallback(); fb == nil || fb.Name != "beta" {
 		t.Errorf("Fallback = %v, want beta", fb)
 	}
-	wantRules := scenario.Rules{Serial: "required", Keywords: []string{"naprawa"}, Priority: 5}
+	wantRules := instructions.Rules{Serial: "required", Keywords: []string{"naprawa"}, Priority: 5}
 	if diff := cmp.Diff(wantRules, alpha.Rules); diff != "" {
 		t.Errorf("Rules (-want +got):\n%s", diff)
 	}
@@ -146,7 +146,7 @@ func TestLoadTolerates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys := baseFS()
 			fsys["scenarios/gamma.md"] = &fstest.MapFile{Data: []byte(tc.data)}
-			set, err := scenario.Load(fsys, routes)
+			set, err := instructions.LoadScenarios(fsys, routes)
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
@@ -278,7 +278,7 @@ func TestLoadBroken(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fsys := baseFS()
 			tc.edit(fsys)
-			set, err := scenario.Load(fsys, routes)
+			set, err := instructions.LoadScenarios(fsys, routes)
 			if err == nil {
 				t.Fatalf("Load succeeded (%v), want error containing %q", set.Names(), tc.want)
 			}
@@ -294,7 +294,7 @@ func TestLoadBroken(t *testing.T) {
 func TestLoadErrorsAreJoined(t *testing.T) {
 	fsys := baseFS()
 	fsys["scenarios/gamma.md"] = file("name: x\navailable_functions:\n"+sendEmail, "")
-	_, err := scenario.Load(fsys, routes)
+	_, err := instructions.LoadScenarios(fsys, routes)
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) {
 		t.Fatalf("error %T is not a joined error: %v", err, err)
@@ -306,9 +306,9 @@ func TestLoadErrorsAreJoined(t *testing.T) {
 
 // TestEmbeddedInstructions loads the instructions built into the binary.
 func TestEmbeddedInstructions(t *testing.T) {
-	set, err := scenario.Load(instructions.FS, routes)
+	set, err := instructions.LoadScenarios(embedded.FS, routes)
 	if err != nil {
-		t.Fatalf("Load(instructions.FS): %v", err)
+		t.Fatalf("Load(embedded.FS): %v", err)
 	}
 	wantNames := []string{"escalation", "follow-up", "graceful-degradation", "invalid-warranty", "missing-info", "out-of-scope", "product-question", "valid-warranty"}
 	if diff := cmp.Diff(wantNames, set.Names()); diff != "" {
@@ -327,7 +327,7 @@ func TestEmbeddedInstructions(t *testing.T) {
 	if strings.Contains(set.Main, "Zespół serwisu gwarancyjnego") || strings.Contains(set.Main, "replies:") {
 		t.Errorf("main.md's text still carries the signature or the frontmatter")
 	}
-	wantReplies := map[string]scenario.ReplyStyle{
+	wantReplies := map[string]instructions.ReplyStyle{
 		"pl": {FromName: "Serwis gwarancyjny", Signature: "Zespół serwisu gwarancyjnego"},
 		"en": {FromName: "Warranty Service", Signature: "Warranty Support Team"},
 		"de": {FromName: "Garantieservice", Signature: "Ihr Garantieservice-Team"},

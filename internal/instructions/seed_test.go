@@ -1,4 +1,4 @@
-package scenario_test
+package instructions_test
 
 import (
 	"os"
@@ -8,14 +8,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/internal/scenario"
+	"triage/internal/instructions"
 )
 
 // TestSeedExamplesLoad loads the two example scenario files of the seed
 // (story 003, "Scenario Instruction Updates"), copied verbatim into
 // testdata/seed003, `trigger:` included.
 func TestSeedExamplesLoad(t *testing.T) {
-	set, err := scenario.Load(os.DirFS("testdata/seed003"), []string{"check_warranty", "create_ticket", "send_email"})
+	set, err := instructions.LoadScenarios(os.DirFS("testdata/seed003"), []string{"check_warranty", "create_ticket", "send_email"})
 	if err != nil {
 		t.Fatalf("the seed's example files must load unchanged: %v", err)
 	}
@@ -42,7 +42,7 @@ func TestTriggerMustBeTheName(t *testing.T) {
 		"main.md":                   {Data: []byte("rules")},
 		"scenarios/missing-info.md": {Data: []byte(file)},
 	}
-	_, err := scenario.Load(fsys, []string{"send_email"})
+	_, err := instructions.LoadScenarios(fsys, []string{"send_email"})
 	if err == nil || !strings.Contains(err.Error(), `scenarios/missing-info.md: trigger: "no-serial" must equal name "missing-info"`) {
 		t.Errorf("err = %v, want a trigger error naming the file, the trigger and the name", err)
 	}
@@ -51,7 +51,7 @@ func TestTriggerMustBeTheName(t *testing.T) {
 func TestMainFrontmatterReplies(t *testing.T) {
 	scen := "---\nname: a\ndescription: d\navailable_functions:\n  - name: send_email\n    description: d\n    parameters: {type: object}\n---\nBody.\n"
 	load := func(main string) error {
-		_, err := scenario.Load(fstest.MapFS{"main.md": {Data: []byte(main)}, "scenarios/a.md": {Data: []byte(scen)}}, nil)
+		_, err := instructions.LoadScenarios(fstest.MapFS{"main.md": {Data: []byte(main)}, "scenarios/a.md": {Data: []byte(scen)}}, nil)
 		return err
 	}
 	if err := load("---\nreplies:\n  en: {signature: Team}\n---\nRules.\n"); err != nil {
@@ -71,7 +71,7 @@ func TestMainFrontmatterReplies(t *testing.T) {
 func TestLoadReturnsCleanFilesWithAnError(t *testing.T) {
 	good := "---\nname: good\ndescription: d\navailable_functions:\n  - name: send_email\n    description: d\n    parameters: {type: object}\n---\nBody.\n"
 	bad := "---\nname: bad\ndescription: [unclosed\n---\nBody.\n"
-	set, err := scenario.Load(fstest.MapFS{"main.md": {Data: []byte("rules")}, "scenarios/good.md": {Data: []byte(good)}, "scenarios/bad.md": {Data: []byte(bad)}}, nil)
+	set, err := instructions.LoadScenarios(fstest.MapFS{"main.md": {Data: []byte("rules")}, "scenarios/good.md": {Data: []byte(good)}, "scenarios/bad.md": {Data: []byte(bad)}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "scenarios/bad.md") {
 		t.Fatalf("err = %v", err)
 	}

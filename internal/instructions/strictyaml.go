@@ -1,8 +1,9 @@
-// Package yamlstrict decodes YAML into Go structs strictly and readably:
+package instructions
+
+// Strict YAML: DecodeYAML decodes YAML into Go structs strictly and readably:
 // every unknown key and every value of the wrong kind is reported at once,
 // each with its line, the key's path and (for unknown keys) the valid keys,
 // never with a Go type name.
-package yamlstrict
 
 import (
 	"bytes"
@@ -18,19 +19,19 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Error lists every problem found in one document.
-type Error struct {
+// YAMLError lists every problem found in one document.
+type YAMLError struct {
 	Problems []string // "line N: ...", in document order
 }
 
-func (e *Error) Error() string { return strings.Join(e.Problems, "\n") }
+func (e *YAMLError) Error() string { return strings.Join(e.Problems, "\n") }
 
-// Decode decodes the YAML document data into v (a pointer to a struct).
+// DecodeYAML decodes the YAML document data into v (a pointer to a struct).
 // Unknown keys (`line 3: unknown field "warranty_cvs" in pipeline; valid:
 // deadline, from, ...`) and values of the wrong kind (`line 5:
 // pipeline.deadline: "soon" is not a duration (e.g. 30s, 5m)`) are returned
-// together as an *Error. An empty document leaves v unchanged.
-func Decode(data []byte, v any) error {
+// together as a *YAMLError. An empty document leaves v unchanged.
+func DecodeYAML(data []byte, v any) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
@@ -40,12 +41,12 @@ func Decode(data []byte, v any) error {
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer {
-		return errors.New("yamlstrict: Decode needs a pointer")
+		return errors.New("instructions: DecodeYAML needs a pointer")
 	}
 	var c checker
 	c.check(doc.Content[0], rv.Type().Elem(), "")
 	if len(c.problems) > 0 {
-		return &Error{Problems: c.problems}
+		return &YAMLError{Problems: c.problems}
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -55,10 +56,10 @@ func Decode(data []byte, v any) error {
 	return nil
 }
 
-// CheckValue compares the YAML value n at the dotted key path with the Go
-// type t and returns its problems, worded as Decode words them (`line 5:
+// CheckYAMLValue compares the YAML value n at the dotted key path with the Go
+// type t and returns its problems, worded as DecodeYAML words them (`line 5:
 // pipeline.deadline: "soon" is not a duration (e.g. 30s, 5m)`).
-func CheckValue(n *yaml.Node, t reflect.Type, path string) []string {
+func CheckYAMLValue(n *yaml.Node, t reflect.Type, path string) []string {
 	var c checker
 	c.check(n, t, path)
 	return c.problems
@@ -102,7 +103,7 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) {
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
-			c.add(n, path, "want a section of key: value settings, got %s", Describe(n))
+			c.add(n, path, "want a section of key: value settings, got %s", DescribeYAML(n))
 			return
 		}
 		fields := map[string]reflect.Type{}
@@ -127,7 +128,7 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) {
 		}
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
-			c.add(n, path, "want key: value pairs, got %s", Describe(n))
+			c.add(n, path, "want key: value pairs, got %s", DescribeYAML(n))
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -135,7 +136,7 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) {
 		}
 	case reflect.Slice, reflect.Array:
 		if n.Kind != yaml.SequenceNode {
-			c.add(n, path, "want a list, got %s", Describe(n))
+			c.add(n, path, "want a list, got %s", DescribeYAML(n))
 			return
 		}
 		for i, e := range n.Content {
@@ -143,29 +144,29 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) {
 		}
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
-			c.add(n, path, "want a single value, got %s", Describe(n))
+			c.add(n, path, "want a single value, got %s", DescribeYAML(n))
 		}
 	case reflect.Bool:
 		var b bool
 		if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
-			c.add(n, path, "%s is not true or false", Describe(n))
+			c.add(n, path, "%s is not true or false", DescribeYAML(n))
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if n.Kind != yaml.ScalarNode {
-			c.add(n, path, "want a whole number, got %s", Describe(n))
+			c.add(n, path, "want a whole number, got %s", DescribeYAML(n))
 		} else if _, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, t.Bits()); err != nil {
 			c.add(n, path, "%q is not a whole number", n.Value)
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if n.Kind != yaml.ScalarNode {
-			c.add(n, path, "want a whole number, got %s", Describe(n))
+			c.add(n, path, "want a whole number, got %s", DescribeYAML(n))
 		} else if _, err := strconv.ParseUint(strings.ReplaceAll(n.Value, "_", ""), 0, t.Bits()); err != nil {
 			c.add(n, path, "%q is not a non-negative whole number", n.Value)
 		}
 	case reflect.Float32, reflect.Float64:
 		var f float64
 		if n.Kind != yaml.ScalarNode || n.Decode(&f) != nil {
-			c.add(n, path, "%s is not a number", Describe(n))
+			c.add(n, path, "%s is not a number", DescribeYAML(n))
 		}
 	}
 }
@@ -200,9 +201,9 @@ func collectFields(t reflect.Type, out map[string]reflect.Type) {
 	}
 }
 
-// Describe names a YAML value in a message: "a section", "a list", or the
+// DescribeYAML names a YAML value in a message: "a section", "a list", or the
 // quoted scalar.
-func Describe(n *yaml.Node) string {
+func DescribeYAML(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
 		return "a section"

@@ -1,4 +1,4 @@
-package yamlstrict
+package instructions
 
 import (
 	"errors"
@@ -44,10 +44,10 @@ pipeline:
   extra: {anything: [goes]}
 `
 	var c config
-	err := Decode([]byte(doc), &c)
-	var e *Error
+	err := DecodeYAML([]byte(doc), &c)
+	var e *YAMLError
 	if !errors.As(err, &e) {
-		t.Fatalf("err = %v, want *Error", err)
+		t.Fatalf("err = %v, want *YAMLError", err)
 	}
 	want := []string{
 		`line 3: unknown field "usr" in imap; valid: addr, mailbox, user`,
@@ -71,16 +71,16 @@ pipeline:
 func TestDecodeValid(t *testing.T) {
 	doc := "imap: {addr: h:1, user: u, mailbox: INBOX}\ninterval: 2m\nidle: false\npipeline:\n  staff: [a@x]\n  max_turns: 0x10\n  warranty_csv:\n"
 	var c config
-	if err := Decode([]byte(doc), &c); err != nil {
+	if err := DecodeYAML([]byte(doc), &c); err != nil {
 		t.Fatal(err)
 	}
 	if c.IMAP.Addr != "h:1" || c.IMAP.Mailbox != "INBOX" || c.Interval != 2*time.Minute || c.Idle == nil || *c.Idle || c.Pipeline.MaxTurns != 16 || len(c.Pipeline.Staff) != 1 {
 		t.Errorf("decoded %+v", c)
 	}
-	if err := Decode(nil, &c); err != nil {
+	if err := DecodeYAML(nil, &c); err != nil {
 		t.Errorf("empty document: %v", err)
 	}
-	if err := Decode([]byte("imap: [unclosed"), &c); err == nil || strings.HasPrefix(err.Error(), "yaml:") {
+	if err := DecodeYAML([]byte("imap: [unclosed"), &c); err == nil || strings.HasPrefix(err.Error(), "yaml:") {
 		t.Errorf("syntax error = %v, want a message without the yaml: prefix", err)
 	}
 }

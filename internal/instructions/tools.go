@@ -1,10 +1,11 @@
-// Package tools loads and validates tools.yaml: the bindings that say how
-// each function a scenario declares runs (a builtin, an HTTP JSON endpoint or
-// a tool of an MCP server) and the policies the dispatcher enforces on every
-// call to it (where an argument may come from, enums, patterns, lengths,
-// earlier calls it requires, how often it may run, whether it changes the
-// world and whether its success means the email is handled).
-package tools
+package instructions
+
+// tools.yaml: the bindings that say how each function a scenario declares
+// runs (a builtin, an HTTP JSON endpoint or a tool of an MCP server) and the
+// policies the dispatcher enforces on every call to it (where an argument may
+// come from, enums, patterns, lengths, earlier calls it requires, how often it
+// may run, whether it changes the world and whether its success means the
+// email is handled).
 
 import (
 	"bytes"
@@ -22,11 +23,10 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"triage/internal/clients/httpapi"
-	"triage/internal/yamlstrict"
 )
 
-// File is the tools file's name inside an instructions directory.
-const File = "tools.yaml"
+// ToolsFile is the tools file's name inside an instructions directory.
+const ToolsFile = "tools.yaml"
 
 // Where an argument's value may come from (Arg.From).
 const (
@@ -58,8 +58,8 @@ const DefaultHTTPTimeout = httpapi.DefaultTimeout
 // DefaultMCPTimeout bounds one call of an MCP tool when the file gives none.
 const DefaultMCPTimeout = 30 * time.Second
 
-// Set is a loaded tools file.
-type Set struct {
+// Tools is a loaded tools file.
+type Tools struct {
 	File  string           // path of the file, for messages
 	Tools map[string]*Tool // by function name
 }
@@ -141,8 +141,8 @@ type Requirement struct {
 	IfDeclared bool `yaml:"if_declared"`
 }
 
-// Config says what Load may accept.
-type Config struct {
+// ToolsConfig says what LoadTools may accept.
+type ToolsConfig struct {
 	// Builtins are the builtin names the program implements; nil accepts any.
 	Builtins []string
 	// LookupEnv reads ${VAR} (default LookupEnv).
@@ -163,7 +163,7 @@ var (
 // run one of triage's own servers: command: ["${TRIAGE_BIN}", "mcp-manuals"].
 const SelfVar = "TRIAGE_BIN"
 
-// LookupEnv is the default Config.LookupEnv: the environment, where an
+// LookupEnv is the default ToolsConfig.LookupEnv: the environment, where an
 // unset SelfVar is this program's executable.
 func LookupEnv(name string) (string, bool) {
 	if v, ok := os.LookupEnv(name); ok {
@@ -176,24 +176,24 @@ func LookupEnv(name string) (string, bool) {
 	return "", false
 }
 
-// Load reads File from fsys, expands ${VAR} in the http and mcp settings and
+// LoadTools reads ToolsFile from fsys, expands ${VAR} in the http and mcp settings and
 // validates every binding on its own (Check validates them against the
 // scenarios). All problems are reported at once, each naming the file, the
 // tool and the field. With a problem the set is returned too (when the file
 // could be decoded) for Check to report on; it must not be used otherwise.
-func Load(fsys fs.FS, cfg Config) (*Set, error) {
-	raw, err := fs.ReadFile(fsys, File)
+func LoadTools(fsys fs.FS, cfg ToolsConfig) (*Tools, error) {
+	raw, err := fs.ReadFile(fsys, ToolsFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("tools: %s: missing: the instructions need a %s beside %s that binds every declared function (start from the built-in one, instructions/%s)", File, File, "main.md", File)
+		return nil, fmt.Errorf("tools: %s: missing: the instructions need a %s beside %s that binds every declared function (start from the built-in one, instructions/%s)", ToolsFile, ToolsFile, MainFile, ToolsFile)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("tools: %s: %w", File, err)
+		return nil, fmt.Errorf("tools: %s: %w", ToolsFile, err)
 	}
-	return Parse(File, raw, cfg)
+	return ParseTools(ToolsFile, raw, cfg)
 }
 
-// Parse is Load for the contents of a file named file.
-func Parse(file string, raw []byte, cfg Config) (*Set, error) {
+// ParseTools is LoadTools for the contents of a file named file.
+func ParseTools(file string, raw []byte, cfg ToolsConfig) (*Tools, error) {
 	if cfg.LookupEnv == nil {
 		cfg.LookupEnv = LookupEnv
 	}
@@ -214,10 +214,10 @@ func Parse(file string, raw []byte, cfg Config) (*Set, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("tools: %s: empty (want a tools: map)", file)
 	}
-	// yamlstrict reports unknown keys and wrong kinds readably (line, key
+	// DecodeYAML reports unknown keys and wrong kinds readably (line, key
 	// path, valid keys); the rest of the file is still decoded and checked.
-	if err := yamlstrict.Decode(raw, &doc); err != nil {
-		var se *yamlstrict.Error
+	if err := DecodeYAML(raw, &doc); err != nil {
+		var se *YAMLError
 		if !errors.As(err, &se) {
 			return nil, fmt.Errorf("tools: %s: %w", file, err)
 		}
@@ -235,7 +235,7 @@ func Parse(file string, raw []byte, cfg Config) (*Set, error) {
 		return nil, fmt.Errorf("tools: %s: tools: missing (a map from function name to binding)", file)
 	}
 
-	set := &Set{File: file, Tools: map[string]*Tool{}}
+	set := &Tools{File: file, Tools: map[string]*Tool{}}
 	for _, name := range slices.Sorted(maps.Keys(doc.Tools)) {
 		t := doc.Tools[name]
 		if t == nil {
@@ -265,7 +265,7 @@ func Parse(file string, raw []byte, cfg Config) (*Set, error) {
 }
 
 // validate checks one binding, fills defaults and expands ${VAR}.
-func (t *Tool) validate(cfg Config, field func(string) func(string, ...any)) {
+func (t *Tool) validate(cfg ToolsConfig, field func(string) func(string, ...any)) {
 	kinds := 0
 	for _, set := range []bool{t.Builtin != "", t.HTTP != nil, t.MCP != nil} {
 		if set {
@@ -333,7 +333,7 @@ func (t *Tool) validate(cfg Config, field func(string) func(string, ...any)) {
 			}
 		}
 		if r.Result != nil {
-			v, err := yamlstrict.JSONValue(r.Result)
+			v, err := JSONValue(r.Result)
 			if err != nil {
 				field(f+".result")("%v", err)
 			} else {
@@ -343,7 +343,7 @@ func (t *Tool) validate(cfg Config, field func(string) func(string, ...any)) {
 	}
 }
 
-func (t *Tool) validateHTTP(cfg Config, field func(string) func(string, ...any)) {
+func (t *Tool) validateHTTP(cfg ToolsConfig, field func(string) func(string, ...any)) {
 	h := t.HTTP
 	h.Method = strings.ToUpper(strings.TrimSpace(h.Method))
 	if h.Method == "" {
@@ -380,7 +380,7 @@ func (t *Tool) validateHTTP(cfg Config, field func(string) func(string, ...any))
 	}
 }
 
-func (t *Tool) validateMCP(cfg Config, field func(string) func(string, ...any)) {
+func (t *Tool) validateMCP(cfg ToolsConfig, field func(string) func(string, ...any)) {
 	m := t.MCP
 	if m.Tool == "" {
 		m.Tool = t.Name
@@ -460,7 +460,7 @@ func expand(s string, lookup func(string) (string, bool), fail func(string, ...a
 }
 
 // Get returns the binding of a function, or nil.
-func (s *Set) Get(name string) *Tool {
+func (s *Tools) Get(name string) *Tool {
 	if s == nil {
 		return nil
 	}
@@ -468,7 +468,7 @@ func (s *Set) Get(name string) *Tool {
 }
 
 // Names returns the bound function names, sorted.
-func (s *Set) Names() []string {
+func (s *Tools) Names() []string {
 	return slices.Sorted(maps.Keys(s.Tools))
 }
 

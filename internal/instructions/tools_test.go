@@ -1,4 +1,4 @@
-package tools_test
+package instructions_test
 
 import (
 	"strings"
@@ -8,9 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/instructions"
-	"triage/internal/scenario"
-	"triage/internal/tools"
+	embedded "triage/instructions"
+	"triage/internal/instructions"
 )
 
 var builtins = []string{"check_warranty", "create_ticket", "send_email", "notify_staff"}
@@ -20,11 +19,11 @@ func env(vars map[string]string) func(string) (string, bool) {
 }
 
 func TestShipped(t *testing.T) {
-	ts, err := tools.Load(instructions.FS, tools.Config{Builtins: builtins})
+	ts, err := instructions.LoadTools(embedded.FS, instructions.ToolsConfig{Builtins: builtins})
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := scenario.Load(instructions.FS, nil)
+	set, err := instructions.LoadScenarios(embedded.FS, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,21 +32,21 @@ func TestShipped(t *testing.T) {
 	}
 	// The dispatcher's guardrails, as policies.
 	cw, ct, se := ts.Get("check_warranty"), ts.Get("create_ticket"), ts.Get("send_email")
-	if cw.Args["serial_number"].From != tools.FromSerialsOrAttachments || ct.Args["serial_number"].From != tools.FromSerialsOrAttachments {
+	if cw.Args["serial_number"].From != instructions.FromSerialsOrAttachments || ct.Args["serial_number"].From != instructions.FromSerialsOrAttachments {
 		t.Errorf("check_warranty.serial_number from %q", cw.Args["serial_number"].From)
 	}
-	if ct.Args["customer_email"].From != tools.FromSender || !ct.Effect || ct.Limit(24) != 1 {
+	if ct.Args["customer_email"].From != instructions.FromSender || !ct.Effect || ct.Limit(24) != 1 {
 		t.Errorf("create_ticket = %+v", ct)
 	}
-	want := []tools.Requirement{{Call: "check_warranty", Result: map[string]any{"status": "valid"}, Same: []string{"serial_number"}}}
+	want := []instructions.Requirement{{Call: "check_warranty", Result: map[string]any{"status": "valid"}, Same: []string{"serial_number"}}}
 	if diff := cmp.Diff(want, ct.Requires); diff != "" {
 		t.Errorf("create_ticket.requires (-want +got):\n%s", diff)
 	}
-	if se.Args["to"].From != tools.FromReplyTo || !se.Final || !se.Effect {
+	if se.Args["to"].From != instructions.FromReplyTo || !se.Final || !se.Effect {
 		t.Errorf("send_email = %+v", se)
 	}
 	// The escalation's "staff first" rule is a declared policy too.
-	wantSend := []tools.Requirement{{Call: "notify_staff", IfDeclared: true}}
+	wantSend := []instructions.Requirement{{Call: "notify_staff", IfDeclared: true}}
 	if diff := cmp.Diff(wantSend, se.Requires); diff != "" {
 		t.Errorf("send_email.requires (-want +got):\n%s", diff)
 	}
@@ -59,7 +58,7 @@ func TestShipped(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	ts, err := tools.Parse("tools.yaml", []byte(`
+	ts, err := instructions.ParseTools("tools.yaml", []byte(`
 tools:
   get_order_status:
     http:
@@ -76,12 +75,12 @@ tools:
     mcp: {url: "http://127.0.0.1:9000/mcp", tool: search, timeout: 2s}
     args:
       lang: {enum: [pl, en]}
-`), tools.Config{LookupEnv: env(map[string]string{"ORDERS_URL": "https://orders.example", "ORDERS_TOKEN": "s3cret", "KB_DIR": "/srv/kb"})})
+`), instructions.ToolsConfig{LookupEnv: env(map[string]string{"ORDERS_URL": "https://orders.example", "ORDERS_TOKEN": "s3cret", "KB_DIR": "/srv/kb"})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := ts.Get("get_order_status").HTTP
-	if diff := cmp.Diff(&tools.HTTPSpec{Method: "GET", URL: "https://orders.example/orders/{order_id}", Headers: map[string]string{"Authorization": "Bearer s3cret"}, Timeout: 5 * time.Second}, h); diff != "" {
+	if diff := cmp.Diff(&instructions.HTTPSpec{Method: "GET", URL: "https://orders.example/orders/{order_id}", Headers: map[string]string{"Authorization": "Bearer s3cret"}, Timeout: 5 * time.Second}, h); diff != "" {
 		t.Errorf("http (-want +got):\n%s", diff)
 	}
 	if spec := ts.Get("get_order_status").Spec; strings.Contains(spec, "s3cret") || !strings.Contains(spec, "${ORDERS_URL}") {
@@ -93,7 +92,7 @@ tools:
 	if got := ts.Get("lookup").Limit(24); got != 24 {
 		t.Errorf("default limit of a non-effect %d, want the per-email cap", got)
 	}
-	if diff := cmp.Diff(&tools.MCPSpec{Command: []string{"mcp-server-filesystem", "/srv/kb"}, Tool: "read_text_file", Timeout: tools.DefaultMCPTimeout}, ts.Get("read_text_file").MCP); diff != "" {
+	if diff := cmp.Diff(&instructions.MCPSpec{Command: []string{"mcp-server-filesystem", "/srv/kb"}, Tool: "read_text_file", Timeout: instructions.DefaultMCPTimeout}, ts.Get("read_text_file").MCP); diff != "" {
 		t.Errorf("mcp (-want +got):\n%s", diff)
 	}
 	if got := ts.Get("lookup").MCP.Timeout; got != 2*time.Second {
@@ -142,7 +141,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tools.Parse("tools.yaml", []byte(tt.yml), tools.Config{Builtins: builtins, LookupEnv: env(nil)})
+			_, err := instructions.ParseTools("tools.yaml", []byte(tt.yml), instructions.ToolsConfig{Builtins: builtins, LookupEnv: env(nil)})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -156,13 +155,13 @@ func TestParseErrors(t *testing.T) {
 }
 
 // scenarios builds a scenario set from name -> frontmatter functions.
-func scenarios(t *testing.T, files map[string]string) *scenario.Set {
+func scenarios(t *testing.T, files map[string]string) *instructions.Scenarios {
 	t.Helper()
 	fsys := fstest.MapFS{"main.md": {Data: []byte("rules")}}
 	for name, fns := range files {
 		fsys["scenarios/"+name+".md"] = &fstest.MapFile{Data: []byte("---\nname: " + name + "\ndescription: d\navailable_functions:\n" + fns + "---\nbody\n")}
 	}
-	set, err := scenario.Load(fsys, nil)
+	set, err := instructions.LoadScenarios(fsys, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +174,7 @@ const sendFn = `  - name: send_email
 `
 
 func TestCheck(t *testing.T) {
-	ts, err := tools.Parse("tools.yaml", []byte(`
+	ts, err := instructions.ParseTools("tools.yaml", []byte(`
 tools:
   send_email: {builtin: send_email, final: true, effect: true, args: {to: {from: reply_to}, recipient: {from: staff}},
                requires: [{call: notify_staff, if_declared: true}]}
@@ -185,7 +184,7 @@ tools:
     builtin: create_ticket
     requires: [{call: check_warranty, same: [serial, serial_number]}]
   orders: {http: {url: "http://127.0.0.1:1/orders/{order_id}"}}
-`), tools.Config{})
+`), instructions.ToolsConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +249,7 @@ func TestCheckPromisesPerson(t *testing.T) {
 `
 	fsys := fstest.MapFS{"main.md": {Data: []byte("rules")},
 		"scenarios/a.md": {Data: []byte("---\nname: a\ndescription: d\npromises_person: true\navailable_functions:\n" + notify + sendFn + "---\nbody\n")}}
-	set, err := scenario.Load(fsys, nil)
+	set, err := instructions.LoadScenarios(fsys, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +261,7 @@ func TestCheckPromisesPerson(t *testing.T) {
 			"tools: scenarios/a.md: promises_person: the final function send_email does not require notify_staff in tools.yaml"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts, err := tools.Parse("tools.yaml", []byte(tc.yaml), tools.Config{})
+			ts, err := instructions.ParseTools("tools.yaml", []byte(tc.yaml), instructions.ToolsConfig{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +284,7 @@ func TestURLErrorsDoNotExpandSecrets(t *testing.T) {
 	yml := "tools:\n" +
 		"  a: {http: {url: '${BASE}/o/{id}?key=${KEY}'}}\n" +
 		"  b: {mcp: {url: '${BASE}/mcp?key=${KEY}'}}\n"
-	_, err := tools.Parse("tools.yaml", []byte(yml), tools.Config{Builtins: builtins, LookupEnv: lookup})
+	_, err := instructions.ParseTools("tools.yaml", []byte(yml), instructions.ToolsConfig{Builtins: builtins, LookupEnv: lookup})
 	if err == nil {
 		t.Fatal("no error for URLs without a scheme")
 	}
@@ -302,7 +301,7 @@ func TestURLErrorsDoNotExpandSecrets(t *testing.T) {
 // An instructions directory from before tools.yaml existed says what is
 // missing and where to start, instead of a bare "file does not exist".
 func TestLoadMissingFile(t *testing.T) {
-	_, err := tools.Load(fstest.MapFS{"main.md": {Data: []byte("rules")}}, tools.Config{Builtins: builtins})
+	_, err := instructions.LoadTools(fstest.MapFS{"main.md": {Data: []byte("rules")}}, instructions.ToolsConfig{Builtins: builtins})
 	want := "tools: tools.yaml: missing: the instructions need a tools.yaml beside main.md"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want it to contain %q", err, want)

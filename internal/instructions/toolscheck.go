@@ -1,4 +1,4 @@
-package tools
+package instructions
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"triage/internal/clients/httpapi"
-	"triage/internal/scenario"
 )
 
 // Check validates the bindings against the scenarios: every declared
@@ -17,7 +16,7 @@ import (
 // URL placeholders), in every scenario that declares it; a required call
 // must be declared beside the function that requires it. All problems are
 // reported at once.
-func (s *Set) Check(ss *scenario.Set) error {
+func (s *Tools) Check(ss *Scenarios) error {
 	var errs []error
 	seen := map[string]bool{}
 	add := func(err error) {
@@ -88,9 +87,9 @@ func (s *Set) Check(ss *scenario.Set) error {
 				}
 			}
 		}
-		if sc.PromisesPerson && len(scFinals) == 1 && !s.waitsFor(scFinals[0], scenario.NotifyStaff, sc) {
+		if sc.PromisesPerson && len(scFinals) == 1 && !s.waitsFor(scFinals[0], NotifyStaff, sc) {
 			add(fmt.Errorf("tools: %s: promises_person: the final function %s does not require %s in %s, so the customer could be promised a person before staff are told (add requires: [{call: %s, if_declared: true}] to %s)",
-				sc.File, scFinals[0], scenario.NotifyStaff, s.File, scenario.NotifyStaff, scFinals[0]))
+				sc.File, scFinals[0], NotifyStaff, s.File, NotifyStaff, scFinals[0]))
 		}
 		switch {
 		case len(scFinals) == 0:
@@ -106,7 +105,7 @@ func (s *Set) Check(ss *scenario.Set) error {
 
 // waitsFor reports whether the binding of name requires an earlier
 // successful call of other in scenario sc.
-func (s *Set) waitsFor(name, other string, sc *scenario.Scenario) bool {
+func (s *Tools) waitsFor(name, other string, sc *Scenario) bool {
 	t := s.Get(name)
 	if t == nil || sc.Function(other) == nil {
 		return false
@@ -120,14 +119,14 @@ func (s *Set) waitsFor(name, other string, sc *scenario.Scenario) bool {
 }
 
 // Final reports whether name is bound as a final function.
-func (s *Set) Final(name string) bool {
+func (s *Tools) Final(name string) bool {
 	t := s.Get(name)
 	return t != nil && t.Final
 }
 
 // FinalOf returns the final function sc declares ("" when none; Check
 // guarantees exactly one).
-func (s *Set) FinalOf(sc *scenario.Scenario) string {
+func (s *Tools) FinalOf(sc *Scenario) string {
 	for _, f := range sc.Functions {
 		if s.Final(f.Name) {
 			return f.Name
@@ -137,7 +136,7 @@ func (s *Set) FinalOf(sc *scenario.Scenario) string {
 }
 
 // Parameters lists the declared parameter names of fn, sorted.
-func Parameters(fn *scenario.Function) []string {
+func Parameters(fn *Function) []string {
 	props, _ := fn.Parameters["properties"].(map[string]any)
 	return slices.Sorted(maps.Keys(props))
 }

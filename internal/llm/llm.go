@@ -16,9 +16,9 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
+	"triage/internal/instructions"
 	"triage/internal/offline"
 	"triage/internal/openai"
-	"triage/internal/scenario"
 	"triage/internal/trace"
 )
 
@@ -51,7 +51,7 @@ type Options struct {
 	Getenv func(string) string
 	// Scenarios are the loaded scenarios, whose frontmatter the offline
 	// model follows (see offline.Options.Scenarios).
-	Scenarios *scenario.Set
+	Scenarios *instructions.Scenarios
 	// Provider is ProviderGemini ("" too) or ProviderOpenAI.
 	Provider string
 	// BaseURL (openai) is the endpoint's API root, e.g.

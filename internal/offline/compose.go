@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/genai"
 
+	"triage/internal/instructions"
 	"triage/internal/prompt"
-	"triage/internal/scenario"
 )
 
 // phrases is the fixed wording of a reply in one language.
@@ -87,7 +87,7 @@ var english = phrases{
 // placeholder ticket_id shows. The reply says that a person will follow up
 // only when staff were told (a notice succeeded): otherwise nobody would
 // know to.
-func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration, reply *genai.FunctionDeclaration, sc *scenario.Scenario) string {
+func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration, reply *genai.FunctionDeclaration, sc *instructions.Scenario) string {
 	p := phrasesFor(f.Language, f.DefaultLanguage)
 	takesSerial := false
 	for _, d := range decls {
@@ -159,7 +159,7 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 	case failed:
 		paras = append(paras, p.retryLater)
 	}
-	asked := len(f.SerialNumbers) == 0 && (takesSerial || sc.Asks(scenario.FactSerialNumber))
+	asked := len(f.SerialNumbers) == 0 && (takesSerial || sc.Asks(instructions.FactSerialNumber))
 	if asked {
 		paras = append(paras, p.askSerial)
 	}

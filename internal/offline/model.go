@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/genai"
 
+	"triage/internal/instructions"
 	"triage/internal/prompt"
-	"triage/internal/scenario"
 )
 
 // turn is the offline model's answer to one request, before faults.
@@ -39,7 +39,7 @@ func textTurn(kind, text string) *turn {
 // scenario list of a detection prompt, the declared functions and the
 // function responses; the customer text is used for nothing but word counts
 // in detection, so instructions inside it cannot steer the model.
-func answer(req *request, set *scenario.Set) *turn {
+func answer(req *request, set *instructions.Scenarios) *turn {
 	facts, user, found := findFacts(req.Contents)
 	if enum := scenarioEnum(req.GenerationConfig); len(enum) > 0 {
 		return detect(enum, facts, user)
@@ -47,7 +47,7 @@ func answer(req *request, set *scenario.Set) *turn {
 	if !found {
 		return textTurn("text", "offline: the prompt has no facts block, so there is nothing the offline model can do.")
 	}
-	var sc *scenario.Scenario
+	var sc *instructions.Scenario
 	if set != nil {
 		sc = set.Get(facts.Scenario)
 	}
@@ -114,7 +114,7 @@ func declared(req *request) map[string]bool {
 // the facts (a function taking serial_number runs for each serial, a later
 // one only for a serial whose earlier results were positive), then the
 // reply function (the one with to and body) sends what the results say.
-func nextStep(req *request, f prompt.Facts, sc *scenario.Scenario) *turn {
+func nextStep(req *request, f prompt.Facts, sc *instructions.Scenario) *turn {
 	decls := declarations(req)
 	h := readHistory(req.Contents)
 	call := func(calls ...*genai.FunctionCall) *turn {

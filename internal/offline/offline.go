@@ -25,7 +25,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"triage/internal/scenario"
+	"triage/internal/instructions"
 )
 
 // ModelVersion is the modelVersion of every answer, so nobody mistakes the
@@ -100,7 +100,7 @@ type Server struct {
 	requests atomic.Int64
 	conns    atomic.Int64
 	latency  time.Duration
-	set      *scenario.Set
+	set      *instructions.Scenarios
 	closed   sync.Once
 	closeErr error
 }
@@ -115,7 +115,7 @@ type Options struct {
 	// Scenarios are the loaded scenarios: what the one named in the facts
 	// declares about its reply (asks_for, declines_topic) shapes the reply
 	// the offline model writes. Nil: no scenario declares anything.
-	Scenarios *scenario.Set
+	Scenarios *instructions.Scenarios
 }
 
 // Start listens on 127.0.0.1:0 and serves POST /{version}/models/{model}:generateContent.

@@ -10,17 +10,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
+	"triage/internal/instructions"
 	"triage/internal/offline"
 	"triage/internal/prompt"
-	"triage/internal/scenario"
 )
 
 const modelName = "gemini-2.5-flash"
 
 // declared is what the test scenarios declare about their replies in their
 // frontmatter; the offline model reads nothing of their prose.
-var declared = &scenario.Set{Scenarios: []*scenario.Scenario{
-	{Name: "missing-info", AsksFor: []string{scenario.FactSerialNumber}},
+var declared = &instructions.Scenarios{Scenarios: []*instructions.Scenario{
+	{Name: "missing-info", AsksFor: []string{instructions.FactSerialNumber}},
 	{Name: "out-of-scope", DeclinesTopic: true},
 	{Name: "graceful-degradation"},
 }}

@@ -12,12 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/agent"
+	"triage/internal/instructions"
 	"triage/internal/openai"
 	"triage/internal/processor"
 	"triage/internal/prompt"
-	"triage/internal/scenario"
 	"triage/internal/testkit/geminitest"
 	"triage/internal/testkit/openaitest"
 )
@@ -239,7 +239,7 @@ func TestDetectionThroughOpenAI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
+	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
 		t.Fatal(err)
 	}

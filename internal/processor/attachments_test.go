@@ -16,19 +16,18 @@ import (
 
 	"triage"
 
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/instructions"
 	"triage/internal/processor"
 	"triage/internal/prompt"
-	"triage/internal/scenario"
 	"triage/internal/serial"
 	"triage/internal/testkit/toolstest"
-	"triage/internal/tools"
 )
 
 // reader is a model that "reads" a serial from the photos it was sent: it
@@ -82,7 +81,7 @@ func (r *reader) GenerateContent(ctx context.Context, model string, contents []*
 func photoEnv(t *testing.T, m agent.Model, policy string, ac processor.AttachConfig) *processor.Processor {
 	t.Helper()
 	dir := t.TempDir()
-	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
+	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,12 +242,12 @@ func TestSerialFromAttachmentPolicy(t *testing.T) {
 		want         string // check_warranty: "ok" or the refusal code
 		source       string
 	}{
-		{"serials refuses a serial read from a photo", tools.FromSerials, processor.AttachConfig{}, photo, dispatcher.CodeSerialNotInMessage, ""},
-		{"serials_or_attachments accepts it", tools.FromSerialsOrAttachments, processor.AttachConfig{}, photo, "ok", "attachment"},
+		{"serials refuses a serial read from a photo", instructions.FromSerials, processor.AttachConfig{}, photo, dispatcher.CodeSerialNotInMessage, ""},
+		{"serials_or_attachments accepts it", instructions.FromSerialsOrAttachments, processor.AttachConfig{}, photo, "ok", "attachment"},
 		// Without an attachment seen, "serial: absent" holds: the scenario
 		// asks for the serial and offers no check at all.
-		{"no attachment sent: refused", tools.FromSerialsOrAttachments, processor.AttachConfig{MaxCount: -1}, photo, dispatcher.CodeUnknownFunction, ""},
-		{"no attachment at all: refused", tools.FromSerialsOrAttachments, processor.AttachConfig{}, photoEmail(), dispatcher.CodeUnknownFunction, ""},
+		{"no attachment sent: refused", instructions.FromSerialsOrAttachments, processor.AttachConfig{MaxCount: -1}, photo, dispatcher.CodeUnknownFunction, ""},
+		{"no attachment at all: refused", instructions.FromSerialsOrAttachments, processor.AttachConfig{}, photoEmail(), dispatcher.CodeUnknownFunction, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -264,7 +263,7 @@ func TestSerialFromAttachmentPolicy(t *testing.T) {
 		})
 	}
 	// A value that is not one whole serial is never taken from a photo.
-	out := photoEnv(t, &reader{serial: "SN-48213-PL; DROP"}, tools.FromSerialsOrAttachments, processor.AttachConfig{}).Process(context.Background(), processor.Input{Raw: photo})
+	out := photoEnv(t, &reader{serial: "SN-48213-PL; DROP"}, instructions.FromSerialsOrAttachments, processor.AttachConfig{}).Process(context.Background(), processor.Input{Raw: photo})
 	if c := out.FunctionCalls[0]; c.Error == nil || c.Error.Code != dispatcher.CodeSerialNotInMessage {
 		t.Errorf("a non-serial read from a photo: %+v", c)
 	}

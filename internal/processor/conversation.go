@@ -12,9 +12,9 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/clip"
 	"triage/internal/dispatcher"
+	"triage/internal/instructions"
 	"triage/internal/message"
 	"triage/internal/prompt"
-	"triage/internal/scenario"
 )
 
 // The scenarios the pipeline chooses itself for conversations, when the
@@ -22,8 +22,8 @@ import (
 // existing ticket; the one flagged escalate takes a follow-up that is the
 // customer's third message on the conversation, or whose text matches the
 // escalation scenario's own rules.
-func isFollowUp(sc *scenario.Scenario) bool   { return sc.FollowUp }
-func isEscalation(sc *scenario.Scenario) bool { return sc.Escalate }
+func isFollowUp(sc *instructions.Scenario) bool   { return sc.FollowUp }
+func isEscalation(sc *instructions.Scenario) bool { return sc.Escalate }
 
 // EscalateAfter is the number of earlier customer messages on a
 // conversation after which the next one is escalated: the customer's third

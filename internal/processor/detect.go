@@ -17,8 +17,8 @@ import (
 
 	"triage/internal/agent"
 	"triage/internal/clip"
+	"triage/internal/instructions"
 	"triage/internal/prompt"
-	"triage/internal/scenario"
 )
 
 // Methods recorded in the outcome.
@@ -32,7 +32,7 @@ const (
 type DetectResult struct {
 	// Scenario is nil only when the rules and the model gave nothing and the
 	// set has no fallback scenario.
-	Scenario   *scenario.Scenario
+	Scenario   *instructions.Scenario
 	Method     string
 	Reason     string
 	ModelCalls int
@@ -41,7 +41,7 @@ type DetectResult struct {
 
 // Detector is built once per run. It is safe for concurrent use.
 type Detector struct {
-	set     *scenario.Set
+	set     *instructions.Scenarios
 	ag      *agent.Agent
 	rules   []rule // scenarios with rules, in set order
 	choices []prompt.Choice
@@ -50,14 +50,14 @@ type Detector struct {
 
 // rule is one scenario's rules with the keywords folded once.
 type rule struct {
-	sc       *scenario.Scenario
+	sc       *instructions.Scenario
 	keywords []string // as written, for reasons
 	folded   []string // " " + fold(keyword): stems match at a word start
 }
 
 // NewDetector builds a Detector over the loaded scenarios. ag may be nil (no model:
 // rules, then fallback).
-func NewDetector(set *scenario.Set, ag *agent.Agent) *Detector {
+func NewDetector(set *instructions.Scenarios, ag *agent.Agent) *Detector {
 	d := &Detector{set: set, ag: ag}
 	if set == nil {
 		return d
@@ -124,7 +124,7 @@ func (d *Detector) Rule(name string, facts prompt.Facts, text string) (string, b
 
 // match is one scenario whose rules matched, and why.
 type match struct {
-	sc     *scenario.Scenario
+	sc     *instructions.Scenario
 	reason string
 }
 
@@ -179,12 +179,12 @@ func decide(best []match) (DetectResult, bool) {
 func (r rule) match(serials []string, seen bool, haystack string) (string, bool) {
 	var why []string
 	switch r.sc.Rules.Serial {
-	case scenario.SerialRequired:
+	case instructions.SerialRequired:
 		if len(serials) == 0 {
 			return "", false
 		}
 		why = append(why, fmt.Sprintf("serial %s present", strings.Join(serials, ", ")))
-	case scenario.SerialAbsent:
+	case instructions.SerialAbsent:
 		if len(serials) > 0 || seen {
 			return "", false
 		}

@@ -14,21 +14,21 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/agent"
+	"triage/internal/instructions"
 	"triage/internal/processor"
 	"triage/internal/prompt"
-	"triage/internal/scenario"
 	"triage/internal/testkit/geminitest"
 )
 
 var routes = []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"}
 
-func loadReal(t testing.TB) *scenario.Set {
+func loadReal(t testing.TB) *instructions.Scenarios {
 	t.Helper()
-	set, err := scenario.Load(instructions.FS, routes)
+	set, err := instructions.LoadScenarios(embedded.FS, routes)
 	if err != nil {
-		t.Fatalf("scenario.Load: %v", err)
+		t.Fatalf("instructions.LoadScenarios: %v", err)
 	}
 	return set
 }
@@ -131,7 +131,7 @@ func TestRules(t *testing.T) {
 }
 
 // tieSet has two rule scenarios at the given priorities and a fallback.
-func tieSet(t *testing.T, pa, pb int) *scenario.Set {
+func tieSet(t *testing.T, pa, pb int) *instructions.Scenarios {
 	t.Helper()
 	sc := func(name, rules string) *fstest.MapFile {
 		return &fstest.MapFile{Data: []byte(fmt.Sprintf(`---
@@ -146,7 +146,7 @@ available_functions:
 Instructions.
 `, name, name, rules))}
 	}
-	set, err := scenario.Load(fstest.MapFS{
+	set, err := instructions.LoadScenarios(fstest.MapFS{
 		"main.md":          {Data: []byte("Rules.")},
 		"scenarios/a.md":   sc("a", fmt.Sprintf("rules: {serial: required, priority: %d}", pa)),
 		"scenarios/b.md":   sc("b", fmt.Sprintf("rules: {keywords: [ŻÓŁW], priority: %d}", pb)),
@@ -181,7 +181,7 @@ func TestRulesPriority(t *testing.T) {
 }
 
 func TestNoFallbackScenario(t *testing.T) {
-	set, err := scenario.Load(fstest.MapFS{
+	set, err := instructions.LoadScenarios(fstest.MapFS{
 		"main.md": {Data: []byte("Rules.")},
 		"scenarios/only.md": {Data: []byte("---\nname: only\ndescription: d\nrules: {serial: required}\n" +
 			"available_functions: []\n---\nBody\n")},

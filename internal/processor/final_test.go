@@ -9,14 +9,13 @@ import (
 	"testing/fstest"
 
 	"triage"
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
+	"triage/internal/instructions"
 	"triage/internal/processor"
-	"triage/internal/scenario"
 	"triage/internal/serial"
-	"triage/internal/tools"
 )
 
 // renamed copies the shipped instructions with every replace applied.
@@ -24,11 +23,11 @@ func renamed(t *testing.T, replace ...string) fs.FS {
 	t.Helper()
 	out := fstest.MapFS{}
 	r := strings.NewReplacer(replace...)
-	err := fs.WalkDir(instructions.FS, ".", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(embedded.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := fs.ReadFile(instructions.FS, p)
+		b, err := fs.ReadFile(embedded.FS, p)
 		out[p] = &fstest.MapFile{Data: []byte(r.Replace(string(b)))}
 		return err
 	})
@@ -40,11 +39,11 @@ func renamed(t *testing.T, replace ...string) fs.FS {
 
 func assemble(t *testing.T, fsys fs.FS, m agent.Model, ob mail.Sender) (*processor.Processor, error) {
 	t.Helper()
-	set, err := scenario.Load(fsys, nil)
+	set, err := instructions.LoadScenarios(fsys, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := tools.Load(fsys, tools.Config{})
+	ts, err := instructions.LoadTools(fsys, instructions.ToolsConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

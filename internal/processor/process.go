@@ -17,9 +17,9 @@ import (
 	"triage/internal/clip"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/instructions"
 	"triage/internal/message"
 	"triage/internal/prompt"
-	"triage/internal/scenario"
 	"triage/internal/trace"
 )
 
@@ -67,7 +67,7 @@ type email struct {
 	conv    *tickets.State // the conversation this message follows up, or nil
 	convWhy string         // how conv was found
 	earlier int            // the customer's messages on conv before this one
-	sc      *scenario.Scenario
+	sc      *instructions.Scenario
 }
 
 // fail ends out as failed for reason; it returns true (the step ends the
@@ -318,7 +318,7 @@ type ran struct {
 // refused is send_failed even when the model then failed too: the refusal
 // is what a person must know. A handled escalation hands the conversation
 // to a person.
-func (p *Processor) verify(ctx context.Context, sc *scenario.Scenario, out *Outcome, r ran, moreAttempts bool) {
+func (p *Processor) verify(ctx context.Context, sc *instructions.Scenario, out *Outcome, r ran, moreAttempts bool) {
 	if rec := refusedFor(out.FunctionCalls, r.final); rec != nil && okRecord(out.FunctionCalls, r.final) == nil {
 		// The reply cannot go out for this message: the sender refused it at
 		// a reply limit (exact, at send time), or it exists already for
@@ -420,7 +420,7 @@ func (p *Processor) detect(ctx context.Context, facts prompt.Facts, text string,
 
 // declarations turns a scenario's functions into Gemini declarations. They are
 // built per email: the SDK may touch what it is given.
-func declarations(sc *scenario.Scenario) []*genai.FunctionDeclaration {
+func declarations(sc *instructions.Scenario) []*genai.FunctionDeclaration {
 	decls := make([]*genai.FunctionDeclaration, 0, len(sc.Functions))
 	for _, f := range sc.Functions {
 		decls = append(decls, &genai.FunctionDeclaration{

@@ -19,9 +19,9 @@ import (
 	"triage/internal/clip"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/instructions"
 	"triage/internal/language"
 	"triage/internal/message"
-	"triage/internal/scenario"
 	"triage/internal/serial"
 	"triage/internal/trace"
 )
@@ -29,7 +29,7 @@ import (
 // Config wires a Processor; Scenarios, Agent, Detector, Dispatcher and
 // Extractor are required.
 type Config struct {
-	Scenarios  *scenario.Set
+	Scenarios  *instructions.Scenarios
 	Agent      *agent.Agent
 	Detector   *Detector
 	Dispatcher *dispatcher.Dispatcher

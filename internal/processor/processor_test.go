@@ -16,16 +16,16 @@ import (
 	"google.golang.org/genai"
 
 	"triage"
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
+	"triage/internal/instructions"
 	"triage/internal/processor"
 	"triage/internal/prompt"
-	"triage/internal/scenario"
 	"triage/internal/serial"
 	"triage/internal/testkit/toolstest"
 )
@@ -178,7 +178,7 @@ func newEnvFull(t testing.TB, m agent.Model, staff []string, store tickets.Store
 // outbox) in dir: two envs on one dir are two runs sharing them.
 func newEnvAt(t testing.TB, dir string, m agent.Model, staff []string, store tickets.Store, opts ...func(*agent.Config, *processor.Config)) *env {
 	t.Helper()
-	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
+	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"triage"
-	"triage/internal/scenario"
+	"triage/internal/instructions"
 )
 
 // Autonomy decides, for a scenario whose reply mode is auto, whether its
@@ -18,8 +18,8 @@ type Autonomy interface {
 // replyMode is the reply mode of a message of inbox handled under sc:
 // the scenario's or the run's, with auto resolved by Config.Autonomy. Auto
 // drafts without one (triage process, eval) or without an inbox.
-func (p *Processor) replyMode(ctx context.Context, sc *scenario.Scenario, inbox triage.Inbox) triage.ReplyMode {
-	m := scenario.ReplyModeFor(sc, p.cfg.ReplyMode)
+func (p *Processor) replyMode(ctx context.Context, sc *instructions.Scenario, inbox triage.Inbox) triage.ReplyMode {
+	m := instructions.ReplyModeFor(sc, p.cfg.ReplyMode)
 	if m != triage.ReplyAuto {
 		return m
 	}

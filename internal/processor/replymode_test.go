@@ -13,12 +13,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
+	"triage/internal/instructions"
 	"triage/internal/processor"
-	"triage/internal/scenario"
 	"triage/internal/serial"
 	"triage/internal/testkit/toolstest"
 )
@@ -33,14 +33,14 @@ type modeEnv struct {
 
 // instructionsWith returns the built-in instructions with reply_mode set in
 // the frontmatter of the named scenarios.
-func instructionsWith(t testing.TB, modes map[string]string) *scenario.Set {
+func instructionsWith(t testing.TB, modes map[string]string) *instructions.Scenarios {
 	t.Helper()
 	fsys := fstest.MapFS{}
-	err := fs.WalkDir(instructions.FS, ".", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(embedded.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := fs.ReadFile(instructions.FS, p)
+		b, err := fs.ReadFile(embedded.FS, p)
 		if err != nil {
 			return err
 		}
@@ -54,7 +54,7 @@ func instructionsWith(t testing.TB, modes map[string]string) *scenario.Set {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := scenario.Load(fsys, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
+	set, err := instructions.LoadScenarios(fsys, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func instructionsWith(t testing.TB, modes map[string]string) *scenario.Set {
 	return set
 }
 
-func newModeEnv(t testing.TB, m agent.Model, set *scenario.Set, mod func(*processor.Config)) *modeEnv {
+func newModeEnv(t testing.TB, m agent.Model, set *instructions.Scenarios, mod func(*processor.Config)) *modeEnv {
 	t.Helper()
 	e := newEnv(t, m, func(_ *agent.Config, c *processor.Config) {
 		c.Scenarios = set

@@ -15,14 +15,14 @@ import (
 	"google.golang.org/genai"
 
 	"triage"
-	"triage/instructions"
+	embedded "triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
+	"triage/internal/instructions"
 	"triage/internal/processor"
-	"triage/internal/scenario"
 	"triage/internal/serial"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/testkit/toolstest"
@@ -42,7 +42,7 @@ func sendEnv(t *testing.T, m agent.Model, sink *mailtest.SMTPSink) (*processor.P
 func senderEnv(t *testing.T, m agent.Model, sender mail.Sender) (*processor.Processor, *tickets.SQLite) {
 	t.Helper()
 	dir := t.TempDir()
-	set, err := scenario.Load(instructions.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
+	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
 		t.Fatal(err)
 	}

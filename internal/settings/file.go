@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"triage/internal/yamlstrict"
+	"triage/internal/instructions"
 )
 
 // File is a YAML configuration file read against a Table.
@@ -54,7 +54,7 @@ func ParseNode(path string, root *yaml.Node, t Table) (*File, error) {
 			if prefix != "" {
 				where = prefix
 			}
-			problems = append(problems, fmt.Sprintf("line %d: %s: want a section of key: value settings, got %s", n.Line, where, yamlstrict.Describe(n)))
+			problems = append(problems, fmt.Sprintf("line %d: %s: want a section of key: value settings, got %s", n.Line, where, instructions.DescribeYAML(n)))
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -67,7 +67,7 @@ func ParseNode(path string, root *yaml.Node, t Table) (*File, error) {
 				if v.Tag == "!!null" {
 					continue
 				}
-				if p := yamlstrict.CheckValue(v, s.Var.typ(), key); len(p) > 0 {
+				if p := instructions.CheckYAMLValue(v, s.Var.typ(), key); len(p) > 0 {
 					problems = append(problems, p...)
 					continue
 				}

@@ -142,7 +142,7 @@ func NewTool(cfg ToolConfig) (*Tool, error) {
 }
 
 // Placeholders returns the names of rawURL's {placeholders}, in order, each
-// once: the arguments a call must give to fill it (tools.Set.Check holds
+// once: the arguments a call must give to fill it (instructions.Tools.Check holds
 // them to the declared parameters).
 func Placeholders(rawURL string) []string {
 	var out []string

@@ -12,15 +12,14 @@ import (
 	"sync"
 	"time"
 
-	"triage/internal/scenario"
-	"triage/internal/tools"
+	"triage/internal/instructions"
 )
 
 // ServersConfig configures Servers; Tools is required.
 type ServersConfig struct {
 	// Tools are the bindings: a server's call bound is the longest
 	// timeout of the bindings naming it.
-	Tools *tools.Set
+	Tools *instructions.Tools
 	// CallTimeout bounds one tools/call on every server (default: the
 	// longest mcp.timeout of the server's bindings, else
 	// DefaultCallTimeout); each binding's own timeout applies within it.
@@ -33,7 +32,7 @@ type ServersConfig struct {
 	// (and every later one) with a *MisfitError. Check, run after every
 	// Bind, starts and checks every server instead.
 	Lazy      bool
-	Scenarios *scenario.Set // required with Lazy
+	Scenarios *instructions.Scenarios // required with Lazy
 	Logger    *slog.Logger
 }
 
@@ -84,7 +83,7 @@ func NewServers(cfg ServersConfig) (*Servers, error) {
 // Lazy) when no binding before named it. A server that cannot be reached
 // now is not an error (Check says so; calls retry it); a spec that cannot
 // be built is.
-func (s *Servers) Bind(ctx context.Context, name string, spec *tools.MCPSpec) error {
+func (s *Servers) Bind(ctx context.Context, name string, spec *instructions.MCPSpec) error {
 	srv, err := s.server(ctx, spec)
 	if err != nil {
 		return err
@@ -119,7 +118,7 @@ func (s *Servers) Call(ctx context.Context, name string, args map[string]any) (m
 }
 
 // server returns the client of spec's server, starting it on first use.
-func (s *Servers) server(ctx context.Context, spec *tools.MCPSpec) (*server, error) {
+func (s *Servers) server(ctx context.Context, spec *instructions.MCPSpec) (*server, error) {
 	key := "url " + spec.URL
 	for _, k := range slices.Sorted(maps.Keys(spec.Headers)) {
 		key += "\x00" + k + ": " + spec.Headers[k]
@@ -156,7 +155,7 @@ func (s *Servers) server(ctx context.Context, spec *tools.MCPSpec) (*server, err
 
 // serverTimeout is the call bound of spec's server: CallTimeout, else the
 // longest timeout among the bindings naming that server.
-func (s *Servers) serverTimeout(spec *tools.MCPSpec) time.Duration {
+func (s *Servers) serverTimeout(spec *instructions.MCPSpec) time.Duration {
 	if s.cfg.CallTimeout > 0 {
 		return s.cfg.CallTimeout
 	}
@@ -189,7 +188,7 @@ func (s *Servers) Started() int {
 // otherwise it is logged and skipped (start-up checks what it can reach;
 // `triage check` is strict). Every problem names the file, the tool, the
 // scenario and the parameter.
-func (s *Servers) Check(ctx context.Context, ss *scenario.Set, strict bool) error {
+func (s *Servers) Check(ctx context.Context, ss *instructions.Scenarios, strict bool) error {
 	var errs []error
 	unreachable := map[*server]bool{}
 	seen := map[string]bool{}
@@ -221,7 +220,7 @@ func (s *Servers) Check(ctx context.Context, ss *scenario.Set, strict bool) erro
 // server when it is not running) and compares every scenario's declaration
 // of name with it. A server that cannot be reached is an *Error that is
 // Temporary.
-func (s *Servers) fits(ctx context.Context, ss *scenario.Set, name string) error {
+func (s *Servers) fits(ctx context.Context, ss *instructions.Scenarios, name string) error {
 	b := s.byTool[name]
 	schema, err := b.srv.client.InputSchema(ctx, b.remote)
 	if err != nil {

@@ -10,17 +10,16 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"triage/instructions"
+	embedded "triage/instructions"
+	"triage/internal/instructions"
 	"triage/internal/message"
-	"triage/internal/scenario"
-	"triage/internal/tools"
 )
 
 // Shipped loads the shipped tools.yaml and drops every binding that is not a
 // built-in: the guardrails and policies production runs on its own functions.
-func Shipped(t testing.TB) *tools.Set {
+func Shipped(t testing.TB) *instructions.Tools {
 	t.Helper()
-	ts, err := tools.Load(instructions.FS, tools.Config{})
+	ts, err := instructions.LoadTools(embedded.FS, instructions.ToolsConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,9 +31,9 @@ func Shipped(t testing.TB) *tools.Set {
 	return ts
 }
 
-// Function is a scenario function with params compiled as scenario.Load
+// Function is a scenario function with params compiled as instructions.LoadScenarios
 // compiles them.
-func Function(t testing.TB, name string, params map[string]any) scenario.Function {
+func Function(t testing.TB, name string, params map[string]any) instructions.Function {
 	t.Helper()
 	c := jsonschema.NewCompiler()
 	url := "mem:///" + name + ".json"
@@ -45,7 +44,7 @@ func Function(t testing.TB, name string, params map[string]any) scenario.Functio
 	if err != nil {
 		t.Fatal(err)
 	}
-	return scenario.Function{Name: name, Description: name, Parameters: params, Schema: sch}
+	return instructions.Function{Name: name, Description: name, Parameters: params, Schema: sch}
 }
 
 // Object is the JSON Schema of an object with exactly props.
@@ -55,9 +54,9 @@ func Object(required []any, props map[string]any) map[string]any {
 
 // Scenario declares the builtins (notify_staff only when it escalates) and
 // extra.
-func Scenario(t testing.TB, escalate bool, extra ...scenario.Function) *scenario.Scenario {
+func Scenario(t testing.TB, escalate bool, extra ...instructions.Function) *instructions.Scenario {
 	str := map[string]any{"type": "string"}
-	fns := []scenario.Function{
+	fns := []instructions.Function{
 		Function(t, "check_warranty", Object([]any{"serial_number"}, map[string]any{"serial_number": str})),
 		Function(t, "create_ticket", Object([]any{"serial_number", "customer_email", "priority"}, map[string]any{
 			"serial_number":  str,
@@ -71,7 +70,7 @@ func Scenario(t testing.TB, escalate bool, extra ...scenario.Function) *scenario
 	if escalate {
 		fns = append(fns, Function(t, "notify_staff", Object([]any{"subject", "body"}, map[string]any{"subject": str, "body": str})))
 	}
-	return &scenario.Scenario{Name: "test", Functions: append(fns, extra...), Escalate: escalate, Body: "x"}
+	return &instructions.Scenario{Name: "test", Functions: append(fns, extra...), Escalate: escalate, Body: "x"}
 }
 
 // Message is an inbound message whose Reply-To differs from its From, with
