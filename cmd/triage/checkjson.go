@@ -80,7 +80,7 @@ type checkToken struct {
 	SharedWith string `json:"shared_with,omitempty"`
 }
 
-func (r *checkReport) addInstructions(dir string, ins *instructionSet) {
+func (r *checkReport) addInstructions(dir string, ins *instructions.Set) {
 	r.Instructions = &checkInstructions{Source: "built-in", Tools: ins.Tools.File}
 	if dir != "" {
 		r.Instructions.Source = dir

@@ -5,14 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	netmail "net/mail"
-	"os"
 	"strings"
 
 	"triage"
-	embedded "triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/budget"
 	"triage/internal/clients/mail"
@@ -99,75 +96,24 @@ func (p *pipeline) Close() error {
 	return errors.Join(errs...)
 }
 
-// instructionsFS returns the instructions to load.
-func instructionsFS(dir string) (fs.FS, error) {
-	if dir == "" {
-		return embedded.FS, nil
-	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, usageErr("--instructions: %v", err)
-	}
-	if !st.IsDir() {
-		return nil, usageErr("--instructions: %s is not a directory", dir)
-	}
-	return os.DirFS(dir), nil
-}
-
 // builtinNames lists the builtins tools.yaml may bind (dispatcher.Routes).
 var builtinNames = []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff}
 
-// instructionSet is everything loaded from an instructions directory.
-type instructionSet struct {
-	Scenarios *instructions.Scenarios
-	Tools     *instructions.Tools
-}
-
 // loadInstructions loads and validates the instruction files exactly as
-// start-up does (check runs it too): main.md, scenarios/*.md, tools.yaml
-// (${VAR} from the environment), and the bindings against the scenarios.
-// Every problem is reported at once.
-func loadInstructions(dir string) (*instructionSet, error) {
-	fsys, err := instructionsFS(dir)
-	if err != nil {
-		return nil, err
-	}
-	set, serr := instructions.LoadScenarios(fsys, nil)
-	var ts *instructions.Tools
-	var terr error
-	if _, err := fs.Stat(fsys, instructions.ToolsFile); dir != "" && errors.Is(err, fs.ErrNotExist) {
-		ts, terr = builtinBindings(dir)
-	} else {
-		ts, terr = instructions.LoadTools(fsys, instructions.ToolsConfig{Builtins: builtinNames})
-	}
-	if set != nil && ts != nil { // even when some scenario file is broken: every problem in one run
-		terr = errors.Join(terr, ts.Check(set))
-	}
-	if err := errors.Join(serr, terr); err != nil {
-		if dir != "" { // say which directory: the file names inside are relative to it
-			err = fmt.Errorf("--instructions %s:\n%w", dir, err)
-		}
+// start-up does (check runs it too; instructions.Load): a problem is a usage
+// error naming --instructions.
+func loadInstructions(dir string) (*instructions.Set, error) {
+	ins, err := instructions.Load(dir, builtinNames)
+	var de *instructions.DirError
+	switch {
+	case errors.As(err, &de):
+		return nil, usageErr("--instructions: %v", err)
+	case err != nil && dir != "":
+		return nil, usageErr("--instructions %w", err)
+	case err != nil:
 		return nil, usageError(err)
 	}
-	return &instructionSet{Scenarios: set, Tools: ts}, nil
-}
-
-// builtinBindings are the bindings of an instructions directory in the
-// seed's own format (main.md and scenarios/, no tools.yaml): the built-in
-// tools.yaml's entries for the builtins, with their policies; the other
-// tools it binds (the manuals server) are not part of them.
-func builtinBindings(dir string) (*instructions.Tools, error) {
-	ts, err := instructions.LoadTools(embedded.FS, instructions.ToolsConfig{Builtins: builtinNames})
-	if err != nil {
-		return nil, err
-	}
-	for name, t := range ts.Tools {
-		if t.Builtin == "" {
-			delete(ts.Tools, name)
-		}
-	}
-	ts.File = fmt.Sprintf("no %s in %s: the built-in bindings", instructions.ToolsFile, dir)
-	return ts, nil
+	return ins, nil
 }
 
 // startBackends starts the http and mcp bindings' backends (MCP servers
