@@ -17,11 +17,11 @@ import (
 	"github.com/emersion/go-message/charset"
 	"github.com/spf13/cobra"
 
+	"triage/internal/clip"
 	"triage/internal/ledger"
 	"triage/internal/replies"
 	"triage/internal/settings"
 	"triage/internal/store"
-	"triage/internal/termsafe"
 )
 
 // newLedgerCmd lists what the watch ledger recorded, for a person looking
@@ -228,7 +228,7 @@ func printEntries(w io.Writer, es []ledger.Entry, counts map[ledger.State]int, a
 	if asJSON {
 		return writeJSONLines(w, es)
 	}
-	w = termsafe.NewWriter(w) // a stranger's subject never reaches the terminal as control characters
+	w = clip.NewEscapeWriter(w) // a stranger's subject never reaches the terminal as control characters
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "UPDATED\tSTATE\tREASON\tUID\tFROM\tSUBJECT\tMESSAGE-ID\tTRACE")
 	for _, e := range es {
@@ -255,7 +255,7 @@ func printReplies(w io.Writer, rs []replies.Reply, asJSON bool) error {
 	if asJSON {
 		return writeJSONLines(w, rs)
 	}
-	w = termsafe.NewWriter(w)
+	w = clip.NewEscapeWriter(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CREATED\tKIND\tSTATE\tOUTCOME\tTO\tMESSAGE-ID\tINBOUND KEY")
 	for _, r := range rs {

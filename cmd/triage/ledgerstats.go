@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/autonomy"
+	"triage/internal/clip"
 	"triage/internal/ledger"
 	"triage/internal/settings"
-	"triage/internal/termsafe"
 )
 
 // newLedgerStatsCmd prints what people did with triage's drafts, per
@@ -152,7 +152,7 @@ func statsLines(st []autonomy.Standing, sw []ledger.Switch, bar autonomy.Thresho
 }
 
 func printDraftStats(w io.Writer, st []autonomy.Standing, sw []ledger.Switch, bar autonomy.Thresholds) error {
-	w = termsafe.NewWriter(w) // scenario names come from files, mailbox names from the server: never trust a terminal
+	w = clip.NewEscapeWriter(w) // scenario names come from files, mailbox names from the server: never trust a terminal
 	if len(st) == 0 {
 		_, err := fmt.Fprintln(w, "no drafts yet (triage watch makes them in draft mode: reply_mode: draft or auto)")
 		return err

@@ -17,12 +17,12 @@ import (
 	"triage"
 	"triage/eval"
 	"triage/internal/clients/mail"
+	"triage/internal/clip"
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
 	"triage/internal/processor"
 	"triage/internal/replies"
 	"triage/internal/settings"
-	"triage/internal/termsafe"
 	"triage/internal/trace"
 )
 
@@ -324,10 +324,10 @@ func readAtMost(r io.Reader, size, max int64) ([]byte, error) {
 // printSummary writes the human-readable summary of one outcome.
 //
 // Everything but the marks (which may be coloured) goes through a
-// termsafe.Writer: a stranger's subject, address or text never reaches the
+// clip.EscapeWriter: a stranger's subject, address or text never reaches the
 // terminal as control characters.
 func printSummary(tty io.Writer, out processor.Outcome, m eval.Marks) {
-	w := termsafe.NewWriter(tty)
+	w := clip.NewEscapeWriter(tty)
 	mark := map[triage.Status]string{triage.StatusReplied: m.Pass, triage.StatusDrafted: m.Pass, triage.StatusSkipped: "-", triage.StatusFailed: m.Fail}[out.Status]
 	io.WriteString(tty, mark)
 	fmt.Fprintf(w, " %s  %s\n", out.File, out.Status)

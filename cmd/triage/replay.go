@@ -15,11 +15,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage"
+	"triage/internal/clip"
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
 	"triage/internal/processor"
 	"triage/internal/settings"
-	"triage/internal/termsafe"
 	"triage/internal/trace"
 )
 
@@ -510,12 +510,12 @@ func printFlip(w io.Writer, r replayRecord, mark string) {
 		what = "unstable: the runs disagree"
 	}
 	// The file name and the From are a stranger's (the subject is quoted).
-	fmt.Fprintf(w, "%s %s  %s\n", mark, termsafe.String(r.Input), what)
+	fmt.Fprintf(w, "%s %s  %s\n", mark, clip.Escape(r.Input), what)
 	if r.From != "" || r.Subject != "" {
-		fmt.Fprintf(w, "    from %s: %q\n", termsafe.String(r.From), r.Subject)
+		fmt.Fprintf(w, "    from %s: %q\n", clip.Escape(r.From), r.Subject)
 	}
 	side := func(label string, s replaySide) {
-		fmt.Fprintf(w, "    %-8s %s", label, termsafe.String(describeView(s.View)))
+		fmt.Fprintf(w, "    %-8s %s", label, clip.Escape(describeView(s.View)))
 		if s.Runs > 1 {
 			fmt.Fprintf(w, " [%d/%d runs]", s.Agreed, s.Runs)
 		}

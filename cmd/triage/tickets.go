@@ -16,7 +16,6 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/clip"
 	"triage/internal/settings"
-	"triage/internal/termsafe"
 )
 
 // newTicketsCmd works on the local ticket store: list and show tickets and
@@ -225,7 +224,7 @@ func printTickets(w io.Writer, ls []tickets.Listed, asJSON bool) error {
 		return nil
 	}
 	// A stranger's words never reach the terminal as control characters.
-	tw := tabwriter.NewWriter(termsafe.NewWriter(w), 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(clip.NewEscapeWriter(w), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TICKET\tCREATED\tCUSTOMER\tSERIAL\tMESSAGES\tNOTES\tOWNER\tSUMMARY")
 	for _, l := range ls {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", l.TicketID, stamp(l.CreatedAt), l.CustomerEmail,
@@ -238,7 +237,7 @@ func printTicket(w io.Writer, st *tickets.State, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(st)
 	}
-	w = termsafe.NewWriter(w)
+	w = clip.NewEscapeWriter(w)
 	fmt.Fprintf(w, "%s  %s  owner %s\n", st.TicketID, st.Status, owner(st.AgentDisabled, st.Owner))
 	fmt.Fprintf(w, "  customer %s, serial %s, priority %s, created %s\n", st.CustomerEmail, dash(st.SerialNumber), dash(st.Priority), stamp(st.CreatedAt))
 	fmt.Fprintf(w, "  summary  %s\n", clip.Line(st.Summary, 200))
@@ -264,7 +263,7 @@ func printChange(w io.Writer, st *tickets.State, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(map[string]any{"ticket_id": st.TicketID, "agent_disabled": st.AgentDisabled, "owner": st.Owner})
 	}
-	w = termsafe.NewWriter(w)
+	w = clip.NewEscapeWriter(w)
 	if st.AgentDisabled {
 		fmt.Fprintf(w, "%s taken over by %s: triage will not answer this conversation; follow-ups are appended to the ticket\n", st.TicketID, dash(st.Owner))
 		return nil

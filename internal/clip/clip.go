@@ -1,5 +1,8 @@
-// Package clip cuts text to a bound without splitting a character: the
-// one way every part of triage shortens what it shows, logs or stores.
+// Package clip bounds and sanitises text for display: it cuts text to a
+// bound without splitting a character (the one way every part of triage
+// shortens what it shows, logs or stores), and escapes the control
+// characters a terminal would act on in text a stranger wrote (Escape,
+// EscapeText, EscapeWriter).
 package clip
 
 import (

@@ -1,9 +1,10 @@
-// Package termsafe makes text a stranger wrote safe to print on an
-// operator's terminal: control characters that a terminal would act on
-// (escape sequences such as OSC 52 clipboard writes or screen clears,
-// carriage returns that overwrite a line, C1 controls, bidirectional
-// overrides) are shown as Go escapes instead of being written raw.
-package termsafe
+// Text a stranger wrote made safe to print on an operator's terminal:
+// control characters that a terminal would act on (escape sequences such as
+// OSC 52 clipboard writes or screen clears, carriage returns that overwrite
+// a line, C1 controls, bidirectional overrides) are shown as Go escapes
+// instead of being written raw.
+
+package clip
 
 import (
 	"fmt"
@@ -12,17 +13,17 @@ import (
 	"unicode/utf8"
 )
 
-// String returns s for a one-line field: every control character, line
+// Escape returns s for a one-line field: every control character, line
 // breaks and tabs included, is escaped (`\x1b`, `\n`, `\u009b`, `\u202e`),
 // and so is every byte that is not valid UTF-8 (`\xff`). A backslash is
 // kept as is. Text without such characters comes back unchanged.
-func String(s string) string { return escape(s, false) }
+func Escape(s string) string { return escapeControls(s, false) }
 
-// Text is String for multi-line text: line feeds and tabs are kept.
-func Text(s string) string { return escape(s, true) }
+// EscapeText is Escape for multi-line text: line feeds and tabs are kept.
+func EscapeText(s string) string { return escapeControls(s, true) }
 
-func escape(s string, multiline bool) string {
-	if clean(s, multiline) {
+func escapeControls(s string, multiline bool) string {
+	if noControls(s, multiline) {
 		return s
 	}
 	var b strings.Builder
@@ -52,8 +53,8 @@ func escape(s string, multiline bool) string {
 	return b.String()
 }
 
-// clean reports whether s needs no escaping.
-func clean(s string, multiline bool) bool {
+// noControls reports whether s needs no escaping.
+func noControls(s string, multiline bool) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c == 0x7f {
@@ -93,17 +94,17 @@ func unsafeRune(r rune) bool {
 	return false
 }
 
-// Writer escapes what is written through it as Text does (line feeds and
+// EscapeWriter escapes what is written through it as EscapeText does (line feeds and
 // tabs pass). Each Write is escaped on its own: callers write whole
 // strings (fmt.Fprintf, a tabwriter's cells), never a rune in two halves.
-type Writer struct{ w io.Writer }
+type EscapeWriter struct{ w io.Writer }
 
-// NewWriter returns a Writer over w.
-func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+// NewEscapeWriter returns an EscapeWriter over w.
+func NewEscapeWriter(w io.Writer) *EscapeWriter { return &EscapeWriter{w: w} }
 
 // Write writes p escaped; it reports len(p) on success.
-func (sw *Writer) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(sw.w, Text(string(p))); err != nil {
+func (sw *EscapeWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(sw.w, EscapeText(string(p))); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -1,4 +1,4 @@
-package termsafe
+package clip
 
 import "testing"
 
@@ -17,11 +17,11 @@ func TestEscape(t *testing.T) {
 		{`back\slash`, `back\slash`, `back\slash`},
 	}
 	for _, tt := range tests {
-		if got := String(tt.in); got != tt.line {
-			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.line)
+		if got := Escape(tt.in); got != tt.line {
+			t.Errorf("Escape(%q) = %q, want %q", tt.in, got, tt.line)
 		}
-		if got := Text(tt.in); got != tt.text {
-			t.Errorf("Text(%q) = %q, want %q", tt.in, got, tt.text)
+		if got := EscapeText(tt.in); got != tt.text {
+			t.Errorf("EscapeText(%q) = %q, want %q", tt.in, got, tt.text)
 		}
 	}
 }
