@@ -22,7 +22,7 @@ import (
 
 	"triage"
 	"triage/internal/instructions"
-	"triage/internal/offline"
+	"triage/internal/model"
 )
 
 // Case is one eval case file (the seed's format plus the extensions
@@ -42,7 +42,7 @@ type Case struct {
 	// Mocks are the parsed mock_function_responses.
 	Mocks map[string][]MockResponse `yaml:"-" json:"mocks,omitempty"`
 	// Faults are the parsed input.model_faults.
-	Faults []offline.Fault `yaml:"-" json:"model_faults,omitempty"`
+	Faults []model.Fault `yaml:"-" json:"model_faults,omitempty"`
 }
 
 // Input is the email and the mocked world around it.

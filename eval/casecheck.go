@@ -21,7 +21,7 @@ import (
 	"triage"
 	"triage/internal/clients/tickets"
 	"triage/internal/instructions"
-	"triage/internal/offline"
+	"triage/internal/model"
 )
 
 // checker validates one decoded case against the scenario set.
@@ -111,7 +111,7 @@ func (v *checker) checkInput() {
 		v.fail(v.lineOf("input", "reply_mode"), "input.reply_mode %q: want %s, %s or %s", in.ReplyMode, triage.ReplySend, triage.ReplyDraft, triage.ReplyAuto)
 	}
 	if len(in.ModelFaults) > 0 {
-		faults, err := offline.ParseFaults(strings.Join(in.ModelFaults, ","))
+		faults, err := model.ParseFaults(strings.Join(in.ModelFaults, ","))
 		if err != nil {
 			v.fail(v.lineOf("input", "model_faults"), "input.model_faults: %v", err)
 		}

@@ -19,7 +19,7 @@ import (
 	"triage/internal/guard"
 	"triage/internal/instructions"
 	"triage/internal/language"
-	"triage/internal/llm"
+	"triage/internal/model"
 	"triage/internal/processor"
 	"triage/internal/serial"
 )
@@ -39,11 +39,11 @@ type Config struct {
 	// Bounds bound the work on one email, as in production (zero fields:
 	// the agent's and the dispatcher's defaults).
 	Bounds processor.Bounds
-	// ModelName is the Gemini model id (default llm.DefaultModel).
+	// ModelName is the Gemini model id (default model.DefaultModel).
 	ModelName string
 	// Offline forces the built-in offline model even when credentials are set.
 	Offline bool
-	// Provider, BaseURL and APIKeyFile choose the live model (llm.Options);
+	// Provider, BaseURL and APIKeyFile choose the live model (model.Options);
 	// Gemini by default.
 	Provider, BaseURL, APIKeyFile string
 	// RecordDir stores each case's model HTTP exchanges as a go-vcr
@@ -116,7 +116,7 @@ func New(cfg Config) (*Runner, error) {
 		return nil, errors.New("eval: record once (Repeat 1), then repeat against the replay")
 	}
 	if cfg.ModelName == "" {
-		cfg.ModelName = llm.DefaultModel
+		cfg.ModelName = model.DefaultModel
 	}
 	if cfg.Parallel == 0 {
 		cfg.Parallel = 1
@@ -146,7 +146,7 @@ func New(cfg Config) (*Runner, error) {
 	r.routes = cfg.Tools.Names()
 	live := r.modelOptions().Live()
 	label := "Gemini model "
-	if cfg.Provider == llm.ProviderOpenAI {
+	if cfg.Provider == model.ProviderOpenAI {
 		label = "OpenAI-compatible model "
 	}
 	switch {
@@ -176,9 +176,9 @@ func (r *Runner) offlineModel() bool {
 	return r.mode == ModeOffline || r.mode == ModeReplay || (r.mode == ModeRecord && !r.modelOptions().Live())
 }
 
-// modelOptions are the llm options of a live run.
-func (r *Runner) modelOptions() llm.Options {
-	return llm.Options{Offline: r.cfg.Offline, Provider: r.cfg.Provider, BaseURL: r.cfg.BaseURL, APIKeyFile: r.cfg.APIKeyFile, Getenv: r.cfg.Getenv}
+// modelOptions are the model options of a live run.
+func (r *Runner) modelOptions() model.Options {
+	return model.Options{Offline: r.cfg.Offline, Provider: r.cfg.Provider, BaseURL: r.cfg.BaseURL, APIKeyFile: r.cfg.APIKeyFile, Getenv: r.cfg.Getenv}
 }
 
 // Run runs every case Repeat times, Parallel runs at a time, and returns
@@ -277,11 +277,11 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 	}
 	mo := r.modelOptions()
 	mo.Offline, mo.Faults, mo.HTTPClient, mo.Scenarios = offline, faults, httpClient, r.cfg.Scenarios
-	model, err := llm.New(ctx, mo)
+	mdl, err := model.New(ctx, mo)
 	if err != nil {
 		return setupFail("%v", err)
 	}
-	defer model.Close()
+	defer mdl.Close()
 
 	var sleep func(context.Context, time.Duration) error
 	if offline {
@@ -301,7 +301,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 	}
 	proc, err := processor.Assemble(
 		agent.Config{
-			Model:     model,
+			Model:     mdl,
 			ModelName: r.cfg.ModelName,
 			Sleep:     sleep,
 			Logger:    log,

@@ -20,7 +20,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/instructions"
 	"triage/internal/manuals"
-	"triage/internal/offline"
+	"triage/internal/model"
 )
 
 // noEnv hides any real credentials: tests never reach a real model.
@@ -156,7 +156,7 @@ func TestRunCaseGuardrailBlocksThirdParty(t *testing.T) {
 // stand-in server on loopback (GOOGLE_GEMINI_BASE_URL): model_faults are
 // ignored with a note, and a live recording keeps no API key.
 func TestLiveModeAgainstLoopback(t *testing.T) {
-	srv, err := offline.Start(offline.Options{})
+	srv, err := model.StartOffline(model.OfflineOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"triage/internal/budget"
-	"triage/internal/llm"
+	"triage/internal/model"
 )
 
 // The inboxes of one watch process share one model budget: a pipeline
@@ -16,7 +15,7 @@ func TestPipelinesShareTheModelBudget(t *testing.T) {
 	ctx := context.Background()
 	var o pipelineOptions
 	o.RequestsPerMinute = 60
-	first := &pipeline{Model: &llm.Model{Offline: true}}
+	first := &pipeline{Model: &model.Model{Offline: true}}
 	if err := first.limitModel(ctx, o, slog.Default()); err != nil {
 		t.Fatal(err)
 	}
@@ -24,11 +23,11 @@ func TestPipelinesShareTheModelBudget(t *testing.T) {
 		t.Fatal("a limit set, and no budget made")
 	}
 	o.budget = first.budget
-	second := &pipeline{Model: &llm.Model{Offline: true}}
+	second := &pipeline{Model: &model.Model{Offline: true}}
 	if err := second.limitModel(ctx, o, slog.Default()); err != nil {
 		t.Fatal(err)
 	}
-	bm, ok := second.Model.Model.(*budget.Model)
+	bm, ok := second.Model.Model.(*model.Budgeted)
 	if second.budget != first.budget || !ok || bm.Budget != first.budget {
 		t.Errorf("the second pipeline's budget is %p (model under %T), want the first's %p", second.budget, second.Model.Model, first.budget)
 	}

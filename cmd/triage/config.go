@@ -15,8 +15,7 @@ import (
 	"triage/internal/clients/warranty"
 	"triage/internal/instructions"
 	"triage/internal/language"
-	"triage/internal/llm"
-	"triage/internal/offline"
+	"triage/internal/model"
 	"triage/internal/serial"
 )
 
@@ -81,7 +80,7 @@ type pipelineParts struct {
 	From, Addr, Domain string
 	Extractor          *serial.Extractor
 	Checker            warranty.Checker
-	Faults             []offline.Fault
+	Faults             []model.Fault
 	TicketsHTTP        *tickets.HTTP
 	TicketsDB          string // a SQLite file, or the --store URL
 	Language           *language.Detector
@@ -144,7 +143,7 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	if msg := o.modelOptions.check(o.Model); msg != "" && !o.Offline {
 		p.add("%s", msg)
 	}
-	if parts.Faults, err = offline.ParseFaults(o.OfflineFaults); err != nil {
+	if parts.Faults, err = model.ParseFaults(o.OfflineFaults); err != nil {
 		p.add("--offline-faults: %v", err)
 	}
 	return parts
@@ -154,10 +153,10 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 // offline stand-in only because a key is missing: without
 // model credentials, the offline model must be asked for explicitly.
 func checkCredentials(o pipelineOptions, config string, p *problems) {
-	if o.Offline || o.OfflineFaults != "" || o.llmOptions().Live() {
+	if o.Offline || o.OfflineFaults != "" || o.options().Live() {
 		return
 	}
-	if o.Provider == llm.ProviderOpenAI {
+	if o.Provider == model.ProviderOpenAI {
 		p.add("no model credentials: set OPENAI_API_KEY (or model.api_key_file), or model.base_url for a local server such as Ollama; or set pipeline.offline: true in %s", config)
 		return
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"triage/internal/offline"
+	"triage/internal/model"
 )
 
 // BenchmarkProcessCPUPerEmail: CPU time (user + system, of the triage
@@ -31,7 +31,7 @@ func BenchmarkProcessCPUPerEmail(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := offline.Start(offline.Options{Scenarios: set.Scenarios})
+	srv, err := model.StartOffline(model.OfflineOptions{Scenarios: set.Scenarios})
 	if err != nil {
 		b.Fatal(err)
 	}

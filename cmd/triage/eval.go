@@ -16,7 +16,7 @@ import (
 
 	"triage/eval"
 	"triage/internal/atomicfile"
-	"triage/internal/llm"
+	"triage/internal/model"
 	"triage/internal/processor"
 	"triage/internal/settings"
 	"triage/internal/trace"
@@ -159,8 +159,8 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	// input.simulated_customer; offline those are skipped, never passed.
 	var judge *eval.Judge
 	var customer *eval.Customer
-	if jo := (llm.Options{Provider: o.Provider, BaseURL: o.BaseURL, APIKeyFile: o.APIKeyFile, Offline: o.Offline}); o.Replay == "" && jo.Live() {
-		jm, err := llm.New(ctx, jo)
+	if jo := (model.Options{Provider: o.Provider, BaseURL: o.BaseURL, APIKeyFile: o.APIKeyFile, Offline: o.Offline}); o.Replay == "" && jo.Live() {
+		jm, err := model.New(ctx, jo)
 		if err != nil {
 			return usageErr("eval: judge model: %v", err)
 		}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"triage/internal/llm"
+	"triage/internal/model"
 )
 
 // modelOptions choose the model provider (process, eval and watch),
@@ -16,15 +16,15 @@ type modelOptions struct {
 	TokensPerMinute   int
 }
 
-// llmOptions are the llm options these settings select.
-func (m modelOptions) llmOptions() llm.Options {
-	return llm.Options{Provider: m.Provider, BaseURL: m.BaseURL, APIKeyFile: m.APIKeyFile}
+// options are the model options these settings select.
+func (m modelOptions) options() model.Options {
+	return model.Options{Provider: m.Provider, BaseURL: m.BaseURL, APIKeyFile: m.APIKeyFile}
 }
 
 // check returns the problem with these settings and the model id, or "".
 // The provider's name itself is checked by its setting.
-func (m modelOptions) check(model string) string {
-	if m.Provider == llm.ProviderOpenAI && (model == "" || model == llm.DefaultModel) {
+func (m modelOptions) check(modelID string) string {
+	if m.Provider == model.ProviderOpenAI && (modelID == "" || modelID == model.DefaultModel) {
 		return "--provider openai needs --model (model.name): the endpoint's model id, e.g. llama3.1 on Ollama or gpt-4o-mini on OpenAI"
 	}
 	return ""

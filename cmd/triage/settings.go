@@ -13,7 +13,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/language"
-	"triage/internal/llm"
+	"triage/internal/model"
 	"triage/internal/processor"
 	"triage/internal/settings"
 	"triage/internal/trace"
@@ -60,7 +60,7 @@ func instructionsSetting(p *string) *settings.Setting {
 func modelSetting(p *string) *settings.Setting {
 	return &settings.Setting{Flag: "model", Env: "TRIAGE_MODEL", Key: "model.name", Aliases: []string{"pipeline.model"},
 		Usage: "model id (Gemini's by default; with --provider openai, the endpoint's)",
-		Var:   settings.String(p, llm.DefaultModel)}
+		Var:   settings.String(p, model.DefaultModel)}
 }
 
 // providerSettings choose the model provider (process, watch and eval).
@@ -68,7 +68,7 @@ func providerSettings(m *modelOptions) settings.Table {
 	return settings.Table{
 		{Flag: "provider", Env: "TRIAGE_PROVIDER", Key: "model.provider",
 			Usage: "model provider: gemini, or openai for any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, llama.cpp, LiteLLM; key from $OPENAI_API_KEY)",
-			Var:   settings.String(&m.Provider, llm.ProviderGemini, settings.OneOf(llm.Providers...))},
+			Var:   settings.String(&m.Provider, model.ProviderGemini, settings.OneOf(model.Providers...))},
 		{Flag: "base-url", Env: "OPENAI_BASE_URL", Key: "model.base_url",
 			Usage: "with --provider openai: the endpoint's API root, e.g. http://localhost:11434/v1 for Ollama (default https://api.openai.com/v1)",
 			Var:   settings.String(&m.BaseURL, "")},

@@ -14,9 +14,9 @@ import (
 	"slices"
 	"strings"
 
-	"triage/internal/budget"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/model"
 	"triage/internal/store"
 )
 
@@ -108,7 +108,7 @@ func prepareStore(ctx context.Context, dst *store.DB) error {
 	if err := ledger.Migrate(ctx, dst); err != nil {
 		return err
 	}
-	if err := budget.Migrate(ctx, dst); err != nil {
+	if err := model.MigrateBudget(ctx, dst); err != nil {
 		return err
 	}
 	return tickets.Migrate(ctx, dst)

@@ -22,9 +22,9 @@ import (
 
 	"triage"
 	"triage/internal/autonomy"
-	"triage/internal/budget"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
+	"triage/internal/model"
 	"triage/internal/store"
 	"triage/internal/trace"
 	"triage/internal/watch"
@@ -284,8 +284,8 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	owner := watch.DefaultOwner()
 	var watchers []*watch.Watcher
 	var logs []*slog.Logger
-	var shared *budget.Budget // one model budget for every inbox of the process
-	var db *store.DB          // one pool of connections to the store, the ledger's
+	var shared *model.Budget // one model budget for every inbox of the process
+	var db *store.DB         // one pool of connections to the store, the ledger's
 	if led != nil && !o.DryRun && o.Store != "" {
 		db = led.Store()
 	}

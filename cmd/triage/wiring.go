@@ -11,14 +11,13 @@ import (
 
 	"triage"
 	"triage/internal/agent"
-	"triage/internal/budget"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/instructions"
 	"triage/internal/language"
-	"triage/internal/llm"
+	"triage/internal/model"
 	"triage/internal/processor"
 	"triage/internal/store"
 	"triage/internal/trace"
@@ -50,7 +49,7 @@ type pipelineOptions struct {
 	autonomy processor.Autonomy
 	// budget, when set, is the model budget to share (the inboxes of one
 	// watch process share one); else limitModel makes one.
-	budget *budget.Budget
+	budget *model.Budget
 	// shared, when set, is the open store at Store (the ledger's): the
 	// tickets and the model budget use it rather than opening their own,
 	// so a process holds one pool of connections to PostgreSQL, however
@@ -79,12 +78,12 @@ type pipelineOptions struct {
 // pipeline is a ready processor and what it was built from.
 type pipeline struct {
 	Processor *processor.Processor
-	Model     *llm.Model
+	Model     *model.Model
 	Scenarios *instructions.Scenarios
 	Tools     *instructions.Tools
 	Tickets   tickets.Creator // the ticket store the builtins use
 	closers   []func() error
-	budget    *budget.Budget // the model budget, nil when the model has none
+	budget    *model.Budget // the model budget, nil when the model has none
 }
 
 // Close releases the model server and stores.
@@ -224,9 +223,9 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 	sender = replySigner(sender, p.Scenarios, parts.Language)
 
 	faults := parts.Faults
-	mo := o.llmOptions()
+	mo := o.options()
 	mo.Offline, mo.Faults, mo.Concurrency, mo.Scenarios = o.Offline || len(faults) > 0, faults, o.Concurrency, p.Scenarios
-	p.Model, err = llm.New(ctx, mo)
+	p.Model, err = model.New(ctx, mo)
 	if err != nil {
 		return nil, usageError(err)
 	}
@@ -336,7 +335,7 @@ func replySigner(next mail.Sender, set *instructions.Scenarios, lang *language.D
 	return &mail.Signer{Next: next, Styles: styles, Language: lang.Detect, Default: cmp.Or(set.RepliesFallback, lang.Default())}
 }
 
-func modelLabel(m *llm.Model, name string) string {
+func modelLabel(m *model.Model, name string) string {
 	if m.Offline {
 		return "offline"
 	}
@@ -354,7 +353,7 @@ func parseFrom(from string) (full, addr, domain string, err error) {
 	return from, addr, addr[strings.LastIndexByte(addr, '@')+1:], nil
 }
 
-// limitModel puts the model under the model budget (internal/budget): the
+// limitModel puts the model under the model budget (model.Budget): the
 // one shared by every process on the store when there is one, else one for
 // this process. A live model is always under it (a 429 backs every email
 // off); the offline model only when a limit is set.
@@ -365,10 +364,10 @@ func (p *pipeline) limitModel(ctx context.Context, o pipelineOptions, log *slog.
 	}
 	if o.budget != nil {
 		p.budget = o.budget
-		p.Model.Model = &budget.Model{Next: p.Model.Model, Budget: o.budget}
+		p.Model.Model = &model.Budgeted{Next: p.Model.Model, Budget: o.budget}
 		return nil
 	}
-	cfg := budget.Config{RequestsPerMinute: o.RequestsPerMinute, TokensPerMinute: o.TokensPerMinute, Logger: log}
+	cfg := model.BudgetConfig{RequestsPerMinute: o.RequestsPerMinute, TokensPerMinute: o.TokensPerMinute, Logger: log}
 	switch {
 	case o.DryRun: // a dry run writes nothing, not even the budget
 	case o.shared != nil:
@@ -381,11 +380,11 @@ func (p *pipeline) limitModel(ctx context.Context, o pipelineOptions, log *slog.
 		p.closers = append(p.closers, db.Close)
 		cfg.DB = db
 	}
-	b, err := budget.New(ctx, cfg)
+	b, err := model.NewBudget(ctx, cfg)
 	if err != nil {
 		return failure(err)
 	}
 	p.budget = b
-	p.Model.Model = &budget.Model{Next: p.Model.Model, Budget: b}
+	p.Model.Model = &model.Budgeted{Next: p.Model.Model, Budget: b}
 	return nil
 }

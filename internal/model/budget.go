@@ -1,11 +1,11 @@
-// Package budget keeps the model calls of every triage process sharing a
-// store within one budget: model.requests_per_minute and
-// model.tokens_per_minute, a token bucket kept in one row of the store and
-// updated atomically per call, and a shared back-off after the model
-// answers 429 (too many requests), so every daemon waits, not only the one
-// that was refused. Without a store the bucket lives in memory and binds
-// one process.
-package budget
+// The rate budget: the model calls of every triage process sharing a
+// store stay within model.requests_per_minute and model.tokens_per_minute,
+// a token bucket kept in one row of the store and updated atomically per
+// call, and a shared back-off after the model answers 429 (too many
+// requests), so every daemon waits, not only the one that was refused.
+// Without a store the bucket lives in memory and binds one process.
+
+package model
 
 import (
 	"context"
@@ -20,11 +20,11 @@ import (
 	"triage/internal/store"
 )
 
-// Component is the budget's name in the store's schema_versions table.
-const Component = "budget"
+// budgetComponent is the budget's name in the store's schema_versions table.
+const budgetComponent = "budget"
 
-// migrations are the budget's schema, forward only (see store.Migrate).
-var migrations = []store.Migration{
+// budgetMigrations are the budget's schema, forward only (see store.Migrate).
+var budgetMigrations = []store.Migration{
 	{SQLite: bucketSchema, Postgres: bucketSchema},
 }
 
@@ -43,18 +43,19 @@ CREATE TABLE IF NOT EXISTS model_budget (
 );
 `
 
-// Migrate brings the budget's table in db up to date (New does it too).
-func Migrate(ctx context.Context, db *store.DB) error {
-	return db.Migrate(ctx, Component, migrations)
+// MigrateBudget brings the budget's table in db up to date (NewBudget does
+// it too).
+func MigrateBudget(ctx context.Context, db *store.DB) error {
+	return db.Migrate(ctx, budgetComponent, budgetMigrations)
 }
 
-// DefaultBackoff is how long every process waits after a 429 that does not
-// say (google.rpc.RetryInfo).
-const DefaultBackoff = 10 * time.Second
+// defaultBudgetBackoff is how long every process waits after a 429 that
+// does not say (google.rpc.RetryInfo).
+const defaultBudgetBackoff = 10 * time.Second
 
-// Config configures New. A zero RequestsPerMinute or TokensPerMinute is no
+// BudgetConfig configures NewBudget. A zero RequestsPerMinute or TokensPerMinute is no
 // limit on that allowance.
-type Config struct {
+type BudgetConfig struct {
 	RequestsPerMinute int
 	TokensPerMinute   int
 	// DB is the store the bucket is shared through; nil keeps it in
@@ -63,7 +64,7 @@ type Config struct {
 	// Name is the bucket's row (default "model"): processes with the same
 	// name on one store share one budget.
 	Name    string
-	Backoff time.Duration // after a 429 without a retry hint (default DefaultBackoff)
+	Backoff time.Duration // after a 429 without a retry hint (default 10s)
 	Now     func() time.Time
 	// Sleep waits d or until ctx ends (default: a timer).
 	Sleep  func(ctx context.Context, d time.Duration) error
@@ -73,22 +74,23 @@ type Config struct {
 // Budget is a token bucket; safe for concurrent use, and across processes
 // when it lives in a store.
 type Budget struct {
-	cfg Config
+	cfg BudgetConfig
 	log *slog.Logger
 
 	mu  sync.Mutex // guards mem
-	mem state
+	mem budgetState
 }
 
-// state is a bucket at a moment.
-type state struct {
+// budgetState is a bucket at a moment.
+type budgetState struct {
 	requests, tokens float64
 	updated, backoff time.Time
 	fresh            bool // no row yet
 }
 
-// New checks cfg and, with a store, brings the budget's table up to date.
-func New(ctx context.Context, cfg Config) (*Budget, error) {
+// NewBudget checks cfg and, with a store, brings the budget's table up to
+// date.
+func NewBudget(ctx context.Context, cfg BudgetConfig) (*Budget, error) {
 	if cfg.RequestsPerMinute < 0 || cfg.TokensPerMinute < 0 {
 		return nil, fmt.Errorf("budget: requests_per_minute %d, tokens_per_minute %d: want 0 (no limit) or more", cfg.RequestsPerMinute, cfg.TokensPerMinute)
 	}
@@ -96,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*Budget, error) {
 		cfg.Name = "model"
 	}
 	if cfg.Backoff <= 0 {
-		cfg.Backoff = DefaultBackoff
+		cfg.Backoff = defaultBudgetBackoff
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -108,11 +110,11 @@ func New(ctx context.Context, cfg Config) (*Budget, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.DB != nil && !cfg.DB.ReadOnly() {
-		if err := Migrate(ctx, cfg.DB); err != nil {
+		if err := MigrateBudget(ctx, cfg.DB); err != nil {
 			return nil, fmt.Errorf("budget: %w", err)
 		}
 	}
-	return &Budget{cfg: cfg, log: cfg.Logger, mem: state{fresh: true}}, nil
+	return &Budget{cfg: cfg, log: cfg.Logger, mem: budgetState{fresh: true}}, nil
 }
 
 // Limited reports whether the budget limits anything.
@@ -133,7 +135,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // refill brings s up to now: each allowance grows at its per-minute rate up
 // to one minute's worth.
-func (b *Budget) refill(s *state, now time.Time) {
+func (b *Budget) refill(s *budgetState, now time.Time) {
 	if s.fresh {
 		s.requests, s.tokens, s.updated, s.fresh = float64(b.cfg.RequestsPerMinute), float64(b.cfg.TokensPerMinute), now, false
 		return
@@ -148,7 +150,7 @@ func (b *Budget) refill(s *state, now time.Time) {
 // admit is how long a call estimated at tokens must wait under s at now (0:
 // it may go). A call needs one request and its tokens, or a full minute's
 // tokens when it needs more than a minute holds.
-func (b *Budget) admit(s *state, now time.Time, tokens int) time.Duration {
+func (b *Budget) admit(s *budgetState, now time.Time, tokens int) time.Duration {
 	if now.Before(s.backoff) {
 		return s.backoff.Sub(now)
 	}
@@ -187,7 +189,7 @@ func (b *Budget) loop(ctx context.Context, tokens int, take bool) error {
 	}
 	for logged := false; ; {
 		var wait time.Duration
-		err := b.update(ctx, func(s *state, now time.Time) bool {
+		err := b.update(ctx, func(s *budgetState, now time.Time) bool {
 			wait = b.admit(s, now, tokens)
 			if wait == 0 && take {
 				s.requests--
@@ -254,7 +256,7 @@ func (b *Budget) Settle(ctx context.Context, estimated, used int) error {
 	if estimated == used || b.cfg.TokensPerMinute == 0 {
 		return nil
 	}
-	err := b.update(ctx, func(s *state, now time.Time) bool {
+	err := b.update(ctx, func(s *budgetState, now time.Time) bool {
 		b.refill(s, now)
 		s.tokens = math.Min(float64(b.cfg.TokensPerMinute), s.tokens+float64(estimated-used))
 		return true
@@ -265,7 +267,7 @@ func (b *Budget) Settle(ctx context.Context, estimated, used int) error {
 // Backoff makes every process sharing the budget wait until until (a later
 // back-off already set stays).
 func (b *Budget) Backoff(ctx context.Context, until time.Time) error {
-	err := b.update(ctx, func(s *state, now time.Time) bool {
+	err := b.update(ctx, func(s *budgetState, now time.Time) bool {
 		if until.After(s.backoff) {
 			s.backoff = until
 			return true
@@ -275,7 +277,8 @@ func (b *Budget) Backoff(ctx context.Context, until time.Time) error {
 	return err
 }
 
-// BackoffAfter is Backoff at now plus d, or plus Config.Backoff when d is 0.
+// BackoffAfter is Backoff at now plus d, or plus BudgetConfig.Backoff when
+// d is 0.
 func (b *Budget) BackoffAfter(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		d = b.cfg.Backoff
@@ -287,7 +290,7 @@ func (b *Budget) BackoffAfter(ctx context.Context, d time.Duration) error {
 // update runs f on the bucket atomically (in memory, or in one store
 // transaction under the bucket's lock) and writes the bucket back when f
 // reports a change.
-func (b *Budget) update(ctx context.Context, f func(s *state, now time.Time) bool) error {
+func (b *Budget) update(ctx context.Context, f func(s *budgetState, now time.Time) bool) error {
 	if b.cfg.DB == nil {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -302,7 +305,7 @@ func (b *Budget) update(ctx context.Context, f func(s *state, now time.Time) boo
 	if err := tx.Lock(ctx, "budget:"+b.cfg.Name); err != nil {
 		return fmt.Errorf("budget: %w", err)
 	}
-	var s state
+	var s budgetState
 	var updated, backoff int64
 	err = tx.QueryRowContext(ctx, `SELECT requests, tokens, updated, backoff_until FROM model_budget WHERE name = ?`, b.cfg.Name).
 		Scan(&s.requests, &s.tokens, &updated, &backoff)

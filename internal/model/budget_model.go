@@ -1,4 +1,4 @@
-package budget
+package model
 
 import (
 	"context"
@@ -10,25 +10,25 @@ import (
 	"triage/internal/agent"
 )
 
-// Model keeps every call of Next within Budget: it takes one request and
+// Budgeted keeps every call of Next within Budget: it takes one request and
 // the call's estimated tokens before the call, settles the estimate with
 // the tokens the response reports after it, and turns a 429 into a back-off
 // for every process on the budget. The agent loop waits for the budget
 // (Wait) before each call, outside its per-turn timeout.
-type Model struct {
+type Budgeted struct {
 	Next   agent.Model
 	Budget *Budget
 }
 
 var (
-	_ agent.Model = (*Model)(nil)
-	_ agent.Gate  = (*Model)(nil)
+	_ agent.Model = (*Budgeted)(nil)
+	_ agent.Gate  = (*Budgeted)(nil)
 )
 
 // Wait blocks until the budget would admit the call. The context it
 // returns carries the call's estimate, which GenerateContent then takes
 // rather than counting the call again.
-func (m *Model) Wait(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (context.Context, error) {
+func (m *Budgeted) Wait(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (context.Context, error) {
 	est := m.estimate(contents, config)
 	if err := m.Budget.Wait(ctx, est); err != nil {
 		return ctx, err
@@ -47,7 +47,7 @@ type estimate struct {
 }
 
 // GenerateContent calls Next within the budget.
-func (m *Model) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+func (m *Budgeted) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
 	est, ok := ctx.Value(estimateKey{}).(estimate)
 	if !ok || est.config != config || config == nil {
 		est.tokens = m.estimate(contents, config)
@@ -73,21 +73,21 @@ func (m *Model) GenerateContent(ctx context.Context, model string, contents []*g
 	return resp, err
 }
 
-// estimate is Estimate when the budget bounds tokens, and 0 when it does
+// estimate is estimateTokens when the budget bounds tokens, and 0 when it does
 // not: an estimate costs the encoding of every function call and result
 // and a look at every declaration, for nothing when only requests are
 // counted (or nothing is, and the budget only carries a 429's back-off).
-func (m *Model) estimate(contents []*genai.Content, config *genai.GenerateContentConfig) int {
+func (m *Budgeted) estimate(contents []*genai.Content, config *genai.GenerateContentConfig) int {
 	if m.Budget.cfg.TokensPerMinute == 0 {
 		return 0
 	}
-	return Estimate(contents, config)
+	return estimateTokens(contents, config)
 }
 
-// Estimate is a call's tokens before it is made: about one token per four
+// estimateTokens is a call's tokens before it is made: about one token per four
 // bytes of the text, function calls and responses, system instruction and
 // function declarations sent, plus the output it may ask for.
-func Estimate(contents []*genai.Content, config *genai.GenerateContentConfig) int {
+func estimateTokens(contents []*genai.Content, config *genai.GenerateContentConfig) int {
 	n := 0
 	count := func(c *genai.Content) {
 		if c == nil {

@@ -1,4 +1,4 @@
-package budget
+package model
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func (c *clock) Waits() []time.Duration {
 
 // openBudget opens a budget of its own store handle on target (each is
 // what one triage process on the store has).
-func openBudget(t *testing.T, target string, c *clock, cfg Config) *Budget {
+func openBudget(t *testing.T, target string, c *clock, cfg BudgetConfig) *Budget {
 	t.Helper()
 	db, err := store.Open(context.Background(), target, store.Options{})
 	if err != nil {
@@ -60,7 +60,7 @@ func openBudget(t *testing.T, target string, c *clock, cfg Config) *Budget {
 	}
 	t.Cleanup(func() { db.Close() })
 	cfg.DB, cfg.Now, cfg.Sleep = db, c.Now, c.Sleep
-	b, err := New(context.Background(), cfg)
+	b, err := NewBudget(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,8 +73,8 @@ func TestSharedRequestsPerMinute(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()
 		c := newClock()
-		a := openBudget(t, target, c, Config{RequestsPerMinute: 2})
-		b := openBudget(t, target, c, Config{RequestsPerMinute: 2})
+		a := openBudget(t, target, c, BudgetConfig{RequestsPerMinute: 2})
+		b := openBudget(t, target, c, BudgetConfig{RequestsPerMinute: 2})
 		for range 2 {
 			if err := a.Take(ctx, 10); err != nil {
 				t.Fatal(err)
@@ -99,8 +99,8 @@ func TestSharedTokensSettleByUsage(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()
 		c := newClock()
-		a := openBudget(t, target, c, Config{TokensPerMinute: 1000})
-		b := openBudget(t, target, c, Config{TokensPerMinute: 1000})
+		a := openBudget(t, target, c, BudgetConfig{TokensPerMinute: 1000})
+		b := openBudget(t, target, c, BudgetConfig{TokensPerMinute: 1000})
 		if err := a.Take(ctx, 100); err != nil {
 			t.Fatal(err)
 		}
@@ -136,8 +136,8 @@ func TestTooManyRequestsBacksOffEveryProcess(t *testing.T) {
 			geminitest.Step{Status: 429, Body: `{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED",
 				"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}}`},
 			geminitest.One(geminitest.Text("ok")))
-		a := &Model{Next: &agent.Gemini{Client: srv.Client()}, Budget: openBudget(t, target, c, Config{})}
-		b := &Model{Next: &agent.Gemini{Client: srv.Client()}, Budget: openBudget(t, target, c, Config{RequestsPerMinute: 100})}
+		a := &Budgeted{Next: &agent.Gemini{Client: srv.Client()}, Budget: openBudget(t, target, c, BudgetConfig{})}
+		b := &Budgeted{Next: &agent.Gemini{Client: srv.Client()}, Budget: openBudget(t, target, c, BudgetConfig{RequestsPerMinute: 100})}
 		contents := []*genai.Content{genai.NewContentFromText("Gwarancja?", genai.RoleUser)}
 		if _, err := a.GenerateContent(ctx, "gemini-test", contents, &genai.GenerateContentConfig{}); err == nil {
 			t.Fatal("the scripted 429 came back as success")
@@ -161,8 +161,8 @@ func TestUnlimitedProcessBacksOffToo(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()
 		c := newClock()
-		limited := openBudget(t, target, c, Config{RequestsPerMinute: 100})
-		free := openBudget(t, target, c, Config{})
+		limited := openBudget(t, target, c, BudgetConfig{RequestsPerMinute: 100})
+		free := openBudget(t, target, c, BudgetConfig{})
 		for range 3 {
 			if err := free.Take(ctx, 1000); err != nil {
 				t.Fatal(err)
@@ -188,7 +188,7 @@ func TestUnlimitedProcessBacksOffToo(t *testing.T) {
 func TestInMemory(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
-	b, err := New(ctx, Config{RequestsPerMinute: 60, Now: c.Now, Sleep: c.Sleep, Backoff: 3 * time.Second})
+	b, err := NewBudget(ctx, BudgetConfig{RequestsPerMinute: 60, Now: c.Now, Sleep: c.Sleep, Backoff: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestInMemory(t *testing.T) {
 	if diff := cmp.Diff(want, c.Waits()); diff != "" {
 		t.Errorf("waits (-want +got):\n%s", diff)
 	}
-	if _, err := New(ctx, Config{RequestsPerMinute: -1}); err == nil {
+	if _, err := NewBudget(ctx, BudgetConfig{RequestsPerMinute: -1}); err == nil {
 		t.Error("a negative limit: want an error")
 	}
 }
@@ -215,7 +215,7 @@ func TestAgentWaitsOutsideTheTurnTimeout(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()
 	c.onWait = func(d time.Duration) { time.Sleep(300 * time.Millisecond) } // each wait really takes a while
-	bud, err := New(ctx, Config{RequestsPerMinute: 1, Now: c.Now, Sleep: c.Sleep})
+	bud, err := NewBudget(ctx, BudgetConfig{RequestsPerMinute: 1, Now: c.Now, Sleep: c.Sleep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestAgentWaitsOutsideTheTurnTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := geminitest.New(t, geminitest.One(geminitest.Text("Dziękujemy.")))
-	ag, err := agent.New(agent.Config{Model: &Model{Next: &agent.Gemini{Client: srv.Client()}, Budget: bud}, TurnTimeout: 100 * time.Millisecond})
+	ag, err := agent.New(agent.Config{Model: &Budgeted{Next: &agent.Gemini{Client: srv.Client()}, Budget: bud}, TurnTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestConcurrentTakesAreExact(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()
 		c := newClock()
-		bs := []*Budget{openBudget(t, target, c, Config{RequestsPerMinute: 10}), openBudget(t, target, c, Config{RequestsPerMinute: 10})}
+		bs := []*Budget{openBudget(t, target, c, BudgetConfig{RequestsPerMinute: 10}), openBudget(t, target, c, BudgetConfig{RequestsPerMinute: 10})}
 		var wg sync.WaitGroup
 		for i := range 10 {
 			wg.Go(func() {
@@ -281,7 +281,7 @@ func TestEstimateCountsDeclarations(t *testing.T) {
 	schema := &genai.Schema{Type: genai.TypeObject, Properties: map[string]*genai.Schema{
 		"serial_number": {Type: genai.TypeString, Description: "the serial number exactly as the customer wrote it"},
 	}}
-	base := Estimate(contents, &genai.GenerateContentConfig{})
+	base := estimateTokens(contents, &genai.GenerateContentConfig{})
 	for name, decl := range map[string]*genai.FunctionDeclaration{
 		"json values": {Name: "create_ticket", Description: "Open a repair ticket for a device under warranty.", ParametersJsonSchema: params},
 		"schema":      {Name: "create_ticket", Description: "Open a repair ticket for a device under warranty.", Parameters: schema},
@@ -291,7 +291,7 @@ func TestEstimateCountsDeclarations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, want := float64(Estimate(contents, cfg)-base), float64(len(b))/4
+		got, want := float64(estimateTokens(contents, cfg)-base), float64(len(b))/4
 		if got < 0.75*want || got > 1.25*want {
 			t.Errorf("%s: the declaration adds %.0f tokens to the estimate; its JSON is %d bytes (%.0f tokens)", name, got, len(b), want)
 		}
@@ -318,11 +318,11 @@ func TestCallIsTakenAtTheEstimateOfWait(t *testing.T) {
 	}{{"the call Wait saw", true, false}, {"another call", false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClock()
-			b, err := New(ctx, Config{TokensPerMinute: 1000, Now: c.Now, Sleep: c.Sleep})
+			b, err := NewBudget(ctx, BudgetConfig{TokensPerMinute: 1000, Now: c.Now, Sleep: c.Sleep})
 			if err != nil {
 				t.Fatal(err)
 			}
-			m := &Model{Next: answerOnly{}, Budget: b}
+			m := &Budgeted{Next: answerOnly{}, Budget: b}
 			small := []*genai.Content{genai.NewContentFromText(string(make([]byte, 400)), genai.RoleUser)} // 101 tokens
 			config := &genai.GenerateContentConfig{}
 			cctx, err := m.Wait(ctx, small, config)
@@ -335,7 +335,7 @@ func TestCallIsTakenAtTheEstimateOfWait(t *testing.T) {
 			if !tc.sameCall {
 				config = &genai.GenerateContentConfig{}
 			}
-			if _, err := m.GenerateContent(cctx, "gemini-2.5-flash", large, config); err != nil {
+			if _, err := m.GenerateContent(cctx, DefaultModel, large, config); err != nil {
 				t.Fatal(err)
 			}
 			if err := b.Take(ctx, 899); err != nil { // what is left after 101

@@ -1,9 +1,12 @@
-// Package llm builds the Model triage talks to: Gemini through the genai SDK
+// Package model is the model triage talks to: Gemini through the genai SDK
 // configured the SDK's own way (GEMINI_API_KEY / GOOGLE_API_KEY, Vertex env
 // vars, GOOGLE_GEMINI_BASE_URL), an OpenAI-compatible Chat Completions
 // endpoint (OPENAI_BASE_URL, OPENAI_API_KEY or a key file), or the built-in
-// offline model when no credentials are set or offline mode is forced.
-package llm
+// offline stand-in when no credentials are set or offline mode is forced;
+// and the rate budget every model call of the processes sharing a store is
+// kept within. New chooses and builds the model; the agent loop sees it as
+// an agent.Model.
+package model
 
 import (
 	"context"
@@ -17,13 +20,12 @@ import (
 
 	"triage/internal/agent"
 	"triage/internal/instructions"
-	"triage/internal/offline"
-	"triage/internal/openai"
 	"triage/internal/trace"
 )
 
-// DefaultModel is the Gemini model used when none is given.
-const DefaultModel = "gemini-2.5-flash"
+// DefaultModel is the Gemini model used when none is given (the agent
+// loop's own default).
+const DefaultModel = agent.DefaultModelName
 
 // Providers (Options.Provider).
 const (
@@ -39,7 +41,7 @@ type Options struct {
 	// Offline forces the built-in offline model.
 	Offline bool
 	// Faults are injected into the offline model (tests, eval).
-	Faults []offline.Fault
+	Faults []Fault
 	// HTTPClient, when set, carries every model request (record/replay).
 	// Otherwise the client's transport keeps an idle connection for each
 	// of Concurrency calls (see Transport).
@@ -50,7 +52,7 @@ type Options struct {
 	// Getenv reads the environment (default os.Getenv), for tests.
 	Getenv func(string) string
 	// Scenarios are the loaded scenarios, whose frontmatter the offline
-	// model follows (see offline.Options.Scenarios).
+	// model follows (see OfflineOptions.Scenarios).
 	Scenarios *instructions.Scenarios
 	// Provider is ProviderGemini ("" too) or ProviderOpenAI.
 	Provider string
@@ -62,8 +64,8 @@ type Options struct {
 	APIKeyFile string
 }
 
-// CheckProvider returns an error naming p unless it is a known provider.
-func CheckProvider(p string) error {
+// checkProvider returns an error naming p unless it is a known provider.
+func checkProvider(p string) error {
 	if p == "" || p == ProviderGemini || p == ProviderOpenAI {
 		return nil
 	}
@@ -101,7 +103,7 @@ type Model struct {
 	// "built-in offline model (deterministic stand-in, not an LLM)".
 	Description string
 	// Server is the offline server (nil for Gemini).
-	Server *offline.Server
+	Server *OfflineServer
 	// Provider names the provider in traces (gen_ai.provider.name):
 	// gcp.gemini, gcp.vertex_ai, openai, or triage.offline.
 	Provider string
@@ -131,18 +133,18 @@ func HasCredentials(getenv func(string) string) bool {
 // false; otherwise it starts the offline model on loopback and points a real
 // genai client at it.
 func New(ctx context.Context, o Options) (*Model, error) {
-	if err := CheckProvider(o.Provider); err != nil {
-		return nil, fmt.Errorf("llm: %w", err)
+	if err := checkProvider(o.Provider); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
 	}
 	if len(o.Faults) > 0 && o.Live() {
-		return nil, errors.New("llm: faults can only be injected into the offline model")
+		return nil, errors.New("model: faults can only be injected into the offline model")
 	}
 	hc := o.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Transport: Transport(o.Concurrency)}
 	}
 	if o.Provider == ProviderOpenAI && !o.Offline {
-		return openAI(o, hc) // chosen on purpose: no silent offline fallback
+		return openAIModel(o, hc) // chosen on purpose: no silent offline fallback
 	}
 	if o.Provider != ProviderOpenAI && o.Live() {
 		c, err := geminiClient(ctx, hc, o.HTTPClient == nil)
@@ -158,9 +160,9 @@ func New(ctx context.Context, o Options) (*Model, error) {
 		}
 		return &Model{Model: &agent.Gemini{Client: c}, Description: desc, Provider: provider}, nil
 	}
-	srv, err := offline.Start(offline.Options{Faults: o.Faults, Scenarios: o.Scenarios})
+	srv, err := StartOffline(OfflineOptions{Faults: o.Faults, Scenarios: o.Scenarios})
 	if err != nil {
-		return nil, fmt.Errorf("llm: offline model: %w", err)
+		return nil, fmt.Errorf("model: offline model: %w", err)
 	}
 	c, err := genai.NewClient(ctx, &genai.ClientConfig{
 		APIKey:      "offline",
@@ -170,7 +172,7 @@ func New(ctx context.Context, o Options) (*Model, error) {
 	})
 	if err != nil {
 		srv.Close()
-		return nil, fmt.Errorf("llm: offline client: %w", err)
+		return nil, fmt.Errorf("model: offline client: %w", err)
 	}
 	return &Model{
 		Model:       &agent.Gemini{Client: c},
@@ -181,9 +183,10 @@ func New(ctx context.Context, o Options) (*Model, error) {
 	}, nil
 }
 
-// openAI builds the Chat Completions model: base URL from the options, else
-// $OPENAI_BASE_URL; key from $OPENAI_API_KEY, else the key file.
-func openAI(o Options, hc *http.Client) (*Model, error) {
+// openAIModel builds the Chat Completions model: base URL from the
+// options, else $OPENAI_BASE_URL; key from $OPENAI_API_KEY, else the key
+// file.
+func openAIModel(o Options, hc *http.Client) (*Model, error) {
 	getenv := o.getenv()
 	base := o.BaseURL
 	if base == "" {
@@ -193,18 +196,18 @@ func openAI(o Options, hc *http.Client) (*Model, error) {
 	if key == "" && o.APIKeyFile != "" {
 		b, err := os.ReadFile(o.APIKeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("llm: OpenAI key file: %w", err)
+			return nil, fmt.Errorf("model: OpenAI key file: %w", err)
 		}
 		if key = strings.TrimSpace(string(b)); key == "" {
-			return nil, fmt.Errorf("llm: OpenAI key file %s is empty", o.APIKeyFile)
+			return nil, fmt.Errorf("model: OpenAI key file %s is empty", o.APIKeyFile)
 		}
 	}
-	c, err := openai.New(openai.Config{BaseURL: base, APIKey: key, HTTPClient: hc})
+	c, err := NewOpenAI(OpenAIConfig{BaseURL: base, APIKey: key, HTTPClient: hc})
 	if err != nil {
-		return nil, fmt.Errorf("llm: %w", err)
+		return nil, fmt.Errorf("model: %w", err)
 	}
-	if key == "" && (base == "" || base == openai.DefaultBaseURL) {
-		return nil, errors.New("llm: the OpenAI API needs a key: set OPENAI_API_KEY or a key file (a local server needs only its base URL)")
+	if key == "" && (base == "" || base == defaultOpenAIBaseURL) {
+		return nil, errors.New("model: the OpenAI API needs a key: set OPENAI_API_KEY or a key file (a local server needs only its base URL)")
 	}
 	return &Model{Model: c, Description: "OpenAI-compatible endpoint " + c.URL(), Provider: trace.ProviderOpenAI}, nil
 }
@@ -240,7 +243,7 @@ func Transport(concurrency int) *http.Transport {
 func geminiClient(ctx context.Context, hc *http.Client, own bool) (*genai.Client, error) {
 	c, err := genai.NewClient(ctx, &genai.ClientConfig{HTTPClient: hc})
 	if err != nil {
-		return nil, fmt.Errorf("llm: gemini client: %w", err)
+		return nil, fmt.Errorf("model: gemini client: %w", err)
 	}
 	got := c.ClientConfig()
 	if !own || got.Backend != genai.BackendVertexAI || got.APIKey != "" || got.Credentials != nil {
@@ -248,14 +251,14 @@ func geminiClient(ctx context.Context, hc *http.Client, own bool) (*genai.Client
 	}
 	cc := &genai.ClientConfig{HTTPClient: hc}
 	if err := cc.UseDefaultCredentials(); err != nil {
-		return nil, fmt.Errorf("llm: gemini client (Vertex AI): %w", err)
+		return nil, fmt.Errorf("model: gemini client (Vertex AI): %w", err)
 	}
 	if qp, err := cc.Credentials.QuotaProjectID(ctx); err == nil && qp != "" {
 		cc.HTTPOptions.Headers = http.Header{"X-Goog-User-Project": []string{qp}}
 	}
 	c, err = genai.NewClient(ctx, cc)
 	if err != nil {
-		return nil, fmt.Errorf("llm: gemini client (Vertex AI): %w", err)
+		return nil, fmt.Errorf("model: gemini client (Vertex AI): %w", err)
 	}
 	return c, nil
 }

@@ -1,4 +1,4 @@
-package llm_test
+package model_test
 
 import (
 	"context"
@@ -22,8 +22,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"triage/internal/llm"
-	"triage/internal/offline"
+	"triage/internal/model"
 )
 
 func clearEnv(t *testing.T) {
@@ -32,9 +31,9 @@ func clearEnv(t *testing.T) {
 	}
 }
 
-func ask(t *testing.T, m *llm.Model) *genai.GenerateContentResponse {
+func ask(t *testing.T, m *model.Model) *genai.GenerateContentResponse {
 	t.Helper()
-	resp, err := m.GenerateContent(context.Background(), llm.DefaultModel,
+	resp, err := m.GenerateContent(context.Background(), model.DefaultModel,
 		[]*genai.Content{genai.NewContentFromText("hello", genai.RoleUser)}, &genai.GenerateContentConfig{})
 	if err != nil {
 		t.Fatalf("GenerateContent: %v", err)
@@ -44,9 +43,9 @@ func ask(t *testing.T, m *llm.Model) *genai.GenerateContentResponse {
 
 // geminiAt starts an offline server for the test and points the Gemini
 // environment (a key and GOOGLE_GEMINI_BASE_URL) at it.
-func geminiAt(t *testing.T, o offline.Options) *offline.Server {
+func geminiAt(t *testing.T, o model.OfflineOptions) *model.OfflineServer {
 	t.Helper()
-	srv, err := offline.Start(o)
+	srv, err := model.StartOffline(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +60,9 @@ func geminiAt(t *testing.T, o offline.Options) *offline.Server {
 // for any Gemini-compatible endpoint).
 func TestBaseURL(t *testing.T) {
 	clearEnv(t)
-	srv := geminiAt(t, offline.Options{})
+	srv := geminiAt(t, model.OfflineOptions{})
 
-	m, err := llm.New(context.Background(), llm.Options{})
+	m, err := model.New(context.Background(), model.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +78,7 @@ func TestBaseURL(t *testing.T) {
 
 func TestOfflineWithoutKey(t *testing.T) {
 	clearEnv(t)
-	m, err := llm.New(context.Background(), llm.Options{})
+	m, err := model.New(context.Background(), model.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +87,7 @@ func TestOfflineWithoutKey(t *testing.T) {
 		t.Fatalf("no key: got %+v", m)
 	}
 	resp := ask(t, m)
-	if resp.ModelVersion != offline.ModelVersion {
+	if resp.ModelVersion != model.OfflineModelVersion {
 		t.Errorf("model version %q", resp.ModelVersion)
 	}
 }
@@ -96,10 +95,10 @@ func TestOfflineWithoutKey(t *testing.T) {
 func TestOfflineForcedAndFaults(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("GEMINI_API_KEY", "k")
-	if _, err := llm.New(context.Background(), llm.Options{Faults: []offline.Fault{offline.Fault503}}); err == nil {
+	if _, err := model.New(context.Background(), model.Options{Faults: []model.Fault{model.Fault503}}); err == nil {
 		t.Error("faults with a live model must be refused")
 	}
-	m, err := llm.New(context.Background(), llm.Options{Offline: true, Faults: []offline.Fault{offline.Fault503}})
+	m, err := model.New(context.Background(), model.Options{Offline: true, Faults: []model.Fault{model.Fault503}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +122,7 @@ func TestHasCredentials(t *testing.T) {
 		{map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_CLOUD_PROJECT": "p"}, true},
 		{map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "1"}, false},
 	} {
-		if got := llm.HasCredentials(env(tt.env)); got != tt.want {
+		if got := model.HasCredentials(env(tt.env)); got != tt.want {
 			t.Errorf("HasCredentials(%v) = %v", tt.env, got)
 		}
 	}
@@ -141,18 +140,18 @@ func TestTransportKeepsConnections(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			clearEnv(t)
 			const concurrency, rounds = 8, 6
-			var srv *offline.Server
-			m := func() *llm.Model {
+			var srv *model.OfflineServer
+			m := func() *model.Model {
 				if offlineMode {
-					m, err := llm.New(context.Background(), llm.Options{Offline: true, Concurrency: concurrency})
+					m, err := model.New(context.Background(), model.Options{Offline: true, Concurrency: concurrency})
 					if err != nil {
 						t.Fatal(err)
 					}
 					srv = m.Server
 					return m
 				}
-				srv = geminiAt(t, offline.Options{Latency: 20 * time.Millisecond})
-				m, err := llm.New(context.Background(), llm.Options{Concurrency: concurrency})
+				srv = geminiAt(t, model.OfflineOptions{Latency: 20 * time.Millisecond})
+				m, err := model.New(context.Background(), model.Options{Concurrency: concurrency})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -177,8 +176,8 @@ func TestTransportKeepsConnections(t *testing.T) {
 }
 
 func TestTransport(t *testing.T) {
-	for _, tt := range []struct{ concurrency, want int }{{0, llm.DefaultConcurrency + 2}, {1, 3}, {16, 18}} {
-		tr := llm.Transport(tt.concurrency)
+	for _, tt := range []struct{ concurrency, want int }{{0, model.DefaultConcurrency + 2}, {1, 3}, {16, 18}} {
+		tr := model.Transport(tt.concurrency)
 		if tr.MaxIdleConnsPerHost != tt.want || tr.MaxIdleConns < tt.want || tr.Proxy == nil {
 			t.Errorf("Transport(%d): MaxIdleConnsPerHost %d (want %d), MaxIdleConns %d, proxy from env %v",
 				tt.concurrency, tr.MaxIdleConnsPerHost, tt.want, tr.MaxIdleConns, tr.Proxy != nil)
@@ -191,7 +190,7 @@ func TestTransport(t *testing.T) {
 // HTTP/1.1, through the real SDK; the default 4 KB buffer split it.
 func TestTransportWritesARequestOnce(t *testing.T) {
 	clearEnv(t)
-	srv := geminiAt(t, offline.Options{})
+	srv := geminiAt(t, model.OfflineOptions{})
 	instructions := strings.Repeat("Answer in the customer's language; never promise a date the facts do not give. ", 100)
 	sent := 0
 	for _, tt := range []struct {
@@ -203,7 +202,7 @@ func TestTransportWritesARequestOnce(t *testing.T) {
 		{"Transport", 0, func(w int) bool { return w == 1 }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := llm.Transport(1)
+			tr := model.Transport(1)
 			if tt.buffer > 0 {
 				tr.WriteBufferSize = tt.buffer
 			}
@@ -216,12 +215,12 @@ func TestTransportWritesARequestOnce(t *testing.T) {
 				}
 				return countingConn{c, &writes}, nil
 			}
-			m, err := llm.New(context.Background(), llm.Options{HTTPClient: &http.Client{Transport: tr}})
+			m, err := model.New(context.Background(), model.Options{HTTPClient: &http.Client{Transport: tr}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer m.Close()
-			if _, err := m.GenerateContent(context.Background(), llm.DefaultModel,
+			if _, err := m.GenerateContent(context.Background(), model.DefaultModel,
 				[]*genai.Content{genai.NewContentFromText("hello", genai.RoleUser)},
 				&genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText(instructions, genai.RoleUser)}); err != nil {
 				t.Fatalf("GenerateContent: %v", err)
@@ -290,7 +289,7 @@ func TestVertexADCWithOwnTransport(t *testing.T) {
 	t.Setenv("GOOGLE_CLOUD_LOCATION", "europe-west4")
 	t.Setenv("GOOGLE_VERTEX_BASE_URL", vertex.URL)
 
-	m, err := llm.New(context.Background(), llm.Options{Concurrency: 8})
+	m, err := model.New(context.Background(), model.Options{Concurrency: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +297,7 @@ func TestVertexADCWithOwnTransport(t *testing.T) {
 	if m.Offline || !strings.Contains(m.Description, "Vertex") {
 		t.Fatalf("model = %q, want Gemini on Vertex AI", m.Description)
 	}
-	_, err = m.GenerateContent(context.Background(), llm.DefaultModel,
+	_, err = m.GenerateContent(context.Background(), model.DefaultModel,
 		[]*genai.Content{genai.NewContentFromText("hello", genai.RoleUser)}, &genai.GenerateContentConfig{})
 	var ae genai.APIError
 	if !errors.As(err, &ae) || ae.Code != 400 {

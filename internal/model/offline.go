@@ -1,13 +1,14 @@
-// Package offline is the built-in offline model: a deterministic stand-in for
-// Gemini served over HTTP on loopback and reached through the real genai
-// client, so offline runs exercise the same wire code as production. It is
-// not an LLM: it follows any scenario generically from the declared
-// functions (in declaration order, arguments filled by parameter name from
-// the facts block of the prompt, package prompt), the function results and a
-// few cues in the scenario's instructions, names no scenario, writes no
-// signature (the pipeline signs), says it is a stand-in in every reply, and
-// can inject faults for tests.
-package offline
+// The built-in offline model: a deterministic stand-in for Gemini served
+// over HTTP on loopback and reached through the real genai client, so
+// offline runs exercise the same wire code as production. It is not an LLM:
+// it follows any scenario generically from the declared functions (in
+// declaration order, arguments filled by parameter name from the facts
+// block of the prompt, package prompt), the function results and a few cues
+// in the scenario's instructions, names no scenario, writes no signature
+// (the pipeline signs), says it is a stand-in in every reply, and can
+// inject faults for tests.
+
+package model
 
 import (
 	"bytes"
@@ -28,12 +29,12 @@ import (
 	"triage/internal/instructions"
 )
 
-// ModelVersion is the modelVersion of every answer, so nobody mistakes the
-// offline model for Gemini.
-const ModelVersion = "triage-offline-1"
+// OfflineModelVersion is the modelVersion of every answer, so nobody
+// mistakes the offline model for Gemini.
+const OfflineModelVersion = "triage-offline-1"
 
-// maxBody caps a request body.
-const maxBody = 32 << 20
+// maxOfflineBody caps a request body.
+const maxOfflineBody = 32 << 20
 
 // Fault is one injected failure, consumed by the next matching request.
 type Fault string
@@ -64,7 +65,7 @@ func ParseFaults(s string) ([]Fault, error) {
 			continue
 		}
 		f := Fault(strings.ToLower(item))
-		if !known(f) {
+		if !knownFault(f) {
 			names := make([]string, len(AllFaults))
 			for i, k := range AllFaults {
 				names[i] = string(k)
@@ -76,7 +77,7 @@ func ParseFaults(s string) ([]Fault, error) {
 	return out, nil
 }
 
-func known(f Fault) bool {
+func knownFault(f Fault) bool {
 	for _, k := range AllFaults {
 		if f == k {
 			return true
@@ -85,8 +86,8 @@ func known(f Fault) bool {
 	return false
 }
 
-// Server is a running offline model.
-type Server struct {
+// OfflineServer is a running offline model.
+type OfflineServer struct {
 	ln   net.Listener
 	srv  *http.Server
 	url  string
@@ -105,8 +106,8 @@ type Server struct {
 	closeErr error
 }
 
-// Options configure Start.
-type Options struct {
+// OfflineOptions configure StartOffline.
+type OfflineOptions struct {
 	Faults []Fault      // initial fault queue
 	Logger *slog.Logger // default discard; never logs message text
 	// Latency delays every generateContent answer (benchmarks: a model
@@ -118,10 +119,10 @@ type Options struct {
 	Scenarios *instructions.Scenarios
 }
 
-// Start listens on 127.0.0.1:0 and serves POST /{version}/models/{model}:generateContent.
-func Start(opts Options) (*Server, error) {
+// StartOffline listens on 127.0.0.1:0 and serves POST /{version}/models/{model}:generateContent.
+func StartOffline(opts OfflineOptions) (*OfflineServer, error) {
 	for _, f := range opts.Faults {
-		if !known(f) {
+		if !knownFault(f) {
 			return nil, fmt.Errorf("offline: unknown fault %q", f)
 		}
 	}
@@ -133,7 +134,7 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("offline: listen: %w", err)
 	}
-	s := &Server{
+	s := &OfflineServer{
 		ln:      ln,
 		url:     "http://" + ln.Addr().String(),
 		log:     log,
@@ -163,30 +164,30 @@ func Start(opts Options) (*Server, error) {
 }
 
 // URL is the base URL to give genai (HTTPOptions.BaseURL).
-func (s *Server) URL() string { return s.url }
+func (s *OfflineServer) URL() string { return s.url }
 
 // Inject appends faults to the queue.
-func (s *Server) Inject(f ...Fault) {
+func (s *OfflineServer) Inject(f ...Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults = append(s.faults, f...)
 }
 
 // Pending returns the faults not yet consumed, in order.
-func (s *Server) Pending() []Fault {
+func (s *OfflineServer) Pending() []Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Fault(nil), s.faults...)
 }
 
 // Requests returns how many generateContent requests were served.
-func (s *Server) Requests() int { return int(s.requests.Load()) }
+func (s *OfflineServer) Requests() int { return int(s.requests.Load()) }
 
 // Connections returns how many TCP connections clients opened.
-func (s *Server) Connections() int { return int(s.conns.Load()) }
+func (s *OfflineServer) Connections() int { return int(s.conns.Load()) }
 
 // Close stops the server; requests held by FaultHang are released.
-func (s *Server) Close() error {
+func (s *OfflineServer) Close() error {
 	s.closed.Do(func() {
 		close(s.quit)
 		err := s.srv.Close()
@@ -198,9 +199,9 @@ func (s *Server) Close() error {
 	return s.closeErr
 }
 
-// request is the REST body genai sends for models.generateContent in
+// geminiRequest is the REST body genai sends for models.generateContent in
 // Gemini API mode (see generateContentParametersToMldev in the SDK).
-type request struct {
+type geminiRequest struct {
 	Contents          []*genai.Content        `json:"contents"`
 	SystemInstruction *genai.Content          `json:"systemInstruction,omitempty"`
 	Tools             []*genai.Tool           `json:"tools,omitempty"`
@@ -210,7 +211,7 @@ type request struct {
 	CachedContent     string                  `json:"cachedContent,omitempty"`
 }
 
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *OfflineServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	model, ok := generatePath(r.URL.Path)
 	if !ok {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "offline: unknown path "+r.URL.Path)
@@ -234,16 +235,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// A request with a customer's photo is megabytes: read it into one
 	// buffer of its declared length, not a run of doubling ones.
 	var buf bytes.Buffer
-	if r.ContentLength > 0 && r.ContentLength <= maxBody {
+	if r.ContentLength > 0 && r.ContentLength <= maxOfflineBody {
 		buf.Grow(int(r.ContentLength) + bytes.MinRead)
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxBody))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxOfflineBody))
 	body := buf.Bytes()
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "offline: read request: "+err.Error())
 		return
 	}
-	var req request
+	var req geminiRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "offline: invalid JSON payload: "+err.Error())
 		return
@@ -305,9 +306,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 	resp := &genai.GenerateContentResponse{
 		Candidates:    cands,
-		ModelVersion:  ModelVersion,
+		ModelVersion:  OfflineModelVersion,
 		ResponseID:    fmt.Sprintf("offline-%d", n),
-		UsageMetadata: usage(body, cands),
+		UsageMetadata: offlineUsage(body, cands),
 	}
 	out, err := json.Marshal(resp)
 	if err != nil {
@@ -320,7 +321,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // takeFault pops the head of the queue, except that FaultThirdParty stays
 // queued until an answer is a reply (a call with "to").
-func (s *Server) takeFault(a *turn) Fault {
+func (s *OfflineServer) takeFault(a *turn) Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.faults) == 0 {
@@ -361,11 +362,11 @@ func writeError(w http.ResponseWriter, code int, status, msg string) {
 	_, _ = w.Write(buf.Bytes())
 }
 
-// usage is an ESTIMATE, not a tokenizer count: about four characters per
+// offlineUsage is an ESTIMATE, not a tokenizer count: about four characters per
 // token. promptTokenCount = ceil(runes in the request body / 4);
 // candidatesTokenCount = ceil(runes in the JSON of the candidates' content / 4);
 // totalTokenCount is their sum.
-func usage(body []byte, cands []*genai.Candidate) *genai.GenerateContentResponseUsageMetadata {
+func offlineUsage(body []byte, cands []*genai.Candidate) *genai.GenerateContentResponseUsageMetadata {
 	prompt := ceilDiv4(utf8.RuneCount(body))
 	out := 0
 	for _, c := range cands {

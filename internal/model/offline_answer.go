@@ -1,4 +1,7 @@
-package offline
+// The offline model's answer to one request: detection, the next function
+// call, or the closing text, read from the declarations and the history.
+
+package model
 
 import (
 	"fmt"
@@ -39,7 +42,7 @@ func textTurn(kind, text string) *turn {
 // scenario list of a detection prompt, the declared functions and the
 // function responses; the customer text is used for nothing but word counts
 // in detection, so instructions inside it cannot steer the model.
-func answer(req *request, set *instructions.Scenarios) *turn {
+func answer(req *geminiRequest, set *instructions.Scenarios) *turn {
 	facts, user, found := findFacts(req.Contents)
 	if enum := scenarioEnum(req.GenerationConfig); len(enum) > 0 {
 		return detect(enum, facts, user)
@@ -79,7 +82,7 @@ func findFacts(contents []*genai.Content) (prompt.Facts, string, bool) {
 
 // declared lists the callable function names, honouring toolConfig
 // (mode NONE disables calls; allowedFunctionNames narrows them).
-func declared(req *request) map[string]bool {
+func declared(req *geminiRequest) map[string]bool {
 	out := map[string]bool{}
 	for _, t := range req.Tools {
 		if t == nil {
@@ -114,7 +117,7 @@ func declared(req *request) map[string]bool {
 // the facts (a function taking serial_number runs for each serial, a later
 // one only for a serial whose earlier results were positive), then the
 // reply function (the one with to and body) sends what the results say.
-func nextStep(req *request, f prompt.Facts, sc *instructions.Scenario) *turn {
+func nextStep(req *geminiRequest, f prompt.Facts, sc *instructions.Scenario) *turn {
 	decls := declarations(req)
 	h := readHistory(req.Contents)
 	call := func(calls ...*genai.FunctionCall) *turn {

@@ -1,4 +1,7 @@
-package offline
+// The body of the reply the offline model writes, in the customer's
+// language.
+
+package model
 
 import (
 	"fmt"

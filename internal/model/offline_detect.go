@@ -1,7 +1,7 @@
 // Scenario detection: the scenario whose description shares the most word
 // stems with the message.
 
-package offline
+package model
 
 import (
 	"encoding/json"

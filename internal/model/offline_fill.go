@@ -1,6 +1,6 @@
 // The arguments of a call, filled from the facts and the results so far.
 
-package offline
+package model
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 
 // declarations lists the callable declarations in order, honouring
 // toolConfig (mode NONE disables calls; allowedFunctionNames narrows them).
-func declarations(req *request) []*genai.FunctionDeclaration {
+func declarations(req *geminiRequest) []*genai.FunctionDeclaration {
 	allowed := declared(req)
 	var out []*genai.FunctionDeclaration
 	for _, t := range req.Tools {

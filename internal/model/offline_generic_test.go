@@ -1,4 +1,4 @@
-package offline_test
+package model_test
 
 import (
 	"io/fs"

@@ -1,4 +1,6 @@
-package offline
+// The German wording of the offline model's replies.
+
+package model
 
 import "strings"
 

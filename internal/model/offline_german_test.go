@@ -1,4 +1,4 @@
-package offline
+package model
 
 import (
 	"strings"

@@ -1,7 +1,7 @@
 // What the conversation so far says: the function responses, read back
 // with the calls they answer.
 
-package offline
+package model
 
 import (
 	"google.golang.org/genai"

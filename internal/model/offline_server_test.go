@@ -1,4 +1,4 @@
-package offline_test
+package model_test
 
 import (
 	"context"
@@ -15,14 +15,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
-	"triage/internal/offline"
+	"triage/internal/model"
 	"triage/internal/prompt"
 )
 
 // sendOnly is a request whose normal answer is a send_email call.
 func sendOnly(client *genai.Client, ctx context.Context) (*genai.GenerateContentResponse, error) {
 	f := prompt.Facts{Scenario: "missing-info", From: "jan@example.com", ReplyTo: "jan@example.com", Subject: "Hi", Language: "en"}
-	return client.Models.GenerateContent(ctx, modelName, userTurn(prompt.User(f, "hello", "")),
+	return client.Models.GenerateContent(ctx, model.DefaultModel, userTurn(prompt.User(f, "hello", "")),
 		&genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: declarations("send_email")}}})
 }
 
@@ -37,23 +37,23 @@ func TestFaults(t *testing.T) {
 		NextToSent string // recipient of the next, fault-free request
 	}
 	tests := []struct {
-		fault offline.Fault
+		fault model.Fault
 		want  seen
 	}{
-		{offline.Fault503, seen{APICode: 503, APIStatus: "UNAVAILABLE"}},
-		{offline.Fault429, seen{APICode: 429, APIStatus: "RESOURCE_EXHAUSTED"}},
-		{offline.FaultEmpty, seen{Finish: []genai.FinishReason{"STOP"}, Parts: []int{0}, To: []string{""}}},
-		{offline.FaultSafetyFirst, seen{Finish: []genai.FinishReason{"SAFETY", "STOP"}, Parts: []int{0, 1}, To: []string{"", "jan@example.com"}}},
-		{offline.FaultMalformed, seen{Finish: []genai.FinishReason{"MALFORMED_FUNCTION_CALL"}, Parts: []int{0}, To: []string{""}}},
-		{offline.FaultThirdParty, seen{Finish: []genai.FinishReason{"STOP"}, Parts: []int{1}, To: []string{offline.ThirdPartyAddress}}},
-		{offline.FaultHang, seen{Cancelled: true}},
+		{model.Fault503, seen{APICode: 503, APIStatus: "UNAVAILABLE"}},
+		{model.Fault429, seen{APICode: 429, APIStatus: "RESOURCE_EXHAUSTED"}},
+		{model.FaultEmpty, seen{Finish: []genai.FinishReason{"STOP"}, Parts: []int{0}, To: []string{""}}},
+		{model.FaultSafetyFirst, seen{Finish: []genai.FinishReason{"SAFETY", "STOP"}, Parts: []int{0, 1}, To: []string{"", "jan@example.com"}}},
+		{model.FaultMalformed, seen{Finish: []genai.FinishReason{"MALFORMED_FUNCTION_CALL"}, Parts: []int{0}, To: []string{""}}},
+		{model.FaultThirdParty, seen{Finish: []genai.FinishReason{"STOP"}, Parts: []int{1}, To: []string{model.ThirdPartyAddress}}},
+		{model.FaultHang, seen{Cancelled: true}},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.fault), func(t *testing.T) {
 			srv, client := start(t)
 			srv.Inject(tc.fault)
 			ctx := context.Background()
-			if tc.fault == offline.FaultHang {
+			if tc.fault == model.FaultHang {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
 				defer cancel()
@@ -94,7 +94,7 @@ func TestFaults(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]offline.Fault(nil), srv.Pending()); diff != "" {
+			if diff := cmp.Diff([]model.Fault(nil), srv.Pending()); diff != "" {
 				t.Errorf("pending (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(2, srv.Requests()); diff != "" {
@@ -105,9 +105,9 @@ func TestFaults(t *testing.T) {
 }
 
 func TestThirdPartyWaitsForSendEmail(t *testing.T) {
-	srv, client := start(t, offline.FaultThirdParty, offline.Fault503)
+	srv, client := start(t, model.FaultThirdParty, model.Fault503)
 	f := prompt.Facts{Scenario: "valid-warranty", From: "a@example.com", ReplyTo: "a@example.com", Language: "pl", SerialNumbers: []string{"SN-1"}}
-	resp, err := client.Models.GenerateContent(context.Background(), modelName, userTurn(prompt.User(f, "x", "")),
+	resp, err := client.Models.GenerateContent(context.Background(), model.DefaultModel, userTurn(prompt.User(f, "x", "")),
 		&genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: declarations("check_warranty", "send_email")}}})
 	if err != nil {
 		t.Fatalf("the 503 behind third_party must wait too: %v", err)
@@ -115,14 +115,14 @@ func TestThirdPartyWaitsForSendEmail(t *testing.T) {
 	if got := resp.FunctionCalls()[0].Name; got != "check_warranty" {
 		t.Fatalf("first call = %s", got)
 	}
-	if diff := cmp.Diff([]offline.Fault{offline.FaultThirdParty, offline.Fault503}, srv.Pending()); diff != "" {
+	if diff := cmp.Diff([]model.Fault{model.FaultThirdParty, model.Fault503}, srv.Pending()); diff != "" {
 		t.Errorf("pending (-want +got):\n%s", diff)
 	}
 	resp, err = sendOnly(client, context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(offline.ThirdPartyAddress, resp.FunctionCalls()[0].Args["to"]); diff != "" {
+	if diff := cmp.Diff(model.ThirdPartyAddress, resp.FunctionCalls()[0].Args["to"]); diff != "" {
 		t.Errorf("to (-want +got):\n%s", diff)
 	}
 	_, err = sendOnly(client, context.Background())
@@ -209,7 +209,7 @@ func TestConcurrent(t *testing.T) {
 
 func TestNoFactsBlock(t *testing.T) {
 	_, client := start(t)
-	resp, err := client.Models.GenerateContent(context.Background(), modelName, userTurn("Send an email to x@example.com"),
+	resp, err := client.Models.GenerateContent(context.Background(), model.DefaultModel, userTurn("Send an email to x@example.com"),
 		&genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: declarations("send_email")}}})
 	if err != nil {
 		t.Fatal(err)
@@ -222,18 +222,18 @@ func TestNoFactsBlock(t *testing.T) {
 func TestParseFaults(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    []offline.Fault
+		want    []model.Fault
 		wantErr string
 	}{
 		{in: "", want: nil},
-		{in: "503", want: []offline.Fault{offline.Fault503}},
-		{in: " 503, 429 ,empty,safety_first,malformed_call,third_party,hang,", want: offline.AllFaults},
+		{in: "503", want: []model.Fault{model.Fault503}},
+		{in: " 503, 429 ,empty,safety_first,malformed_call,third_party,hang,", want: model.AllFaults},
 		{in: "503,bogus", wantErr: `offline: unknown fault "bogus"`},
 		{in: "timeout", wantErr: `offline: unknown fault "timeout"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := offline.ParseFaults(tc.in)
+			got, err := model.ParseFaults(tc.in)
 			if tc.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want prefix %q", err, tc.wantErr)
@@ -251,13 +251,13 @@ func TestParseFaults(t *testing.T) {
 }
 
 func TestStartRejectsUnknownFault(t *testing.T) {
-	if _, err := offline.Start(offline.Options{Faults: []offline.Fault{"nope"}}); err == nil {
+	if _, err := model.StartOffline(model.OfflineOptions{Faults: []model.Fault{"nope"}}); err == nil {
 		t.Fatal("Start accepted an unknown fault")
 	}
 }
 
 func TestCloseReleasesHang(t *testing.T) {
-	srv, client := start(t, offline.FaultHang)
+	srv, client := start(t, model.FaultHang)
 	done := make(chan error, 1)
 	go func() {
 		_, err := sendOnly(client, context.Background())
@@ -282,7 +282,7 @@ func BenchmarkGenerate(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		cfg := &genai.GenerateContentConfig{Tools: []*genai.Tool{{FunctionDeclarations: declarations("check_warranty", "create_ticket", "send_email")}}}
-		if _, err := client.Models.GenerateContent(ctx, modelName, contents, cfg); err != nil {
+		if _, err := client.Models.GenerateContent(ctx, model.DefaultModel, contents, cfg); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package offline_test
+package model_test
 
 import (
 	"context"
@@ -11,11 +11,9 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/instructions"
-	"triage/internal/offline"
+	"triage/internal/model"
 	"triage/internal/prompt"
 )
-
-const modelName = "gemini-2.5-flash"
 
 // declared is what the test scenarios declare about their replies in their
 // frontmatter; the offline model reads nothing of their prose.
@@ -25,9 +23,9 @@ var declared = &instructions.Scenarios{Scenarios: []*instructions.Scenario{
 	{Name: "graceful-degradation"},
 }}
 
-func start(t testing.TB, faults ...offline.Fault) (*offline.Server, *genai.Client) {
+func start(t testing.TB, faults ...model.Fault) (*model.OfflineServer, *genai.Client) {
 	t.Helper()
-	srv, err := offline.Start(offline.Options{Faults: faults, Scenarios: declared})
+	srv, err := model.StartOffline(model.OfflineOptions{Faults: faults, Scenarios: declared})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +125,7 @@ func TestDetection(t *testing.T) {
 					Required: []string{"scenario", "reason"},
 				}
 			}
-			resp, err := client.Models.GenerateContent(context.Background(), modelName,
+			resp, err := client.Models.GenerateContent(context.Background(), model.DefaultModel,
 				userTurn(prompt.Detection(tc.choices, facts, tc.text)), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -145,7 +143,7 @@ func TestDetection(t *testing.T) {
 			if !strings.HasPrefix(got.Reason, "offline: ") || (tc.want != "" && !strings.Contains(got.Reason, "word overlap")) || (tc.want == "" && !strings.Contains(got.Reason, "cannot choose")) {
 				t.Errorf("reason = %q, want an offline word-overlap reason", got.Reason)
 			}
-			if resp.ModelVersion != offline.ModelVersion {
+			if resp.ModelVersion != model.OfflineModelVersion {
 				t.Errorf("modelVersion = %q", resp.ModelVersion)
 			}
 		})
@@ -241,7 +239,7 @@ func converse(t *testing.T, client *genai.Client, f prompt.Facts, message, syste
 			SystemInstruction: genai.NewContentFromText("Shared rules.\n\n"+system, genai.RoleUser),
 			Tools:             []*genai.Tool{{FunctionDeclarations: fns}},
 		}
-		resp, err := client.Models.GenerateContent(ctx, modelName, history, cfg)
+		resp, err := client.Models.GenerateContent(ctx, model.DefaultModel, history, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-// Package openai is the agent's Model over an OpenAI-compatible Chat
+// The OpenAI-compatible provider: the agent's Model over a Chat
 // Completions endpoint (OpenAI, Ollama, vLLM, llama.cpp server, LiteLLM).
 // The rest of triage keeps speaking genai types: a request's contents,
 // function declarations, tool config and response schema are converted to
@@ -7,7 +7,8 @@
 // the call's id; a refusal or a content filter becomes a SAFETY candidate).
 // An HTTP error comes back as a genai.APIError, so the agent's retry policy
 // (408, 429, 5xx, Retry-After) applies unchanged.
-package openai
+
+package model
 
 import (
 	"bytes"
@@ -27,17 +28,17 @@ import (
 	"triage/internal/clients/httpapi"
 )
 
-// DefaultBaseURL is the OpenAI API.
-const DefaultBaseURL = "https://api.openai.com/v1"
+// defaultOpenAIBaseURL is the OpenAI API.
+const defaultOpenAIBaseURL = "https://api.openai.com/v1"
 
-// MaxResponseBytes bounds the body of one answer read from the endpoint.
-const MaxResponseBytes = 8 << 20
+// maxChatAnswer bounds the body of one answer read from the endpoint.
+const maxChatAnswer = 8 << 20
 
-// Config configures a Client.
-type Config struct {
+// OpenAIConfig configures an OpenAI client.
+type OpenAIConfig struct {
 	// BaseURL is the endpoint's API root, e.g. http://localhost:11434/v1
 	// (Ollama); requests go to BaseURL + "/chat/completions". Default
-	// DefaultBaseURL.
+	// the OpenAI API.
 	BaseURL string
 	// APIKey is sent as a bearer token; empty sends none (a local server).
 	APIKey string
@@ -45,20 +46,20 @@ type Config struct {
 	HTTPClient *http.Client
 }
 
-// Client is an agent.Model over Chat Completions; safe for concurrent use.
-type Client struct {
+// OpenAI is an agent.Model over Chat Completions; safe for concurrent use.
+type OpenAI struct {
 	url string
 	key string
 	hc  *http.Client
 }
 
-var _ agent.Model = (*Client)(nil)
+var _ agent.Model = (*OpenAI)(nil)
 
-// New checks cfg and applies defaults.
-func New(cfg Config) (*Client, error) {
+// NewOpenAI checks cfg and applies defaults.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	if base == "" {
-		base = DefaultBaseURL
+		base = defaultOpenAIBaseURL
 	}
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		return nil, fmt.Errorf("openai: base URL %q: want http:// or https://", cfg.BaseURL)
@@ -67,15 +68,15 @@ func New(cfg Config) (*Client, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	return &Client{url: base + "/chat/completions", key: cfg.APIKey, hc: hc}, nil
+	return &OpenAI{url: base + "/chat/completions", key: cfg.APIKey, hc: hc}, nil
 }
 
 // URL is where requests go.
-func (c *Client) URL() string { return c.url }
+func (c *OpenAI) URL() string { return c.url }
 
 // GenerateContent sends one chat completion request and converts its answer.
-func (c *Client) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
-	req, err := Request(model, contents, config)
+func (c *OpenAI) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	req, err := chatRequestFor(model, contents, config)
 	if err != nil {
 		return nil, err
 	}
@@ -97,21 +98,21 @@ func (c *Client) GenerateContent(ctx context.Context, model string, contents []*
 		return nil, fmt.Errorf("openai: %w", err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxChatAnswer+1))
 	if err != nil {
 		return nil, fmt.Errorf("openai: read answer: %w", err)
 	}
-	if len(raw) > MaxResponseBytes {
-		return nil, fmt.Errorf("openai: answer over %d bytes", MaxResponseBytes)
+	if len(raw) > maxChatAnswer {
+		return nil, fmt.Errorf("openai: answer over %d bytes", maxChatAnswer)
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, apiError(resp, raw)
 	}
-	var cr ChatResponse
+	var cr chatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil {
 		return nil, fmt.Errorf("openai: decode answer (HTTP %d): %w", resp.StatusCode, err)
 	}
-	return Response(&cr), nil
+	return fromChat(&cr), nil
 }
 
 // apiError turns an error answer into a genai.APIError (its code is the
@@ -119,7 +120,7 @@ func (c *Client) GenerateContent(ctx context.Context, model string, contents []*
 // header as a google.rpc.RetryInfo detail the agent's backoff honours.
 func apiError(resp *http.Response, raw []byte) error {
 	ae := genai.APIError{Code: resp.StatusCode, Status: http.StatusText(resp.StatusCode)}
-	var er ErrorResponse
+	var er chatError
 	if json.Unmarshal(raw, &er) == nil && er.Error.Message != "" {
 		ae.Message = er.Error.Message
 		if er.Error.Type != "" {
@@ -147,6 +148,6 @@ func retryAfter(h string) time.Duration {
 	return time.Duration(n * float64(time.Second))
 }
 
-// ErrUnsupported is returned for a request this provider cannot express
+// errUnsupported is returned for a request this provider cannot express
 // (e.g. inline binary data in the contents).
-var ErrUnsupported = errors.New("openai: unsupported request")
+var errUnsupported = errors.New("openai: unsupported request")

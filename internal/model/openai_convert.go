@@ -1,4 +1,4 @@
-package openai
+package model
 
 import (
 	"encoding/json"
@@ -8,22 +8,22 @@ import (
 	"google.golang.org/genai"
 )
 
-// Request converts a genai request to a chat completion request: the system
-// instruction becomes a system message; a user content's function responses
-// become tool messages (each answering its call's id), its text a user
-// message; a model content becomes an assistant message with its text and
-// tool calls (thought parts are the model's own and are not sent back).
-// Function declarations become tools (ParametersJsonSchema as given, a
-// genai.Schema converted to JSON Schema), the function calling mode
-// tool_choice, and a JSON response MIME type a response format.
-func Request(model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*ChatRequest, error) {
-	req := &ChatRequest{Model: model}
+// chatRequestFor converts a genai request to a chat completion request:
+// the system instruction becomes a system message; a user content's
+// function responses become tool messages (each answering its call's id),
+// its text a user message; a model content becomes an assistant message
+// with its text and tool calls (thought parts are the model's own and are
+// not sent back). Function declarations become tools (ParametersJsonSchema
+// as given, a genai.Schema converted to JSON Schema), the function calling
+// mode tool_choice, and a JSON response MIME type a response format.
+func chatRequestFor(model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*chatRequest, error) {
+	req := &chatRequest{Model: model}
 	if config == nil {
 		config = &genai.GenerateContentConfig{}
 	}
 	if si := config.SystemInstruction; si != nil {
-		if t := text(si); t != "" {
-			req.Messages = append(req.Messages, Message{Role: "system", Content: &t})
+		if t := contentText(si); t != "" {
+			req.Messages = append(req.Messages, chatMessage{Role: "system", Content: &t})
 		}
 	}
 	ids := &callIDs{}
@@ -31,9 +31,9 @@ func Request(model string, contents []*genai.Content, config *genai.GenerateCont
 		if c == nil {
 			continue
 		}
-		msgs, err := messages(c, ids)
+		msgs, err := chatMessages(c, ids)
 		if err != nil {
-			return nil, fmt.Errorf("%w: contents[%d]: %w", ErrUnsupported, i, err)
+			return nil, fmt.Errorf("%w: contents[%d]: %w", errUnsupported, i, err)
 		}
 		req.Messages = append(req.Messages, msgs...)
 	}
@@ -52,7 +52,7 @@ func Request(model string, contents []*genai.Content, config *genai.GenerateCont
 			if params == nil {
 				params = map[string]any{"type": "object", "properties": map[string]any{}}
 			}
-			req.Tools = append(req.Tools, Tool{Type: "function", Function: FunctionDef{Name: d.Name, Description: d.Description, Parameters: params}})
+			req.Tools = append(req.Tools, chatTool{Type: "function", Function: chatFunctionDef{Name: d.Name, Description: d.Description, Parameters: params}})
 		}
 	}
 	if len(req.Tools) > 0 {
@@ -75,9 +75,9 @@ func Request(model string, contents []*genai.Content, config *genai.GenerateCont
 			schema = jsonSchema(config.ResponseSchema)
 		}
 		if schema != nil {
-			req.ResponseFormat = &ResponseFormat{Type: "json_schema", JSONSchema: &JSONSchema{Name: "response", Schema: schema}}
+			req.ResponseFormat = &chatResponseFormat{Type: "json_schema", JSONSchema: &chatJSONSchema{Name: "response", Schema: schema}}
 		} else {
-			req.ResponseFormat = &ResponseFormat{Type: "json_object"}
+			req.ResponseFormat = &chatResponseFormat{Type: "json_object"}
 		}
 	}
 	return req, nil
@@ -122,11 +122,11 @@ func (c *callIDs) response(fr *genai.FunctionResponse) string {
 	return q[0]
 }
 
-// messages converts one content.
-func messages(c *genai.Content, ids *callIDs) ([]Message, error) {
-	var out []Message
+// chatMessages converts one content.
+func chatMessages(c *genai.Content, ids *callIDs) ([]chatMessage, error) {
+	var out []chatMessage
 	var texts []string
-	var calls []ToolCall
+	var calls []chatToolCall
 	for _, p := range c.Parts {
 		switch {
 		case p == nil, p.Thought:
@@ -135,15 +135,15 @@ func messages(c *genai.Content, ids *callIDs) ([]Message, error) {
 			if err != nil {
 				return nil, fmt.Errorf("function call %s: %w", p.FunctionCall.Name, err)
 			}
-			calls = append(calls, ToolCall{ID: ids.call(p.FunctionCall), Type: "function",
-				Function: FunctionCall{Name: p.FunctionCall.Name, Arguments: string(args)}})
+			calls = append(calls, chatToolCall{ID: ids.call(p.FunctionCall), Type: "function",
+				Function: chatFunctionCall{Name: p.FunctionCall.Name, Arguments: string(args)}})
 		case p.FunctionResponse != nil:
 			body, err := json.Marshal(orEmpty(p.FunctionResponse.Response))
 			if err != nil {
 				return nil, fmt.Errorf("function response %s: %w", p.FunctionResponse.Name, err)
 			}
 			s := string(body)
-			out = append(out, Message{Role: "tool", ToolCallID: ids.response(p.FunctionResponse), Content: &s})
+			out = append(out, chatMessage{Role: "tool", ToolCallID: ids.response(p.FunctionResponse), Content: &s})
 		case p.Text != "":
 			texts = append(texts, p.Text)
 		case p.InlineData != nil || p.FileData != nil:
@@ -152,14 +152,14 @@ func messages(c *genai.Content, ids *callIDs) ([]Message, error) {
 	}
 	t := strings.Join(texts, "\n")
 	if c.Role == genai.RoleModel {
-		m := Message{Role: "assistant", ToolCalls: calls}
+		m := chatMessage{Role: "assistant", ToolCalls: calls}
 		if t != "" || len(calls) == 0 {
 			m.Content = &t
 		}
 		return append(out, m), nil
 	}
 	if t != "" {
-		out = append(out, Message{Role: "user", Content: &t})
+		out = append(out, chatMessage{Role: "user", Content: &t})
 	}
 	return out, nil
 }
@@ -171,7 +171,7 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-func text(c *genai.Content) string {
+func contentText(c *genai.Content) string {
 	var parts []string
 	for _, p := range c.Parts {
 		if p != nil && !p.Thought && p.Text != "" {
@@ -251,14 +251,14 @@ func jsonSchema(s *genai.Schema) map[string]any {
 	return out
 }
 
-// Response converts a chat completion answer: each choice becomes a
+// fromChat converts a chat completion answer: each choice becomes a
 // candidate whose content holds the message's text and its tool calls as
 // FunctionCall parts (ID = the call's id). finish_reason maps to STOP
 // (stop, tool_calls), MAX_TOKENS (length) or SAFETY (content_filter); a
 // refusal is a SAFETY candidate without content, and tool call arguments
 // that are not a JSON object make the candidate MALFORMED_FUNCTION_CALL, so
 // the agent treats both as the unusable answers they are.
-func Response(cr *ChatResponse) *genai.GenerateContentResponse {
+func fromChat(cr *chatResponse) *genai.GenerateContentResponse {
 	resp := &genai.GenerateContentResponse{ResponseID: cr.ID, ModelVersion: cr.Model}
 	if u := cr.Usage; u != nil {
 		resp.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{

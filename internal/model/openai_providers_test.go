@@ -1,4 +1,4 @@
-package openai_test
+package model_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	embedded "triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/instructions"
-	"triage/internal/openai"
+	"triage/internal/model"
 	"triage/internal/processor"
 	"triage/internal/prompt"
 	"triage/internal/testkit/geminitest"
@@ -68,13 +68,14 @@ func (d *desk) Call(ctx context.Context, name string, args map[string]any) map[s
 // A turn is one scripted model answer, written once and played by both
 // fakes in their own wire format.
 type turn struct {
-	calls   []call
+	calls   []scriptedCall
 	text    string
 	status  int  // an HTTP error with this status (429: retry in 2 s)
 	refusal bool // the model declines by policy
 }
 
-type call struct {
+// scriptedCall is one function call of a scripted turn.
+type scriptedCall struct {
 	id, name string
 	args     map[string]any
 }
@@ -126,8 +127,8 @@ func openaiSteps(turns []turn) []openaitest.Step {
 }
 
 var (
-	check = call{"c1", "check_warranty", map[string]any{"serial_number": "SN1"}}
-	send  = call{"s1", "send_email", map[string]any{"to": customer, "body": "Valid until 2027-05-01."}}
+	check = scriptedCall{"c1", "check_warranty", map[string]any{"serial_number": "SN1"}}
+	send  = scriptedCall{"s1", "send_email", map[string]any{"to": customer, "body": "Valid until 2027-05-01."}}
 )
 
 // outcome is what both providers must agree on.
@@ -150,20 +151,20 @@ func TestAgentScenariosBothProviders(t *testing.T) {
 		turns []turn
 		want  outcome
 	}{
-		{"tool call then reply", []turn{{calls: []call{check}}, {calls: []call{send}}},
+		{"tool call then reply", []turn{{calls: []scriptedCall{check}}, {calls: []scriptedCall{send}}},
 			outcome{Turns: 2, ModelCalls: 2, FinalCalled: true, Calls: []string{`check_warranty {"serial_number":"SN1"}`, sendCall}}},
 		{"several calls in a turn", []turn{
-			{text: "Checking both.", calls: []call{check, {"c2", "check_warranty", map[string]any{"serial_number": "SN2"}}, {"t1", "create_ticket", map[string]any{"summary": "two devices"}}}},
-			{calls: []call{send}}},
+			{text: "Checking both.", calls: []scriptedCall{check, {"c2", "check_warranty", map[string]any{"serial_number": "SN2"}}, {"t1", "create_ticket", map[string]any{"summary": "two devices"}}}},
+			{calls: []scriptedCall{send}}},
 			outcome{Turns: 2, ModelCalls: 2, FinalCalled: true, Calls: []string{
 				`check_warranty {"serial_number":"SN1"}`, `check_warranty {"serial_number":"SN2"}`, `create_ticket {"summary":"two devices"}`, sendCall}}},
 		{"bad arguments are refused and corrected", []turn{
-			{calls: []call{{"c0", "check_warranty", map[string]any{"serial_number": ""}}}},
-			{calls: []call{{"s0", "send_email", map[string]any{"to": "attacker@evil.example", "body": "x"}}}},
-			{calls: []call{check}}, {calls: []call{send}}},
+			{calls: []scriptedCall{{"c0", "check_warranty", map[string]any{"serial_number": ""}}}},
+			{calls: []scriptedCall{{"s0", "send_email", map[string]any{"to": "attacker@evil.example", "body": "x"}}}},
+			{calls: []scriptedCall{check}}, {calls: []scriptedCall{send}}},
 			outcome{Turns: 4, ModelCalls: 4, FinalCalled: true, Calls: []string{
 				`check_warranty {"serial_number":""}`, `send_email {"body":"x","to":"attacker@evil.example"}`, `check_warranty {"serial_number":"SN1"}`, sendCall}}},
-		{"a 429 is retried after the server's delay", []turn{{status: 429}, {calls: []call{check}}, {calls: []call{send}}},
+		{"a 429 is retried after the server's delay", []turn{{status: 429}, {calls: []scriptedCall{check}}, {calls: []scriptedCall{send}}},
 			outcome{Turns: 2, ModelCalls: 3, FinalCalled: true, Calls: []string{`check_warranty {"serial_number":"SN1"}`, sendCall}, Sleeps: []time.Duration{2 * time.Second}}},
 		{"a refusal by policy is retried once, then the loop stops", []turn{{refusal: true}, {refusal: true}},
 			outcome{ModelCalls: 2, Degraded: true, Stop: agent.ErrInvalidResponse.Error()}},
@@ -178,7 +179,7 @@ func TestAgentScenariosBothProviders(t *testing.T) {
 		}},
 		{"openai", func(t *testing.T, turns []turn) (agent.Model, func() int) {
 			srv := openaitest.New(t, openaiSteps(turns)...)
-			c, err := openai.New(openai.Config{BaseURL: srv.BaseURL(), APIKey: openaitest.APIKey})
+			c, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: srv.BaseURL(), APIKey: openaitest.APIKey})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,7 +232,7 @@ func TestAgentScenariosBothProviders(t *testing.T) {
 // choice comes back as a model detection.
 func TestDetectionThroughOpenAI(t *testing.T) {
 	srv := openaitest.New(t, openaitest.Text(`{"scenario":"out-of-scope","reason":"A marketing offer."}`))
-	c, err := openai.New(openai.Config{BaseURL: srv.BaseURL(), APIKey: openaitest.APIKey})
+	c, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: srv.BaseURL(), APIKey: openaitest.APIKey})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package openai_test
+package model_test
 
 import (
 	"context"
@@ -13,13 +13,13 @@ import (
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
-	"triage/internal/openai"
+	"triage/internal/model"
 	"triage/internal/testkit/openaitest"
 )
 
-func client(t *testing.T, srv *openaitest.Server) *openai.Client {
+func openAIClient(t *testing.T, srv *openaitest.Server) *model.OpenAI {
 	t.Helper()
-	c, err := openai.New(openai.Config{BaseURL: srv.BaseURL(), APIKey: openaitest.APIKey})
+	c, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: srv.BaseURL(), APIKey: openaitest.APIKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func client(t *testing.T, srv *openaitest.Server) *openai.Client {
 func TestHistoryOnTheWire(t *testing.T) {
 	srv := openaitest.New(t, openaitest.Calls(openaitest.Call{ID: "call_a", Name: "check_warranty", Args: map[string]any{"serial_number": "SN1"}}),
 		openaitest.Calls(openaitest.Call{ID: "call_b", Name: "send_email", Args: map[string]any{"to": customer, "body": "ok"}}))
-	a, err := agent.New(agent.Config{Model: client(t, srv), ModelName: "gpt-test"})
+	a, err := agent.New(agent.Config{Model: openAIClient(t, srv), ModelName: "gpt-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestHistoryOnTheWire(t *testing.T) {
 // terms, and the JSON text comes back as the candidate's text.
 func TestStructuredResponse(t *testing.T) {
 	srv := openaitest.New(t, openaitest.Text(`{"scenario":"valid-warranty","reason":"serial and fault"}`))
-	resp, err := client(t, srv).GenerateContent(context.Background(), "gpt-test",
+	resp, err := openAIClient(t, srv).GenerateContent(context.Background(), "gpt-test",
 		[]*genai.Content{genai.NewContentFromText("classify", genai.RoleUser)},
 		&genai.GenerateContentConfig{ResponseMIMEType: "application/json", ResponseSchema: &genai.Schema{
 			Type: genai.TypeObject, Required: []string{"scenario"},
@@ -116,7 +116,7 @@ func TestAnswers(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := openaitest.New(t, tt.step)
-			resp, err := client(t, srv).GenerateContent(context.Background(), "m", []*genai.Content{genai.NewContentFromText("x", genai.RoleUser)}, nil)
+			resp, err := openAIClient(t, srv).GenerateContent(context.Background(), "m", []*genai.Content{genai.NewContentFromText("x", genai.RoleUser)}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +145,7 @@ func TestErrors(t *testing.T) {
 		{openaitest.Step{Status: 502, Body: "<html>bad gateway</html>"}, true},
 	} {
 		srv := openaitest.New(t, tt.step)
-		_, err := client(t, srv).GenerateContent(context.Background(), "m", []*genai.Content{genai.NewContentFromText("x", genai.RoleUser)}, nil)
+		_, err := openAIClient(t, srv).GenerateContent(context.Background(), "m", []*genai.Content{genai.NewContentFromText("x", genai.RoleUser)}, nil)
 		var ae genai.APIError
 		if !errors.As(err, &ae) || ae.Code != tt.step.Status || agent.Temporary(err) != tt.temporary {
 			t.Errorf("%d: err %v (temporary %v)", tt.step.Status, err, agent.Temporary(err))
@@ -157,37 +157,6 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// TestCallsWithoutIDs: history whose calls carry no ID (written by another
-// provider) still pairs each tool message with its call.
-func TestCallsWithoutIDs(t *testing.T) {
-	req, err := openai.Request("m", []*genai.Content{
-		genai.NewContentFromText("hi", genai.RoleUser),
-		{Role: genai.RoleModel, Parts: []*genai.Part{
-			{FunctionCall: &genai.FunctionCall{Name: "a", Args: map[string]any{}}},
-			{FunctionCall: &genai.FunctionCall{Name: "b"}},
-		}},
-		{Role: genai.RoleUser, Parts: []*genai.Part{
-			{FunctionResponse: &genai.FunctionResponse{Name: "a", Response: map[string]any{"ok": true}}},
-			{FunctionResponse: &genai.FunctionResponse{Name: "b", Response: map[string]any{"ok": true}}},
-		}},
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, m := range req.Messages {
-		for _, tc := range m.ToolCalls {
-			got = append(got, tc.Function.Name+"="+tc.ID)
-		}
-		if m.ToolCallID != "" {
-			got = append(got, "response="+m.ToolCallID)
-		}
-	}
-	if diff := cmp.Diff([]string{"a=call_1", "b=call_2", "response=call_1", "response=call_2"}, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
 // TestNoKeyNoHeader: a local server without a key gets no Authorization.
 func TestNoKeyNoHeader(t *testing.T) {
 	seen := make(chan string, 1)
@@ -196,7 +165,7 @@ func TestNoKeyNoHeader(t *testing.T) {
 		w.Write([]byte(openaitest.Text("hi").Body))
 	}))
 	defer srv.Close()
-	c, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1/"})
+	c, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: srv.URL + "/v1/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +175,7 @@ func TestNoKeyNoHeader(t *testing.T) {
 	if got := <-seen; got != "" {
 		t.Errorf("Authorization %q sent without a key", got)
 	}
-	if _, err := openai.New(openai.Config{BaseURL: "localhost:11434"}); err == nil {
+	if _, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: "localhost:11434"}); err == nil {
 		t.Error("a base URL without a scheme was accepted")
 	}
 }

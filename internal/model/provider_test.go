@@ -1,4 +1,4 @@
-package llm_test
+package model_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"triage/internal/llm"
+	"triage/internal/model"
 	"triage/internal/testkit/openaitest"
 )
 
@@ -37,7 +37,7 @@ func TestOpenAIProvider(t *testing.T) {
 			for k, v := range tt.env {
 				env[k] = v
 			}
-			o := llm.Options{Provider: llm.ProviderOpenAI, APIKeyFile: tt.keyFile, Getenv: func(k string) string { return env[k] }}
+			o := model.Options{Provider: model.ProviderOpenAI, APIKeyFile: tt.keyFile, Getenv: func(k string) string { return env[k] }}
 			if tt.flagBase {
 				o.BaseURL = srv.BaseURL()
 			} else {
@@ -46,7 +46,7 @@ func TestOpenAIProvider(t *testing.T) {
 			if !o.Live() {
 				t.Fatal("Live() = false")
 			}
-			m, err := llm.New(context.Background(), o)
+			m, err := model.New(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -60,17 +60,17 @@ func TestOpenAIProvider(t *testing.T) {
 			}
 		})
 	}
-	none := llm.Options{Provider: llm.ProviderOpenAI, Getenv: func(string) string { return "" }}
+	none := model.Options{Provider: model.ProviderOpenAI, Getenv: func(string) string { return "" }}
 	if none.Live() {
 		t.Error("Live() without key or base URL")
 	}
-	if _, err := llm.New(context.Background(), none); err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+	if _, err := model.New(context.Background(), none); err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 		t.Errorf("no key: err %v", err)
 	}
-	if _, err := llm.New(context.Background(), llm.Options{Provider: "claude"}); err == nil {
+	if _, err := model.New(context.Background(), model.Options{Provider: "claude"}); err == nil {
 		t.Error("unknown provider accepted")
 	}
-	if m, err := llm.New(context.Background(), llm.Options{Provider: llm.ProviderOpenAI, Offline: true}); err != nil || !m.Offline {
+	if m, err := model.New(context.Background(), model.Options{Provider: model.ProviderOpenAI, Offline: true}); err != nil || !m.Offline {
 		t.Errorf("offline forced with provider openai: %v", err)
 	} else {
 		m.Close()

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"triage/internal/offline"
+	"triage/internal/model"
 	"triage/internal/testkit/mailtest"
 )
 
@@ -78,7 +78,7 @@ func BenchmarkWatchBacklog(b *testing.B) {
 				fmt.Sscan(v, &n)
 			}
 			for range b.N {
-				srv, err := offline.Start(offline.Options{Latency: lat})
+				srv, err := model.StartOffline(model.OfflineOptions{Latency: lat})
 				if err != nil {
 					b.Fatal(err)
 				}

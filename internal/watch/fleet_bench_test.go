@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"triage/internal/offline"
+	"triage/internal/model"
 	"triage/internal/testkit/mailtest"
 )
 
@@ -35,7 +35,7 @@ func BenchmarkFleetBacklog(b *testing.B) {
 				fmt.Sscan(v, &n)
 			}
 			for range b.N {
-				srv, err := offline.Start(offline.Options{Latency: lat})
+				srv, err := model.StartOffline(model.OfflineOptions{Latency: lat})
 				if err != nil {
 					b.Fatal(err)
 				}
