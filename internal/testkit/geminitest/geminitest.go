@@ -5,7 +5,7 @@
 // breaking the rules on purpose). It records every request for the test to
 // read back, and has builders for replies in the GenerateContentResponse shape.
 // It is the one way the tests fake Gemini over HTTP; the built-in offline
-// model (internal/offline) is a product feature, not this.
+// model (internal/model) is a product feature, not this.
 package geminitest
 
 import (
