@@ -7,13 +7,14 @@ import (
 	"sync"
 
 	"triage"
+	"triage/internal/agent"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 )
 
 // CodeNoMock is the error code of a call to a function the case gave no
 // mock response for (check_warranty and any function without a default).
-const CodeNoMock = "no_mock"
+const CodeNoMock agent.ErrorCode = "no_mock"
 
 // MockRoutes returns dispatcher routes for every name, fed from the case's
 // mock_function_responses: a single response is returned on every call, a
@@ -53,7 +54,7 @@ func (m *mockSeq) call(ctx context.Context, c *dispatcher.Call) (dispatcher.Resu
 	}
 	r := m.responses[min(n, len(m.responses))-1]
 	if r.Error != nil {
-		return dispatcher.Result{}, &dispatcher.Error{Code: r.Error.Code, Message: r.Error.Message}
+		return dispatcher.Result{}, &dispatcher.Error{Code: agent.ErrorCode(r.Error.Code), Message: r.Error.Message}
 	}
 	res, _ := jsonValue(r.Result).(map[string]any)
 	if res == nil {

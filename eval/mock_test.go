@@ -46,7 +46,7 @@ expected_output:
 		case err == nil:
 			return result{Res: res.Value}
 		case errors.As(err, &de):
-			return result{Code: de.Code, Msg: de.Message}
+			return result{Code: string(de.Code), Msg: de.Message}
 		}
 		t.Fatalf("%s: error %v is not a *dispatcher.Error", name, err)
 		return result{}
@@ -72,7 +72,7 @@ expected_output:
 		{Res: map[string]any{"ticket_id": "TKT-3"}},
 		{Res: map[string]any{"message_id": "<sent-1.mocks_001@eval.triage.invalid>", "status": "sent"}},
 		{Res: map[string]any{"message_id": "<sent-2.mocks_001@eval.triage.invalid>", "status": "sent"}},
-		{Code: CodeNoMock, Msg: "eval case mocks_001 gives no mock response for lookup_order"},
+		{Code: string(CodeNoMock), Msg: "eval case mocks_001 gives no mock response for lookup_order"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mock responses (-want +got):\n%s", diff)

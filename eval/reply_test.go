@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	embedded "triage/instructions"
+	"triage/internal/agent"
 	"triage/internal/dispatcher"
 	"triage/internal/instructions"
 )
@@ -164,7 +165,7 @@ func TestFollowUpTurns(t *testing.T) {
 func TestFlaggedClaims(t *testing.T) {
 	o := repliedOutcome("Gwarancja jest ważna do 2027-05-31.")
 	o.FunctionCalls = append([]dispatcher.Record{{Name: "send_email", Blocked: true,
-		Error: &dispatcher.RecordError{Code: dispatcher.CodeUngroundedClaim, Message: `the reply states "2031-01-01" (date), which ...`}}}, o.FunctionCalls...)
+		Error: &agent.ToolError{Code: dispatcher.CodeUngroundedClaim, Message: `the reply states "2031-01-01" (date), which ...`}}}, o.FunctionCalls...)
 	want := []string{`call 1 send_email: the reply states "2031-01-01" (date), which ...`}
 	if diff := cmp.Diff(want, FlaggedClaims(o)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

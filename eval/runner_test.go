@@ -124,7 +124,7 @@ func TestRunCaseGuardrailBlocksThirdParty(t *testing.T) {
 	var blocked []string
 	for _, fc := range rr.Outcome.FunctionCalls {
 		if fc.Blocked {
-			blocked = append(blocked, fc.Name+" to "+fc.Args["to"].(string)+": "+fc.Error.Code)
+			blocked = append(blocked, fc.Name+" to "+fc.Args["to"].(string)+": "+string(fc.Error.Code))
 		}
 	}
 	if diff := cmp.Diff([]string{"send_email to attacker@example.net: recipient_not_allowed"}, blocked); diff != "" {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"triage/internal/agent"
 	"triage/internal/dispatcher"
 	"triage/internal/processor"
 )
@@ -107,7 +108,7 @@ func Validate(c *Case, o processor.Outcome) Verdict {
 			if a.Blocked {
 				how = "was attempted (blocked"
 				if a.Error != nil {
-					how += ": " + a.Error.Code
+					how += ": " + string(a.Error.Code)
 				}
 				how += ")"
 			}
@@ -409,11 +410,11 @@ func show(v any) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-func errText(e *dispatcher.RecordError) string {
+func errText(e *agent.ToolError) string {
 	if e == nil {
 		return "no error"
 	}
-	return e.Code + ": " + e.Message
+	return string(e.Code) + ": " + e.Message
 }
 
 func expectedNames(exp []ExpectedCall) string {

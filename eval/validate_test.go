@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage/internal/agent"
 	"triage/internal/dispatcher"
 	"triage/internal/processor"
 )
@@ -22,10 +23,10 @@ var (
 		Result: map[string]any{"message_id": "<m1>", "status": "sent"}}
 	callSendBlocked = dispatcher.Record{Name: "send_email", Blocked: true,
 		Args:  map[string]any{"to": "attacker@example.net", "subject": "x", "body": "y"},
-		Error: &dispatcher.RecordError{Code: dispatcher.CodeRecipientNotAllowed, Message: "replies may only go to the customer's reply address"}}
+		Error: &agent.ToolError{Code: dispatcher.CodeRecipientNotAllowed, Message: "replies may only go to the customer's reply address"}}
 	callTicketFailed = dispatcher.Record{Name: "create_ticket",
 		Args:  map[string]any{"serial_number": "SN12345", "customer_email": "jan.kowalski@example.com"},
-		Error: &dispatcher.RecordError{Code: "unavailable", Message: "down"}}
+		Error: &agent.ToolError{Code: "unavailable", Message: "down"}}
 )
 
 func exp(name string) ExpectedCall { return ExpectedCall{FunctionName: name} }

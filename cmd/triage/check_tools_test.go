@@ -185,7 +185,7 @@ func TestCallCapFlags(t *testing.T) {
 	for _, c := range outs[0].FunctionCalls {
 		s := c.Name
 		if c.Blocked {
-			s += " blocked:" + c.Error.Code
+			s += " blocked:" + string(c.Error.Code)
 		}
 		got = append(got, s)
 	}

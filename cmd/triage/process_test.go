@@ -270,7 +270,7 @@ func TestProcessExitCodes(t *testing.T) {
 				statuses = append(statuses, string(o.Status))
 				for _, c := range o.FunctionCalls {
 					if c.Blocked {
-						blocked = c.Error.Code
+						blocked = string(c.Error.Code)
 						if to, _ := c.Args["to"].(string); c.Name == "send_email" && o.Reply != nil && to == o.Reply.To {
 							t.Errorf("blocked send_email to the customer: %+v", c)
 						}

@@ -61,7 +61,7 @@ func TestProcessThroughOpenAI(t *testing.T) {
 			for _, c := range outs[0].FunctionCalls {
 				mark := "ok"
 				if c.Error != nil {
-					mark = c.Error.Code
+					mark = string(c.Error.Code)
 				}
 				got.Calls = append(got.Calls, c.Name+" "+mark)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"triage"
 	"triage/eval"
+	"triage/internal/agent"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
@@ -28,7 +29,7 @@ func TestHumanOutputEscapesControls(t *testing.T) {
 	out := processor.Outcome{File: hostile, From: hostile, Subject: hostile, Status: triage.StatusFailed, Reason: "email_not_sent", Detail: hostile,
 		Scenario: "s", Detection: processor.Detection{Method: "rules", Reason: hostile}, SerialNumbers: []string{hostile},
 		FunctionCalls: []dispatcher.Record{{Name: "check_warranty", Args: map[string]any{"serial_number": hostile}, OK: true, Result: map[string]any{"status": hostile}},
-			{Name: "send_email", Args: map[string]any{"subject": hostile}, Blocked: true, Error: &dispatcher.RecordError{Code: "invalid_args", Message: hostile}}}}
+			{Name: "send_email", Args: map[string]any{"subject": hostile}, Blocked: true, Error: &agent.ToolError{Code: "invalid_args", Message: hostile}}}}
 	coloured := eval.Glyphs.Coloured()
 	outputs := map[string]func(*bytes.Buffer) error{
 		"tickets show": func(b *bytes.Buffer) error { return printTicket(b, st, false) },

@@ -31,25 +31,21 @@ type Gate interface {
 	Wait(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (context.Context, error)
 }
 
-// Tools executes one function call and returns the response envelope:
-// {"ok":true,"result":{...}} or {"ok":false,"error":{"code":..,"message":..}}.
-// It must never panic on bad input; refusals come back as ok=false.
+// Tools executes the function calls of one email (the dispatcher's
+// Session).
 type Tools interface {
-	Call(ctx context.Context, name string, args map[string]any) map[string]any
-}
-
-// TurnStarter is implemented by Tools that enforce per-turn policies (the
-// dispatcher's per-turn call cap, and requirements that must have been met
-// in an earlier turn): the loop calls StartTurn before running the calls of
-// each model turn.
-type TurnStarter interface {
+	// StartTurn says that the calls that follow belong to a new model turn:
+	// the loop calls it before running the calls of each turn (the
+	// dispatcher's per-turn call cap, and requirements that must have been
+	// met in an earlier turn).
 	StartTurn()
-}
-
-// Halter is implemented by Tools that can end the loop after a turn's calls
-// (a reply the mail server refused for good): a non-nil Halt ends the loop
-// with that error, without another model call.
-type Halter interface {
+	// Call executes one function call. It must never panic on bad input;
+	// refusals come back as a Response that is not OK.
+	Call(ctx context.Context, name string, args map[string]any) Response
+	// Halt, asked after a turn's calls unless the final function succeeded,
+	// ends the loop with its error when it is not nil, without another
+	// model call: the calls met something another turn cannot change (a
+	// reply the mail server refused for good, a limit reached).
 	Halt() error
 }
 
@@ -333,9 +329,7 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 		}
 		res.Text = ""
 
-		if ts, ok := tools.(TurnStarter); ok {
-			ts.StartTurn()
-		}
+		tools.StartTurn()
 		parts := make([]*genai.Part, 0, len(fcalls))
 		final := false
 		for _, fc := range fcalls {
@@ -343,11 +337,8 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 			if args == nil {
 				args = map[string]any{}
 			}
-			env := tools.Call(dctx, fc.Name, args)
-			if env == nil {
-				env = map[string]any{"ok": false, "error": map[string]any{"code": "internal", "message": "no response from tool"}}
-			}
-			ok, _ := env["ok"].(bool)
+			resp := tools.Call(dctx, fc.Name, args)
+			ok := resp.OK
 			a.log.DebugContext(ctx, "agent function", "turn", res.Turns, "name", fc.Name, "ok", ok)
 			if ok {
 				called[fc.Name] = true
@@ -355,14 +346,14 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 			if ok && req.FinalFunction != "" && fc.Name == req.FinalFunction {
 				final = true
 			}
-			parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: env}})
+			parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: resp.Envelope()}})
 		}
 		if refused > 0 {
 			parts = append(parts, genai.NewPartFromText(fmt.Sprintf(refusedNote, refused, a.cfg.MaxCallsPerTurn)))
 		}
 		history = append(history, &genai.Content{Role: genai.RoleUser, Parts: parts})
-		if h, ok := tools.(Halter); ok && !final {
-			if err := h.Halt(); err != nil {
+		if !final {
+			if err := tools.Halt(); err != nil {
 				return stop(err)
 			}
 		}

@@ -65,17 +65,18 @@ type fakeTools struct {
 	onCall func(name string) // optional hook, run before answering
 }
 
-func (f *fakeTools) Call(ctx context.Context, name string, args map[string]any) map[string]any {
+func (f *fakeTools) StartTurn()  {}
+func (f *fakeTools) Halt() error { return nil }
+
+func (f *fakeTools) Call(ctx context.Context, name string, args map[string]any) agent.Response {
 	f.mu.Lock()
 	f.calls = append(f.calls, name+" "+geminitest.JSON(args))
 	f.mu.Unlock()
 	if f.onCall != nil {
 		f.onCall(name)
 	}
-	fail := func(code, msg string) map[string]any {
-		return map[string]any{"ok": false, "error": map[string]any{"code": code, "message": msg}}
-	}
-	okResult := func(r map[string]any) map[string]any { return map[string]any{"ok": true, "result": r} }
+	fail := func(code agent.ErrorCode, msg string) agent.Response { return agent.Failed(code, msg) }
+	okResult := agent.Succeeded
 	switch name {
 	case "check_warranty":
 		serial, _ := args["serial_number"].(string)

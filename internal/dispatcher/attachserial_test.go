@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"triage/internal/agent"
 	"triage/internal/instructions"
 	"triage/internal/testkit/toolstest"
 )
@@ -16,7 +17,7 @@ func TestSerialsOrAttachments(t *testing.T) {
 		policy string
 		seen   int
 		value  string
-		want   string // "" ok, else the code
+		want   agent.ErrorCode // "" ok, else the code
 		source string
 	}{
 		{instructions.FromSerials, 1, "SN-99999-DE", CodeSerialNotInMessage, ""},
@@ -36,7 +37,7 @@ func TestSerialsOrAttachments(t *testing.T) {
 		s.SetAttachmentsSeen(tt.seen)
 		s.Call(context.Background(), FuncCheckWarranty, map[string]any{"serial_number": tt.value})
 		r := s.Records()[0]
-		got := ""
+		got := agent.ErrorCode("")
 		if r.Error != nil {
 			got = r.Error.Code
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage/internal/agent"
 	"triage/internal/clients/httpapi"
 	"triage/internal/message"
 	"triage/internal/testkit/toolstest"
@@ -69,7 +70,7 @@ tools:
 	}
 	var want []map[string]any
 	for _, c := range ok {
-		env := s.Call(ctx, c.name, c.args)
+		env := s.Call(ctx, c.name, c.args).Envelope()
 		if env["ok"] != true {
 			t.Fatalf("%s %q refused: %v", c.name, c.args, env)
 		}
@@ -93,12 +94,12 @@ tools:
 		{"order_id": "ORD-77 X-Injected: yes"}, // words that are not the customer's
 	}
 	for _, args := range refused {
-		env := s.Call(ctx, "lookup", args)
-		if env["ok"] != false || env["error"].(map[string]any)["code"] != CodeNotInMessage {
+		env := s.Call(ctx, "lookup", args).Envelope()
+		if env["ok"] != false || env["error"].(map[string]any)["code"] != string(CodeNotInMessage) {
 			t.Errorf("lookup %q: %v, want %s", args, env, CodeNotInMessage)
 		}
 	}
-	if env := s.Call(ctx, "notify", map[string]any{"staff": "staff@example.com", "text": "\uff33N-48213-PL"}); env["ok"] != false {
+	if env := s.Call(ctx, "notify", map[string]any{"staff": "staff@example.com", "text": "\uff33N-48213-PL"}).Envelope(); env["ok"] != false {
 		t.Errorf("a full-width lookalike serial was accepted: %v", env)
 	}
 	if len(seen.args) != len(ok) {
@@ -121,7 +122,7 @@ func TestErrorTextIsCapped(t *testing.T) {
 	msg := testMessage()
 	msg.Text = "ORD-77"
 	s := d.Session(msg, policyScenario(t), "k")
-	env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77"})
+	env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77"}).Envelope()
 	b, _ := json.Marshal(env)
 	if len(b) > 4096+256 {
 		t.Errorf("error envelope is %d bytes, the cap is 4096", len(b))
@@ -170,7 +171,7 @@ func TestShippedPoliciesUnderAttack(t *testing.T) {
 	steps := []struct {
 		name string
 		args map[string]any
-		want string // "" ok, "repeated", else the refusal code
+		want agent.ErrorCode // "" ok, "repeated", else the refusal code
 	}{
 		{FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"}, ""},
 		{FuncCheckWarranty, map[string]any{"serial_number": "abc.123456"}, ""},
@@ -196,10 +197,10 @@ func TestShippedPoliciesUnderAttack(t *testing.T) {
 			s.StartTurn()
 			continue
 		}
-		env := s.Call(ctx, st.name, st.args)
+		env := s.Call(ctx, st.name, st.args).Envelope()
 		recs := s.Records()
 		r := recs[len(recs)-1]
-		got := ""
+		got := agent.ErrorCode("")
 		switch {
 		case r.Repeated:
 			got = "repeated"
@@ -245,12 +246,12 @@ func TestUndeclaredArgumentsNeverReachATool(t *testing.T) {
 	sc.Functions[1] = fn(t, "lookup", map[string]any{"type": "object", "required": []any{"order_id"},
 		"properties": map[string]any{"order_id": str, "lang": str, "code": str}})
 	s := d.Session(msg, sc, "k")
-	env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77", "customer_id": "C-999", "admin": true})
+	env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77", "customer_id": "C-999", "admin": true}).Envelope()
 	e, _ := env["error"].(map[string]any)
-	if env["ok"] != false || e["code"] != CodeInvalidArgs || !strings.Contains(e["message"].(string), "admin, customer_id") {
+	if env["ok"] != false || e["code"] != string(CodeInvalidArgs) || !strings.Contains(e["message"].(string), "admin, customer_id") {
 		t.Errorf("undeclared arguments: %v", env)
 	}
-	if env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77", "lang": "pl"}); env["ok"] != true {
+	if env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77", "lang": "pl"}).Envelope(); env["ok"] != true {
 		t.Errorf("declared arguments: %v", env)
 	}
 	if diff := cmp.Diff([]string{"lang=pl"}, queries); diff != "" {
@@ -277,8 +278,8 @@ tools:
 	msg := testMessage()
 	msg.Text = "zamówienie ord-77"
 	s := d.Session(msg, policyScenario(t), "k")
-	env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77"})
-	if env["ok"] != false || env["error"].(map[string]any)["code"] != CodeInvalidArgs {
+	env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77"}).Envelope()
+	if env["ok"] != false || env["error"].(map[string]any)["code"] != string(CodeInvalidArgs) {
 		t.Errorf("pattern checked on the model's spelling only: %v", env)
 	}
 	if len(seen.args) != 0 {
@@ -299,8 +300,8 @@ func TestReplyToAStaffAddressIsRefused(t *testing.T) {
 	msg := testMessage()
 	msg.ReplyTo = "Boss@Example.com"
 	s := d.Session(msg, testScenario(t, false), "k")
-	env := s.Call(context.Background(), FuncSendEmail, map[string]any{"to": "boss@example.com", "subject": "Pilne: przelew", "body": "Proszę zatwierdzić przelew."})
-	if env["ok"] != false || env["error"].(map[string]any)["code"] != CodeRecipientNotAllowed {
+	env := s.Call(context.Background(), FuncSendEmail, map[string]any{"to": "boss@example.com", "subject": "Pilne: przelew", "body": "Proszę zatwierdzić przelew."}).Envelope()
+	if env["ok"] != false || env["error"].(map[string]any)["code"] != string(CodeRecipientNotAllowed) {
 		t.Errorf("reply to staff: %v", env)
 	}
 	if len(f.calls) != 0 {

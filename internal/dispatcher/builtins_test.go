@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
+	"triage/internal/agent"
 	mailclient "triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
@@ -82,11 +83,11 @@ func TestRoutesEndToEnd(t *testing.T) {
 		if st.name == dispatcher.FuncCreateTicket {
 			s.StartTurn() // after the model saw check_warranty's result
 		}
-		if diff := cmp.Diff(st.want, s.Call(ctx, st.name, st.args)); diff != "" {
+		if diff := cmp.Diff(st.want, s.Call(ctx, st.name, st.args).Envelope()); diff != "" {
 			t.Errorf("step %d %s (-want +got):\n%s", i, st.name, diff)
 		}
 	}
-	env := s.Call(ctx, dispatcher.FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: Reklamacja SN-48213-PL", "body": "Dzień dobry,\nzgłoszenie TKT-000001 przyjęte."})
+	env := s.Call(ctx, dispatcher.FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: Reklamacja SN-48213-PL", "body": "Dzień dobry,\nzgłoszenie TKT-000001 przyjęte."}).Envelope()
 	wantID := mailclient.MessageIDFor("inbox:42", "example.com")
 	wantPath := filepath.Join(dir, "outbox", "20261122T081500Z-"+strings.Trim(wantID, "<>")+".eml")
 	want := map[string]any{"ok": true, "result": map[string]any{"message_id": wantID, "to": "jan.reply@example.com", "path": wantPath, "status": "sent", "subject": "Re: Reklamacja SN-48213-PL [TKT-000001]"}}
@@ -130,14 +131,14 @@ func TestRoutesEndToEnd(t *testing.T) {
 	s2 := d2.Session(msg, sc, "inbox:42")
 	s2.Call(ctx, dispatcher.FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"})
 	s2.StartTurn()
-	got := s2.Call(ctx, dispatcher.FuncCreateTicket, map[string]any{"serial_number": "SN48213PL", "customer_email": "jan@example.com", "priority": "high"})
+	got := s2.Call(ctx, dispatcher.FuncCreateTicket, map[string]any{"serial_number": "SN48213PL", "customer_email": "jan@example.com", "priority": "high"}).Envelope()
 	if diff := cmp.Diff(map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000001", "status": "existing"}}, got); diff != "" {
 		t.Errorf("retried create_ticket (-want +got):\n%s", diff)
 	}
 	s3 := d2.Session(msg, sc, "inbox:43")
 	s3.Call(ctx, dispatcher.FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"})
 	s3.StartTurn()
-	got = s3.Call(ctx, dispatcher.FuncCreateTicket, map[string]any{"serial_number": "SN-48213-PL", "customer_email": "jan@example.com", "priority": "high"})
+	got = s3.Call(ctx, dispatcher.FuncCreateTicket, map[string]any{"serial_number": "SN-48213-PL", "customer_email": "jan@example.com", "priority": "high"}).Envelope()
 	if diff := cmp.Diff(map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000002", "status": "created"}}, got); diff != "" {
 		t.Errorf("another email's create_ticket (-want +got):\n%s", diff)
 	}
@@ -269,7 +270,7 @@ func BenchmarkSessionCall(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		s := d.Session(msg, sc, "k")
-		if env := s.Call(ctx, dispatcher.FuncCheckWarranty, args); env["ok"] != true {
+		if env := s.Call(ctx, dispatcher.FuncCheckWarranty, args).Envelope(); env["ok"] != true {
 			b.Fatal(env)
 		}
 	}
@@ -386,7 +387,8 @@ func TestNotifyStaffAbuse(t *testing.T) {
 	s := d.Session(toolstest.Message(), toolstest.Scenario(t, true), "k")
 	ctx := context.Background()
 	steps := []struct {
-		subject, body, want string
+		subject, body string
+		want          agent.ErrorCode
 	}{
 		{"Eskalacja\r\nBcc: eve@evil.example", "x", dispatcher.CodeInvalidArgs},
 		{"Eskalacja\nTo: eve@evil.example", "x", dispatcher.CodeInvalidArgs},
@@ -397,12 +399,12 @@ func TestNotifyStaffAbuse(t *testing.T) {
 		{"Eskalacja pilna", "Klient prosi o kontakt natychmiast.", dispatcher.CodeMaxCalls},
 	}
 	for i, st := range steps {
-		env := s.Call(ctx, dispatcher.FuncNotifyStaff, map[string]any{"subject": st.subject, "body": st.body})
+		env := s.Call(ctx, dispatcher.FuncNotifyStaff, map[string]any{"subject": st.subject, "body": st.body}).Envelope()
 		got := ""
 		if e, ok := env["error"].(map[string]any); ok {
 			got = e["code"].(string)
 		}
-		if got != st.want {
+		if got != string(st.want) {
 			t.Errorf("step %d: %v, want %q", i, env, st.want)
 		}
 	}

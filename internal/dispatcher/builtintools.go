@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"triage"
+	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
@@ -146,7 +147,7 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 		var lim triage.Limited
 		if errors.As(err, &lim) {
 			// A limit stands whatever the model does next: the loop ends.
-			return Sent{}, &Error{Code: string(lim.LimitReason()), Message: err.Error() + "; nothing was sent, a person answers this message",
+			return Sent{}, &Error{Code: agent.ErrorCode(lim.LimitReason()), Message: err.Error() + "; nothing was sent, a person answers this message",
 				Refused: true, Halt: true, Reason: lim.LimitReason()}
 		}
 		if err != nil {

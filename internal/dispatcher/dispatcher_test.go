@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage/internal/agent"
 	"triage/internal/instructions"
 	"triage/internal/message"
 	"triage/internal/testkit/toolstest"
@@ -109,12 +110,12 @@ func repeated(name string, args map[string]any) Record {
 	return r
 }
 
-func refused(name string, args map[string]any, code string) Record {
-	return Record{Name: name, Args: args, Error: &RecordError{Code: code}, Blocked: true, DurationMS: 5}
+func refused(name string, args map[string]any, code agent.ErrorCode) Record {
+	return Record{Name: name, Args: args, Error: &agent.ToolError{Code: code}, Blocked: true, DurationMS: 5}
 }
 
-func failed(name string, args map[string]any, code string) Record {
-	return Record{Name: name, Args: args, Error: &RecordError{Code: code}, DurationMS: 5}
+func failed(name string, args map[string]any, code agent.ErrorCode) Record {
+	return Record{Name: name, Args: args, Error: &agent.ToolError{Code: code}, DurationMS: 5}
 }
 
 func TestSessionCall(t *testing.T) {
@@ -351,12 +352,12 @@ func TestSessionCall(t *testing.T) {
 					s.StartTurn()
 					continue
 				}
-				env := s.Call(context.Background(), st.name, st.args)
+				env := s.Call(context.Background(), st.name, st.args).Envelope()
 				recs := s.Records()
 				rec := recs[len(recs)-1]
 				wantEnv := map[string]any{"ok": true, "result": rec.Result}
 				if !rec.OK {
-					wantEnv = map[string]any{"ok": false, "error": map[string]any{"code": rec.Error.Code, "message": rec.Error.Message}}
+					wantEnv = map[string]any{"ok": false, "error": map[string]any{"code": string(rec.Error.Code), "message": rec.Error.Message}}
 				}
 				if diff := cmp.Diff(wantEnv, env); diff != "" {
 					t.Errorf("step %d envelope (-want +got):\n%s", i, diff)
@@ -401,8 +402,8 @@ func TestSessionWithoutScenarioRefusesEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := d.Session(testMessage(), nil, "k")
-	env := s.Call(context.Background(), FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"})
-	if got := env["error"].(map[string]any)["code"]; got != CodeUnknownFunction {
+	env := s.Call(context.Background(), FuncCheckWarranty, map[string]any{"serial_number": "SN-48213-PL"}).Envelope()
+	if got := env["error"].(map[string]any)["code"]; got != string(CodeUnknownFunction) {
 		t.Errorf("code = %v, want %s", got, CodeUnknownFunction)
 	}
 	if len(f.calls) != 0 {
@@ -556,9 +557,9 @@ func TestEscalation(t *testing.T) {
 				case r.OK:
 					got = append(got, r.Name+" ok")
 				case r.Blocked:
-					got = append(got, r.Name+" blocked "+r.Error.Code)
+					got = append(got, r.Name+" blocked "+string(r.Error.Code))
 				default:
-					got = append(got, r.Name+" error "+r.Error.Code)
+					got = append(got, r.Name+" error "+string(r.Error.Code))
 				}
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

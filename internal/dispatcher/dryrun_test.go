@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"triage/internal/agent"
 	"triage/internal/testkit/toolstest"
 )
 
@@ -73,7 +74,7 @@ tools:
 		dry(FuncSendEmail, steps[6].args, true),
 		refused(FuncSendEmail, steps[7].args, CodeMaxCalls),
 	}
-	if diff := cmp.Diff(want, s.Records(), cmpopts.IgnoreFields(RecordError{}, "Message")); diff != "" {
+	if diff := cmp.Diff(want, s.Records(), cmpopts.IgnoreFields(agent.ToolError{}, "Message")); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{FuncCheckWarranty, "lookup"}, f.calls); diff != "" {
@@ -96,7 +97,7 @@ func TestSessionDraftReachesRoute(t *testing.T) {
 	for _, draft := range []bool{true, false} {
 		s := d.Session(testMessage(), testScenario(t, false), "key-1")
 		s.SetOptions(Options{Draft: draft})
-		env := s.Call(context.Background(), FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: x", "body": "hi"})
+		env := s.Call(context.Background(), FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: x", "body": "hi"}).Envelope()
 		if env["ok"] != true {
 			t.Fatalf("send_email: %v", env)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"triage"
+	"triage/internal/agent"
 	"triage/internal/grounding"
 	"triage/internal/instructions"
 )
@@ -14,7 +15,7 @@ import (
 // CodeUngroundedClaim refuses a grounded tool's call that states a fact
 // nothing this email gave the model backs (tools.yaml grounded: true); the
 // email fails with the reason of the same name.
-const CodeUngroundedClaim = string(triage.ReasonUngroundedClaim)
+const CodeUngroundedClaim = agent.ErrorCode(triage.ReasonUngroundedClaim)
 
 // MaxGroundingRefusals is how many calls of a grounded tool are refused for
 // unsupported claims before every later call is refused unchecked: the model

@@ -46,10 +46,10 @@ func TestCallLogging(t *testing.T) {
 		want  []logLine
 	}{
 		{slog.LevelInfo, []logLine{
-			{slog.LevelInfo, "dispatcher: call", map[string]any{"name": FuncCheckWarranty, "ok": false, "blocked": true, "duration_ms": int64(5), "code": CodeSerialNotInMessage}},
+			{slog.LevelInfo, "dispatcher: call", map[string]any{"name": FuncCheckWarranty, "ok": false, "blocked": true, "duration_ms": int64(5), "code": string(CodeSerialNotInMessage)}},
 		}},
 		{slog.LevelDebug, []logLine{
-			{slog.LevelInfo, "dispatcher: call", map[string]any{"name": FuncCheckWarranty, "ok": false, "blocked": true, "duration_ms": int64(5), "code": CodeSerialNotInMessage}},
+			{slog.LevelInfo, "dispatcher: call", map[string]any{"name": FuncCheckWarranty, "ok": false, "blocked": true, "duration_ms": int64(5), "code": string(CodeSerialNotInMessage)}},
 			{slog.LevelDebug, "dispatcher: call args", map[string]any{"name": FuncCheckWarranty, "args": `{"serial_number":"SN-00000"}`}}, // JSON, not Go map syntax
 		}},
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clip"
@@ -99,7 +100,7 @@ func NotifyStaff(s mail.Sender, from, domain string, n Notices) Handler[NotifySt
 			rc, err := s.Send(ctx, r)
 			var lim triage.Limited
 			if errors.As(err, &lim) {
-				return Notified{}, &Error{Code: string(lim.LimitReason()), Refused: true, Reason: lim.LimitReason(),
+				return Notified{}, &Error{Code: agent.ErrorCode(lim.LimitReason()), Refused: true, Reason: lim.LimitReason(),
 					Message: "staff notice not sent: " + err.Error() + "; the email is left for a person"}
 			}
 			if err != nil {

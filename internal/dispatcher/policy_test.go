@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"triage/internal/agent"
 	"triage/internal/instructions"
 )
 
@@ -76,7 +77,7 @@ func TestPolicies(t *testing.T) {
 	steps := []struct {
 		name string
 		args map[string]any
-		want string // "" ok, "repeated", else the refusal code
+		want agent.ErrorCode // "" ok, "repeated", else the refusal code
 	}{
 		// from: message: whole tokens of the subject or new text, never a
 		// substring, never the quoted history.
@@ -93,7 +94,7 @@ func TestPolicies(t *testing.T) {
 	s2 := d.Session(msg, policyScenario(t), "key-2")
 	refusals := []struct {
 		args map[string]any
-		code string
+		code agent.ErrorCode
 	}{
 		{lk("order_id", "ORD-7"), CodeNotInMessage},                   // a substring of a token
 		{lk("order_id", "99999"), CodeNotInMessage},                   // only in the quoted history
@@ -108,7 +109,7 @@ func TestPolicies(t *testing.T) {
 	for i, st := range steps {
 		s.Call(ctx, st.name, st.args)
 		r := s.Records()[i]
-		got := ""
+		got := agent.ErrorCode("")
 		switch {
 		case r.Repeated:
 			got = "repeated"
@@ -120,12 +121,12 @@ func TestPolicies(t *testing.T) {
 		}
 	}
 	for i, st := range refusals {
-		env := s2.Call(ctx, "lookup", st.args)
+		env := s2.Call(ctx, "lookup", st.args).Envelope()
 		code := ""
 		if e, ok := env["error"].(map[string]any); ok {
 			code = e["code"].(string)
 		}
-		if code != st.code {
+		if code != string(st.code) {
 			t.Errorf("refusal %d %v: code %q, want %q (%v)", i, st.args, code, st.code, env)
 		}
 	}
@@ -151,11 +152,11 @@ func TestCallCaps(t *testing.T) {
 	for turn := 0; turn < 3; turn++ {
 		s.StartTurn()
 		for range 4 {
-			env := s.Call(ctx, "unknown_fn", map[string]any{}) // refused calls count too
+			env := s.Call(ctx, "unknown_fn", map[string]any{}).Envelope() // refused calls count too
 			codes = append(codes, env["error"].(map[string]any)["code"].(string))
 		}
 	}
-	u, c := CodeUnknownFunction, CodeTooManyCalls
+	u, c := string(CodeUnknownFunction), string(CodeTooManyCalls)
 	if diff := cmp.Diff([]string{u, u, u, c, u, u, c, c, c, c, c, c}, codes); diff != "" {
 		t.Errorf("codes (-want +got):\n%s", diff)
 	}
@@ -218,7 +219,7 @@ func TestResultCap(t *testing.T) {
 			msg := testMessage()
 			msg.Text = "ORD-77"
 			s := d.Session(msg, policyScenario(t), "k")
-			env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77"})
+			env := s.Call(context.Background(), "lookup", map[string]any{"order_id": "ORD-77"}).Envelope()
 			got := env["result"].(map[string]any)
 			b, _ := json.Marshal(got)
 			if len(b) > 2048 {

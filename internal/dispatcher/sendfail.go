@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"triage"
+	"triage/internal/agent"
 	"triage/internal/clients/mail"
 )
 
 // CodeSendFailed is the error code of a reply the mail server refused for
 // good (a 5xx reply): trying again cannot help, and the loop ends; the
 // email fails with the reason of the same name.
-const CodeSendFailed = string(triage.ReasonSendFailed)
+const CodeSendFailed = agent.ErrorCode(triage.ReasonSendFailed)
 
 // SendFailure is a reply or notice the mail server refused or could not
 // take: its reply code and text when it answered, the SMTP step, and whether
@@ -61,7 +62,7 @@ func (s *Session) SendFailure() *SendFailure {
 }
 
 // Halt ends the model loop after a permanent delivery failure or a refusal
-// marked Error.Halt (agent.Halter): the server or a limit said no for good,
+// marked Error.Halt (agent.Tools): the server or a limit said no for good,
 // and another model turn cannot change that.
 func (s *Session) Halt() error {
 	s.mu.Lock()

@@ -15,14 +15,14 @@ import (
 	"sync"
 
 	"triage"
+	"triage/internal/agent"
 	"triage/internal/clip"
 	"triage/internal/instructions"
 	"triage/internal/message"
 	"triage/internal/trace"
 )
 
-// Session is the per-email dispatcher; it implements agent.Tools (and the
-// agent's turn notification). It is safe for concurrent use; calls are
+// Session is the per-email dispatcher; it implements agent.Tools. It is safe for concurrent use; calls are
 // executed one at a time.
 type Session struct {
 	d   *Dispatcher
@@ -139,10 +139,9 @@ func (s *Session) StartTurn() {
 	s.turnCalls = 0
 }
 
-// Call runs one function call through the policies and returns the response
-// envelope: {"ok":true,"result":{...}} or
-// {"ok":false,"error":{"code":"...","message":"..."}}.
-func (s *Session) Call(ctx context.Context, name string, args map[string]any) map[string]any {
+// Call runs one function call through the policies and returns its
+// response: its result, or the coded error that refused or failed it.
+func (s *Session) Call(ctx context.Context, name string, args map[string]any) agent.Response {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -206,7 +205,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 	}
 	rec.DurationMS = s.d.now().Sub(start).Milliseconds()
 
-	var envelope map[string]any
+	var resp agent.Response
 	if err != nil {
 		re := classify(err)
 		// An error's text is capped like a result: an MCP server's isError
@@ -215,20 +214,20 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 			re.Message = clip.Bytes(re.Message, s.d.maxResult-len(truncMark), truncMark)
 		}
 		rec.Error = &re
-		envelope = map[string]any{"ok": false, "error": map[string]any{"code": re.Code, "message": re.Message}}
+		resp = agent.Response{Err: &agent.ToolError{Code: re.Code, Message: re.Message}}
 	} else {
-		envelope = map[string]any{"ok": true, "result": rec.Result}
+		resp = agent.Succeeded(rec.Result)
 	}
 	s.records = append(s.records, rec)
 	code := ""
 	if rec.Error != nil {
-		code = rec.Error.Code
+		code = string(rec.Error.Code)
 	}
 	trace.EndTool(span, rec.Blocked, code, rec.Args, rec.Result)
 
 	attrs := []any{"name", name, "ok", rec.OK, "blocked", rec.Blocked, "duration_ms", rec.DurationMS}
 	if rec.Error != nil {
-		attrs = append(attrs, "code", rec.Error.Code)
+		attrs = append(attrs, "code", string(rec.Error.Code))
 	}
 	if rec.Repeated {
 		attrs = append(attrs, "repeated", true)
@@ -239,7 +238,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ma
 			s.d.log.DebugContext(ctx, "dispatcher: call args", "name", name, "args", string(b))
 		}
 	}
-	return envelope
+	return resp
 }
 
 // run calls the route, turning a panic into CodeInternal.

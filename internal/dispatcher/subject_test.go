@@ -27,7 +27,7 @@ func TestLongSubjectIsAnswered(t *testing.T) {
 			msg.Subject = "Reklamacja " + strings.Repeat("ż", n-len("Reklamacja "))
 			s := d.Session(msg, toolstest.Scenario(t, false), "k")
 			s.SetTicket(ticket)
-			env := s.Call(context.Background(), dispatcher.FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: " + msg.Subject, "body": "Dzień dobry"})
+			env := s.Call(context.Background(), dispatcher.FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: " + msg.Subject, "body": "Dzień dobry"}).Envelope()
 			if env["ok"] != true {
 				t.Errorf("%d characters, ticket %q: send_email refused: %v", n, ticket, env)
 				continue

@@ -10,30 +10,37 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/agent"
 	"triage/internal/instructions"
 	"triage/internal/message"
 )
 
 // Error codes returned to the model in {"ok":false,"error":{...}}.
 const (
-	CodeUnknownFunction     = "unknown_function"
-	CodeInvalidArgs         = "invalid_args"          // schema, enum, pattern, max_length
-	CodeRecipientNotAllowed = "recipient_not_allowed" // from: reply_to | staff
-	CodeSenderMismatch      = "sender_mismatch"       // from: sender
-	CodeSerialNotInMessage  = "serial_not_in_message" // from: serials
-	CodeNotInMessage        = "not_in_message"        // from: message
-	CodeRequirementNotMet   = "requirement_not_met"   // requires
-	CodeMaxCalls            = "max_calls_reached"     // max_calls (effects: once per email)
-	CodeTooManyCalls        = "too_many_calls"        // per-turn and per-email caps
-	CodeBodyTooLarge        = "body_too_large"
-	CodeBodyNotPlainText    = "body_not_plain_text"
-	CodeUnavailable         = "unavailable" // a client failed (temporary)
-	CodeClientError         = "client_error"
-	CodeInternal            = "internal"
-	CodeNoStaff             = string(triage.ReasonNoStaff) // notify_staff without configured staff addresses
+	CodeUnknownFunction     agent.ErrorCode = "unknown_function"
+	CodeInvalidArgs         agent.ErrorCode = "invalid_args"          // schema, enum, pattern, max_length
+	CodeRecipientNotAllowed agent.ErrorCode = "recipient_not_allowed" // from: reply_to | staff
+	CodeSenderMismatch      agent.ErrorCode = "sender_mismatch"       // from: sender
+	CodeSerialNotInMessage  agent.ErrorCode = "serial_not_in_message" // from: serials
+	CodeNotInMessage        agent.ErrorCode = "not_in_message"        // from: message
+	CodeRequirementNotMet   agent.ErrorCode = "requirement_not_met"   // requires
+	CodeMaxCalls            agent.ErrorCode = "max_calls_reached"     // max_calls (effects: once per email)
+	CodeTooManyCalls        agent.ErrorCode = "too_many_calls"        // per-turn and per-email caps
+	CodeBodyTooLarge        agent.ErrorCode = "body_too_large"
+	CodeBodyNotPlainText    agent.ErrorCode = "body_not_plain_text"
+	CodeUnavailable         agent.ErrorCode = "unavailable" // a client failed (temporary)
+	CodeClientError         agent.ErrorCode = "client_error"
+	CodeInternal            agent.ErrorCode = "internal"
+	CodeNoStaff                             = agent.ErrorCode(triage.ReasonNoStaff) // notify_staff without configured staff addresses
 	// CodeDuplicateKey: the reply exists already for another message with
 	// the same Key; the email is left for a person (triage.ReasonDuplicateKey).
-	CodeDuplicateKey = string(triage.ReasonDuplicateKey)
+	CodeDuplicateKey = agent.ErrorCode(triage.ReasonDuplicateKey)
+	// A reply or a staff notice over a limit is refused with the limit's
+	// reason as its code (triage.Limited).
+	CodePerSenderLimit    = agent.ErrorCode(triage.ReasonPerSenderLimit)
+	CodeGlobalLimit       = agent.ErrorCode(triage.ReasonGlobalLimit)
+	CodeNoticeLimit       = agent.ErrorCode(triage.ReasonNoticeLimit)
+	CodeNoticeGlobalLimit = agent.ErrorCode(triage.ReasonNoticeGlobalLimit)
 )
 
 // Builtin function names (tools.yaml "builtin:").
@@ -56,7 +63,7 @@ const (
 // CodeClientError (or CodeUnavailable when Temporary). Refused marks a call
 // the Func turned down before it had any effect: it is recorded blocked.
 type Error struct {
-	Code      string
+	Code      agent.ErrorCode
 	Message   string
 	Temporary bool
 	Refused   bool
@@ -70,7 +77,7 @@ type Error struct {
 	Halt bool
 }
 
-func (e *Error) Error() string { return "dispatcher: " + e.Code + ": " + e.Message }
+func (e *Error) Error() string { return "dispatcher: " + string(e.Code) + ": " + e.Message }
 
 // Call is what a Func receives: the validated arguments and the inbound email.
 type Call struct {
@@ -132,13 +139,13 @@ func Untyped(f func(ctx context.Context, c *Call) (map[string]any, error)) Func 
 
 // Record is one recorded call, as it appears in the outcome JSON.
 type Record struct {
-	Name       string         `json:"name"`
-	Args       map[string]any `json:"args"`
-	OK         bool           `json:"ok"`
-	Result     map[string]any `json:"result"`
-	Error      *RecordError   `json:"error"`
-	Blocked    bool           `json:"blocked"`
-	DurationMS int64          `json:"duration_ms"`
+	Name       string           `json:"name"`
+	Args       map[string]any   `json:"args"`
+	OK         bool             `json:"ok"`
+	Result     map[string]any   `json:"result"`
+	Error      *agent.ToolError `json:"error"`
+	Blocked    bool             `json:"blocked"`
+	DurationMS int64            `json:"duration_ms"`
 	// DryRun marks an effect call answered without running (--dry-run).
 	DryRun bool `json:"dry_run,omitempty"`
 	// Repeated marks an effect call identical to an earlier successful one:
@@ -164,18 +171,12 @@ type Record struct {
 // from an attachment.
 const SerialSourceAttachment = "attachment"
 
-// RecordError is the error half of the envelope.
-type RecordError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-func refuse(code, format string, a ...any) *Error {
+func refuse(code agent.ErrorCode, format string, a ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
 }
 
 // classify maps an error to the code the model sees.
-func classify(err error) RecordError {
+func classify(err error) agent.ToolError {
 	var de *Error
 	if errors.As(err, &de) {
 		code := de.Code
@@ -185,11 +186,11 @@ func classify(err error) RecordError {
 				code = CodeUnavailable
 			}
 		}
-		return RecordError{Code: code, Message: de.Message}
+		return agent.ToolError{Code: code, Message: de.Message}
 	}
 	var tmp interface{ Temporary() bool }
 	if errors.As(err, &tmp) && tmp.Temporary() {
-		return RecordError{Code: CodeUnavailable, Message: err.Error()}
+		return agent.ToolError{Code: CodeUnavailable, Message: err.Error()}
 	}
-	return RecordError{Code: CodeClientError, Message: err.Error()}
+	return agent.ToolError{Code: CodeClientError, Message: err.Error()}
 }

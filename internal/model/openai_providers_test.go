@@ -40,27 +40,28 @@ type desk struct {
 	calls []string
 }
 
-func (d *desk) Call(ctx context.Context, name string, args map[string]any) map[string]any {
+func (d *desk) StartTurn()  {}
+func (d *desk) Halt() error { return nil }
+
+func (d *desk) Call(ctx context.Context, name string, args map[string]any) agent.Response {
 	b, _ := json.Marshal(args)
 	d.mu.Lock()
 	d.calls = append(d.calls, name+" "+string(b))
 	d.mu.Unlock()
-	fail := func(code string) map[string]any {
-		return map[string]any{"ok": false, "error": map[string]any{"code": code, "message": code}}
-	}
+	fail := func(code agent.ErrorCode) agent.Response { return agent.Failed(code, string(code)) }
 	switch name {
 	case "check_warranty":
 		if s, _ := args["serial_number"].(string); s == "" {
 			return fail("invalid_args")
 		}
-		return map[string]any{"ok": true, "result": map[string]any{"status": "valid", "expiration_date": "2027-05-01"}}
+		return agent.Succeeded(map[string]any{"status": "valid", "expiration_date": "2027-05-01"})
 	case "create_ticket":
-		return map[string]any{"ok": true, "result": map[string]any{"ticket_id": "TKT-000001"}}
+		return agent.Succeeded(map[string]any{"ticket_id": "TKT-000001"})
 	case "send_email":
 		if args["to"] != customer {
 			return fail("recipient_not_allowed")
 		}
-		return map[string]any{"ok": true, "result": map[string]any{"status": "sent"}}
+		return agent.Succeeded(map[string]any{"status": "sent"})
 	}
 	return fail("unknown_function")
 }

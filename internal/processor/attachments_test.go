@@ -239,7 +239,7 @@ func TestSerialFromAttachmentPolicy(t *testing.T) {
 		name, policy string
 		ac           processor.AttachConfig
 		raw          []byte
-		want         string // check_warranty: "ok" or the refusal code
+		want         agent.ErrorCode // check_warranty: "ok" or the refusal code
 		source       string
 	}{
 		{"serials refuses a serial read from a photo", instructions.FromSerials, processor.AttachConfig{}, photo, dispatcher.CodeSerialNotInMessage, ""},
@@ -253,7 +253,7 @@ func TestSerialFromAttachmentPolicy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := photoEnv(t, &reader{serial: "SN-48213-PL"}, tt.policy, tt.ac).Process(context.Background(), processor.Input{Raw: tt.raw})
 			c := out.FunctionCalls[0]
-			got := "ok"
+			got := agent.ErrorCode("ok")
 			if c.Error != nil {
 				got = c.Error.Code
 			}

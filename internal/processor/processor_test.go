@@ -273,9 +273,9 @@ func summarize(o processor.Outcome) summary {
 		mark := "ok"
 		switch {
 		case c.Blocked:
-			mark = "blocked:" + c.Error.Code
+			mark = "blocked:" + string(c.Error.Code)
 		case !c.OK:
-			mark = "error:" + c.Error.Code
+			mark = "error:" + string(c.Error.Code)
 		}
 		s.Calls = append(s.Calls, c.Name+" "+mark)
 	}

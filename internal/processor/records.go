@@ -3,6 +3,7 @@
 package processor
 
 import (
+	"triage/internal/agent"
 	"triage/internal/dispatcher"
 )
 
@@ -28,7 +29,7 @@ func refusedFor(recs []dispatcher.Record, name string) *dispatcher.Record {
 }
 
 // lastError is the error of the last call to name, or nil.
-func lastError(recs []dispatcher.Record, name string) *dispatcher.RecordError {
+func lastError(recs []dispatcher.Record, name string) *agent.ToolError {
 	for i := len(recs) - 1; i >= 0; i-- {
 		if recs[i].Name == name {
 			return recs[i].Error
