@@ -132,7 +132,7 @@ func TestProcessSampleInbox(t *testing.T) {
 		if w.serials == nil {
 			w.serials = []string{}
 		}
-		got := []any{string(o.Status), string(o.Reason), o.Scenario, o.Detection.Method, calls, o.SerialNumbers}
+		got := []any{string(o.Status), string(o.Reason), o.Scenario, string(o.Detection.Method), calls, o.SerialNumbers}
 		exp := []any{w.status, w.reason, w.scenario, w.method, w.calls, w.serials}
 		if diff := cmp.Diff(exp, got); diff != "" {
 			t.Errorf("%s: [status reason scenario method calls serials] (-want +got):\n%s", base, diff)

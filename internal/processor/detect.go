@@ -21,11 +21,15 @@ import (
 	"triage/internal/prompt"
 )
 
-// Methods recorded in the outcome.
+// DetectionMethod says how the scenario was chosen (Detection.Method in
+// the outcome).
+type DetectionMethod string
+
+// Detection methods recorded in the outcome.
 const (
-	MethodRules    = "rules"
-	MethodModel    = "model"
-	MethodFallback = "fallback"
+	MethodRules    DetectionMethod = "rules"    // the scenarios' rules
+	MethodModel    DetectionMethod = "model"    // a structured model call
+	MethodFallback DetectionMethod = "fallback" // the rules were unsure and no model answered
 )
 
 // DetectResult is the chosen scenario and why.
@@ -33,7 +37,7 @@ type DetectResult struct {
 	// Scenario is nil only when the rules and the model gave nothing and the
 	// set has no fallback scenario.
 	Scenario   *instructions.Scenario
-	Method     string
+	Method     DetectionMethod
 	Reason     string
 	ModelCalls int
 	Usage      agent.Usage

@@ -33,10 +33,10 @@ func loadReal(t testing.TB) *instructions.Scenarios {
 	return set
 }
 
-// got is the comparable part of a Result.
+// got is the comparable part of a DetectResult.
 type got struct {
 	Scenario   string
-	Method     string
+	Method     processor.DetectionMethod
 	Reason     string
 	ModelCalls int
 	Usage      agent.Usage
@@ -416,7 +416,7 @@ func TestConcurrent(t *testing.T) {
 				facts.SerialNumbers = []string{fmt.Sprintf("SN%d", i)}
 			}
 			res := d.Detect(context.Background(), facts, "Dzień dobry.")
-			results[i] = res.Method + " " + res.Scenario.Name
+			results[i] = string(res.Method) + " " + res.Scenario.Name
 		})
 	}
 	wg.Wait()

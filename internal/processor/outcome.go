@@ -68,6 +68,6 @@ type AttachmentInfo struct {
 
 // Detection records how the scenario was chosen.
 type Detection struct {
-	Method string `json:"method"` // rules|model|fallback
-	Reason string `json:"reason"`
+	Method DetectionMethod `json:"method"` // rules|model|fallback
+	Reason string          `json:"reason"`
 }

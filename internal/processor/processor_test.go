@@ -260,11 +260,12 @@ func eml(from, subject, body string, extra ...string) []byte {
 
 // summary is the part of an outcome these tests compare.
 type summary struct {
-	Status           triage.Status
-	Reason           triage.Reason
-	Scenario, Method string
-	Calls            []string
-	Serials          []string
+	Status   triage.Status
+	Reason   triage.Reason
+	Scenario string
+	Method   processor.DetectionMethod
+	Calls    []string
+	Serials  []string
 }
 
 func summarize(o processor.Outcome) summary {
