@@ -45,7 +45,8 @@ type Config struct {
 	Offline bool
 	// Provider, BaseURL and APIKeyFile choose the live model (model.Options);
 	// Gemini by default.
-	Provider, BaseURL, APIKeyFile string
+	Provider            model.Provider
+	BaseURL, APIKeyFile string
 	// RecordDir stores each case's model HTTP exchanges as a go-vcr
 	// cassette; ReplayDir replays them instead of calling a model. At most
 	// one may be set.

@@ -7,9 +7,9 @@ import (
 // modelOptions choose the model provider (process, eval and watch),
 // declared in providerSettings.
 type modelOptions struct {
-	Provider   string // gemini | openai
-	BaseURL    string // openai: the endpoint's API root
-	APIKeyFile string // openai: the key, when $OPENAI_API_KEY is unset
+	Provider   model.Provider // gemini | openai
+	BaseURL    string         // openai: the endpoint's API root
+	APIKeyFile string         // openai: the key, when $OPENAI_API_KEY is unset
 	// RequestsPerMinute and TokensPerMinute bound the model calls of every
 	// process on the store together (0: no limit).
 	RequestsPerMinute int

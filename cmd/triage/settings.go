@@ -68,7 +68,7 @@ func providerSettings(m *modelOptions) settings.Table {
 	return settings.Table{
 		{Flag: "provider", Env: "TRIAGE_PROVIDER", Key: "model.provider",
 			Usage: "model provider: gemini, or openai for any OpenAI-compatible Chat Completions endpoint (OpenAI, Ollama, vLLM, llama.cpp, LiteLLM; key from $OPENAI_API_KEY)",
-			Var:   settings.String(&m.Provider, model.ProviderGemini, settings.OneOf(model.Providers...))},
+			Var:   settings.String((*string)(&m.Provider), string(model.ProviderGemini), settings.OneOf(model.Providers...))},
 		{Flag: "base-url", Env: "OPENAI_BASE_URL", Key: "model.base_url",
 			Usage: "with --provider openai: the endpoint's API root, e.g. http://localhost:11434/v1 for Ollama (default https://api.openai.com/v1)",
 			Var:   settings.String(&m.BaseURL, "")},

@@ -92,7 +92,7 @@ func TestWatchModelAndStoreKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"section-model", "openai", "http://127.0.0.1:1/v1", filepath.Join(dir, "openai.key"), "postgres://triage@127.0.0.1:1/triage"}
-	if diff := cmp.Diff(want, []string{wo.Model, wo.Provider, wo.BaseURL, wo.APIKeyFile, wo.Store}); diff != "" {
+	if diff := cmp.Diff(want, []string{wo.Model, string(wo.Provider), wo.BaseURL, wo.APIKeyFile, wo.Store}); diff != "" {
 		t.Errorf("model section and store (-want +got):\n%s", diff)
 	}
 

@@ -27,14 +27,19 @@ import (
 // loop's own default).
 const DefaultModel = agent.DefaultModelName
 
+// Provider names the API a live model is reached through (Options.Provider;
+// the provider setting).
+type Provider string
+
 // Providers (Options.Provider).
 const (
-	ProviderGemini = "gemini" // the default and the reference
-	ProviderOpenAI = "openai" // any OpenAI-compatible Chat Completions endpoint
+	ProviderGemini Provider = "gemini" // the default and the reference
+	ProviderOpenAI Provider = "openai" // any OpenAI-compatible Chat Completions endpoint
 )
 
-// Providers lists the provider names, default first.
-var Providers = []string{ProviderGemini, ProviderOpenAI}
+// Providers lists the provider names, default first, as the provider
+// setting accepts them.
+var Providers = []string{string(ProviderGemini), string(ProviderOpenAI)}
 
 // Options choose the model.
 type Options struct {
@@ -55,7 +60,7 @@ type Options struct {
 	// model follows (see OfflineOptions.Scenarios).
 	Scenarios *instructions.Scenarios
 	// Provider is ProviderGemini ("" too) or ProviderOpenAI.
-	Provider string
+	Provider Provider
 	// BaseURL (openai) is the endpoint's API root, e.g.
 	// http://localhost:11434/v1; default $OPENAI_BASE_URL, else the OpenAI
 	// API.
@@ -65,7 +70,7 @@ type Options struct {
 }
 
 // checkProvider returns an error naming p unless it is a known provider.
-func checkProvider(p string) error {
+func checkProvider(p Provider) error {
 	if p == "" || p == ProviderGemini || p == ProviderOpenAI {
 		return nil
 	}
