@@ -136,7 +136,7 @@ type ReplyMode string
 
 // Reply modes. Auto is not a mode an email is handled in but a choice
 // between the other two: a scenario drafts until people's reviews of its
-// drafts in the inbox qualify it to send on its own (package autonomy).
+// drafts in the inbox qualify it to send on its own (package review).
 const (
 	ReplySend  ReplyMode = "send"
 	ReplyDraft ReplyMode = "draft"

@@ -15,6 +15,7 @@ import (
 	"triage"
 	"triage/internal/ledger"
 	"triage/internal/message"
+	"triage/internal/review"
 )
 
 // customer is the sample valid-warranty email from another customer, with
@@ -121,8 +122,8 @@ func TestWatchReplyModeAuto(t *testing.T) {
 	if len(st) != 1 {
 		t.Fatalf("ledger stats lines %+v, want one", st)
 	}
-	toSend := ledger.Switch{Scenario: "valid-warranty", Inbox: triage.Inbox{Account: "support@example.com", Mailbox: "INBOX"}, Mode: triage.ReplySend,
-		Window: ledger.Window{Reviewed: 30, SentAsIs: 28, Edited: 2}, MinReviewed: 30, MinSentAsIs: 90, Why: "28 of the last 30 sent as is (93%), none rejected"}
+	toSend := review.Switch{Scenario: "valid-warranty", Inbox: triage.Inbox{Account: "support@example.com", Mailbox: "INBOX"}, Mode: triage.ReplySend,
+		Window: review.Window{Reviewed: 30, SentAsIs: 28, Edited: 2}, MinReviewed: 30, MinSentAsIs: 90, Why: "28 of the last 30 sent as is (93%), none rejected"}
 	if l := st[0]; l.Mode != triage.ReplySend || !l.Readiness.Ready || len(l.Switches) != 1 || l.SentAsIs != 28 || l.Edited != 2 {
 		t.Errorf("after the switch: %+v", l)
 	} else if toSend.At = l.Switches[0].At; !cmp.Equal(toSend, l.Switches[0]) {
@@ -150,7 +151,7 @@ func TestWatchReplyModeAuto(t *testing.T) {
 			sample = r.Key
 		}
 	}
-	if err := l.RejectDraft(context.Background(), sample); err != nil {
+	if err := review.Of(l).RejectDraft(context.Background(), sample); err != nil {
 		t.Fatalf("reject the sample %q: %v", sample, err)
 	}
 	l.Close()
@@ -164,7 +165,7 @@ func TestWatchReplyModeAuto(t *testing.T) {
 		t.Fatalf("after the fall back: %+v", l)
 	}
 	back := st[0].Switches[0]
-	if back.Mode != triage.ReplyDraft || back.Window != (ledger.Window{Reviewed: 30, SentAsIs: 27, Edited: 2, Rejected: 1}) || back.Why != "1 rejected among the last 30 reviewed drafts" {
+	if back.Mode != triage.ReplyDraft || back.Window != (review.Window{Reviewed: 30, SentAsIs: 27, Edited: 2, Rejected: 1}) || back.Why != "1 rejected among the last 30 reviewed drafts" {
 		t.Errorf("the switch back: mode %s window %+v why %q", back.Mode, back.Window, back.Why)
 	}
 	_, stdout, _ := e.run(t, "ledger", "stats", "--config", e.config)

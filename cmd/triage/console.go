@@ -18,11 +18,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/console"
 	"triage/internal/ledger"
+	"triage/internal/review"
 	"triage/internal/settings"
 )
 
@@ -94,7 +94,7 @@ type consoleParts struct {
 	ledger   *ledger.Ledger
 	tickets  tickets.Conversations
 	sender   mail.Sender
-	autonomy autonomy.Thresholds
+	autonomy review.Thresholds
 	oauth2   *watchSetup // the token sources, to observe
 	closers  []func() error
 }
@@ -196,7 +196,7 @@ func consoleToken(env, file string) (string, error) {
 // of the ledger and the tickets instead of the configuration's; with no
 // configuration it is all there is (no sender).
 func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts, error) {
-	wo := &watchOptions{Autonomy: autonomy.DefaultThresholds}
+	wo := &watchOptions{Autonomy: review.DefaultThresholds}
 	var file *settings.File
 	if path != "" {
 		var err error

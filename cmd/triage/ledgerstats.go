@@ -8,9 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"triage/internal/autonomy"
 	"triage/internal/clip"
-	"triage/internal/ledger"
+	"triage/internal/review"
 	"triage/internal/settings"
 )
 
@@ -21,7 +20,7 @@ func newLedgerStatsCmd() *cobra.Command {
 	var (
 		path, config, storeURL string
 		asJSON                 bool
-		bar                    autonomy.Thresholds
+		bar                    review.Thresholds
 		table                  settings.Table
 	)
 	cmd := &cobra.Command{
@@ -74,11 +73,12 @@ the thresholds and its switches. It only reads the ledger.`,
 				return err
 			}
 			defer l.Close()
-			st, err := autonomy.Standings(cmd.Context(), l, bar)
+			rs := review.Of(l)
+			st, err := rs.Standings(cmd.Context(), bar)
 			if err != nil {
 				return failure(err)
 			}
-			sw, err := l.Switches(cmd.Context(), maxSwitchesListed)
+			sw, err := rs.Switches(cmd.Context(), maxSwitchesListed)
 			if err != nil {
 				return failure(err)
 			}
@@ -101,7 +101,7 @@ const maxSwitchesListed = 100
 // barOfConfig takes the autonomy thresholds not given as flags from the
 // watch configuration, when one is found as watch finds it: wo, when the
 // caller has loaded it already (ledgerPath), else loaded here.
-func barOfConfig(cmd *cobra.Command, table settings.Table, config string, wo *watchOptions, bar *autonomy.Thresholds) error {
+func barOfConfig(cmd *cobra.Command, table settings.Table, config string, wo *watchOptions, bar *review.Thresholds) error {
 	cfg, _ := findConfig(cmd.Flags(), config)
 	if cfg == "" {
 		return nil
@@ -131,16 +131,16 @@ func barOfConfig(cmd *cobra.Command, table settings.Table, config string, wo *wa
 // its drafts, readiness and mode, the bar it was judged by, and the
 // switches auto made there, newest first.
 type statsLine struct {
-	autonomy.Standing
+	review.Standing
 	MinReviewed int             `json:"min_reviewed"`
 	MinSentAsIs float64         `json:"min_sent_as_is"`
-	Switches    []ledger.Switch `json:"switches"`
+	Switches    []review.Switch `json:"switches"`
 }
 
-func statsLines(st []autonomy.Standing, sw []ledger.Switch, bar autonomy.Thresholds) []statsLine {
+func statsLines(st []review.Standing, sw []review.Switch, bar review.Thresholds) []statsLine {
 	out := make([]statsLine, 0, len(st))
 	for _, s := range st {
-		l := statsLine{Standing: s, MinReviewed: bar.MinReviewed, MinSentAsIs: bar.MinSentAsIs, Switches: []ledger.Switch{}}
+		l := statsLine{Standing: s, MinReviewed: bar.MinReviewed, MinSentAsIs: bar.MinSentAsIs, Switches: []review.Switch{}}
 		for _, x := range sw {
 			if x.Scenario == s.Scenario && x.Inbox == s.Inbox {
 				l.Switches = append(l.Switches, x)
@@ -151,7 +151,7 @@ func statsLines(st []autonomy.Standing, sw []ledger.Switch, bar autonomy.Thresho
 	return out
 }
 
-func printDraftStats(w io.Writer, st []autonomy.Standing, sw []ledger.Switch, bar autonomy.Thresholds) error {
+func printDraftStats(w io.Writer, st []review.Standing, sw []review.Switch, bar review.Thresholds) error {
 	w = clip.NewEscapeWriter(w) // scenario names come from files, mailbox names from the server: never trust a terminal
 	if len(st) == 0 {
 		_, err := fmt.Fprintln(w, "no drafts yet (triage watch makes them in draft mode: reply_mode: draft or auto)")
@@ -160,7 +160,7 @@ func printDraftStats(w io.Writer, st []autonomy.Standing, sw []ledger.Switch, ba
 	fmt.Fprintf(w, "Ready to send on its own: %s.\n\n", bar)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "SCENARIO\tINBOX\tDRAFTED\tSENT AS IS\tEDITED\tREJECTED\tDISCARDED\tPENDING\tLAST %d: AS IS\tREADY\tAUTO\tWHY\n", bar.MinReviewed)
-	var all ledger.DraftStat
+	var all review.DraftStat
 	for _, s := range st {
 		r := s.Readiness
 		window, ready, mode := "-", "no", "-"
@@ -197,7 +197,7 @@ func printDraftStats(w io.Writer, st []autonomy.Standing, sw []ledger.Switch, ba
 }
 
 // inboxName is account/mailbox, or "" for drafts that name no inbox.
-func inboxName(s ledger.DraftStat) string {
+func inboxName(s review.DraftStat) string {
 	if s.Account == "" && s.Mailbox == "" {
 		return ""
 	}

@@ -9,12 +9,12 @@ import (
 
 	"triage"
 	"triage/internal/agent"
-	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/language"
 	"triage/internal/model"
 	"triage/internal/processor"
+	"triage/internal/review"
 	"triage/internal/settings"
 	"triage/internal/trace"
 	"triage/internal/watch"
@@ -161,17 +161,17 @@ func staffSetting(p *[]string) *settings.Setting {
 
 // autonomySettings are the bar reply mode auto holds a scenario to in an
 // inbox (watch decides by it; the console and ledger stats show it).
-func autonomySettings(t *autonomy.Thresholds) settings.Table {
+func autonomySettings(t *review.Thresholds) settings.Table {
 	return settings.Table{
 		{Flag: "autonomy-min-reviewed", Key: "autonomy.min_reviewed",
 			Usage: "reply mode auto: reviewed drafts a scenario needs in an inbox before it sends on its own; the latest this many are the window judged",
-			Var:   settings.Int(&t.MinReviewed, autonomy.DefaultMinReviewed, settings.AtLeast(1))},
+			Var:   settings.Int(&t.MinReviewed, review.DefaultMinReviewed, settings.AtLeast(1))},
 		{Flag: "autonomy-min-sent-as-is", Key: "autonomy.min_sent_as_is",
 			Usage: "reply mode auto: percentage of the window people sent as is (none may be rejected)",
-			Var:   settings.Float(&t.MinSentAsIs, autonomy.DefaultMinSentAsIs, checkPercent)},
+			Var:   settings.Float(&t.MinSentAsIs, review.DefaultMinSentAsIs, checkPercent)},
 		{Flag: "autonomy-sample-every", Key: "autonomy.sample_every",
 			Usage: "reply mode auto: while a scenario sends on its own, draft every Nth of its messages for review, so it can fall back (0: none)",
-			Var:   settings.Int(&t.SampleEvery, autonomy.DefaultSampleEvery, settings.AtLeast(0))},
+			Var:   settings.Int(&t.SampleEvery, review.DefaultSampleEvery, settings.AtLeast(0))},
 	}
 }
 

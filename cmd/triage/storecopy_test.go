@@ -15,6 +15,7 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 	"triage/internal/replies"
+	"triage/internal/review"
 	"triage/internal/store"
 	"triage/internal/testkit/pgtest"
 )
@@ -27,9 +28,9 @@ type snapshot struct {
 	Counts     map[ledger.State]int
 	Replies    []replies.Reply
 	Raw        map[string]string
-	DraftStats []ledger.DraftStat
-	AutoModes  []ledger.AutoMode
-	Switches   []ledger.Switch
+	DraftStats []review.DraftStat
+	AutoModes  []review.AutoMode
+	Switches   []review.Switch
 	Scan       [2]uint32
 	Index      []any
 	Tickets    []tickets.Listed
@@ -61,16 +62,16 @@ func takeSnapshot(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) snapshot {
 	for _, r := range s.Replies {
 		s.Raw[string(r.Key)] = string(r.Raw)
 	}
-	if s.DraftStats, err = l.DraftStats(ctx); err != nil {
+	if s.DraftStats, err = review.Of(l).DraftStats(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s.AutoModes, err = l.AutoModes(ctx); err != nil {
+	if s.AutoModes, err = review.Of(l).AutoModes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s.Switches, err = l.Switches(ctx, 0); err != nil {
+	if s.Switches, err = review.Of(l).Switches(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	if s.Scan[0], s.Scan[1], err = l.SentScan(ctx, "acct", "Sent"); err != nil {
+	if s.Scan[0], s.Scan[1], err = review.Of(l).SentScan(ctx, "acct", "Sent"); err != nil {
 		t.Fatal(err)
 	}
 	// The outbox index of process --store: each row's file, the counts
@@ -154,24 +155,24 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 	if err := l.Replies().MarkDraftStored(ctx, "keydrafted"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.ResolveDraft(ctx, "keydrafted", replies.DraftEdited, 0.625, "<person@us>"); err != nil {
+	if _, err := review.Of(l).ResolveDraft(ctx, "keydrafted", replies.DraftEdited, 0.625, "<person@us>"); err != nil {
 		t.Fatal(err)
 	}
 	// The draft's scenario and inbox, and what reply mode auto did there.
 	if err := l.Finish(ctx, loc(2), ledger.StateDrafted, "", "valid-warranty"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.SwitchAutoMode(ctx, ledger.Switch{Scenario: "valid-warranty", Inbox: triage.Inbox{Account: "acct", Mailbox: "INBOX"}, Mode: triage.ReplySend,
-		Window: ledger.Window{Reviewed: 30, SentAsIs: 29, Edited: 1}, MinReviewed: 30, MinSentAsIs: 90, Why: "ready"}); err != nil {
+	if _, err := review.Of(l).SwitchAutoMode(ctx, review.Switch{Scenario: "valid-warranty", Inbox: triage.Inbox{Account: "acct", Mailbox: "INBOX"}, Mode: triage.ReplySend,
+		Window: review.Window{Reviewed: 30, SentAsIs: 29, Edited: 1}, MinReviewed: 30, MinSentAsIs: 90, Why: "ready"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.CountAutoSend(ctx, "valid-warranty", triage.Inbox{Account: "acct", Mailbox: "INBOX"}); err != nil {
+	if _, err := review.Of(l).CountAutoSend(ctx, "valid-warranty", triage.Inbox{Account: "acct", Mailbox: "INBOX"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Replies().PutPending(ctx, replies.Reply{Key: "kp", MessageID: "<p1@us>", To: "d@x.example", Raw: []byte("pending")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SetSentScan(ctx, "acct", "Sent", 4000000001, 77); err != nil {
+	if err := review.Of(l).SetSentScan(ctx, "acct", "Sent", 4000000001, 77); err != nil {
 		t.Fatal(err)
 	}
 	for i, k := range []replies.Kind{replies.KindReply, replies.KindDraft, replies.KindNotice} {

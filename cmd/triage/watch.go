@@ -21,10 +21,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"triage"
-	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/model"
+	"triage/internal/review"
 	"triage/internal/store"
 	"triage/internal/trace"
 	"triage/internal/watch"
@@ -402,7 +402,7 @@ func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, me
 		}
 	}
 	if led != nil { // reply mode auto decides from the ledger
-		res, err := autonomy.New(autonomy.Config{Ledger: led, Thresholds: o.Autonomy, DryRun: o.DryRun, Logger: log})
+		res, err := review.NewResolver(review.ResolverConfig{Store: review.Of(led), Thresholds: o.Autonomy, DryRun: o.DryRun, Logger: log})
 		if err != nil {
 			return nil, nil, usageErr("%v", err)
 		}

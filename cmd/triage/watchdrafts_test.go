@@ -18,9 +18,9 @@ import (
 
 	"triage"
 	"triage/internal/clients/tickets"
-	"triage/internal/ledger"
 	"triage/internal/message"
 	"triage/internal/replies"
+	"triage/internal/review"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/watch"
 )
@@ -110,12 +110,12 @@ func TestWatchDraftModeAndStats(t *testing.T) {
 		t.Fatalf("second watch exit %d\n%s", code, stderr)
 	}
 	_, stdout, _ = e.run(t, "ledger", "stats", "--config", e.config, "--json")
-	var got ledger.DraftStat
+	var got review.DraftStat
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("stats %q: %v", stdout, err)
 	}
 	inbox := triage.Inbox{Account: "support@example.com", Mailbox: "INBOX"}
-	if diff := cmp.Diff(ledger.DraftStat{Scenario: "valid-warranty", Inbox: inbox, Drafted: 1, SentAsIs: 1}, got); diff != "" {
+	if diff := cmp.Diff(review.DraftStat{Scenario: "valid-warranty", Inbox: inbox, Drafted: 1, SentAsIs: 1}, got); diff != "" {
 		t.Errorf("stats after the person sent the draft (-want +got):\n%s", diff)
 	}
 	_, stdout, _ = e.run(t, "ledger", "stats", "--config", e.config)
@@ -263,7 +263,7 @@ func TestPersonReplyHookTakesOver(t *testing.T) {
 			}
 			for _, id := range []string{"<elsewhere@x>", "<in-1@example.pl>"} {
 				r := tt.reply
-				r.Thread = ledger.Thread{MessageID: id}
+				r.Thread = review.Thread{MessageID: id}
 				if err := hook(ctx, r); err != nil {
 					t.Fatal(err)
 				}

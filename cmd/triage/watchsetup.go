@@ -17,10 +17,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"triage"
-	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/instructions"
 	"triage/internal/mailauth"
+	"triage/internal/review"
 	"triage/internal/settings"
 	"triage/internal/watch"
 )
@@ -100,7 +100,7 @@ type watchOptions struct {
 	Name    string
 	label   string
 	// Autonomy is the bar of reply mode auto (autonomy.*).
-	Autonomy autonomy.Thresholds
+	Autonomy review.Thresholds
 	table    settings.Table
 }
 

@@ -92,7 +92,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := s.cfg.Ledger.RejectDraft(r.Context(), e.Key); err != nil {
+	if err := s.review.RejectDraft(r.Context(), e.Key); err != nil {
 		if errors.Is(err, replies.ErrDraftTaken) {
 			s.message(w, r, http.StatusConflict, "Already handled", "This draft is no longer waiting: someone sent or rejected it.", "/conversation/"+ref)
 			return

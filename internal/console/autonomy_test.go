@@ -14,11 +14,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/processor"
 	"triage/internal/replies"
+	"triage/internal/review"
 	"triage/internal/testkit/pgtest"
 )
 
@@ -30,10 +30,10 @@ var autonomyInbox = triage.Inbox{Account: "support@example.com", Mailbox: "INBOX
 // the next message switches it to sending, nine are sent, and the tenth is
 // drafted as a sample, waiting for review. It returns the resolver and the
 // sample's ref.
-func (f *fixture) earnAutonomy(t *testing.T) (*autonomy.Resolver, string) {
+func (f *fixture) earnAutonomy(t *testing.T) (*review.Resolver, string) {
 	t.Helper()
 	ctx := context.Background()
-	res, err := autonomy.New(autonomy.Config{Ledger: f.Ledger})
+	res, err := review.NewResolver(review.ResolverConfig{Store: review.Of(f.Ledger)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func (f *fixture) earnAutonomy(t *testing.T) (*autonomy.Resolver, string) {
 		if i == 7 || i == 22 {
 			outcome, sim = replies.DraftEdited, 0.6
 		}
-		if _, err := f.Ledger.ResolveDraft(ctx, key, outcome, sim, ""); err != nil {
+		if _, err := review.Of(f.Ledger).ResolveDraft(ctx, key, outcome, sim, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -155,7 +155,7 @@ func TestScenariosReadiness(t *testing.T) {
 	}
 
 	// Another bar (autonomy.* of the configuration) judges the same figures.
-	s, err := New(Config{Ledger: f.Ledger, Token: testToken, Now: f.Clock.Now, Autonomy: autonomy.Thresholds{MinReviewed: 5, MinSentAsIs: 50, SampleEvery: 10}})
+	s, err := New(Config{Ledger: f.Ledger, Token: testToken, Now: f.Clock.Now, Autonomy: review.Thresholds{MinReviewed: 5, MinSentAsIs: 50, SampleEvery: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestScenariosReadiness(t *testing.T) {
 	if got := cellsOf(rec.body.String(), "readiness"); len(got) != 2 || got[1][8] != "ready 4 of the last 5 sent as is (80%), none rejected" {
 		t.Errorf("valid-warranty under a 5-draft, 50%% bar: %q", got)
 	}
-	if _, err := New(Config{Ledger: f.Ledger, Token: testToken, Autonomy: autonomy.Thresholds{MinReviewed: 30, MinSentAsIs: 190}}); err == nil {
+	if _, err := New(Config{Ledger: f.Ledger, Token: testToken, Autonomy: review.Thresholds{MinReviewed: 30, MinSentAsIs: 190}}); err == nil {
 		t.Error("New accepted a bar of 190%")
 	}
 }

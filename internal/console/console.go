@@ -25,10 +25,10 @@ import (
 	"sync"
 	"time"
 
-	"triage/internal/autonomy"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/review"
 )
 
 //go:embed templates/*.html
@@ -47,8 +47,8 @@ type Config struct {
 	Sender mail.Sender
 	// Autonomy is the bar the scenarios page judges each scenario's
 	// readiness to send on its own by (the one watch decides by); the
-	// zero Thresholds are autonomy.DefaultThresholds.
-	Autonomy autonomy.Thresholds
+	// zero Thresholds are review.DefaultThresholds.
+	Autonomy review.Thresholds
 
 	// Token is the shared secret of Authorization: Bearer and of the login
 	// form that starts a browser session.
@@ -70,6 +70,7 @@ type Config struct {
 // Server is the console; it is an http.Handler.
 type Server struct {
 	cfg     Config
+	review  *review.Store // the draft review on the ledger's store
 	log     *slog.Logger
 	pages   map[string]*template.Template
 	handler http.Handler
@@ -101,13 +102,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Autonomy == (autonomy.Thresholds{}) {
-		cfg.Autonomy = autonomy.DefaultThresholds
+	if cfg.Autonomy == (review.Thresholds{}) {
+		cfg.Autonomy = review.DefaultThresholds
 	}
 	if err := cfg.Autonomy.Check(); err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, sessions: map[string]session{}}
+	s := &Server{cfg: cfg, review: review.Of(cfg.Ledger), log: cfg.Logger, sessions: map[string]session{}}
 	var err error
 	if s.pages, err = parsePages(cfg.Now); err != nil {
 		return nil, err

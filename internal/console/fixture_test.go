@@ -18,6 +18,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/processor"
 	"triage/internal/replies"
+	"triage/internal/review"
 )
 
 const testToken = "test-console-token-0123456789"
@@ -95,7 +96,7 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 		if i%3 == 2 {
 			outcome, sim = replies.DraftEdited, 0.55+float64(i)*0.03
 		}
-		if _, err := l.ResolveDraft(ctx, key, outcome, sim, ""); err != nil {
+		if _, err := review.Of(l).ResolveDraft(ctx, key, outcome, sim, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"triage/internal/autonomy"
 	"triage/internal/ledger"
 	"triage/internal/replies"
+	"triage/internal/review"
 )
 
 // scenarioRow is one scenario's figures.
@@ -29,9 +29,9 @@ type scenarioRow struct {
 // reply mode auto.
 type scenariosView struct {
 	Rows      []*scenarioRow
-	Bar       autonomy.Thresholds
-	Standings []autonomy.Standing
-	Switches  []ledger.Switch
+	Bar       review.Thresholds
+	Standings []review.Standing
+	Switches  []review.Switch
 }
 
 // MaxSwitchesShown bounds the switches the scenarios page lists.
@@ -65,31 +65,31 @@ func (s *Server) scenarios(w http.ResponseWriter, r *http.Request) {
 // scenariosOf reads the scenarios page, the draft figures once for both
 // its parts.
 func (s *Server) scenariosOf(ctx context.Context) (scenariosView, error) {
-	l := s.cfg.Ledger
+	rs := s.review
 	v := scenariosView{Bar: s.cfg.Autonomy}
-	stats, err := l.DraftStats(ctx)
+	stats, err := rs.DraftStats(ctx)
 	if err != nil {
 		return v, err
 	}
 	if v.Rows, err = s.scenarioRows(ctx, stats); err != nil {
 		return v, err
 	}
-	if v.Standings, err = autonomy.StandingsOf(ctx, l, stats, s.cfg.Autonomy); err != nil {
+	if v.Standings, err = rs.StandingsOf(ctx, stats, s.cfg.Autonomy); err != nil {
 		return v, err
 	}
-	v.Switches, err = l.Switches(ctx, MaxSwitchesShown)
+	v.Switches, err = rs.Switches(ctx, MaxSwitchesShown)
 	return v, err
 }
 
 // scenarioRows are the figures per scenario, its drafts' from stats
 // (DraftStats).
-func (s *Server) scenarioRows(ctx context.Context, stats []ledger.DraftStat) ([]*scenarioRow, error) {
+func (s *Server) scenarioRows(ctx context.Context, stats []review.DraftStat) ([]*scenarioRow, error) {
 	l := s.cfg.Ledger
 	counts, err := l.ScenarioCounts(ctx)
 	if err != nil {
 		return nil, err
 	}
-	fates, err := l.DraftFates(ctx)
+	fates, err := s.review.DraftFates(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/replies"
-	"triage/internal/textsim"
-	"triage/internal/watch"
+	"triage/internal/review"
 )
 
 // MaxEditBytes bounds the text of an edited draft a person sends.
@@ -110,9 +109,7 @@ func (s *Server) sendDraft(ctx context.Context, key triage.Key, edited, user, ti
 	body, outcome, sim := p.Body, replies.DraftSentAsIs, 1.0
 	if edited != "" {
 		body = strings.ReplaceAll(edited, "\r\n", "\n")
-		if sim = textsim.Similarity(p.Body, body); sim < watch.SentAsIsSimilarity {
-			outcome = replies.DraftEdited
-		}
+		outcome, sim = review.Grade(p.Body, body)
 	}
 	r := &mail.Reply{
 		From: p.From, To: p.To, ToName: p.ToName, Subject: p.Subject, Body: body,
@@ -125,7 +122,7 @@ func (s *Server) sendDraft(ctx context.Context, key triage.Key, edited, user, ti
 	}
 	if _, err := s.cfg.Sender.Send(ctx, r); err != nil {
 		var se *mail.SMTPError
-		if !errors.As(err, &se) || watch.NotSubmitted(err) {
+		if !errors.As(err, &se) || mail.NotSubmitted(err) {
 			// Certainly not sent (refused before DATA, or the outbox
 			// could not write): the draft waits again.
 			return "", errors.Join(err, l.Replies().UnclaimDraft(context.WithoutCancel(ctx), key, was))

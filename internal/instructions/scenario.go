@@ -53,7 +53,7 @@ type Scenario struct {
 	PromisesPerson bool `yaml:"promises_person"`
 	// ReplyMode overrides the run's reply mode for this scenario: "send",
 	// "draft", "auto" (draft until people's reviews qualify the scenario
-	// to send on its own; see package autonomy) or "" (the run's mode).
+	// to send on its own; see package review) or "" (the run's mode).
 	ReplyMode triage.ReplyMode `yaml:"reply_mode"`
 	// FollowUp marks the scenario that answers follow-ups of an existing
 	// ticket: the pipeline chooses it for them, detection never offers it for

@@ -17,3 +17,10 @@ func (l *Ledger) Abandon(ctx context.Context, loc Loc) error {
 	}
 	return nil
 }
+
+// Migrations and AutonomySchema let the schema tests stop the migration
+// before a step.
+var (
+	Migrations     = migrations
+	AutonomySchema = autonomySchema
+)

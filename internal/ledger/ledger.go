@@ -180,6 +180,10 @@ func (l *Ledger) Store() *store.DB { return l.db }
 // replies, drafts and staff notices of the messages the ledger records.
 func (l *Ledger) Replies() *replies.Store { return l.replies }
 
+// Now is the ledger's clock (Config.Now), for what stamps rows on the
+// same store beside the ledger's (package review).
+func (l *Ledger) Now() time.Time { return l.now() }
+
 func unix(t time.Time) int64 { return t.UTC().UnixMilli() }
 
 func fromUnix(ms int64) time.Time {
@@ -316,6 +320,23 @@ func (l *Ledger) Finish(ctx context.Context, loc Loc, state State, reason triage
 		return err
 	}
 	return l.attribute(ctx, loc, scenario)
+}
+
+// attribute puts on the reply or draft of the message at loc the scenario
+// and inbox it was handled in: what the draft statistics and reply mode
+// auto count by (package review). A message without a scenario changes
+// nothing.
+func (l *Ledger) attribute(ctx context.Context, loc Loc, scenario string) error {
+	if scenario == "" {
+		return nil
+	}
+	_, err := l.db.ExecContext(ctx, `UPDATE replies SET scenario=?, account=?, mailbox=?
+		WHERE key IN (SELECT key FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?)`,
+		scenario, loc.Account, loc.Mailbox, loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
+	if err != nil {
+		return fmt.Errorf("ledger: attribute the reply of %s: %w", loc, err)
+	}
+	return nil
 }
 
 // MarkIMAPDone records that the server-side flag/move of loc is done: the

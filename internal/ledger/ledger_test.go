@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage/internal/store"
 	"triage/internal/testkit/pgtest"
 )
 
@@ -171,4 +172,46 @@ func TestUpgradeAddsSenderColumn(t *testing.T) {
 	if err := l.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'outbox'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("tables named outbox after the upgrade: %d, %v; want none", n, err)
 	}
+}
+
+// A read-only ledger reads what is there and writes nothing.
+func TestReadOnly(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		now := time.Now()
+		path := target
+		l := openAt(t, path, &now)
+		e := Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 1}, Key: "k", State: StateReplied}
+		if err := l.Record(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		ro, err := Open(ctx, Config{Path: path, ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		if got, err := ro.Get(ctx, e.Loc); err != nil || got.State != StateReplied {
+			t.Errorf("read-only Get = %+v, %v", got, err)
+		}
+		if err := ro.Record(ctx, Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 2}, Key: "k2", State: StateReplied}); err == nil {
+			t.Error("a read-only ledger accepted a write")
+		}
+		if _, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "none.db"), ReadOnly: true}); err == nil {
+			t.Error("read-only Open of a missing file succeeded")
+		}
+		// A ledger on a shared store is only read through it, never closed.
+		shared, err := store.Open(ctx, target, store.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer shared.Close()
+		on, err := Open(ctx, Config{Store: shared, ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		on.Close()
+		if got, err := on.Get(ctx, e.Loc); err != nil || got.State != StateReplied {
+			t.Errorf("Get on a shared store after Close = %+v, %v", got, err)
+		}
+	})
 }

@@ -9,7 +9,6 @@ import (
 
 	"triage"
 	"triage/internal/clip"
-	"triage/internal/replies"
 )
 
 // What the ledger keeps for people reviewing triage's work (the console):
@@ -201,48 +200,6 @@ func (l *Ledger) ScenarioCounts(ctx context.Context) ([]ScenarioCount, error) {
 		err := sc.Scan(&c.Scenario, &c.State, &c.Count)
 		return c, err
 	}, `SELECT scenario, state, COUNT(*) FROM messages GROUP BY scenario, state ORDER BY scenario, state`)
-}
-
-// DraftFate is one resolved draft: what a person did with it and when.
-type DraftFate struct {
-	Scenario   string
-	Outcome    string // replies.DraftSentAsIs, replies.DraftEdited, replies.DraftRejected or replies.DraftDiscarded
-	Similarity float64
-	ResolvedAt time.Time
-}
-
-// DraftFates lists the resolved drafts, oldest resolution first.
-func (l *Ledger) DraftFates(ctx context.Context) ([]DraftFate, error) {
-	return queryAll(ctx, l, "draft fates", func(sc scanner) (DraftFate, error) {
-		var f DraftFate
-		var at int64
-		err := sc.Scan(&f.Scenario, &f.Outcome, &f.Similarity, &at)
-		f.ResolvedAt = fromUnix(at)
-		return f, err
-	}, `SELECT scenario, outcome, similarity, resolved_at
-		FROM replies WHERE kind = ? AND outcome <> '' ORDER BY resolved_at`, replies.KindDraft)
-}
-
-// ErrDraftTaken is returned by RejectDraft (and replies' ClaimDraft) when
-// the draft is not waiting for review any more.
-var ErrDraftTaken = replies.ErrDraftTaken
-
-// RejectDraft records that a person rejected the unresolved draft of key
-// in the console (replies.DraftRejected: told apart from a draft nobody answered,
-// it stops reply mode auto from sending); ErrDraftTaken when it is resolved
-// or being sent.
-func (l *Ledger) RejectDraft(ctx context.Context, key triage.Key) error {
-	now := unix(l.now())
-	res, err := l.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=?
-		WHERE key=? AND kind=? AND outcome='' AND state IN (?,?)`,
-		replies.DraftRejected, now, key, replies.KindDraft, replies.DraftPending, replies.DraftStored)
-	if err != nil {
-		return fmt.Errorf("ledger: reject draft: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrDraftTaken
-	}
-	return nil
 }
 
 // Retry states: a person asked (in the console) that a failed message be

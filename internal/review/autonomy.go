@@ -1,20 +1,4 @@
-// Package autonomy decides, per scenario and inbox, whether triage has
-// earned the right to send a scenario's replies on its own (reply_mode:
-// auto), from what people did with the scenario's drafts there as the
-// ledger records them, and records every switch between drafting and
-// sending with the figures behind it.
-//
-// A scenario is ready in an inbox when its last MinReviewed reviewed
-// drafts (the window: drafts whose fate is known, newest first: sent as
-// is, edited, rejected in the console, or discarded because nobody
-// answered within the draft window) are all there, at least MinSentAsIs
-// percent of them went out as is, and none was rejected. Auto drafts
-// until the scenario is ready and sends while it stays ready. Sending
-// produces no new reviews, so while it sends, every SampleEvery-th message
-// of the scenario in the inbox is still drafted: people's verdict on those
-// samples moves the window, and a rejection, or a share below the bar,
-// sends the scenario back to drafting.
-package autonomy
+package review
 
 import (
 	"cmp"
@@ -27,8 +11,24 @@ import (
 	"time"
 
 	"triage"
-	"triage/internal/ledger"
 )
+
+// Reply mode auto decides, per scenario and inbox, whether triage has
+// earned the right to send a scenario's replies on its own (reply_mode:
+// auto), from what people did with the scenario's drafts there as the
+// review records them, and records every switch between drafting and
+// sending with the figures behind it.
+//
+// A scenario is ready in an inbox when its last MinReviewed reviewed
+// drafts (the window: drafts whose fate is known, newest first: sent as
+// is, edited, rejected in the console, or discarded because nobody
+// answered within the draft window) are all there, at least MinSentAsIs
+// percent of them went out as is, and none was rejected. Auto drafts
+// until the scenario is ready and sends while it stays ready. Sending
+// produces no new reviews, so while it sends, every SampleEvery-th message
+// of the scenario in the inbox is still drafted: people's verdict on those
+// samples moves the window, and a rejection, or a share below the bar,
+// sends the scenario back to drafting.
 
 // Defaults of Thresholds.
 const (
@@ -76,13 +76,13 @@ func (t Thresholds) String() string {
 
 // Readiness is where a scenario stands in an inbox.
 type Readiness struct {
-	ledger.Window        // the last MinReviewed reviewed drafts
-	Ready         bool   `json:"ready"`
-	Why           string `json:"why"` // in words, with the figures
+	Window        // the last MinReviewed reviewed drafts
+	Ready  bool   `json:"ready"`
+	Why    string `json:"why"` // in words, with the figures
 }
 
 // Assess says whether the window w clears the bar.
-func (t Thresholds) Assess(w ledger.Window) Readiness {
+func (t Thresholds) Assess(w Window) Readiness {
 	r := Readiness{Window: w}
 	share := 100 * w.Share()
 	switch {
@@ -99,9 +99,9 @@ func (t Thresholds) Assess(w ledger.Window) Readiness {
 	return r
 }
 
-// Config configures New; Ledger is required.
-type Config struct {
-	Ledger *ledger.Ledger
+// ResolverConfig configures NewResolver; Store is required.
+type ResolverConfig struct {
+	Store *Store
 	// Thresholds are the bar; the zero Thresholds are DefaultThresholds.
 	Thresholds Thresholds
 	// DryRun decides without writing: no switch is recorded and no
@@ -114,14 +114,14 @@ type Config struct {
 // processor's Autonomy. Safe for concurrent use, also by several
 // processes on one store.
 type Resolver struct {
-	cfg Config
+	cfg ResolverConfig
 	log *slog.Logger
 }
 
-// New checks cfg and applies defaults.
-func New(cfg Config) (*Resolver, error) {
-	if cfg.Ledger == nil {
-		return nil, errors.New("autonomy: Ledger is required")
+// NewResolver checks cfg and applies defaults.
+func NewResolver(cfg ResolverConfig) (*Resolver, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("review: Store is required")
 	}
 	if cfg.Thresholds == (Thresholds{}) {
 		cfg.Thresholds = DefaultThresholds
@@ -137,8 +137,8 @@ func New(cfg Config) (*Resolver, error) {
 
 // ReplyMode decides a message of scenario in inbox: send when the
 // scenario is ready there (but draft every SampleEvery-th message), draft
-// otherwise. A change from the mode in force is recorded in the ledger
-// with its figures. When the ledger cannot be read it drafts.
+// otherwise. A change from the mode in force is recorded with its
+// figures. When the store cannot be read it drafts.
 func (r *Resolver) ReplyMode(ctx context.Context, scenario string, inbox triage.Inbox) triage.ReplyMode {
 	mode, err := r.decide(ctx, scenario, inbox)
 	if err != nil {
@@ -149,7 +149,7 @@ func (r *Resolver) ReplyMode(ctx context.Context, scenario string, inbox triage.
 }
 
 func (r *Resolver) decide(ctx context.Context, scenario string, inbox triage.Inbox) (triage.ReplyMode, error) {
-	t, l := r.cfg.Thresholds, r.cfg.Ledger
+	t, l := r.cfg.Thresholds, r.cfg.Store
 	w, err := l.ReviewWindow(ctx, scenario, inbox, t.MinReviewed)
 	if err != nil {
 		return "", err
@@ -163,11 +163,11 @@ func (r *Resolver) decide(ctx context.Context, scenario string, inbox triage.Inb
 	switch m, err := l.GetAutoMode(ctx, scenario, inbox); {
 	case err == nil:
 		cur = m.Mode
-	case !errors.Is(err, ledger.ErrNotFound):
+	case !errors.Is(err, ErrNotFound):
 		return "", err
 	}
 	if want != cur && !r.cfg.DryRun {
-		switched, err := l.SwitchAutoMode(ctx, ledger.Switch{Scenario: scenario, Inbox: inbox, Mode: want, Window: w,
+		switched, err := l.SwitchAutoMode(ctx, Switch{Scenario: scenario, Inbox: inbox, Mode: want, Window: w,
 			MinReviewed: t.MinReviewed, MinSentAsIs: t.MinSentAsIs, Why: rd.Why})
 		if err != nil {
 			return "", err
@@ -198,7 +198,7 @@ func (r *Resolver) decide(ctx context.Context, scenario string, inbox triage.Inb
 // Standing is a scenario's record in one inbox: its drafts, its readiness
 // and the mode auto chose there.
 type Standing struct {
-	ledger.DraftStat
+	DraftStat
 	Readiness Readiness `json:"readiness"`
 	// Mode is the mode auto is in there: send or draft ("" before auto
 	// first switched there, which is draft).
@@ -209,18 +209,18 @@ type Standing struct {
 // Standings lists every scenario and inbox with drafts, or where auto
 // switched, with its readiness under t (sorted by scenario, account and
 // mailbox).
-func Standings(ctx context.Context, l *ledger.Ledger, t Thresholds) ([]Standing, error) {
-	stats, err := l.DraftStats(ctx)
+func (s *Store) Standings(ctx context.Context, t Thresholds) ([]Standing, error) {
+	stats, err := s.DraftStats(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return StandingsOf(ctx, l, stats, t)
+	return s.StandingsOf(ctx, stats, t)
 }
 
 // StandingsOf is Standings over the draft figures the caller read already
-// (l.DraftStats).
-func StandingsOf(ctx context.Context, l *ledger.Ledger, stats []ledger.DraftStat, t Thresholds) ([]Standing, error) {
-	modes, err := l.AutoModes(ctx)
+// (DraftStats).
+func (s *Store) StandingsOf(ctx context.Context, stats []DraftStat, t Thresholds) ([]Standing, error) {
+	modes, err := s.AutoModes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -230,25 +230,25 @@ func StandingsOf(ctx context.Context, l *ledger.Ledger, stats []ledger.DraftStat
 	}
 	idx := map[id]int{}
 	out := make([]Standing, 0, len(stats))
-	for _, s := range stats {
-		idx[id{s.Scenario, s.Inbox}] = len(out)
-		out = append(out, Standing{DraftStat: s})
+	for _, d := range stats {
+		idx[id{d.Scenario, d.Inbox}] = len(out)
+		out = append(out, Standing{DraftStat: d})
 	}
 	for _, m := range modes {
 		i, ok := idx[id{m.Scenario, m.Inbox}]
 		if !ok {
 			i = len(out)
-			out = append(out, Standing{DraftStat: ledger.DraftStat{Scenario: m.Scenario, Inbox: m.Inbox}})
+			out = append(out, Standing{DraftStat: DraftStat{Scenario: m.Scenario, Inbox: m.Inbox}})
 		}
 		out[i].Mode, out[i].Since = m.Mode, m.Since
 	}
 	for i := range out {
-		s := &out[i]
-		w, err := l.ReviewWindow(ctx, s.Scenario, s.Inbox, t.MinReviewed)
+		sd := &out[i]
+		w, err := s.ReviewWindow(ctx, sd.Scenario, sd.Inbox, t.MinReviewed)
 		if err != nil {
 			return nil, err
 		}
-		s.Readiness = t.Assess(w)
+		sd.Readiness = t.Assess(w)
 	}
 	sortStandings(out)
 	return out, nil

@@ -1,4 +1,4 @@
-package autonomy
+package review
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func BenchmarkResolver(b *testing.B) {
 			// with the sample count written, as watch runs it.
 			for _, dry := range []bool{true, false} {
 				b.Run(map[bool]string{true: "read", false: "decide"}[dry], func(b *testing.B) {
-					r, err := New(Config{Ledger: l, DryRun: dry})
+					r, err := NewResolver(ResolverConfig{Store: Of(l), DryRun: dry})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -1,4 +1,4 @@
-package autonomy
+package review
 
 import (
 	"context"
@@ -21,15 +21,15 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 func TestAssess(t *testing.T) {
 	th := DefaultThresholds
 	tests := []struct {
-		w     ledger.Window
+		w     Window
 		ready bool
 		why   string
 	}{
-		{ledger.Window{Reviewed: 29, SentAsIs: 29}, false, "29 of 30 reviewed drafts needed"},
-		{ledger.Window{Reviewed: 30, SentAsIs: 28, Edited: 2}, true, "28 of the last 30 sent as is (93%), none rejected"},
-		{ledger.Window{Reviewed: 30, SentAsIs: 27, Edited: 3}, true, "27 of the last 30 sent as is (90%), none rejected"},
-		{ledger.Window{Reviewed: 30, SentAsIs: 26, Edited: 3, Discarded: 1}, false, "26 of the last 30 sent as is (87%), below 90%"},
-		{ledger.Window{Reviewed: 30, SentAsIs: 29, Rejected: 1}, false, "1 rejected among the last 30 reviewed drafts"},
+		{Window{Reviewed: 29, SentAsIs: 29}, false, "29 of 30 reviewed drafts needed"},
+		{Window{Reviewed: 30, SentAsIs: 28, Edited: 2}, true, "28 of the last 30 sent as is (93%), none rejected"},
+		{Window{Reviewed: 30, SentAsIs: 27, Edited: 3}, true, "27 of the last 30 sent as is (90%), none rejected"},
+		{Window{Reviewed: 30, SentAsIs: 26, Edited: 3, Discarded: 1}, false, "26 of the last 30 sent as is (87%), below 90%"},
+		{Window{Reviewed: 30, SentAsIs: 29, Rejected: 1}, false, "1 rejected among the last 30 reviewed drafts"},
 	}
 	for _, tt := range tests {
 		got := th.Assess(tt.w)
@@ -47,6 +47,7 @@ func TestAssess(t *testing.T) {
 // and the console write them.
 type world struct {
 	l   *ledger.Ledger
+	rs  *Store
 	now time.Time
 	uid uint32
 }
@@ -58,7 +59,7 @@ func newWorld(t *testing.T, target string) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	w.l = l
+	w.l, w.rs = l, Of(l)
 	return w
 }
 
@@ -82,9 +83,9 @@ func (w *world) reviewed(t *testing.T, inbox triage.Inbox, scenario, outcome str
 	}
 	var err error
 	if outcome == replies.DraftRejected {
-		err = w.l.RejectDraft(ctx, key)
+		err = w.rs.RejectDraft(ctx, key)
 	} else {
-		_, err = w.l.ResolveDraft(ctx, key, outcome, 1, "")
+		_, err = w.rs.ResolveDraft(ctx, key, outcome, 1, "")
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +100,7 @@ func TestResolver(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()
 		w := newWorld(t, target)
-		r, err := New(Config{Ledger: w.l})
+		r, err := NewResolver(ResolverConfig{Store: w.rs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,17 +137,17 @@ func TestResolver(t *testing.T) {
 		if m := r.ReplyMode(ctx, "missing-info", in); m != triage.ReplyDraft {
 			t.Errorf("after a rejection: %s, want draft", m)
 		}
-		sw, err := w.l.Switches(ctx, 0)
+		sw, err := w.rs.Switches(ctx, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []ledger.Switch{
-			{Scenario: "missing-info", Inbox: in, Mode: d, Window: ledger.Window{Reviewed: 30, SentAsIs: 27, Edited: 2, Rejected: 1},
+		want := []Switch{
+			{Scenario: "missing-info", Inbox: in, Mode: d, Window: Window{Reviewed: 30, SentAsIs: 27, Edited: 2, Rejected: 1},
 				MinReviewed: 30, MinSentAsIs: 90, Why: "1 rejected among the last 30 reviewed drafts"},
-			{Scenario: "missing-info", Inbox: in, Mode: s, Window: ledger.Window{Reviewed: 30, SentAsIs: 28, Edited: 2},
+			{Scenario: "missing-info", Inbox: in, Mode: s, Window: Window{Reviewed: 30, SentAsIs: 28, Edited: 2},
 				MinReviewed: 30, MinSentAsIs: 90, Why: "28 of the last 30 sent as is (93%), none rejected"},
 		}
-		if diff := cmp.Diff(want, sw, cmpopts.IgnoreFields(ledger.Switch{}, "At")); diff != "" {
+		if diff := cmp.Diff(want, sw, cmpopts.IgnoreFields(Switch{}, "At")); diff != "" {
 			t.Errorf("recorded switches (-want +got):\n%s", diff)
 		}
 		if !sw[0].At.Equal(w.now) || !sw[1].At.Before(sw[0].At) {
@@ -155,7 +156,7 @@ func TestResolver(t *testing.T) {
 
 		// The standings show the same, per scenario and inbox.
 		w.reviewed(t, other, "missing-info", replies.DraftSentAsIs)
-		st, err := Standings(ctx, w.l, r.cfg.Thresholds) // defaults applied
+		st, err := w.rs.Standings(ctx, r.cfg.Thresholds) // defaults applied
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +182,7 @@ func TestResolverDryRun(t *testing.T) {
 	for range 30 {
 		w.reviewed(t, in, "missing-info", replies.DraftSentAsIs)
 	}
-	r, err := New(Config{Ledger: w.l, DryRun: true, Thresholds: Thresholds{MinReviewed: 30, MinSentAsIs: 90, SampleEvery: 1}})
+	r, err := NewResolver(ResolverConfig{Store: w.rs, DryRun: true, Thresholds: Thresholds{MinReviewed: 30, MinSentAsIs: 90, SampleEvery: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,10 +191,10 @@ func TestResolverDryRun(t *testing.T) {
 			t.Fatalf("dry run: %s, want send", m)
 		}
 	}
-	if sw, _ := w.l.Switches(ctx, 0); len(sw) != 0 {
+	if sw, _ := w.rs.Switches(ctx, 0); len(sw) != 0 {
 		t.Errorf("a dry run recorded %d switches", len(sw))
 	}
-	if _, err := w.l.GetAutoMode(ctx, "missing-info", in); err != ledger.ErrNotFound {
+	if _, err := w.rs.GetAutoMode(ctx, "missing-info", in); err != ErrNotFound {
 		t.Errorf("a dry run recorded a mode: %v", err)
 	}
 }
@@ -205,7 +206,7 @@ func TestResolverDraftsOnError(t *testing.T) {
 	for range 30 {
 		w.reviewed(t, in, "missing-info", replies.DraftSentAsIs)
 	}
-	r, err := New(Config{Ledger: w.l})
+	r, err := NewResolver(ResolverConfig{Store: w.rs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func TestResolverDraftsOnError(t *testing.T) {
 	if m := r.ReplyMode(context.Background(), "missing-info", in); m != triage.ReplyDraft {
 		t.Errorf("closed ledger: %s, want draft", m)
 	}
-	if _, err := New(Config{Ledger: w.l, Thresholds: Thresholds{MinSentAsIs: 150}}); err == nil {
-		t.Error("New accepted min_sent_as_is 150")
+	if _, err := NewResolver(ResolverConfig{Store: w.rs, Thresholds: Thresholds{MinSentAsIs: 150}}); err == nil {
+		t.Error("NewResolver accepted min_sent_as_is 150")
 	}
 }

@@ -1,4 +1,4 @@
-package ledger_test
+package review_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"triage/internal/ledger"
+	"triage/internal/review"
 	"triage/internal/testkit/ledgertest"
 )
 
@@ -31,13 +32,13 @@ func filled(b *testing.B) map[int]*ledger.Ledger {
 // (triage ledger stats, the watch metrics) at 300 and 100,000 replies, a
 // tenth of them drafts.
 //
-//	go test -run '^$' -bench DraftStats -benchmem ./internal/ledger
+//	go test -run '^$' -bench DraftStats -benchmem ./internal/review
 func BenchmarkDraftStats(b *testing.B) {
 	ls := filled(b)
 	for _, n := range []int{300, 100_000} {
 		b.Run(fmt.Sprintf("replies=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				stats, err := ls[n].DraftStats(context.Background())
+				stats, err := review.Of(ls[n]).DraftStats(context.Background())
 				if err != nil || len(stats) == 0 {
 					b.Fatalf("stats %v, %v", stats, err)
 				}

@@ -1,17 +1,16 @@
-package ledger
+package review
 
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
-	"triage/internal/replies"
 
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/store"
+	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/testkit/pgtest"
 )
 
@@ -22,11 +21,11 @@ func TestDrafts(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()
 		now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-		l := openAt(t, target, &now)
+		l, rs := openAt(t, target, &now)
 
-		handled := func(uid uint32, key triage.Key, msgID, scenario string, state State) {
+		handled := func(uid uint32, key triage.Key, msgID, scenario string, state ledger.State) {
 			t.Helper()
-			e := Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}, Key: key, MessageID: msgID, Sender: "c@x", State: state, Scenario: scenario}
+			e := ledger.Entry{Loc: ledger.Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}, Key: key, MessageID: msgID, Sender: "c@x", State: state, Scenario: scenario}
 			if err := l.Record(ctx, e); err != nil {
 				t.Fatal(err)
 			}
@@ -38,7 +37,7 @@ func TestDrafts(t *testing.T) {
 				t.Fatalf("draft %s: %v", key, err)
 			}
 			uid++
-			handled(uid, key, "<in-"+string(key)+">", map[bool]string{true: "valid-warranty", false: "missing-info"}[key[0] == 'v'], StateDrafted)
+			handled(uid, key, "<in-"+string(key)+">", map[bool]string{true: "valid-warranty", false: "missing-info"}[key[0] == 'v'], ledger.StateDrafted)
 		}
 		draft("v1", "<d-v1>")
 		draft("v2", "<d-v2>")
@@ -67,23 +66,23 @@ func TestDrafts(t *testing.T) {
 
 		// Thread lookups: by the inbound Message-ID, and by our draft's.
 		for _, ids := range [][]string{{"<unknown>", "<in-v2>"}, {"<d-v2>"}} {
-			th, err := l.ThreadOf(ctx, ids, nil)
+			th, err := rs.ThreadOf(ctx, ids, nil)
 			if err != nil || th.Key != "v2" || th.MessageID != "<in-v2>" || th.Scenario != "valid-warranty" || th.Matched != ids[len(ids)-1] {
 				t.Errorf("ThreadOf(%v) = %+v, %v", ids, th, err)
 			}
 		}
-		if _, err := l.ThreadOf(ctx, []string{"<nope>"}, nil); !errors.Is(err, ErrNotFound) {
+		if _, err := rs.ThreadOf(ctx, []string{"<nope>"}, nil); !errors.Is(err, ErrNotFound) {
 			t.Errorf("ThreadOf(unknown): %v, want ErrNotFound", err)
 		}
 
 		now = now.Add(3 * 24 * time.Hour)
-		if ok, err := l.ResolveDraft(ctx, "v1", replies.DraftSentAsIs, 0.97, "<p1>"); !ok || err != nil {
+		if ok, err := rs.ResolveDraft(ctx, "v1", replies.DraftSentAsIs, 0.97, "<p1>"); !ok || err != nil {
 			t.Fatalf("ResolveDraft v1: %v %v", ok, err)
 		}
-		if ok, _ := l.ResolveDraft(ctx, "v1", replies.DraftEdited, 0.2, "<p2>"); ok {
+		if ok, _ := rs.ResolveDraft(ctx, "v1", replies.DraftEdited, 0.2, "<p2>"); ok {
 			t.Error("a second resolution was recorded")
 		}
-		if ok, _ := l.ResolveDraft(ctx, "v2", replies.DraftEdited, 0.5, "<p3>"); !ok {
+		if ok, _ := rs.ResolveDraft(ctx, "v2", replies.DraftEdited, 0.5, "<p3>"); !ok {
 			t.Error("v2 not resolved")
 		}
 		r, _ = l.Replies().GetReply(ctx, "v1")
@@ -97,13 +96,13 @@ func TestDrafts(t *testing.T) {
 			t.Fatal(err)
 		}
 		now = now.Add(4*24*time.Hour + time.Minute)
-		if n, err := l.DiscardStaleDrafts(ctx, "a", "INBOX", now.Add(-7*24*time.Hour)); n != 2 || err != nil {
+		if n, err := rs.DiscardStaleDrafts(ctx, "a", "INBOX", now.Add(-7*24*time.Hour)); n != 2 || err != nil {
 			t.Fatalf("DiscardStaleDrafts = %d, %v; want 2", n, err)
 		}
 		if r, err := l.Replies().GetReply(ctx, "o1"); err != nil || r.Outcome != "" || r.Account != "b" {
 			t.Errorf("another inbox's draft after DiscardStaleDrafts of inbox a: %+v, %v; want no outcome", r, err)
 		}
-		stats, err := l.DraftStats(ctx)
+		stats, err := rs.DraftStats(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,15 +121,15 @@ func TestSentScanState(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()
 		now := time.Now()
-		l := openAt(t, target, &now)
-		if _, _, err := l.SentScan(ctx, "a", "Sent"); !errors.Is(err, ErrNotFound) {
+		_, rs := openAt(t, target, &now)
+		if _, _, err := rs.SentScan(ctx, "a", "Sent"); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("SentScan before any: %v", err)
 		}
 		for _, st := range [][2]uint32{{5, 10}, {5, 12}, {6, 1}} {
-			if err := l.SetSentScan(ctx, "a", "Sent", st[0], st[1]); err != nil {
+			if err := rs.SetSentScan(ctx, "a", "Sent", st[0], st[1]); err != nil {
 				t.Fatal(err)
 			}
-			v, u, err := l.SentScan(ctx, "a", "Sent")
+			v, u, err := rs.SentScan(ctx, "a", "Sent")
 			if err != nil || v != st[0] || u != st[1] {
 				t.Errorf("SentScan = %d %d %v, want %v", v, u, err, st)
 			}
@@ -138,44 +137,14 @@ func TestSentScanState(t *testing.T) {
 	})
 }
 
-// A read-only ledger reads what is there and writes nothing.
-func TestReadOnly(t *testing.T) {
-	pgtest.Each(t, func(t *testing.T, target string) {
-		ctx := context.Background()
-		now := time.Now()
-		path := target
-		l := openAt(t, path, &now)
-		e := Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 1}, Key: "k", State: StateReplied}
-		if err := l.Record(ctx, e); err != nil {
-			t.Fatal(err)
-		}
-		ro, err := Open(ctx, Config{Path: path, ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ro.Close()
-		if got, err := ro.Get(ctx, e.Loc); err != nil || got.State != StateReplied {
-			t.Errorf("read-only Get = %+v, %v", got, err)
-		}
-		if err := ro.Record(ctx, Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: 2}, Key: "k2", State: StateReplied}); err == nil {
-			t.Error("a read-only ledger accepted a write")
-		}
-		if _, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "none.db"), ReadOnly: true}); err == nil {
-			t.Error("read-only Open of a missing file succeeded")
-		}
-		// A ledger on a shared store is only read through it, never closed.
-		shared, err := store.Open(ctx, target, store.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer shared.Close()
-		on, err := Open(ctx, Config{Store: shared, ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		on.Close()
-		if got, err := on.Get(ctx, e.Loc); err != nil || got.State != StateReplied {
-			t.Errorf("Get on a shared store after Close = %+v, %v", got, err)
-		}
-	})
+// openAt opens the ledger at path on the clock *now, and the draft review
+// on its store.
+func openAt(t *testing.T, path string, now *time.Time) (*ledger.Ledger, *Store) {
+	t.Helper()
+	l, err := ledger.Open(context.Background(), ledger.Config{Path: path, Now: func() time.Time { return *now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l, Of(l)
 }

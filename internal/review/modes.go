@@ -1,4 +1,4 @@
-package ledger
+package review
 
 import (
 	"context"
@@ -11,26 +11,10 @@ import (
 	"triage/internal/replies"
 )
 
-// What reply mode auto decides from and records (package autonomy makes
-// the decisions): the fate of a scenario's last reviewed drafts in an
+// What reply mode auto decides from and records (Resolver makes the
+// decisions): the fate of a scenario's last reviewed drafts in an
 // inbox, the mode auto chose there, and every switch between draft and
 // send with the figures behind it.
-
-// attribute puts on the reply or draft of the message at loc the scenario
-// and inbox it was handled in: what the draft statistics and reply mode
-// auto count by. A message without a scenario changes nothing.
-func (l *Ledger) attribute(ctx context.Context, loc Loc, scenario string) error {
-	if scenario == "" {
-		return nil
-	}
-	_, err := l.db.ExecContext(ctx, `UPDATE replies SET scenario=?, account=?, mailbox=?
-		WHERE key IN (SELECT key FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?)`,
-		scenario, loc.Account, loc.Mailbox, loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
-	if err != nil {
-		return fmt.Errorf("ledger: attribute the reply of %s: %w", loc, err)
-	}
-	return nil
-}
 
 // Window is what people did with a scenario's most recent reviewed drafts
 // in one inbox: the drafts whose fate is known (sent as is, edited,
@@ -53,20 +37,20 @@ func (w Window) Share() float64 {
 
 // ReviewWindow counts the fates of the last n reviewed drafts of scenario
 // in inbox (fewer when there are fewer).
-func (l *Ledger) ReviewWindow(ctx context.Context, scenario string, inbox triage.Inbox, n int) (Window, error) {
+func (s *Store) ReviewWindow(ctx context.Context, scenario string, inbox triage.Inbox, n int) (Window, error) {
 	var w Window
-	rows, err := l.db.QueryContext(ctx, `SELECT outcome FROM replies
+	rows, err := s.db.QueryContext(ctx, `SELECT outcome FROM replies
 		WHERE kind=? AND scenario=? AND account=? AND mailbox=? AND outcome IN (?,?,?,?)
 		ORDER BY resolved_at DESC, key DESC LIMIT ?`,
 		replies.KindDraft, scenario, inbox.Account, inbox.Mailbox, replies.DraftSentAsIs, replies.DraftEdited, replies.DraftRejected, replies.DraftDiscarded, n)
 	if err != nil {
-		return w, fmt.Errorf("ledger: review window: %w", err)
+		return w, fmt.Errorf("review: review window: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var outcome string
 		if err := rows.Scan(&outcome); err != nil {
-			return w, fmt.Errorf("ledger: review window: %w", err)
+			return w, fmt.Errorf("review: review window: %w", err)
 		}
 		w.Reviewed++
 		switch outcome {
@@ -81,7 +65,7 @@ func (l *Ledger) ReviewWindow(ctx context.Context, scenario string, inbox triage
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return w, fmt.Errorf("ledger: review window: %w", err)
+		return w, fmt.Errorf("review: review window: %w", err)
 	}
 	return w, nil
 }
@@ -99,24 +83,24 @@ type AutoMode struct {
 
 // GetAutoMode returns the mode auto chose for scenario in inbox, or
 // ErrNotFound when it never switched there (it drafts).
-func (l *Ledger) GetAutoMode(ctx context.Context, scenario string, inbox triage.Inbox) (AutoMode, error) {
+func (s *Store) GetAutoMode(ctx context.Context, scenario string, inbox triage.Inbox) (AutoMode, error) {
 	m := AutoMode{Scenario: scenario, Inbox: inbox}
 	var since int64
-	err := l.db.QueryRowContext(ctx, `SELECT mode, since, counted FROM autonomy_modes WHERE scenario=? AND account=? AND mailbox=?`,
+	err := s.db.QueryRowContext(ctx, `SELECT mode, since, counted FROM autonomy_modes WHERE scenario=? AND account=? AND mailbox=?`,
 		scenario, inbox.Account, inbox.Mailbox).Scan(&m.Mode, &since, &m.Counted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return AutoMode{}, ErrNotFound
 	}
 	if err != nil {
-		return AutoMode{}, fmt.Errorf("ledger: auto mode: %w", err)
+		return AutoMode{}, fmt.Errorf("review: auto mode: %w", err)
 	}
 	m.Since = fromUnix(since)
 	return m, nil
 }
 
 // AutoModes lists the modes auto chose, by scenario, account and mailbox.
-func (l *Ledger) AutoModes(ctx context.Context) ([]AutoMode, error) {
-	return queryAll(ctx, l, "auto modes", func(sc scanner) (AutoMode, error) {
+func (s *Store) AutoModes(ctx context.Context) ([]AutoMode, error) {
+	return queryAll(ctx, s, "auto modes", func(sc scanner) (AutoMode, error) {
 		var m AutoMode
 		var since int64
 		err := sc.Scan(&m.Scenario, &m.Account, &m.Mailbox, &m.Mode, &since, &m.Counted)
@@ -138,18 +122,18 @@ type Switch struct {
 	Why         string  `json:"why"`
 }
 
-// SwitchAutoMode records that auto switches s.Scenario in s.Inbox to
-// s.Mode, at the ledger's time; it reports false, recording nothing, when
+// SwitchAutoMode records that auto switches sw.Scenario in sw.Inbox to
+// sw.Mode, at the store's time; it reports false, recording nothing, when
 // the scenario already is in that mode there (another process switched
 // first). A switch to send starts counting from zero.
-func (l *Ledger) SwitchAutoMode(ctx context.Context, s Switch) (bool, error) {
-	if s.Mode != triage.ReplySend && s.Mode != triage.ReplyDraft {
-		return false, fmt.Errorf("ledger: switch auto mode: mode %q: want %s or %s", s.Mode, triage.ReplySend, triage.ReplyDraft)
+func (s *Store) SwitchAutoMode(ctx context.Context, sw Switch) (bool, error) {
+	if sw.Mode != triage.ReplySend && sw.Mode != triage.ReplyDraft {
+		return false, fmt.Errorf("review: switch auto mode: mode %q: want %s or %s", sw.Mode, triage.ReplySend, triage.ReplyDraft)
 	}
-	now := unix(l.now())
-	tx, err := l.db.BeginTx(ctx)
+	now := unix(s.now())
+	tx, err := s.db.BeginTx(ctx)
 	if err != nil {
-		return false, fmt.Errorf("ledger: switch auto mode: %w", err)
+		return false, fmt.Errorf("review: switch auto mode: %w", err)
 	}
 	defer tx.Rollback()
 	// No row is draft; the conditional update is the guard two processes
@@ -157,9 +141,9 @@ func (l *Ledger) SwitchAutoMode(ctx context.Context, s Switch) (bool, error) {
 	res, err := tx.ExecContext(ctx, `INSERT INTO autonomy_modes (scenario, account, mailbox, mode, since, counted) VALUES (?,?,?,?,?,0)
 		ON CONFLICT (scenario, account, mailbox) DO UPDATE SET mode=excluded.mode, since=excluded.since, counted=0
 		WHERE autonomy_modes.mode <> excluded.mode`,
-		s.Scenario, s.Account, s.Mailbox, s.Mode, now)
+		sw.Scenario, sw.Account, sw.Mailbox, sw.Mode, now)
 	if err != nil {
-		return false, fmt.Errorf("ledger: switch auto mode: %w", err)
+		return false, fmt.Errorf("review: switch auto mode: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return false, err
@@ -167,12 +151,12 @@ func (l *Ledger) SwitchAutoMode(ctx context.Context, s Switch) (bool, error) {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO autonomy_switches
 		(at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded, min_reviewed, min_sent_as_is, why)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		now, s.Scenario, s.Account, s.Mailbox, s.Mode, s.Reviewed, s.SentAsIs, s.Edited, s.Rejected, s.Discarded,
-		s.MinReviewed, s.MinSentAsIs, s.Why); err != nil {
-		return false, fmt.Errorf("ledger: switch auto mode: %w", err)
+		now, sw.Scenario, sw.Account, sw.Mailbox, sw.Mode, sw.Reviewed, sw.SentAsIs, sw.Edited, sw.Rejected, sw.Discarded,
+		sw.MinReviewed, sw.MinSentAsIs, sw.Why); err != nil {
+		return false, fmt.Errorf("review: switch auto mode: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("ledger: switch auto mode: %w", err)
+		return false, fmt.Errorf("review: switch auto mode: %w", err)
 	}
 	return true, nil
 }
@@ -180,33 +164,33 @@ func (l *Ledger) SwitchAutoMode(ctx context.Context, s Switch) (bool, error) {
 // CountAutoSend counts one more message of scenario in inbox decided while
 // auto sends there, and returns how many that makes since the switch to
 // send; 0 when auto does not send there.
-func (l *Ledger) CountAutoSend(ctx context.Context, scenario string, inbox triage.Inbox) (int, error) {
+func (s *Store) CountAutoSend(ctx context.Context, scenario string, inbox triage.Inbox) (int, error) {
 	var n int
-	err := l.db.QueryRowContext(ctx, `UPDATE autonomy_modes SET counted = counted + 1
+	err := s.db.QueryRowContext(ctx, `UPDATE autonomy_modes SET counted = counted + 1
 		WHERE scenario=? AND account=? AND mailbox=? AND mode=? RETURNING counted`,
 		scenario, inbox.Account, inbox.Mailbox, triage.ReplySend).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("ledger: count auto send: %w", err)
+		return 0, fmt.Errorf("review: count auto send: %w", err)
 	}
 	return n, nil
 }
 
 // Switches lists the switches of reply mode auto, newest first, at most
 // limit (default 100).
-func (l *Ledger) Switches(ctx context.Context, limit int) ([]Switch, error) {
+func (s *Store) Switches(ctx context.Context, limit int) ([]Switch, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	return queryAll(ctx, l, "switches", func(sc scanner) (Switch, error) {
-		var s Switch
+	return queryAll(ctx, s, "switches", func(sc scanner) (Switch, error) {
+		var sw Switch
 		var at int64
-		err := sc.Scan(&at, &s.Scenario, &s.Account, &s.Mailbox, &s.Mode, &s.Reviewed, &s.SentAsIs, &s.Edited, &s.Rejected, &s.Discarded,
-			&s.MinReviewed, &s.MinSentAsIs, &s.Why)
-		s.At = fromUnix(at)
-		return s, err
+		err := sc.Scan(&at, &sw.Scenario, &sw.Account, &sw.Mailbox, &sw.Mode, &sw.Reviewed, &sw.SentAsIs, &sw.Edited, &sw.Rejected, &sw.Discarded,
+			&sw.MinReviewed, &sw.MinSentAsIs, &sw.Why)
+		sw.At = fromUnix(at)
+		return sw, err
 	}, `SELECT at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded,
 		min_reviewed, min_sent_as_is, why FROM autonomy_switches ORDER BY at DESC, scenario, account, mailbox LIMIT ?`, limit)
 }

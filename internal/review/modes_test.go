@@ -1,36 +1,35 @@
-package ledger
+package review
 
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
-	"triage/internal/replies"
 
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/store"
+	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/testkit/pgtest"
 )
 
 // draftIn records a handled message of scenario in inbox with a draft, as
 // watch does (the draft during processing, the final state after), and
 // returns its key.
-func draftIn(t *testing.T, l *Ledger, inbox triage.Inbox, uid uint32, scenario string) triage.Key {
+func draftIn(t *testing.T, l *ledger.Ledger, inbox triage.Inbox, uid uint32, scenario string) triage.Key {
 	t.Helper()
 	ctx := context.Background()
 	key := triage.Key(fmt.Sprintf("%s-%s-%d", scenario, inbox.Account, uid))
-	loc := Loc{Account: inbox.Account, Mailbox: inbox.Mailbox, UIDValidity: 1, UID: uid}
-	if _, err := l.Begin(ctx, Entry{Loc: loc, Key: key, Sender: "c@x"}); err != nil {
+	loc := ledger.Loc{Account: inbox.Account, Mailbox: inbox.Mailbox, UIDValidity: 1, UID: uid}
+	if _, err := l.Begin(ctx, ledger.Entry{Loc: loc, Key: key, Sender: "c@x"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Replies().PutPending(ctx, replies.Reply{Key: key, MessageID: "<d-" + string(key) + ">", To: "c@x", Raw: []byte("x"), Kind: replies.KindDraft}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Finish(ctx, loc, StateDrafted, "", scenario); err != nil {
+	if err := l.Finish(ctx, loc, ledger.StateDrafted, "", scenario); err != nil {
 		t.Fatal(err)
 	}
 	return key
@@ -43,7 +42,7 @@ func TestReviewWindow(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()
 		now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-		l := openAt(t, target, &now)
+		l, rs := openAt(t, target, &now)
 		a := triage.Inbox{Account: "support@a.example", Mailbox: "INBOX"}
 		b := triage.Inbox{Account: "support@b.example", Mailbox: "INBOX"}
 		// Inbox a: 5 old drafts edited, then 30 sent as is but 2 edited.
@@ -56,10 +55,10 @@ func TestReviewWindow(t *testing.T) {
 			var err error
 			switch outcome {
 			case replies.DraftRejected:
-				err = l.RejectDraft(ctx, key)
+				err = rs.RejectDraft(ctx, key)
 			case "":
 			default:
-				_, err = l.ResolveDraft(ctx, key, outcome, 1, "")
+				_, err = rs.ResolveDraft(ctx, key, outcome, 1, "")
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -78,7 +77,7 @@ func TestReviewWindow(t *testing.T) {
 		// Stale: the pending one of inbox a is discarded, and stays apart
 		// from the rejection.
 		now = now.Add(8 * 24 * time.Hour)
-		if n, err := l.DiscardStaleDrafts(ctx, a.Account, a.Mailbox, now.Add(-7*24*time.Hour)); err != nil || n != 1 {
+		if n, err := rs.DiscardStaleDrafts(ctx, a.Account, a.Mailbox, now.Add(-7*24*time.Hour)); err != nil || n != 1 {
 			t.Fatalf("DiscardStaleDrafts = %d, %v; want 1", n, err)
 		}
 
@@ -94,7 +93,7 @@ func TestReviewWindow(t *testing.T) {
 			{"valid-warranty", a, 30, Window{Reviewed: 1, SentAsIs: 1}},
 			{"valid-warranty", b, 30, Window{}},
 		} {
-			w, err := l.ReviewWindow(ctx, tc.scenario, tc.inbox, tc.n)
+			w, err := rs.ReviewWindow(ctx, tc.scenario, tc.inbox, tc.n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +101,7 @@ func TestReviewWindow(t *testing.T) {
 				t.Errorf("ReviewWindow(%s, %s, %d) (-want +got):\n%s", tc.scenario, tc.inbox, tc.n, diff)
 			}
 		}
-		stats, err := l.DraftStats(ctx)
+		stats, err := rs.DraftStats(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,13 +122,15 @@ func TestSwitchAutoMode(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()
 		now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-		ls := []*Ledger{openAt(t, target, &now), openAt(t, target, &now)} // two processes
-		l := ls[0]
+		_, rs0 := openAt(t, target, &now)
+		_, rs1 := openAt(t, target, &now)
+		ls := []*Store{rs0, rs1} // two processes
+		rs := ls[0]
 		in := triage.Inbox{Account: "support@x", Mailbox: "INBOX"}
-		if _, err := l.GetAutoMode(ctx, "missing-info", in); err != ErrNotFound {
+		if _, err := rs.GetAutoMode(ctx, "missing-info", in); err != ErrNotFound {
 			t.Fatalf("GetAutoMode before any switch: %v, want ErrNotFound", err)
 		}
-		if n, err := l.CountAutoSend(ctx, "missing-info", in); n != 0 || err != nil {
+		if n, err := rs.CountAutoSend(ctx, "missing-info", in); n != 0 || err != nil {
 			t.Errorf("CountAutoSend while drafting = %d, %v; want 0", n, err)
 		}
 		toSend := Switch{Scenario: "missing-info", Inbox: in, Mode: triage.ReplySend,
@@ -159,26 +160,26 @@ func TestSwitchAutoMode(t *testing.T) {
 				t.Errorf("CountAutoSend #%d = %d, %v", i, n, err)
 			}
 		}
-		if n, _ := l.CountAutoSend(ctx, "valid-warranty", in); n != 0 {
+		if n, _ := rs.CountAutoSend(ctx, "valid-warranty", in); n != 0 {
 			t.Errorf("CountAutoSend of another scenario = %d, want 0", n)
 		}
 		now = now.Add(time.Hour)
 		toDraft := toSend
 		toDraft.Mode, toDraft.Window, toDraft.Why = triage.ReplyDraft, Window{Reviewed: 30, SentAsIs: 28, Edited: 1, Rejected: 1}, "a rejection"
-		if ok, err := l.SwitchAutoMode(ctx, toDraft); !ok || err != nil {
+		if ok, err := rs.SwitchAutoMode(ctx, toDraft); !ok || err != nil {
 			t.Fatalf("switch back to draft: %v, %v", ok, err)
 		}
-		m, err := l.GetAutoMode(ctx, "missing-info", in)
+		m, err := rs.GetAutoMode(ctx, "missing-info", in)
 		if err != nil || m.Mode != triage.ReplyDraft || !m.Since.Equal(now) || m.Counted != 0 {
 			t.Errorf("mode after the switch back = %+v, %v", m, err)
 		}
-		if ok, _ := l.SwitchAutoMode(ctx, toDraft); ok {
+		if ok, _ := rs.SwitchAutoMode(ctx, toDraft); ok {
 			t.Error("a switch to the mode already in force was recorded")
 		}
-		if _, err := l.SwitchAutoMode(ctx, Switch{Scenario: "x", Inbox: in, Mode: triage.ReplyAuto}); err == nil {
+		if _, err := rs.SwitchAutoMode(ctx, Switch{Scenario: "x", Inbox: in, Mode: triage.ReplyAuto}); err == nil {
 			t.Error("a switch to auto was accepted")
 		}
-		sw, err := l.Switches(ctx, 0)
+		sw, err := rs.Switches(ctx, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,54 +187,9 @@ func TestSwitchAutoMode(t *testing.T) {
 		if diff := cmp.Diff([]Switch{toDraft, toSend}, sw); diff != "" {
 			t.Errorf("Switches (-want +got):\n%s", diff)
 		}
-		modes, err := l.AutoModes(ctx)
+		modes, err := rs.AutoModes(ctx)
 		if err != nil || len(modes) != 1 || modes[0] != m {
 			t.Errorf("AutoModes = %+v, %v; want [%+v]", modes, err, m)
-		}
-	})
-}
-
-// The migration that adds the scenario and inbox to replies fills them in
-// for the drafts already there, from their messages.
-func TestAutonomyMigrationAttributes(t *testing.T) {
-	pgtest.Each(t, func(t *testing.T, target string) {
-		ctx := context.Background()
-		db, err := store.Open(ctx, target, store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		step := slices.IndexFunc(migrations, func(m store.Migration) bool { return m.SQLite == autonomySchema })
-		if err := db.Migrate(ctx, Component, migrations[:step]); err != nil {
-			t.Fatal(err)
-		}
-		for _, q := range []string{
-			// k1: handled twice (the first copy under an old UIDVALIDITY
-			// has no scenario); k2: a draft recovered after a crash.
-			`INSERT INTO messages (account, mailbox, uidvalidity, uid, key, state, scenario, created, updated) VALUES ('acc', 'INBOX', 1, 1, 'k1', 'drafted', 'missing-info', 1, 5)`,
-			`INSERT INTO messages (account, mailbox, uidvalidity, uid, key, state, scenario, created, updated) VALUES ('acc', 'INBOX', 2, 1, 'k1', 'skipped', '', 6, 6)`,
-			`INSERT INTO messages (account, mailbox, uidvalidity, uid, key, state, scenario, created, updated) VALUES ('acc', 'Support', 1, 2, 'k2', 'drafted', '', 1, 1)`,
-			`INSERT INTO replies (key, message_id, recipient, raw, state, created, kind, outcome) VALUES ('k1', '<d1>', 'c@x', 'x', 'draft_stored', 1, 'draft', 'sent_as_is')`,
-			`INSERT INTO replies (key, message_id, recipient, raw, state, created, kind, outcome) VALUES ('k2', '<d2>', 'c@x', 'x', 'draft_stored', 1, 'draft', 'rejected')`,
-		} {
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		l, err := Open(ctx, Config{Store: db})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		stats, err := l.DraftStats(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []DraftStat{
-			{Scenario: "", Inbox: triage.Inbox{Account: "acc", Mailbox: "Support"}, Drafted: 1, Rejected: 1},
-			{Scenario: "missing-info", Inbox: triage.Inbox{Account: "acc", Mailbox: "INBOX"}, Drafted: 1, SentAsIs: 1},
-		}
-		if diff := cmp.Diff(want, stats); diff != "" {
-			t.Errorf("DraftStats after the migration (-want +got):\n%s", diff)
 		}
 	})
 }

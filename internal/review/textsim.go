@@ -1,4 +1,13 @@
-// Package textsim measures how alike two short texts are (a draft and the
+package review
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Similarity measures how alike two short texts are (a draft and the
 // reply a person sent), on words, ignoring case, line wrapping, punctuation
 // and a trailing signature.
 //
@@ -11,14 +20,6 @@
 // Unlike a bag-of-words measure it notices reordered sentences and a
 // deleted "not". Each text is cut at MaxWords words, so the cost is bounded
 // (MaxWords² steps, with two rows of memory).
-package textsim
-
-import (
-	"strings"
-	"unicode"
-
-	"golang.org/x/text/unicode/norm"
-)
 
 // MaxWords bounds the words compared from each text.
 const MaxWords = 1500

@@ -1,4 +1,4 @@
-package textsim
+package review
 
 import (
 	"math"

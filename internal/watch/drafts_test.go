@@ -17,6 +17,7 @@ import (
 	"triage/internal/message"
 	"triage/internal/processor"
 	"triage/internal/replies"
+	"triage/internal/review"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/trace"
 )
@@ -158,12 +159,12 @@ func scenarioDrafts(t *testing.T, tgt target) {
 	if diff := cmp.Diff(want, hooks.summary()); diff != "" {
 		t.Errorf("person's replies reported (-want +got):\n%s", diff)
 	}
-	stats, err := e.ledger.DraftStats(context.Background())
+	stats, err := review.Of(e.ledger).DraftStats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	inbox := triage.Inbox{Account: w.Account(), Mailbox: "INBOX"}
-	if diff := cmp.Diff([]ledger.DraftStat{{Scenario: "fake", Inbox: inbox, Drafted: 3, SentAsIs: 1, Edited: 1, Pending: 1}}, stats); diff != "" {
+	if diff := cmp.Diff([]review.DraftStat{{Scenario: "fake", Inbox: inbox, Drafted: 3, SentAsIs: 1, Edited: 1, Pending: 1}}, stats); diff != "" {
 		t.Errorf("draft stats after the replies (-want +got):\n%s", diff)
 	}
 
@@ -176,8 +177,8 @@ func scenarioDrafts(t *testing.T, tgt target) {
 	if n := len(hooks.summary()); n != 3 {
 		t.Errorf("hook called %d times, want 3 (each reply once)", n)
 	}
-	stats, _ = e.ledger.DraftStats(context.Background())
-	if diff := cmp.Diff([]ledger.DraftStat{{Scenario: "fake", Inbox: inbox, Drafted: 3, SentAsIs: 1, Edited: 1, Discarded: 1}}, stats); diff != "" {
+	stats, _ = review.Of(e.ledger).DraftStats(context.Background())
+	if diff := cmp.Diff([]review.DraftStat{{Scenario: "fake", Inbox: inbox, Drafted: 3, SentAsIs: 1, Edited: 1, Discarded: 1}}, stats); diff != "" {
 		t.Errorf("draft stats after 7 days (-want +got):\n%s", diff)
 	}
 	// The same figures are the triage_drafts gauge.

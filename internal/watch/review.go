@@ -20,8 +20,3 @@ func (w *Watcher) keepOutcome(ctx context.Context, loc ledger.Loc, out processor
 		w.log.WarnContext(ctx, "could not keep the outcome for review", "err", err)
 	}
 }
-
-// NotSubmitted reports whether a send error proves the mail server did not
-// accept the message (so sending it again is safe); a transport failure
-// during or after DATA is ambiguous and reports false.
-func NotSubmitted(err error) bool { return notSubmitted(err) }

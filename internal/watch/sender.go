@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/emersion/go-smtp"
-
 	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
@@ -132,7 +130,7 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 		s.met.Error("smtp")
 		// The ledger must survive a cancelled ctx.
 		lctx := context.WithoutCancel(ctx)
-		if notSubmitted(err) {
+		if mail.NotSubmitted(err) {
 			if derr := s.ledger.Replies().DropPending(lctx, r.Key); derr != nil {
 				return triage.Receipt{}, errors.Join(err, derr)
 			}
@@ -148,24 +146,6 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 		rc.MessageID = r.MessageID
 	}
 	return rc, nil
-}
-
-// notSubmitted reports whether err proves the server did not accept the
-// message: a failure before DATA, or an SMTP reply code refusing the DATA.
-// A transport failure during or after DATA is ambiguous.
-func notSubmitted(err error) bool {
-	var se *mail.SMTPError
-	if !errors.As(err, &se) {
-		return false
-	}
-	switch se.Op {
-	case "dial", "tls", "starttls", "auth", "mail", "rcpt", "render":
-		return true
-	case "data":
-		var code *smtp.SMTPError
-		return errors.As(err, &code)
-	}
-	return false
 }
 
 // SentReply and RepliesSince make the ledger the reply history of the

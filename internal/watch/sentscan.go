@@ -12,10 +12,9 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
-	"triage/internal/ledger"
 	"triage/internal/message"
 	"triage/internal/replies"
-	"triage/internal/textsim"
+	"triage/internal/review"
 	"triage/internal/trace"
 )
 
@@ -24,9 +23,6 @@ const (
 	// DefaultDraftWindow: a draft with no reply from a person for this long
 	// counts as discarded.
 	DefaultDraftWindow = 7 * 24 * time.Hour
-	// SentAsIsSimilarity is the textsim.Similarity from which a person's
-	// reply counts as the draft sent as is; below it, edited.
-	SentAsIsSimilarity = 0.9
 	// maxSentScan bounds the Sent folder messages looked at in one pass; the
 	// rest wait for the next pass.
 	maxSentScan = 500
@@ -53,7 +49,7 @@ type PersonReply struct {
 	Sender mail.Address
 	Date   time.Time
 
-	Thread ledger.Thread // the handled inbound message, and the Message-ID that matched
+	Thread review.Thread // the handled inbound message, and the Message-ID that matched
 
 	// DraftOutcome is replies.DraftSentAsIs or DraftEdited when this reply
 	// resolved the thread's draft ("" otherwise), with its Similarity.
@@ -72,7 +68,7 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 		if err := w.scanSent(ctx, c); err != nil {
 			return err
 		}
-		n, err := w.cfg.Ledger.DiscardStaleDrafts(ctx, w.cfg.Account, w.cfg.Mailbox, w.cfg.Now().Add(-w.cfg.DraftWindow))
+		n, err := w.review.DiscardStaleDrafts(ctx, w.cfg.Account, w.cfg.Mailbox, w.cfg.Now().Add(-w.cfg.DraftWindow))
 		if err != nil {
 			return w.ledgerErr(err)
 		}
@@ -82,13 +78,13 @@ func (w *Watcher) trackDrafts(ctx context.Context, c *imapclient.Client) error {
 	}
 	if now := w.cfg.Now(); w.cfg.Metrics != nil && (w.draftStatsAt.IsZero() || now.Sub(w.draftStatsAt) >= draftStatsEvery) {
 		w.draftStatsAt = now
-		stats, err := w.cfg.Ledger.DraftStats(ctx)
+		stats, err := w.review.DraftStats(ctx)
 		if err != nil {
 			return w.ledgerErr(err)
 		}
 		// This inbox's drafts (and those recovered after a crash, which
 		// name none), per scenario.
-		counts := map[string]ledger.DraftStat{}
+		counts := map[string]review.DraftStat{}
 		for _, s := range stats {
 			if s.Account != "" && (s.Account != w.cfg.Account || s.Mailbox != w.cfg.Mailbox) {
 				continue
@@ -126,11 +122,11 @@ func (w *Watcher) scanSent(ctx context.Context, c *imapclient.Client) error {
 			w.log.Debug("imap unselect", "err", err)
 		}
 	}()
-	l := w.cfg.Ledger
-	validity, last, err := l.SentScan(ctx, w.cfg.Account, folder)
+	rs := w.review
+	validity, last, err := rs.SentScan(ctx, w.cfg.Account, folder)
 	var crit *imap.SearchCriteria
 	switch {
-	case err != nil && !errors.Is(err, ledger.ErrNotFound):
+	case err != nil && !errors.Is(err, review.ErrNotFound):
 		return w.ledgerErr(err)
 	case err != nil || validity != sel.UIDValidity:
 		last = 0
@@ -153,7 +149,7 @@ func (w *Watcher) scanSent(ctx context.Context, c *imapclient.Client) error {
 		uids = uids[:maxSentScan]
 	}
 	if len(uids) == 0 {
-		return w.ledgerErr(l.SetSentScan(ctx, w.cfg.Account, folder, sel.UIDValidity, last))
+		return w.ledgerErr(rs.SetSentScan(ctx, w.cfg.Account, folder, sel.UIDValidity, last))
 	}
 
 	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true,
@@ -175,7 +171,7 @@ func (w *Watcher) scanSent(ctx context.Context, c *imapclient.Client) error {
 	if done {
 		last = uint32(uids[len(uids)-1]) // any not fetched were expunged meanwhile
 	}
-	return w.ledgerErr(l.SetSentScan(ctx, w.cfg.Account, folder, sel.UIDValidity, last))
+	return w.ledgerErr(rs.SetSentScan(ctx, w.cfg.Account, folder, sel.UIDValidity, last))
 }
 
 // sentMessage handles one Sent folder message (its header fields).
@@ -200,8 +196,8 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 	for i := len(m.References) - 1; i >= 0; i-- {
 		ids = append(ids, m.References[i])
 	}
-	th, err := l.ThreadOf(ctx, ids, m.To)
-	if errors.Is(err, ledger.ErrNotFound) {
+	th, err := w.review.ThreadOf(ctx, ids, m.To)
+	if errors.Is(err, review.ErrNotFound) {
 		return nil // not a thread triage handled
 	}
 	if err != nil {
@@ -230,17 +226,14 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 			if err != nil {
 				return err
 			}
-			pr.Similarity = similarity(d.Raw, raw)
-			if pr.Similarity >= SentAsIsSimilarity {
-				pr.DraftOutcome = replies.DraftSentAsIs
-			}
+			pr.DraftOutcome, pr.Similarity = review.GradeMessages(d.Raw, raw)
 		}
-		if _, err := l.ResolveDraft(ctx, th.Key, pr.DraftOutcome, pr.Similarity, m.MessageID); err != nil {
+		if _, err := w.review.ResolveDraft(ctx, th.Key, pr.DraftOutcome, pr.Similarity, m.MessageID); err != nil {
 			return w.ledgerErr(err)
 		}
 		w.log.Info("draft resolved by a person's reply", "outcome", pr.DraftOutcome, "similarity", fmt.Sprintf("%.3f", pr.Similarity),
 			"scenario", th.Scenario, "draft", d.MessageID, "reply", m.MessageID)
-	} else if err != nil && !errors.Is(err, ledger.ErrNotFound) {
+	} else if err != nil && !errors.Is(err, replies.ErrNotFound) {
 		return w.ledgerErr(err)
 	}
 	w.log.Info("a person replied in a handled thread", "thread", th.MessageID, "reply", m.MessageID, "from", m.From.Address)
@@ -255,7 +248,7 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 // addressedTo reports whether one of to is the thread's customer: the
 // inbound sender, or replyTo, the address our reply or draft went to
 // (Reply-To; "" when there is none).
-func addressedTo(th ledger.Thread, replyTo string, to []string) bool {
+func addressedTo(th review.Thread, replyTo string, to []string) bool {
 	want := []string{th.Sender, replyTo}
 	for _, a := range to {
 		for _, w := range want {
@@ -265,15 +258,4 @@ func addressedTo(th ledger.Thread, replyTo string, to []string) bool {
 		}
 	}
 	return false
-}
-
-// similarity compares the new text of a draft and of a person's reply (the
-// quoted history each may carry set apart by the parser).
-func similarity(draft, reply []byte) float64 {
-	d, err1 := message.Parse(draft)
-	r, err2 := message.Parse(reply)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return textsim.Similarity(d.Text, r.Text)
 }

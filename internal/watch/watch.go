@@ -35,6 +35,7 @@ import (
 	"triage/internal/mailauth"
 	"triage/internal/processor"
 	"triage/internal/replies"
+	"triage/internal/review"
 	"triage/internal/store"
 	"triage/internal/trace"
 )
@@ -219,6 +220,10 @@ type Watcher struct {
 	// serves one process: this watcher always polls).
 	role    *store.SessionLock
 	polling bool // the last session polled (Run's goroutine only)
+
+	// review is the draft review on the ledger's store (nil without a
+	// ledger).
+	review *review.Store
 }
 
 // Stats counts what a watcher did, by terminal state.
@@ -314,6 +319,9 @@ func New(cfg Config) (*Watcher, error) {
 		cfg.Now = time.Now
 	}
 	w := &Watcher{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), st: Stats{ByState: map[ledger.State]int{}}}
+	if cfg.Ledger != nil {
+		w.review = review.Of(cfg.Ledger)
+	}
 	if !cfg.DryRun && cfg.Ledger.Shared() {
 		w.role = cfg.Ledger.PollLock(cfg.Account, cfg.Mailbox)
 	}

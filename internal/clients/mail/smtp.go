@@ -123,6 +123,25 @@ func (e *SMTPError) Error() string   { return "mail: smtp: " + e.Op + ": " + e.E
 func (e *SMTPError) Unwrap() error   { return e.Err }
 func (e *SMTPError) Temporary() bool { return e.temporary }
 
+// NotSubmitted reports whether err proves the server did not accept the
+// message (so submitting it again is safe): a failure before DATA, or an
+// SMTP reply code refusing the DATA. A transport failure during or after
+// DATA is ambiguous and reports false.
+func NotSubmitted(err error) bool {
+	var se *SMTPError
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Op {
+	case "dial", "tls", "starttls", "auth", "mail", "rcpt", "render":
+		return true
+	case "data":
+		var code *smtp.SMTPError
+		return errors.As(err, &code)
+	}
+	return false
+}
+
 // Reply is the server's reply code and text (enhanced status code first,
 // when it gave one); code 0 when the failure was not a server reply (the
 // connection, TLS, a token).
