@@ -131,6 +131,25 @@ type Limited interface {
 	LimitReason() Reason
 }
 
+// Undelivered is an error of a reply or a staff notice that the mail
+// server refused or that could not be handed to it (the mail transport's
+// errors). Undelivered describes the failure; ok is false when delivery
+// was never tried (the message could not be rendered).
+type Undelivered interface {
+	error
+	Undelivered() (f DeliveryFailure, ok bool)
+}
+
+// DeliveryFailure is how a message failed to reach the mail server.
+type DeliveryFailure struct {
+	Step string // the SMTP step: dial, tls, starttls, auth, mail, rcpt, data
+	Code int    // the server's reply code, 0 when it gave none
+	Text string // the server's reply text, or the transport error
+	// Temporary: a later attempt may succeed (a 4xx reply, a network
+	// error); otherwise the server refused for good (5xx).
+	Temporary bool
+}
+
 // ReplyMode says whether replies go out or wait as drafts for a person.
 type ReplyMode string
 

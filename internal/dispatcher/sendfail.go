@@ -6,7 +6,6 @@ import (
 
 	"triage"
 	"triage/internal/agent"
-	"triage/internal/clients/mail"
 )
 
 // CodeSendFailed is the error code of a reply the mail server refused for
@@ -39,18 +38,18 @@ func (f *SendFailure) Detail() string {
 	return fmt.Sprintf("%s: the message could not be handed to the mail server at %s: %s (%s)", f.Function, f.Op, f.Text, kind)
 }
 
-// sendFailure describes err when it is a failed delivery, else nil.
+// sendFailure describes err when it is a failed delivery
+// (triage.Undelivered), else nil.
 func sendFailure(function string, err error) *SendFailure {
-	var se *mail.SMTPError
-	if !errors.As(err, &se) || !se.Delivery() {
+	var u triage.Undelivered
+	if !errors.As(err, &u) {
 		return nil
 	}
-	f := &SendFailure{Function: function, Op: se.Op, Temporary: se.Temporary()}
-	f.Code, f.Text = se.Reply()
-	if f.Code == 0 {
-		f.Text = se.Err.Error()
+	d, ok := u.Undelivered()
+	if !ok {
+		return nil
 	}
-	return f
+	return &SendFailure{Function: function, Op: d.Step, Code: d.Code, Text: d.Text, Temporary: d.Temporary}
 }
 
 // SendFailure is the last failed delivery of this email (nil when none):

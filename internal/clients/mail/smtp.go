@@ -161,6 +161,23 @@ func (e *SMTPError) Reply() (code int, text string) {
 // (any failure but a reply that could not be rendered).
 func (e *SMTPError) Delivery() bool { return e.Op != "render" }
 
+// Undelivered describes a failed delivery (triage.Undelivered): the step,
+// the server's reply code and text, or the transport error's text when the
+// server gave no reply; ok is false for a reply that could not be rendered.
+func (e *SMTPError) Undelivered() (triage.DeliveryFailure, bool) {
+	if !e.Delivery() {
+		return triage.DeliveryFailure{}, false
+	}
+	f := triage.DeliveryFailure{Step: e.Op, Temporary: e.Temporary()}
+	f.Code, f.Text = e.Reply()
+	if f.Code == 0 {
+		f.Text = e.Err.Error()
+	}
+	return f, true
+}
+
+var _ triage.Undelivered = (*SMTPError)(nil)
+
 func smtpErr(op string, err error) error {
 	return &SMTPError{Op: op, Err: err, temporary: isTemporary(err)}
 }
