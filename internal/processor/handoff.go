@@ -19,12 +19,12 @@ type StaffNotifier interface {
 var _ StaffNotifier = (*dispatcher.Notifier)(nil)
 
 // handedOff records what became of a hand-off once the email's outcome is
-// known: staff were told (notify_staff succeeded), and the notice could
+// known: staff were told (notified: notify_staff succeeded), and the notice could
 // only say what triage was about to do. The ticket gets a note with what
 // happened; when the reply to the customer did not go out, staff get a
 // second notice saying so.
-func (p *Processor) handedOff(ctx context.Context, out *Outcome) {
-	if p.cfg.DryRun || okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) == nil {
+func (p *Processor) handedOff(ctx context.Context, out *Outcome, notified bool) {
+	if p.cfg.DryRun || !notified {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
@@ -80,20 +80,6 @@ func replied(out *Outcome) string {
 		return fmt.Sprintf("triage's reply to the customer was left as a draft (%s) for a person to send; it has not gone out.", r.MessageID)
 	}
 	return fmt.Sprintf("triage's reply went to %s (%s).", r.To, r.MessageID)
-}
-
-// noticeRefused is the reason and message of a notify_staff call refused
-// by a notice bound (triage.NoticeLimits), or "".
-func noticeRefused(recs []dispatcher.Record) (triage.Reason, string) {
-	for i := len(recs) - 1; i >= 0; i-- {
-		if r := recs[i]; r.Name == dispatcher.FuncNotifyStaff {
-			if r.Reason == "" || r.Error == nil {
-				return "", ""
-			}
-			return r.Reason, r.Error.Message
-		}
-	}
-	return "", ""
 }
 
 // noteTicket adds triage's own note (NoteAuthor) to the outcome's ticket.

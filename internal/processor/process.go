@@ -28,9 +28,9 @@ import (
 // and per-sender bounds, choose the scenario, and answer (the agent run,
 // then verify). Each step but the last either leaves the email and the
 // outcome to the next or ends the outcome (it returns true).
-func (p *Processor) process(ctx context.Context, in Input) Outcome {
+func (p *Processor) process(ctx context.Context, e *email) Outcome {
+	in := e.in
 	out := Outcome{File: in.Name, Model: p.cfg.ModelName, DryRun: p.cfg.DryRun}
-	e := &email{in: in}
 	if p.parse(e, &out) {
 		return out
 	}
@@ -68,6 +68,7 @@ type email struct {
 	convWhy string         // how conv was found
 	earlier int            // the customer's messages on conv before this one
 	sc      *instructions.Scenario
+	verdict dispatcher.Verdict // what the agent run's calls came to (answer)
 }
 
 // fail ends out as failed for reason; it returns true (the step ends the
@@ -276,28 +277,28 @@ func (p *Processor) choose(ctx context.Context, e *email, out *Outcome) bool {
 // records its calls, and has verify tell what became of the reply.
 func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 	sc := e.sc
-	r := ran{final: p.cfg.Dispatcher.Tools().FinalOf(sc)}
-	r.session = p.cfg.Dispatcher.Session(e.msg, sc, out.Key)
+	var r ran
+	session := p.cfg.Dispatcher.Session(e.msg, sc, out.Key)
 	r.draft = p.replyMode(ctx, sc, e.in.Inbox) == triage.ReplyDraft
 	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(e.facts, e.text, e.quoted)
 	// What a grounded reply may state: the session reads the message's own
 	// texts itself, so of the user turn it is given the facts alone.
-	r.session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, prompt.Blocks(e.facts)}, Language: out.Language})
-	r.session.SetTicket(out.TicketID)
-	r.session.SetAttachmentsSeen(len(e.inline))
+	session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, prompt.Blocks(e.facts)}, Language: out.Language})
+	session.SetTicket(out.TicketID)
+	session.SetAttachmentsSeen(len(e.inline))
 	r.res, r.err = p.cfg.Agent.Run(ctx, agent.Request{
 		System:        system,
 		Prompt:        user,
 		Parts:         e.inline,
 		Functions:     declarations(sc),
-		FinalFunction: r.final,
-	}, r.session)
-	out.FunctionCalls = r.session.Records()
-	out.TicketID = r.session.Ticket()
-	for _, rec := range out.FunctionCalls {
-		if rec.SerialSource == SerialSourceAttachment {
-			out.SerialSource = SerialSourceAttachment
-		}
+		FinalFunction: p.cfg.Dispatcher.Tools().FinalOf(sc),
+	}, session)
+	out.FunctionCalls = session.Records()
+	out.TicketID = session.Ticket()
+	r.verdict = session.Verdict()
+	e.verdict = r.verdict
+	if r.verdict.SerialFromAttachment {
+		out.SerialSource = SerialSourceAttachment
 	}
 	out.ModelCalls += r.res.ModelCalls
 	out.Tokens.Add(r.res.Usage)
@@ -306,11 +307,10 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 
 // ran is what the agent run of answer leaves to verify.
 type ran struct {
-	session *dispatcher.Session
+	verdict dispatcher.Verdict // what the calls came to
 	res     agent.Result
-	err     error  // the agent run's
-	final   string // the scenario's final function
-	draft   bool   // the reply is left as a draft
+	err     error // the agent run's
+	draft   bool  // the reply is left as a draft
 }
 
 // verify tells from the calls what became of the reply: only a successful
@@ -319,15 +319,15 @@ type ran struct {
 // is what a person must know. A handled escalation hands the conversation
 // to a person.
 func (p *Processor) verify(ctx context.Context, sc *instructions.Scenario, out *Outcome, r ran, moreAttempts bool) {
-	if rec := refusedFor(out.FunctionCalls, r.final); rec != nil && okRecord(out.FunctionCalls, r.final) == nil {
+	v := r.verdict
+	if v.Refused != nil {
 		// The reply cannot go out for this message: the sender refused it at
 		// a reply limit (exact, at send time), or it exists already for
 		// another message with this Key.
-		out.fail(rec.Reason, rec.Error.Message)
+		out.fail(v.Refused.Reason, v.Refused.Message)
 		return
 	}
-	sent := okRecord(out.FunctionCalls, r.final)
-	if f := r.session.SendFailure(); sent == nil && f != nil {
+	if f := v.SendFailure; !v.Sent && f != nil {
 		p.sendFailed(ctx, out, f, moreAttempts)
 		return
 	}
@@ -335,35 +335,27 @@ func (p *Processor) verify(ctx context.Context, sc *instructions.Scenario, out *
 		out.fail(triage.ReasonEmailNotSent, r.err.Error())
 		return
 	}
-	if sent == nil {
-		out.fail(notSent(out.FunctionCalls, r))
+	if !v.Sent {
+		out.fail(notSent(r))
 		return
 	}
 	out.Status = triage.StatusReplied
-	switch {
-	case sent.DryRun: // nothing went anywhere: the reply that would have gone out
-		rc := dispatcher.Intended(sent.Args)
-		out.Reply = &rc
+	rc := *v.Reply
+	out.Reply = &rc
+	if v.DryRun { // nothing went anywhere: the reply that would have gone out
 		if r.draft {
 			out.Status = triage.StatusDrafted
 		}
 		// Staff would have their notice and a person the conversation
 		// (the takeover itself is an effect: not done).
-		out.Escalated = sc.Escalate && p.cfg.Tickets != nil && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) != nil
+		out.Escalated = sc.Escalate && p.cfg.Tickets != nil && v.Notified
 		return
-	case sent.Receipt != nil:
-		// The receipt says where the mail went; the model's argument may
-		// differ in form (a display name, letter case).
-		rc := *sent.Receipt
-		out.Reply = &rc
-		if rc.Drafted {
-			out.Status = triage.StatusDrafted
-		}
-	default: // a final function that gives no receipt (an http or mcp binding)
-		out.Reply = &triage.Receipt{Subject: dispatcher.Intended(sent.Args).Subject}
+	}
+	if rc.Drafted {
+		out.Status = triage.StatusDrafted
 	}
 	p.recordReply(ctx, out.TicketID, out.Reply, p.cfg.Now())
-	if sc.Escalate && okRecord(out.FunctionCalls, dispatcher.FuncNotifyStaff) != nil && out.TicketID != "" {
+	if sc.Escalate && v.Notified && out.TicketID != "" {
 		// The customer has their acknowledgement and staff their notice:
 		// from now on a person owns the conversation.
 		if err := p.cfg.Tickets.Takeover(context.WithoutCancel(ctx), out.TicketID, OwnerEscalated); err != nil {
@@ -377,22 +369,23 @@ func (p *Processor) verify(ctx context.Context, sc *instructions.Scenario, out *
 
 // notSent is the reason and detail of a run that ended without a
 // successful final call.
-func notSent(recs []dispatcher.Record, r ran) (triage.Reason, string) {
-	detail := "the model ended without a successful " + r.final
+func notSent(r ran) (triage.Reason, string) {
+	v := r.verdict
+	detail := "the model ended without a successful " + v.Final
 	if r.res.Stop != nil {
 		detail = r.res.Stop.Error()
 	}
-	if n := blocked(recs); n > 0 {
+	if n := v.Blocked; n > 0 {
 		detail += fmt.Sprintf(" (%d call(s) refused by the dispatcher)", n)
 	}
 	if r.res.RefusedCalls > 0 {
 		detail += fmt.Sprintf(" (%d call(s) over the per-turn cap refused unrun)", r.res.RefusedCalls)
 	}
-	if e := lastError(recs, r.final); e != nil && e.Code == dispatcher.CodeUngroundedClaim {
+	if e := v.FinalError; e != nil && e.Code == dispatcher.CodeUngroundedClaim {
 		return triage.ReasonUngroundedClaim, e.Message
 	}
-	if reason, msg := noticeRefused(recs); reason != "" {
-		return reason, msg
+	if n := v.NoticeRefused; n != nil {
+		return n.Reason, n.Message
 	}
 	return triage.ReasonEmailNotSent, detail
 }

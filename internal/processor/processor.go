@@ -191,8 +191,9 @@ func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 	ctx, cancel := context.WithTimeoutCause(ctx, p.cfg.Bounds.Deadline, agent.ErrDeadline)
 	defer cancel()
 	start := p.cfg.Now()
-	out := p.process(ctx, in)
-	p.handedOff(ctx, &out)
+	e := &email{in: in}
+	out := p.process(ctx, e)
+	p.handedOff(ctx, &out, e.verdict.Notified)
 	if len(out.Detail) > triage.MaxDetail { // it may quote a header or a server's reply
 		out.Detail = clip.Bytes(out.Detail, triage.MaxDetail-len(clip.Ellipsis), clip.Ellipsis)
 	}
