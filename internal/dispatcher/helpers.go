@@ -4,10 +4,17 @@
 package dispatcher
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/mail"
+	"strconv"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // BareAddress parses "Name <a@b>" or "a@b" and returns the lower-cased bare
@@ -54,28 +61,47 @@ func looksLikeHTML(body string) bool {
 	return false
 }
 
-// schemaMessage turns the validator's error into one line for the model,
-// without the schema URL preamble: "at '/priority': value must be one of ...".
+// schemaPrinter renders the validator's error kinds in English, as the
+// validator's own Error does.
+var schemaPrinter = message.NewPrinter(language.English)
+
+// schemaMessage turns the validator's error into one line for the model:
+// each keyword that failed, where it failed ("at '/priority': value must be
+// one of ..."), in the validator's order, without the schema's URL.
 func schemaMessage(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
 	var parts []string
-	for i, line := range strings.Split(err.Error(), "\n") {
-		line = strings.TrimSpace(line)
-		if i == 0 && strings.HasPrefix(line, "jsonschema validation failed") {
-			_, rest, found := strings.Cut(line, "' - ")
-			if !found {
-				continue
-			}
-			line = rest
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		_, top := e.ErrorKind.(*kind.Schema)    // "validation failed with <schema URL>"
+		_, ref := e.ErrorKind.(*kind.Reference) // a $ref its one cause failed under
+		if !top && !(ref && len(e.Causes) == 1) {
+			parts = append(parts, "at "+quotePointer(e.InstanceLocation)+": "+e.ErrorKind.LocalizedString(schemaPrinter))
 		}
-		line = strings.TrimSpace(strings.TrimPrefix(line, "- "))
-		if line != "" {
-			parts = append(parts, line)
+		for _, c := range e.Causes {
+			walk(c)
 		}
 	}
+	walk(ve)
 	if len(parts) == 0 {
 		return err.Error()
 	}
 	return "arguments do not match the schema: " + strings.Join(parts, "; ")
+}
+
+// quotePointer is an instance location as the validator shows it: a JSON
+// pointer ("/items/0"), quoted with single quotes.
+func quotePointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteString("/" + strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
+	}
+	q := strings.ReplaceAll(strconv.Quote(b.String()), `\"`, `"`)
+	q = strings.ReplaceAll(q, "'", `\'`)
+	return "'" + q[1:len(q)-1] + "'"
 }
 
 func cloneArgs(args map[string]any) map[string]any {
