@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,17 +9,13 @@ import (
 	"strings"
 
 	"triage"
-	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
-	"triage/internal/guard"
 	"triage/internal/instructions"
-	"triage/internal/language"
 	"triage/internal/model"
 	"triage/internal/processor"
 	"triage/internal/store"
-	"triage/internal/trace"
 	"triage/internal/watch"
 )
 
@@ -164,7 +159,6 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, err
 	}
 	p.closers = append(p.closers, bk.Close)
-	from, ourAddr, domain, ext, checker := parts.From, parts.Addr, parts.Domain, parts.Extractor, parts.Checker
 	var creator tickets.Store = parts.TicketsHTTP
 	switch {
 	case parts.TicketsHTTP != nil:
@@ -213,67 +207,46 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		// their own bounds.
 		ob.SetPerSenderLimit(perSender, watch.DefaultPerSenderWindow)
 		ob.SetNoticeLimits(o.Notices)
-		answered, claim = ob.Answered(domain), ob.Claim
+		answered, claim = ob.Answered(parts.Domain), ob.Claim
 	}
-	notices := dispatcher.Notices{ConsoleURL: o.ConsoleURL}
-	if conv, ok := creator.(tickets.Conversations); ok {
-		notices.Case = noticeCase{tickets: conv, replies: archiveOf(sender)}
-	}
-	staff := &dispatcher.Notifier{Sender: sender, From: from, Domain: domain} // unsigned: notices are not replies
-	sender = replySigner(sender, p.Scenarios, parts.Language)
-
-	faults := parts.Faults
 	mo := o.options()
-	mo.Offline, mo.Faults, mo.Concurrency, mo.Scenarios = o.Offline || len(faults) > 0, faults, o.Concurrency, p.Scenarios
-	p.Model, err = model.New(ctx, mo)
+	mo.Offline, mo.Faults, mo.Concurrency = o.Offline || len(parts.Faults) > 0, parts.Faults, o.Concurrency
+	if err := p.limitModel(ctx, o, !mo.Live(), log); err != nil {
+		return nil, err
+	}
+	built, err := processor.Build(ctx, processor.Parts{
+		Instructions: &instructions.Set{Scenarios: p.Scenarios, Tools: p.Tools},
+		Model:        mo,
+		ModelName:    o.Model,
+		Budget:       p.budget,
+		Routes:       bk.Routes(),
+		Warranty:     parts.Checker,
+		Tickets:      creator,
+		Sender:       sender,
+		From:         parts.From,
+		Address:      parts.Addr,
+		Domain:       parts.Domain,
+		Staff:        o.Staff,
+		ConsoleURL:   o.ConsoleURL,
+		Extractor:    parts.Extractor,
+		Language:     parts.Language,
+		Bounds:       o.Bounds,
+		Attachments:  o.Attachments,
+		ReplyMode:    triage.ReplyMode(o.ReplyMode),
+		Autonomy:     o.autonomy,
+		DryRun:       o.DryRun,
+		History:      hist,
+		Answered:     answered,
+		Claim:        claim,
+		// process answers a sender as often as watch would.
+		PerSenderLimit: perSender,
+		Logger:         log,
+	})
 	if err != nil {
 		return nil, usageError(err)
 	}
-	p.closers = append(p.closers, p.Model.Close)
-	// Every model call is a span (a no-op unless tracing is on), inside
-	// the budget: a wait for the budget is not the model's time.
-	p.Model.Model = &trace.Model{Next: p.Model.Model, Provider: p.Model.Provider}
-	if err := p.limitModel(ctx, o, log); err != nil {
-		return nil, err
-	}
-
-	p.Processor, err = processor.Assemble(
-		agent.Config{
-			Model:     p.Model,
-			ModelName: o.Model,
-			Logger:    log,
-		},
-		dispatcher.Config{
-			Tools:          p.Tools,
-			Builtins:       dispatcher.Routes(checker, creator, sender, from, domain, notices),
-			Routes:         bk.Routes(),
-			StaffAddresses: o.Staff,
-			Extractor:      ext,
-			Logger:         log,
-		},
-		processor.Config{
-			Bounds:      o.Bounds,
-			Scenarios:   p.Scenarios,
-			Extractor:   ext,
-			Language:    parts.Language,
-			Attachments: o.Attachments,
-			Guard:       guard.Config{OwnAddresses: []string{ourAddr}},
-			Tickets:     creator,
-			History:     hist,
-			Answered:    answered,
-			Claim:       claim,
-			Staff:       staff,
-			ModelName:   modelLabel(p.Model, o.Model),
-			// process answers a sender as often as watch would.
-			PerSenderLimit: perSender,
-			ReplyMode:      triage.ReplyMode(o.ReplyMode),
-			Autonomy:       o.autonomy,
-			DryRun:         o.DryRun,
-			Logger:         log,
-		})
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
+	p.closers = append(p.closers, built.Close)
+	p.Processor, p.Model = built.Processor, built.Model
 	return p, nil
 }
 
@@ -287,61 +260,6 @@ func history(sender mail.Sender) processor.History {
 	return nil
 }
 
-// replyArchive finds the raw message of one of triage's replies or drafts
-// by its Message-ID: the ledger in watch (watch.LedgerSender), the outbox
-// directory in process (mail.Outbox).
-type replyArchive interface {
-	ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error)
-}
-
-// archiveOf is the sender's reply archive, or nil (a dry run).
-func archiveOf(sender mail.Sender) replyArchive {
-	a, _ := sender.(replyArchive)
-	return a
-}
-
-// noticeCase is what a staff notice reads of the case (dispatcher.Case): the
-// ticket store, and the archive of triage's replies.
-type noticeCase struct {
-	tickets tickets.Conversations
-	replies replyArchive // nil: earlier replies are listed without their text
-}
-
-var _ dispatcher.Case = noticeCase{}
-
-func (c noticeCase) Ticket(ctx context.Context, id string) (*tickets.State, error) {
-	return c.tickets.Get(ctx, id)
-}
-
-func (c noticeCase) Reply(ctx context.Context, messageID string) ([]byte, bool, error) {
-	if c.replies == nil {
-		return nil, false, nil
-	}
-	return c.replies.ReplyRaw(ctx, messageID)
-}
-
-// replySigner signs every reply in its language with the styles of main.md
-// (replies:): the pipeline signs, never the model. A reply in a language
-// without a style is signed in main.md's replies_fallback, else in the
-// inbox's default language.
-func replySigner(next mail.Sender, set *instructions.Scenarios, lang *language.Detector) mail.Sender {
-	if len(set.Replies) == 0 {
-		return next
-	}
-	styles := make(map[string]mail.Style, len(set.Replies))
-	for lang, st := range set.Replies {
-		styles[lang] = mail.Style{FromName: st.FromName, Signature: st.Signature}
-	}
-	return &mail.Signer{Next: next, Styles: styles, Language: lang.Detect, Default: cmp.Or(set.RepliesFallback, lang.Default())}
-}
-
-func modelLabel(m *model.Model, name string) string {
-	if m.Offline {
-		return "offline"
-	}
-	return name
-}
-
 // parseFrom validates our From address ("Name <a@b>" or "a@b") and returns
 // it with its bare address (lower-cased) and domain.
 func parseFrom(from string) (full, addr, domain string, err error) {
@@ -353,18 +271,17 @@ func parseFrom(from string) (full, addr, domain string, err error) {
 	return from, addr, addr[strings.LastIndexByte(addr, '@')+1:], nil
 }
 
-// limitModel puts the model under the model budget (model.Budget): the
-// one shared by every process on the store when there is one, else one for
-// this process. A live model is always under it (a 429 backs every email
-// off); the offline model only when a limit is set.
-func (p *pipeline) limitModel(ctx context.Context, o pipelineOptions, log *slog.Logger) error {
+// limitModel chooses the model budget (model.Budget) the pipeline's model
+// runs under: the one shared by every process on the store when there is
+// one, else one for this process. A live model is always under it (a 429
+// backs every email off); the offline model only when a limit is set.
+func (p *pipeline) limitModel(ctx context.Context, o pipelineOptions, offline bool, log *slog.Logger) error {
 	limited := o.RequestsPerMinute > 0 || o.TokensPerMinute > 0
-	if p.Model.Offline && !limited {
+	if offline && !limited {
 		return nil
 	}
 	if o.budget != nil {
 		p.budget = o.budget
-		p.Model.Model = &model.Budgeted{Next: p.Model.Model, Budget: o.budget}
 		return nil
 	}
 	cfg := model.BudgetConfig{RequestsPerMinute: o.RequestsPerMinute, TokensPerMinute: o.TokensPerMinute, Logger: log}
@@ -385,6 +302,5 @@ func (p *pipeline) limitModel(ctx context.Context, o pipelineOptions, log *slog.
 		return failure(err)
 	}
 	p.budget = b
-	p.Model.Model = &model.Budgeted{Next: p.Model.Model, Budget: b}
 	return nil
 }

@@ -1,0 +1,217 @@
+package processor
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"triage"
+	"triage/internal/agent"
+	"triage/internal/clients/mail"
+	"triage/internal/clients/tickets"
+	"triage/internal/clients/warranty"
+	"triage/internal/dispatcher"
+	"triage/internal/guard"
+	"triage/internal/instructions"
+	"triage/internal/language"
+	"triage/internal/model"
+	"triage/internal/serial"
+	"triage/internal/trace"
+)
+
+// Parts are what a pipeline is built from: the loaded instructions, the
+// model's options, and the outside systems the command opened. Every
+// command (process, watch, replay, eval) builds its pipeline from them with
+// Build; only the parts differ (eval's are mocks).
+type Parts struct {
+	Instructions *instructions.Set // required
+	// Model are the model's options; Build opens the model (its Scenarios
+	// are the instructions'). ModelName is the model id the agent asks for.
+	Model     model.Options
+	ModelName string
+	// Budget, when set, bounds every model call (shared by every process
+	// on the store).
+	Budget *model.Budget
+	// Routes run the tools.yaml bindings that are not builtins (http, mcp:
+	// dispatcher.Backends.Routes). Mocks replace any route, builtins
+	// included, by function name (eval).
+	Routes map[string]dispatcher.Func
+	Mocks  map[string]dispatcher.Func
+	// The clients of the builtin tools. Sender is the mail transport:
+	// Build signs the replies it sends; nil only when Mocks answer
+	// send_email and notify_staff.
+	Warranty warranty.Checker
+	Tickets  tickets.Store
+	Sender   mail.Sender
+	// From is our From address, Address its bare address (never answered)
+	// and Domain its domain (of the Message-IDs we make).
+	From, Address, Domain string
+	Staff                 []string // addresses notify_staff and escalations may mail
+	ConsoleURL            string   // staff notices link to the conversation there
+	Extractor             *serial.Extractor
+	Language              *language.Detector
+	Bounds                Bounds
+	Attachments           AttachConfig
+	ReplyMode             triage.ReplyMode
+	Autonomy              Autonomy
+	DryRun                bool
+	// The reply memory (Config's fields of the same names).
+	History         History
+	Answered        func(ctx context.Context, key triage.Key) (*triage.Receipt, string, error)
+	Claim           func(ctx context.Context, key triage.Key) (release func(), err error)
+	PerSenderLimit  int
+	PerSenderWindow time.Duration
+	// Sleep waits between retries of the model (nil: real time).
+	Sleep  func(ctx context.Context, d time.Duration) error
+	Logger *slog.Logger
+}
+
+// Pipeline is a built Processor and the model it runs; Close releases the
+// model.
+type Pipeline struct {
+	*Processor
+	Model *model.Model
+}
+
+// Close releases the model's connections and servers.
+func (p *Pipeline) Close() error { return p.Model.Close() }
+
+// Build assembles one pipeline from its parts: the model (every call a
+// trace span, inside the budget), the builtin tools on the clients, the
+// dispatcher with the tools.yaml policies, the agent and the processor.
+// Every error is a configuration error: nothing was sent or changed.
+func Build(ctx context.Context, p Parts) (*Pipeline, error) {
+	if p.Instructions == nil {
+		return nil, errors.New("processor: Build needs the instructions")
+	}
+	log := p.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	sc := p.Instructions.Scenarios
+	routes := map[string]dispatcher.Func{}
+	var staff StaffNotifier
+	if p.Sender != nil {
+		notices := dispatcher.Notices{ConsoleURL: p.ConsoleURL}
+		if conv, ok := p.Tickets.(tickets.Conversations); ok {
+			notices.Case = noticeCase{tickets: conv, replies: archiveOf(p.Sender)}
+		}
+		// Notices go unsigned: they are not replies.
+		staff = &dispatcher.Notifier{Sender: p.Sender, From: p.From, Domain: p.Domain}
+		routes = dispatcher.Routes(p.Warranty, p.Tickets, replySigner(p.Sender, sc, p.Language), p.From, p.Domain, notices)
+	}
+	for name, f := range p.Mocks {
+		routes[name] = f
+	}
+	backends := p.Routes
+	if len(p.Mocks) > 0 {
+		backends = map[string]dispatcher.Func{}
+		for name, f := range p.Routes {
+			if _, mocked := p.Mocks[name]; !mocked {
+				backends[name] = f
+			}
+		}
+	}
+
+	mo := p.Model
+	mo.Scenarios = sc
+	m, err := model.New(ctx, mo)
+	if err != nil {
+		return nil, err
+	}
+	// Every model call is a span (a no-op unless tracing is on), inside the
+	// budget: a wait for the budget is not the model's time.
+	m.Model = &trace.Model{Next: m.Model, Provider: m.Provider}
+	if p.Budget != nil {
+		m.Model = &model.Budgeted{Next: m.Model, Budget: p.Budget}
+	}
+	label := p.ModelName
+	if m.Offline {
+		label = "offline"
+	}
+	proc, err := Assemble(
+		agent.Config{Model: m, ModelName: p.ModelName, Sleep: p.Sleep, Logger: log},
+		dispatcher.Config{
+			Tools:          p.Instructions.Tools,
+			Builtins:       routes,
+			Routes:         backends,
+			StaffAddresses: p.Staff,
+			Extractor:      p.Extractor,
+			Logger:         log,
+		},
+		Config{
+			Bounds:          p.Bounds,
+			Scenarios:       sc,
+			Extractor:       p.Extractor,
+			Language:        p.Language,
+			Attachments:     p.Attachments,
+			Guard:           guard.Config{OwnAddresses: []string{p.Address}},
+			Tickets:         p.Tickets,
+			History:         p.History,
+			Answered:        p.Answered,
+			Claim:           p.Claim,
+			Staff:           staff,
+			ModelName:       label,
+			PerSenderLimit:  p.PerSenderLimit,
+			PerSenderWindow: p.PerSenderWindow,
+			ReplyMode:       p.ReplyMode,
+			Autonomy:        p.Autonomy,
+			DryRun:          p.DryRun,
+			Logger:          log,
+		})
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("processor: %w", err)
+	}
+	return &Pipeline{Processor: proc, Model: m}, nil
+}
+
+// replyArchive finds the raw message of one of triage's replies or drafts
+// by its Message-ID: the ledger in watch, the outbox directory in process.
+type replyArchive interface {
+	ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error)
+}
+
+// archiveOf is the sender's reply archive, or nil (a dry run).
+func archiveOf(sender mail.Sender) replyArchive {
+	a, _ := sender.(replyArchive)
+	return a
+}
+
+// noticeCase is what a staff notice reads of the case (dispatcher.Case):
+// the ticket store, and the archive of triage's replies.
+type noticeCase struct {
+	tickets tickets.Conversations
+	replies replyArchive // nil: earlier replies are listed without their text
+}
+
+var _ dispatcher.Case = noticeCase{}
+
+func (c noticeCase) Ticket(ctx context.Context, id string) (*tickets.State, error) {
+	return c.tickets.Get(ctx, id)
+}
+
+func (c noticeCase) Reply(ctx context.Context, messageID string) ([]byte, bool, error) {
+	if c.replies == nil {
+		return nil, false, nil
+	}
+	return c.replies.ReplyRaw(ctx, messageID)
+}
+
+// replySigner signs every reply in its language with the styles of main.md
+// (replies:): the pipeline signs, never the model. A reply in a language
+// without a style is signed in main.md's replies_fallback, else in the
+// inbox's default language.
+func replySigner(next mail.Sender, set *instructions.Scenarios, lang *language.Detector) mail.Sender {
+	if len(set.Replies) == 0 {
+		return next
+	}
+	styles := make(map[string]mail.Style, len(set.Replies))
+	for lang, st := range set.Replies {
+		styles[lang] = mail.Style{FromName: st.FromName, Signature: st.Signature}
+	}
+	return &mail.Signer{Next: next, Styles: styles, Language: lang.Detect, Default: cmp.Or(set.RepliesFallback, lang.Default())}
+}
