@@ -13,10 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"triage/internal/agent"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
-	"triage/internal/guard"
 	"triage/internal/instructions"
 	"triage/internal/language"
 	"triage/internal/model"
@@ -277,13 +275,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		faults = nil
 	}
 	mo := r.modelOptions()
-	mo.Offline, mo.Faults, mo.HTTPClient, mo.Scenarios = offline, faults, httpClient, r.cfg.Scenarios
-	mdl, err := model.New(ctx, mo)
-	if err != nil {
-		return setupFail("%v", err)
-	}
-	defer mdl.Close()
-
+	mo.Offline, mo.Faults, mo.HTTPClient = offline, faults, httpClient
 	var sleep func(context.Context, time.Duration) error
 	if offline {
 		// The offline model gains nothing from backoff: retry at once (the
@@ -296,38 +288,28 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 	}
 	defer store.Close()
 
-	label := r.cfg.ModelName
-	if r.mode == ModeOffline || (r.mode == ModeRecord && offline) {
-		label = "offline"
-	}
-	proc, err := processor.Assemble(
-		agent.Config{
-			Model:     mdl,
-			ModelName: r.cfg.ModelName,
-			Sleep:     sleep,
-			Logger:    log,
-		},
-		dispatcher.Config{
-			Tools:          r.cfg.Tools,
-			Routes:         r.routesFor(c),
-			StaffAddresses: append(slices.Clone(r.cfg.StaffAddresses), c.Input.Staff...),
-			Extractor:      r.ext,
-			Logger:         log,
-		},
-		processor.Config{
-			Bounds:    r.cfg.Bounds,
-			Scenarios: r.cfg.Scenarios,
-			Extractor: r.ext,
-			Language:  r.cfg.Language,
-			Guard:     guard.Config{OwnAddresses: []string{r.cfg.OwnAddress}},
-			ModelName: label,
-			ReplyMode: c.Input.ReplyMode,
-			Tickets:   store,
-			Logger:    log,
-		})
+	// The pipeline every command builds, with the case's mocks for every
+	// tool (and the real http and mcp bindings it gives no response for).
+	built, err := processor.Build(ctx, processor.Parts{
+		Instructions: &instructions.Set{Scenarios: r.cfg.Scenarios, Tools: r.cfg.Tools},
+		Model:        mo,
+		ModelName:    r.cfg.ModelName,
+		Mocks:        r.routesFor(c),
+		Tickets:      store,
+		Address:      r.cfg.OwnAddress,
+		Staff:        append(slices.Clone(r.cfg.StaffAddresses), c.Input.Staff...),
+		Extractor:    r.ext,
+		Language:     r.cfg.Language,
+		Bounds:       r.cfg.Bounds,
+		ReplyMode:    c.Input.ReplyMode,
+		Sleep:        sleep,
+		Logger:       log,
+	})
 	if err != nil {
 		return setupFail("%v", err)
 	}
+	defer built.Close()
+	proc := built.Processor
 
 	name := c.File
 	if c.Input.EML != "" {

@@ -92,7 +92,7 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	sc := p.Instructions.Scenarios
-	routes := map[string]dispatcher.Func{}
+	builtins := map[string]dispatcher.Func{}
 	var staff StaffNotifier
 	if p.Sender != nil {
 		notices := dispatcher.Notices{ConsoleURL: p.ConsoleURL}
@@ -101,19 +101,15 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 		}
 		// Notices go unsigned: they are not replies.
 		staff = &dispatcher.Notifier{Sender: p.Sender, From: p.From, Domain: p.Domain}
-		routes = dispatcher.Routes(p.Warranty, p.Tickets, replySigner(p.Sender, sc, p.Language), p.From, p.Domain, notices)
+		builtins = dispatcher.Routes(p.Warranty, p.Tickets, replySigner(p.Sender, sc, p.Language), p.From, p.Domain, notices)
+	}
+	routes := make(map[string]dispatcher.Func, len(p.Routes)+len(p.Mocks))
+	for name, f := range p.Routes {
+		routes[name] = f
 	}
 	for name, f := range p.Mocks {
 		routes[name] = f
-	}
-	backends := p.Routes
-	if len(p.Mocks) > 0 {
-		backends = map[string]dispatcher.Func{}
-		for name, f := range p.Routes {
-			if _, mocked := p.Mocks[name]; !mocked {
-				backends[name] = f
-			}
-		}
+		delete(builtins, name)
 	}
 
 	mo := p.Model
@@ -136,8 +132,8 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 		agent.Config{Model: m, ModelName: p.ModelName, Sleep: p.Sleep, Logger: log},
 		dispatcher.Config{
 			Tools:          p.Instructions.Tools,
-			Builtins:       routes,
-			Routes:         backends,
+			Builtins:       builtins,
+			Routes:         routes,
 			StaffAddresses: p.Staff,
 			Extractor:      p.Extractor,
 			Logger:         log,
