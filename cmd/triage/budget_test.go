@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-
 )
 
 // The inboxes of one watch process share one model budget: a pipeline
