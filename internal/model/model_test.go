@@ -168,8 +168,12 @@ func TestTransportKeepsConnections(t *testing.T) {
 			if got := srv.Requests(); got != concurrency*rounds {
 				t.Fatalf("server saw %d requests, want %d", got, concurrency*rounds)
 			}
-			if got := srv.Connections(); got > concurrency {
-				t.Errorf("%d calls, %d at a time, opened %d connections; want at most %d", concurrency*rounds, concurrency, got, concurrency)
+			// A connection whose answer was read may not be back in the
+			// idle pool when the next round starts (net/http returns it
+			// asynchronously), so a round may dial a few more; without
+			// reuse every call would dial one.
+			if got := srv.Connections(); got > 2*concurrency {
+				t.Errorf("%d calls, %d at a time, opened %d connections; want at most %d (kept alive and reused)", concurrency*rounds, concurrency, got, 2*concurrency)
 			}
 		})
 	}
