@@ -1,4 +1,4 @@
-package mail
+package replies
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"triage/internal/replies"
+	"triage/internal/clients/mail"
 )
 
 // IndexFile is the outbox's index of the replies and drafts it holds, one
@@ -57,12 +57,12 @@ type count struct {
 }
 
 type indexLine struct {
-	MessageID string       `json:"message_id"`
-	To        string       `json:"to"`
-	Sender    string       `json:"sender,omitempty"` // the From of the message answered
-	Kind      replies.Kind `json:"kind,omitempty"`   // replies.KindDraft, or "" for a reply
-	Date      time.Time    `json:"date"`
-	File      string       `json:"file"` // relative to the outbox: drafts/NAME for a draft
+	MessageID string    `json:"message_id"`
+	To        string    `json:"to"`
+	Sender    string    `json:"sender,omitempty"` // the From of the message answered
+	Kind      Kind      `json:"kind,omitempty"`   // KindDraft, or "" for a reply
+	Date      time.Time `json:"date"`
+	File      string    `json:"file"` // relative to the outbox: drafts/NAME for a draft
 	// Notice marks a staff notice; Customer is the address it is about.
 	Notice   bool   `json:"notice,omitempty"`
 	Customer string `json:"customer,omitempty"`
@@ -71,12 +71,12 @@ type indexLine struct {
 // SentReply reports whether messageID is the Message-ID of a reply in this
 // outbox (drafts excluded).
 func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) {
-	id, ok := ValidMsgID(messageID)
+	id, ok := mail.ValidMsgID(messageID)
 	if !ok {
 		return false, nil
 	}
 	if o.ext != nil {
-		_, found, err := o.ext.OutboxFile(ctx, strings.ToLower(id), replies.KindReply, replies.KindNotice)
+		_, found, err := o.ext.OutboxFile(ctx, strings.ToLower(id), KindReply, KindNotice)
 		return found, extErr(err)
 	}
 	if err := o.loadIndex(ctx); err != nil {
@@ -127,9 +127,9 @@ func (o *Outbox) CountedSince(ctx context.Context, addr string, since time.Time)
 
 func (o *Outbox) countSince(ctx context.Context, addr string, since time.Time, drafts bool) (int, error) {
 	if o.ext != nil {
-		kinds := []replies.Kind{replies.KindReply}
+		kinds := []Kind{KindReply}
 		if drafts {
-			kinds = append(kinds, replies.KindDraft)
+			kinds = append(kinds, KindDraft)
 		}
 		n, err := o.ext.OutboxCount(ctx, normAddr(addr), since, kinds...)
 		return n, extErr(err)
@@ -154,28 +154,13 @@ func (x *outboxIndex) since(addr string, t time.Time, drafts bool) int {
 	return n
 }
 
-func normAddr(a string) string { return strings.ToLower(strings.TrimSpace(a)) }
-
 // nameKey is the index key of a file whose name carries sanitized id, in
 // the outbox (draft false) or its drafts directory.
 func nameKey(draft bool, sanitized string) string {
 	if draft {
-		return DraftsDir + "/" + sanitized
+		return mail.DraftsDir + "/" + sanitized
 	}
 	return sanitized
-}
-
-// idOfName is the sanitized Message-ID in an outbox file name
-// (<stamp>-<id>.eml), or "" for a name of another shape.
-func idOfName(name string) string {
-	if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".eml") {
-		return ""
-	}
-	_, id, ok := strings.Cut(strings.TrimSuffix(name, ".eml"), "-")
-	if !ok {
-		return ""
-	}
-	return id
 }
 
 // existing returns the file of the reply or draft with this Message-ID.
@@ -185,7 +170,7 @@ func (o *Outbox) existing(ctx context.Context, draft bool, messageID string) (st
 	}
 	o.index.mu.Lock()
 	defer o.index.mu.Unlock()
-	p, ok := o.index.files[nameKey(draft, sanitize(messageID))]
+	p, ok := o.index.files[nameKey(draft, mail.FileID(messageID))]
 	return p, ok, nil
 }
 
@@ -193,9 +178,9 @@ func (o *Outbox) existing(ctx context.Context, draft bool, messageID string) (st
 func (o *Outbox) remember(l indexLine, path string) error {
 	o.index.mu.Lock()
 	defer o.index.mu.Unlock()
-	draft := l.Kind == replies.KindDraft
-	o.index.files[nameKey(draft, sanitize(l.MessageID))] = path
-	id, ok := ValidMsgID(l.MessageID)
+	draft := l.Kind == KindDraft
+	o.index.files[nameKey(draft, mail.FileID(l.MessageID))] = path
+	id, ok := mail.ValidMsgID(l.MessageID)
 	if !ok {
 		return nil
 	}
@@ -209,7 +194,7 @@ func (o *Outbox) remember(l indexLine, path string) error {
 func (x *outboxIndex) add(l indexLine) {
 	id := strings.ToLower(l.MessageID)
 	seen := x.ids
-	if l.Kind == replies.KindDraft {
+	if l.Kind == KindDraft {
 		seen = x.drafts
 	}
 	if seen[id] {
@@ -222,7 +207,7 @@ func (x *outboxIndex) add(l indexLine) {
 		x.noticeAt = append(x.noticeAt, l.Date)
 		return
 	}
-	c := count{date: l.Date, draft: l.Kind == replies.KindDraft}
+	c := count{date: l.Date, draft: l.Kind == KindDraft}
 	to, sender := normAddr(l.To), normAddr(l.Sender)
 	x.against[to] = append(x.against[to], c)
 	if sender != "" && sender != to {
@@ -305,14 +290,14 @@ func (o *Outbox) loadIndexLocked(ctx context.Context) error {
 	for _, draft := range []bool{false, true} {
 		dir, rel := o.dir, ""
 		if draft {
-			dir, rel = filepath.Join(o.dir, DraftsDir), DraftsDir+"/"
+			dir, rel = filepath.Join(o.dir, mail.DraftsDir), mail.DraftsDir+"/"
 		}
 		names, err := listNames(dir)
 		if err != nil {
 			return fmt.Errorf("mail: outbox: %w", err)
 		}
 		for _, name := range names {
-			id := idOfName(name)
+			id := mail.FileIDOf(name)
 			if id == "" {
 				continue
 			}
@@ -329,7 +314,7 @@ func (o *Outbox) loadIndexLocked(ctx context.Context) error {
 			if l, ok := readReplyHeader(path); ok {
 				l.File = rel + name
 				if draft {
-					l.Kind = replies.KindDraft
+					l.Kind = KindDraft
 				}
 				x.add(l)
 				if err := o.appendIndex(l); err != nil {
@@ -375,17 +360,17 @@ func (o *Outbox) follow(listed map[string]bool) error {
 		if json.Unmarshal(line, &l) != nil || l.File == "" {
 			continue
 		}
-		id, ok := ValidMsgID(l.MessageID)
+		id, ok := mail.ValidMsgID(l.MessageID)
 		if !ok {
 			continue
 		}
 		l.MessageID = id
 		x.add(l)
-		draft, want := l.Kind == replies.KindDraft, "."
+		draft, want := l.Kind == KindDraft, "."
 		if draft {
-			want = DraftsDir
+			want = mail.DraftsDir
 		}
-		if sid := idOfName(path.Base(l.File)); sid != "" && path.Dir(l.File) == want {
+		if sid := mail.FileIDOf(path.Base(l.File)); sid != "" && path.Dir(l.File) == want {
 			x.files[nameKey(draft, sid)] = filepath.Join(o.dir, filepath.FromSlash(l.File))
 		}
 		if listed != nil {
@@ -409,13 +394,13 @@ func listNames(dir string) ([]string, error) {
 }
 
 // readReplyHeader reads Message-ID, To and Date of one outbox file, and
-// whether it is a staff notice (NoticeHeader names its customer).
+// whether it is a staff notice (mail.NoticeHeader names its customer).
 func readReplyHeader(name string) (indexLine, bool) {
 	h, err := readHeader(name)
 	if err != nil {
 		return indexLine{}, false
 	}
-	id, ok := ValidMsgID(h.Get("Message-Id"))
+	id, ok := mail.ValidMsgID(h.Get("Message-Id"))
 	if !ok {
 		return indexLine{}, false
 	}
@@ -428,7 +413,7 @@ func readReplyHeader(name string) (indexLine, bool) {
 		return indexLine{}, false
 	}
 	l := indexLine{MessageID: id, To: list[0].Address, Date: date}
-	if c, ok := h[NoticeHeader]; ok {
+	if c, ok := h[mail.NoticeHeader]; ok {
 		l.Notice = true
 		if len(c) > 0 {
 			l.Customer = c[0]

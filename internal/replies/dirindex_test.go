@@ -1,10 +1,11 @@
-package mail
+package replies
 
 import (
 	"context"
 	"fmt"
 	"testing"
 	"time"
+	"triage/internal/clients/mail"
 )
 
 // TestOutboxHistory: an outbox remembers the replies in its directory, also
@@ -15,7 +16,7 @@ func TestOutboxHistory(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	send := func(o *Outbox, id, to string, at time.Time, draft bool) {
 		t.Helper()
-		r := &Reply{From: "serwis@example.com", To: to, Subject: "Re: x", Body: "x", MessageID: id, Date: at, Draft: draft}
+		r := &mail.Reply{From: "serwis@example.com", To: to, Subject: "Re: x", Body: "x", MessageID: id, Date: at, Draft: draft}
 		if _, err := o.Send(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +62,7 @@ func TestOutboxSharedIndexCountsEachReplyOnce(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	a, b := twoRuns(t, dir)
 	for i, o := range []*Outbox{a, a, b, a, b, b, a} {
-		r := &Reply{From: "serwis@example.com", To: "anna@example.pl", Subject: "Re: x", Body: "x",
+		r := &mail.Reply{From: "serwis@example.com", To: "anna@example.pl", Subject: "Re: x", Body: "x",
 			MessageID: fmt.Sprintf("<r%d@example.com>", i), Date: now.Add(time.Duration(i) * time.Minute)}
 		if _, err := o.Send(ctx, r); err != nil {
 			t.Fatal(err)

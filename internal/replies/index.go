@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The outbox index of triage process --store (mail.Index): one row per
+// The outbox index of triage process --store (Index): one row per
 // reply, draft and staff notice an outbox directory holds, by Message-ID
 // (lower case, without brackets) and Kind, so a run never reads the
 // directory.

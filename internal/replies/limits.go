@@ -13,6 +13,13 @@ import (
 // (Notices) PutPendingWithin checks, in the same transaction that records
 // a reply or notice.
 
+// The per-sender limit both commands apply by default: replies (and
+// drafts) per window that count against one address.
+const (
+	DefaultPerSenderLimit  = 5
+	DefaultPerSenderWindow = 24 * time.Hour
+)
+
 // Limits bound the replies PutPendingWithin admits. A zero or negative
 // field is no limit.
 type Limits struct {
@@ -23,34 +30,48 @@ type Limits struct {
 	// count too (each cost a model run and a ticket); they do not count
 	// against PerHour, which caps mail sent.
 	PerAddress int
-	Window     time.Duration // default 24h
+	Window     time.Duration // default DefaultPerSenderWindow
 	PerHour    int           // replies in the last hour overall
 	// Notices bound the staff notices (Reply.Kind KindNotice), which never
 	// count against the limits above.
 	Notices triage.NoticeLimits
 }
 
-// LimitError is returned by PutPendingWithin when a reply would exceed a
-// limit; nothing was recorded.
+// LimitError refuses a reply, draft or staff notice over a limit: nothing
+// was recorded nor written. PutPendingWithin (watch's replies table) and
+// Outbox.Send (process's outbox) both return it.
 type LimitError struct {
 	// Reason is triage.ReasonPerSenderLimit or triage.ReasonGlobalLimit for
 	// a reply, triage.ReasonNoticeLimit or triage.ReasonNoticeGlobalLimit
 	// for a staff notice.
-	Reason  triage.Reason
-	Address string // the address at its limit ("" for the hourly limits)
-	Count   int    // replies (or notices) already counted
+	Reason triage.Reason
+	// Address is the address at its limit: for a notice, the customer it
+	// is about ("" for the hourly limits).
+	Address string
+	Count   int // replies (or notices) already counted
 	Limit   int
+	Window  time.Duration // of the per-sender limit
+	// outbox: the outbox refused it (Outbox.Send), which words it as the
+	// mail transport's refusal.
+	outbox bool
 }
 
 // LimitReason is e.Reason (triage.Limited).
 func (e *LimitError) LimitReason() triage.Reason { return e.Reason }
 
 func (e *LimitError) Error() string {
+	prefix := "ledger: "
+	if e.outbox {
+		prefix = "mail: outbox: "
+	}
 	switch {
 	case e.Reason == triage.ReasonNoticeLimit:
-		return fmt.Sprintf("ledger: %s: %d staff notices about mail from %s in the last hour (limit %d)", e.Reason, e.Count, e.Address, e.Limit)
+		return fmt.Sprintf(prefix+"%s: %d staff notices about mail from %s in the last hour (limit %d)", e.Reason, e.Count, e.Address, e.Limit)
 	case e.Reason == triage.ReasonNoticeGlobalLimit:
-		return fmt.Sprintf("ledger: %s: %d staff notices in the last hour (limit %d)", e.Reason, e.Count, e.Limit)
+		return fmt.Sprintf(prefix+"%s: %d staff notices in the last hour (limit %d)", e.Reason, e.Count, e.Limit)
+	case e.outbox:
+		return fmt.Sprintf("mail: outbox: %s was already answered %d times in the last %v (limit %d; drafts count); not written, left for a person",
+			e.Address, e.Count, e.Window, e.Limit)
 	case e.Address == "":
 		return fmt.Sprintf("ledger: %s: %d replies in the last hour (limit %d)", e.Reason, e.Count, e.Limit)
 	}
@@ -71,7 +92,7 @@ func (lim Limits) exceeded(ctx context.Context, q rowQuerier, sender, to string,
 	if lim.PerAddress > 0 {
 		window := lim.Window
 		if window <= 0 {
-			window = 24 * time.Hour
+			window = DefaultPerSenderWindow
 		}
 		for i, a := range []string{sender, to} {
 			if a == "" || i == 1 && a == sender {
@@ -82,7 +103,7 @@ func (lim Limits) exceeded(ctx context.Context, q rowQuerier, sender, to string,
 				return nil, err
 			}
 			if n >= lim.PerAddress {
-				return &LimitError{Reason: triage.ReasonPerSenderLimit, Address: a, Count: n, Limit: lim.PerAddress}, nil
+				return &LimitError{Reason: triage.ReasonPerSenderLimit, Address: a, Count: n, Limit: lim.PerAddress, Window: window}, nil
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package mail
+package replies_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"triage/internal/atomicfile"
+	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/replies"
 	"triage/internal/store"
@@ -22,12 +23,12 @@ func fillOutbox(b *testing.B, dir string, n int) {
 	stamp := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
 		id := fmt.Sprintf("<old-%d@example.com>", i)
-		raw, err := Render(&Reply{From: "support@example.com", To: fmt.Sprintf("c%d@example.org", i%500), Subject: "Re: x",
+		raw, err := mail.Render(&mail.Reply{From: "support@example.com", To: fmt.Sprintf("c%d@example.org", i%500), Subject: "Re: x",
 			Body: "b", MessageID: id, Date: stamp})
 		if err != nil {
 			b.Fatal(err)
 		}
-		name := stamp.Format("20060102T150405Z") + "-" + sanitize(id) + ".eml"
+		name := stamp.Format("20060102T150405Z") + "-" + mail.FileID(id) + ".eml"
 		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o644); err != nil {
 			b.Fatal(err)
 		}
@@ -62,7 +63,7 @@ func storeIndex(b *testing.B, dir string, n int) *replies.Store {
 	stamp := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range n {
 		id := fmt.Sprintf("old-%d@example.com", i)
-		name := stamp.Format("20060102T150405Z") + "-" + sanitize(id) + ".eml"
+		name := stamp.Format("20060102T150405Z") + "-" + mail.FileID(id) + ".eml"
 		if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_index (message_id, kind, path, recipient, created) VALUES (?, 'reply', ?, ?, ?)`,
 			id, filepath.Join(dir, name), fmt.Sprintf("c%d@example.org", i%500), stamp.UnixMilli()); err != nil {
 			b.Fatal(err)
@@ -85,7 +86,7 @@ func BenchmarkOutboxSend(b *testing.B) {
 				ctx := context.Background()
 				dir := b.TempDir()
 				fillOutbox(b, dir, n)
-				o, err := NewOutbox(dir)
+				o, err := replies.NewOutbox(dir)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -111,7 +112,7 @@ func BenchmarkOutboxSend(b *testing.B) {
 					if _, err := o.RepliesSince(ctx, to, time.Now().Add(-time.Hour)); err != nil {
 						b.Fatal(err)
 					}
-					if _, err := o.Send(ctx, &Reply{From: "support@example.com", To: to, Subject: "Re: x", Body: "b",
+					if _, err := o.Send(ctx, &mail.Reply{From: "support@example.com", To: to, Subject: "Re: x", Body: "b",
 						MessageID: fmt.Sprintf("<new-%d@example.com>", i)}); err != nil {
 						b.Fatal(err)
 					}
@@ -129,7 +130,7 @@ func BenchmarkOutboxFirstFollowup(b *testing.B) {
 			ctx := context.Background()
 			dir := b.TempDir()
 			fillOutbox(b, dir, n)
-			prev, err := NewOutbox(dir) // an earlier run
+			prev, err := replies.NewOutbox(dir) // an earlier run
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -138,7 +139,7 @@ func BenchmarkOutboxFirstFollowup(b *testing.B) {
 			}
 			b.ResetTimer()
 			for range b.N {
-				o, err := NewOutbox(dir)
+				o, err := replies.NewOutbox(dir)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -167,7 +168,7 @@ func cpuTime(b *testing.B) time.Duration {
 // on a virtual disk is most of it.
 func BenchmarkReplyFileFloor(b *testing.B) {
 	dir := b.TempDir()
-	raw, err := Render(&Reply{From: "support@example.com", To: "c@example.org", Subject: "Re: x", Body: "b", MessageID: "<floor@example.com>"})
+	raw, err := mail.Render(&mail.Reply{From: "support@example.com", To: "c@example.org", Subject: "Re: x", Body: "b", MessageID: "<floor@example.com>"})
 	if err != nil {
 		b.Fatal(err)
 	}

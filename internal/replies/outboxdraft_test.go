@@ -1,4 +1,4 @@
-package mail
+package replies
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"triage/internal/clients/mail"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -20,7 +21,7 @@ func TestOutboxDraft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Reply{
+	r := &mail.Reply{
 		From: "Wsparcie <support@example.com>", To: "jan@example.org", Subject: "Re: Gwarancja",
 		Body: "Dzień dobry,\ngwarancja jest ważna.", InReplyTo: "<in@example.org>",
 		References: []string{"<a@example.org>", "<in@example.org>"}, MessageID: "<triage-d1@example.com>", Date: date,
@@ -30,7 +31,7 @@ func TestOutboxDraft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantPath := filepath.Join(dir, DraftsDir, "20261122T083000Z-triage-d1@example.com.eml")
+	wantPath := filepath.Join(dir, mail.DraftsDir, "20261122T083000Z-triage-d1@example.com.eml")
 	if diff := cmp.Diff(triage.Receipt{MessageID: "<triage-d1@example.com>", To: "jan@example.org", Path: wantPath, Drafted: true}, rc); diff != "" {
 		t.Errorf("receipt (-want +got):\n%s", diff)
 	}
@@ -48,7 +49,7 @@ func TestOutboxDraft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(top) != 3 || top[0].Name() != IndexFile || top[1].Name() != LockFile || top[2].Name() != DraftsDir {
+	if len(top) != 3 || top[0].Name() != IndexFile || top[1].Name() != LockFile || top[2].Name() != mail.DraftsDir {
 		t.Errorf("outbox holds %v, want only the index, the lock and the drafts directory", top)
 	}
 

@@ -1,4 +1,4 @@
-package mail
+package replies
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"triage/internal/clients/mail"
 )
 
 // Under a per-sender limit, Send refuses the reply or draft that would pass
@@ -25,7 +26,7 @@ func TestOutboxPerSenderLimit(t *testing.T) {
 	}
 	o.SetPerSenderLimit(3, time.Hour)
 	send := func(o *Outbox, id, to, from string, at time.Time, draft bool) error {
-		_, err := o.Send(ctx, &Reply{From: "serwis@example.com", To: to, InboundFrom: from, Subject: "Re: x", Body: "x",
+		_, err := o.Send(ctx, &mail.Reply{From: "serwis@example.com", To: to, InboundFrom: from, Subject: "Re: x", Body: "x",
 			MessageID: id, Date: at, Draft: draft})
 		return err
 	}
@@ -64,7 +65,7 @@ func TestOutboxPerSenderLimit(t *testing.T) {
 		t.Errorf("a refused reply was written: %v", err)
 	}
 	// A later run sees the drafts in the index: they count for the limit,
-	// not as replies.
+	// not as
 	o2, err := NewOutbox(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestOutboxPerSenderLimitConcurrent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := o.Send(context.Background(), &Reply{From: "serwis@example.com", To: "anna@example.pl", InboundFrom: "anna@example.pl",
+				_, err := o.Send(context.Background(), &mail.Reply{From: "serwis@example.com", To: "anna@example.pl", InboundFrom: "anna@example.pl",
 					Subject: "Re: x", Body: "x", MessageID: fmt.Sprintf("<c%d@x>", i), Draft: draft})
 				var le *LimitError
 				mu.Lock()

@@ -1,4 +1,4 @@
-package mail
+package replies
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"triage/internal/clients/mail"
 
 	"triage"
 )
@@ -34,7 +35,7 @@ func TestOutboxNoticeBounds(t *testing.T) {
 	n := 0
 	notice := func(o *Outbox, customer string) error {
 		n++
-		_, err := o.Send(ctx, &Reply{From: "serwis@example.com", To: "boss@example.com", Subject: "[triage escalation] x", Body: "x",
+		_, err := o.Send(ctx, &mail.Reply{From: "serwis@example.com", To: "boss@example.com", Subject: "[triage escalation] x", Body: "x",
 			MessageID: fmt.Sprintf("<n%d@example.com>", n), Date: now.Add(time.Duration(n) * time.Minute), Notice: true, InboundFrom: customer})
 		return err
 	}
@@ -82,26 +83,11 @@ func TestOutboxNoticeBounds(t *testing.T) {
 		t.Errorf("%d files, want 8 (refused notices are not written)", len(files))
 	}
 	raw, ok, err := o.ReplyRaw(ctx, "<n1@example.com>")
-	if err != nil || !ok || !strings.Contains(string(raw), NoticeHeader+": c0@example.com") {
+	if err != nil || !ok || !strings.Contains(string(raw), mail.NoticeHeader+": c0@example.com") {
 		t.Errorf("ReplyRaw = %v, %v:\n%s", ok, err, raw)
 	}
 	if _, ok, err := o.ReplyRaw(ctx, "<none@example.com>"); ok || err != nil {
 		t.Errorf("ReplyRaw(unknown) = %v, %v", ok, err)
-	}
-}
-
-// A staff notice carries Reply-To: the customer, so staff answer them.
-func TestRenderReplyTo(t *testing.T) {
-	raw, err := Render(&Reply{From: "serwis@example.com", To: "boss@example.com", ReplyTo: "\"Jan \t Kowalski\" <jan@example.com>", Subject: "x", Body: "x",
-		MessageID: "<n@example.com>", Date: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(raw), "\r\nReply-To: \"Jan Kowalski\" <jan@example.com>\r\n") {
-		t.Errorf("no Reply-To:\n%s", raw)
-	}
-	if _, err := Render(&Reply{From: "serwis@example.com", To: "boss@example.com", ReplyTo: "not an address", Subject: "x", Body: "x"}); err == nil {
-		t.Error("a Reply-To that is no address rendered")
 	}
 }
 
@@ -117,11 +103,11 @@ func TestOutboxNoticeNotPerSender(t *testing.T) {
 	}
 	o.SetPerSenderLimit(1, time.Hour)
 	now := time.Now()
-	if _, err := o.Send(ctx, &Reply{From: "serwis@example.com", To: "jan@example.com", InboundFrom: "jan@example.com",
+	if _, err := o.Send(ctx, &mail.Reply{From: "serwis@example.com", To: "jan@example.com", InboundFrom: "jan@example.com",
 		Subject: "Re: x", Body: "x", MessageID: "<r1@example.com>", Date: now}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.Send(ctx, &Reply{From: "serwis@example.com", To: "boss@example.com", InboundFrom: "Jan <jan@example.com>",
+	if _, err := o.Send(ctx, &mail.Reply{From: "serwis@example.com", To: "boss@example.com", InboundFrom: "Jan <jan@example.com>",
 		Subject: "[triage escalation] x", Body: "x", MessageID: "<n1@example.com>", Date: now, Notice: true}); err != nil {
 		t.Fatalf("notice about a customer at the per-sender limit: %v; want it written", err)
 	}

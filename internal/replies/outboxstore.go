@@ -1,4 +1,4 @@
-package mail
+package replies
 
 import (
 	"bufio"
@@ -15,30 +15,33 @@ import (
 	"time"
 
 	"triage/internal/atomicfile"
-	"triage/internal/replies"
+	"triage/internal/clients/mail"
 )
 
 // Index is an outbox index kept outside the directory: the store of
-// triage process --store (*replies.Store). It holds one row per reply,
-// draft and staff notice (of a replies.Kind) by
+// triage process --store (*Store). It holds one row per reply,
+// draft and staff notice (of a Kind) by
 // Message-ID (lower case, without brackets) with its file, recipient, the
 // sender of the message it answers and, for a notice, the customer it is
 // about. With one, an Outbox never lists or reads its directory and writes
 // no IndexFile: what a send costs does not grow with what the outbox holds.
 type Index interface {
 	// OutboxFile is the file of the row id of one of kinds.
-	OutboxFile(ctx context.Context, id string, kinds ...replies.Kind) (path string, ok bool, err error)
+	OutboxFile(ctx context.Context, id string, kinds ...Kind) (path string, ok bool, err error)
 	// OutboxCount counts the rows of kinds dated at or after since whose
 	// recipient or sender is addr.
-	OutboxCount(ctx context.Context, addr string, since time.Time, kinds ...replies.Kind) (int, error)
+	OutboxCount(ctx context.Context, addr string, since time.Time, kinds ...Kind) (int, error)
 	// OutboxNotices counts the notices dated at or after since about
 	// customer ("": every notice).
 	OutboxNotices(ctx context.Context, customer string, since time.Time) (int, error)
 	// AddOutbox records a row (replacing one with the same id and kind).
-	AddOutbox(ctx context.Context, id string, kind replies.Kind, path, to, sender, customer string, date time.Time) error
+	AddOutbox(ctx context.Context, id string, kind Kind, path, to, sender, customer string, date time.Time) error
 	// AddOutboxRows records rows in one transaction (UseIndex's import).
-	AddOutboxRows(ctx context.Context, rows []replies.IndexRow) error
+	AddOutboxRows(ctx context.Context, rows []IndexRow) error
 }
+
+// The store is the outbox's index.
+var _ Index = (*Store)(nil)
 
 // importedFile marks an outbox whose IndexFile was copied into an Index;
 // it holds how many bytes of IndexFile were.
@@ -89,7 +92,7 @@ func (o *Outbox) UseIndex(ctx context.Context, x Index) error {
 }
 
 // indexLines reads IndexFile from offset from: its rows, and where it ends.
-func (o *Outbox) indexLines(from int64) ([]replies.IndexRow, int64, error) {
+func (o *Outbox) indexLines(from int64) ([]IndexRow, int64, error) {
 	f, err := os.Open(filepath.Join(o.dir, IndexFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
@@ -101,7 +104,7 @@ func (o *Outbox) indexLines(from int64) ([]replies.IndexRow, int64, error) {
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return nil, 0, fmt.Errorf("mail: outbox: read %s: %w", IndexFile, err)
 	}
-	var rows []replies.IndexRow
+	var rows []IndexRow
 	end := from
 	r := bufio.NewReaderSize(f, 64<<10)
 	for {
@@ -118,14 +121,14 @@ func (o *Outbox) indexLines(from int64) ([]replies.IndexRow, int64, error) {
 		if !ok {
 			continue
 		}
-		kind := replies.KindReply
+		kind := KindReply
 		switch {
-		case l.Kind == replies.KindDraft:
-			kind = replies.KindDraft
+		case l.Kind == KindDraft:
+			kind = KindDraft
 		case l.Notice:
-			kind = replies.KindNotice
+			kind = KindNotice
 		}
-		rows = append(rows, replies.IndexRow{ID: id, Kind: kind, Path: filepath.Join(o.dir, filepath.FromSlash(l.File)),
+		rows = append(rows, IndexRow{ID: id, Kind: kind, Path: filepath.Join(o.dir, filepath.FromSlash(l.File)),
 			To: normAddr(l.To), Sender: normAddr(l.Sender), Customer: strings.ToLower(l.Customer), Date: l.Date})
 	}
 	return rows, end, nil
@@ -133,7 +136,7 @@ func (o *Outbox) indexLines(from int64) ([]replies.IndexRow, int64, error) {
 
 // indexID is a Message-ID as an Index keys it.
 func indexID(messageID string) (string, bool) {
-	id, ok := ValidMsgID(messageID)
+	id, ok := mail.ValidMsgID(messageID)
 	return strings.ToLower(id), ok
 }
 
@@ -145,9 +148,9 @@ func (o *Outbox) extExisting(ctx context.Context, draft bool, messageID string) 
 	if !ok {
 		return "", false, nil
 	}
-	kinds := []replies.Kind{replies.KindReply, replies.KindNotice}
+	kinds := []Kind{KindReply, KindNotice}
 	if draft {
-		kinds = []replies.Kind{replies.KindDraft}
+		kinds = []Kind{KindDraft}
 	}
 	p, ok, err := o.ext.OutboxFile(ctx, id, kinds...)
 	if err != nil || !ok {
@@ -160,19 +163,19 @@ func (o *Outbox) extExisting(ctx context.Context, draft bool, messageID string) 
 }
 
 // extRecord records what Send is about to write.
-func (o *Outbox) extRecord(ctx context.Context, r *Reply, to, path string, date time.Time) error {
+func (o *Outbox) extRecord(ctx context.Context, r *mail.Reply, to, path string, date time.Time) error {
 	id, ok := indexID(r.MessageID)
 	if !ok {
 		return nil
 	}
-	kind := replies.KindReply
+	kind := KindReply
 	switch {
 	case r.Draft:
-		kind = replies.KindDraft
+		kind = KindDraft
 	case r.Notice:
-		kind = replies.KindNotice
+		kind = KindNotice
 	}
-	return extErr(o.ext.AddOutbox(ctx, id, kind, path, normAddr(to), normAddr(bareOrEmpty(r.answers())), strings.ToLower(r.about()), date))
+	return extErr(o.ext.AddOutbox(ctx, id, kind, path, normAddr(to), normAddr(mail.BareAddress(r.Answers())), strings.ToLower(r.About()), date))
 }
 
 func extErr(err error) error {

@@ -1,4 +1,4 @@
-package mail_test
+package replies_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"triage"
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 )
 
 // With an Index (the store's outbox_index table, here on SQLite; process
@@ -30,8 +31,8 @@ func TestOutboxWithStoreIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	open := func() *mail.Outbox { // each is another run of triage process
-		o, err := mail.NewOutbox(dir)
+	open := func() *replies.Outbox { // each is another run of triage process
+		o, err := replies.NewOutbox(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +96,7 @@ func TestOutboxWithStoreIndex(t *testing.T) {
 	if _, err := open().Send(ctx, reply("<r2@example.com>", "other@example.org", false)); err != nil {
 		t.Fatalf("third: %v", err)
 	}
-	var le *mail.LimitError
+	var le *replies.LimitError
 	if _, err := open().Send(ctx, reply("<r3@example.com>", "third@example.org", false)); !errors.As(err, &le) || le.Address != "jan@example.org" {
 		t.Errorf("fourth to jan's mail: %v; want the per-sender limit on jan@example.org", err)
 	}
@@ -105,12 +106,12 @@ func TestOutboxWithStoreIndex(t *testing.T) {
 		t.Fatalf("notice: %v", err)
 	}
 	notice.MessageID = "<n2@example.com>"
-	var ne *mail.NoticeLimitError
+	var ne *replies.LimitError
 	if _, err := open().Send(ctx, notice); !errors.As(err, &ne) || ne.Reason != triage.ReasonNoticeLimit {
 		t.Errorf("second notice about jan within the hour: %v; want %s", err, triage.ReasonNoticeLimit)
 	}
-	if _, err := os.Stat(filepath.Join(dir, mail.IndexFile)); err == nil {
-		t.Errorf("%s written although the index is in the store", mail.IndexFile)
+	if _, err := os.Stat(filepath.Join(dir, replies.IndexFile)); err == nil {
+		t.Errorf("%s written although the index is in the store", replies.IndexFile)
 	}
 
 }
@@ -122,7 +123,7 @@ func TestOutboxWithStoreIndex(t *testing.T) {
 func TestOutboxIndexMovesToTheStore(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	send := func(o *mail.Outbox, id string) mail.Reply {
+	send := func(o *replies.Outbox, id string) mail.Reply {
 		t.Helper()
 		r := mail.Reply{From: "support@example.com", To: "jan@example.org", Subject: "Re: x", Body: "b", MessageID: id}
 		rc, err := o.Send(ctx, &r)
@@ -134,8 +135,8 @@ func TestOutboxIndexMovesToTheStore(t *testing.T) {
 		}
 		return r
 	}
-	plain := func() *mail.Outbox {
-		o, err := mail.NewOutbox(dir)
+	plain := func() *replies.Outbox {
+		o, err := replies.NewOutbox(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +156,7 @@ func TestOutboxIndexMovesToTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	stored := func() *mail.Outbox {
+	stored := func() *replies.Outbox {
 		o := plain()
 		if err := o.UseIndex(ctx, l.Replies()); err != nil {
 			t.Fatal(err)
@@ -200,7 +201,7 @@ func TestOutboxSharedByTwoProcesses(t *testing.T) {
 			var wg sync.WaitGroup
 			receipts := make([][]triage.Receipt, 2)
 			for p := range 2 {
-				o, err := mail.NewOutbox(dir)
+				o, err := replies.NewOutbox(dir)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-package watch
+package replies
 
 import (
 	"context"
@@ -9,26 +9,24 @@ import (
 
 	"triage"
 	"triage/internal/clients/mail"
-	"triage/internal/ledger"
-	"triage/internal/processor"
-	"triage/internal/replies"
 	"triage/internal/trace"
 )
 
-// LedgerSender is a mail.Sender that keeps the ledger's promise: the
-// rendered reply (with its deterministic Message-ID) is written to the
-// ledger before the submission and marked sent after it, and a key that
-// already has a reply is never submitted again. The reply limits are checked
+// LedgerSender is the reply memory of `triage watch`: a mail.Sender that
+// keeps the replies table's promise: the rendered reply (with its
+// deterministic Message-ID) is written to the table before the submission
+// and marked sent after it, and a key that already has a reply is never
+// submitted again. The reply limits are checked
 // there too, atomically with the write: against the From of the message the
 // reply answers (mail.Reply.InboundFrom) and against the address it actually
 // goes to. A staff notice (mail.Reply.Notice) is recorded as a notice: it
 // never counts against the reply limits, only against the notice bounds
 // (LedgerSenderConfig.Notices), per customer and per hour.
 type LedgerSender struct {
-	ledger  *ledger.Ledger
+	replies *Store
 	next    mail.Sender
 	domain  string
-	limits  replies.Limits
+	limits  Limits
 	notices triage.NoticeLimits
 	inbox   triage.Inbox
 	now     func() time.Time
@@ -36,19 +34,16 @@ type LedgerSender struct {
 	met     *trace.Metrics
 }
 
-var (
-	_ mail.Sender       = (*LedgerSender)(nil)
-	_ processor.History = (*LedgerSender)(nil)
-)
+var _ mail.Sender = (*LedgerSender)(nil)
 
-// LedgerSenderConfig configures NewLedgerSender; Ledger, Next and Domain
+// LedgerSenderConfig configures NewLedgerSender; Replies, Next and Domain
 // are required.
 type LedgerSenderConfig struct {
-	Ledger *ledger.Ledger
-	Next   mail.Sender // e.g. *mail.SMTP or *mail.Outbox
-	Domain string      // for mail.MessageIDFor
-	// Limits are the watcher's reply limits (Config.Limits; zero fields
-	// take the defaults).
+	Replies *Store      // the ledger's (ledger.Ledger.Replies)
+	Next    mail.Sender // e.g. *mail.SMTP or *Outbox
+	Domain  string      // for mail.MessageIDFor
+	// Limits are the watcher's reply limits, as given (zero fields: no
+	// limit; watch.Limits.Replies fills in the watcher's defaults).
 	Limits Limits
 	// Notices bound the staff notices (zero fields: no bound).
 	Notices triage.NoticeLimits
@@ -63,16 +58,16 @@ type LedgerSenderConfig struct {
 
 // NewLedgerSender checks cfg.
 func NewLedgerSender(cfg LedgerSenderConfig) (*LedgerSender, error) {
-	if cfg.Ledger == nil || cfg.Next == nil || cfg.Domain == "" {
-		return nil, errors.New("watch: sender: Ledger, Next and Domain are required")
+	if cfg.Replies == nil || cfg.Next == nil || cfg.Domain == "" {
+		return nil, errors.New("watch: sender: Replies, Next and Domain are required")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = discard()
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &LedgerSender{ledger: cfg.Ledger, next: cfg.Next, domain: cfg.Domain, limits: cfg.Limits.ledger(), notices: cfg.Notices, inbox: cfg.Inbox,
+	return &LedgerSender{replies: cfg.Replies, next: cfg.Next, domain: cfg.Domain, limits: cfg.Limits, notices: cfg.Notices, inbox: cfg.Inbox,
 		now: cfg.Now, log: cfg.Logger, met: cfg.Metrics}, nil
 }
 
@@ -83,7 +78,7 @@ var ErrReplyUnconfirmed = errors.New("watch: an earlier reply to this message is
 // Send renders r, records it as pending, submits it and marks it sent. A
 // reply already sent for r.Key is not submitted again: Send returns its
 // receipt. A reply (or notice) over a limit is not recorded nor sent: the
-// error is a triage.Limited (*replies.LimitError).
+// error is a triage.Limited (*LimitError).
 func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error) {
 	if r.Key == "" {
 		return triage.Receipt{}, errors.New("watch: sender: reply has no inbound key; refusing to send without a ledger entry")
@@ -101,22 +96,22 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 	if r.Draft {
 		return s.draft(ctx, r, raw)
 	}
-	rec, lim, what := replies.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw,
+	rec, lim, what := Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw,
 		Account: s.inbox.Account, Mailbox: s.inbox.Mailbox}, s.limits, "reply"
 	if r.Notice {
 		// A notice counts against the customer it is about, under the
 		// notice bounds alone.
-		rec.Kind, lim, what = replies.KindNotice, replies.Limits{Notices: s.notices}, "staff notice"
+		rec.Kind, lim, what = KindNotice, Limits{Notices: s.notices}, "staff notice"
 	}
-	err = s.ledger.Replies().PutPendingWithin(ctx, rec, lim)
-	var le *replies.LimitError
+	err = s.replies.PutPendingWithin(ctx, rec, lim)
+	var le *LimitError
 	if errors.As(err, &le) {
 		s.log.WarnContext(ctx, what+" over a limit: not sent, left for a person", "key", r.Key, "to", r.To, "reason", le.Reason, "address", le.Address)
 		return triage.Receipt{}, fmt.Errorf("watch: %s to %s not sent: %w", what, r.To, err)
 	}
-	if errors.Is(err, replies.ErrReplyExists) {
-		prev, gerr := s.ledger.Replies().GetReply(ctx, r.Key)
-		if gerr == nil && prev.State == replies.ReplySent {
+	if errors.Is(err, ErrReplyExists) {
+		prev, gerr := s.replies.GetReply(ctx, r.Key)
+		if gerr == nil && prev.State == ReplySent {
 			s.log.InfoContext(ctx, "reply already sent; not sending again", "key", r.Key, "reply_message_id", prev.MessageID)
 			return triage.Receipt{MessageID: prev.MessageID, To: prev.To}, nil
 		}
@@ -131,7 +126,7 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 		// The ledger must survive a cancelled ctx.
 		lctx := context.WithoutCancel(ctx)
 		if mail.NotSubmitted(err) {
-			if derr := s.ledger.Replies().DropPending(lctx, r.Key); derr != nil {
+			if derr := s.replies.DropPending(lctx, r.Key); derr != nil {
 				return triage.Receipt{}, errors.Join(err, derr)
 			}
 			return triage.Receipt{}, err
@@ -139,7 +134,7 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 		s.log.WarnContext(ctx, "reply submission ended ambiguously; left pending for a person", "key", r.Key, "reply_message_id", r.MessageID, "err", err)
 		return triage.Receipt{}, err
 	}
-	if err := s.ledger.Replies().MarkSent(context.WithoutCancel(ctx), r.Key); err != nil {
+	if err := s.replies.MarkSent(context.WithoutCancel(ctx), r.Key); err != nil {
 		return triage.Receipt{}, fmt.Errorf("watch: sender: reply %s was sent but not recorded: %w", r.MessageID, err)
 	}
 	if rc.MessageID == "" {
@@ -148,17 +143,44 @@ func (s *LedgerSender) Send(ctx context.Context, r *mail.Reply) (triage.Receipt,
 	return rc, nil
 }
 
-// SentReply and RepliesSince make the ledger the reply history of the
-// pipeline (processor.History), for breaking auto-reply loops.
+// draft records a rendered draft in the replies table (one per inbound key, like a
+// reply) and sends nothing: the watcher appends it to the Drafts folder once
+// the pipeline is done. A key that already has a draft gets that draft's
+// receipt; one that has a reply gets the reply's (never a draft after a
+// reply, whatever the mode says now).
+func (s *LedgerSender) draft(ctx context.Context, r *mail.Reply, raw []byte) (triage.Receipt, error) {
+	err := s.replies.PutPending(ctx, Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw, Kind: KindDraft,
+		Account: s.inbox.Account, Mailbox: s.inbox.Mailbox})
+	if errors.Is(err, ErrReplyExists) {
+		prev, gerr := s.replies.GetReply(ctx, r.Key)
+		switch {
+		case gerr != nil:
+			return triage.Receipt{}, errors.Join(err, gerr)
+		case prev.Kind == KindDraft:
+			s.log.InfoContext(ctx, "draft already recorded; not drafting again", "key", r.Key, "reply_message_id", prev.MessageID)
+			return triage.Receipt{MessageID: prev.MessageID, To: prev.To, Drafted: true}, nil
+		case prev.State == ReplySent:
+			return triage.Receipt{MessageID: prev.MessageID, To: prev.To}, nil
+		}
+		return triage.Receipt{}, ErrReplyUnconfirmed
+	}
+	if err != nil {
+		return triage.Receipt{}, err
+	}
+	return triage.Receipt{MessageID: r.MessageID, To: r.To, Drafted: true}, nil
+}
+
+// SentReply and RepliesSince make the replies table the reply history of
+// the pipeline (processor.History), for breaking auto-reply loops.
 func (s *LedgerSender) SentReply(ctx context.Context, messageID string) (bool, error) {
-	return s.ledger.Replies().SentReply(ctx, messageID)
+	return s.replies.SentReply(ctx, messageID)
 }
 
 // ReplyRaw returns the rendered reply or draft with this Message-ID from
-// the ledger; ok is false when triage wrote none by that ID.
+// the replies table; ok is false when triage wrote none by that ID.
 func (s *LedgerSender) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
-	r, err := s.ledger.Replies().ReplyByMessageID(ctx, messageID)
-	if errors.Is(err, replies.ErrNotFound) || err == nil && r.Kind == replies.KindNotice {
+	r, err := s.replies.ReplyByMessageID(ctx, messageID)
+	if errors.Is(err, ErrNotFound) || err == nil && r.Kind == KindNotice {
 		return nil, false, nil
 	}
 	if err != nil {
@@ -167,7 +189,7 @@ func (s *LedgerSender) ReplyRaw(ctx context.Context, messageID string) ([]byte, 
 	return r.Raw, true, nil
 }
 
-// RepliesSince counts the ledger's replies to (or answering) addr since t.
+// RepliesSince counts the table's replies to (or answering) addr since t.
 func (s *LedgerSender) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
-	return s.ledger.Replies().RepliesSince(ctx, addr, since)
+	return s.replies.RepliesSince(ctx, addr, since)
 }

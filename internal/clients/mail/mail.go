@@ -61,18 +61,18 @@ type Reply struct {
 	Notice bool
 }
 
-// answers is the inbound From the per-sender limits count a reply against:
+// Answers is the inbound From the per-sender limits count a reply against:
 // "" for a staff notice, which they never count.
-func (r *Reply) answers() string {
+func (r *Reply) Answers() string {
 	if r.Notice {
 		return ""
 	}
 	return r.InboundFrom
 }
 
-// about is the customer a staff notice is about, whom the notice bounds
+// About is the customer a staff notice is about, whom the notice bounds
 // count it against: "" for a reply.
-func (r *Reply) about() string {
+func (r *Reply) About() string {
 	if !r.Notice {
 		return ""
 	}

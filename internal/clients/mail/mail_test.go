@@ -253,3 +253,18 @@ func BenchmarkRender(b *testing.B) {
 		}
 	}
 }
+
+// A staff notice carries Reply-To: the customer, so staff answer them.
+func TestRenderReplyTo(t *testing.T) {
+	raw, err := Render(&Reply{From: "serwis@example.com", To: "boss@example.com", ReplyTo: "\"Jan \t Kowalski\" <jan@example.com>", Subject: "x", Body: "x",
+		MessageID: "<n@example.com>", Date: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "\r\nReply-To: \"Jan Kowalski\" <jan@example.com>\r\n") {
+		t.Errorf("no Reply-To:\n%s", raw)
+	}
+	if _, err := Render(&Reply{From: "serwis@example.com", To: "boss@example.com", ReplyTo: "not an address", Subject: "x", Body: "x"}); err == nil {
+		t.Error("a Reply-To that is no address rendered")
+	}
+}
