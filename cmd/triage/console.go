@@ -22,6 +22,7 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/console"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 	"triage/internal/review"
 	"triage/internal/settings"
 )
@@ -266,7 +267,7 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 		}
 		p.sender, p.oauth2 = smtp, ws
 	case wo.Outbox != "":
-		o, err := mail.NewOutbox(wo.Outbox)
+		o, err := replies.NewOutbox(wo.Outbox)
 		if err != nil {
 			return fail(usageErr("console: outbox: %v", err))
 		}

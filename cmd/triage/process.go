@@ -100,9 +100,6 @@ failed, 2 for a usage or configuration error.`,
 	return cmd, o
 }
 
-// The store is the outbox's index.
-var _ mail.Index = (*replies.Store)(nil)
-
 func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	level := slog.LevelWarn
 	if o.Verbose {
@@ -125,7 +122,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	if anyReadable(args) {
 		var sender mail.Sender = dryRunSender{} // a dry run writes nothing, not even the outbox directory
 		if !o.DryRun {
-			outbox, err := mail.NewOutbox(o.Outbox)
+			outbox, err := replies.NewOutbox(o.Outbox)
 			if err != nil {
 				return usageErr("--outbox: %v", err)
 			}

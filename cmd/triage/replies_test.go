@@ -7,10 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"triage/internal/replies"
 
 	gomail "github.com/emersion/go-message/mail"
-
-	"triage/internal/clients/mail"
 )
 
 // Running process twice over the same inbox writes each reply once: the
@@ -39,9 +38,9 @@ func TestProcessTwiceWritesNoSecondReply(t *testing.T) {
 	if len(again) != len(written) {
 		t.Errorf("second run: %d reply files, want still %d", len(again), len(written))
 	}
-	replies := strings.Count(first, " written: ") // files also holds staff notices
-	if n := strings.Count(second, "already exists (not written again)"); n != replies || n == 0 {
-		t.Errorf("second run says 'already exists' %d times, want %d:\n%s", n, replies, second)
+	answered := strings.Count(first, " written: ") // files also holds staff notices
+	if n := strings.Count(second, "already exists (not written again)"); n != answered || n == 0 {
+		t.Errorf("second run says 'already exists' %d times, want %d:\n%s", n, answered, second)
 	}
 	// --json says it too, and that no model ran: the outbox said so first.
 	code, js, _ := runCLI(t, "", append([]string{"process", "--json"}, args[1:]...)...)
@@ -54,11 +53,11 @@ func TestProcessTwiceWritesNoSecondReply(t *testing.T) {
 			}
 		}
 	}
-	if code != 0 || existing != replies {
-		t.Errorf("--json: exit %d, %d existing replies, want %d", code, existing, replies)
+	if code != 0 || existing != answered {
+		t.Errorf("--json: exit %d, %d existing replies, want %d", code, existing, answered)
 	}
 	if entries, _ := os.ReadDir(outbox); len(entries) != len(written)+3 {
-		t.Errorf("outbox holds %d entries after three runs, want %d replies, %s, %s and %s", len(entries), len(written), mail.IndexFile, mail.LockFile, mail.ClaimsDir)
+		t.Errorf("outbox holds %d entries after three runs, want %d replies, %s, %s and %s", len(entries), len(written), replies.IndexFile, replies.LockFile, replies.ClaimsDir)
 	}
 }
 

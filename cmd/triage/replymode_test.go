@@ -5,10 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"triage/internal/replies"
 
 	"github.com/google/go-cmp/cmp"
-
-	"triage/internal/clients/mail"
 )
 
 // dirFiles lists the files under dir (relative, slash-separated), but for
@@ -17,10 +16,10 @@ func dirFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
 	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err == nil && info.IsDir() && info.Name() == mail.ClaimsDir {
+		if err == nil && info.IsDir() && info.Name() == replies.ClaimsDir {
 			return filepath.SkipDir
 		}
-		if err == nil && !info.IsDir() && info.Name() != mail.LockFile {
+		if err == nil && !info.IsDir() && info.Name() != replies.LockFile {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, filepath.ToSlash(rel))
 		}
@@ -45,7 +44,7 @@ func TestProcessReplyModeDraft(t *testing.T) {
 		t.Fatalf("outcomes %+v, want drafted and skipped", outs)
 	}
 	files := dirFiles(t, outbox)
-	if len(files) != 2 || files[0] != mail.IndexFile || !strings.HasPrefix(files[1], "drafts/") || outs[0].Reply.Path != filepath.Join(outbox, files[1]) {
+	if len(files) != 2 || files[0] != replies.IndexFile || !strings.HasPrefix(files[1], "drafts/") || outs[0].Reply.Path != filepath.Join(outbox, files[1]) {
 		t.Fatalf("outbox files %v, reply %+v: want the one draft in drafts/ and the index", files, outs[0].Reply)
 	}
 	raw, _ := os.ReadFile(outs[0].Reply.Path)
@@ -106,7 +105,7 @@ func TestProcessReplyModeAuto(t *testing.T) {
 	if outs := decodeOutcomes(t, stdout); len(outs) != 1 || outs[0].Status != "drafted" {
 		t.Fatalf("outcomes %+v, want drafted", outs)
 	}
-	if files := dirFiles(t, outbox); len(files) != 2 || files[0] != mail.IndexFile || !strings.HasPrefix(files[1], "drafts/") {
+	if files := dirFiles(t, outbox); len(files) != 2 || files[0] != replies.IndexFile || !strings.HasPrefix(files[1], "drafts/") {
 		t.Errorf("outbox files %v, want the one draft in drafts/ and the index", files)
 	}
 }

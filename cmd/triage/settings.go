@@ -14,6 +14,7 @@ import (
 	"triage/internal/language"
 	"triage/internal/model"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/review"
 	"triage/internal/settings"
 	"triage/internal/trace"
@@ -364,9 +365,9 @@ func watchSettings(o *watchOptions) settings.Table {
 		{Flag: "shutdown-grace", Key: "shutdown_grace", Usage: "after SIGTERM/SIGINT, time the message in flight may still take",
 			Var: settings.Duration(&o.Grace, watch.DefaultGrace, settings.NotNegative)},
 		{Flag: "per-sender-limit", Key: "limits.per_sender", Usage: "replies per sender per 24h; more is left for a person (negative: no limit)",
-			Var: settings.Int(&o.Limits.PerSenderLimit, watch.DefaultPerSenderLimit)},
+			Var: settings.Int(&o.Limits.PerSenderLimit, replies.DefaultPerSenderLimit)},
 		{Key: "limits.per_sender_window", Usage: "the window of the per-sender limit",
-			Var: settings.Duration(&o.Limits.PerSenderWindow, watch.DefaultPerSenderWindow, settings.NotNegative)},
+			Var: settings.Duration(&o.Limits.PerSenderWindow, replies.DefaultPerSenderWindow, settings.NotNegative)},
 		{Flag: "global-per-hour", Key: "limits.global_per_hour", Usage: "replies per hour overall; more is left for a person (negative: no limit)",
 			Var: settings.Int(&o.Limits.GlobalPerHour, watch.DefaultGlobalPerHour)},
 		{Flag: "max-message-bytes", Key: "max_message_bytes", Usage: "larger messages go to a person without being read",

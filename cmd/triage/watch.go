@@ -24,6 +24,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/ledger"
 	"triage/internal/model"
+	"triage/internal/replies"
 	"triage/internal/review"
 	"triage/internal/store"
 	"triage/internal/trace"
@@ -381,7 +382,7 @@ func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, me
 	case is.smtp != nil:
 		next = is.smtp
 	case o.Outbox != "":
-		if next, err = mail.NewOutbox(o.Outbox); err != nil {
+		if next, err = replies.NewOutbox(o.Outbox); err != nil {
 			return nil, nil, failure(err)
 		}
 	default:
@@ -395,7 +396,7 @@ func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, me
 	}
 	var sender mail.Sender = next
 	if !o.DryRun {
-		sender, err = watch.NewLedgerSender(watch.LedgerSenderConfig{Ledger: led, Next: next, Domain: domain, Limits: o.Limits, Notices: o.Notices,
+		sender, err = replies.NewLedgerSender(replies.LedgerSenderConfig{Replies: led.Replies(), Next: next, Domain: domain, Limits: o.Limits.Replies(), Notices: o.Notices,
 			Inbox: triage.Inbox{Account: o.account(), Mailbox: o.Mailbox}, Logger: log, Metrics: met})
 		if err != nil {
 			return nil, nil, usageErr("%v", err)

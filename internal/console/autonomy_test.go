@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
-	"triage/internal/clients/mail"
+
 	"triage/internal/ledger"
 	"triage/internal/processor"
 	"triage/internal/replies"
@@ -187,7 +187,7 @@ func (r *respRecorder) WriteHeader(code int)        { r.code = code }
 func TestConsoleOnStores(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		f := newFixtureOn(t, target)
-		out, err := mail.NewOutbox(filepath.Join(f.Dir, "outbox"))
+		out, err := replies.NewOutbox(filepath.Join(f.Dir, "outbox"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -174,7 +174,7 @@ func TestConversationShowsTrajectoryAndEscapes(t *testing.T) {
 
 func TestApproveSendsThroughOutboxOnce(t *testing.T) {
 	f := newFixture(t)
-	out, err := mail.NewOutbox(filepath.Join(f.Dir, "outbox"))
+	out, err := replies.NewOutbox(filepath.Join(f.Dir, "outbox"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestDraftActions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			out, err := mail.NewOutbox(filepath.Join(f.Dir, "outbox"))
+			out, err := replies.NewOutbox(filepath.Join(f.Dir, "outbox"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -272,7 +272,7 @@ func TestSendRefusals(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("empty edit: status %d, want 400", resp.StatusCode)
 	}
-	out, err := mail.NewOutbox(filepath.Join(f.Dir, "outbox"))
+	out, err := replies.NewOutbox(filepath.Join(f.Dir, "outbox"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +380,7 @@ func TestActivitySearch(t *testing.T) {
 func TestNoCustomerContentInLogs(t *testing.T) {
 	f := newFixture(t)
 	var logs bytes.Buffer
-	out, err := mail.NewOutbox(filepath.Join(f.Dir, "outbox"))
+	out, err := replies.NewOutbox(filepath.Join(f.Dir, "outbox"))
 	if err != nil {
 		t.Fatal(err)
 	}

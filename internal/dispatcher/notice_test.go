@@ -19,6 +19,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/instructions"
 	"triage/internal/message"
+	"triage/internal/replies"
 	"triage/internal/testkit/toolstest"
 )
 
@@ -26,7 +27,7 @@ import (
 // holding triage's earlier replies.
 type testCase struct {
 	tickets *tickets.SQLite
-	outbox  *mailclient.Outbox
+	outbox  *replies.Outbox
 }
 
 func (c testCase) Ticket(ctx context.Context, id string) (*tickets.State, error) {
@@ -41,7 +42,7 @@ func (c testCase) Reply(ctx context.Context, id string) ([]byte, bool, error) {
 // reply to it (in the outbox), a person's reply and a follow-up note.
 type caseWorld struct {
 	dir     string
-	outbox  *mailclient.Outbox
+	outbox  *replies.Outbox
 	tickets *tickets.SQLite
 	ticket  string
 	reply   string // our earlier reply's Message-ID
@@ -53,7 +54,7 @@ func newCaseWorld(t *testing.T) *caseWorld {
 	dir := t.TempDir()
 	w := &caseWorld{dir: filepath.Join(dir, "outbox")}
 	var err error
-	if w.outbox, err = mailclient.NewOutbox(w.dir); err != nil {
+	if w.outbox, err = replies.NewOutbox(w.dir); err != nil {
 		t.Fatal(err)
 	}
 	if w.tickets, err = tickets.OpenSQLite(filepath.Join(dir, "t.db")); err != nil {
@@ -369,7 +370,7 @@ func TestStaffNoticeSaysWhatWillHappen(t *testing.T) {
 // not answered and why, and that the conversation was not taken over.
 func TestUnacknowledgedNotice(t *testing.T) {
 	dir := t.TempDir()
-	ob, err := mailclient.NewOutbox(dir)
+	ob, err := replies.NewOutbox(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

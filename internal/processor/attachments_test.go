@@ -18,7 +18,6 @@ import (
 
 	embedded "triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
@@ -26,6 +25,7 @@ import (
 	"triage/internal/instructions"
 	"triage/internal/processor"
 	"triage/internal/prompt"
+	"triage/internal/replies"
 	"triage/internal/serial"
 	"triage/internal/testkit/toolstest"
 )
@@ -104,7 +104,7 @@ func photoEnv(t *testing.T, m agent.Model, policy string, ac processor.AttachCon
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tk.Close() })
-	ob, err := mail.NewOutbox(filepath.Join(dir, "outbox"))
+	ob, err := replies.NewOutbox(filepath.Join(dir, "outbox"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 
 	"triage"
 	"triage/internal/agent"
-	"triage/internal/clients/mail"
 	"triage/internal/message"
 	"triage/internal/processor"
+	"triage/internal/replies"
 )
 
 // gated holds every model call until open is closed, telling entered of
@@ -44,7 +44,7 @@ func TestTwoRunsClaimOneEmail(t *testing.T) {
 	script := &scripted{}
 	m := &gated{Model: script, entered: make(chan struct{}, 64), open: make(chan struct{})}
 	wire := func(_ *agent.Config, pc *processor.Config) {
-		ob, err := mail.NewOutbox(filepath.Join(dir, "outbox"))
+		ob, err := replies.NewOutbox(filepath.Join(dir, "outbox"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestTwoRunsClaimOneEmail(t *testing.T) {
 // email's deadline fails the email, left for a person, before the model.
 func TestClaimOutlivingTheDeadline(t *testing.T) {
 	dir := t.TempDir()
-	ob, err := mail.NewOutbox(filepath.Join(dir, "outbox"))
+	ob, err := replies.NewOutbox(filepath.Join(dir, "outbox"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestClaimOutlivingTheDeadline(t *testing.T) {
 		pc.Bounds.Deadline = 200 * time.Millisecond
 	})
 	in := processor.Input{Name: "a.eml", Raw: eml("anna@example.pl", "Reklamacja", "Ekspres SN-48213-PL przecieka, proszę o naprawę.")}
-	other, err := mail.NewOutbox(filepath.Join(dir, "outbox")) // another run
+	other, err := replies.NewOutbox(filepath.Join(dir, "outbox")) // another run
 	if err != nil {
 		t.Fatal(err)
 	}

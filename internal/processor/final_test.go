@@ -15,6 +15,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/instructions"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/serial"
 )
 
@@ -66,7 +67,7 @@ func assemble(t *testing.T, fsys fs.FS, m agent.Model, ob mail.Sender) (*process
 // true), not from its name: a team may call its reply function anything.
 func TestFinalFromBindings(t *testing.T) {
 	fsys := renamed(t, "name: send_email", "name: reply_to_customer", "  send_email:\n", "  reply_to_customer:\n")
-	ob, err := mail.NewOutbox(t.TempDir())
+	ob, err := replies.NewOutbox(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

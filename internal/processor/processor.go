@@ -22,6 +22,7 @@ import (
 	"triage/internal/instructions"
 	"triage/internal/language"
 	"triage/internal/message"
+	"triage/internal/replies"
 	"triage/internal/serial"
 	"triage/internal/trace"
 )
@@ -54,7 +55,7 @@ type Config struct {
 	Answered func(ctx context.Context, key triage.Key) (*triage.Receipt, string, error)
 	// Claim, when set, holds the email with this Key while this run works
 	// on it, from before Answered to its reply (triage process: a lock in
-	// its outbox, mail.Outbox.Claim): another run claiming the same Key
+	// its outbox, replies.Outbox.Claim): another run claiming the same Key
 	// waits, then finds the reply, and asks the model nothing. release
 	// ends the claim. An error (the wait outlived the email's deadline)
 	// fails the email, left for a person.
@@ -164,7 +165,7 @@ func New(cfg Config) (*Processor, error) {
 		cfg.Language = d
 	}
 	if cfg.PerSenderWindow <= 0 {
-		cfg.PerSenderWindow = 24 * time.Hour
+		cfg.PerSenderWindow = replies.DefaultPerSenderWindow
 	}
 	cfg.HeaderLimits.SniffTypes = sniffTypes(cfg.Attachments)
 	if cfg.Guard.HasSerial == nil {

@@ -18,7 +18,6 @@ import (
 	"triage"
 	embedded "triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
@@ -26,6 +25,7 @@ import (
 	"triage/internal/instructions"
 	"triage/internal/processor"
 	"triage/internal/prompt"
+	"triage/internal/replies"
 	"triage/internal/serial"
 	"triage/internal/testkit/toolstest"
 )
@@ -143,7 +143,7 @@ func resp(p *genai.Part) *genai.GenerateContentResponse {
 type env struct {
 	proc      *processor.Processor
 	outbox    string
-	ob        *mail.Outbox
+	ob        *replies.Outbox
 	tickets   *tickets.SQLite
 	ticketsDB string // the tickets SQLite file
 }
@@ -198,7 +198,7 @@ func newEnvAt(t testing.TB, dir string, m agent.Model, staff []string, store tic
 	}
 	t.Cleanup(func() { tk.Close() })
 	outbox := filepath.Join(dir, "outbox")
-	ob, err := mail.NewOutbox(outbox)
+	ob, err := replies.NewOutbox(outbox)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func newEnvAt(t testing.TB, dir string, m agent.Model, staff []string, store tic
 // the ticket store and the outbox's replies.
 type outboxCase struct {
 	tickets tickets.Conversations
-	outbox  *mail.Outbox
+	outbox  *replies.Outbox
 }
 
 func (c outboxCase) Ticket(ctx context.Context, id string) (*tickets.State, error) {

@@ -15,10 +15,10 @@ import (
 	"triage"
 	embedded "triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
 	"triage/internal/instructions"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/serial"
 	"triage/internal/testkit/toolstest"
 )
@@ -84,7 +84,7 @@ func files(t testing.TB, dir string) []string {
 	t.Helper()
 	var out []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() != mail.IndexFile && d.Name() != mail.LockFile {
+		if err == nil && !d.IsDir() && d.Name() != replies.IndexFile && d.Name() != replies.LockFile {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, filepath.ToSlash(rel))
 		}

@@ -2,47 +2,17 @@ package watch
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
-	"triage"
-	"triage/internal/clients/mail"
 	"triage/internal/replies"
 )
 
 // DefaultDraftsFolder receives drafts (reply mode draft) when no folder is
 // configured and the server marks none \\Drafts.
 const DefaultDraftsFolder = "Drafts"
-
-// draft records a rendered draft in the ledger (one per inbound key, like a
-// reply) and sends nothing: the watcher appends it to the Drafts folder once
-// the pipeline is done. A key that already has a draft gets that draft's
-// receipt; one that has a reply gets the reply's (never a draft after a
-// reply, whatever the mode says now).
-func (s *LedgerSender) draft(ctx context.Context, r *mail.Reply, raw []byte) (triage.Receipt, error) {
-	err := s.ledger.Replies().PutPending(ctx, replies.Reply{Key: r.Key, MessageID: r.MessageID, To: r.To, InboundFrom: r.InboundFrom, Raw: raw, Kind: replies.KindDraft,
-		Account: s.inbox.Account, Mailbox: s.inbox.Mailbox})
-	if errors.Is(err, replies.ErrReplyExists) {
-		prev, gerr := s.ledger.Replies().GetReply(ctx, r.Key)
-		switch {
-		case gerr != nil:
-			return triage.Receipt{}, errors.Join(err, gerr)
-		case prev.Kind == replies.KindDraft:
-			s.log.InfoContext(ctx, "draft already recorded; not drafting again", "key", r.Key, "reply_message_id", prev.MessageID)
-			return triage.Receipt{MessageID: prev.MessageID, To: prev.To, Drafted: true}, nil
-		case prev.State == replies.ReplySent:
-			return triage.Receipt{MessageID: prev.MessageID, To: prev.To}, nil
-		}
-		return triage.Receipt{}, ErrReplyUnconfirmed
-	}
-	if err != nil {
-		return triage.Receipt{}, err
-	}
-	return triage.Receipt{MessageID: r.MessageID, To: r.To, Drafted: true}, nil
-}
 
 // storeDraft appends a recorded draft to the Drafts folder, flagged \Draft
 // (and \Seen: nobody needs to be told twice), then records it stored. The

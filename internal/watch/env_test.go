@@ -20,6 +20,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/message"
 	"triage/internal/processor"
+	"triage/internal/replies"
 	"triage/internal/testkit/mailtest"
 )
 
@@ -232,14 +233,19 @@ func newEnv(t testing.TB, tgt target) *env {
 }
 
 // sender is the LedgerSender over next, with the env's limits.
-func (e *env) sender(next tmail.Sender) *LedgerSender {
+func (e *env) sender(next tmail.Sender) *replies.LedgerSender {
 	e.t.Helper()
-	s, err := NewLedgerSender(LedgerSenderConfig{Ledger: e.ledger, Next: next, Domain: "example.com", Limits: e.limits, Notices: e.bounds,
-		Inbox: triage.Inbox{Account: AccountOf(e.tgt.User, e.tgt.Addr), Mailbox: DefaultMailbox}})
+	s, err := replies.NewLedgerSender(replies.LedgerSenderConfig{Replies: e.ledger.Replies(), Next: next, Domain: "example.com", Limits: e.limits.Replies(), Notices: e.bounds,
+		Inbox: e.inbox()})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return s
+}
+
+// inbox is the inbox the env's watcher reads.
+func (e *env) inbox() triage.Inbox {
+	return triage.Inbox{Account: AccountOf(e.tgt.User, e.tgt.Addr), Mailbox: DefaultMailbox}
 }
 
 // limit gives the watcher and its LedgerSender these reply limits, as

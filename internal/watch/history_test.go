@@ -8,6 +8,7 @@ import (
 
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
+	"triage/internal/replies"
 )
 
 // TestSenderIsTheReplyHistory: in watch the ledger is the pipeline's reply
@@ -19,11 +20,11 @@ func TestSenderIsTheReplyHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	ob, err := tmail.NewOutbox(t.TempDir())
+	ob, err := replies.NewOutbox(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewLedgerSender(LedgerSenderConfig{Ledger: l, Next: ob, Domain: "example.com"})
+	s, err := replies.NewLedgerSender(replies.LedgerSenderConfig{Replies: l.Replies(), Next: ob, Domain: "example.com", Limits: Limits{}.Replies()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -290,10 +290,10 @@ func (w *Watcher) ledgerErr(err error) error {
 
 // overLimit returns the limit reason when a reply to a message from sender,
 // answered at replyTo, would exceed a limit. It saves the pipeline a message
-// whose reply would be refused; the LedgerSender's check, when the reply is
+// whose reply would be refused; the replies.LedgerSender's check, when the reply is
 // written, is the exact one.
 func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (triage.Reason, error) {
-	le, err := w.cfg.Ledger.Replies().Exceeded(ctx, w.cfg.Limits.ledger(), sender, replyTo, w.cfg.Now())
+	le, err := w.cfg.Ledger.Replies().Exceeded(ctx, w.cfg.Limits.Replies(), sender, replyTo, w.cfg.Now())
 	if err != nil || le == nil {
 		return "", err
 	}

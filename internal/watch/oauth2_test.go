@@ -17,6 +17,7 @@ import (
 
 	tmail "triage/internal/clients/mail"
 	"triage/internal/mailauth"
+	"triage/internal/replies"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/trace"
 )
@@ -58,7 +59,7 @@ func newOAuth2World(t *testing.T, opts mailtest.OAuth2Options) *oauth2World {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewLedgerSender(LedgerSenderConfig{Ledger: e.ledger, Next: smtpSender, Domain: "example.com"})
+	s, err := replies.NewLedgerSender(replies.LedgerSenderConfig{Replies: e.ledger.Replies(), Next: smtpSender, Domain: "example.com", Limits: Limits{}.Replies()})
 	if err != nil {
 		t.Fatal(err)
 	}

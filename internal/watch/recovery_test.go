@@ -69,7 +69,7 @@ func scenarioPendingReply(t *testing.T, start func(t *testing.T) target) {
 			id := e.deliver(1, "jan@customer.example", "Gwarancja")
 			key := keyOf(id, "jan@customer.example")
 			// The crashed run: processing row + pending reply.
-			dead, err := NewLedgerSender(LedgerSenderConfig{Ledger: e.ledger, Next: dyingSender{errors.New("killed")}, Domain: "example.com"})
+			dead, err := replies.NewLedgerSender(replies.LedgerSenderConfig{Replies: e.ledger.Replies(), Next: dyingSender{errors.New("killed")}, Domain: "example.com", Limits: Limits{}.Replies()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,7 +26,7 @@ func newSharedEnv(t *testing.T, tgt target) (*env, string) {
 	e := newEnv(t, tgt)
 	url := pgtest.URL(t)
 	e.ledger = openLedger(t, url)
-	s, err := NewLedgerSender(LedgerSenderConfig{Ledger: e.ledger, Next: e.proc.sender.(*LedgerSender).next, Domain: "example.com", Inbox: e.proc.sender.(*LedgerSender).inbox})
+	s, err := replies.NewLedgerSender(replies.LedgerSenderConfig{Replies: e.ledger.Replies(), Next: e.smtp, Domain: "example.com", Limits: Limits{}.Replies(), Inbox: e.inbox()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestSharedPollerAndHelper(t *testing.T) {
 	e, url := newSharedEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
 	procA := &fakeProc{sender: e.proc.sender, delay: 30 * time.Millisecond}
 	ledB := openLedger(t, url) // the other daemon's own connections
-	senderB, err := NewLedgerSender(LedgerSenderConfig{Ledger: ledB, Next: e.proc.sender.(*LedgerSender).next, Domain: "example.com", Inbox: e.proc.sender.(*LedgerSender).inbox})
+	senderB, err := replies.NewLedgerSender(replies.LedgerSenderConfig{Replies: ledB.Replies(), Next: e.smtp, Domain: "example.com", Limits: Limits{}.Replies(), Inbox: e.inbox()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@
 // its key, claim it in the ledger (one daemon at a time, under a lease a
 // heartbeat renews), consult the ledger (a copy of a handled message? a
 // reply already recorded? over a limit?), fetch the body, run the Processor
-// (whose mail sender is a *LedgerSender, writing the rendered reply to the
+// (whose mail sender is a *replies.LedgerSender, writing the rendered reply to the
 // ledger before submitting it), record the terminal state, then flag the
 // message and move it where it belongs. Several daemons may share one
 // PostgreSQL store (shared.go): one polls each inbox, all of them handle
@@ -62,8 +62,6 @@ const (
 	DefaultInterval        = time.Minute
 	DefaultIdleRefresh     = 10 * time.Minute
 	DefaultMaxMessageBytes = 25 << 20
-	DefaultPerSenderLimit  = 5
-	DefaultPerSenderWindow = 24 * time.Hour
 	DefaultGlobalPerHour   = 100
 	DefaultMaxAttempts     = 3
 	DefaultConcurrency     = 4
@@ -131,8 +129,8 @@ type Config struct {
 	NoIdle          bool          // poll even when the server offers IDLE
 
 	// Limits cap the replies; the watcher leaves mail whose reply would
-	// pass them for a person before the pipeline runs. Its LedgerSender
-	// must enforce the same (LedgerSenderConfig.Limits): that check, made
+	// pass them for a person before the pipeline runs. Its
+	// replies.LedgerSender must enforce the same (Limits.Replies): that check, made
 	// when the reply is written, is the exact one.
 	Limits
 	MaxAttempts int // processing attempts per message before a person takes over (default 3)
@@ -169,27 +167,31 @@ type Config struct {
 // negative count is no limit.
 type Limits struct {
 	// PerSenderLimit caps the replies per PerSenderWindow that count
-	// against one address (default 5). Every reply counts against the From
+	// against one address (default replies.DefaultPerSenderLimit). Every reply counts against the From
 	// of the message it answers and against the address it goes to, and the
 	// limit holds on each.
 	PerSenderLimit  int
-	PerSenderWindow time.Duration // default 24h
+	PerSenderWindow time.Duration // default replies.DefaultPerSenderWindow
 	GlobalPerHour   int           // replies per hour overall (default 100)
 }
 
-// ledger is l as the ledger applies it, the defaults filled in.
-func (l Limits) ledger() replies.Limits {
+// Replies is l as the reply memory applies it (replies.LedgerSender,
+// replies.Store.Exceeded), the defaults filled in.
+func (l Limits) Replies() replies.Limits {
 	if l.PerSenderLimit == 0 {
-		l.PerSenderLimit = DefaultPerSenderLimit
+		l.PerSenderLimit = replies.DefaultPerSenderLimit
 	}
 	if l.PerSenderWindow <= 0 {
-		l.PerSenderWindow = DefaultPerSenderWindow
+		l.PerSenderWindow = replies.DefaultPerSenderWindow
 	}
 	if l.GlobalPerHour == 0 {
 		l.GlobalPerHour = DefaultGlobalPerHour
 	}
 	return replies.Limits{PerAddress: max(l.PerSenderLimit, 0), Window: l.PerSenderWindow, PerHour: max(l.GlobalPerHour, 0)}
 }
+
+// The reply memory is the pipeline's reply history.
+var _ processor.History = (*replies.LedgerSender)(nil)
 
 // Watcher watches one mailbox.
 type Watcher struct {
