@@ -64,7 +64,7 @@ func replaySettings(o *replayOptions) settings.Table {
 		&settings.Setting{Flag: "mailbox", Usage: "with no INPUTS: the mailbox to read (default: the configuration's imap.mailbox, else INBOX)", Var: settings.String(&o.Mailbox, "")},
 		&settings.Setting{Flag: "json", Usage: "print one JSON record per flip, one per line, then a summary record", Var: settings.Bool(&o.JSON, false)},
 		&settings.Setting{Flag: "runs", Short: "k", Usage: "run each side N times; report a flip only when every run of each side agrees", Var: settings.Int(&o.K, 1)},
-		&settings.Setting{Flag: "concurrency", Usage: "emails replayed in parallel", Var: settings.Int(&o.Concurrency, 2)},
+		concurrencySetting(&o.Concurrency, "", "emails replayed in parallel"),
 		&settings.Setting{Flag: "verbose", Short: "v", Usage: "log each step to stderr", Var: settings.Bool(&o.Verbose, false)},
 	)
 }

@@ -44,6 +44,13 @@ func bindSettings(cmd *cobra.Command, t settings.Table) {
 
 // Settings several commands read, declared once each.
 
+// concurrencySetting is --concurrency of process, watch (key) and replay:
+// how many emails are answered at once.
+func concurrencySetting(p *int, key, usage string) *settings.Setting {
+	return &settings.Setting{Flag: "concurrency", Key: key, Usage: usage,
+		Var: settings.Int(p, processor.DefaultConcurrency, settings.AtLeast(1))}
+}
+
 // ticketsTokenSetting is the bearer token of the ticket HTTP service
 // (pipeline.tickets_url), read by process, watch and the console.
 func ticketsTokenSetting(p *string) *settings.Setting {
@@ -281,8 +288,7 @@ func processSettings(o *processOptions) settings.Table {
 	return append(pipelineSettings(&o.pipelineOptions),
 		&settings.Setting{Flag: "json", Usage: "print one JSON outcome per input, one per line", Var: settings.Bool(&o.JSON, false)},
 		withEnv(outboxSetting(&o.Outbox, "outbox"), "TRIAGE_OUTBOX"),
-		&settings.Setting{Flag: "concurrency", Usage: "emails processed in parallel",
-			Var: settings.Int(&o.Concurrency, 4, settings.AtLeast(1))},
+		concurrencySetting(&o.Concurrency, "", "emails processed in parallel"),
 		&settings.Setting{Flag: "verbose", Short: "v", Usage: "log each step to stderr", Var: settings.Bool(&o.Verbose, false)},
 	)
 }
@@ -380,8 +386,7 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.YAML(&o.Inboxes)},
 		{Key: "lease", Usage: "how long a daemon's claim on a message lasts unless renewed (renewed every third of it while the message is worked on): after a daemon dies, its messages wait this long for another daemon on the store",
 			Var: settings.Duration(&o.Lease, watch.DefaultLease, settings.Positive)},
-		{Flag: "concurrency", Key: "concurrency", Usage: "messages of a pass handled at once (IMAP stays one connection)",
-			Var: settings.Int(&o.Concurrency, watch.DefaultConcurrency, settings.AtLeast(1))},
+		concurrencySetting(&o.Concurrency, "concurrency", "messages of a pass handled at once (IMAP stays one connection)"),
 		{Key: "smtp.timeout", Usage: "timeout of one SMTP submission", Var: settings.Duration(&o.SMTPTimeout, mail.DefaultSMTPTimeout, settings.NotNegative)},
 		{Key: "max_send_failures", Usage: "replies refused by the mail server in a row before /healthz reports sending as failing",
 			Var: settings.Int(&o.MaxSendFailures, trace.DefaultSendFailureLimit, settings.NotNegative)},

@@ -217,17 +217,12 @@ func openAIModel(o Options, hc *http.Client) (*Model, error) {
 	return &Model{Model: c, Description: "OpenAI-compatible endpoint " + c.URL(), Provider: trace.ProviderOpenAI}, nil
 }
 
-// DefaultConcurrency is Options.Concurrency when unset.
-const DefaultConcurrency = 4
-
 // Transport is the HTTP transport of the model client: http.DefaultTransport's
 // settings (proxy from the environment, timeouts, HTTP/2), keeping an idle
 // connection per concurrent call. http.DefaultTransport keeps 2 per host, so
 // at a concurrency of 4 most calls paid a new TCP and TLS handshake.
 func Transport(concurrency int) *http.Transport {
-	if concurrency <= 0 {
-		concurrency = DefaultConcurrency
-	}
+	concurrency = max(concurrency, 1)
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	// Headroom for the detection call and retries overlapping the loop.
 	t.MaxIdleConnsPerHost = concurrency + 2

@@ -180,7 +180,7 @@ func TestTransportKeepsConnections(t *testing.T) {
 }
 
 func TestTransport(t *testing.T) {
-	for _, tt := range []struct{ concurrency, want int }{{0, model.DefaultConcurrency + 2}, {1, 3}, {16, 18}} {
+	for _, tt := range []struct{ concurrency, want int }{{0, 3}, {1, 3}, {16, 18}} {
 		tr := model.Transport(tt.concurrency)
 		if tr.MaxIdleConnsPerHost != tt.want || tr.MaxIdleConns < tt.want || tr.Proxy == nil {
 			t.Errorf("Transport(%d): MaxIdleConnsPerHost %d (want %d), MaxIdleConns %d, proxy from env %v",

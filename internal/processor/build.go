@@ -22,6 +22,11 @@ import (
 	"triage/internal/trace"
 )
 
+// DefaultConcurrency is how many emails a pipeline answers at once unless
+// told otherwise (process, watch, replay), and so how many model calls its
+// client keeps connections for.
+const DefaultConcurrency = 4
+
 // Parts are what a pipeline is built from: the loaded instructions, the
 // model's options, and the outside systems the command opened. Every
 // command (process, watch, replay, eval) builds its pipeline from them with
@@ -114,6 +119,7 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 
 	mo := p.Model
 	mo.Scenarios = sc
+	mo.Concurrency = cmp.Or(mo.Concurrency, DefaultConcurrency)
 	m, err := model.New(ctx, mo)
 	if err != nil {
 		return nil, err

@@ -64,7 +64,6 @@ const (
 	DefaultMaxMessageBytes = 25 << 20
 	DefaultGlobalPerHour   = 100
 	DefaultMaxAttempts     = 3
-	DefaultConcurrency     = 4
 	DefaultGrace           = 30 * time.Second
 	DefaultBackoffMin      = time.Second
 	DefaultBackoffMax      = 5 * time.Minute
@@ -299,7 +298,7 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Concurrency < 0 {
 		return nil, fmt.Errorf("watch: Concurrency %d: want at least 1", cfg.Concurrency)
 	}
-	defInt(&cfg.Concurrency, DefaultConcurrency)
+	defInt(&cfg.Concurrency, processor.DefaultConcurrency)
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = DefaultMaxMessageBytes
 	}
