@@ -2,8 +2,11 @@
 // lets Gemini drive the work through function calls (check the warranty, open
 // a ticket, send the reply) and proves a reply really went out.
 //
-// This package is thin: flags, environment and wiring. Follow one email from
-// process.go into internal/processor.
+// This package turns flags, environment and configuration into settings
+// (settings.go), builds the pipeline once per command through
+// processor.Build (wiring.go), runs the subcommands, and maps every error to
+// its exit status in one place (exit.go). Follow one email from process.go
+// into internal/processor.
 package main
 
 import (

@@ -1,8 +1,8 @@
-// Package ledger is the durable memory of `triage watch`: tables in the
-// store (a SQLite file in WAL mode, or PostgreSQL shared by several
-// daemons) that record every inbound IMAP message and every reply, so that restarts,
-// crashes, overlapping runs and UIDVALIDITY changes never produce a second
-// reply or a forgotten message.
+// Package ledger is the inbound message lifecycle of `triage watch`: a
+// table in the store (a SQLite file in WAL mode, or PostgreSQL shared by
+// several daemons) that records every inbound IMAP message as it is
+// claimed, leased and settled, so that restarts, crashes, overlapping runs
+// and UIDVALIDITY changes never leave a message forgotten or worked twice.
 //
 // Messages are keyed by (account, mailbox, UIDVALIDITY, UID), with a secondary
 // key (Message-ID + sender, or a hash of the raw bytes) that survives a
