@@ -20,6 +20,7 @@ import (
 
 	"triage"
 	"triage/internal/clients/tickets"
+	"triage/internal/dispatcher"
 	"triage/internal/instructions"
 	"triage/internal/model"
 )
@@ -262,7 +263,7 @@ func (v *checker) checkExpected() {
 		if !declared[ec.FunctionName] {
 			v.fail(v.lineOf(append(base, "function_name")...), "%s.function_name: %s", field, v.notDeclared(ec.FunctionName))
 		}
-		if (len(ec.BodyContains) > 0 || len(ec.BodyNotContains) > 0) && ec.FunctionName != "send_email" {
+		if (len(ec.BodyContains) > 0 || len(ec.BodyNotContains) > 0) && ec.FunctionName != dispatcher.FuncSendEmail {
 			v.fail(v.lineOf(append(base, "body_contains")...), "%s: body_contains and body_not_contains apply only to send_email", field)
 		}
 		x.ExpectedFunctionCalls[i].Arguments = jsonMap(ec.Arguments)

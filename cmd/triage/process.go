@@ -374,7 +374,7 @@ func printSummary(tty io.Writer, out processor.Outcome, m eval.Marks) {
 		line := fmt.Sprintf(" %s(%s)", c.Name, compactArgs(c.Args))
 		if c.Error != nil {
 			line += fmt.Sprintf(" → %s: %s", c.Error.Code, c.Error.Message)
-		} else if c.Result != nil && c.Name != "send_email" {
+		} else if c.Result != nil && c.Name != dispatcher.FuncSendEmail {
 			b, _ := json.Marshal(c.Result)
 			line += " → " + string(b)
 		}
