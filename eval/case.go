@@ -25,7 +25,7 @@ import (
 	"triage/internal/model"
 )
 
-// Case is one eval case file (the seed's format plus the extensions
+// Case is one eval case file (the basic format plus the extensions
 // documented in docs/eval.md).
 type Case struct {
 	ID          string   `yaml:"scenario_id" json:"scenario_id"`
@@ -93,7 +93,7 @@ type ConversationMessage struct {
 	Text      string `yaml:"text" json:"text,omitempty"`
 }
 
-// Email is the seed's inline email.
+// Email is the case's inline email.
 type Email struct {
 	Subject  string `yaml:"subject" json:"subject"`
 	Body     string `yaml:"body" json:"body"`

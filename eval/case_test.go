@@ -277,9 +277,9 @@ func TestLoadDirectoryAndDuplicates(t *testing.T) {
 	}
 }
 
-// TestLoadSeedFormat loads the seed's own example case unchanged.
-func TestLoadSeedFormat(t *testing.T) {
-	cases, err := Load([]string{"testdata/seed_case.yaml"}, testSet(t))
+// TestLoadBasicFormat loads a case in the basic format unchanged.
+func TestLoadBasicFormat(t *testing.T) {
+	cases, err := Load([]string{"testdata/basic_case.yaml"}, testSet(t))
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -305,7 +305,7 @@ func TestLoadSeedFormat(t *testing.T) {
 	}
 	rr := newTestRunner(t, testSet(t), Config{Language: polishOnly}).RunCase(context.Background(), c)
 	if !rr.Passed {
-		t.Errorf("seed case failed: %q", rr.Failures)
+		t.Errorf("basic case failed: %q", rr.Failures)
 	}
 }
 

@@ -144,7 +144,7 @@ func percent(n, of int) float64 {
 	return 100 * float64(n) / float64(of)
 }
 
-// WriteHeader prints the seed's opening line.
+// WriteHeader prints the report's opening line.
 func WriteHeader(w io.Writer, n int, r *Runner) {
 	fmt.Fprintf(w, "Running evaluation suite... (%d cases; %s", n, r.desc)
 	if r.cfg.Repeat > 1 {
@@ -153,7 +153,7 @@ func WriteHeader(w io.Writer, n int, r *Runner) {
 	fmt.Fprint(w, ")\n\n")
 }
 
-// WriteCase prints one case in the seed's style: ✓/✗, the numbered function
+// WriteCase prints one case: ✓/✗, the numbered function
 // calls with arguments and results, and each failure. With quiet, a passing
 // case is one line.
 func WriteCase(w io.Writer, cr CaseResult, quiet bool) {

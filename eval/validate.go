@@ -15,7 +15,7 @@ import (
 
 // Verdict is the validator's judgement of one run.
 type Verdict struct {
-	// Failures are the seed-style messages, e.g.
+	// Failures are messages such as
 	// "Call 2 send_email: Body missing phrase 'SN98765'".
 	Failures []string `json:"failures"`
 	// CallNotes holds, per actual call (same index as the outcome's

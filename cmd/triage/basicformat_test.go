@@ -10,9 +10,9 @@ import (
 	"triage/instructions"
 )
 
-// seedDir writes an instructions directory in the seed's own format: main.md
+// basicDir writes an instructions directory in the basic format: main.md
 // and the shipped scenarios that use only builtins, no tools.yaml.
-func seedDir(t *testing.T) string {
+func basicDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "scenarios"), 0o755); err != nil {
@@ -38,7 +38,7 @@ func seedDir(t *testing.T) string {
 // bindings, and check says so; a function none of them binds is still an
 // error naming tools.yaml.
 func TestInstructionsWithoutToolsYAML(t *testing.T) {
-	dir := seedDir(t)
+	dir := basicDir(t)
 	code, out, stderr := runCLI(t, "", "check", "--instructions", dir)
 	if code != 0 || !strings.Contains(out, "no tools.yaml in "+dir+": the built-in bindings: 4 tools") {
 		t.Fatalf("check: exit %d\n%s%s", code, out, stderr)

@@ -294,14 +294,14 @@ func TestCheckReportsEveryProblem(t *testing.T) {
 			t.Errorf("check output lacks %q:\n%s", want, stderr)
 		}
 	}
-	// The seed's example files load through the very same start-up loader.
-	seed, _ := filepath.Abs("../../internal/instructions/testdata/seed003")
+	// The basic-format example files load through the very same start-up loader.
+	basic, _ := filepath.Abs("../../internal/instructions/testdata/basic")
 	tmp := t.TempDir()
-	copyDir(t, seed, tmp)
+	copyDir(t, basic, tmp)
 	b, _ := os.ReadFile("../../instructions/tools.yaml")
 	writeTestFile(t, filepath.Join(tmp, "tools.yaml"), string(b))
 	if code, _, stderr := runArgs(t, "check", "--instructions", tmp); code != 0 {
-		t.Errorf("the seed's example scenarios (trigger: and all) fail start-up validation: exit %d\n%s", code, stderr)
+		t.Errorf("the basic-format example scenarios (trigger: and all) fail start-up validation: exit %d\n%s", code, stderr)
 	}
 }
 

@@ -242,7 +242,7 @@ type Result struct {
 // one user turn holding all the function responses, in call order, each
 // echoing its call's ID. An invalid model response (no usable candidate, or
 // neither calls nor text) is not kept; a short corrective note is added and
-// the model is asked once more. That retry is once per email (seed 000): a
+// the model is asked once more. That retry is once per email: a
 // second invalid response, even after usable turns, stops the loop with
 // ErrInvalidResponse. Invalid responses do not count as turns (MaxTurns),
 // but every attempt counts in ModelCalls.

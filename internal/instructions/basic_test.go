@@ -11,13 +11,12 @@ import (
 	"triage/internal/instructions"
 )
 
-// TestSeedExamplesLoad loads the two example scenario files of the seed
-// (story 003, "Scenario Instruction Updates"), copied verbatim into
-// testdata/seed003, `trigger:` included.
-func TestSeedExamplesLoad(t *testing.T) {
-	set, err := instructions.LoadScenarios(os.DirFS("testdata/seed003"), []string{"check_warranty", "create_ticket", "send_email"})
+// TestBasicExamplesLoad loads the two example scenario files in the basic
+// format in testdata/basic, `trigger:` included, unchanged.
+func TestBasicExamplesLoad(t *testing.T) {
+	set, err := instructions.LoadScenarios(os.DirFS("testdata/basic"), []string{"check_warranty", "create_ticket", "send_email"})
 	if err != nil {
-		t.Fatalf("the seed's example files must load unchanged: %v", err)
+		t.Fatalf("the basic-format example files must load unchanged: %v", err)
 	}
 	var got []string
 	for _, sc := range set.Scenarios {

@@ -30,7 +30,7 @@ func (e *DirError) Unwrap() error { return e.Err }
 // ones, package triage/instructions) exactly as start-up does: main.md,
 // scenarios/*.md, tools.yaml (${VAR} from the environment; builtins are the
 // builtin names it may bind) and the bindings against the scenarios. A
-// directory in the seed's own format (no tools.yaml) is bound by the built-in
+// directory in the basic format (no tools.yaml) is bound by the built-in
 // tools.yaml's builtin entries. Every problem is reported at once, in one
 // error that names dir, each problem naming its file (relative to dir); a
 // *DirError when dir itself cannot be read.
@@ -75,7 +75,7 @@ func dirFS(dir string) (fs.FS, error) {
 }
 
 // builtinBindings are the bindings of an instructions directory in the
-// seed's own format (main.md and scenarios/, no tools.yaml): the built-in
+// basic format (main.md and scenarios/, no tools.yaml): the built-in
 // tools.yaml's entries for the builtins, with their policies; the other
 // tools it binds (the manuals server) are not part of them.
 func builtinBindings(dir string, builtins []string) (*Tools, error) {

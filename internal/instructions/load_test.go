@@ -22,14 +22,14 @@ func TestLoadBuiltIn(t *testing.T) {
 	}
 }
 
-// A directory in the seed's format (no tools.yaml) is bound by the built-in
+// A directory in the basic format (no tools.yaml) is bound by the built-in
 // tools.yaml's builtins only.
-func TestLoadSeedFormat(t *testing.T) {
-	set, err := instructions.Load("testdata/seed003", builtinNames)
+func TestLoadBasicFormat(t *testing.T) {
+	set, err := instructions.Load("testdata/basic", builtinNames)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "no tools.yaml in testdata/seed003: the built-in bindings"; set.Tools.File != want {
+	if want := "no tools.yaml in testdata/basic: the built-in bindings"; set.Tools.File != want {
 		t.Errorf("tools file = %q, want %q", set.Tools.File, want)
 	}
 	for _, name := range set.Tools.Names() {

@@ -29,10 +29,10 @@ type Scenario struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
 	Version     string `yaml:"version"`
-	// Trigger is the seed's detection label (story 003: the category the
+	// Trigger is the detection label of the basic format (the category a
 	// classifier returns that selects this file). In triage the label is the
 	// scenario name, so a trigger, when given, must equal name; it is
-	// accepted so that files written to the seed's format load unchanged.
+	// accepted so that files written in the basic format load unchanged.
 	Trigger   string     `yaml:"trigger"`
 	Functions []Function `yaml:"available_functions"`
 	// Rules drive deterministic detection; optional.
