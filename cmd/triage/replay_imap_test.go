@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage/internal/replay"
 	"triage/internal/testkit/mailtest"
 )
 
@@ -95,7 +96,7 @@ func TestReplayInbox(t *testing.T) {
 	}
 	proto.take()
 
-	replay := func(t *testing.T, args ...string) (int, replayJSON, string) {
+	runReplayCLI := func(t *testing.T, args ...string) (int, replayJSON, string) {
 		t.Helper()
 		code, stdout, stderr := runCLI(t, "", append([]string{"replay", "--json"}, args...)...)
 		return code, decodeReplay(t, stdout), stderr
@@ -113,7 +114,7 @@ func TestReplayInbox(t *testing.T) {
 			args []string
 			n    int
 		}{{nil, inbox}, {[]string{"--mailbox", "Needs-Human"}, human}} {
-			code, got, stderr := replay(t, append([]string{"--config", cfg, "--instructions", shippedInstructions(t)}, box.args...)...)
+			code, got, stderr := runReplayCLI(t, append([]string{"--config", cfg, "--instructions", shippedInstructions(t)}, box.args...)...)
 			if code != 0 {
 				t.Fatalf("%v: exit %d, flips %+v; stderr:\n%s", box.args, code, got.flips, stderr)
 			}
@@ -127,11 +128,11 @@ func TestReplayInbox(t *testing.T) {
 	})
 
 	t.Run("a policy that stops opening tickets", func(t *testing.T) {
-		code, got, stderr := replay(t, "--config", cfg, "--instructions", noTicketInstructions(t))
+		code, got, stderr := runReplayCLI(t, "--config", cfg, "--instructions", noTicketInstructions(t))
 		if code != exitFlipped {
 			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
 		}
-		want := replaySummary{Type: "summary", Emails: inbox, Flips: 6, ByKind: map[string]int{flipTicket: 6, flipCalls: 6}, Runs: 1, Baseline: "ledger"}
+		want := replay.Summary{Type: replay.TypeSummary, Emails: inbox, Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6}, Runs: 1, Baseline: "ledger"}
 		if diff := cmp.Diff(want, got.summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -143,12 +144,12 @@ func TestReplayInbox(t *testing.T) {
 	})
 
 	t.Run("bounded: --limit and --since", func(t *testing.T) {
-		code, got, stderr := replay(t, "--config", cfg, "--instructions", noTicketInstructions(t), "--limit", "3")
+		code, got, stderr := runReplayCLI(t, "--config", cfg, "--instructions", noTicketInstructions(t), "--limit", "3")
 		// The three newest in INBOX: 11, 12 (a ticket), 13.
 		if code != exitFlipped || got.summary.Emails != 3 || got.summary.Flips != 1 {
 			t.Errorf("--limit 3: exit %d, summary %+v; stderr:\n%s", code, got.summary, stderr)
 		}
-		code, got, stderr = replay(t, "--config", cfg, "--instructions", noTicketInstructions(t), "--since", "2100-01-01")
+		code, got, stderr = runReplayCLI(t, "--config", cfg, "--instructions", noTicketInstructions(t), "--since", "2100-01-01")
 		if code != 0 || got.summary.Emails != 0 {
 			t.Errorf("--since 2100-01-01: exit %d, summary %+v; stderr:\n%s", code, got.summary, stderr)
 		}
@@ -156,7 +157,7 @@ func TestReplayInbox(t *testing.T) {
 
 	t.Run("the configuration found through $TRIAGE_CONFIG", func(t *testing.T) {
 		t.Setenv("TRIAGE_CONFIG", cfg)
-		code, got, stderr := replay(t, "--instructions", noTicketInstructions(t))
+		code, got, stderr := runReplayCLI(t, "--instructions", noTicketInstructions(t))
 		if code != exitFlipped || got.summary.Flips != 6 || !strings.Contains(stderr, "named by $TRIAGE_CONFIG") {
 			t.Errorf("exit %d, summary %+v; stderr:\n%s", code, got.summary, stderr)
 		}

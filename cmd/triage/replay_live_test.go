@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"triage/internal/replay"
 	"triage/internal/testkit/geminitest"
 )
 
@@ -33,7 +34,7 @@ func TestReplayRunsLive(t *testing.T) {
 	noDefaultConfig(t)
 	shipped := shippedInstructions(t)
 	input := "../../examples/inbox/01-valid-warranty-pl.eml"
-	replay := func(t *testing.T, runs [][]geminitest.Step, extra ...string) (int, string, string) {
+	runReplayCLI := func(t *testing.T, runs [][]geminitest.Step, extra ...string) (int, string, string) {
 		t.Helper()
 		srv := geminitest.New(t, slices.Concat(runs...)...)
 		t.Setenv("GEMINI_API_KEY", geminitest.APIKey)
@@ -50,7 +51,7 @@ func TestReplayRunsLive(t *testing.T) {
 
 	t.Run("one run of one side differs: unstable, not a flip", func(t *testing.T) {
 		// The new side runs first (3 runs), then the baseline (3 runs).
-		code, stdout, stderr := replay(t, [][]geminitest.Step{liveRun(true), liveRun(true), liveRun(false), liveRun(true), liveRun(true), liveRun(true)}, "--json")
+		code, stdout, stderr := runReplayCLI(t, [][]geminitest.Step{liveRun(true), liveRun(true), liveRun(false), liveRun(true), liveRun(true), liveRun(true)}, "--json")
 		if code != 0 {
 			t.Fatalf("exit %d, want 0 (an unstable email is not a flip); stderr:\n%s", code, stderr)
 		}
@@ -65,7 +66,7 @@ func TestReplayRunsLive(t *testing.T) {
 		if diff := cmp.Diff([]string{"check_warranty", "create_ticket", "send_email"}, r.New.View.Calls); diff != "" {
 			t.Errorf("the new side's most frequent outcome (-want +got):\n%s", diff)
 		}
-		want := replaySummary{Type: "summary", Emails: 1, ByKind: map[string]int{}, Unstable: 1, Runs: 3, Baseline: shipped}
+		want := replay.Summary{Type: replay.TypeSummary, Emails: 1, ByKind: map[replay.Kind]int{}, Unstable: 1, Runs: 3, Baseline: shipped}
 		if diff := cmp.Diff(want, got.summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -75,7 +76,7 @@ func TestReplayRunsLive(t *testing.T) {
 	})
 
 	t.Run("every run agrees: a flip, with the counts", func(t *testing.T) {
-		code, stdout, stderr := replay(t, [][]geminitest.Step{liveRun(false), liveRun(false), liveRun(false), liveRun(true), liveRun(true), liveRun(true)})
+		code, stdout, stderr := runReplayCLI(t, [][]geminitest.Step{liveRun(false), liveRun(false), liveRun(false), liveRun(true), liveRun(true), liveRun(true)})
 		if code != exitFlipped {
 			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
 		}

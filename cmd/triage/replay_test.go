@@ -15,6 +15,7 @@ import (
 
 	"triage/instructions"
 	"triage/internal/ledger"
+	"triage/internal/replay"
 )
 
 // noTicketInstructions writes a copy of the shipped instructions whose
@@ -62,8 +63,8 @@ func sampleInbox(t *testing.T) []string {
 }
 
 type replayJSON struct {
-	flips   []replayRecord
-	summary replaySummary
+	flips   []replay.Record
+	summary replay.Summary
 }
 
 func decodeReplay(t *testing.T, s string) replayJSON {
@@ -82,7 +83,7 @@ func decodeReplay(t *testing.T, s string) replayJSON {
 				t.Fatal(err)
 			}
 		default:
-			var r replayRecord
+			var r replay.Record
 			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +117,7 @@ func TestReplayBaselineInstructions(t *testing.T) {
 		var inputs []string
 		for _, f := range got.flips {
 			inputs = append(inputs, filepath.Base(f.Input))
-			if diff := cmp.Diff([]string{flipTicket, flipCalls}, f.Kinds); diff != "" {
+			if diff := cmp.Diff([]replay.Kind{replay.KindTicket, replay.KindCalls}, f.Kinds); diff != "" {
 				t.Errorf("%s kinds (-want +got):\n%s", f.Input, diff)
 			}
 			if diff := cmp.Diff([]string{"check_warranty", "create_ticket", "send_email"}, f.Baseline.View.Calls); diff != "" {
@@ -132,7 +133,7 @@ func TestReplayBaselineInstructions(t *testing.T) {
 		if diff := cmp.Diff(validWarrantyInputs, inputs); diff != "" {
 			t.Errorf("flipped inputs (-want +got):\n%s", diff)
 		}
-		want := replaySummary{Type: "summary", Emails: len(files), Flips: 6, ByKind: map[string]int{flipTicket: 6, flipCalls: 6}, Runs: 1, Baseline: shipped}
+		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6}, Runs: 1, Baseline: shipped}
 		if diff := cmp.Diff(want, got.summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -286,25 +287,25 @@ func TestReplayLedgerBaseline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replay := func(instructions string, extra ...string) (int, string, string) {
+	runReplayCLI := func(instructions string, extra ...string) (int, string, string) {
 		args := append([]string{"replay", "--offline", "--json", "--warranty-csv", "../../examples/warranty.csv", "--staff", "kierownik@example.com",
 			"--tickets-db", filepath.Join(dir, "none.db"), "--instructions", instructions}, extra...)
 		return runCLI(t, "", append(args, files...)...)
 	}
 
 	t.Run("the same instructions flip nothing, escalation included", func(t *testing.T) {
-		code, stdout, stderr := replay(shippedInstructions(t), "--ledger", ledgerPath)
+		code, stdout, stderr := runReplayCLI(shippedInstructions(t), "--ledger", ledgerPath)
 		if code != 0 {
 			t.Fatalf("replay: exit %d, want 0; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
-		want := replaySummary{Type: "summary", Emails: len(files), ByKind: map[string]int{}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
+		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), ByKind: map[replay.Kind]int{}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
 		if diff := cmp.Diff(want, decodeReplay(t, stdout).summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
 	})
 
 	t.Run("a policy that stops opening tickets", func(t *testing.T) {
-		code, stdout, stderr := replay(noTicketInstructions(t), "--ledger", ledgerPath)
+		code, stdout, stderr := runReplayCLI(noTicketInstructions(t), "--ledger", ledgerPath)
 		if code != exitFlipped {
 			t.Fatalf("replay: exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
 		}
@@ -319,7 +320,7 @@ func TestReplayLedgerBaseline(t *testing.T) {
 		if diff := cmp.Diff(validWarrantyInputs, inputs); diff != "" {
 			t.Errorf("flipped (-want +got):\n%s", diff)
 		}
-		want := replaySummary{Type: "summary", Emails: len(files), Flips: 6, ByKind: map[string]int{flipTicket: 6, flipCalls: 6}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
+		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
 		if diff := cmp.Diff(want, got.summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -330,7 +331,7 @@ func TestReplayLedgerBaseline(t *testing.T) {
 		if err := os.WriteFile(cfg, []byte("ledger: ledger.db\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, stdout, stderr := replay(noTicketInstructions(t), "--config", cfg)
+		code, stdout, stderr := runReplayCLI(noTicketInstructions(t), "--config", cfg)
 		if code != exitFlipped || decodeReplay(t, stdout).summary.Flips != 6 {
 			t.Errorf("replay --config: exit %d, summary %+v; stderr:\n%s", code, decodeReplay(t, stdout).summary, stderr)
 		}
@@ -354,38 +355,9 @@ func TestReplayLedgerBaseline(t *testing.T) {
 	// --ledger is the ledger setting of watch and the ledger commands:
 	// $TRIAGE_LEDGER names it too.
 	t.Setenv("TRIAGE_LEDGER", ledgerPath)
-	code, stdout, stderr = replay(shippedInstructions(t))
-	want := replaySummary{Type: "summary", Emails: len(files), ByKind: map[string]int{}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
+	code, stdout, stderr = runReplayCLI(shippedInstructions(t))
+	want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), ByKind: map[replay.Kind]int{}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
 	if got := decodeReplay(t, stdout).summary; code != 0 || !cmp.Equal(want, got) {
 		t.Errorf("replay with $TRIAGE_LEDGER: exit %d, summary %+v, want %+v; stderr:\n%s", code, got, want, stderr)
-	}
-}
-
-// TestReplayStability: with k runs a side's outcome is the most frequent
-// one, and a flip is reported only when every run of both sides agrees.
-func TestReplayStability(t *testing.T) {
-	ticket := replayView{Scenario: "valid-warranty", Status: "replied", Calls: []string{"check_warranty", "create_ticket", "send_email"}, ReplyMode: "send"}
-	noTicket := replayView{Scenario: "valid-warranty", Status: "replied", Calls: []string{"check_warranty", "send_email"}, ReplyMode: "send"}
-	tests := []struct {
-		name  string
-		views []replayView
-		want  replaySide
-	}{
-		{"all agree", []replayView{ticket, ticket, ticket}, replaySide{View: ticket, Agreed: 3, Runs: 3}},
-		{"majority", []replayView{noTicket, ticket, ticket}, replaySide{View: ticket, Agreed: 2, Runs: 3}},
-		{"tie keeps the first", []replayView{noTicket, ticket}, replaySide{View: noTicket, Agreed: 1, Runs: 2}},
-	}
-	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, tally(tt.views)); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
-		}
-	}
-	if diff := cmp.Diff([]string{flipTicket, flipCalls}, flipKinds(ticket, noTicket)); diff != "" {
-		t.Errorf("kinds (-want +got):\n%s", diff)
-	}
-	esc := noTicket
-	esc.Escalated, esc.Status, esc.ReplyMode, esc.Scenario = true, "drafted", "draft", "escalation"
-	if diff := cmp.Diff([]string{flipScenario, flipStatus, flipReplyMode, flipEscalated}, flipKinds(noTicket, esc)); diff != "" {
-		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -9,57 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"triage/internal/message"
+	"triage/internal/replay"
 	"triage/internal/watch"
 )
-
-// replayInput is one email to replay.
-type replayInput struct {
-	Name string
-	Raw  []byte
-	Err  error
-}
-
-// readReplayInputs reads every .eml file and every message of every mbox.
-func readReplayInputs(args []string) ([]replayInput, error) {
-	var out []replayInput
-	for _, a := range args {
-		raw, err := readInput(a, nil)
-		if err != nil {
-			if a == "-" {
-				return nil, usageErr("replay: stdin is not an input; give files")
-			}
-			out = append(out, replayInput{Name: a, Err: err})
-			continue
-		}
-		if !message.IsMbox(raw) {
-			out = append(out, replayInput{Name: a, Raw: raw})
-			continue
-		}
-		r := message.NewMboxReader(bytes.NewReader(raw), maxInputBytes)
-		for {
-			msg, n, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			name := fmt.Sprintf("%s#%d", a, n)
-			if err != nil {
-				out = append(out, replayInput{Name: name, Err: err})
-				if errors.Is(err, message.ErrMboxTooLarge) {
-					continue
-				}
-				break
-			}
-			out = append(out, replayInput{Name: name, Raw: msg})
-		}
-	}
-	return out, nil
-}
 
 // replayConfig is the watch configuration replay found: its path, how it
 // was found, and its settings (the file and the environment).
@@ -99,7 +54,7 @@ func resolveReplay(cmd *cobra.Command, o *replayOptions) (*replayConfig, error) 
 // inboxSource reads the configuration's inbox read-only (watch.Archive):
 // the newest --limit messages, received since --since when given, one at
 // a time.
-func inboxSource(ctx context.Context, o *replayOptions, ws *watchSetup, p *pipeline, log *slog.Logger, stderr io.Writer) (func(func(replayInput) bool) error, error) {
+func inboxSource(ctx context.Context, o *replayOptions, ws *watchSetup, p *pipeline, log *slog.Logger, stderr io.Writer) (func(func(replay.Input) bool) error, error) {
 	wo := ws.o
 	mailbox := cmp.Or(o.Mailbox, wo.Mailbox)
 	w, err := watch.New(watch.Config{
@@ -119,11 +74,11 @@ func inboxSource(ctx context.Context, o *replayOptions, ws *watchSetup, p *pipel
 		what += " received since " + o.Since
 	}
 	fmt.Fprintf(stderr, "triage: replay reads %s of %s at %s, read-only (EXAMINE, BODY.PEEK: nothing on the server changes)\n", what, mailbox, wo.IMAP.Addr)
-	return func(yield func(replayInput) bool) error {
+	return func(yield func(replay.Input) bool) error {
 		stop := errors.New("stop")
 		err := w.Archive(ctx, opts, func(a watch.Archived) error {
 			name := fmt.Sprintf("%s/%s;UIDVALIDITY=%d/;UID=%d", a.Loc.Account, a.Loc.Mailbox, a.Loc.UIDValidity, a.Loc.UID)
-			if !yield(replayInput{Name: name, Raw: a.Raw, Err: a.Err}) {
+			if !yield(replay.Input{Name: name, Raw: a.Raw, Err: a.Err}) {
 				return stop
 			}
 			return nil
@@ -133,49 +88,4 @@ func inboxSource(ctx context.Context, o *replayOptions, ws *watchSetup, p *pipel
 		}
 		return err
 	}, nil
-}
-
-// replayAll runs work on every input of source with n workers and returns
-// the records in input order, and the error that ended source early. At
-// most n inputs are held at once besides the one being read.
-func replayAll(ctx context.Context, source func(func(replayInput) bool) error, n int, work func(replayInput) replayRecord) ([]replayRecord, error) {
-	type job struct {
-		i  int
-		in replayInput
-	}
-	jobs := make(chan job)
-	var (
-		mu      sync.Mutex
-		records []replayRecord
-		wg      sync.WaitGroup
-	)
-	for range n {
-		wg.Go(func() {
-			for j := range jobs {
-				rec := work(j.in)
-				mu.Lock()
-				if j.i >= len(records) {
-					records = append(records, make([]replayRecord, j.i+1-len(records))...)
-				}
-				records[j.i] = rec
-				mu.Unlock()
-			}
-		})
-	}
-	count := 0
-	err := source(func(in replayInput) bool {
-		select {
-		case jobs <- job{count, in}:
-			count++
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	})
-	close(jobs)
-	wg.Wait()
-	if err == nil {
-		err = ctx.Err()
-	}
-	return records[:count], err
 }

@@ -44,12 +44,6 @@ func TestHumanOutputEscapesControls(t *testing.T) {
 			return printReplies(b, []replies.Reply{{To: hostile, MessageID: hostile, Key: hostile}}, false)
 		},
 		"process": func(b *bytes.Buffer) error { printSummary(b, out, eval.ASCII); return nil },
-		"replay": func(b *bytes.Buffer) error {
-			printFlip(b, replayRecord{Type: "flip", Input: hostile, From: hostile, Subject: hostile, Kinds: []string{"status"},
-				Baseline: replaySide{View: replayView{Scenario: "s", Status: triage.StatusReplied, Calls: []string{hostile}}},
-				New:      replaySide{View: replayView{Scenario: "s", Status: triage.StatusFailed, Reason: "email_not_sent"}}}, "!")
-			return nil
-		},
 		"process tty": func(b *bytes.Buffer) error {
 			printSummary(b, out, coloured)
 			s := strings.NewReplacer(coloured.Pass, "", coloured.Fail, "").Replace(b.String())
