@@ -31,11 +31,11 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"triage/internal/clients/httpapi"
+	"triage/internal/instructions"
 )
 
 // Defaults.
 const (
-	DefaultCallTimeout    = 30 * time.Second
 	DefaultConnectTimeout = 20 * time.Second
 	DefaultMaxStderrBytes = 64 << 10
 	terminateGrace        = 2 * time.Second // stdin closed -> SIGTERM -> SIGKILL
@@ -50,7 +50,7 @@ type Config struct {
 	URL            string            // streamable HTTP endpoint
 	Headers        map[string]string // streamable HTTP: sent with every request (may hold secrets)
 	HTTPClient     *http.Client      // streamable HTTP; default: a new client; its redirect policy is replaced
-	CallTimeout    time.Duration     // one tools/call; default DefaultCallTimeout
+	CallTimeout    time.Duration     // one tools/call; default tools.yaml's (instructions.DefaultMCPTimeout)
 	ConnectTimeout time.Duration     // start + handshake; default DefaultConnectTimeout
 	MaxStderrBytes int               // stdio: server stderr logged per start, then dropped; default 64 KiB
 	// Lazy: New does not start the server; the first call (or
@@ -128,7 +128,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, errors.New("mcp: want a command or a url")
 	}
 	if cfg.CallTimeout <= 0 {
-		cfg.CallTimeout = DefaultCallTimeout
+		cfg.CallTimeout = instructions.DefaultMCPTimeout
 	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout

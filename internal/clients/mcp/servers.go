@@ -22,7 +22,7 @@ type ServersConfig struct {
 	Tools *instructions.Tools
 	// CallTimeout bounds one tools/call on every server (default: the
 	// longest mcp.timeout of the server's bindings, else
-	// DefaultCallTimeout); each binding's own timeout applies within it.
+	// instructions.DefaultMCPTimeout); each binding's own timeout applies within it.
 	CallTimeout time.Duration
 	// HTTPClient is used by streamable HTTP servers.
 	HTTPClient *http.Client
