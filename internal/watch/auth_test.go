@@ -15,7 +15,7 @@ import (
 
 // A refused login is not a network blip: Run stops with an *AuthError after
 // MaxAuthFailures attempts, /healthz failing meanwhile.
-func scenarioAuthRefused(t *testing.T, tgt target) {
+func scenarioAuthRefused(t *testing.T, tgt mailtest.Target) {
 	e := newEnv(t, tgt)
 	met := trace.NewMetrics()
 	w := e.watcher(func(c *Config) {
@@ -45,7 +45,7 @@ func scenarioAuthRefused(t *testing.T, tgt target) {
 }
 
 func TestAuthRefusedStops(t *testing.T) {
-	scenarioAuthRefused(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	scenarioAuthRefused(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 }
 
 func TestDovecotAuthRefusedStops(t *testing.T) {
@@ -61,7 +61,7 @@ func TestNetworkErrorKeepsRetrying(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens: connection refused
-	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e := newEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	w := e.watcher(func(c *Config) { c.Addr = addr; c.MaxAuthFailures = 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
 	defer cancel()

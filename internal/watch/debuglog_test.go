@@ -17,7 +17,7 @@ import (
 // of megabytes is logged by its first 64 KiB, with its size.
 func TestDebugLogCutsTheMessage(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	raw := fmt.Sprintf("From: Klient <jan@customer.example>\r\nTo: support@example.com\r\nSubject: Długi opis\r\n"+
 		"Message-ID: <long@customer.example>\r\nDate: %s\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nMój numer seryjny SN-0001.\r\n%s\r\n",
 		e.now.Format(time.RFC1123Z), strings.Repeat("Szczegóły usterki, ", 20000))

@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,9 +13,9 @@ import (
 // skips with a clear message when Dovecot is not installed, and fails when
 // the CI environment variable is set: CI must run these.
 
-func dovecotTarget(t *testing.T) (target, *mailtest.Dovecot) {
+func dovecotTarget(t *testing.T) (mailtest.Target, *mailtest.Dovecot) {
 	d := mailtest.StartDovecot(t)
-	return target{Name: "dovecot", Addr: d.Addr, User: d.User, Password: d.Password, Append: d.Append, Client: d.Client}, d
+	return d.Target(), d
 }
 
 func TestDovecotAnswerOnce(t *testing.T) {
@@ -91,24 +90,8 @@ func TestDovecotUIDValidityChange(t *testing.T) {
 }
 
 func TestDovecotPendingReply(t *testing.T) {
-	scenarioPendingReply(t, func(t *testing.T) target {
+	scenarioPendingReply(t, func(t *testing.T) mailtest.Target {
 		tgt, _ := dovecotTarget(t)
 		return tgt
 	})
-}
-
-// TestDovecotBinaryEndToEnd runs the real binary against Dovecot.
-func TestDovecotBinaryEndToEnd(t *testing.T) {
-	tgt, _ := dovecotTarget(t)
-	binaryEndToEnd(t, newWorldFor(t, tgt, ""))
-}
-
-// TestDovecotCrashConsistency: SIGKILL at random moments against Dovecot.
-func TestDovecotCrashConsistency(t *testing.T) {
-	for _, n := range crashConcurrencies(t) {
-		t.Run(fmt.Sprintf("concurrency=%d", n), func(t *testing.T) {
-			tgt, _ := dovecotTarget(t)
-			crashConsistency(t, newWorldFor(t, tgt, fmt.Sprintf("concurrency: %d\n", n)), 25, 30)
-		})
-	}
 }

@@ -23,7 +23,7 @@ import (
 )
 
 func TestMemDrafts(t *testing.T) {
-	scenarioDrafts(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	scenarioDrafts(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 }
 
 func TestDovecotDrafts(t *testing.T) {
@@ -32,7 +32,7 @@ func TestDovecotDrafts(t *testing.T) {
 }
 
 func TestMemDraftCrashRecovery(t *testing.T) {
-	scenarioDraftCrash(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	scenarioDraftCrash(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 }
 
 func TestDovecotDraftCrashRecovery(t *testing.T) {
@@ -41,7 +41,7 @@ func TestDovecotDraftCrashRecovery(t *testing.T) {
 }
 
 func TestMemDryRun(t *testing.T) {
-	scenarioDryRun(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	scenarioDryRun(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 }
 
 func TestDovecotDryRun(t *testing.T) {
@@ -87,7 +87,7 @@ func personReply(n int, to, inbound, text string) []byte {
 // rewritten, one is left alone; the Sent folder scan resolves them (the last
 // after 7 days, with the injected clock), reports each person's reply to
 // the hook, and ignores triage's own replies there.
-func scenarioDrafts(t *testing.T, tgt target) {
+func scenarioDrafts(t *testing.T, tgt mailtest.Target) {
 	e := newEnv(t, tgt)
 	clock := time.Now()
 	var mu sync.Mutex
@@ -217,7 +217,7 @@ func draftGauge(t *testing.T, m *trace.Metrics, scenario string) map[string]floa
 // was stored (or after it was stored and before that was recorded) leaves
 // exactly one draft after the restart, and the message is not processed
 // again.
-func scenarioDraftCrash(t *testing.T, tgt target) {
+func scenarioDraftCrash(t *testing.T, tgt mailtest.Target) {
 	e := newEnv(t, tgt)
 	e.proc.draft = true
 	for i, alreadyStored := range []bool{false, true} {
@@ -271,7 +271,7 @@ func (f procFunc) Process(ctx context.Context, in processor.Input) processor.Out
 
 // scenarioDryRun: a dry run processes every new message and changes
 // nothing: no flag, no move, no folder, no ledger entry, no mail.
-func scenarioDryRun(t *testing.T, tgt target) {
+func scenarioDryRun(t *testing.T, tgt mailtest.Target) {
 	e := newEnv(t, tgt)
 	e.deliver(1, "jan@customer.example", "Gwarancja")
 	e.deliver(2, "ewa@customer.example", "please fail")

@@ -19,7 +19,7 @@ import (
 // the first message's, so it is left for a person. A true copy (the same
 // bytes in another place) is still already handled.
 func TestSameKeyOtherContentIsLeftForAPerson(t *testing.T) {
-	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e := newEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	id := e.deliver(1, "jan@customer.example", "Gwarancja")
 	e.runOnce(nil)
 	other := fmt.Sprintf("From: Klient <jan@customer.example>\r\nTo: support@example.com\r\nSubject: Inna sprawa\r\nMessage-ID: %s\r\nDate: %s\r\n\r\nZupełnie inna treść, numer SN-0009.\r\n",
@@ -50,7 +50,7 @@ func TestSameKeyOtherContentIsLeftForAPerson(t *testing.T) {
 // what its author wrote is what counts. It is already handled, not left for
 // a person as another message reusing the Key.
 func TestRedeliveredCopyIsAlreadyHandled(t *testing.T) {
-	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e := newEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	id := e.deliver(1, "jan@customer.example", "Gwarancja")
 	e.runOnce(nil)
 	inbox := e.mailbox("INBOX")

@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapclient"
-
 	"triage"
 	tmail "triage/internal/clients/mail"
 	"triage/internal/ledger"
@@ -23,21 +20,6 @@ import (
 	"triage/internal/replies"
 	"triage/internal/testkit/mailtest"
 )
-
-// target is an IMAP server a scenario runs against: the in-memory server or
-// Dovecot. Knob-dependent scenarios take *mailtest.IMAP directly.
-type target struct {
-	Name     string
-	Addr     string
-	User     string
-	Password string
-	Append   func(t testing.TB, mailbox string, raw []byte, flags ...imap.Flag) imap.UID
-	Client   func(t testing.TB) *imapclient.Client
-}
-
-func memTarget(s *mailtest.IMAP) target {
-	return target{Name: "imapmem", Addr: s.Addr, User: s.User, Password: s.Password, Append: s.Append, Client: s.Client}
-}
 
 // fakeProc stands in for the pipeline: it replies through the real mail
 // sender the way the dispatcher does (Key, deterministic Message-ID,
@@ -203,7 +185,7 @@ func (p *fakeProc) Calls() int {
 // given (limit).
 type env struct {
 	t      testing.TB
-	tgt    target
+	tgt    mailtest.Target
 	sink   *mailtest.SMTPSink
 	ledger *ledger.Ledger
 	proc   *fakeProc
@@ -213,7 +195,7 @@ type env struct {
 	now    time.Time
 }
 
-func newEnv(t testing.TB, tgt target) *env {
+func newEnv(t testing.TB, tgt mailtest.Target) *env {
 	t.Helper()
 	e := &env{t: t, tgt: tgt, sink: mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "relay", Password: "relaypw"}),
 		now: time.Now()}
@@ -278,7 +260,7 @@ func (e *env) watcher(mod func(*Config)) *Watcher {
 	cfg := e.config(mod)
 	for _, f := range []string{cfg.SentFolder, cfg.DraftsFolder} {
 		if f != "" {
-			createFolder(e.t, e.tgt, f)
+			e.tgt.CreateFolder(e.t, f)
 		}
 	}
 	w, err := New(cfg)
@@ -286,19 +268,6 @@ func (e *env) watcher(mod func(*Config)) *Watcher {
 		e.t.Fatal(err)
 	}
 	return w
-}
-
-// createFolder creates folder on the target unless it exists.
-func createFolder(t testing.TB, tgt target, folder string) {
-	t.Helper()
-	c := tgt.Client(t)
-	defer c.Close()
-	if _, err := c.Status(folder, &imap.StatusOptions{NumMessages: true}).Wait(); err == nil {
-		return
-	}
-	if err := c.Create(folder, nil).Wait(); err != nil {
-		t.Fatalf("create folder %s: %v", folder, err)
-	}
 }
 
 func (e *env) runOnce(mod func(*Config)) *Watcher {
@@ -336,16 +305,15 @@ func (e *env) mailbox(name string) []mailtest.Message {
 	return mailtest.ReadMailbox(e.t, e.tgt.Client(e.t), name)
 }
 
-// waitFor waits (without a deadline of its own: the test binary's -timeout
-// bounds it) until cond holds, checking after every SMTP acceptance or tick.
-func waitFor(t *testing.T, sink *mailtest.SMTPSink, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-sink.Accepted():
-		case <-tick.C:
+// headerOf is the first header field name of a raw message ("" when absent).
+func headerOf(raw []byte, name string) string {
+	for _, line := range strings.Split(string(raw), "\r\n") {
+		if line == "" {
+			break
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, name) {
+			return strings.TrimSpace(v)
 		}
 	}
+	return ""
 }

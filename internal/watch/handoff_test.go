@@ -40,7 +40,7 @@ func (e *env) notices() int {
 // (the rest waits in Needs-Human, over_limit/notice_limit); and the flood
 // does not exhaust the notices for everyone else.
 func TestStaffNoticesHaveTheirOwnBound(t *testing.T) {
-	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e := newEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	e.withNotices(t, triage.NoticeLimits{PerCustomer: triage.DefaultNoticesPerCustomer, PerHour: triage.DefaultNoticesPerHour})
 	mod := func(c *Config) { c.PerSenderLimit = 5; c.GlobalPerHour = 100; c.Concurrency = 1 }
 	for i := range 7 {
@@ -83,7 +83,7 @@ func TestStaffNoticesHaveTheirOwnBound(t *testing.T) {
 // reason escalated, instead of staying in INBOX as replied; its reply is
 // still filed in the Sent folder.
 func TestEscalatedMessageMovesToNeedsHuman(t *testing.T) {
-	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e := newEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	id := e.deliver(1, "jan@customer.example", "escalate please")
 	e.deliver(2, "ola@customer.example", "Gwarancja")
 	mod := func(c *Config) { c.SentFolder = "Sent" }

@@ -142,7 +142,7 @@ func TestOversizeHeaderNotFetched(t *testing.T) {
 // given to the pipeline.
 func TestOversizeMessageLeftUnread(t *testing.T) {
 	srv := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(srv))
+	e := newEnv(t, srv.Target())
 	srv.Append(t, "INBOX", []byte(headerOnly("too-big", 2<<20)))
 	w := e.runOnce(func(c *Config) { c.MaxMessageBytes = 1 << 20 })
 	if diff := cmp.Diff(map[ledger.State]int{ledger.StateFailed: 1}, w.Stats().ByState); diff != "" {

@@ -34,7 +34,7 @@ func BenchmarkIdlePass(b *testing.B) {
 	worlds := map[int]world{}
 	for _, n := range sizes {
 		s := mailtest.StartIMAP(b, mailtest.IMAPOptions{Mailboxes: []string{"Sent"}})
-		e := newEnv(b, memTarget(s))
+		e := newEnv(b, s.Target())
 		for i := range 50 {
 			raw := fmt.Sprintf("From: c%d@customer.example\r\nTo: support@example.com\r\nSubject: Gwarancja\r\nMessage-ID: <m%d@customer.example>\r\n\r\nSN-%04d\r\n", i, i, i)
 			s.Append(b, "INBOX", []byte(raw), imap.Flag(DefaultKeyword))

@@ -53,7 +53,7 @@ func newOAuth2World(t *testing.T, opts mailtest.OAuth2Options) *oauth2World {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, target{Name: "dovecot-oauth2", Addr: d.Addr, User: d.User, Append: d.Append, Client: d.Client})
+	e := newEnv(t, mailtest.Target{Name: "dovecot-oauth2", Addr: d.Addr, User: d.User, Append: d.Append, Client: d.Client})
 	e.sink = mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: d.User, Bearer: o.Valid})
 	smtpSender, err := tmail.NewSMTP(tmail.SMTPConfig{Addr: e.sink.Addr, TLS: tmail.TLSNone, Username: d.User, OAuth2: src})
 	if err != nil {
@@ -97,7 +97,7 @@ func TestDovecotOAuth2TokensExpire(t *testing.T) {
 	for i := range rounds {
 		id := ow.deliver(i, fmt.Sprintf("klient%d@customer.example", i), fmt.Sprintf("Reklamacja %d", i))
 		ids = append(ids, id)
-		waitFor(t, ow.sink, func() bool { return ow.repliesTo()[id] == 1 })
+		ow.sink.WaitFor(t, func() bool { return ow.repliesTo()[id] == 1 })
 		// Past the newest token's expiry, the server ends the session.
 		for exp := ow.o.LastExpiry(); !time.Now().After(exp); {
 			time.Sleep(100 * time.Millisecond)
@@ -106,7 +106,7 @@ func TestDovecotOAuth2TokensExpire(t *testing.T) {
 	}
 	last := ow.deliver(rounds, "klient@customer.example", "Po wygaśnięciu tokenu")
 	ids = append(ids, last)
-	waitFor(t, ow.sink, func() bool { return ow.repliesTo()[last] == 1 })
+	ow.sink.WaitFor(t, func() bool { return ow.repliesTo()[last] == 1 })
 	stopProbe()
 	cancel()
 	if err := <-done; err != nil {
@@ -167,13 +167,13 @@ func TestDovecotOAuth2TokenExpiresSessionStays(t *testing.T) {
 	go func() { done <- w.Run(ctx) }()
 
 	first := ow.deliver(0, "klient0@customer.example", "Reklamacja")
-	waitFor(t, ow.sink, func() bool { return ow.repliesTo()[first] == 1 })
+	ow.sink.WaitFor(t, func() bool { return ow.repliesTo()[first] == 1 })
 	before := ow.o.Stats()
 	for exp := ow.o.LastExpiry(); !time.Now().After(exp); {
 		time.Sleep(100 * time.Millisecond)
 	}
 	late := ow.deliver(1, "klient1@customer.example", "Po wygaśnięciu tokenu")
-	waitFor(t, ow.sink, func() bool { return ow.repliesTo()[late] == 1 })
+	ow.sink.WaitFor(t, func() bool { return ow.repliesTo()[late] == 1 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v, want nil", err)

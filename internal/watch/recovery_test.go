@@ -34,15 +34,15 @@ func (d dyingSender) Send(context.Context, *tmail.Reply) (triage.Receipt, error)
 func keyOf(id, sender string) triage.Key { return triage.Key("msgid:" + id + "|" + sender) }
 
 func TestPendingReplyResolution(t *testing.T) {
-	scenarioPendingReply(t, func(t *testing.T) target {
-		return memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{}))
+	scenarioPendingReply(t, func(t *testing.T) mailtest.Target {
+		return mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target()
 	})
 }
 
 // scenarioPendingReply: a crash left a reply between "rendered" and "sent";
 // the next run never sends it again: found in Sent means replied, otherwise
 // a person takes over.
-func scenarioPendingReply(t *testing.T, start func(t *testing.T) target) {
+func scenarioPendingReply(t *testing.T, start func(t *testing.T) mailtest.Target) {
 	tests := []struct {
 		name      string
 		inSent    bool // the pending reply's Message-ID is in the Sent folder
@@ -123,7 +123,7 @@ func scenarioPendingReply(t *testing.T, start func(t *testing.T) target) {
 func TestSMTPFailures(t *testing.T) {
 	ctx := context.Background()
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	id := e.deliver(1, "jan@customer.example", "Gwarancja")
 	e.sink.FailNext(&smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try later"})
 	w := e.runOnce(nil)
@@ -142,7 +142,7 @@ func TestSMTPFailures(t *testing.T) {
 func TestSenderIdempotent(t *testing.T) {
 	ctx := context.Background()
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	r := func() *tmail.Reply {
 		return &tmail.Reply{From: "support@example.com", To: "jan@customer.example", Subject: "Re: x", Body: "x", InReplyTo: "<a@b>", Key: "k"}
 	}
@@ -173,7 +173,7 @@ func TestSenderIdempotent(t *testing.T) {
 // so the next run, or another daemon, processes it.
 func TestShutdownAbandonsInFlight(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	e.proc.hung = make(chan struct{}, 1)
 	e.deliver(1, "jan@customer.example", "hang on")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -235,7 +235,7 @@ func TestLock(t *testing.T) {
 // (which also offers it).
 func TestXOAUTH2(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	smtpSender, err := tmail.NewSMTP(tmail.SMTPConfig{Addr: e.sink.Addr, TLS: tmail.TLSNone, Username: "relay", Token: "relaypw"})
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +276,7 @@ func TestTLSModes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mailtest.StartIMAP(t, mailtest.IMAPOptions{TLS: serverTLS, ImplicitTLS: tt.implicit})
-			e := newEnv(t, memTarget(s))
+			e := newEnv(t, s.Target())
 			id := e.deliver(1, "jan@customer.example", "Gwarancja")
 			w, err := New(e.config(func(c *Config) { c.TLS = tt.mode; c.TLSConfig = &tls.Config{RootCAs: tt.pool} }))
 			if err != nil {
@@ -306,7 +306,7 @@ func TestTLSModes(t *testing.T) {
 // over) and the watcher carries on with the next one.
 func TestPanicIsAFailure(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	e.deliver(1, "jan@customer.example", "panic now")
 	id2 := e.deliver(2, "ola@customer.example", "Gwarancja")
 	w := e.runOnce(nil)
@@ -340,7 +340,7 @@ func TestCrashBetweenFlagAndMove(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			s := mailtest.StartIMAP(t, mailtest.IMAPOptions{Mailboxes: []string{DefaultFailedFolder}})
-			e := newEnv(t, memTarget(s))
+			e := newEnv(t, s.Target())
 			id := e.deliver(1, "ewa@customer.example", "please fail")
 			c := e.tgt.Client(t)
 			sel, err := c.Select("INBOX", nil).Wait()

@@ -39,7 +39,7 @@ func (o *outage) Process(ctx context.Context, in processor.Input) processor.Outc
 // and the customer's text in the ledger, for triage console.
 func TestOutcomeKeptForReview(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	id := e.deliver(7, "jan@customer.example", "Gwarancja")
 	e.runOnce(nil)
 	es, err := e.ledger.ByMessageIDs(context.Background(), []string{id})
@@ -60,7 +60,7 @@ func TestOutcomeKeptForReview(t *testing.T) {
 // under its new UID; one no longer in the failed folder is failed again.
 func TestRetryMovesBack(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	ctx := context.Background()
 	id := e.deliver(1, "jan@customer.example", "Gwarancja")
 	gone := e.deliver(2, "ola@customer.example", "Gwarancja")
@@ -123,7 +123,7 @@ func TestRetryMovesBack(t *testing.T) {
 // reply (no takeover).
 func TestConsoleSentDraftSettled(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	e.proc.draft = true
 	ctx := context.Background()
 	hooks := &hookLog{}

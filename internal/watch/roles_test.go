@@ -19,7 +19,7 @@ import (
 func TestMemFoldersByRole(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{SpecialUse: map[string]imap.MailboxAttr{
 		"Elementy wysłane": imap.MailboxAttrSent, "Robocze": imap.MailboxAttrDrafts}})
-	scenarioFoldersByRole(t, memTarget(s), "Elementy wysłane", "Robocze")
+	scenarioFoldersByRole(t, s.Target(), "Elementy wysłane", "Robocze")
 }
 
 // Microsoft 365 offers neither SPECIAL-USE nor LIST-EXTENDED but marks
@@ -27,7 +27,7 @@ func TestMemFoldersByRole(t *testing.T) {
 func TestMemFoldersByRolePlainList(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{PlainListRoles: true, SpecialUse: map[string]imap.MailboxAttr{
 		"Sent Items": imap.MailboxAttrSent, "Drafts Folder": imap.MailboxAttrDrafts}})
-	scenarioFoldersByRole(t, memTarget(s), "Sent Items", "Drafts Folder")
+	scenarioFoldersByRole(t, s.Target(), "Sent Items", "Drafts Folder")
 }
 
 // Dovecot marks "Sent Items" \Sent and "Robocze" \Drafts in its
@@ -35,18 +35,9 @@ func TestMemFoldersByRolePlainList(t *testing.T) {
 func TestDovecotFoldersByRole(t *testing.T) {
 	tgt, _ := dovecotTarget(t)
 	for _, f := range []string{"Sent Items", "Robocze"} {
-		createFolder(t, tgt, f)
+		tgt.CreateFolder(t, f)
 	}
 	scenarioFoldersByRole(t, tgt, "Sent Items", "Robocze")
-}
-
-// folderExists reports whether the target has folder.
-func folderExists(t testing.TB, tgt target, folder string) bool {
-	t.Helper()
-	c := tgt.Client(t)
-	defer c.Close()
-	_, err := c.Status(folder, &imap.StatusOptions{NumMessages: true}).Wait()
-	return err == nil
 }
 
 // scenarioFoldersByRole: with neither sent_folder nor drafts_folder
@@ -57,7 +48,7 @@ func folderExists(t testing.TB, tgt target, folder string) bool {
 // nothing, yet the Sent scan still works: a draft a person sent as is is
 // resolved, a person's reply in a handled thread is reported (takeover),
 // and triage's own reply filed by the provider is not mistaken for one.
-func scenarioFoldersByRole(t *testing.T, tgt target, sent, drafts string) {
+func scenarioFoldersByRole(t *testing.T, tgt mailtest.Target, sent, drafts string) {
 	e := newEnv(t, tgt)
 	hooks := &hookLog{}
 	saveSent := true
@@ -107,7 +98,7 @@ func scenarioFoldersByRole(t *testing.T, tgt target, sent, drafts string) {
 		t.Errorf("person's replies seen in %s (-want +got):\n%s", sent, diff)
 	}
 	for _, f := range []string{"Sent", DefaultDraftsFolder} {
-		if f != sent && f != drafts && folderExists(t, tgt, f) {
+		if f != sent && f != drafts && tgt.HasFolder(t, f) {
 			t.Errorf("folder %s was created; the server's %s and %s serve", f, sent, drafts)
 		}
 	}
@@ -142,7 +133,7 @@ func TestConfiguredFolderMissing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := mailtest.StartIMAP(t, mailtest.IMAPOptions{Mailboxes: []string{DefaultFailedFolder},
 				SpecialUse: map[string]imap.MailboxAttr{"Sent Items": imap.MailboxAttrSent}})
-			e := newEnv(t, memTarget(s))
+			e := newEnv(t, s.Target())
 			e.deliver(0, "jan@customer.example", "Gwarancja")
 			w, err := New(e.config(tt.mod))
 			if err != nil {
@@ -170,7 +161,7 @@ func TestConfiguredFolderMissing(t *testing.T) {
 				t.Errorf("stats %+v, %d pipeline calls; want no reconnect, no pass, no call", st, e.proc.Calls())
 			}
 			for _, f := range []string{"Sent", "Szkice"} {
-				if folderExists(t, memTarget(s), f) {
+				if s.Target().HasFolder(t, f) {
 					t.Errorf("folder %s was created", f)
 				}
 			}

@@ -56,7 +56,7 @@ func subjectOf(raw []byte) string {
 
 // scenarioAnswerOnce: new mail is answered once, an auto-reply is marked and
 // left in place, a failure goes to Needs-Human, and a rerun answers nothing.
-func scenarioAnswerOnce(t *testing.T, tgt target) {
+func scenarioAnswerOnce(t *testing.T, tgt mailtest.Target) {
 	e := newEnv(t, tgt)
 	id1 := e.deliver(1, "jan@customer.example", "Gwarancja")
 	id2 := e.deliver(2, "ola@customer.example", "Naprawa")
@@ -109,7 +109,7 @@ func scenarioAnswerOnce(t *testing.T, tgt target) {
 
 // scenarioProcessedFolderAndSent: replied mail moves to the processed folder
 // and the reply is stored in Sent.
-func scenarioProcessedFolderAndSent(t *testing.T, tgt target) {
+func scenarioProcessedFolderAndSent(t *testing.T, tgt mailtest.Target) {
 	e := newEnv(t, tgt)
 	id := e.deliver(1, "jan@customer.example", "Gwarancja")
 	e.deliver(2, "bot@customer.example", "auto reply")
@@ -138,7 +138,7 @@ func scenarioProcessedFolderAndSent(t *testing.T, tgt target) {
 // the oldest mail first. (One worker: with more, the global limit goes to
 // whichever replies are written first; TestConcurrentLimitsExact checks the
 // counts then.)
-func scenarioLimits(t *testing.T, tgt target) {
+func scenarioLimits(t *testing.T, tgt mailtest.Target) {
 	e := newEnv(t, tgt)
 	a1 := e.deliver(1, "jan@customer.example", "Pierwsze")
 	a2 := e.deliver(2, "jan@customer.example", "Drugie")
@@ -175,7 +175,7 @@ func scenarioLimits(t *testing.T, tgt target) {
 // each: a new Reply-To each time, many senders naming one Reply-To, a From
 // whose display name is in a charset net/mail does not know, or a reply the
 // pipeline sends somewhere the header does not name, are all limited.
-func scenarioLimitsNotDodged(t *testing.T, tgt target) {
+func scenarioLimitsNotDodged(t *testing.T, tgt mailtest.Target) {
 	e := newEnv(t, tgt)
 	want := map[string]int{}
 	answered := func(id string) { want[id] = 1 }
@@ -225,7 +225,7 @@ func scenarioLimitsNotDodged(t *testing.T, tgt target) {
 
 // scenarioIdleWakeup: the daemon answers mail that arrives while it idles.
 // idleStarted, when not nil, says when the watcher is in IDLE.
-func scenarioIdleWakeup(t *testing.T, tgt target, idleStarted <-chan struct{}) {
+func scenarioIdleWakeup(t *testing.T, tgt mailtest.Target, idleStarted <-chan struct{}) {
 	answerTwo(t, newEnv(t, tgt), func() {
 		if idleStarted != nil {
 			<-idleStarted
@@ -244,10 +244,10 @@ func answerTwo(t *testing.T, e *env, between func(), subject string) *Watcher {
 	w := e.watcher(nil)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	waitFor(t, e.sink, func() bool { return e.repliesTo()[id1] == 1 })
+	e.sink.WaitFor(t, func() bool { return e.repliesTo()[id1] == 1 })
 	between()
 	id2 := e.deliver(2, "ola@customer.example", subject)
-	waitFor(t, e.sink, func() bool { return e.repliesTo()[id2] == 1 })
+	e.sink.WaitFor(t, func() bool { return e.repliesTo()[id2] == 1 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
@@ -259,30 +259,30 @@ func answerTwo(t *testing.T, e *env, between func(), subject string) *Watcher {
 }
 
 func TestAnswerOnce(t *testing.T) {
-	scenarioAnswerOnce(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	scenarioAnswerOnce(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 }
 
 func TestAnswerOnceWithoutMove(t *testing.T) {
-	scenarioAnswerOnce(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{NoMove: true})))
+	scenarioAnswerOnce(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{NoMove: true}).Target())
 }
 
 func TestProcessedFolderAndSent(t *testing.T) {
-	scenarioProcessedFolderAndSent(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	scenarioProcessedFolderAndSent(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 }
 
 func TestLimits(t *testing.T) {
-	scenarioLimits(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	scenarioLimits(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 }
 
 func TestLimitsNotDodged(t *testing.T) {
-	scenarioLimitsNotDodged(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	scenarioLimitsNotDodged(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 }
 
 // TestConcurrentPass: a pass runs Concurrency messages through the pipeline
 // at once and answers each once; copies of one message in the mailbox do not
 // race (one reply, the others already_handled).
 func TestConcurrentPass(t *testing.T) {
-	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e := newEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	e.proc.gate = 4
 	want := map[string]int{}
 	for i := range 8 {
@@ -317,7 +317,7 @@ func TestConcurrentPass(t *testing.T) {
 // workers still respect the limits exactly: the check and the write are one
 // ledger transaction.
 func TestConcurrentLimitsExact(t *testing.T) {
-	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e := newEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	e.proc.gate = 6
 	// Twelve senders; the pipeline mails one address the header does not
 	// name, so nothing orders them: only the LedgerSender's check stands.
@@ -337,7 +337,7 @@ func TestConcurrentLimitsExact(t *testing.T) {
 	}
 
 	// The global limit, the same way.
-	e2 := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e2 := newEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	e2.proc.gate = 6
 	for i := range 12 {
 		e2.deliver(i, fmt.Sprintf("g%d@customer.example", i), "Gwarancja")
@@ -354,18 +354,18 @@ func TestConcurrentLimitsExact(t *testing.T) {
 
 func TestIdleWakeup(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	scenarioIdleWakeup(t, memTarget(s), s.IdleStarted())
+	scenarioIdleWakeup(t, s.Target(), s.IdleStarted())
 }
 
 func TestPolling(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	ctx, cancel := context.WithCancel(context.Background())
 	w := e.watcher(func(c *Config) { c.NoIdle = true; c.Interval = 10 * time.Millisecond })
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	id := e.deliver(1, "jan@customer.example", "Pierwsze")
-	waitFor(t, e.sink, func() bool { return e.repliesTo()[id] == 1 })
+	e.sink.WaitFor(t, func() bool { return e.repliesTo()[id] == 1 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
@@ -374,7 +374,7 @@ func TestPolling(t *testing.T) {
 
 func TestDropMidIdle(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	ctx, cancel := context.WithCancel(context.Background())
 	w := e.watcher(nil)
 	done := make(chan error, 1)
@@ -384,7 +384,7 @@ func TestDropMidIdle(t *testing.T) {
 		t.Fatal("no connection to drop")
 	}
 	id := e.deliver(1, "jan@customer.example", "Po awarii")
-	waitFor(t, e.sink, func() bool { return e.repliesTo()[id] == 1 })
+	e.sink.WaitFor(t, func() bool { return e.repliesTo()[id] == 1 })
 	<-s.IdleStarted() // idling again on the new connection
 	cancel()
 	if err := <-done; err != nil {
@@ -400,7 +400,7 @@ func TestDropMidIdle(t *testing.T) {
 
 // scenarioUIDValidity: after the server renumbers the mailbox (new
 // UIDVALIDITY, flags lost), nothing old is answered again.
-func scenarioUIDValidity(t *testing.T, tgt target, change func()) {
+func scenarioUIDValidity(t *testing.T, tgt mailtest.Target, change func()) {
 	e := newEnv(t, tgt)
 	id1 := e.deliver(1, "jan@customer.example", "Pierwsze")
 	id2 := e.deliver(2, "ola@customer.example", "Drugie")
@@ -442,12 +442,12 @@ func scenarioUIDValidity(t *testing.T, tgt target, change func()) {
 
 func TestUIDValidityChange(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	scenarioUIDValidity(t, memTarget(s), func() { s.ChangeUIDValidity(t, "INBOX") })
+	scenarioUIDValidity(t, s.Target(), func() { s.ChangeUIDValidity(t, "INBOX") })
 }
 
 func TestNoKeywords(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{NoKeywords: true})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	id1 := e.deliver(1, "jan@customer.example", "Pierwsze")
 	e.deliver(2, "bot@customer.example", "auto")
 	e.runOnce(nil)

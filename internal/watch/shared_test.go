@@ -21,7 +21,7 @@ import (
 
 // newSharedEnv is newEnv on a PostgreSQL store: the ledger several daemons
 // share.
-func newSharedEnv(t *testing.T, tgt target) (*env, string) {
+func newSharedEnv(t *testing.T, tgt mailtest.Target) (*env, string) {
 	t.Helper()
 	e := newEnv(t, tgt)
 	url := pgtest.URL(t)
@@ -50,7 +50,7 @@ func openLedger(t *testing.T, target string) *ledger.Ledger {
 // settled by the Sent folder, never sent again.
 func TestSharedPendingLeftToItsLiveClaimant(t *testing.T) {
 	ctx := context.Background()
-	e, _ := newSharedEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{Mailboxes: []string{"Sent"}})))
+	e, _ := newSharedEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{Mailboxes: []string{"Sent"}}).Target())
 	c := e.tgt.Client(t)
 	sel, err := c.Select("INBOX", nil).Wait()
 	if err != nil {
@@ -97,7 +97,7 @@ func TestSharedPendingLeftToItsLiveClaimant(t *testing.T) {
 // and its pending reply is not settled by the other.
 func TestSharedOtherInboxLeftAlone(t *testing.T) {
 	ctx := context.Background()
-	e, _ := newSharedEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{Mailboxes: []string{"Sent"}})))
+	e, _ := newSharedEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{Mailboxes: []string{"Sent"}}).Target())
 	e.proc.draft = true
 	for _, r := range []replies.Reply{
 		{Key: "other-draft", MessageID: "<d@example.com>", To: "x@customer.example", Raw: []byte("Subject: other\r\n\r\nx\r\n"), Kind: replies.KindDraft, Account: "brand-b@example.com", Mailbox: "INBOX"},
@@ -128,7 +128,7 @@ func TestSharedOtherInboxLeftAlone(t *testing.T) {
 // work; every message is answered once. When the poller stops, the helper
 // takes over polling and answers what arrives next.
 func TestSharedPollerAndHelper(t *testing.T) {
-	e, url := newSharedEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e, url := newSharedEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	procA := &fakeProc{sender: e.proc.sender, delay: 30 * time.Millisecond}
 	ledB := openLedger(t, url) // the other daemon's own connections
 	senderB, err := replies.NewLedgerSender(replies.LedgerSenderConfig{Replies: ledB.Replies(), Next: e.smtp, Domain: "example.com", Limits: Limits{}.Replies(), Inbox: e.inbox()})
@@ -172,7 +172,7 @@ func TestSharedPollerAndHelper(t *testing.T) {
 		}
 		return true
 	}
-	waitFor(t, e.sink, func() bool { return answered(ids) })
+	e.sink.WaitFor(t, func() bool { return answered(ids) })
 	if procA.Calls() == 0 || procB.Calls() == 0 {
 		t.Errorf("calls: A %d, B %d; want both daemons to work", procA.Calls(), procB.Calls())
 	}
@@ -191,7 +191,7 @@ func TestSharedPollerAndHelper(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	late := e.deliver(100, "late@customer.example", "Gwarancja")
-	waitFor(t, e.sink, func() bool { return answered(append(ids, late)) })
+	e.sink.WaitFor(t, func() bool { return answered(append(ids, late)) })
 	for id, n := range e.repliesTo() {
 		if n != 1 {
 			t.Errorf("%s answered %d times", id, n)
@@ -227,7 +227,7 @@ func (l *lockedBuffer) logger() *slog.Logger {
 // claimant's.
 func TestSharedLostClaimStopsThePipeline(t *testing.T) {
 	ctx := context.Background()
-	e, url := newSharedEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e, url := newSharedEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	e.proc.hung = make(chan struct{}, 1)
 	e.deliver(1, "jan@customer.example", "hang on")
 	var log lockedBuffer
@@ -272,7 +272,7 @@ func TestSharedLostClaimStopsThePipeline(t *testing.T) {
 // settles the message, without waiting for new mail.
 func TestSharedPollerSettlesWhatADeadDaemonLeft(t *testing.T) {
 	ctx := context.Background()
-	e, _ := newSharedEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e, _ := newSharedEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	// The dead daemon's message: already flagged by nobody, so only the
 	// ledger knows it is unsettled (a search for unflagged mail skips it).
 	uid := e.tgt.Append(t, "INBOX", []byte("From: Ola <ola@customer.example>\r\nSubject: Gwarancja\r\nMessage-ID: <dead@customer.example>\r\n\r\nSN-1\r\n"), imap.Flag(DefaultKeyword))
@@ -282,7 +282,7 @@ func TestSharedPollerSettlesWhatADeadDaemonLeft(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(runCtx) }()
 	defer func() { stop(); <-done }()
-	waitFor(t, e.sink, func() bool { return e.repliesTo()[first] == 1 })
+	e.sink.WaitFor(t, func() bool { return e.repliesTo()[first] == 1 })
 	time.Sleep(200 * time.Millisecond) // the poller idles
 	sel, err := e.tgt.Client(t).Select("INBOX", nil).Wait()
 	if err != nil {

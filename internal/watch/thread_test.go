@@ -16,7 +16,7 @@ import (
 // message whose sender the person answered, not the stranger's row that
 // carries the same Message-ID and was handled later.
 func TestPersonReplyFindsTheThreadOfItsRecipient(t *testing.T) {
-	e := newEnv(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})))
+	e := newEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
 	hooks := &hookLog{}
 	mod := func(c *Config) { c.SentFolder = "Sent"; c.OnPersonReply = hooks.hook }
 

@@ -24,7 +24,7 @@ func TestWatchTraceTree(t *testing.T) {
 	t.Cleanup(func() { otel.SetTracerProvider(prev) })
 
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{})
-	e := newEnv(t, memTarget(s))
+	e := newEnv(t, s.Target())
 	e.deliver(1, "klient@customer.example", "Gwarancja")
 	e.runOnce(nil)
 

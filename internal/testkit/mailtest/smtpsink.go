@@ -121,6 +121,20 @@ func (s *SMTPSink) Messages() []SinkMessage {
 // Accepted receives a value each time a message is accepted.
 func (s *SMTPSink) Accepted() <-chan struct{} { return s.notify }
 
+// WaitFor waits (without a deadline of its own: the test binary's -timeout
+// bounds it) until cond holds, checking after every acceptance or tick.
+func (s *SMTPSink) WaitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-s.Accepted():
+		case <-tick.C:
+		}
+	}
+}
+
 // Auths lists the SASL mechanisms clients authenticated with.
 func (s *SMTPSink) Auths() []string {
 	s.mu.Lock()
