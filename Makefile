@@ -42,7 +42,7 @@ test-short:
 	$(GO) test -short ./...
 
 lint:
-	@fmt=$$(gofmt -l cmd internal eval instructions 2>/dev/null); if [ -n "$$fmt" ]; then echo "gofmt needed:"; echo "$$fmt"; exit 1; fi
+	@fmt=$$(gofmt -l cmd internal eval instructions e2e 2>/dev/null); if [ -n "$$fmt" ]; then echo "gofmt needed:"; echo "$$fmt"; exit 1; fi
 	$(GO) vet ./...
 
 ## check: validate the scenario files

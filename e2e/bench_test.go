@@ -1,46 +1,16 @@
-package watch
+package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"triage/internal/model"
-	"triage/internal/testkit/mailtest"
 )
-
-// BenchmarkPassPerMessage measures the watcher's own cost per message (IMAP
-// header and body fetch, flag, ledger writes, SMTP submission through the
-// ledger sender) with the fake pipeline against the in-memory server.
-func BenchmarkPassPerMessage(b *testing.B) {
-	s := mailtest.StartIMAP(b, mailtest.IMAPOptions{})
-	e := newEnv(b, memTarget(s))
-	for i := range b.N {
-		e.deliver(i, "klient@customer.example", "Gwarancja")
-	}
-	e.limit(Limits{PerSenderLimit: -1, GlobalPerHour: -1})
-	w, err := New(e.config(func(c *Config) {
-		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	if err := w.RunOnce(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	if got := len(e.sink.Messages()); got != b.N {
-		b.Fatalf("sent %d replies, want %d", got, b.N)
-	}
-}
 
 // logTime is the time of the binary's first JSON log line with message msg.
 func (w *world) logTime(b *testing.B, msg string) time.Time {
@@ -65,9 +35,9 @@ func (w *world) logTime(b *testing.B, msg string) time.Time {
 // ceiling c/(k·L) (k: model calls per message, counted at
 // the stand-in) and their ratio (target >= 0.9). Run with
 //
-//	go test -run '^$' -bench WatchBacklog -benchtime 1x ./internal/watch
+//	go test -run '^$' -bench WatchBacklog -benchtime 1x ./e2e
 //
-// TRIAGE_BENCH_LATENCY (default 600ms, the figure) and
+// TRIAGE_BENCH_LATENCY (default 600ms) and
 // TRIAGE_BENCH_MESSAGES (default 12 per worker) change the load.
 func BenchmarkWatchBacklog(b *testing.B) {
 	lat := benchLatency(b, 600*time.Millisecond)

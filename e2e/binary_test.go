@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 // These tests run the real triage binary (built once per test run) against
 // in-process IMAP and SMTP servers, with the offline model, a local warranty
@@ -29,6 +29,7 @@ import (
 	"triage/internal/ledger"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/testkit/pgtest"
+	"triage/internal/watch"
 )
 
 // configTail ends the configuration of every test that runs the binary: no
@@ -63,7 +64,7 @@ func triageBinary(t testing.TB) string {
 			return
 		}
 		buildPath = filepath.Join(dir, "triage")
-		cmd := exec.Command("go", "build", "-o", buildPath, "../../cmd/triage")
+		cmd := exec.Command("go", "build", "-o", buildPath, "../cmd/triage")
 		buildOut, buildErr = cmd.CombinedOutput()
 	})
 	if buildErr != nil {
@@ -83,7 +84,7 @@ func TestMain(m *testing.M) {
 // world is the binary's environment: servers, config file, ledger.
 type world struct {
 	t      testing.TB
-	tgt    target
+	tgt    mailtest.Target
 	sink   *mailtest.SMTPSink
 	dir    string
 	config string
@@ -101,10 +102,10 @@ SN98765,expired,2024-06-15,Zmywarka CleanLine 60
 
 // newWorld uses the in-memory IMAP server.
 func newWorld(t testing.TB, extra string) *world {
-	return newWorldFor(t, memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{})), extra)
+	return newWorldFor(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target(), extra)
 }
 
-func newWorldFor(t testing.TB, tgt target, extra string) *world {
+func newWorldFor(t testing.TB, tgt mailtest.Target, extra string) *world {
 	t.Helper()
 	w := &world{t: t, dir: t.TempDir(), log: &bytes.Buffer{}, tgt: tgt}
 	w.sink = mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "relay", Password: "relaypw"})
@@ -132,7 +133,7 @@ interval: 50ms
 	if err := os.WriteFile(w.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	createFolder(t, tgt, "Sent") // sent_folder names it: it must exist
+	tgt.CreateFolder(t, "Sent") // sent_folder names it: it must exist
 	return w
 }
 
@@ -236,7 +237,7 @@ func (w *world) tally(msgs []inbound) (tally, []string) {
 			}
 		case n == 1:
 			tl.Replied++
-		case state[m.ID] == ledger.StateSkipped && inInbox[m.ID].HasFlag(DefaultKeyword):
+		case state[m.ID] == ledger.StateSkipped && inInbox[m.ID].HasFlag(watch.DefaultKeyword):
 			tl.Skipped++
 		default:
 			tl.Lost++
@@ -320,7 +321,7 @@ func binaryEndToEnd(t *testing.T, w *world) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	late := w.deliver(100)
-	waitFor(t, w.sink, func() bool { return w.sink.CountByHeader("In-Reply-To")[late.ID] == 1 })
+	w.sink.WaitFor(t, func() bool { return w.sink.CountByHeader("In-Reply-To")[late.ID] == 1 })
 	// The reply is out; the ledger and metrics follow right after.
 	for path, want := range map[string]string{
 		"/healthz": "ok",
@@ -466,7 +467,7 @@ func (w *world) finalOnce() {
 func (w *world) handedToPerson() map[string]bool {
 	w.t.Helper()
 	ids := map[string]bool{}
-	for _, m := range w.folder(DefaultFailedFolder) {
+	for _, m := range w.folder(watch.DefaultFailedFolder) {
 		ids[headerOf(m.Raw, "Message-ID")] = true
 	}
 	return ids

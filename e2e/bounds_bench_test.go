@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 )
+
+// maxInputBytes is the largest input email triage process reads.
+const maxInputBytes = 25 << 20
 
 // peakCost runs `triage process` over files like peakRSS and returns the
 // child's peak RSS in bytes and its CPU time (user + system) in ms.
@@ -124,7 +127,7 @@ func BenchmarkProcessWorstPhotos(b *testing.B) {
 // benchOneEmail runs `triage process --offline` over raw and reports its
 // CPU time and peak RSS.
 func benchOneEmail(b *testing.B, what string, raw []byte) {
-	bin := builtTriage(b)
+	bin := triageBinary(b)
 	dir := benchDir(b)
 	if err := os.WriteFile(filepath.Join(dir, "big.eml"), raw, 0o644); err != nil {
 		b.Fatal(err)

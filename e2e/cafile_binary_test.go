@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 import (
 	"encoding/pem"
@@ -17,7 +17,7 @@ import (
 func TestBinaryCAFile(t *testing.T) {
 	serverTLS, _ := mailtest.SelfSigned(t)
 	imapSrv := mailtest.StartIMAP(t, mailtest.IMAPOptions{TLS: serverTLS, ImplicitTLS: true})
-	w := newWorldFor(t, memTarget(imapSrv), "")
+	w := newWorldFor(t, imapSrv.Target(), "")
 	sink := mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "relay", Password: "relaypw", TLS: serverTLS})
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: serverTLS.Certificates[0].Certificate[0]})
 	writeFile(t, filepath.Join(w.dir, "ca.pem"), string(ca))

@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 // Conversations through the real binary and a real IMAP server: follow-ups
 // found through the Message-IDs the server holds (our reply read back from
@@ -21,6 +21,7 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 	"triage/internal/message"
+	"triage/internal/watch"
 )
 
 func TestBinaryConversation(t *testing.T) {
@@ -189,11 +190,11 @@ func conversationEndToEnd(t *testing.T, w *world) {
 		t.Errorf("a taken-over conversation was answered")
 	}
 	human := map[string]bool{}
-	for _, m := range w.folder(DefaultFailedFolder) {
+	for _, m := range w.folder(watch.DefaultFailedFolder) {
 		human[headerOf(m.Raw, "Message-ID")] = true
 	}
 	if !human[fourth] {
-		t.Errorf("the follow-up of a taken-over conversation is not in %s", DefaultFailedFolder)
+		t.Errorf("the follow-up of a taken-over conversation is not in %s", watch.DefaultFailedFolder)
 	}
 	if e := w.entry(fourth); e.State != ledger.StateNeedsHuman || e.Reason != "human_owner" {
 		t.Errorf("ledger entry %+v, want needs_human/human_owner", e)

@@ -1,9 +1,11 @@
-package main
+package e2e
 
 import (
 	"fmt"
 	"testing"
 
+	embedded "triage/instructions"
+	"triage/internal/instructions"
 	"triage/internal/model"
 )
 
@@ -21,17 +23,17 @@ import (
 // model served by this benchmark's process, as triage asks Gemini: what is
 // left is triage's own CPU, the genai client's included.
 //
-//	go test -run '^$' -bench ProcessCPUPerEmail -benchtime 3x ./cmd/triage
+//	go test -run '^$' -bench ProcessCPUPerEmail -benchtime 3x ./e2e
 func BenchmarkProcessCPUPerEmail(b *testing.B) {
 	const n = 1000
-	bin := builtTriage(b)
+	bin := triageBinary(b)
 	dir := benchDir(b)
 	files := smallEmails(b, dir, n)
-	set, err := loadInstructions("")
+	scs, err := instructions.LoadScenarios(embedded.FS, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := model.StartOffline(model.OfflineOptions{Scenarios: set.Scenarios})
+	srv, err := model.StartOffline(model.OfflineOptions{Scenarios: scs})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 // The deploy path as documented: the cron lines of README.md and
 // docs/watch.md run as written (paths pointed at a temporary directory), and
@@ -46,7 +46,7 @@ func cronLines(t *testing.T, file string) []string {
 
 func TestDocumentedCronLines(t *testing.T) {
 	var lines []string
-	for _, f := range []string{"../../README.md", "../../docs/watch.md"} {
+	for _, f := range []string{"../README.md", "../docs/watch.md"} {
 		got := cronLines(t, f)
 		if len(got) == 0 {
 			t.Fatalf("%s documents no cron line", f)
@@ -166,7 +166,7 @@ func configFiles(t *testing.T, config string) []string {
 func TestSystemdInstall(t *testing.T) {
 	root := t.TempDir()
 	cmd := exec.Command("/bin/sh", "deploy/install.sh")
-	cmd.Dir = "../.."
+	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), "DESTDIR="+root, "TRIAGE_BIN="+triageBinary(t))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("deploy/install.sh: %v\n%s", err, out)

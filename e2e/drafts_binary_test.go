@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"triage/internal/watch"
 )
 
 // TestDraftCrashConsistency is TestCrashConsistency in draft mode: the real
@@ -40,7 +41,7 @@ func draftCrashConsistency(t *testing.T, w *world) {
 	}
 	w.finalOnce()
 	drafts := map[string]int{}
-	for _, m := range w.folder(DefaultDraftsFolder) {
+	for _, m := range w.folder(watch.DefaultDraftsFolder) {
 		drafts[headerOf(m.Raw, "In-Reply-To")]++
 	}
 	inHuman := w.handedToPerson()

@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 // the ceiling c·W/(k·L) (k: model calls per message, counted at the
 // stand-in) and their ratio. Run with
 //
-//	go test -run '^$' -bench FleetBacklog -benchtime 1x ./internal/watch
+//	go test -run '^$' -bench FleetBacklog -benchtime 1x ./e2e
 //
 // TRIAGE_BENCH_LATENCY (default 300ms) and TRIAGE_BENCH_MESSAGES (default
 // 16 per worker) change the load.
@@ -39,7 +39,7 @@ func BenchmarkFleetBacklog(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				f := newFleet(b, []target{memTarget(mailtest.StartIMAP(b, mailtest.IMAPOptions{}))}, fmt.Sprintf("concurrency: %d\n", c))
+				f := newFleet(b, []mailtest.Target{mailtest.StartIMAP(b, mailtest.IMAPOptions{}).Target()}, fmt.Sprintf("concurrency: %d\n", c))
 				w := f.inboxes[0]
 				// The stand-in plays Gemini here, so the pipeline is not
 				// forced offline.

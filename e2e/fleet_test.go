@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 // Several real triage watch daemons on one PostgreSQL store, serving two
 // inboxes (inboxes:), while one of them after another is SIGKILLed and
@@ -41,7 +41,7 @@ type fleet struct {
 
 // newFleet writes one configuration serving every target as an inbox of
 // its own, on a fresh PostgreSQL database.
-func newFleet(t testing.TB, targets []target, extra string) *fleet {
+func newFleet(t testing.TB, targets []mailtest.Target, extra string) *fleet {
 	t.Helper()
 	url := pgtest.URL(t)
 	first := newWorldFor(t, targets[0], "")
@@ -54,7 +54,7 @@ func newFleet(t testing.TB, targets []target, extra string) *fleet {
 		}
 		w.store, w.prefix = url, fmt.Sprintf("%c", 'a'+i)
 		if i > 0 {
-			createFolder(t, tgt, "Sent") // sent_folder names it: it must exist
+			tgt.CreateFolder(t, "Sent") // sent_folder names it: it must exist
 		}
 		pass := filepath.Join(w.dir, w.prefix+".pass")
 		if err := os.WriteFile(pass, []byte(tgt.Password+"\n"), 0o600); err != nil {
@@ -279,10 +279,10 @@ func (f *fleet) checkTickets(msgs []inbound) (tickets int) {
 func TestFleetCrashConsistency(t *testing.T) {
 	for _, n := range crashList(t, "TRIAGE_CRASH_DAEMONS", 3) {
 		t.Run(fmt.Sprintf("daemons=%d", n), func(t *testing.T) {
-			a := memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{}))
-			b := memTarget(mailtest.StartIMAP(t, mailtest.IMAPOptions{User: "brand-b@example.com"}))
+			a := mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target()
+			b := mailtest.StartIMAP(t, mailtest.IMAPOptions{User: "brand-b@example.com"}).Target()
 			scale := crashList(t, "TRIAGE_CRASH_SCALE", 1)[0]
-			fleetCrash(t, newFleet(t, []target{a, b}, ""), n, 30*scale, []int{160 * scale, 80 * scale})
+			fleetCrash(t, newFleet(t, []mailtest.Target{a, b}, ""), n, 30*scale, []int{160 * scale, 80 * scale})
 		})
 	}
 }
@@ -294,13 +294,13 @@ func TestDovecotFleetCrashConsistency(t *testing.T) {
 		t.Run(fmt.Sprintf("daemons=%d", n), func(t *testing.T) {
 			a, d := dovecotTarget(t)
 			pw := d.AddUser(t, "brand-b@example.com")
-			b := target{Name: "dovecot", Addr: d.Addr, User: "brand-b@example.com", Password: pw,
+			b := mailtest.Target{Name: "dovecot", Addr: d.Addr, User: "brand-b@example.com", Password: pw,
 				Append: func(t testing.TB, mailbox string, raw []byte, flags ...imap.Flag) imap.UID {
 					return d.AppendAs(t, "brand-b@example.com", mailbox, raw, flags...)
 				},
 				Client: func(t testing.TB) *imapclient.Client { return d.ClientAs(t, "brand-b@example.com") }}
 			scale := crashList(t, "TRIAGE_CRASH_SCALE", 1)[0]
-			fleetCrash(t, newFleet(t, []target{a, b}, ""), n, 20*scale, []int{140 * scale, 70 * scale})
+			fleetCrash(t, newFleet(t, []mailtest.Target{a, b}, ""), n, 20*scale, []int{140 * scale, 70 * scale})
 		})
 	}
 }

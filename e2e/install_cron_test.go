@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 import (
 	"os"
@@ -20,14 +20,14 @@ import (
 func TestInstalledCronLine(t *testing.T) {
 	root := t.TempDir()
 	install := exec.Command("/bin/sh", "deploy/install.sh")
-	install.Dir = "../.."
+	install.Dir = ".."
 	install.Env = append(os.Environ(), "DESTDIR="+root, "TRIAGE_BIN="+triageBinary(t))
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("deploy/install.sh: %v\n%s", err, out)
 	}
 	imapSrv := mailtest.StartIMAP(t, mailtest.IMAPOptions{User: "serwis@example.com", Password: "imap-pw"})
 	sink := mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "serwis@example.com", Password: "smtp-pw"})
-	w := &world{t: t, tgt: memTarget(imapSrv), sink: sink, dir: root}
+	w := &world{t: t, tgt: imapSrv.Target(), sink: sink, dir: root}
 	in := w.deliver(0)
 
 	config := filepath.Join(root, "etc/triage/triage.yaml")
@@ -58,7 +58,7 @@ func TestInstalledCronLine(t *testing.T) {
 		"TRIAGE_SMTP_PASSWORD=\n", "TRIAGE_SMTP_PASSWORD=smtp-pw\n", "=/usr/local/share/", "="+root+"/usr/local/share/").Replace(string(env)))
 
 	var line string
-	for _, l := range cronLines(t, "../../docs/watch.md") {
+	for _, l := range cronLines(t, "../docs/watch.md") {
 		if strings.Contains(l, "--env-file") {
 			line = l
 		}

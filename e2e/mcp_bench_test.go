@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"io/fs"
@@ -54,9 +54,9 @@ func instructionsWithoutMCP(b *testing.B) string {
 // the ticket store and the outbox). MCP servers start on first use, so the
 // binding costs nothing here (target: within 1.3x).
 //
-//	go test -run '^$' -bench ProcessOneEmailMCP -benchtime 20x ./cmd/triage
+//	go test -run '^$' -bench ProcessOneEmailMCP -benchtime 20x ./e2e
 func BenchmarkProcessOneEmailMCP(b *testing.B) {
-	bin := builtTriage(b)
+	bin := triageBinary(b)
 	dir := benchDir(b)
 	if err := os.WriteFile(filepath.Join(dir, "one.eml"), []byte(smallEmail(0)), 0o644); err != nil {
 		b.Fatal(err)

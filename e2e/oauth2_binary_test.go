@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ const exitAuthForTest = 5
 func TestDovecotOAuth2Binary(t *testing.T) {
 	o := mailtest.StartOAuth2(t, mailtest.OAuth2Options{Rotate: true})
 	d := mailtest.StartDovecotOAuth2(t, o.IntrospectURL)
-	w := &world{t: t, dir: t.TempDir(), log: &bytes.Buffer{}, tgt: target{Name: "dovecot-oauth2", Addr: d.Addr, User: d.User, Append: d.Append, Client: d.Client}}
+	w := &world{t: t, dir: t.TempDir(), log: &bytes.Buffer{}, tgt: mailtest.Target{Name: "dovecot-oauth2", Addr: d.Addr, User: d.User, Append: d.Append, Client: d.Client}}
 	w.sink = mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: d.User, Bearer: o.Valid})
 	w.ledger = filepath.Join(w.dir, "ledger.db")
 	for name, content := range map[string]string{
@@ -66,7 +66,7 @@ max_auth_failures: 2
 	if err := os.WriteFile(w.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	createFolder(t, w.tgt, "Sent")
+	w.tgt.CreateFolder(t, "Sent")
 
 	code, out := w.run("check", "--config", w.config)
 	wantLine := regexp.MustCompile(`imap\.oauth2: access token obtained for ` + regexp.QuoteMeta(d.User) + ` from \S+/token \(refresh token grant\), valid for (59m5\d|1h0m0)s \(smtp shares it\)`)
@@ -138,7 +138,7 @@ max_auth_failures: 2
 func TestDovecotOAuth2BinaryClientCredentials(t *testing.T) {
 	o := mailtest.StartOAuth2(t, mailtest.OAuth2Options{Lifetime: 3 * time.Second})
 	d := mailtest.StartDovecotOAuth2(t, o.IntrospectURL)
-	w := &world{t: t, dir: t.TempDir(), log: &bytes.Buffer{}, tgt: target{Name: "dovecot-oauth2", Addr: d.Addr, User: d.User, Append: d.Append, Client: d.Client}}
+	w := &world{t: t, dir: t.TempDir(), log: &bytes.Buffer{}, tgt: mailtest.Target{Name: "dovecot-oauth2", Addr: d.Addr, User: d.User, Append: d.Append, Client: d.Client}}
 	w.sink = mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: d.User, Bearer: o.Valid})
 	w.ledger = filepath.Join(w.dir, "ledger.db")
 	writeFile(t, filepath.Join(w.dir, "warranty.csv"), warrantyCSV)
@@ -170,14 +170,14 @@ max_auth_failures: 1
 	metricsAddr := w.waitLogAttr("metrics", "addr")
 
 	first := w.deliver(0)
-	waitFor(t, w.sink, func() bool { return w.sink.CountByHeader("In-Reply-To")[first.ID] == 1 })
+	w.sink.WaitFor(t, func() bool { return w.sink.CountByHeader("In-Reply-To")[first.ID] == 1 })
 	for exp := o.LastExpiry(); !time.Now().After(exp); {
 		time.Sleep(100 * time.Millisecond)
 	}
 	d.DropConnections(t) // the server ends the session of the expired token
 	w.waitLog("imap session ended after its access token expired; reconnecting with a new token")
 	second := w.deliver(1)
-	waitFor(t, w.sink, func() bool { return w.sink.CountByHeader("In-Reply-To")[second.ID] == 1 })
+	w.sink.WaitFor(t, func() bool { return w.sink.CountByHeader("In-Reply-To")[second.ID] == 1 })
 
 	resp, err := http.Get("http://" + metricsAddr + "/metrics")
 	if err != nil {

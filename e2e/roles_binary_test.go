@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 import (
 	"encoding/json"
@@ -21,7 +21,7 @@ const exitUsageForTest = 2
 // nothing is answered and no folder is created.
 func TestBinaryFolderMissing(t *testing.T) {
 	srv := mailtest.StartIMAP(t, mailtest.IMAPOptions{SpecialUse: map[string]imap.MailboxAttr{"Sent Items": imap.MailboxAttrSent}})
-	w := newWorldFor(t, memTarget(srv), "")
+	w := newWorldFor(t, srv.Target(), "")
 	cfg, err := os.ReadFile(w.config)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestBinaryFolderMissing(t *testing.T) {
 	if n := len(w.sink.Messages()); n != 0 {
 		t.Errorf("%d replies sent, want none", n)
 	}
-	if folderExists(t, w.tgt, "Sent Itmes") {
+	if w.tgt.HasFolder(t, "Sent Itmes") {
 		t.Error("the misspelt folder was created")
 	}
 }

@@ -1,11 +1,11 @@
-package main
+package e2e
 
 // Memory benchmarks of `triage process`: they build the real binary, run it
 // as a child process over inputs generated in a temporary directory, and
 // report its peak resident set size (getrusage ru_maxrss of the child, as
 // the kernel measured it). Run them with
 //
-//	go test -run '^$' -bench RSS -benchtime 1x ./cmd/triage
+//	go test -run '^$' -bench RSS -benchtime 1x ./e2e
 //
 // (make bench runs every benchmark). Targets: 20,000 emails in
 // <= 64 MiB; one email with an 18 MB attachment in <= 3x its raw size plus
@@ -24,16 +24,6 @@ import (
 	"testing"
 	"time"
 )
-
-// builtTriage builds this command into a temporary directory.
-func builtTriage(b *testing.B) string {
-	b.Helper()
-	bin := filepath.Join(b.TempDir(), "triage")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // peakRSS runs `triage process` over files (relative to dir) and returns
 // the child's peak RSS in bytes and its exit code.
@@ -185,7 +175,7 @@ func smallEmail(i int) string {
 // with the number of inputs (target <= 64 MiB).
 func BenchmarkProcessRSS20k(b *testing.B) {
 	const n = 20000
-	bin := builtTriage(b)
+	bin := triageBinary(b)
 	dir := benchDir(b)
 	files := smallEmails(b, dir, n)
 	for range b.N {
@@ -212,7 +202,7 @@ func writeBase64Lines(msg *strings.Builder, data []byte) {
 // RSS over the baseline (one small email) relative to the raw size
 // (target <= 3).
 func BenchmarkProcessRSSAttachment(b *testing.B) {
-	bin := builtTriage(b)
+	bin := triageBinary(b)
 	dir := benchDir(b)
 	if err := os.WriteFile(filepath.Join(dir, "small.eml"), []byte(smallEmail(0)), 0o644); err != nil {
 		b.Fatal(err)

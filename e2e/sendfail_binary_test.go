@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 import (
 	"context"

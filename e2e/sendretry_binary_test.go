@@ -1,4 +1,4 @@
-package watch
+package e2e
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/watch"
 )
 
 // TestBinarySendRetried: the real binary against an SMTP sink that refuses
@@ -78,11 +79,11 @@ func TestBinarySendRetried(t *testing.T) {
 				t.Errorf("the ticket has %d notes of the failed reply, want %d", n, wantNotes)
 			}
 			inFailed := false
-			for _, m := range w.folder(DefaultFailedFolder) {
+			for _, m := range w.folder(watch.DefaultFailedFolder) {
 				inFailed = inFailed || headerOf(m.Raw, "Message-Id") == in.ID || headerOf(m.Raw, "Message-ID") == in.ID
 			}
 			if inFailed != (wantReplies == 0) {
-				t.Errorf("in %s: %v, want %v", DefaultFailedFolder, inFailed, wantReplies == 0)
+				t.Errorf("in %s: %v, want %v", watch.DefaultFailedFolder, inFailed, wantReplies == 0)
 			}
 		})
 	}
@@ -157,7 +158,7 @@ func TestBinaryHealthzSendFailing(t *testing.T) {
 
 	w.sink.Refuse(nil)
 	third := w.deliver(2)
-	waitFor(t, w.sink, func() bool { return w.sink.CountByHeader("In-Reply-To")[third.ID] == 1 })
+	w.sink.WaitFor(t, func() bool { return w.sink.CountByHeader("In-Reply-To")[third.ID] == 1 })
 	w.waitLedger(third.ID, ledger.StateReplied)
 	if code, body := get("/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz after a reply went out = %d %q, want 200", code, body)
