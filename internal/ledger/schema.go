@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"triage/internal/replies"
 	"triage/internal/store"
 )
 
@@ -21,22 +22,18 @@ var migrations = []store.Migration{
 		}
 		return upgradeSQLite(ctx, tx)
 	}},
-	{SQLite: outboxSchema, Postgres: outboxSchema},
+	{SQLite: replies.OutboxTable, Postgres: replies.OutboxTable},
 	{SQLite: reviewSchema, Postgres: reviewSchema},
 	{SQLite: digestSchema, Postgres: digestSchema},
 	{SQLite: detailSchema, Postgres: detailSchema},
 	{SQLite: autonomySchema, Postgres: autonomySchema},
 	{SQLite: flatCostSchema, Postgres: flatCostSchema},
 	{SQLite: traceSchema, Postgres: traceSchema},
-	{SQLite: outboxIndexSchema, Postgres: outboxIndexSchema},
+	{SQLite: replies.OutboxIndexTable, Postgres: replies.OutboxIndexTable},
 	{SQLite: claimSchema, Postgres: claimSchema},
 	{SQLite: contentDigestSchema, Postgres: contentDigestSchema},
-	{SQLite: dropOutboxSchema, Postgres: dropOutboxSchema},
+	{SQLite: replies.DropOutboxTable, Postgres: replies.DropOutboxTable},
 }
-
-// dropOutboxSchema drops the first outbox index (outboxSchema), which
-// outbox_index replaced before anything wrote to it.
-const dropOutboxSchema = `DROP TABLE IF EXISTS outbox;`
 
 // claimSchema lets several daemons share one store (claim.go): a message
 // row carries its claim, the daemon working on it (claimant) and until when
@@ -48,47 +45,13 @@ ALTER TABLE messages ADD COLUMN claimant TEXT NOT NULL DEFAULT '';
 ALTER TABLE messages ADD COLUMN lease_until BIGINT NOT NULL DEFAULT 0;
 `
 
-// outboxIndexSchema is the outbox index of triage process --store: every
-// reply, draft and staff notice an outbox directory holds, with what the
-// reply-loop checks, the per-sender limit and the notice bounds count (its
-// recipient, the sender of the message it answers, the customer a notice
-// is about), each count an indexed look-up. Times are Unix milliseconds.
-const outboxIndexSchema = `
-CREATE TABLE IF NOT EXISTS outbox_index (
-	message_id TEXT NOT NULL,
-	kind       TEXT NOT NULL,
-	path       TEXT NOT NULL,
-	recipient  TEXT NOT NULL DEFAULT '',
-	sender     TEXT NOT NULL DEFAULT '',
-	customer   TEXT NOT NULL DEFAULT '',
-	created    BIGINT NOT NULL,
-	PRIMARY KEY (message_id, kind)
-);
-CREATE INDEX IF NOT EXISTS outbox_index_recipient ON outbox_index(recipient, created);
-CREATE INDEX IF NOT EXISTS outbox_index_sender ON outbox_index(sender, created);
-CREATE INDEX IF NOT EXISTS outbox_index_notices ON outbox_index(kind, customer, created);
-`
-
-// autonomySchema is what reply mode auto decides from and records. Each
-// reply and draft carries the scenario and inbox (account, mailbox) its
-// message was handled in, so a scenario's last reviewed drafts in an inbox
-// are one indexed query (existing rows take them from their messages).
-// autonomy_modes holds the mode auto chose per scenario and inbox (no row:
-// draft) and how many messages it has decided while sending;
-// autonomy_switches every switch with the figures behind it. The types are
-// the same in both dialects.
-const autonomySchema = `
-ALTER TABLE replies ADD COLUMN scenario TEXT NOT NULL DEFAULT '';
-ALTER TABLE replies ADD COLUMN account TEXT NOT NULL DEFAULT '';
-ALTER TABLE replies ADD COLUMN mailbox TEXT NOT NULL DEFAULT '';
-UPDATE replies SET
-	scenario = COALESCE((SELECT m.scenario FROM messages m WHERE m.key = replies.key AND m.scenario <> '' ORDER BY m.updated DESC LIMIT 1), ''),
-	account = COALESCE((SELECT m.account FROM messages m WHERE m.key = replies.key
-		ORDER BY CASE WHEN m.scenario <> '' THEN 0 ELSE 1 END, m.updated DESC LIMIT 1), ''),
-	mailbox = COALESCE((SELECT m.mailbox FROM messages m WHERE m.key = replies.key
-		ORDER BY CASE WHEN m.scenario <> '' THEN 0 ELSE 1 END, m.updated DESC LIMIT 1), '');
-CREATE INDEX replies_review ON replies(kind, scenario, account, mailbox, resolved_at, key);
-CREATE TABLE autonomy_modes (
+// autonomySchema is what reply mode auto decides from and records: each
+// reply and draft carries the scenario and inbox its message was handled
+// in (replies.AutonomyColumns); autonomy_modes holds the mode auto chose
+// per scenario and inbox (no row: draft) and how many messages it has
+// decided while sending; autonomy_switches every switch with the figures
+// behind it. The types are the same in both dialects.
+const autonomySchema = replies.AutonomyColumns + `CREATE TABLE autonomy_modes (
 	scenario TEXT NOT NULL,
 	account  TEXT NOT NULL,
 	mailbox  TEXT NOT NULL,
@@ -126,16 +89,11 @@ const contentDigestSchema = `UPDATE messages SET digest = '';`
 const traceSchema = `ALTER TABLE messages ADD COLUMN trace_id TEXT NOT NULL DEFAULT '';`
 
 // flatCostSchema indexes what runs on every watch pass and every listing,
-// so their cost follows what they return, not the ledger's history:
-// replies by state (the pending replies and drafts a pass settles; the
-// --replies listing), messages by state (retry requests, --state), the
-// unsettled messages of a mailbox, and the draft figures (drafts by
-// scenario, inbox and outcome, in the order they are summed), each index
-// covering its query so no reply's bytes are read.
-const flatCostSchema = `
-CREATE INDEX IF NOT EXISTS replies_state ON replies(state, created);
-CREATE INDEX IF NOT EXISTS replies_drafts ON replies(kind, scenario, account, mailbox, outcome);
-CREATE INDEX IF NOT EXISTS messages_state ON messages(state, updated);
+// so their cost follows what they return, not the ledger's history: the
+// replies by state and the draft figures (replies.StateIndexes), messages
+// by state (retry requests, --state) and the unsettled messages of a
+// mailbox.
+const flatCostSchema = replies.StateIndexes + `CREATE INDEX IF NOT EXISTS messages_state ON messages(state, updated);
 CREATE INDEX IF NOT EXISTS messages_unsettled ON messages(account, mailbox, uidvalidity, imap_done, uid);
 `
 
@@ -159,7 +117,7 @@ ALTER TABLE messages ADD COLUMN body TEXT NOT NULL DEFAULT '';
 
 // postgresSchema is the SQLite schema in PostgreSQL types: times are Unix
 // milliseconds, booleans 0 or 1, as in SQLite, so rows copy across as
-// they are.
+// they are. The replies table's is replies.PostgresTable.
 const postgresSchema = `
 CREATE TABLE messages (
 	account     TEXT NOT NULL,
@@ -182,28 +140,7 @@ CREATE TABLE messages (
 CREATE INDEX messages_key ON messages(key);
 CREATE INDEX messages_updated ON messages(updated);
 CREATE INDEX messages_message_id ON messages(message_id);
-CREATE TABLE replies (
-	key               TEXT PRIMARY KEY,
-	message_id        TEXT NOT NULL,
-	recipient         TEXT NOT NULL,
-	raw               BYTEA NOT NULL,
-	state             TEXT NOT NULL,
-	appended          INTEGER NOT NULL DEFAULT 0,
-	created           BIGINT NOT NULL,
-	sent_at           BIGINT NOT NULL DEFAULT 0,
-	sender            TEXT NOT NULL DEFAULT '',
-	kind              TEXT NOT NULL DEFAULT 'reply',
-	outcome           TEXT NOT NULL DEFAULT '',
-	similarity        DOUBLE PRECISION NOT NULL DEFAULT 0,
-	resolved_at       BIGINT NOT NULL DEFAULT 0,
-	person_message_id TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX replies_recipient ON replies(recipient, created);
-CREATE INDEX replies_created ON replies(created);
-CREATE INDEX replies_sender ON replies(sender, created);
-CREATE INDEX replies_message_id ON replies(message_id);
-CREATE INDEX replies_kind ON replies(kind, outcome);
-CREATE TABLE sent_scan (
+` + replies.PostgresTable + `CREATE TABLE sent_scan (
 	account     TEXT NOT NULL,
 	folder      TEXT NOT NULL,
 	uidvalidity BIGINT NOT NULL,
@@ -212,18 +149,8 @@ CREATE TABLE sent_scan (
 );
 `
 
-// outboxSchema was the first outbox index, by Message-ID alone; a later
-// step drops it (dropOutboxSchema), the step stays so every store counts
-// its steps alike.
-const outboxSchema = `
-CREATE TABLE IF NOT EXISTS outbox (
-	message_id TEXT PRIMARY KEY,
-	key        TEXT NOT NULL DEFAULT '',
-	path       TEXT NOT NULL DEFAULT '',
-	created    BIGINT NOT NULL
-);
-`
-
+// sqliteSchema creates the tables of a new SQLite ledger as their first
+// release made them; the replies table's is replies.SQLiteTable.
 const sqliteSchema = `
 CREATE TABLE IF NOT EXISTS messages (
 	account     TEXT NOT NULL,
@@ -245,36 +172,11 @@ CREATE TABLE IF NOT EXISTS messages (
 );
 CREATE INDEX IF NOT EXISTS messages_key ON messages(key);
 CREATE INDEX IF NOT EXISTS messages_updated ON messages(updated);
-CREATE TABLE IF NOT EXISTS replies (
-	key        TEXT PRIMARY KEY,
-	message_id TEXT NOT NULL,
-	recipient  TEXT NOT NULL,
-	raw        BLOB NOT NULL,
-	state      TEXT NOT NULL,
-	appended   INTEGER NOT NULL DEFAULT 0,
-	created    INTEGER NOT NULL,
-	sent_at    INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS replies_recipient ON replies(recipient, created);
-CREATE INDEX IF NOT EXISTS replies_created ON replies(created);
-`
+` + replies.SQLiteTable
 
-// columns added to SQLite ledger files after their first release:
-// upgradeSQLite adds each one a file lacks, then runs afterColumns.
-var columns = []struct{ table, name, def string }{
-	{"replies", "sender", "TEXT NOT NULL DEFAULT ''"},
-	{"replies", "kind", "TEXT NOT NULL DEFAULT 'reply'"}, // drafts.go
-	{"replies", "outcome", "TEXT NOT NULL DEFAULT ''"},
-	{"replies", "similarity", "REAL NOT NULL DEFAULT 0"},
-	{"replies", "resolved_at", "INTEGER NOT NULL DEFAULT 0"},
-	{"replies", "person_message_id", "TEXT NOT NULL DEFAULT ''"},
-}
-
-const afterColumns = `
-CREATE INDEX IF NOT EXISTS replies_sender ON replies(sender, created);
-CREATE INDEX IF NOT EXISTS replies_message_id ON replies(message_id);
-CREATE INDEX IF NOT EXISTS replies_kind ON replies(kind, outcome);
-CREATE INDEX IF NOT EXISTS messages_message_id ON messages(message_id);
+// afterColumns runs once upgradeSQLite added to a file the columns it
+// lacks (replies.SQLiteColumns).
+const afterColumns = replies.SQLiteIndexes + `CREATE INDEX IF NOT EXISTS messages_message_id ON messages(message_id);
 CREATE TABLE IF NOT EXISTS sent_scan (
 	account     TEXT NOT NULL,
 	folder      TEXT NOT NULL,
@@ -285,19 +187,22 @@ CREATE TABLE IF NOT EXISTS sent_scan (
 `
 
 // upgradeSQLite creates the tables of a new SQLite ledger and adds to an
-// older file the columns and indexes it lacks.
+// older file the columns and indexes it lacks: the columns the replies
+// table gained after its first release, each one a file lacks, then
+// afterColumns.
 func upgradeSQLite(ctx context.Context, db *store.Tx) error {
 	if _, err := db.ExecContext(ctx, sqliteSchema); err != nil {
 		return err
 	}
-	for _, c := range columns {
+	const table = "replies"
+	for _, c := range replies.SQLiteColumns {
 		var n int
-		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.name).Scan(&n); err != nil {
-			return fmt.Errorf("inspect %s: %w", c.table, err)
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, table, c.Name).Scan(&n); err != nil {
+			return fmt.Errorf("inspect %s: %w", table, err)
 		}
 		if n == 0 {
-			if _, err := db.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.name+` `+c.def); err != nil {
-				return fmt.Errorf("add %s.%s: %w", c.table, c.name, err)
+			if _, err := db.ExecContext(ctx, `ALTER TABLE `+table+` ADD COLUMN `+c.Name+` `+c.Def); err != nil {
+				return fmt.Errorf("add %s.%s: %w", table, c.Name, err)
 			}
 		}
 	}
