@@ -21,7 +21,8 @@ import (
 
 // The replies table: one row per outgoing reply, draft or staff notice,
 // written with its rendered bytes before it is submitted, and its listings.
-// Its schema is the ledger's (ledger.Migrate).
+// No other package reads or writes it; its schema (schema.go) is run by
+// the ledger's migration (ledger.Migrate).
 
 // Store is the reply memory on an open store (SQLite or PostgreSQL); safe
 // for concurrent use, also by several processes sharing the store.

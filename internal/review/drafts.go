@@ -13,7 +13,8 @@ import (
 // folder (sent as is or edited), rejected in the console, or discarded when
 // nobody answered within the draft window; and the figures over them. The
 // outcomes are replies.DraftSentAsIs, DraftEdited, DraftRejected and
-// DraftDiscarded, kept on the draft's row.
+// DraftDiscarded, kept on the draft's row (replies.Store reads and writes
+// them).
 
 // ResolveDraft records what a person did with the draft of key: outcome,
 // the similarity of their reply to the draft, and the reply's Message-ID.
@@ -25,27 +26,14 @@ func (s *Store) ResolveDraft(ctx context.Context, key triage.Key, outcome string
 	default:
 		return false, fmt.Errorf("review: resolve draft: unknown outcome %q", outcome)
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE replies SET outcome=?, similarity=?, resolved_at=?, person_message_id=?
-		WHERE key=? AND kind=? AND outcome=''`,
-		outcome, similarity, unix(s.now()), personMessageID, key, replies.KindDraft)
-	if err != nil {
-		return false, fmt.Errorf("review: resolve draft: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return s.replies.SetDraftOutcome(ctx, key, outcome, similarity, personMessageID)
 }
 
 // DiscardStaleDrafts marks discarded every draft of the inbox (account,
 // mailbox) without an outcome that was recorded before t, and returns how
 // many. Another inbox's drafts wait for its own Sent folder.
 func (s *Store) DiscardStaleDrafts(ctx context.Context, account, mailbox string, before time.Time) (int, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=? WHERE kind=? AND outcome='' AND created < ? AND account=? AND mailbox=?`,
-		replies.DraftDiscarded, unix(s.now()), replies.KindDraft, unix(before), account, mailbox)
-	if err != nil {
-		return 0, fmt.Errorf("review: discard stale drafts: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	return s.replies.DiscardStaleDrafts(ctx, account, mailbox, before)
 }
 
 // DraftStat is what became of one scenario's drafts in one inbox.
@@ -78,15 +66,15 @@ func (s DraftStat) Reviewed() int { return s.SentAsIs + s.Edited + s.Rejected + 
 // handled in; "" when unknown, e.g. a draft recovered after a crash) and
 // outcome, sorted by scenario, account and mailbox.
 func (s *Store) DraftStats(ctx context.Context) ([]DraftStat, error) {
-	return queryAll(ctx, s, "draft stats", func(sc scanner) (DraftStat, error) {
-		var d DraftStat
-		err := sc.Scan(&d.Scenario, &d.Account, &d.Mailbox, &d.Drafted, &d.SentAsIs, &d.Edited, &d.Rejected, &d.Discarded, &d.Pending)
-		return d, err
-	}, `SELECT scenario, account, mailbox,
-		COUNT(*), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END),
-		SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = ? THEN 1 ELSE 0 END), SUM(CASE WHEN outcome = '' THEN 1 ELSE 0 END)
-		FROM replies WHERE kind = ? GROUP BY scenario, account, mailbox ORDER BY scenario, account, mailbox`,
-		replies.DraftSentAsIs, replies.DraftEdited, replies.DraftRejected, replies.DraftDiscarded, replies.KindDraft)
+	counts, err := s.replies.DraftCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []DraftStat
+	for _, c := range counts {
+		out = append(out, DraftStat(c))
+	}
+	return out, nil
 }
 
 // DraftFate is one resolved draft: what a person did with it and when.
@@ -99,14 +87,15 @@ type DraftFate struct {
 
 // DraftFates lists the resolved drafts, oldest resolution first.
 func (s *Store) DraftFates(ctx context.Context) ([]DraftFate, error) {
-	return queryAll(ctx, s, "draft fates", func(sc scanner) (DraftFate, error) {
-		var f DraftFate
-		var at int64
-		err := sc.Scan(&f.Scenario, &f.Outcome, &f.Similarity, &at)
-		f.ResolvedAt = fromUnix(at)
-		return f, err
-	}, `SELECT scenario, outcome, similarity, resolved_at
-		FROM replies WHERE kind = ? AND outcome <> '' ORDER BY resolved_at`, replies.KindDraft)
+	outcomes, err := s.replies.DraftOutcomes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []DraftFate
+	for _, o := range outcomes {
+		out = append(out, DraftFate(o))
+	}
+	return out, nil
 }
 
 // RejectDraft records that a person rejected the unresolved draft of key
@@ -114,15 +103,5 @@ func (s *Store) DraftFates(ctx context.Context) ([]DraftFate, error) {
 // answered, it stops reply mode auto from sending);
 // replies.ErrDraftTaken when it is resolved or being sent.
 func (s *Store) RejectDraft(ctx context.Context, key triage.Key) error {
-	now := unix(s.now())
-	res, err := s.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=?
-		WHERE key=? AND kind=? AND outcome='' AND state IN (?,?)`,
-		replies.DraftRejected, now, key, replies.KindDraft, replies.DraftPending, replies.DraftStored)
-	if err != nil {
-		return fmt.Errorf("review: reject draft: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return replies.ErrDraftTaken
-	}
-	return nil
+	return s.replies.RejectDraft(ctx, key)
 }

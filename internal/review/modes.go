@@ -39,19 +39,11 @@ func (w Window) Share() float64 {
 // in inbox (fewer when there are fewer).
 func (s *Store) ReviewWindow(ctx context.Context, scenario string, inbox triage.Inbox, n int) (Window, error) {
 	var w Window
-	rows, err := s.db.QueryContext(ctx, `SELECT outcome FROM replies
-		WHERE kind=? AND scenario=? AND account=? AND mailbox=? AND outcome IN (?,?,?,?)
-		ORDER BY resolved_at DESC, key DESC LIMIT ?`,
-		replies.KindDraft, scenario, inbox.Account, inbox.Mailbox, replies.DraftSentAsIs, replies.DraftEdited, replies.DraftRejected, replies.DraftDiscarded, n)
+	outcomes, err := s.replies.LastOutcomes(ctx, scenario, inbox, n)
 	if err != nil {
-		return w, fmt.Errorf("review: review window: %w", err)
+		return w, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var outcome string
-		if err := rows.Scan(&outcome); err != nil {
-			return w, fmt.Errorf("review: review window: %w", err)
-		}
+	for _, outcome := range outcomes {
 		w.Reviewed++
 		switch outcome {
 		case replies.DraftSentAsIs:
@@ -63,9 +55,6 @@ func (s *Store) ReviewWindow(ctx context.Context, scenario string, inbox triage.
 		case replies.DraftDiscarded:
 			w.Discarded++
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return w, fmt.Errorf("review: review window: %w", err)
 	}
 	return w, nil
 }

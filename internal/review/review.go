@@ -5,8 +5,9 @@
 // a person (reply_mode: auto).
 //
 // Its tables live in the store beside the ledger's, and the ledger's
-// migration (ledger.Migrate) creates them: a draft is a row of the replies
-// table (package replies), whose fate this package records and reads.
+// migration (ledger.Migrate) creates them. A draft is a row of the replies
+// table: this package decides its fate and reads the figures over the
+// fates, through replies.Store, which alone reads and writes that table.
 package review
 
 import (
