@@ -293,19 +293,21 @@ func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 // a duplicate of an already handled message, or mail over a limit).
 func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	now := unix(l.now())
-	_, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
+	var key triage.Key // the row's: a row recorded again keeps its key
+	err := l.db.QueryRowContext(ctx, `INSERT INTO messages (`+entryCols+`)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?)
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
 			state = excluded.state, reason = excluded.reason, scenario = excluded.scenario, updated = excluded.updated,
 			trace_id = CASE WHEN excluded.trace_id <> '' THEN excluded.trace_id ELSE messages.trace_id END,
 			digest = CASE WHEN excluded.digest != '' THEN excluded.digest ELSE messages.digest END,
-			detail = excluded.detail`,
+			detail = excluded.detail
+		RETURNING key`,
 		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject,
-		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, clip.Bytes(e.Detail, triage.MaxDetail, ""), e.TraceID)
+		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, clip.Bytes(e.Detail, triage.MaxDetail, ""), e.TraceID).Scan(&key)
 	if err != nil {
 		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
 	}
-	return l.attribute(ctx, e.Loc, e.Scenario)
+	return l.attribute(ctx, key, e.Loc, e.Scenario)
 }
 
 // Finish sets the terminal state of the entry at loc.
@@ -313,27 +315,28 @@ func (l *Ledger) Finish(ctx context.Context, loc Loc, state State, reason triage
 	if !state.Terminal() {
 		return fmt.Errorf("ledger: finish %s: %q is not a terminal state", loc, state)
 	}
-	res, err := l.db.ExecContext(ctx, `UPDATE messages SET state=?, reason=?, scenario=?, updated=?
-		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
-		state, reason, scenario, unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
-	if err := checkOne(res, err, "finish", loc); err != nil {
-		return err
+	var key triage.Key
+	err := l.db.QueryRowContext(ctx, `UPDATE messages SET state=?, reason=?, scenario=?, updated=?
+		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=? RETURNING key`,
+		state, reason, scenario, unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID).Scan(&key)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNotFound
 	}
-	return l.attribute(ctx, loc, scenario)
+	if err != nil {
+		return fmt.Errorf("ledger: finish %s: %w", loc, err)
+	}
+	return l.attribute(ctx, key, loc, scenario)
 }
 
-// attribute puts on the reply or draft of the message at loc the scenario
-// and inbox it was handled in: what the draft statistics and reply mode
-// auto count by (package review). A message without a scenario changes
-// nothing.
-func (l *Ledger) attribute(ctx context.Context, loc Loc, scenario string) error {
+// attribute puts on the reply or draft of key, the message at loc, the
+// scenario and inbox it was handled in: what the draft statistics and
+// reply mode auto count by (package review). A message without a scenario
+// changes nothing.
+func (l *Ledger) attribute(ctx context.Context, key triage.Key, loc Loc, scenario string) error {
 	if scenario == "" {
 		return nil
 	}
-	_, err := l.db.ExecContext(ctx, `UPDATE replies SET scenario=?, account=?, mailbox=?
-		WHERE key IN (SELECT key FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?)`,
-		scenario, loc.Account, loc.Mailbox, loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
-	if err != nil {
+	if err := l.replies.Attribute(ctx, key, scenario, triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}); err != nil {
 		return fmt.Errorf("ledger: attribute the reply of %s: %w", loc, err)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"triage"
 	"triage/internal/clip"
+	"triage/internal/replies"
 )
 
 // What the ledger keeps for people reviewing triage's work (the console):
@@ -232,9 +233,10 @@ func (l *Ledger) RequestRetry(ctx context.Context, key triage.Key) error {
 	defer tx.Rollback()
 	// One statement checks and writes, so a reply recorded by another
 	// process between a separate check and the update cannot slip through.
+	unanswered, args := replies.Unanswered(key)
 	res, err := tx.ExecContext(ctx, `UPDATE messages SET state=?, updated=? WHERE key=? AND state=? AND imap_done=1 AND message_id<>''
-		AND NOT EXISTS (SELECT 1 FROM replies WHERE key=?)`,
-		StateRetryRequested, unix(l.now()), key, StateFailed, key)
+		AND `+unanswered,
+		append([]any{StateRetryRequested, unix(l.now()), key, StateFailed}, args...)...)
 	if err != nil {
 		return fmt.Errorf("ledger: request retry: %w", err)
 	}
