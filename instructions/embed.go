@@ -1,15 +1,16 @@
 // Package instructions holds the default instructions built into triage:
 // main.md (the rules shared by every scenario), scenarios/*.md (one file per
 // scenario: frontmatter with the declared functions and detection rules,
-// then the Markdown instructions) and tools.yaml (how each declared function
-// runs and the policies it runs under). --instructions DIR replaces them at
-// run time with a directory of the same layout.
+// then the Markdown instructions), tools.yaml (how each declared function
+// runs and the policies it runs under) and policy.yaml (what the shop owes
+// a warranty claim, per jurisdiction and buyer type). --instructions DIR
+// replaces them at run time with a directory of the same layout.
 package instructions
 
 import "embed"
 
 // FS is the embedded default instruction tree (main.md, scenarios/*.md,
-// tools.yaml).
+// tools.yaml, policy.yaml).
 //
-//go:embed main.md scenarios/*.md tools.yaml
+//go:embed main.md scenarios/*.md tools.yaml policy.yaml
 var FS embed.FS

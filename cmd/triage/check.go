@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"triage/internal/decision"
 	"triage/internal/instructions"
 	"triage/internal/settings"
 )
@@ -126,6 +127,7 @@ func (c *checkRun) run(cmd *cobra.Command, out io.Writer, r *checkReport) error 
 	}
 	printScenarios(out, ins.Scenarios)
 	printTools(out, ins.Tools, ins.Scenarios)
+	printPolicy(out, ins.Policy)
 	if r != nil {
 		r.addInstructions(dir, ins)
 	}
@@ -219,6 +221,17 @@ func oneLine(s string) string {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// printPolicy prints the jurisdictions of policy.yaml and the one that
+// applies.
+func printPolicy(w io.Writer, p *decision.Policy) {
+	if p == nil {
+		return
+	}
+	code, j := p.Jurisdiction()
+	codes := slices.Sorted(maps.Keys(p.Jurisdictions))
+	fmt.Fprintf(w, "\n%s: decisions under %s (%s); jurisdictions: %s\n", instructions.PolicyFile, code, j.Name, strings.Join(codes, ", "))
+}
 
 // printTools prints every binding of tools.yaml with how it runs, its
 // policies and the scenarios that declare it. Header values and expanded

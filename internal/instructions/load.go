@@ -7,13 +7,16 @@ import (
 	"os"
 
 	embedded "triage/instructions"
+	"triage/internal/decision"
 )
 
 // Set is everything loaded from one instructions directory: main.md and the
-// scenarios, and the tools.yaml bindings, checked against each other.
+// scenarios, and the tools.yaml bindings, checked against each other, and
+// the policy.yaml the warranty decision follows.
 type Set struct {
 	Scenarios *Scenarios
 	Tools     *Tools
+	Policy    *decision.Policy
 }
 
 // DirError is an instructions directory that cannot be used at all: it does
@@ -29,9 +32,10 @@ func (e *DirError) Unwrap() error { return e.Err }
 // Load loads and validates the instructions in dir ("" loads the built-in
 // ones, package triage/instructions) exactly as start-up does: main.md,
 // scenarios/*.md, tools.yaml (${VAR} from the environment; builtins are the
-// builtin names it may bind) and the bindings against the scenarios. A
-// directory in the basic format (no tools.yaml) is bound by the built-in
-// tools.yaml's builtin entries. Every problem is reported at once, in one
+// builtin names it may bind), the bindings against the scenarios, and
+// policy.yaml. A directory in the basic format (no tools.yaml) is bound by
+// the built-in tools.yaml's builtin entries; one without policy.yaml gets
+// the built-in policy. Every problem is reported at once, in one
 // error that names dir, each problem naming its file (relative to dir); a
 // *DirError when dir itself cannot be read.
 func Load(dir string, builtins []string) (*Set, error) {
@@ -50,13 +54,14 @@ func Load(dir string, builtins []string) (*Set, error) {
 	if scs != nil && ts != nil { // even when some scenario file is broken: every problem in one run
 		terr = errors.Join(terr, ts.Check(scs))
 	}
-	if err := errors.Join(serr, terr); err != nil {
+	pol, perr := LoadPolicy(fsys)
+	if err := errors.Join(serr, terr, perr); err != nil {
 		if dir != "" { // say which directory: the file names inside are relative to it
 			err = fmt.Errorf("%s:\n%w", dir, err)
 		}
 		return nil, err
 	}
-	return &Set{Scenarios: scs, Tools: ts}, nil
+	return &Set{Scenarios: scs, Tools: ts, Policy: pol}, nil
 }
 
 // dirFS returns the instructions to load: dir, or the built-in ones.

@@ -35,12 +35,22 @@ const (
 	StatusNotFound = "not_found"
 )
 
+// Buyer values.
+const (
+	BuyerConsumer = "consumer"
+	BuyerBusiness = "business"
+)
+
 // Result is the answer for one serial; it is what the model sees.
 type Result struct {
 	SerialNumber   string `json:"serial_number"`
 	Status         string `json:"status"`
 	ExpirationDate string `json:"expiration_date,omitempty"` // YYYY-MM-DD
 	Product        string `json:"product,omitempty"`
+	// PurchaseDate (YYYY-MM-DD) and Buyer (BuyerConsumer, BuyerBusiness)
+	// are "" when the registry does not know them.
+	PurchaseDate string `json:"purchase_date,omitempty"`
+	Buyer        string `json:"buyer,omitempty"`
 }
 
 // Checker looks up one serial. A serial that is not registered is a Result
