@@ -230,7 +230,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 		{Flag: "offline-faults", Usage: "comma-separated faults to inject into the offline model (503,429,empty,safety_first,malformed_call,third_party,hang); for testing",
 			Var: settings.String(&o.OfflineFaults, "")},
 		{Flag: "warranty-csv", Env: "TRIAGE_WARRANTY_CSV", Key: "pipeline.warranty_csv", Path: true,
-			Usage: "local warranty registry (CSV: serial_number,status,expiration_date,product); this or --warranty-url is required",
+			Usage: "local warranty registry (CSV: serial_number,status,expiration_date,product[,purchase_date][,buyer]); this or --warranty-url is required",
 			Var:   settings.String(&o.WarrantyCSV, "")},
 		{Flag: "warranty-url", Env: "TRIAGE_WARRANTY_URL", Key: "pipeline.warranty_url",
 			Usage: "warranty HTTP service base URL (overrides --warranty-csv; bearer token from $TRIAGE_WARRANTY_TOKEN)",

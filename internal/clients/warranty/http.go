@@ -60,5 +60,6 @@ func (h *HTTP) Check(ctx context.Context, serial string) (Result, error) {
 	if res.SerialNumber == "" {
 		res.SerialNumber = serial
 	}
+	res.knownOnly()
 	return res, nil
 }

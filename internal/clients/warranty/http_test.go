@@ -50,6 +50,10 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"serial_number":"SN-48213-PL","status":"valid","expiration_date":"2027-03-01","product":"EC-200"}`)
 	case "S/N 1?":
 		fmt.Fprint(w, `{"status":"expired","expiration_date":"2020-01-01"}`)
+	case "SN-2":
+		fmt.Fprint(w, `{"status":"expired","expiration_date":"2025-01-31","purchase_date":"2025-06-01","buyer":"consumer"}`)
+	case "SN-3":
+		fmt.Fprint(w, `{"status":"expired","expiration_date":"2025-01-31","purchase_date":"01.06.2025","buyer":"government"}`)
 	default:
 		http.NotFound(w, r)
 	}
@@ -76,6 +80,9 @@ func TestHTTPCheck(t *testing.T) {
 		{"SN-48213-PL", Result{SerialNumber: "SN-48213-PL", Status: StatusValid, ExpirationDate: "2027-03-01", Product: "EC-200"}},
 		{"S/N 1?", Result{SerialNumber: "S/N 1?", Status: StatusExpired, ExpirationDate: "2020-01-01"}},
 		{"SN-0", Result{SerialNumber: "SN-0", Status: StatusNotFound}},
+		{"SN-2", Result{SerialNumber: "SN-2", Status: StatusExpired, ExpirationDate: "2025-01-31", PurchaseDate: "2025-06-01", Buyer: BuyerConsumer}},
+		// Values of unknown forms stay unknown.
+		{"SN-3", Result{SerialNumber: "SN-3", Status: StatusExpired, ExpirationDate: "2025-01-31"}},
 	}
 	for _, tt := range tests {
 		got, err := h.Check(context.Background(), tt.serial)
@@ -90,6 +97,8 @@ func TestHTTPCheck(t *testing.T) {
 		"GET /api/warranty/SN-48213-PL Bearer t0k",
 		"GET /api/warranty/S%2FN%201%3F Bearer t0k",
 		"GET /api/warranty/SN-0 Bearer t0k",
+		"GET /api/warranty/SN-2 Bearer t0k",
+		"GET /api/warranty/SN-3 Bearer t0k",
 	}
 	if diff := cmp.Diff(want, svc.seen()); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)

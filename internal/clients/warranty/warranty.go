@@ -8,7 +8,10 @@
 //	Accept: application/json
 //
 //	200 {"serial_number":"SN-1","status":"valid|expired|not_found",
-//	     "expiration_date":"2027-01-31","product":"..."}
+//	     "expiration_date":"2027-01-31","product":"...",
+//	     "purchase_date":"2025-06-01","buyer":"consumer|business"}
+//	    (purchase_date and buyer optional; a value of another form is
+//	    taken as unknown)
 //	404 the serial is not registered (a not_found Result, not an error)
 //	429, 5xx, timeouts, transport failures: temporary errors
 //	other statuses, bad JSON, unknown status values: permanent errors
@@ -62,8 +65,14 @@ type Checker interface {
 // CSVHeader is the required header of a registry file.
 var CSVHeader = []string{"serial_number", "status", "expiration_date", "product"}
 
+// CSVOptional are the columns a registry file may add after CSVHeader, in
+// any order: purchase_date (YYYY-MM-DD) and buyer (consumer or business).
+// An empty cell is unknown.
+var CSVOptional = []string{"purchase_date", "buyer"}
+
 // CSV is a registry loaded once from a file with the header
-// serial_number,status,expiration_date,product. Lookups compare serials
+// serial_number,status,expiration_date,product and, after it, any of
+// CSVOptional. Lookups compare serials
 // with serial.Normalize (upper case, no spaces, dashes, dots or slashes).
 // It is safe for concurrent use.
 type CSV struct {
@@ -86,7 +95,7 @@ func LoadCSV(path string) (*CSV, error) {
 // ReadCSV reads a registry from r; name is used in errors.
 func ReadCSV(r io.Reader, name string) (*CSV, error) {
 	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = len(CSVHeader)
+	cr.FieldsPerRecord = 0 // the header's
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
@@ -101,8 +110,9 @@ func ReadCSV(r io.Reader, name string) (*CSV, error) {
 	for i := range header {
 		header[i] = strings.TrimSpace(header[i])
 	}
-	if !slices.Equal(header, CSVHeader) {
-		return nil, fmt.Errorf("warranty: %s: line 1: header: got %q, want %s", name, strings.Join(header, ","), strings.Join(CSVHeader, ","))
+	optional, err := optionalColumns(header)
+	if err != nil {
+		return nil, fmt.Errorf("warranty: %s: line 1: header: got %q, want %s%s", name, strings.Join(header, ","), strings.Join(CSVHeader, ","), err)
 	}
 	c := &CSV{byKey: make(map[string]Result)}
 	firstLine := make(map[string]int)
@@ -115,7 +125,7 @@ func ReadCSV(r io.Reader, name string) (*CSV, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
-				errs = append(errs, fmt.Errorf("warranty: %s: line %d: want %d fields, got %d", name, pe.Line, len(CSVHeader), len(rec)))
+				errs = append(errs, fmt.Errorf("warranty: %s: line %d: want %d fields, got %d", name, pe.Line, len(header), len(rec)))
 				continue
 			}
 			return nil, csvErr(name, err)
@@ -140,6 +150,10 @@ func ReadCSV(r io.Reader, name string) (*CSV, error) {
 			errs = append(errs, fmt.Errorf("warranty: %s: line %d: expiration_date: %q is not YYYY-MM-DD", name, line, res.ExpirationDate))
 			continue
 		}
+		if err := res.setOptional(optional, rec); err != nil {
+			errs = append(errs, fmt.Errorf("warranty: %s: line %d: %w", name, line, err))
+			continue
+		}
 		if first, dup := firstLine[key]; dup {
 			errs = append(errs, fmt.Errorf("warranty: %s: line %d: serial_number: %q duplicates line %d", name, line, res.SerialNumber, first))
 			continue
@@ -151,6 +165,40 @@ func ReadCSV(r io.Reader, name string) (*CSV, error) {
 		return nil, errors.Join(errs...)
 	}
 	return c, nil
+}
+
+// optionalColumns maps the optional columns of header (after CSVHeader)
+// to their index; the error completes "want <CSVHeader>".
+func optionalColumns(header []string) (map[string]int, error) {
+	if len(header) < len(CSVHeader) || !slices.Equal(header[:len(CSVHeader)], CSVHeader) {
+		return nil, fmt.Errorf(" (then optionally %s)", strings.Join(CSVOptional, ", "))
+	}
+	cols := map[string]int{}
+	for i, h := range header[len(CSVHeader):] {
+		if _, dup := cols[h]; dup || !slices.Contains(CSVOptional, h) {
+			return nil, fmt.Errorf(", then at most once each of %s (column %q)", strings.Join(CSVOptional, ", "), h)
+		}
+		cols[h] = len(CSVHeader) + i
+	}
+	return cols, nil
+}
+
+// setOptional reads the optional columns of rec into r; the error names
+// the column.
+func (r *Result) setOptional(cols map[string]int, rec []string) error {
+	if i, ok := cols["purchase_date"]; ok {
+		r.PurchaseDate = strings.TrimSpace(rec[i])
+		if _, err := time.Parse(time.DateOnly, r.PurchaseDate); r.PurchaseDate != "" && err != nil {
+			return fmt.Errorf("purchase_date: %q is not YYYY-MM-DD", r.PurchaseDate)
+		}
+	}
+	if i, ok := cols["buyer"]; ok {
+		r.Buyer = strings.TrimSpace(rec[i])
+		if r.Buyer != "" && r.Buyer != BuyerConsumer && r.Buyer != BuyerBusiness {
+			return fmt.Errorf("buyer: %q, want consumer or business (or empty: unknown)", r.Buyer)
+		}
+	}
+	return nil
 }
 
 func csvErr(name string, err error) error {
@@ -173,4 +221,17 @@ func (c *CSV) Check(ctx context.Context, sn string) (Result, error) {
 		return res, nil
 	}
 	return Result{SerialNumber: sn, Status: StatusNotFound}, nil
+}
+
+// knownOnly blanks the optional fields of a form triage does not know:
+// an unknown value stays unknown, never something else.
+func (r *Result) knownOnly() {
+	r.PurchaseDate = strings.TrimSpace(r.PurchaseDate)
+	if _, err := time.Parse(time.DateOnly, r.PurchaseDate); err != nil {
+		r.PurchaseDate = ""
+	}
+	r.Buyer = strings.TrimSpace(r.Buyer)
+	if r.Buyer != BuyerConsumer && r.Buyer != BuyerBusiness {
+		r.Buyer = ""
+	}
 }

@@ -61,6 +61,11 @@ func TestLoadCSVErrors(t *testing.T) {
 		{"empty serial", header + " ,valid,2027-01-01,x\n", []string{"line 2: serial_number", "empty"}},
 		{"wrong field count", header + "SN-1,valid,2027-01-01\n", []string{"line 2", "want 4 fields"}},
 		{"bad quoting", header + "SN-1,valid,2027-01-01,\"x\n", []string{"line 2", "column"}},
+		{"unknown optional column", "serial_number,status,expiration_date,product,country\n", []string{"line 1: header", `column "country"`}},
+		{"optional column twice", "serial_number,status,expiration_date,product,buyer,buyer\n", []string{"line 1: header", `column "buyer"`}},
+		{"bad purchase_date", header[:len(header)-1] + ",purchase_date,buyer\nSN-1,valid,2027-01-01,x,2025/06/01,consumer\n", []string{"line 2: purchase_date", `"2025/06/01" is not YYYY-MM-DD`}},
+		{"bad buyer", header[:len(header)-1] + ",buyer,purchase_date\nSN-1,valid,2027-01-01,x,private,2025-06-01\n", []string{"line 2: buyer", `"private", want consumer or business`}},
+		{"optional field count", header[:len(header)-1] + ",buyer\nSN-1,valid,2027-01-01,x\n", []string{"line 2", "want 5 fields, got 4"}},
 		{"all problems reported", header + "SN-1,bad,2027-01-01,x\nSN-2,valid,never,y\n", []string{"line 2: status", "line 3: expiration_date"}},
 	}
 	for _, tt := range tests {
@@ -79,6 +84,27 @@ func TestLoadCSVErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The optional columns come after the required ones, in any order; an
+// empty cell is unknown.
+func TestLoadCSVOptionalColumns(t *testing.T) {
+	for _, tt := range []struct{ header, rows string }{
+		{"purchase_date,buyer", "SN-1,expired,2025-01-31,x,2025-06-01,consumer\nSN-2,valid,2027-01-01,y,,\n"},
+		{"buyer,purchase_date", "SN-1,expired,2025-01-31,x,consumer,2025-06-01\nSN-2,valid,2027-01-01,y,,\n"},
+	} {
+		reg, err := ReadCSV(strings.NewReader("serial_number,status,expiration_date,product,"+tt.header+"\n"+tt.rows), "reg.csv")
+		if err != nil {
+			t.Fatalf("%s: %v", tt.header, err)
+		}
+		got1, _ := reg.Check(context.Background(), "SN-1")
+		got2, _ := reg.Check(context.Background(), "SN-2")
+		want1 := Result{SerialNumber: "SN-1", Status: StatusExpired, ExpirationDate: "2025-01-31", Product: "x", PurchaseDate: "2025-06-01", Buyer: BuyerConsumer}
+		want2 := Result{SerialNumber: "SN-2", Status: StatusValid, ExpirationDate: "2027-01-01", Product: "y"}
+		if diff := cmp.Diff([]Result{want1, want2}, []Result{got1, got2}); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.header, diff)
+		}
 	}
 }
 
