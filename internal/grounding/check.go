@@ -38,6 +38,9 @@ type Sources struct {
 	// address as From and Reply-To, a ticket's id in two results) adds
 	// nothing more.
 	added map[string]bool
+	// hosts are the hosts of the URLs and the domains of the addresses
+	// the sources write: they back a domain written alone.
+	hosts map[string]bool
 }
 
 // AddLanguage adds what the customer's language (ISO 639-1) tells: the
@@ -82,6 +85,10 @@ func (s *Sources) AddText(text string) {
 					s.dates[d[:7]], s.dates["--"+d[5:]] = true, true
 				}
 			}
+		case KindURL:
+			s.hosts[host(c.key)] = true
+		case KindEmail:
+			s.hosts[c.key[strings.LastIndexByte(c.key, '@')+1:]] = true
 		case KindTaxID:
 			s.squashed[c.key] = true
 		case KindAmount:
@@ -183,6 +190,7 @@ func (s *Sources) init() {
 	s.fnNumbers = map[string]bool{}
 	s.codes = map[string]bool{}
 	s.added = map[string]bool{}
+	s.hosts = map[string]bool{}
 }
 
 var trailingDigits = regexp.MustCompile(`\d+$`)
@@ -206,8 +214,10 @@ func (s *Sources) Unsupported(text string) []Claim {
 // supports reports whether the sources back one claim.
 func (s *Sources) supports(c Claim) bool {
 	switch c.Kind {
-	case KindURL, KindEmail:
-		return s.keys[c.Kind][c.key]
+	case KindURL:
+		return s.keys[KindURL][c.key] || host(c.key) == c.key && s.hosts[c.key]
+	case KindEmail:
+		return s.keys[KindEmail][c.key]
 	case KindDate:
 		if c.every {
 			return !slices.ContainsFunc(c.dates, func(d string) bool { return !s.dates[d] })

@@ -1,8 +1,10 @@
 // Package grounding checks that a reply states only facts triage can back:
 // it finds the factual claims in a text (identifiers such as ticket and
-// serial numbers, long numbers, dates in any written form of Polish, English
-// or German, amounts with a currency, durations and percentages, phone
-// numbers, bank account and card numbers, email addresses and URLs) and
+// serial numbers, short references after "nr" or "#", long numbers, dates
+// in any written form of Polish, English or German, amounts with a
+// currency, durations and percentages, phone numbers, bank account and
+// card numbers, email addresses (also spelled out: "anna (at) example
+// (dot) pl") and URLs (also a domain without a scheme)) and
 // tells which of them appear nowhere in the sources the model was given (the
 // customer's email, the function results of this email, the trusted facts,
 // the instructions). Dates are compared as calendar dates, amounts as
@@ -12,7 +14,8 @@
 // days". A text is read as a customer reads it (readable): digits of any
 // script, fullwidth forms, any dash, no invisible characters, any space as
 // one space, a letter of another script that looks like a Latin one as that
-// letter.
+// letter, a character with a compatibility form (NFKC: circled or
+// superscript digits, a one dot leader) as that form.
 package grounding
 
 import (
@@ -92,7 +95,9 @@ func claims(text string, whole bool) []Claim {
 func claimsOf(r readText, whole bool) []Claim {
 	s := &scan{orig: r.text, masked: []byte(r.text), whole: whole, lookalikes: r.lookalikes}
 	s.urls()
+	s.spelledEmails()
 	s.emails()
+	s.domains()
 	s.ibans()
 	s.taxIDs()
 	s.dates()
@@ -104,6 +109,7 @@ func claimsOf(r readText, whole bool) []Claim {
 	s.phones()
 	s.numbers()
 	s.ticketNumbers(true)
+	s.shortRefs()
 	s.sharedCurrencies()
 	return s.claims
 }

@@ -1,8 +1,11 @@
 package grounding
 
 import (
+	"bytes"
 	"regexp"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 var (
@@ -120,4 +123,119 @@ func samePhone(a, b string) bool {
 		a, b = b, a
 	}
 	return len(a) >= 9 && len(b)-len(a) <= 3 && strings.HasSuffix(b, a)
+}
+
+// An address spelled out so a robot cannot read it: "anna (at) example
+// (dot) pl", "anna[at]example.pl", "anna at example dot pl", "anna (małpa)
+// example.pl". Each is found from its "at" (atWordRe) and read around it:
+// the local part before (localBeforeRe), the domain after (domainAfterRe),
+// whose labels dots or "dot" words join. Without brackets, "at" and "dot"
+// both must be there ("meet at noon dot" is none).
+var (
+	atWordRe      = regexp.MustCompile(`(?i)[ \x{00A0}]*(?:[(\[{][ \x{00A0}]*(?:at|małpa|malpa|@)[ \x{00A0}]*[)\]}]|[ \x{00A0}](?:at|małpa)[ \x{00A0}])[ \x{00A0}]*`)
+	localBeforeRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}._%+\-])([\p{L}\p{N}._%+\-]+)$`)
+	domainAfterRe = regexp.MustCompile(`(?i)^[\p{L}\p{N}\-]+(?:(?:\.|[ \x{00A0}]*[(\[{][ \x{00A0}]*(?:dot|kropka)[ \x{00A0}]*[)\]}][ \x{00A0}]*|[ \x{00A0}](?:dot|kropka)[ \x{00A0}])[\p{L}\p{N}\-]+)*`)
+	dotWordRe     = regexp.MustCompile(`(?i)[ \x{00A0}]*[(\[{][ \x{00A0}]*(?:dot|kropka)[ \x{00A0}]*[)\]}][ \x{00A0}]*|[ \x{00A0}](?:dot|kropka)[ \x{00A0}]`)
+)
+
+// spelledWords are the words an address spelled out needs one of.
+var spelledWords = map[string]bool{"at": true, "małpa": true, "malpa": true}
+
+func (s *scan) spelledEmails() {
+	var marks []int // where each "at" word or "@" in brackets stands
+	if s.whole {
+		for _, m := range atWordRe.FindAllStringIndex(s.orig, -1) {
+			marks = append(marks, m[0])
+		}
+	} else {
+		for _, w := range s.allWords() {
+			if spelledWords[w.lower] {
+				marks = append(marks, w.start)
+			}
+		}
+		for i := 0; ; {
+			j := strings.IndexByte(s.orig[i:], '@')
+			if j < 0 {
+				break
+			}
+			marks = append(marks, i+j)
+			i += j + 1
+		}
+	}
+	slices.Sort(marks)
+	end := 0 // where the last address read ends
+	for _, p := range marks {
+		if p < end {
+			continue
+		}
+		// The "at" and its brackets and spaces: read from a little before
+		// the word, the first match that holds it.
+		from := max(end, p-spelledReach)
+		var at []int
+		for _, m := range atWordRe.FindAllStringIndex(s.orig[from:min(len(s.orig), p+spelledReach)], -1) {
+			if from+m[0] <= p && p < from+m[1] {
+				at = []int{from + m[0], from + m[1]}
+				break
+			}
+		}
+		if at == nil {
+			continue
+		}
+		if b, ok := s.spelledEmail(at); ok {
+			end = b
+		}
+	}
+}
+
+// spelledReach bounds the spaces and brackets around an "at" word.
+const spelledReach = 24
+
+// spelledEmail reads the address around its "at" (at, the span of
+// atWordRe's match) and claims it: where it ends.
+func (s *scan) spelledEmail(at []int) (int, bool) {
+	l := localBeforeRe.FindStringSubmatchIndex(s.orig[max(0, at[0]-64):at[0]])
+	d := domainAfterRe.FindStringIndex(s.orig[at[1]:min(len(s.orig), at[1]+128)])
+	if l == nil || d == nil {
+		return 0, false
+	}
+	start, end := max(0, at[0]-64)+l[2], at[1]+d[1]
+	if bytes.IndexByte(s.masked[start:end], 0) >= 0 {
+		return 0, false
+	}
+	local, domain := s.orig[start:at[0]], s.orig[at[1]:end]
+	bracketed := strings.ContainsAny(s.orig[at[0]:at[1]], "([{")
+	dotted := dotWordRe.MatchString(domain)
+	domain = dotWordRe.ReplaceAllString(domain, ".")
+	tld := domain[strings.LastIndexByte(domain, '.')+1:]
+	if !strings.Contains(domain, ".") || utf8.RuneCountInString(tld) < 2 || hasDigit(tld) || !bracketed && !dotted {
+		return 0, false
+	}
+	a := strings.ToLower(local + "@" + domain)
+	s.claim(Claim{Kind: KindEmail, Text: s.asWritten(start, end), key: a}, start, end)
+	return end, true
+}
+
+// A domain written without a scheme: "example.com", "serwis.example.pl/
+// cennik". Only under a top-level domain of topLevel: "m.in." is a
+// word (Polish "among others"), and a file's name (raport.pdf) is none.
+var domainRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}@.\-/_])((?:[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?\.)+(?:` + strings.Join(topLevel, "|") + `))((?:/(?:[\p{L}\p{N}\-._~%!$&*+=:@/?#]*[\p{L}\p{N}\-_~%$&*+=@/#])?)?)(?:[^\p{L}\p{N}\-_@/]|$)`)
+
+// topLevel are the top-level domains a domain without a scheme is read
+// under: the generic ones mail names and the countries the shop's
+// customers write from.
+var topLevel = []string{"com", "net", "org", "info", "biz", "eu", "pl", "de", "at", "ch", "uk", "fr", "es", "it", "cz", "sk", "ru", "ua", "ee", "lt", "lv", "nl", "be", "us", "io", "app", "shop", "store", "online", "site", "example"}
+
+func (s *scan) domains() {
+	s.eachGroups(domainRe, 1, 2, func(host, path string) (Claim, bool) {
+		u := host + path
+		return Claim{Kind: KindURL, key: normURL(u)}, true
+	})
+}
+
+// host is the host of a URL's key (normURL).
+func host(key string) string {
+	if i := strings.IndexAny(key, "/?#"); i >= 0 {
+		return key[:i]
+	}
+	return key
 }

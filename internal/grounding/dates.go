@@ -96,8 +96,9 @@ const (
 var (
 	// 2027-05-01, 2027/05/01, 2027.05.01, and the date of an RFC 3339 time.
 	isoDateRe = regexp.MustCompile(`(?:^|[^\p{N}])(\d{4})([-/.])(\d{1,2})[-/.](\d{1,2})((?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?)(?:[^\p{N}]|$)`)
-	// 01.05.2027, 1.5.2027, 01-05-2027: day first; 05/01/2027: either way.
-	numDateRe = regexp.MustCompile(`(?:^|[^\p{N}.,])(\d{1,2})([./-])\s?(\d{1,2})[./-]\s?(\d{4})(?:[^\p{N}]|$)`)
+	// 01.05.2027, 1.5.2027, 01-05-2027, 31 . 12 . 2031: day first; 05/01/2027:
+	// either way.
+	numDateRe = regexp.MustCompile(`(?:^|[^\p{N}.,])(\d{1,2})[ \x{00A0}]?([./-])[\s\x{00A0}]?(\d{1,2})[ \x{00A0}]?[./-][\s\x{00A0}]?(\d{4})(?:[^\p{N}]|$)`)
 	// 1 maja 2027, 1. Mai 2027, 1st of May 2027, 1 May, 2027, 01 wrz. 2027 r.,
 	// 31-go maja 2027, 1-szego maja, der 31te Mai 2027, 30 i 31 maja 2027.
 	// The month is any word here, looked up in months: an alternation of

@@ -247,7 +247,7 @@ func digitsThen(text string, n int, seps string, digitAfter bool) bool {
 }
 
 // sepThenYear reports whether text has ".", "/" or "-", maybe one ASCII
-// space character, then four digits.
+// space character or no-break space, then four digits.
 func sepThenYear(text string) bool {
 	for i := 0; i < len(text); i++ {
 		if text[i] != '.' && text[i] != '/' && text[i] != '-' {
@@ -256,6 +256,8 @@ func sepThenYear(text string) bool {
 		j := i + 1
 		if j < len(text) && asciiSpace(text[j]) {
 			j++
+		} else if strings.HasPrefix(text[j:], "\u00a0") {
+			j += len("\u00a0")
 		}
 		if j+4 <= len(text) && isDigitByte(text[j]) && isDigitByte(text[j+1]) && isDigitByte(text[j+2]) && isDigitByte(text[j+3]) {
 			return true

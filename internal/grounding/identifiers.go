@@ -113,3 +113,18 @@ func digitsOf(s string) string {
 
 func hasLetter(s string) bool { return strings.IndexFunc(s, unicode.IsLetter) >= 0 }
 func hasDigit(s string) bool  { return strings.IndexFunc(s, unicode.IsDigit) >= 0 }
+
+// A short reference after "nr", "Nr.", "no." or "#": "nr 77", "Nr. 42",
+// "#7731". Read last, so it takes only the numbers no other reading took:
+// a longer one after a ticket word is ticketNumbers', a long one after "#"
+// numbers'. Two digits at least: "krok nr 1" counts steps.
+var shortRefRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}#])(nr\.?|no\.|#)[ \x{00A0}]?(\d{2,})(?:[^\p{N}.,/\-]|[.,/\-](?:[^\p{N}]|$)|$)`)
+
+func (s *scan) shortRefs() {
+	if !s.whole && strings.IndexByte(s.orig, '#') < 0 && !s.hasWord(func(w word) bool { return w.lower == "nr" || w.lower == "no" }) {
+		return
+	}
+	s.eachGroups(shortRefRe, 1, 2, func(_, n string) (Claim, bool) {
+		return Claim{Kind: KindTicket, key: n}, true
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mtibben/confusables"
+	"golang.org/x/text/unicode/norm"
 )
 
 // readable is text as a customer reads it, in the characters the claim
@@ -23,7 +24,14 @@ import (
 //     amount, ticket and tax patterns read across it: "31\nmaja 2027" that
 //     a hard wrap cut is one date);
 //   - a letter of another script that looks like a Latin one as that letter
-//     (a Cyrillic "а" in "31 mаja 2027", a Greek "Τ" in "ΤKT-000123").
+//     (a Cyrillic "а" in "31 mаja 2027", a Greek "Τ" in "ΤKT-000123");
+//   - a character with a compatibility form (Unicode NFKC) as that form: a
+//     circled, superscript or subscript digit as the digit ("①", "²"), a
+//     one dot leader as a dot ("31․12․2031"), a Roman numeral as its
+//     letters ("Ⅻ"), a ligature as its letters; and a sign that is no
+//     letter but looks like a digit or a separator (Unicode's confusables,
+//     UTS #39) as that ASCII character. Vulgar fractions stay as written:
+//     NFKC reads "1½" as "11⁄2".
 //
 // A date written with any of them looks like a date, so it is one; claims
 // are shown as readable writes them. URLs and email addresses are the
@@ -36,7 +44,7 @@ func readable(text string) readText {
 	for i < len(text) {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		w, keep, _ := readableRune(r)
-		if !keep || w != r {
+		if _, ok := compatOf(r); ok || !keep || w != r {
 			if run >= 0 {
 				i = run
 			}
@@ -61,16 +69,16 @@ func readable(text string) readText {
 	b.WriteString(text[:i])
 	var lookalikes map[int]rune
 	var blank rune // the run of blanks being read, as it is written
-	for _, r := range text[i:] {
+	put := func(r rune) {
 		w, keep, lookalike := readableRune(r)
 		if !keep {
-			continue
+			return
 		}
 		if isBlank(w) {
 			if blank == 0 || w == '\n' {
 				blank = w
 			}
-			continue
+			return
 		}
 		if blank != 0 {
 			b.WriteRune(blank)
@@ -83,6 +91,15 @@ func readable(text string) readText {
 			lookalikes[b.Len()] = r
 		}
 		b.WriteRune(w)
+	}
+	for _, r := range text[i:] {
+		if c, ok := compatOf(r); ok {
+			for _, r := range c {
+				put(r)
+			}
+			continue
+		}
+		put(r)
 	}
 	if blank != 0 {
 		b.WriteRune(blank)
@@ -156,6 +173,68 @@ func readableRune(r rune) (w rune, keep, lookalike bool) {
 	}
 	return r, true, false
 }
+
+// compatOf is what readable writes for r before reading it as any other
+// rune: its NFKC form when that differs from r (a vulgar fraction aside),
+// else, for a sign that is no letter, the ASCII digit or separator its
+// skeleton is. Runes below compatTableEnd are worked out once, on first use.
+func compatOf(r rune) (string, bool) {
+	if r < utf8.RuneSelf {
+		return "", false
+	}
+	if r < compatTableEnd {
+		c := compatTable()[r-utf8.RuneSelf]
+		return c, c != ""
+	}
+	c := compatRune(r)
+	return c, c != ""
+}
+
+// compatTableEnd ends the runes compatTable holds: Latin, Greek, Cyrillic,
+// the general punctuation, the number forms, the enclosed alphanumerics
+// and the symbols mail writes.
+const compatTableEnd = 0x3000
+
+var compatTable = sync.OnceValue(func() []string {
+	t := make([]string, compatTableEnd-utf8.RuneSelf)
+	for r := rune(utf8.RuneSelf); r < compatTableEnd; r++ {
+		t[r-utf8.RuneSelf] = compatRune(r)
+	}
+	return t
+})
+
+// compatRune is compatOf worked out; "" for none. What readableRune
+// already writes otherwise (spaces, digits, dashes, fullwidth forms,
+// invisible characters) it leaves to readableRune.
+func compatRune(r rune) string {
+	if w, keep, _ := readableRune(r); !keep || w != r || isBlank(r) || unicode.IsLetter(r) && !unicode.Is(unicode.Nl, r) && norm.NFKC.String(string(r)) == string(r) {
+		return ""
+	}
+	if c := norm.NFKC.String(string(r)); c != string(r) {
+		if strings.ContainsRune(c, '\u2044') {
+			return "" // a vulgar fraction: "1½" is not "11/2"
+		}
+		return c
+	}
+	if unicode.IsLetter(r) || unicode.IsSpace(r) {
+		return ""
+	}
+	if dotLike[r] {
+		return "."
+	}
+	if k := confusables.Skeleton(string(r)); len(k) == 1 && strings.IndexByte(lookalikeSigns, k[0]) >= 0 {
+		return k
+	}
+	return ""
+}
+
+// dotLike are the dots written at mid height that UTS #39 does not list
+// as a full stop's look-alikes ("31·12·2031").
+var dotLike = map[rune]bool{'\u00b7': true, '\u2027': true, '\u2219': true, '\u22c5': true, '\u30fb': true, '\uff65': true}
+
+// lookalikeSigns are the ASCII characters a sign that looks like one is
+// read as: digits and what separates a date's or an amount's parts.
+const lookalikeSigns = "0123456789.,:/-"
 
 // isFullwidth: r is the fullwidth form of an ASCII character.
 func isFullwidth(r rune) bool { return r >= 0xFF01 && r <= 0xFF5E }

@@ -304,6 +304,8 @@ var testPieces = []string{
 	"kilka dni", "a few days", "a couple of weeks", "w najbliższych dniach", "kilku", "few", "couple", "2 or three days", "two or 3",
 	"dwa i pół roku", "2 i pół", "zweieinhalb Jahre", "pół", "half", "31 maja2027", "May 31,2027", ",2027", "Jun 2027", "Jun.", "jun", "Mai-Woche",
 	"5, 6, 23 i 24 grudnia", "December 5, 6, 23 and 24", "w godzinach 8-16", "godz.", "hours", "$5 EUR 7", "EUR", "cze 2028", "mar",
+	"anna (at) example (dot) pl", "jan[at]example.com", "ola at firma dot pl", "at", "(dot)", "example.com/a", "serwis.example.pl", "nr 77", "#7731", "Nr.",
+	"1․11․2030", "③①", "²⁰³⁰", "1 . 11 . 2030", "·",
 	"m\u0430ja", "\u0422\u041a\u0422-000124", "\u0420LN", "https://ex\u0430mple.pl/2027", "j@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444",
 }
 
@@ -321,7 +323,8 @@ func TestReadable(t *testing.T) {
 		"SN-٤٨٢١٣-PL":                     "SN-48213-PL",
 		"２０２７-０５-３１":                      "2027-05-31",
 		"۱۲۳ ߁߂߃ १२३ ১২৩ ๑๒๓ 𝟏𝟐𝟑 𝟗": "123 123 123 123 123 123 9",
-		"Ⅻ ½ ² ①":                                                       "Ⅻ ½ ² ①", // numbers, not decimal digits
+		"Ⅻ ½ ² ①": "XII ½ 2 1", // NFKC: a vulgar fraction aside
+		"31․12․2031 ³¹·¹²·²⁰³¹ ⑫":                                       "31.12.2031 31.12.2031 12",
 		"ＴＫＴ－０００１２３ ＄５":                                                 "TKT-000123 $5",
 		"2027–05–31 2027‑05‑31 −5 1⁄2 3∕4":                              "2027-05-31 2027-05-31 -5 1/2 3/4",
 		"20\u200b27-0\u00ad5-\u200d31\u2060\ufeff":                      "2027-05-31",

@@ -132,6 +132,7 @@ func asciiSpace(b byte) bool {
 var inWindows = map[*regexp.Regexp]func(text string) [][2]int{
 	identRe:        identWindows,
 	emailRe:        emailWindows,
+	domainRe:       domainWindows,
 	ticketNumberRe: ticketWindows,
 	isoDateRe:      isoDateWindows,
 	numDateRe:      numDateWindows,
@@ -152,18 +153,27 @@ func emailWindows(text string) [][2]int {
 	return classRuns(text, &atSeeds, emailClass, nil, false)
 }
 
+// domainWindows are the runs of a domain's and its path's characters
+// (domainRe's classes: letters, numbers and the ASCII signs a path is
+// written with) that hold a dot, with their boundaries.
+func domainWindows(text string) [][2]int {
+	return classRuns(text, &dotSeeds, domainClass, nil, true)
+}
+
 // The characters of the windows classRuns finds: each pattern's classes
 // (see the functions that use them), and the bytes a window grows from.
 var (
 	identClass   = classOf("_/-", true)
 	emailClass   = classOf("._%+-@", true)
+	domainClass  = classOf("-._~%!$&*+=:@/?#", true)
 	isoDateClass = classOf("-/.T :Z+", false)
-	numDateClass = classOf("./- \t\n\f\r", false)
+	numDateClass = classOf("./- \t\n\f\r\u00a0", false)
 	phoneClass   = classOf("() -\u00a0+", false)
 	numberClass  = classOf("#", false)
 
 	digitSeeds = byteSet("0123456789")
 	atSeeds    = byteSet("@")
+	dotSeeds   = byteSet(".")
 )
 
 // runeClass is a set of runes: those in ASCII by a table, the others by a
@@ -277,8 +287,8 @@ func isoDateWindows(text string) [][2]int {
 }
 
 // numDateWindows are the runs of what 01.05.2027 is written with (digits,
-// ".", "/", "-", ASCII white space) that hold four digits in a row, with
-// their boundaries.
+// ".", "/", "-", ASCII white space, a no-break space) that hold four
+// digits in a row, with their boundaries.
 func numDateWindows(text string) [][2]int {
 	return classRuns(text, &digitSeeds, numDateClass, func(run string) bool { return digitsThen(run, 4, "", false) }, true)
 }
