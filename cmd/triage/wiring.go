@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
 	"triage/internal/instructions"
-	"triage/internal/language"
 	"triage/internal/model"
 	"triage/internal/processor"
 	"triage/internal/replies"
@@ -260,61 +258,6 @@ func history(sender mail.Sender) processor.History {
 		return h
 	}
 	return nil
-}
-
-// replyArchive finds the raw message of one of triage's replies or drafts
-// by its Message-ID: the ledger in watch (replies.LedgerSender), the outbox
-// directory in process (replies.Outbox).
-type replyArchive interface {
-	ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error)
-}
-
-// archiveOf is the sender's reply archive, or nil (a dry run).
-func archiveOf(sender mail.Sender) replyArchive {
-	a, _ := sender.(replyArchive)
-	return a
-}
-
-// noticeCase is what a staff notice reads of the case (dispatcher.Case): the
-// ticket store, and the archive of triage's replies.
-type noticeCase struct {
-	tickets tickets.Conversations
-	replies replyArchive // nil: earlier replies are listed without their text
-}
-
-var _ dispatcher.Case = noticeCase{}
-
-func (c noticeCase) Ticket(ctx context.Context, id string) (*tickets.State, error) {
-	return c.tickets.Get(ctx, id)
-}
-
-func (c noticeCase) Reply(ctx context.Context, messageID string) ([]byte, bool, error) {
-	if c.replies == nil {
-		return nil, false, nil
-	}
-	return c.replies.ReplyRaw(ctx, messageID)
-}
-
-// replySigner signs every reply in its language with the styles of main.md
-// (replies:): the pipeline signs, never the model. A reply in a language
-// without a style is signed in main.md's replies_fallback, else in the
-// inbox's default language.
-func replySigner(next mail.Sender, set *instructions.Scenarios, lang *language.Detector) mail.Sender {
-	if len(set.Replies) == 0 {
-		return next
-	}
-	styles := make(map[string]mail.Style, len(set.Replies))
-	for lang, st := range set.Replies {
-		styles[lang] = mail.Style{FromName: st.FromName, Signature: st.Signature}
-	}
-	return &mail.Signer{Next: next, Styles: styles, Language: lang.Detect, Default: cmp.Or(set.RepliesFallback, lang.Default())}
-}
-
-func modelLabel(m *model.Model, name string) string {
-	if m.Offline {
-		return "offline"
-	}
-	return name
 }
 
 // parseFrom validates our From address ("Name <a@b>" or "a@b") and returns
