@@ -39,6 +39,9 @@ type pipelineOptions struct {
 	SerialPattern []string
 	processor.Bounds
 	ReplyMode string // send | draft | auto (a scenario's reply_mode overrides it)
+	// AIDisclosure (pipeline.ai_disclosure) adds main.md's AI disclosure
+	// to every reply and draft the model writes.
+	AIDisclosure bool
 	// autonomy resolves reply mode auto (watch sets it from its ledger;
 	// nil: auto drafts, as in process).
 	autonomy processor.Autonomy
@@ -215,29 +218,30 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, err
 	}
 	built, err := processor.Build(ctx, processor.Parts{
-		Instructions: &instructions.Set{Scenarios: p.Scenarios, Tools: p.Tools},
-		Model:        mo,
-		ModelName:    o.Model,
-		Budget:       p.budget,
-		Routes:       bk.Routes(),
-		Warranty:     parts.Checker,
-		Tickets:      creator,
-		Sender:       sender,
-		From:         parts.From,
-		Address:      parts.Addr,
-		Domain:       parts.Domain,
-		Staff:        o.Staff,
-		ConsoleURL:   o.ConsoleURL,
-		Extractor:    parts.Extractor,
-		Language:     parts.Language,
-		Bounds:       o.Bounds,
-		Attachments:  o.Attachments,
-		ReplyMode:    triage.ReplyMode(o.ReplyMode),
-		Autonomy:     o.autonomy,
-		DryRun:       o.DryRun,
-		History:      hist,
-		Answered:     answered,
-		Claim:        claim,
+		Instructions:   &instructions.Set{Scenarios: p.Scenarios, Tools: p.Tools},
+		Model:          mo,
+		ModelName:      o.Model,
+		Budget:         p.budget,
+		Routes:         bk.Routes(),
+		Warranty:       parts.Checker,
+		Tickets:        creator,
+		Sender:         sender,
+		From:           parts.From,
+		Address:        parts.Addr,
+		Domain:         parts.Domain,
+		Staff:          o.Staff,
+		ConsoleURL:     o.ConsoleURL,
+		Extractor:      parts.Extractor,
+		Language:       parts.Language,
+		Bounds:         o.Bounds,
+		Attachments:    o.Attachments,
+		ReplyMode:      triage.ReplyMode(o.ReplyMode),
+		NoAIDisclosure: !o.AIDisclosure,
+		Autonomy:       o.autonomy,
+		DryRun:         o.DryRun,
+		History:        hist,
+		Answered:       answered,
+		Claim:          claim,
 		// process answers a sender as often as watch would.
 		PerSenderLimit: perSender,
 		Logger:         log,

@@ -57,8 +57,18 @@ func TestMainFrontmatterReplies(t *testing.T) {
 		t.Errorf("valid frontmatter: %v", err)
 	}
 	err := load("---\nreplies:\n  english: {signatur: Team, from_name: \"A <b>\"}\n---\n")
-	for _, want := range []string{`line 2: unknown field "signatur" in replies.english; valid: from_name, signature`,
+	for _, want := range []string{`line 2: unknown field "signatur" in replies.english; valid: disclosure, from_name, signature`,
 		"replies.english: not a language code", "replies.english.from_name", "main.md: empty after the frontmatter"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to contain %q", err, want)
+		}
+	}
+	// Every language listed has its AI disclosure when one has, each one line.
+	if err := load("---\nreplies:\n  en: {signature: Team, disclosure: An AI wrote this.}\n  pl: {signature: Zespół, disclosure: Napisało to AI.}\n---\nRules.\n"); err != nil {
+		t.Errorf("disclosures: %v", err)
+	}
+	err = load("---\nreplies:\n  en: {signature: Team, disclosure: An AI wrote this.}\n  pl: {signature: Zespół}\n  de: {signature: Team, disclosure: \"Eine KI.\\nZweite Zeile.\"}\n---\nRules.\n")
+	for _, want := range []string{"replies.pl.disclosure: missing (de, en have one)", "replies.de.disclosure: must be one line"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to contain %q", err, want)
 		}

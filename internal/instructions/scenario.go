@@ -146,7 +146,8 @@ type Scenarios struct {
 	Scenarios []*Scenario // sorted by name
 	// Replies is how replies are signed, by language code ("pl", "en"),
 	// from main.md's optional frontmatter (replies:). The pipeline appends
-	// the signature and sets the From display name; the model never signs.
+	// the AI disclosure and the signature and sets the From display name;
+	// the model never signs.
 	Replies map[string]ReplyStyle
 	// RepliesFallback (main.md replies_fallback:) is the language whose
 	// style signs a reply in a language Replies lacks; "" leaves it to the
@@ -154,17 +155,43 @@ type Scenarios struct {
 	RepliesFallback string
 }
 
-// ReplyStyle is the From display name and the signature of replies written
-// in one language.
+// ReplyStyle is the From display name, the signature and the AI
+// disclosure of replies written in one language. Disclosure is the line
+// telling the customer that an AI system wrote the reply (EU AI Act art.
+// 50), added above the signature unless pipeline.ai_disclosure is off.
 type ReplyStyle struct {
-	FromName  string `yaml:"from_name"`
-	Signature string `yaml:"signature"`
+	FromName   string `yaml:"from_name"`
+	Signature  string `yaml:"signature"`
+	Disclosure string `yaml:"disclosure"`
 }
 
 // mainFront is main.md's optional frontmatter.
 type mainFront struct {
 	Replies         map[string]ReplyStyle `yaml:"replies"`
 	RepliesFallback string                `yaml:"replies_fallback"`
+}
+
+// disclosureGaps reports the reply styles without a disclosure when another
+// has one: a reply in such a language would go out without it.
+func disclosureGaps(styles map[string]ReplyStyle) []error {
+	var with, without []string
+	for lang, st := range styles {
+		if strings.TrimSpace(st.Disclosure) != "" {
+			with = append(with, lang)
+		} else {
+			without = append(without, lang)
+		}
+	}
+	if len(with) == 0 {
+		return nil
+	}
+	sort.Strings(with)
+	sort.Strings(without)
+	errs := make([]error, 0, len(without))
+	for _, lang := range without {
+		errs = append(errs, fmt.Errorf("scenario: %s: replies.%s.disclosure: missing (%s have one): a reply in this language would not say an AI wrote it", MainFile, lang, strings.Join(with, ", ")))
+	}
+	return errs
 }
 
 // MainFile is the shared instructions file; ScenarioGlob finds the scenarios.
@@ -246,7 +273,11 @@ func LoadScenarios(fsys fs.FS, routes []string) (*Scenarios, error) {
 				if strings.ContainsAny(st.FromName, "\r\n<>\"") {
 					errs = append(errs, fmt.Errorf("scenario: %s: replies.%s.from_name: %q must be one line of plain text", MainFile, lang, st.FromName))
 				}
+				if strings.ContainsAny(strings.TrimSpace(st.Disclosure), "\r\n") {
+					errs = append(errs, fmt.Errorf("scenario: %s: replies.%s.disclosure: must be one line", MainFile, lang))
+				}
 			}
+			errs = append(errs, disclosureGaps(front.Replies)...)
 			if fb := front.RepliesFallback; fb != "" {
 				if _, ok := front.Replies[fb]; !ok {
 					errs = append(errs, fmt.Errorf("scenario: %s: replies_fallback: %q is not a language listed under replies", MainFile, fb))

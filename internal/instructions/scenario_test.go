@@ -332,6 +332,16 @@ func TestEmbeddedInstructions(t *testing.T) {
 		"en": {FromName: "Warranty Service", Signature: "Warranty Support Team"},
 		"de": {FromName: "Garantieservice", Signature: "Ihr Garantieservice-Team"},
 	}
+	// Each language's AI disclosure says, in its own words, that an AI
+	// assistant wrote the reply.
+	for lang, word := range map[string]string{"pl": "asystent AI", "en": "AI assistant", "de": "KI-Assistent"} {
+		st := set.Replies[lang]
+		if !strings.Contains(st.Disclosure, word) || strings.Contains(set.Main, st.Disclosure) {
+			t.Errorf("%s: disclosure %q, want it to name %q, in the frontmatter only", lang, st.Disclosure, word)
+		}
+		st.Disclosure = ""
+		set.Replies[lang] = st
+	}
 	if diff := cmp.Diff(wantReplies, set.Replies); diff != "" {
 		t.Errorf("Replies (-want +got):\n%s", diff)
 	}

@@ -61,8 +61,13 @@ type Parts struct {
 	Bounds                Bounds
 	Attachments           AttachConfig
 	ReplyMode             triage.ReplyMode
-	Autonomy              Autonomy
-	DryRun                bool
+	// NoAIDisclosure leaves the AI disclosure of main.md's replies styles
+	// out of the replies (pipeline.ai_disclosure: false, for a shop that
+	// discloses otherwise); by default every reply and draft the model
+	// writes carries it, above the signature.
+	NoAIDisclosure bool
+	Autonomy       Autonomy
+	DryRun         bool
 	// The reply memory (Config's fields of the same names).
 	History         History
 	Answered        func(ctx context.Context, key triage.Key) (*triage.Receipt, string, error)
@@ -106,7 +111,7 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 		}
 		// Notices go unsigned: they are not replies.
 		staff = &dispatcher.Notifier{Sender: p.Sender, From: p.From, Domain: p.Domain}
-		builtins = dispatcher.Routes(p.Warranty, p.Tickets, replySigner(p.Sender, sc, p.Language), p.From, p.Domain, notices)
+		builtins = dispatcher.Routes(p.Warranty, p.Tickets, replySigner(p.Sender, sc, p.Language, !p.NoAIDisclosure), p.From, p.Domain, notices)
 	}
 	routes := make(map[string]dispatcher.Func, len(p.Routes)+len(p.Mocks))
 	for name, f := range p.Routes {
@@ -206,14 +211,19 @@ func (c noticeCase) Reply(ctx context.Context, messageID string) ([]byte, bool, 
 // replySigner signs every reply in its language with the styles of main.md
 // (replies:): the pipeline signs, never the model. A reply in a language
 // without a style is signed in main.md's replies_fallback, else in the
-// inbox's default language.
-func replySigner(next mail.Sender, set *instructions.Scenarios, lang *language.Detector) mail.Sender {
+// inbox's default language. With disclose, the style's disclosure goes
+// above the signature.
+func replySigner(next mail.Sender, set *instructions.Scenarios, lang *language.Detector, disclose bool) mail.Sender {
 	if len(set.Replies) == 0 {
 		return next
 	}
 	styles := make(map[string]mail.Style, len(set.Replies))
 	for lang, st := range set.Replies {
-		styles[lang] = mail.Style{FromName: st.FromName, Signature: st.Signature}
+		style := mail.Style{FromName: st.FromName, Signature: st.Signature}
+		if disclose {
+			style.Disclosure = st.Disclosure
+		}
+		styles[lang] = style
 	}
 	return &mail.Signer{Next: next, Styles: styles, Language: lang.Detect, Default: cmp.Or(set.RepliesFallback, lang.Default())}
 }

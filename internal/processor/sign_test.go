@@ -23,10 +23,11 @@ func (c *capture) Send(_ context.Context, r *mail.Reply) (triage.Receipt, error)
 	return triage.Receipt{}, nil
 }
 
-// TestReplySignerLanguages: a reply is signed in its own language when
-// main.md has a style for it (pl, en, de), in replies_fallback (en) when it
-// has none (French, Japanese), and a reply too short to tell in the
-// inbox's default language.
+// TestReplySignerLanguages: a reply is signed, and carries the AI
+// disclosure just above the signature, in its own language when main.md has
+// a style for it (pl, en, de), in replies_fallback (en) when it has none
+// (French, Japanese), and a reply too short to tell in the inbox's default
+// language.
 func TestReplySignerLanguages(t *testing.T) {
 	set, err := instructions.LoadScenarios(embedded.FS, nil)
 	if err != nil {
@@ -36,28 +37,82 @@ func TestReplySignerLanguages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type signed struct{ From, Last string }
+	type signed struct{ From, Disclosure, Last string }
+	pl, en, de := set.Replies["pl"].Disclosure, set.Replies["en"].Disclosure, set.Replies["de"].Disclosure
 	tests := []struct {
 		body string
 		want signed
 	}{
-		{"Dzień dobry,\n\ngwarancja jest ważna do 2027-05-31. Utworzyliśmy zgłoszenie.", signed{`"Serwis gwarancyjny" <serwis@example.com>`, "Zespół serwisu gwarancyjnego"}},
-		{"Hello,\n\nthe warranty is valid until 2027-05-31. We opened a ticket for you.", signed{`"Warranty Service" <serwis@example.com>`, "Warranty Support Team"}},
-		{"Guten Tag,\n\ndie Garantie ist bis 2027-05-31 gültig. Wir haben eine Anfrage angelegt.", signed{`"Garantieservice" <serwis@example.com>`, "Ihr Garantieservice-Team"}},
-		{"Bonjour,\n\nla garantie est valable jusqu'au 2027-05-31. Nous avons ouvert une demande.", signed{`"Warranty Service" <serwis@example.com>`, "Warranty Support Team"}},
-		{"こんにちは。保証は2027-05-31まで有効です。", signed{`"Warranty Service" <serwis@example.com>`, "Warranty Support Team"}},
-		{"OK.", signed{`"Serwis gwarancyjny" <serwis@example.com>`, "Zespół serwisu gwarancyjnego"}},
+		{"Dzień dobry,\n\ngwarancja jest ważna do 2027-05-31. Utworzyliśmy zgłoszenie.", signed{`"Serwis gwarancyjny" <serwis@example.com>`, pl, "Zespół serwisu gwarancyjnego"}},
+		{"Hello,\n\nthe warranty is valid until 2027-05-31. We opened a ticket for you.", signed{`"Warranty Service" <serwis@example.com>`, en, "Warranty Support Team"}},
+		{"Guten Tag,\n\ndie Garantie ist bis 2027-05-31 gültig. Wir haben eine Anfrage angelegt.", signed{`"Garantieservice" <serwis@example.com>`, de, "Ihr Garantieservice-Team"}},
+		{"Bonjour,\n\nla garantie est valable jusqu'au 2027-05-31. Nous avons ouvert une demande.", signed{`"Warranty Service" <serwis@example.com>`, en, "Warranty Support Team"}},
+		{"こんにちは。保証は2027-05-31まで有効です。", signed{`"Warranty Service" <serwis@example.com>`, en, "Warranty Support Team"}},
+		{"OK.", signed{`"Serwis gwarancyjny" <serwis@example.com>`, pl, "Zespół serwisu gwarancyjnego"}},
 	}
 	for _, tt := range tests {
 		c := &capture{}
-		s := replySigner(c, set, det)
+		s := replySigner(c, set, det, true)
 		if _, err := s.Send(context.Background(), &mail.Reply{From: "serwis@example.com", To: "a@example.org", Subject: "Re: x", Body: tt.body}); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(c.got.Body), "\n")
-		got := signed{c.got.From, lines[len(lines)-1]}
+		got := signed{c.got.From, lines[len(lines)-3], lines[len(lines)-1]}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", tt.body, diff)
 		}
+	}
+}
+
+// TestReplySignerDisclosure: the AI disclosure of main.md is in each
+// language's own words, is added once however often a reply is signed, and
+// is left out when the switch is off (the signature stays); a staff notice
+// carries neither.
+func TestReplySignerDisclosure(t *testing.T) {
+	set, err := instructions.LoadScenarios(embedded.FS, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	det, err := language.New(language.Config{Default: "pl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for lang, st := range set.Replies {
+		if st.Disclosure == "" || strings.Contains(st.Disclosure, "\n") {
+			t.Errorf("%s: disclosure %q, want one line", lang, st.Disclosure)
+		}
+		if other, dup := seen[st.Disclosure]; dup {
+			t.Errorf("%s and %s share the disclosure %q", lang, other, st.Disclosure)
+		}
+		seen[st.Disclosure] = lang
+	}
+	en := set.Replies["en"].Disclosure
+	body := "Hello,\n\nthe warranty is valid until 2027-05-31. We opened a ticket for you."
+	send := func(disclose bool, r mail.Reply) string {
+		t.Helper()
+		c := &capture{}
+		if _, err := replySigner(c, set, det, disclose).Send(context.Background(), &r); err != nil {
+			t.Fatal(err)
+		}
+		return c.got.Body
+	}
+	once := send(true, mail.Reply{From: "serwis@example.com", To: "a@example.org", Body: body})
+	want := body + "\n\n" + en + "\n\nWarranty Support Team\n"
+	if once != want {
+		t.Errorf("signed:\n%q\nwant\n%q", once, want)
+	}
+	if twice := send(true, mail.Reply{From: "serwis@example.com", To: "a@example.org", Body: once}); twice != want {
+		t.Errorf("signed again:\n%q\nwant it unchanged\n%q", twice, want)
+	}
+	// The model wrote the Polish disclosure into an English reply.
+	if got := send(true, mail.Reply{From: "serwis@example.com", To: "a@example.org", Body: body + "\n\n" + set.Replies["pl"].Disclosure, Language: "en"}); got != want {
+		t.Errorf("a disclosure in the wrong language:\n%q\nwant\n%q", got, want)
+	}
+	if off := send(false, mail.Reply{From: "serwis@example.com", To: "a@example.org", Body: body}); off != body+"\n\nWarranty Support Team\n" {
+		t.Errorf("--ai-disclosure=false:\n%q", off)
+	}
+	if n := send(true, mail.Reply{From: "serwis@example.com", To: "staff@example.com", Body: body, Notice: true}); n != body {
+		t.Errorf("a staff notice was changed:\n%q", n)
 	}
 }

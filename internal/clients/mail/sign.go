@@ -9,18 +9,21 @@ import (
 	"triage"
 )
 
-// Style is how replies in one language are signed: the From display name
-// and the signature appended to the body.
+// Style is how replies in one language are signed: the From display name,
+// the signature appended to the body, and the disclosure, a line saying
+// that an AI system wrote the reply, put above the signature ("": none).
 type Style struct {
-	FromName  string
-	Signature string
+	FromName   string
+	Signature  string
+	Disclosure string
 }
 
 // Signer is a Sender that signs each reply in the customer's language
 // (Reply.Language), then hands it to Next: the model writes the substance,
-// the pipeline the signature. A signature the model wrote anyway (a line
-// that is any configured signature) is removed, so replies are never signed
-// twice or in the wrong language.
+// the pipeline the disclosure and the signature. A signature or disclosure
+// already in the body (a line that is any configured one: the model wrote
+// it anyway, or the reply was signed before) is removed first, so a reply
+// carries each once, in its own language.
 type Signer struct {
 	Next Sender
 	// Styles by language code. A reply is signed in Styles[Reply.Language];
@@ -52,9 +55,14 @@ func (s *Signer) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	signed := *r
 	body := strings.TrimRight(strings.ReplaceAll(r.Body, "\r\n", "\n"), " \t\n")
 	for _, other := range s.Styles {
-		if sig := strings.TrimSpace(other.Signature); sig != "" {
-			body = dropLines(body, sig)
+		for _, line := range []string{other.Signature, other.Disclosure} {
+			if line = strings.TrimSpace(line); line != "" {
+				body = dropLines(body, line)
+			}
 		}
+	}
+	if d := strings.TrimSpace(st.Disclosure); d != "" {
+		body += "\n\n" + d
 	}
 	if sig := strings.TrimSpace(st.Signature); sig != "" {
 		body += "\n\n" + sig
@@ -72,8 +80,9 @@ func (s *Signer) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	return rc, err
 }
 
-// dropLines removes the lines of body that are exactly sig (a signature the
-// model wrote although told not to), with the blank line left behind.
+// dropLines removes the lines of body that are exactly sig (a signature or
+// disclosure the model wrote although told not to, or one added before),
+// with the blank line left behind.
 func dropLines(body, sig string) string {
 	if !strings.Contains(body, sig) {
 		return body

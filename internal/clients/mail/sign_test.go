@@ -90,3 +90,62 @@ func TestSignerSignsInTheCustomersLanguage(t *testing.T) {
 		}
 	}
 }
+
+// The disclosure goes above the signature, in the style the signature is
+// chosen by (the reply's language, else the body's, else the default), once:
+// a reply signed again, or one where the model wrote a disclosure itself (in
+// any configured language), still carries exactly one, its own. A style
+// without a disclosure adds none; a staff notice is passed on unchanged.
+func TestSignerDisclosesOnce(t *testing.T) {
+	styles := map[string]Style{
+		"pl": {FromName: "Serwis gwarancyjny", Signature: "Zespół serwisu", Disclosure: "Tę odpowiedź napisał asystent AI."},
+		"en": {FromName: "Warranty Service", Signature: "Warranty Support Team", Disclosure: "An AI assistant wrote this reply."},
+		"de": {FromName: "Garantieservice", Signature: "Ihr Garantie-Team"},
+	}
+	body := func(b string) string {
+		if strings.HasPrefix(b, "Hello") {
+			return "en"
+		}
+		return "pl"
+	}
+	tests := []struct {
+		name, lang, body, want string
+	}{
+		{"the reply's language", "en", "Dzień dobry,\nważna.", "Dzień dobry,\nważna.\n\nAn AI assistant wrote this reply.\n\nWarranty Support Team\n"},
+		{"the body's language", "", "Hello Anna,\nvalid.", "Hello Anna,\nvalid.\n\nAn AI assistant wrote this reply.\n\nWarranty Support Team\n"},
+		{"a language without a style: the default's", "fr", "Bonjour,\nvalable.", "Bonjour,\nvalable.\n\nTę odpowiedź napisał asystent AI.\n\nZespół serwisu\n"},
+		{"a style without a disclosure", "de", "Guten Tag,\ngültig.", "Guten Tag,\ngültig.\n\nIhr Garantie-Team\n"},
+		{"signed already: not doubled", "en", "Hello Anna,\nvalid.\n\nAn AI assistant wrote this reply.\n\nWarranty Support Team\n", "Hello Anna,\nvalid.\n\nAn AI assistant wrote this reply.\n\nWarranty Support Team\n"},
+		{"the model disclosed in the wrong language: replaced", "en", "Hello Anna,\nvalid.\n\n  Tę odpowiedź napisał asystent AI.\n", "Hello Anna,\nvalid.\n\nAn AI assistant wrote this reply.\n\nWarranty Support Team\n"},
+		{"a disclosure mid-text: moved above the signature", "en", "Hello Anna,\nAn AI assistant wrote this reply.\nvalid.", "Hello Anna,\nvalid.\n\nAn AI assistant wrote this reply.\n\nWarranty Support Team\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &captured{}
+			s := &Signer{Next: c, Styles: styles, Language: body, Default: "pl"}
+			r := &Reply{From: "serwis@example.com", To: "anna@example.pl", Body: tt.body, Language: tt.lang}
+			if _, err := s.Send(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			if c.got[0].Body != tt.want {
+				t.Errorf("body\n%q\nwant\n%q", c.got[0].Body, tt.want)
+			}
+			// Signing the signed reply again changes nothing.
+			again := c.got[0]
+			if _, err := s.Send(context.Background(), &again); err != nil {
+				t.Fatal(err)
+			}
+			if c.got[1].Body != tt.want {
+				t.Errorf("signed twice:\n%q\nwant\n%q", c.got[1].Body, tt.want)
+			}
+		})
+	}
+	c := &captured{}
+	s := &Signer{Next: c, Styles: styles, Default: "en"}
+	if _, err := s.Send(context.Background(), &Reply{From: "serwis@example.com", To: "staff@example.com", Body: "Anna asks for a person.", Notice: true}); err != nil {
+		t.Fatal(err)
+	}
+	if c.got[0].Body != "Anna asks for a person." {
+		t.Errorf("a notice was changed: %q", c.got[0].Body)
+	}
+}
