@@ -134,11 +134,14 @@ func (s *Sources) AddValue(v any) {
 	switch v := v.(type) {
 	case string:
 		s.AddText(v)
-		if cents, ok := parseAmount(strings.TrimSpace(v)); ok && strings.TrimSpace(v) != "" {
-			s.values[cents] = true
-		}
+		// A string is a value an amount may state only when it is a number
+		// and nothing else ("349.50"): a product's name ("Aroma 5000") or
+		// a serial backs no amount.
 		if n, ok := plainNumber(strings.TrimSpace(v)); ok {
 			s.fnNumbers[n] = true
+			if cents, ok := parseAmount(n); ok {
+				s.values[cents] = true
+			}
 		}
 	case float64:
 		s.addNumber(strconv.FormatFloat(v, 'f', -1, 64))

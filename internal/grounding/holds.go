@@ -17,7 +17,7 @@ var (
 	// An apostrophe and two digits ('28), and a month's name.
 	monthAndShortYear = &hold{test: func(s *scan) bool { return apostropheYear(s.orig) && s.hasMonth(months, 1) }}
 	// A currency.
-	currency = &hold{test: hasCurrency}
+	currencyHold = &hold{test: hasCurrency}
 )
 
 // holds are, for a pattern, a cheap test of the text that every text
@@ -54,8 +54,8 @@ var holds = map[*regexp.Regexp]*hold{
 	mdyShortRe:  monthAndShortYear,
 	// Two digits and a Roman month.
 	romanShortRe:   {test: func(s *scan) bool { return digitsThen(s.orig, 2, "", false) && s.hasRomanMonth() }},
-	amountAfterRe:  currency,
-	amountBeforeRe: currency,
+	amountAfterRe:  currencyHold,
+	amountBeforeRe: currencyHold,
 	// A unit's word or a percent sign.
 	durationRe: {test: hasUnit},
 	// A word that can name a ticket (see ticketWord) and three digits.
@@ -154,12 +154,16 @@ func ticketSegment(w word) bool {
 	return ticketWord(w.lower) || ticketWord(w.lower+".")
 }
 
-// hasCurrency: a currency's name (currencies) in any case. The text is
+// hasCurrency: an ISO code in capitals, or a currency's name (currencies)
+// in any case. The text is
 // read once: at each byte, only the ASCII names that begin with it (in
 // either case) are compared; the others are looked for in the lower-cased
 // text, when it has a byte outside ASCII at all.
 func hasCurrency(s *scan) bool {
 	t := s.orig
+	if hasISOCode(t) {
+		return true
+	}
 	for i := 0; i < len(t); i++ {
 		for _, c := range currencyNames.byFirst[t[i]|0x20] {
 			if hasFoldASCIIAt(t, i, c) {
@@ -173,6 +177,21 @@ func hasCurrency(s *scan) bool {
 	lower := strings.ToLower(t)
 	for _, c := range currencyNames.other {
 		if strings.Contains(lower, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasISOCode reports whether text has three capitals in a row, no
+// capital either side, that are an ISO 4217 code (isoCodes): the amount
+// patterns read a code with no letter beside it.
+func hasISOCode(text string) bool {
+	for i := 0; i+3 <= len(text); i++ {
+		if !isUpperASCII(text[i]) || i > 0 && isUpperASCII(text[i-1]) {
+			continue
+		}
+		if isUpperASCII(text[i+1]) && isUpperASCII(text[i+2]) && (i+3 == len(text) || !isUpperASCII(text[i+3])) && isoCodes[text[i:i+3]] {
 			return true
 		}
 	}

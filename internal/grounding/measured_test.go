@@ -43,3 +43,24 @@ func TestReferencesAndContacts(t *testing.T) {
 		{"Krok nr 1, m.in. raport.pdf, we meet at noon.", nil},
 	})
 }
+
+// An amount is backed by an amount alone, in its currency: a product's
+// name with a number ("Aroma 5000") backs none. Amounts in words, with a
+// multiplier, in any ISO 4217 currency or a common sign or name are
+// claims.
+func TestAmountsInAnyForm(t *testing.T) {
+	src := shopSources()
+	src.AddText("Cennik: diagnoza 7 300 zł, wymiana grzałki 250 EUR, dojazd 500 CZK.")
+	checkUnsupported(t, src, []unsupportedCase{
+		{"Diagnoza kosztuje 7,3 tys. zł (7.3k PLN, siedem tysięcy trzysta złotych); grzałka 250 euro, dojazd 500 Kč.", nil},
+		{"Zwrócimy Panu 5000 zł.", []string{`"5000 zł" (amount)`}},
+		{"Zwrócimy 7k PLN.", []string{`"7k PLN" (amount)`}},
+		{"Zwrócimy 8 tys. zł.", []string{`"8 tys. zł" (amount)`}},
+		{"Zwrócimy pięć tysięcy złotych.", []string{`"pięć tysięcy złotych" (amount)`}},
+		{"We will refund two hundred euros.", []string{`"two hundred euros" (amount)`}},
+		{"Возврат 3000 рублей.", []string{`"3000 pyблeй" (amount)`}},
+		{"Vrátíme 900 Kč.", []string{`"900 Kč" (amount)`}},
+		{"Refund: 40 SEK, 15 UAH, ₹90.", []string{`"40 SEK" (amount)`, `"15 UAH" (amount)`, `"₹90" (amount)`}},
+		{"Try 5 times; 5 k klientów.", nil},
+	})
+}

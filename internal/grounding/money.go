@@ -15,35 +15,52 @@ import (
 const numPat = `\d{1,3}(?:[ \x{00A0}\n.,']\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?`
 
 var (
-	curPat         = `(?i:` + alternation(currencies) + `)`
-	amountAfterRe  = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,])(` + numPat + `)(?:,-|,–)?[ \x{00A0}\n]?(` + curPat + `)(?:[^\p{L}]|$)`)
-	amountBeforeRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(` + curPat + `)[ \x{00A0}\n]?(` + numPat + `)(?:[^\p{N}]|$)`)
+	curPat = `(?:(?i:` + alternation(currencies) + `)|` + alternation(isoCodes) + `)`
+	// multPat is a multiplier written between an amount's number and its
+	// currency, or after the number of one written after its currency:
+	// "7,3 tys. zł", "7k PLN", "€7k", "1,5 mln zł", "2 Mio. €".
+	multPat        = `(?i:` + alternation(multipliers) + `)`
+	amountAfterRe  = regexp.MustCompile(`(?:^|[^\p{L}\p{N}.,])(` + numPat + `)(?:,-|,–)?[ \x{00A0}\n]?(?:(` + multPat + `)[ \x{00A0}\n]?)?(` + curPat + `)(?:[^\p{L}]|$)`)
+	amountBeforeRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(` + curPat + `)[ \x{00A0}\n]?(` + numPat + `)(?:[ \x{00A0}]?(` + multPat + `)(?:[^\p{L}\p{N}]|$)|(?:[^\p{N}]|$))`)
 )
-
-// currencies are the names of a currency the amount patterns read, in any
-// case, lower-cased, with its ISO code.
-var currencies = map[string]string{
-	"pln": "PLN", "zł": "PLN", "zl": "PLN", "złotych": "PLN", "złote": "PLN", "złoty": "PLN",
-	"eur": "EUR", "euro": "EUR", "€": "EUR",
-	"usd": "USD", "us$": "USD", "$": "USD",
-	"gbp": "GBP", "£": "GBP",
-	"chf": "CHF", "fr.": "CHF",
-}
 
 func (s *scan) amounts() {
 	for _, re := range []*regexp.Regexp{amountAfterRe, amountBeforeRe} {
-		num, cur := 1, 2
+		num, mult, cur := 1, 2, 3
 		if re == amountBeforeRe {
-			num, cur = 2, 1
+			cur, num, mult = 1, 2, 3
 		}
-		s.eachGroups(re, num, cur, func(n, c string) (Claim, bool) {
-			cents, ok := parseAmount(n)
-			if !ok {
-				return Claim{}, false
+		for found := true; found; {
+			found = false
+			for _, m := range s.find(re) {
+				cents, ok := parseAmount(s.group(m, num))
+				code := currencyCode(s.group(m, cur))
+				if !ok || code == "" {
+					continue
+				}
+				if f := multipliers[strings.ToLower(s.group(m, mult))]; f > 0 {
+					cents = int64(float64(cents) * f)
+				}
+				start, end := min(m[2*num], m[2*cur]), max(m[2*num+1], m[2*cur+1])
+				if m[2*mult] >= 0 {
+					end = max(end, m[2*mult+1])
+				}
+				s.claim(Claim{Kind: KindAmount, cents: cents, currency: code}, start, end)
+				found = true
 			}
-			return Claim{Kind: KindAmount, cents: cents, currency: currencies[strings.ToLower(c)]}, true
-		})
+		}
 	}
+}
+
+// currencyCode is the ISO code of a currency's name as written.
+func currencyCode(name string) string {
+	if c, ok := currencies[strings.ToLower(name)]; ok {
+		return c
+	}
+	if isoCodes[name] {
+		return name
+	}
+	return ""
 }
 
 // A currency written between two numbers ("$5 EUR 999") is read by the
@@ -92,7 +109,7 @@ func (s *scan) sharedCurrencies() {
 			continue
 		}
 		name := strings.TrimRight(s.orig[at:start], " \u00a0\n")
-		s.claim(Claim{Kind: KindAmount, Text: s.orig[at:end], cents: cents, currency: currencies[strings.ToLower(name)]}, start, end)
+		s.claim(Claim{Kind: KindAmount, Text: s.orig[at:end], cents: cents, currency: currencyCode(name)}, start, end)
 	}
 }
 

@@ -305,6 +305,7 @@ var testPieces = []string{
 	"dwa i pół roku", "2 i pół", "zweieinhalb Jahre", "pół", "half", "31 maja2027", "May 31,2027", ",2027", "Jun 2027", "Jun.", "jun", "Mai-Woche",
 	"5, 6, 23 i 24 grudnia", "December 5, 6, 23 and 24", "w godzinach 8-16", "godz.", "hours", "$5 EUR 7", "EUR", "cze 2028", "mar",
 	"anna (at) example (dot) pl", "jan[at]example.com", "ola at firma dot pl", "at", "(dot)", "example.com/a", "serwis.example.pl", "nr 77", "#7731", "Nr.",
+	"7,3 tys. zł", "7k PLN", "€7k", "2 Mio. €", "5 тыс. руб.", "500 Kč", "100 UAH", "pięć tysięcy złotych", "two hundred and five euros", "tys.", "Kč", "SEK",
 	"1․11․2030", "③①", "²⁰³⁰", "1 . 11 . 2030", "·",
 	"m\u0430ja", "\u0422\u041a\u0422-000124", "\u0420LN", "https://ex\u0430mple.pl/2027", "j@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444",
 }
