@@ -19,13 +19,6 @@ import (
 	"triage/internal/serial"
 )
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
 // defaultConfigPath is where watch, check and ledger look for a
 // configuration when neither --config nor $TRIAGE_CONFIG names one.
 var defaultConfigPath = "/etc/triage/triage.yaml"

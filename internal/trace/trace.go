@@ -107,11 +107,6 @@ func Setup(ctx context.Context, o Options) (shutdown func(context.Context) error
 
 func tracer() oteltrace.Tracer { return otel.Tracer(Name) }
 
-// Start starts a span named name under ctx's span.
-func Start(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, oteltrace.Span) {
-	return tracer().Start(ctx, name, oteltrace.WithAttributes(attrs...))
-}
-
 // StartClient starts a span for a call to another system (IMAP, SMTP, the
 // store).
 func StartClient(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, oteltrace.Span) {
