@@ -66,6 +66,11 @@ type Scenario struct {
 	// DeclinesTopic marks a scenario whose reply declines the topic: the
 	// mailbox does not handle what the customer asks about.
 	DeclinesTopic bool `yaml:"declines_topic"`
+	// Complaint says whether an email this scenario handles is a consumer
+	// complaint (a warranty claim), whose answer on the merits has a
+	// statutory deadline (the complaint clock, package ledger): true, false
+	// (the default) or if_serial (when the email names a serial number).
+	Complaint Complaint `yaml:"complaint"`
 	// Body is the Markdown after the frontmatter (non-empty).
 	Body string `yaml:"-"`
 	// File is the path the scenario came from, for messages.
@@ -391,6 +396,9 @@ func loadFile(fsys fs.FS, file string, routes []string) (*Scenario, []error) {
 	}
 	if sc.Body == "" {
 		fail("body", "empty (instructions must follow the frontmatter)")
+	}
+	if !sc.Complaint.valid() {
+		fail("complaint", "%q must be true, false or %s", sc.Complaint, ComplaintIfSerial)
 	}
 	if !sc.ReplyMode.Valid() {
 		fail("reply_mode", "%q must be %q, %q, %q or empty", sc.ReplyMode, triage.ReplySend, triage.ReplyDraft, triage.ReplyAuto)
