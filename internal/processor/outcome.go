@@ -47,6 +47,13 @@ type Outcome struct {
 	TicketID  string `json:"ticket_id"`
 	Followup  bool   `json:"followup"`
 	Escalated bool   `json:"escalated"`
+	// Complaint says the scenario declares the email a consumer complaint
+	// (instructions.Scenario.IsComplaint): triage watch keeps its statutory
+	// answer deadline (the complaint clock). HandsOff says the scenario's
+	// reply hands the customer to a person (instructions.Scenario.HandsOff):
+	// such a reply does not answer a complaint on its merits.
+	Complaint bool `json:"complaint,omitempty"`
+	HandsOff  bool `json:"hands_off,omitempty"`
 	// SendFailure is the delivery that failed when the reason is
 	// send_failed: the SMTP step, the server's code and text, and whether
 	// it was temporary (a later attempt may succeed).

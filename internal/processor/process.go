@@ -256,6 +256,7 @@ func (p *Processor) choose(ctx context.Context, e *email, out *Outcome) bool {
 	sc := det.Scenario
 	e.sc = sc
 	out.Scenario = sc.Name
+	out.Complaint, out.HandsOff = sc.IsComplaint(len(out.SerialNumbers) > 0), sc.HandsOff()
 	e.facts.Scenario = sc.Name
 
 	if sc.HandsOff() && len(p.cfg.Dispatcher.Staff()) == 0 {
