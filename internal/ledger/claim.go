@@ -88,7 +88,7 @@ func (l *Ledger) Claim(ctx context.Context, e Entry, owner string, lease time.Du
 			return Entry{}, ErrClaimed
 		}
 	}
-	q := `SELECT ` + entryCols + `, claimant, lease_until FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`
+	q := `SELECT ` + readCols + `, claimant, lease_until FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`
 	if tx.Dialect() == store.Postgres {
 		q += ` FOR UPDATE SKIP LOCKED`
 	}
@@ -207,7 +207,7 @@ func (l *Ledger) ReleaseClaims(ctx context.Context) error {
 // server (seen, processing, or final with its flag or move not done) whose
 // lease is empty or ran out.
 func (l *Ledger) Claimable(ctx context.Context, account, mailbox string, uidValidity uint32, limit int) ([]Entry, error) {
-	return queryAll(ctx, l, "claimable", scanEntry, `SELECT `+entryCols+` FROM messages WHERE account=? AND mailbox=? AND uidvalidity=?
+	return queryAll(ctx, l, "claimable", scanEntry, `SELECT `+readCols+` FROM messages WHERE account=? AND mailbox=? AND uidvalidity=?
 		AND imap_done = 0 AND lease_until<? ORDER BY uid LIMIT ?`,
 		account, mailbox, uidValidity, unix(l.now()), limit)
 }

@@ -106,6 +106,14 @@ type Entry struct {
 	TraceID string    `json:"trace_id,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
+	// Ticket is the conversation the message belongs to ("" when none).
+	Ticket string `json:"ticket_id,omitempty"`
+	// Complaint is the message's complaint clock (complaint.go); nil when
+	// it is on none.
+	Complaint *Complaint `json:"complaint,omitempty"`
+	// Clock is what Record needs to keep the complaint clock; it is not
+	// read back (Complaint is).
+	Clock Clock `json:"-"`
 }
 
 // Config configures Open; Path or Store is required.
@@ -193,7 +201,12 @@ func fromUnix(ms int64) time.Time {
 	return time.UnixMilli(ms).UTC()
 }
 
-const entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, digest, detail, trace_id`
+// entryCols are the columns a new row is written with; readCols those
+// scanEntry reads.
+const (
+	entryCols = `account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, created, updated, digest, detail, trace_id`
+	readCols  = entryCols + `, ` + clockCols
+)
 
 // scanner is a query's row, or its rows at the current one.
 type scanner interface{ Scan(...any) error }
@@ -224,16 +237,18 @@ func scanEntry(sc scanner) (Entry, error) {
 	var e Entry
 	var done int
 	var created, updated int64
-	err := sc.Scan(&e.Account, &e.Mailbox, &e.UIDValidity, &e.UID, &e.Key, &e.MessageID, &e.Sender, &e.Subject,
-		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated, &e.Digest, &e.Detail, &e.TraceID)
+	var c clockScan
+	err := sc.Scan(append([]any{&e.Account, &e.Mailbox, &e.UIDValidity, &e.UID, &e.Key, &e.MessageID, &e.Sender, &e.Subject,
+		&e.State, &e.Reason, &e.Scenario, &e.Attempts, &done, &created, &updated, &e.Digest, &e.Detail, &e.TraceID}, c.dest(&e)...)...)
 	e.IMAPDone = done != 0
 	e.Created, e.Updated = fromUnix(created), fromUnix(updated)
+	c.set(&e)
 	return e, err
 }
 
 // Get returns the entry at loc, or ErrNotFound.
 func (l *Ledger) Get(ctx context.Context, loc Loc) (Entry, error) {
-	row := l.db.QueryRowContext(ctx, `SELECT `+entryCols+` FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
+	row := l.db.QueryRowContext(ctx, `SELECT `+readCols+` FROM messages WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
 		loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
 	e, err := scanEntry(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -248,7 +263,7 @@ func (l *Ledger) Get(ctx context.Context, loc Loc) (Entry, error) {
 // TerminalByKey returns a terminal entry with the same secondary key at
 // another location (an older UIDVALIDITY, another mailbox), or ErrNotFound.
 func (l *Ledger) TerminalByKey(ctx context.Context, key triage.Key, not Loc) (Entry, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT `+entryCols+` FROM messages WHERE key=? ORDER BY created`, key)
+	rows, err := l.db.QueryContext(ctx, `SELECT `+readCols+` FROM messages WHERE key=? ORDER BY created`, key)
 	if err != nil {
 		return Entry{}, fmt.Errorf("ledger: by key: %w", err)
 	}
@@ -290,11 +305,17 @@ func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 }
 
 // Record inserts or replaces e as a terminal entry without processing (e.g.
-// a duplicate of an already handled message, or mail over a limit).
+// a duplicate of an already handled message, or mail over a limit), and
+// keeps its complaint clock (e.Ticket, e.Clock) in the same transaction.
 func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	now := unix(l.now())
+	tx, err := l.db.BeginTx(ctx)
+	if err != nil {
+		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
+	}
+	defer tx.Rollback()
 	var key triage.Key // the row's: a row recorded again keeps its key
-	err := l.db.QueryRowContext(ctx, `INSERT INTO messages (`+entryCols+`)
+	err = tx.QueryRowContext(ctx, `INSERT INTO messages (`+entryCols+`)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?)
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
 			state = excluded.state, reason = excluded.reason, scenario = excluded.scenario, updated = excluded.updated,
@@ -304,6 +325,12 @@ func (l *Ledger) Record(ctx context.Context, e Entry) error {
 		RETURNING key`,
 		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject,
 		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, clip.Bytes(e.Detail, triage.MaxDetail, ""), e.TraceID).Scan(&key)
+	if err == nil && (e.Ticket != "" || e.Clock.Complaint) {
+		err = l.clock(ctx, tx, e)
+	}
+	if err == nil {
+		err = tx.Commit()
+	}
 	if err != nil {
 		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
 	}
@@ -450,7 +477,7 @@ func (l *Ledger) Recent(ctx context.Context, limit int, state State) ([]Entry, e
 	if limit <= 0 {
 		limit = 50
 	}
-	q := `SELECT ` + entryCols + ` FROM messages`
+	q := `SELECT ` + readCols + ` FROM messages`
 	args := []any{}
 	if state != "" {
 		q += ` WHERE state=?`

@@ -44,17 +44,13 @@ func (l *Ledger) SetOutcome(ctx context.Context, loc Loc, outcome []byte, body s
 	return checkOne(res, err, "set outcome", loc)
 }
 
-const storedCols = entryCols + `, outcome, body`
+const storedCols = readCols + `, outcome, body`
 
 func scanStored(sc scanner) (Stored, error) {
 	var s Stored
-	var done int
-	var created, updated int64
 	var outcome string
-	err := sc.Scan(&s.Account, &s.Mailbox, &s.UIDValidity, &s.UID, &s.Key, &s.MessageID, &s.Sender, &s.Subject,
-		&s.State, &s.Reason, &s.Scenario, &s.Attempts, &done, &created, &updated, &s.Digest, &s.Detail, &s.TraceID, &outcome, &s.Body)
-	s.IMAPDone = done != 0
-	s.Created, s.Updated = fromUnix(created), fromUnix(updated)
+	e, err := scanEntry(scanWith(sc, &outcome, &s.Body))
+	s.Entry = e
 	if outcome != "" {
 		s.Outcome = []byte(outcome)
 	}
@@ -250,7 +246,7 @@ func (l *Ledger) RequestRetry(ctx context.Context, key triage.Key) error {
 // request first.
 func (l *Ledger) RetryRequests(ctx context.Context, account string) ([]Entry, error) {
 	return queryAll(ctx, l, "retry requests", scanEntry,
-		`SELECT `+entryCols+` FROM messages WHERE account=? AND state=? ORDER BY updated`, account, StateRetryRequested)
+		`SELECT `+readCols+` FROM messages WHERE account=? AND state=? ORDER BY updated`, account, StateRetryRequested)
 }
 
 // EndRetry settles a retry request: moved, the entry becomes retried (the

@@ -33,6 +33,7 @@ var migrations = []store.Migration{
 	{SQLite: claimSchema, Postgres: claimSchema},
 	{SQLite: contentDigestSchema, Postgres: contentDigestSchema},
 	{SQLite: replies.DropOutboxTable, Postgres: replies.DropOutboxTable},
+	{SQLite: complaintSchema, Postgres: complaintSchema},
 }
 
 // claimSchema lets several daemons share one store (claim.go): a message
