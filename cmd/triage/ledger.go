@@ -32,10 +32,11 @@ func newLedgerCmd() *cobra.Command {
 		storeURL, before    string
 		limit               int
 		asJSON, listReplies bool
+		due                 bool
 		table               settings.Table
 	)
 	cmd := &cobra.Command{
-		Use:   "ledger [--ledger FILE | --store URL | --config FILE] [--state S] [--limit N] [--replies [--before TIME]] [--json]",
+		Use:   "ledger [--ledger FILE | --store URL | --config FILE] [--state S] [--limit N] [--replies [--before TIME] | --due] [--json]",
 		Short: "List recent messages of the watch ledger and what happened to them",
 		Long: `Ledger lists the most recent messages triage watch has seen, newest first,
 with their state (replied, drafted, skipped, failed, needs_human,
@@ -46,12 +47,15 @@ into a complaint. --replies lists replies and drafts instead, with
 their state (reply_pending, sent, needs_human; draft_pending, draft_stored)
 and, for drafts, what a person did with them, newest first, --limit at a
 time; --before TIME (as the listing's last line prints it) shows the page
-before. Neither listing reads reply bodies. 'triage ledger stats' sums
+before. --due lists the consumer complaints not answered on their merits
+(the complaint clock), by time left: overdue ones first, marked OVERDUE,
+then the soonest deadline. Neither listing reads reply bodies. 'triage ledger stats' sums
 the drafts up per scenario. It only reads the ledger and may run
 while triage watch is running.`,
 		Example: `  triage ledger --ledger /var/lib/triage/ledger.db --state needs_human
   triage ledger --config /etc/triage/triage.yaml --limit 20 --json
-  triage ledger --replies --state needs_human --before 2026-03-01T08:15:02.311Z`,
+  triage ledger --replies --state needs_human --before 2026-03-01T08:15:02.311Z
+  triage ledger --config /etc/triage/triage.yaml --due`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
@@ -65,6 +69,9 @@ while triage watch is running.`,
 				if !slices.Contains(valid, state) {
 					return usageErr("ledger: --state %q is not a %s state; valid: %s", state, what, strings.Join(valid, ", "))
 				}
+			}
+			if due && (listReplies || state != "" || before != "") {
+				return usageErr("ledger: --due lists the complaints not answered on their merits; it takes no --replies, --state or --before")
 			}
 			var beforeT time.Time
 			if before != "" {
@@ -87,6 +94,13 @@ while triage watch is running.`,
 			}
 			defer l.Close()
 			out := cmd.OutOrStdout()
+			if due {
+				es, err := l.Due(cmd.Context(), limit)
+				if err != nil {
+					return failure(err)
+				}
+				return printDue(out, es, time.Now(), asJSON)
+			}
 			if listReplies {
 				rs, err := l.Replies().RepliesPage(cmd.Context(), replies.ReplyFilter{State: replies.ReplyState(state), Before: beforeT, Limit: limit})
 				if err != nil {
@@ -116,7 +130,8 @@ while triage watch is running.`,
 		&settings.Setting{Flag: "limit", Usage: "at most this many messages (replies with --replies)", Var: settings.Int(&limit, 50, settings.AtLeast(1))},
 		&settings.Setting{Flag: "before", Usage: "with --replies: only replies recorded before this time (RFC 3339), the next page", Var: settings.String(&before, "")},
 		&settings.Setting{Flag: "json", Usage: "one JSON object per line", Var: settings.Bool(&asJSON, false)},
-		&settings.Setting{Flag: "replies", Usage: "list replies instead of messages", Var: settings.Bool(&listReplies, false)})
+		&settings.Setting{Flag: "replies", Usage: "list replies instead of messages", Var: settings.Bool(&listReplies, false)},
+		&settings.Setting{Flag: "due", Usage: "list the consumer complaints not answered on their merits, by time left (overdue first)", Var: settings.Bool(&due, false)})
 	table.Register(cmd.Flags())
 	cmd.AddCommand(newLedgerStatsCmd())
 	return cmd
