@@ -77,12 +77,16 @@ func (s *Sources) AddText(text string) {
 		switch c.Kind {
 		case KindDate:
 			// A day backs itself, its month ("maja 2027" is backed by
-			// 2027-05-31) and itself with no year ("31 maja"); a month,
-			// or a day with no year, only itself.
+			// 2027-05-31), its year ("do 2027 roku") and itself with no
+			// year ("31 maja"); a month itself and its year; a day with
+			// no year, or a year, only itself.
 			for _, d := range c.dates {
 				s.dates[d] = true
 				if len(d) == len("2006-01-02") {
 					s.dates[d[:7]], s.dates["--"+d[5:]] = true, true
+				}
+				if len(d) >= len("2006-01") && d[0] != '-' {
+					s.dates[d[:4]] = true
 				}
 			}
 		case KindURL:

@@ -1,23 +1,27 @@
 // Package grounding checks that a reply states only facts triage can back:
 // it finds the factual claims in a text (identifiers such as ticket and
 // serial numbers, short references after "nr" or "#", long numbers, dates
-// in any written form of Polish, English or German, amounts with a
-// currency (any ISO 4217 code, common signs and names, a multiplier such as
-// "tys." or "k", or in words), durations and percentages, phone numbers, bank account and
-// card numbers, email addresses (also spelled out: "anna (at) example
-// (dot) pl") and URLs (also a domain without a scheme)) and
-// tells which of them appear nowhere in the sources the model was given (the
-// customer's email, the function results of this email, the trusted facts,
-// the instructions). Dates are compared as calendar dates, amounts as
-// numbers and durations as lengths, so "1 maja 2027" is backed by
-// "2027-05-01", "1 maja" (no year) by the first of May of any year, "30 i 31
-// maja 2027" by both days, "1 200,00 zł" by 1200 (an amount only by an amount or a number a
-// function returned, never by a number in a name: "Aroma 5000") and "2 tygodnie" by "14
-// days". A text is read as a customer reads it (readable): digits of any
-// script, fullwidth forms, any dash, no invisible characters, any space as
-// one space, a letter of another script that looks like a Latin one as that
-// letter, a character with a compatibility form (NFKC: circled or
-// superscript digits, a one dot leader) as that form.
+// in any written form of Polish, English or German and with the month's
+// name in French, Spanish, Italian, Czech, Russian, Ukrainian or Estonian,
+// a year a word places something in ("do 2031 roku", "Q4 2031"), amounts
+// with a currency (any ISO 4217 code, common signs and names, a multiplier
+// such as "tys." or "k", or in words), durations and percentages, phone
+// numbers, bank account and card numbers, email addresses, also spelled
+// out ("anna (at) example (dot) pl"), and URLs, also a domain without a
+// scheme) and tells which of them appear nowhere in the sources the model
+// was given (the customer's email, the function results of this email,
+// the trusted facts, the instructions). Dates are compared as calendar
+// dates, amounts as numbers and durations as lengths, so "1 maja 2027" is
+// backed by "2027-05-01", "1 maja" (no year) by the first of May of any
+// year, "do 2027 roku" by any date of 2027, "30 i 31 maja 2027" by both
+// days, "1 200,00 zł" by 1200 (an amount only by an amount or a number a
+// function returned, never by a number in a name: "Aroma 5000") and "2
+// tygodnie" by "14 days". A text is read as a customer reads it
+// (readable): digits of any script, fullwidth forms, any dash, no
+// invisible characters, any space as one space, a letter of another
+// script that looks like a Latin one as that letter, a character with a
+// compatibility form (NFKC: circled or superscript digits, a one dot
+// leader) as that form.
 package grounding
 
 import (
@@ -107,6 +111,7 @@ func claimsOf(r readText, whole bool) []Claim {
 	s.wordAmounts()
 	s.durations()
 	s.wordDurations()
+	s.years()
 	s.ticketNumbers(false)
 	s.identifiers()
 	s.phones()

@@ -2,6 +2,7 @@ package grounding
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -62,8 +63,21 @@ var multipliers = readableKeys(map[string]float64{
 func readableKeys[V any](m map[string]V) map[string]V {
 	out := make(map[string]V, len(m))
 	for k, v := range m {
-		for _, c := range []string{k, strings.ToUpper(k), capitalized(k)} {
-			out[strings.ToLower(readable(c).text)] = v
+		for _, f := range readableForms(k) {
+			out[f] = v
+		}
+	}
+	return out
+}
+
+// readableForms are the forms of the name k (lower case) in the text the
+// patterns read, lower-cased: as readable writes it in lower case, in
+// capitals and capitalized.
+func readableForms(k string) []string {
+	var out []string
+	for _, c := range []string{k, strings.ToUpper(k), capitalized(k)} {
+		if f := strings.ToLower(readable(c).text); !slices.Contains(out, f) {
+			out = append(out, f)
 		}
 	}
 	return out

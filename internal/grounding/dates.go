@@ -33,13 +33,16 @@ var monthNames = [12]struct{ full, abbr []string }{
 	{[]string{"december", "grudzień", "grudnia", "grudniu", "grudzien", "dezember"}, []string{"dec", "gru", "dez"}},
 }
 
-// months maps every month name and abbreviation to its number; fullMonths
-// only the names.
+// months maps every month name (of monthNames and moreMonthNames, as
+// readable writes it: see readableForms) and abbreviation to its number;
+// fullMonths only the names.
 var months, fullMonths = func() (all, full map[string]int) {
 	all, full = map[string]int{}, map[string]int{}
 	for i, n := range monthNames {
-		for _, name := range n.full {
-			all[name], full[name] = i+1, i+1
+		for _, name := range append(n.full, moreMonthNames[i]...) {
+			for _, f := range readableForms(name) {
+				all[f], full[f] = i+1, i+1
+			}
 		}
 		for _, name := range n.abbr {
 			all[name] = i + 1
@@ -87,7 +90,10 @@ const (
 	// month's name, before an apostrophe): spaces, a comma, or nothing at
 	// all ("31 maja2027", "31. Mai,2027", "May 31'28"). A year glued to
 	// its month is still the date's year, not a number nobody reads.
-	beforeYear = dateSpace + `*,?` + dateSpace + `*`
+	beforeYear = dateSpace + `*,?` + dateSpace + `*(?:(?i:de|del)` + dateSpace + `+)?`
+	// What may stand between a day and its month: "of" (English), "de"
+	// or "del" (Spanish).
+	dayOf = `(?:(?:of|de|del)` + dateSpace + `+)?`
 	// What stands between a day and its year: a comma, spaces or both
 	// ("May 31,2027", "May 31 ,2027"); not nothing, which is one number.
 	afterDay = `(?:` + dateSpace + `*,` + dateSpace + `*|` + dateSpace + `+)`
@@ -103,7 +109,7 @@ var (
 	// 31-go maja 2027, 1-szego maja, der 31te Mai 2027, 30 i 31 maja 2027.
 	// The month is any word here, looked up in months: an alternation of
 	// every month name makes the expression many times slower.
-	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)\.?` + beforeYear + `(\d{4})(?:[^\p{N}]|$)`)
+	dmyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+` + dayOf + `(\p{L}+)\.?` + beforeYear + `(\d{4})(?:[^\p{N}]|$)`)
 	// May 1, 2027; May 1st 2027; Mai 1 2027; May 30 and 31, 2027.
 	mdyRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?` + dateSpace + `+` + daysAfter + afterDay + `(\d{4})(?:[^\p{N}]|$)`)
 	// 31.05.28, 05/31/28: a two-digit year (20yy), never followed by
@@ -114,19 +120,19 @@ var (
 	// The same with a two-digit year (20yy): 31 May '28, May 31, '28,
 	// 1. Mai ’28; 30.V.28 (with dots only: in capitals "30 I 31 MAJA" is
 	// two days of May).
-	dmyShortRe   = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)\.?` + beforeYear + shortYear + `(?:[^\p{N}]|$)`)
+	dmyShortRe   = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+` + dayOf + `(\p{L}+)\.?` + beforeYear + shortYear + `(?:[^\p{N}]|$)`)
 	mdyShortRe   = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)\.?` + dateSpace + `+` + daysAfter + beforeYear + shortYear + `(?:[^\p{N}]|$)`)
 	romanShortRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\d{1,2})\.[ \x{00A0}\n]?(` + alternation(romanMonths) + `)\.[ \x{00A0}\n]?(\d{2})(?:[^\p{N}.,:]|[.,:](?:[^\p{N}]|$)|$)`)
 	// maja 2028, May 2028, Mai 2028, w maju 2028, Jun 2028, Dez. 2028: a
 	// month and a year, no day (see monthBesideYear).
-	monthYearRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}+)(\.?),?` + dateSpace + `+(\d{4})(?:[^\p{N}]|$)`)
+	monthYearRe = regexp.MustCompile(`(?:^|[^\p{L}\p{N}])(\p{L}+)(\.?),?` + dateSpace + `+(?:(?i:de|del)` + dateSpace + `+)?(\d{4})(?:[^\p{N}]|$)`)
 	// 31 maja, 1. Juni, 30 i 31 maja, 5th of June; June 5, May 30 and 31:
 	// a day and its month with no year (see yearless). Neither takes the
 	// character after it, so a match the month's name turns down leaves
 	// the next one its boundary: the month's name is a whole word as it
 	// is, and the last day ends at a word boundary (\b, which takes
 	// nothing: "December 9 /2027" is December 9, not a list of 9 and 20).
-	dayMonthRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+(?:of` + dateSpace + `+)?(\p{L}+)`)
+	dayMonthRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}])` + daysBefore + dateSpace + `+` + dayOf + `(\p{L}+)`)
 	monthDayRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(\p{L}+)` + dateSpace + `+` + daysAfter + `\b`)
 )
 

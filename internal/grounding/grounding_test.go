@@ -36,7 +36,9 @@ func TestClaims(t *testing.T) {
 		{"order #123456", []string{`"#123456" (number)`}},
 		// Units other than of time, ordinals, short words with digits and
 		// small numbers are not claims.
-		{"the 3rd step, 500 ml, USB-C, Wi-Fi 6, 90°C, 2FA, mp3, utf-8, am 3. Tag, 2 razy, w 2027 roku, 24/7", nil},
+		{"the 3rd step, 500 ml, USB-C, Wi-Fi 6, 90°C, 2FA, mp3, utf-8, am 3. Tag, 2 razy, 24/7", nil},
+		// A year after a word that places something in it is a date.
+		{"w 2027 roku, Q4 2031", []string{`"w 2027 roku" (date)`, `"Q4 2031" (date)`}},
 		// Durations and percentages, a range or a pair stating each number.
 		{"within 24h, 2 dni roboczych, 5 business days, 48 Stunden, 1,5 roku", []string{`"24h" (duration)`, `"2 dni roboczych" (duration)`,
 			`"5 business days" (duration)`, `"48 Stunden" (duration)`, `"1,5 roku" (duration)`}},

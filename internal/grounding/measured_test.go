@@ -64,3 +64,24 @@ func TestAmountsInAnyForm(t *testing.T) {
 		{"Try 5 times; 5 k klientów.", nil},
 	})
 }
+
+// Dates in French, Spanish, Italian, Czech, Russian, Ukrainian and
+// Estonian, and years alone after a word that makes them one, are claims:
+// backed by the day's date, a year by any date of it.
+func TestDatesInMoreLanguagesAndYears(t *testing.T) {
+	checkUnsupported(t, shopSources(), []unsupportedCase{
+		{"Garantie jusqu'au 1 mai 2027; garantía hasta el 1 de mayo de 2027; garanzia fino al 1 maggio 2027; záruka do 1. května 2027; " +
+			"гарантия до 1 мая 2027 года; гарантія до 1 травня 2027 року; garantii kuni 1. maini 2027; do 2027 roku, Q2 2027, in 2027.", nil},
+		{"Votre garantie est valable jusqu'au 31 décembre 2031.", []string{`"31 décembre 2031" (date)`}},
+		{"Su garantía es válida hasta el 31 de diciembre de 2031.", []string{`"31 de diciembre de 2031" (date)`}},
+		{"La garanzia è valida fino al 31 dicembre 2031.", []string{`"31 dicembre 2031" (date)`}},
+		{"Záruka platí do 31. prosince 2031.", []string{`"31. prosince 2031" (date)`}},
+		{"Гарантия действует до 31 декабря 2031 года.", []string{`"31 дeкaбpя 2031" (date)`}},
+		{"Гарантія діє до 31 грудня 2031 року.", []string{`"31 rpyдня 2031" (date)`}},
+		{"Garantii kehtib kuni 31. detsembrini 2031.", []string{`"31. detsembrini 2031" (date)`}},
+		{"Gwarancja obowiązuje do 2031 roku.", []string{`"do 2031 roku" (date)`}},
+		{"Naprawa planowana na Q4 2031.", []string{`"Q4 2031" (date)`}},
+		{"Your warranty ends in 2031.", []string{`"in 2031" (date)`}},
+		{"Q1 2027 is not when it ends either.", []string{`"Q1 2027" (date)`}},
+	})
+}

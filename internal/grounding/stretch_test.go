@@ -306,6 +306,7 @@ var testPieces = []string{
 	"5, 6, 23 i 24 grudnia", "December 5, 6, 23 and 24", "w godzinach 8-16", "godz.", "hours", "$5 EUR 7", "EUR", "cze 2028", "mar",
 	"anna (at) example (dot) pl", "jan[at]example.com", "ola at firma dot pl", "at", "(dot)", "example.com/a", "serwis.example.pl", "nr 77", "#7731", "Nr.",
 	"7,3 tys. zł", "7k PLN", "€7k", "2 Mio. €", "5 тыс. руб.", "500 Kč", "100 UAH", "pięć tysięcy złotych", "two hundred and five euros", "tys.", "Kč", "SEK",
+	"31 de diciembre de 2030", "1. prosince 2030", "31 декабря 2030 года", "1 грудня 2030", "kuni 31. detsembrini 2030", "de", "del", "mars", "Q4 2030", "do 2030 roku", "in 2030", "2030 r.", "IV kw. 2030",
 	"1․11․2030", "③①", "²⁰³⁰", "1 . 11 . 2030", "·",
 	"m\u0430ja", "\u0422\u041a\u0422-000124", "\u0420LN", "https://ex\u0430mple.pl/2027", "j@\u043f\u043e\u0447\u0442\u0430.\u0440\u0444",
 }
