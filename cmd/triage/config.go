@@ -13,6 +13,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
+	"triage/internal/decision"
 	"triage/internal/instructions"
 	"triage/internal/language"
 	"triage/internal/model"
@@ -70,6 +71,7 @@ func (p *problems) err() error {
 type pipelineParts struct {
 	Scenarios          *instructions.Scenarios
 	Tools              *instructions.Tools
+	Policy             *decision.Policy
 	From, Addr, Domain string
 	Extractor          *serial.Extractor
 	Checker            warranty.Checker
@@ -91,7 +93,7 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	if ins, err := loadInstructions(o.Instructions); err != nil {
 		p.addErr(err)
 	} else {
-		parts.Scenarios, parts.Tools = ins.Scenarios, ins.Tools
+		parts.Scenarios, parts.Tools, parts.Policy = ins.Scenarios, ins.Tools, ins.Policy
 	}
 	if parts.From, parts.Addr, parts.Domain, err = parseFrom(o.From); err != nil {
 		p.addErr(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage"
+	"triage/internal/decision"
 	"triage/internal/processor"
 )
 
@@ -106,6 +107,16 @@ func TestProcessSampleInbox(t *testing.T) {
 			calls: []string{"notify_staff", "send_email"}},
 		"13-product-question-en.eml": {status: "replied", scenario: "product-question", method: "rules",
 			calls: []string{"search_manual", "send_email"}, body: []string{"DESCALE light", "never vinegar"}},
+		// The guarantee expired, the purchase is within the statutory
+		// period: triage's decision is statutory, and the reply follows it.
+		"15-statutory-pl.eml": {status: "replied", scenario: "valid-warranty", method: "rules",
+			calls: []string{"check_warranty", "send_email"}, serials: []string{"SN-24031-PL"},
+			body: []string{"SN-24031-PL", "wygasła 2026-03-31", "odpowiedzialnością sprzedawcy", "naprawimy urządzenie lub wymienimy"}},
+	}
+	decisions := map[string]decision.Basis{
+		"01-valid-warranty-pl.eml": decision.Guarantee, "03-expired-warranty-pl.eml": decision.None,
+		"04-unknown-serial-en.eml": decision.NeedsProof, "15-statutory-pl.eml": decision.Statutory,
+		"05-no-serial-pl.eml": "",
 	}
 
 	outs := decodeOutcomes(t, stdout)
@@ -136,6 +147,15 @@ func TestProcessSampleInbox(t *testing.T) {
 		exp := []any{w.status, w.reason, w.scenario, w.method, w.calls, w.serials}
 		if diff := cmp.Diff(exp, got); diff != "" {
 			t.Errorf("%s: [status reason scenario method calls serials] (-want +got):\n%s", base, diff)
+		}
+		if want, ok := decisions[base]; ok {
+			var basis decision.Basis
+			if o.Decision != nil {
+				basis = o.Decision.Basis
+			}
+			if basis != want || (o.Decision != nil && o.Decision.AnswerBy.IsZero()) {
+				t.Errorf("%s: decision %+v, want basis %q with an answer_by", base, o.Decision, want)
+			}
 		}
 		if o.MessageID == "" || o.From == "" || o.Model != "offline" {
 			t.Errorf("%s: message_id %q from %q model %q", base, o.MessageID, o.From, o.Model)

@@ -14,6 +14,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
+	"triage/internal/decision"
 )
 
 // Handler is a typed function implementation: in is the call's arguments
@@ -27,6 +28,7 @@ type Handler[In, Out any] func(ctx context.Context, call *Call, in In) (Out, err
 type (
 	receipted interface{ receipt() *triage.Receipt }
 	ticketed  interface{ ticket() string }
+	decided   interface{ decided() *decision.Decision }
 )
 
 // For adapts h to a Func: the arguments are decoded into In, the
@@ -62,6 +64,9 @@ func ResultOf[Out any](out Out) (Result, error) {
 	if t, ok := any(out).(ticketed); ok {
 		res.TicketID = t.ticket()
 	}
+	if d, ok := any(out).(decided); ok {
+		res.Decision = d.decided()
+	}
 	return res, nil
 }
 
@@ -76,11 +81,11 @@ func Intended(args map[string]any) triage.Receipt {
 }
 
 // Routes builds the builtins (Config.Builtins), by builtin name.
-// from is our From address, domain the right-hand side of the deterministic
+// check_warranty decides under p (nil: no decision); from is our From address, domain the right-hand side of the deterministic
 // reply Message-IDs, n what the staff notices read besides the email.
-func Routes(w warranty.Checker, t tickets.Creator, m mail.Sender, from, domain string, n Notices) map[string]Func {
+func Routes(w warranty.Checker, p *decision.Policy, t tickets.Creator, m mail.Sender, from, domain string, n Notices) map[string]Func {
 	return map[string]Func{
-		FuncCheckWarranty: For(CheckWarranty(w)),
+		FuncCheckWarranty: For(CheckWarranty(w, p)),
 		FuncCreateTicket:  For(CreateTicket(t)),
 		FuncSendEmail:     For(SendEmail(m, from, domain)),
 		FuncNotifyStaff:   For(NotifyStaff(m, from, domain, n)),

@@ -45,7 +45,7 @@ func localDispatcher(t *testing.T, dbPath, outbox string, now time.Time) *dispat
 	}
 	d, err := dispatcher.New(dispatcher.Config{
 		Tools:    toolstest.Shipped(t),
-		Builtins: dispatcher.Routes(reg, tk, ob, "Wsparcie <support@example.com>", "example.com", dispatcher.Notices{}),
+		Builtins: dispatcher.Routes(reg, nil, tk, ob, "Wsparcie <support@example.com>", "example.com", dispatcher.Notices{}),
 		Now:      func() time.Time { return now },
 	})
 	if err != nil {
@@ -261,7 +261,7 @@ func BenchmarkSessionCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	d, err := dispatcher.New(dispatcher.Config{Tools: toolstest.Shipped(b), Builtins: map[string]dispatcher.Func{dispatcher.FuncCheckWarranty: dispatcher.For(dispatcher.CheckWarranty(reg))}, Routes: okRoutes(dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff)})
+	d, err := dispatcher.New(dispatcher.Config{Tools: toolstest.Shipped(b), Builtins: map[string]dispatcher.Func{dispatcher.FuncCheckWarranty: dispatcher.For(dispatcher.CheckWarranty(reg, nil))}, Routes: okRoutes(dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/clients/warranty"
 	"triage/internal/clip"
+	"triage/internal/decision"
 	"triage/internal/serial"
 )
 
@@ -28,11 +29,26 @@ type CheckWarrantyArgs struct {
 	SerialNumber string `json:"serial_number"`
 }
 
-// CheckWarranty looks the serial up with c; the result is the
-// warranty.Result.
-func CheckWarranty(c warranty.Checker) Handler[CheckWarrantyArgs, warranty.Result] {
-	return func(ctx context.Context, _ *Call, in CheckWarrantyArgs) (warranty.Result, error) {
-		return c.Check(ctx, in.SerialNumber)
+// Warranty is check_warranty's result: the registry's warranty.Result and,
+// under a policy, the decision on it (decision.Decide at the email's time
+// of receipt, Call.Received): a fact the model words, never one it makes.
+type Warranty struct {
+	warranty.Result
+	Decision *decision.Decision `json:"decision,omitempty"`
+}
+
+func (w Warranty) decided() *decision.Decision { return w.Decision }
+
+// CheckWarranty looks the serial up with c and, when p is set, decides
+// what the shop owes under p.
+func CheckWarranty(c warranty.Checker, p *decision.Policy) Handler[CheckWarrantyArgs, Warranty] {
+	return func(ctx context.Context, call *Call, in CheckWarrantyArgs) (Warranty, error) {
+		res, err := c.Check(ctx, in.SerialNumber)
+		if err != nil || p == nil {
+			return Warranty{Result: res}, err
+		}
+		d := decision.Decide(p, res, call.Received)
+		return Warranty{Result: res, Decision: &d}, nil
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"triage"
 	"triage/internal/agent"
@@ -95,6 +96,10 @@ type Options struct {
 	Sources []string
 	// Language is the customer's language (Call.Language).
 	Language string
+	// Received is when the email was received as the caller knows it (the
+	// IMAP INTERNALDATE; zero when unknown): with the message's Date it
+	// gives Call.Received (ReceivedAt).
+	Received time.Time
 }
 
 // SetOptions sets the session's options; call it before the first Call.
@@ -169,13 +174,13 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ag
 		rec.Blocked = true
 	case first != nil:
 		rec.OK, rec.Result, rec.Repeated = true, first.result.Value, true
-		rec.Receipt, rec.TicketID = first.result.Receipt, first.result.TicketID
+		rec.Receipt, rec.TicketID, rec.Decision = first.result.Receipt, first.result.TicketID, first.result.Decision
 	default:
 		var res Result
 		if s.opts.DryRun && tool.Effect {
 			res.Value, rec.DryRun = dryRunResult(tool, s.opts.Draft), true
 		} else {
-			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language, Scenario: s.sc})
+			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Received: s.received(start), Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language, Scenario: s.sc})
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked, rec.Reason = true, de.Reason
@@ -195,7 +200,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ag
 				res.Value = map[string]any{}
 			}
 			res.Value, rec.Truncated = capResult(res.Value, s.d.maxResult)
-			rec.OK, rec.Result, rec.Receipt, rec.TicketID = true, res.Value, res.Receipt, res.TicketID
+			rec.OK, rec.Result, rec.Receipt, rec.TicketID, rec.Decision = true, res.Value, res.Receipt, res.TicketID, res.Decision
 			s.runs[name]++
 			s.done = append(s.done, doneCall{name: name, args: vouched, argKey: argKey, result: res, turn: s.turn})
 			if res.TicketID != "" && s.ticket == "" {

@@ -11,6 +11,7 @@ import (
 
 	"triage"
 	"triage/internal/agent"
+	"triage/internal/decision"
 	"triage/internal/instructions"
 	"triage/internal/message"
 )
@@ -90,6 +91,9 @@ type Call struct {
 	Key triage.Key
 	// Now is the dispatcher's clock (Config.Now).
 	Now time.Time
+	// Received is the email's time of receipt (ReceivedAt): deadlines
+	// count from it.
+	Received time.Time
 	// Draft asks send_email to leave the reply as a draft a person sends
 	// (reply mode draft) instead of sending it.
 	Draft bool
@@ -126,6 +130,9 @@ type Result struct {
 	Receipt *triage.Receipt
 	// TicketID is set by a function that opened or found a ticket.
 	TicketID string
+	// Decision is set by a function that decided what the shop owes
+	// (check_warranty under a policy).
+	Decision *decision.Decision
 }
 
 // Untyped adapts a function that returns only a model-facing value (HTTP and
@@ -158,6 +165,9 @@ type Record struct {
 	// elsewhere.
 	Receipt  *triage.Receipt `json:"-"`
 	TicketID string          `json:"-"`
+	// Decision is the decision a successful call reached (Result); the
+	// outcome JSON shows it in its result and as the outcome's decision.
+	Decision *decision.Decision `json:"-"`
 	// SerialSource is "attachment" when a from: serials_or_attachments
 	// argument held a serial the model read from an attachment, not one the
 	// customer wrote.

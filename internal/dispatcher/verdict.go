@@ -6,6 +6,7 @@ package dispatcher
 import (
 	"triage"
 	"triage/internal/agent"
+	"triage/internal/decision"
 )
 
 // Verdict is what a session's calls came to: whether the scenario's final
@@ -46,6 +47,9 @@ type Verdict struct {
 	SerialFromAttachment bool
 	// SendFailure is the last failed delivery (Session.SendFailure).
 	SendFailure *SendFailure
+	// Decision is what the shop owes the claim: the decision of the last
+	// successful call that reached one (check_warranty); nil when none did.
+	Decision *decision.Decision
 }
 
 // Refusal is a refused call's reason for leaving the email to a person, and
@@ -68,6 +72,9 @@ func (s *Session) Verdict() Verdict {
 		r := &s.records[i]
 		if r.Blocked {
 			v.Blocked++
+		}
+		if r.OK && r.Decision != nil {
+			v.Decision = r.Decision
 		}
 		if r.SerialSource == SerialSourceAttachment {
 			v.SerialFromAttachment = true

@@ -21,8 +21,12 @@ import (
 const PolicyFile = decision.PolicyFile
 
 // LoadPolicy loads and validates fsys's policy.yaml; a directory without
-// one gets the built-in policy (package triage/instructions).
+// one, and a nil fsys, get the built-in policy (package
+// triage/instructions).
 func LoadPolicy(fsys fs.FS) (*decision.Policy, error) {
+	if fsys == nil {
+		fsys = embedded.FS
+	}
 	raw, err := fs.ReadFile(fsys, PolicyFile)
 	if errors.Is(err, fs.ErrNotExist) && fsys != fs.FS(embedded.FS) {
 		return LoadPolicy(embedded.FS)

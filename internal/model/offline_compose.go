@@ -28,57 +28,63 @@ type phrases struct {
 	askSerial, outOfScope, acknowledge string
 	personReplies                      string // after acknowledge, when staff were told
 	paidRepair                         string
+	statutory                          string // the guarantee expired, the seller's statutory liability runs
+	proofOfPurchase                    string // the decision needs the purchase's proof first
 	found                              string
 	attachments                        string // %d attachments the stand-in did not read
 	automatic                          string
 }
 
 var polish = phrases{
-	greeting:      "Dzień dobry,",
-	thanks:        "dziękujemy za wiadomość.",
-	valid:         "Gwarancja dla urządzenia o numerze seryjnym %s jest ważna do %s.",
-	validNoDate:   "Gwarancja dla urządzenia o numerze seryjnym %s jest ważna.",
-	expired:       "Gwarancja dla urządzenia o numerze seryjnym %s wygasła %s.",
-	expiredNoDate: "Gwarancja dla urządzenia o numerze seryjnym %s wygasła.",
-	notFound:      "Nie znaleźliśmy numeru seryjnego %s w naszym rejestrze. Prosimy o sprawdzenie numeru na etykiecie urządzenia lub na dowodzie zakupu i przesłanie go w odpowiedzi na tę wiadomość.",
-	otherStatus:   "Status gwarancji dla urządzenia o numerze seryjnym %s: %s.",
-	checkFailed:   "Nie udało nam się teraz automatycznie sprawdzić gwarancji dla numeru seryjnego %s.",
-	ticket:        "Utworzyliśmy zgłoszenie %s. Prosimy podawać ten numer w dalszej korespondencji.",
-	stepFailed:    "Nie udało nam się teraz automatycznie wykonać wszystkich kroków (na przykład utworzyć zgłoszenia serwisowego).",
-	consultant:    "Nasz konsultant sprawdzi sprawę i odpowie Państwu osobiście.",
-	retryLater:    "Prosimy odpowiedzieć na tę wiadomość nieco później, a spróbujemy ponownie.",
-	askSerial:     "Aby sprawdzić gwarancję, potrzebujemy numeru seryjnego urządzenia. Znajdą go Państwo na etykiecie z tyłu lub na spodzie urządzenia, a także na paragonie lub fakturze zakupu. Prosimy o przesłanie go w odpowiedzi na tę wiadomość.",
-	outOfScope:    "Ta skrzynka obsługuje wyłącznie sprawy gwarancyjne i reklamacyjne, dlatego nie możemy tutaj pomóc w tej sprawie. Jeśli chodzi o gwarancję lub naprawę urządzenia, prosimy odpowiedzieć na tę wiadomość i podać numer seryjny.",
-	acknowledge:   "Potwierdzamy otrzymanie wiadomości.",
-	personReplies: "Konsultant zapozna się z nią i odpowie Państwu osobiście.",
-	paidRepair:    "Możemy zaproponować płatną naprawę. Jeśli są Państwo zainteresowani, prosimy o odpowiedź na tę wiadomość, a przygotujemy wycenę.",
-	found:         "Oto, co znaleźliśmy w naszych materiałach:",
-	attachments:   "(Model offline nie ogląda załączników: przesłane zdjęcia lub dokumenty (%d) nie zostały odczytane. W razie potrzeby obejrzy je konsultant.)",
-	automatic:     "(Odpowiedź przygotowana automatycznie przez model offline triage, zastępczy model bez AI.)",
+	greeting:        "Dzień dobry,",
+	thanks:          "dziękujemy za wiadomość.",
+	valid:           "Gwarancja dla urządzenia o numerze seryjnym %s jest ważna do %s.",
+	validNoDate:     "Gwarancja dla urządzenia o numerze seryjnym %s jest ważna.",
+	expired:         "Gwarancja dla urządzenia o numerze seryjnym %s wygasła %s.",
+	expiredNoDate:   "Gwarancja dla urządzenia o numerze seryjnym %s wygasła.",
+	notFound:        "Nie znaleźliśmy numeru seryjnego %s w naszym rejestrze. Prosimy o sprawdzenie numeru na etykiecie urządzenia lub na dowodzie zakupu i przesłanie go w odpowiedzi na tę wiadomość.",
+	otherStatus:     "Status gwarancji dla urządzenia o numerze seryjnym %s: %s.",
+	checkFailed:     "Nie udało nam się teraz automatycznie sprawdzić gwarancji dla numeru seryjnego %s.",
+	ticket:          "Utworzyliśmy zgłoszenie %s. Prosimy podawać ten numer w dalszej korespondencji.",
+	stepFailed:      "Nie udało nam się teraz automatycznie wykonać wszystkich kroków (na przykład utworzyć zgłoszenia serwisowego).",
+	consultant:      "Nasz konsultant sprawdzi sprawę i odpowie Państwu osobiście.",
+	retryLater:      "Prosimy odpowiedzieć na tę wiadomość nieco później, a spróbujemy ponownie.",
+	askSerial:       "Aby sprawdzić gwarancję, potrzebujemy numeru seryjnego urządzenia. Znajdą go Państwo na etykiecie z tyłu lub na spodzie urządzenia, a także na paragonie lub fakturze zakupu. Prosimy o przesłanie go w odpowiedzi na tę wiadomość.",
+	outOfScope:      "Ta skrzynka obsługuje wyłącznie sprawy gwarancyjne i reklamacyjne, dlatego nie możemy tutaj pomóc w tej sprawie. Jeśli chodzi o gwarancję lub naprawę urządzenia, prosimy odpowiedzieć na tę wiadomość i podać numer seryjny.",
+	acknowledge:     "Potwierdzamy otrzymanie wiadomości.",
+	personReplies:   "Konsultant zapozna się z nią i odpowie Państwu osobiście.",
+	paidRepair:      "Możemy zaproponować płatną naprawę. Jeśli są Państwo zainteresowani, prosimy o odpowiedź na tę wiadomość, a przygotujemy wycenę.",
+	statutory:       "Urządzenie jest jednak nadal objęte ustawową odpowiedzialnością sprzedawcy za zgodność towaru z umową. W jej ramach bezpłatnie naprawimy urządzenie lub wymienimy je na nowe. Prosimy o odpowiedź na tę wiadomość, a przekażemy dalsze kroki.",
+	proofOfPurchase: "Aby ustalić, czy urządzenie jest objęte ustawową odpowiedzialnością sprzedawcy, prosimy o przesłanie dowodu zakupu (paragonu lub faktury) z datą zakupu i dostawy w odpowiedzi na tę wiadomość.",
+	found:           "Oto, co znaleźliśmy w naszych materiałach:",
+	attachments:     "(Model offline nie ogląda załączników: przesłane zdjęcia lub dokumenty (%d) nie zostały odczytane. W razie potrzeby obejrzy je konsultant.)",
+	automatic:       "(Odpowiedź przygotowana automatycznie przez model offline triage, zastępczy model bez AI.)",
 }
 
 var english = phrases{
-	greeting:      "Hello,",
-	thanks:        "thank you for your message.",
-	valid:         "The warranty for the device with serial number %s is valid until %s.",
-	validNoDate:   "The warranty for the device with serial number %s is valid.",
-	expired:       "The warranty for the device with serial number %s expired on %s.",
-	expiredNoDate: "The warranty for the device with serial number %s has expired.",
-	notFound:      "Serial number %s was not found in our warranty register. Please check the number on the device label or on your proof of purchase and send it in reply to this message.",
-	otherStatus:   "Warranty status for the device with serial number %s: %s.",
-	checkFailed:   "We could not check the warranty for serial number %s automatically right now.",
-	ticket:        "We opened ticket %s. Please quote this number in any further correspondence.",
-	stepFailed:    "We could not complete every step automatically right now (for example, open a service ticket).",
-	consultant:    "A consultant will check it and reply to you personally.",
-	retryLater:    "Please reply to this message a little later and we will try again.",
-	askSerial:     "To check the warranty we need the device's serial number. You will find it on the label on the back or bottom of the device, and on the receipt or invoice. Please send it in reply to this message.",
-	outOfScope:    "This mailbox handles warranty and repair matters only, so we cannot help with this request here. If your question is about a warranty or a repair, please reply to this message with the serial number.",
-	acknowledge:   "We confirm that we have received your message.",
-	personReplies: "A consultant will read it and reply to you personally.",
-	paidRepair:    "We can offer a paid repair. If you are interested, please reply to this message and we will prepare a quote.",
-	found:         "Here is what we found in our documentation:",
-	attachments:   "(The offline stand-in model does not look at attachments: the %d attached photo(s) or document(s) were not read. A person will look at them if needed.)",
-	automatic:     "(This reply was prepared automatically by the triage offline model, a stand-in without AI.)",
+	greeting:        "Hello,",
+	thanks:          "thank you for your message.",
+	valid:           "The warranty for the device with serial number %s is valid until %s.",
+	validNoDate:     "The warranty for the device with serial number %s is valid.",
+	expired:         "The warranty for the device with serial number %s expired on %s.",
+	expiredNoDate:   "The warranty for the device with serial number %s has expired.",
+	notFound:        "Serial number %s was not found in our warranty register. Please check the number on the device label or on your proof of purchase and send it in reply to this message.",
+	otherStatus:     "Warranty status for the device with serial number %s: %s.",
+	checkFailed:     "We could not check the warranty for serial number %s automatically right now.",
+	ticket:          "We opened ticket %s. Please quote this number in any further correspondence.",
+	stepFailed:      "We could not complete every step automatically right now (for example, open a service ticket).",
+	consultant:      "A consultant will check it and reply to you personally.",
+	retryLater:      "Please reply to this message a little later and we will try again.",
+	askSerial:       "To check the warranty we need the device's serial number. You will find it on the label on the back or bottom of the device, and on the receipt or invoice. Please send it in reply to this message.",
+	outOfScope:      "This mailbox handles warranty and repair matters only, so we cannot help with this request here. If your question is about a warranty or a repair, please reply to this message with the serial number.",
+	acknowledge:     "We confirm that we have received your message.",
+	personReplies:   "A consultant will read it and reply to you personally.",
+	paidRepair:      "We can offer a paid repair. If you are interested, please reply to this message and we will prepare a quote.",
+	statutory:       "The device is, however, still covered by the seller's statutory liability for goods that do not conform to the contract. Under it we will repair or replace the device free of charge. Please reply to this message and we will tell you the next steps.",
+	proofOfPurchase: "To establish whether the device is covered by the seller's statutory liability, please send us the proof of purchase (receipt or invoice) showing the purchase and delivery date in reply to this message.",
+	found:           "Here is what we found in our documentation:",
+	attachments:     "(The offline stand-in model does not look at attachments: the %d attached photo(s) or document(s) were not read. A person will look at them if needed.)",
+	automatic:       "(This reply was prepared automatically by the triage offline model, a stand-in without AI.)",
 }
 
 // composeBody writes the plain-text reply from the facts, the results of
@@ -101,6 +107,7 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 
 	var lines, tickets, found []string
 	failed, expired, others, told := false, false, 0, false
+	statutory, proof := false, false // the decision's basis for an expired guarantee
 	for _, c := range h.results {
 		if reply != nil && c.name == reply.Name {
 			continue
@@ -134,7 +141,16 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 			case "valid":
 				lines = append(lines, withDate(p.valid, p.validNoDate, sn, date))
 			case "expired":
-				expired = true
+				// The decision (triage's, from the registry and the
+				// policy) says what is owed; without one, a paid repair.
+				switch c.basis() {
+				case "statutory":
+					statutory = true
+				case "needs_proof", "needs_info":
+					proof = true
+				default:
+					expired = true
+				}
 				lines = append(lines, withDate(p.expired, p.expiredNoDate, sn, date))
 			case "not_found":
 				lines = append(lines, fmt.Sprintf(p.notFound, sn))
@@ -177,7 +193,12 @@ func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration,
 		}
 		paras = append(paras, ack)
 	}
-	if expired {
+	switch {
+	case statutory:
+		paras = append(paras, p.statutory)
+	case proof:
+		paras = append(paras, p.proofOfPurchase)
+	case expired:
 		paras = append(paras, p.paidRepair)
 	}
 	if n := len(f.AttachmentsSeen); n > 0 {

@@ -35,6 +35,14 @@ func (o outcome) str(key string) string {
 	return s
 }
 
+// basis is the decision's basis a result carries (check_warranty's
+// decision: {basis: ...}); "" when it carries none.
+func (o outcome) basis() string {
+	d, _ := o.result["decision"].(map[string]any)
+	b, _ := d["basis"].(string)
+	return b
+}
+
 // history collects the function calls and responses so far.
 type history struct {
 	calls   int

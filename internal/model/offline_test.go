@@ -161,6 +161,15 @@ type fakeTools struct {
 	extra map[string]func(args map[string]any) map[string]any
 }
 
+// decided answers check_warranty for an expired guarantee with triage's
+// decision of the given basis.
+func decided(basis string) func(map[string]any) map[string]any {
+	return func(args map[string]any) map[string]any {
+		return map[string]any{"serial_number": args["serial_number"], "status": "expired", "expiration_date": "2024-06-15",
+			"decision": map[string]any{"basis": basis, "remedies": []any{}, "answer_by": "2026-12-12", "jurisdiction": "pl"}}
+	}
+}
+
 func (f *fakeTools) call(name string, args map[string]any) map[string]any {
 	fail := func(code string) map[string]any {
 		return map[string]any{"ok": false, "error": map[string]any{"code": code, "message": "fake " + code}}
@@ -339,6 +348,48 @@ func TestConversation(t *testing.T) {
 			want:      [][]call{{check("SN-2002")}, {send("Re: Gwarancja")}},
 			wantBody:  []string{"SN-2002", "wygasła 2024-06-15", "płatną naprawę"},
 			wantNot:   []string{"TKT-", "ważna do"},
+			wantFinal: "Reply sent.",
+		},
+		{
+			// triage's decision, not the registry's status alone, says
+			// what is owed: the seller's statutory liability, no paid repair.
+			name:      "expired but statutory: repair or replacement, Polish",
+			facts:     prompt.Facts{Scenario: "valid-warranty", Language: "pl", Subject: "Czajnik", SerialNumbers: []string{"SN-2002"}},
+			fns:       []string{"check_warranty", "send_email"},
+			tools:     fakeTools{extra: map[string]func(map[string]any) map[string]any{"check_warranty": decided("statutory")}},
+			want:      [][]call{{check("SN-2002")}, {send("Re: Czajnik")}},
+			wantBody:  []string{"SN-2002", "wygasła 2024-06-15", "odpowiedzialnością sprzedawcy", "naprawimy urządzenie lub wymienimy"},
+			wantNot:   []string{"płatną", "wycen"},
+			wantFinal: "Reply sent.",
+		},
+		{
+			name:      "expired but statutory: English",
+			facts:     prompt.Facts{Scenario: "valid-warranty", Language: "en", Subject: "Kettle", SerialNumbers: []string{"SN-2002"}},
+			fns:       []string{"check_warranty", "send_email"},
+			tools:     fakeTools{extra: map[string]func(map[string]any) map[string]any{"check_warranty": decided("statutory")}},
+			want:      [][]call{{check("SN-2002")}, {send("Re: Kettle")}},
+			wantBody:  []string{"statutory liability", "repair or replace the device free of charge"},
+			wantNot:   []string{"paid repair", "quote"},
+			wantFinal: "Reply sent.",
+		},
+		{
+			name:      "expired, purchase unknown: proof of purchase asked, no paid repair",
+			facts:     prompt.Facts{Scenario: "valid-warranty", Language: "de", Subject: "Wasserkocher", SerialNumbers: []string{"SN-2002"}},
+			fns:       []string{"check_warranty", "send_email"},
+			tools:     fakeTools{extra: map[string]func(map[string]any) map[string]any{"check_warranty": decided("needs_proof")}},
+			want:      [][]call{{check("SN-2002")}, {send("Re: Wasserkocher")}},
+			wantBody:  []string{"Kaufbeleg"},
+			wantNot:   []string{"kostenpflichtige"},
+			wantFinal: "Reply sent.",
+		},
+		{
+			name:      "expired and beyond the statutory period: paid repair",
+			facts:     prompt.Facts{Scenario: "valid-warranty", Language: "pl", Subject: "Czajnik", SerialNumbers: []string{"SN-2002"}},
+			fns:       []string{"check_warranty", "send_email"},
+			tools:     fakeTools{extra: map[string]func(map[string]any) map[string]any{"check_warranty": decided("none")}},
+			want:      [][]call{{check("SN-2002")}, {send("Re: Czajnik")}},
+			wantBody:  []string{"płatną naprawę"},
+			wantNot:   []string{"odpowiedzialnością sprzedawcy"},
 			wantFinal: "Reply sent.",
 		},
 		{

@@ -113,7 +113,7 @@ func photoEnv(t *testing.T, m agent.Model, policy string, ac processor.AttachCon
 		t.Fatal(err)
 	}
 	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Tools: ts, Builtins: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com", dispatcher.Notices{})},
+		dispatcher.Config{Tools: ts, Builtins: dispatcher.Routes(w, nil, tk, ob, "Serwis <serwis@example.com>", "example.com", dispatcher.Notices{})},
 		processor.Config{Scenarios: set, Extractor: ext, ModelName: "reader", Tickets: tk, Attachments: ac,
 			Guard: guard.Config{OwnAddresses: []string{"serwis@example.com"}}})
 	if err != nil {

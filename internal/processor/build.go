@@ -111,7 +111,7 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 		}
 		// Notices go unsigned: they are not replies.
 		staff = &dispatcher.Notifier{Sender: p.Sender, From: p.From, Domain: p.Domain}
-		builtins = dispatcher.Routes(p.Warranty, p.Tickets, replySigner(p.Sender, sc, p.Language, !p.NoAIDisclosure), p.From, p.Domain, notices)
+		builtins = dispatcher.Routes(p.Warranty, p.Instructions.Policy, p.Tickets, replySigner(p.Sender, sc, p.Language, !p.NoAIDisclosure), p.From, p.Domain, notices)
 	}
 	routes := make(map[string]dispatcher.Func, len(p.Routes)+len(p.Mocks))
 	for name, f := range p.Routes {

@@ -59,7 +59,7 @@ func assemble(t *testing.T, fsys fs.FS, m agent.Model, ob mail.Sender) (*process
 		}
 	}
 	return processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Tools: ts, Routes: routes, Builtins: dispatcher.Routes(nil, nil, ob, "Serwis <serwis@example.com>", "example.com", dispatcher.Notices{})},
+		dispatcher.Config{Tools: ts, Routes: routes, Builtins: dispatcher.Routes(nil, nil, nil, ob, "Serwis <serwis@example.com>", "example.com", dispatcher.Notices{})},
 		processor.Config{Scenarios: set, Extractor: ext})
 }
 

@@ -5,6 +5,7 @@ package processor
 import (
 	"triage"
 	"triage/internal/agent"
+	"triage/internal/decision"
 	"triage/internal/dispatcher"
 )
 
@@ -61,6 +62,10 @@ type Outcome struct {
 	// TraceID is the OpenTelemetry trace of this email, when tracing is on
 	// (package trace).
 	TraceID string `json:"trace_id,omitempty"`
+	// Decision is what the shop owes the claim, as triage computed it from
+	// the registry, the policy and the time of receipt (check_warranty);
+	// nil when no call reached one.
+	Decision *decision.Decision `json:"decision,omitempty"`
 }
 
 // AttachmentInfo lists an inbound attachment and whether the model was

@@ -284,7 +284,7 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(e.facts, e.text, e.quoted)
 	// What a grounded reply may state: the session reads the message's own
 	// texts itself, so of the user turn it is given the facts alone.
-	session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, prompt.Blocks(e.facts)}, Language: out.Language})
+	session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, prompt.Blocks(e.facts)}, Language: out.Language, Received: e.in.Received})
 	session.SetTicket(out.TicketID)
 	session.SetAttachmentsSeen(len(e.inline))
 	r.res, r.err = p.cfg.Agent.Run(ctx, agent.Request{
@@ -298,6 +298,7 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 	out.TicketID = session.Ticket()
 	r.verdict = session.Verdict()
 	e.verdict = r.verdict
+	out.Decision = r.verdict.Decision
 	if r.verdict.SerialFromAttachment {
 		out.SerialSource = SerialSourceAttachment
 	}

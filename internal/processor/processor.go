@@ -114,6 +114,11 @@ type Input struct {
 	// Inbox is the watched mailbox the message came from (zero for
 	// triage process): reply mode auto is earned per scenario and inbox.
 	Inbox triage.Inbox
+	// Received is when the message was received as the caller knows it
+	// (watch: the IMAP INTERNALDATE; zero when unknown). The decision's
+	// deadlines count from the earlier plausible of it and the message's
+	// Date (dispatcher.ReceivedAt).
+	Received time.Time
 }
 
 // Processor handles emails; safe for concurrent use.

@@ -219,7 +219,7 @@ func newEnvAt(t testing.TB, dir string, m agent.Model, staff []string, store tic
 	}
 	p, err := processor.Assemble(ac,
 		dispatcher.Config{Tools: ts, StaffAddresses: staff,
-			Builtins: dispatcher.Routes(w, tk, ob, "Serwis <serwis@example.com>", "example.com",
+			Builtins: dispatcher.Routes(w, nil, tk, ob, "Serwis <serwis@example.com>", "example.com",
 				dispatcher.Notices{Case: outboxCase{storeOr(store, tk), ob}, ConsoleURL: "https://console.example.com/"})},
 		pc)
 	if err != nil {

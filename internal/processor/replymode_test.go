@@ -221,7 +221,7 @@ func TestDryRunGuardrails(t *testing.T) {
 func TestReplyModeInvalidConfig(t *testing.T) {
 	ext, _ := serial.New()
 	_, err := processor.Assemble(agent.Config{Model: &scripted{}},
-		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: dispatcher.Routes(nil, nil, nil, "", "", dispatcher.Notices{})},
+		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: dispatcher.Routes(nil, nil, nil, nil, "", "", dispatcher.Notices{})},
 		processor.Config{Scenarios: instructionsWith(t, nil), Extractor: ext, ReplyMode: "later"})
 	if err == nil || !strings.Contains(err.Error(), `ReplyMode "later"`) {
 		t.Fatalf("Assemble with ReplyMode \"later\": err = %v, want one naming it", err)

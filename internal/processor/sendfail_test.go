@@ -61,7 +61,7 @@ func senderEnv(t *testing.T, m agent.Model, sender mail.Sender) (*processor.Proc
 	t.Cleanup(func() { tk.Close() })
 	ext, _ := serial.New()
 	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
-		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: dispatcher.Routes(w, tk, sender, "Serwis <serwis@example.com>", "example.com", dispatcher.Notices{})},
+		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: dispatcher.Routes(w, nil, tk, sender, "Serwis <serwis@example.com>", "example.com", dispatcher.Notices{})},
 		processor.Config{Scenarios: set, Extractor: ext, ModelName: "scripted", Tickets: tk})
 	if err != nil {
 		t.Fatal(err)
