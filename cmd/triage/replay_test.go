@@ -145,7 +145,7 @@ func TestReplayBaselineInstructions(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
 		}
-		if !strings.Contains(stdout, "Replay: 14 email(s), 0 flipped") {
+		if !strings.Contains(stdout, "Replay: 15 email(s), 0 flipped") {
 			t.Errorf("stdout:\n%s", stdout)
 		}
 	})
