@@ -237,3 +237,50 @@ func (nf *Notifier) Unacknowledged(ctx context.Context, u Unacknowledged) error 
 // to: its Message-ID, which a later notice about the same email threads
 // under.
 func staffKey(k triage.Key, to string) triage.Key { return k + triage.Key("|staff|"+to) }
+
+// ComplaintDue is a consumer complaint whose statutory answer deadline
+// nears (or passed) while nobody has answered it on its merits.
+type ComplaintDue struct {
+	Key         triage.Key // the inbound key of the complaint
+	InboundFrom string     // the customer
+	Subject     string     // the customer's subject
+	TicketID    string
+	Received    time.Time
+	AnswerBy    time.Time
+	Staff       []string
+	Now         time.Time
+}
+
+// ComplaintDue mails each staff address a warning that the complaint must
+// be answered on its merits by its deadline, or it is deemed accepted. Its
+// Message-ID derives from the key and the address, so a warning sent
+// again is the same message.
+func (nf *Notifier) ComplaintDue(ctx context.Context, d ComplaintDue) error {
+	left := d.AnswerBy.Sub(d.Now)
+	subject := "Complaint due " + d.AnswerBy.UTC().Format("2006-01-02 15:04 MST")
+	if left <= 0 {
+		subject = "Complaint OVERDUE since " + d.AnswerBy.UTC().Format("2006-01-02 15:04 MST")
+	}
+	if d.TicketID != "" {
+		subject += " " + tickets.Tag(oneLine(d.TicketID))
+	}
+	subject += ": " + clip.Bytes(oneLine(d.Subject), 120, "…")
+	body := "A consumer complaint from " + oneLine(d.InboundFrom) + ", received " + d.Received.UTC().Format(time.RFC3339) +
+		", has not been answered on its merits.\n\nIt must be answered by " + d.AnswerBy.UTC().Format(time.RFC3339) +
+		"; a complaint not answered in time is deemed accepted.\n"
+	if left <= 0 {
+		body = "A consumer complaint from " + oneLine(d.InboundFrom) + ", received " + d.Received.UTC().Format(time.RFC3339) +
+			", was not answered on its merits by its deadline, " + d.AnswerBy.UTC().Format(time.RFC3339) +
+			": it may be deemed accepted.\n"
+	}
+	var errs []error
+	for _, to := range d.Staff {
+		key := d.Key + triage.Key("|complaint-due|"+to)
+		r := &mail.Reply{From: nf.From, To: to, Subject: subject, Body: body, Date: d.Now, Key: key, Notice: true,
+			InboundFrom: d.InboundFrom, MessageID: mail.MessageIDFor(key, nf.Domain)}
+		if _, err := nf.Sender.Send(ctx, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

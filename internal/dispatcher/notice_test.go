@@ -424,3 +424,46 @@ func decodeHeader(t *testing.T, v string) string {
 	}
 	return s
 }
+
+// The complaint warning says by when the complaint must be answered, or
+// that its deadline passed; sent again, it is the same message, sent once.
+func TestComplaintDueNotice(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		now         time.Time
+		subject     string
+		bodyPhrases []string
+	}{
+		{"due", time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC), "Complaint due 2026-11-22 08:00 UTC [TKT-000009]: Reklamacja",
+			[]string{"from jan@example.com", "has not been answered on its merits", "must be answered by 2026-11-22T08:00:00Z", "deemed accepted"}},
+		{"overdue", time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC), "Complaint OVERDUE since 2026-11-22 08:00 UTC [TKT-000009]: Reklamacja",
+			[]string{"was not answered on its merits by its deadline, 2026-11-22T08:00:00Z"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ob, err := replies.NewOutbox(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nf := &dispatcher.Notifier{Sender: ob, From: "Serwis <serwis@example.com>", Domain: "example.com"}
+			d := dispatcher.ComplaintDue{Key: "inbox:9", InboundFrom: "jan@example.com", Subject: "Reklamacja", TicketID: "TKT-000009",
+				Received: time.Date(2026, 11, 8, 8, 0, 0, 0, time.UTC), AnswerBy: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC),
+				Staff: []string{"boss@example.com"}, Now: tc.now}
+			for range 2 {
+				if err := nf.ComplaintDue(context.Background(), d); err != nil {
+					t.Fatal(err)
+				}
+			}
+			raw, m := onlyNotice(t, dir)
+			if m.Subject != tc.subject {
+				t.Errorf("Subject = %q, want %q", m.Subject, tc.subject)
+			}
+			body := bodyOf(t, raw)
+			for _, want := range tc.bodyPhrases {
+				if !strings.Contains(body, want) {
+					t.Errorf("the warning lacks %q:\n%s", want, body)
+				}
+			}
+		})
+	}
+}

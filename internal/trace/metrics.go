@@ -31,6 +31,7 @@ type Metrics struct {
 	lastPass   prometheus.Gauge
 	drafts     *prometheus.GaugeVec
 	oauth2     *prometheus.GaugeVec
+	complaints *prometheus.GaugeVec
 	healthy    atomic.Bool
 	// sendFails counts replies refused (send_failed) in a row; at
 	// sendLimit or more, /healthz reports sending as failing.
@@ -87,7 +88,11 @@ func NewMetrics() *Metrics {
 		Name: "triage_oauth2_token_expiry_seconds",
 		Help: "Unix time at which the OAuth2 access token last obtained expires, by server (imap, smtp; smtp is absent when it shares imap's). Subtract time() for the seconds left.",
 	}, []string{"server"})
-	m.reg.MustRegister(m.processed, m.ledger, m.modelCalls, m.tokens, m.errors, m.latency, m.lastPass, m.drafts, m.oauth2,
+	m.complaints = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "triage_complaints_due",
+		Help: "Consumer complaints on the store not answered on their merits, by state: open (the deadline is ahead) and overdue (it passed: each was logged as an ERROR). The figures of 'triage ledger --due'.",
+	}, []string{"state"})
+	m.reg.MustRegister(m.processed, m.ledger, m.modelCalls, m.tokens, m.errors, m.latency, m.lastPass, m.drafts, m.oauth2, m.complaints,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -164,6 +169,16 @@ func (m *Metrics) Drafts(scenario string, c DraftCounts) {
 	} {
 		m.drafts.WithLabelValues(scenario, outcome).Set(float64(n))
 	}
+}
+
+// ComplaintsDue sets the complaints not answered on their merits: open
+// ones, whose deadline is ahead, and overdue ones.
+func (m *Metrics) ComplaintsDue(open, overdue int) {
+	if m == nil {
+		return
+	}
+	m.complaints.WithLabelValues("open").Set(float64(open))
+	m.complaints.WithLabelValues("overdue").Set(float64(overdue))
 }
 
 // Error counts an error of a kind (imap, smtp, ledger, process).

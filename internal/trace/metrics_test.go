@@ -35,6 +35,7 @@ func TestMetricsHandler(t *testing.T) {
 	m.Reached("replied")
 	m.Error("imap")
 	m.PassDone(time.Unix(1700000000, 0))
+	m.ComplaintsDue(4, 1)
 
 	if code, body := get(t, srv, "/healthz"); code != http.StatusOK || body != "ok\n" {
 		t.Errorf("/healthz = %d %q, want 200 ok", code, body)
@@ -50,6 +51,8 @@ func TestMetricsHandler(t *testing.T) {
 		`triage_errors_total{kind="imap"} 1`,
 		`triage_message_duration_seconds_count 2`,
 		`triage_last_pass_timestamp_seconds 1.7e+09`,
+		`triage_complaints_due{state="open"} 4`,
+		`triage_complaints_due{state="overdue"} 1`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
