@@ -26,6 +26,8 @@ import (
 // threading, to the Reply-To or From the real parser finds), skips subjects
 // containing "auto", fails subjects containing "fail", blocks until
 // cancelled on "hang", and mails ADDR instead on a subject "to:ADDR". A
+// subject containing "complaint" is a complaint; "ticket:T" puts it in
+// ticket T. A
 // subject containing "escalate" is escalated as notify_staff does it: a
 // staff notice to fakeStaff first (the reply only when it went), and the
 // outcome says Escalated.
@@ -107,7 +109,11 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 	if _, addr, ok := strings.Cut(subject, "to:"); ok {
 		to = addr
 	}
-	out := processor.Outcome{File: in.Name, MessageID: msg.Header.Get("Message-Id"), Subject: subject, Scenario: "fake"}
+	out := processor.Outcome{File: in.Name, MessageID: msg.Header.Get("Message-Id"), Subject: subject, Scenario: "fake",
+		Complaint: strings.Contains(subject, "complaint")}
+	if _, rest, ok := strings.Cut(subject, "ticket:"); ok {
+		out.TicketID, _, _ = strings.Cut(rest, " ")
+	}
 	switch {
 	case strings.Contains(subject, "auto"):
 		out.Status, out.Reason = triage.StatusSkipped, "auto_submitted"

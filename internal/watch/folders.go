@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
@@ -116,10 +117,10 @@ func holdsMessageID(c *imapclient.Client, folder, messageID string) (bool, error
 
 // lockedHeader is fetchHead for a worker of the pass: it holds the
 // connection while it fetches.
-func (b *box) lockedHeader(c *imapclient.Client, uid imap.UID, maxSize int64) (hdr []byte, size int64, ok bool, err error) {
+func (b *box) lockedHeader(c *imapclient.Client, uid imap.UID, maxSize int64) (hdr []byte, size int64, internal time.Time, ok bool, err error) {
 	b.imap.Lock()
 	defer b.imap.Unlock()
-	return fetchHead(c, uid, maxSize)
+	return fetchHeadDated(c, uid, maxSize)
 }
 
 // lockedBody is fetchBody for a worker of the pass: it holds the connection
@@ -146,17 +147,25 @@ const maxOversizeFetch = 32 << 10
 // bytes (BODY.PEEK[]<0.N>, which a server serves without reading the rest
 // of a header of any size). ok is false when the message is gone.
 func fetchHead(c *imapclient.Client, uid imap.UID, maxSize int64) (hdr []byte, size int64, ok bool, err error) {
-	bufs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, RFC822Size: true}).Collect()
+	hdr, size, _, ok, err = fetchHeadDated(c, uid, maxSize)
+	return hdr, size, ok, err
+}
+
+// fetchHeadDated is fetchHead that also returns the message's INTERNALDATE
+// (fetched with its size): when the server received it, for the
+// complaint clock.
+func fetchHeadDated(c *imapclient.Client, uid imap.UID, maxSize int64) (hdr []byte, size int64, internal time.Time, ok bool, err error) {
+	bufs, err := c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, RFC822Size: true, InternalDate: true}).Collect()
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("watch: fetch size uid %d: %w", uid, err)
+		return nil, 0, time.Time{}, false, fmt.Errorf("watch: fetch size uid %d: %w", uid, err)
 	}
 	for _, b := range bufs {
 		if b.UID == uid {
-			size, ok = b.RFC822Size, true
+			size, internal, ok = b.RFC822Size, b.InternalDate, true
 		}
 	}
 	if !ok {
-		return nil, 0, false, nil
+		return nil, 0, time.Time{}, false, nil
 	}
 	sec := &imap.FetchItemBodySection{Specifier: imap.PartSpecifierHeader, Peek: true,
 		Partial: &imap.SectionPartial{Offset: 0, Size: maxHeaderFetch}}
@@ -165,14 +174,14 @@ func fetchHead(c *imapclient.Client, uid imap.UID, maxSize int64) (hdr []byte, s
 	}
 	bufs, err = c.Fetch(imap.UIDSetNum(uid), &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{sec}}).Collect()
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("watch: fetch header uid %d: %w", uid, err)
+		return nil, 0, time.Time{}, false, fmt.Errorf("watch: fetch header uid %d: %w", uid, err)
 	}
 	for _, b := range bufs {
 		if b.UID == uid {
-			return b.FindBodySection(sec), size, true, nil
+			return b.FindBodySection(sec), size, internal, true, nil
 		}
 	}
-	return nil, 0, false, nil
+	return nil, 0, time.Time{}, false, nil
 }
 
 // fetchBody fetches the whole message with BODY.PEEK[].

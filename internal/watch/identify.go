@@ -2,6 +2,7 @@ package watch
 
 import (
 	"strings"
+	"time"
 
 	"triage"
 	"triage/internal/message"
@@ -19,6 +20,8 @@ type identity struct {
 	// lower-cased.
 	ReplyTo string
 	Subject string
+	// Date is the Date header (zero when missing or unreadable).
+	Date time.Time
 }
 
 // identify reads a message's header with the pipeline's parser (charsets,
@@ -38,5 +41,6 @@ func identify(header []byte) identity {
 		From:      strings.ToLower(m.From.Address),
 		ReplyTo:   strings.ToLower(m.ReplyTo),
 		Subject:   m.Subject,
+		Date:      m.Date,
 	}
 }

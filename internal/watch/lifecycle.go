@@ -27,7 +27,7 @@ const maxLoggedBody = 64 << 10
 // peek reads the header of one message; nil when it is gone.
 func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid imap.UID) (*peeked, error) {
 	loc := ledger.Loc{Account: w.cfg.Account, Mailbox: w.cfg.Mailbox, UIDValidity: b.uidValidity, UID: uint32(uid)}
-	hdr, size, ok, err := b.lockedHeader(c, uid, w.cfg.MaxMessageBytes)
+	hdr, size, internal, ok, err := b.lockedHeader(c, uid, w.cfg.MaxMessageBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid im
 		}
 		return nil, nil
 	}
-	return &peeked{uid: uid, loc: loc, id: identify(hdr), size: size}, nil
+	return &peeked{uid: uid, loc: loc, id: identify(hdr), size: size, internal: internal}, nil
 }
 
 // handle takes one message to a terminal, settled ledger state. It claims
@@ -172,6 +172,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	if reply != nil {
 		detail = strings.TrimSpace(detail + " reply=" + r.MessageID)
 	}
+	e.Ticket, e.Clock = out.TicketID, w.clock(m, out, end)
 	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
 		return err
 	}

@@ -239,6 +239,9 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 	if err := w.settleSentDrafts(hard, c); err != nil {
 		return err
 	}
+	if err := w.sweepComplaints(hard); err != nil {
+		return err
+	}
 	sel, err := c.Select(w.cfg.Mailbox, nil).Wait()
 	if err != nil {
 		return fmt.Errorf("watch: select %s: %w", w.cfg.Mailbox, err)
@@ -408,6 +411,8 @@ type peeked struct {
 	loc  ledger.Loc
 	id   identity
 	size int64
+	// internal is the message's INTERNALDATE: when the server received it.
+	internal time.Time
 }
 
 // entry is the ledger entry of the message, as its header names it.

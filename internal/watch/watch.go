@@ -155,6 +155,9 @@ type Config struct {
 	// another daemon.
 	Lease time.Duration
 
+	// Complaints configures the complaint clock (complaints.go).
+	Complaints Complaints
+
 	Processor Processor
 	Ledger    *ledger.Ledger
 	Metrics   *trace.Metrics // optional
@@ -290,6 +293,10 @@ func New(cfg Config) (*Watcher, error) {
 	defDur(&cfg.BackoffMin, DefaultBackoffMin)
 	defDur(&cfg.BackoffMax, DefaultBackoffMax)
 	defDur(&cfg.Lease, DefaultLease)
+	defDur(&cfg.Complaints.AnswerPeriod, ledger.DefaultAnswerPeriod)
+	if cfg.Complaints.NotifyBefore == 0 {
+		cfg.Complaints.NotifyBefore = DefaultNotifyBefore
+	}
 	if cfg.Owner == "" {
 		cfg.Owner = DefaultOwner()
 	}
