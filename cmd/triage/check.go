@@ -39,14 +39,18 @@ secret and the model credentials, without connecting or creating anything.
 --env-file loads the secrets the way watch --env-file does. For an oauth2
 block it then obtains one access token from the token endpoint and says for
 which account and how long it is valid (never the token itself); a rotated
-refresh token is saved as watch saves it.
+refresh token is saved as watch saves it. When the configuration's ledger
+exists (its SQLite file, or its store), check reads its complaint clocks,
+read only, and warns about every consumer complaint whose deadline passed
+without an answer on its merits (triage ledger --due lists them).
 
 --json prints one JSON object instead: valid (true or false), problems and
 warnings (lists of lines), config (path, how it was found), instructions
 (source: built-in or the directory; tools: the tools.yaml read, or that the
 built-in bindings apply), scenarios (name, version, file, functions),
 tools (name, spec, effect, final, grounded, max_calls, declared_by),
-mcp_servers, and oauth2 (setting, account, token_url, grant, expires,
+mcp_servers, complaints (open, overdue: the complaint clocks of the
+configuration's ledger), and oauth2 (setting, account, token_url, grant, expires,
 valid_for_seconds, shared_with; never the token). The exit status is the
 same as without it.`,
 		Args: cobra.NoArgs,
@@ -117,6 +121,12 @@ func (c *checkRun) run(cmd *cobra.Command, out io.Writer, r *checkReport) error 
 		}
 		if err != nil {
 			return err
+		}
+		if w := checkComplaintClocks(cmd.Context(), out, wo, r); w != "" {
+			fmt.Fprintln(out, "warning: "+w)
+			if r != nil {
+				r.Warnings = append(r.Warnings, w)
+			}
 		}
 		fmt.Fprintln(out)
 		dir = wo.Instructions

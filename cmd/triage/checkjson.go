@@ -29,6 +29,16 @@ type checkReport struct {
 	// which account a token was obtained and how long it is valid (never
 	// the token).
 	OAuth2 []checkToken `json:"oauth2"`
+	// Complaints are the complaint clocks of the configuration's ledger
+	// (absent without one).
+	Complaints *checkComplaints `json:"complaints,omitempty"`
+}
+
+// checkComplaints counts the consumer complaints not answered on their
+// merits: open (the deadline is ahead) and overdue.
+type checkComplaints struct {
+	Open    int `json:"open"`
+	Overdue int `json:"overdue"`
 }
 
 type checkConfig struct {

@@ -399,6 +399,7 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.YAML(&o.SaveSent)},
 	}...)
 	t = append(t, autonomySettings(&o.Autonomy)...)
+	t = append(t, complaintSettings(&o.Complaints)...)
 	t = append(t, serverSettings("imap", &o.IMAP, "tls")...)
 	return append(t, serverSettings("smtp", &o.SMTP, "starttls")...)
 }

@@ -426,7 +426,8 @@ func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, me
 		Limits:      o.Limits,
 		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: o.Grace, Concurrency: o.Concurrency,
 		Lease: o.Lease, Owner: owner,
-		Processor: p.Processor, Ledger: led, Metrics: met, Logger: log,
+		Complaints: o.Complaints.watch(sender, is.parts.From, domain, o.Staff),
+		Processor:  p.Processor, Ledger: led, Metrics: met, Logger: log,
 	})
 	if err != nil {
 		return nil, p, usageErr("%v", err)

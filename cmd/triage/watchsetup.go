@@ -101,7 +101,9 @@ type watchOptions struct {
 	label   string
 	// Autonomy is the bar of reply mode auto (autonomy.*).
 	Autonomy review.Thresholds
-	table    settings.Table
+	// Complaints is the complaint clock (complaints.*).
+	Complaints complaintOptions
+	table      settings.Table
 }
 
 // secret returns the first of: the environment variable, the file, the
