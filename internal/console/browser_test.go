@@ -130,9 +130,23 @@ func TestBrowser(t *testing.T) {
 			chromedp.Evaluate[chromedp.Void](`document.querySelector("select[name=reason]").dispatchEvent(new Event("change", {bubbles: true}))`),
 			chromedp.Poll[chromedp.Void](`document.querySelectorAll("table.list tbody tr").length === 1`),
 		)
-		if loc := eval[string](t, ctx, `location.search`); loc != "?inbox=&scenario=&reason=draft&age=" {
+		if loc := eval[string](t, ctx, `location.search`); loc != "?inbox=&scenario=&reason=draft&age=&sort=" {
 			t.Errorf("filtered URL query %q", loc)
 		}
+		// The complaints show the time left to answer them; ordered by
+		// deadline, the soonest comes first.
+		step(t, ctx, "order by complaint deadline",
+			chromedp.Evaluate[chromedp.Void](`document.querySelector("select[name=reason]").value = "";
+				document.querySelector("select[name=sort]").value = "due";
+				document.querySelector("select[name=sort]").dispatchEvent(new Event("change", {bubbles: true}))`),
+			chromedp.Poll[chromedp.Void](`document.querySelectorAll("table.list tbody tr").length === 4 && location.search.includes("sort=due")`),
+		)
+		why = eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody .badge")].map(e => e.textContent)`)
+		due := eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody tr td:nth-child(3)")].map(e => e.textContent)`)
+		if strings.Join(why, ",") != "needs_human,draft,failed,escalated" || strings.Join(due, ",") != "47h left,13d left,-,-" {
+			t.Errorf("ordered by deadline: %v, answer by %v; want needs_human (47h left), draft (13d left), then the rest", why, due)
+		}
+		shot(t, ctx, dir, "queue-by-deadline")
 	})
 
 	t.Run("hostile email stays text", func(t *testing.T) {

@@ -232,10 +232,19 @@ func parsePages(now func() time.Time) (map[string]*template.Template, error) {
 			}
 			return t.UTC().Format("2006-01-02 15:04")
 		},
-		"age":  func(t time.Time) string { return ageString(now().Sub(t)) },
-		"pct":  func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
-		"bars": func(n int) int { return n * 8 },
-		"last": func(n int) int { return n - 1 },
+		"age": func(t time.Time) string { return ageString(now().Sub(t)) },
+		// left is the time left to answer a complaint, or how long it is
+		// overdue; overdue says whether it is.
+		"left": func(c *ledger.Complaint) string {
+			if d := c.Left(now()); d > 0 {
+				return ageString(d) + " left"
+			}
+			return "overdue " + ageString(-c.Left(now()))
+		},
+		"overdue": func(c *ledger.Complaint) bool { return c.Left(now()) <= 0 },
+		"pct":     func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
+		"bars":    func(n int) int { return n * 8 },
+		"last":    func(n int) int { return n - 1 },
 	}
 	layout, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
 	if err != nil {

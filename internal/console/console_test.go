@@ -120,6 +120,30 @@ func TestQueue(t *testing.T) {
 	}
 }
 
+// The queue shows each complaint's time left to answer it, an overdue one
+// marked; sort=due puts the complaints first, the soonest deadline first.
+func TestQueueComplaintDeadlines(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	_, body := do(t, ts.URL, req{path: "/queue?sort=due", header: bearer})
+	if diff := cmp.Diff([]string{f.Owned, f.Draft, f.Hostile, f.Escalated}, refsIn(body)); diff != "" {
+		t.Errorf("queue?sort=due (-want +got):\n%s", diff)
+	}
+	for _, want := range []string{`title="2026-11-26 08:10">47h left</span>`, `title="2026-12-08 08:00">13d left</span>`, `<option value="due" selected>`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("queue?sort=due lacks %q", want)
+		}
+	}
+	f.Clock.Set(time.Date(2026, 11, 27, 8, 10, 0, 0, time.UTC)) // a day past the follow-up's conversation's deadline
+	_, body = do(t, ts.URL, req{path: "/queue", header: bearer})
+	if !strings.Contains(body, `<span class="due overdue" title="2026-11-26 08:10">overdue 24h</span>`) {
+		t.Errorf("queue does not mark the overdue complaint:\n%s", body)
+	}
+	if diff := cmp.Diff([]string{f.Draft, f.Hostile, f.Owned, f.Escalated}, refsIn(body)); diff != "" {
+		t.Errorf("queue without sort: oldest first (-want +got):\n%s", diff)
+	}
+}
+
 // TestQueueShowsTheFiltersInForce: a filter whose value nothing waiting has
 // (a bookmarked inbox whose queue is empty) is shown chosen, and the empty
 // list says the filters hid it, not that nothing waits; an age that is not

@@ -111,6 +111,7 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 	f.DraftTicket = tk.TicketID
 	key := f.email(t, email{uid: 1, messageID: "<anna-1@example.com>", from: "anna@example.com", subject: "Kettle broken",
 		text: draftCustomerText, scenario: "valid-warranty", state: ledger.StateDrafted, draft: draftBody,
+		clock: &ledger.Clock{Complaint: true, Received: clk.Now()}, ticket: tk.TicketID,
 		outcome: &processor.Outcome{
 			MessageID: "<anna-1@example.com>", From: "anna@example.com", Subject: "Kettle broken", SerialNumbers: []string{"SN-12345"},
 			Scenario: "valid-warranty", Detection: processor.Detection{Method: "rules", Reason: "serial found; warranty words"},
@@ -148,6 +149,7 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 	clk.Set(time.Date(2026, 11, 24, 8, 10, 0, 0, time.UTC))
 	f.Owned = f.email(t, email{uid: 3, messageID: "<bob-2@example.com>", from: "bob@example.com", subject: "Re: Toaster",
 		text: "Any news?", scenario: "valid-warranty", state: ledger.StateNeedsHuman, reason: triage.ReasonHumanOwner,
+		clock: &ledger.Clock{Complaint: true, Received: time.Date(2026, 11, 12, 8, 10, 0, 0, time.UTC)}, ticket: tk2.TicketID,
 		outcome: &processor.Outcome{Status: triage.StatusSkipped, Reason: triage.ReasonHumanOwner, TicketID: tk2.TicketID, Followup: true}}).Ref()
 
 	// A reply triage sent, and an escalation.
@@ -171,6 +173,10 @@ type email struct {
 	reason                         triage.Reason
 	outcome                        *processor.Outcome
 	draft, reply                   string // the body of its draft or sent reply, if any
+	// clock, when set, is the complaint clock the email is recorded with
+	// (in ticket), as watch records a complaint.
+	clock  *ledger.Clock
+	ticket string
 }
 
 // email records one inbound message as watch does: Begin, its draft or
@@ -202,7 +208,13 @@ func (f *fixture) email(t *testing.T, e email) triage.Key {
 			t.Fatal(err)
 		}
 	}
-	if err := f.Ledger.Finish(ctx, loc, e.state, e.reason, e.scenario); err != nil {
+	if e.clock != nil {
+		err := f.Ledger.Record(ctx, ledger.Entry{Loc: loc, Key: key, MessageID: e.messageID, Sender: e.from, Subject: e.subject,
+			State: e.state, Reason: e.reason, Scenario: e.scenario, Attempts: 1, Ticket: e.ticket, Clock: *e.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+	} else if err := f.Ledger.Finish(ctx, loc, e.state, e.reason, e.scenario); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Ledger.MarkIMAPDone(ctx, loc); err != nil {

@@ -34,6 +34,9 @@ type queueItem struct {
 	Why    string
 	Inbox  string
 	Ticket string
+	// Due is the running complaint clock of the email (its answer
+	// deadline; ledger.Complaint), nil when none runs.
+	Due *ledger.Complaint
 }
 
 type queueView struct {
@@ -41,7 +44,30 @@ type queueView struct {
 	Inboxes, Scenarios, Reasons  []string
 	Inbox, Scenario, Reason, Age string
 	Ages                         []string
-	Total                        int
+	// Sort is SortDue (the soonest answer deadline first) or "" (waiting
+	// longest first).
+	Sort  string
+	Total int
+}
+
+// SortDue orders the queue by complaint deadline: the complaints whose
+// deadline is soonest (overdue first), then the rest, waiting longest first.
+const SortDue = "due"
+
+// byDeadline orders items as SortDue does (a stable sort keeps the rest
+// waiting longest first).
+func byDeadline(items []queueItem) {
+	slices.SortStableFunc(items, func(a, b queueItem) int {
+		switch {
+		case a.Due == nil && b.Due == nil:
+			return 0
+		case a.Due == nil:
+			return 1
+		case b.Due == nil:
+			return -1
+		}
+		return a.Due.AnswerBy.Compare(b.Due.AnswerBy)
+	})
 }
 
 // ageFilters are the queue's age choices: waiting at least this long.
@@ -50,7 +76,8 @@ var ageFilters = map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Hour
 // queue lists everything waiting for a person, oldest first: drafts to
 // review, failed and Needs-Human mail, mail over a limit, escalations.
 // Filters (inbox, scenario, reason, age) are query parameters chosen from
-// the values present.
+// the values present; sort=due puts the complaints first, the soonest
+// answer deadline first. A complaint shows the time left to answer it.
 func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	items, err := s.waiting(r.Context())
 	if err != nil {
@@ -59,6 +86,9 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	v := queueView{Inbox: q.Get("inbox"), Scenario: q.Get("scenario"), Reason: q.Get("reason"), Age: q.Get("age"), Ages: []string{"1h", "24h", "7d"}, Total: len(items)}
+	if v.Sort = q.Get("sort"); v.Sort != SortDue {
+		v.Sort = "" // waiting longest first
+	}
 	minAge, ok := ageFilters[v.Age]
 	if !ok {
 		v.Age = "" // not a choice (a hand-edited link): any age, as the page shows
@@ -83,6 +113,9 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	v.Reasons = appendNew(v.Reasons, v.Reason)
 	for _, l := range [][]string{v.Inboxes, v.Scenarios, v.Reasons} {
 		slices.Sort(l)
+	}
+	if v.Sort == SortDue {
+		byDeadline(v.Items)
 	}
 	s.render(w, r, http.StatusOK, "queue", v)
 }
@@ -111,6 +144,9 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 		}
 		seen[e.Key] = true
 		it := queueItem{Ref: e.Key.Ref(), Entry: e, Inbox: e.Account + "/" + e.Mailbox}
+		if e.Complaint.Open() {
+			it.Due = e.Complaint
+		}
 		o := decodeOutcome(e.Outcome)
 		if o != nil {
 			it.Ticket = o.TicketID
