@@ -79,6 +79,10 @@ const (
 	ReasonPanic            Reason = "panic"               // the pipeline panicked on this message
 	ReasonSendFailed       Reason = "send_failed"         // the mail server refused or could not take the reply
 	ReasonUngroundedClaim  Reason = "ungrounded_claim"    // the reply stated a fact triage could not back
+	// ReasonCommitmentNotAllowed: the reply promised more than the email's
+	// decision allows, or named another decision or none (tools.yaml
+	// commitments), and the model did not correct it.
+	ReasonCommitmentNotAllowed Reason = "commitment_not_allowed"
 	// ReasonEscalated: staff were told and a person owns the conversation;
 	// watch moves the email to the Needs-Human folder (state needs_human).
 	ReasonEscalated Reason = "escalated"

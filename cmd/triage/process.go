@@ -318,6 +318,37 @@ func readAtMost(r io.Reader, size, max int64) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
+// decisionLine is the summary's line on the decision and what the reply
+// committed to ("" when there is neither).
+func decisionLine(out processor.Outcome) string {
+	var parts []string
+	if d := out.Decision; d != nil {
+		p := "decision " + string(d.Basis)
+		if len(d.Remedies) > 0 {
+			rs := make([]string, len(d.Remedies))
+			for i, r := range d.Remedies {
+				rs[i] = string(r)
+			}
+			p += " (" + strings.Join(rs, ", ") + ")"
+		}
+		if !d.AnswerBy.IsZero() {
+			p += ", answer by " + d.AnswerBy.String()
+		}
+		parts = append(parts, p)
+	}
+	if len(out.Commitments) > 0 {
+		cs := make([]string, len(out.Commitments))
+		for i, c := range out.Commitments {
+			cs[i] = string(c)
+		}
+		parts = append(parts, "commitments "+strings.Join(cs, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "    " + strings.Join(parts, "; ")
+}
+
 // printSummary writes the human-readable summary of one outcome.
 //
 // Everything but the marks (which may be coloured) goes through a
@@ -359,6 +390,9 @@ func printSummary(tty io.Writer, out processor.Outcome, m eval.Marks) {
 		if out.Escalated {
 			line += "; escalated: staff notified, a person owns the conversation now"
 		}
+		fmt.Fprintln(w, line)
+	}
+	if line := decisionLine(out); line != "" {
 		fmt.Fprintln(w, line)
 	}
 	for i, c := range out.FunctionCalls {

@@ -43,10 +43,12 @@ type Session struct {
 	ticket    string     // see Call.TicketID
 	// ungrounded counts calls refused for unsupported claims (ground).
 	ungrounded int
-	seen       int  // attachments the model was sent (SetAttachmentsSeen)
-	fromAtt    bool // the call being checked took a serial from an attachment
-	sendFail   *SendFailure
-	halt       error // a refusal that ends the loop (Error.Halt)
+	// overpromised counts calls refused for their commitments (commit).
+	overpromised int
+	seen         int  // attachments the model was sent (SetAttachmentsSeen)
+	fromAtt      bool // the call being checked took a serial from an attachment
+	sendFail     *SendFailure
+	halt         error // a refusal that ends the loop (Error.Halt)
 }
 
 // SetAttachmentsSeen tells the session how many attachments the model was
@@ -100,6 +102,10 @@ type Options struct {
 	// IMAP INTERNALDATE; zero when unknown): with the message's Date it
 	// gives Call.Received (ReceivedAt).
 	Received time.Time
+	// Complaint: the email is a consumer complaint (the processor's
+	// Outcome.Complaint); a reply to it must name the decision reached
+	// (decision_missing). The scenario's complaint flag counts too.
+	Complaint bool
 }
 
 // SetOptions sets the session's options; call it before the first Call.
@@ -165,6 +171,9 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ag
 		if s.fromAtt {
 			rec.SerialSource = SerialSourceAttachment
 		}
+	}
+	if err == nil && first == nil && s.checksCommitments(tool) {
+		err = s.commit(tool, vouched)
 	}
 	if err == nil && first == nil && tool.Grounded {
 		err = s.ground(tool, vouched)

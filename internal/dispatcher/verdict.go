@@ -50,6 +50,10 @@ type Verdict struct {
 	// Decision is what the shop owes the claim: the decision of the last
 	// successful call that reached one (check_warranty); nil when none did.
 	Decision *decision.Decision
+	// Commitments are what the sent reply promised (its commitments
+	// argument, [none] when it gave none), where the final function checks
+	// them (tools.yaml commitments); nil otherwise.
+	Commitments []decision.Commitment
 }
 
 // Refusal is a refused call's reason for leaving the email to a person, and
@@ -82,6 +86,7 @@ func (s *Session) Verdict() Verdict {
 		if r.Name == v.Final && v.Final != "" {
 			if r.OK && !v.Sent {
 				v.Sent, v.DryRun, v.Reply = true, r.DryRun, replyOf(r)
+				v.Commitments = s.acceptedCommitments(r)
 			}
 			if refused == nil && r.Reason != "" && r.Error != nil {
 				refused = r

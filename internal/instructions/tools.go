@@ -23,6 +23,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"triage/internal/clients/httpapi"
+	"triage/internal/decision"
 )
 
 // ToolsFile is the tools file's name inside an instructions directory.
@@ -83,9 +84,14 @@ type Tool struct {
 	Grounded bool `yaml:"grounded"`
 	// MaxCalls caps successful runs per email; 0 means the default (1 for an
 	// effect, else only the per-email call cap).
-	MaxCalls int             `yaml:"max_calls"`
-	Args     map[string]*Arg `yaml:"args"`
-	Requires []Requirement   `yaml:"requires"`
+	MaxCalls int `yaml:"max_calls"`
+	// Commitments are what a reply may promise: a
+	// scenario that declares the function's commitments parameter offers
+	// them as its enum, and the dispatcher checks the declared ones (and the
+	// reply's decision parameter) against the email's decision.
+	Commitments []string        `yaml:"commitments"`
+	Args        map[string]*Arg `yaml:"args"`
+	Requires    []Requirement   `yaml:"requires"`
 	// Spec is a one-line description of how the tool runs, with ${VAR}
 	// unexpanded and header values left out (safe to print).
 	Spec string `yaml:"-"`
@@ -292,6 +298,9 @@ func (t *Tool) validate(cfg ToolsConfig, field func(string) func(string, ...any)
 	if t.Grounded && !t.Final {
 		field("grounded")("only a final tool's reply is checked: set final: true, or remove grounded")
 	}
+	if t.Commitments != nil {
+		t.validateCommitments(field("commitments"))
+	}
 	for _, a := range slices.Sorted(maps.Keys(t.Args)) {
 		p := t.Args[a]
 		f := "args." + a
@@ -342,6 +351,35 @@ func (t *Tool) validate(cfg ToolsConfig, field func(string) func(string, ...any)
 		}
 	}
 }
+
+// validateCommitments checks the commitments list: not empty, names only,
+// each once, none among them.
+func (t *Tool) validateCommitments(fail func(string, ...any)) {
+	if len(t.Commitments) == 0 {
+		fail("empty list (want e.g. [repair, replacement, ticket, none])")
+	}
+	seen := map[string]bool{}
+	for _, c := range t.Commitments {
+		switch {
+		case !toolName.MatchString(c):
+			fail("%q is not a name (letters, digits and _)", c)
+		case seen[c]:
+			fail("%q is listed twice", c)
+		}
+		seen[c] = true
+	}
+	if len(t.Commitments) > 0 && !seen[string(decision.NoCommitment)] {
+		fail("%q is missing: a reply that promises nothing must be able to say so", decision.NoCommitment)
+	}
+}
+
+// CommitmentsParam and DecisionParam are the parameters of a final
+// function that declare what its reply promises and the decision's basis it
+// is written on (Tool.Commitments).
+const (
+	CommitmentsParam = "commitments"
+	DecisionParam    = "decision"
+)
 
 func (t *Tool) validateHTTP(cfg ToolsConfig, field func(string) func(string, ...any)) {
 	h := t.HTTP

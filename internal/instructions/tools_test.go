@@ -10,6 +10,7 @@ import (
 
 	embedded "triage/instructions"
 	"triage/internal/instructions"
+	"triage/internal/testkit/toolstest"
 )
 
 var builtins = []string{"check_warranty", "create_ticket", "send_email", "notify_staff"}
@@ -114,7 +115,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"empty", ``, []string{"tools: tools.yaml: empty"}},
 		{"no tools key", `other: 1`, []string{`line 1: unknown field "other"; valid: tools`}},
-		{"unknown field", "tools:\n  a: {builtin: send_email, efect: true}", []string{`line 2: unknown field "efect" in tools.a; valid: args, builtin, effect,`}},
+		{"unknown field", "tools:\n  a: {builtin: send_email, efect: true}", []string{`line 2: unknown field "efect" in tools.a; valid: args, builtin, commitments, effect,`}},
 		{"two kinds", "tools:\n  a: {builtin: send_email, mcp: {url: 'http://x/mcp'}}", []string{"tools: tools.yaml: a: exactly one of builtin, http and mcp"}},
 		{"no kind", "tools:\n  a: {effect: true}", []string{"a: exactly one of builtin, http and mcp must be set (found 0)"}},
 		{"unknown builtin", "tools:\n  a: {builtin: delete_all}", []string{`a: builtin: "delete_all" is not a builtin`}},
@@ -305,5 +306,32 @@ func TestLoadMissingFile(t *testing.T) {
 	want := "tools: tools.yaml: missing: the instructions need a tools.yaml beside main.md"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want it to contain %q", err, want)
+	}
+}
+
+// A commitments list is names, each once, none among them; a scenario's
+// commitments parameter offers only listed ones.
+func TestCommitmentsList(t *testing.T) {
+	for _, tt := range []struct{ yml, want string }{
+		{"tools:\n  s: {builtin: send_email, final: true, commitments: []}", "empty list"},
+		{"tools:\n  s: {builtin: send_email, final: true, commitments: [repair, repair, none]}", `"repair" is listed twice`},
+		{"tools:\n  s: {builtin: send_email, final: true, commitments: [repair]}", `"none" is missing`},
+		{"tools:\n  s: {builtin: send_email, final: true, commitments: [a-b, none]}", `"a-b" is not a name`},
+	} {
+		_, err := instructions.ParseTools("tools.yaml", []byte(tt.yml), instructions.ToolsConfig{LookupEnv: env(nil)})
+		if err == nil || !strings.Contains(err.Error(), "s: commitments: "+tt.want) {
+			t.Errorf("%s: err = %v, want %q", tt.yml, err, tt.want)
+		}
+	}
+	ts, err := instructions.ParseTools("tools.yaml", []byte("tools:\n  s: {builtin: send_email, final: true, commitments: [repair, none]}"), instructions.ToolsConfig{LookupEnv: env(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := toolstest.Function(t, "s", toolstest.Object(nil, map[string]any{
+		"commitments": map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": []any{"repair", "refund", "none"}}},
+	}))
+	err = ts.Check(&instructions.Scenarios{Scenarios: []*instructions.Scenario{{Name: "x", File: "x.md", Functions: []instructions.Function{fn}}}})
+	if err == nil || !strings.Contains(err.Error(), `"refund" is not among the commitments`) {
+		t.Errorf("Check: %v", err)
 	}
 }

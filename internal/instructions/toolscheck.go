@@ -57,6 +57,14 @@ func (s *Tools) Check(ss *Scenarios) error {
 					notParam("args."+a, a)
 				}
 			}
+			if t.Commitments != nil && slices.Contains(params, CommitmentsParam) {
+				for _, c := range commitmentEnum(fn) {
+					if !slices.Contains(t.Commitments, c) {
+						add(fmt.Errorf("tools: %s: available_functions[%d].parameters.properties.%s: %q is not among the commitments %s declares for %s (%s)",
+							sc.File, i, CommitmentsParam, c, s.File, fn.Name, strings.Join(t.Commitments, ", ")))
+					}
+				}
+			}
 			if t.HTTP != nil {
 				for _, p := range httpapi.Placeholders(t.HTTP.URL) {
 					if !slices.Contains(params, p) {
@@ -139,6 +147,26 @@ func (s *Tools) FinalOf(sc *Scenario) string {
 func Parameters(fn *Function) []string {
 	props, _ := fn.Parameters["properties"].(map[string]any)
 	return slices.Sorted(maps.Keys(props))
+}
+
+// commitmentEnum is the enum of the items of fn's commitments parameter.
+func commitmentEnum(fn *Function) []string {
+	props, _ := fn.Parameters["properties"].(map[string]any)
+	p, _ := props[CommitmentsParam].(map[string]any)
+	items, _ := p["items"].(map[string]any)
+	enum, _ := items["enum"].([]any)
+	var out []string
+	for _, e := range enum {
+		out = append(out, fmt.Sprint(e))
+	}
+	return out
+}
+
+// Declares reports whether fn declares the parameter param.
+func Declares(fn *Function, param string) bool {
+	props, _ := fn.Parameters["properties"].(map[string]any)
+	_, ok := props[param]
+	return ok
 }
 
 func orNone(s []string) string {

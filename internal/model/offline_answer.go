@@ -186,5 +186,6 @@ func nextStep(req *geminiRequest, f prompt.Facts, sc *instructions.Scenario) *tu
 	// same: the trusted reply_to from the facts block.
 	args, _ := fill(reply, f, "", keyword)
 	args["body"] = composeBody(f, h, decls, reply, sc)
+	declareCommitments(args, reply, h)
 	return call(&genai.FunctionCall{Name: reply.Name, Args: args})
 }

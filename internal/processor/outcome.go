@@ -66,6 +66,10 @@ type Outcome struct {
 	// the registry, the policy and the time of receipt (check_warranty);
 	// nil when no call reached one.
 	Decision *decision.Decision `json:"decision,omitempty"`
+	// Commitments are what the reply promised (its send_email commitments,
+	// checked against Decision; [none] when it promised nothing), where the
+	// scenario declares them.
+	Commitments []decision.Commitment `json:"commitments,omitempty"`
 }
 
 // AttachmentInfo lists an inbound attachment and whether the model was

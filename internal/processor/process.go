@@ -284,7 +284,7 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(e.facts, e.text, e.quoted)
 	// What a grounded reply may state: the session reads the message's own
 	// texts itself, so of the user turn it is given the facts alone.
-	session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, prompt.Blocks(e.facts)}, Language: out.Language, Received: e.in.Received})
+	session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, prompt.Blocks(e.facts)}, Language: out.Language, Received: e.in.Received, Complaint: out.Complaint})
 	session.SetTicket(out.TicketID)
 	session.SetAttachmentsSeen(len(e.inline))
 	r.res, r.err = p.cfg.Agent.Run(ctx, agent.Request{
@@ -298,7 +298,7 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 	out.TicketID = session.Ticket()
 	r.verdict = session.Verdict()
 	e.verdict = r.verdict
-	out.Decision = r.verdict.Decision
+	out.Decision, out.Commitments = r.verdict.Decision, r.verdict.Commitments
 	if r.verdict.SerialFromAttachment {
 		out.SerialSource = SerialSourceAttachment
 	}
@@ -385,6 +385,9 @@ func notSent(r ran) (triage.Reason, string) {
 	}
 	if e := v.FinalError; e != nil && e.Code == dispatcher.CodeUngroundedClaim {
 		return triage.ReasonUngroundedClaim, e.Message
+	}
+	if e := v.FinalError; e != nil && dispatcher.Overpromised(e.Code) {
+		return triage.ReasonCommitmentNotAllowed, e.Message
 	}
 	if n := v.NoticeRefused; n != nil {
 		return n.Reason, n.Message
