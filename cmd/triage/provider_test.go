@@ -24,7 +24,8 @@ func TestProcessThroughOpenAI(t *testing.T) {
 		"serial_number": "SN-48213-PL", "customer_email": "anna.nowak@example.pl", "priority": "normal", "summary": "Ekspres nie grzeje wody."}})
 	send := func(id, body string) openaitest.Step {
 		return openaitest.Calls(openaitest.Call{ID: id, Name: "send_email", Args: map[string]any{
-			"to": "anna.nowak@example.pl", "subject": "Re: Reklamacja – ekspres nie grzeje wody", "body": body}})
+			"to": "anna.nowak@example.pl", "subject": "Re: Reklamacja – ekspres nie grzeje wody", "body": body,
+			"decision": "guarantee", "commitments": []any{"ticket"}}})
 	}
 	type summary struct {
 		Code   int
