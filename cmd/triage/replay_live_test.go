@@ -23,7 +23,7 @@ func liveRun(ticket bool) []geminitest.Step {
 			geminitest.Obj("serial_number", "SN-48213-PL", "customer_email", "anna.nowak@example.pl", "priority", "normal"))))
 	}
 	return append(steps, geminitest.One(geminitest.Call("c3", "send_email", geminitest.Obj("to", "anna.nowak@example.pl",
-		"subject", "Re: Reklamacja – ekspres nie grzeje wody", "body", "Dzień dobry, gwarancja urządzenia SN-48213-PL jest ważna do 2027-05-31."))))
+		"subject", "Re: Reklamacja – ekspres nie grzeje wody", "body", "Dzień dobry, gwarancja urządzenia SN-48213-PL jest ważna do 2027-05-31.", "decision", "guarantee"))))
 }
 
 // TestReplayRunsLive: with a live model each side runs -k times (here a
