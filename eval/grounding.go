@@ -65,9 +65,12 @@ func (r *Runner) replyClaims(ctx context.Context, raw []byte, o processor.Outcom
 
 // sourcesOf rebuilds what the model was given for the email raw, as the
 // dispatcher collects it: the instructions (main.md and the scenario), the
-// email (subject, text, quoted history, addresses, date), the trusted facts
-// and the ticket (read back from the run's store), the customer's language,
-// and every successful function result.
+// email's addresses and date, the trusted facts and the ticket (read back
+// from the run's store), the customer's language, and every successful
+// function result; the customer's own words (the email's subject, text and
+// quoted history, the fields of the user turn they wrote, the attachments'
+// names, the ticket's summary, subjects and notes) back only what a reply
+// quotes as theirs.
 func (r *Runner) sourcesOf(ctx context.Context, raw []byte, o processor.Outcome, tk tickets.Store) *grounding.Sources {
 	var src grounding.Sources
 	if sc := r.cfg.Scenarios.Get(o.Scenario); sc != nil {
@@ -81,24 +84,30 @@ func (r *Runner) sourcesOf(ctx context.Context, raw []byte, o processor.Outcome,
 			facts.Received = m.Date.UTC().Format(time.RFC3339)
 			src.AddText(m.Date.Format("2006-01-02"))
 		}
-		src.AddText(prompt.User(facts, m.Text, m.Quoted))
-		for _, t := range []string{m.Subject, m.Text, m.Quoted, m.From.Address, m.ReplyTo} {
+		src.AddText(prompt.Trusted(facts))
+		src.AddCustomerText(prompt.Written(facts))
+		for _, t := range []string{m.Subject, m.Text, m.Quoted} {
+			src.AddCustomerText(t)
+		}
+		for _, t := range []string{m.From.Address, m.ReplyTo} {
 			src.AddText(t)
 		}
 	}
 	for _, a := range o.Attachments {
-		src.AddText(a.Name)
+		src.AddCustomerText(a.Name)
 	}
 	src.AddText(o.TicketID)
 	src.AddLanguage(o.Language)
 	if o.TicketID != "" && tk != nil {
 		if st, err := tk.Get(ctx, o.TicketID); err == nil {
-			src.AddValue([]string{st.TicketID, st.Status, st.Summary, st.SerialNumber, st.CreatedAt.UTC().Format(time.RFC3339)})
+			src.AddValue([]string{st.TicketID, st.Status, st.SerialNumber, st.CreatedAt.UTC().Format(time.RFC3339)})
+			src.AddCustomerText(st.Summary)
 			for _, m := range st.Messages {
-				src.AddValue([]string{m.Subject, m.At.UTC().Format(time.RFC3339)})
+				src.AddValue(m.At.UTC().Format(time.RFC3339))
+				src.AddCustomerText(m.Subject)
 			}
 			for _, n := range st.Notes {
-				src.AddText(n.Text)
+				src.AddCustomerText(n.Text) // a follow-up's text
 			}
 		}
 	}

@@ -46,7 +46,8 @@ func (s *Session) ground(t *instructions.Tool, args map[string]any) error {
 		return nil
 	}
 	s.ungrounded++
-	msg := fmt.Sprintf("the reply states %s, which neither the customer's email, the case facts, the instructions nor a function result of this email contains",
+	msg := fmt.Sprintf("the reply states %s, which neither the case facts, the instructions nor a function result of this email contains "+
+		"(the customer's own words back only what the reply quotes as theirs, e.g. you wrote: \"...\")",
 		strings.Join(bad, ", "))
 	if s.ungrounded < MaxGroundingRefusals {
 		msg += fmt.Sprintf("; state only facts you were given (or say a consultant will confirm), and call %s again", t.Name)
@@ -57,18 +58,26 @@ func (s *Session) ground(t *instructions.Tool, args map[string]any) error {
 }
 
 // groundingSources collects what a grounded reply may state: the texts the
-// model was given (Options.Sources: the instructions and the facts of the
-// user turn), the inbound message (its subject, text, quoted history,
-// addresses and date), the scenario's instructions, the email's ticket,
-// the customer's language (the country codes it tells) and every successful
-// function result of this email.
+// shop controls that the model was given (Options.Sources: the
+// instructions and the trusted facts of the user turn), the message's
+// addresses and date, the scenario's instructions, the email's ticket,
+// the customer's language (the country codes it tells) and every
+// successful function result of this email. The customer's own words (the
+// message's subject, text and quoted history, Options.CustomerTexts) back
+// only what the reply quotes as theirs.
 func (s *Session) groundingSources() *grounding.Sources {
 	var src grounding.Sources
 	for _, t := range s.opts.Sources {
 		src.AddText(t)
 	}
+	for _, t := range s.opts.CustomerTexts {
+		src.AddCustomerText(t)
+	}
 	if m := s.msg; m != nil {
-		for _, t := range []string{m.Subject, m.Text, m.Quoted, m.From.Address, m.ReplyTo} {
+		for _, t := range []string{m.Subject, m.Text, m.Quoted} {
+			src.AddCustomerText(t)
+		}
+		for _, t := range []string{m.From.Address, m.ReplyTo} {
 			src.AddText(t)
 		}
 		if !m.Date.IsZero() {

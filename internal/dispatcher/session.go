@@ -92,10 +92,14 @@ type Options struct {
 	// but is answered {"dry_run": true, ...} without running (see
 	// dryRunResult); nothing changes anywhere.
 	DryRun bool
-	// Sources are the texts the model was given besides the message's own
-	// (the system instruction, the facts of the user turn): a grounded
-	// tool's claims may come from them and from the message (see ground).
-	Sources []string
+	// Sources are the texts the shop controls that the model was given
+	// (the system instruction, the trusted facts of the user turn): a
+	// grounded tool's claims may come from them and from the function
+	// results (see ground). CustomerTexts are the other fields of the user
+	// turn the customer wrote; like the message's own texts they back only
+	// what a reply quotes as the customer's (grounding.AddCustomerText).
+	Sources       []string
+	CustomerTexts []string
 	// Language is the customer's language (Call.Language).
 	Language string
 	// Received is when the email was received as the caller knows it (the

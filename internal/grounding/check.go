@@ -9,10 +9,12 @@ import (
 	"sync"
 )
 
-// Sources is what a reply may state: the texts the model was given and the
+// Sources is what a reply may state: the texts the shop controls that the
+// model was given (the instructions, the trusted case facts) and the
 // values functions returned. Add texts and values, then call Unsupported.
-// The zero value is empty and ready to use; it is not safe for concurrent
-// use.
+// The customer's own words (AddCustomerText) back only what a reply quotes
+// as theirs. The zero value is empty and ready to use; it is not safe for
+// concurrent use.
 type Sources struct {
 	texts    []string // upper-cased, for identifier and number lookups
 	keys     map[Kind]map[string]bool
@@ -41,6 +43,23 @@ type Sources struct {
 	// hosts are the hosts of the URLs and the domains of the addresses
 	// the sources write: they back a domain written alone.
 	hosts map[string]bool
+	// customer are the customer's own words (AddCustomerText).
+	customer *Sources
+}
+
+// AddCustomerText adds a text the customer wrote (the email's subject,
+// text and quoted history, the fields of the user turn they wrote). It
+// backs no claim of a reply but one the reply quotes as theirs (see
+// quotedSpans), and a duration: how long a device worked or has been
+// broken is the customer's to tell ("przestał działać po 3 miesiącach").
+// A date, an amount, a reference, a phone number or an address the
+// customer wrote backs nothing unquoted: a customer who claims a warranty
+// until 2031 does not get it confirmed.
+func (s *Sources) AddCustomerText(text string) {
+	if s.customer == nil {
+		s.customer = &Sources{}
+	}
+	s.customer.AddText(text)
 }
 
 // AddLanguage adds what the customer's language (ISO 639-1) tells: the
@@ -206,10 +225,21 @@ var trailingDigits = regexp.MustCompile(`\d+$`)
 // the order Claims finds them, each distinct claim once.
 func (s *Sources) Unsupported(text string) []Claim {
 	s.init()
+	if len(text) > MaxText {
+		text = text[:MaxText]
+	}
+	r := readable(text)
+	var quoted [][2]int
+	if s.customer != nil {
+		quoted = quotedSpans(r.text)
+	}
 	var out []Claim
 	seen := map[string]bool{}
-	for _, c := range Claims(text) {
+	for _, c := range claimsOf(r, false) {
 		if s.supports(c) || seen[string(c.Kind)+"\x00"+c.Text] {
+			continue
+		}
+		if s.customer != nil && (c.Kind == KindDuration || inSpans(quoted, c.at)) && s.customer.backs(c, s.codes) {
 			continue
 		}
 		seen[string(c.Kind)+"\x00"+c.Text] = true
@@ -219,7 +249,11 @@ func (s *Sources) Unsupported(text string) []Claim {
 }
 
 // supports reports whether the sources back one claim.
-func (s *Sources) supports(c Claim) bool {
+func (s *Sources) supports(c Claim) bool { return s.backs(c, nil) }
+
+// backs is supports with the country codes of more (the sources' a
+// customer's quoted number may be written with) besides s.codes.
+func (s *Sources) backs(c Claim, more map[string]bool) bool {
 	switch c.Kind {
 	case KindURL:
 		return s.keys[KindURL][c.key] || host(c.key) == c.key && s.hosts[c.key]
@@ -237,7 +271,7 @@ func (s *Sources) supports(c Claim) bool {
 		// be one the sources write ("+48 22 123 45 67" backs "+48" before
 		// the customer's "601 234 567", not "+45").
 		for _, p := range s.phones {
-			if samePhone(p, c.key) && (len(c.key) <= len(p) || s.codes[c.key[:len(c.key)-len(p)]]) {
+			if samePhone(p, c.key) && (len(c.key) <= len(p) || s.codes[c.key[:len(c.key)-len(p)]] || more[c.key[:len(c.key)-len(p)]]) {
 				return true
 			}
 		}

@@ -8,9 +8,10 @@
 // such as "tys." or "k", or in words), durations and percentages, phone
 // numbers, bank account and card numbers, email addresses, also spelled
 // out ("anna (at) example (dot) pl"), and URLs, also a domain without a
-// scheme) and tells which of them appear nowhere in the sources the model
-// was given (the customer's email, the function results of this email,
-// the trusted facts, the instructions). Dates are compared as calendar
+// scheme) and tells which of them appear nowhere in the sources the shop
+// controls (the function results of this email, the trusted facts, the
+// instructions): the customer's own words back nothing, but a claim the
+// reply quotes as theirs (see Sources.AddCustomerText). Dates are compared as calendar
 // dates, amounts as numbers and durations as lengths, so "1 maja 2027" is
 // backed by "2027-05-01", "1 maja" (no year) by the first of May of any
 // year, "do 2027 roku" by any date of 2027, "30 i 31 maja 2027" by both
@@ -73,6 +74,8 @@ type Claim struct {
 	// degree and unit ("few time 1440": "kilka dni", "a few days").
 	numbers []string
 	lengths []string
+	// at is where the claim starts in the text as readable writes it.
+	at int
 }
 
 // String names the claim for a person or the model: `"2027-06-01" (date)`.
@@ -162,6 +165,7 @@ func (s *scan) claim(c Claim, start, end int) {
 	if c.Text == "" {
 		c.Text = s.orig[start:end]
 	}
+	c.at = start
 	s.claims = append(s.claims, c)
 	clear(s.masked[start:end])
 }

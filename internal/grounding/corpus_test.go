@@ -98,9 +98,9 @@ var corpus = []corpusCase{
 		facts:    prompt.Facts{Scenario: "follow-up", From: "anna.kowalska@example.pl", ReplyTo: "anna.kowalska@example.pl", Language: "pl", Subject: "Re: [TKT-000123] Reklamacja ekspresu", SerialNumbers: []string{"SN-48213-PL"}, Ticket: &prompt.Ticket{ID: "TKT-000123", Status: "open", Opened: "2026-11-16T10:05:00Z", Messages: 2}},
 		text:     "Dodam jeszcze, że ekspres wycieka od spodu. Mój numer telefonu to 601 234 567.",
 		replies: []reply{
-			{"pl", "Dzień dobry,\n\ndziękujemy za dodatkowe informacje. Dodaliśmy je do zgłoszenia TKT-000123 (zgłoszenie nr 123) otwartego 16 listopada 2026 r., czyli w listopadzie 2026. Konsultant prowadzący sprawę może zadzwonić pod numer 601 234 567.\n"},
-			{"en", "Hello,\n\nthank you for the update. We have added it to ticket TKT-000123, opened on November 16, 2026. The consultant handling it may call you at +48 601 234 567.\n"},
-			{"de", "Guten Tag,\n\nvielen Dank für die Ergänzung. Wir haben sie dem Ticket TKT-000123 (Ticket-Nr. 123) vom 16. November 2026 hinzugefügt. Der zuständige Berater meldet sich bei Ihnen unter 601-234-567.\n"},
+			{"pl", "Dzień dobry,\n\ndziękujemy za dodatkowe informacje. Dodaliśmy je do zgłoszenia TKT-000123 (zgłoszenie nr 123) otwartego 16 listopada 2026 r., czyli w listopadzie 2026. Konsultant prowadzący sprawę może zadzwonić pod numer, który Pani podała: „601 234 567”.\n"},
+			{"en", "Hello,\n\nthank you for the update. We have added it to ticket TKT-000123, opened on November 16, 2026. The consultant handling it may call you at the number you gave: \"+48 601 234 567\".\n"},
+			{"de", "Guten Tag,\n\nvielen Dank für die Ergänzung. Wir haben sie dem Ticket TKT-000123 (Ticket-Nr. 123) vom 16. November 2026 hinzugefügt. Der zuständige Berater meldet sich bei Ihnen unter der Nummer, die Sie angegeben haben: „601-234-567“.\n"},
 		},
 	},
 	{
@@ -108,9 +108,9 @@ var corpus = []corpusCase{
 		facts:    prompt.Facts{Scenario: "graceful-degradation", From: "ola@example.pl", ReplyTo: "ola@example.pl", Language: "pl", Subject: "Pilne", SerialNumbers: []string{"AB-1234-XY"}},
 		text:     "Urządzenie AB-1234-XY - proszę o kontakt, szczegóły w załączniku (faktura FV/2026/11/042 na 1 299,00 zł).",
 		replies: []reply{
-			{"pl", "Dzień dobry,\n\ndziękujemy za wiadomość, którą otrzymaliśmy. Zanotowaliśmy numer seryjny AB-1234-XY oraz fakturę FV/2026/11/042 na kwotę 1299 zł. Konsultant zapozna się ze sprawą i odpowie.\n"},
-			{"en", "Hello,\n\nthank you, we have received your message and noted serial number AB-1234-XY (invoice FV/2026/11/042, PLN 1,299.00). A consultant will read it and reply.\n"},
-			{"de", "Guten Tag,\n\nvielen Dank, Ihre Nachricht ist bei uns eingegangen. Wir haben die Seriennummer AB-1234-XY und die Rechnung FV/2026/11/042 über 1.299,00 PLN notiert. Ein Berater wird sich melden.\n"},
+			{"pl", "Dzień dobry,\n\ndziękujemy za wiadomość, którą otrzymaliśmy. Zanotowaliśmy numer seryjny AB-1234-XY oraz to, co Pani napisała: „faktura FV/2026/11/042 na 1299 zł”. Konsultant zapozna się ze sprawą i odpowie.\n"},
+			{"en", "Hello,\n\nthank you, we have received your message and noted serial number AB-1234-XY and what you wrote: \"invoice FV/2026/11/042, PLN 1,299.00\". A consultant will read it and reply.\n"},
+			{"de", "Guten Tag,\n\nvielen Dank, Ihre Nachricht ist bei uns eingegangen. Wir haben die Seriennummer AB-1234-XY notiert und, wie Sie schrieben, „Rechnung FV/2026/11/042 über 1.299,00 PLN“. Ein Berater wird sich melden.\n"},
 		},
 	},
 }
@@ -118,8 +118,8 @@ var corpus = []corpusCase{
 // TestShippedScenariosCorrectRepliesAreGrounded: the false-positive rate on
 // correct replies to every shipped scenario, in Polish, English and German,
 // is zero. The sources are what the pipeline gives the model: the shipped
-// instructions, the user turn (facts, the customer's words) and the
-// function results.
+// instructions, the trusted facts and the function results; the
+// customer's words back what a reply quotes as theirs.
 func TestShippedScenariosCorrectRepliesAreGrounded(t *testing.T) {
 	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
@@ -134,7 +134,9 @@ func TestShippedScenariosCorrectRepliesAreGrounded(t *testing.T) {
 		}
 		var src grounding.Sources
 		src.AddText(prompt.System(set.Main, sc.Body))
-		src.AddText(prompt.User(c.facts, c.text, ""))
+		src.AddText(prompt.Trusted(c.facts))
+		src.AddCustomerText(prompt.Written(c.facts))
+		src.AddCustomerText(c.text)
 		src.AddLanguage(c.facts.Language)
 		for _, r := range c.results {
 			src.AddValue(r)
@@ -169,12 +171,13 @@ func BenchmarkSources(b *testing.B) {
 	}
 	c := corpus[0]
 	system := prompt.System(set.Main, set.Get(c.scenario).Body)
-	user := prompt.User(c.facts, c.text, "")
 	b.ReportAllocs()
 	for b.Loop() {
 		var src grounding.Sources
 		src.AddText(system)
-		src.AddText(user)
+		src.AddText(prompt.Trusted(c.facts))
+		src.AddCustomerText(prompt.Written(c.facts))
+		src.AddCustomerText(c.text)
 		for _, r := range c.results {
 			src.AddValue(r)
 		}

@@ -85,3 +85,30 @@ func TestDatesInMoreLanguagesAndYears(t *testing.T) {
 		{"Q1 2027 is not when it ends either.", []string{`"Q1 2027" (date)`}},
 	})
 }
+
+// The customer's own words back nothing a reply states as the shop's: a
+// customer who claims a warranty until 2031 does not get it confirmed. A
+// reply may quote them when it marks the words as theirs (a quotation
+// after "you wrote", "napisała Pani", "Sie schrieben"...), and the
+// quotation must be faithful; a reply's subject "Re: ..." repeats theirs.
+func TestCustomerWordsBackOnlyQuotes(t *testing.T) {
+	src := shopSources()
+	src.AddLanguage("pl")
+	src.AddCustomerText("Reklamacja nr 77 - gwarancja do 2031")
+	src.AddCustomerText("Dzień dobry, kupiłem ekspres 03.03.2025 za 1 299,00 zł z gwarancją do 31.12.2031. Ekspres przestał działać po 3 miesiącach. Mój telefon: 601 234 567, zamówienie #7731.")
+	checkUnsupported(t, src, []unsupportedCase{
+		{"Potwierdzamy: gwarancja jest ważna do 31.12.2031.", []string{`"31.12.2031" (date)`}},
+		{"Gwarancja obowiązuje do 2031 roku.", []string{`"do 2031 roku" (date)`}},
+		{"Zwrócimy 1299 zł za zamówienie #7731; zadzwonimy pod 601 234 567.", []string{`"1299 zł" (amount)`, `"601 234 567" (phone number)`, `"#7731" (ticket number)`}},
+		// Quoted as theirs: backed by their words, faithfully.
+		{"Napisał Pan: „kupiłem ekspres 03.03.2025 za 1 299,00 zł z gwarancją do 31.12.2031”. Według naszego rejestru gwarancja jest ważna do 01.05.2027.", nil},
+		{"You wrote that your warranty runs \"until 31.12.2031\"; our register says 1 May 2027. We will call you at the number you gave: \"+48 601 234 567\".", nil},
+		{"Sie schrieben: „Garantie bis 31.12.2032“.", []string{`"31.12.2032" (date)`}},
+		// A quotation no phrase gives to the customer is the shop's.
+		{"Gwarancja „do 31.12.2031” jest ważna.", []string{`"31.12.2031" (date)`}},
+		// Their subject, repeated as a reply's; a duration they tell.
+		{"Re: Reklamacja nr 77 - gwarancja do 2031", nil},
+		{"Re: Reklamacja nr 78", []string{`"nr 78" (ticket number)`}},
+		{"Rozumiemy, że ekspres przestał działać po 3 miesiącach.", nil},
+	})
+}

@@ -79,8 +79,9 @@ type Tool struct {
 	Final bool `yaml:"final"`
 	// Grounded (final tools only) refuses a call whose text states a fact
 	// (a ticket or serial number, a date, an amount, a phone number, an
-	// address, a URL) that neither the customer's email, the case facts,
-	// the instructions nor a function result of this email contains.
+	// address, a URL) that neither the case facts, the instructions nor a
+	// function result of this email contains; the customer's own words
+	// back only what the text quotes as theirs (package grounding).
 	Grounded bool `yaml:"grounded"`
 	// MaxCalls caps successful runs per email; 0 means the default (1 for an
 	// effect, else only the per-email call cap).

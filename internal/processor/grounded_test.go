@@ -55,9 +55,10 @@ func (l *liar) GenerateContent(ctx context.Context, model string, contents []*ge
 }
 
 // TestGroundedReplies: with the shipped tools.yaml (send_email grounded), a
-// reply stating a fact that neither the email, the facts, the instructions
-// nor a function result backs is refused with ungrounded_claim naming the
-// claim; the model may correct it once, then the email is left for a person.
+// reply stating a fact that neither the facts, the instructions nor a
+// function result backs is refused with ungrounded_claim naming the claim
+// (the customer's own words back only what the reply quotes as theirs);
+// the model may correct it once, then the email is left for a person.
 // The registry says SN-48213-PL is valid until 2027-05-31; the ticket the
 // pipeline opens is TKT-000001.
 func TestGroundedReplies(t *testing.T) {
@@ -149,6 +150,10 @@ func TestGroundedReplies(t *testing.T) {
 			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Technik przyjedzie 27, 28, 29 i 31 maja.",
 			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Dopłata za kuriera: $0 EUR 35.",
 		}, want{refusedTwice, []string{`"27, 28, 29 i 31 maja" (date)`, `"EUR 35" (amount)`}}},
+		{"the customer's own date confirmed, then an invented quotation", []string{
+			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Usterka od 12.11.2026 jest objęta gwarancją.",
+			"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Napisała Pani, że ekspres „nie działa od 13.11.2026”.",
+		}, want{refusedTwice, []string{`"12.11.2026" (date)`, `"13.11.2026" (date)`}}},
 		{"invented amount and address", []string{
 			"Naprawa kosztuje 349 zł, prosimy o wpłatę i kontakt: naprawy@serwis-example.pl, https://serwis-example.pl/platnosc.",
 			good,
@@ -163,9 +168,9 @@ func TestGroundedReplies(t *testing.T) {
 			want{summary{Status: triage.StatusFailed, Reason: triage.ReasonUngroundedClaim, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
 				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email blocked:ungrounded_claim", "send_email blocked:ungrounded_claim", "send_email blocked:ungrounded_claim"}},
 				[]string{`"TKT-000009" (ticket number)`, `"TKT-000008" (ticket number)`}}},
-		{"the facts in every written form", []string{"Dzień dobry,\n\ngwarancja SN-48213-PL (zgłoszenie TKT-000001, wiadomość z 12 listopada 2026) jest ważna do 31 maja 2027, " +
-			"also May 31, 2027, 31. Mai 2027, 31.05.2027 und 2027-05-31, 31 m\u0430ja 2027 (\u0422\u041a\u0422-000001), do 31 maja, " +
-			"zgłoszenie z 12 listopada, usterka od 12 listopada 2026. Odpowiadamy na adres anna@example.pl."},
+		{"the facts in every written form", []string{"Dzień dobry,\n\ngwarancja SN-48213-PL (zgłoszenie TKT-000001) jest ważna do 31 maja 2027, " +
+			"also May 31, 2027, 31. Mai 2027, 31.05.2027 und 2027-05-31, 31 m\u0430ja 2027 (\u0422\u041a\u0422-000001), do 31 maja. " +
+			"Napisała Pani, że ekspres „nie działa od 12.11.2026”. Odpowiadamy na adres anna@example.pl."},
 			want{summary{Status: triage.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},
 				Calls: []string{"check_warranty ok", "create_ticket ok", "send_email ok"}}, nil}},
 	} {
@@ -189,14 +194,14 @@ func TestGroundedReplies(t *testing.T) {
 	}
 }
 
-// TestGroundedCountryCode: a reply may write the customer's national
+// TestGroundedCountryCode: a reply may quote the customer's national
 // number with the country code of the language the pipeline detected
 // (Polish: +48), not with another.
 func TestGroundedCountryCode(t *testing.T) {
 	const email = "Dzień dobry, mój ekspres SN-48213-PL nie działa. Proszę o telefon, mój numer to 601 234 567."
 	e := newEnv(t, &liar{bodies: []string{
-		"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Konsultant zadzwoni pod numer +45 601 234 567.",
-		"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Konsultant zadzwoni pod numer +48 601 234 567.",
+		"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Konsultant zadzwoni pod numer, który Pani podała: „+45 601 234 567”.",
+		"Gwarancja SN-48213-PL jest ważna do 31 maja 2027. Konsultant zadzwoni pod numer, który Pani podała: „+48 601 234 567”.",
 	}})
 	out := e.proc.Process(context.Background(), processor.Input{Name: "in.eml", Raw: eml("Anna <anna@example.pl>", "Reklamacja", email)})
 	want := summary{Status: triage.StatusReplied, Scenario: "valid-warranty", Method: "rules", Serials: []string{"SN-48213-PL"},

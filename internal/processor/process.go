@@ -282,9 +282,11 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 	session := p.cfg.Dispatcher.Session(e.msg, sc, out.Key)
 	r.draft = p.replyMode(ctx, sc, e.in.Inbox) == triage.ReplyDraft
 	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(e.facts, e.text, e.quoted)
-	// What a grounded reply may state: the session reads the message's own
-	// texts itself, so of the user turn it is given the facts alone.
-	session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, prompt.Blocks(e.facts)}, Language: out.Language, Received: e.in.Received, Complaint: out.Complaint})
+	// What a grounded reply may state: the instructions and the trusted
+	// facts; the customer's fields back only what the reply quotes as
+	// theirs. The session reads the message's own texts itself.
+	session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, prompt.Trusted(e.facts)},
+		CustomerTexts: []string{prompt.Written(e.facts)}, Language: out.Language, Received: e.in.Received, Complaint: out.Complaint})
 	session.SetTicket(out.TicketID)
 	session.SetAttachmentsSeen(len(e.inline))
 	r.res, r.err = p.cfg.Agent.Run(ctx, agent.Request{

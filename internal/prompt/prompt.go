@@ -185,6 +185,21 @@ func Blocks(f Facts) string {
 	return head
 }
 
+// Trusted is the trusted facts line of Blocks under its header: the part of
+// the user turn triage vouches for, which a grounded reply may state.
+func Trusted(f Facts) string {
+	head, fields := blocks(f)
+	return strings.TrimSuffix(head, UntrustedHeader+"\n"+fields+"\n\n")
+}
+
+// Written is the line of customer-written fields of Blocks (the subject,
+// the attachments' names, a ticket's summary and history), without its
+// header.
+func Written(f Facts) string {
+	_, fields := blocks(f)
+	return fields
+}
+
 // blocks returns Blocks and the customer-written fields line alone.
 func blocks(f Facts) (head, fields string) {
 	tf := trustedFacts{Scenario: f.Scenario, From: f.From, ReplyTo: f.ReplyTo,
