@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"triage"
+	"triage/internal/decision"
 	"triage/internal/instructions"
 	"triage/internal/model"
 )
@@ -138,6 +139,17 @@ type Expected struct {
 	ReplyLanguage        string   `yaml:"reply_language" json:"reply_language,omitempty"`
 	ReplyMentionsResults []string `yaml:"reply_mentions_results" json:"reply_mentions_results,omitempty"`
 	ReplyRubric          []string `yaml:"reply_rubric" json:"reply_rubric,omitempty"`
+	// Decision is the decision the outcome must carry (its basis, and the
+	// remedies in order when given); Commitments what the accepted reply
+	// must commit to (in any order; an explicit [] is not checked).
+	Decision    *ExpectedDecision `yaml:"decision" json:"decision,omitempty"`
+	Commitments []string          `yaml:"commitments" json:"commitments,omitempty"`
+}
+
+// ExpectedDecision is expected_output.decision.
+type ExpectedDecision struct {
+	Basis    decision.Basis    `yaml:"basis" json:"basis"`
+	Remedies []decision.Remedy `yaml:"remedies" json:"remedies,omitempty"`
 }
 
 // ExpectedCall is one expected_function_calls item.
@@ -378,7 +390,7 @@ func fieldContext(typ string) string {
 	case "Email":
 		return "input.email: subject, body, from, received, headers"
 	case "Expected":
-		return "expected_output: scenario_instruction_used, status, reason, match, expected_function_calls, forbidden_function_calls, body_not_contains, max_model_calls, processing_time_ms, ticket_id, followup, escalated, language, reply_language, reply_mentions_results, reply_rubric"
+		return "expected_output: scenario_instruction_used, status, reason, match, expected_function_calls, forbidden_function_calls, body_not_contains, max_model_calls, processing_time_ms, ticket_id, followup, escalated, language, reply_language, reply_mentions_results, reply_rubric, decision, commitments"
 	case "ExpectedCall":
 		return "an expected call: function_name, arguments, arguments_contain, result_contains, body_contains, body_not_contains, blocked"
 	case "FollowUp":

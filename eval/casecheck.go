@@ -282,7 +282,8 @@ func (v *checker) checkExpected() {
 	}
 	if x.ScenarioInstructionUsed == "" && x.Status == "" && len(x.ExpectedFunctionCalls) == 0 &&
 		len(x.ForbiddenFunctionCalls) == 0 && len(x.BodyNotContains) == 0 && x.MaxModelCalls == nil &&
-		x.ReplyLanguage == "" && len(x.ReplyMentionsResults) == 0 && len(x.ReplyRubric) == 0 {
+		x.ReplyLanguage == "" && len(x.ReplyMentionsResults) == 0 && len(x.ReplyRubric) == 0 &&
+		x.Decision == nil && len(x.Commitments) == 0 {
 		v.fail(v.lineOf("expected_output"), "expected_output states no expectation; a case must check something")
 	}
 }

@@ -84,7 +84,7 @@ func workSteps(bodies ...string) []geminitest.Step {
 		geminitest.One(geminitest.Call("c2", "create_ticket", geminitest.Obj("serial_number", "SN12345", "customer_email", "jan.kowalski@example.com", "priority", "normal"))),
 	}
 	for _, b := range bodies {
-		steps = append(steps, geminitest.One(geminitest.Call("s", "send_email", geminitest.Obj("to", "jan.kowalski@example.com", "subject", "Re: Naprawa ekspresu", "body", b))))
+		steps = append(steps, geminitest.One(geminitest.Call("s", "send_email", geminitest.Obj("to", "jan.kowalski@example.com", "subject", "Re: Naprawa ekspresu", "body", b, "decision", "guarantee"))))
 	}
 	return steps
 }

@@ -9,6 +9,8 @@ import (
 	"triage"
 	"triage/internal/agent"
 	"triage/internal/clients/tickets"
+	"triage/internal/clients/warranty"
+	"triage/internal/decision"
 	"triage/internal/dispatcher"
 )
 
@@ -61,6 +63,43 @@ func (m *mockSeq) call(ctx context.Context, c *dispatcher.Call) (dispatcher.Resu
 		res = map[string]any{}
 	}
 	return m.typed(c, res), nil
+}
+
+// decided wraps check_warranty's route f so that its result carries the
+// decision as production's does: the mock's own decision when it gives one,
+// else the one p (the instructions' policy) reaches from the mocked
+// registry fields (status, expiration_date, purchase_date, buyer) at the
+// email's time of receipt. Without p, or for a failed call, f's result.
+func decided(p *decision.Policy, f dispatcher.Func) dispatcher.Func {
+	return func(ctx context.Context, c *dispatcher.Call) (dispatcher.Result, error) {
+		res, err := f(ctx, c)
+		if err != nil || res.Decision != nil || res.Value == nil {
+			return res, err
+		}
+		if raw, ok := res.Value["decision"].(map[string]any); ok {
+			var d decision.Decision
+			if decodeResult(raw, &d) == nil && d.Basis != "" {
+				res.Decision = &d
+			}
+			return res, nil
+		}
+		if p == nil {
+			return res, nil
+		}
+		var w warranty.Result
+		if decodeResult(res.Value, &w) != nil || w.Status == "" {
+			return res, nil
+		}
+		if w.SerialNumber == "" {
+			w.SerialNumber, _ = c.Args["serial_number"].(string)
+		}
+		d := decision.Decide(p, w, c.Received)
+		var v map[string]any
+		b, _ := json.Marshal(d)
+		_ = json.Unmarshal(b, &v)
+		res.Decision, res.Value["decision"] = &d, v
+		return res, nil
+	}
 }
 
 // typed reads a builtin's mocked result as the builtin's own result type,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"triage/internal/clients/tickets"
+	"triage/internal/decision"
 	"triage/internal/dispatcher"
 	"triage/internal/instructions"
 	"triage/internal/language"
@@ -78,6 +79,9 @@ type Config struct {
 	OnCase func(CaseResult)
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Policy decides check_warranty's mocked registry answers as production
+	// does (nil: the built-in policy.yaml).
+	Policy *decision.Policy
 }
 
 // Runner runs cases through the real pipeline with mock clients.
@@ -134,6 +138,13 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Policy == nil {
+		p, err := instructions.LoadPolicy(nil)
+		if err != nil {
+			return nil, fmt.Errorf("eval: the built-in policy: %w", err)
+		}
+		cfg.Policy = p
 	}
 	ext, err := serial.New()
 	if err != nil {
@@ -407,6 +418,10 @@ func caseTickets(ctx context.Context, c *Case) (*caseStore, error) {
 // binding the case gives no mock response for.
 func (r *Runner) routesFor(c *Case) map[string]dispatcher.Func {
 	routes := MockRoutes(c, r.routes)
+	if f, ok := routes[dispatcher.FuncCheckWarranty]; ok && r.cfg.Tools != nil && r.cfg.Tools.Get(dispatcher.FuncCheckWarranty) != nil &&
+		r.cfg.Tools.Get(dispatcher.FuncCheckWarranty).Builtin == dispatcher.FuncCheckWarranty {
+		routes[dispatcher.FuncCheckWarranty] = decided(r.cfg.Policy, f)
+	}
 	for name, f := range r.cfg.Backends {
 		if _, ok := routes[name]; ok && len(c.Mocks[name]) == 0 {
 			routes[name] = f

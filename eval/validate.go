@@ -69,6 +69,26 @@ func Validate(c *Case, o processor.Outcome) Verdict {
 			fail("Attachments sent to the model: expected %q, got %q", x.AttachmentsSent, sent)
 		}
 	}
+	if d := x.Decision; d != nil {
+		switch {
+		case o.Decision == nil:
+			fail("Decision: expected %s, got none", d.Basis)
+		case o.Decision.Basis != d.Basis:
+			fail("Decision: expected %s, got %s (%s)", d.Basis, o.Decision.Basis, strings.Join(o.Decision.Reasons, "; "))
+		case d.Remedies != nil && !slices.Equal(o.Decision.Remedies, d.Remedies):
+			fail("Decision remedies: expected %v, got %v", d.Remedies, o.Decision.Remedies)
+		}
+	}
+	if len(x.Commitments) > 0 {
+		got := make([]string, len(o.Commitments))
+		for i, c := range o.Commitments {
+			got[i] = string(c)
+		}
+		want := slices.Sorted(slices.Values(x.Commitments))
+		if !slices.Equal(slices.Sorted(slices.Values(got)), want) {
+			fail("Commitments: expected %v, got %v", want, got)
+		}
+	}
 	if x.Language != "" && o.Language != x.Language {
 		fail("Language: expected %q, got %q", x.Language, o.Language)
 	}

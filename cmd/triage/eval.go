@@ -173,6 +173,7 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		Customer:       customer,
 		Scenarios:      ins.Scenarios,
 		Tools:          ins.Tools,
+		Policy:         ins.Policy,
 		Backends:       bk.Routes(),
 		Bounds:         o.Bounds,
 		ModelName:      o.Model,
