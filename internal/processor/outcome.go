@@ -55,6 +55,11 @@ type Outcome struct {
 	// such a reply does not answer a complaint on its merits.
 	Complaint bool `json:"complaint,omitempty"`
 	HandsOff  bool `json:"hands_off,omitempty"`
+	// AsksFor lists the facts the scenario's reply asks the customer for
+	// because the email lacks them (instructions.Scenario.AsksFor, e.g.
+	// serial_number): such a reply does not answer a complaint on its
+	// merits either.
+	AsksFor []string `json:"asks_for,omitempty"`
 	// SendFailure is the delivery that failed when the reason is
 	// send_failed: the SMTP step, the server's code and text, and whether
 	// it was temporary (a later attempt may succeed).

@@ -257,6 +257,9 @@ func (p *Processor) choose(ctx context.Context, e *email, out *Outcome) bool {
 	e.sc = sc
 	out.Scenario = sc.Name
 	out.Complaint, out.HandsOff = sc.IsComplaint(len(out.SerialNumbers) > 0), sc.HandsOff()
+	if sc.Asks(instructions.FactSerialNumber) && len(out.SerialNumbers) == 0 {
+		out.AsksFor = []string{instructions.FactSerialNumber}
+	}
 	e.facts.Scenario = sc.Name
 
 	if sc.HandsOff() && len(p.cfg.Dispatcher.Staff()) == 0 {
