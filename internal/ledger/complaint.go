@@ -14,9 +14,10 @@ import (
 // declares it one) must be answered on its merits within an answer period
 // of its receipt, or it is deemed accepted (in Poland, 14 days: Consumer
 // Rights Act art. 7a). The ledger keeps, with each complaint message, its
-// receipt (Receipt), its deadline (AnswerBy), whether and when it was
-// answered on its merits (OnTheMerits), and when staff were warned of the
-// deadline and when it lapsed, each at most once (MarkClock).
+// time of receipt, its deadline (AnswerBy), whether and when it was
+// answered on its merits (what its caller decides: Clock.OnTheMerits), and
+// when staff were warned of the deadline and when it lapsed, each at most
+// once (MarkClock).
 //
 // A conversation (a ticket) has one clock: the first complaint's. A later
 // message of the conversation while its clock runs (a follow-up adding the
@@ -29,54 +30,9 @@ import (
 // Act art. 7a).
 const DefaultAnswerPeriod = 14 * 24 * time.Hour
 
-// Plausible receipt times (Receipt): a time further ahead of the clock
-// than MaxReceiptSkew, or further back than MaxReceiptAge, is not believed.
-const (
-	MaxReceiptSkew = 15 * time.Minute
-	MaxReceiptAge  = 90 * 24 * time.Hour
-)
-
-// Receipt is when a message was received: the earlier of its IMAP
-// INTERNALDATE and its Date header, among those that are plausible (not
-// after now, give or take MaxReceiptSkew, and not more than MaxReceiptAge
-// before it); now when neither is. It is never after now.
-func Receipt(internalDate, dateHeader, now time.Time) time.Time {
-	out := time.Time{}
-	for _, t := range []time.Time{internalDate, dateHeader} {
-		if t.IsZero() || t.After(now.Add(MaxReceiptSkew)) || t.Before(now.Add(-MaxReceiptAge)) {
-			continue
-		}
-		if out.IsZero() || t.Before(out) {
-			out = t
-		}
-	}
-	if out.IsZero() || out.After(now) {
-		out = now
-	}
-	return out.UTC().Truncate(time.Millisecond)
-}
-
-// Answer is what a message's outcome says about its reply, as far as the
-// complaint clock is concerned.
-type Answer struct {
-	// Sent: a reply went out to the customer (Settlement.Sent): not a
-	// draft waiting for a person, not a skip.
-	Sent bool
-	// HandsOff: the reply hands the customer to a person (an escalation,
-	// a promise that a consultant follows up), which is no answer yet.
-	HandsOff bool
-}
-
-// OnTheMerits reports whether a message's reply answered the complaint on
-// its merits, which stops the complaint clock. It is the one place that
-// decides it.
-func OnTheMerits(a Answer) bool {
-	return a.Sent && !a.HandsOff
-}
-
 // Complaint is a complaint message's clock as the ledger keeps it.
 type Complaint struct {
-	// Received is the message's receipt (Receipt).
+	// Received is the message's time of receipt.
 	Received time.Time `json:"received"`
 	// AnswerBy is the deadline of the clock the message is on: its own
 	// receipt plus the answer period, or, when it joined the clock of its
@@ -105,13 +61,13 @@ type Clock struct {
 	// conversation's (Entry.Ticket). A message that is not a complaint
 	// joins its conversation's running clock, if any.
 	Complaint bool
-	// Received is the message's receipt (Receipt); the zero time is the
+	// Received is the message's time of receipt; the zero time is the
 	// ledger's now.
 	Received time.Time
 	// Period is the answer period (DefaultAnswerPeriod when zero).
 	Period time.Duration
-	// OnTheMerits: the message's reply answered it on its merits
-	// (OnTheMerits): the clock it is on stops.
+	// OnTheMerits: the message's reply answered it on its merits: the
+	// clock it is on stops.
 	OnTheMerits bool
 }
 

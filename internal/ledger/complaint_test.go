@@ -11,44 +11,6 @@ import (
 	"triage/internal/testkit/pgtest"
 )
 
-func TestReceipt(t *testing.T) {
-	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-	day := 24 * time.Hour
-	for _, tc := range []struct {
-		name           string
-		internal, date time.Time
-		want           time.Time
-	}{
-		{"the earlier: the Date header", now.Add(-time.Hour), now.Add(-2 * time.Hour), now.Add(-2 * time.Hour)},
-		{"the earlier: INTERNALDATE", now.Add(-3 * time.Hour), now.Add(-2 * time.Hour), now.Add(-3 * time.Hour)},
-		{"a Date in the future is not believed", now.Add(-time.Hour), now.Add(2 * day), now.Add(-time.Hour)},
-		{"an absurdly old Date is not believed", now.Add(-time.Hour), time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), now.Add(-time.Hour)},
-		{"no Date header", now.Add(-time.Hour), time.Time{}, now.Add(-time.Hour)},
-		{"a little skew counts as now", time.Time{}, now.Add(time.Minute), now},
-		{"nothing plausible: now", now.Add(3 * day), time.Time{}, now},
-	} {
-		if got := Receipt(tc.internal, tc.date, now); !got.Equal(tc.want) {
-			t.Errorf("%s: Receipt = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestOnTheMerits(t *testing.T) {
-	for _, tc := range []struct {
-		a    Answer
-		want bool
-	}{
-		{Answer{Sent: true}, true},
-		{Answer{}, false},                           // a draft, a skip, a failure
-		{Answer{Sent: true, HandsOff: true}, false}, // "a consultant will reply"
-		{Answer{Sent: false, HandsOff: true}, false},
-	} {
-		if got := OnTheMerits(tc.a); got != tc.want {
-			t.Errorf("OnTheMerits(%+v) = %v, want %v", tc.a, got, tc.want)
-		}
-	}
-}
-
 // clockAt records a message of ticket handled at *now under c.
 func clockAt(t *testing.T, l *Ledger, uid uint32, ticket string, c Clock) Loc {
 	t.Helper()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"triage/internal/decision"
+	"triage/internal/dispatcher"
 	"triage/internal/ledger"
 	"triage/internal/processor"
 )
@@ -33,14 +35,33 @@ type Complaints struct {
 }
 
 // clock is what the ledger needs to keep the complaint clock of the
-// message m, handled with outcome out and settled as end.
+// message m, handled with outcome out and settled as end. Its time of
+// receipt is the decision's (dispatcher.ReceivedAt): the earlier plausible
+// of the INTERNALDATE and the Date header.
 func (w *Watcher) clock(m *peeked, out processor.Outcome, end ledger.Settlement) ledger.Clock {
 	return ledger.Clock{
 		Complaint:   out.Complaint,
-		Received:    ledger.Receipt(m.internal, m.id.Date, w.cfg.Now()),
+		Received:    dispatcher.ReceivedAt(m.id.Date, m.internal, w.cfg.Now()),
 		Period:      w.cfg.Complaints.AnswerPeriod,
-		OnTheMerits: ledger.OnTheMerits(ledger.Answer{Sent: end.Sent, HandsOff: out.HandsOff || out.Escalated}),
+		OnTheMerits: OnTheMerits(out, end.Sent),
 	}
+}
+
+// OnTheMerits reports whether the outcome out answered a complaint on its
+// merits, which stops its clock; sent says its reply went out to the
+// customer (ledger.Settlement.Sent: not a draft waiting for a person, not a
+// skip or a failure). It is the one place that decides it: a reply that
+// hands the customer to a person (an escalation, a promise that a
+// consultant follows up), that asks for what the claim lacks (asks_for),
+// or whose decision still needs information or proof is no answer yet.
+func OnTheMerits(out processor.Outcome, sent bool) bool {
+	switch {
+	case !sent, out.HandsOff, out.Escalated, len(out.AsksFor) > 0:
+		return false
+	case out.Decision != nil && (out.Decision.Basis == decision.NeedsInfo || out.Decision.Basis == decision.NeedsProof):
+		return false
+	}
+	return true
 }
 
 // sweepComplaints warns about the complaints of this inbox whose deadline

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"triage/internal/decision"
 	"triage/internal/ledger"
+	"triage/internal/processor"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/testkit/pgtest"
 	"triage/internal/trace"
@@ -127,5 +129,31 @@ func testComplaintClock(t *testing.T, target string) {
 	}
 	if !found {
 		t.Errorf("the follow-up is not replied: %+v", es)
+	}
+}
+
+// What answers a complaint on its merits: a reply sent, which neither
+// hands the customer to a person, nor asks for what the claim lacks, nor
+// rests on a decision that still needs information or proof.
+func TestOnTheMerits(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		out  processor.Outcome
+		sent bool
+		want bool
+	}{
+		{"a reply sent", processor.Outcome{}, true, true},
+		{"a draft, a skip, a failure", processor.Outcome{}, false, false},
+		{"a consultant will reply", processor.Outcome{HandsOff: true}, true, false},
+		{"escalated", processor.Outcome{Escalated: true}, true, false},
+		{"asks for the serial", processor.Outcome{AsksFor: []string{"serial_number"}}, true, false},
+		{"a decision on the merits", processor.Outcome{Decision: &decision.Decision{Basis: decision.Statutory}}, true, true},
+		{"a refusal is an answer", processor.Outcome{Decision: &decision.Decision{Basis: decision.None}}, true, true},
+		{"needs proof", processor.Outcome{Decision: &decision.Decision{Basis: decision.NeedsProof}}, true, false},
+		{"needs information", processor.Outcome{Decision: &decision.Decision{Basis: decision.NeedsInfo}}, true, false},
+	} {
+		if got := OnTheMerits(tc.out, tc.sent); got != tc.want {
+			t.Errorf("%s: OnTheMerits = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

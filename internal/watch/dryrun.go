@@ -57,7 +57,7 @@ func (w *Watcher) dryPass(ctx, hard context.Context, c *imapclient.Client) error
 
 func (w *Watcher) dryHandle(ctx context.Context, c *imapclient.Client, validity uint32, uid imap.UID) error {
 	loc := ledger.Loc{Account: w.cfg.Account, Mailbox: w.cfg.Mailbox, UIDValidity: validity, UID: uint32(uid)}
-	hdr, size, ok, err := fetchHead(c, uid, w.cfg.MaxMessageBytes)
+	hdr, size, internal, ok, err := fetchHeadDated(c, uid, w.cfg.MaxMessageBytes)
 	if err != nil || !ok {
 		return err
 	}
@@ -80,7 +80,7 @@ func (w *Watcher) dryHandle(ctx context.Context, c *imapclient.Client, validity 
 	if err != nil || !ok {
 		return err
 	}
-	out := w.process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key})
+	out := w.process(ctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key, Received: internal})
 	w.st.ByState[ledger.StateOf(out.Status)]++
 	attrs := []any{"uid", uid, "message_id", id.MessageID, "from", id.From, "status", out.Status, "reason", out.Reason,
 		"scenario", out.Scenario, "dry_run", out.DryRun}

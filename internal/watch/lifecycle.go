@@ -130,7 +130,7 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *p
 	}
 
 	start := w.cfg.Now()
-	out := w.process(pctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key,
+	out := w.process(pctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key, Received: m.internal,
 		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}, MoreAttempts: attempt < w.cfg.MaxAttempts})
 	w.keepOutcome(ctx, loc, out, text)
 	w.cfg.Metrics.Observe(processed(out), w.cfg.Now().Sub(start))
