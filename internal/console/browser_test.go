@@ -134,12 +134,18 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("filtered URL query %q", loc)
 		}
 		// The complaints show the time left to answer them; ordered by
-		// deadline, the soonest comes first.
+		// deadline, the soonest comes first. The change is made again
+		// until the list reloads: htmx listens on the form the last swap
+		// brought only once it has processed it.
 		step(t, ctx, "order by complaint deadline",
-			chromedp.Evaluate[chromedp.Void](`document.querySelector("select[name=reason]").value = "";
-				document.querySelector("select[name=sort]").value = "due";
-				document.querySelector("select[name=sort]").dispatchEvent(new Event("change", {bubbles: true}))`),
-			chromedp.Poll[chromedp.Void](`document.querySelectorAll("table.list tbody tr").length === 4 && location.search.includes("sort=due")`),
+			chromedp.Poll[chromedp.Void](`(() => {
+				if (document.querySelectorAll("table.list tbody tr").length === 4 && location.search.includes("sort=due")) return true;
+				document.querySelector("select[name=reason]").value = "";
+				const sort = document.querySelector("select[name=sort]");
+				sort.value = "due";
+				sort.dispatchEvent(new Event("change", {bubbles: true}));
+				return false;
+			})()`, chromedp.WithPollingInterval(300*time.Millisecond)),
 		)
 		why = eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody .badge")].map(e => e.textContent)`)
 		due := eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody tr td:nth-child(3)")].map(e => e.textContent)`)
