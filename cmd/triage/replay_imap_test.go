@@ -132,7 +132,7 @@ func TestReplayInbox(t *testing.T) {
 		if code != exitFlipped {
 			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
 		}
-		want := replay.Summary{Type: replay.TypeSummary, Emails: inbox, Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6}, Runs: 1, Baseline: "ledger"}
+		want := replay.Summary{Type: replay.TypeSummary, Emails: inbox, Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6, replay.KindCommitments: 6}, Runs: 1, Baseline: "ledger"}
 		if diff := cmp.Diff(want, got.summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}

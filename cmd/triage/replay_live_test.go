@@ -81,8 +81,8 @@ func TestReplayRunsLive(t *testing.T) {
 			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
 		}
 		for _, want := range []string{"01-valid-warranty-pl.eml  ticket, calls",
-			"before:  valid-warranty, replied; check_warranty, create_ticket, send_email; reply send [3/3 runs]",
-			"after:   valid-warranty, replied; check_warranty, send_email; reply send [3/3 runs]",
+			"before:  valid-warranty, replied; check_warranty, create_ticket, send_email; reply send; decision guarantee (repair, replacement); commits none [3/3 runs]",
+			"after:   valid-warranty, replied; check_warranty, send_email; reply send; decision guarantee (repair, replacement); commits none [3/3 runs]",
 			"Replay: 1 email(s), 1 flipped (calls 1, ticket 1); 0 unstable"} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("stdout lacks %q:\n%s", want, stdout)

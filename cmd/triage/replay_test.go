@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"triage/instructions"
+	"triage/internal/decision"
 	"triage/internal/ledger"
 	"triage/internal/replay"
 )
@@ -39,6 +40,30 @@ func noTicketInstructions(t *testing.T) string {
 		t.Fatal("valid-warranty.md: no create_ticket declaration to remove")
 	}
 	if err := os.WriteFile(p, []byte(s[:i]+s[i+1+j:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// noStatutoryInstructions writes a copy of the shipped instructions whose
+// policy gives a Polish consumer no statutory liability: an expired
+// guarantee's claim is decided none (a paid repair quote) instead of
+// statutory.
+func noStatutoryInstructions(t *testing.T) string {
+	t.Helper()
+	dir := shippedInstructions(t)
+	p := filepath.Join(dir, "policy.yaml")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const from = "liability_months: 24          # art. 43c(1)"
+	if !strings.Contains(string(b), from) {
+		t.Fatal("policy.yaml: no consumer liability_months to change")
+	}
+	s := strings.Replace(string(b), from, "liability_months: 0 #", 1)
+	s = strings.Replace(s, "presumption_months: 24", "presumption_months: 0", 1)
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -117,7 +142,8 @@ func TestReplayBaselineInstructions(t *testing.T) {
 		var inputs []string
 		for _, f := range got.flips {
 			inputs = append(inputs, filepath.Base(f.Input))
-			if diff := cmp.Diff([]replay.Kind{replay.KindTicket, replay.KindCalls}, f.Kinds); diff != "" {
+			// The reply no longer names a ticket: ticket -> none.
+			if diff := cmp.Diff([]replay.Kind{replay.KindTicket, replay.KindCalls, replay.KindCommitments}, f.Kinds); diff != "" {
 				t.Errorf("%s kinds (-want +got):\n%s", f.Input, diff)
 			}
 			if diff := cmp.Diff([]string{"check_warranty", "create_ticket", "send_email"}, f.Baseline.View.Calls); diff != "" {
@@ -133,7 +159,7 @@ func TestReplayBaselineInstructions(t *testing.T) {
 		if diff := cmp.Diff(validWarrantyInputs, inputs); diff != "" {
 			t.Errorf("flipped inputs (-want +got):\n%s", diff)
 		}
-		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6}, Runs: 1, Baseline: shipped}
+		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6, replay.KindCommitments: 6}, Runs: 1, Baseline: shipped}
 		if diff := cmp.Diff(want, got.summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -156,11 +182,45 @@ func TestReplayBaselineInstructions(t *testing.T) {
 		if code != exitFlipped {
 			t.Fatalf("exit %d", code)
 		}
-		for _, want := range []string{"01-valid-warranty-pl.eml  ticket, calls", "before:  valid-warranty, replied; check_warranty, create_ticket, send_email; reply send",
-			"after:   valid-warranty, replied; check_warranty, send_email; reply send", "no ticket would be opened any more", "Replay: 1 email(s), 1 flipped (calls 1, ticket 1)"} {
+		for _, want := range []string{"01-valid-warranty-pl.eml  ticket, calls, commitments", "before:  valid-warranty, replied; check_warranty, create_ticket, send_email; reply send; decision guarantee (repair, replacement); commits ticket",
+			"after:   valid-warranty, replied; check_warranty, send_email; reply send; decision guarantee (repair, replacement); commits none", "no ticket would be opened any more", "Replay: 1 email(s), 1 flipped (calls 1, commitments 1, ticket 1)"} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("stdout lacks %q:\n%s", want, stdout)
 			}
+		}
+	})
+
+	t.Run("a policy without statutory liability flips the decision and the commitments", func(t *testing.T) {
+		statutory := filepath.Join("../../examples/inbox", "15-statutory-pl.eml")
+		args := append(common, "--json", "--instructions", shipped, "--baseline", noStatutoryInstructions(t), statutory)
+		code, stdout, stderr := runCLI(t, "", args...)
+		if code != exitFlipped {
+			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
+		}
+		got := decodeReplay(t, stdout)
+		if len(got.flips) != 1 {
+			t.Fatalf("flips %+v, want one", got.flips)
+		}
+		f := got.flips[0]
+		if diff := cmp.Diff([]replay.Kind{replay.KindDecision, replay.KindCommitments}, f.Kinds); diff != "" {
+			t.Errorf("kinds (-want +got):\n%s", diff)
+		}
+		wantBase := &replay.Decision{Basis: decision.None, Remedies: []decision.Remedy{decision.PaidRepairQuote}}
+		wantNew := &replay.Decision{Basis: decision.Statutory, Remedies: []decision.Remedy{decision.Repair, decision.Replacement, decision.PriceReduction, decision.Refund}}
+		if diff := cmp.Diff(wantBase, f.Baseline.View.Decision); diff != "" {
+			t.Errorf("baseline decision (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(wantNew, f.New.View.Decision); diff != "" {
+			t.Errorf("new decision (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]decision.Commitment{decision.CommitPaidRepairQuote}, f.Baseline.View.Commitments); diff != "" {
+			t.Errorf("baseline commitments (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]decision.Commitment{decision.CommitRepair, decision.CommitReplacement}, f.New.View.Commitments); diff != "" {
+			t.Errorf("new commitments (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(map[replay.Kind]int{replay.KindDecision: 1, replay.KindCommitments: 1}, got.summary.ByKind); diff != "" {
+			t.Errorf("flips by kind (-want +got):\n%s", diff)
 		}
 	})
 
@@ -293,13 +353,15 @@ func TestReplayLedgerBaseline(t *testing.T) {
 		return runCLI(t, "", append(args, files...)...)
 	}
 
+	// The same instructions flip nothing, escalation included: a dry-run
+	// notice would tell staff, so the reply still promises the callback.
+	unchanged := replay.Summary{Type: replay.TypeSummary, Emails: len(files), ByKind: map[replay.Kind]int{}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
 	t.Run("the same instructions flip nothing, escalation included", func(t *testing.T) {
 		code, stdout, stderr := runReplayCLI(shippedInstructions(t), "--ledger", ledgerPath)
 		if code != 0 {
 			t.Fatalf("replay: exit %d, want 0; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 		}
-		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), ByKind: map[replay.Kind]int{}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
-		if diff := cmp.Diff(want, decodeReplay(t, stdout).summary); diff != "" {
+		if diff := cmp.Diff(unchanged, decodeReplay(t, stdout).summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
 	})
@@ -317,10 +379,11 @@ func TestReplayLedgerBaseline(t *testing.T) {
 				t.Errorf("%s: baseline detail %q", f.Input, f.Baseline.Detail)
 			}
 		}
+		// The valid-warranty replies no longer name a ticket either.
 		if diff := cmp.Diff(validWarrantyInputs, inputs); diff != "" {
 			t.Errorf("flipped (-want +got):\n%s", diff)
 		}
-		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
+		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6, replay.KindCommitments: 6}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
 		if diff := cmp.Diff(want, got.summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -356,8 +419,7 @@ func TestReplayLedgerBaseline(t *testing.T) {
 	// $TRIAGE_LEDGER names it too.
 	t.Setenv("TRIAGE_LEDGER", ledgerPath)
 	code, stdout, stderr = runReplayCLI(shippedInstructions(t))
-	want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), ByKind: map[replay.Kind]int{}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
-	if got := decodeReplay(t, stdout).summary; code != 0 || !cmp.Equal(want, got) {
-		t.Errorf("replay with $TRIAGE_LEDGER: exit %d, summary %+v, want %+v; stderr:\n%s", code, got, want, stderr)
+	if got := decodeReplay(t, stdout).summary; code != 0 || !cmp.Equal(unchanged, got) {
+		t.Errorf("replay with $TRIAGE_LEDGER: exit %d, summary %+v, want %+v; stderr:\n%s", code, got, unchanged, stderr)
 	}
 }

@@ -126,8 +126,10 @@ const DryRunTicketID = "TKT-(dry run)"
 
 // dryRunResult is what an effect function answers in a dry run: dry_run
 // true and a message, plus, for a builtin, the keys of its real result that
-// a reply may show, with placeholders (create_ticket's ticket_id). It
-// claims no outcome: no status, recipient or Message-ID.
+// a reply may rely on, with placeholders (create_ticket's ticket_id,
+// notify_staff's notified with no address: staff would be told, as
+// Verdict.Notified counts it). It claims no outcome: no status, recipient
+// or Message-ID.
 func dryRunResult(t *instructions.Tool, draft bool) map[string]any {
 	res := map[string]any{
 		"dry_run": true,
@@ -136,6 +138,8 @@ func dryRunResult(t *instructions.Tool, draft bool) map[string]any {
 	switch t.Builtin {
 	case FuncCreateTicket:
 		res["ticket_id"] = DryRunTicketID
+	case FuncNotifyStaff:
+		res["notified"] = []string{}
 	case FuncSendEmail:
 		if draft {
 			res["draft"] = true

@@ -93,7 +93,7 @@ var english = phrases{
 // knows result fields, not function or scenario names: a serial_number with a status is a warranty check, a
 // ticket_id a ticket, a text a looked-up answer, notified a staff notice;
 // a dry run's stand-in (dry_run: true) is none of these, only its
-// placeholder ticket_id shows. The reply says that a person will follow up
+// placeholders show (a ticket_id; notified: staff would be told). The reply says that a person will follow up
 // only when staff were told (a notice succeeded): otherwise nobody would
 // know to.
 func composeBody(f prompt.Facts, h *history, decls []*genai.FunctionDeclaration, reply *genai.FunctionDeclaration, sc *instructions.Scenario) string {

@@ -3,11 +3,14 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"triage/internal/decision"
+	"triage/internal/processor"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -119,5 +122,58 @@ func TestAllKeepsOrder(t *testing.T) {
 	}
 	if len(recs) != len(ins) {
 		t.Errorf("%d records, want %d", len(recs), len(ins))
+	}
+}
+
+// A decision whose basis or remedies differ, and accepted commitments that
+// differ, are flips of their own kinds; the view sorts the commitments and
+// compares no more of the decision than its basis and remedies.
+func TestDecisionAndCommitmentFlips(t *testing.T) {
+	received := decision.Date{Time: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}
+	out := func(basis decision.Basis, remedies []decision.Remedy, cs ...decision.Commitment) processor.Outcome {
+		return processor.Outcome{Scenario: "expired-warranty", Status: triage.StatusReplied,
+			Decision:    &decision.Decision{Basis: basis, Remedies: remedies, AnswerBy: received},
+			Commitments: cs}
+	}
+	statutory := out(decision.Statutory, []decision.Remedy{decision.Repair, decision.Replacement}, decision.Ticket, decision.CommitRepair)
+	none := out(decision.None, []decision.Remedy{decision.PaidRepairQuote}, decision.CommitPaidRepairQuote)
+	if diff := cmp.Diff([]Kind{KindDecision, KindCommitments}, flipKinds(viewOf(statutory), viewOf(none))); diff != "" {
+		t.Errorf("statutory -> none kinds (-want +got):\n%s", diff)
+	}
+	fewer := out(decision.Statutory, []decision.Remedy{decision.Repair}, decision.CommitRepair, decision.Ticket)
+	if diff := cmp.Diff([]Kind{KindDecision}, flipKinds(viewOf(statutory), viewOf(fewer))); diff != "" {
+		t.Errorf("fewer remedies kinds (-want +got):\n%s", diff)
+	}
+	later := statutory
+	later.Decision = &decision.Decision{Basis: decision.Statutory, Remedies: []decision.Remedy{decision.Repair, decision.Replacement}, Presumed: true}
+	later.Commitments = []decision.Commitment{decision.CommitRepair, decision.Ticket}
+	if kinds := flipKinds(viewOf(statutory), viewOf(later)); len(kinds) != 0 {
+		t.Errorf("the same basis, remedies and commitments flip: %v", kinds)
+	}
+	noDecision := statutory
+	noDecision.Decision, noDecision.Commitments = nil, nil
+	if diff := cmp.Diff([]Kind{KindDecision, KindCommitments}, flipKinds(viewOf(noDecision), viewOf(statutory))); diff != "" {
+		t.Errorf("none reached -> statutory kinds (-want +got):\n%s", diff)
+	}
+
+	// The JSON of a view without a decision is what it always was.
+	b, _ := json.Marshal(viewOf(noDecision))
+	if want := `{"scenario":"expired-warranty","status":"replied","calls":[],"reply_mode":"send","escalated":false}`; string(b) != want {
+		t.Errorf("JSON %s, want %s", b, want)
+	}
+	b, _ = json.Marshal(viewOf(none))
+	if want := `"decision":{"basis":"none","remedies":["paid_repair_quote"]},"commitments":["paid_repair_quote"]}`; !strings.HasSuffix(string(b), want) {
+		t.Errorf("JSON %s, want it to end %s", b, want)
+	}
+
+	var w bytes.Buffer
+	printFlip(&w, Record{Type: TypeFlip, Input: "15.eml", Kinds: flipKinds(viewOf(statutory), viewOf(none)),
+		Baseline: Side{View: viewOf(statutory), Agreed: 1, Runs: 1}, New: Side{View: viewOf(none), Agreed: 1, Runs: 1}}, "!")
+	for _, want := range []string{"15.eml  decision, commitments",
+		"decision statutory (repair, replacement); commits repair, ticket",
+		"decision none (paid_repair_quote); commits paid_repair_quote"} {
+		if !strings.Contains(w.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, w.String())
+		}
 	}
 }

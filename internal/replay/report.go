@@ -27,6 +27,23 @@ func describeView(v View) string {
 	if v.Escalated {
 		s += "; escalated"
 	}
+	if d := v.Decision; d != nil {
+		s += "; decision " + string(d.Basis)
+		if len(d.Remedies) > 0 {
+			rs := make([]string, len(d.Remedies))
+			for i, r := range d.Remedies {
+				rs[i] = string(r)
+			}
+			s += " (" + strings.Join(rs, ", ") + ")"
+		}
+	}
+	if len(v.Commitments) > 0 {
+		cs := make([]string, len(v.Commitments))
+		for i, c := range v.Commitments {
+			cs[i] = string(c)
+		}
+		s += "; commits " + strings.Join(cs, ", ")
+	}
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"triage"
+	"triage/internal/decision"
 	"triage/internal/dispatcher"
 	"triage/internal/processor"
 )
@@ -19,6 +20,18 @@ type View struct {
 	Calls     []string `json:"calls"`
 	ReplyMode string   `json:"reply_mode"` // send, draft, or none
 	Escalated bool     `json:"escalated"`
+	// Decision is the decision reached (nil: none was).
+	Decision *Decision `json:"decision,omitempty"`
+	// Commitments are what the reply promised and the decision allowed,
+	// sorted (empty: the scenario declares none or no reply promised).
+	Commitments []decision.Commitment `json:"commitments,omitempty"`
+}
+
+// Decision is what replay compares of a decision: its basis and its
+// remedies in their legal order.
+type Decision struct {
+	Basis    decision.Basis    `json:"basis"`
+	Remedies []decision.Remedy `json:"remedies"`
 }
 
 func viewOf(o processor.Outcome) View {
@@ -27,6 +40,15 @@ func viewOf(o processor.Outcome) View {
 		if c.OK && !c.Blocked {
 			v.Calls = append(v.Calls, c.Name)
 		}
+	}
+	if d := o.Decision; d != nil {
+		v.Decision = &Decision{Basis: d.Basis, Remedies: slices.Clone(d.Remedies)}
+		if v.Decision.Remedies == nil {
+			v.Decision.Remedies = []decision.Remedy{}
+		}
+	}
+	if len(o.Commitments) > 0 {
+		v.Commitments = slices.Sorted(slices.Values(o.Commitments))
 	}
 	switch o.Status {
 	case triage.StatusReplied:
@@ -53,6 +75,11 @@ const (
 	KindCalls     Kind = "calls"
 	KindReplyMode Kind = "reply_mode"
 	KindEscalated Kind = "escalation"
+	// KindDecision: the decision's basis or remedies differ (or one side
+	// reached none).
+	KindDecision Kind = "decision"
+	// KindCommitments: the commitments the reply was allowed differ.
+	KindCommitments Kind = "commitments"
 )
 
 // flipKinds names what differs between two views.
@@ -76,7 +103,22 @@ func flipKinds(old, new View) []Kind {
 	if old.Escalated != new.Escalated {
 		kinds = append(kinds, KindEscalated)
 	}
+	if !sameDecision(old.Decision, new.Decision) {
+		kinds = append(kinds, KindDecision)
+	}
+	if !slices.Equal(old.Commitments, new.Commitments) {
+		kinds = append(kinds, KindCommitments)
+	}
 	return kinds
+}
+
+// sameDecision reports whether a and b have the same basis and remedies
+// (or are both nil).
+func sameDecision(a, b *Decision) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Basis == b.Basis && slices.Equal(a.Remedies, b.Remedies)
 }
 
 // opensTicket reports whether a ticket was opened.
