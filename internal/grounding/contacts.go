@@ -142,6 +142,9 @@ var (
 var spelledWords = map[string]bool{"at": true, "małpa": true, "malpa": true}
 
 func (s *scan) spelledEmails() {
+	if !s.whole && !containsFoldASCII(s.orig, "at") && !strings.Contains(s.orig, "ałpa") && !containsFoldASCII(s.orig, "alpa") && strings.IndexByte(s.orig, '@') < 0 {
+		return // no text to read the words of
+	}
 	var marks []int // where each "at" word or "@" in brackets stands
 	if s.whole {
 		for _, m := range atWordRe.FindAllStringIndex(s.orig, -1) {
@@ -153,12 +156,15 @@ func (s *scan) spelledEmails() {
 				marks = append(marks, w.start)
 			}
 		}
+		// "@" read as "at" stands in brackets: "(@)", "[ @ ]".
 		for i := 0; ; {
 			j := strings.IndexByte(s.orig[i:], '@')
 			if j < 0 {
 				break
 			}
-			marks = append(marks, i+j)
+			if b := strings.TrimRight(s.orig[:i+j], " \u00a0"); b != "" && strings.IndexByte("([{", b[len(b)-1]) >= 0 {
+				marks = append(marks, i+j)
+			}
 			i += j + 1
 		}
 	}
@@ -230,6 +236,37 @@ func (s *scan) domains() {
 		u := host + path
 		return Claim{Kind: KindURL, key: normURL(u)}, true
 	})
+}
+
+// topLevels are topLevel's names.
+var topLevels = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range topLevel {
+		m[t] = true
+	}
+	return m
+}()
+
+// hasTopLevel reports whether text has a dot and then, in any case, a
+// run of ASCII letters that is a name of topLevel: domainRe's domain ends
+// in one, no letter after it.
+func hasTopLevel(s *scan) bool {
+	t := s.orig
+	for i := strings.IndexByte(t, '.'); i >= 0; {
+		j := i + 1
+		for j < len(t) && isLetterASCII(t[j]) {
+			j++
+		}
+		if j-i-1 >= 2 && j-i-1 <= 7 && topLevels[strings.ToLower(t[i+1:j])] {
+			return true
+		}
+		k := strings.IndexByte(t[j:], '.')
+		if k < 0 {
+			break
+		}
+		i = j + k
+	}
+	return false
 }
 
 // host is the host of a URL's key (normURL).

@@ -27,6 +27,8 @@ var holds = map[*regexp.Regexp]*hold{
 	// "http" or "www." in any case ((?i) folds no other rune to h, t, p, w).
 	urlRe:   {test: func(s *scan) bool { return containsFoldASCII(s.orig, "http") || containsFoldASCII(s.orig, "www.") }},
 	emailRe: {test: func(s *scan) bool { return strings.IndexByte(s.orig, '@') >= 0 }},
+	// A dot and a top-level domain's name.
+	domainRe: {test: hasTopLevel},
 	// Two capitals and two digits: PL61.
 	ibanRe: {test: func(s *scan) bool {
 		t := s.orig

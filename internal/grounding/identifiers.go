@@ -121,7 +121,8 @@ func hasDigit(s string) bool  { return strings.IndexFunc(s, unicode.IsDigit) >= 
 var shortRefRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}#])(nr\.?|no\.|#)[ \x{00A0}]?(\d{2,})(?:[^\p{N}.,/\-]|[.,/\-](?:[^\p{N}]|$)|$)`)
 
 func (s *scan) shortRefs() {
-	if !s.whole && strings.IndexByte(s.orig, '#') < 0 && !s.hasWord(func(w word) bool { return w.lower == "nr" || w.lower == "no" }) {
+	if !s.whole && strings.IndexByte(s.orig, '#') < 0 && (!containsFoldASCII(s.orig, "nr") && !containsFoldASCII(s.orig, "no") ||
+		!s.hasWord(func(w word) bool { return w.lower == "nr" || w.lower == "no" })) {
 		return
 	}
 	s.eachGroups(shortRefRe, 1, 2, func(_, n string) (Claim, bool) {

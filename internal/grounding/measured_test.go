@@ -62,6 +62,8 @@ func TestAmountsInAnyForm(t *testing.T) {
 		{"Vrátíme 900 Kč.", []string{`"900 Kč" (amount)`}},
 		{"Refund: 40 SEK, 15 UAH, ₹90.", []string{`"40 SEK" (amount)`, `"15 UAH" (amount)`, `"₹90" (amount)`}},
 		{"Try 5 times; 5 k klientów.", nil},
+		// A word after a number that is no currency hides no amount after it.
+		{"Zwrot 5 XYZ 700 EUR, faktura 042 na 1 299,00 zł.", []string{`"700 EUR" (amount)`, `"1 299,00 zł" (amount)`}},
 	})
 }
 

@@ -15,7 +15,11 @@ import (
 const numPat = `\d{1,3}(?:[ \x{00A0}\n.,']\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?`
 
 var (
-	curPat = `(?:(?i:` + alternation(currencies) + `)|` + alternation(isoCodes) + `)`
+	// curPat is what may be a currency's name, sign or code: a word of up
+	// to ten letters, maybe with "$" or a dot after it ("us$", "fr.",
+	// "руб."), or a sign; currencyCode tells which are (an alternation of
+	// every name and code makes the patterns several times slower).
+	curPat = `(?:\p{L}{1,10}\$?\.?|[$€£¥₹₺₩₪₦₫₱₸₾₽₴])`
 	// multPat is a multiplier written between an amount's number and its
 	// currency, or after the number of one written after its currency:
 	// "7,3 tys. zł", "7k PLN", "€7k", "1,5 mln zł", "2 Mio. €".
@@ -32,35 +36,84 @@ func (s *scan) amounts() {
 		}
 		for found := true; found; {
 			found = false
+			// A match turned down (a word that is no currency: "5 dni 7
+			// zł", "042 na 1 299,00 zł") took the character after it,
+			// which may be the next one's boundary: a match is read again
+			// from where the one turned down ends, before the matches
+			// after it (which it may overlap).
+			end := 0 // where the last match read from such a place ends
 			for _, m := range s.find(re) {
-				cents, ok := parseAmount(s.group(m, num))
-				code := currencyCode(s.group(m, cur))
-				if !ok || code == "" {
+				if m[0] < end {
 					continue
 				}
-				if f := multipliers[strings.ToLower(s.group(m, mult))]; f > 0 {
-					cents = int64(float64(cents) * f)
+				for {
+					k, ok := s.amount(m, num, mult, cur)
+					if ok {
+						found = true
+						break
+					}
+					if k < 0 {
+						break
+					}
+					if m = matchAt(re, s.masked, k); m == nil || min(m[2*num], m[2*cur]) <= k {
+						break
+					}
+					end = m[1]
 				}
-				start, end := min(m[2*num], m[2*cur]), max(m[2*num+1], m[2*cur+1])
-				if m[2*mult] >= 0 {
-					end = max(end, m[2*mult+1])
-				}
-				s.claim(Claim{Kind: KindAmount, cents: cents, currency: code}, start, end)
-				found = true
 			}
 		}
 	}
 }
 
-// currencyCode is the ISO code of a currency's name as written.
-func currencyCode(name string) string {
+// amount reads a match of an amount pattern whose number, multiplier
+// and currency are groups num, mult and cur, and claims it; when it is
+// none, k is where a match may be read again from (the end of what it
+// took for its currency, when it took a character after it), or -1.
+func (s *scan) amount(m []int, num, mult, cur int) (k int, ok bool) {
+	cents, ok := parseAmount(s.group(m, num))
+	code, dot := currencyCode(s.group(m, cur))
+	curStart, curEnd, factor := m[2*cur], m[2*cur+1], multipliers[strings.ToLower(s.group(m, mult))]
+	if code == "" && m[2*mult] >= 0 && m[2*mult+1] == curStart {
+		// A multiplier glued to what follows is the currency's start:
+		// "900 Kč" is no "k" and "č".
+		code, dot = currencyCode(s.orig[m[2*mult]:curEnd])
+		curStart, factor = m[2*mult], 0
+	}
+	if !ok || code == "" {
+		if k := max(m[2*num+1], m[2*cur+1]); k < m[1] {
+			return k, false
+		}
+		return -1, false
+	}
+	if factor > 0 {
+		cents = int64(float64(cents) * factor)
+	}
+	if dot {
+		curEnd-- // the dot ends the sentence
+	}
+	start, end := min(m[2*num], curStart), max(m[2*num+1], curEnd)
+	if factor > 0 {
+		end = max(end, m[2*mult+1])
+	}
+	s.claim(Claim{Kind: KindAmount, cents: cents, currency: code}, start, end)
+	return 0, true
+}
+
+// currencyCode is the ISO code of a currency's name, sign or code (in
+// capitals) as written, or ""; dot reports a dot after it that is not the
+// name's ("5 zł.").
+func currencyCode(name string) (code string, dot bool) {
 	if c, ok := currencies[strings.ToLower(name)]; ok {
-		return c
+		return c, false
 	}
 	if isoCodes[name] {
-		return name
+		return name, false
 	}
-	return ""
+	if n, ok := strings.CutSuffix(name, "."); ok {
+		c, _ := currencyCode(n)
+		return c, c != ""
+	}
+	return "", false
 }
 
 // A currency written between two numbers ("$5 EUR 999") is read by the
@@ -109,7 +162,8 @@ func (s *scan) sharedCurrencies() {
 			continue
 		}
 		name := strings.TrimRight(s.orig[at:start], " \u00a0\n")
-		s.claim(Claim{Kind: KindAmount, Text: s.orig[at:end], cents: cents, currency: currencyCode(name)}, start, end)
+		code, _ := currencyCode(name)
+		s.claim(Claim{Kind: KindAmount, Text: s.orig[at:end], cents: cents, currency: code}, start, end)
 	}
 }
 

@@ -148,7 +148,7 @@ func init() {
 var needsDigit = map[*regexp.Regexp]int{
 	dmyRe: 4, mdyRe: 4, romanDateRe: 4, monthYearRe: 4, shortYearRe: 2,
 	dmyShortRe: 2, mdyShortRe: 2, romanShortRe: 2,
-	amountAfterRe: 1, amountBeforeRe: 1, durationRe: 1, taxIDRe: 1, ibanRe: 2, yearRe: 4,
+	amountAfterRe: 1, amountBeforeRe: 1, durationRe: 1, taxIDRe: 1, ibanRe: 2,
 }
 
 // endsWithDigits are the patterns of needsDigit whose every match ends

@@ -155,9 +155,25 @@ func emailWindows(text string) [][2]int {
 
 // domainWindows are the runs of a domain's and its path's characters
 // (domainRe's classes: letters, numbers and the ASCII signs a path is
-// written with) that hold a dot, with their boundaries.
+// written with) that hold a dot a letter follows, with their boundaries.
 func domainWindows(text string) [][2]int {
-	return classRuns(text, &dotSeeds, domainClass, nil, true)
+	return classRuns(text, &dotSeeds, domainClass, dotBeforeLetter, true)
+}
+
+// dotBeforeLetter reports whether run has a dot a letter follows, as a
+// domain's last dot is (a sentence's last word and its dot are none).
+func dotBeforeLetter(run string) bool {
+	for i := strings.IndexByte(run, '.'); i >= 0 && i+1 < len(run); {
+		if r, _ := utf8.DecodeRuneInString(run[i+1:]); unicode.IsLetter(r) {
+			return true
+		}
+		j := strings.IndexByte(run[i+1:], '.')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // The characters of the windows classRuns finds: each pattern's classes
