@@ -16,6 +16,7 @@ import (
 	"triage/internal/decision"
 	"triage/internal/instructions"
 	"triage/internal/language"
+	"triage/internal/lexicon"
 	"triage/internal/model"
 	"triage/internal/serial"
 )
@@ -72,6 +73,7 @@ type pipelineParts struct {
 	Scenarios          *instructions.Scenarios
 	Tools              *instructions.Tools
 	Policy             *decision.Policy
+	Lexicon            *lexicon.Lexicon
 	From, Addr, Domain string
 	Extractor          *serial.Extractor
 	Checker            warranty.Checker
@@ -93,7 +95,7 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	if ins, err := loadInstructions(o.Instructions); err != nil {
 		p.addErr(err)
 	} else {
-		parts.Scenarios, parts.Tools, parts.Policy = ins.Scenarios, ins.Tools, ins.Policy
+		parts.Scenarios, parts.Tools, parts.Policy, parts.Lexicon = ins.Scenarios, ins.Tools, ins.Policy, ins.Lexicon
 	}
 	if parts.From, parts.Addr, parts.Domain, err = parseFrom(o.From); err != nil {
 		p.addErr(err)

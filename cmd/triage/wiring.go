@@ -218,7 +218,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, err
 	}
 	built, err := processor.Build(ctx, processor.Parts{
-		Instructions:   &instructions.Set{Scenarios: p.Scenarios, Tools: p.Tools, Policy: parts.Policy},
+		Instructions:   &instructions.Set{Scenarios: p.Scenarios, Tools: p.Tools, Policy: parts.Policy, Lexicon: parts.Lexicon},
 		Model:          mo,
 		ModelName:      o.Model,
 		Budget:         p.budget,

@@ -4,6 +4,7 @@ package dispatcher
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"triage"
@@ -134,7 +135,60 @@ func (s *Session) overpromise(t *instructions.Tool, args map[string]any) (agent.
 		}
 		return CodeCommitmentNotAllowed, "the reply commits to " + strings.Join(parts, ", ")
 	}
+	return s.worded(d, cs, args)
+}
+
+// BodyParam is the argument of a reply whose words the lexicon reads.
+const BodyParam = "body"
+
+// worded reads the reply's body with the lexicon (commitments.yaml): its
+// first phrase that promises a commitment the reply does not declare, or
+// states a status d's basis does not allow, refuses it as
+// commitment_not_allowed, naming the phrase and what d allows.
+func (s *Session) worded(d *decision.Decision, declared []decision.Commitment, args map[string]any) (agent.ErrorCode, string) {
+	body, _ := args[BodyParam].(string)
+	for _, h := range s.d.lex.Find(body) {
+		switch {
+		case h.Commitment != "" && !slices.Contains(declared, h.Commitment):
+			return CodeCommitmentNotAllowed, fmt.Sprintf("the reply's words %q promise %s, which its commitments (%s) do not declare; the decision allows %s: declare it if the decision allows it, else reword",
+				h.Phrase, h.Commitment, joinCommitments(declared), s.allowed(d))
+		case h.Status != "" && (d == nil || !slices.Contains(h.Bases, d.Basis)):
+			basis := "no decision was reached"
+			if d != nil {
+				basis = "the decision is " + string(d.Basis)
+			}
+			return CodeCommitmentNotAllowed, fmt.Sprintf("the reply's words %q state %s, which only a decision on %s allows, and %s; the decision allows %s: reword",
+				h.Phrase, h.Status, joinBases(h.Bases), basis, s.allowed(d))
+		}
+	}
 	return "", ""
+}
+
+// allowed lists the commitments d allows a reply of this email, each alone.
+func (s *Session) allowed(d *decision.Decision) string {
+	var ok []decision.Commitment
+	for _, c := range decision.Known {
+		if len(decision.Allows(d, []decision.Commitment{c}, s.hasTicket())) == 0 {
+			ok = append(ok, c)
+		}
+	}
+	return joinCommitments(ok)
+}
+
+func joinCommitments(cs []decision.Commitment) string {
+	s := make([]string, len(cs))
+	for i, c := range cs {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ", ")
+}
+
+func joinBases(bs []decision.Basis) string {
+	s := make([]string, len(bs))
+	for i, b := range bs {
+		s[i] = string(b)
+	}
+	return strings.Join(s, " or ")
 }
 
 // complaint reports whether the email is a consumer complaint: the caller

@@ -21,6 +21,7 @@ import (
 
 	"triage"
 	"triage/internal/instructions"
+	"triage/internal/lexicon"
 	"triage/internal/message"
 	"triage/internal/serial"
 )
@@ -43,8 +44,11 @@ type Config struct {
 	// Call caps: calls over them have no effect and are recorded blocked.
 	MaxCallsPerTurn  int // default 8
 	MaxCallsPerEmail int // default 24
-	Now              func() time.Time
-	Logger           *slog.Logger
+	// Lexicon reads a reply's words for what they promise (commitments.yaml;
+	// nil: the words are not read, the declared commitments still are).
+	Lexicon *lexicon.Lexicon
+	Now     func() time.Time
+	Logger  *slog.Logger
 }
 
 // Dispatcher holds the bindings and their implementations; build it once,
@@ -55,6 +59,7 @@ type Dispatcher struct {
 	staff     map[string]bool // lower-cased bare addresses
 	staffList []string        // the keys of staff, sorted once (Staff, Call.Staff)
 	ext       *serial.Extractor
+	lex       *lexicon.Lexicon
 	maxBody   int
 	maxResult int
 	perTurn   int
@@ -73,6 +78,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		routes:    make(map[string]Func, len(cfg.Tools.Tools)),
 		staff:     make(map[string]bool),
 		ext:       cfg.Extractor,
+		lex:       cfg.Lexicon,
 		maxBody:   cfg.MaxBodyBytes,
 		maxResult: cfg.MaxResultBytes,
 		perTurn:   cfg.MaxCallsPerTurn,

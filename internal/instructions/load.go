@@ -8,15 +8,18 @@ import (
 
 	embedded "triage/instructions"
 	"triage/internal/decision"
+	"triage/internal/lexicon"
 )
 
 // Set is everything loaded from one instructions directory: main.md and the
 // scenarios, and the tools.yaml bindings, checked against each other, and
-// the policy.yaml the warranty decision follows.
+// the policy.yaml the warranty decision follows, and the commitments.yaml
+// lexicon a reply's words are read with.
 type Set struct {
 	Scenarios *Scenarios
 	Tools     *Tools
 	Policy    *decision.Policy
+	Lexicon   *lexicon.Lexicon
 }
 
 // DirError is an instructions directory that cannot be used at all: it does
@@ -33,9 +36,10 @@ func (e *DirError) Unwrap() error { return e.Err }
 // ones, package triage/instructions) exactly as start-up does: main.md,
 // scenarios/*.md, tools.yaml (${VAR} from the environment; builtins are the
 // builtin names it may bind), the bindings against the scenarios, and
-// policy.yaml. A directory in the basic format (no tools.yaml) is bound by
+// policy.yaml and commitments.yaml. A directory in the basic format (no tools.yaml) is bound by
 // the built-in tools.yaml's builtin entries; one without policy.yaml gets
-// the built-in policy. Every problem is reported at once, in one
+// the built-in policy, one without commitments.yaml the built-in lexicon.
+// Every problem is reported at once, in one
 // error that names dir, each problem naming its file (relative to dir); a
 // *DirError when dir itself cannot be read.
 func Load(dir string, builtins []string) (*Set, error) {
@@ -55,13 +59,14 @@ func Load(dir string, builtins []string) (*Set, error) {
 		terr = errors.Join(terr, ts.Check(scs))
 	}
 	pol, perr := LoadPolicy(fsys)
-	if err := errors.Join(serr, terr, perr); err != nil {
+	lex, lerr := LoadLexicon(fsys)
+	if err := errors.Join(serr, terr, perr, lerr); err != nil {
 		if dir != "" { // say which directory: the file names inside are relative to it
 			err = fmt.Errorf("%s:\n%w", dir, err)
 		}
 		return nil, err
 	}
-	return &Set{Scenarios: scs, Tools: ts, Policy: pol}, nil
+	return &Set{Scenarios: scs, Tools: ts, Policy: pol, Lexicon: lex}, nil
 }
 
 // dirFS returns the instructions to load: dir, or the built-in ones.

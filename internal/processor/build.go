@@ -122,6 +122,17 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 		delete(builtins, name)
 	}
 
+	// The instructions' lexicon, else the built-in one: a reply's words are
+	// always read.
+	lex := p.Instructions.Lexicon
+	if lex == nil {
+		l, err := instructions.LoadLexicon(nil)
+		if err != nil {
+			return nil, err
+		}
+		lex = l
+	}
+
 	mo := p.Model
 	mo.Scenarios = sc
 	mo.Concurrency = cmp.Or(mo.Concurrency, DefaultConcurrency)
@@ -147,6 +158,7 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 			Routes:         routes,
 			StaffAddresses: p.Staff,
 			Extractor:      p.Extractor,
+			Lexicon:        lex,
 			Logger:         log,
 		},
 		Config{

@@ -1,0 +1,169 @@
+// Package lexicon reads a reply's own words for what they promise: the
+// commitment and status phrases of commitments.yaml, per language, found as
+// whole words in the reply's text outside the lines it quotes (">"), a
+// phrase preceded by a negation word of its language in the same clause
+// aside. The dispatcher holds a reply's words to the commitments it
+// declares and its decision's basis.
+package lexicon
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"triage/internal/decision"
+)
+
+// File is the name of the lexicon in an instructions directory.
+const File = "commitments.yaml"
+
+// DefaultNegationWindow is how many words before a phrase a negation word
+// cancels it, when commitments.yaml does not say.
+const DefaultNegationWindow = 3
+
+// Languages are the languages a lexicon may list phrases in.
+var Languages = []string{"pl", "en", "de", "fr", "es", "it", "cs"}
+
+// Phrases are one entry's phrases (or the negation words), by language.
+type Phrases struct {
+	PL []string `yaml:"pl"`
+	EN []string `yaml:"en"`
+	DE []string `yaml:"de"`
+	FR []string `yaml:"fr"`
+	ES []string `yaml:"es"`
+	IT []string `yaml:"it"`
+	CS []string `yaml:"cs"`
+}
+
+// byLang is p's lists, in Languages order.
+func (p *Phrases) byLang() [][]string {
+	return [][]string{p.PL, p.EN, p.DE, p.FR, p.ES, p.IT, p.CS}
+}
+
+// Status is a status a reply may state only on some bases (a guarantee
+// still running, one that expired), with its phrases.
+type Status struct {
+	Bases   []decision.Basis `yaml:"bases"`
+	Phrases `yaml:",inline"`
+}
+
+// Spec is commitments.yaml as written.
+type Spec struct {
+	// NegationWindow: a negation word at most this many words before a
+	// phrase, in the same clause, cancels it (0: DefaultNegationWindow).
+	NegationWindow int `yaml:"negation_window"`
+	// Negations are single words, per language.
+	Negations Phrases `yaml:"negations"`
+	// Commitments are the phrases that promise each commitment.
+	Commitments map[string]Phrases `yaml:"commitments"`
+	// Statuses are the phrases that state each status, and the bases it
+	// may be stated on.
+	Statuses map[string]Status `yaml:"statuses"`
+}
+
+// Problem is one thing wrong with a Spec, at a dotted key path
+// (commitments.repair.pl[2]).
+type Problem = decision.Problem
+
+var bases = []decision.Basis{decision.Guarantee, decision.Statutory, decision.None, decision.NeedsProof, decision.NeedsInfo}
+
+// Validate reports every problem of s, in a stable order: an unknown
+// commitment (or none, callback, ticket: they have no words), a status
+// without bases or with an unknown one, an entry without phrases, a phrase
+// without a word, a phrase listed twice in one language, a negation that is
+// not one word, a negative window.
+func (s *Spec) Validate() []Problem {
+	var out []Problem
+	add := func(path, format string, a ...any) {
+		out = append(out, Problem{Path: path, Message: fmt.Sprintf(format, a...)})
+	}
+	if s.NegationWindow < 0 {
+		add("negation_window", "%d is negative", s.NegationWindow)
+	}
+	for i, ws := range s.Negations.byLang() {
+		for j, w := range ws {
+			if n := len(words(normalize(w))); n != 1 {
+				add(fmt.Sprintf("negations.%s[%d]", Languages[i], j), "%q is not one word", w)
+			}
+		}
+	}
+	if len(s.Commitments) == 0 && len(s.Statuses) == 0 {
+		add("commitments", "declare at least one commitment or status")
+	}
+	seen := map[string]string{} // lang + normalized phrase -> path
+	phrases := func(path string, p *Phrases) {
+		n := 0
+		for i, ps := range p.byLang() {
+			for j, ph := range ps {
+				n++
+				at := fmt.Sprintf("%s.%s[%d]", path, Languages[i], j)
+				ws, clauses := split(normalize(ph), nil, 0)
+				if len(ws) == 0 {
+					add(at, "%q has no word", ph)
+					continue
+				}
+				if clauses > 0 && ws[len(ws)-1].clause > 0 {
+					add(at, "%q has punctuation that ends a clause: it never matches", ph)
+					continue
+				}
+				key := Languages[i] + "\x00" + strings.Join(words(normalize(ph)), " ")
+				if prev, dup := seen[key]; dup {
+					add(at, "%q is already listed at %s", ph, prev)
+					continue
+				}
+				seen[key] = at
+			}
+		}
+		if n == 0 {
+			add(path, "list at least one phrase (%s)", strings.Join(Languages, ", "))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Commitments)) {
+		path := "commitments." + name
+		c := decision.Commitment(name)
+		switch {
+		case c == decision.NoCommitment || c == decision.Callback || c == decision.Ticket:
+			add(path, "%s is not checked against the reply's words; list a remedy or %s", name, decision.CourierPickup)
+			continue
+		case !slices.Contains(decision.Known, c):
+			add(path, "%q is not a commitment (one of %s)", name, worded())
+			continue
+		}
+		p := s.Commitments[name]
+		phrases(path, &p)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Statuses)) {
+		path := "statuses." + name
+		st := s.Statuses[name]
+		if len(st.Bases) == 0 {
+			add(path+".bases", "list the bases the status may be stated on")
+		}
+		for i, b := range st.Bases {
+			if !slices.Contains(bases, b) {
+				add(fmt.Sprintf("%s.bases[%d]", path, i), "%q is not a basis (one of %s)", b, joined(bases))
+			}
+		}
+		phrases(path, &st.Phrases)
+	}
+	return out
+}
+
+// worded are the commitments a lexicon may list.
+func worded() string {
+	var s []string
+	for _, c := range decision.Known {
+		if c != decision.NoCommitment && c != decision.Callback && c != decision.Ticket {
+			s = append(s, string(c))
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
+func joined[T ~string](xs []T) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = string(x)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,216 @@
+// Matching: the reply's text as words and clauses, and the phrases found in
+// it.
+
+package lexicon
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"triage/internal/decision"
+)
+
+// Hit is a phrase found in a reply: what it promises (Commitment) or
+// states (Status, allowed on Bases).
+type Hit struct {
+	Phrase     string // as commitments.yaml lists it
+	Lang       string
+	Commitment decision.Commitment // "" for a status
+	Status     string              // "" for a commitment
+	Bases      []decision.Basis
+}
+
+// entry is one compiled phrase.
+type entry struct {
+	Hit
+	words []string // normalized; words[0] is its index key
+}
+
+// Lexicon is a compiled Spec: phrases indexed by their first word. It is
+// safe for concurrent use.
+type Lexicon struct {
+	first     map[string][]*entry
+	negations map[string]map[string]bool // lang -> words
+	window    int
+}
+
+// Compile validates s and compiles its phrases once.
+func Compile(s *Spec) (*Lexicon, error) {
+	if ps := s.Validate(); len(ps) > 0 {
+		errs := make([]error, len(ps))
+		for i, p := range ps {
+			errs[i] = errors.New(p.String())
+		}
+		return nil, errors.Join(errs...)
+	}
+	l := &Lexicon{first: map[string][]*entry{}, negations: map[string]map[string]bool{}, window: s.NegationWindow}
+	if l.window == 0 {
+		l.window = DefaultNegationWindow
+	}
+	for i, ws := range s.Negations.byLang() {
+		set := map[string]bool{}
+		for _, w := range ws {
+			set[words(normalize(w))[0]] = true
+		}
+		l.negations[Languages[i]] = set
+	}
+	add := func(h Hit, p *Phrases) {
+		for i, ps := range p.byLang() {
+			for _, ph := range ps {
+				e := &entry{Hit: h, words: words(normalize(ph))}
+				e.Phrase, e.Lang = ph, Languages[i]
+				l.first[e.words[0]] = append(l.first[e.words[0]], e)
+			}
+		}
+	}
+	for name, p := range s.Commitments {
+		add(Hit{Commitment: decision.Commitment(name)}, &p)
+	}
+	for name, st := range s.Statuses {
+		add(Hit{Status: name, Bases: slices.Clone(st.Bases)}, &st.Phrases)
+	}
+	// Longer phrases first, then by text: the hits' order is stable.
+	for _, es := range l.first {
+		slices.SortFunc(es, func(a, b *entry) int {
+			if d := len(b.words) - len(a.words); d != 0 {
+				return d
+			}
+			return strings.Compare(a.Lang+a.Phrase, b.Lang+b.Phrase)
+		})
+	}
+	return l, nil
+}
+
+// word is one word of a reply and the clause it is in.
+type word struct {
+	w      string
+	clause int
+}
+
+// Find returns the phrases body states, each once, in the order they first
+// occur: case-insensitively after Unicode (NFKC) normalisation, as whole
+// words (a phrase's words in a row, across line breaks), outside the lines
+// that quote earlier mail (those starting with ">"). A phrase is not
+// counted where a negation word of its language stands at most the window's
+// words before it in the same clause (a clause ends at . , ; : ! ? or a
+// blank line). Where phrases overlap, the longest one that starts first
+// counts (negated or not). A nil Lexicon finds nothing.
+func (l *Lexicon) Find(body string) []Hit {
+	if l == nil {
+		return nil
+	}
+	ws := reply(normalize(body))
+	var hits []Hit
+	var found []*entry
+	next := 0 // the words before it are inside a phrase found
+	for i := range ws {
+		if i < next {
+			continue
+		}
+		for _, e := range l.first[ws[i].w] { // the longest first
+			if !at(ws, i, e.words) {
+				continue
+			}
+			next = i + len(e.words)
+			if !slices.Contains(found, e) && !l.negated(ws, i, e.Lang) {
+				found = append(found, e)
+				hits = append(hits, e.Hit)
+			}
+			break
+		}
+	}
+	return hits
+}
+
+// at reports whether phrase's words stand at ws[i:] in one clause.
+func at(ws []word, i int, phrase []string) bool {
+	if i+len(phrase) > len(ws) {
+		return false
+	}
+	for j, p := range phrase {
+		if ws[i+j].w != p || ws[i+j].clause != ws[i].clause {
+			return false
+		}
+	}
+	return true
+}
+
+// negated reports whether a negation word of lang stands within the window
+// before ws[i], in its clause.
+func (l *Lexicon) negated(ws []word, i int, lang string) bool {
+	neg := l.negations[lang]
+	for j := i - 1; j >= 0 && j >= i-l.window && ws[j].clause == ws[i].clause; j-- {
+		if neg[ws[j].w] {
+			return true
+		}
+	}
+	return false
+}
+
+// normalize is s in NFKC, lower case, with typographic apostrophes plain.
+func normalize(s string) string {
+	s = strings.ToLower(norm.NFKC.String(s))
+	return strings.ReplaceAll(s, "\u2019", "'")
+}
+
+// words are the words of a normalized phrase.
+func words(s string) []string {
+	var out []string
+	ws, _ := split(s, nil, 0)
+	for _, w := range ws {
+		out = append(out, w.w)
+	}
+	return out
+}
+
+// reply is the words of a normalized reply body, its quoted lines left out.
+func reply(s string) []word {
+	ws := make([]word, 0, len(s)/6)
+	clause := 0
+	for line := range strings.Lines(s) {
+		t := strings.TrimLeft(line, " \t")
+		if strings.HasPrefix(t, ">") || strings.TrimSpace(t) == "" {
+			clause++ // a quotation or a blank line ends the clause
+			continue
+		}
+		ws, clause = split(line, ws, clause)
+	}
+	return ws
+}
+
+// split appends the words of s to ws, in clauses counted from clause, and
+// returns them and the clause after s: letters and digits make words (an
+// apostrophe between letters too: can't), . , ; : ! ? end a clause.
+func split(s string, ws []word, clause int) ([]word, int) {
+	start := -1
+	for i, r := range s {
+		inWord := unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+		if !inWord && r == '\'' && start >= 0 {
+			next, _ := utf8.DecodeRuneInString(s[i+1:])
+			inWord = unicode.IsLetter(next)
+		}
+		if inWord {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			ws = append(ws, word{s[start:i], clause})
+			start = -1
+		}
+		switch r {
+		case '.', ',', ';', ':', '!', '?':
+			clause++
+		}
+	}
+	if start >= 0 {
+		ws = append(ws, word{s[start:], clause})
+	}
+	return ws, clause
+}
