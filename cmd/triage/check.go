@@ -138,6 +138,7 @@ func (c *checkRun) run(cmd *cobra.Command, out io.Writer, r *checkReport) error 
 	printScenarios(out, ins.Scenarios)
 	printTools(out, ins.Tools, ins.Scenarios)
 	printPolicy(out, ins.Policy)
+	fmt.Fprintf(out, "\n%s: a reply's words are read for %s\n", instructions.LexiconFile, ins.Lexicon)
 	if r != nil {
 		r.addInstructions(dir, ins)
 	}

@@ -5,6 +5,7 @@ package lexicon
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"unicode"
@@ -34,6 +35,7 @@ type entry struct {
 // Lexicon is a compiled Spec: phrases indexed by their first word. It is
 // safe for concurrent use.
 type Lexicon struct {
+	summary   string
 	first     map[string][]*entry
 	negations map[string]map[string]bool // lang -> words
 	window    int
@@ -74,6 +76,20 @@ func Compile(s *Spec) (*Lexicon, error) {
 	for name, st := range s.Statuses {
 		add(Hit{Status: name, Bases: slices.Clone(st.Bases)}, &st.Phrases)
 	}
+	n, langs := 0, map[string]bool{}
+	for _, es := range l.first {
+		n += len(es)
+		for _, e := range es {
+			langs[e.Lang] = true
+		}
+	}
+	var ls []string
+	for _, lang := range Languages {
+		if langs[lang] {
+			ls = append(ls, lang)
+		}
+	}
+	l.summary = fmt.Sprintf("%d commitments and %d statuses, %d phrases in %s", len(s.Commitments), len(s.Statuses), n, strings.Join(ls, ", "))
 	// Longer phrases first, then by text: the hits' order is stable.
 	for _, es := range l.first {
 		slices.SortFunc(es, func(a, b *entry) int {
@@ -84,6 +100,15 @@ func Compile(s *Spec) (*Lexicon, error) {
 		})
 	}
 	return l, nil
+}
+
+// String says what l reads: how many commitments and statuses, phrases
+// and which languages.
+func (l *Lexicon) String() string {
+	if l == nil {
+		return "no lexicon"
+	}
+	return l.summary
 }
 
 // word is one word of a reply and the clause it is in.
