@@ -20,7 +20,11 @@ import (
 
 // RunResult is one run of one case.
 type RunResult struct {
+	// Passed: no failure, and something was checked. Skipped: no failure,
+	// but nothing was checked (the case's only checks are rubrics and no
+	// judge graded them); a skipped run is never passed.
 	Passed   bool     `json:"passed"`
+	Skipped  bool     `json:"skipped,omitempty"`
 	Failures []string `json:"failures"`
 	// CallNotes are the failures attached to each actual call (same index as
 	// Outcome.FunctionCalls).
@@ -50,8 +54,10 @@ type CaseResult struct {
 	Description string `json:"description"`
 	Category    string `json:"category,omitempty"`
 	File        string `json:"file"`
-	// Passed is true when every run passed (pass^N).
+	// Passed is true when every run passed (pass^N); Skipped when every
+	// run was skipped (nothing was checked): neither passed nor failed.
 	Passed     bool        `json:"passed"`
+	Skipped    bool        `json:"skipped,omitempty"`
 	Flaky      bool        `json:"flaky"`
 	PassedRuns int         `json:"passed_runs"`
 	Runs       []RunResult `json:"runs"`
@@ -63,19 +69,28 @@ type CaseResult struct {
 func (cr *CaseResult) finish() {
 	cr.Case = cr.c
 	cr.PassedRuns = 0
+	skipped := 0
 	for _, r := range cr.Runs {
-		if r.Passed {
+		switch {
+		case r.Passed:
 			cr.PassedRuns++
+		case r.Skipped:
+			skipped++
 		}
 	}
-	cr.Passed = cr.PassedRuns == len(cr.Runs)
+	// A skipped run checked nothing: it neither passes nor fails the case.
+	cr.Skipped = len(cr.Runs) > 0 && skipped == len(cr.Runs)
+	cr.Passed = !cr.Skipped && cr.PassedRuns+skipped == len(cr.Runs)
 	cr.Flaky = cr.PassedRuns > 0 && !cr.Passed
 }
+
+// failed reports whether the case failed: not passed, not skipped.
+func (cr *CaseResult) failed() bool { return !cr.Passed && !cr.Skipped }
 
 // shown is the run the console and JUnit detail: the first failing one.
 func (cr *CaseResult) shown() *RunResult {
 	for i := range cr.Runs {
-		if !cr.Runs[i].Passed {
+		if !cr.Runs[i].Passed && !cr.Runs[i].Skipped {
 			return &cr.Runs[i]
 		}
 	}
@@ -91,12 +106,18 @@ type Report struct {
 	DurationMS       int64     `json:"duration_ms"`
 	Repeat           int       `json:"repeat"`
 	Parallel         int       `json:"parallel"`
-	// Total and Passed count cases; a case passes when every run passed.
-	Total      int     `json:"total"`
-	Passed     int     `json:"passed"`
-	PassRate   float64 `json:"pass_rate"` // percent of Total
-	Runs       int     `json:"runs"`
-	RunsPassed int     `json:"runs_passed"`
+	// Total, Passed and Skipped count cases; a case passes when every run
+	// passed, it is skipped when nothing was checked (a rubric-only case
+	// without a judge). Failed = Total - Passed - Skipped.
+	Total   int `json:"total"`
+	Passed  int `json:"passed"`
+	Skipped int `json:"skipped"`
+	// PassRate is the percent of the cases checked (Total - Skipped) that
+	// passed; 0 when none was checked.
+	PassRate    float64 `json:"pass_rate"`
+	Runs        int     `json:"runs"`
+	RunsPassed  int     `json:"runs_passed"`
+	RunsSkipped int     `json:"runs_skipped"`
 	// Flaky lists cases that passed some runs and failed others.
 	Flaky      []string    `json:"flaky"`
 	ModelCalls int         `json:"model_calls"`
@@ -117,25 +138,38 @@ func newReport(r *Runner, results []CaseResult, start, end time.Time) *Report {
 	}
 	for _, cr := range results {
 		rep.Total++
-		if cr.Passed {
+		switch {
+		case cr.Passed:
 			rep.Passed++
+		case cr.Skipped:
+			rep.Skipped++
 		}
 		if cr.Flaky {
 			rep.Flaky = append(rep.Flaky, cr.ID)
 		}
 		for _, run := range cr.Runs {
 			rep.Runs++
-			if run.Passed {
+			switch {
+			case run.Passed:
 				rep.RunsPassed++
+			case run.Skipped:
+				rep.RunsSkipped++
 			}
 			rep.ModelCalls += run.ModelCalls
 			rep.Tokens.Add(run.Tokens)
 			rep.Grounding.Add(run.Grounding)
 		}
 	}
-	rep.PassRate = percent(rep.Passed, rep.Total)
+	rep.PassRate = percent(rep.Passed, rep.Checked())
 	return rep
 }
+
+// Checked is how many cases were checked: those not skipped.
+func (rep *Report) Checked() int { return rep.Total - rep.Skipped }
+
+// AllSkipped reports whether there were cases and every one was skipped:
+// nothing was checked, whatever the pass rate says.
+func (rep *Report) AllSkipped() bool { return rep.Total > 0 && rep.Skipped == rep.Total }
 
 func percent(n, of int) float64 {
 	if of == 0 {
@@ -160,18 +194,19 @@ func WriteCase(w io.Writer, cr CaseResult, quiet bool) {
 	WriteCaseMarks(w, cr, quiet, Glyphs)
 }
 
-// Marks are the pass and fail marks of the human-readable output: Glyphs
-// (✓/✗) on a terminal, ASCII otherwise, each optionally coloured.
-type Marks struct{ Pass, Fail, Warn string }
+// Marks are the pass, fail and skip marks of the human-readable output:
+// Glyphs (✓/✗/-) on a terminal, ASCII otherwise, each optionally coloured.
+type Marks struct{ Pass, Fail, Warn, Skip string }
 
 var (
-	Glyphs = Marks{Pass: "✓", Fail: "✗", Warn: "!"}
-	ASCII  = Marks{Pass: "ok", Fail: "FAIL", Warn: "!"}
+	Glyphs = Marks{Pass: "✓", Fail: "✗", Warn: "!", Skip: "-"}
+	ASCII  = Marks{Pass: "ok", Fail: "FAIL", Warn: "!", Skip: "SKIP"}
 )
 
-// Coloured returns m with ANSI colours (green pass, red fail, yellow warn).
+// Coloured returns m with ANSI colours (green pass, red fail, yellow warn
+// and skip).
 func (m Marks) Coloured() Marks {
-	return Marks{Pass: "\x1b[32m" + m.Pass + "\x1b[0m", Fail: "\x1b[31m" + m.Fail + "\x1b[0m", Warn: "\x1b[33m" + m.Warn + "\x1b[0m"}
+	return Marks{Pass: "\x1b[32m" + m.Pass + "\x1b[0m", Fail: "\x1b[31m" + m.Fail + "\x1b[0m", Warn: "\x1b[33m" + m.Warn + "\x1b[0m", Skip: "\x1b[33m" + m.Skip + "\x1b[0m"}
 }
 
 // WriteCaseMarks is WriteCase with the given marks. With quiet, a passing
@@ -179,19 +214,28 @@ func (m Marks) Coloured() Marks {
 func WriteCaseMarks(w io.Writer, cr CaseResult, quiet bool, m Marks) {
 	run := cr.shown()
 	o := run.Outcome
-	if quiet && cr.Passed {
-		fmt.Fprintf(w, "%s %s: %s (%s; %s; %d model call(s))\n", m.Pass, cr.ID, cr.Description, describeOutcome(o), formatMS(run.DurationMS), run.ModelCalls)
+	if quiet && (cr.Passed || cr.Skipped) {
+		mark, skipped := m.Pass, ""
+		if cr.Skipped {
+			mark, skipped = m.Skip, " - SKIPPED"
+		}
+		fmt.Fprintf(w, "%s %s: %s%s (%s; %s; %d model call(s))\n", mark, cr.ID, cr.Description, skipped, describeOutcome(o), formatMS(run.DurationMS), run.ModelCalls)
 		for _, n := range run.Notes { // what did not run (a simulated customer offline) is never hidden
 			fmt.Fprintf(w, "  Note: %s\n", n)
 		}
 		return
 	}
 	mark := m.Pass
-	if !cr.Passed {
+	switch {
+	case cr.Skipped:
+		mark = m.Skip
+	case !cr.Passed:
 		mark = m.Fail
 	}
 	fmt.Fprintf(w, "%s %s: %s", mark, cr.ID, cr.Description)
 	switch {
+	case cr.Skipped:
+		fmt.Fprint(w, " - SKIPPED (nothing checked: its only checks are rubrics, graded only by a model judge in live runs)")
 	case cr.Flaky:
 		fmt.Fprintf(w, " - FLAKY (%d/%d runs passed)", cr.PassedRuns, len(cr.Runs))
 	case !cr.Passed && len(cr.Runs) > 1:
@@ -258,12 +302,19 @@ func describeOutcome(o processor.Outcome) string {
 
 // WriteSummary prints the pass rate and the totals.
 func (rep *Report) WriteSummary(w io.Writer) {
-	fmt.Fprintf(w, "Pass rate: %d/%d (%.1f%%)\n", rep.Passed, rep.Total, rep.PassRate)
+	fmt.Fprintf(w, "Pass rate: %d/%d (%.1f%%)", rep.Passed, rep.Checked(), rep.PassRate)
+	if rep.Skipped > 0 {
+		fmt.Fprintf(w, "; %d skipped (not counted)", rep.Skipped)
+	}
+	fmt.Fprintln(w)
+	if rep.AllSkipped() {
+		fmt.Fprintf(w, "Nothing was checked: every case was skipped\n")
+	}
 	g := rep.Grounding
 	fmt.Fprintf(w, "Grounding: %d flagged claim(s); %d replies, %d claims checked\n", g.Flagged, g.Replies, g.Claims)
 	if rep.Repeat > 1 {
 		fmt.Fprintf(w, "pass^%d: %d/%d cases passed every run; runs: %d/%d (%.1f%%)\n",
-			rep.Repeat, rep.Passed, rep.Total, rep.RunsPassed, rep.Runs, percent(rep.RunsPassed, rep.Runs))
+			rep.Repeat, rep.Passed, rep.Checked(), rep.RunsPassed, rep.Runs-rep.RunsSkipped, percent(rep.RunsPassed, rep.Runs-rep.RunsSkipped))
 		if len(rep.Flaky) > 0 {
 			var parts []string
 			for _, cr := range rep.Cases {
@@ -276,14 +327,20 @@ func (rep *Report) WriteSummary(w io.Writer) {
 			fmt.Fprintln(w, "Flaky: none")
 		}
 	}
-	var failed []string
+	var failed, skipped []string
 	for _, cr := range rep.Cases {
-		if !cr.Passed && !cr.Flaky {
+		switch {
+		case cr.Skipped:
+			skipped = append(skipped, cr.ID)
+		case !cr.Passed && !cr.Flaky:
 			failed = append(failed, cr.ID)
 		}
 	}
 	if len(failed) > 0 {
 		fmt.Fprintf(w, "Failed: %s\n", strings.Join(failed, ", "))
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "Skipped: %s\n", strings.Join(skipped, ", "))
 	}
 	if rep.Runs > 0 {
 		type slow struct {
@@ -331,6 +388,7 @@ type junitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -359,7 +417,12 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitProblem struct {
@@ -375,8 +438,8 @@ type junitText struct {
 
 // WriteJUnit writes one testcase per case; a failed case carries a
 // <failure> (unmet expectations) or an <error> (the case could not run,
-// e.g. a replay mismatch), with every message, and the console detail in
-// <system-out>.
+// e.g. a replay mismatch), with every message, a skipped one <skipped/>
+// (nothing was checked), and the console detail in <system-out>.
 func (rep *Report) WriteJUnit(w io.Writer) error {
 	s := junitSuite{
 		Name: "triage eval", Time: seconds(rep.DurationMS), Timestamp: rep.Started.UTC().Format(time.RFC3339),
@@ -386,6 +449,7 @@ func (rep *Report) WriteJUnit(w io.Writer) error {
 			{Name: "model_description", Value: rep.ModelDescription},
 			{Name: "repeat", Value: fmt.Sprint(rep.Repeat)},
 			{Name: "pass_rate", Value: fmt.Sprintf("%.1f", rep.PassRate)},
+			{Name: "skipped", Value: fmt.Sprint(rep.Skipped)},
 			{Name: "model_calls", Value: fmt.Sprint(rep.ModelCalls)},
 			{Name: "tokens", Value: fmt.Sprint(rep.Tokens.Total)},
 			{Name: "replies", Value: fmt.Sprint(rep.Grounding.Replies)},
@@ -402,7 +466,11 @@ func (rep *Report) WriteJUnit(w io.Writer) error {
 		var out strings.Builder
 		WriteCase(&out, cr, false)
 		jc.SystemOut = &junitText{Text: out.String()}
-		if !cr.Passed {
+		if cr.Skipped {
+			jc.Skipped = &junitSkipped{Message: "nothing checked: the case's only checks are rubrics, graded only by a model judge in live runs"}
+			s.Skipped++
+		}
+		if cr.failed() {
 			run := cr.shown()
 			msg := firstLine(run.Failures)
 			if len(cr.Runs) > 1 {
@@ -421,7 +489,7 @@ func (rep *Report) WriteJUnit(w io.Writer) error {
 		s.Cases = append(s.Cases, jc)
 		s.Tests++
 	}
-	return writeJUnit(w, junitSuites{Name: "triage eval", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Time: s.Time, Suites: []junitSuite{s}})
+	return writeJUnit(w, junitSuites{Name: "triage eval", Tests: s.Tests, Failures: s.Failures, Errors: s.Errors, Skipped: s.Skipped, Time: s.Time, Suites: []junitSuite{s}})
 }
 
 // WriteJUnitLoadError reports invalid case files to CI: one errored

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -248,7 +249,47 @@ func (r *Runner) RunCase(ctx context.Context, c *Case) RunResult {
 	rr := r.runCase(ctx, cancel, c)
 	rr.DurationMS = time.Since(start).Milliseconds()
 	rr.Passed = len(rr.Failures) == 0
+	if rr.Passed && onlyRubrics(c) && !graded(rr) {
+		rr.Passed, rr.Skipped = false, true // nothing was checked
+	}
 	return rr
+}
+
+// onlyRubrics reports whether the case's only checks are reply_rubric
+// criteria: its expected_output and every follow-up's check nothing else,
+// and at least one has a rubric.
+func onlyRubrics(c *Case) bool {
+	xs := []*Expected{&c.Expected}
+	for _, f := range c.Input.FollowUps {
+		if f.Expected != nil {
+			xs = append(xs, f.Expected)
+		}
+	}
+	rubric := false
+	for _, x := range xs {
+		rest := *x
+		rest.ReplyRubric, rest.Match = nil, "" // match is how calls are compared, not a check
+		if !reflect.ValueOf(rest).IsZero() {
+			return false
+		}
+		rubric = rubric || len(x.ReplyRubric) > 0
+	}
+	return rubric
+}
+
+// graded reports whether a judge graded any rubric criterion of the run,
+// its turns included.
+func graded(rr RunResult) bool {
+	vs := slices.Clone(rr.Rubric)
+	for _, t := range rr.Turns {
+		vs = append(vs, t.Rubric...)
+	}
+	for _, v := range vs {
+		if v.Verdict != VerdictSkipped {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c *Case) (rr RunResult) {

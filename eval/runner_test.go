@@ -503,3 +503,87 @@ func containsString(list []string, s string) bool {
 	}
 	return false
 }
+
+// A case whose only check is a rubric is skipped offline, never passed: it
+// is counted apart from the passed and failed ones, out of the pass rate,
+// and reported as skipped in the console, the JSON and the JUnit XML.
+func TestRubricOnlySkippedOffline(t *testing.T) {
+	dir := t.TempDir()
+	good := loadOne(t, dir, "a.yaml", validCase)
+	rubric := loadOne(t, dir, "r.yaml", `scenario_id: runner_rubric
+description: only a rubric
+category: valid-warranty
+input:
+  email:
+    subject: "Naprawa ekspresu"
+    body: "Dzień dobry, ekspres SN12345 nie grzeje."
+    from: "Jan Kowalski <jan.kowalski@example.com>"
+    received: "2026-01-18T10:00:00Z"
+  mock_function_responses:
+    check_warranty: {serial_number: SN12345, status: valid, expiration_date: "2027-05-31"}
+    create_ticket: {ticket_id: TKT-777, status: created}
+expected_output:
+  reply_rubric: [states the expiry date]
+`)
+	// The rubric and another check: the other check is what passes it.
+	withCheck := loadOne(t, dir, "w.yaml", strings.Replace(strings.Replace(validInput, "  status: replied\n", "  status: replied\n  reply_rubric: [states the expiry date]\n", 1), "input:", "scenario_id: runner_checked\ndescription: a rubric and a status\ninput:", 1))
+	r := newTestRunner(t, testSet(t), Config{Offline: true})
+	rep := r.Run(context.Background(), []*Case{rubric, good, withCheck})
+	type sum struct {
+		Total, Passed, Skipped, Runs, RunsPassed, RunsSkipped int
+		Rate                                                  float64
+	}
+	if diff := cmp.Diff(sum{3, 2, 1, 3, 2, 1, 100}, sum{rep.Total, rep.Passed, rep.Skipped, rep.Runs, rep.RunsPassed, rep.RunsSkipped, rep.PassRate}); diff != "" {
+		t.Errorf("totals (-want +got):\n%s", diff)
+	}
+	cr := rep.Cases[0]
+	if !cr.Skipped || cr.Passed || cr.Flaky || !cr.Runs[0].Skipped || cr.Runs[0].Passed {
+		t.Errorf("rubric-only case: skipped %v, passed %v, run %+v", cr.Skipped, cr.Passed, cr.Runs[0])
+	}
+	if rep.AllSkipped() {
+		t.Errorf("AllSkipped with two cases checked")
+	}
+
+	var console bytes.Buffer
+	rep.WriteConsole(&console, false)
+	for _, s := range []string{"- runner_rubric: only a rubric - SKIPPED (nothing checked", "✓ runner_valid", "✓ runner_checked",
+		"Pass rate: 2/2 (100.0%); 1 skipped (not counted)", "Skipped: runner_rubric"} {
+		if !strings.Contains(console.String(), s) {
+			t.Errorf("console lacks %q:\n%s", s, console.String())
+		}
+	}
+	if strings.Contains(console.String(), "Failed:") {
+		t.Errorf("a skipped case is listed as failed:\n%s", console.String())
+	}
+
+	var junit bytes.Buffer
+	if err := rep.WriteJUnit(&junit); err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(junit.Bytes(), &doc); err != nil {
+		t.Fatalf("JUnit does not parse: %v\n%s", err, junit.String())
+	}
+	s := doc.Suites[0]
+	if doc.Tests != 3 || doc.Failures != 0 || doc.Skipped != 1 || s.Skipped != 1 || s.Cases[0].Skipped == nil || s.Cases[0].Failure != nil || s.Cases[1].Skipped != nil {
+		t.Errorf("JUnit: %s", junit.String())
+	}
+
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`"skipped": 1,`, `"runs_skipped": 1,`, `"pass_rate": 100,`, `"skipped": true,`} {
+		if !strings.Contains(js.String(), s) {
+			t.Errorf("JSON lacks %s", s)
+		}
+	}
+
+	// Every case skipped: nothing was checked, never 100%.
+	only := r.Run(context.Background(), []*Case{rubric})
+	var out bytes.Buffer
+	only.WriteSummary(&out)
+	if !only.AllSkipped() || only.PassRate != 0 || !strings.Contains(out.String(), "Nothing was checked: every case was skipped") {
+		t.Errorf("all skipped: %v, rate %v:\n%s", only.AllSkipped(), only.PassRate, out.String())
+	}
+}

@@ -58,8 +58,12 @@ built-in offline model otherwise or with --offline. --record DIR stores each
 case's model HTTP exchanges as a cassette; --replay DIR replays them without
 a model, so a recorded live run becomes a hermetic CI check.
 
-Exit status: 0 when the pass rate is at or above --min-pass-rate, 4 below it,
-2 for invalid case files or a usage error.
+A case whose only checks are reply_rubric criteria is skipped when no judge
+grades them (offline, --replay): it is neither passed nor failed, and the
+pass rate counts only the cases checked.
+
+Exit status: 0 when the pass rate is at or above --min-pass-rate, 4 below it
+or when every case was skipped, 2 for invalid case files or a usage error.
 
 The case format is documented in docs/eval.md.`,
 		Example: `  triage eval --offline eval/cases
@@ -227,6 +231,9 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	}
 	if err := ctx.Err(); err != nil {
 		return &cmdError{kind: errBelowGate, err: fmt.Errorf("eval: interrupted: %w", err)}
+	}
+	if rep.AllSkipped() {
+		return &cmdError{kind: errBelowGate, err: fmt.Errorf("eval: every case (%d) was skipped, nothing was checked: their only checks are reply_rubric criteria, which a model judge grades only in live runs", rep.Total)}
 	}
 	if rep.PassRate < o.MinPassRate {
 		return &cmdError{kind: errBelowGate, err: fmt.Errorf("eval: pass rate %.1f%% is below --min-pass-rate %g%%", rep.PassRate, o.MinPassRate)}

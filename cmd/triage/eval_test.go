@@ -58,6 +58,25 @@ func TestEvalExitCodes(t *testing.T) {
 	writeEvalCase(t, broken, "pass.yaml", evalPassing)
 	writeEvalCase(t, broken, "broken.yaml", strings.NewReplacer("cli_pass", "cli_broken", "function_name: send_email", "function_name: check_warranty").Replace(evalPassing))
 
+	// A case whose only check is a rubric: offline, nothing grades it.
+	rubricOnly := `scenario_id: cli_rubric
+description: only a rubric
+category: missing-info
+input:
+  email:
+    subject: "Naprawa gwarancyjna"
+    body: "Dzień dobry, mój czajnik nie działa, proszę o naprawę w ramach gwarancji."
+    from: "ala@example.com"
+expected_output:
+  reply_rubric:
+    - asks for the serial number politely
+`
+	onlyRubric := t.TempDir()
+	writeEvalCase(t, onlyRubric, "rubric.yaml", rubricOnly)
+	withRubric := t.TempDir()
+	writeEvalCase(t, withRubric, "pass.yaml", evalPassing)
+	writeEvalCase(t, withRubric, "rubric.yaml", rubricOnly)
+
 	tests := []struct {
 		name   string
 		args   []string
@@ -65,6 +84,11 @@ func TestEvalExitCodes(t *testing.T) {
 		stdout []string
 		stderr []string
 	}{
+		{name: "a rubric-only case is skipped, not counted", args: []string{"--min-pass-rate", "100", withRubric}, code: exitOK,
+			stdout: []string{"SKIP cli_rubric: only a rubric - SKIPPED", "ok cli_pass", "Pass rate: 1/1 (100.0%); 1 skipped (not counted)", "Skipped: cli_rubric"}},
+		{name: "every case skipped", args: []string{"--min-pass-rate", "0", onlyRubric}, code: exitBelowGate,
+			stdout: []string{"Pass rate: 0/0 (0.0%); 1 skipped (not counted)", "Nothing was checked: every case was skipped"},
+			stderr: []string{"every case (1) was skipped, nothing was checked"}},
 		{name: "all pass", args: []string{dir}, code: exitOK,
 			stdout: []string{"ok cli_pass: missing serial, asks for it", "1. ok send_email(", "Pass rate: 1/1 (100.0%)"}},
 		{name: "below the default gate", args: []string{mixed}, code: exitBelowGate,

@@ -14,7 +14,7 @@ const (
 	exitFailed    = 1 // an input failed, or the command could not do its work (watch: the mailbox or store is unusable)
 	exitUsage     = 2 // usage or configuration error
 	exitFlipped   = 3 // replay: an outcome flips
-	exitBelowGate = 4 // eval: the pass rate is below --min-pass-rate
+	exitBelowGate = 4 // eval: the pass rate is below --min-pass-rate, or every case was skipped
 	// exitAuth: the IMAP server refused the login, or the OAuth2 token
 	// endpoint refused the grant; retrying will not help.
 	exitAuth = 5
