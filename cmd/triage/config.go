@@ -16,7 +16,6 @@ import (
 	"triage/internal/decision"
 	"triage/internal/instructions"
 	"triage/internal/language"
-	"triage/internal/lexicon"
 	"triage/internal/model"
 	"triage/internal/serial"
 )
@@ -73,7 +72,7 @@ type pipelineParts struct {
 	Scenarios          *instructions.Scenarios
 	Tools              *instructions.Tools
 	Policy             *decision.Policy
-	Lexicon            *lexicon.Lexicon
+	Lexicon            *decision.Lexicon
 	From, Addr, Domain string
 	Extractor          *serial.Extractor
 	Checker            warranty.Checker

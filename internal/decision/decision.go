@@ -1,6 +1,8 @@
 // Package decision is the warranty decision: what the shop owes a claim,
 // computed from the registry, the policy and the email's time of receipt,
 // never by the model. The model words the decision; it does not make it.
+// The commitments a reply may make follow from it (Allows), and its
+// lexicon holds the reply's own words to them.
 package decision
 
 import (

@@ -1,22 +1,21 @@
-// Package lexicon reads a reply's own words for what they promise: the
+// The lexicon reads a reply's own words for what they promise: the
 // commitment and status phrases of commitments.yaml, per language, found as
 // whole words in the reply's text outside the lines it quotes (">"), a
 // phrase preceded by a negation word of its language in the same clause
 // aside. The dispatcher holds a reply's words to the commitments it
 // declares and its decision's basis.
-package lexicon
+
+package decision
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-
-	"triage/internal/decision"
 )
 
-// File is the name of the lexicon in an instructions directory.
-const File = "commitments.yaml"
+// LexiconFile is the name of the lexicon in an instructions directory.
+const LexiconFile = "commitments.yaml"
 
 // DefaultNegationWindow is how many words before a phrase a negation word
 // cancels it, when commitments.yaml does not say.
@@ -41,15 +40,15 @@ func (p *Phrases) byLang() [][]string {
 	return [][]string{p.PL, p.EN, p.DE, p.FR, p.ES, p.IT, p.CS}
 }
 
-// Status is a status a reply may state only on some bases (a guarantee
+// StatusPhrases is a status a reply may state only on some bases (a guarantee
 // still running, one that expired), with its phrases.
-type Status struct {
-	Bases   []decision.Basis `yaml:"bases"`
+type StatusPhrases struct {
+	Bases   []Basis `yaml:"bases"`
 	Phrases `yaml:",inline"`
 }
 
-// Spec is commitments.yaml as written.
-type Spec struct {
+// LexiconSpec is commitments.yaml as written.
+type LexiconSpec struct {
 	// NegationWindow: a negation word at most this many words before a
 	// phrase, in the same clause, cancels it (0: DefaultNegationWindow).
 	NegationWindow int `yaml:"negation_window"`
@@ -59,21 +58,19 @@ type Spec struct {
 	Commitments map[string]Phrases `yaml:"commitments"`
 	// Statuses are the phrases that state each status, and the bases it
 	// may be stated on.
-	Statuses map[string]Status `yaml:"statuses"`
+	Statuses map[string]StatusPhrases `yaml:"statuses"`
 }
 
-// Problem is one thing wrong with a Spec, at a dotted key path
 // (commitments.repair.pl[2]).
-type Problem = decision.Problem
 
-var bases = []decision.Basis{decision.Guarantee, decision.Statutory, decision.None, decision.NeedsProof, decision.NeedsInfo}
+var bases = []Basis{Guarantee, Statutory, None, NeedsProof, NeedsInfo}
 
 // Validate reports every problem of s, in a stable order: an unknown
 // commitment (or none, callback, ticket: they have no words), a status
 // without bases or with an unknown one, an entry without phrases, a phrase
 // without a word, a phrase listed twice in one language, a negation that is
 // not one word, a negative window.
-func (s *Spec) Validate() []Problem {
+func (s *LexiconSpec) Validate() []Problem {
 	var out []Problem
 	add := func(path, format string, a ...any) {
 		out = append(out, Problem{Path: path, Message: fmt.Sprintf(format, a...)})
@@ -121,12 +118,12 @@ func (s *Spec) Validate() []Problem {
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Commitments)) {
 		path := "commitments." + name
-		c := decision.Commitment(name)
+		c := Commitment(name)
 		switch {
-		case c == decision.NoCommitment || c == decision.Callback || c == decision.Ticket:
-			add(path, "%s is not checked against the reply's words; list a remedy or %s", name, decision.CourierPickup)
+		case c == NoCommitment || c == Callback || c == Ticket:
+			add(path, "%s is not checked against the reply's words; list a remedy or %s", name, CourierPickup)
 			continue
-		case !slices.Contains(decision.Known, c):
+		case !slices.Contains(Known, c):
 			add(path, "%q is not a commitment (one of %s)", name, worded())
 			continue
 		}
@@ -152,8 +149,8 @@ func (s *Spec) Validate() []Problem {
 // worded are the commitments a lexicon may list.
 func worded() string {
 	var s []string
-	for _, c := range decision.Known {
-		if c != decision.NoCommitment && c != decision.Callback && c != decision.Ticket {
+	for _, c := range Known {
+		if c != NoCommitment && c != Callback && c != Ticket {
 			s = append(s, string(c))
 		}
 	}

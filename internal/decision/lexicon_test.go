@@ -1,21 +1,20 @@
-package lexicon_test
+package decision_test
 
 import (
 	"testing"
 
 	"triage/internal/decision"
-	"triage/internal/lexicon"
 )
 
 func TestFind(t *testing.T) {
-	l, err := lexicon.Compile(&lexicon.Spec{
+	l, err := decision.CompileLexicon(&decision.LexiconSpec{
 		NegationWindow: 2,
-		Negations:      lexicon.Phrases{EN: []string{"not"}, PL: []string{"nie"}},
-		Commitments: map[string]lexicon.Phrases{
+		Negations:      decision.Phrases{EN: []string{"not"}, PL: []string{"nie"}},
+		Commitments: map[string]decision.Phrases{
 			"repair":      {EN: []string{"free repair", "free repair at home"}, PL: []string{"naprawimy"}},
 			"replacement": {EN: []string{"we'll replace"}},
 		},
-		Statuses: map[string]lexicon.Status{"under_guarantee": {Bases: []decision.Basis{decision.Guarantee}, Phrases: lexicon.Phrases{EN: []string{"under warranty"}}}},
+		Statuses: map[string]decision.StatusPhrases{"under_guarantee": {Bases: []decision.Basis{decision.Guarantee}, Phrases: decision.Phrases{EN: []string{"under warranty"}}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +41,7 @@ func TestFind(t *testing.T) {
 			t.Errorf("Find(%q) = %q, want %q", tt.body, got, tt.want)
 		}
 	}
-	var none *lexicon.Lexicon
+	var none *decision.Lexicon
 	if hits := none.Find("free repair"); hits != nil {
 		t.Errorf("a nil lexicon found %v", hits)
 	}

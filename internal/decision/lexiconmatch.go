@@ -1,7 +1,7 @@
 // Matching: the reply's text as words and clauses, and the phrases found in
 // it.
 
-package lexicon
+package decision
 
 import (
 	"errors"
@@ -12,8 +12,6 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
-
-	"triage/internal/decision"
 )
 
 // Hit is a phrase found in a reply: what it promises (Commitment) or
@@ -21,9 +19,9 @@ import (
 type Hit struct {
 	Phrase     string // as commitments.yaml lists it
 	Lang       string
-	Commitment decision.Commitment // "" for a status
-	Status     string              // "" for a commitment
-	Bases      []decision.Basis
+	Commitment Commitment // "" for a status
+	Status     string     // "" for a commitment
+	Bases      []Basis
 }
 
 // entry is one compiled phrase.
@@ -32,7 +30,7 @@ type entry struct {
 	words []string // normalized; words[0] is its index key
 }
 
-// Lexicon is a compiled Spec: phrases indexed by their first word. It is
+// Lexicon is a compiled LexiconSpec: phrases indexed by their first word. It is
 // safe for concurrent use.
 type Lexicon struct {
 	summary   string
@@ -42,7 +40,7 @@ type Lexicon struct {
 }
 
 // Compile validates s and compiles its phrases once.
-func Compile(s *Spec) (*Lexicon, error) {
+func CompileLexicon(s *LexiconSpec) (*Lexicon, error) {
 	if ps := s.Validate(); len(ps) > 0 {
 		errs := make([]error, len(ps))
 		for i, p := range ps {
@@ -71,7 +69,7 @@ func Compile(s *Spec) (*Lexicon, error) {
 		}
 	}
 	for name, p := range s.Commitments {
-		add(Hit{Commitment: decision.Commitment(name)}, &p)
+		add(Hit{Commitment: Commitment(name)}, &p)
 	}
 	for name, st := range s.Statuses {
 		add(Hit{Status: name, Bases: slices.Clone(st.Bases)}, &st.Phrases)

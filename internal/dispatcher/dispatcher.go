@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/decision"
 	"triage/internal/instructions"
-	"triage/internal/lexicon"
 	"triage/internal/message"
 	"triage/internal/serial"
 )
@@ -46,7 +46,7 @@ type Config struct {
 	MaxCallsPerEmail int // default 24
 	// Lexicon reads a reply's words for what they promise (commitments.yaml;
 	// nil: the words are not read, the declared commitments still are).
-	Lexicon *lexicon.Lexicon
+	Lexicon *decision.Lexicon
 	Now     func() time.Time
 	Logger  *slog.Logger
 }
@@ -59,7 +59,7 @@ type Dispatcher struct {
 	staff     map[string]bool // lower-cased bare addresses
 	staffList []string        // the keys of staff, sorted once (Staff, Call.Staff)
 	ext       *serial.Extractor
-	lex       *lexicon.Lexicon
+	lex       *decision.Lexicon
 	maxBody   int
 	maxResult int
 	perTurn   int

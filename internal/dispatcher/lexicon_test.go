@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"triage/internal/clients/warranty"
+	"triage/internal/decision"
 	"triage/internal/dispatcher"
 	"triage/internal/instructions"
-	"triage/internal/lexicon"
 	"triage/internal/testkit/toolstest"
 )
 
 // shippedLexicon is the built-in commitments.yaml, compiled.
-func shippedLexicon(t testing.TB) *lexicon.Lexicon {
+func shippedLexicon(t testing.TB) *decision.Lexicon {
 	t.Helper()
 	lex, err := instructions.LoadLexicon(nil)
 	if err != nil {

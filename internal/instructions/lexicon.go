@@ -1,5 +1,5 @@
 // commitments.yaml: the phrases that promise a commitment or state a status
-// (lexicon.Spec), decoded strictly, validated and compiled once.
+// (decision.LexiconSpec), decoded strictly, validated and compiled once.
 
 package instructions
 
@@ -12,16 +12,16 @@ import (
 	"gopkg.in/yaml.v3"
 
 	embedded "triage/instructions"
-	"triage/internal/lexicon"
+	"triage/internal/decision"
 )
 
 // LexiconFile is the lexicon's file name in an instructions directory.
-const LexiconFile = lexicon.File
+const LexiconFile = decision.LexiconFile
 
 // LoadLexicon loads, validates and compiles fsys's commitments.yaml; a
 // directory without one, and a nil fsys, get the built-in lexicon (package
 // triage/instructions).
-func LoadLexicon(fsys fs.FS) (*lexicon.Lexicon, error) {
+func LoadLexicon(fsys fs.FS) (*decision.Lexicon, error) {
 	if fsys == nil {
 		fsys = embedded.FS
 	}
@@ -39,11 +39,11 @@ func LoadLexicon(fsys fs.FS) (*lexicon.Lexicon, error) {
 // problem is reported at once, each naming file, line and the key path
 // (`lexicon: commitments.yaml: line 7: commitments.repair.pl[1]: "" has no
 // word`).
-func ParseLexicon(file string, raw []byte) (*lexicon.Lexicon, error) {
+func ParseLexicon(file string, raw []byte) (*decision.Lexicon, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("lexicon: %s: empty (want commitments: and statuses:)", file)
 	}
-	var s lexicon.Spec
+	var s decision.LexiconSpec
 	if err := DecodeYAML(raw, &s); err != nil {
 		var se *YAMLError
 		if !errors.As(err, &se) {
@@ -64,7 +64,7 @@ func ParseLexicon(file string, raw []byte) (*lexicon.Lexicon, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
-	l, err := lexicon.Compile(&s)
+	l, err := decision.CompileLexicon(&s)
 	if err != nil {
 		return nil, fmt.Errorf("lexicon: %s: %w", file, err)
 	}

@@ -8,7 +8,6 @@ import (
 
 	embedded "triage/instructions"
 	"triage/internal/decision"
-	"triage/internal/lexicon"
 )
 
 // Set is everything loaded from one instructions directory: main.md and the
@@ -19,7 +18,7 @@ type Set struct {
 	Scenarios *Scenarios
 	Tools     *Tools
 	Policy    *decision.Policy
-	Lexicon   *lexicon.Lexicon
+	Lexicon   *decision.Lexicon
 }
 
 // DirError is an instructions directory that cannot be used at all: it does
