@@ -59,6 +59,9 @@ type Input struct {
 	// draft, or auto (which drafts: a case has no review history); a
 	// scenario's reply_mode still overrides it.
 	ReplyMode triage.ReplyMode `yaml:"reply_mode" json:"reply_mode,omitempty"`
+	// Jurisdiction is the policy's jurisdiction this case's decisions apply
+	// (pl, eu, de, uk in the built-in policy); "" is the policy's default.
+	Jurisdiction string `yaml:"jurisdiction" json:"jurisdiction,omitempty"`
 	// Conversation is an existing ticket the email may follow up: it is
 	// written into the case's own ticket store before the run.
 	Conversation *Conversation `yaml:"conversation" json:"conversation,omitempty"`
@@ -150,6 +153,8 @@ type Expected struct {
 type ExpectedDecision struct {
 	Basis    decision.Basis    `yaml:"basis" json:"basis"`
 	Remedies []decision.Remedy `yaml:"remedies" json:"remedies,omitempty"`
+	// Jurisdiction, when given, is the jurisdiction the decision applied.
+	Jurisdiction string `yaml:"jurisdiction" json:"jurisdiction,omitempty"`
 }
 
 // ExpectedCall is one expected_function_calls item.
@@ -386,7 +391,7 @@ func fieldContext(typ string) string {
 	case "Case":
 		return "the case: scenario_id, description, category, created, input, expected_output"
 	case "Input":
-		return "input: email, eml, mock_function_responses, model_faults, reply_mode, conversation, staff, follow_ups, simulated_customer"
+		return "input: email, eml, mock_function_responses, model_faults, reply_mode, jurisdiction, conversation, staff, follow_ups, simulated_customer"
 	case "Email":
 		return "input.email: subject, body, from, received, headers"
 	case "Expected":

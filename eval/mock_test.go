@@ -125,7 +125,7 @@ expected_output:
 		cfg:    Config{Backends: map[string]dispatcher.Func{"lookup_order": real("lookup_order"), "check_warranty": real("check_warranty"), "unbound": real("unbound")}},
 		routes: []string{"check_warranty", "create_ticket", "send_email", "lookup_order"},
 	}
-	routes := r.routesFor(cases[0])
+	routes := r.routesFor(cases[0], r.cfg.Policy)
 	got := map[string]any{}
 	for _, name := range []string{"lookup_order", "check_warranty"} {
 		res, err := routes[name](context.Background(), &dispatcher.Call{Name: name})

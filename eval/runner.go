@@ -334,6 +334,10 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		// retry policy itself is unchanged).
 		sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	}
+	policy, err := r.cfg.Policy.Select(c.Input.Jurisdiction)
+	if err != nil {
+		return setupFail("input.jurisdiction: %v", err)
+	}
 	store, err := caseTickets(ctx, c)
 	if err != nil {
 		return setupFail("%v", err)
@@ -346,7 +350,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 		Instructions: &instructions.Set{Scenarios: r.cfg.Scenarios, Tools: r.cfg.Tools},
 		Model:        mo,
 		ModelName:    r.cfg.ModelName,
-		Mocks:        r.routesFor(c),
+		Mocks:        r.routesFor(c, policy),
 		Tickets:      store,
 		Address:      r.cfg.OwnAddress,
 		Staff:        append(slices.Clone(r.cfg.StaffAddresses), c.Input.Staff...),
@@ -456,12 +460,13 @@ func caseTickets(ctx context.Context, c *Case) (*caseStore, error) {
 }
 
 // routesFor is the case's mocks, with the real backend of every http or mcp
-// binding the case gives no mock response for.
-func (r *Runner) routesFor(c *Case) map[string]dispatcher.Func {
+// binding the case gives no mock response for; check_warranty's mocked
+// registry answers are decided under policy.
+func (r *Runner) routesFor(c *Case, policy *decision.Policy) map[string]dispatcher.Func {
 	routes := MockRoutes(c, r.routes)
 	if f, ok := routes[dispatcher.FuncCheckWarranty]; ok && r.cfg.Tools != nil && r.cfg.Tools.Get(dispatcher.FuncCheckWarranty) != nil &&
 		r.cfg.Tools.Get(dispatcher.FuncCheckWarranty).Builtin == dispatcher.FuncCheckWarranty {
-		routes[dispatcher.FuncCheckWarranty] = decided(r.cfg.Policy, f)
+		routes[dispatcher.FuncCheckWarranty] = decided(policy, f)
 	}
 	for name, f := range r.cfg.Backends {
 		if _, ok := routes[name]; ok && len(c.Mocks[name]) == 0 {

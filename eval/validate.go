@@ -77,6 +77,8 @@ func Validate(c *Case, o processor.Outcome) Verdict {
 			fail("Decision: expected %s, got %s (%s)", d.Basis, o.Decision.Basis, strings.Join(o.Decision.Reasons, "; "))
 		case d.Remedies != nil && !slices.Equal(o.Decision.Remedies, d.Remedies):
 			fail("Decision remedies: expected %v, got %v", d.Remedies, o.Decision.Remedies)
+		case d.Jurisdiction != "" && o.Decision.Jurisdiction != d.Jurisdiction:
+			fail("Decision jurisdiction: expected %s, got %s", d.Jurisdiction, o.Decision.Jurisdiction)
 		}
 	}
 	if len(x.Commitments) > 0 {

@@ -87,7 +87,7 @@ func (c *checkRun) run(cmd *cobra.Command, out io.Writer, r *checkReport) error 
 	if err := loadEnvFile(c.envFile); err != nil {
 		return err
 	}
-	dir := c.dir
+	dir, jurisdiction := c.dir, ""
 	if path, _ := findConfig(cmd.Flags(), c.config); path != "" {
 		if r != nil {
 			r.Config = &checkConfig{Path: path}
@@ -129,11 +129,14 @@ func (c *checkRun) run(cmd *cobra.Command, out io.Writer, r *checkReport) error 
 			}
 		}
 		fmt.Fprintln(out)
-		dir = wo.Instructions
+		dir, jurisdiction = wo.Instructions, wo.Jurisdiction
 	}
 	ins, err := loadInstructions(dir)
 	if err != nil {
 		return err
+	}
+	if ins.Policy, err = ins.Policy.Select(jurisdiction); err != nil {
+		return usageErr("pipeline.jurisdiction: %v", err)
 	}
 	printScenarios(out, ins.Scenarios)
 	printTools(out, ins.Tools, ins.Scenarios)

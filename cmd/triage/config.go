@@ -95,6 +95,9 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 		p.addErr(err)
 	} else {
 		parts.Scenarios, parts.Tools, parts.Policy, parts.Lexicon = ins.Scenarios, ins.Tools, ins.Policy, ins.Lexicon
+		if parts.Policy, err = parts.Policy.Select(o.Jurisdiction); err != nil {
+			p.add("--jurisdiction (pipeline.jurisdiction): %v", err)
+		}
 	}
 	if parts.From, parts.Addr, parts.Domain, err = parseFrom(o.From); err != nil {
 		p.addErr(err)

@@ -19,7 +19,7 @@ func noDefaultConfig(t *testing.T) {
 	defaultConfigPath = filepath.Join(t.TempDir(), "none", "triage.yaml")
 	t.Cleanup(func() { defaultConfigPath = old })
 	for _, v := range []string{"TRIAGE_CONFIG", "TRIAGE_LEDGER", "TRIAGE_IMAP_PASSWORD", "TRIAGE_IMAP_TOKEN", "TRIAGE_SMTP_PASSWORD",
-		"TRIAGE_SMTP_TOKEN", "TRIAGE_WARRANTY_CSV", "TRIAGE_TICKETS_DB", "TRIAGE_OUTBOX", "TRIAGE_FROM", "TRIAGE_INSTRUCTIONS",
+		"TRIAGE_SMTP_TOKEN", "TRIAGE_WARRANTY_CSV", "TRIAGE_TICKETS_DB", "TRIAGE_OUTBOX", "TRIAGE_FROM", "TRIAGE_INSTRUCTIONS", "TRIAGE_JURISDICTION",
 		"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"} {
 		t.Setenv(v, "")
 		os.Unsetenv(v)

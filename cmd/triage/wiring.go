@@ -37,6 +37,9 @@ type pipelineOptions struct {
 	From          string   // our address, e.g. "Serwis <serwis@example.com>"
 	Staff         []string // staff addresses notify_staff mails
 	SerialPattern []string
+	// Jurisdiction (pipeline.jurisdiction) is the policy's jurisdiction the
+	// decisions apply; "" is policy.yaml's default.
+	Jurisdiction string
 	processor.Bounds
 	ReplyMode string // send | draft | auto (a scenario's reply_mode overrides it)
 	// AIDisclosure (pipeline.ai_disclosure) adds main.md's AI disclosure

@@ -2,6 +2,7 @@ package decision_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,5 +172,36 @@ func TestDecisionJSON(t *testing.T) {
 	}
 	if back.AnswerBy != day("2026-12-12") {
 		t.Errorf("answer_by round trip: %v", back.AnswerBy)
+	}
+}
+
+// Select chooses the jurisdiction Decide applies; an unknown code names
+// itself and the declared ones; "" keeps the policy's default.
+func TestSelect(t *testing.T) {
+	p := shipped(t, "pl")
+	uk, err := p.Select("uk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, j := uk.Jurisdiction(); code != "uk" || j == nil || j.Consumer.LiabilityMonths != 72 {
+		t.Errorf("Select(uk).Jurisdiction() = %q, %+v", code, j)
+	}
+	if code, _ := p.Jurisdiction(); code != "pl" {
+		t.Errorf("Select changed the policy it was called on: default %q", code)
+	}
+	// Four years after purchase: statutory in the UK, none in Poland.
+	r := warranty.Result{SerialNumber: "SN-1", Status: warranty.StatusExpired, ExpirationDate: "2024-11-01", PurchaseDate: "2022-11-01", Buyer: "consumer"}
+	if d := decision.Decide(uk, r, received); d.Basis != decision.Statutory || d.Jurisdiction != "uk" {
+		t.Errorf("under uk: %s (%s), want statutory (uk)", d.Basis, d.Jurisdiction)
+	}
+	if d := decision.Decide(p, r, received); d.Basis != decision.None {
+		t.Errorf("under pl: %s, want none", d.Basis)
+	}
+	if same, err := p.Select(""); err != nil || same != p {
+		t.Errorf("Select(\"\") = %p, %v; want the policy itself", same, err)
+	}
+	_, err = p.Select("fr")
+	if err == nil || !strings.Contains(err.Error(), `"fr"`) || !strings.Contains(err.Error(), "de, eu, pl, uk") {
+		t.Errorf("Select(fr) = %v, want an error naming fr and de, eu, pl, uk", err)
 	}
 }

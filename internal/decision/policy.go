@@ -108,6 +108,21 @@ func (p *Policy) Jurisdiction() (string, *Jurisdiction) {
 	return p.Default, p.Jurisdictions[p.Default]
 }
 
+// Select is a copy of p whose default (the jurisdiction Decide applies)
+// is code; "" keeps p's own. A code p does not declare is an error naming
+// it and the declared ones.
+func (p *Policy) Select(code string) (*Policy, error) {
+	if code == "" || p == nil {
+		return p, nil
+	}
+	if p.Jurisdictions[code] == nil {
+		return nil, fmt.Errorf("jurisdiction %q is not declared in %s (declared: %s)", code, PolicyFile, strings.Join(p.codes(), ", "))
+	}
+	cp := *p
+	cp.Default = code
+	return &cp, nil
+}
+
 // TermsFor is j's statutory terms for buyer b (nil when it declares none).
 func (j *Jurisdiction) TermsFor(b Buyer) *Terms {
 	switch b {
