@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"triage/internal/clients/mail"
+	"triage/internal/decision"
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
 	"triage/internal/settings"
@@ -17,10 +18,23 @@ import (
 )
 
 // complaintOptions are the settings of the complaint clock (complaints.*).
-// AnswerDays is the one value a jurisdiction's answer deadline sets.
+// AnswerDays is the one value a jurisdiction's answer deadline sets: when
+// it is not given (AnswerDaysSet false), the policy's answer_days decide.
 type complaintOptions struct {
-	AnswerDays int // complaints.answer_days
-	NotifyDays int // complaints.notify_days; 0: no warnings
+	AnswerDays    int  // complaints.answer_days
+	AnswerDaysSet bool // complaints.answer_days was given (file, flag or variable)
+	NotifyDays    int  // complaints.notify_days; 0: no warnings
+}
+
+// answerDaysGiven reports whether t's complaints.answer_days was given
+// rather than left at its default.
+func answerDaysGiven(t settings.Table) bool {
+	for _, s := range t {
+		if s.Key == "complaints.answer_days" {
+			return s.Source() != ""
+		}
+	}
+	return false
 }
 
 // Defaults of the complaint clock, in days.
@@ -33,7 +47,7 @@ const (
 func complaintSettings(c *complaintOptions) settings.Table {
 	return settings.Table{
 		{Key: "complaints.answer_days",
-			Usage: "days from a consumer complaint's receipt within which it must be answered on its merits (a scenario with complaint: true; Poland: 14, Consumer Rights Act art. 7a)",
+			Usage: "days from a consumer complaint's receipt within which it must be answered on its merits (a scenario with complaint: true); default: the answer_days of policy.yaml's jurisdiction (pipeline.jurisdiction) for the decision's buyer, a consumer when unknown (Poland: 14, Consumer Rights Act art. 7a)",
 			Var:   settings.Int(&c.AnswerDays, defaultAnswerDays, settings.AtLeast(1))},
 		{Key: "complaints.notify_days",
 			Usage: "warn the staff addresses this many days before a complaint's deadline when nobody has answered it on its merits, once per complaint (0: no warnings)",
@@ -43,10 +57,14 @@ func complaintSettings(c *complaintOptions) settings.Table {
 
 // watch is the watcher's complaint clock: staff are warned through the
 // staff notices (dispatcher.Notifier) over sender, from our address; none
-// are when staff is empty (the watcher logs the warning instead).
-func (c complaintOptions) watch(sender mail.Sender, from, domain string, staff []string) watch.Complaints {
+// are when staff is empty (the watcher logs the warning instead). Without
+// complaints.answer_days, the answer period is policy's (answerPeriods).
+func (c complaintOptions) watch(sender mail.Sender, from, domain string, staff []string, policy *decision.Policy) watch.Complaints {
 	day := 24 * time.Hour
 	out := watch.Complaints{AnswerPeriod: time.Duration(c.AnswerDays) * day, NotifyBefore: time.Duration(c.NotifyDays) * day}
+	if !c.AnswerDaysSet {
+		out.AnswerPeriodFor = answerPeriods(policy)
+	}
 	if c.NotifyDays == 0 {
 		out.NotifyBefore = -1
 	}
@@ -59,6 +77,27 @@ func (c complaintOptions) watch(sender mail.Sender, from, domain string, staff [
 			Received: e.Complaint.Received, AnswerBy: e.Complaint.AnswerBy, Staff: staff, Now: now})
 	}
 	return out
+}
+
+// answerPeriods is the answer period of a complaint under policy's
+// jurisdiction: its answer_days for the decision's buyer, a consumer's when
+// the buyer is unknown; 0 when they set none (no clock). Nil without a
+// policy: the configured period applies.
+func answerPeriods(policy *decision.Policy) func(decision.Buyer) time.Duration {
+	_, j := policy.Jurisdiction()
+	if j == nil {
+		return nil
+	}
+	return func(b decision.Buyer) time.Duration {
+		if b == "" {
+			b = decision.Consumer
+		}
+		t := j.TermsFor(b)
+		if t == nil {
+			return 0
+		}
+		return time.Duration(t.AnswerDays) * 24 * time.Hour
+	}
 }
 
 // checkComplaintClocks reads the complaint clocks of wo's ledger, when it

@@ -70,19 +70,19 @@ func TestComplaintSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wo.Complaints != (complaintOptions{AnswerDays: 30, NotifyDays: 0}) {
+	if wo.Complaints != (complaintOptions{AnswerDays: 30, AnswerDaysSet: true, NotifyDays: 0}) {
 		t.Errorf("complaints = %+v, want answer_days 30, notify_days 0", wo.Complaints)
 	}
 	day := 24 * time.Hour
-	c := wo.Complaints.watch(nil, "", "example.com", []string{"boss@example.com"})
+	c := wo.Complaints.watch(nil, "", "example.com", []string{"boss@example.com"}, nil)
 	if c.AnswerPeriod != 30*day || c.NotifyBefore >= 0 || c.Notify != nil {
 		t.Errorf("watch.Complaints = %+v, want 30 days, no warnings", c)
 	}
-	c = complaintOptions{AnswerDays: defaultAnswerDays, NotifyDays: defaultNotifyDays}.watch(dryRunSender{}, "s@example.com", "example.com", nil)
+	c = complaintOptions{AnswerDays: defaultAnswerDays, NotifyDays: defaultNotifyDays}.watch(dryRunSender{}, "s@example.com", "example.com", nil, nil)
 	if c.AnswerPeriod != 14*day || c.NotifyBefore != 3*day || c.Notify != nil {
 		t.Errorf("defaults without staff = %+v, want 14 days, warned 3 days before, logged only", c)
 	}
-	if c := (complaintOptions{AnswerDays: 14, NotifyDays: 3}).watch(dryRunSender{}, "s@example.com", "example.com", []string{"boss@example.com"}); c.Notify == nil {
+	if c := (complaintOptions{AnswerDays: 14, NotifyDays: 3}).watch(dryRunSender{}, "s@example.com", "example.com", []string{"boss@example.com"}, nil); c.Notify == nil {
 		t.Error("with staff addresses: no Notify")
 	}
 	writeTestFile(t, cfg, string(b)+"complaints:\n  answer_days: 0\n")

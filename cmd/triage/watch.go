@@ -426,7 +426,7 @@ func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, me
 		Limits:      o.Limits,
 		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: o.Grace, Concurrency: o.Concurrency,
 		Lease: o.Lease, Owner: owner,
-		Complaints: o.Complaints.watch(sender, is.parts.From, domain, o.Staff),
+		Complaints: o.Complaints.watch(sender, is.parts.From, domain, o.Staff, is.parts.Policy),
 		Processor:  p.Processor, Ledger: led, Metrics: met, Logger: log,
 	})
 	if err != nil {

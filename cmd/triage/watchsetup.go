@@ -154,6 +154,7 @@ func loadWatchConfig(path string) (*watchOptions, *settings.File, error) {
 	if err := o.table.Resolve(cmd.Flags(), f, func(string) string { return "" }); err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
+	o.Complaints.AnswerDaysSet = answerDaysGiven(o.table)
 	return o, f, nil
 }
 
@@ -209,6 +210,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	}
 	var p problems
 	p.addErr(o.table.Resolve(fs, file, nil))
+	o.Complaints.AnswerDaysSet = answerDaysGiven(o.table)
 	o.Config = path
 	p.addErr(o.table.Check())
 	if _, err := newLogger(io.Discard, o.LogFormat, o.LogLevel); err != nil {

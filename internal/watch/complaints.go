@@ -25,6 +25,11 @@ type Complaints struct {
 	// AnswerPeriod is the answer period of a complaint, from its receipt
 	// (default ledger.DefaultAnswerPeriod).
 	AnswerPeriod time.Duration
+	// AnswerPeriodFor, when set, replaces AnswerPeriod: the answer period
+	// of a complaint whose decision names buyer b ("" when it names none);
+	// 0 when the law sets no deadline: such a complaint starts no clock
+	// (it still joins its conversation's running one).
+	AnswerPeriodFor func(b decision.Buyer) time.Duration
 	// NotifyBefore is how long before the deadline staff are warned
 	// (default DefaultNotifyBefore; negative: never).
 	NotifyBefore time.Duration
@@ -39,10 +44,20 @@ type Complaints struct {
 // receipt is the decision's (dispatcher.ReceivedAt): the earlier plausible
 // of the INTERNALDATE and the Date header.
 func (w *Watcher) clock(m *peeked, out processor.Outcome, end ledger.Settlement) ledger.Clock {
+	complaint, period := out.Complaint, w.cfg.Complaints.AnswerPeriod
+	if f := w.cfg.Complaints.AnswerPeriodFor; f != nil && complaint {
+		var b decision.Buyer
+		if out.Decision != nil {
+			b = out.Decision.Buyer
+		}
+		if period = f(b); period <= 0 {
+			complaint = false
+		}
+	}
 	return ledger.Clock{
-		Complaint:   out.Complaint,
+		Complaint:   complaint,
 		Received:    dispatcher.ReceivedAt(m.id.Date, m.internal, w.cfg.Now()),
-		Period:      w.cfg.Complaints.AnswerPeriod,
+		Period:      period,
 		OnTheMerits: OnTheMerits(out, end.Sent),
 	}
 }
