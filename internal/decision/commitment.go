@@ -61,8 +61,12 @@ func (r Refusal) String() string { return fmt.Sprintf("%s (%s)", r.Commitment, r
 // Allows checks the commitments cs of a reply written on decision d (nil:
 // no decision was reached) for an email that has a ticket or not: a remedy
 // only when d offers it; a courier pickup only when d offers a remedy; a
-// ticket only when there is one; none only alone; a callback always. It
-// returns every commitment not allowed, in order.
+// ticket only when there is one; none only alone; a callback always. The
+// remedies keep their legal order: on a statutory or guarantee basis
+// whose remedies include the first tier (repair, replacement), a
+// second-tier one (price reduction, refund) only when d says the first
+// is exhausted or impossible (FirstTierExhausted). It returns every
+// commitment not allowed, in order.
 func Allows(d *Decision, cs []Commitment, ticket bool) []Refusal {
 	var bad []Refusal
 	for _, c := range cs {
@@ -80,6 +84,8 @@ func allows(d *Decision, c Commitment, n int, ticket bool) string {
 			return "no decision was reached for this email"
 		case !d.Offers(r):
 			return fmt.Sprintf("the decision (%s) offers %s", d.Basis, offered(d.Remedies))
+		case r.SecondTier() && (d.Basis == Statutory || d.Basis == Guarantee) && d.offersFirstTier() && !d.FirstTierExhausted:
+			return fmt.Sprintf("in the legal order, %s comes only once repair or replacement is exhausted or impossible, and the decision (%s) does not say so: offer %s first", r, d.Basis, offered(d.firstTier()))
 		}
 		return ""
 	}
@@ -99,6 +105,19 @@ func allows(d *Decision, c Commitment, n int, ticket bool) string {
 	}
 	return ""
 }
+
+// firstTier is d's first-tier remedies, in order.
+func (d *Decision) firstTier() []Remedy {
+	var out []Remedy
+	for _, r := range d.Remedies {
+		if r.FirstTier() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (d *Decision) offersFirstTier() bool { return len(d.firstTier()) > 0 }
 
 func offered(rs []Remedy) string {
 	if len(rs) == 0 {

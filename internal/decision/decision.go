@@ -103,8 +103,16 @@ func (d *Date) UnmarshalJSON(b []byte) error {
 type Decision struct {
 	Basis Basis `json:"basis"`
 	// Remedies the shop may offer, in their legal order (the first ones
-	// first); empty when the basis is needs_proof or needs_info.
+	// first: repair or replacement before price reduction or refund);
+	// empty when the basis is needs_proof or needs_info.
 	Remedies []Remedy `json:"remedies"`
+	// FirstTierExhausted: the first tier of remedies (repair, replacement)
+	// is exhausted or impossible (it failed, cannot be done, or is refused
+	// as disproportionate), so a reply may commit to a later one (price
+	// reduction, refund). False by default: Decide never sets it (the
+	// registry cannot know); a decision a tool returns may, with its
+	// reason among Reasons.
+	FirstTierExhausted bool `json:"first_tier_exhausted,omitempty"`
 	// AnswerBy is the day the complaint must be answered by (from its
 	// receipt); SilenceAccepts: if it is not, it is deemed accepted.
 	AnswerBy       Date `json:"answer_by,omitzero"`
@@ -122,6 +130,14 @@ type Decision struct {
 	// Reasons say, in order, how the decision was reached.
 	Reasons []string `json:"reasons"`
 }
+
+// FirstTier reports whether r is a first-tier remedy (repair,
+// replacement): the law owes them before a price reduction or a refund.
+func (r Remedy) FirstTier() bool { return r == Repair || r == Replacement }
+
+// SecondTier reports whether r is a second-tier remedy (price reduction,
+// refund): owed only once the first tier is exhausted or impossible.
+func (r Remedy) SecondTier() bool { return r == PriceReduction || r == Refund }
 
 // Offers reports whether r is among d's remedies.
 func (d *Decision) Offers(r Remedy) bool {

@@ -210,13 +210,25 @@ func (t *Terms) validate(add func(path, format string, a ...any), path string) {
 	}
 }
 
-// checkRemedies checks tiers of remedies; statutory ones may not include a
-// paid repair.
+// checkRemedies checks tiers of remedies: in their legal order (a repair
+// or replacement never in or after a tier with a price reduction or
+// refund); statutory ones may not include a paid repair.
 func checkRemedies(add func(path, format string, a ...any), path string, tiers [][]Remedy, statutory bool) {
 	if statutory && len(tiers) == 0 {
 		add(path, "missing: the remedies in their legal order, e.g. [[repair, replacement], [price_reduction, refund]]")
 	}
+	var second Remedy // the first second-tier remedy listed so far
 	for i, tier := range tiers {
+		for _, r := range tier {
+			if r.SecondTier() && second == "" {
+				second = r
+			}
+		}
+		for k, r := range tier {
+			if r.FirstTier() && second != "" {
+				add(fmt.Sprintf("%s[%d][%d]", path, i, k), "%s after %s: the legal order is repair or replacement first, then price reduction or refund, each tier its own list", r, second)
+			}
+		}
 		if len(tier) == 0 {
 			add(fmt.Sprintf("%s[%d]", path, i), "an empty tier")
 		}

@@ -88,7 +88,8 @@ func TestCommitmentRules(t *testing.T) {
 	}{
 		{"statutory: repair offered", statutoryClaim, true, true, reply("statutory", "repair", "replacement"), ""},
 		{"statutory: a paid repair is not", statutoryClaim, true, true, reply("statutory", "paid_repair_quote"), dispatcher.CodeCommitmentNotAllowed},
-		{"statutory: refund is a later remedy, offered", statutoryClaim, true, false, reply("statutory", "refund"), ""},
+		{"statutory: a refund before repair or replacement is not", statutoryClaim, true, false, reply("statutory", "refund"), dispatcher.CodeCommitmentNotAllowed},
+		{"statutory: a price reduction beside a repair is not", statutoryClaim, true, true, reply("statutory", "repair", "price_reduction"), dispatcher.CodeCommitmentNotAllowed},
 		{"guarantee: no refund", warranty.Result{Status: warranty.StatusValid, ExpirationDate: "2027-01-01"}, true, false, reply("guarantee", "refund"), dispatcher.CodeCommitmentNotAllowed},
 		{"needs_proof: no remedy", warranty.Result{Status: warranty.StatusNotFound}, true, false, reply("needs_proof", "repair"), dispatcher.CodeCommitmentNotAllowed},
 		{"expired beyond the period: a paid quote", warranty.Result{Status: warranty.StatusExpired, PurchaseDate: "2020-01-01", Buyer: "consumer"}, true, false, reply("none", "paid_repair_quote"), ""},

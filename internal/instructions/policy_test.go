@@ -78,6 +78,22 @@ jurisdictions:
 			`line 10: jurisdictions.pl.consumer.remedies[1][0]: a paid repair is not a remedy the shop owes`,
 			`line 11: jurisdictions.pl.consumer.silence_accepts: needs answer_days`,
 		}},
+		{"remedies out of their legal order", `default: pl
+jurisdictions:
+  pl:
+    guarantee:
+      remedies: [[refund, repair]]
+    consumer:
+      liability_months: 24
+      liability_from: delivery
+      remedies:
+        - [price_reduction]
+        - [repair, replacement]
+`, []string{
+			`line 5: jurisdictions.pl.guarantee.remedies[0][1]: repair after refund: the legal order is repair or replacement first`,
+			`line 11: jurisdictions.pl.consumer.remedies[1][0]: repair after price_reduction`,
+			`line 11: jurisdictions.pl.consumer.remedies[1][1]: replacement after price_reduction`,
+		}},
 		{"no buyer terms", "default: pl\njurisdictions:\n  pl:\n    name: Poland\n",
 			[]string{`line 4: jurisdictions.pl: declare consumer or business terms`}},
 	}
