@@ -192,14 +192,8 @@ func (l *Ledger) Replies() *replies.Store { return l.replies }
 // same store beside the ledger's (package review).
 func (l *Ledger) Now() time.Time { return l.now() }
 
-func unix(t time.Time) int64 { return t.UTC().UnixMilli() }
-
-func fromUnix(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
+// unix and fromUnix are the tables' times (store.Millis).
+var unix, fromUnix = store.Millis, store.FromMillis
 
 // entryCols are the columns a new row is written with; readCols those
 // scanEntry reads.
@@ -209,28 +203,12 @@ const (
 )
 
 // scanner is a query's row, or its rows at the current one.
-type scanner interface{ Scan(...any) error }
+type scanner = store.Scanner
 
 // queryAll runs q and reads every row of it with scan; what names the
 // listing in errors.
 func queryAll[T any](ctx context.Context, l *Ledger, what string, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := l.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: %s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("ledger: %s: %w", what, err)
-	}
-	return out, nil
+	return store.QueryAll(ctx, l.db, "ledger: "+what, scan, q, args...)
 }
 
 func scanEntry(sc scanner) (Entry, error) {

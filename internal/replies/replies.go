@@ -47,38 +47,16 @@ var ErrNotFound = errors.New("replies: not found")
 // reply row (pending or sent): the reply must not be submitted again.
 var ErrReplyExists = errors.New("replies: reply already recorded for this message")
 
-func unix(t time.Time) int64 { return t.UTC().UnixMilli() }
-
-func fromUnix(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
+// unix and fromUnix are the tables' times (store.Millis).
+var unix, fromUnix = store.Millis, store.FromMillis
 
 // scanner is a query's row, or its rows at the current one.
-type scanner interface{ Scan(...any) error }
+type scanner = store.Scanner
 
 // queryAll runs q and reads every row of it with scan; what names the
 // listing in errors.
 func queryAll[T any](ctx context.Context, s *Store, what string, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("replies: %s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("replies: %s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("replies: %s: %w", what, err)
-	}
-	return out, nil
+	return store.QueryAll(ctx, s.db, "replies: "+what, scan, q, args...)
 }
 
 // Reply is one outgoing reply, keyed by the inbound key.

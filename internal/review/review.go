@@ -12,7 +12,6 @@ package review
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"triage/internal/ledger"
@@ -44,36 +43,14 @@ func New(db *store.DB, now func() time.Time) *Store {
 // Of is the draft review on the ledger's store, on the ledger's clock.
 func Of(l *ledger.Ledger) *Store { return New(l.Store(), l.Now) }
 
-func unix(t time.Time) int64 { return t.UTC().UnixMilli() }
-
-func fromUnix(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
+// unix and fromUnix are the tables' times (store.Millis).
+var unix, fromUnix = store.Millis, store.FromMillis
 
 // scanner is a query's row, or its rows at the current one.
-type scanner interface{ Scan(...any) error }
+type scanner = store.Scanner
 
 // queryAll runs q and reads every row of it with scan; what names the
 // listing in errors.
 func queryAll[T any](ctx context.Context, s *Store, what string, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("review: %s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("review: %s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("review: %s: %w", what, err)
-	}
-	return out, nil
+	return store.QueryAll(ctx, s.db, "review: "+what, scan, q, args...)
 }
