@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -91,7 +92,7 @@ type pipelineParts struct {
 func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	parts := &pipelineParts{}
 	var err error
-	if ins, err := loadInstructions(o.Instructions); err != nil {
+	if ins, err := loadInstructionsFrom(cmp.Or(o.instructionsFlag, "--instructions"), o.Instructions); err != nil {
 		p.addErr(err)
 	} else {
 		parts.Scenarios, parts.Tools, parts.Policy, parts.Lexicon = ins.Scenarios, ins.Tools, ins.Policy, ins.Lexicon

@@ -181,7 +181,7 @@ func runReplay(ctx context.Context, o *replayOptions, cfg *replayConfig, args []
 	var baseParts *pipelineParts
 	if o.Baseline != "" {
 		baseOpts = newOpts
-		baseOpts.Instructions = o.Baseline
+		baseOpts.Instructions, baseOpts.instructionsFlag = o.Baseline, "--baseline"
 		baseParts = checkPipeline(baseOpts, &probs)
 	}
 	var ws *watchSetup

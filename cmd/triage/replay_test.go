@@ -132,6 +132,17 @@ func TestReplayBaselineInstructions(t *testing.T) {
 	shipped := shippedInstructions(t)
 	common := []string{"replay", "--offline", "--warranty-csv", "../../examples/warranty.csv", "--tickets-db", filepath.Join(t.TempDir(), "none.db")}
 
+	t.Run("a broken baseline is named as --baseline", func(t *testing.T) {
+		broken := t.TempDir()
+		copyDir(t, shipped, broken)
+		writeTestFile(t, filepath.Join(broken, "policy.yaml"), "default: nowhere\n")
+		args := append(append(common, "--instructions", shipped, "--baseline", broken), files...)
+		code, _, stderr := runCLI(t, "", args...)
+		if code != exitUsage || !strings.Contains(stderr, "--baseline "+broken) || strings.Contains(stderr, "--instructions "+broken) {
+			t.Fatalf("exit %d, want %d naming --baseline %s; stderr:\n%s", code, exitUsage, broken, stderr)
+		}
+	})
+
 	t.Run("a policy that stops opening tickets flips every valid-warranty email", func(t *testing.T) {
 		args := append(append(common, "--json", "--instructions", noTicket, "--baseline", shipped), files...)
 		code, stdout, stderr := runCLI(t, "", args...)

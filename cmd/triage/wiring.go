@@ -22,21 +22,24 @@ import (
 // pipelineOptions are the settings process and watch share, declared in
 // pipelineSettings.
 type pipelineOptions struct {
-	Instructions  string // directory; "" uses the embedded defaults
-	Model         string
-	modelOptions  // --provider, --base-url, --api-key-file
-	Offline       bool
-	OfflineFaults string
-	WarrantyCSV   string
-	WarrantyURL   string
-	WarrantyToken string // bearer token of WarrantyURL ($TRIAGE_WARRANTY_TOKEN)
-	TicketsDB     string
-	TicketsURL    string
-	TicketsToken  string   // bearer token of TicketsURL ($TRIAGE_TICKETS_TOKEN)
-	Store         string   // postgres:// URL: the tickets (and watch's ledger) live there
-	From          string   // our address, e.g. "Serwis <serwis@example.com>"
-	Staff         []string // staff addresses notify_staff mails
-	SerialPattern []string
+	Instructions string // directory; "" uses the embedded defaults
+	// instructionsFlag names Instructions in messages ("": --instructions;
+	// replay's baseline: --baseline).
+	instructionsFlag string
+	Model            string
+	modelOptions     // --provider, --base-url, --api-key-file
+	Offline          bool
+	OfflineFaults    string
+	WarrantyCSV      string
+	WarrantyURL      string
+	WarrantyToken    string // bearer token of WarrantyURL ($TRIAGE_WARRANTY_TOKEN)
+	TicketsDB        string
+	TicketsURL       string
+	TicketsToken     string   // bearer token of TicketsURL ($TRIAGE_TICKETS_TOKEN)
+	Store            string   // postgres:// URL: the tickets (and watch's ledger) live there
+	From             string   // our address, e.g. "Serwis <serwis@example.com>"
+	Staff            []string // staff addresses notify_staff mails
+	SerialPattern    []string
 	// Jurisdiction (pipeline.jurisdiction) is the policy's jurisdiction the
 	// decisions apply; "" is policy.yaml's default.
 	Jurisdiction string
@@ -103,13 +106,19 @@ var builtinNames = []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateT
 // start-up does (check runs it too; instructions.Load): a problem is a usage
 // error naming --instructions.
 func loadInstructions(dir string) (*instructions.Set, error) {
+	return loadInstructionsFrom("--instructions", dir)
+}
+
+// loadInstructionsFrom is loadInstructions for the directory the flag
+// names (replay's --baseline names its second one).
+func loadInstructionsFrom(flag, dir string) (*instructions.Set, error) {
 	ins, err := instructions.Load(dir, builtinNames)
 	var de *instructions.DirError
 	switch {
 	case errors.As(err, &de):
-		return nil, usageErr("--instructions: %v", err)
+		return nil, usageErr("%s: %v", flag, err)
 	case err != nil && dir != "":
-		return nil, usageErr("--instructions %w", err)
+		return nil, usageErr("%s %w", flag, err)
 	case err != nil:
 		return nil, usageError(err)
 	}
