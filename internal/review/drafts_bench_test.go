@@ -3,7 +3,6 @@ package review_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"triage/internal/ledger"
@@ -14,18 +13,7 @@ import (
 // filled opens ledgers of 300 and 100,000 messages, each with its reply
 // (every tenth a draft), for the listing benchmarks.
 func filled(b *testing.B) map[int]*ledger.Ledger {
-	out := map[int]*ledger.Ledger{}
-	for _, n := range []int{300, 100_000} {
-		path := filepath.Join(b.TempDir(), "ledger.db")
-		l, err := ledger.Open(context.Background(), ledger.Config{Path: path})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { l.Close() })
-		ledgertest.Fill(b, path, ledgertest.History{Account: "a", UIDValidity: 1, Messages: n, DraftEvery: 10})
-		out[n] = l
-	}
-	return out
+	return map[int]*ledger.Ledger{300: ledgertest.Filled(b, 300), 100_000: ledgertest.Filled(b, 100_000)}
 }
 
 // BenchmarkDraftStats sums the drafts up per scenario and outcome

@@ -6,6 +6,7 @@ package ledgertest
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -84,4 +85,19 @@ func Fill(tb testing.TB, target string, h History) {
 	if err := tx.Commit(); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// Filled opens a SQLite ledger in a temporary directory holding n messages,
+// each with its reply (every tenth a draft), the history the listing
+// benchmarks measure at; it is closed when the test ends.
+func Filled(tb testing.TB, n int) *ledger.Ledger {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "ledger.db")
+	l, err := ledger.Open(context.Background(), ledger.Config{Path: path})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	Fill(tb, path, History{Account: "a", UIDValidity: 1, Messages: n, DraftEvery: 10})
+	return l
 }
