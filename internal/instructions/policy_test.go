@@ -1,8 +1,6 @@
 package instructions_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -114,22 +112,7 @@ jurisdictions:
 
 // A broken policy.yaml is a Load error naming the directory, file and line.
 func TestLoadBrokenPolicy(t *testing.T) {
-	dir := t.TempDir()
-	for _, name := range []string{"main.md", "scenarios/valid-warranty.md"} {
-		b, err := os.ReadFile(filepath.Join("testdata/basic", name))
-		if err != nil {
-			t.Skip("testdata/basic layout changed:", err)
-		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte("default: pl\njurisdictions: {}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := basicDirWith(t, "policy.yaml", "default: pl\njurisdictions: {}\n")
 	_, err := instructions.Load(dir, builtinNames)
 	if err == nil || !strings.Contains(err.Error(), dir+":\n") || !strings.Contains(err.Error(), "policy: policy.yaml: line 2: jurisdictions: declare at least one jurisdiction") {
 		t.Errorf("Load = %v", err)
