@@ -83,6 +83,9 @@ type Config struct {
 	// Policy decides check_warranty's mocked registry answers as production
 	// does (nil: the built-in policy.yaml).
 	Policy *decision.Policy
+	// Lexicon reads a reply's words against its commitments, as in
+	// production (nil: the built-in commitments.yaml).
+	Lexicon *decision.Lexicon
 }
 
 // Runner runs cases through the real pipeline with mock clients.
@@ -146,6 +149,13 @@ func New(cfg Config) (*Runner, error) {
 			return nil, fmt.Errorf("eval: the built-in policy: %w", err)
 		}
 		cfg.Policy = p
+	}
+	if cfg.Lexicon == nil {
+		l, err := instructions.LoadLexicon(nil)
+		if err != nil {
+			return nil, fmt.Errorf("eval: the built-in lexicon: %w", err)
+		}
+		cfg.Lexicon = l
 	}
 	ext, err := serial.New()
 	if err != nil {
@@ -347,7 +357,7 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 	// The pipeline every command builds, with the case's mocks for every
 	// tool (and the real http and mcp bindings it gives no response for).
 	built, err := processor.Build(ctx, processor.Parts{
-		Instructions: &instructions.Set{Scenarios: r.cfg.Scenarios, Tools: r.cfg.Tools},
+		Instructions: &instructions.Set{Scenarios: r.cfg.Scenarios, Tools: r.cfg.Tools, Lexicon: r.cfg.Lexicon},
 		Model:        mo,
 		ModelName:    r.cfg.ModelName,
 		Mocks:        r.routesFor(c, policy),

@@ -178,6 +178,7 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		Scenarios:      ins.Scenarios,
 		Tools:          ins.Tools,
 		Policy:         ins.Policy,
+		Lexicon:        ins.Lexicon,
 		Backends:       bk.Routes(),
 		Bounds:         o.Bounds,
 		ModelName:      o.Model,
