@@ -6,7 +6,8 @@
 #
 # It installs the binary, /etc/triage/{triage.yaml,env,warranty.csv} (never
 # overwriting an existing one), the documentation the unit links to, the
-# unit itself (and its template for one process per inbox), the
+# unit itself (and its template for one process per inbox), the review
+# console's unit and its token (/etc/triage/console.token), the
 # unprivileged triage user, and reloads systemd. Then edit
 # /etc/triage/triage.yaml and /etc/triage/env, check, and start (see the
 # header of deploy/triage-watch.service).
@@ -38,6 +39,7 @@ if [ ! -e "$D/etc/triage/env" ]; then
 		'TRIAGE_MANUALS=/usr/local/share/triage/manuals' >"$D/etc/triage/env"
 fi
 install -D -m 0644 docs/watch.md "$D/usr/share/doc/triage/watch.md"
+install -D -m 0644 docs/console.md "$D/usr/share/doc/triage/console.md"
 # The sample manuals the built-in product-question scenario searches
 # (tools.yaml search_manual; $TRIAGE_MANUALS in the env file names them).
 install -d -m 0755 "$D/usr/local/share/triage/manuals"
@@ -45,6 +47,13 @@ cp -R examples/manuals/. "$D/usr/local/share/triage/manuals/"
 install -D -m 0644 deploy/triage-watch.service "$D/etc/systemd/system/triage-watch.service"
 # The template for one process per inbox: triage-watch@NAME reads /etc/triage/NAME.yaml.
 install -D -m 0644 deploy/triage-watch@.service "$D/etc/systemd/system/triage-watch@.service"
+# The review console beside the daemon, with a random token of its own
+# (installed once, then yours).
+install -D -m 0644 deploy/triage-console.service "$D/etc/systemd/system/triage-console.service"
+if [ ! -e "$D/etc/triage/console.token" ]; then
+	install -m 0640 /dev/null "$D/etc/triage/console.token"
+	od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$D/etc/triage/console.token"
+fi
 install -d -m 0750 "$D/var/log/triage" # for the cron recipe's log
 # The state directory (ledger, tickets, outbox): systemd's StateDirectory=
 # creates it only when it starts the unit, but `triage check` and the cron
@@ -52,10 +61,11 @@ install -d -m 0750 "$D/var/log/triage" # for the cron recipe's log
 install -d -m 0750 "$D/var/lib/triage"
 
 if [ -z "$D" ]; then
-	chgrp triage /etc/triage /etc/triage/triage.yaml /etc/triage/warranty.csv /etc/triage/env /var/log/triage /var/lib/triage
+	chgrp triage /etc/triage /etc/triage/triage.yaml /etc/triage/warranty.csv /etc/triage/env /etc/triage/console.token /var/log/triage /var/lib/triage
 	chown triage /var/log/triage /var/lib/triage
 	systemctl daemon-reload
 fi
 echo "installed. Next: edit $D/etc/triage/triage.yaml and $D/etc/triage/env, then"
 echo "  runuser -u triage -- /usr/local/bin/triage check --env-file /etc/triage/env --config /etc/triage/triage.yaml"
 echo "  systemctl enable --now triage-watch"
+echo "  systemctl enable --now triage-console    # the review console on 127.0.0.1:8080 (token in /etc/triage/console.token)"

@@ -110,7 +110,7 @@ func writeFile(t *testing.T, path, content string) {
 }
 
 // unitFiles returns the files a unit names: ExecStart's program and its
-// --config, EnvironmentFile, and Documentation=file:// targets.
+// --config, --env-file and --token-file, EnvironmentFile, and Documentation=file:// targets.
 func unitFiles(t *testing.T, unit string) []string {
 	t.Helper()
 	b, err := os.ReadFile(unit)
@@ -128,7 +128,7 @@ func unitFiles(t *testing.T, unit string) []string {
 			f := strings.Fields(v)
 			files = append(files, strings.TrimLeft(f[0], "-@:+!"))
 			for i := range f[:len(f)-1] {
-				if f[i] == "--config" || f[i] == "--env-file" {
+				if f[i] == "--config" || f[i] == "--env-file" || f[i] == "--token-file" {
 					files = append(files, f[i+1])
 				}
 			}
@@ -196,6 +196,18 @@ func TestSystemdInstall(t *testing.T) {
 			t.Errorf("named by the template but not installed: %s (%v)", f, err)
 		}
 	}
+	// The console's unit names its files, installed; its token is random
+	// and long enough for the console to start with it.
+	for _, f := range unitFiles(t, filepath.Join(root, "etc/systemd/system/triage-console.service")) {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("named by triage-console.service but not installed: %s (%v)", f, err)
+		}
+	}
+	if tok, err := os.ReadFile(filepath.Join(root, "etc/triage/console.token")); err != nil || len(strings.TrimSpace(string(tok))) != 64 {
+		t.Errorf("console token: %v, %d characters; want 64 hex digits", err, len(strings.TrimSpace(string(tok))))
+	} else if st, _ := os.Stat(filepath.Join(root, "etc/triage/console.token")); st.Mode().Perm() != 0o640 {
+		t.Errorf("console token mode %v; want 0640", st.Mode().Perm())
+	}
 	if st, err := os.Stat(filepath.Join(root, "etc/triage/env")); err != nil || st.Mode().Perm() != 0o640 {
 		t.Errorf("env file: %v, mode %v; want 0640", err, st)
 	}
@@ -259,6 +271,11 @@ func TestSystemdInstall(t *testing.T) {
 	out, err := exec.Command(analyze, "verify", "--root="+root, "/etc/systemd/system/triage-watch.service").CombinedOutput()
 	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	// The console beside the watch units.
+	out, err = exec.Command(analyze, "verify", "--root="+root, "/etc/systemd/system/triage-console.service").CombinedOutput()
+	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+		t.Errorf("systemd-analyze verify triage-console.service: %v\n%s", err, out)
 	}
 	// The template, one process per inbox: an instance of it verifies too.
 	out, err = exec.Command(analyze, "verify", "--root="+root, "/etc/systemd/system/triage-watch@brand-b.service").CombinedOutput()

@@ -30,6 +30,7 @@ import (
 // consoleOptions are the settings of console, declared in consoleSettings.
 type consoleOptions struct {
 	config, store, listen, tokenFile, proxyHeader string
+	envFile                                       string
 	token                                         string // $TRIAGE_CONSOLE_TOKEN
 	trusted                                       []string
 	secureCookie                                  bool
@@ -70,7 +71,9 @@ reverse proxy such as oauth2-proxy, --proxy-header names the header that
 carries the signed-in person (e.g. X-Forwarded-Email); it is believed only
 from --trusted-proxy addresses (default loopback). Every action is refused
 when it comes from another site. It listens on loopback unless --listen
-says otherwise. See docs/console.md.`
+says otherwise. --env-file loads KEY=value lines (the systemd
+EnvironmentFile, e.g. /etc/triage/env with TRIAGE_SMTP_PASSWORD) first, as
+triage watch --env-file does. See docs/console.md.`
 
 func newConsoleCmd() *cobra.Command {
 	var o consoleOptions
@@ -79,6 +82,7 @@ func newConsoleCmd() *cobra.Command {
 		Short: "Serve the review console: queue, conversations, scenarios, activity",
 		Long:  consoleLong,
 		Example: `  TRIAGE_CONSOLE_TOKEN=$(cat /etc/triage/console.token) triage console --config /etc/triage/triage.yaml
+  triage console --env-file /etc/triage/env --config /etc/triage/triage.yaml --token-file /etc/triage/console.token
   triage console --config triage.yaml --listen 127.0.0.1:4180 --proxy-header X-Forwarded-Email`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -109,6 +113,17 @@ func (p *consoleParts) close() {
 func runConsole(ctx context.Context, fs *pflag.FlagSet, o *consoleOptions, stderr io.Writer) error {
 	if err := o.table.Resolve(fs, nil, nil); err != nil {
 		return usageErr("console: %v", err)
+	}
+	// The env file may set what the flags left to the environment (the
+	// token, the store, the configuration) and the secrets the
+	// configuration's smtp block reads: load it, then resolve again.
+	if o.envFile != "" {
+		if err := loadEnvFile(o.envFile); err != nil {
+			return err
+		}
+		if err := o.table.Resolve(fs, nil, nil); err != nil {
+			return usageErr("console: %v", err)
+		}
 	}
 	if err := o.table.Check(); err != nil {
 		return usageErr("console: %v", err)

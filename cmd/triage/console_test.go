@@ -152,3 +152,70 @@ func TestConsoleStoreFlag(t *testing.T) {
 		t.Errorf("console on the store: ledger %s, tickets %v", parts.ledger.Path(), parts.tickets)
 	}
 }
+
+// unsetEnv unsets the variables for the test and restores them after:
+// an env file never overrides a variable that is set, even to "".
+func unsetEnv(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if v, ok := os.LookupEnv(n); ok {
+			t.Cleanup(func() { os.Setenv(n, v) })
+		} else {
+			t.Cleanup(func() { os.Unsetenv(n) })
+		}
+		os.Unsetenv(n)
+	}
+}
+
+// --env-file loads the installed secrets file (the SMTP password and the
+// console token) before the configuration is read, as watch's does: the
+// documented start command works on an installed system, and without the
+// file the missing password is named.
+func TestConsoleEnvFile(t *testing.T) {
+	cfg := consoleWorld(t, "smtp: {addr: 127.0.0.1:2525, user: support, tls: none}\n")
+	unsetEnv(t, "TRIAGE_CONSOLE_TOKEN", "TRIAGE_SMTP_PASSWORD", "TRIAGE_CONFIG", "TRIAGE_STORE")
+	env := filepath.Join(t.TempDir(), "env")
+	if err := os.WriteFile(env, []byte("TRIAGE_SMTP_PASSWORD=pw\nTRIAGE_CONSOLE_TOKEN=0123456789abcdef0123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", "console", "--config", cfg, "--listen", freeAddr(t))
+	if code != exitUsage || !strings.Contains(stderr, "TRIAGE_SMTP_PASSWORD") && !strings.Contains(stderr, "a Token or a ProxyHeader") {
+		t.Fatalf("without --env-file: exit %d, want %d naming what is missing:\n%s", code, exitUsage, stderr)
+	}
+	code, _, stderr = runCLI(t, "", "console", "--config", cfg, "--env-file", filepath.Join(t.TempDir(), "none"))
+	if code != exitUsage || !strings.Contains(stderr, "--env-file") {
+		t.Fatalf("missing env file: exit %d, want %d naming --env-file:\n%s", code, exitUsage, stderr)
+	}
+
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var errb strings.Builder
+	go func() {
+		var out strings.Builder
+		done <- run(ctx, []string{"console", "--env-file", env, "--config", cfg, "--listen", addr}, strings.NewReader(""), &out, &errb)
+	}()
+	client := &http.Client{Timeout: 5 * time.Second}
+	status := 0
+	for range 100 {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/queue", nil)
+		req.Header.Set("Authorization", "Bearer 0123456789abcdef0123") // the env file's token
+		if resp, err := client.Do(req); err == nil {
+			status = resp.StatusCode
+			resp.Body.Close()
+			break
+		}
+		select {
+		case c := <-done:
+			t.Fatalf("console with --env-file exited %d:\n%s", c, errb.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	cancel()
+	if c := <-done; c != 0 || status != http.StatusOK {
+		t.Fatalf("console with --env-file: GET /queue %d, exit %d:\n%s", status, c, errb.String())
+	}
+	if !strings.Contains(errb.String(), "sending=true") {
+		t.Errorf("the console did not build its SMTP sender from the env file's password:\n%s", errb.String())
+	}
+}

@@ -135,7 +135,7 @@ const configEnv = "TRIAGE_CONFIG"
 var configFound = " (default " + defaultConfigPath + " when it exists)"
 
 // envFileSetting is the KEY=value secrets file (the one systemd reads) that
-// watch and check load before anything else (loadEnvFile).
+// watch, check and console load before anything else (loadEnvFile).
 func envFileSetting(p *string) *settings.Setting {
 	return &settings.Setting{Flag: "env-file", Usage: "read KEY=value lines (secrets, GEMINI_API_KEY) from FILE into the environment first; variables already set win",
 		Var: settings.String(p, "")}
@@ -411,6 +411,7 @@ func watchSettings(o *watchOptions) settings.Table {
 func consoleSettings(o *consoleOptions) settings.Table {
 	return settings.Table{
 		configSetting(&o.config, "the watch configuration (YAML): ledger, ticket store, smtp or outbox, autonomy"),
+		envFileSetting(&o.envFile),
 		withUsage(storeSetting(&o.store), "shared store: a postgres:// URL holding the ledger and the tickets (wins over the configuration's store, ledger and tickets_db)"),
 		{Flag: "listen", Usage: "address to serve on (loopback unless you mean otherwise)", Var: settings.String(&o.listen, "127.0.0.1:8080")},
 		{Flag: "token-file", Usage: "file holding the console token (when $TRIAGE_CONSOLE_TOKEN is unset)", Var: settings.String(&o.tokenFile, "")},
