@@ -210,3 +210,95 @@ func TestSimulatedCustomer(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgeQuoteNotInReply: a judge that quotes words the reply does not
+// hold is not trusted: its pass (or fail) becomes an error verdict that
+// fails the case, never a pass. Whitespace, case and compatibility forms
+// (NFKC) aside, the quote must stand in the reply; "..." may join parts.
+func TestJudgeQuoteNotInReply(t *testing.T) {
+	j, _ := judgeOn(t, judgeStep(map[string]any{"verdicts": []any{
+		map[string]any{"criterion": 1, "pass": true, "quote": "ważna  do\n２０２７-05-31", "reason": "the date is stated"},
+		map[string]any{"criterion": 2, "pass": true, "quote": "Numer zgłoszenia: TKT-99999", "reason": "the ticket is given"},
+	}}))
+	c := &Case{ID: "lying", Input: Input{Email: &Email{Subject: "Naprawa", Body: "SN12345 nie działa", From: "a@example.com"}},
+		Expected: Expected{ReplyRubric: rubric}}
+	r := newTestRunner(t, testSet(t), Config{Judge: j, Getenv: func(k string) string { return map[string]string{"GEMINI_API_KEY": "test"}[k] }})
+	rr := RunResult{Outcome: repliedOutcome(gradedReply)}
+	r.gradeRubric(context.Background(), c, &rr)
+	if len(rr.Rubric) != 2 || rr.Rubric[0].Verdict != VerdictPass || rr.Rubric[1].Verdict != VerdictError {
+		t.Fatalf("verdicts %+v: want the true quote's pass kept and the invented quote's pass an error", rr.Rubric)
+	}
+	if !strings.Contains(rr.Rubric[1].Reason, "not in the reply") || rr.Rubric[1].Quote != "Numer zgłoszenia: TKT-99999" {
+		t.Errorf("error verdict %+v", rr.Rubric[1])
+	}
+	want := []string{`Rubric: "gives the ticket number": error, not graded: the judge's quote is not in the reply (it graded pass: the ticket is given)`}
+	if diff := cmp.Diff(want, rr.Failures); diff != "" {
+		t.Errorf("failures (-want +got):\n%s", diff)
+	}
+	var out strings.Builder
+	WriteCaseMarks(&out, CaseResult{ID: "lying", Runs: []RunResult{rr}}, false, ASCII)
+	if !strings.Contains(out.String(), "! gives the ticket number: error") {
+		t.Errorf("report:\n%s", out.String())
+	}
+}
+
+func TestQuoted(t *testing.T) {
+	const reply = "Dzień dobry,\n\ngwarancja jest „ważna” do 2027-05-31.\nZgłoszenie: TKT-12345."
+	for _, tt := range []struct {
+		quote string
+		want  bool
+	}{
+		{"", true},
+		{"gwarancja jest \"ważna\" do 2027-05-31", true},
+		{"GWARANCJA JEST „WAŻNA”   DO ２０２７-05-31", true},
+		{"Dzień dobry, ... Zgłoszenie: TKT-12345", true},
+		{"Zgłoszenie: TKT-12345 … Dzień dobry", false}, // parts out of order
+		{"Zgłoszenie: TKT-12346", false},
+		{"gwarancja jest ważna do 2028-05-31", false},
+	} {
+		if got := Quoted(reply, tt.quote); got != tt.want {
+			t.Errorf("Quoted(%q) = %v, want %v", tt.quote, got, tt.want)
+		}
+	}
+}
+
+// TestJudgeGradeGoal: the goal's verdict from the judge's structured
+// answer, its quote checked against the support team's replies only (a
+// quote of the customer's own words proves nothing).
+func TestJudgeGradeGoal(t *testing.T) {
+	conv := []CustomerTurn{{Customer: true, Text: "Czy mam przywieźć czajnik SN12345?"}, {Text: "Prosimy nie przywozić czajnika: kurier odbierze go jutro."}}
+	const goal = "learn whether to bring the kettle in"
+	for _, tt := range []struct {
+		name string
+		step geminitest.Step
+		want RubricVerdict
+	}{
+		{"reached", judgeStep(map[string]any{"achieved": true, "quote": "prosimy nie przywozić czajnika", "reason": "told"}),
+			RubricVerdict{Criterion: goal, Verdict: VerdictPass, Quote: "prosimy nie przywozić czajnika", Reason: "told"}},
+		{"not reached", judgeStep(map[string]any{"achieved": false, "quote": "", "reason": "no answer"}),
+			RubricVerdict{Criterion: goal, Verdict: VerdictFail, Reason: "no answer"}},
+		{"quoting the customer", judgeStep(map[string]any{"achieved": true, "quote": "Czy mam przywieźć czajnik", "reason": "asked"}),
+			RubricVerdict{Criterion: goal, Verdict: VerdictError, Quote: "Czy mam przywieźć czajnik", Reason: "the judge's quote is not in any reply (it graded pass: asked)"}},
+		{"not JSON", geminitest.One(geminitest.Text("yes")),
+			RubricVerdict{Criterion: goal, Verdict: VerdictError}},
+		{"no verdict", judgeStep(map[string]any{"quote": "", "reason": "?"}),
+			RubricVerdict{Criterion: goal, Verdict: VerdictError, Reason: "eval: judge: the answer does not say whether the goal was reached"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j, srv := judgeOn(t, tt.step)
+			got, err := j.GradeGoal(context.Background(), goal, conv)
+			if (err != nil) != (tt.want.Verdict == VerdictError) {
+				t.Errorf("err = %v for verdict %s", err, got.Verdict)
+			}
+			if tt.want.Verdict == VerdictError && tt.want.Reason == "" && got.Reason != "" {
+				got.Reason = ""
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("verdict (-want +got):\n%s", diff)
+			}
+			if body := string(srv.Bodies()[0]); !strings.Contains(body, jsonEscaped(goal)) || !strings.Contains(body, jsonEscaped("kurier odbierze go jutro")) {
+				t.Errorf("request lacks the goal or the conversation:\n%s", body)
+			}
+		})
+	}
+}

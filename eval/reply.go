@@ -326,6 +326,7 @@ func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processo
 	if sc := in.SimulatedCustomer; sc != nil {
 		if r.cfg.Customer == nil || r.offlineModel() {
 			rr.Notes = append(rr.Notes, "input.simulated_customer skipped: a model plays the customer only in live runs")
+			rr.Goal = &RubricVerdict{Criterion: sc.Goal, Verdict: VerdictSkipped, Reason: "offline: no model played the customer, so the goal is not graded"}
 			return
 		}
 		turns := sc.MaxTurns
@@ -345,6 +346,7 @@ func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processo
 			msg, done, err := r.cfg.Customer.Next(ctx, *sc, conv)
 			if err != nil {
 				rr.Failures = append(rr.Failures, fmt.Sprintf("Simulated customer: %v", err))
+				rr.Goal = &RubricVerdict{Criterion: sc.Goal, Verdict: VerdictError, Reason: "the simulated conversation did not finish: " + err.Error()}
 				return
 			}
 			if done {
@@ -354,6 +356,7 @@ func (r *Runner) runTurns(ctx context.Context, c *Case, proc *processor.Processo
 			last = run(n, "", msg, nil)
 			conv = appendReply(conv, last)
 		}
+		r.gradeGoal(ctx, sc.Goal, conv, rr)
 	}
 }
 
@@ -399,17 +402,39 @@ func (r *Runner) grade(ctx context.Context, crit []string, email string, o proce
 	if len(bodies) == 0 {
 		return skippedVerdicts(crit, "no reply to grade"), []string{"Rubric: expected a reply to grade, but no send_email ran"}
 	}
-	verdicts, err := r.cfg.Judge.Grade(ctx, email, bodies[len(bodies)-1], crit)
-	if err != nil {
-		return verdicts, []string{fmt.Sprintf("Rubric: %v", err)}
-	}
+	// Every verdict the judge could not give (an answer that is not the
+	// requested JSON, a quote that is not in the reply) is an error verdict
+	// that says why: one failure each.
+	verdicts, _ := r.cfg.Judge.Grade(ctx, email, bodies[len(bodies)-1], crit)
 	var fails []string
 	for _, v := range verdicts {
-		if v.Verdict == VerdictFail {
+		switch v.Verdict {
+		case VerdictFail:
 			fails = append(fails, fmt.Sprintf("Rubric: %q failed: %s (quote %q)", v.Criterion, v.Reason, v.Quote))
+		case VerdictError:
+			fails = append(fails, fmt.Sprintf("Rubric: %q: error, not graded: %s", v.Criterion, v.Reason))
 		}
 	}
 	return verdicts, fails
+}
+
+// gradeGoal grades whether the simulated conversation reached the
+// customer's goal (input.simulated_customer.goal): by the judge in live
+// runs, its quote checked against our replies; it fails the run unless
+// the judge says the goal was reached.
+func (r *Runner) gradeGoal(ctx context.Context, goal string, conv []CustomerTurn, rr *RunResult) {
+	if r.cfg.Judge == nil {
+		rr.Goal = &RubricVerdict{Criterion: goal, Verdict: VerdictSkipped, Reason: "no judge: a goal is graded only by a model judge in live runs"}
+		return
+	}
+	v, _ := r.cfg.Judge.GradeGoal(ctx, goal, conv)
+	rr.Goal = &v
+	switch v.Verdict {
+	case VerdictFail:
+		rr.Failures = append(rr.Failures, fmt.Sprintf("Goal: %q not reached: %s (quote %q)", goal, v.Reason, v.Quote))
+	case VerdictError:
+		rr.Failures = append(rr.Failures, fmt.Sprintf("Goal: %q: error, not graded: %s", goal, v.Reason))
+	}
 }
 
 // FlaggedClaims are the claims the grounding check refused in the outcome's

@@ -29,6 +29,9 @@ func writeReplyDetail(w io.Writer, cr CaseResult, run *RunResult, m Marks) {
 		writeRubric(w, "    ", t.Rubric, m)
 		writeClaims(w, "    ", t.Claims)
 	}
+	if g := run.Goal; g != nil {
+		writeVerdict(w, "  Goal:", *g, m)
+	}
 	if len(cr.Runs) > 1 {
 		fmt.Fprintf(w, "  pass^%d: %v (%d/%d runs passed)\n", len(cr.Runs), cr.PassedRuns == len(cr.Runs), cr.PassedRuns, len(cr.Runs))
 	}
@@ -40,16 +43,22 @@ func writeRubric(w io.Writer, indent string, verdicts []RubricVerdict, m Marks) 
 	}
 	fmt.Fprintln(w, indent+"Rubric:")
 	for _, v := range verdicts {
-		mark := map[string]string{VerdictPass: m.Pass, VerdictFail: m.Fail, VerdictSkipped: "-", VerdictError: m.Warn}[v.Verdict]
-		fmt.Fprintf(w, "%s  %s %s: %s", indent, mark, v.Criterion, v.Verdict)
-		if v.Quote != "" {
-			fmt.Fprintf(w, " (%q)", clip.Runes(v.Quote, 80))
-		}
-		if v.Reason != "" {
-			fmt.Fprintf(w, " - %s", clip.Runes(v.Reason, 160))
-		}
-		fmt.Fprintln(w)
+		writeVerdict(w, indent+" ", v, m)
 	}
+}
+
+// writeVerdict prints one verdict on a line after prefix: its mark, what
+// was graded, the verdict, the judge's quote and reason.
+func writeVerdict(w io.Writer, prefix string, v RubricVerdict, m Marks) {
+	mark := map[string]string{VerdictPass: m.Pass, VerdictFail: m.Fail, VerdictSkipped: "-", VerdictError: m.Warn}[v.Verdict]
+	fmt.Fprintf(w, "%s %s %s: %s", prefix, mark, v.Criterion, v.Verdict)
+	if v.Quote != "" {
+		fmt.Fprintf(w, " (%q)", clip.Runes(v.Quote, 80))
+	}
+	if v.Reason != "" {
+		fmt.Fprintf(w, " - %s", clip.Runes(v.Reason, 160))
+	}
+	fmt.Fprintln(w)
 }
 
 func writeClaims(w io.Writer, indent string, claims []string) {

@@ -40,6 +40,10 @@ type RunResult struct {
 	// Rubric is the judge's verdict per reply_rubric criterion (skipped
 	// offline); Turns the outcomes of the case's later messages.
 	Rubric []RubricVerdict `json:"rubric,omitempty"`
+	// Goal is the judge's verdict on whether the simulated conversation
+	// reached the customer's goal (input.simulated_customer.goal; skipped
+	// offline), its Criterion the goal.
+	Goal *RubricVerdict `json:"goal,omitempty"`
 	// Claims are the facts the grounding checks flagged in the case
 	// email's replies: the dispatcher's refusals, and the claims of a sent
 	// reply that nothing backs; Grounding counts them, turns included.
@@ -183,6 +187,9 @@ func WriteHeader(w io.Writer, n int, r *Runner) {
 	fmt.Fprintf(w, "Running evaluation suite... (%d cases; %s", n, r.desc)
 	if r.cfg.Repeat > 1 {
 		fmt.Fprintf(w, "; %d runs each", r.cfg.Repeat)
+	}
+	if j := r.cfg.Judge; j != nil && j.Description != "" && r.mode == ModeLive {
+		fmt.Fprintf(w, "; judge %s, model %s", j.Description, j.ModelName)
 	}
 	fmt.Fprint(w, ")\n\n")
 }

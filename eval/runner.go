@@ -288,9 +288,12 @@ func onlyRubrics(c *Case) bool {
 }
 
 // graded reports whether a judge graded any rubric criterion of the run,
-// its turns included.
+// its turns included, or its customer's goal.
 func graded(rr RunResult) bool {
 	vs := slices.Clone(rr.Rubric)
+	if rr.Goal != nil {
+		vs = append(vs, *rr.Goal)
+	}
 	for _, t := range rr.Turns {
 		vs = append(vs, t.Rubric...)
 	}

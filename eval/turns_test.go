@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -9,7 +10,9 @@ import (
 
 	embedded "triage/instructions"
 	"triage/internal/instructions"
+	"triage/internal/model"
 	"triage/internal/testkit/geminitest"
+	"triage/internal/testkit/openaitest"
 )
 
 // followUpInput is a follow-up case's conversation and email: Ewa
@@ -75,13 +78,20 @@ func TestSimulatedCustomerLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	pipeline, getenv := scriptedPipeline(t, append(answer("s1", "ewa.wrona@example.pl", reply1), answer("s2", "ewa.wrona@example.pl", reply2)...)...)
-	judge := geminitest.New(t, judgeStep(map[string]any{"verdicts": []any{map[string]any{"criterion": 1, "pass": true, "quote": "zgłoszenia TKT-000150", "reason": "the ticket is named"}}}))
+	// The judge is another provider: an OpenAI-compatible endpoint.
+	judge := openaitest.New(t,
+		openaitest.Text(geminitest.JSON(map[string]any{"verdicts": []any{map[string]any{"criterion": 1, "pass": true, "quote": "zgłoszenia TKT-000150", "reason": "the ticket is named"}}})),
+		openaitest.Text(geminitest.JSON(map[string]any{"achieved": true, "quote": "prosimy nie przywozić pralki", "reason": "told not to bring it in"})))
+	jm, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: judge.BaseURL(), APIKey: openaitest.APIKey})
+	if err != nil {
+		t.Fatal(err)
+	}
 	customer := geminitest.New(t,
 		judgeStep(map[string]any{"done": false, "message": asks}),
 		judgeStep(map[string]any{"done": true, "message": ""}))
 	c := loadShipped(t, set, simulatedCase)
 	r := newTestRunner(t, set, Config{Getenv: getenv,
-		Judge:    &Judge{Model: judge.Client().Models, ModelName: "gemini-judge"},
+		Judge:    &Judge{Model: jm, ModelName: openaitest.Model},
 		Customer: &Customer{Model: customer.Client().Models, ModelName: "gemini-customer"}})
 	if r.Mode() != ModeLive {
 		t.Fatalf("mode %s, want live", r.Mode())
@@ -103,10 +113,23 @@ func TestSimulatedCustomerLoop(t *testing.T) {
 	if diff := cmp.Diff(Grounding{Replies: 2, Claims: 7}, rr.Grounding); diff != "" {
 		t.Errorf("grounding of both turns (-want +got):\n%s", diff)
 	}
-	for name, srv := range map[string]*geminitest.Server{"pipeline": pipeline, "judge": judge, "customer": customer} {
+	// The judge graded the goal from the whole conversation; its quote
+	// stands in our second reply.
+	if diff := cmp.Diff(&RubricVerdict{Criterion: "learn whether to bring the washing machine in", Verdict: VerdictPass, Quote: "prosimy nie przywozić pralki", Reason: "told not to bring it in"}, rr.Goal); diff != "" {
+		t.Errorf("goal (-want +got):\n%s", diff)
+	}
+	if reqs := judge.Requests(); len(reqs) != 2 {
+		t.Fatalf("judge asked %d times, want 2 (rubric, goal)", len(reqs))
+	} else if goalReq := fmt.Sprint(reqs[1].Messages); !strings.Contains(goalReq, "learn whether to bring the washing machine in") || !strings.Contains(goalReq, asks) || reqs[1].ResponseFormat == nil {
+		t.Errorf("the goal request lacks the goal, the conversation or its JSON schema:\n%s", goalReq)
+	}
+	for name, srv := range map[string]*geminitest.Server{"pipeline": pipeline, "customer": customer} {
 		if n := srv.Left(); n != 0 {
 			t.Errorf("%s: %d scripted answers unused", name, n)
 		}
+	}
+	if n := judge.Left(); n != 0 {
+		t.Errorf("judge: %d scripted answers unused", n)
 	}
 	// The customer saw the whole conversation: the persona, its own
 	// message and both of our replies.
@@ -140,6 +163,14 @@ func TestSimulatedCustomerOffline(t *testing.T) {
 	}
 	if len(rr.Rubric) != 1 || rr.Rubric[0].Verdict != VerdictSkipped {
 		t.Errorf("rubric %+v, want skipped", rr.Rubric)
+	}
+	if rr.Goal == nil || rr.Goal.Verdict != VerdictSkipped || rr.Goal.Criterion != "learn whether to bring the washing machine in" {
+		t.Errorf("goal %+v, want skipped, never passed", rr.Goal)
+	}
+	var out strings.Builder
+	WriteCaseMarks(&out, CaseResult{ID: c.ID, Passed: true, PassedRuns: 1, Runs: []RunResult{rr}}, false, ASCII)
+	if !strings.Contains(out.String(), "  Goal: - learn whether to bring the washing machine in: skipped - offline") {
+		t.Errorf("report lacks the skipped goal:\n%s", out.String())
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 
 	"triage/eval"
 	"triage/internal/atomicfile"
-	"triage/internal/model"
 	"triage/internal/processor"
 	"triage/internal/settings"
 	"triage/internal/trace"
@@ -25,7 +24,8 @@ import (
 type evalOptions struct {
 	Instructions string
 	Model        string
-	modelOptions // --provider, --base-url, --api-key-file
+	modelOptions              // --provider, --base-url, --api-key-file
+	Judge        judgeOptions // --judge-*
 	Offline      bool
 	Record       string
 	Replay       string
@@ -58,6 +58,10 @@ built-in offline model otherwise or with --offline. --record DIR stores each
 case's model HTTP exchanges as a cassette; --replay DIR replays them without
 a model, so a recorded live run becomes a hermetic CI check.
 
+In live runs a model judge grades reply_rubric criteria and a simulated
+customer's goal, its quotes checked against the replies: the model under
+test, or the one --judge-provider / --judge-model choose.
+
 A case whose only checks are reply_rubric criteria is skipped when no judge
 grades them (offline, --replay): it is neither passed nor failed, and the
 pass rate counts only the cases checked.
@@ -69,7 +73,8 @@ The case format is documented in docs/eval.md.`,
 		Example: `  triage eval --offline eval/cases
   triage eval -j 4 --repeat 3 --filter valid-warranty --junit out/eval.xml
   triage eval --record eval/cassettes          # live, once, with a key
-  triage eval --replay eval/cassettes --min-pass-rate 100`,
+  triage eval --replay eval/cassettes --min-pass-rate 100
+  triage eval --judge-provider openai --judge-model gpt-4o-mini   # another judge`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.table.Resolve(cmd.Flags(), nil, nil); err != nil {
 				return usageError(err)
@@ -159,19 +164,15 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 		return err
 	}
 	defer bk.Close()
-	// In live runs a model judges reply_rubric and plays
-	// input.simulated_customer; offline those are skipped, never passed.
-	var judge *eval.Judge
-	var customer *eval.Customer
-	if jo := (model.Options{Provider: o.Provider, BaseURL: o.BaseURL, APIKeyFile: o.APIKeyFile, Offline: o.Offline}); o.Replay == "" && jo.Live() {
-		jm, err := model.New(ctx, jo)
-		if err != nil {
-			return usageErr("eval: judge model: %v", err)
-		}
-		defer jm.Close()
-		judge = &eval.Judge{Model: jm, ModelName: o.Model}
-		customer = &eval.Customer{Model: jm, ModelName: o.Model}
+	// In live runs a model judges reply_rubric and the simulated
+	// customers' goals (its own when --judge-* choose one), and the model
+	// under test plays input.simulated_customer; offline those are
+	// skipped, never passed.
+	judge, customer, closeModels, err := evalModels(ctx, o)
+	if err != nil {
+		return usageError(err)
 	}
+	defer closeModels()
 	runner, err := eval.New(eval.Config{
 		Judge:          judge,
 		Customer:       customer,

@@ -443,5 +443,6 @@ func evalSettings(o *evalOptions) settings.Table {
 		{Flag: "verbose", Short: "v", Usage: "log each pipeline step to stderr", Var: settings.Bool(&o.Verbose, false)},
 	}
 	t = append(t, providerSettings(&o.modelOptions)...)
+	t = append(t, judgeSettings(&o.Judge)...)
 	return append(t, boundsSettings(&o.Bounds)...)
 }
