@@ -50,7 +50,7 @@ func (dryRunTickets) Takeover(context.Context, string, string) error { return er
 
 func (dryRunTickets) Release(context.Context, string) error { return errDryRun }
 
-func (dryRunTickets) TakeoverByMessageID(context.Context, string, string) (string, error) {
+func (dryRunTickets) TakeoverByMessageID(context.Context, string, string, string) (string, error) {
 	return "", errDryRun
 }
 

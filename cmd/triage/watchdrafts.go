@@ -108,8 +108,15 @@ func personReplyHook(store tickets.Creator, ours []string, log *slog.Logger) fun
 	}
 	return func(ctx context.Context, r watch.PersonReply) error {
 		who := replier(r, ours)
+		// The ticket is the customer's the reply answers (the thread's
+		// sender): a Message-ID is no secret, and a stranger's ticket
+		// holding the same one must not take the reply instead.
+		customer := r.Thread.Sender
+		if customer == "" {
+			return nil // no customer to match: no ticket is theirs
+		}
 		if r.DraftOutcome != "" {
-			st, err := conv.Find(ctx, "", []string{r.Thread.MessageID, r.Thread.Matched})
+			st, err := conv.Find(ctx, customer, []string{r.Thread.MessageID, r.Thread.Matched})
 			if errors.Is(err, tickets.ErrNotFound) {
 				return nil
 			}
@@ -123,7 +130,7 @@ func personReplyHook(store tickets.Creator, ours []string, log *slog.Logger) fun
 			return conv.AddMessage(ctx, st.TicketID, tickets.Message{MessageID: r.MessageID, Direction: tickets.Outbound, From: who, At: r.Date})
 		}
 		for _, id := range []string{r.Thread.MessageID, r.Thread.Matched} {
-			ticket, err := conv.TakeoverByMessageID(ctx, id, who)
+			ticket, err := conv.TakeoverByMessageID(ctx, id, customer, who)
 			if errors.Is(err, tickets.ErrNotFound) {
 				continue
 			}

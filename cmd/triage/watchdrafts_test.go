@@ -263,7 +263,7 @@ func TestPersonReplyHookTakesOver(t *testing.T) {
 			}
 			for _, id := range []string{"<elsewhere@x>", "<in-1@example.pl>"} {
 				r := tt.reply
-				r.Thread = review.Thread{MessageID: id}
+				r.Thread = review.Thread{MessageID: id, Sender: "anna@example.pl"}
 				if err := hook(ctx, r); err != nil {
 					t.Fatal(err)
 				}
@@ -300,5 +300,55 @@ func TestWatchHelpDocumentsDrafts(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("watch --help lacks %q", want)
 		}
+	}
+}
+
+// A stranger who planted a customer's Message-ID on a ticket of their own
+// (it is no secret: it travels in every Cc) does not get a person's reply
+// to that customer: the reply takes over, and joins, the ticket of the
+// customer it answers, never the stranger's.
+func TestPersonReplyHookPlantedMessageID(t *testing.T) {
+	ctx := context.Background()
+	const shared, planted = "serwis@example.com", "<anna-1@example.pl>"
+	for _, draft := range []string{"", replies.DraftSentAsIs} {
+		t.Run("draft="+draft, func(t *testing.T) {
+			db, err := tickets.OpenSQLite(filepath.Join(t.TempDir(), "t.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			open := func(key, customer string) string {
+				tk, err := db.Create(ctx, tickets.Request{IdempotencyKey: key, SerialNumber: "SN1", CustomerEmail: customer, Priority: "normal"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := db.AddMessage(ctx, tk.TicketID, tickets.Message{MessageID: planted, Direction: tickets.Inbound, From: customer, At: time.Now()}); err != nil {
+					t.Fatal(err)
+				}
+				return tk.TicketID
+			}
+			eve := open("k-eve", "eve@evil.example") // first: the earliest ticket holding the ID
+			anna := open("k-anna", "anna@example.pl")
+			hook := personReplyHook(db, []string{shared}, slog.New(slog.DiscardHandler))
+			r := watch.PersonReply{MessageID: "<p@x>", From: "ewa@example.com", FromName: "Ewa Nowak", DraftOutcome: draft,
+				Thread: review.Thread{MessageID: planted, Sender: "anna@example.pl"}}
+			if err := hook(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			est, err := db.Get(ctx, eve)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if est.AgentDisabled || est.Has("<p@x>") {
+				t.Errorf("the stranger's ticket took the reply to the customer: %+v", est)
+			}
+			ast, err := db.Get(ctx, anna)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ast.Has("<p@x>") || ast.AgentDisabled != (draft == "") {
+				t.Errorf("the customer's ticket after the reply: agent_disabled %v, messages %+v", ast.AgentDisabled, ast.Messages)
+			}
+		})
 	}
 }

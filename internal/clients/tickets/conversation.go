@@ -249,14 +249,18 @@ func (s *SQLite) setOwner(ctx context.Context, ticketID string, disabled bool, o
 	return nil
 }
 
-// TakeoverByMessageID takes over the ticket the Message-ID belongs to.
-func (s *SQLite) TakeoverByMessageID(ctx context.Context, messageID, owner string) (string, error) {
+// TakeoverByMessageID takes over customer's ticket the Message-ID belongs
+// to ("" customer: none).
+func (s *SQLite) TakeoverByMessageID(ctx context.Context, messageID, customer, owner string) (string, error) {
+	if strings.TrimSpace(customer) == "" {
+		return "", ErrNotFound
+	}
 	tx, err := s.db.BeginTx(ctx)
 	if err != nil {
 		return "", fmt.Errorf("tickets: sqlite: begin: %w", err)
 	}
 	defer tx.Rollback()
-	seq, err := s.find(ctx, tx, "", []string{messageID})
+	seq, err := s.find(ctx, tx, customer, []string{messageID})
 	if err != nil {
 		return "", err
 	}

@@ -111,14 +111,17 @@ func conversationContract(t *testing.T, s Store) {
 	if st, _ := s.Get(ctx, a); st.AgentDisabled || st.Owner != "" {
 		t.Errorf("after release: %+v", st)
 	}
-	id, err := s.TakeoverByMessageID(ctx, "<b1@customer>", "piotr")
+	id, err := s.TakeoverByMessageID(ctx, "<b1@customer>", "JAN@example.org", "piotr")
 	if err != nil || id != b {
 		t.Fatalf("TakeoverByMessageID = %q, %v; want %s", id, err, b)
 	}
 	if st, _ := s.Get(ctx, b); !st.AgentDisabled || st.Owner != "piotr" {
 		t.Errorf("after takeover by message: %+v", st)
 	}
-	if _, err := s.TakeoverByMessageID(ctx, "<nobody@x>", "x"); !errors.Is(err, ErrNotFound) {
+	if st, _ := s.Get(ctx, a); st.AgentDisabled {
+		t.Errorf("the other ticket holding the Message-ID was taken over: %+v", st)
+	}
+	if _, err := s.TakeoverByMessageID(ctx, "<nobody@x>", "jan@example.org", "x"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("TakeoverByMessageID unknown: %v", err)
 	}
 	for _, id := range []string{"TKT-000999", "bogus"} {
@@ -160,6 +163,42 @@ func TestSQLiteConversations(t *testing.T) {
 			t.Errorf("list counts = %+v", list[1])
 		}
 	})
+}
+
+func TestSQLitePlantedMessageID(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		s, err := OpenSQLite(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		plantedContract(t, s)
+	})
+}
+
+func TestHTTPPlantedMessageID(t *testing.T) {
+	h, _ := newConvHTTP(t)
+	plantedContract(t, h)
+}
+
+// plantedContract: a takeover by Message-ID takes the customer's ticket
+// only; a stranger's earlier ticket holding the same Message-ID (planted)
+// is never taken instead, and no customer matches none.
+func plantedContract(t *testing.T, s Store) {
+	ctx := context.Background()
+	eve := openTicket(t, s, "eve@example.org", "ke", "<p1@customer>")
+	jan := openTicket(t, s, "", "kj", "<p1@customer>")
+	for _, customer := range []string{"", "nobody@example.org"} {
+		if id, err := s.TakeoverByMessageID(ctx, "<p1@customer>", customer, "x"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("TakeoverByMessageID for %q = %q, %v; want ErrNotFound", customer, id, err)
+		}
+	}
+	if id, err := s.TakeoverByMessageID(ctx, "<p1@customer>", "Jan@example.org", "piotr"); err != nil || id != jan {
+		t.Errorf("TakeoverByMessageID of the planted ID = %q, %v; want the customer's %s", id, err, jan)
+	}
+	if st, _ := s.Get(ctx, eve); st.AgentDisabled {
+		t.Errorf("the stranger's ticket holding the customer's Message-ID was taken over: %+v", st)
+	}
 }
 
 // TestHTTPConversations runs the contract over HTTP against a service that
@@ -256,16 +295,6 @@ func (c *convService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case r.Method == http.MethodGet && path == "":
 		reply(c.db.Find(ctx, r.URL.Query().Get("customer_email"), r.URL.Query()["message_id"]))
-	case r.Method == http.MethodPost && path == "/takeover":
-		var b ownerBody
-		if decode(&b) {
-			id, err := c.db.TakeoverByMessageID(ctx, r.URL.Query().Get("message_id"), b.Owner)
-			if err != nil {
-				reply(nil, err)
-				return
-			}
-			reply(c.db.Get(ctx, id))
-		}
 	case r.Method == http.MethodGet && action == "":
 		reply(c.db.Get(ctx, id))
 	case r.Method == http.MethodPost && action == "notes":

@@ -192,13 +192,19 @@ func (h *HTTP) Release(ctx context.Context, ticketID string) error {
 	return err
 }
 
-// TakeoverByMessageID: POST /tickets/takeover?message_id=...
-func (h *HTTP) TakeoverByMessageID(ctx context.Context, messageID, owner string) (string, error) {
-	if strings.TrimSpace(messageID) == "" {
+// TakeoverByMessageID finds customer's ticket holding the Message-ID
+// (GET /tickets?customer_email=...&message_id=...) and takes it over
+// (POST /tickets/{id}/takeover): the customer filter is the service's own
+// Find, so no service-side takeover by Message-ID alone is relied on.
+func (h *HTTP) TakeoverByMessageID(ctx context.Context, messageID, customer, owner string) (string, error) {
+	if strings.TrimSpace(messageID) == "" || strings.TrimSpace(customer) == "" {
 		return "", ErrNotFound
 	}
-	st, err := h.state(ctx, http.MethodPost, "/tickets/takeover?"+url.Values{"message_id": {messageID}}.Encode(), ownerBody{owner})
+	st, err := h.Find(ctx, customer, []string{messageID})
 	if err != nil {
+		return "", err
+	}
+	if err := h.Takeover(ctx, st.TicketID, owner); err != nil {
 		return "", err
 	}
 	return st.TicketID, nil

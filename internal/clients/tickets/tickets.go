@@ -33,8 +33,6 @@
 //	     records a message of the conversation (idempotent); 200/201/204
 //	POST {BaseURL}/tickets/{id}/takeover             {"owner":"..."}: agent_disabled=true
 //	POST {BaseURL}/tickets/{id}/release              agent_disabled=false
-//	POST {BaseURL}/tickets/takeover?message_id=<id>  {"owner":"..."}: takes over the
-//	     ticket the Message-ID belongs to; 404 when none does
 //
 // A State is {"ticket_id","status","customer_email","serial_number",
 // "priority","summary","agent_disabled":bool,"owner","created_at",
@@ -193,10 +191,13 @@ type Conversations interface {
 	Takeover(ctx context.Context, ticketID, owner string) error
 	// Release gives the conversation back to the agent.
 	Release(ctx context.Context, ticketID string) error
-	// TakeoverByMessageID takes over the ticket the Message-ID belongs to and
-	// returns its ID, or ErrNotFound. watch calls it when a person replies
-	// in a thread triage handled (seen in the Sent folder).
-	TakeoverByMessageID(ctx context.Context, messageID, owner string) (ticketID string, err error)
+	// TakeoverByMessageID takes over customer's ticket the Message-ID
+	// belongs to (the ticket Find returns for them) and returns its ID, or
+	// ErrNotFound; an empty customer matches none. watch calls it when a
+	// person replies to customer in a thread triage handled (seen in the
+	// Sent folder): a Message-ID is no secret, so a stranger's ticket that
+	// holds the same one is never taken over instead.
+	TakeoverByMessageID(ctx context.Context, messageID, customer, owner string) (ticketID string, err error)
 }
 
 // Store is a full ticket backend.
