@@ -63,6 +63,10 @@ const (
 	ReasonReadError        Reason = "read_error"          // the input could not be read
 	ReasonParseError       Reason = "parse_error"         // the message could not be parsed
 	ReasonNoSender         Reason = "no_sender"           // no usable From address
+	// ReasonAmbiguousSender: more than one From field, or a From naming
+	// more than one mailbox: who wrote it cannot be told (RFC 5322 allows
+	// one From field; servers check DMARC against one of them).
+	ReasonAmbiguousSender Reason = "ambiguous_sender"
 	ReasonEmailNotSent     Reason = "email_not_sent"      // no successful reply
 	ReasonNoScenario       Reason = "no_scenario"         // no scenario matched and there is no fallback
 	ReasonCanceled         Reason = "canceled"            // the run stopped before the email was handled

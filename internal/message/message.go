@@ -39,6 +39,11 @@ type Message struct {
 	// has no usable sender (none, or a From that net/mail cannot parse: it
 	// is never guessed from the header's text).
 	From mail.Address
+	// FromMailboxes counts the mailboxes the From fields name: 1 in a
+	// well-formed message; more when it has several From fields or one
+	// naming several mailboxes (From is then the first; who wrote the
+	// message cannot be told).
+	FromMailboxes int
 	// ReplyTo is the address a reply goes to: the first Reply-To address when
 	// present and valid, else From.Address (a malformed Reply-To is not
 	// guessed from either).
@@ -266,6 +271,11 @@ func (m *Message) readHeader(hdr gomessage.Header) {
 	m.Subject = cleanSubject(subj)
 
 	from := m.addresses(mh, "From")
+	m.FromMailboxes = len(from)
+	if n := len(m.Header["From"]); n > 1 {
+		m.FromMailboxes += n - 1 // the fields after the first, one mailbox at least each
+		m.problem(fmt.Sprintf("header: %d From fields", n))
+	}
 	if len(from) > 0 {
 		m.From = *from[0]
 	} else {

@@ -109,12 +109,18 @@ func (p *Processor) parse(e *email, out *Outcome) bool {
 	return false
 }
 
-// screen ends what gets no answer from the model: a machine's mail
-// (skipped), a message with no usable sender, a canceled run, and a
+// screen ends what gets no answer from the model: a message with two
+// senders (failed), a machine's mail (skipped), a message with no usable
+// sender, a canceled run, and a
 // message with a Key an earlier run answered (that reply again, or a
 // reused Key for a person).
 func (p *Processor) screen(ctx context.Context, e *email, out *Outcome) bool {
 	msg := e.msg
+	// Two senders before all else: which one wrote it cannot be told, and
+	// the receiving server's DMARC check may have read the other.
+	if msg.FromMailboxes > 1 {
+		return out.fail(triage.ReasonAmbiguousSender, fmt.Sprintf("the From fields name %d mailboxes; which one wrote the message cannot be told, so it is not answered: left for a person", msg.FromMailboxes))
+	}
 	// Machines first: a bounce with an unusable From is skipped, not failed.
 	if v := guard.Check(p.cfg.Guard, msg); v.Skip {
 		return out.skip(v.Reason, v.Detail)
