@@ -1,19 +1,30 @@
 // Package language names the language a customer wrote in, as an ISO 639-1
 // code, with github.com/pemistahl/lingua-go restricted to a configured set
-// of languages. A text too short or too mixed to tell gets the inbox's
-// default language: never a confident wrong guess.
+// of languages and their neighbours. A text too short or too unclear to
+// tell, or written in a language outside the configured set, gets the
+// inbox's default language: never a confident wrong guess.
 //
 // Why lingua-go: it is the best-kept Go detector (statistical n-gram models
 // of 75 languages plus rules for unique alphabets and characters), it can
 // be restricted to the languages an inbox expects, and its low-accuracy
-// mode (trigram models only) loads a few hundred KiB per language lazily.
-// Its high-accuracy mode (all n-grams) costs about 14 MiB of heap per
-// language for no gain on whole emails, and texts of 120 characters or
-// more use trigrams only either way; short texts are where the fallback
-// rule below, not a bigger model, keeps it honest. The models of every
-// language are embedded in the binary (about 120 MB) whether used or not:
-// the price of a maintained library. BenchmarkNew and BenchmarkDetect
-// measure the start-up, memory and per-message cost.
+// mode (trigram models only) loads about 0.9 MiB of heap per language,
+// lazily, at the first text that needs it. Its high-accuracy mode (all
+// n-grams) costs about 14 MiB of heap per language; short texts are where
+// the fallback rules below, not a bigger model, keep it honest.
+//
+// A detector told only the configured languages names one of them for any
+// text: Hungarian came out German, Portuguese Spanish, Swedish English, all
+// with full confidence. So the detector also knows the Neighbours, the
+// European languages most often mistaken for a configured one, and a text
+// found to be in one of them gets the default. A language in neither set is
+// still mapped onto the nearest it knows; the test set in testdata/mails
+// and TestConfusion measure where that stands.
+//
+// lingua-go embeds the models of all its languages and n-gram lengths
+// (124 MB) in its package; only the trigram models are ever read here. The
+// Makefile's build target leaves the others out (see its comment);
+// BenchmarkStartup and BenchmarkDetect measure the start-up, memory and
+// per-message cost.
 package language
 
 import (
@@ -32,11 +43,21 @@ import (
 // DefaultLanguages is the set told apart when none is configured: the
 // languages a Polish shop's customers mostly write in, and Chinese,
 // Japanese and Korean (told by their scripts, at almost no cost). Every
-// language added makes short texts harder to tell: with the Nordic and
-// Baltic languages and Dutch in the set, "Thanks a lot" or "Proszę o
-// telefon" got confident wrong answers in the low-accuracy mode, so an
-// inbox that needs them configures them (pipeline.languages).
+// language added makes short texts harder to tell; an inbox that needs more
+// configures them (pipeline.languages).
 var DefaultLanguages = []string{"pl", "en", "de", "fr", "es", "it", "cs", "uk", "ru", "et", "ja", "ko", "zh"}
+
+// Neighbours are told apart besides the configured languages, so that a
+// text in one of them is not mistaken for a configured language: it gets
+// the default. They are the European Latin-script languages lingua knows
+// that a shop in central Europe hears from and that its models confuse
+// with the default set (Dutch and Swedish with German and English,
+// Portuguese, Romanian and Catalan with Spanish and Italian, Slovak,
+// Slovene and Croatian with Czech and Polish, Hungarian, Turkish, Finnish,
+// the Baltic and the Nordic languages with any of them). Each costs about
+// 0.9 MiB of heap once a text needs it. A neighbour that is configured is
+// simply a configured language.
+var Neighbours = []string{"nl", "pt", "ro", "ca", "sv", "da", "nb", "fi", "hu", "sk", "sl", "hr", "tr", "lt", "lv"}
 
 // DefaultLanguage is Config.Default when unset.
 const DefaultLanguage = "pl"
@@ -45,7 +66,9 @@ const DefaultLanguage = "pl"
 const (
 	// MinConfidence is the least confidence lingua must give the winner.
 	MinConfidence = 0.6
-	// MinMargin is the least lead of the winner over the runner-up.
+	// MinMargin is the least lead of the winner over the runner-up:
+	// lingua's minimum relative distance (DetectLanguageOf's rule),
+	// applied to the confidence values.
 	MinMargin = 0.25
 	// MinLetters is the fewest letters a text needs before it is judged
 	// at all; fewer ("OK", "Dzięki!") get the default. Texts in Chinese,
@@ -53,6 +76,12 @@ const (
 	// MinCJKLetters.
 	MinLetters    = 8
 	MinCJKLetters = 2
+	// MinWords is the fewest words a text needs before lingua's
+	// statistics are trusted; a shorter one ("Broken blender", "Stále to
+	// nefunguje") is told only when lingua's rules decide it (an alphabet
+	// or letters only one candidate language has, confidence 1). Trigram
+	// statistics of two or three words gave confident wrong answers.
+	MinWords = 5
 	// MaxBytes is how much of a text is read: a language shows in its
 	// first lines, and the cost stays bounded whatever a stranger sends.
 	MaxBytes = 1024
@@ -68,15 +97,31 @@ type Config struct {
 	Default string
 }
 
+// Result is what Judge tells of a text.
+type Result struct {
+	// Code is the configured language the text is in, or the default when
+	// it cannot be told (Sure false).
+	Code string
+	// Sure reports that the text was told: it is in Code, a configured
+	// language. False: Code is the default, because the text is too short
+	// or unclear, or in a language outside the configured set.
+	Sure bool
+	// Guess is lingua's best guess among the configured languages and the
+	// neighbours ("" when it made none), trusted or not, and Confidence its
+	// confidence value (0 to 1).
+	Guess      string
+	Confidence float64
+}
+
 // Detector names languages; safe for concurrent use. Its models load at
-// the first Detect, not in New.
+// the first Judge that needs them, not in New.
 type Detector struct {
 	codes  []string
 	def    string
-	langs  []lingua.Language
+	langs  []lingua.Language // configured, then the neighbours not configured
 	once   sync.Once
 	lingua lingua.LanguageDetector
-	// first is the first detection (see Detect).
+	// first is the first detection (see Judge).
 	first sync.Once
 }
 
@@ -108,6 +153,11 @@ func New(cfg Config) (*Detector, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	for _, c := range Neighbours {
+		if l, ok := linguaLanguage(c); ok && !slices.Contains(d.codes, c) {
+			d.langs = append(d.langs, l)
+		}
+	}
 	return d, nil
 }
 
@@ -132,34 +182,42 @@ func (d *Detector) Knows(code string) bool { return slices.Contains(d.codes, cod
 
 func (d *Detector) build() {
 	d.once.Do(func() {
-		b := lingua.NewLanguageDetectorBuilder().FromLanguages(d.langs...)
-		if len(d.langs) == 1 {
-			b = lingua.NewLanguageDetectorBuilder().FromLanguages(d.langs[0], lingua.English)
-		}
-		d.lingua = b.WithLowAccuracyMode().Build()
+		d.lingua = lingua.NewLanguageDetectorBuilder().FromLanguages(d.langs...).WithLowAccuracyMode().Build()
 	})
 }
 
 // Detect returns the ISO 639-1 code of text's language, or the default
-// when the text is too short (MinLetters), or lingua's best guess is not
-// clear (MinConfidence, MinMargin) or not among the configured languages.
-// Only the first MaxBytes of text are read.
-func (d *Detector) Detect(text string) string {
-	if len(d.langs) == 1 {
-		return d.def
+// when it cannot be told (Judge).
+func (d *Detector) Detect(text string) string { return d.Judge(text).Code }
+
+// Judge tells text's language: one of the configured languages when the
+// text has MinLetters letters (MinCJKLetters in Chinese, Japanese or
+// Korean script), lingua's best guess among the configured languages and
+// the neighbours is configured, clear (MinConfidence, MinMargin), and
+// either decided by lingua's rules or drawn from MinWords words or more;
+// the default otherwise. Only the first MaxBytes of text are read.
+func (d *Detector) Judge(text string) Result {
+	unsure := Result{Code: d.def}
+	if len(d.codes) == 1 {
+		return unsure
 	}
 	text = clip.Bytes(text, MaxBytes, "")
-	letters, cjk := 0, 0
+	letters, cjk, words, inWord := 0, 0, 0, false
 	for _, r := range text {
-		if unicode.IsLetter(r) {
+		isLetter := unicode.IsLetter(r)
+		if isLetter {
 			letters++
 			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
 				cjk++
 			}
+			if !inWord {
+				words++
+			}
 		}
+		inWord = isLetter || (inWord && (r == '\'' || r == '-' || r == '’'))
 	}
 	if letters < MinLetters && cjk < MinCJKLetters {
-		return d.def
+		return unsure
 	}
 	d.build()
 	// lingua loads a language's model at its first use, and detections
@@ -172,16 +230,19 @@ func (d *Detector) Detect(text string) string {
 	if !first {
 		values = d.lingua.ComputeLanguageConfidenceValues(text)
 	}
-	if len(values) < 2 {
-		return d.def
+	if len(values) < 2 || values[0].Value() == 0 {
+		return unsure
 	}
 	best, next := values[0], values[1]
-	if best.Value() < MinConfidence || best.Value()-next.Value() < MinMargin {
-		return d.def
+	unsure.Guess = strings.ToLower(best.Language().IsoCode639_1().String())
+	unsure.Confidence = best.Value()
+	switch {
+	case best.Value() < MinConfidence || best.Value()-next.Value() < MinMargin:
+		return unsure
+	case words < MinWords && best.Value() < 1:
+		return unsure
+	case !d.Knows(unsure.Guess):
+		return unsure
 	}
-	code := strings.ToLower(best.Language().IsoCode639_1().String())
-	if !d.Knows(code) {
-		return d.def
-	}
-	return code
+	return Result{Code: unsure.Guess, Sure: true, Guess: unsure.Guess, Confidence: best.Value()}
 }

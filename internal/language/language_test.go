@@ -26,17 +26,29 @@ func TestDetect(t *testing.T) {
 		{"こんにちは。コーヒーメーカーがお湯を温めなくなりました。シリアル番号はSN-48213-PLです。保証で修理していただけますか。", "ja"},
 		{"안녕하세요. 커피 머신이 물을 데우지 않습니다. 일련번호는 SN-48213-PL입니다. 보증 수리가 가능할까요?", "ko"},
 		{"您好，我的咖啡机不再加热水了。序列号是SN-48213-PL。可以保修维修吗？", "zh"},
-		// Short, but clear.
-		{"Thanks, pushed.", "en"},
-		{"Thank you very much!", "en"},
+		// Short, but five words or more, and clear.
 		{"Vielen Dank für Ihre Hilfe!", "de"},
-		{"Dziękuję bardzo za pomoc!", "pl"},
-		{"Proszę o telefon", "pl"},
-		{"Nadal nie działa", "pl"},
 		{"When will it be fixed?", "en"},
-		{"Immer noch kaputt", "de"},
-		{"Wann wird es repariert?", "de"},
 		{"Auto: radio samochodowe nie działa, SN-48213-PL", "pl"},
+		// Fewer than MinWords words: lingua's trigram statistics named
+		// German for "Broken blender"; only its rules (letters one
+		// candidate alone has) decide such a text.
+		{"Broken blender", "pl"},
+		{"Thanks, pushed.", "pl"},
+		{"Thank you very much!", "pl"},
+		{"Immer noch kaputt", "pl"},
+		{"Wann wird es repariert?", "pl"},
+		{"Mixeur en panne", "pl"},
+		{"Nadal nie działa", "pl"},
+		{"Зламаний блендер", "pl"},
+		{"ミキサーが壊れました", "ja"},
+		{"믹서기가 고장 났어요", "ko"},
+		// A language outside the set, however long: the default, not the
+		// configured language nearest to it.
+		{"Jó napot, a kávéfőzőm tegnap óta nem melegíti a vizet, és a kijelzőn hiba jelenik meg.", "pl"},
+		{"Goedendag, mijn koffiezetapparaat verwarmt sinds gisteren geen water meer. Kunt u het repareren?", "pl"},
+		{"Olá, a minha máquina de café deixou de aquecer a água ontem. Posso enviá-la para reparação?", "pl"},
+		{"Hej, min kaffebryggare har sedan i går slutat värma vattnet. Kan jag skicka in den för reparation?", "pl"},
 		// Too short or mixed: the default, never a guess.
 		{"OK", "pl"},
 		{"Hi", "pl"},
@@ -115,4 +127,30 @@ func TestDetectReadsABoundedPrefix(t *testing.T) {
 		t.Errorf("clip cut a rune: %q", got)
 	}
 	_ = d.Detect(huge) // bounded: reads MaxBytes of the 6 MB
+}
+
+// TestJudge: Judge says whether the text was told, and what lingua guessed
+// when it was not (a neighbour, a short text).
+func TestJudge(t *testing.T) {
+	d, err := New(Config{Languages: []string{"pl", "en", "de"}, Default: "pl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		text  string
+		code  string
+		sure  bool
+		guess string
+	}{
+		{"Guten Tag, meine Kaffeemaschine heizt das Wasser nicht mehr. Bitte reparieren Sie sie.", "de", true, "de"},
+		{"Goedendag, mijn koffiezetapparaat verwarmt sinds gisteren geen water meer. Kunt u het repareren?", "pl", false, "nl"},
+		{"Jó napot, a kávéfőzőm tegnap óta nem melegíti a vizet, és a kijelzőn hiba jelenik meg.", "pl", false, "hu"},
+		{"OK", "pl", false, ""},
+	}
+	for _, tt := range tests {
+		r := d.Judge(tt.text)
+		if r.Code != tt.code || r.Sure != tt.sure || r.Guess != tt.guess {
+			t.Errorf("Judge(%q) = %+v, want code %s sure %v guess %s", tt.text, r, tt.code, tt.sure, tt.guess)
+		}
+	}
 }
