@@ -108,9 +108,10 @@ func TestProcessSampleInbox(t *testing.T) {
 		"13-product-question-en.eml": {status: "replied", scenario: "product-question", method: "rules",
 			calls: []string{"search_manual", "send_email"}, body: []string{"DESCALE light", "never vinegar"}},
 		// The guarantee expired, the purchase is within the statutory
-		// period: triage's decision is statutory, and the reply follows it.
+		// period: triage's decision is statutory, a repair ticket opens and
+		// the reply follows the decision.
 		"15-statutory-pl.eml": {status: "replied", scenario: "valid-warranty", method: "rules",
-			calls: []string{"check_warranty", "send_email"}, serials: []string{"SN-24031-PL"},
+			calls: []string{"check_warranty", "create_ticket", "send_email"}, serials: []string{"SN-24031-PL"},
 			body: []string{"SN-24031-PL", "wygasła 2026-03-31", "odpowiedzialnością sprzedawcy", "naprawimy urządzenie lub wymienimy"}},
 	}
 	decisions := map[string]decision.Basis{

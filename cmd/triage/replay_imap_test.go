@@ -132,7 +132,7 @@ func TestReplayInbox(t *testing.T) {
 		if code != exitFlipped {
 			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFlipped, stderr)
 		}
-		want := replay.Summary{Type: replay.TypeSummary, Emails: inbox, Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6, replay.KindCommitments: 6}, Runs: 1, Baseline: "ledger"}
+		want := replay.Summary{Type: replay.TypeSummary, Emails: inbox, Flips: 7, ByKind: map[replay.Kind]int{replay.KindTicket: 7, replay.KindCalls: 7, replay.KindCommitments: 7}, Runs: 1, Baseline: "ledger"}
 		if diff := cmp.Diff(want, got.summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -145,8 +145,9 @@ func TestReplayInbox(t *testing.T) {
 
 	t.Run("bounded: --limit and --since", func(t *testing.T) {
 		code, got, stderr := runReplayCLI(t, "--config", cfg, "--instructions", noTicketInstructions(t), "--limit", "3")
-		// The three newest in INBOX: 11, 12 (a ticket), 13.
-		if code != exitFlipped || got.summary.Emails != 3 || got.summary.Flips != 1 {
+		// The three newest in INBOX: 12 (a ticket), 13 and 15 (a ticket on
+		// the statutory liability).
+		if code != exitFlipped || got.summary.Emails != 3 || got.summary.Flips != 2 {
 			t.Errorf("--limit 3: exit %d, summary %+v; stderr:\n%s", code, got.summary, stderr)
 		}
 		code, got, stderr = runReplayCLI(t, "--config", cfg, "--instructions", noTicketInstructions(t), "--since", "2100-01-01")
@@ -158,7 +159,7 @@ func TestReplayInbox(t *testing.T) {
 	t.Run("the configuration found through $TRIAGE_CONFIG", func(t *testing.T) {
 		t.Setenv("TRIAGE_CONFIG", cfg)
 		code, got, stderr := runReplayCLI(t, "--instructions", noTicketInstructions(t))
-		if code != exitFlipped || got.summary.Flips != 6 || !strings.Contains(stderr, "named by $TRIAGE_CONFIG") {
+		if code != exitFlipped || got.summary.Flips != 7 || !strings.Contains(stderr, "named by $TRIAGE_CONFIG") {
 			t.Errorf("exit %d, summary %+v; stderr:\n%s", code, got.summary, stderr)
 		}
 	})

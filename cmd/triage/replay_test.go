@@ -119,10 +119,12 @@ func decodeReplay(t *testing.T, s string) replayJSON {
 }
 
 // validWarrantyInputs are the sample emails the shipped instructions answer
-// with a ticket (valid-warranty, check_warranty then create_ticket).
+// with a ticket (valid-warranty, check_warranty then create_ticket): a valid
+// guarantee, or an expired one the statutory liability still covers.
 var validWarrantyInputs = []string{
 	"01-valid-warranty-pl.eml", "02-valid-warranty-en.eml", "08-html-windows-1250.eml",
 	"09-pdf-attachment.eml", "10-serial-in-quoted-history.eml", "12-prompt-injection.eml",
+	"15-statutory-pl.eml",
 }
 
 func TestReplayBaselineInstructions(t *testing.T) {
@@ -170,7 +172,7 @@ func TestReplayBaselineInstructions(t *testing.T) {
 		if diff := cmp.Diff(validWarrantyInputs, inputs); diff != "" {
 			t.Errorf("flipped inputs (-want +got):\n%s", diff)
 		}
-		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6, replay.KindCommitments: 6}, Runs: 1, Baseline: shipped}
+		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), Flips: 7, ByKind: map[replay.Kind]int{replay.KindTicket: 7, replay.KindCalls: 7, replay.KindCommitments: 7}, Runs: 1, Baseline: shipped}
 		if diff := cmp.Diff(want, got.summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -213,7 +215,9 @@ func TestReplayBaselineInstructions(t *testing.T) {
 			t.Fatalf("flips %+v, want one", got.flips)
 		}
 		f := got.flips[0]
-		if diff := cmp.Diff([]replay.Kind{replay.KindDecision, replay.KindCommitments}, f.Kinds); diff != "" {
+		// Under the shipped policy the statutory claim also opens a repair
+		// ticket, which the baseline's paid repair quote does not.
+		if diff := cmp.Diff([]replay.Kind{replay.KindTicket, replay.KindCalls, replay.KindDecision, replay.KindCommitments}, f.Kinds); diff != "" {
 			t.Errorf("kinds (-want +got):\n%s", diff)
 		}
 		wantBase := &replay.Decision{Basis: decision.None, Remedies: []decision.Remedy{decision.PaidRepairQuote}}
@@ -227,10 +231,10 @@ func TestReplayBaselineInstructions(t *testing.T) {
 		if diff := cmp.Diff([]decision.Commitment{decision.CommitPaidRepairQuote}, f.Baseline.View.Commitments); diff != "" {
 			t.Errorf("baseline commitments (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff([]decision.Commitment{decision.CommitRepair, decision.CommitReplacement}, f.New.View.Commitments); diff != "" {
+		if diff := cmp.Diff([]decision.Commitment{decision.CommitRepair, decision.CommitReplacement, decision.Ticket}, f.New.View.Commitments); diff != "" {
 			t.Errorf("new commitments (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(map[replay.Kind]int{replay.KindDecision: 1, replay.KindCommitments: 1}, got.summary.ByKind); diff != "" {
+		if diff := cmp.Diff(map[replay.Kind]int{replay.KindTicket: 1, replay.KindCalls: 1, replay.KindDecision: 1, replay.KindCommitments: 1}, got.summary.ByKind); diff != "" {
 			t.Errorf("flips by kind (-want +got):\n%s", diff)
 		}
 	})
@@ -394,7 +398,7 @@ func TestReplayLedgerBaseline(t *testing.T) {
 		if diff := cmp.Diff(validWarrantyInputs, inputs); diff != "" {
 			t.Errorf("flipped (-want +got):\n%s", diff)
 		}
-		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), Flips: 6, ByKind: map[replay.Kind]int{replay.KindTicket: 6, replay.KindCalls: 6, replay.KindCommitments: 6}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
+		want := replay.Summary{Type: replay.TypeSummary, Emails: len(files), Flips: 7, ByKind: map[replay.Kind]int{replay.KindTicket: 7, replay.KindCalls: 7, replay.KindCommitments: 7}, NoBaseline: 1, Runs: 1, Baseline: "ledger"}
 		if diff := cmp.Diff(want, got.summary); diff != "" {
 			t.Errorf("summary (-want +got):\n%s", diff)
 		}
@@ -406,7 +410,7 @@ func TestReplayLedgerBaseline(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, stdout, stderr := runReplayCLI(noTicketInstructions(t), "--config", cfg)
-		if code != exitFlipped || decodeReplay(t, stdout).summary.Flips != 6 {
+		if code != exitFlipped || decodeReplay(t, stdout).summary.Flips != 7 {
 			t.Errorf("replay --config: exit %d, summary %+v; stderr:\n%s", code, decodeReplay(t, stdout).summary, stderr)
 		}
 	})

@@ -267,7 +267,29 @@ func TestSessionCall(t *testing.T) {
 				{Name: FuncCheckWarranty, Args: cw("SN-48213-PL"), OK: true, Result: map[string]any{"status": "expired"}, DurationMS: 5},
 				refused(FuncCreateTicket, ct("SN-48213-PL", "jan@example.com"), CodeRequirementNotMet),
 			},
-			msgHas: []string{"", `{"status":"valid"}`},
+			msgHas: []string{"", `one of {"status":"valid"}, {"decision":{"basis":"statutory"}}`},
+			routed: []string{FuncCheckWarranty},
+		},
+		{
+			// An expired guarantee the seller's statutory liability still
+			// covers: the repair is owed, so a ticket may open.
+			name:    "requires: a ticket for an expired serial on a statutory decision",
+			results: map[string]map[string]any{FuncCheckWarranty: {"status": "expired", "decision": map[string]any{"basis": "statutory"}}},
+			steps:   []step{{FuncCheckWarranty, cw("SN-48213-PL")}, turn, {FuncCreateTicket, ct("SN-48213-PL", "jan@example.com")}},
+			want: []Record{
+				{Name: FuncCheckWarranty, Args: cw("SN-48213-PL"), OK: true, Result: map[string]any{"status": "expired", "decision": map[string]any{"basis": "statutory"}}, DurationMS: 5},
+				ok(FuncCreateTicket, ct("SN-48213-PL", "jan@example.com")),
+			},
+			routed: []string{FuncCheckWarranty, FuncCreateTicket},
+		},
+		{
+			name:    "requires: no ticket for an expired serial on a decision without statutory liability",
+			results: map[string]map[string]any{FuncCheckWarranty: {"status": "expired", "decision": map[string]any{"basis": "none"}}},
+			steps:   []step{{FuncCheckWarranty, cw("SN-48213-PL")}, turn, {FuncCreateTicket, ct("SN-48213-PL", "jan@example.com")}},
+			want: []Record{
+				{Name: FuncCheckWarranty, Args: cw("SN-48213-PL"), OK: true, Result: map[string]any{"status": "expired", "decision": map[string]any{"basis": "none"}}, DurationMS: 5},
+				refused(FuncCreateTicket, ct("SN-48213-PL", "jan@example.com"), CodeRequirementNotMet),
+			},
 			routed: []string{FuncCheckWarranty},
 		},
 		{

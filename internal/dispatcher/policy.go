@@ -146,7 +146,7 @@ func (s *Session) checkRequirement(t *instructions.Tool, r instructions.Requirem
 	}
 	sameTurn := false
 	for _, c := range s.done {
-		if c.name != r.Call || !subset(r.Result, c.result.Value) || !s.same(t, r.Same, args, c.args) {
+		if c.name != r.Call || !subset(r.Result, c.result.Value) || !oneOf(r.ResultOneOf, c.result.Value) || !s.same(t, r.Same, args, c.args) {
 			continue
 		}
 		if c.turn < s.turn {
@@ -158,6 +158,17 @@ func (s *Session) checkRequirement(t *instructions.Tool, r instructions.Requirem
 	if len(r.Result) > 0 {
 		b, _ := json.Marshal(r.Result)
 		want += " with a result matching " + string(b)
+	}
+	if len(r.ResultOneOf) > 0 {
+		alts := make([]string, len(r.ResultOneOf))
+		for i, a := range r.ResultOneOf {
+			b, _ := json.Marshal(a)
+			alts[i] = string(b)
+		}
+		if len(r.Result) > 0 {
+			want += " and"
+		}
+		want += " with a result matching one of " + strings.Join(alts, ", ")
 	}
 	if len(r.Same) > 0 {
 		want += " for the same " + strings.Join(r.Same, ", ")
@@ -206,6 +217,20 @@ func normalize(from string, v any) string {
 
 // subset reports whether every key of want has an equal value in got
 // (maps recursively).
+// oneOf reports whether one of alts is a subset of got (true when there
+// are no alternatives).
+func oneOf(alts []map[string]any, got map[string]any) bool {
+	if len(alts) == 0 {
+		return true
+	}
+	for _, a := range alts {
+		if subset(a, got) {
+			return true
+		}
+	}
+	return false
+}
+
 func subset(want, got map[string]any) bool {
 	for k, w := range want {
 		g, ok := got[k]

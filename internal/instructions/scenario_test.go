@@ -377,7 +377,7 @@ func TestEmbeddedInstructions(t *testing.T) {
 	}
 	want := map[string]summary{
 		"valid-warranty":       {[]string{"check_warranty", "create_ticket", "send_email"}, "required", 10, false, false, false, false, false},
-		"invalid-warranty":     {[]string{"check_warranty", "send_email"}, "required", 20, true, false, false, false, false},
+		"invalid-warranty":     {[]string{"check_warranty", "create_ticket", "send_email"}, "required", 20, true, false, false, false, false},
 		"missing-info":         {[]string{"send_email"}, "absent", 10, true, false, false, false, false},
 		"graceful-degradation": {[]string{"notify_staff", "send_email"}, "", 0, false, true, false, false, true},
 		"out-of-scope":         {[]string{"send_email"}, "", 0, false, false, false, false, false},

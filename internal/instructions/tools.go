@@ -140,6 +140,9 @@ type Requirement struct {
 	Call string `yaml:"call"`
 	// Result must be a subset of that call's result.
 	Result map[string]any `yaml:"result"`
+	// ResultOneOf are alternatives: one of them must be a subset of that
+	// call's result too (a warranty still valid, or a statutory decision).
+	ResultOneOf []map[string]any `yaml:"result_one_of"`
 	// Same lists arguments that must be equal (normalized) in both calls.
 	Same []string `yaml:"same"`
 	// IfDeclared limits the requirement to the scenarios that declare Call:
@@ -348,6 +351,20 @@ func (t *Tool) validate(cfg ToolsConfig, field func(string) func(string, ...any)
 				field(f+".result")("%v", err)
 			} else {
 				t.Requires[i].Result = v.(map[string]any)
+			}
+		}
+		if r.ResultOneOf != nil && len(r.ResultOneOf) == 0 {
+			field(f + ".result_one_of")("empty list (want the results one of which must match)")
+		}
+		for j, alt := range r.ResultOneOf {
+			v, err := JSONValue(alt)
+			switch {
+			case err != nil:
+				field(fmt.Sprintf("%s.result_one_of[%d]", f, j))("%v", err)
+			case len(alt) == 0:
+				field(fmt.Sprintf("%s.result_one_of[%d]", f, j))("empty result (it would match any)")
+			default:
+				t.Requires[i].ResultOneOf[j] = v.(map[string]any)
 			}
 		}
 	}

@@ -39,7 +39,8 @@ func TestShipped(t *testing.T) {
 	if ct.Args["customer_email"].From != instructions.FromSender || !ct.Effect || ct.Limit(24) != 1 {
 		t.Errorf("create_ticket = %+v", ct)
 	}
-	want := []instructions.Requirement{{Call: "check_warranty", Result: map[string]any{"status": "valid"}, Same: []string{"serial_number"}}}
+	want := []instructions.Requirement{{Call: "check_warranty", ResultOneOf: []map[string]any{{"status": "valid"}, {"decision": map[string]any{"basis": "statutory"}}},
+		Same: []string{"serial_number"}}}
 	if diff := cmp.Diff(want, ct.Requires); diff != "" {
 		t.Errorf("create_ticket.requires (-want +got):\n%s", diff)
 	}
@@ -125,6 +126,8 @@ func TestParseErrors(t *testing.T) {
 		{"negative", "tools:\n  a: {builtin: send_email, max_calls: -1, args: {to: {max_length: -2}}}", []string{"a: max_calls: -1 is negative", "a: args.to.max_length: -2 is negative"}},
 		{"requires unknown", "tools:\n  a: {builtin: send_email, requires: [{call: b}]}", []string{`a: requires[0].call: "b" is not a tool of this file`}},
 		{"requires self", "tools:\n  a: {builtin: send_email, requires: [{call: a}]}", []string{"a: requires[0].call: a tool cannot require itself"}},
+		{"requires result_one_of empty", "tools:\n  a: {builtin: send_email, requires: [{call: b, result_one_of: []}]}", []string{"a: requires[0].result_one_of: empty list"}},
+		{"requires result_one_of matching anything", "tools:\n  a: {builtin: send_email, requires: [{call: b, result_one_of: [{status: valid}, {}]}]}", []string{"a: requires[0].result_one_of[1]: empty result"}},
 		{"http", "tools:\n  a: {http: {method: PUT, url: 'ftp://x'}}", []string{`a: http.method: "PUT" must be GET or POST`, `a: http.url: "ftp://x" is not an absolute http(s) URL`}},
 		{"mcp both", "tools:\n  a: {mcp: {command: [x], url: 'http://x/mcp'}}", []string{"a: mcp: command and url are exclusive"}},
 		{"mcp none", "tools:\n  a: {mcp: {tool: x}}", []string{"a: mcp: command (stdio) or url"}},

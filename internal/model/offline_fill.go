@@ -134,8 +134,9 @@ func fill(d *genai.FunctionDeclaration, f prompt.Facts, serialNumber, keyword st
 }
 
 // positive reports whether every earlier successful result for sn has no
-// negative status (only "valid", or no status at all, counts as positive),
-// and there was at least one.
+// negative status (only "valid", no status at all, or a decision on the
+// seller's statutory liability counts as positive), and there was at least
+// one.
 func positive(h *history, sn string) bool {
 	seen := false
 	for _, o := range h.results {
@@ -145,8 +146,8 @@ func positive(h *history, sn string) bool {
 		if !o.ok {
 			return false
 		}
-		if st := o.str("status"); st != "" && st != "valid" {
-			return false
+		if st := o.str("status"); st != "" && st != "valid" && o.basis() != "statutory" {
+			return false // an expired guarantee the law still covers is positive
 		}
 		seen = true
 	}
