@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -42,7 +43,9 @@ type OpenAIConfig struct {
 	BaseURL string
 	// APIKey is sent as a bearer token; empty sends none (a local server).
 	APIKey string
-	// HTTPClient carries every request (default http.DefaultClient).
+	// HTTPClient carries every request (default http.DefaultClient's
+	// settings). Redirects are followed only within the base URL's scheme,
+	// host and port, whatever its CheckRedirect says.
 	HTTPClient *http.Client
 }
 
@@ -64,11 +67,35 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		return nil, fmt.Errorf("openai: base URL %q: want http:// or https://", cfg.BaseURL)
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = http.DefaultClient
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL %q: no host", cfg.BaseURL)
+	}
+	hc := &http.Client{}
+	if cfg.HTTPClient != nil {
+		*hc = *cfg.HTTPClient
+	}
+	origin := u.Scheme + "://" + u.Host
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		return sameOrigin(origin, req, via)
 	}
 	return &OpenAI{url: base + "/chat/completions", key: cfg.APIKey, hc: hc}, nil
+}
+
+// maxRedirects bounds the redirects one request follows.
+const maxRedirects = 5
+
+// sameOrigin follows a redirect only within origin (scheme, host and
+// port): the API key rides on every request, and another port of the same
+// host is another server.
+func sameOrigin(origin string, req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("openai: more than %d redirects", maxRedirects)
+	}
+	if to := req.URL.Scheme + "://" + req.URL.Host; to != origin {
+		return fmt.Errorf("openai: redirect to another origin (%s) refused", to)
+	}
+	return nil
 }
 
 // URL is where requests go.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -177,5 +178,56 @@ func TestNoKeyNoHeader(t *testing.T) {
 	}
 	if _, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: "localhost:11434"}); err == nil {
 		t.Error("a base URL without a scheme was accepted")
+	}
+}
+
+// TestRedirectKeepsKey: an endpoint that redirects to another port of the
+// same host (another server) is refused before the key is sent there; a
+// redirect within the endpoint's own origin is followed.
+func TestRedirectKeepsKey(t *testing.T) {
+	var sawKey, reached atomic.Bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Store(true)
+		sawKey.Store(r.Header.Get("Authorization") != "")
+		w.Write([]byte(openaitest.Text("hi").Body))
+	}))
+	defer other.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/v1/chat/completions", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/moved/v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/v1/here", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/v1/here", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(openaitest.Text("same origin").Body))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	// The listener's host with another port: the origin differs by port only.
+	if strings.Split(strings.TrimPrefix(srv.URL, "http://"), ":")[0] != strings.Split(strings.TrimPrefix(other.URL, "http://"), ":")[0] {
+		t.Fatalf("servers on different hosts: %s, %s", srv.URL, other.URL)
+	}
+	contents := []*genai.Content{genai.NewContentFromText("x", genai.RoleUser)}
+
+	c, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: srv.URL + "/v1", APIKey: "sk-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.GenerateContent(context.Background(), "m", contents, nil)
+	if err == nil || !strings.Contains(err.Error(), "redirect to another origin") {
+		t.Errorf("redirect to another port: err = %v, want it refused", err)
+	}
+	if reached.Load() || sawKey.Load() {
+		t.Errorf("the other listener was reached (%v) and saw the key (%v)", reached.Load(), sawKey.Load())
+	}
+
+	c, err = model.NewOpenAI(model.OpenAIConfig{BaseURL: srv.URL + "/moved/v1", APIKey: "sk-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.GenerateContent(context.Background(), "m", contents, nil)
+	if err != nil || resp.Text() != "same origin" {
+		t.Errorf("redirect within the origin: %v, %v", resp, err)
 	}
 }
