@@ -73,6 +73,15 @@ type Config struct {
 	TurnTimeout     time.Duration // default 30s
 	Deadline        time.Duration // total per email, default 120s
 	Temperature     *float32      // default 0
+	// MaxOutputTokens bounds the output of every model call (default
+	// DefaultMaxOutputTokens; Gemini counts its thinking in it): a model
+	// that loops stops there instead of running until its context is full.
+	MaxOutputTokens int32
+	// ToolChoice is how the loop's turns may answer: ToolChoiceAuto (the
+	// default) lets the model answer in text, ToolChoiceRequired makes
+	// every turn of a request with a FinalFunction a function call (small
+	// local models answer in text otherwise).
+	ToolChoice ToolChoice
 	// Retry for transient API errors (408, 429, 5xx, transport).
 	MaxRetries int                                              // default 3; negative disables retries
 	RetryBase  time.Duration                                    // default 500ms
@@ -81,8 +90,24 @@ type Config struct {
 	Logger     *slog.Logger                                     // default discard
 }
 
+// ToolChoice says whether a turn must call a function (Config.ToolChoice).
+type ToolChoice string
+
+// Tool choices.
+const (
+	ToolChoiceAuto     ToolChoice = "auto"
+	ToolChoiceRequired ToolChoice = "required"
+)
+
+// ToolChoices lists the tool choices, default first, as the setting
+// accepts them.
+var ToolChoices = []string{string(ToolChoiceAuto), string(ToolChoiceRequired)}
+
 // Defaults applied by New.
 const (
+	// DefaultMaxOutputTokens is room for a long reply and Gemini's
+	// thinking, and still a bound on a local model that never stops.
+	DefaultMaxOutputTokens = 8192
 	DefaultModelName       = "gemini-2.5-flash"
 	DefaultMaxTurns        = 10
 	DefaultMaxCallsPerTurn = 16
@@ -134,7 +159,17 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Model == nil {
 		return nil, errors.New("agent: Config.Model is required")
 	}
-	if cfg.MaxTurns < 0 || cfg.MaxCallsPerTurn < 0 || cfg.TurnTimeout < 0 || cfg.Deadline < 0 || cfg.RetryBase < 0 || cfg.RetryMax < 0 {
+	switch cfg.ToolChoice {
+	case "":
+		cfg.ToolChoice = ToolChoiceAuto
+	case ToolChoiceAuto, ToolChoiceRequired:
+	default:
+		return nil, fmt.Errorf("agent: tool choice %q: want %s or %s", cfg.ToolChoice, ToolChoiceAuto, ToolChoiceRequired)
+	}
+	if cfg.MaxOutputTokens == 0 {
+		cfg.MaxOutputTokens = DefaultMaxOutputTokens
+	}
+	if cfg.MaxOutputTokens < 0 || cfg.MaxTurns < 0 || cfg.MaxCallsPerTurn < 0 || cfg.TurnTimeout < 0 || cfg.Deadline < 0 || cfg.RetryBase < 0 || cfg.RetryMax < 0 {
 		return nil, errors.New("agent: negative limit in Config")
 	}
 	if cfg.ModelName == "" {
@@ -369,7 +404,8 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 // config it is given, so none is shared between calls or goroutines.
 func (a *Agent) turnConfig(req Request) *genai.GenerateContentConfig {
 	cfg := &genai.GenerateContentConfig{
-		Temperature: genai.Ptr(*a.cfg.Temperature),
+		Temperature:     genai.Ptr(*a.cfg.Temperature),
+		MaxOutputTokens: a.cfg.MaxOutputTokens,
 		// One GenerateContent call is one HTTP request: ModelCalls stays honest.
 		AutomaticContinuation: genai.Ptr(false),
 	}
@@ -378,18 +414,33 @@ func (a *Agent) turnConfig(req Request) *genai.GenerateContentConfig {
 	}
 	if len(req.Functions) > 0 {
 		cfg.Tools = []*genai.Tool{{FunctionDeclarations: req.Functions}}
-		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
-			Mode: genai.FunctionCallingConfigModeAuto,
-		}}
+		mode := genai.FunctionCallingConfigModeAuto
+		// The loop ends when the final function succeeds: until then, with
+		// ToolChoiceRequired, every turn calls a function. Without a final
+		// function the model ends in text, so it must be free to.
+		if a.cfg.ToolChoice == ToolChoiceRequired && req.FinalFunction != "" {
+			mode = genai.FunctionCallingConfigModeAny
+		}
+		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: mode}}
 	}
 	return cfg
 }
 
 // Generate makes a single model call with the agent's retry policy and turn
-// timeout (used by detection for structured-output calls). calls counts the
-// attempts made.
+// timeout (used by detection for structured-output calls), bounded by
+// Config.MaxOutputTokens unless config sets its own bound. calls counts
+// the attempts made.
 func (a *Agent) Generate(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (resp *genai.GenerateContentResponse, calls int, err error) {
-	return a.generate(ctx, contents, func() *genai.GenerateContentConfig { return cloneConfig(config) })
+	return a.generate(ctx, contents, func() *genai.GenerateContentConfig {
+		c := cloneConfig(config)
+		if c == nil {
+			c = &genai.GenerateContentConfig{}
+		}
+		if c.MaxOutputTokens == 0 {
+			c.MaxOutputTokens = a.cfg.MaxOutputTokens
+		}
+		return c
+	})
 }
 
 // cloneConfig copies the parts of config the SDK writes to, so the caller's

@@ -32,19 +32,23 @@ func choose(resp *genai.GenerateContentResponse) (*genai.Candidate, string) {
 			continue
 		}
 		if c.Content == nil || len(c.Content.Parts) == 0 {
-			reasons = append(reasons, fmt.Sprintf("candidate %d: no content (finish reason %q)", i, c.FinishReason))
+			if c.FinishReason == genai.FinishReasonMaxTokens {
+				reasons = append(reasons, fmt.Sprintf("candidate %d: %s", i, cutNote(c)))
+			} else {
+				reasons = append(reasons, fmt.Sprintf("candidate %d: no content (finish reason %q%s)", i, c.FinishReason, finishMessage(c)))
+			}
 			continue
 		}
 		calls := functionCalls(c.Content)
+		if c.FinishReason == genai.FinishReasonMaxTokens && len(calls) == 0 {
+			reasons = append(reasons, fmt.Sprintf("candidate %d: %s", i, cutNote(c)))
+			continue
+		}
 		switch c.FinishReason {
 		case "", genai.FinishReasonUnspecified, genai.FinishReasonStop:
 		case genai.FinishReasonMaxTokens:
-			if len(calls) == 0 {
-				reasons = append(reasons, fmt.Sprintf("candidate %d: cut at MAX_TOKENS", i))
-				continue
-			}
 		default:
-			reasons = append(reasons, fmt.Sprintf("candidate %d: finish reason %s", i, c.FinishReason))
+			reasons = append(reasons, fmt.Sprintf("candidate %d: finish reason %s%s", i, c.FinishReason, finishMessage(c)))
 			continue
 		}
 		if len(calls) == 0 && strings.TrimSpace(textOf(c.Content)) == "" {
@@ -54,6 +58,25 @@ func choose(resp *genai.GenerateContentResponse) (*genai.Candidate, string) {
 		return c, ""
 	}
 	return nil, strings.Join(reasons, "; ")
+}
+
+// cutNote says that c was cut at the output token limit, with the
+// provider's own words when it gave some.
+func cutNote(c *genai.Candidate) string {
+	return "cut at the output token limit (finish reason MAX_TOKENS" + finishMessage(c) + "): the model's answer was longer than the max output tokens setting allows"
+}
+
+// finishMessage is "; " and c's finish message, or "" when it has none
+// (bounded: it is the provider's text).
+func finishMessage(c *genai.Candidate) string {
+	m := strings.TrimSpace(c.FinishMessage)
+	if m == "" {
+		return ""
+	}
+	if len(m) > 200 {
+		m = strings.ToValidUTF8(m[:200], "") + "..."
+	}
+	return "; " + m
 }
 
 // functionCalls returns the function calls of content, in order.

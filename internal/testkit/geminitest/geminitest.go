@@ -188,7 +188,8 @@ type Request struct {
 		} `json:"functionCallingConfig"`
 	} `json:"toolConfig"`
 	GenerationConfig *struct {
-		Temperature *float64 `json:"temperature"`
+		Temperature     *float64 `json:"temperature"`
+		MaxOutputTokens int      `json:"maxOutputTokens"`
 	} `json:"generationConfig"`
 }
 

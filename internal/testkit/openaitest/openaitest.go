@@ -111,7 +111,15 @@ type Request struct {
 	Messages       []map[string]any `json:"messages"`
 	Tools          []map[string]any `json:"tools"`
 	ToolChoice     string           `json:"tool_choice"`
+	MaxTokens      int              `json:"max_tokens"`
 	ResponseFormat map[string]any   `json:"response_format"`
+}
+
+// Bodies returns every request body so far, as sent.
+func (f *Server) Bodies() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.reqs...)
 }
 
 // Requests returns every request so far, decoded.
@@ -176,6 +184,13 @@ func Filtered() Step {
 func Error(status int, msg, typ string) Step {
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": nil}})
 	return Step{Status: status, Body: string(b)}
+}
+
+// Cut answers with one tool call whose arguments were cut at the token
+// limit (finish_reason length): arguments is the cut JSON text.
+func Cut(id, name, arguments string) Step {
+	return answer(map[string]any{"role": "assistant", "content": nil, "tool_calls": []map[string]any{
+		{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": arguments}}}}, "length")
 }
 
 func answer(msg map[string]any, finish string) Step {
