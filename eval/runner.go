@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"triage/internal/agent"
 	"triage/internal/clients/tickets"
 	"triage/internal/decision"
 	"triage/internal/dispatcher"
@@ -47,6 +48,11 @@ type Config struct {
 	// Gemini by default.
 	Provider            model.Provider
 	BaseURL, APIKeyFile string
+	// Inputs, MaxOutputTokens and ToolChoice are the model options of the
+	// same names (the model.* settings).
+	Inputs          []string
+	MaxOutputTokens int
+	ToolChoice      agent.ToolChoice
 	// RecordDir stores each case's model HTTP exchanges as a go-vcr
 	// cassette; ReplayDir replays them instead of calling a model. At most
 	// one may be set.
@@ -199,7 +205,8 @@ func (r *Runner) offlineModel() bool {
 
 // modelOptions are the model options of a live run.
 func (r *Runner) modelOptions() model.Options {
-	return model.Options{Offline: r.cfg.Offline, Provider: r.cfg.Provider, BaseURL: r.cfg.BaseURL, APIKeyFile: r.cfg.APIKeyFile, Getenv: r.cfg.Getenv}
+	return model.Options{Offline: r.cfg.Offline, Provider: r.cfg.Provider, BaseURL: r.cfg.BaseURL, APIKeyFile: r.cfg.APIKeyFile, Getenv: r.cfg.Getenv,
+		Inputs: r.cfg.Inputs, MaxOutputTokens: r.cfg.MaxOutputTokens, ToolChoice: r.cfg.ToolChoice}
 }
 
 // Run runs every case Repeat times, Parallel runs at a time, and returns

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/eval"
+	"triage/internal/agent"
 	"triage/internal/atomicfile"
 	"triage/internal/processor"
 	"triage/internal/settings"
@@ -174,25 +175,28 @@ func runEval(ctx context.Context, o *evalOptions, args []string, stdout, stderr 
 	}
 	defer closeModels()
 	runner, err := eval.New(eval.Config{
-		Judge:          judge,
-		Customer:       customer,
-		Scenarios:      ins.Scenarios,
-		Tools:          ins.Tools,
-		Policy:         ins.Policy,
-		Lexicon:        ins.Lexicon,
-		Backends:       bk.Routes(),
-		Bounds:         o.Bounds,
-		ModelName:      o.Model,
-		Offline:        o.Offline,
-		Provider:       o.Provider,
-		BaseURL:        o.BaseURL,
-		APIKeyFile:     o.APIKeyFile,
-		RecordDir:      o.Record,
-		ReplayDir:      o.Replay,
-		Parallel:       o.Parallel,
-		StaffAddresses: o.Staff,
-		Repeat:         o.Repeat,
-		Logger:         log,
+		Judge:           judge,
+		Customer:        customer,
+		Scenarios:       ins.Scenarios,
+		Tools:           ins.Tools,
+		Policy:          ins.Policy,
+		Lexicon:         ins.Lexicon,
+		Backends:        bk.Routes(),
+		Bounds:          o.Bounds,
+		ModelName:       o.Model,
+		Offline:         o.Offline,
+		Provider:        o.Provider,
+		BaseURL:         o.BaseURL,
+		APIKeyFile:      o.APIKeyFile,
+		Inputs:          o.Attachments,
+		MaxOutputTokens: o.MaxOutputTokens,
+		ToolChoice:      agent.ToolChoice(o.ToolChoice),
+		RecordDir:       o.Record,
+		ReplayDir:       o.Replay,
+		Parallel:        o.Parallel,
+		StaffAddresses:  o.Staff,
+		Repeat:          o.Repeat,
+		Logger:          log,
 		OnCase: func(cr eval.CaseResult) {
 			if o.JSON {
 				writeJSONLines(stdout, []eval.CaseResult{cr})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"triage/internal/agent"
 	"triage/internal/model"
 )
 
@@ -14,11 +15,18 @@ type modelOptions struct {
 	// process on the store together (0: no limit).
 	RequestsPerMinute int
 	TokensPerMinute   int
+	// Attachments (openai) are the attachment kinds the endpoint reads;
+	// MaxOutputTokens bounds every call's output; ToolChoice is auto or
+	// required.
+	Attachments     []string
+	MaxOutputTokens int
+	ToolChoice      string
 }
 
 // options are the model options these settings select.
 func (m modelOptions) options() model.Options {
-	return model.Options{Provider: m.Provider, BaseURL: m.BaseURL, APIKeyFile: m.APIKeyFile}
+	return model.Options{Provider: m.Provider, BaseURL: m.BaseURL, APIKeyFile: m.APIKeyFile,
+		Inputs: m.Attachments, MaxOutputTokens: m.MaxOutputTokens, ToolChoice: agent.ToolChoice(m.ToolChoice)}
 }
 
 // check returns the problem with these settings and the model id, or "".

@@ -89,7 +89,22 @@ func providerSettings(m *modelOptions) settings.Table {
 		{Flag: "tokens-per-minute", Key: "model.tokens_per_minute",
 			Usage: "model tokens (prompt and output) per minute at most, shared like --requests-per-minute (0: no limit)",
 			Var:   settings.Int(&m.TokensPerMinute, 0, settings.AtLeast(0))},
+		{Flag: "max-output-tokens", Env: "TRIAGE_MAX_OUTPUT_TOKENS", Key: "model.max_output_tokens",
+			Usage: "output tokens of one model call at most, sent to the model (Gemini's maxOutputTokens, its thinking included; max_tokens on an OpenAI-compatible endpoint, where a local server's own default is unbounded)",
+			Var:   settings.Int(&m.MaxOutputTokens, agent.DefaultMaxOutputTokens, settings.AtLeast(1))},
+		{Flag: "tool-choice", Env: "TRIAGE_TOOL_CHOICE", Key: "model.tool_choice",
+			Usage: "auto: the model may answer in text (it is nudged once to call the final function); required: every turn must call a function until the reply is sent (makes small local models usable)",
+			Var:   settings.String(&m.ToolChoice, string(agent.ToolChoiceAuto), settings.OneOf(agent.ToolChoices...))},
+		{Flag: "model-attachments", Env: "TRIAGE_MODEL_ATTACHMENTS", Key: "model.attachments",
+			Usage: "with --provider openai: the attachment kinds the endpoint reads, image (sent as image_url data URLs) and pdf (as file parts), or none (repeatable; default image,pdf as the OpenAI API; a text-only local model: none); the others are listed to the model by name, recorded not sent (model_cannot_read)",
+			Var:   settings.Strings(&m.Attachments, checkInputs)},
 	}
+}
+
+// checkInputs accepts the attachment kinds of model.attachments.
+func checkInputs(kinds []string) error {
+	_, err := model.ParseInputs(kinds)
+	return err
 }
 
 // storeSetting is the shared PostgreSQL store (process, watch, ledger,

@@ -67,6 +67,14 @@ type Options struct {
 	BaseURL string
 	// APIKeyFile (openai) holds the key when $OPENAI_API_KEY is unset.
 	APIKeyFile string
+	// Inputs (openai) are the kinds of attachment the endpoint reads
+	// (InputKinds; default DefaultOpenAIInputs): the others are not sent.
+	Inputs []string
+	// MaxOutputTokens bounds every call's output (agent.Config; 0: the
+	// agent's default).
+	MaxOutputTokens int
+	// ToolChoice is auto or required (agent.Config; "": auto).
+	ToolChoice agent.ToolChoice
 }
 
 // checkProvider returns an error naming p unless it is a known provider.
@@ -112,6 +120,9 @@ type Model struct {
 	// Provider names the provider in traces (gen_ai.provider.name):
 	// gcp.gemini, gcp.vertex_ai, openai, or triage.offline.
 	Provider string
+	// Reads reports whether the model is sent an attachment of a media
+	// type; nil: every type the pipeline allows (Gemini).
+	Reads func(mediaType string) bool
 }
 
 // Close stops the offline server, if any.
@@ -207,14 +218,18 @@ func openAIModel(o Options, hc *http.Client) (*Model, error) {
 			return nil, fmt.Errorf("model: OpenAI key file %s is empty", o.APIKeyFile)
 		}
 	}
-	c, err := NewOpenAI(OpenAIConfig{BaseURL: base, APIKey: key, HTTPClient: hc})
+	in, err := ParseInputs(o.Inputs)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	c, err := NewOpenAI(OpenAIConfig{BaseURL: base, APIKey: key, HTTPClient: hc, Inputs: &in})
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	if key == "" && (base == "" || base == defaultOpenAIBaseURL) {
 		return nil, errors.New("model: the OpenAI API needs a key: set OPENAI_API_KEY or a key file (a local server needs only its base URL)")
 	}
-	return &Model{Model: c, Description: "OpenAI-compatible endpoint " + c.URL(), Provider: trace.ProviderOpenAI}, nil
+	return &Model{Model: c, Description: "OpenAI-compatible endpoint " + c.URL(), Provider: trace.ProviderOpenAI, Reads: c.Reads}, nil
 }
 
 // Transport is the HTTP transport of the model client: http.DefaultTransport's

@@ -43,6 +43,9 @@ type OpenAIConfig struct {
 	BaseURL string
 	// APIKey is sent as a bearer token; empty sends none (a local server).
 	APIKey string
+	// Inputs are the attachments the endpoint reads (default
+	// DefaultOpenAIInputs).
+	Inputs *Inputs
 	// HTTPClient carries every request (default http.DefaultClient's
 	// settings). Redirects are followed only within the base URL's scheme,
 	// host and port, whatever its CheckRedirect says.
@@ -51,9 +54,10 @@ type OpenAIConfig struct {
 
 // OpenAI is an agent.Model over Chat Completions; safe for concurrent use.
 type OpenAI struct {
-	url string
-	key string
-	hc  *http.Client
+	url    string
+	key    string
+	hc     *http.Client
+	inputs Inputs
 }
 
 var _ agent.Model = (*OpenAI)(nil)
@@ -79,8 +83,16 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		return sameOrigin(origin, req, via)
 	}
-	return &OpenAI{url: base + "/chat/completions", key: cfg.APIKey, hc: hc}, nil
+	in := DefaultOpenAIInputs
+	if cfg.Inputs != nil {
+		in = *cfg.Inputs
+	}
+	return &OpenAI{url: base + "/chat/completions", key: cfg.APIKey, hc: hc, inputs: in}, nil
 }
+
+// Reads reports whether the endpoint is sent attachments of mediaType
+// (OpenAIConfig.Inputs).
+func (c *OpenAI) Reads(mediaType string) bool { return c.inputs.Reads(mediaType) }
 
 // maxRedirects bounds the redirects one request follows.
 const maxRedirects = 5
@@ -103,11 +115,11 @@ func (c *OpenAI) URL() string { return c.url }
 
 // GenerateContent sends one chat completion request and converts its answer.
 func (c *OpenAI) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
-	req, err := chatRequestFor(model, contents, config)
+	req, err := chatRequestFor(model, contents, config, c.inputs)
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(req)
+	body, err := marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("openai: encode request: %w", err)
 	}

@@ -1,6 +1,9 @@
 package model
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -16,7 +19,7 @@ import (
 // not sent back). Function declarations become tools (ParametersJsonSchema
 // as given, a genai.Schema converted to JSON Schema), the function calling
 // mode tool_choice, and a JSON response MIME type a response format.
-func chatRequestFor(model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*chatRequest, error) {
+func chatRequestFor(model string, contents []*genai.Content, config *genai.GenerateContentConfig, in Inputs) (*chatRequest, error) {
 	req := &chatRequest{Model: model}
 	if config == nil {
 		config = &genai.GenerateContentConfig{}
@@ -31,7 +34,7 @@ func chatRequestFor(model string, contents []*genai.Content, config *genai.Gener
 		if c == nil {
 			continue
 		}
-		msgs, err := chatMessages(c, ids)
+		msgs, err := chatMessages(c, ids, in)
 		if err != nil {
 			return nil, fmt.Errorf("%w: contents[%d]: %w", errUnsupported, i, err)
 		}
@@ -122,23 +125,26 @@ func (c *callIDs) response(fr *genai.FunctionResponse) string {
 	return q[0]
 }
 
-// chatMessages converts one content.
-func chatMessages(c *genai.Content, ids *callIDs) ([]chatMessage, error) {
+// chatMessages converts one content. A user content's inline images and
+// PDFs become image_url and file parts of its message (data URLs), where
+// in accepts them.
+func chatMessages(c *genai.Content, ids *callIDs, in Inputs) ([]chatMessage, error) {
 	var out []chatMessage
 	var texts []string
 	var calls []chatToolCall
+	var media []chatPart
 	for _, p := range c.Parts {
 		switch {
 		case p == nil, p.Thought:
 		case p.FunctionCall != nil:
-			args, err := json.Marshal(orEmpty(p.FunctionCall.Args))
+			args, err := marshal(orEmpty(p.FunctionCall.Args))
 			if err != nil {
 				return nil, fmt.Errorf("function call %s: %w", p.FunctionCall.Name, err)
 			}
 			calls = append(calls, chatToolCall{ID: ids.call(p.FunctionCall), Type: "function",
 				Function: chatFunctionCall{Name: p.FunctionCall.Name, Arguments: string(args)}})
 		case p.FunctionResponse != nil:
-			body, err := json.Marshal(orEmpty(p.FunctionResponse.Response))
+			body, err := marshal(orEmpty(p.FunctionResponse.Response))
 			if err != nil {
 				return nil, fmt.Errorf("function response %s: %w", p.FunctionResponse.Name, err)
 			}
@@ -146,11 +152,24 @@ func chatMessages(c *genai.Content, ids *callIDs) ([]chatMessage, error) {
 			out = append(out, chatMessage{Role: "tool", ToolCallID: ids.response(p.FunctionResponse), Content: &s})
 		case p.Text != "":
 			texts = append(texts, p.Text)
+		case p.InlineData != nil && c.Role != genai.RoleModel:
+			mp, err := mediaPart(p.InlineData, len(media)+1, in)
+			if err != nil {
+				return nil, err
+			}
+			media = append(media, mp)
 		case p.InlineData != nil || p.FileData != nil:
 			return nil, fmt.Errorf("binary or file parts cannot be sent")
 		}
 	}
 	t := strings.Join(texts, "\n")
+	if len(media) > 0 {
+		parts := make([]chatPart, 0, len(media)+1)
+		if t != "" {
+			parts = append(parts, chatPart{Type: "text", Text: t})
+		}
+		return append(out, chatMessage{Role: "user", Parts: append(parts, media...)}), nil
+	}
 	if c.Role == genai.RoleModel {
 		m := chatMessage{Role: "assistant", ToolCalls: calls}
 		if t != "" || len(calls) == 0 {
@@ -162,6 +181,35 @@ func chatMessages(c *genai.Content, ids *callIDs) ([]chatMessage, error) {
 		out = append(out, chatMessage{Role: "user", Content: &t})
 	}
 	return out, nil
+}
+
+// mediaPart is an attachment as a chat content part: an image as an
+// image_url, a PDF as a file, each a base64 data URL (n numbers the file's
+// name). A type in does not accept is an error: the pipeline sends none
+// (Model.Reads).
+func mediaPart(b *genai.Blob, n int, in Inputs) (chatPart, error) {
+	mt := strings.ToLower(b.MIMEType)
+	url := "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(b.Data)
+	switch {
+	case !in.Reads(mt):
+	case strings.HasPrefix(mt, "image/"):
+		return chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: url}}, nil
+	default: // application/pdf
+		return chatPart{Type: "file", File: &chatFile{Filename: fmt.Sprintf("attachment-%d.pdf", n), FileData: url}}, nil
+	}
+	return chatPart{}, fmt.Errorf("an attachment of type %s cannot be sent to this endpoint (model.attachments: %s)", mt, in)
+}
+
+// marshal encodes v as JSON with <, > and & as they are: the model reads
+// what the tool wrote, not \u003c escapes.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func orEmpty(m map[string]any) map[string]any {
@@ -256,8 +304,10 @@ func jsonSchema(s *genai.Schema) map[string]any {
 // FunctionCall parts (ID = the call's id). finish_reason maps to STOP
 // (stop, tool_calls), MAX_TOKENS (length) or SAFETY (content_filter); a
 // refusal is a SAFETY candidate without content, and tool call arguments
-// that are not a JSON object make the candidate MALFORMED_FUNCTION_CALL, so
-// the agent treats both as the unusable answers they are.
+// that are not a JSON object make the candidate MALFORMED_FUNCTION_CALL
+// (MAX_TOKENS without content when the answer was cut at the token limit),
+// so the agent treats them as the unusable answers they are; the finish
+// message names the endpoint's finish_reason.
 func fromChat(cr *chatResponse) *genai.GenerateContentResponse {
 	resp := &genai.GenerateContentResponse{ResponseID: cr.ID, ModelVersion: cr.Model}
 	if u := cr.Usage; u != nil {
@@ -280,8 +330,12 @@ func fromChat(cr *chatResponse) *genai.GenerateContentResponse {
 			var args map[string]any
 			if strings.TrimSpace(tc.Function.Arguments) != "" {
 				if err := json.Unmarshal([]byte(tc.Function.Arguments), &args); err != nil || args == nil {
-					cand.FinishReason = genai.FinishReasonMalformedFunctionCall
-					cand.FinishMessage = fmt.Sprintf("arguments of %s are not a JSON object", tc.Function.Name)
+					// A call cut at the token limit is a cut answer, and
+					// says so; other bad arguments are a malformed call.
+					if cand.FinishReason != genai.FinishReasonMaxTokens {
+						cand.FinishReason = genai.FinishReasonMalformedFunctionCall
+					}
+					cand.FinishMessage = fmt.Sprintf("finish_reason %s: arguments of %s are not a JSON object", cmp.Or(ch.FinishReason, "none"), tc.Function.Name)
 					content = nil
 					break
 				}

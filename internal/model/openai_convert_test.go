@@ -20,7 +20,7 @@ func TestCallsWithoutIDs(t *testing.T) {
 			{FunctionResponse: &genai.FunctionResponse{Name: "a", Response: map[string]any{"ok": true}}},
 			{FunctionResponse: &genai.FunctionResponse{Name: "b", Response: map[string]any{"ok": true}}},
 		}},
-	}, nil)
+	}, nil, DefaultOpenAIInputs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,14 +20,46 @@ type chatRequest struct {
 }
 
 // chatMessage is one chat message. Content is a string, or null for an
-// assistant message that only calls tools.
+// assistant message that only calls tools; a user message with
+// attachments has Parts instead, sent as its content.
 type chatMessage struct {
 	Role       string         `json:"role"` // system | user | assistant | tool
 	Content    *string        `json:"content"`
+	Parts      []chatPart     `json:"-"`
 	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 	// Refusal is the model's refusal message (a response only).
 	Refusal string `json:"refusal,omitempty"`
+}
+
+// MarshalJSON writes Parts, when there are any, as the content.
+func (m chatMessage) MarshalJSON() ([]byte, error) {
+	type plain chatMessage
+	if len(m.Parts) == 0 {
+		return marshal(plain(m))
+	}
+	return marshal(struct {
+		plain
+		Content []chatPart `json:"content"`
+	}{plain: plain(m), Content: m.Parts})
+}
+
+// chatPart is one part of a user message's content: text, an image (a
+// URL, here a data URL) or a file (a PDF, as a data URL).
+type chatPart struct {
+	Type     string        `json:"type"` // text | image_url | file
+	Text     string        `json:"text,omitempty"`
+	ImageURL *chatImageURL `json:"image_url,omitempty"`
+	File     *chatFile     `json:"file,omitempty"`
+}
+
+type chatImageURL struct {
+	URL string `json:"url"`
+}
+
+type chatFile struct {
+	Filename string `json:"filename"`
+	FileData string `json:"file_data"`
 }
 
 // chatToolCall is one function call the assistant asks for.

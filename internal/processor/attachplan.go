@@ -33,6 +33,9 @@ type AttachConfig struct {
 	Types    []string // allowed media types (default DefaultAttachTypes)
 	MaxCount int      // attachments sent at most (default DefaultAttachMaxCount)
 	MaxBytes int      // bytes sent in total at most (default DefaultAttachMaxBytes)
+	// ModelReads reports whether the model reads an attachment of a media
+	// type (model.Model.Reads); nil: every allowed type.
+	ModelReads func(mediaType string) bool
 }
 
 // WithDefaults returns c with its zero fields set.
@@ -53,11 +56,12 @@ func (c AttachConfig) WithDefaults() AttachConfig {
 const (
 	NotSentType     = "type_not_allowed" // not one of AttachConfig.Types
 	NotSentEmpty    = "empty"
-	NotSentCount    = "over_max_count"   // more than MaxCount allowed attachments; the largest went first
-	NotSentBytes    = "over_max_bytes"   // the allowed ones were over MaxBytes together; the largest went first
-	NotSentContent  = "content_mismatch" // its bytes are not what its type says
-	NotSentUnread   = "unreadable"       // its content could not be read
-	NotSentDisabled = "disabled"         // AttachConfig.MaxCount < 0
+	NotSentCount    = "over_max_count"    // more than MaxCount allowed attachments; the largest went first
+	NotSentBytes    = "over_max_bytes"    // the allowed ones were over MaxBytes together; the largest went first
+	NotSentContent  = "content_mismatch"  // its bytes are not what its type says
+	NotSentUnread   = "unreadable"        // its content could not be read
+	NotSentDisabled = "disabled"          // AttachConfig.MaxCount < 0
+	NotSentModel    = "model_cannot_read" // the model's endpoint does not read its type (AttachConfig.ModelReads)
 )
 
 // AttachDecision is what happened to one listed attachment.
@@ -87,6 +91,8 @@ func planAttachments(list []message.Attachment, cfg AttachConfig, excluded map[i
 			out[i].Why = excluded[i]
 		case !slices.Contains(cfg.Types, t):
 			out[i].Why = NotSentType
+		case cfg.ModelReads != nil && !cfg.ModelReads(t):
+			out[i].Why = NotSentModel
 		case a.Size <= 0:
 			out[i].Why = NotSentEmpty
 		case cfg.MaxCount < 0:
@@ -204,6 +210,7 @@ func attachmentsNote(ds []AttachDecision, cfg AttachConfig) string {
 	var parts []string
 	for _, w := range []struct{ why, text string }{
 		{NotSentType, "of a type the model is never sent"},
+		{NotSentModel, "of a type this model's endpoint does not read"},
 		{NotSentCount, fmt.Sprintf("over the %d attachments sent at most (the largest left out first)", cfg.MaxCount)},
 		{NotSentBytes, fmt.Sprintf("over the %d bytes sent in total at most (the largest left out first)", cfg.MaxBytes)},
 		{NotSentContent, "whose content is not what its type says"},

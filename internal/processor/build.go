@@ -146,12 +146,14 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 	if p.Budget != nil {
 		m.Model = &model.Budgeted{Next: m.Model, Budget: p.Budget}
 	}
+	attach := p.Attachments
+	attach.ModelReads = m.Reads
 	label := p.ModelName
 	if m.Offline {
 		label = "offline"
 	}
 	proc, err := Assemble(
-		agent.Config{Model: m, ModelName: p.ModelName, Sleep: p.Sleep, Logger: log},
+		agent.Config{Model: m, ModelName: p.ModelName, MaxOutputTokens: int32(mo.MaxOutputTokens), ToolChoice: mo.ToolChoice, Sleep: p.Sleep, Logger: log},
 		dispatcher.Config{
 			Tools:          p.Instructions.Tools,
 			Builtins:       builtins,
@@ -166,7 +168,7 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 			Scenarios:       sc,
 			Extractor:       p.Extractor,
 			Language:        p.Language,
-			Attachments:     p.Attachments,
+			Attachments:     attach,
 			Guard:           guard.Config{OwnAddresses: []string{p.Address}},
 			Tickets:         p.Tickets,
 			History:         p.History,
