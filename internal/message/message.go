@@ -70,6 +70,11 @@ type Message struct {
 	FromHTML bool
 	// Attachments lists attachment parts; their content is never kept.
 	Attachments []Attachment
+	// CalendarMethod is the iTIP method (RFC 5546: REQUEST, CANCEL,
+	// REPLY, ...), upper-cased, of the first text/calendar part of the
+	// message's own tree that names one in its Content-Type (RFC 6047): the
+	// message is a calendar's scheduling mail. "" when none does.
+	CalendarMethod string
 	// Heads holds, by index into Attachments, the first SniffBytes bytes
 	// of each top-level attachment of a type in Limits.SniffTypes (all of
 	// a shorter one): enough to check that its content is what its type

@@ -507,3 +507,24 @@ func TestMalformedMessageIDDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestCalendarMethod: the iTIP method of a text/calendar part is kept; a
+// calendar file without one, or one inside an attached message, is not.
+func TestCalendarMethod(t *testing.T) {
+	head := "From: a@example.org\r\nTo: b@example.com\r\nSubject: x\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nhello\r\n--b\r\n"
+	tests := map[string]string{
+		"Content-Type: text/calendar; charset=utf-8; method=request\r\n\r\nBEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n":                                             "REQUEST",
+		"Content-Type: text/calendar; method=CANCEL\r\nContent-Disposition: attachment; filename=a.ics\r\n\r\nBEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n":          "CANCEL",
+		"Content-Type: text/calendar; name=slot.ics\r\nContent-Disposition: attachment; filename=slot.ics\r\n\r\nBEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n":       "",
+		"Content-Type: message/rfc822\r\n\r\nFrom: c@example.org\r\nContent-Type: text/calendar; method=REQUEST\r\n\r\nBEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n": "",
+	}
+	for part, want := range tests {
+		m, err := Parse([]byte(head + part + "--b--\r\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.CalendarMethod != want {
+			t.Errorf("%q: CalendarMethod %q, want %q", part, m.CalendarMethod, want)
+		}
+	}
+}

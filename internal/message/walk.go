@@ -10,10 +10,16 @@ import (
 	"unicode/utf8"
 
 	gomessage "github.com/emersion/go-message"
+
+	"triage/internal/clip"
 )
 
 // maxDepth bounds multipart nesting; deeper parts are ignored.
 const maxDepth = 20
+
+// maxCalendarMethod bounds Message.CalendarMethod (iTIP's longest method
+// name is 14 bytes).
+const maxCalendarMethod = 32
 
 // What one part may keep in memory: a text part beyond maxPartText is cut
 // (the model sees 16 KiB anyway), and an attached message beyond
@@ -153,6 +159,9 @@ func (w *walker) leaf(e *gomessage.Entity, mediaType string, params map[string]s
 	if mediaType == "message/rfc822" || mediaType == "message/global" {
 		w.attachedMessage(e, name, mediaType, depth)
 		return
+	}
+	if method := strings.TrimSpace(params["method"]); mediaType == "text/calendar" && method != "" && w.m.CalendarMethod == "" {
+		w.m.CalendarMethod = strings.ToUpper(clip.Bytes(method, maxCalendarMethod, ""))
 	}
 	isText := mediaType == "text/plain" || mediaType == "text/html" || mediaType == ""
 	if disp == "attachment" || !isText || (disp == "inline" && name != "" && mediaType != "text/plain" && mediaType != "text/html") {
