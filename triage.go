@@ -56,6 +56,10 @@ const (
 	ReasonReport               Reason = "report"                 // any other multipart/report (TLS, DMARC reports)
 	ReasonChallenge            Reason = "challenge_response"     // a challenge/response verification ("confirm you are human")
 	ReasonListManager          Reason = "list_manager"           // a mailing-list manager's notice (subscription, moderation)
+	ReasonSpam                 Reason = "spam"                   // the receiving server's spam verdict (X-Spam-Flag: YES, rspamd's action, the configured score)
+	ReasonTicketSystem         Reason = "ticket_system"          // another help desk's notice (Request Tracker's RT-Ticket, AutoReply:, Resolved:)
+	ReasonFeed                 Reason = "feed"                   // a news feed item put into the mailbox (feed2imap, rss2email)
+	ReasonCalendar             Reason = "calendar"               // a calendar invitation or cancellation (a text/calendar part with a METHOD)
 )
 
 // Failure reasons: the email was not handled and is left for a person.

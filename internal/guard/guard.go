@@ -4,6 +4,7 @@
 package guard
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 
@@ -14,6 +15,9 @@ import (
 // Config lists our own addresses (compared case-insensitively).
 type Config struct {
 	OwnAddresses []string
+	// Spam is a spam score header and its threshold besides the built-in
+	// verdicts (see spam); zero: none.
+	Spam SpamScore
 	// HasSerial reports whether text holds a serial number (the
 	// processor's extractor); a subject marker never skips a message with
 	// one (see autoreplySubject). Nil: no text holds one.
@@ -29,8 +33,13 @@ type Verdict struct {
 
 // rules run in this order; the first match wins.
 var rules = []func(Config, *message.Message) (Verdict, bool){
+	spam,
 	bounce,
 	report,
+	mixedComplaint,
+	tnefReceipt,
+	calendar,
+	ticketSystem,
 	autoSubmitted,
 	list,
 	listManager,
@@ -40,7 +49,9 @@ var rules = []func(Config, *message.Message) (Verdict, bool){
 	challenge,
 	autoreplySubject,
 	noReplySender,
+	namedBounce,
 	ownAddress,
+	feed,
 }
 
 // Check applies every rule in a fixed order and returns the first match.
@@ -68,9 +79,10 @@ func token(v string) string {
 }
 
 // bounce skips the null Return-Path, a Return-Path of MAILER-DAEMON, a
-// From of "<>", an X-Failed-Recipients header, and a message with no usable
+// From of "<>", an X-Failed-Recipients header, a message with no usable
 // From that shows a bounce's signs (bounceEvidence): such mail cannot be
-// answered and a person need not see it.
+// answered and a person need not see it. One whose From has an address is
+// namedBounce's.
 func bounce(_ Config, m *message.Message) (Verdict, bool) {
 	for _, v := range m.Header["Return-Path"] {
 		addr := returnPathAddress(v)
@@ -89,6 +101,18 @@ func bounce(_ Config, m *message.Message) (Verdict, bool) {
 		if k, v, ok := bounceEvidence(m); ok {
 			return skip(triage.ReasonBounce, k, v)
 		}
+	}
+	return Verdict{}, false
+}
+
+// namedBounce skips a bounce whose From has an address (addressedBounce);
+// it runs after the rules that name a bounce more precisely.
+func namedBounce(_ Config, m *message.Message) (Verdict, bool) {
+	if strings.TrimSpace(m.From.Address) == "" {
+		return Verdict{}, false
+	}
+	if k, v, ok := addressedBounce(m); ok {
+		return skip(triage.ReasonBounce, k, v)
 	}
 	return Verdict{}, false
 }
@@ -166,6 +190,10 @@ func noReplySender(_ Config, m *message.Message) (Verdict, bool) {
 	return Verdict{}, false
 }
 
+// exchangeSystem is the local part Exchange sends its non-delivery
+// reports and system notices from: MicrosoftExchange and 32 hex digits.
+var exchangeSystem = regexp.MustCompile(`^microsoftexchange[0-9a-f]{32}$`)
+
 // dropSeparators writes "mailer-daemon" and "no_reply" as "mailerdaemon"
 // and "noreply".
 var dropSeparators = strings.NewReplacer("-", "", "_", "", ".", "")
@@ -181,7 +209,9 @@ func systemLocalPart(local string) bool {
 		return true
 	case strings.Contains(compact, "noreply"), strings.Contains(compact, "donotreply"):
 		return true
-	case strings.HasSuffix(base, "-request"), strings.HasPrefix(base, "owner-"):
+	case strings.HasSuffix(base, "-request"), strings.HasPrefix(base, "owner-"), strings.HasSuffix(base, "-owner"):
+		return true
+	case base == "ndr", exchangeSystem.MatchString(base):
 		return true
 	case base == "bounce", base == "bounces", strings.HasPrefix(base, "bounces-"), strings.HasSuffix(base, "-bounces"):
 		return true

@@ -3,6 +3,7 @@ package guard
 import (
 	"mime"
 	"strings"
+	"unicode"
 
 	"triage"
 	"triage/internal/message"
@@ -72,13 +73,53 @@ func bounceEvidence(m *message.Message) (header, value string, ok bool) {
 	if systemName(from) {
 		return "From", from, true
 	}
-	subj := strings.ToLower(strings.TrimSpace(m.Subject))
+	if bounceSubject(m.Subject) {
+		return "Subject", m.Subject, true
+	}
+	return "", "", false
+}
+
+// bounceSubject reports whether subject starts like a bounce's.
+func bounceSubject(subject string) bool {
+	subj := strings.ToLower(strings.TrimSpace(subject))
 	for _, s := range bounceSubjects {
 		if strings.HasPrefix(subj, s) {
-			return "Subject", m.Subject, true
+			return true
+		}
+	}
+	return false
+}
+
+// addressedBounce reports why a message whose From has an address is a
+// bounce: a From display name naming a delivery subsystem ("Mail Delivery
+// Subsystem <postfix@mx>", "Mailer Daemon <root@mx>", "NDR <x@mx>"), or a
+// bounce subject on a message that returns the message or its header (a
+// message/rfc822 or text/rfc822-headers part). A bounce subject alone is a
+// customer's as well ("Delivery failure: my blender never arrived").
+func addressedBounce(m *message.Message) (header, value string, ok bool) {
+	if name := m.From.Name; systemName(name) || ndrName(name) {
+		return "From", m.HeaderValue("From"), true
+	}
+	if !bounceSubject(m.Subject) {
+		return "", "", false
+	}
+	for _, a := range m.Attachments {
+		if attachedMessage(a.Type) || strings.EqualFold(a.Type, "text/rfc822-headers") {
+			return "Subject", m.Subject + " (returns a message)", true
 		}
 	}
 	return "", "", false
+}
+
+// ndrName reports whether a display name is a non-delivery report's
+// ("NDR", "NDR Service"): the word on its own, not inside a name.
+func ndrName(name string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if w == "ndr" {
+			return true
+		}
+	}
+	return false
 }
 
 // dropSpacing writes "Mail Delivery System" as "maildeliverysystem" (once
@@ -111,10 +152,29 @@ func listManager(_ Config, m *message.Message) (Verdict, bool) {
 		}
 	}
 	local, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(m.From.Address)), "@")
-	if local != "" && (strings.HasSuffix(local, "-admin") || listManagerLocals[local]) {
+	if local != "" && (strings.HasSuffix(local, "-admin") || listManagerLocals[local] || listCommand(local)) {
 		return skip(triage.ReasonListManager, "From", m.From.Address)
 	}
 	return Verdict{}, false
+}
+
+// listCommands are the subaddresses mlmmj (and kin) send their notices
+// and requests from: list+owner@, list+help@, list+confsub-<cookie>@.
+var listCommands = []string{"owner", "help", "bounces-", "confsub", "confunsub", "moderate", "subscribe", "unsubscribe"}
+
+// listCommand reports whether a local part is a list manager's command
+// address (a subaddress of listCommands).
+func listCommand(local string) bool {
+	_, sub, ok := strings.Cut(local, "+")
+	if !ok {
+		return false
+	}
+	for _, c := range listCommands {
+		if strings.HasSuffix(c, "-") && strings.HasPrefix(sub, c) || sub == c || strings.HasPrefix(sub, c+"-") {
+			return true
+		}
+	}
+	return false
 }
 
 // challengePhrases are what challenge/response filters ask of a sender

@@ -22,10 +22,11 @@ import (
 //     write new text about a device.
 //   - weakMarkers are also words customers start subjects with ("Auto:" is
 //     a car in Polish, German, Dutch, Czech; "Poissa" or "Abwesend" can head
-//     a complaint). They skip only a message that reads like an absence
-//     notice (absencePhrases in its text) and has no serial number in its
-//     subject either; a message that reads like a person (anything else,
-//     an empty body included) is answered.
+//     a complaint). They skip only what the headers and structure show to
+//     be an automatic answer (autoAnswerSigns), and never a message with a
+//     serial number in its subject: what the text says (a holiday, coming
+//     back) is a person's words as often as a responder's, and decides
+//     nothing.
 var autoreplyMarkers = []string{
 	// English
 	"automatic reply", "auto reply", "auto-reply", "autoreply", "auto response", "auto-response",
@@ -56,14 +57,22 @@ var autoreplyMarkers = []string{
 // prefixes of some clients.
 var weakMarkers = []string{"auto:", "abwesend:", "frånvaro:", "fraværende:", "ikke til stede:", "poissa:", "afwezig:"}
 
-// absencePhrases make a text read like an absence notice (lower-cased).
-var absencePhrases = []string{
-	"out of the office", "out of office", "away from the office", "on vacation", "on holiday",
-	"on leave", "will return", "will be back", "i am away", "i'm away", "limited access to",
-	"poza biurem", "nieobecn", "urlop", "wrócę", "powrócę",
-	"abwesend", "nicht im büro", "außer haus", "im urlaub", "wieder im büro",
-	"absent", "en congé", "de retour",
-	"afwezig", "met vakantie", "frånvarande", "tillbaka", "på ferie", "tilbake", "poissa", "lomalla",
+// exchangeRuleHeaders are set by Exchange on mail its mailbox rules
+// generate (an out-of-office or auto-reply rule).
+var exchangeRuleHeaders = []string{"X-Ms-Exchange-Inbox-Rules-Loop", "X-Ms-Exchange-Generated-Message-Source"}
+
+// autoAnswerSigns reports whether a message with a weak marker is an
+// automatic answer by its headers and structure: Exchange's rule headers,
+// or it answers a message (In-Reply-To or References) with the marker
+// where a person's reply has "Re:". A person's new message about their
+// car has neither.
+func autoAnswerSigns(m *message.Message) bool {
+	for _, k := range exchangeRuleHeaders {
+		if len(m.Header[k]) > 0 {
+			return true
+		}
+	}
+	return m.InReplyTo != "" || len(m.References) > 0
 }
 
 func autoreplySubject(cfg Config, m *message.Message) (Verdict, bool) {
@@ -89,7 +98,7 @@ func autoreplySubject(cfg Config, m *message.Message) (Verdict, bool) {
 	if !found || hasSerial(cfg, m.Text) {
 		return Verdict{}, false
 	}
-	if weak && (hasSerial(cfg, m.Subject) || !readsLikeAbsence(m.Text)) {
+	if weak && (hasSerial(cfg, m.Subject) || !autoAnswerSigns(m)) {
 		return Verdict{}, false
 	}
 	return skip(triage.ReasonAutoreplySubject, "Subject", m.Subject)
@@ -97,17 +106,6 @@ func autoreplySubject(cfg Config, m *message.Message) (Verdict, bool) {
 
 func hasSerial(cfg Config, text string) bool {
 	return cfg.HasSerial != nil && strings.TrimSpace(text) != "" && cfg.HasSerial(text)
-}
-
-// readsLikeAbsence reports whether text has an absence notice's wording.
-func readsLikeAbsence(text string) bool {
-	t := strings.ToLower(strings.Join(strings.Fields(text), " "))
-	for _, p := range absencePhrases {
-		if strings.Contains(t, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // markerFollowers may come between a marker and its colon ("Out of Office
