@@ -11,6 +11,7 @@ import (
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/dispatcher"
+	"triage/internal/guard"
 	"triage/internal/language"
 	"triage/internal/model"
 	"triage/internal/processor"
@@ -290,6 +291,12 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 		{Flag: "jurisdiction", Env: "TRIAGE_JURISDICTION", Key: "pipeline.jurisdiction",
 			Usage: "the jurisdiction of policy.yaml the warranty decisions apply (pl, eu, de, uk in the built-in policy; default: its default:)",
 			Var:   settings.String(&o.Jurisdiction, "")},
+		{Flag: "spam-header", Env: "TRIAGE_SPAM_HEADER", Key: "pipeline.spam.header",
+			Usage: "header in which the receiving mail server writes a spam score (e.g. X-Spam-Score): a score at or over --spam-threshold is skipped as spam, as X-Spam-Flag: YES and rspamd's spam actions always are",
+			Var:   settings.String(&o.Spam.Header, "", guard.CheckSpamHeader)},
+		{Flag: "spam-threshold", Env: "TRIAGE_SPAM_THRESHOLD", Key: "pipeline.spam.threshold",
+			Usage: "the --spam-header score at which a message is spam",
+			Var:   settings.Float(&o.Spam.Threshold, guard.DefaultSpamThreshold)},
 		{Flag: "serial-pattern", Key: "pipeline.serial_patterns",
 			Usage: "regular expression with one group capturing a serial number (repeatable; default: built-in patterns)",
 			Var:   settings.Strings(&o.SerialPattern)},
@@ -381,6 +388,9 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.String(&o.SentFolder, "")},
 		{Flag: "drafts-folder", Key: "imap.drafts_folder", Aliases: []string{"drafts_folder"},
 			Usage: "folder that receives drafts (reply mode draft), flagged \\Draft (default: the folder the server marks \\Drafts, else Drafts, created when missing; a folder named here must exist)", Var: settings.String(&o.DraftsFolder, "")},
+		{Flag: "junk-folder", Key: "imap.junk_folder",
+			Usage: "folder that receives mail skipped as spam, unanswered (default: the folder the server marks \\Junk; when it marks none, spam stays in the mailbox; a folder named here must exist)",
+			Var:   settings.String(&o.JunkFolder, "")},
 		{Key: "imap.account", Usage: "account name in logs and the ledger (default: user@addr)", Var: settings.String(&o.Account, "")},
 		ledgerSetting(&o.Ledger, defaultLedger),
 		withUsage(outboxSetting(&o.Outbox, ""), "write replies as .eml files into this directory instead of SMTP"),

@@ -74,7 +74,9 @@ variable and default). Its fields:
              crash; a person's replies found there resolve drafts and take
              the conversation over; default: the folder the server marks
              \Sent), drafts_folder (default: the folder marked \Drafts,
-             else Drafts); a sent_folder or drafts_folder that does not
+             else Drafts), junk_folder (mail skipped as spam moves there;
+             default: the folder marked \Junk, else it stays in mailbox);
+             a sent_folder, drafts_folder or junk_folder that does not
              exist stops watch at connect (exit 2, naming the folders that
              do exist)
   smtp:      addr, tls (starttls|tls|none), user (default with oauth2:
@@ -421,7 +423,7 @@ func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, me
 		Addr: o.IMAP.Addr, TLS: o.IMAP.TLS, Username: o.IMAP.User, Password: is.imapPass, Token: is.imapToken, OAuth2: is.imapOAuth2,
 		Account: o.Account, Mailbox: o.Mailbox, Keyword: o.Keyword,
 		ProcessedFolder: o.ProcessedFolder, FailedFolder: o.FailedFolder, SentFolder: o.SentFolder,
-		DraftsFolder: o.DraftsFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, ourIdentity(o.From, p.Scenarios), log),
+		DraftsFolder: o.DraftsFolder, JunkFolder: o.JunkFolder, DryRun: o.DryRun, OnPersonReply: personReplyHook(p.Tickets, ourIdentity(o.From, p.Scenarios), log),
 		MaxMessageBytes: o.MaxMessageBytes, Interval: o.Interval, NoIdle: o.NoIdle,
 		Limits:      o.Limits,
 		MaxAttempts: o.MaxAttempts, MaxAuthFailures: o.MaxAuthFailures, Grace: o.Grace, Concurrency: o.Concurrency,

@@ -73,6 +73,7 @@ type watchOptions struct {
 	FailedFolder    string
 	SentFolder      string
 	DraftsFolder    string
+	JunkFolder      string
 	Account         string
 	Ledger          string
 	Outbox          string

@@ -12,6 +12,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/dispatcher"
+	"triage/internal/guard"
 	"triage/internal/instructions"
 	"triage/internal/model"
 	"triage/internal/processor"
@@ -77,6 +78,9 @@ type pipelineOptions struct {
 	// link to the conversation.
 	Notices    triage.NoticeLimits
 	ConsoleURL string
+	// Spam is the receiving server's spam score header and its threshold
+	// (pipeline.spam.header, pipeline.spam.threshold).
+	Spam guard.SpamScore
 }
 
 // pipeline is a ready processor and what it was built from.
@@ -247,6 +251,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		Language:       parts.Language,
 		Bounds:         o.Bounds,
 		Attachments:    o.Attachments,
+		Spam:           o.Spam,
 		ReplyMode:      triage.ReplyMode(o.ReplyMode),
 		NoAIDisclosure: !o.AIDisclosure,
 		Autonomy:       o.autonomy,

@@ -60,7 +60,10 @@ type Parts struct {
 	Language              *language.Detector
 	Bounds                Bounds
 	Attachments           AttachConfig
-	ReplyMode             triage.ReplyMode
+	// Spam is the spam score header the receiving server writes and its
+	// threshold, besides the built-in verdicts (guard.SpamScore).
+	Spam      guard.SpamScore
+	ReplyMode triage.ReplyMode
 	// NoAIDisclosure leaves the AI disclosure of main.md's replies styles
 	// out of the replies (pipeline.ai_disclosure: false, for a shop that
 	// discloses otherwise); by default every reply and draft the model
@@ -169,7 +172,7 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 			Extractor:       p.Extractor,
 			Language:        p.Language,
 			Attachments:     attach,
-			Guard:           guard.Config{OwnAddresses: []string{p.Address}},
+			Guard:           guard.Config{OwnAddresses: []string{p.Address}, Spam: p.Spam},
 			Tickets:         p.Tickets,
 			History:         p.History,
 			Answered:        p.Answered,

@@ -24,7 +24,7 @@ import (
 // fakeProc stands in for the pipeline: it replies through the real mail
 // sender the way the dispatcher does (Key, deterministic Message-ID,
 // threading, to the Reply-To or From the real parser finds), skips subjects
-// containing "auto", fails subjects containing "fail", blocks until
+// containing "auto" (and those containing "junkmail" as spam), fails subjects containing "fail", blocks until
 // cancelled on "hang", and mails ADDR instead on a subject "to:ADDR". A
 // subject containing "complaint" is a complaint; "ticket:T" puts it in
 // ticket T. A
@@ -115,6 +115,9 @@ func (p *fakeProc) Process(ctx context.Context, in processor.Input) processor.Ou
 		out.TicketID, _, _ = strings.Cut(rest, " ")
 	}
 	switch {
+	case strings.Contains(subject, "junkmail"):
+		out.Status, out.Reason = triage.StatusSkipped, triage.ReasonSpam
+		return out
 	case strings.Contains(subject, "auto"):
 		out.Status, out.Reason = triage.StatusSkipped, "auto_submitted"
 		return out

@@ -8,6 +8,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"triage"
 	"triage/internal/ledger"
 	"triage/internal/message"
 	"triage/internal/replies"
@@ -38,6 +39,10 @@ func (w *Watcher) settle(ctx context.Context, c *imapclient.Client, b *box, e le
 		dest = w.cfg.ProcessedFolder
 	case ledger.StateFailed, ledger.StateNeedsHuman, ledger.StateOverLimit:
 		dest = w.cfg.FailedFolder
+	case ledger.StateSkipped:
+		if e.Reason == triage.ReasonSpam {
+			dest = w.junk // "" when the server has no Junk folder: left in place
+		}
 	}
 	if dest != "" && dest != w.cfg.Mailbox {
 		if err := w.ensureFolder(c, b, dest); err != nil {

@@ -13,15 +13,15 @@ import (
 // maxFoldersListed bounds the folder names a FolderError lists.
 const maxFoldersListed = 50
 
-// FolderError is a configured Sent or Drafts folder the server does not
+// FolderError is a configured Sent, Drafts or Junk folder the server does not
 // have. It is a configuration error: Run and RunOnce stop at once, since
 // reconnecting cannot make the folder appear (triage never creates a folder
 // a person named for a role: a misspelt name would fill a folder nobody
 // reads).
 type FolderError struct {
-	Setting string   // imap.sent_folder or imap.drafts_folder
+	Setting string   // imap.sent_folder, imap.drafts_folder or imap.junk_folder
 	Folder  string   // the configured name
-	Role    string   // \Sent or \Drafts
+	Role    string   // \Sent, \Drafts or \Junk
 	Addr    string   // the IMAP server
 	Found   string   // the folder the server marks with Role, "" when none
 	Folders []string // the folders that do exist, sorted (at most maxFoldersListed)
@@ -72,7 +72,7 @@ func (w *Watcher) findFolders(c *imapclient.Client) error {
 			continue
 		}
 		names = append(names, d.Mailbox)
-		for _, a := range []imap.MailboxAttr{imap.MailboxAttrSent, imap.MailboxAttrDrafts} {
+		for _, a := range []imap.MailboxAttr{imap.MailboxAttrSent, imap.MailboxAttrDrafts, imap.MailboxAttrJunk} {
 			if marked[a] == "" && hasAttr(d.Attrs, a) {
 				marked[a] = d.Mailbox
 			}
@@ -87,15 +87,20 @@ func (w *Watcher) findFolders(c *imapclient.Client) error {
 	if err != nil {
 		return err
 	}
+	junk, err := w.roleFolder("imap.junk_folder", w.cfg.JunkFolder, imap.MailboxAttrJunk, marked, names)
+	if err != nil {
+		return err
+	}
 	fallback := drafts == ""
 	if fallback {
 		drafts = DefaultDraftsFolder
 	}
-	if !w.foldersKnown || sent != w.sent || drafts != w.drafts {
+	if !w.foldersKnown || sent != w.sent || drafts != w.drafts || junk != w.junk {
 		w.log.Info("folders", "sent", sent, "sent_from", folderSource(w.cfg.SentFolder, sent, "none: replies are not filed, people's replies are not seen"),
-			"drafts", drafts, "drafts_from", folderSource(w.cfg.DraftsFolder, marked[imap.MailboxAttrDrafts], "default: created when first needed"))
+			"drafts", drafts, "drafts_from", folderSource(w.cfg.DraftsFolder, marked[imap.MailboxAttrDrafts], "default: created when first needed"),
+			"junk", junk, "junk_from", folderSource(w.cfg.JunkFolder, junk, "none: spam stays in the mailbox, flagged"))
 	}
-	w.sent, w.drafts, w.draftsFallback, w.foldersKnown = sent, drafts, fallback, true
+	w.sent, w.drafts, w.junk, w.draftsFallback, w.foldersKnown = sent, drafts, junk, fallback, true
 	return nil
 }
 
@@ -140,8 +145,8 @@ func hasAttr(attrs []imap.MailboxAttr, a imap.MailboxAttr) bool {
 
 // creatable reports whether ensureFolder may create folder: the folders
 // triage is told to fill (processed, failed) and the default Drafts folder
-// are created when missing; a Sent or Drafts folder configured or found by
-// role is the person's, never created.
+// are created when missing; a Sent, Drafts or Junk folder configured or
+// found by role is the person's, never created.
 func (w *Watcher) creatable(folder string) bool {
-	return folder != w.sent && (folder != w.drafts || w.draftsFallback)
+	return folder != w.sent && folder != w.junk && (folder != w.drafts || w.draftsFallback)
 }

@@ -103,6 +103,13 @@ type Config struct {
 	// NoSaveSent: the mail server files what SMTP sends in SentFolder itself
 	// (Gmail, Microsoft 365): replies are not appended, only looked up.
 	NoSaveSent bool
+	// JunkFolder receives the messages skipped as spam (the receiving
+	// server's verdict, guard's ReasonSpam), unanswered. Default: the folder
+	// the server marks \Junk (RFC 6154 SPECIAL-USE), found at every
+	// connect; when it marks none, spam stays in Mailbox, flagged like
+	// other skipped mail. A configured name must exist: a *FolderError
+	// otherwise.
+	JunkFolder string
 	// DraftsFolder receives drafts, flagged \Draft (reply mode draft).
 	// Default: the folder the server marks \Drafts, else
 	// DefaultDraftsFolder, created when missing. A configured name must
@@ -216,6 +223,7 @@ type Watcher struct {
 	// draftsFallback says drafts is DefaultDraftsFolder, neither configured
 	// nor marked \Drafts, and may be created.
 	sent, drafts   string
+	junk           string // the spam folder of this session ("" none)
 	draftsFallback bool
 	foldersKnown   bool
 
