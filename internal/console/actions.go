@@ -87,23 +87,6 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, edited bool) {
 	s.done(w, r, ref, "sent")
 }
 
-func (s *Server) reject(w http.ResponseWriter, r *http.Request) {
-	e, ref, ok := s.target(w, r)
-	if !ok {
-		return
-	}
-	if err := s.review.RejectDraft(r.Context(), e.Key); err != nil {
-		if errors.Is(err, replies.ErrDraftTaken) {
-			s.message(w, r, http.StatusConflict, "Already handled", "This draft is no longer waiting: someone sent or rejected it.", "/conversation/"+ref)
-			return
-		}
-		s.fail(w, r, err)
-		return
-	}
-	s.log.Info("console: draft rejected", "user", userOf(r), "ref", ref)
-	s.done(w, r, ref, "rejected")
-}
-
 // ticketFor is the ticket an action on e works on, or a page saying there
 // is none.
 func (s *Server) ticketFor(w http.ResponseWriter, r *http.Request, e ledger.Stored, ref string) (*tickets.State, bool) {
@@ -194,7 +177,8 @@ func (s *Server) note(w http.ResponseWriter, r *http.Request) {
 
 // retry asks triage watch to handle a failed email again
 // (ledger.RequestRetry): at its next pass watch moves it from the failed
-// folder back to the inbox, and the pipeline runs on it afresh.
+// folder back to the inbox, and the pipeline runs on it afresh. The
+// daemon is woken for it at once.
 func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 	e, ref, ok := s.target(w, r)
 	if !ok {
@@ -202,12 +186,13 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := s.cfg.Ledger.RequestRetry(r.Context(), e.Key); err != nil {
 		if errors.Is(err, ledger.ErrNotRetryable) {
-			s.message(w, r, http.StatusConflict, "Cannot retry", "Only a failed email with no reply or draft, already moved to the failed folder, can be retried.", "/conversation/"+ref)
+			s.message(w, r, http.StatusConflict, "Cannot retry", "Only a failed email with no reply or draft, already moved to the failed folder, can be retried, and not one whose failure would come again (no usable sender, unreadable, too large, a reused Message-ID, an auto-responder loop).", "/conversation/"+ref)
 			return
 		}
 		s.fail(w, r, err)
 		return
 	}
+	s.wakeWatch(r)
 	s.log.Info("console: retry requested", "user", userOf(r), "ref", ref)
 	s.done(w, r, ref, "retry")
 }

@@ -142,7 +142,7 @@ func TestCrossOriginActionRefused(t *testing.T) {
 		t.Errorf("draft outcome %q after a refused request, want none", r.Outcome)
 	}
 	// The same request from the console's own page goes through.
-	resp, _ = do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/reject", form: url.Values{}, cookie: c,
+	resp, _ = do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Draft + "/reject", form: url.Values{"reason": {"wrong_facts"}}, cookie: c,
 		header: map[string]string{"Origin": ts.URL, "Sec-Fetch-Site": "same-origin"}})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("same-origin POST: status %d, want 303", resp.StatusCode)

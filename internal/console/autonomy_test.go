@@ -134,7 +134,7 @@ func TestScenariosReadiness(t *testing.T) {
 	// The sample is rejected in the console: not ready at once; the next
 	// message watch decides switches back to draft, recorded.
 	f.Clock.Set(time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC)) // within the session
-	if resp, _ := do(t, ts.URL, req{method: "POST", path: "/conversation/" + sample + "/reject", form: url.Values{}, header: bearer}); resp.StatusCode != http.StatusSeeOther {
+	if resp, _ := do(t, ts.URL, req{method: "POST", path: "/conversation/" + sample + "/reject", form: url.Values{"reason": {"wrong_tone"}}, header: bearer}); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("reject the sample: %d", resp.StatusCode)
 	}
 	row := cellsOf(page(), "readiness")[0]
@@ -211,7 +211,7 @@ func TestConsoleOnStores(t *testing.T) {
 		if st, err := f.Tickets.Get(context.Background(), f.DraftTicket); err != nil || !st.Has(d.MessageID) {
 			t.Errorf("ticket does not record the sent reply: %v", err)
 		}
-		if resp, _ := do(t, ts.URL, req{method: "POST", path: "/conversation/" + sample + "/reject", form: url.Values{}, header: bearer}); resp.StatusCode != http.StatusSeeOther {
+		if resp, _ := do(t, ts.URL, req{method: "POST", path: "/conversation/" + sample + "/reject", form: url.Values{"reason": {"wrong_tone"}}, header: bearer}); resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("reject: %d", resp.StatusCode)
 		}
 		_, body = do(t, ts.URL, req{path: "/scenarios", header: bearer})
@@ -222,9 +222,41 @@ func TestConsoleOnStores(t *testing.T) {
 		if sw := cellsOf(body, "switches"); len(sw) != 1 || sw[0][3] != "send" {
 			t.Errorf("switches: %q", sw)
 		}
+		// The rejected sample's customer still waits for a person.
 		_, body = do(t, ts.URL, req{path: "/queue", header: bearer})
-		if diff := cmp.Diff([]string{f.Hostile, f.Owned, f.Escalated}, refsIn(body)); diff != "" {
+		if diff := cmp.Diff([]string{f.Hostile, f.Owned, f.Escalated, sample}, refsIn(body)); diff != "" {
 			t.Errorf("queue after approve and reject (-want +got):\n%s", diff)
+		}
+		if !strings.Contains(body, `<span class="badge rejected">rejected</span>`) {
+			t.Error("the queue does not say the sample's draft was rejected")
+		}
+		// Dismissed and resolved emails leave the queue; reopened, one
+		// comes back. Each decision is recorded with who made it.
+		for _, a := range []struct{ ref, action, reason string }{
+			{sample, "dismiss", "spam"}, {f.Hostile, "resolve", "answered_elsewhere"}, {sample, "reopen", ""},
+		} {
+			form := url.Values{"reason": {a.reason}, "note": {"checked"}}
+			if resp, body := do(t, ts.URL, req{method: "POST", path: "/conversation/" + a.ref + "/" + a.action, form: form, header: bearer}); resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("%s: %d\n%s", a.action, resp.StatusCode, body)
+			}
+		}
+		_, body = do(t, ts.URL, req{path: "/queue", header: bearer})
+		if diff := cmp.Diff([]string{f.Owned, f.Escalated, sample}, refsIn(body)); diff != "" {
+			t.Errorf("queue after dismiss, resolve and reopen (-want +got):\n%s", diff)
+		}
+		_, body = do(t, ts.URL, req{path: "/conversation/" + f.Hostile, header: bearer})
+		if !strings.Contains(body, "answered elsewhere · by") || !strings.Contains(body, `class="reopen"`) {
+			t.Error("the resolved email's page does not say who resolved it why, or offers no reopen")
+		}
+		// A reason is required, and only the offered ones.
+		for _, reason := range []string{"", "because"} {
+			resp, _ := do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Owned + "/dismiss", form: url.Values{"reason": {reason}}, header: bearer})
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("dismiss with reason %q: %d, want 400", reason, resp.StatusCode)
+			}
+		}
+		if resp, _ := do(t, ts.URL, req{method: "POST", path: "/conversation/" + f.Owned + "/reopen", form: url.Values{}, header: bearer}); resp.StatusCode != http.StatusConflict {
+			t.Errorf("reopen of an open email: %d, want 409", resp.StatusCode)
 		}
 	})
 }

@@ -282,8 +282,10 @@ func TestBrowser(t *testing.T) {
 		f.Clock.Set(time.Date(2026, 11, 24, 15, 0, 0, 0, time.UTC)) // within the session
 		step(t, ctx, "reject the sample",
 			chromedp.Navigate(ts.URL+"/conversation/"+sample),
-			chromedp.WaitVisible(chromedp.ID("reject")),
-			chromedp.Click(chromedp.ID("reject")),
+			chromedp.WaitVisible(chromedp.CSS(`details.reject-box summary`)),
+			chromedp.Click(chromedp.CSS(`details.reject-box summary`)),
+			chromedp.SetValue(chromedp.CSS(`details.reject-box select[name=reason]`), "wrong_tone"),
+			chromedp.Click(chromedp.CSS(`details.reject-box button.reject`)),
 			chromedp.WaitVisible(chromedp.CSS(`p.flash`)),
 		)
 		if m := res.ReplyMode(context.Background(), "missing-info", autonomyInbox); m != "draft" {

@@ -31,7 +31,7 @@ import (
 	"triage/internal/review"
 )
 
-//go:embed templates/*.html
+//go:embed templates/*.html templates/parts/*.html
 var templateFS embed.FS
 
 //go:embed static
@@ -141,6 +141,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /conversation/{ref}/release", s.release)
 	mux.HandleFunc("POST /conversation/{ref}/note", s.note)
 	mux.HandleFunc("POST /conversation/{ref}/retry", s.retry)
+	mux.HandleFunc("POST /conversation/{ref}/resolve", s.closeEmail(ledger.ActionResolved))
+	mux.HandleFunc("POST /conversation/{ref}/dismiss", s.closeEmail(ledger.ActionDismissed))
+	mux.HandleFunc("POST /conversation/{ref}/reopen", s.reopen)
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -246,7 +249,11 @@ func parsePages(now func() time.Time) (map[string]*template.Template, error) {
 		"bars":    func(n int) int { return n * 8 },
 		"last":    func(n int) int { return n - 1 },
 	}
-	layout, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	funcs["reasonWords"] = func(r ledger.CloseReason) string { return reasonWords[r] }
+	funcs["retryable"] = ledger.Retryable
+	funcs["closeChoices"] = func() []reasonChoice { return closeChoices }
+	funcs["rejectChoices"] = func() []reasonChoice { return rejectChoices }
+	layout, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: templates: %w", err)
 	}

@@ -249,7 +249,7 @@ func TestDraftActions(t *testing.T) {
 	}{
 		{"edit and send", "send", url.Values{"body": {"Hello Anna,\n\nwe will replace the kettle.\n\nSupport"}}, replies.DraftEdited, "we will replace the kettle"},
 		{"edit one word stays as is", "send", url.Values{"body": {strings.Replace(draftBody, "opened", "created", 1)}}, replies.DraftSentAsIs, "We created ticket"},
-		{"reject", "reject", url.Values{}, replies.DraftRejected, ""},
+		{"reject", "reject", url.Values{"reason": {"wrong_facts"}, "note": {"the warranty ended in May"}}, replies.DraftRejected, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,6 +26,11 @@ type emailView struct {
 	Outcome *processor.Outcome // nil when the ledger kept none
 	Calls   []callView
 	Reply   *replyView
+	// Closed is the resolution that took the email out of the queue
+	// (resolved or dismissed), nil when none stands; History every
+	// decision people made about it, oldest first.
+	Closed  *ledger.Resolution
+	History []ledger.Resolution
 }
 
 // callView is one function call of a trajectory, its JSON indented.
@@ -177,6 +182,9 @@ func (s *Server) emailOf(ctx context.Context, e ledger.Stored) (emailView, error
 			ev.Calls = append(ev.Calls, callView{Record: c, ArgsJSON: indent(c.Args), ResultJSON: indent(c.Result)})
 		}
 	}
+	if err := s.decisions(ctx, &ev); err != nil {
+		return ev, err
+	}
 	rep, err := s.cfg.Ledger.Replies().GetReply(ctx, e.Key)
 	if errors.Is(err, replies.ErrNotFound) {
 		return ev, nil
@@ -190,6 +198,20 @@ func (s *Server) emailOf(ctx context.Context, e ledger.Stored) (emailView, error
 	}
 	ev.Reply = rv
 	return ev, nil
+}
+
+// decisions puts on ev the decisions people made about its email.
+func (s *Server) decisions(ctx context.Context, ev *emailView) error {
+	hist, err := s.cfg.Ledger.Resolutions(ctx, ev.Entry.Key)
+	if err != nil {
+		return err
+	}
+	ev.History = hist
+	st, err := s.cfg.Ledger.Standing(ctx, []triage.Key{ev.Entry.Key})
+	if r, ok := st[ev.Entry.Key]; ok {
+		ev.Closed = &r
+	}
+	return err
 }
 
 // draftWaiting reports whether r is a draft waiting for a person.
@@ -215,11 +237,14 @@ func indent(v map[string]any) string {
 // fixed words are ever put in the URL.
 func flashText(done string) string {
 	return cmp.Or(map[string]string{
-		"sent":     "The reply was sent.",
-		"rejected": "The draft was rejected: nothing was sent.",
-		"takeover": "You took the conversation over: triage will not answer it.",
-		"release":  "The conversation is back with triage.",
-		"note":     "The note was added to the ticket.",
-		"retry":    "Retry requested: triage watch moves the email back to the inbox at its next pass and handles it again.",
+		"sent":      "The reply was sent.",
+		"rejected":  "The draft was rejected: nothing was sent. triage watch removes it from the Drafts folder; the email waits for a person until someone answers or resolves it.",
+		"resolved":  "The email was resolved: it left the queue.",
+		"dismissed": "The email was dismissed: it left the queue.",
+		"reopened":  "The email was reopened: it waits in the queue again.",
+		"takeover":  "You took the conversation over: triage will not answer it.",
+		"release":   "The conversation is back with triage.",
+		"note":      "The note was added to the ticket.",
+		"retry":     "Retry requested: triage watch, woken now, moves the email back to the inbox and handles it again.",
 	}[done], "")
 }

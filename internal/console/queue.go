@@ -165,6 +165,8 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 				it.Why = WhyDraft
 			case rep.State == replies.DraftSending:
 				it.Why = WhySending
+			case rep.Outcome == replies.DraftRejected:
+				it.Why = WhyRejected
 			default:
 				continue
 			}
@@ -199,8 +201,25 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 		}
 		out = append(out, it)
 	}
+	if out, err = s.open(ctx, out); err != nil {
+		return nil, err
+	}
 	slices.SortStableFunc(out, func(a, b queueItem) int { return a.Entry.Updated.Compare(b.Entry.Updated) })
 	return out, nil
+}
+
+// open drops from items those a person resolved or dismissed (and did not
+// reopen).
+func (s *Server) open(ctx context.Context, items []queueItem) ([]queueItem, error) {
+	keys := make([]triage.Key, len(items))
+	for i, it := range items {
+		keys[i] = it.Entry.Key
+	}
+	closed, err := s.cfg.Ledger.Standing(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(items, func(it queueItem) bool { _, ok := closed[it.Entry.Key]; return ok }), nil
 }
 
 // escalationHandled reports whether a person has dealt with an escalated

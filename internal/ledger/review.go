@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -215,13 +216,18 @@ var States = []State{StateReplied, StateDrafted, StateSkipped, StateFailed,
 
 // ErrNotRetryable is returned by RequestRetry for a message that is not a
 // settled failure without a reply.
-var ErrNotRetryable = errors.New("ledger: only a failed message with no reply, already moved to the failed folder, can be retried")
+var ErrNotRetryable = errors.New("ledger: only a failed message with no reply, already moved to the failed folder, whose failure a retry may cure, can be retried")
 
 // RequestRetry marks the failed entries of key for another attempt. The
 // message must have failed (not be waiting for a person for another
-// reason), have nothing recorded as sent or drafted for it, and have a
-// Message-ID (watch finds it in the failed folder by it).
+// reason) for a reason a retry may cure (Retryable), have nothing
+// recorded as sent or drafted for it, and have a Message-ID (watch finds
+// it in the failed folder by it).
 func (l *Ledger) RequestRetry(ctx context.Context, key triage.Key) error {
+	args := []any{StateRetryRequested, unix(l.now()), key, StateFailed}
+	for _, r := range unretryable {
+		args = append(args, r)
+	}
 	tx, err := l.db.BeginTx(ctx)
 	if err != nil {
 		return fmt.Errorf("ledger: request retry: %w", err)
@@ -229,10 +235,10 @@ func (l *Ledger) RequestRetry(ctx context.Context, key triage.Key) error {
 	defer tx.Rollback()
 	// One statement checks and writes, so a reply recorded by another
 	// process between a separate check and the update cannot slip through.
-	unanswered, args := replies.Unanswered(key)
+	unanswered, uargs := replies.Unanswered(key)
 	res, err := tx.ExecContext(ctx, `UPDATE messages SET state=?, updated=? WHERE key=? AND state=? AND imap_done=1 AND message_id<>''
-		AND `+unanswered,
-		append([]any{StateRetryRequested, unix(l.now()), key, StateFailed}, args...)...)
+		AND reason NOT IN (?`+strings.Repeat(",?", len(unretryable)-1)+`) AND `+unanswered,
+		append(args, uargs...)...)
 	if err != nil {
 		return fmt.Errorf("ledger: request retry: %w", err)
 	}
@@ -241,6 +247,15 @@ func (l *Ledger) RequestRetry(ctx context.Context, key triage.Key) error {
 	}
 	return tx.Commit()
 }
+
+// unretryable are the failure reasons a retry meets again: the message
+// itself causes them (no usable sender, unreadable, too large, another
+// message's Message-ID, an auto-responder loop).
+var unretryable = []triage.Reason{triage.ReasonNoSender, triage.ReasonParseError, triage.ReasonTooLarge, triage.ReasonDuplicateKey, triage.ReasonReplyLoop}
+
+// Retryable reports whether a failed message with this reason may be
+// retried: RequestRetry refuses the others (they would fail again).
+func Retryable(r triage.Reason) bool { return !slices.Contains(unretryable, r) }
 
 // RetryRequests lists the entries of account waiting for a retry, oldest
 // request first.

@@ -132,8 +132,9 @@ func TestUpgradeAddsReviewColumns(t *testing.T) {
 	}
 }
 
-// TestRetryRequest: only a settled failure with a Message-ID and no reply
-// can be retried; the request is listed until it ends.
+// TestRetryRequest: only a settled failure with a Message-ID and no reply,
+// for a reason a retry may cure, can be retried; the request is listed
+// until it ends.
 func TestRetryRequest(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()
@@ -144,7 +145,11 @@ func TestRetryRequest(t *testing.T) {
 			if _, err := l.Begin(ctx, Entry{Loc: loc, Key: key, MessageID: "<" + string(key) + "@x>", Sender: "jan@x"}); err != nil {
 				t.Fatal(err)
 			}
-			if err := l.Finish(ctx, loc, StateFailed, "email_not_sent", "sc"); err != nil {
+			reason := triage.ReasonEmailNotSent
+			if key == "nosender" {
+				reason = triage.ReasonNoSender // fails again, whatever is tried
+			}
+			if err := l.Finish(ctx, loc, StateFailed, reason, "sc"); err != nil {
 				t.Fatal(err)
 			}
 			if done {
@@ -157,10 +162,11 @@ func TestRetryRequest(t *testing.T) {
 		ok := add(1, "ok", true)
 		add(2, "notmoved", false)
 		add(3, "replied", true)
+		add(4, "nosender", true)
 		if err := l.Replies().PutPending(ctx, replies.Reply{Key: "replied", MessageID: "<r@x>", To: "jan@x", Raw: []byte("raw")}); err != nil {
 			t.Fatal(err)
 		}
-		for key, want := range map[triage.Key]error{"ok": nil, "notmoved": ErrNotRetryable, "replied": ErrNotRetryable, "none": ErrNotRetryable} {
+		for key, want := range map[triage.Key]error{"ok": nil, "nosender": ErrNotRetryable, "notmoved": ErrNotRetryable, "replied": ErrNotRetryable, "none": ErrNotRetryable} {
 			if err := l.RequestRetry(ctx, key); !errors.Is(err, want) {
 				t.Errorf("RequestRetry(%s) = %v, want %v", key, err, want)
 			}
@@ -179,7 +185,7 @@ func TestRetryRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []ScenarioCount{{"sc", StateFailed, 2}, {"sc", StateRetried, 1}}
+		want := []ScenarioCount{{"sc", StateFailed, 3}, {"sc", StateRetried, 1}}
 		if diff := cmp.Diff(want, counts); diff != "" {
 			t.Errorf("ScenarioCounts (-want +got):\n%s", diff)
 		}

@@ -34,6 +34,8 @@ var migrations = []store.Migration{
 	{SQLite: contentDigestSchema, Postgres: contentDigestSchema},
 	{SQLite: replies.DropOutboxTable, Postgres: replies.DropOutboxTable},
 	{SQLite: complaintSchema, Postgres: complaintSchema},
+	{SQLite: resolutionSQLite, Postgres: resolutionPostgres},
+	{SQLite: wakeSchema, Postgres: wakeSchema},
 }
 
 // claimSchema lets several daemons share one store (claim.go): a message

@@ -141,3 +141,25 @@ func (s *Store) Orphaned(ctx context.Context, account, mailbox string, state Rep
 		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.key = r.key AND m.claimant<>'' AND m.lease_until>?)
 		ORDER BY created, key LIMIT ?`, state, account, mailbox, unix(s.now()), MaxInState)
 }
+
+// RejectedInDrafts lists the drafts of an inbox a person rejected whose
+// copy may still sit in the Drafts folder (stored, not yet removed), oldest
+// first, at most MaxInState and without their rendered bytes: watch removes
+// each copy so nobody sends a rejected draft from a mail client.
+func (s *Store) RejectedInDrafts(ctx context.Context, account, mailbox string) ([]Reply, error) {
+	return s.listReplies(ctx, `SELECT `+replyListCols+` FROM replies WHERE kind=? AND outcome=? AND appended=1 AND account=? AND mailbox=?
+		ORDER BY created, key LIMIT ?`, KindDraft, DraftRejected, account, mailbox, MaxInState)
+}
+
+// MarkDraftRemoved records that the copy of the rejected draft of key left
+// the Drafts folder.
+func (s *Store) MarkDraftRemoved(ctx context.Context, key triage.Key) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE replies SET appended=0 WHERE key=? AND kind=? AND outcome=?`, key, KindDraft, DraftRejected)
+	if err != nil {
+		return fmt.Errorf("replies: mark draft removed: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("replies: mark draft removed %q: %w", key, ErrNotFound)
+	}
+	return nil
+}

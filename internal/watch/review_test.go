@@ -161,3 +161,46 @@ func TestConsoleSentDraftSettled(t *testing.T) {
 		t.Errorf("person replies seen: %v, want none", got)
 	}
 }
+
+// A draft a person rejected in the console leaves the Drafts folder at the
+// next pass (nobody can send it from a mail client), on the in-memory
+// server and on Dovecot; other drafts stay.
+func TestMemRejectedDraftRemoved(t *testing.T) {
+	scenarioRejectedDraftRemoved(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
+}
+
+func TestDovecotRejectedDraftRemoved(t *testing.T) {
+	tgt, _ := dovecotTarget(t)
+	scenarioRejectedDraftRemoved(t, tgt)
+}
+
+func scenarioRejectedDraftRemoved(t *testing.T, tgt mailtest.Target) {
+	e := newEnv(t, tgt)
+	e.proc.draft = true
+	ctx := context.Background()
+	rejected := e.deliver(1, "jan@customer.example", "Gwarancja")
+	kept := e.deliver(2, "eva@customer.example", "Kettle")
+	e.runOnce(nil)
+	if n := len(e.mailbox(DefaultDraftsFolder)); n != 2 {
+		t.Fatalf("Drafts holds %d messages, want 2", n)
+	}
+	key := keyOf(rejected, "jan@customer.example")
+	if err := e.ledger.Replies().RejectDraft(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	e.runOnce(nil)
+	var left []string
+	for _, m := range e.mailbox(DefaultDraftsFolder) {
+		left = append(left, headerOf(m.Raw, "In-Reply-To"))
+	}
+	if diff := cmp.Diff([]string{kept}, left); diff != "" {
+		t.Errorf("Drafts answer (-want +got):\n%s", diff)
+	}
+	r, err := e.ledger.Replies().GetReply(ctx, key)
+	if err != nil || r.Appended || r.Outcome != replies.DraftRejected {
+		t.Errorf("rejected draft: appended %v, outcome %q, %v; want removed, rejected", r.Appended, r.Outcome, err)
+	}
+	if rs, err := e.ledger.Replies().RejectedInDrafts(ctx, tgt.User, "INBOX"); err != nil || len(rs) != 0 {
+		t.Errorf("rejected drafts still to remove: %v, %v", rs, err)
+	}
+}

@@ -112,3 +112,25 @@ func (w *Watcher) holding(c *imapclient.Client, folder string, rs []replies.Repl
 	}
 	return out, nil
 }
+
+// removeRejectedDrafts runs before every pass: the copy of a draft a
+// person rejected in the console leaves the Drafts folder, so nobody sends
+// it from a mail client; the ledger then records it removed. Found by
+// Message-ID, so a crash in between only repeats the search.
+func (w *Watcher) removeRejectedDrafts(ctx context.Context, c *imapclient.Client) error {
+	l := w.cfg.Ledger
+	rejected, err := l.Replies().RejectedInDrafts(ctx, w.cfg.Account, w.cfg.Mailbox)
+	if err != nil || len(rejected) == 0 {
+		return w.ledgerErr(err)
+	}
+	if err := w.removeFrom(c, &box{folders: map[string]bool{}}, w.drafts, rejected); err != nil {
+		return err
+	}
+	for _, r := range rejected {
+		w.log.Info("draft rejected in the console: removed from the Drafts folder", "folder", w.drafts, "reply_message_id", r.MessageID)
+		if err := l.Replies().MarkDraftRemoved(ctx, r.Key); err != nil {
+			return w.ledgerErr(err)
+		}
+	}
+	return nil
+}

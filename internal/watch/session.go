@@ -44,6 +44,17 @@ func (w *Watcher) session(ctx, hard context.Context, once bool) error {
 	if err := w.findFolders(c); err != nil {
 		return err
 	}
+	if !once && !w.cfg.DryRun {
+		// A person's request in the console ends the wait for a pass.
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go w.cfg.Ledger.Wakes(wctx, w.cfg.WakePoll, func() {
+			select {
+			case w.asked <- struct{}{}:
+			default:
+			}
+		})
+	}
 	if !w.cfg.DryRun { // a dry run settles nothing
 		if err := w.resolveDrafts(hard, c); err != nil {
 			return err
@@ -84,6 +95,10 @@ func (w *Watcher) session(ctx, hard context.Context, once bool) error {
 		case <-w.wake:
 		default:
 		}
+		select {
+		case <-w.asked:
+		default:
+		}
 		if err := w.pass(ctx, hard, c); err != nil {
 			return err
 		}
@@ -121,6 +136,8 @@ func (w *Watcher) wait(ctx context.Context, c *imapclient.Client) error {
 			case <-c.Closed():
 				return errors.New("watch: imap connection closed")
 			case <-timer.C:
+			case <-w.asked:
+				w.log.Info("woken for a person's request (triage console)", "mailbox", w.cfg.Mailbox)
 			case <-lost:
 				w.log.Warn("poll lock lost (the store connection holding it ended)", "mailbox", w.cfg.Mailbox)
 			case <-tick:
@@ -144,6 +161,8 @@ wait:
 		case <-ctx.Done():
 		case <-w.wake:
 			w.log.Debug("idle: mailbox changed")
+		case <-w.asked:
+			w.log.Info("woken for a person's request (triage console)", "mailbox", w.cfg.Mailbox)
 		case <-timer.C:
 		case <-lost:
 			w.log.Warn("poll lock lost (the store connection holding it ended)", "mailbox", w.cfg.Mailbox)
@@ -237,6 +256,9 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 		return err
 	}
 	if err := w.settleSentDrafts(hard, c); err != nil {
+		return err
+	}
+	if err := w.removeRejectedDrafts(hard, c); err != nil {
 		return err
 	}
 	if err := w.sweepComplaints(hard); err != nil {

@@ -61,6 +61,7 @@ const (
 	DefaultFailedFolder    = "Needs-Human"
 	DefaultInterval        = time.Minute
 	DefaultIdleRefresh     = 10 * time.Minute
+	DefaultWakePoll        = 2 * time.Second
 	DefaultMaxMessageBytes = 25 << 20
 	DefaultGlobalPerHour   = 100
 	DefaultMaxAttempts     = 3
@@ -132,7 +133,11 @@ type Config struct {
 	MaxMessageBytes int64         // larger messages go to a person unread (default 25 MiB)
 	Interval        time.Duration // polling interval without IDLE (default 1m)
 	IdleRefresh     time.Duration // full pass while idling at least this often (default 10m)
-	NoIdle          bool          // poll even when the server offers IDLE
+	// WakePoll is how often a waiting watcher reads the store's wake
+	// counter (ledger.Wakes; PostgreSQL also notifies at once) for a
+	// person's request from the console (default 2s).
+	WakePoll time.Duration
+	NoIdle   bool // poll even when the server offers IDLE
 
 	// Limits cap the replies; the watcher leaves mail whose reply would
 	// pass them for a person before the pipeline runs. Its
@@ -207,6 +212,9 @@ type Watcher struct {
 	cfg  Config
 	log  *slog.Logger
 	wake chan struct{}
+	// asked is signalled when a person asks for a pass (ledger.Wake: a
+	// retry, a rejected draft, a person's reply to file).
+	asked chan struct{}
 
 	mu      sync.Mutex // guards st.ByState (workers finish messages concurrently)
 	st      Stats
@@ -297,6 +305,7 @@ func New(cfg Config) (*Watcher, error) {
 	defDur(&cfg.DraftWindow, DefaultDraftWindow)
 	defDur(&cfg.Interval, DefaultInterval)
 	defDur(&cfg.IdleRefresh, DefaultIdleRefresh)
+	defDur(&cfg.WakePoll, DefaultWakePoll)
 	defDur(&cfg.Grace, DefaultGrace)
 	defDur(&cfg.BackoffMin, DefaultBackoffMin)
 	defDur(&cfg.BackoffMax, DefaultBackoffMax)
@@ -334,7 +343,7 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	w := &Watcher{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), st: Stats{ByState: map[ledger.State]int{}}}
+	w := &Watcher{cfg: cfg, log: cfg.Logger, wake: make(chan struct{}, 1), asked: make(chan struct{}, 1), st: Stats{ByState: map[ledger.State]int{}}}
 	if cfg.Ledger != nil {
 		w.review = review.Of(cfg.Ledger)
 	}
