@@ -257,19 +257,19 @@ func (m *Message) problem(p string) {
 
 // readHeader fills the header-derived fields.
 func (m *Message) readHeader(hdr gomessage.Header) {
+	charset := partCharset(hdr.Get("Content-Type"))
 	fields := hdr.Fields()
 	for fields.Next() {
 		k := textproto.CanonicalMIMEHeaderKey(fields.Key())
-		v, err := fields.Text()
+		v, err := headerText(fields.Value(), charset)
 		if err != nil {
-			v = fields.Value()
 			m.problem(fmt.Sprintf("header: %s: %v", k, err))
 		}
 		m.Header[k] = append(m.Header[k], strings.TrimSpace(v))
 	}
 	mh := gomail.Header{Header: hdr}
 
-	subj, err := mh.Subject()
+	subj, err := headerText(hdr.Get("Subject"), charset)
 	if err != nil {
 		m.problem("header: Subject: " + err.Error())
 	}

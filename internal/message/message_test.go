@@ -528,3 +528,33 @@ func TestCalendarMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestEightBitSubject: a raw 8-bit character in a subject, inside an
+// encoded word or beside one, is kept: in the encoded word's charset, else
+// the message's charset, else windows-1250 (as a body without a charset).
+func TestEightBitSubject(t *testing.T) {
+	tests := []struct {
+		subject, contentType, want string
+	}{
+		{"=?ISO-8859-1?Q?Die_Hasen_und_die_Fr\xf6sche?=", "text/plain; charset=us-ascii", "Die Hasen und die Frösche"},
+		{"=?utf-8?q?Die_Hasen_und_die_Fr\xc3\xb6sche?=", "text/plain", "Die Hasen und die Frösche"},
+		{"=?iso-8859-2?Q?Zg=B3oszenie?= \xbf\xf3\xb3ty", "text/plain; charset=iso-8859-2", "Zgłoszenie żółty"},
+		{"Die Hasen und die Fr\xf6sche", "text/plain; charset=iso-8859-1", "Die Hasen und die Frösche"},
+		{"Die Hasen und die Fr\xc3\xb6sche", "text/plain; charset=iso-8859-1", "Die Hasen und die Frösche"},
+		{"=?utf-8?B?RGllIEhhc2Vu?= und die Fr\xf6sche", "multipart/mixed; boundary=x", "Die Hasen und die Frösche"},
+		{"Reklamacja \xb9", "text/plain", "Reklamacja ą"}, // windows-1250, as a body without a charset
+	}
+	for _, tt := range tests {
+		raw := "From: a@example.org\r\nSubject: " + tt.subject + "\r\nContent-Type: " + tt.contentType + "\r\n\r\n--x--\r\n"
+		m, err := Parse([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Subject != tt.want {
+			t.Errorf("Subject %q (%s): got %q, want %q", tt.subject, tt.contentType, m.Subject, tt.want)
+		}
+		if got := m.Header["Subject"]; len(got) != 1 || got[0] != tt.want {
+			t.Errorf("Header[Subject] of %q: %q, want %q", tt.subject, got, tt.want)
+		}
+	}
+}
