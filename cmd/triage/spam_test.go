@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"triage"
@@ -50,4 +53,54 @@ func TestProcessSpam(t *testing.T) {
 	if code != 2 {
 		t.Errorf("--spam-header with a space: exit %d, want 2 (%s)", code, stderr)
 	}
+}
+
+// TestProcessCorpusSample runs the guard's corpus sample
+// (internal/guard/testdata/corpus, "<class>--<name>.eml") through `triage
+// process` with the offline model: no machine and no spam is answered or
+// costs a model call, and every person is answered. The log lists, per
+// class, how many were answered.
+func TestProcessCorpusSample(t *testing.T) {
+	files, err := filepath.Glob("../../internal/guard/testdata/corpus/*.eml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus sample: %v", err)
+	}
+	dir := t.TempDir()
+	args := append([]string{"process", "--json", "--warranty-csv", "../../examples/warranty.csv",
+		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "outbox"), "--staff", "kierownik@example.com"}, files...)
+	code, stdout, stderr := runCLI(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr)
+	}
+	outs := decodeOutcomes(t, stdout)
+	if len(outs) != len(files) {
+		t.Fatalf("%d outcomes for %d files", len(outs), len(files))
+	}
+	answered, total := map[string]int{}, map[string]int{}
+	for _, o := range outs {
+		class, _, _ := strings.Cut(filepath.Base(o.File), "--")
+		total[class]++
+		if o.Status.Answered() {
+			answered[class]++
+		}
+		if class == "person" {
+			if !o.Status.Answered() {
+				t.Errorf("%s: a person's mail %s/%s (%s), want answered", o.File, o.Status, o.Reason, o.Detail)
+			}
+			continue
+		}
+		if o.Status != triage.StatusSkipped || o.ModelCalls != 0 {
+			t.Errorf("%s: %s mail %s/%s after %d model calls, want skipped without one", o.File, class, o.Status, o.Reason, o.ModelCalls)
+		}
+	}
+	classes := make([]string, 0, len(total))
+	for c := range total {
+		classes = append(classes, c)
+	}
+	sort.Strings(classes)
+	var b strings.Builder
+	for _, c := range classes {
+		fmt.Fprintf(&b, "%s %d/%d answered; ", c, answered[c], total[c])
+	}
+	t.Log(b.String())
 }
