@@ -59,7 +59,16 @@ var (
 	// ErrNoFinalCall: the model answered in text after its one nudge and
 	// never called Request.FinalFunction.
 	ErrNoFinalCall = errors.New("agent: the model ended with text, without calling the final function")
+	// ErrFinalRefused: Request.FinalFunction failed MaxFinalRefusals times
+	// with the same error code: the model was told twice what was wrong
+	// and did not correct it.
+	ErrFinalRefused = errors.New("agent: the final function was refused again")
 )
+
+// MaxFinalRefusals is how many failures of the final function with one
+// error code end the loop: the first two are the model's chances to
+// correct its call, the third shows it will not.
+const MaxFinalRefusals = 3
 
 // Config holds the loop limits; zero values get defaults in New.
 type Config struct {
@@ -286,7 +295,9 @@ type Result struct {
 // with text and no function call ("I will check the warranty now") is kept
 // and answered once per email with a nudge naming the final function and
 // the declared functions not called yet; a second such turn ends the loop
-// with ErrNoFinalCall (Result.Text holds its text). Function calls run
+// with ErrNoFinalCall (Result.Text holds its text). The final function's
+// MaxFinalRefusals-th failure with one error code ends the loop with
+// ErrFinalRefused, naming the code and the last message. Function calls run
 // under the same total deadline as the model calls. Cancelling ctx stops the
 // loop with Stop wrapping ctx's error.
 func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, error) {
@@ -309,7 +320,8 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 	first.Parts = append(first.Parts, req.Parts...)
 	history := []*genai.Content{first}
 	invalidRetried, nudged := false, false
-	called := map[string]bool{} // functions that answered ok=true
+	called := map[string]bool{}     // functions that answered ok=true
+	refusals := map[ErrorCode]int{} // failures of the final function, by code
 	for {
 		if dctx.Err() != nil {
 			return stop(ctxStop(dctx))
@@ -367,6 +379,7 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 		tools.StartTurn()
 		parts := make([]*genai.Part, 0, len(fcalls))
 		final := false
+		var refusedAgain error
 		for _, fc := range fcalls {
 			args := fc.Args
 			if args == nil {
@@ -381,6 +394,11 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 			if ok && req.FinalFunction != "" && fc.Name == req.FinalFunction {
 				final = true
 			}
+			if e := resp.Err; !ok && e != nil && req.FinalFunction != "" && fc.Name == req.FinalFunction {
+				if refusals[e.Code]++; refusals[e.Code] == MaxFinalRefusals && refusedAgain == nil {
+					refusedAgain = fmt.Errorf("%w: %s failed %d times with %s: %s", ErrFinalRefused, fc.Name, MaxFinalRefusals, e.Code, e.Message)
+				}
+			}
 			parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: resp.Envelope()}})
 		}
 		if refused > 0 {
@@ -390,6 +408,9 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 		if !final {
 			if err := tools.Halt(); err != nil {
 				return stop(err)
+			}
+			if refusedAgain != nil {
+				return stop(refusedAgain)
 			}
 		}
 		if final {

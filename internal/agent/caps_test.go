@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/mail"
 	"strings"
@@ -60,9 +61,8 @@ func TestHostileModelIsCapped(t *testing.T) {
 		many(1, "check_warranty", check),
 		many(2, "create_ticket", ticket),
 		many(3, "check_warranty", check),
-		many(4, "send_email", send), // the email's 24 calls are used up
-		geminitest.One(geminitest.Text("done")),
-		geminitest.One(geminitest.Text("done")), // after the loop's one nudge to call the final function
+		many(4, "send_email", send),             // the email's 24 calls are used up
+		geminitest.One(geminitest.Text("done")), // never asked: the final function was refused thrice
 	)
 
 	set, err := instructions.LoadScenarios(embedded.FS, nil)
@@ -138,19 +138,26 @@ func TestHostileModelIsCapped(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{"check_warranty": 16, "create_ticket": 1}, ran); diff != "" {
 		t.Errorf("calls that reached a backend (-want +got):\n%s", diff)
 	}
-	// Every call passed on and capped was answered to the model with the error.
-	// (The request after turn 4 holds turn 4's responses last but one or
-	// last, before any nudge the loop adds.)
+	// Turn 4's send_email calls, all refused too_many_calls, end the loop:
+	// the model is not asked again.
+	if !errors.Is(res.Stop, agent.ErrFinalRefused) || f.Left() != 1 || res.ModelCalls != 4 {
+		t.Errorf("stop %v after %d model calls (%d steps left), want ErrFinalRefused after turn 4", res.Stop, res.ModelCalls, f.Left())
+	}
+	// Every call of turn 3 passed on was answered to the model, those the
+	// dispatcher capped with the error, in the request after it.
 	reqs := f.Requests()
-	n := 0
-	for _, c := range reqs[4].Contents {
+	n, failed := 0, 0
+	for _, c := range reqs[3].Contents {
 		for _, p := range c.Parts {
-			if p.FunctionResponse != nil && strings.HasPrefix(p.FunctionResponse.ID, "t4-") && p.FunctionResponse.Response["ok"] == false {
+			if p.FunctionResponse != nil && strings.HasPrefix(p.FunctionResponse.ID, "t3-") {
 				n++
+				if p.FunctionResponse.Response["ok"] == false {
+					failed++
+				}
 			}
 		}
 	}
-	if n != agent.DefaultMaxCallsPerTurn {
-		t.Errorf("turn 4: %d error responses went back to the model, want %d", n, agent.DefaultMaxCallsPerTurn)
+	if n != agent.DefaultMaxCallsPerTurn || failed != agent.DefaultMaxCallsPerTurn-dispatcher.DefaultMaxCallsPerTurn {
+		t.Errorf("turn 3: %d responses, %d errors went back to the model, want %d and %d", n, failed, agent.DefaultMaxCallsPerTurn, agent.DefaultMaxCallsPerTurn-dispatcher.DefaultMaxCallsPerTurn)
 	}
 }

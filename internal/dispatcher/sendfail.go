@@ -60,9 +60,10 @@ func (s *Session) SendFailure() *SendFailure {
 	return s.sendFail
 }
 
-// Halt ends the model loop after a permanent delivery failure or a refusal
-// marked Error.Halt (agent.Tools): the server or a limit said no for good,
-// and another model turn cannot change that.
+// Halt ends the model loop after a permanent delivery failure, a refusal
+// marked Error.Halt, or a refusal that settles the email (settles)
+// (agent.Tools): the server or a limit said no for good, and another model
+// turn cannot change that.
 func (s *Session) Halt() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -73,4 +74,25 @@ func (s *Session) Halt() error {
 		return errors.New("dispatcher: " + s.sendFail.Detail())
 	}
 	return nil
+}
+
+// settles reports whether de, the refusal of a call of name, leaves the
+// reply no way out for this email: a staff notice a notice bound refused
+// (the bound stands for the hour) when the scenario's final function needs
+// a notice to have succeeded first and none has. The email is failed
+// already; another model turn would only be paid for.
+func (s *Session) settles(name string, de *Error) bool {
+	if !de.Refused || name != FuncNotifyStaff || !de.Reason.Limit() || s.runs[FuncNotifyStaff] > 0 || s.sc == nil {
+		return false
+	}
+	final := s.d.tools.Get(s.d.tools.FinalOf(s.sc))
+	if final == nil {
+		return false
+	}
+	for _, r := range final.Requires {
+		if r.Call == FuncNotifyStaff {
+			return true
+		}
+	}
+	return false
 }

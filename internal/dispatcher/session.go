@@ -202,7 +202,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ag
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked, rec.Reason = true, de.Reason
 			}
-			if de != nil && de.Halt && s.halt == nil {
+			if de != nil && (de.Halt || s.settles(name, de)) && s.halt == nil {
 				s.halt = errors.New("dispatcher: " + name + ": " + de.Message)
 			}
 			if f := sendFailure(name, err); f != nil {
