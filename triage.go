@@ -64,13 +64,17 @@ const (
 
 // Failure reasons: the email was not handled and is left for a person.
 const (
-	ReasonReadError        Reason = "read_error"          // the input could not be read
-	ReasonParseError       Reason = "parse_error"         // the message could not be parsed
-	ReasonNoSender         Reason = "no_sender"           // no usable From address
+	ReasonReadError  Reason = "read_error"  // the input could not be read
+	ReasonParseError Reason = "parse_error" // the message could not be parsed
+	ReasonNoSender   Reason = "no_sender"   // no usable From address
 	// ReasonAmbiguousSender: more than one From field, or a From naming
 	// more than one mailbox: who wrote it cannot be told (RFC 5322 allows
 	// one From field; servers check DMARC against one of them).
 	ReasonAmbiguousSender Reason = "ambiguous_sender"
+	// ReasonUnauthenticated: the message would join an existing
+	// conversation, but the trusted Authentication-Results do not say its
+	// From domain passed (pipeline.trusted_authserv_ids set).
+	ReasonUnauthenticated  Reason = "unauthenticated"
 	ReasonEmailNotSent     Reason = "email_not_sent"      // no successful reply
 	ReasonNoScenario       Reason = "no_scenario"         // no scenario matched and there is no fallback
 	ReasonCanceled         Reason = "canceled"            // the run stopped before the email was handled

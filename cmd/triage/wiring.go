@@ -40,7 +40,10 @@ type pipelineOptions struct {
 	Store            string   // postgres:// URL: the tickets (and watch's ledger) live there
 	From             string   // our address, e.g. "Serwis <serwis@example.com>"
 	Staff            []string // staff addresses notify_staff mails
-	SerialPattern    []string
+	// TrustedAuthservIDs are the receiving servers whose
+	// Authentication-Results are believed (pipeline.trusted_authserv_ids).
+	TrustedAuthservIDs []string
+	SerialPattern      []string
 	// Jurisdiction (pipeline.jurisdiction) is the policy's jurisdiction the
 	// decisions apply; "" is policy.yaml's default.
 	Jurisdiction string
@@ -234,31 +237,32 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, err
 	}
 	built, err := processor.Build(ctx, processor.Parts{
-		Instructions:   &instructions.Set{Scenarios: p.Scenarios, Tools: p.Tools, Policy: parts.Policy, Lexicon: parts.Lexicon},
-		Model:          mo,
-		ModelName:      o.Model,
-		Budget:         p.budget,
-		Routes:         bk.Routes(),
-		Warranty:       parts.Checker,
-		Tickets:        creator,
-		Sender:         sender,
-		From:           parts.From,
-		Address:        parts.Addr,
-		Domain:         parts.Domain,
-		Staff:          o.Staff,
-		ConsoleURL:     o.ConsoleURL,
-		Extractor:      parts.Extractor,
-		Language:       parts.Language,
-		Bounds:         o.Bounds,
-		Attachments:    o.Attachments,
-		Spam:           o.Spam,
-		ReplyMode:      triage.ReplyMode(o.ReplyMode),
-		NoAIDisclosure: !o.AIDisclosure,
-		Autonomy:       o.autonomy,
-		DryRun:         o.DryRun,
-		History:        hist,
-		Answered:       answered,
-		Claim:          claim,
+		Instructions:       &instructions.Set{Scenarios: p.Scenarios, Tools: p.Tools, Policy: parts.Policy, Lexicon: parts.Lexicon},
+		Model:              mo,
+		ModelName:          o.Model,
+		Budget:             p.budget,
+		Routes:             bk.Routes(),
+		Warranty:           parts.Checker,
+		Tickets:            creator,
+		Sender:             sender,
+		From:               parts.From,
+		Address:            parts.Addr,
+		Domain:             parts.Domain,
+		Staff:              o.Staff,
+		TrustedAuthservIDs: o.TrustedAuthservIDs,
+		ConsoleURL:         o.ConsoleURL,
+		Extractor:          parts.Extractor,
+		Language:           parts.Language,
+		Bounds:             o.Bounds,
+		Attachments:        o.Attachments,
+		Spam:               o.Spam,
+		ReplyMode:          triage.ReplyMode(o.ReplyMode),
+		NoAIDisclosure:     !o.AIDisclosure,
+		Autonomy:           o.autonomy,
+		DryRun:             o.DryRun,
+		History:            hist,
+		Answered:           answered,
+		Claim:              claim,
 		// process answers a sender as often as watch would.
 		PerSenderLimit: perSender,
 		Logger:         log,

@@ -90,7 +90,7 @@ func TestRoutesEndToEnd(t *testing.T) {
 	env := s.Call(ctx, dispatcher.FuncSendEmail, map[string]any{"to": "jan.reply@example.com", "subject": "Re: Reklamacja SN-48213-PL", "body": "Dzień dobry,\nzgłoszenie TKT-000001 przyjęte."}).Envelope()
 	wantID := mailclient.MessageIDFor("inbox:42", "example.com")
 	wantPath := filepath.Join(dir, "outbox", "20261122T081500Z-"+strings.Trim(wantID, "<>")+".eml")
-	want := map[string]any{"ok": true, "result": map[string]any{"message_id": wantID, "to": "jan.reply@example.com", "path": wantPath, "status": "sent", "subject": "Re: Reklamacja SN-48213-PL [TKT-000001]"}}
+	want := map[string]any{"ok": true, "result": map[string]any{"message_id": wantID, "to": "jan.reply@example.com", "path": wantPath, "status": "sent", "subject": "Re: " + dispatcher.NeutralSubject("") + " [TKT-000001]"}}
 	if diff := cmp.Diff(want, env); diff != "" {
 		t.Fatalf("send_email (-want +got):\n%s", diff)
 	}
@@ -114,7 +114,7 @@ func TestRoutesEndToEnd(t *testing.T) {
 	wantHeaders := map[string]string{
 		"From":           `"Wsparcie" <support@example.com>`,
 		"To":             "<jan.reply@example.com>",
-		"Subject":        "Re: Reklamacja SN-48213-PL [TKT-000001]", // the pipeline tags it, not the model
+		"Subject":        "Re: " + dispatcher.NeutralSubject("") + " [TKT-000001]", // not the sender's subject: the reply goes to their Reply-To; the pipeline tags it
 		"Message-Id":     wantID,
 		"In-Reply-To":    "<in-1@example.com>",
 		"References":     "<root@example.com> <in-1@example.com>",
@@ -190,7 +190,7 @@ func TestSendEmailReply(t *testing.T) {
 		name    string
 		msg     func(m *message.Message)
 		key     triage.Key
-		to      string // "" means "Jan <jan.reply@example.com>"
+		to      string // "" means "Jan <jan@example.com>", the From address
 		subject string // "" means "Re: x"
 		want    mailclient.Reply
 	}{
@@ -199,7 +199,7 @@ func TestSendEmailReply(t *testing.T) {
 			msg:  func(m *message.Message) { m.References = []string{"<a@x>", "<in-1@example.com>", "<a@x>"} },
 			key:  "k",
 			want: mailclient.Reply{
-				From: "Support <support@example.com>", To: "jan.reply@example.com", Subject: "Re: x", Body: "b",
+				From: "Support <support@example.com>", To: "jan@example.com", ToName: "Jan Kowalski", Subject: "Re: x", Body: "b",
 				InReplyTo: "<in-1@example.com>", References: []string{"<a@x>", "<in-1@example.com>"},
 				MessageID: mailclient.MessageIDFor("k", "example.com"), Date: now, Key: "k",
 			},
@@ -207,19 +207,25 @@ func TestSendEmailReply(t *testing.T) {
 		{
 			name: "inbound without Message-ID, no key",
 			msg:  func(m *message.Message) { m.MessageID = "" },
-			want: mailclient.Reply{From: "Support <support@example.com>", To: "jan.reply@example.com", Subject: "Re: x", Body: "b", Date: now},
+			want: mailclient.Reply{From: "Support <support@example.com>", To: "jan@example.com", ToName: "Jan Kowalski", Subject: "Re: x", Body: "b", Date: now},
 		},
 		{
 			name:    "reply markers collapse to one Re:",
 			msg:     func(m *message.Message) { m.MessageID = "" },
 			subject: "Re: RE: Odp: AW: SV: Re[2]: x",
-			want:    mailclient.Reply{From: "Support <support@example.com>", To: "jan.reply@example.com", Subject: "Re: x", Body: "b", Date: now},
+			want:    mailclient.Reply{From: "Support <support@example.com>", To: "jan@example.com", ToName: "Jan Kowalski", Subject: "Re: x", Body: "b", Date: now},
 		},
 		{
 			name:    "a subject without Re: gets one",
 			msg:     func(m *message.Message) { m.MessageID = "" },
 			subject: "Reklamacja",
-			want:    mailclient.Reply{From: "Support <support@example.com>", To: "jan.reply@example.com", Subject: "Re: Reklamacja", Body: "b", Date: now},
+			want:    mailclient.Reply{From: "Support <support@example.com>", To: "jan@example.com", ToName: "Jan Kowalski", Subject: "Re: Reklamacja", Body: "b", Date: now},
+		},
+		{
+			name: "a reply to the Reply-To carries a neutral subject, never the sender's",
+			msg:  func(m *message.Message) { m.MessageID = "" },
+			to:   "jan.reply@example.com",
+			want: mailclient.Reply{From: "Support <support@example.com>", To: "jan.reply@example.com", Subject: "Re: " + dispatcher.NeutralSubject("de"), Body: "b", Date: now},
 		},
 		{
 			name: "To carries the customer's display name when the reply goes to From",
@@ -238,7 +244,7 @@ func TestSendEmailReply(t *testing.T) {
 			tt.want.Language = "de"                      // the customer's, as the pipeline detected it: signed in it
 			to, subject := tt.to, tt.subject
 			if to == "" {
-				to = "Jan <jan.reply@example.com>"
+				to = "Jan <jan@example.com>"
 			}
 			if subject == "" {
 				subject = "Re: x"

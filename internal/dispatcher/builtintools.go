@@ -131,7 +131,9 @@ func (s Sent) Receipt(subject string) triage.Receipt {
 
 // SendEmail sends the reply through s, threaded under the inbound message,
 // with a Message-ID derived from the inbound key (mail.MessageIDFor) so a
-// retried email reuses it, and the ticket's tag in the subject.
+// retried email reuses it, and the ticket's tag in the subject. A reply to
+// another address than the message's From carries NeutralSubject, not the
+// model's.
 func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] {
 	return func(ctx context.Context, call *Call, in SendEmailArgs) (Sent, error) {
 		to := in.To
@@ -139,6 +141,11 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 			to = addr
 		}
 		subject := ReplySubject(in.Subject, call.TicketID)
+		if call.Msg != nil && !strings.EqualFold(call.Msg.From.Address, to) {
+			// Not the sender: the subject a stranger wrote (or the model
+			// copied) is never echoed to someone else under our address.
+			subject = ReplySubject(NeutralSubject(call.Language), call.TicketID)
+		}
 		if err := PlainBody(in.Body, call.MaxBodyBytes); err != nil {
 			return Sent{}, err
 		}
@@ -172,6 +179,24 @@ func SendEmail(s mail.Sender, from, domain string) Handler[SendEmailArgs, Sent] 
 		rc.Subject = subject
 		return SentOf(rc, in.Subject), nil
 	}
+}
+
+// neutralSubjects are the subjects of a reply that goes to another address
+// than the message's From (its Reply-To), by language.
+var neutralSubjects = map[string]string{
+	"en": "Your message to our service",
+	"pl": "Twoja wiadomość do naszego serwisu",
+	"de": "Ihre Nachricht an unseren Service",
+}
+
+// NeutralSubject is the subject of a reply to an address other than the
+// message's From, in lang when known (else English): the sender's own
+// subject is never mailed to a third party.
+func NeutralSubject(lang string) string {
+	if s, ok := neutralSubjects[lang]; ok {
+		return s
+	}
+	return neutralSubjects["en"]
 }
 
 // SentOf is send_email's result for the reply rc says went out (or was

@@ -37,10 +37,15 @@ type Config struct {
 	// Routes implement bindings by function name; they take precedence over
 	// Builtins (eval's mocks, HTTP and MCP backends).
 	Routes         map[string]Func
-	StaffAddresses []string          // addresses from: staff accepts
-	Extractor      *serial.Extractor // recognizes serials for from: serials (default serial.New())
-	MaxBodyBytes   int               // send_email body cap, default 20000
-	MaxResultBytes int               // result cap, default 16 KiB of JSON
+	StaffAddresses []string // addresses from: staff accepts
+	// TrustedAuthservIDs are the authserv-ids of the receiving servers
+	// whose Authentication-Results are believed (message.Authenticated):
+	// from: reply_to accepts a Reply-To outside the From domain only when
+	// one of them says the From domain passed. None: never.
+	TrustedAuthservIDs []string
+	Extractor          *serial.Extractor // recognizes serials for from: serials (default serial.New())
+	MaxBodyBytes       int               // send_email body cap, default 20000
+	MaxResultBytes     int               // result cap, default 16 KiB of JSON
 	// Call caps: calls over them have no effect and are recorded blocked.
 	MaxCallsPerTurn  int // default 8
 	MaxCallsPerEmail int // default 24
@@ -58,6 +63,7 @@ type Dispatcher struct {
 	routes    map[string]Func // by function name
 	staff     map[string]bool // lower-cased bare addresses
 	staffList []string        // the keys of staff, sorted once (Staff, Call.Staff)
+	trusted   []string        // Config.TrustedAuthservIDs
 	ext       *serial.Extractor
 	lex       *decision.Lexicon
 	maxBody   int
@@ -78,6 +84,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		routes:    make(map[string]Func, len(cfg.Tools.Tools)),
 		staff:     make(map[string]bool),
 		ext:       cfg.Extractor,
+		trusted:   slices.Clone(cfg.TrustedAuthservIDs),
 		lex:       cfg.Lexicon,
 		maxBody:   cfg.MaxBodyBytes,
 		maxResult: cfg.MaxResultBytes,
@@ -154,7 +161,28 @@ func (d *Dispatcher) Staff() []string {
 	return slices.Clone(d.staffList)
 }
 
+// Authenticated is what the trusted Authentication-Results say of msg's
+// From domain (Config.TrustedAuthservIDs).
+func (d *Dispatcher) Authenticated(msg *message.Message) message.Authentication {
+	return msg.Authenticated(d.trusted)
+}
+
+// Authenticates reports whether any authserv-id is trusted: without one no
+// message is authenticated.
+func (d *Dispatcher) Authenticates() bool { return len(d.trusted) > 0 }
+
+// ReplyAddress is where a reply to msg may go, the address from: reply_to
+// accepts (message.ReplyAddress under Authenticated), and why its Reply-To
+// was set aside ("" when it was not).
+func (d *Dispatcher) ReplyAddress(msg *message.Message) (addr, note string) {
+	return msg.ReplyAddress(d.Authenticated(msg))
+}
+
 // Session starts the per-email state for msg handled under sc.
 func (d *Dispatcher) Session(msg *message.Message, sc *instructions.Scenario, key triage.Key) *Session {
-	return &Session{d: d, msg: msg, sc: sc, key: key, runs: map[string]int{}}
+	s := &Session{d: d, msg: msg, sc: sc, key: key, runs: map[string]int{}}
+	if msg != nil {
+		s.replyTo, _ = d.ReplyAddress(msg)
+	}
+	return s
 }

@@ -81,7 +81,7 @@ func NotifyStaff(s mail.Sender, from, domain string, n Notices) Handler[NotifySt
 		var thread mail.Reply
 		if m := call.Msg; m != nil {
 			thread.InboundFrom = m.From.Address
-			thread.ReplyTo = customerAddress(m)
+			thread.ReplyTo = customerAddress(m, call.ReplyTo)
 			if id, ok := mail.ValidMsgID(m.MessageID); ok {
 				thread.InReplyTo = "<" + id + ">"
 			}
@@ -113,11 +113,13 @@ func NotifyStaff(s mail.Sender, from, domain string, n Notices) Handler[NotifySt
 }
 
 // customerAddress is the Reply-To of a staff notice: the address triage
-// answers the customer at (their Reply-To, else From), with the customer's
+// answers the customer at, replyTo (Call.ReplyTo: their Reply-To when it
+// may be answered, else From; "" reads as From), with the customer's
 // display name when it is their From; "" when it is no usable address.
-func customerAddress(m *message.Message) string {
-	a, err := netmail.ParseAddress(m.ReplyTo)
-	if err != nil || a.Name != "" || !strings.EqualFold(a.Address, strings.TrimSpace(m.ReplyTo)) {
+func customerAddress(m *message.Message, replyTo string) string {
+	replyTo = replyAddress(m, replyTo)
+	a, err := netmail.ParseAddress(replyTo)
+	if err != nil || a.Name != "" || !strings.EqualFold(a.Address, strings.TrimSpace(replyTo)) {
 		return "" // the parser gives bare addresses: anything else is not one
 	}
 	if name := oneLine(m.From.Name); name != "" && strings.EqualFold(a.Address, m.From.Address) {
@@ -126,12 +128,22 @@ func customerAddress(m *message.Message) string {
 	return a.String()
 }
 
+// replyAddress is replyTo, or when it is "" (a notice outside a session),
+// where an unauthenticated message is answered (message.ReplyAddress).
+func replyAddress(m *message.Message, replyTo string) string {
+	if replyTo != "" {
+		return replyTo
+	}
+	addr, _ := m.ReplyAddress(message.Authentication{})
+	return addr
+}
+
 // compose gathers what the notice says: the checked facts, the email, the
 // ticket and its history, what triage already told the customer. A case
 // that cannot be read is said so in the notice; it never stops it.
 func (n Notices) compose(ctx context.Context, call *Call, in NotifyStaffArgs) Notice {
 	nt := Notice{
-		ModelSubject: in.Subject, ModelNote: in.Body, Msg: call.Msg, TicketID: call.TicketID,
+		ModelSubject: in.Subject, ModelNote: in.Body, Msg: call.Msg, ReplyTo: call.ReplyTo, TicketID: call.TicketID,
 		Draft: call.Draft, Escalates: call.Scenario != nil && call.Scenario.Escalate,
 	}
 	if call.Scenario != nil {

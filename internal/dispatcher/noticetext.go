@@ -42,9 +42,12 @@ type Notice struct {
 	Draft     bool   // reply mode draft: the customer's reply is a draft a person sends
 	Scenario  string // the scenario's name
 	Msg       *message.Message
-	TicketID  string
-	Ticket    *tickets.State // nil when unknown
-	Told      []Told         // triage's earlier replies on the ticket, oldest first
+	// ReplyTo is where triage answers the customer (Call.ReplyTo; ""
+	// reads as Msg's From address): the notice's Reply-To.
+	ReplyTo  string
+	TicketID string
+	Ticket   *tickets.State // nil when unknown
+	Told     []Told         // triage's earlier replies on the ticket, oldest first
 	// CaseProblem says what of the case could not be read ("" when all).
 	CaseProblem string
 	Link        string // the conversation in the review console; "" for none
@@ -102,7 +105,7 @@ func (n Notice) Body() string {
 	line("%s %s", n.label(), n.what())
 	line("")
 	line("What triage does: %s", n.next())
-	if n.Msg != nil && customerAddress(n.Msg) != "" {
+	if n.Msg != nil && customerAddress(n.Msg, n.ReplyTo) != "" {
 		line("Reply to this notice to answer the customer directly: its Reply-To is their address.")
 	}
 	if n.Link != "" {
@@ -118,7 +121,11 @@ func (n Notice) Body() string {
 		}
 		line("Customer: %s", from)
 		if rt := oneLine(m.ReplyTo); rt != "" && !strings.EqualFold(rt, m.From.Address) {
-			line("Reply-To: %s (differs from the From address; triage answers the Reply-To)", rt)
+			if strings.EqualFold(rt, replyAddress(m, n.ReplyTo)) {
+				line("Reply-To: %s (differs from the From address; triage answers the Reply-To)", rt)
+			} else {
+				line("Reply-To: %s (outside the sender's domain and not authenticated: triage answers the From address, not this one)", rt)
+			}
 		}
 		if id := oneLine(m.MessageID); id != "" {
 			line("Message-ID: %s", id)

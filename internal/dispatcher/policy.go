@@ -121,7 +121,14 @@ func (s *Session) checkAddress(name, from, v string) error {
 			return refuse(code, "%s must be the sender of the message (its From address)", name)
 		}
 	case instructions.FromReplyTo:
-		if !sameAddress(addr, s.msg.ReplyTo) {
+		// The reply address, not the Reply-To as written: a Reply-To
+		// outside the From domain counts only for an authenticated
+		// message (Dispatcher.ReplyAddress), or anyone could have triage
+		// mail anyone.
+		if !sameAddress(addr, s.replyTo) {
+			if !sameAddress(addr, s.msg.From.Address) && sameAddress(addr, s.msg.ReplyTo) {
+				return refuse(code, "%s must be the customer's reply address, %s: the message's Reply-To %s is outside the sender's domain and the message is not authenticated, so it is never answered", name, s.replyTo, s.msg.ReplyTo)
+			}
 			return refuse(code, "%s must be the customer's reply address", name)
 		}
 		// A customer reply never goes to staff, even when a stranger's

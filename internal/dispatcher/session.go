@@ -30,6 +30,9 @@ type Session struct {
 	msg *message.Message
 	sc  *instructions.Scenario
 	key triage.Key
+	// replyTo is where a reply may go (Dispatcher.ReplyAddress): from:
+	// reply_to accepts it and nothing else.
+	replyTo string
 
 	mu        sync.Mutex
 	opts      Options
@@ -197,7 +200,7 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ag
 		if s.opts.DryRun && tool.Effect {
 			res.Value, rec.DryRun = dryRunResult(tool, s.opts.Draft), true
 		} else {
-			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Received: s.received(start), Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language, Scenario: s.sc})
+			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Received: s.received(start), Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language, Scenario: s.sc, ReplyTo: s.replyTo})
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked, rec.Reason = true, de.Reason

@@ -115,6 +115,10 @@ type Call struct {
 	// Scenario is the scenario the email is handled under (nil outside a
 	// session): a staff notice says what it hands over.
 	Scenario *instructions.Scenario
+	// ReplyTo is where a reply to the customer may go
+	// (Dispatcher.ReplyAddress; "" outside a session): a staff notice's
+	// Reply-To.
+	ReplyTo string
 }
 
 // Func executes one call that passed every policy and returns its result.

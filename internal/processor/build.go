@@ -55,11 +55,15 @@ type Parts struct {
 	// and Domain its domain (of the Message-IDs we make).
 	From, Address, Domain string
 	Staff                 []string // addresses notify_staff and escalations may mail
-	ConsoleURL            string   // staff notices link to the conversation there
-	Extractor             *serial.Extractor
-	Language              *language.Detector
-	Bounds                Bounds
-	Attachments           AttachConfig
+	// TrustedAuthservIDs are the receiving servers whose
+	// Authentication-Results are believed (dispatcher.Config's field of
+	// the same name).
+	TrustedAuthservIDs []string
+	ConsoleURL         string // staff notices link to the conversation there
+	Extractor          *serial.Extractor
+	Language           *language.Detector
+	Bounds             Bounds
+	Attachments        AttachConfig
 	// Spam is the spam score header the receiving server writes and its
 	// threshold, besides the built-in verdicts (guard.SpamScore).
 	Spam      guard.SpamScore
@@ -158,13 +162,14 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 	proc, err := Assemble(
 		agent.Config{Model: m, ModelName: p.ModelName, MaxOutputTokens: int32(mo.MaxOutputTokens), ToolChoice: mo.ToolChoice, Sleep: p.Sleep, Logger: log},
 		dispatcher.Config{
-			Tools:          p.Instructions.Tools,
-			Builtins:       builtins,
-			Routes:         routes,
-			StaffAddresses: p.Staff,
-			Extractor:      p.Extractor,
-			Lexicon:        lex,
-			Logger:         log,
+			Tools:              p.Instructions.Tools,
+			Builtins:           builtins,
+			Routes:             routes,
+			StaffAddresses:     p.Staff,
+			TrustedAuthservIDs: p.TrustedAuthservIDs,
+			Extractor:          p.Extractor,
+			Lexicon:            lex,
+			Logger:             log,
 		},
 		Config{
 			Bounds:          p.Bounds,

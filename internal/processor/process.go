@@ -162,9 +162,13 @@ func (p *Processor) gather(e *email, out *Outcome) bool {
 	out.Language = p.cfg.Language.Detect(msg.Subject + "\n" + msg.Text)
 	e.text = clip.Bytes(msg.Text, p.cfg.MaxTextBytes, truncated)
 	e.quoted = clip.Bytes(msg.Quoted, p.cfg.MaxTextBytes/2, truncated)
+	replyTo, setAside := p.cfg.Dispatcher.ReplyAddress(msg)
+	if setAside != "" {
+		out.Problems = append(out.Problems, setAside)
+	}
 	e.facts = prompt.Facts{
 		From:            msg.From.Address,
-		ReplyTo:         msg.ReplyTo,
+		ReplyTo:         replyTo,
 		Subject:         msg.Subject,
 		Language:        out.Language,
 		DefaultLanguage: p.cfg.Language.Default(),
@@ -192,7 +196,9 @@ func (p *Processor) gather(e *email, out *Outcome) bool {
 
 // join finds the conversation a follow-up belongs to (Config.Tickets) and
 // appends its text to the ticket as a note, idempotently; a conversation a
-// person owns is left to them.
+// person owns is left to them. When the dispatcher trusts an authserv-id,
+// a follow-up whose sender is not authenticated is left for a person and
+// the conversation untouched.
 func (p *Processor) join(ctx context.Context, e *email, out *Outcome) bool {
 	if p.cfg.Tickets == nil {
 		return false
@@ -206,11 +212,19 @@ func (p *Processor) join(ctx context.Context, e *email, out *Outcome) bool {
 	if err != nil {
 		return out.fail(triage.ReasonTicketStore, err.Error())
 	}
-	e.conv, e.convWhy = conv, why
 	if conv == nil {
 		return false
 	}
 	msg := e.msg
+	if d := p.cfg.Dispatcher; d.Authenticates() {
+		// From costs nothing to forge: only an authenticated message reads
+		// a conversation's history, adds to it or escalates it.
+		if a := d.Authenticated(msg); !a.Pass {
+			return out.fail(triage.ReasonUnauthenticated, fmt.Sprintf("it would join %s (%s), but its sender is not authenticated (%s): the conversation is not read nor changed, left for a person",
+				conv.TicketID, why, a.Detail))
+		}
+	}
+	e.conv, e.convWhy = conv, why
 	out.TicketID, out.Followup = conv.TicketID, true
 	id := noteID(msg, out.Key)
 	e.earlier = earlierInbound(conv, id)

@@ -178,6 +178,13 @@ func newEnvFull(t testing.TB, m agent.Model, staff []string, store tickets.Store
 // outbox) in dir: two envs on one dir are two runs sharing them.
 func newEnvAt(t testing.TB, dir string, m agent.Model, staff []string, store tickets.Store, opts ...func(*agent.Config, *processor.Config)) *env {
 	t.Helper()
+	return newEnvDispatch(t, dir, m, staff, store, nil, opts...)
+}
+
+// newEnvDispatch is newEnvAt with dopt, when set, changing the dispatcher's
+// configuration.
+func newEnvDispatch(t testing.TB, dir string, m agent.Model, staff []string, store tickets.Store, dopt func(*dispatcher.Config), opts ...func(*agent.Config, *processor.Config)) *env {
+	t.Helper()
 	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
 	if err != nil {
 		t.Fatal(err)
@@ -217,11 +224,13 @@ func newEnvAt(t testing.TB, dir string, m agent.Model, staff []string, store tic
 	for _, o := range opts {
 		o(&ac, &pc)
 	}
-	p, err := processor.Assemble(ac,
-		dispatcher.Config{Tools: ts, StaffAddresses: staff,
-			Builtins: dispatcher.Routes(w, nil, tk, ob, "Serwis <serwis@example.com>", "example.com",
-				dispatcher.Notices{Case: outboxCase{storeOr(store, tk), ob}, ConsoleURL: "https://console.example.com/"})},
-		pc)
+	dc := dispatcher.Config{Tools: ts, StaffAddresses: staff,
+		Builtins: dispatcher.Routes(w, nil, tk, ob, "Serwis <serwis@example.com>", "example.com",
+			dispatcher.Notices{Case: outboxCase{storeOr(store, tk), ob}, ConsoleURL: "https://console.example.com/"})}
+	if dopt != nil {
+		dopt(&dc)
+	}
+	p, err := processor.Assemble(ac, dc, pc)
 	if err != nil {
 		t.Fatal(err)
 	}
