@@ -343,7 +343,7 @@ func TestReplayLedgerBaseline(t *testing.T) {
 			t.Fatal(err)
 		}
 		js, _ := json.Marshal(o)
-		if err := l.SetOutcome(ctx, e.Loc, js, ""); err != nil {
+		if err := l.SetOutcome(ctx, e.Loc, js, "", ledger.Usage{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -56,7 +56,8 @@ func columnList(list string) []string { return strings.Split(list, ", ") }
 var ledgerTables = []tableCopy{
 	{name: "messages",
 		cols: columnList("account, mailbox, uidvalidity, uid, key, message_id, sender, subject, state, reason, scenario, attempts, imap_done, " +
-			"created, updated, digest, detail, outcome, body, trace_id, ticket, received, answer_by, answered, clock_joined, notified, lapsed"),
+			"created, updated, digest, detail, outcome, body, trace_id, ticket, received, answer_by, answered, clock_joined, notified, lapsed, " +
+			"model, usage_month, model_calls, prompt_tokens, cached_tokens, output_tokens"),
 		orderBy: "created, account, mailbox, uidvalidity, uid", count: func(c *copyCounts) *int { return &c.Messages }},
 	{name: "replies",
 		cols: columnList("key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, " +

@@ -125,7 +125,7 @@ func fill(t *testing.T, l *ledger.Ledger, tk *tickets.SQLite) {
 		if err := l.Finish(ctx, e.Loc, st, triage.Reason("why-"+st), "valid-warranty"); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.SetOutcome(ctx, e.Loc, []byte(`{"status":"`+string(st)+`"}`), "Treść "+string(st)); err != nil {
+		if err := l.SetOutcome(ctx, e.Loc, []byte(`{"status":"`+string(st)+`"}`), "Treść "+string(st), ledger.Usage{}); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {

@@ -236,17 +236,26 @@ type Request struct {
 	FinalFunction string
 }
 
-// Usage sums token counts over every model call.
+// Usage sums token counts over every model call, as the model reports
+// them (Gemini's usageMetadata, an OpenAI-compatible endpoint's usage).
+// Prompt counts every input token, Cached included: Cached is the part of
+// Prompt the provider served from its context cache (explicit or implicit;
+// billed at the cached-input price). Output counts the answer's tokens and
+// Thoughts the model's thinking (billed as output).
 type Usage struct {
-	Prompt int `json:"prompt"`
-	Output int `json:"output"`
-	Total  int `json:"total"`
+	Prompt   int `json:"prompt"`
+	Cached   int `json:"cached"`
+	Output   int `json:"output"`
+	Thoughts int `json:"thoughts,omitempty"`
+	Total    int `json:"total"`
 }
 
 // Add adds o to u.
 func (u *Usage) Add(o Usage) {
 	u.Prompt += o.Prompt
+	u.Cached += o.Cached
 	u.Output += o.Output
+	u.Thoughts += o.Thoughts
 	u.Total += o.Total
 }
 
@@ -257,9 +266,11 @@ func UsageOf(resp *genai.GenerateContentResponse) Usage {
 	}
 	m := resp.UsageMetadata
 	return Usage{
-		Prompt: int(m.PromptTokenCount),
-		Output: int(m.CandidatesTokenCount),
-		Total:  int(m.TotalTokenCount),
+		Prompt:   int(m.PromptTokenCount),
+		Cached:   int(m.CachedContentTokenCount),
+		Output:   int(m.CandidatesTokenCount),
+		Thoughts: int(m.ThoughtsTokenCount),
+		Total:    int(m.TotalTokenCount),
 	}
 }
 

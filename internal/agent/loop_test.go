@@ -222,7 +222,7 @@ func TestRun(t *testing.T) {
 				return []geminitest.Step{fixtureStep(t, 200, "turn_check_warranty.json"), fixtureStep(t, 200, "turn_send_email.json")}
 			},
 			want: agent.Result{Turns: 2, ModelCalls: 2, FinalCalled: true, Text: "Sending the reply now.",
-				Usage: agent.Usage{Prompt: 412 + 530, Output: 18 + 61, Total: 486 + 650}},
+				Usage: agent.Usage{Prompt: 412 + 530, Output: 18 + 61, Thoughts: 56 + 59, Total: 486 + 650}},
 			wantCalls: []string{
 				`check_warranty {"serial_number":"SN1"}`,
 				`send_email {"body":"Your device SN1 is under warranty.","subject":"Re: SN1","to":"customer@example.com"}`,

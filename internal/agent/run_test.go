@@ -284,3 +284,24 @@ func TestRunNudgeNamesFunctions(t *testing.T) {
 		t.Errorf("nudge names check_warranty, already called:\n%s", got)
 	}
 }
+
+// TestRunUsageCachedAndThoughts: the usage of a run sums what Gemini
+// reports per call, the tokens served from its context cache and the
+// thinking tokens included.
+func TestRunUsageCachedAndThoughts(t *testing.T) {
+	f := geminitest.New(t,
+		geminitest.ReplyUsage(geminitest.Usage{Prompt: 1500, Cached: 1024, Output: 30, Thoughts: 12},
+			geminitest.Cand("STOP", geminitest.Call("c1", "check_warranty", geminitest.Obj("serial_number", "SN1")))),
+		geminitest.ReplyUsage(geminitest.Usage{Prompt: 1700, Cached: 1024, Output: 80},
+			geminitest.Cand("STOP", geminitest.Call("c2", "send_email", geminitest.Obj("to", customer, "subject", "Re", "body", "ok")))),
+	)
+	a := newAgent(t, gemini(f), &sleeps{}, nil)
+	got, err := a.Run(context.Background(), request(), &fakeTools{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agent.Usage{Prompt: 3200, Cached: 2048, Output: 110, Thoughts: 12, Total: 1500 + 30 + 12 + 1700 + 80}
+	if diff := cmp.Diff(want, got.Usage); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
+	}
+}

@@ -204,7 +204,9 @@ func (f *fixture) email(t *testing.T, e email) triage.Key {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := f.Ledger.SetOutcome(ctx, loc, js, e.text); err != nil {
+		o := e.outcome
+		u := ledger.Usage{Model: o.Model, Calls: o.ModelCalls, Prompt: o.Tokens.Prompt, Cached: o.Tokens.Cached, Output: o.Tokens.Output + o.Tokens.Thoughts}
+		if err := f.Ledger.SetOutcome(ctx, loc, js, e.text, u); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -33,16 +33,53 @@ type Stored struct {
 	Body    string // the customer's text; "" when none was kept
 }
 
+// Usage is what one attempt at a message cost: its model calls and tokens
+// as the model reported them (Prompt includes Cached, the tokens served
+// from a context cache; Output includes thinking), and the model.
+type Usage struct {
+	Model                  string
+	Calls                  int
+	Prompt, Cached, Output int
+}
+
 // SetOutcome keeps the outcome JSON and the customer's text with the entry
-// at loc.
-func (l *Ledger) SetOutcome(ctx context.Context, loc Loc, outcome []byte, body string) error {
+// at loc, and adds the attempt's usage to the message's (the month of its
+// latest attempt is the ledger's clock's, UTC).
+func (l *Ledger) SetOutcome(ctx context.Context, loc Loc, outcome []byte, body string, u Usage) error {
 	if len(outcome) > MaxOutcomeBytes {
 		outcome = nil
 	}
-	res, err := l.db.ExecContext(ctx, `UPDATE messages SET outcome=?, body=?
+	res, err := l.db.ExecContext(ctx, `UPDATE messages SET outcome=?, body=?,
+		model=?, usage_month=?, model_calls=model_calls+?, prompt_tokens=prompt_tokens+?, cached_tokens=cached_tokens+?, output_tokens=output_tokens+?
 		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
-		string(outcome), clip.Bytes(body, MaxBodyBytes, ""), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
+		string(outcome), clip.Bytes(body, MaxBodyBytes, ""),
+		u.Model, l.now().UTC().Format("2006-01"), u.Calls, u.Prompt, u.Cached, u.Output,
+		loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
 	return checkOne(res, err, "set outcome", loc)
+}
+
+// UsageStat is the usage of the messages of one scenario ("" when none
+// was chosen) answered by one model in one month (2026-11).
+type UsageStat struct {
+	Scenario, Month, Model string
+	// Messages counts the messages; Resolved those replied to or drafted.
+	Messages, Resolved     int64
+	Calls                  int64
+	Prompt, Cached, Output int64
+}
+
+// UsageStats sums the usage kept with the messages (SetOutcome) per
+// scenario, month and model, by scenario then month.
+func (l *Ledger) UsageStats(ctx context.Context) ([]UsageStat, error) {
+	return queryAll(ctx, l, "usage stats", func(sc scanner) (UsageStat, error) {
+		var u UsageStat
+		err := sc.Scan(&u.Scenario, &u.Month, &u.Model, &u.Messages, &u.Resolved, &u.Calls, &u.Prompt, &u.Cached, &u.Output)
+		return u, err
+	}, `SELECT scenario, usage_month, model, COUNT(*),
+		CAST(SUM(CASE WHEN state IN (?, ?) THEN 1 ELSE 0 END) AS BIGINT),
+		CAST(SUM(model_calls) AS BIGINT), CAST(SUM(prompt_tokens) AS BIGINT), CAST(SUM(cached_tokens) AS BIGINT), CAST(SUM(output_tokens) AS BIGINT)
+		FROM messages WHERE usage_month <> '' GROUP BY scenario, usage_month, model ORDER BY scenario, usage_month, model`,
+		StateReplied, StateDrafted)
 }
 
 const storedCols = readCols + `, outcome, body`

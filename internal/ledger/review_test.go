@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func TestOutcomeKeptAndBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		long := strings.Repeat("ż", MaxBodyBytes) // 2 bytes a rune: cut in the middle of none
-		if err := l.SetOutcome(ctx, loc, []byte(`{"status":"replied"}`), long); err != nil {
+		if err := l.SetOutcome(ctx, loc, []byte(`{"status":"replied"}`), long, Usage{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.Finish(ctx, loc, StateReplied, "", "s"); err != nil {
@@ -40,7 +41,7 @@ func TestOutcomeKeptAndBounded(t *testing.T) {
 		if string(es[0].Outcome) != `{"status":"replied"}` || len(es[0].Body) != MaxBodyBytes || !strings.HasSuffix(es[0].Body, "ż") {
 			t.Errorf("kept outcome %q, body %d bytes", es[0].Outcome, len(es[0].Body))
 		}
-		if err := l.SetOutcome(ctx, loc, make([]byte, MaxOutcomeBytes+1), ""); err != nil {
+		if err := l.SetOutcome(ctx, loc, make([]byte, MaxOutcomeBytes+1), "", Usage{}); err != nil {
 			t.Fatal(err)
 		}
 		if es, _ := l.ByRef(ctx, key.Ref()); es[0].Outcome != nil {
@@ -66,7 +67,7 @@ func TestSearch(t *testing.T) {
 				t.Fatal(err)
 			}
 			if outcome != "" {
-				if err := l.SetOutcome(ctx, loc, []byte(outcome), ""); err != nil {
+				if err := l.SetOutcome(ctx, loc, []byte(outcome), "", Usage{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -188,6 +189,54 @@ func TestRetryRequest(t *testing.T) {
 		want := []ScenarioCount{{"sc", StateFailed, 3}, {"sc", StateRetried, 1}}
 		if diff := cmp.Diff(want, counts); diff != "" {
 			t.Errorf("ScenarioCounts (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestUsageStats: each attempt's usage adds to its message's; the stats sum
+// the messages per scenario, month (of the latest attempt) and model, and
+// count the resolved ones (replied or drafted); a message the pipeline
+// never reached is not counted.
+func TestUsageStats(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		now := time.Date(2026, 10, 31, 23, 0, 0, 0, time.UTC)
+		l := openAt(t, target, &now)
+		msg := func(uid uint32, state State, scenario string, us ...Usage) {
+			t.Helper()
+			loc := Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 1, UID: uid}
+			if _, err := l.Begin(ctx, Entry{Loc: loc, Key: triage.Key(fmt.Sprint("k", uid)), Sender: "jan@example.com"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range us {
+				if err := l.SetOutcome(ctx, loc, []byte(`{}`), "", u); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := l.Finish(ctx, loc, state, "", scenario); err != nil {
+				t.Fatal(err)
+			}
+		}
+		flash := func(calls, prompt, cached, output int) Usage {
+			return Usage{Model: "gemini-2.5-flash", Calls: calls, Prompt: prompt, Cached: cached, Output: output}
+		}
+		msg(1, StateReplied, "valid-warranty", flash(3, 9000, 6000, 200))
+		now = now.Add(2 * time.Hour) // November
+		msg(2, StateFailed, "valid-warranty", flash(1, 3000, 0, 50), flash(3, 9100, 6100, 210))
+		msg(3, StateDrafted, "valid-warranty", flash(2, 5000, 4000, 100))
+		msg(4, StateSkipped, "")
+		msg(5, StateSkipped, "", Usage{})
+		got, err := l.UsageStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []UsageStat{
+			{Scenario: "", Month: "2026-11", Model: "", Messages: 1},
+			{Scenario: "valid-warranty", Month: "2026-10", Model: "gemini-2.5-flash", Messages: 1, Resolved: 1, Calls: 3, Prompt: 9000, Cached: 6000, Output: 200},
+			{Scenario: "valid-warranty", Month: "2026-11", Model: "gemini-2.5-flash", Messages: 2, Resolved: 1, Calls: 6, Prompt: 17100, Cached: 10100, Output: 360},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("UsageStats (-want +got):\n%s", diff)
 		}
 	})
 }

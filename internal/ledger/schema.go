@@ -36,7 +36,22 @@ var migrations = []store.Migration{
 	{SQLite: complaintSchema, Postgres: complaintSchema},
 	{SQLite: resolutionSQLite, Postgres: resolutionPostgres},
 	{SQLite: wakeSchema, Postgres: wakeSchema},
+	{SQLite: usageSchema, Postgres: usageSchema},
 }
+
+// usageSchema keeps what each message cost in model calls and tokens (the
+// sums over its attempts, as the model reported them), the model that
+// answered, and the month (UTC, 2026-11) of its latest attempt: ledger
+// stats and the console's scenarios page sum them per scenario and month,
+// and turn them into money with the configured prices.
+const usageSchema = `
+ALTER TABLE messages ADD COLUMN model TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN usage_month TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN model_calls BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE messages ADD COLUMN prompt_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE messages ADD COLUMN cached_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE messages ADD COLUMN output_tokens BIGINT NOT NULL DEFAULT 0;
+`
 
 // claimSchema lets several daemons share one store (claim.go): a message
 // row carries its claim, the daemon working on it (claimant) and until when

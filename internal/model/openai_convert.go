@@ -311,8 +311,18 @@ func jsonSchema(s *genai.Schema) map[string]any {
 func fromChat(cr *chatResponse) *genai.GenerateContentResponse {
 	resp := &genai.GenerateContentResponse{ResponseID: cr.ID, ModelVersion: cr.Model}
 	if u := cr.Usage; u != nil {
-		resp.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{
+		m := &genai.GenerateContentResponseUsageMetadata{
 			PromptTokenCount: u.PromptTokens, CandidatesTokenCount: u.CompletionTokens, TotalTokenCount: u.TotalTokens}
+		if d := u.PromptDetails; d != nil {
+			m.CachedContentTokenCount = min(max(d.CachedTokens, 0), u.PromptTokens)
+		}
+		// Gemini counts thinking apart from the answer; OpenAI within
+		// completion_tokens.
+		if d := u.CompletionDetails; d != nil && d.ReasoningTokens > 0 && d.ReasoningTokens <= u.CompletionTokens {
+			m.ThoughtsTokenCount = d.ReasoningTokens
+			m.CandidatesTokenCount = u.CompletionTokens - d.ReasoningTokens
+		}
+		resp.UsageMetadata = m
 	}
 	for _, ch := range cr.Choices {
 		cand := &genai.Candidate{Index: int32(ch.Index), FinishReason: finishReason(ch.FinishReason)}

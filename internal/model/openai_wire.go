@@ -117,11 +117,20 @@ type chatChoice struct {
 	FinishReason string      `json:"finish_reason"` // stop | length | tool_calls | content_filter
 }
 
-// chatUsage counts tokens.
+// chatUsage counts tokens. prompt_tokens_details.cached_tokens is the part
+// of prompt_tokens the endpoint's prompt cache served;
+// completion_tokens_details.reasoning_tokens the part of completion_tokens
+// spent reasoning. Endpoints that have neither leave them out.
 type chatUsage struct {
 	PromptTokens     int32 `json:"prompt_tokens"`
 	CompletionTokens int32 `json:"completion_tokens"`
 	TotalTokens      int32 `json:"total_tokens"`
+	PromptDetails    *struct {
+		CachedTokens int32 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details,omitempty"`
+	CompletionDetails *struct {
+		ReasoningTokens int32 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details,omitempty"`
 }
 
 // chatError is the body of an error answer.

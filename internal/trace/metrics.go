@@ -68,7 +68,7 @@ func NewMetrics() *Metrics {
 			Name: "triage_model_calls_total",
 			Help: "Model calls made while processing messages.",
 		}),
-		tokens: counterVec("triage_model_tokens_total", "Model tokens used, by kind (prompt, output).", "kind"),
+		tokens: counterVec("triage_model_tokens_total", "Model tokens used, by kind (prompt, cached: the part of prompt served from a context cache, output).", "kind"),
 		errors: counterVec("triage_errors_total", "Errors by kind (imap, smtp, ledger, process).", "kind"),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "triage_message_duration_seconds",
@@ -112,6 +112,7 @@ type Processed struct {
 	Scenario     string // "" is counted as "none"
 	ModelCalls   int
 	PromptTokens int
+	CachedTokens int // the part of PromptTokens served from a context cache
 	OutputTokens int
 }
 
@@ -135,6 +136,7 @@ func (m *Metrics) Observe(o Processed, d time.Duration) {
 	}
 	m.modelCalls.Add(float64(o.ModelCalls))
 	m.tokens.WithLabelValues("prompt").Add(float64(o.PromptTokens))
+	m.tokens.WithLabelValues("cached").Add(float64(o.CachedTokens))
 	m.tokens.WithLabelValues("output").Add(float64(o.OutputTokens))
 	m.latency.Observe(d.Seconds())
 }

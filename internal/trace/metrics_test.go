@@ -30,7 +30,7 @@ func TestMetricsHandler(t *testing.T) {
 	if code, _ := get(t, srv, "/healthz"); code != http.StatusServiceUnavailable {
 		t.Errorf("/healthz before the first pass = %d, want 503", code)
 	}
-	m.Observe(Processed{Status: "replied", Scenario: "valid-warranty", ModelCalls: 3, PromptTokens: 10, OutputTokens: 5}, 200*time.Millisecond)
+	m.Observe(Processed{Status: "replied", Scenario: "valid-warranty", ModelCalls: 3, PromptTokens: 10, CachedTokens: 4, OutputTokens: 5}, 200*time.Millisecond)
 	m.Observe(Processed{Status: "skipped"}, time.Millisecond)
 	m.Reached("replied")
 	m.Error("imap")
@@ -47,6 +47,7 @@ func TestMetricsHandler(t *testing.T) {
 		`triage_model_calls_total 3`,
 		`triage_model_tokens_total{kind="prompt"} 10`,
 		`triage_model_tokens_total{kind="output"} 5`,
+		`triage_model_tokens_total{kind="cached"} 4`,
 		`triage_messages_final_total{state="replied"} 1`,
 		`triage_errors_total{kind="imap"} 1`,
 		`triage_message_duration_seconds_count 2`,

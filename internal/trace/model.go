@@ -6,6 +6,7 @@ import (
 
 	"errors"
 	"fmt"
+
 	"go.opentelemetry.io/otel/codes"
 
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
@@ -71,7 +72,8 @@ func (m *Model) GenerateContent(ctx context.Context, model string, contents []*g
 	}
 	if u := resp.UsageMetadata; u != nil {
 		span.SetAttributes(semconv.GenAIUsageInputTokensKey.Int(int(u.PromptTokenCount)),
-			semconv.GenAIUsageOutputTokensKey.Int(int(u.CandidatesTokenCount+u.ThoughtsTokenCount)))
+			semconv.GenAIUsageOutputTokensKey.Int(int(u.CandidatesTokenCount+u.ThoughtsTokenCount)),
+			semconv.GenAIUsageCacheReadInputTokensKey.Int(int(u.CachedContentTokenCount)))
 	}
 	var reasons []string
 	for _, c := range resp.Candidates {

@@ -116,6 +116,9 @@ func attr(s *tracepb.Span, key string) *commonpb.AnyValue {
 // exportOne sets tracing up against a loopback receiver with env, records
 // one email (a model turn through the real genai SDK, a refused function
 // call), shuts down, and returns what the receiver got.
+// exportCached is the cachedContentTokenCount of exportOne's model answer.
+const exportCached = 60
+
 func exportOne(t *testing.T, env map[string]string) *receiver {
 	rc := &receiver{t: t}
 	srv := httptest.NewServer(rc)
@@ -131,7 +134,8 @@ func exportOne(t *testing.T, env map[string]string) *receiver {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gem := geminitest.New(t, geminitest.One(geminitest.Call("c1", "send_email", geminitest.Obj("to", "jan@example.com"))))
+	gem := geminitest.New(t, geminitest.ReplyUsage(geminitest.Usage{Prompt: geminitest.PromptTokens, Cached: exportCached, Output: geminitest.OutputTokens},
+		geminitest.Cand("STOP", geminitest.Call("c1", "send_email", geminitest.Obj("to", "jan@example.com")))))
 	m := &Model{Next: &agent.Gemini{Client: gem.Client()}, Provider: ProviderGemini}
 	ectx, span, started := Email(ctx, InboxKey.String("serwis@example.com/INBOX"))
 	if !started {
@@ -179,6 +183,7 @@ func TestExportOverOTLPHTTP(t *testing.T) {
 	}
 	got["gen_ai.usage.input_tokens"] = attr(chat, "gen_ai.usage.input_tokens").GetIntValue()
 	got["gen_ai.usage.output_tokens"] = attr(chat, "gen_ai.usage.output_tokens").GetIntValue()
+	got["gen_ai.usage.cache_read.input_tokens"] = attr(chat, "gen_ai.usage.cache_read.input_tokens").GetIntValue()
 	var reasons []string
 	for _, v := range attr(chat, "gen_ai.response.finish_reasons").GetArrayValue().GetValues() {
 		reasons = append(reasons, v.GetStringValue())
@@ -188,6 +193,7 @@ func TestExportOverOTLPHTTP(t *testing.T) {
 		"gen_ai.operation.name": "chat", "gen_ai.provider.name": "gcp.gemini", "gen_ai.request.model": "gemini-test",
 		"gen_ai.response.model": geminitest.ModelVersion, "gen_ai.usage.input_tokens": int64(geminitest.PromptTokens),
 		"gen_ai.usage.output_tokens": int64(geminitest.OutputTokens), "gen_ai.response.finish_reasons": []string{"STOP"},
+		"gen_ai.usage.cache_read.input_tokens": int64(exportCached),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("chat span (-want +got):\n%s", diff)

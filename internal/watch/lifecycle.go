@@ -325,5 +325,6 @@ func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e le
 // processed is what the metrics count of out.
 func processed(out processor.Outcome) trace.Processed {
 	return trace.Processed{Status: out.Status, Reason: out.Reason, Scenario: out.Scenario,
-		ModelCalls: out.ModelCalls, PromptTokens: out.Tokens.Prompt, OutputTokens: out.Tokens.Output}
+		ModelCalls: out.ModelCalls, PromptTokens: out.Tokens.Prompt,
+		CachedTokens: out.Tokens.Cached, OutputTokens: out.Tokens.Output + out.Tokens.Thoughts}
 }

@@ -304,5 +304,24 @@ func Reply(cands ...map[string]any) Step {
 	))}
 }
 
+// Usage is a usageMetadata of a scripted reply, as Gemini sends it.
+type Usage struct {
+	Prompt, Cached, Output, Thoughts int
+}
+
+// ReplyUsage is a 200 answer holding cands with usageMetadata u (its
+// cachedContentTokenCount and thoughtsTokenCount sent only when not zero,
+// as Gemini does) and ModelVersion.
+func ReplyUsage(u Usage, cands ...map[string]any) Step {
+	meta := Obj("promptTokenCount", u.Prompt, "candidatesTokenCount", u.Output, "totalTokenCount", u.Prompt+u.Output+u.Thoughts)
+	if u.Cached != 0 {
+		meta["cachedContentTokenCount"] = u.Cached
+	}
+	if u.Thoughts != 0 {
+		meta["thoughtsTokenCount"] = u.Thoughts
+	}
+	return Step{Body: JSON(Obj("candidates", cands, "usageMetadata", meta, "modelVersion", ModelVersion))}
+}
+
 // One is a Reply with a single STOP candidate holding parts.
 func One(parts ...map[string]any) Step { return Reply(Cand("STOP", parts...)) }
