@@ -22,6 +22,7 @@ import (
 	"triage/internal/clients/tickets"
 	"triage/internal/console"
 	"triage/internal/ledger"
+	"triage/internal/model"
 	"triage/internal/replies"
 	"triage/internal/review"
 	"triage/internal/settings"
@@ -100,7 +101,8 @@ type consoleParts struct {
 	tickets  tickets.Conversations
 	sender   mail.Sender
 	autonomy review.Thresholds
-	oauth2   *watchSetup // the token sources, to observe
+	prices   model.Prices // prices:, for the scenarios page
+	oauth2   *watchSetup  // the token sources, to observe
 	closers  []func() error
 }
 
@@ -160,6 +162,7 @@ func runConsole(ctx context.Context, fs *pflag.FlagSet, o *consoleOptions, stder
 		parts.oauth2.observeOAuth2(log, nil)
 	}
 	cfg.Ledger, cfg.Tickets, cfg.Sender, cfg.Autonomy, cfg.Logger = parts.ledger, parts.tickets, parts.sender, parts.autonomy, log
+	cfg.Prices = parts.prices
 	srv, err := console.New(cfg)
 	if err != nil {
 		return usageErr("%v", err)
@@ -222,6 +225,9 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 		if err := wo.table.Check(); err != nil {
 			return nil, usageErr("console: %s: %v", path, err)
 		}
+		if err := wo.Prices.Check(); err != nil {
+			return nil, usageErr("console: %s: %v", path, err)
+		}
 		oauth2Relative(wo, path)
 	}
 	if storeURL != "" {
@@ -235,7 +241,7 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 			return nil, usageErr("console: ledger %v (run triage watch first)", err)
 		}
 	}
-	p := &consoleParts{autonomy: wo.Autonomy}
+	p := &consoleParts{autonomy: wo.Autonomy, prices: wo.Prices}
 	var err error
 	if p.ledger, err = ledger.Open(ctx, ledger.Config{Path: wo.ledgerTarget()}); err != nil {
 		return nil, failure(err)

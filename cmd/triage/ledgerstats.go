@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/clip"
+	"triage/internal/model"
 	"triage/internal/review"
 	"triage/internal/settings"
 )
@@ -19,7 +20,7 @@ import (
 func newLedgerStatsCmd() *cobra.Command {
 	var (
 		path, config, storeURL string
-		asJSON                 bool
+		asJSON, cost           bool
 		bar                    review.Thresholds
 		table                  settings.Table
 	)
@@ -52,10 +53,20 @@ still samples be rejected or edited too often).
 The same draft figures, per scenario for the daemon's inbox, are the
 Prometheus gauge triage_drafts{scenario,outcome} of --metrics-addr. --json
 prints one JSON object per scenario and inbox per line, with its readiness,
-the thresholds and its switches. It only reads the ledger.`,
+the thresholds and its switches. It only reads the ledger.
+
+After the drafts, the model usage per scenario from real traffic: messages,
+model calls, prompt tokens (and the share served from a context cache) and
+output tokens per email, summed over every attempt, as the model reported
+them. --cost turns them into money with the configuration's prices: (per
+model, input, cached input and output per 1M tokens), per scenario and
+month: the cost, the cost per 1,000 emails and the cost per resolved email
+(replied or drafted); --cost --json prints one JSON object per scenario,
+month and model. docs/scale.md, "What an answer costs", reads it.`,
 		Example: `  triage ledger stats --config /etc/triage/triage.yaml
   triage ledger stats --ledger /var/lib/triage/ledger.db --json
-  triage ledger stats --store postgres://triage@db/triage --autonomy-min-reviewed 50`,
+  triage ledger stats --store postgres://triage@db/triage --autonomy-min-reviewed 50
+  triage ledger stats --config /etc/triage/triage.yaml --cost`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := table.Resolve(cmd.Flags(), nil, nil); err != nil {
@@ -65,14 +76,32 @@ the thresholds and its switches. It only reads the ledger.`,
 			if err != nil {
 				return err
 			}
-			if err := barOfConfig(cmd, table, config, wo, &bar); err != nil {
+			wo, err = barOfConfig(cmd, table, config, wo, &bar)
+			if err != nil {
 				return err
+			}
+			var prices model.Prices
+			if wo != nil {
+				prices = wo.Prices
+			}
+			if cost && len(prices) == 0 {
+				return usageErr("ledger stats --cost: no prices: add a prices: section to the configuration (per model id: input, cached_input, output per 1M tokens; deploy/triage.example.yaml)")
 			}
 			l, err := openLedgerFile(cmd.Context(), path, "ledger stats")
 			if err != nil {
 				return err
 			}
 			defer l.Close()
+			us, err := l.UsageStats(cmd.Context())
+			if err != nil {
+				return failure(err)
+			}
+			if cost {
+				if asJSON {
+					return writeJSONLines(cmd.OutOrStdout(), costLines(us, prices))
+				}
+				return printCost(cmd.OutOrStdout(), us, prices)
+			}
 			rs := review.Of(l)
 			st, err := rs.Standings(cmd.Context(), bar)
 			if err != nil {
@@ -85,11 +114,15 @@ the thresholds and its switches. It only reads the ledger.`,
 			if asJSON {
 				return writeJSONLines(cmd.OutOrStdout(), statsLines(st, sw, bar))
 			}
-			return printDraftStats(cmd.OutOrStdout(), st, sw, bar)
+			if err := printDraftStats(cmd.OutOrStdout(), st, sw, bar); err != nil {
+				return err
+			}
+			return printUsage(cmd.OutOrStdout(), us)
 		},
 	}
 	table = append(ledgerSettings(&path, &config, &storeURL),
-		&settings.Setting{Flag: "json", Usage: "one JSON object per scenario and inbox per line", Var: settings.Bool(&asJSON, false)})
+		&settings.Setting{Flag: "json", Usage: "one JSON object per scenario and inbox per line (with --cost: per scenario, month and model)", Var: settings.Bool(&asJSON, false)},
+		&settings.Setting{Flag: "cost", Usage: "the cost report: tokens turned into money with the configuration's prices:, per scenario and month", Var: settings.Bool(&cost, false)})
 	table = append(table, autonomySettings(&bar)...)
 	table.Register(cmd.Flags())
 	return cmd
@@ -100,17 +133,21 @@ const maxSwitchesListed = 100
 
 // barOfConfig takes the autonomy thresholds not given as flags from the
 // watch configuration, when one is found as watch finds it: wo, when the
-// caller has loaded it already (ledgerPath), else loaded here.
-func barOfConfig(cmd *cobra.Command, table settings.Table, config string, wo *watchOptions, bar *review.Thresholds) error {
+// caller has loaded it already (ledgerPath), else loaded here. It returns
+// the configuration (nil when none was found), its prices checked.
+func barOfConfig(cmd *cobra.Command, table settings.Table, config string, wo *watchOptions, bar *review.Thresholds) (*watchOptions, error) {
 	cfg, _ := findConfig(cmd.Flags(), config)
 	if cfg == "" {
-		return nil
+		return nil, nil
 	}
 	if wo == nil {
 		var err error
 		if wo, err = loadWatchFile(cfg); err != nil {
-			return err
+			return nil, err
 		}
+	}
+	if err := wo.Prices.Check(); err != nil {
+		return nil, usageErr("ledger stats: %s: %v", cfg, err)
 	}
 	for flag, set := range map[string]func(){
 		"autonomy-min-reviewed":   func() { bar.MinReviewed = wo.Autonomy.MinReviewed },
@@ -122,9 +159,9 @@ func barOfConfig(cmd *cobra.Command, table settings.Table, config string, wo *wa
 		}
 	}
 	if err := bar.Check(); err != nil {
-		return usageErr("ledger stats: %s: %v", cfg, err)
+		return nil, usageErr("ledger stats: %s: %v", cfg, err)
 	}
-	return nil
+	return wo, nil
 }
 
 // statsLine is one line of ledger stats --json: a scenario in an inbox,

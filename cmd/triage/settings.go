@@ -430,6 +430,8 @@ func watchSettings(o *watchOptions) settings.Table {
 			Var: settings.YAML(&o.SaveSent)},
 	}...)
 	t = append(t, autonomySettings(&o.Autonomy)...)
+	t = append(t, &settings.Setting{Key: "prices", Usage: "what each model charges per 1M tokens, by model id: input, cached_input, output (triage ledger stats --cost and the console's Scenarios page turn tokens into money with them)",
+		Var: settings.YAML(&o.Prices)})
 	t = append(t, complaintSettings(&o.Complaints)...)
 	t = append(t, serverSettings("imap", &o.IMAP, "tls")...)
 	return append(t, serverSettings("smtp", &o.SMTP, "starttls")...)

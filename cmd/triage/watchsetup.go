@@ -20,6 +20,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/instructions"
 	"triage/internal/mailauth"
+	"triage/internal/model"
 	"triage/internal/review"
 	"triage/internal/settings"
 	"triage/internal/watch"
@@ -104,7 +105,10 @@ type watchOptions struct {
 	Autonomy review.Thresholds
 	// Complaints is the complaint clock (complaints.*).
 	Complaints complaintOptions
-	table      settings.Table
+	// Prices are what the models charge (prices:), for the cost report
+	// of ledger stats --cost and the console.
+	Prices model.Prices
+	table  settings.Table
 }
 
 // secret returns the first of: the environment variable, the file, the
@@ -214,6 +218,7 @@ func loadWatch(fs *pflag.FlagSet, o *watchOptions) (*watchSetup, error) {
 	o.Complaints.AnswerDaysSet = answerDaysGiven(o.table)
 	o.Config = path
 	p.addErr(o.table.Check())
+	p.addErr(o.Prices.Check())
 	if _, err := newLogger(io.Discard, o.LogFormat, o.LogLevel); err != nil {
 		p.addErr(err) // the log settings are checked where they are used
 	}

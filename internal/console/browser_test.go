@@ -233,13 +233,17 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("scenarios", func(t *testing.T) {
 		step(t, ctx, "open scenarios", chromedp.Navigate(ts.URL+"/scenarios"), chromedp.WaitVisible(chromedp.CSS(`table.list`)))
-		cells := eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody tr")].map(r => r.cells[0].textContent + " " + r.cells[1].textContent + " " + r.cells[7].textContent + " " + r.cells[8].textContent)`)
+		cells := eval[[]string](t, ctx, `[...document.querySelectorAll("#scenarios tbody tr")].map(r => r.cells[0].textContent + " " + r.cells[1].textContent + " " + r.cells[7].textContent + " " + r.cells[8].textContent)`)
 		// valid-warranty: 10 emails; 7 drafts sent as is (one just now, from the console) and 2 edited.
 		if want := "valid-warranty 10 7 2"; !strings.Contains(strings.Join(cells, "|"), want) {
 			t.Errorf("scenario rows %q lack %q", cells, want)
 		}
 		if n := eval[int](t, ctx, `document.querySelectorAll("svg.spark rect").length`); n < 4 {
 			t.Errorf("%d similarity bars, want at least 4 weeks", n)
+		}
+		usage := eval[[]string](t, ctx, `[...document.querySelectorAll("#usage tbody tr")].map(r => [...r.cells].map(c => c.textContent).join(" "))`)
+		if want := "2026-11 valid-warranty 10 9 0.30 210 71% 18"; !strings.Contains(strings.Join(usage, "|"), want) {
+			t.Errorf("usage rows %q lack %q", usage, want)
 		}
 		shot(t, ctx, dir, "scenarios")
 	})

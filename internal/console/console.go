@@ -28,6 +28,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/model"
 	"triage/internal/review"
 )
 
@@ -49,6 +50,9 @@ type Config struct {
 	// readiness to send on its own by (the one watch decides by); the
 	// zero Thresholds are review.DefaultThresholds.
 	Autonomy review.Thresholds
+	// Prices turn the tokens of the scenarios page into money (prices:);
+	// nil shows tokens alone.
+	Prices model.Prices
 
 	// Token is the shared secret of Authorization: Bearer and of the login
 	// form that starts a browser session.
@@ -246,6 +250,7 @@ func parsePages(now func() time.Time) (map[string]*template.Template, error) {
 		},
 		"overdue": func(c *ledger.Complaint) bool { return c.Left(now()) <= 0 },
 		"pct":     func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) },
+		"money":   func(f float64) string { return fmt.Sprintf("%.4f", f) },
 		"bars":    func(n int) int { return n * 8 },
 		"last":    func(n int) int { return n - 1 },
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,6 +23,7 @@ import (
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
+	"triage/internal/model"
 	"triage/internal/processor"
 	"triage/internal/replies"
 	"triage/internal/testkit/mailtest"
@@ -372,6 +374,43 @@ func TestScenarios(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("scenario figures (-want +got):\n%s", diff)
+	}
+}
+
+// TestScenariosUsageAndCost: the scenarios page sums the usage the ledger
+// kept per month and scenario, per email, and prices it when prices are
+// configured; a model without a price shows no cost and is named.
+func TestScenariosUsageAndCost(t *testing.T) {
+	f := newFixture(t)
+	s, err := New(Config{Ledger: f.Ledger, Tickets: f.Tickets, Token: testToken, Now: f.Clock.Now,
+		Prices: model.Prices{"gemini-2.5-flash": {Input: 0.30, CachedInput: 0.03, Output: 2.50}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.scenariosOf(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vw *usageRow
+	for i, r := range v.Usage {
+		if r.Scenario == "valid-warranty" {
+			vw = &v.Usage[i]
+		}
+	}
+	// Ten handled valid-warranty messages, nine of them drafted; one
+	// made the three model calls.
+	want := (600*0.30 + 1500*0.03 + 180*2.50) / 1e6
+	if vw == nil || vw.Emails != 10 || vw.Resolved != 9 || vw.CallsPerEmail != 0.3 || vw.PromptPerEmail != 210 || vw.CachedShare != 1500.0/2100 ||
+		!vw.HasCost || math.Abs(vw.Cost-want) > 1e-12 || math.Abs(vw.CostPer1000-100*want) > 1e-9 || math.Abs(vw.CostPerResolved-want/9) > 1e-12 {
+		t.Errorf("valid-warranty usage %+v; want 10 emails, 0.3 calls and 210 prompt tokens per email, cost %g", vw, want)
+	}
+	if !v.Priced || len(v.Unpriced) != 1 || v.Unpriced[0] != "(none)" {
+		t.Errorf("priced %v, unpriced %q; want the general scenario's model (none named) unpriced", v.Priced, v.Unpriced)
+	}
+	_, ts := f.server(t, nil)
+	_, body := do(t, ts.URL, req{path: "/scenarios", header: bearer})
+	if !strings.Contains(body, `id="usage"`) || !strings.Contains(body, "<td>0.30</td><td>210</td><td>71%</td><td>18</td>") || !strings.Contains(body, "Add <code>prices:</code>") {
+		t.Errorf("scenarios page without prices lacks the usage table or the hint:\n%s", body)
 	}
 }
 

@@ -115,7 +115,7 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 		outcome: &processor.Outcome{
 			MessageID: "<anna-1@example.com>", From: "anna@example.com", Subject: "Kettle broken", SerialNumbers: []string{"SN-12345"},
 			Scenario: "valid-warranty", Detection: processor.Detection{Method: "rules", Reason: "serial found; warranty words"},
-			Status: triage.StatusDrafted, Model: "gemini-2.5-flash", ModelCalls: 3, Tokens: agent.Usage{Prompt: 2100, Output: 180, Total: 2280},
+			Status: triage.StatusDrafted, Model: "gemini-2.5-flash", ModelCalls: 3, Tokens: agent.Usage{Prompt: 2100, Cached: 1500, Output: 180, Total: 2280},
 			DurationMS: 2400, TicketID: tk.TicketID, Language: "en",
 			FunctionCalls: []dispatcher.Record{
 				{Name: "check_warranty", Args: map[string]any{"serial_number": "SN-12345"}, OK: true, Result: map[string]any{"status": "valid", "expiration_date": "2027-01-31"}, DurationMS: 2},

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"triage/internal/ledger"
+	"triage/internal/model"
 	"triage/internal/replies"
 	"triage/internal/review"
 )
@@ -28,10 +30,91 @@ type scenarioRow struct {
 // scenario and inbox the readiness to send on its own and the switches of
 // reply mode auto.
 type scenariosView struct {
-	Rows      []*scenarioRow
+	Rows []*scenarioRow
+	// Usage is the model usage per month and scenario, newest month
+	// first; Priced says prices are configured.
+	Usage     []usageRow
+	Priced    bool
+	Unpriced  []string // models used without a price
 	Bar       review.Thresholds
 	Standings []review.Standing
 	Switches  []review.Switch
+}
+
+// usageRow is what the messages of one scenario cost in one month, as the
+// model reported it: per email, and in money at the configured prices.
+type usageRow struct {
+	Month, Scenario                               string
+	Emails, Resolved                              int64
+	CallsPerEmail, PromptPerEmail, OutputPerEmail float64
+	CachedShare                                   float64 // of the prompt tokens
+	// HasCost says every model of the row has a price.
+	HasCost                            bool
+	Cost, CostPer1000, CostPerResolved float64
+}
+
+// usageRows sums the ledger's usage per month and scenario (over the
+// models), newest month first, with its cost at prices.
+func usageRows(us []ledger.UsageStat, prices model.Prices) (rows []usageRow, unpriced []string) {
+	type key struct{ month, scenario string }
+	sums := map[key]*ledger.UsageStat{}
+	priced := map[key]bool{}
+	cost := map[key]float64{}
+	var keys []key
+	for _, u := range us {
+		k := key{u.Month, u.Scenario}
+		s := sums[k]
+		if s == nil {
+			s = &ledger.UsageStat{Month: u.Month, Scenario: u.Scenario}
+			sums[k], priced[k] = s, true
+			keys = append(keys, k)
+		}
+		s.Messages += u.Messages
+		s.Resolved += u.Resolved
+		s.Calls += u.Calls
+		s.Prompt += u.Prompt
+		s.Cached += u.Cached
+		s.Output += u.Output
+		p, ok := prices[u.Model]
+		switch {
+		case ok:
+			cost[k] += p.Cost(u.Prompt, u.Cached, u.Output)
+		case u.Calls > 0:
+			priced[k] = false
+			if m := cmp.Or(u.Model, "(none)"); !slices.Contains(unpriced, m) {
+				unpriced = append(unpriced, m)
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := strings.Compare(b.month, a.month); c != 0 {
+			return c
+		}
+		return strings.Compare(a.scenario, b.scenario)
+	})
+	for _, k := range keys {
+		s := sums[k]
+		r := usageRow{Month: k.month, Scenario: cmp.Or(k.scenario, "(none)"), Emails: s.Messages, Resolved: s.Resolved}
+		if s.Messages > 0 {
+			n := float64(s.Messages)
+			r.CallsPerEmail, r.PromptPerEmail, r.OutputPerEmail = float64(s.Calls)/n, float64(s.Prompt)/n, float64(s.Output)/n
+		}
+		if s.Prompt > 0 {
+			r.CachedShare = float64(s.Cached) / float64(s.Prompt)
+		}
+		if r.HasCost = len(prices) > 0 && priced[k]; r.HasCost {
+			r.Cost = cost[k]
+			if s.Messages > 0 {
+				r.CostPer1000 = 1000 * r.Cost / float64(s.Messages)
+			}
+			if s.Resolved > 0 {
+				r.CostPerResolved = r.Cost / float64(s.Resolved)
+			}
+		}
+		rows = append(rows, r)
+	}
+	slices.Sort(unpriced)
+	return rows, unpriced
 }
 
 // MaxSwitchesShown bounds the switches the scenarios page lists.
@@ -74,6 +157,12 @@ func (s *Server) scenariosOf(ctx context.Context) (scenariosView, error) {
 	if v.Rows, err = s.scenarioRows(ctx, stats); err != nil {
 		return v, err
 	}
+	us, err := s.cfg.Ledger.UsageStats(ctx)
+	if err != nil {
+		return v, err
+	}
+	v.Usage, v.Unpriced = usageRows(us, s.cfg.Prices)
+	v.Priced = len(s.cfg.Prices) > 0
 	if v.Standings, err = rs.StandingsOf(ctx, stats, s.cfg.Autonomy); err != nil {
 		return v, err
 	}
