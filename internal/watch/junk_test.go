@@ -14,14 +14,26 @@ import (
 // the server marks \Junk; a person's mail is answered and stays.
 func TestMemSpamToJunk(t *testing.T) {
 	s := mailtest.StartIMAP(t, mailtest.IMAPOptions{SpecialUse: map[string]imap.MailboxAttr{"Wiadomości-śmieci": imap.MailboxAttrJunk}})
-	e := newEnv(t, s.Target())
+	scenarioSpamToJunk(t, s.Target(), "Wiadomości-śmieci")
+}
+
+// Dovecot marks "Podejrzane" \Junk in its configuration (mailtest): the
+// folder exists once created.
+func TestDovecotSpamToJunk(t *testing.T) {
+	tgt, _ := dovecotTarget(t)
+	tgt.CreateFolder(t, "Podejrzane")
+	scenarioSpamToJunk(t, tgt, "Podejrzane")
+}
+
+func scenarioSpamToJunk(t *testing.T, tgt mailtest.Target, junkFolder string) {
+	e := newEnv(t, tgt)
 	spam := e.deliver(0, "deals@offers.example", "junkmail: 80% off")
 	person := e.deliver(1, "jan@customer.example", "Reklamacja")
 	w := e.runOnce(nil)
-	if w.junk != "Wiadomości-śmieci" {
-		t.Fatalf("junk folder %q, want the one marked \\Junk", w.junk)
+	if w.junk != junkFolder {
+		t.Fatalf("junk folder %q, want %q, the one marked \\Junk", w.junk, junkFolder)
 	}
-	junk := e.mailbox("Wiadomości-śmieci")
+	junk := e.mailbox(junkFolder)
 	if len(junk) != 1 || headerOf(junk[0].Raw, "Message-ID") != spam {
 		t.Fatalf("junk folder holds %v, want only %s", summary(junk, DefaultKeyword), spam)
 	}

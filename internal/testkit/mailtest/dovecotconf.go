@@ -84,6 +84,9 @@ namespace inbox {
   mailbox "Robocze" {
     special_use = \Drafts
   }
+  mailbox "Podejrzane" {
+    special_use = \Junk
+  }
 }
 mailbox_idle_check_interval = 1 secs
 
