@@ -95,6 +95,10 @@ const (
 	// decision allows, or named another decision or none (tools.yaml
 	// commitments), and the model did not correct it.
 	ReasonCommitmentNotAllowed Reason = "commitment_not_allowed"
+	// ReasonVerifierUnavailable: the verifier model (verify:) could not
+	// read the reply (an error, a timeout, an answer that is not the
+	// requested JSON); no reply goes out unverified.
+	ReasonVerifierUnavailable Reason = "verifier_unavailable"
 	// ReasonEscalated: staff were told and a person owns the conversation;
 	// watch moves the email to the Needs-Human folder (state needs_human).
 	ReasonEscalated Reason = "escalated"

@@ -52,8 +52,14 @@ type Config struct {
 	// Lexicon reads a reply's words for what they promise (commitments.yaml;
 	// nil: the words are not read, the declared commitments still are).
 	Lexicon *decision.Lexicon
-	Now     func() time.Time
-	Logger  *slog.Logger
+	// Verifier, when set, reads every reply (send_email, drafts included)
+	// that passed the other checks against its trusted sources, once per
+	// call, within VerifyTimeout (default DefaultVerifyTimeout); nil: the
+	// lexicon and the grounding check alone decide.
+	Verifier      Verifier
+	VerifyTimeout time.Duration
+	Now           func() time.Time
+	Logger        *slog.Logger
 }
 
 // Dispatcher holds the bindings and their implementations; build it once,
@@ -72,6 +78,10 @@ type Dispatcher struct {
 	perEmail  int
 	now       func() time.Time
 	log       *slog.Logger
+
+	// The verifier and its timeout (Config.Verifier).
+	verifier      Verifier
+	verifyTimeout time.Duration
 }
 
 // New checks cfg and applies defaults.
@@ -93,6 +103,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		now:       cfg.Now,
 		log:       cfg.Logger,
 	}
+	d.verifier, d.verifyTimeout = cfg.Verifier, cfg.VerifyTimeout
 	for name := range cfg.Routes {
 		if cfg.Tools.Get(name) == nil {
 			return nil, fmt.Errorf("dispatcher: route %q has no binding in %s", name, cfg.Tools.File)
@@ -117,11 +128,14 @@ func New(cfg Config) (*Dispatcher, error) {
 		d.staff[addr] = true
 	}
 	d.staffList = slices.Sorted(maps.Keys(d.staff))
-	if d.maxBody < 0 || d.maxResult < 0 || d.perTurn < 0 || d.perEmail < 0 {
+	if d.maxBody < 0 || d.maxResult < 0 || d.perTurn < 0 || d.perEmail < 0 || d.verifyTimeout < 0 {
 		return nil, errors.New("dispatcher: negative limit in Config")
 	}
 	if d.maxBody == 0 {
 		d.maxBody = DefaultMaxBodyBytes
+	}
+	if d.verifyTimeout == 0 {
+		d.verifyTimeout = DefaultVerifyTimeout
 	}
 	if d.maxResult == 0 {
 		d.maxResult = DefaultMaxResultBytes

@@ -189,9 +189,15 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ag
 	if err == nil && first == nil && tool.Grounded {
 		err = s.ground(tool, vouched)
 	}
+	if err == nil && first == nil && s.verifies(tool) {
+		err = s.verify(ctx, tool, vouched, &rec)
+	}
 	switch {
 	case err != nil:
 		rec.Blocked = true
+		if de := (*Error)(nil); errors.As(err, &de) {
+			rec.Reason = de.Reason
+		}
 	case first != nil:
 		rec.OK, rec.Result, rec.Repeated = true, first.result.Value, true
 		rec.Receipt, rec.TicketID, rec.Decision = first.result.Receipt, first.result.TicketID, first.result.Decision

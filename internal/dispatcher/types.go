@@ -179,6 +179,9 @@ type Record struct {
 	// Reason is the Error.Reason of a refused call: why the email is left
 	// for a person if no later call succeeds.
 	Reason triage.Reason `json:"-"`
+	// Verification is the verifier's reading of a reply (Config.Verifier):
+	// nil when none read it.
+	Verification *decision.Verification `json:"verification,omitempty"`
 }
 
 // SerialSourceAttachment is Record.SerialSource for a serial the model read

@@ -54,6 +54,9 @@ type Verdict struct {
 	// argument, [none] when it gave none), where the final function checks
 	// them (tools.yaml commitments); nil otherwise.
 	Commitments []decision.Commitment
+	// Verification is the verifier's reading of the sent reply, else of
+	// the last reply it read; nil when it read none (Config.Verifier).
+	Verification *decision.Verification
 }
 
 // Refusal is a refused call's reason for leaving the email to a person, and
@@ -84,6 +87,9 @@ func (s *Session) Verdict() Verdict {
 			v.SerialFromAttachment = true
 		}
 		if r.Name == v.Final && v.Final != "" {
+			if r.Verification != nil && !v.Sent {
+				v.Verification = r.Verification
+			}
 			if r.OK && !v.Sent {
 				v.Sent, v.DryRun, v.Reply = true, r.DryRun, replyOf(r)
 				v.Commitments = s.acceptedCommitments(r)

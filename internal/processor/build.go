@@ -81,9 +81,23 @@ type Parts struct {
 	Claim           func(ctx context.Context, key triage.Key) (release func(), err error)
 	PerSenderLimit  int
 	PerSenderWindow time.Duration
+	// Verify, when set, is the verifier: a second model that reads every
+	// reply against its trusted sources before it leaves
+	// (dispatcher.Verifier). It is used only with a live model: with the
+	// offline model the lexicon alone decides.
+	Verify *VerifyParts
 	// Sleep waits between retries of the model (nil: real time).
 	Sleep  func(ctx context.Context, d time.Duration) error
 	Logger *slog.Logger
+}
+
+// VerifyParts choose the verifier's model: its provider's options, its
+// model id and the timeout of one call (default
+// dispatcher.DefaultVerifyTimeout).
+type VerifyParts struct {
+	Model     model.Options
+	ModelName string
+	Timeout   time.Duration
 }
 
 // Pipeline is a built Processor and the model it runs; Close releases the
@@ -91,10 +105,18 @@ type Parts struct {
 type Pipeline struct {
 	*Processor
 	Model *model.Model
+	// Verifier is the verifier's model, nil when replies are not verified
+	// (Parts.Verify unset, or the offline model).
+	Verifier *model.Model
 }
 
 // Close releases the model's connections and servers.
-func (p *Pipeline) Close() error { return p.Model.Close() }
+func (p *Pipeline) Close() error {
+	if p.Verifier != nil {
+		p.Verifier.Close()
+	}
+	return p.Model.Close()
+}
 
 // Build assembles one pipeline from its parts: the model (every call a
 // trace span, inside the budget), the builtin tools on the clients, the
@@ -159,6 +181,15 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 	if m.Offline {
 		label = "offline"
 	}
+	var verifier dispatcher.Verifier
+	var vm *model.Model
+	if p.Verify != nil && !m.Offline {
+		if vm, err = openVerifier(ctx, p.Verify); err != nil {
+			m.Close()
+			return nil, err
+		}
+		verifier = &model.Verifier{Model: vm, ModelName: p.Verify.ModelName}
+	}
 	proc, err := Assemble(
 		agent.Config{Model: m, ModelName: p.ModelName, MaxOutputTokens: int32(mo.MaxOutputTokens), ToolChoice: mo.ToolChoice, Sleep: p.Sleep, Logger: log},
 		dispatcher.Config{
@@ -169,6 +200,8 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 			TrustedAuthservIDs: p.TrustedAuthservIDs,
 			Extractor:          p.Extractor,
 			Lexicon:            lex,
+			Verifier:           verifier,
+			VerifyTimeout:      p.Verify.timeout(),
 			Logger:             log,
 		},
 		Config{
@@ -193,9 +226,34 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 		})
 	if err != nil {
 		m.Close()
+		if vm != nil {
+			vm.Close()
+		}
 		return nil, fmt.Errorf("processor: %w", err)
 	}
-	return &Pipeline{Processor: proc, Model: m}, nil
+	return &Pipeline{Processor: proc, Model: m, Verifier: vm}, nil
+}
+
+// openVerifier opens the verifier's model, a span for every call. It is
+// never the offline model: a provider without credentials is an error.
+func openVerifier(ctx context.Context, v *VerifyParts) (*model.Model, error) {
+	if !v.Model.Live() {
+		return nil, fmt.Errorf("processor: verify: provider %s has no credentials (Gemini: GEMINI_API_KEY or GOOGLE_API_KEY; openai: a base URL or a key)", cmp.Or(string(v.Model.Provider), string(model.ProviderGemini)))
+	}
+	vm, err := model.New(ctx, v.Model)
+	if err != nil {
+		return nil, fmt.Errorf("processor: verify: %w", err)
+	}
+	vm.Model = &trace.Model{Next: vm.Model, Provider: vm.Provider}
+	return vm, nil
+}
+
+// timeout is the verifier's timeout (0: the dispatcher's default).
+func (v *VerifyParts) timeout() time.Duration {
+	if v == nil {
+		return 0
+	}
+	return v.Timeout
 }
 
 // replyArchive finds the raw message of one of triage's replies or drafts

@@ -75,6 +75,12 @@ type Outcome struct {
 	// checked against Decision; [none] when it promised nothing), where the
 	// scenario declares them.
 	Commitments []decision.Commitment `json:"commitments,omitempty"`
+	// Verification is the verifier's reading of the reply (its model, the
+	// verdict pass, flagged or error, and the statements it flagged or
+	// that were ignored because the reply does not contain them): the
+	// sent reply's, else the last one read; nil when no verifier is
+	// configured or none read a reply.
+	Verification *decision.Verification `json:"verification,omitempty"`
 }
 
 // AttachmentInfo lists an inbound attachment and whether the model was

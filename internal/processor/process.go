@@ -323,7 +323,7 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 	out.TicketID = session.Ticket()
 	r.verdict = session.Verdict()
 	e.verdict = r.verdict
-	out.Decision, out.Commitments = r.verdict.Decision, r.verdict.Commitments
+	out.Decision, out.Commitments, out.Verification = r.verdict.Decision, r.verdict.Commitments, r.verdict.Verification
 	if r.verdict.SerialFromAttachment {
 		out.SerialSource = SerialSourceAttachment
 	}

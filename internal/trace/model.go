@@ -13,6 +13,7 @@ import (
 	oteltrace "go.opentelemetry.io/otel/trace"
 	"google.golang.org/genai"
 
+	"triage"
 	"triage/internal/agent"
 )
 
@@ -145,6 +146,31 @@ func EndTool(span oteltrace.Span, blocked bool, code string, args, result any) {
 		if result != nil {
 			span.SetAttributes(semconv.GenAIToolCallResultKey.String(jsonOf(result)))
 		}
+	}
+	span.End()
+}
+
+// VerifySpanName is the name of the span of a verifier's reading of a reply.
+const VerifySpanName = "verify_reply"
+
+// Verify starts the span of one verifier reading of a reply (inside the
+// reply's execute_tool span); the verifier's model call is its child.
+func Verify(ctx context.Context, model string) (context.Context, oteltrace.Span) {
+	return tracer().Start(ctx, VerifySpanName, oteltrace.WithSpanKind(oteltrace.SpanKindInternal),
+		oteltrace.WithAttributes(VerifyModelKey.String(model)))
+}
+
+// EndVerify ends a verifier span with its verdict (pass, flagged, error),
+// the statements it flagged and ignored, and the error that stopped it
+// (""). With CaptureContent the statements are recorded too.
+func EndVerify(span oteltrace.Span, verdict string, flagged, ignored int, errText string, statements any) {
+	span.SetAttributes(VerifyVerdictKey.String(verdict), VerifyFlaggedKey.Int(flagged), VerifyIgnoredKey.Int(ignored))
+	if errText != "" {
+		span.SetAttributes(semconv.ErrorTypeKey.String(string(triage.ReasonVerifierUnavailable)))
+		span.SetStatus(codes.Error, errText)
+	}
+	if CaptureContent() && span.IsRecording() && statements != nil {
+		span.SetAttributes(VerifyStatementsKey.String(jsonOf(statements)))
 	}
 	span.End()
 }

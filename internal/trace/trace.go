@@ -170,4 +170,11 @@ const (
 	BlockedKey  = attribute.Key("triage.tool.blocked")
 	PolicyKey   = attribute.Key("triage.tool.refused_by")
 	FileKey     = attribute.Key("triage.file")
+	// The verifier's reading of a reply (VerifySpan).
+	VerifyModelKey   = attribute.Key("triage.verify.model")
+	VerifyVerdictKey = attribute.Key("triage.verify.verdict")
+	VerifyFlaggedKey = attribute.Key("triage.verify.flagged")
+	VerifyIgnoredKey = attribute.Key("triage.verify.ignored")
+	// VerifyStatementsKey holds the statements as JSON (CaptureContent only).
+	VerifyStatementsKey = attribute.Key("triage.verify.statements")
 )
