@@ -151,6 +151,11 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 		} else {
 			fmt.Fprintf(stderr, "triage: using %s, model %s\n", p.Model.Description, o.Model)
 		}
+		if p.Verifier != nil {
+			fmt.Fprintf(stderr, "triage: replies verified by %s, model %s\n", p.Verifier.Description, o.Verify.modelID())
+		} else if o.Verify.Provider != "" {
+			fmt.Fprintf(stderr, "triage: no verifier with the offline model; the lexicon alone decides\n")
+		}
 		proc = p.Processor
 	}
 

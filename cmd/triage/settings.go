@@ -305,6 +305,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Var:   settings.Strings(&o.SerialPattern)},
 	}
 	t = append(t, providerSettings(&o.modelOptions)...)
+	t = append(t, verifySettings(&o.Verify)...)
 	t = append(t, boundsSettings(&o.Bounds)...)
 	return append(t,
 		&settings.Setting{Flag: "reply-mode", Env: "TRIAGE_REPLY_MODE", Key: "reply_mode", Aliases: []string{"pipeline.reply_mode"},

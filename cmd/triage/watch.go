@@ -417,6 +417,9 @@ func newInboxWatcher(ctx context.Context, is *watchSetup, led *ledger.Ledger, me
 	}
 	if first {
 		log.Info("model", "description", p.Model.Description)
+		if p.Verifier != nil {
+			log.Info("verifier", "description", p.Verifier.Description, "model", o.Verify.modelID())
+		}
 	}
 	w, err := watch.New(watch.Config{
 		TLSConfig: is.imapTLS, CASetting: "imap.ca_file", NoSaveSent: o.SMTP.Addr != "" && !o.saveSent(),

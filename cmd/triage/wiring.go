@@ -44,6 +44,8 @@ type pipelineOptions struct {
 	// Authentication-Results are believed (pipeline.trusted_authserv_ids).
 	TrustedAuthservIDs []string
 	SerialPattern      []string
+	// Verify chooses the verifier (verify.*; --verify-provider ...).
+	Verify verifyOptions
 	// Jurisdiction (pipeline.jurisdiction) is the policy's jurisdiction the
 	// decisions apply; "" is policy.yaml's default.
 	Jurisdiction string
@@ -90,6 +92,7 @@ type pipelineOptions struct {
 type pipeline struct {
 	Processor *processor.Processor
 	Model     *model.Model
+	Verifier  *model.Model // nil: replies are not verified
 	Scenarios *instructions.Scenarios
 	Tools     *instructions.Tools
 	Tickets   tickets.Creator // the ticket store the builtins use
@@ -240,6 +243,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		Instructions:       &instructions.Set{Scenarios: p.Scenarios, Tools: p.Tools, Policy: parts.Policy, Lexicon: parts.Lexicon},
 		Model:              mo,
 		ModelName:          o.Model,
+		Verify:             o.Verify.parts(o.Concurrency),
 		Budget:             p.budget,
 		Routes:             bk.Routes(),
 		Warranty:           parts.Checker,
@@ -271,7 +275,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		return nil, usageError(err)
 	}
 	p.closers = append(p.closers, built.Close)
-	p.Processor, p.Model = built.Processor, built.Model
+	p.Processor, p.Model, p.Verifier = built.Processor, built.Model, built.Verifier
 	return p, nil
 }
 
