@@ -143,7 +143,7 @@ func checkPipeline(o pipelineOptions, p *problems) *pipelineParts {
 	if msg := o.modelOptions.check(o.Model); msg != "" && !o.Offline {
 		p.add("%s", msg)
 	}
-	if msg := o.Verify.check(!o.Offline && o.OfflineFaults == "" && o.options().Live()); msg != "" {
+	if msg := o.Verify.check(o.modelOptions, !o.Offline && o.OfflineFaults == "" && o.options().Live()); msg != "" {
 		p.add("%s", msg)
 	}
 	if parts.Faults, err = model.ParseFaults(o.OfflineFaults); err != nil {

@@ -323,8 +323,8 @@ func readAtMost(r io.Reader, size, max int64) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// decisionLine is the summary's line on the decision and what the reply
-// committed to ("" when there is neither).
+// decisionLine is the summary's line on the decision, what the reply
+// committed to and the verifier's verdict ("" when there is none).
 func decisionLine(out processor.Outcome) string {
 	var parts []string
 	if d := out.Decision; d != nil {
@@ -347,6 +347,16 @@ func decisionLine(out processor.Outcome) string {
 			cs[i] = string(c)
 		}
 		parts = append(parts, "commitments "+strings.Join(cs, ", "))
+	}
+	if v := out.Verification; v != nil {
+		p := "verifier " + v.Model + ": " + string(v.Verdict)
+		if n := len(v.Flagged); n > 0 {
+			p += fmt.Sprintf(" (%d statement(s) flagged)", n)
+		}
+		if n := len(v.Ignored); n > 0 {
+			p += fmt.Sprintf(" (%d misquoted, ignored)", n)
+		}
+		parts = append(parts, p)
 	}
 	if len(parts) == 0 {
 		return ""

@@ -12,15 +12,15 @@ import (
 )
 
 // verifyOptions choose the verifier (process and watch): a second model,
-// of any provider, that reads every reply against its trusted sources
+// of either provider, that reads every reply against its trusted sources
 // before it leaves; declared in verifySettings. Provider "" is no
 // verifier.
 type verifyOptions struct {
 	Provider   model.Provider // "" | gemini | openai
 	Model      string
 	BaseURL    string // openai: the endpoint's API root
-	APIKeyFile string // openai: the key, when $TRIAGE_VERIFY_API_KEY is unset
-	APIKey     string // $TRIAGE_VERIFY_API_KEY
+	APIKeyFile string // openai: the key, when its key variable is unset
+	APIKeyEnv  string // openai: the variable holding the key (default OPENAI_API_KEY)
 	Timeout    time.Duration
 }
 
@@ -28,40 +28,51 @@ type verifyOptions struct {
 func verifySettings(v *verifyOptions) settings.Table {
 	return settings.Table{
 		{Flag: "verify-provider", Env: "TRIAGE_VERIFY_PROVIDER", Key: "verify.provider",
-			Usage: "verifier provider: gemini or openai (may differ from --provider); with a live model, a second model reads every reply against the decision, its commitments and the tool results before it leaves (default: none, the lexicon alone decides)",
+			Usage: "verifier provider: gemini or openai (either, whatever --provider is); with a live model, a second model reads every reply against the decision, its commitments and the tool results before it leaves (default: none, the lexicon and the grounding check alone decide)",
 			Var:   settings.String((*string)(&v.Provider), "", settings.OneOf(append([]string{""}, model.Providers...)...))},
 		{Flag: "verify-model", Env: "TRIAGE_VERIFY_MODEL", Key: "verify.model",
 			Usage: "the verifier's model id (default " + model.DefaultModel + " with gemini; required with openai)",
 			Var:   settings.String(&v.Model, "")},
 		{Flag: "verify-base-url", Env: "TRIAGE_VERIFY_BASE_URL", Key: "verify.base_url",
-			Usage: "with --verify-provider openai: the endpoint's API root (default $OPENAI_BASE_URL, else https://api.openai.com/v1)",
+			Usage: "with --verify-provider openai: the verifier endpoint's API root (default: --base-url when the model is on openai too, else $OPENAI_BASE_URL, else https://api.openai.com/v1)",
 			Var:   settings.String(&v.BaseURL, "")},
+		{Flag: "verify-api-key-env", Env: "TRIAGE_VERIFY_API_KEY_ENV", Key: "verify.api_key_env",
+			Usage: "with --verify-provider openai: the environment variable holding the verifier's API key (default OPENAI_API_KEY)",
+			Var:   settings.String(&v.APIKeyEnv, "")},
 		{Flag: "verify-api-key-file", Env: "TRIAGE_VERIFY_API_KEY_FILE", Key: "verify.api_key_file", Path: true,
-			Usage: "with --verify-provider openai: file holding the verifier's API key, when $TRIAGE_VERIFY_API_KEY is unset (default: the model's $OPENAI_API_KEY)",
+			Usage: "with --verify-provider openai: file holding the verifier's API key, when its key variable is unset",
 			Var:   settings.String(&v.APIKeyFile, "")},
-		{Env: "TRIAGE_VERIFY_API_KEY", Usage: "the verifier's OpenAI-compatible API key (wins over --verify-api-key-file and $OPENAI_API_KEY)",
-			Var: settings.String(&v.APIKey, "")},
 		{Flag: "verify-timeout", Key: "verify.timeout",
-			Usage: "timeout of one verifier call; a verifier that does not answer in time leaves the email for a person (verifier_unavailable)",
+			Usage: "timeout of one verifier call; a verifier that does not answer in time (or fails, or answers garbage) leaves the email for a person, reason verifier_unavailable",
 			Var:   settings.Duration(&v.Timeout, dispatcher.DefaultVerifyTimeout, settings.Positive)},
 	}
 }
 
-// parts are the verifier these settings choose for processor.Build (nil:
-// none). Its key is $TRIAGE_VERIFY_API_KEY, else the key file, else the
-// model's $OPENAI_API_KEY.
-func (v verifyOptions) parts(concurrency int) *processor.VerifyParts {
+// endpoint reports whether an openai endpoint setting is given.
+func (v verifyOptions) endpoint() bool {
+	return v.BaseURL != "" || v.APIKeyFile != "" || v.APIKeyEnv != ""
+}
+
+// parts are the verifier these settings choose for processor.Build, beside
+// the model m (nil: none). An openai verifier without endpoint settings
+// beside an openai model uses the model's endpoint, another model id.
+func (v verifyOptions) parts(m modelOptions, concurrency int) *processor.VerifyParts {
 	if v.Provider == "" {
 		return nil
 	}
-	o := model.Options{Provider: v.Provider, BaseURL: v.BaseURL, APIKeyFile: v.APIKeyFile, APIKey: v.APIKey, Concurrency: concurrency}
-	if v.APIKeyFile != "" {
-		// The verifier's own key file comes before the model's key.
-		o.Getenv = func(k string) string {
-			if k == "OPENAI_API_KEY" {
-				return ""
+	o := model.Options{Provider: v.Provider, Concurrency: concurrency}
+	if v.Provider == model.ProviderOpenAI {
+		o.BaseURL, o.APIKeyFile = v.BaseURL, v.APIKeyFile
+		if m.Provider == model.ProviderOpenAI && !v.endpoint() {
+			o.BaseURL, o.APIKeyFile = m.BaseURL, m.APIKeyFile
+		}
+		if env := v.APIKeyEnv; env != "" {
+			o.Getenv = func(k string) string {
+				if k == "OPENAI_API_KEY" {
+					return os.Getenv(env)
+				}
+				return os.Getenv(k)
 			}
-			return os.Getenv(k)
 		}
 	}
 	return &processor.VerifyParts{Model: o, ModelName: v.modelID(), Timeout: v.Timeout}
@@ -76,19 +87,18 @@ func (v verifyOptions) modelID() string {
 	return v.Model
 }
 
-// check returns the problem with these settings, or "". The verifier's
-// credentials matter only beside a live model (live).
-func (v verifyOptions) check(live bool) string {
+// check returns the problem with these settings beside the model m, or
+// "". The verifier's credentials matter only beside a live model (live).
+func (v verifyOptions) check(m modelOptions, live bool) string {
 	switch {
-	case v.Provider == "" && (v.Model != "" || v.BaseURL != "" || v.APIKeyFile != ""):
-		return "--verify-model, --verify-base-url and --verify-api-key-file need --verify-provider (verify.provider): gemini or openai"
+	case v.Provider == "" && (v.Model != "" || v.endpoint()):
+		return "--verify-model, --verify-base-url, --verify-api-key-env and --verify-api-key-file need --verify-provider (verify.provider): gemini or openai"
+	case v.Provider == model.ProviderGemini && v.endpoint():
+		return "--verify-base-url, --verify-api-key-env and --verify-api-key-file are for --verify-provider openai; a Gemini verifier uses GEMINI_API_KEY (or Vertex settings)"
 	case v.Provider == model.ProviderOpenAI && v.Model == "":
-		return "--verify-provider openai needs --verify-model (verify.model): the endpoint's model id"
-	case live && v.Provider != "" && !v.parts(1).Model.Live():
-		if v.Provider == model.ProviderOpenAI {
-			return "the verifier has no credentials: set --verify-base-url (verify.base_url) for a local server, or a key ($TRIAGE_VERIFY_API_KEY, verify.api_key_file or $OPENAI_API_KEY)"
-		}
-		return "the verifier has no credentials: --verify-provider gemini needs GEMINI_API_KEY (or GOOGLE_API_KEY, or Vertex AI's variables) in the environment"
+		return "--verify-provider openai needs --verify-model (verify.model): the verifier endpoint's model id"
+	case live && v.Provider != "" && !v.parts(m, 1).Model.Live():
+		return "the verifier (" + string(v.Provider) + ", model " + v.modelID() + ") has no credentials: set its key (GEMINI_API_KEY for gemini; for openai the variable --verify-api-key-env names, --verify-api-key-file or a --verify-base-url) or leave --verify-provider unset"
 	}
 	return ""
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"triage"
 	"triage/internal/decision"
@@ -15,6 +18,7 @@ import (
 	"triage/internal/processor"
 	"triage/internal/testkit/geminitest"
 	"triage/internal/testkit/openaitest"
+	"triage/internal/trace"
 )
 
 // The reply the scripted main model sends for the sample valid-warranty
@@ -149,6 +153,9 @@ func TestVerifierGeminiBesideOpenAI(t *testing.T) {
 		{name: "lying verifier ignored", bodies: []string{verifyTruthful},
 			verifier: []geminitest.Step{geminitest.One(geminitest.Text(verifyAnswer(lie)))},
 			status:   triage.StatusReplied, codes: []string{""}, verdicts: []decision.Verdict{decision.VerifyPass}},
+		{name: "draft read too", bodies: []string{verifyPromise, verifyTruthful}, args: []string{"--reply-mode", "draft"},
+			verifier: []geminitest.Step{geminitest.One(geminitest.Text(verifyAnswer(flagged))), geminitest.One(geminitest.Text(verifyAnswer()))},
+			status:   triage.StatusDrafted, codes: []string{"ungrounded_claim", ""}, verdicts: []decision.Verdict{decision.VerifyFlagged, decision.VerifyPass}},
 		{name: "verifier down", bodies: []string{verifyTruthful},
 			verifier: []geminitest.Step{{Status: 503, Body: `{"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}`}},
 			status:   triage.StatusFailed, reason: triage.ReasonVerifierUnavailable, codes: []string{"verifier_unavailable"}, verdicts: []decision.Verdict{decision.VerifyError}},
@@ -206,7 +213,7 @@ func TestVerifierGeminiBesideOpenAI(t *testing.T) {
 }
 
 // TestVerifierOpenAIBesideGemini: the main model is Gemini, the verifier
-// an OpenAI-compatible endpoint with its own key ($TRIAGE_VERIFY_API_KEY):
+// an OpenAI-compatible endpoint with its own key (--verify-api-key-env):
 // the same rules hold.
 func TestVerifierOpenAIBesideGemini(t *testing.T) {
 	noDefaultConfig(t)
@@ -216,6 +223,7 @@ func TestVerifierOpenAIBesideGemini(t *testing.T) {
 		name     string
 		bodies   []string
 		verifier []openaitest.Step
+		after    int // the main model's text answers after its last send
 		status   triage.Status
 		reason   triage.Reason
 		codes    []string
@@ -224,6 +232,9 @@ func TestVerifierOpenAIBesideGemini(t *testing.T) {
 		{name: "flagged promise, rewritten", bodies: []string{verifyPromise, verifyTruthful},
 			verifier: []openaitest.Step{openaitest.Text(verifyAnswer(flagged)), openaitest.Text(verifyAnswer())},
 			status:   triage.StatusReplied, codes: []string{"ungrounded_claim", ""}, verdicts: []decision.Verdict{decision.VerifyFlagged, decision.VerifyPass}},
+		{name: "flagged twice, left for a person", bodies: []string{verifyPromise, verifyPromise}, after: 2,
+			verifier: []openaitest.Step{openaitest.Text(verifyAnswer(flagged)), openaitest.Text(verifyAnswer(flagged))},
+			status:   triage.StatusFailed, reason: triage.ReasonUngroundedClaim, codes: []string{"ungrounded_claim", "ungrounded_claim"}, verdicts: []decision.Verdict{decision.VerifyFlagged, decision.VerifyFlagged}},
 		{name: "lying verifier ignored", bodies: []string{verifyTruthful},
 			verifier: []openaitest.Step{openaitest.Text(verifyAnswer(lie))},
 			status:   triage.StatusReplied, codes: []string{""}, verdicts: []decision.Verdict{decision.VerifyPass}},
@@ -238,13 +249,17 @@ func TestVerifierOpenAIBesideGemini(t *testing.T) {
 			status:   triage.StatusFailed, reason: triage.ReasonVerifierUnavailable, codes: []string{"verifier_unavailable"}, verdicts: []decision.Verdict{decision.VerifyError}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			main := geminitest.New(t, geminiMain(tt.bodies...)...)
+			steps := geminiMain(tt.bodies...)
+			for range tt.after {
+				steps = append(steps, geminitest.One(geminitest.Text("Nie mogę wysłać odpowiedzi.")))
+			}
+			main := geminitest.New(t, steps...)
 			ver := openaitest.New(t, tt.verifier...)
 			t.Setenv("GEMINI_API_KEY", geminitest.APIKey)
 			t.Setenv("GOOGLE_GEMINI_BASE_URL", main.URL())
 			t.Setenv("OPENAI_API_KEY", "")
-			t.Setenv("TRIAGE_VERIFY_API_KEY", openaitest.APIKey)
-			r := processVerified(t, "--verify-provider", "openai", "--verify-base-url", ver.BaseURL(), "--verify-model", "gpt-verifier")
+			t.Setenv("VERIFIER_KEY", openaitest.APIKey)
+			r := processVerified(t, "--verify-provider", "openai", "--verify-base-url", ver.BaseURL(), "--verify-model", "gpt-verifier", "--verify-api-key-env", "VERIFIER_KEY")
 			checkVerified(t, r, tt.status, tt.reason, tt.codes, tt.verdicts, "gpt-verifier")
 			if main.Left() != 0 || ver.Left() != 0 {
 				t.Errorf("steps left: main %d, verifier %d", main.Left(), ver.Left())
@@ -306,9 +321,14 @@ func checkVerified(t *testing.T, r verifyRun, status triage.Status, reason triag
 		}
 	}
 	sent := sentReplies(t, r.outbox)
-	if (status == triage.StatusReplied) != (len(sent) == 1) {
-		t.Errorf("status %s but %d replies in the outbox", status, len(sent))
+	drafts, err := filepath.Glob(filepath.Join(r.outbox, "drafts", "*.eml"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	if (status == triage.StatusReplied) != (len(sent) == 1) || (status == triage.StatusDrafted) != (len(drafts) == 1) {
+		t.Errorf("status %s but %d replies and %d drafts in the outbox", status, len(sent), len(drafts))
+	}
+	sent = append(sent, drafts...)
 	for _, f := range sent {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -328,7 +348,7 @@ func TestVerifierOffline(t *testing.T) {
 	noDefaultConfig(t)
 	t.Run("offline model, verifier configured", func(t *testing.T) {
 		ver := openaitest.New(t)
-		t.Setenv("TRIAGE_VERIFY_API_KEY", openaitest.APIKey)
+		t.Setenv("OPENAI_API_KEY", openaitest.APIKey)
 		r := processVerified(t, "--offline", "--verify-provider", "openai", "--verify-base-url", ver.BaseURL(), "--verify-model", "gpt-verifier")
 		if r.out.Status != triage.StatusReplied || r.out.Verification != nil {
 			t.Errorf("status %s %s, verification %+v; want replied unverified\nstderr: %s", r.out.Status, r.out.Reason, r.out.Verification, r.stderr)
@@ -369,7 +389,8 @@ func TestVerifierSettings(t *testing.T) {
 		{[]string{"--verify-provider", "anthropic"}, `--verify-provider "anthropic"`},
 		{[]string{"--verify-model", "x"}, "need --verify-provider"},
 		{[]string{"--verify-provider", "openai", "--verify-base-url", "http://127.0.0.1:1/v1"}, "--verify-provider openai needs --verify-model"},
-		{[]string{"--verify-provider", "openai", "--verify-model", "gpt-x"}, "the verifier has no credentials"},
+		{[]string{"--verify-provider", "openai", "--verify-model", "gpt-x"}, "the verifier (openai, model gpt-x) has no credentials"},
+		{[]string{"--verify-provider", "gemini", "--verify-base-url", "http://127.0.0.1:1/v1"}, "are for --verify-provider openai"},
 		{[]string{"--verify-provider", "gemini", "--verify-timeout", "0s"}, "--verify-timeout"},
 	} {
 		dir := t.TempDir()
@@ -380,5 +401,60 @@ func TestVerifierSettings(t *testing.T) {
 		if code != 2 || !strings.Contains(errb.String(), tt.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tt.args, code, errb.String(), tt.want)
 		}
+	}
+}
+
+// TestVerifierTrace: each verifier reading is a verify_reply span inside
+// its send_email call's span, with the verdict and counts, holding the
+// verifier model's chat span.
+func TestVerifierTrace(t *testing.T) {
+	noDefaultConfig(t)
+	rec := recordSpans(t)
+	flagged := decision.Statement{Quote: verifyPromiseWords, Kind: decision.KindPromise, Reason: "not offered"}
+	main := openaitest.New(t, openAIMain(verifyPromise, verifyTruthful)...)
+	ver := geminitest.New(t, geminitest.One(geminitest.Text(verifyAnswer(flagged))), geminitest.One(geminitest.Text(verifyAnswer())))
+	t.Setenv("OPENAI_API_KEY", openaitest.APIKey)
+	t.Setenv("GEMINI_API_KEY", geminitest.APIKey)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", ver.URL())
+	r := processVerified(t, "--provider", "openai", "--base-url", main.BaseURL(), "--model", "gpt-test",
+		"--verify-provider", "gemini", "--verify-model", "gemini-verifier")
+	if r.out.Status != triage.StatusReplied {
+		t.Fatalf("status %s %s: %s", r.out.Status, r.out.Reason, r.out.Detail)
+	}
+	spans := rec.Ended()
+	byID := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range spans {
+		byID[s.SpanContext().SpanID().String()] = s
+	}
+	var got []string
+	for _, s := range spans {
+		if s.Name() != trace.VerifySpanName {
+			continue
+		}
+		parent := byID[s.Parent().SpanID().String()]
+		if parent == nil || parent.Name() != "execute_tool send_email" {
+			t.Errorf("verify span's parent is %v, want the send_email call", parent)
+		}
+		chats := 0
+		for _, c := range spans {
+			if c.Parent().SpanID() == s.SpanContext().SpanID() && c.Name() == "chat gemini-verifier" {
+				chats++
+			}
+		}
+		got = append(got, fmt.Sprintf("%s %s %s/%s chats=%d", spanAttr(s, "triage.verify.model"), spanAttr(s, "triage.verify.verdict"),
+			spanAttr(s, "triage.verify.flagged"), spanAttr(s, "triage.verify.ignored"), chats))
+	}
+	want := []string{"gemini-verifier flagged 1/0 chats=1", "gemini-verifier pass 0/0 chats=1"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("verify spans %q, want %q", got, want)
+	}
+}
+
+// process's summary names the verifier's verdict.
+func TestVerifierSummaryLine(t *testing.T) {
+	out := processor.Outcome{Verification: &decision.Verification{Model: "gpt-verifier", Verdict: decision.VerifyPass,
+		Ignored: []decision.Statement{{Quote: "x", Kind: decision.KindFact}}}}
+	if got, want := decisionLine(out), "    verifier gpt-verifier: pass (1 misquoted, ignored)"; got != want {
+		t.Errorf("%q, want %q", got, want)
 	}
 }

@@ -243,7 +243,7 @@ func newPipeline(ctx context.Context, o pipelineOptions, parts *pipelineParts, s
 		Instructions:       &instructions.Set{Scenarios: p.Scenarios, Tools: p.Tools, Policy: parts.Policy, Lexicon: parts.Lexicon},
 		Model:              mo,
 		ModelName:          o.Model,
-		Verify:             o.Verify.parts(o.Concurrency),
+		Verify:             o.Verify.parts(o.modelOptions, o.Concurrency),
 		Budget:             p.budget,
 		Routes:             bk.Routes(),
 		Warranty:           parts.Checker,
