@@ -34,6 +34,9 @@ type queueItem struct {
 	Why    string
 	Inbox  string
 	Ticket string
+	// NoticeSuppressed: a notice bound refused its staff notice, so staff
+	// were not told (processor.Outcome.NoticeSuppressed): marked.
+	NoticeSuppressed bool
 	// Due is the running complaint clock of the email (its answer
 	// deadline; ledger.Complaint), nil when none runs.
 	Due *ledger.Complaint
@@ -149,7 +152,7 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 		}
 		o := decodeOutcome(e.Outcome)
 		if o != nil {
-			it.Ticket = o.TicketID
+			it.Ticket, it.NoticeSuppressed = o.TicketID, o.NoticeSuppressed
 		}
 		switch e.State {
 		case ledger.StateDrafted:

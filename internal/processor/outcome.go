@@ -48,6 +48,11 @@ type Outcome struct {
 	TicketID  string `json:"ticket_id"`
 	Followup  bool   `json:"followup"`
 	Escalated bool   `json:"escalated"`
+	// NoticeSuppressed: a notice bound (per customer, then overall) refused
+	// the staff notice and no other notice of the email went out: staff
+	// were not told, so a person must find the email where it waits (the
+	// detail starts "notice suppressed: "; the console marks it).
+	NoticeSuppressed bool `json:"notice_suppressed,omitempty"`
 	// Complaint says the scenario declares the email a consumer complaint
 	// (instructions.Scenario.IsComplaint): triage watch keeps its statutory
 	// answer deadline (the complaint clock). HandsOff says the scenario's

@@ -330,7 +330,19 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 	out.ModelCalls += r.res.ModelCalls
 	out.Tokens.Add(r.res.Usage)
 	p.verify(ctx, sc, out, r, e.in.MoreAttempts)
+	if r.verdict.NoticeRefused != nil && !r.verdict.Notified {
+		// Staff were not told: never a silent wait. The outcome says so
+		// first, wherever it is read.
+		out.NoticeSuppressed = true
+		if out.Status == triage.StatusFailed {
+			out.Detail = clip.Bytes(NoticeSuppressedMark+out.Detail, triage.MaxDetail, "…")
+		}
+	}
 }
+
+// NoticeSuppressedMark starts the detail of an email whose staff notice a
+// notice bound refused (Outcome.NoticeSuppressed).
+const NoticeSuppressedMark = "notice suppressed: "
 
 // ran is what the agent run of answer leaves to verify.
 type ran struct {

@@ -2,6 +2,7 @@ package processor_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -170,5 +171,45 @@ func TestUnauthenticatedFollowUpDoesNotJoin(t *testing.T) {
 				t.Errorf("the authenticated follow-up did not join: %+v %q", convOf(out), out.Detail)
 			}
 		})
+	}
+}
+
+// Throwaway senders' escalations can use up the hourly notice bound; the
+// next customer's escalation is then neither told to staff nor
+// acknowledged, but it is never silent: the outcome is left for a person,
+// marked notice_suppressed, and its detail says so first.
+func TestSuppressedNoticeIsMarked(t *testing.T) {
+	e := newEnvStaff(t, &scripted{}, []string{boss})
+	e.ob.SetNoticeLimits(triage.NoticeLimits{PerCustomer: 3, PerHour: 2})
+	for i := range 2 {
+		out := e.run(t, convEmail(fmt.Sprintf("throwaway%d@spam.example", i), "Skandal", fmt.Sprintf("<t-%d@spam.example>", i), angry))
+		if out.Status != triage.StatusReplied || out.NoticeSuppressed {
+			t.Fatalf("throwaway %d: %s/%s (notice suppressed %v)", i, out.Status, out.Reason, out.NoticeSuppressed)
+		}
+	}
+	out := e.run(t, convEmail("Ola <ola@example.pl>", "Skandal", "<ola-1@example.pl>", angry))
+	if out.Status != triage.StatusFailed || out.Reason != triage.ReasonNoticeGlobalLimit || !out.NoticeSuppressed || !strings.HasPrefix(out.Detail, "notice suppressed: ") {
+		t.Errorf("outcome %s/%s notice_suppressed=%v %q; want failed/%s, marked notice suppressed", out.Status, out.Reason, out.NoticeSuppressed, out.Detail, triage.ReasonNoticeGlobalLimit)
+	}
+	if got := e.mailed(t)["ola@example.pl"]; len(got) != 0 {
+		t.Errorf("the customer was answered without staff being told: %v", got)
+	}
+}
+
+// The per-customer notice bound is checked before the hourly one: a
+// sender's notices refused at their own bound use up nothing of the
+// others'.
+func TestNoticeBoundPerSenderFirst(t *testing.T) {
+	e := newEnvStaff(t, &scripted{}, []string{boss})
+	e.ob.SetNoticeLimits(triage.NoticeLimits{PerCustomer: 1, PerHour: 2})
+	var got []string
+	for i := range 4 {
+		out := e.run(t, convEmail(anna, "Skandal", fmt.Sprintf("<flood-%d@example.pl>", i), angry))
+		got = append(got, string(out.Reason))
+	}
+	out := e.run(t, convEmail("Ola <ola@example.pl>", "Skandal", "<ola-1@example.pl>", angry))
+	got = append(got, string(out.Status))
+	if want := []string{"", "notice_limit", "notice_limit", "notice_limit", "replied"}; !slices.Equal(got, want) {
+		t.Errorf("outcomes %q, want %q", got, want)
 	}
 }
