@@ -458,3 +458,24 @@ func TestVerifierSummaryLine(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// watch reads the verifier from the configuration's verify: section, and
+// --check reports a wrong one naming its key.
+func TestVerifierWatchConfig(t *testing.T) {
+	noDefaultConfig(t)
+	for _, tt := range []struct {
+		verify string
+		code   int
+		want   string
+	}{
+		{"verify:\n  provider: openai\n  base_url: http://127.0.0.1:1/v1\n", 2, "--verify-provider openai needs --verify-model (verify.model)"},
+		{"verify:\n  provider: mistral\n", 2, "verify.provider"},
+		{"verify:\n  provider: gemini\n  model: gemini-verifier\n  timeout: 5s\n", 0, ""},
+	} {
+		cfg := watchConfig(t, t.TempDir(), "  offline: true\n"+tt.verify)
+		code, stdout, stderr := runArgs(t, "watch", "--check", "--config", cfg)
+		if code != tt.code || !strings.Contains(stderr+stdout, tt.want) {
+			t.Errorf("%q: exit %d, want %d and %q\nstdout: %s\nstderr: %s", tt.verify, code, tt.code, tt.want, stdout, stderr)
+		}
+	}
+}
