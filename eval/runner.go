@@ -75,7 +75,9 @@ type Config struct {
 	// Getenv reads the environment (default os.Getenv).
 	Getenv func(string) string
 	// Transport carries recorded requests to the real model (default
-	// http.DefaultTransport); tests point it elsewhere.
+	// http.DefaultTransport), and, when set, the requests of live and
+	// offline runs (the model's own transport otherwise): tests point it
+	// elsewhere, benchmarks measure what the model is sent through it.
 	Transport http.RoundTripper
 	// Judge grades reply_rubric in live runs, and Customer plays
 	// input.simulated_customer; without them those are skipped.
@@ -335,6 +337,8 @@ func (r *Runner) runCase(ctx context.Context, cancel context.CancelCauseFunc, c 
 	if tape != nil {
 		tape.onMiss = func() { cancel(ErrReplayMismatch) }
 		httpClient = tape.Client()
+	} else if r.cfg.Transport != nil {
+		httpClient = &http.Client{Transport: r.cfg.Transport}
 	}
 
 	offline := r.offlineModel()

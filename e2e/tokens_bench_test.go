@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"context"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	embedded "triage/instructions"
+	"triage/internal/instructions"
+	"triage/internal/model"
+	"triage/internal/prompt"
+	"triage/internal/testkit/tokentest"
+)
+
+// BenchmarkTokensSampleInbox runs `triage process` over the sample inbox
+// (examples/inbox, then its follow-ups, as make run does) against the
+// offline model served by the benchmark, as triage asks Gemini (through
+// the genai SDK), and reports per scenario the model calls and the prompt
+// tokens per email, split by part and by turn, and the share of the
+// stable prefix a cache could serve (see tokentest.Report). Tokens are
+// estimated (runes/4); TRIAGE_BENCH_COUNT_TOKENS=live with GEMINI_API_KEY
+// counts them with Gemini's countTokens endpoint.
+//
+//	go test -run '^$' -bench TokensSampleInbox -benchtime 1x ./e2e
+func BenchmarkTokensSampleInbox(b *testing.B) {
+	bin := triageBinary(b)
+	scs, err := instructions.LoadScenarios(embedded.FS, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := model.StartOffline(model.OfflineOptions{Scenarios: scs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	target, err := url.Parse(srv.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := &tokentest.Recorder{Next: model.Transport(1)}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = rec
+	front := httptest.NewServer(proxy)
+	defer front.Close()
+
+	inbox, err := filepath.Glob("../examples/inbox/*.eml")
+	if err != nil || len(inbox) == 0 {
+		b.Fatalf("sample inbox: %v (%d files)", err, len(inbox))
+	}
+	followUps, err := filepath.Glob("../examples/inbox/follow-ups/*.eml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var bodies [][]byte
+	for range b.N {
+		dir := b.TempDir()
+		rec.Bodies()
+		for _, files := range [][]string{inbox, followUps} {
+			args := append([]string{"process", "--warranty-csv", "../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "tickets.db"),
+				"--outbox", filepath.Join(dir, "outbox"), "--staff", "kierownik@example.com", "--concurrency", "1"}, files...)
+			cmd := exec.Command(bin, args...)
+			cmd.Env = append(os.Environ(), "GEMINI_API_KEY=bench", "GOOGLE_GEMINI_BASE_URL="+front.URL)
+			// Exit status 1 says some email was failed (the sample inbox
+			// has such emails); 2 and above, a broken run.
+			if out, err := cmd.CombinedOutput(); err != nil {
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+					b.Fatalf("triage process: %v\n%s", err, out)
+				}
+			}
+		}
+		bodies = rec.Bodies()
+	}
+	ctx := context.Background()
+	counter, err := tokentest.CounterFromEnv(ctx, model.DefaultModel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	systems := map[string]string{}
+	for _, sc := range scs.Scenarios {
+		systems[sc.Name] = prompt.System(scs.Main, sc.Body)
+	}
+	m, err := tokentest.Measure(ctx, counter, scs.Main, systems, bodies)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("tokens counted by %s over %d model calls", counter.Name(), len(bodies))
+	tokentest.Report(b, m)
+}

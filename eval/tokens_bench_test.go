@@ -1,0 +1,58 @@
+package eval
+
+import (
+	"context"
+	"testing"
+
+	embedded "triage/instructions"
+	"triage/internal/instructions"
+	"triage/internal/model"
+	"triage/internal/prompt"
+	"triage/internal/testkit/tokentest"
+)
+
+// BenchmarkTokens runs the eval suite (eval/cases) on the offline model
+// once per iteration and reports, per scenario, the model calls and the
+// prompt tokens per email, split by part and by turn, and the share of the
+// stable prefix (system instruction, scenario, tool declarations) a cache
+// could serve. Tokens are estimated (runes/4); with
+// TRIAGE_BENCH_COUNT_TOKENS=live and GEMINI_API_KEY they are counted by
+// Gemini's countTokens endpoint (the requests stay the offline run's).
+//
+//	go test -run '^$' -bench Tokens -benchtime 1x ./eval
+func BenchmarkTokens(b *testing.B) {
+	set, err := instructions.LoadScenarios(embedded.FS, testRoutes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases, err := Load([]string{"cases"}, set)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rec := &tokentest.Recorder{Next: model.Transport(1)}
+	r := newTestRunner(b, set, Config{Backends: manualsBackend(b), Transport: rec})
+	var bodies [][]byte
+	for range b.N {
+		rec.Bodies()
+		rep := r.Run(context.Background(), cases)
+		if rep.Passed != rep.Total {
+			b.Fatalf("suite: %d/%d passed", rep.Passed, rep.Total)
+		}
+		bodies = rec.Bodies()
+	}
+	ctx := context.Background()
+	counter, err := tokentest.CounterFromEnv(ctx, model.DefaultModel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	systems := map[string]string{}
+	for _, sc := range set.Scenarios {
+		systems[sc.Name] = prompt.System(set.Main, sc.Body)
+	}
+	m, err := tokentest.Measure(ctx, counter, set.Main, systems, bodies)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("tokens counted by %s over %d model calls", counter.Name(), len(bodies))
+	tokentest.Report(b, m)
+}
