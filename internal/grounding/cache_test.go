@@ -65,7 +65,17 @@ func BenchmarkSourcesOfAnEmail(b *testing.B) {
 // but the instructions (read once per process): the texts the dispatcher
 // adds for an email (the case facts, subject, text, addresses, date, the
 // ticket and each function result) and the reply's check against them.
+// Besides the wall time per reply (ns/op, which a busy machine inflates) it
+// reports the process's CPU time per reply (cpu-ns/op, garbage collection
+// included): the check's budget is 1 ms CPU per reply.
 func BenchmarkCheckOfAReply(b *testing.B) {
+	if start, ok := processCPU(); ok {
+		defer func() {
+			if end, ok := processCPU(); ok && b.N > 0 {
+				b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+			}
+		}()
+	}
 	facts := "Case facts (JSON, from the mail headers; trusted):\n" +
 		`{"scenario":"valid-warranty","from":"klient0@customer.example","reply_to":"klient0@customer.example","language":"pl",` +
 		`"default_language":"pl","serial_numbers":["SN-48213-PL"],"received":"2026-11-16T08:12:44Z"}` +

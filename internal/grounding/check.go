@@ -45,6 +45,9 @@ type Sources struct {
 	hosts map[string]bool
 	// customer are the customer's own words (AddCustomerText).
 	customer *Sources
+	// The serials and ids each function result binds its dates and
+	// amounts to (bindings.go).
+	binds
 }
 
 // AddCustomerText adds a text the customer wrote (the email's subject,
@@ -85,11 +88,16 @@ func (s *Sources) AddText(text string) {
 		text = text[:MaxText]
 	}
 	s.init()
-	if s.added[text] {
+	again := s.added[text]
+	if again && s.group == nil && !s.boundOnly[text] {
+		return
+	}
+	read := sourceClaims(text)
+	s.note(text, read.claims)
+	if again {
 		return
 	}
 	s.added[text] = true
-	read := sourceClaims(text)
 	s.texts = append(s.texts, read.upper)
 	claims := read.claims
 	for _, c := range claims {
@@ -164,6 +172,7 @@ func (s *Sources) AddValue(v any) {
 			s.fnNumbers[n] = true
 			if cents, ok := parseAmount(n); ok {
 				s.values[cents] = true
+				s.noteFact(centsKey(cents))
 			}
 		}
 	case float64:
@@ -175,6 +184,10 @@ func (s *Sources) AddValue(v any) {
 	case int64:
 		s.addNumber(strconv.FormatInt(v, 10))
 	case map[string]any:
+		if s.group == nil { // a function's result: what it binds (bindings.go)
+			s.group = &binding{ids: map[string]bool{}, facts: map[string]bool{}}
+			defer s.bind()
+		}
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			s.AddValue(v[k])
 		}
@@ -196,6 +209,7 @@ func (s *Sources) addNumber(n string) {
 	}
 	if cents, ok := parseAmount(n); ok {
 		s.values[cents] = true
+		s.noteFact(centsKey(cents))
 	}
 }
 
@@ -216,6 +230,9 @@ func (s *Sources) init() {
 	s.fnNumbers = map[string]bool{}
 	s.codes = map[string]bool{}
 	s.added = map[string]bool{}
+	s.free = map[string]bool{}
+	s.boundOnly = map[string]bool{}
+	s.boundIDs = map[string]bool{}
 	s.hosts = map[string]bool{}
 }
 
@@ -235,9 +252,15 @@ func (s *Sources) Unsupported(text string) []Claim {
 	}
 	var out []Claim
 	seen := map[string]bool{}
-	for _, c := range claimsOf(r, false) {
-		if s.supports(c) || seen[string(c.Kind)+"\x00"+c.Text] {
+	all := claimsOf(r, false)
+	for _, c := range all {
+		if seen[string(c.Kind)+"\x00"+c.Text] {
 			continue
+		}
+		if s.supports(c) {
+			if c.wrongID = s.misattached(c, all, r.text); c.wrongID == "" {
+				continue
+			}
 		}
 		if s.customer != nil && (c.Kind == KindDuration || inSpans(quoted, c.at)) && s.customer.backs(c, s.codes) {
 			continue

@@ -76,10 +76,22 @@ type Claim struct {
 	lengths []string
 	// at is where the claim starts in the text as readable writes it.
 	at int
+	// wrongID is the serial or id, as written, next to which a reply
+	// states a date or amount that only a result about another id states
+	// (bindings.go); "" otherwise.
+	wrongID string
 }
 
-// String names the claim for a person or the model: `"2027-06-01" (date)`.
-func (c Claim) String() string { return fmt.Sprintf("%q (%s)", c.Text, c.Kind) }
+// String names the claim for a person or the model: `"2027-06-01" (date)`,
+// or, for a date or amount written next to the wrong serial, `"2026-03-31"
+// (date, written for SN-51001-PL: a function result states it for another
+// serial or id)`.
+func (c Claim) String() string {
+	if c.wrongID != "" {
+		return fmt.Sprintf("%q (%s, written for %s: a function result states it for another serial or id)", c.Text, c.Kind, c.wrongID)
+	}
+	return fmt.Sprintf("%q (%s)", c.Text, c.Kind)
+}
 
 // MaxText bounds the text Claims reads; the rest is ignored (a reply body is
 // capped far below this by the dispatcher).
