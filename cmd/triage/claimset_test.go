@@ -29,8 +29,11 @@ type claimSet struct {
 }
 
 type claimItem struct {
-	Kind        string   `yaml:"kind"`
-	Serial      string   `yaml:"serial"`
+	Kind   string `yaml:"kind"`
+	Serial string `yaml:"serial"`
+	// AlsoSerials are the customer's other devices: the scripted model
+	// checks each beside Serial, in the same turn.
+	AlsoSerials []string `yaml:"also_serials"`
 	Email       string   `yaml:"email"`
 	Reply       string   `yaml:"reply"`
 	Decision    string   `yaml:"decision"`
@@ -115,7 +118,11 @@ func runClaimItem(t *testing.T, s claimSet, n int, it claimItem) claimResult {
 		args["commitments"] = it.Commitments
 	}
 	send := geminitest.One(geminitest.Call("c2", "send_email", args))
-	srv := geminitest.New(t, geminitest.One(geminitest.Call("c1", "check_warranty", geminitest.Obj("serial_number", it.Serial))),
+	checks := []map[string]any{geminitest.Call("c1", "check_warranty", geminitest.Obj("serial_number", it.Serial))}
+	for i, sn := range it.AlsoSerials {
+		checks = append(checks, geminitest.Call(fmt.Sprintf("c1-%d", i+1), "check_warranty", geminitest.Obj("serial_number", sn)))
+	}
+	srv := geminitest.New(t, geminitest.One(checks...),
 		send, send, geminitest.One(geminitest.Text("-")), geminitest.One(geminitest.Text("-")))
 	t.Setenv("GEMINI_API_KEY", geminitest.APIKey)
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL())

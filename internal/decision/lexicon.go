@@ -21,6 +21,13 @@ const LexiconFile = "commitments.yaml"
 // cancels it, when commitments.yaml does not say.
 const DefaultNegationWindow = 3
 
+// MaxGap bounds LexiconSpec.Gap: a wider gap joins words that say nothing
+// together.
+const MaxGap = 4
+
+// minStem is the fewest letters a stem ("zwrot*") may have before its "*".
+const minStem = 3
+
 // Languages are the languages a lexicon may list phrases in.
 var Languages = []string{"pl", "en", "de", "fr", "es", "it", "cs"}
 
@@ -52,6 +59,11 @@ type LexiconSpec struct {
 	// NegationWindow: a negation word at most this many words before a
 	// phrase, in the same clause, cancels it (0: DefaultNegationWindow).
 	NegationWindow int `yaml:"negation_window"`
+	// Gap: at most this many other words may stand between two words of
+	// a phrase, in the same clause, none of them a negation word ("zwrócimy
+	// też pieniądze" is "zwrócimy pieniądze"); 0 keeps a phrase's words in
+	// a row. At most MaxGap.
+	Gap int `yaml:"gap"`
 	// Negations are single words, per language.
 	Negations Phrases `yaml:"negations"`
 	// Commitments are the phrases that promise each commitment.
@@ -77,6 +89,9 @@ func (s *LexiconSpec) Validate() []Problem {
 	}
 	if s.NegationWindow < 0 {
 		add("negation_window", "%d is negative", s.NegationWindow)
+	}
+	if s.Gap < 0 || s.Gap > MaxGap {
+		add("gap", "%d: want 0 to %d words", s.Gap, MaxGap)
 	}
 	for i, ws := range s.Negations.byLang() {
 		for j, w := range ws {
@@ -104,7 +119,12 @@ func (s *LexiconSpec) Validate() []Problem {
 					add(at, "%q has punctuation that ends a clause: it never matches", ph)
 					continue
 				}
-				key := Languages[i] + "\x00" + strings.Join(words(normalize(ph)), " ")
+				pws, err := phraseWords(ph)
+				if err != nil {
+					add(at, "%q: %v", ph, err)
+					continue
+				}
+				key := Languages[i] + "\x00" + strings.Join(pws.words, " ") + fmt.Sprint(pws.stem)
 				if prev, dup := seen[key]; dup {
 					add(at, "%q is already listed at %s", ph, prev)
 					continue

@@ -27,16 +27,62 @@ type Hit struct {
 // entry is one compiled phrase.
 type entry struct {
 	Hit
-	words []string // normalized; words[0] is its index key
+	pw
+}
+
+// pw are a phrase's normalized words; stem marks a word written with a
+// trailing "*", which matches any word it begins ("zwrot*": zwrotu,
+// zwrotem).
+type pw struct {
+	words []string
+	stem  []bool
+}
+
+// is reports whether the phrase's k-th word is w.
+func (p *pw) is(k int, w string) bool {
+	if p.stem[k] {
+		return strings.HasPrefix(w, p.words[k])
+	}
+	return w == p.words[k]
+}
+
+// phraseWords reads a phrase as written in commitments.yaml: its words,
+// normalized, and which are stems ("*" right after a word of at least
+// minStem letters; nowhere else).
+func phraseWords(ph string) (pw, error) {
+	var p pw
+	for tok := range strings.FieldsSeq(normalize(ph)) {
+		stem := strings.HasSuffix(tok, "*")
+		tok = strings.TrimSuffix(tok, "*")
+		if strings.Contains(tok, "*") {
+			return pw{}, fmt.Errorf("%q: a \"*\" may only end a word", tok)
+		}
+		ws := words(tok)
+		if stem && (len(ws) == 0 || utf8.RuneCountInString(ws[len(ws)-1]) < minStem || !strings.HasSuffix(tok, ws[len(ws)-1])) {
+			return pw{}, fmt.Errorf("%q: a stem needs at least %d letters right before its \"*\"", tok+"*", minStem)
+		}
+		for i, w := range ws {
+			p.words = append(p.words, w)
+			p.stem = append(p.stem, stem && i == len(ws)-1)
+		}
+	}
+	if len(p.words) == 0 {
+		return pw{}, errors.New("no word")
+	}
+	return p, nil
 }
 
 // Lexicon is a compiled LexiconSpec: phrases indexed by their first word. It is
 // safe for concurrent use.
 type Lexicon struct {
-	summary   string
-	first     map[string][]*entry
+	summary string
+	first   map[string][]*entry
+	// stems are the phrases whose first word is a stem, tried at every
+	// word.
+	stems     []*entry
 	negations map[string]map[string]bool // lang -> words
 	window    int
+	gap       int
 }
 
 // Compile validates s and compiles its phrases once.
@@ -48,7 +94,7 @@ func CompileLexicon(s *LexiconSpec) (*Lexicon, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
-	l := &Lexicon{first: map[string][]*entry{}, negations: map[string]map[string]bool{}, window: s.NegationWindow}
+	l := &Lexicon{first: map[string][]*entry{}, negations: map[string]map[string]bool{}, window: s.NegationWindow, gap: s.Gap}
 	if l.window == 0 {
 		l.window = DefaultNegationWindow
 	}
@@ -62,8 +108,13 @@ func CompileLexicon(s *LexiconSpec) (*Lexicon, error) {
 	add := func(h Hit, p *Phrases) {
 		for i, ps := range p.byLang() {
 			for _, ph := range ps {
-				e := &entry{Hit: h, words: words(normalize(ph))}
+				p, _ := phraseWords(ph) // Validate checked it
+				e := &entry{Hit: h, pw: p}
 				e.Phrase, e.Lang = ph, Languages[i]
+				if p.stem[0] {
+					l.stems = append(l.stems, e)
+					continue
+				}
 				l.first[e.words[0]] = append(l.first[e.words[0]], e)
 			}
 		}
@@ -74,7 +125,10 @@ func CompileLexicon(s *LexiconSpec) (*Lexicon, error) {
 	for name, st := range s.Statuses {
 		add(Hit{Status: name, Bases: slices.Clone(st.Bases)}, &st.Phrases)
 	}
-	n, langs := 0, map[string]bool{}
+	n, langs := len(l.stems), map[string]bool{}
+	for _, e := range l.stems {
+		langs[e.Lang] = true
+	}
 	for _, es := range l.first {
 		n += len(es)
 		for _, e := range es {
@@ -90,14 +144,17 @@ func CompileLexicon(s *LexiconSpec) (*Lexicon, error) {
 	l.summary = fmt.Sprintf("%d commitments and %d statuses, %d phrases in %s", len(s.Commitments), len(s.Statuses), n, strings.Join(ls, ", "))
 	// Longer phrases first, then by text: the hits' order is stable.
 	for _, es := range l.first {
-		slices.SortFunc(es, func(a, b *entry) int {
-			if d := len(b.words) - len(a.words); d != 0 {
-				return d
-			}
-			return strings.Compare(a.Lang+a.Phrase, b.Lang+b.Phrase)
-		})
+		slices.SortFunc(es, longerFirst)
 	}
+	slices.SortFunc(l.stems, longerFirst)
 	return l, nil
+}
+
+func longerFirst(a, b *entry) int {
+	if d := len(b.words) - len(a.words); d != 0 {
+		return d
+	}
+	return strings.Compare(a.Lang+a.Phrase, b.Lang+b.Phrase)
 }
 
 // String says what l reads: how many commitments and statuses, phrases
@@ -117,12 +174,14 @@ type word struct {
 
 // Find returns the phrases body states, each once, in the order they first
 // occur: case-insensitively after Unicode (NFKC) normalisation, as whole
-// words (a phrase's words in a row, across line breaks), outside the lines
-// that quote earlier mail (those starting with ">"). A phrase is not
-// counted where a negation word of its language stands at most the window's
-// words before it in the same clause (a clause ends at . , ; : ! ? or a
-// blank line). Where phrases overlap, the longest one that starts first
-// counts (negated or not). A nil Lexicon finds nothing.
+// words (a phrase's words in order, across line breaks, at most the gap's
+// other words between two of them, none a negation word; a stem "zwrot*"
+// matching any word it begins), outside the lines that quote earlier mail
+// (those starting with ">"). A phrase is not counted where a negation word
+// of its language stands at most the window's words before it in the same
+// clause (a clause ends at . , ; : ! ? or a blank line). Where phrases
+// overlap, the longest one that starts first counts (negated or not). A
+// nil Lexicon finds nothing.
 func (l *Lexicon) Find(body string) []Hit {
 	if l == nil {
 		return nil
@@ -135,32 +194,64 @@ func (l *Lexicon) Find(body string) []Hit {
 		if i < next {
 			continue
 		}
-		for _, e := range l.first[ws[i].w] { // the longest first
-			if !at(ws, i, e.words) {
-				continue
-			}
-			next = i + len(e.words)
-			if !slices.Contains(found, e) && !l.negated(ws, i, e.Lang) {
-				found = append(found, e)
-				hits = append(hits, e.Hit)
-			}
-			break
+		e, end := l.longest(ws, i)
+		if e == nil {
+			continue
+		}
+		next = end
+		if !slices.Contains(found, e) && !l.negated(ws, i, e.Lang) {
+			found = append(found, e)
+			hits = append(hits, e.Hit)
 		}
 	}
 	return hits
 }
 
-// at reports whether phrase's words stand at ws[i:] in one clause.
-func at(ws []word, i int, phrase []string) bool {
-	if i+len(phrase) > len(ws) {
-		return false
-	}
-	for j, p := range phrase {
-		if ws[i+j].w != p || ws[i+j].clause != ws[i].clause {
-			return false
+// longest returns the longest phrase that starts at ws[i] and the index
+// after its last word; nil when none does.
+func (l *Lexicon) longest(ws []word, i int) (*entry, int) {
+	var best *entry
+	end := 0
+	for _, es := range [][]*entry{l.first[ws[i].w], l.stems} { // each the longest first
+		for _, e := range es {
+			if best != nil && len(e.words) <= len(best.words) {
+				break
+			}
+			if !e.is(0, ws[i].w) {
+				continue
+			}
+			if n, ok := l.rest(ws, i, e, 1); ok {
+				best, end = e, n
+				break
+			}
 		}
 	}
-	return true
+	return best, end
+}
+
+// rest reports whether the phrase's words from the k-th on follow ws[j] in
+// its clause, each at most the gap's words after the one before, no
+// negation word skipped; and the index after the last one.
+func (l *Lexicon) rest(ws []word, j int, e *entry, k int) (int, bool) {
+	if k == len(e.words) {
+		return j + 1, true
+	}
+	neg := l.negations[e.Lang]
+	for g := 0; g <= l.gap; g++ {
+		n := j + 1 + g
+		if n >= len(ws) || ws[n].clause != ws[j].clause {
+			return 0, false
+		}
+		if g > 0 && neg[ws[n-1].w] {
+			return 0, false // "we will not replace" is no "we will replace"
+		}
+		if e.is(k, ws[n].w) {
+			if end, ok := l.rest(ws, n, e, k+1); ok {
+				return end, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // negated reports whether a negation word of lang stands within the window
