@@ -102,8 +102,12 @@ type consoleParts struct {
 	sender   mail.Sender
 	autonomy review.Thresholds
 	prices   model.Prices // prices:, for the scenarios page
-	oauth2   *watchSetup  // the token sources, to observe
-	closers  []func() error
+	// from and domain sign a person's reply as triage signs its own
+	// (pipeline.from); limits are watch's reply limits.
+	from, domain string
+	limits       replies.Limits
+	oauth2       *watchSetup // the token sources, to observe
+	closers      []func() error
 }
 
 func (p *consoleParts) close() {
@@ -163,6 +167,7 @@ func runConsole(ctx context.Context, fs *pflag.FlagSet, o *consoleOptions, stder
 	}
 	cfg.Ledger, cfg.Tickets, cfg.Sender, cfg.Autonomy, cfg.Logger = parts.ledger, parts.tickets, parts.sender, parts.autonomy, log
 	cfg.Prices = parts.prices
+	cfg.From, cfg.Domain, cfg.Limits = parts.from, parts.domain, parts.limits
 	srv, err := console.New(cfg)
 	if err != nil {
 		return usageErr("%v", err)
@@ -241,8 +246,13 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 			return nil, usageErr("console: ledger %v (run triage watch first)", err)
 		}
 	}
-	p := &consoleParts{autonomy: wo.Autonomy, prices: wo.Prices}
+	p := &consoleParts{autonomy: wo.Autonomy, prices: wo.Prices, limits: wo.Limits.Replies()}
 	var err error
+	if path != "" {
+		if p.from, _, p.domain, err = parseFrom(wo.From); err != nil {
+			return nil, usageErr("console: %s: %v", path, err)
+		}
+	}
 	if p.ledger, err = ledger.Open(ctx, ledger.Config{Path: wo.ledgerTarget()}); err != nil {
 		return nil, failure(err)
 	}

@@ -192,7 +192,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.wakeWatch(r)
+	s.wakeWatch(r.Context())
 	s.log.Info("console: retry requested", "user", userOf(r), "ref", ref)
 	s.done(w, r, ref, "retry")
 }

@@ -23,12 +23,15 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+
+	gomail "net/mail"
 	"time"
 
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
 	"triage/internal/ledger"
 	"triage/internal/model"
+	"triage/internal/replies"
 	"triage/internal/review"
 )
 
@@ -46,6 +49,13 @@ type Config struct {
 	// Sender delivers approved drafts (the configured SMTP server or
 	// outbox, as triage's own replies); nil refuses to send.
 	Sender mail.Sender
+	// From is the From of a person's reply (the configuration's
+	// pipeline.from, as triage's replies), Domain the domain of its
+	// Message-ID (default: From's); "" From refuses to send one.
+	From, Domain string
+	// Limits are the reply limits a person's reply passes, as triage's
+	// (watch's limits).
+	Limits replies.Limits
 	// Autonomy is the bar the scenarios page judges each scenario's
 	// readiness to send on its own by (the one watch decides by); the
 	// zero Thresholds are review.DefaultThresholds.
@@ -106,6 +116,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Domain == "" {
+		if a, err := gomail.ParseAddress(cfg.From); err == nil {
+			_, cfg.Domain, _ = strings.Cut(a.Address, "@")
+		}
+	}
 	if cfg.Autonomy == (review.Thresholds{}) {
 		cfg.Autonomy = review.DefaultThresholds
 	}
@@ -148,6 +163,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /conversation/{ref}/resolve", s.closeEmail(ledger.ActionResolved))
 	mux.HandleFunc("POST /conversation/{ref}/dismiss", s.closeEmail(ledger.ActionDismissed))
 	mux.HandleFunc("POST /conversation/{ref}/reopen", s.reopen)
+	mux.HandleFunc("POST /conversation/{ref}/compose", s.compose)
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

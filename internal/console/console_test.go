@@ -612,3 +612,46 @@ func TestSendRefusedLeavesDraftWaiting(t *testing.T) {
 		t.Errorf("logs:\n%s", logs.String())
 	}
 }
+
+// A person's reply is refused where triage answers the email (its reply
+// stands, or its draft waits), when empty, and over the reply limits; a
+// refused reply sends nothing.
+func TestComposeRefusals(t *testing.T) {
+	f := newFixture(t)
+	out, err := replies.NewOutbox(filepath.Join(f.Dir, "outbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Ledger: f.Ledger, Tickets: f.Tickets, Sender: out, From: "Support <support@example.com>",
+		Limits: replies.Limits{PerAddress: 1, Window: time.Hour}, Token: testToken, Now: f.Clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t, s)
+	post := func(ref, body string) (int, string) {
+		resp, page := do(t, ts.URL, req{method: "POST", path: "/conversation/" + ref + "/compose", form: url.Values{"body": {body}}, header: bearer})
+		return resp.StatusCode, page
+	}
+	for _, tt := range []struct {
+		name, ref, body string
+		want            int
+	}{
+		{"triage replied", f.Replied, "Hello", http.StatusConflict},
+		{"triage's draft waits", f.Draft, "Hello", http.StatusConflict},
+		{"empty", f.Owned, "  \n", http.StatusBadRequest},
+	} {
+		if code, _ := post(tt.ref, tt.body); code != tt.want {
+			t.Errorf("%s: %d, want %d", tt.name, code, tt.want)
+		}
+	}
+	if code, page := post(f.Owned, "Hello Bob"); code != http.StatusSeeOther {
+		t.Fatalf("first reply: %d\n%s", code, page)
+	}
+	// The second within the hour passes the per-address limit of one.
+	if code, page := post(f.Owned, "Hello again"); code != http.StatusConflict || !strings.Contains(page, "Over a reply limit") {
+		t.Errorf("second reply: %d, want 409 over a limit", code)
+	}
+	if files, _ := filepath.Glob(filepath.Join(f.Dir, "outbox", "*.eml")); len(files) != 1 {
+		t.Errorf("outbox holds %d replies, want the first alone", len(files))
+	}
+}

@@ -31,6 +31,9 @@ type emailView struct {
 	// decision people made about it, oldest first.
 	Closed  *ledger.Resolution
 	History []ledger.Resolution
+	// Composer answers the customer as a person (compose.go); nil when
+	// triage answers the email.
+	Composer *composerView
 }
 
 // callView is one function call of a trajectory, its JSON indented.
@@ -121,6 +124,11 @@ func (s *Server) loadConversation(ctx context.Context, ref string) (*conversatio
 		cv.Emails = append(cv.Emails, ev)
 	}
 	slices.SortStableFunc(cv.Emails, func(a, b emailView) int { return a.Entry.Created.Compare(b.Entry.Created) })
+	for i := range cv.Emails {
+		if cv.Emails[i].Composer, err = s.composer(ctx, cv.Emails[i], cv.Ticket); err != nil {
+			return nil, err
+		}
+	}
 	if cv.Ticket != nil {
 		for _, m := range cv.Ticket.Messages {
 			if m.Direction == tickets.Outbound && !ours[m.MessageID] {
@@ -242,6 +250,8 @@ func flashText(done string) string {
 		"resolved":  "The email was resolved: it left the queue.",
 		"dismissed": "The email was dismissed: it left the queue.",
 		"reopened":  "The email was reopened: it waits in the queue again.",
+		"replied":   "Your reply was sent to the customer; triage watch files it in the Sent folder.",
+		"saved":     "Your reply was saved as a draft: reopen this page to finish it.",
 		"takeover":  "You took the conversation over: triage will not answer it.",
 		"release":   "The conversation is back with triage.",
 		"note":      "The note was added to the ticket.",

@@ -212,7 +212,7 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 }
 
 // open drops from items those a person resolved or dismissed (and did not
-// reopen).
+// reopen), and those a person answered from the console.
 func (s *Server) open(ctx context.Context, items []queueItem) ([]queueItem, error) {
 	keys := make([]triage.Key, len(items))
 	for i, it := range items {
@@ -222,7 +222,11 @@ func (s *Server) open(ctx context.Context, items []queueItem) ([]queueItem, erro
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(items, func(it queueItem) bool { _, ok := closed[it.Entry.Key]; return ok }), nil
+	answered, err := s.cfg.Ledger.Replies().PersonAnswered(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(items, func(it queueItem) bool { _, ok := closed[it.Entry.Key]; return ok || answered[it.Entry.Key] }), nil
 }
 
 // escalationHandled reports whether a person has dealt with an escalated

@@ -95,7 +95,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.wakeWatch(r)
+	s.wakeWatch(r.Context())
 	s.log.Info("console: draft rejected", "user", userOf(r), "ref", ref, "reason", reason)
 	s.done(w, r, ref, "rejected")
 }

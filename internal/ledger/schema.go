@@ -37,6 +37,7 @@ var migrations = []store.Migration{
 	{SQLite: resolutionSQLite, Postgres: resolutionPostgres},
 	{SQLite: wakeSchema, Postgres: wakeSchema},
 	{SQLite: usageSchema, Postgres: usageSchema},
+	{SQLite: replies.PersonColumns, Postgres: replies.PersonColumns},
 }
 
 // usageSchema keeps what each message cost in model calls and tokens (the

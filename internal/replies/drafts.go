@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"triage"
 )
@@ -139,8 +140,14 @@ func (s *Store) SettleSentDraft(ctx context.Context, key triage.Key) error {
 func (s *Store) Orphaned(ctx context.Context, account, mailbox string, state ReplyState) ([]Reply, error) {
 	return s.listReplies(ctx, `SELECT `+replyListCols+` FROM replies r WHERE state=? AND account=? AND mailbox=?
 		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.key = r.key AND m.claimant<>'' AND m.lease_until>?)
-		ORDER BY created, key LIMIT ?`, state, account, mailbox, unix(s.now()), MaxInState)
+		AND NOT (kind=? AND created>?)
+		ORDER BY created, key LIMIT ?`, state, account, mailbox, unix(s.now()), KindPerson, unix(s.now().Add(-PersonSendBound)), MaxInState)
 }
+
+// PersonSendBound is how long a person's reply may be in flight from the
+// console (it holds no claim): a pending one younger than this is not
+// orphaned.
+const PersonSendBound = 10 * time.Minute
 
 // RejectedInDrafts lists the drafts of an inbox a person rejected whose
 // copy may still sit in the Drafts folder (stored, not yet removed), oldest

@@ -4,8 +4,8 @@ package replies
 // a person (reply mode draft), or a staff notice (notify_staff). A draft
 // and a notice share the replies table, and so the guarantees of a reply:
 // one per key, recorded before it is submitted or stored on the server.
-// Only replies and drafts count against the reply limits; notices have
-// their own (Limits.Notices).
+// Replies, drafts and a person's replies count against the reply limits;
+// notices have their own (Limits.Notices).
 type Kind string
 
 // Reply kinds.
@@ -13,6 +13,12 @@ const (
 	KindReply  Kind = "reply"
 	KindDraft  Kind = "draft"
 	KindNotice Kind = "notice"
+	// KindPerson is a reply a person wrote and sent from the console: it
+	// goes through the reply memory and limits like triage's, under a key
+	// of its own (PersonKey), names the email it answers (Reply.Answers)
+	// and its author, and never counts as triage's reply or draft in the
+	// review figures.
+	KindPerson Kind = "person"
 )
 
 // ReplyState is where a reply row is in its lifecycle. A reply (KindReply)

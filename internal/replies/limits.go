@@ -135,9 +135,10 @@ func countReplies(ctx context.Context, q rowQuerier, addr string, since time.Tim
 	// Drafts go to nobody, but each cost a model run and a ticket: they
 	// count against the per-address limit (drafts true), not against the
 	// hourly cap on mail sent.
-	kinds := `kind = 'reply'`
+	// A person's reply from the console is mail sent like triage's.
+	kinds := `kind IN ('reply', 'person')`
 	if drafts {
-		kinds = `kind IN ('reply', 'draft')`
+		kinds = `kind IN ('reply', 'draft', 'person')`
 	}
 	query := `SELECT COUNT(*) FROM replies WHERE created >= ? AND ` + kinds
 	args := []any{unix(since)}

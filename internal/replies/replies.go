@@ -83,9 +83,13 @@ type Reply struct {
 	// only a watcher of that inbox settles it after a crash.
 	Account string `json:"account,omitempty"`
 	Mailbox string `json:"mailbox,omitempty"`
+	// Author and Answers are a person's reply's (KindPerson): who wrote
+	// it, and the key of the email it answers.
+	Author  string     `json:"author,omitempty"`
+	Answers triage.Key `json:"answers,omitempty"`
 }
 
-const replyCols = `key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id, account, mailbox`
+const replyCols = `key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, person_message_id, account, mailbox, author, answers`
 
 // scanReply reads a row of replyCols.
 func scanReply(sc scanner) (Reply, error) { return scanReplyRow(sc, true) }
@@ -99,7 +103,7 @@ func scanReplyRow(sc scanner, raw bool) (Reply, error) {
 	var appended int
 	var created, sent, resolved int64
 	dest := []any{&r.Key, &r.MessageID, &r.To, &r.InboundFrom, &r.Raw, &r.State, &appended, &created, &sent,
-		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID, &r.Account, &r.Mailbox}
+		&r.Kind, &r.Outcome, &r.Similarity, &resolved, &r.PersonMessageID, &r.Account, &r.Mailbox, &r.Author, &r.Answers}
 	if !raw {
 		dest = slices.Delete(dest, 4, 5) // &r.Raw
 	}
@@ -173,10 +177,15 @@ func (s *Store) PutPendingWithin(ctx context.Context, r Reply, lim Limits) error
 		kind, state = KindDraft, DraftPending
 	case KindNotice:
 		kind = KindNotice
+	case KindPerson:
+		if r.Author == "" || r.Answers == "" {
+			return errors.New("replies: put pending: a person's reply needs its Author and the key it Answers")
+		}
+		kind = KindPerson
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, created, kind, account, mailbox)
-		VALUES (?,?,?,?,?,?,?,?,?,?)`,
-		r.Key, r.MessageID, r.To, r.InboundFrom, r.Raw, state, unix(now), kind, r.Account, r.Mailbox); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO replies (key, message_id, recipient, sender, raw, state, created, kind, account, mailbox, author, answers)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
+		r.Key, r.MessageID, r.To, r.InboundFrom, r.Raw, state, unix(now), kind, r.Account, r.Mailbox, r.Author, r.Answers); err != nil {
 		return fmt.Errorf("replies: put pending: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -137,3 +137,21 @@ CREATE INDEX IF NOT EXISTS outbox_index_notices ON outbox_index(kind, customer, 
 // DropOutboxTable drops the first outbox index (OutboxTable), which
 // OutboxIndexTable replaced before anything wrote to it.
 const DropOutboxTable = `DROP TABLE IF EXISTS outbox;`
+
+// PersonColumns record a person's replies sent from the console
+// (KindPerson): who wrote each (author) and the key of the email it
+// answers (answers, indexed: the console lists an email's replies by
+// it); and composer_drafts keeps the reply a person is writing, one per
+// email, until it is sent or dropped. The types are the same in both
+// dialects.
+const PersonColumns = `
+ALTER TABLE replies ADD COLUMN author TEXT NOT NULL DEFAULT '';
+ALTER TABLE replies ADD COLUMN answers TEXT NOT NULL DEFAULT '';
+CREATE INDEX replies_answers ON replies(answers, created);
+CREATE TABLE composer_drafts (
+	key     TEXT PRIMARY KEY,
+	person  TEXT NOT NULL,
+	body    TEXT NOT NULL,
+	updated BIGINT NOT NULL
+);
+`

@@ -134,3 +134,42 @@ func (w *Watcher) removeRejectedDrafts(ctx context.Context, c *imapclient.Client
 	}
 	return nil
 }
+
+// filePersonReplies runs before every pass: a reply a person sent from the
+// console is filed in the Sent folder (when there is one, and saving sent
+// replies is on) as triage files its own, once: looked up by Message-ID
+// first, so a crash in between never files it twice.
+func (w *Watcher) filePersonReplies(ctx context.Context, c *imapclient.Client) error {
+	if w.sent == "" || w.cfg.NoSaveSent {
+		return nil
+	}
+	l := w.cfg.Ledger
+	unfiled, err := l.Replies().Unfiled(ctx, w.cfg.Account, w.cfg.Mailbox)
+	if err != nil || len(unfiled) == 0 {
+		return w.ledgerErr(err)
+	}
+	b := &box{folders: map[string]bool{}}
+	if err := w.ensureFolder(c, b, w.sent); err != nil {
+		return err
+	}
+	filed, err := w.holding(c, w.sent, unfiled)
+	if err != nil {
+		return err
+	}
+	for _, r := range unfiled {
+		if !filed[r.MessageID] {
+			r, err := l.Replies().GetReply(ctx, r.Key) // with its bytes
+			if err != nil {
+				return w.ledgerErr(err)
+			}
+			if err := appendMessage(c, w.sent, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append"); err != nil {
+				return err
+			}
+			w.log.Info("a person's reply from the console filed in the Sent folder", "folder", w.sent, "reply_message_id", r.MessageID)
+		}
+		if err := l.Replies().MarkAppended(ctx, r.Key); err != nil {
+			return w.ledgerErr(err)
+		}
+	}
+	return nil
+}

@@ -188,6 +188,8 @@ func (w *Watcher) sentMessage(ctx context.Context, c *imapclient.Client, uid ima
 			return nil // triage wrote it
 		case err == nil && r.Kind == replies.KindDraft && (r.State == replies.ReplySent || r.State == replies.DraftSentByPerson):
 			return nil // triage sent its draft on a person's approval (triage console)
+		case err == nil && r.Kind == replies.KindPerson:
+			return nil // a person's reply from triage console, recorded there
 		case err != nil && !errors.Is(err, replies.ErrNotFound):
 			return w.ledgerErr(err)
 		}

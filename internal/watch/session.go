@@ -261,6 +261,9 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 	if err := w.removeRejectedDrafts(hard, c); err != nil {
 		return err
 	}
+	if err := w.filePersonReplies(hard, c); err != nil {
+		return err
+	}
 	if err := w.sweepComplaints(hard); err != nil {
 		return err
 	}
