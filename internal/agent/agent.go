@@ -293,7 +293,9 @@ type Result struct {
 //
 // The loop keeps the whole conversation as []*genai.Content: the prompt as
 // the first user turn, each chosen model candidate unchanged (thought
-// signatures included), and after every model turn that asked for functions
+// signatures included) but for the arguments of its calls that failed,
+// which are cut to MaxRefusedArgBytes (the model sees how its call began
+// and the error), and after every model turn that asked for functions
 // one user turn holding all the function responses, in call order, each
 // echoing its call's ID. An invalid model response (no usable candidate, or
 // neither calls nor text) is not kept; a short corrective note is added and
@@ -391,6 +393,7 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 		parts := make([]*genai.Part, 0, len(fcalls))
 		final := false
 		var refusedAgain error
+		failed := map[*genai.FunctionCall]bool{}
 		for _, fc := range fcalls {
 			args := fc.Args
 			if args == nil {
@@ -401,6 +404,8 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 			a.log.DebugContext(ctx, "agent function", "turn", res.Turns, "name", fc.Name, "ok", ok)
 			if ok {
 				called[fc.Name] = true
+			} else {
+				failed[fc] = true
 			}
 			if ok && req.FinalFunction != "" && fc.Name == req.FinalFunction {
 				final = true
@@ -416,6 +421,9 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 			parts = append(parts, genai.NewPartFromText(fmt.Sprintf(refusedNote, refused, a.cfg.MaxCallsPerTurn)))
 		}
 		history = append(history, &genai.Content{Role: genai.RoleUser, Parts: parts})
+		if len(failed) > 0 {
+			keepRefused(content, failed)
+		}
 		if !final {
 			if err := tools.Halt(); err != nil {
 				return stop(err)

@@ -10,6 +10,7 @@ import (
 	"net/mail"
 	"strconv"
 	"strings"
+	"triage/internal/clip"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -103,6 +104,10 @@ func quotePointer(tokens []string) string {
 	q = strings.ReplaceAll(q, "'", `\'`)
 	return "'" + q[1:len(q)-1] + "'"
 }
+
+// excerpt is the beginning of a value a refusal quotes back to the model:
+// enough to know which value was meant, never the megabytes a model sent.
+func excerpt(v string) string { return clip.Bytes(v, 80, "...") }
 
 func cloneArgs(args map[string]any) map[string]any {
 	if args == nil {

@@ -83,21 +83,21 @@ func (s *Session) checkValue(name string, p *instructions.Arg, v any) error {
 		return s.checkAddress(name, p.From, str)
 	case instructions.FromSerials:
 		if !s.index().serial(str) {
-			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message", name, str)
+			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message", name, excerpt(str))
 		}
 	case instructions.FromSerialsOrAttachments:
 		if s.index().serial(str) {
 			return nil
 		}
 		if s.seen == 0 {
-			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message, and you were sent no attachment", name, str)
+			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message, and you were sent no attachment", name, excerpt(str))
 		}
 		if s.readSerial(str) == "" {
-			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message, nor one whole serial number as read from an attachment", name, str)
+			return refuse(CodeSerialNotInMessage, "%s %q is not a serial number found in the customer's message, nor one whole serial number as read from an attachment", name, excerpt(str))
 		}
 	case instructions.FromMessage:
 		if _, ok := s.index().inMessage(str); !ok {
-			return refuse(CodeNotInMessage, "%s %q does not occur as whole words in the customer's subject or message", name, str)
+			return refuse(CodeNotInMessage, "%s %q does not occur as whole words in the customer's subject or message", name, excerpt(str))
 		}
 	default:
 		return refuse(CodeInternal, "%s: unknown from %q", name, p.From)
@@ -113,7 +113,7 @@ func (s *Session) checkAddress(name, from, v string) error {
 	}
 	addr, err := BareAddress(v) // a list ("a@x, b@y") is refused here
 	if err != nil {
-		return refuse(code, "%s must be exactly one address; %q is not: %v", name, v, err)
+		return refuse(code, "%s must be exactly one address; %q is not: %v", name, excerpt(v), err)
 	}
 	switch from {
 	case instructions.FromSender:

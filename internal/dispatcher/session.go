@@ -245,6 +245,10 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ag
 			re.Message = clip.Bytes(re.Message, s.d.maxResult-len(truncMark), truncMark)
 		}
 		rec.Error = &re
+		// A refused call's arguments are kept bounded: a model may send
+		// megabytes, and the record goes to the outcome, the ledger and
+		// the console.
+		rec.Args, _ = agent.CutArgs(rec.Args)
 		resp = agent.Response{Err: &agent.ToolError{Code: re.Code, Message: re.Message}}
 	} else {
 		resp = agent.Succeeded(rec.Result)
