@@ -467,3 +467,21 @@ func TestComplaintDueNotice(t *testing.T) {
 		})
 	}
 }
+
+// A staff notice's Reply-To is where triage answers the customer: a
+// stranger's Reply-To outside the From domain, in a message nobody
+// authenticated, is not it (staff answering the notice would mail the third
+// party), and the notice says the Reply-To was set aside.
+func TestStaffNoticeSetsAsideAStrangersReplyTo(t *testing.T) {
+	w := newCaseWorld(t)
+	msg := &message.Message{MessageID: "<p@firm.example>", From: mail.Address{Address: "anna@firm.example"}, FromMailboxes: 1,
+		ReplyTo: "victim@bank.example", Subject: "Your account is locked", Text: "Żądam rozmowy z kierownikiem."}
+	raw, _, body := w.notify(t, &dispatcher.Call{Msg: msg, Key: triage.KeyOf(msg, nil), Args: map[string]any{},
+		Scenario: &instructions.Scenario{Name: "escalation", Escalate: true}}, dispatcher.Notices{})
+	if got := headerOf(t, raw).Get("Reply-To"); !strings.Contains(got, "anna@firm.example") || strings.Contains(got, "victim") {
+		t.Errorf("Reply-To = %q, want the From address", got)
+	}
+	if !strings.Contains(body, "Reply-To: victim@bank.example (outside the sender's domain and not authenticated") {
+		t.Errorf("the notice does not say the Reply-To was set aside:\n%s", body)
+	}
+}
