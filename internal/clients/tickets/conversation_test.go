@@ -15,9 +15,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"triage/internal/store"
 	"triage/internal/testkit/pgtest"
+
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // openTicket opens a ticket of customer ("" : req's) with the key, whose
