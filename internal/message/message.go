@@ -1,9 +1,10 @@
 // Package message turns raw RFC 5322 bytes into the parsed view the rest of
 // triage works on: decoded sender, subject and threading headers, the new text
-// set apart from quoted history, and the attachments listed but not read
-// (only the first bytes of chosen types, to check what they are). It also
-// splits an mbox file into its messages (MboxReader) and decodes the UTF-7
-// charset of RFC 2152 (UTF7).
+// set apart from quoted history, the attachments listed but not read (only
+// the first bytes of chosen types, to check what they are), and what the
+// receiving server's Authentication-Results say of the sender
+// (Authenticated, ReplyAddress). It also splits an mbox file into its
+// messages (MboxReader) and decodes the UTF-7 charset of RFC 2152 (UTF7).
 package message
 
 import (
