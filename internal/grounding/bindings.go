@@ -1,9 +1,6 @@
 package grounding
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // A date or an amount a function result states is backed for what that
 // result is about: check_warranty's expiry date for the serial it looked
@@ -21,18 +18,62 @@ type binds struct {
 	group    *binding
 	bindings []*binding
 	// boundIDs are the ids some binding names; free the dates and amounts
-	// (factKeys) some source about no id states.
+	// some source about no id states.
 	boundIDs map[string]bool
-	free     map[string]bool
+	free     facts
 	// boundOnly are the texts AddText read only inside a result: one added
 	// again outside any adds its facts to free.
 	boundOnly map[string]bool
 }
 
+// facts are dates (the keys Sources.dates has: a day, its month, year and
+// yearless day) and amounts in hundredths.
+type facts struct {
+	dates map[string]bool
+	cents map[int64]bool
+}
+
+func newFacts() facts { return facts{dates: map[string]bool{}, cents: map[int64]bool{}} }
+
+func (f facts) empty() bool { return len(f.dates) == 0 && len(f.cents) == 0 }
+
+// addClaim adds a source's date (with its month, year and yearless day, as
+// AddText backs them) or amount.
+func (f facts) addClaim(c Claim) {
+	if c.Kind == KindAmount {
+		f.cents[c.cents] = true
+		return
+	}
+	for _, d := range c.dates {
+		f.dates[d] = true
+		if len(d) == len("2006-01-02") {
+			f.dates[d[:7]], f.dates["--"+d[5:]] = true, true
+		}
+		if len(d) >= len("2006-01") && d[0] != '-' {
+			f.dates[d[:4]] = true
+		}
+	}
+}
+
+// states reports whether f states a reply's date (one of the days it may
+// mean) or amount.
+func (f facts) states(c Claim) bool {
+	if c.Kind == KindAmount {
+		return f.cents[c.cents]
+	}
+	for _, d := range c.dates {
+		if f.dates[d] {
+			return true
+		}
+	}
+	return false
+}
+
 // binding is one function result: the ids it names (squashed) and the
 // dates and amounts it states.
 type binding struct {
-	ids, facts map[string]bool
+	ids map[string]bool
+	facts
 }
 
 // maxBindingGap bounds how far apart, in bytes of the reply, an id and the
@@ -54,20 +95,18 @@ func (s *Sources) note(text string, claims []Claim) {
 				s.group.ids[squash(c.key)] = true
 			}
 		case KindDate, KindAmount:
-			for _, k := range factKeys(c, true) {
-				s.noteFact(k)
-			}
+			s.factsNow().addClaim(c)
 		}
 	}
 }
 
-// noteFact records a date or amount key.
-func (s *Sources) noteFact(k string) {
+// factsNow are the facts a source adds to: the result's being read, else
+// the free ones.
+func (s *Sources) factsNow() facts {
 	if s.group != nil {
-		s.group.facts[k] = true
-		return
+		return s.group.facts
 	}
-	s.free[k] = true
+	return s.free
 }
 
 // bind ends the result being read: a result that names an id and states a
@@ -75,9 +114,12 @@ func (s *Sources) noteFact(k string) {
 func (s *Sources) bind() {
 	g := s.group
 	s.group = nil
-	if len(g.ids) == 0 || len(g.facts) == 0 {
-		for k := range g.facts {
-			s.free[k] = true
+	if len(g.ids) == 0 || g.empty() {
+		for d := range g.dates {
+			s.free.dates[d] = true
+		}
+		for c := range g.cents {
+			s.free.cents[c] = true
 		}
 		return
 	}
@@ -87,42 +129,12 @@ func (s *Sources) bind() {
 	}
 }
 
-// factKeys are the keys of a date's days (source: with its month, year and
-// yearless day, as AddText backs them) or an amount's value.
-func factKeys(c Claim, source bool) []string {
-	if c.Kind == KindAmount {
-		return []string{centsKey(c.cents)}
-	}
-	var out []string
-	for _, d := range c.dates {
-		out = append(out, "d"+d)
-		if !source {
-			continue
-		}
-		if len(d) == len("2006-01-02") {
-			out = append(out, "d"+d[:7], "d--"+d[5:])
-		}
-		if len(d) >= len("2006-01") && d[0] != '-' {
-			out = append(out, "d"+d[:4])
-		}
-	}
-	return out
-}
-
-func centsKey(cents int64) string { return "c" + strconv.FormatInt(cents, 10) }
-
 // misattached returns the id, as written, next to which a reply states a
 // backed date or amount that only results about other ids state: a true
 // date attached to the wrong serial; "" when it is not.
 func (s *Sources) misattached(c Claim, all []Claim, text string) string {
-	if len(s.bindings) == 0 || c.Kind != KindDate && c.Kind != KindAmount {
+	if len(s.bindings) == 0 || c.Kind != KindDate && c.Kind != KindAmount || s.free.states(c) {
 		return ""
-	}
-	keys := factKeys(c, false)
-	for _, k := range keys {
-		if s.free[k] {
-			return ""
-		}
 	}
 	idc := s.attachedID(c, all, text)
 	if idc == nil {
@@ -130,13 +142,8 @@ func (s *Sources) misattached(c Claim, all []Claim, text string) string {
 	}
 	id := squash(idc.key)
 	for _, b := range s.bindings {
-		if !b.ids[id] {
-			continue
-		}
-		for _, k := range keys {
-			if b.facts[k] {
-				return ""
-			}
+		if b.ids[id] && b.states(c) {
+			return ""
 		}
 	}
 	return idc.Text

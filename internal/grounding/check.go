@@ -172,7 +172,7 @@ func (s *Sources) AddValue(v any) {
 			s.fnNumbers[n] = true
 			if cents, ok := parseAmount(n); ok {
 				s.values[cents] = true
-				s.noteFact(centsKey(cents))
+				s.factsNow().cents[cents] = true
 			}
 		}
 	case float64:
@@ -185,7 +185,7 @@ func (s *Sources) AddValue(v any) {
 		s.addNumber(strconv.FormatInt(v, 10))
 	case map[string]any:
 		if s.group == nil { // a function's result: what it binds (bindings.go)
-			s.group = &binding{ids: map[string]bool{}, facts: map[string]bool{}}
+			s.group = &binding{ids: map[string]bool{}, facts: newFacts()}
 			defer s.bind()
 		}
 		for _, k := range slices.Sorted(maps.Keys(v)) {
@@ -209,7 +209,7 @@ func (s *Sources) addNumber(n string) {
 	}
 	if cents, ok := parseAmount(n); ok {
 		s.values[cents] = true
-		s.noteFact(centsKey(cents))
+		s.factsNow().cents[cents] = true
 	}
 }
 
@@ -230,7 +230,7 @@ func (s *Sources) init() {
 	s.fnNumbers = map[string]bool{}
 	s.codes = map[string]bool{}
 	s.added = map[string]bool{}
-	s.free = map[string]bool{}
+	s.free = newFacts()
 	s.boundOnly = map[string]bool{}
 	s.boundIDs = map[string]bool{}
 	s.hosts = map[string]bool{}
