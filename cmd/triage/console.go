@@ -48,7 +48,11 @@ same ledger, ticket store and mail settings as triage watch (--config):
                 and why, every function call with arguments and result,
                 blocked or not, model calls and tokens), our replies and
                 drafts, the ticket and its notes; approve a draft (sent as
-                is), edit and send, reject; take over, give back; add a note
+                is), edit and send, reject with a reason; reply to the
+                customer as a person (drafts saved); resolve, dismiss and
+                reopen with a reason; take over, give back; add a note;
+                retry; a reply a crash left unconfirmed is looked up in
+                the Sent folder as the page opens
   Scenarios     per scenario: volume, replied/drafted/failed, draft fate
                 (sent as is, edited, rejected, discarded) and edit
                 similarity by week; per scenario and inbox, whether it is
@@ -106,7 +110,8 @@ type consoleParts struct {
 	// (pipeline.from); limits are watch's reply limits.
 	from, domain string
 	limits       replies.Limits
-	oauth2       *watchSetup // the token sources, to observe
+	watch        *watchOptions // the configuration, for the Sent folder check
+	oauth2       *watchSetup   // the token sources, to observe
 	closers      []func() error
 }
 
@@ -168,6 +173,11 @@ func runConsole(ctx context.Context, fs *pflag.FlagSet, o *consoleOptions, stder
 	cfg.Ledger, cfg.Tickets, cfg.Sender, cfg.Autonomy, cfg.Logger = parts.ledger, parts.tickets, parts.sender, parts.autonomy, log
 	cfg.Prices = parts.prices
 	cfg.From, cfg.Domain, cfg.Limits = parts.from, parts.domain, parts.limits
+	if parts.watch != nil {
+		if sent := consoleSent(parts.watch, log); sent != nil {
+			cfg.Sent = sent
+		}
+	}
 	srv, err := console.New(cfg)
 	if err != nil {
 		return usageErr("%v", err)
@@ -249,6 +259,7 @@ func openConsoleParts(ctx context.Context, path, storeURL string) (*consoleParts
 	p := &consoleParts{autonomy: wo.Autonomy, prices: wo.Prices, limits: wo.Limits.Replies()}
 	var err error
 	if path != "" {
+		p.watch = wo
 		if p.from, _, p.domain, err = parseFrom(wo.From); err != nil {
 			return nil, usageErr("console: %s: %v", path, err)
 		}

@@ -56,6 +56,9 @@ type Config struct {
 	// Limits are the reply limits a person's reply passes, as triage's
 	// (watch's limits).
 	Limits replies.Limits
+	// Sent looks replies up in the Sent folder (sentcheck.go); nil: the
+	// console cannot check, and says so.
+	Sent SentFinder
 	// Autonomy is the bar the scenarios page judges each scenario's
 	// readiness to send on its own by (the one watch decides by); the
 	// zero Thresholds are review.DefaultThresholds.
@@ -164,6 +167,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /conversation/{ref}/dismiss", s.closeEmail(ledger.ActionDismissed))
 	mux.HandleFunc("POST /conversation/{ref}/reopen", s.reopen)
 	mux.HandleFunc("POST /conversation/{ref}/compose", s.compose)
+	mux.HandleFunc("POST /conversation/{ref}/checksent", s.checkSentAction)
 
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

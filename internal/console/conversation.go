@@ -34,6 +34,9 @@ type emailView struct {
 	// Composer answers the customer as a person (compose.go); nil when
 	// triage answers the email.
 	Composer *composerView
+	// SentCheck is what the Sent folder check found for a reply watch
+	// could not confirm (sentcheck.go); nil when there was none.
+	SentCheck *sentCheckView
 }
 
 // callView is one function call of a trajectory, its JSON indented.
@@ -117,6 +120,14 @@ func (s *Server) loadConversation(ctx context.Context, ref string) (*conversatio
 		ev, err := s.emailOf(ctx, best(byKey[k]))
 		if err != nil {
 			return nil, err
+		}
+		if check := s.checkSent(ctx, ev); check != nil {
+			if check.Settled { // read again: sent, and resolved
+				if ev, err = s.emailOf(ctx, ev.Entry); err != nil {
+					return nil, err
+				}
+			}
+			ev.SentCheck = check
 		}
 		if ev.Reply != nil {
 			ours[ev.Reply.MessageID] = true

@@ -29,6 +29,7 @@ var reasonWords = map[ledger.CloseReason]string{
 	ledger.CloseSpam:              "spam",
 	ledger.CloseDuplicate:         "duplicate",
 	ledger.CloseUnsettled:         "settled by hand",
+	ledger.CloseFoundInSent:       "found in the Sent folder",
 	ledger.RejectWrongFacts:       "wrong facts",
 	ledger.RejectWrongTone:        "wrong tone",
 	ledger.RejectDoNotAnswer:      "must not be answered by triage",
@@ -50,7 +51,9 @@ func choices(rs []ledger.CloseReason) []reasonChoice {
 }
 
 // closeChoices and rejectChoices are the options the pages offer.
-var closeChoices, rejectChoices = choices(ledger.CloseReasons), choices(ledger.RejectReasons)
+// (found_in_sent is the Sent folder check's alone).
+var closeChoices, rejectChoices = choices(slices.DeleteFunc(slices.Clone(ledger.CloseReasons), func(r ledger.CloseReason) bool { return r == ledger.CloseFoundInSent })),
+	choices(ledger.RejectReasons)
 
 // resolution reads the reason and the note of a decision's form; ok is
 // false (a page saying why was written) when the reason is not one of
@@ -59,7 +62,7 @@ func (s *Server) resolution(w http.ResponseWriter, r *http.Request, back string,
 	reason := ledger.CloseReason(r.PostFormValue("reason"))
 	note := strings.TrimSpace(r.PostFormValue("note"))
 	switch {
-	case !slices.Contains(allowed, reason):
+	case !slices.Contains(allowed, reason) || reason == ledger.CloseFoundInSent:
 		s.message(w, r, http.StatusBadRequest, "Choose a reason", "Say why: choose one of the reasons offered.", back)
 		return "", "", false
 	case len(note) > ledger.MaxResolutionNote || !utf8.ValidString(note):

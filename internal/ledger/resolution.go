@@ -43,6 +43,9 @@ const (
 	// the person settled by hand (checked the mailbox, called the
 	// customer).
 	CloseUnsettled CloseReason = "settled_by_hand"
+	// CloseFoundInSent settles a reply that could not be confirmed: it
+	// was found in the Sent folder (the console's check).
+	CloseFoundInSent CloseReason = "found_in_sent"
 )
 
 // Reasons for rejecting a draft.
@@ -56,7 +59,7 @@ const (
 // CloseReasons are the reasons a message may be resolved or dismissed
 // with; RejectReasons those a draft may be rejected with.
 var (
-	CloseReasons  = []CloseReason{CloseAnsweredElsewhere, CloseNoActionNeeded, CloseSpam, CloseDuplicate, CloseUnsettled}
+	CloseReasons  = []CloseReason{CloseAnsweredElsewhere, CloseNoActionNeeded, CloseSpam, CloseDuplicate, CloseUnsettled, CloseFoundInSent}
 	RejectReasons = []CloseReason{RejectWrongFacts, RejectWrongTone, RejectDoNotAnswer, RejectPersonWrites}
 )
 
