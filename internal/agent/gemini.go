@@ -10,6 +10,12 @@ import (
 // Gemini adapts *genai.Client to Model.
 type Gemini struct {
 	Client *genai.Client
+	// Cache, when set, serves the stable prefix of the loop's calls (the
+	// system instruction, the declarations, the tool configuration) from a
+	// Gemini context cache: such a call names the cache and carries none
+	// of them. A call the cache is refused for is sent again with its
+	// prefix (logged).
+	Cache *ContextCache
 }
 
 var _ Model = (*Gemini)(nil)
@@ -28,6 +34,26 @@ var _ Model = (*Gemini)(nil)
 // a call without a config or with a body hook of the caller's, and Vertex AI
 // go through the SDK untouched.
 func (g *Gemini) GenerateContent(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	if g.Cache == nil || !cacheable(config) {
+		return g.generate(ctx, model, contents, config)
+	}
+	name, key := g.Cache.name(ctx, model, config)
+	if name == "" {
+		return g.generate(ctx, model, contents, config)
+	}
+	c := *config
+	c.CachedContent, c.SystemInstruction, c.Tools, c.ToolConfig = name, nil, nil, nil
+	resp, err := g.generate(ctx, model, contents, &c)
+	if err != nil && cacheRefused(err) {
+		g.Cache.forget(key, name)
+		g.Cache.log().WarnContext(ctx, "context cache refused: the call is sent again uncached", "cache", name, "err", err)
+		return g.generate(ctx, model, contents, config)
+	}
+	return resp, err
+}
+
+// generate makes one call, its request built as GenerateContent says.
+func (g *Gemini) generate(ctx context.Context, model string, contents []*genai.Content, config *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
 	// Without a config the SDK sends no generationConfig, and the body hook
 	// needs one: such a call, rare, goes through the SDK too.
 	if g.Client.ClientConfig().Backend != genai.BackendGeminiAPI || config == nil ||

@@ -1,6 +1,8 @@
 // Package geminitest runs a scripted Gemini server for tests: an httptest
 // server on loopback that answers POST /v1beta/models/{model}:generateContent
-// in the real REST format from a queue of steps, so tests drive the real genai
+// in the real REST format from a queue of steps, and serves the context
+// caches of /v1beta/cachedContents (create, get, update, delete) as Gemini
+// does, so tests drive the real genai
 // SDK against a model that says exactly what the test wants (including
 // breaking the rules on purpose). It records every request for the test to
 // read back, and has builders for replies in the GenerateContentResponse shape.
@@ -19,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/genai"
 )
@@ -53,6 +56,26 @@ type Server struct {
 	mu    sync.Mutex
 	steps []Step
 	reqs  []recorded
+	// caches
+	caches    map[string]*Cache // by name, cachedContents/N
+	cacheReqs []CacheRequest
+	cacheFail []int // statuses the next cache requests answer with
+	now       func() time.Time
+}
+
+// Cache is a context cache the server holds, as created.
+type Cache struct {
+	Name       string
+	Model      string
+	ExpireTime time.Time
+	// Body is the create request's body, as sent.
+	Body []byte
+}
+
+// CacheRequest is one request to the cachedContents endpoints.
+type CacheRequest struct {
+	Method, Path string
+	Body         []byte
 }
 
 type recorded struct {
@@ -72,6 +95,10 @@ func New(t testing.TB, steps ...Step) *Server {
 }
 
 func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/v1beta/cachedContents") {
+		f.serveCache(w, r)
+		return
+	}
 	m := generatePath.FindStringSubmatch(r.URL.Path)
 	if r.Method != http.MethodPost || m == nil {
 		f.t.Errorf("fake gemini: unexpected %s %s", r.Method, r.URL.Path)
@@ -84,6 +111,13 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		f.t.Errorf("fake gemini: read body: %v", err)
+	}
+
+	if msg, code := f.checkCached(body); code != 0 {
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.WriteHeader(code)
+		fmt.Fprint(w, JSON(Obj("error", Obj("code", code, "message", msg, "status", map[int]string{400: "INVALID_ARGUMENT", 404: "NOT_FOUND"}[code]))))
+		return
 	}
 
 	f.mu.Lock()
@@ -118,6 +152,157 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprint(w, s.Body)
 	}
+}
+
+// FailCache makes the next cache requests (create, get, update, delete)
+// answer with these HTTP statuses, one each, in Gemini's error format.
+func (f *Server) FailCache(statuses ...int) {
+	f.mu.Lock()
+	f.cacheFail = append(f.cacheFail, statuses...)
+	f.mu.Unlock()
+}
+
+// SetNow sets the clock the server computes a cache's expireTime by
+// (default time.Now).
+func (f *Server) SetNow(now func() time.Time) {
+	f.mu.Lock()
+	f.now = now
+	f.mu.Unlock()
+}
+
+// Caches returns the caches the server holds.
+func (f *Server) Caches() []Cache {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]Cache, 0, len(f.caches))
+	for _, c := range f.caches {
+		out = append(out, *c)
+	}
+	return out
+}
+
+// CacheRequests returns every request to the cachedContents endpoints.
+func (f *Server) CacheRequests() []CacheRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]CacheRequest(nil), f.cacheReqs...)
+}
+
+var cachePath = regexp.MustCompile(`^/v1beta/(cachedContents/[^/:]+)$`)
+
+// serveCache answers the cachedContents endpoints in the REST format:
+// POST /v1beta/cachedContents creates (model, ttl, systemInstruction,
+// tools, toolConfig, contents), GET, PATCH (ttl) and DELETE
+// /v1beta/cachedContents/{id} read, extend and delete one.
+func (f *Server) serveCache(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cacheReqs = append(f.cacheReqs, CacheRequest{Method: r.Method, Path: r.URL.Path, Body: body})
+	fail := func(code int, status, msg string) {
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		w.WriteHeader(code)
+		fmt.Fprint(w, JSON(Obj("error", Obj("code", code, "message", msg, "status", status))))
+	}
+	if len(f.cacheFail) > 0 {
+		code := f.cacheFail[0]
+		f.cacheFail = f.cacheFail[1:]
+		fail(code, http.StatusText(code), "scripted failure")
+		return
+	}
+	now := time.Now
+	if f.now != nil {
+		now = f.now
+	}
+	answer := func(c *Cache) {
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		fmt.Fprint(w, JSON(Obj("name", c.Name, "model", c.Model, "displayName", "", "createTime", now().UTC().Format(time.RFC3339Nano),
+			"updateTime", now().UTC().Format(time.RFC3339Nano), "expireTime", c.ExpireTime.UTC().Format(time.RFC3339Nano),
+			"usageMetadata", Obj("totalTokenCount", len(c.Body)/4))))
+	}
+	var req struct {
+		Model string `json:"model"`
+		TTL   string `json:"ttl"`
+	}
+	if len(body) > 0 {
+		if err := json.Unmarshal(body, &req); err != nil {
+			fail(http.StatusBadRequest, "INVALID_ARGUMENT", "bad JSON: "+err.Error())
+			return
+		}
+	}
+	ttl := time.Hour
+	if req.TTL != "" {
+		d, err := time.ParseDuration(req.TTL)
+		if err != nil || d <= 0 {
+			fail(http.StatusBadRequest, "INVALID_ARGUMENT", "bad ttl "+req.TTL)
+			return
+		}
+		ttl = d
+	}
+	if r.URL.Path == "/v1beta/cachedContents" && r.Method == http.MethodPost {
+		if !strings.HasPrefix(req.Model, "models/") {
+			fail(http.StatusBadRequest, "INVALID_ARGUMENT", "model must be models/{model}, got "+req.Model)
+			return
+		}
+		if f.caches == nil {
+			f.caches = map[string]*Cache{}
+		}
+		c := &Cache{Name: fmt.Sprintf("cachedContents/c%d", len(f.caches)+1), Model: req.Model, ExpireTime: now().Add(ttl), Body: body}
+		f.caches[c.Name] = c
+		answer(c)
+		return
+	}
+	m := cachePath.FindStringSubmatch(r.URL.Path)
+	var c *Cache
+	if m != nil {
+		c = f.caches[m[1]]
+	}
+	if c == nil || !now().Before(c.ExpireTime) {
+		fail(http.StatusNotFound, "NOT_FOUND", "CachedContent not found (or permission denied)")
+		return
+	}
+	switch r.Method {
+	case http.MethodGet:
+		answer(c)
+	case http.MethodPatch:
+		c.ExpireTime = now().Add(ttl)
+		answer(c)
+	case http.MethodDelete:
+		delete(f.caches, c.Name)
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		fmt.Fprint(w, "{}")
+	default:
+		fail(http.StatusMethodNotAllowed, "INVALID_ARGUMENT", r.Method+" not served")
+	}
+}
+
+// checkCached refuses a request naming a cachedContent as Gemini does: one
+// that also sets a system instruction, tools or a tool config (400), one
+// whose cache does not exist or expired (404). It returns the message and
+// status, or 0.
+func (f *Server) checkCached(body []byte) (string, int) {
+	var req struct {
+		CachedContent     string          `json:"cachedContent"`
+		SystemInstruction json.RawMessage `json:"systemInstruction"`
+		Tools             json.RawMessage `json:"tools"`
+		ToolConfig        json.RawMessage `json:"toolConfig"`
+	}
+	if json.Unmarshal(body, &req) != nil || req.CachedContent == "" {
+		return "", 0
+	}
+	if req.SystemInstruction != nil || req.Tools != nil || req.ToolConfig != nil {
+		return "CachedContent can not be used with GenerateContent request setting system_instruction, tools or tool_config.", http.StatusBadRequest
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now
+	if f.now != nil {
+		now = f.now
+	}
+	if c := f.caches[req.CachedContent]; c == nil || !now().Before(c.ExpireTime) {
+		return "CachedContent not found (or permission denied)", http.StatusNotFound
+	}
+	return "", 0
 }
 
 // URL is the server's base URL.
@@ -176,6 +361,7 @@ func (f *Server) Left() int {
 type Request struct {
 	Model             string    `json:"-"` // from the URL path
 	Contents          []Content `json:"contents"`
+	CachedContent     string    `json:"cachedContent"`
 	SystemInstruction *Content  `json:"systemInstruction"`
 	Tools             []struct {
 		FunctionDeclarations []struct {
