@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"triage/internal/agent"
 	"triage/internal/model"
 )
@@ -21,12 +23,23 @@ type modelOptions struct {
 	Attachments     []string
 	MaxOutputTokens int
 	ToolChoice      string
+	// ContextCache is off or auto (Gemini's explicit context cache of the
+	// stable prefix); ContextCacheTTL a cache's lifetime.
+	ContextCache    string
+	ContextCacheTTL time.Duration
 }
+
+// The values of model.context_cache.
+const (
+	contextCacheOff  = "off"
+	contextCacheAuto = "auto"
+)
 
 // options are the model options these settings select.
 func (m modelOptions) options() model.Options {
 	return model.Options{Provider: m.Provider, BaseURL: m.BaseURL, APIKeyFile: m.APIKeyFile,
-		Inputs: m.Attachments, MaxOutputTokens: m.MaxOutputTokens, ToolChoice: agent.ToolChoice(m.ToolChoice)}
+		Inputs: m.Attachments, MaxOutputTokens: m.MaxOutputTokens, ToolChoice: agent.ToolChoice(m.ToolChoice),
+		ContextCache: m.ContextCache == contextCacheAuto, ContextCacheTTL: m.ContextCacheTTL}
 }
 
 // check returns the problem with these settings and the model id, or "".

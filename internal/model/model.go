@@ -12,9 +12,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"google.golang.org/genai"
 
@@ -75,6 +77,15 @@ type Options struct {
 	MaxOutputTokens int
 	// ToolChoice is auto or required (agent.Config; "": auto).
 	ToolChoice agent.ToolChoice
+	// ContextCache (Gemini) serves the stable prefix of the loop's calls
+	// (the system instruction, the declarations) from an explicit context
+	// cache per scenario and instructions version, when it is at least the
+	// model's minimum (agent.ContextCache); ContextCacheTTL is a cache's
+	// lifetime, extended while in use (default agent.DefaultCacheTTL).
+	ContextCache    bool
+	ContextCacheTTL time.Duration
+	// Logger receives what the context cache has to say (default: none).
+	Logger *slog.Logger
 }
 
 // checkProvider returns an error naming p unless it is a known provider.
@@ -174,7 +185,12 @@ func New(ctx context.Context, o Options) (*Model, error) {
 		if u := c.ClientConfig().HTTPOptions.BaseURL; u != "" {
 			desc += " at " + u
 		}
-		return &Model{Model: &agent.Gemini{Client: c}, Description: desc, Provider: provider}, nil
+		g := &agent.Gemini{Client: c}
+		if o.ContextCache {
+			g.Cache = &agent.ContextCache{Client: c, TTL: o.ContextCacheTTL, Logger: o.Logger}
+			desc += ", context cache"
+		}
+		return &Model{Model: g, Description: desc, Provider: provider}, nil
 	}
 	srv, err := StartOffline(OfflineOptions{Faults: o.Faults, Scenarios: o.Scenarios})
 	if err != nil {

@@ -165,6 +165,9 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 	mo := p.Model
 	mo.Scenarios = sc
 	mo.Concurrency = cmp.Or(mo.Concurrency, DefaultConcurrency)
+	if mo.Logger == nil {
+		mo.Logger = p.Logger
+	}
 	m, err := model.New(ctx, mo)
 	if err != nil {
 		return nil, err
