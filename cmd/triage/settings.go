@@ -96,15 +96,22 @@ func providerSettings(m *modelOptions) settings.Table {
 		{Flag: "tool-choice", Env: "TRIAGE_TOOL_CHOICE", Key: "model.tool_choice",
 			Usage: "auto: the model may answer in text (it is nudged once to call the final function); required: every turn must call a function until the reply is sent (makes small local models usable)",
 			Var:   settings.String(&m.ToolChoice, string(agent.ToolChoiceAuto), settings.OneOf(agent.ToolChoices...))},
+		{Flag: "model-attachments", Env: "TRIAGE_MODEL_ATTACHMENTS", Key: "model.attachments",
+			Usage: "with --provider openai: the attachment kinds the endpoint reads, image (sent as image_url data URLs) and pdf (as file parts), or none (repeatable; default image,pdf as the OpenAI API; a text-only local model: none); the others are listed to the model by name, recorded not sent (model_cannot_read)",
+			Var:   settings.Strings(&m.Attachments, checkInputs)},
+	}
+}
+
+// contextCacheSettings choose Gemini's explicit context cache (process and
+// watch: eval builds a model per case, which a cache would not outlive).
+func contextCacheSettings(m *modelOptions) settings.Table {
+	return settings.Table{
 		{Flag: "context-cache", Env: "TRIAGE_CONTEXT_CACHE", Key: "model.context_cache",
 			Usage: "Gemini: off, or auto: serve the instructions and tool declarations every email of a scenario shares from an explicit context cache (one per scenario and instructions version, when at least 1,024 tokens; cached input costs a tenth, plus storage per hour: docs/scale.md); a cache Gemini refuses is logged and the call sent uncached",
 			Var:   settings.String(&m.ContextCache, contextCacheOff, settings.OneOf(contextCacheOff, contextCacheAuto))},
 		{Flag: "context-cache-ttl", Key: "model.context_cache_ttl",
 			Usage: "with --context-cache auto: a cache's lifetime, extended while emails use it",
 			Var:   settings.Duration(&m.ContextCacheTTL, agent.DefaultCacheTTL, settings.Positive)},
-		{Flag: "model-attachments", Env: "TRIAGE_MODEL_ATTACHMENTS", Key: "model.attachments",
-			Usage: "with --provider openai: the attachment kinds the endpoint reads, image (sent as image_url data URLs) and pdf (as file parts), or none (repeatable; default image,pdf as the OpenAI API; a text-only local model: none); the others are listed to the model by name, recorded not sent (model_cannot_read)",
-			Var:   settings.Strings(&m.Attachments, checkInputs)},
 	}
 }
 
@@ -311,6 +318,7 @@ func pipelineSettings(o *pipelineOptions) settings.Table {
 			Var:   settings.Strings(&o.SerialPattern)},
 	}
 	t = append(t, providerSettings(&o.modelOptions)...)
+	t = append(t, contextCacheSettings(&o.modelOptions)...)
 	t = append(t, verifySettings(&o.Verify)...)
 	t = append(t, boundsSettings(&o.Bounds)...)
 	return append(t,
