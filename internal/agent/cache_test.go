@@ -168,7 +168,7 @@ func TestContextCacheFallsBack(t *testing.T) {
 		}
 	}
 	clk.add(2 * time.Minute)
-	run() // creates c1 and uses it
+	run()                                                              // creates c1 and uses it
 	f.SetNow(func() time.Time { return clk.now().Add(2 * time.Hour) }) // Gemini dropped it
 	run()
 	reqs := f.Requests()

@@ -30,7 +30,7 @@ func TestMeasure(t *testing.T) {
 	want := &Scenario{Name: "vw", Emails: 2, Calls: 4,
 		Parts: Parts{
 			System: count("route") + 3*count(main), Scenario: 3 * count("\n\nSCENARIO\n"), Tools: 2 * tools,
-			Email: count("pick one") + 2*count("email one") + ImageTokens + count("email two"),
+			Email:   count("pick one") + 2*count("email one") + ImageTokens + count("email two"),
 			History: count(`{"name":"f","args":{}}`), Results: count(`{"name":"f","response":{"ok":true}}`),
 		},
 		Turns: []int{count("route") + count("pick one") + count(main) + count("\n\nSCENARIO\n") + count("email two"),
