@@ -57,9 +57,11 @@ func BenchmarkTokensSampleInbox(b *testing.B) {
 		b.Fatal(err)
 	}
 	var bodies [][]byte
+	var outputs []int
 	for range b.N {
 		dir := b.TempDir()
 		rec.Bodies()
+		rec.Outputs()
 		for _, files := range [][]string{inbox, followUps} {
 			args := append([]string{"process", "--warranty-csv", "../examples/warranty.csv", "--tickets-db", filepath.Join(dir, "tickets.db"),
 				"--outbox", filepath.Join(dir, "outbox"), "--staff", "kierownik@example.com", "--concurrency", "1"}, files...)
@@ -73,7 +75,7 @@ func BenchmarkTokensSampleInbox(b *testing.B) {
 				}
 			}
 		}
-		bodies = rec.Bodies()
+		bodies, outputs = rec.Bodies(), rec.Outputs()
 	}
 	ctx := context.Background()
 	counter, err := tokentest.CounterFromEnv(ctx, model.DefaultModel)
@@ -84,7 +86,7 @@ func BenchmarkTokensSampleInbox(b *testing.B) {
 	for _, sc := range scs.Scenarios {
 		systems[sc.Name] = prompt.System(scs.Main, sc.Body)
 	}
-	m, err := tokentest.Measure(ctx, counter, scs.Main, systems, bodies)
+	m, err := tokentest.Measure(ctx, counter, scs.Main, systems, bodies, outputs)
 	if err != nil {
 		b.Fatal(err)
 	}

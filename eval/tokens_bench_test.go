@@ -32,13 +32,15 @@ func BenchmarkTokens(b *testing.B) {
 	rec := &tokentest.Recorder{Next: model.Transport(1)}
 	r := newTestRunner(b, set, Config{Backends: manualsBackend(b), Transport: rec})
 	var bodies [][]byte
+	var outputs []int
 	for range b.N {
 		rec.Bodies()
+		rec.Outputs()
 		rep := r.Run(context.Background(), cases)
 		if rep.Passed != rep.Total {
 			b.Fatalf("suite: %d/%d passed", rep.Passed, rep.Total)
 		}
-		bodies = rec.Bodies()
+		bodies, outputs = rec.Bodies(), rec.Outputs()
 	}
 	ctx := context.Background()
 	counter, err := tokentest.CounterFromEnv(ctx, model.DefaultModel)
@@ -49,7 +51,7 @@ func BenchmarkTokens(b *testing.B) {
 	for _, sc := range set.Scenarios {
 		systems[sc.Name] = prompt.System(set.Main, sc.Body)
 	}
-	m, err := tokentest.Measure(ctx, counter, set.Main, systems, bodies)
+	m, err := tokentest.Measure(ctx, counter, set.Main, systems, bodies, outputs)
 	if err != nil {
 		b.Fatal(err)
 	}

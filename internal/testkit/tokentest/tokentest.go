@@ -28,11 +28,13 @@ import (
 )
 
 // Recorder passes every request to Next (default http.DefaultTransport)
-// and keeps the body of each generateContent request, in order.
+// and keeps the body of each generateContent request, in order, and the
+// output tokens its answer reported (candidates and thoughts).
 type Recorder struct {
 	Next http.RoundTripper
 	mu   sync.Mutex
 	reqs [][]byte
+	outs []int
 }
 
 var generate = regexp.MustCompile(`/models/[^/:]+:generateContent$`)
@@ -45,17 +47,51 @@ func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.mu.Lock()
-		r.reqs = append(r.reqs, b)
-		r.mu.Unlock()
 		req.Body = io.NopCloser(bytes.NewReader(b))
 		req.ContentLength = int64(len(b))
+		resp, err := r.next().RoundTrip(req)
+		out := 0
+		if err == nil {
+			rb, rerr := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if rerr != nil {
+				return nil, rerr
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(rb))
+			var u struct {
+				UsageMetadata struct {
+					Candidates int `json:"candidatesTokenCount"`
+					Thoughts   int `json:"thoughtsTokenCount"`
+				} `json:"usageMetadata"`
+			}
+			if json.Unmarshal(rb, &u) == nil {
+				out = u.UsageMetadata.Candidates + u.UsageMetadata.Thoughts
+			}
+		}
+		r.mu.Lock()
+		r.reqs = append(r.reqs, b)
+		r.outs = append(r.outs, out)
+		r.mu.Unlock()
+		return resp, err
 	}
-	next := r.Next
-	if next == nil {
-		next = http.DefaultTransport
+	return r.next().RoundTrip(req)
+}
+
+func (r *Recorder) next() http.RoundTripper {
+	if r.Next == nil {
+		return http.DefaultTransport
 	}
-	return next.RoundTrip(req)
+	return r.Next
+}
+
+// Outputs returns the output tokens of the recorded requests' answers, in
+// their order, and forgets them.
+func (r *Recorder) Outputs() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.outs
+	r.outs = nil
+	return out
 }
 
 // Bodies returns the recorded request bodies and forgets them.
@@ -126,6 +162,14 @@ func (l *Live) Count(ctx context.Context, text string) (int, error) {
 // Name implements Counter.
 func (l *Live) Name() string { return "countTokens of " + l.Model }
 
+// Gemini 2.5 Flash's list prices per 1M tokens (USD), as the benchmark's
+// cost figures use them: input, cached input, output (thinking included).
+const (
+	FlashInput       = 0.30
+	FlashCachedInput = 0.03
+	FlashOutput      = 2.50
+)
+
 // ImageTokens is what an inline attachment counts: Gemini's figure for an
 // image of at most 384 pixels a side (a larger one is tiled, 258 a tile).
 const ImageTokens = 258
@@ -170,6 +214,8 @@ type Scenario struct {
 	Turns []int
 	// TurnEmails counts the emails that made a k-th call.
 	TurnEmails []int
+	// Output is the output tokens the answers reported, summed.
+	Output int
 }
 
 // wire is the part of a generateContent request the split reads.
@@ -213,7 +259,8 @@ const Detection = "(detection)"
 // instruction (prompt.System of main.md and its body). A request whose
 // system instruction is none of them (a detection call) is counted with
 // the email whose loop follows it.
-func Measure(ctx context.Context, c Counter, main string, scenarios map[string]string, bodies [][]byte) (map[string]*Scenario, error) {
+// outputs, when not nil, are the output tokens of each body's answer.
+func Measure(ctx context.Context, c Counter, main string, scenarios map[string]string, bodies [][]byte, outputs []int) (map[string]*Scenario, error) {
 	byText := map[string]string{}
 	for name, sys := range scenarios {
 		byText[sys] = name
@@ -225,8 +272,13 @@ func Measure(ctx context.Context, c Counter, main string, scenarios map[string]s
 		first   string // the current email's first user turn
 		turn    int
 		pending []Parts // detection calls not yet given to an email
+		pendOut int
 	)
 	for i, body := range bodies {
+		answer := 0
+		if i < len(outputs) {
+			answer = outputs[i]
+		}
 		var w wire
 		if err := json.Unmarshal(body, &w); err != nil {
 			return nil, fmt.Errorf("request %d: %w", i, err)
@@ -283,6 +335,7 @@ func Measure(ctx context.Context, c Counter, main string, scenarios map[string]s
 		}
 		if !isLoop {
 			pending = append(pending, p)
+			pendOut += answer
 			continue
 		}
 		email := ""
@@ -300,13 +353,15 @@ func Measure(ctx context.Context, c Counter, main string, scenarios map[string]s
 				cur.record(turn, d)
 				turn++
 			}
-			pending = nil
+			cur.Output += pendOut
+			pending, pendOut = nil, 0
 		}
+		cur.Output += answer
 		cur.record(turn, p)
 		turn++
 	}
 	if len(pending) > 0 {
-		s := &Scenario{Name: Detection, Emails: 1}
+		s := &Scenario{Name: Detection, Emails: 1, Output: pendOut}
 		for k, d := range pending {
 			s.record(k, d)
 		}
@@ -339,6 +394,7 @@ func Report(b *testing.B, m map[string]*Scenario) {
 		s := m[n]
 		all.Emails += s.Emails
 		all.Calls += s.Calls
+		all.Output += s.Output
 		all.Parts.add(s.Parts)
 		for k := range s.Turns {
 			for len(all.Turns) <= k {
@@ -363,9 +419,16 @@ func Report(b *testing.B, m map[string]*Scenario) {
 			b.ReportMetric(float64(p.Email)/e, "email-tok/email")
 			b.ReportMetric(float64(p.History)/e, "history-tok/email")
 			b.ReportMetric(float64(p.Results)/e, "results-tok/email")
+			b.ReportMetric(float64(s.Output)/e, "output-tok/email")
 			if p.Prompt() > 0 {
 				b.ReportMetric(100*float64(p.Prefix())/float64(p.Prompt()), "cacheable-%")
 			}
+			// At Gemini 2.5 Flash's list prices: every prompt token at the
+			// input price, then the stable prefix at the cached price.
+			uncached := float64(p.Prompt())*FlashInput + float64(s.Output)*FlashOutput
+			cached := float64(p.Prompt()-p.Prefix())*FlashInput + float64(p.Prefix())*FlashCachedInput + float64(s.Output)*FlashOutput
+			b.ReportMetric(1000*uncached/1e6/e, "usd/1000emails")
+			b.ReportMetric(1000*cached/1e6/e, "usd/1000emails-prefix-cached")
 			for k, t := range s.Turns {
 				b.ReportMetric(float64(t)/float64(max(s.TurnEmails[k], 1)), fmt.Sprintf("turn%d-tok", k+1))
 			}

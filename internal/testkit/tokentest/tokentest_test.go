@@ -20,7 +20,7 @@ func TestMeasure(t *testing.T) {
 		`{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"ok":true}}}]}],` +
 		`"systemInstruction":{"role":"user","parts":[{"text":"MAIN-RULES\n\nSCENARIO\n"}]},"tools":[{"functionDeclarations":[]}]}`
 	other := `{"contents":[{"role":"user","parts":[{"text":"email two"}]}],"systemInstruction":{"role":"user","parts":[{"text":"MAIN-RULES\n\nSCENARIO\n"}]}}`
-	m, err := Measure(context.Background(), Estimate{}, main, systems, [][]byte{[]byte(det), []byte(first), []byte(second), []byte(other)})
+	m, err := Measure(context.Background(), Estimate{}, main, systems, [][]byte{[]byte(det), []byte(first), []byte(second), []byte(other)}, []int{5, 7, 11, 13})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +36,7 @@ func TestMeasure(t *testing.T) {
 		Turns: []int{count("route") + count("pick one") + count(main) + count("\n\nSCENARIO\n") + count("email two"),
 			loop.Prompt(), loop.Prompt() + ImageTokens + count(`{"name":"f","args":{}}`) + count(`{"name":"f","response":{"ok":true}}`)},
 		TurnEmails: []int{2, 1, 1},
+		Output:     5 + 7 + 11 + 13,
 	}
 	if diff := cmp.Diff(map[string]*Scenario{"vw": want}, m); diff != "" {
 		t.Errorf("Measure (-want +got):\n%s", diff)
