@@ -3,6 +3,8 @@ package instructions_test
 import (
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -334,12 +336,26 @@ func TestEmbeddedInstructions(t *testing.T) {
 		"en": {FromName: "Warranty Service", Signature: "Warranty Support Team"},
 		"de": {FromName: "Garantieservice", Signature: "Ihr Garantieservice-Team"},
 	}
-	// Each language's AI disclosure says, in its own words, that an AI
+	// Every default language has a style, so a reply in it is signed in it;
+	// each language's AI disclosure says, in its own words, that an AI
 	// assistant wrote the reply.
-	for lang, word := range map[string]string{"pl": "asystent AI", "en": "AI assistant", "de": "KI-Assistent"} {
+	words := map[string]string{"pl": "asystent AI", "en": "AI assistant", "de": "KI-Assistent", "fr": "assistant IA",
+		"es": "asistente de IA", "it": "assistente IA", "cs": "umělou inteligencí", "uk": "штучним інтелектом",
+		"ru": "искусственным интеллектом", "et": "tehisintellektil", "ja": "AIアシスタント", "ko": "AI 어시스턴트", "zh": "AI助手"}
+	if diff := cmp.Diff(slices.Sorted(maps.Keys(words)), slices.Sorted(maps.Keys(set.Replies))); diff != "" {
+		t.Errorf("languages with a style (-want +got):\n%s", diff)
+	}
+	for lang, word := range words {
 		st := set.Replies[lang]
 		if !strings.Contains(st.Disclosure, word) || strings.Contains(set.Main, st.Disclosure) {
 			t.Errorf("%s: disclosure %q, want it to name %q, in the frontmatter only", lang, st.Disclosure, word)
+		}
+		if st.FromName == "" || st.Signature == "" {
+			t.Errorf("%s: style %+v, want a From name and a signature", lang, st)
+		}
+		if _, ok := wantReplies[lang]; !ok {
+			delete(set.Replies, lang)
+			continue
 		}
 		st.Disclosure = ""
 		set.Replies[lang] = st
