@@ -22,6 +22,7 @@ import (
 	"triage"
 	"triage/internal/decision"
 	"triage/internal/instructions"
+	"triage/internal/language"
 	"triage/internal/message"
 	"triage/internal/serial"
 )
@@ -58,8 +59,12 @@ type Config struct {
 	// lexicon and the grounding check alone decide.
 	Verifier      Verifier
 	VerifyTimeout time.Duration
-	Now           func() time.Time
-	Logger        *slog.Logger
+	// Language tells the language of a reply's body (nil: not checked):
+	// send_email refuses a reply not in one language, the reply's or the
+	// default (CodeWrongLanguage).
+	Language *language.Detector
+	Now      func() time.Time
+	Logger   *slog.Logger
 }
 
 // Dispatcher holds the bindings and their implementations; build it once,
@@ -72,6 +77,7 @@ type Dispatcher struct {
 	trusted   []string        // Config.TrustedAuthservIDs
 	ext       *serial.Extractor
 	lex       *decision.Lexicon
+	lang      *language.Detector
 	maxBody   int
 	maxResult int
 	perTurn   int
@@ -96,6 +102,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		ext:       cfg.Extractor,
 		trusted:   slices.Clone(cfg.TrustedAuthservIDs),
 		lex:       cfg.Lexicon,
+		lang:      cfg.Language,
 		maxBody:   cfg.MaxBodyBytes,
 		maxResult: cfg.MaxResultBytes,
 		perTurn:   cfg.MaxCallsPerTurn,

@@ -189,6 +189,9 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ag
 	if err == nil && first == nil && tool.Grounded {
 		err = s.ground(tool, vouched)
 	}
+	if err == nil && first == nil {
+		err = s.oneLanguage(tool, vouched)
+	}
 	if err == nil && first == nil && s.verifies(tool) {
 		err = s.verify(ctx, tool, vouched, &rec)
 	}

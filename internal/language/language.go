@@ -111,6 +111,9 @@ type Result struct {
 	// confidence value (0 to 1).
 	Guess      string
 	Confidence float64
+	// Clear reports that the text is clearly in Guess, by the rules that
+	// make Sure, whether Guess is configured or a neighbour.
+	Clear bool
 }
 
 // Detector names languages; safe for concurrent use. Its models load at
@@ -241,8 +244,10 @@ func (d *Detector) Judge(text string) Result {
 		return unsure
 	case words < MinWords && best.Value() < 1:
 		return unsure
-	case !d.Knows(unsure.Guess):
+	}
+	unsure.Clear = true
+	if !d.Knows(unsure.Guess) {
 		return unsure
 	}
-	return Result{Code: unsure.Guess, Sure: true, Guess: unsure.Guess, Confidence: best.Value()}
+	return Result{Code: unsure.Guess, Sure: true, Guess: unsure.Guess, Confidence: best.Value(), Clear: true}
 }

@@ -149,7 +149,7 @@ func TestJudge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := d.Judge(tt.text)
-		if r.Code != tt.code || r.Sure != tt.sure || r.Guess != tt.guess {
+		if r.Code != tt.code || r.Sure != tt.sure || r.Guess != tt.guess || r.Clear != (tt.guess != "") {
 			t.Errorf("Judge(%q) = %+v, want code %s sure %v guess %s", tt.text, r, tt.code, tt.sure, tt.guess)
 		}
 	}

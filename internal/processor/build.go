@@ -205,6 +205,7 @@ func Build(ctx context.Context, p Parts) (*Pipeline, error) {
 			Lexicon:            lex,
 			Verifier:           verifier,
 			VerifyTimeout:      p.Verify.timeout(),
+			Language:           p.Language,
 			Logger:             log,
 		},
 		Config{
@@ -291,10 +292,11 @@ func (c noticeCase) Reply(ctx context.Context, messageID string) ([]byte, bool, 
 	return c.replies.ReplyRaw(ctx, messageID)
 }
 
-// replySigner signs every reply in its language with the styles of main.md
-// (replies:): the pipeline signs, never the model. A reply in a language
-// without a style is signed in main.md's replies_fallback, else in the
-// inbox's default language. With disclose, the style's disclosure goes
+// replySigner signs every reply in the language its body is written in
+// with the styles of main.md (replies:): the pipeline signs, never the
+// model. A body whose language cannot be told is signed in the language
+// the reply was to be written in; one in a language without a style in
+// main.md's replies_fallback, else in the inbox's default language. With disclose, the style's disclosure goes
 // above the signature.
 func replySigner(next mail.Sender, set *instructions.Scenarios, lang *language.Detector, disclose bool) mail.Sender {
 	if len(set.Replies) == 0 {
@@ -308,5 +310,9 @@ func replySigner(next mail.Sender, set *instructions.Scenarios, lang *language.D
 		}
 		styles[lang] = style
 	}
-	return &mail.Signer{Next: next, Styles: styles, Language: lang.Detect, Default: cmp.Or(set.RepliesFallback, lang.Default())}
+	told := func(body string) (string, bool) {
+		r := lang.Judge(body)
+		return r.Code, r.Sure
+	}
+	return &mail.Signer{Next: next, Styles: styles, Language: told, Default: cmp.Or(set.RepliesFallback, lang.Default())}
 }

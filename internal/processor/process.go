@@ -67,8 +67,11 @@ type email struct {
 	conv    *tickets.State // the conversation this message follows up, or nil
 	convWhy string         // how conv was found
 	earlier int            // the customer's messages on conv before this one
-	sc      *instructions.Scenario
-	verdict dispatcher.Verdict // what the agent run's calls came to (answer)
+	// langSure: the message's own text told its language (out.Language);
+	// false: the default, which the conversation's language may replace.
+	langSure bool
+	sc       *instructions.Scenario
+	verdict  dispatcher.Verdict // what the agent run's calls came to (answer)
 }
 
 // fail ends out as failed for reason; it returns true (the step ends the
@@ -159,7 +162,8 @@ const truncated = "\n[... truncated ...]"
 func (p *Processor) gather(e *email, out *Outcome) bool {
 	msg := e.msg
 	out.SerialNumbers, out.SerialsOmitted = capList(p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted), MaxSerialsListed)
-	out.Language = p.cfg.Language.Detect(msg.Subject + "\n" + msg.Text)
+	lang := p.cfg.Language.Judge(msg.Subject + "\n" + msg.Text)
+	out.Language, e.langSure = lang.Code, lang.Sure
 	e.text = clip.Bytes(msg.Text, p.cfg.MaxTextBytes, truncated)
 	e.quoted = clip.Bytes(msg.Quoted, p.cfg.MaxTextBytes/2, truncated)
 	replyTo, setAside := p.cfg.Dispatcher.ReplyAddress(msg)
@@ -170,7 +174,7 @@ func (p *Processor) gather(e *email, out *Outcome) bool {
 		From:            msg.From.Address,
 		ReplyTo:         replyTo,
 		Subject:         msg.Subject,
-		Language:        out.Language,
+		Language:        p.replyLanguage(out.Language),
 		DefaultLanguage: p.cfg.Language.Default(),
 		SerialNumbers:   out.SerialNumbers,
 
@@ -229,6 +233,13 @@ func (p *Processor) join(ctx context.Context, e *email, out *Outcome) bool {
 	id := noteID(msg, out.Key)
 	e.earlier = earlierInbound(conv, id)
 	e.facts.Ticket = ticketFacts(conv, id)
+	if !e.langSure {
+		// Too short or unclear to tell: the customer's earlier messages
+		// tell the language of the conversation, when they can.
+		if lang := p.conversationLanguage(conv, id); lang != "" {
+			out.Language, e.facts.Language = lang, p.replyLanguage(lang)
+		}
+	}
 	if !p.cfg.DryRun { // a dry run adds no note
 		_, err := p.cfg.Tickets.AddNote(ctx, conv.TicketID, tickets.Note{
 			MessageID: id, From: msg.From.Address, Subject: msg.Subject, Text: e.text,
@@ -309,7 +320,7 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 	// facts; the customer's fields back only what the reply quotes as
 	// theirs. The session reads the message's own texts itself.
 	session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, prompt.Trusted(e.facts)},
-		CustomerTexts: []string{prompt.Written(e.facts)}, Language: out.Language, Received: e.in.Received, Complaint: out.Complaint})
+		CustomerTexts: []string{prompt.Written(e.facts)}, Language: e.facts.Language, Received: e.in.Received, Complaint: out.Complaint})
 	session.SetTicket(out.TicketID)
 	session.SetAttachmentsSeen(len(e.inline))
 	r.res, r.err = p.cfg.Agent.Run(ctx, agent.Request{

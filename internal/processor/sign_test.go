@@ -2,6 +2,7 @@ package processor
 
 import (
 	"context"
+	netmail "net/mail"
 	"strings"
 	"testing"
 
@@ -24,10 +25,12 @@ func (c *capture) Send(_ context.Context, r *mail.Reply) (triage.Receipt, error)
 }
 
 // TestReplySignerLanguages: a reply is signed, and carries the AI
-// disclosure just above the signature, in its own language when main.md has
-// a style for it (pl, en, de), in replies_fallback (en) when it has none
-// (French, Japanese), and a reply too short to tell in the inbox's default
-// language.
+// disclosure just above the signature and the From display name, in the
+// language its body is written in (main.md has a style for each default
+// language), whatever language it was to be written in: a Polish body to a
+// Japanese customer is signed in Polish, not in English. A body too short
+// to tell is signed in the reply's language (Reply.Language), else in the
+// inbox's default language.
 func TestReplySignerLanguages(t *testing.T) {
 	set, err := instructions.LoadScenarios(embedded.FS, nil)
 	if err != nil {
@@ -38,28 +41,34 @@ func TestReplySignerLanguages(t *testing.T) {
 		t.Fatal(err)
 	}
 	type signed struct{ From, Disclosure, Last string }
-	pl, en, de := set.Replies["pl"].Disclosure, set.Replies["en"].Disclosure, set.Replies["de"].Disclosure
+	style := func(lang string) signed {
+		st := set.Replies[lang]
+		return signed{(&netmail.Address{Name: st.FromName, Address: "serwis@example.com"}).String(), st.Disclosure, st.Signature}
+	}
 	tests := []struct {
-		body string
-		want signed
+		body, lang string
+		want       signed
 	}{
-		{"Dzień dobry,\n\ngwarancja jest ważna do 2027-05-31. Utworzyliśmy zgłoszenie.", signed{`"Serwis gwarancyjny" <serwis@example.com>`, pl, "Zespół serwisu gwarancyjnego"}},
-		{"Hello,\n\nthe warranty is valid until 2027-05-31. We opened a ticket for you.", signed{`"Warranty Service" <serwis@example.com>`, en, "Warranty Support Team"}},
-		{"Guten Tag,\n\ndie Garantie ist bis 2027-05-31 gültig. Wir haben eine Anfrage angelegt.", signed{`"Garantieservice" <serwis@example.com>`, de, "Ihr Garantieservice-Team"}},
-		{"Bonjour,\n\nla garantie est valable jusqu'au 2027-05-31. Nous avons ouvert une demande.", signed{`"Warranty Service" <serwis@example.com>`, en, "Warranty Support Team"}},
-		{"こんにちは。保証は2027-05-31まで有効です。", signed{`"Warranty Service" <serwis@example.com>`, en, "Warranty Support Team"}},
-		{"OK.", signed{`"Serwis gwarancyjny" <serwis@example.com>`, pl, "Zespół serwisu gwarancyjnego"}},
+		{"Dzień dobry,\n\ngwarancja jest ważna do 2027-05-31. Utworzyliśmy zgłoszenie.", "", style("pl")},
+		{"Dzień dobry,\n\ngwarancja jest ważna do 2027-05-31. Utworzyliśmy zgłoszenie.", "ja", style("pl")},
+		{"Dzień dobry,\n\ngwarancja jest ważna do 2027-05-31. Utworzyliśmy zgłoszenie.", "ko", style("pl")},
+		{"Hello,\n\nthe warranty is valid until 2027-05-31. We opened a ticket for you.", "fr", style("en")},
+		{"Guten Tag,\n\ndie Garantie ist bis 2027-05-31 gültig. Wir haben eine Anfrage angelegt.", "", style("de")},
+		{"Bonjour,\n\nla garantie est valable jusqu'au 2027-05-31. Nous avons ouvert une demande.", "fr", style("fr")},
+		{"こんにちは。保証は2027-05-31まで有効です。", "ja", style("ja")},
+		{"OK.", "", style("pl")},
+		{"OK.", "de", style("de")},
 	}
 	for _, tt := range tests {
 		c := &capture{}
 		s := replySigner(c, set, det, true)
-		if _, err := s.Send(context.Background(), &mail.Reply{From: "serwis@example.com", To: "a@example.org", Subject: "Re: x", Body: tt.body}); err != nil {
+		if _, err := s.Send(context.Background(), &mail.Reply{From: "serwis@example.com", To: "a@example.org", Subject: "Re: x", Body: tt.body, Language: tt.lang}); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(c.got.Body), "\n")
 		got := signed{c.got.From, lines[len(lines)-3], lines[len(lines)-1]}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("%q (-want +got):\n%s", tt.body, diff)
+			t.Errorf("%q to a customer in %q (-want +got):\n%s", tt.body, tt.lang, diff)
 		}
 	}
 }

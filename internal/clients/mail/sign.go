@@ -1,6 +1,7 @@
 package mail
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	netmail "net/mail"
@@ -18,20 +19,25 @@ type Style struct {
 	Disclosure string
 }
 
-// Signer is a Sender that signs each reply in the customer's language
-// (Reply.Language), then hands it to Next: the model writes the substance,
-// the pipeline the disclosure and the signature. A signature or disclosure
-// already in the body (a line that is any configured one: the model wrote
-// it anyway, or the reply was signed before) is removed first, so a reply
-// carries each once, in its own language.
+// Signer is a Sender that signs each reply in the language its body is
+// written in, then hands it to Next: the model writes the substance, the
+// pipeline the disclosure, the signature and the From display name, all in
+// the body's language, so a reply is in one language. A signature or
+// disclosure already in the body (a line that is any configured one: the
+// model wrote it anyway, or the reply was signed before) is removed first,
+// so a reply carries each once, in its own language.
 type Signer struct {
 	Next Sender
-	// Styles by language code. A reply is signed in Styles[Reply.Language];
-	// one without a language (mail that answers no customer) in the
-	// language Language (optional) names for its body; and in Default
-	// when Styles has no entry for either.
-	Styles   map[string]Style
-	Language func(body string) string
+	// Styles by language code. A reply is signed in Styles[L], L the
+	// language Language finds its body clearly written in; when it finds
+	// none, or Styles has no entry for it, in Reply.Language (the language
+	// the reply was to be written in), or without one in the language
+	// Language named anyway; and in Default when Styles has no entry for
+	// that.
+	Styles map[string]Style
+	// Language is the language body is clearly written in (told), or the
+	// language to assume when it cannot be told (optional).
+	Language func(body string) (lang string, told bool)
 	Default  string
 }
 
@@ -44,14 +50,6 @@ func (s *Signer) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 	if r.Notice {
 		return s.Next.Send(ctx, r)
 	}
-	lang := strings.ToLower(strings.TrimSpace(r.Language))
-	if lang == "" && s.Language != nil {
-		lang = s.Language(r.Body)
-	}
-	st, ok := s.Styles[lang]
-	if !ok {
-		st = s.Styles[s.Default]
-	}
 	signed := *r
 	body := strings.TrimRight(strings.ReplaceAll(r.Body, "\r\n", "\n"), " \t\n")
 	for _, other := range s.Styles {
@@ -60,6 +58,17 @@ func (s *Signer) Send(ctx context.Context, r *Reply) (triage.Receipt, error) {
 				body = dropLines(body, line)
 			}
 		}
+	}
+	lang, told := "", false
+	if s.Language != nil {
+		lang, told = s.Language(body)
+	}
+	if _, styled := s.Styles[lang]; !told || !styled {
+		lang = cmp.Or(strings.ToLower(strings.TrimSpace(r.Language)), lang)
+	}
+	st, ok := s.Styles[lang]
+	if !ok {
+		st = s.Styles[s.Default]
 	}
 	if d := strings.TrimSpace(st.Disclosure); d != "" {
 		body += "\n\n" + d

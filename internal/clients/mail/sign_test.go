@@ -22,11 +22,11 @@ func TestSignerSignsInTheReplysLanguage(t *testing.T) {
 		"pl": {FromName: "Serwis gwarancyjny", Signature: "Zespół serwisu gwarancyjnego"},
 		"en": {FromName: "Warranty Service", Signature: "Warranty Support Team"},
 	}
-	lang := func(body string) string {
+	lang := func(body string) (string, bool) {
 		if strings.Contains(body, "Hello") {
-			return "en"
+			return "en", true
 		}
-		return "pl"
+		return "pl", true
 	}
 	tests := []struct {
 		name, body, wantBody, wantFrom string
@@ -55,7 +55,7 @@ func TestSignerSignsInTheReplysLanguage(t *testing.T) {
 	}
 	// A language without a style uses the default one; no styles: unchanged From.
 	c := &captured{}
-	s := &Signer{Next: c, Styles: map[string]Style{"pl": {Signature: "Zespół"}}, Language: func(string) string { return "de" }, Default: "pl"}
+	s := &Signer{Next: c, Styles: map[string]Style{"pl": {Signature: "Zespół"}}, Language: func(string) (string, bool) { return "de", true }, Default: "pl"}
 	if _, err := s.Send(context.Background(), &Reply{From: "Serwis <serwis@example.com>", To: "a@b.c", Body: "Guten Tag"}); err != nil {
 		t.Fatal(err)
 	}
@@ -64,35 +64,50 @@ func TestSignerSignsInTheReplysLanguage(t *testing.T) {
 	}
 }
 
-// A reply to a customer is signed in the customer's language
-// (Reply.Language), whatever language its body seems to be in; a language
-// without a style falls back to the default one.
-func TestSignerSignsInTheCustomersLanguage(t *testing.T) {
+// A reply is signed, and its From display name set, in the language its
+// body is written in, whatever language it was to be written in
+// (Reply.Language): a Polish body to a Japanese customer is signed in
+// Polish, never in a third language. A body whose language cannot be told
+// is signed in Reply.Language; a language without a style in the default
+// one.
+func TestSignerSignsInTheBodysLanguage(t *testing.T) {
 	styles := map[string]Style{
 		"pl": {FromName: "Serwis gwarancyjny", Signature: "Zespół serwisu gwarancyjnego"},
+		"en": {FromName: "Warranty Service", Signature: "Warranty Support Team"},
 		"de": {FromName: "Garantieservice", Signature: "Ihr Garantie-Team"},
 	}
-	body := func(string) string { return "pl" } // what the body seems to be
-	for _, tt := range []struct{ lang, wantSig, wantFrom string }{
-		{"de", "Ihr Garantie-Team", `"Garantieservice" <serwis@example.com>`},
-		{" DE ", "Ihr Garantie-Team", `"Garantieservice" <serwis@example.com>`},
-		{"fr", "Zespół serwisu gwarancyjnego", `"Serwis gwarancyjny" <serwis@example.com>`},
-		{"", "Zespół serwisu gwarancyjnego", `"Serwis gwarancyjny" <serwis@example.com>`},
+	told := func(b string) (string, bool) { // a stand-in for the detector
+		switch {
+		case strings.HasPrefix(b, "Dzień dobry"):
+			return "pl", true
+		case strings.HasPrefix(b, "Guten Tag"):
+			return "de", true
+		}
+		return "pl", false
+	}
+	for _, tt := range []struct{ body, lang, wantSig, wantFrom string }{
+		{"Dzień dobry,\ngwarancja jest ważna.", "ja", "Zespół serwisu gwarancyjnego", `"Serwis gwarancyjny" <serwis@example.com>`},
+		{"Dzień dobry,\ngwarancja jest ważna.", "en", "Zespół serwisu gwarancyjnego", `"Serwis gwarancyjny" <serwis@example.com>`},
+		{"Guten Tag,\nes ist gültig.", "pl", "Ihr Garantie-Team", `"Garantieservice" <serwis@example.com>`},
+		{"OK.", " DE ", "Ihr Garantie-Team", `"Garantieservice" <serwis@example.com>`},
+		{"OK.", "en", "Warranty Support Team", `"Warranty Service" <serwis@example.com>`},
+		{"OK.", "fr", "Zespół serwisu gwarancyjnego", `"Serwis gwarancyjny" <serwis@example.com>`},
+		{"OK.", "", "Zespół serwisu gwarancyjnego", `"Serwis gwarancyjny" <serwis@example.com>`},
 	} {
 		c := &captured{}
-		s := &Signer{Next: c, Styles: styles, Language: body, Default: "pl"}
-		r := &Reply{From: "Serwis <serwis@example.com>", To: "a@b.c", Body: "Guten Tag,\n(Model offline.)", Language: tt.lang}
+		s := &Signer{Next: c, Styles: styles, Language: told, Default: "pl"}
+		r := &Reply{From: "Serwis <serwis@example.com>", To: "a@b.c", Body: tt.body, Language: tt.lang}
 		if _, err := s.Send(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasSuffix(c.got[0].Body, "\n\n"+tt.wantSig+"\n") || c.got[0].From != tt.wantFrom {
-			t.Errorf("Language %q: body %q from %q; want signed %q from %q", tt.lang, c.got[0].Body, c.got[0].From, tt.wantSig, tt.wantFrom)
+			t.Errorf("%q in Language %q: body %q from %q; want signed %q from %q", tt.body, tt.lang, c.got[0].Body, c.got[0].From, tt.wantSig, tt.wantFrom)
 		}
 	}
 }
 
 // The disclosure goes above the signature, in the style the signature is
-// chosen by (the reply's language, else the body's, else the default), once:
+// chosen by (the body's language, else the reply's, else the default), once:
 // a reply signed again, or one where the model wrote a disclosure itself (in
 // any configured language), still carries exactly one, its own. A style
 // without a disclosure adds none; a staff notice is passed on unchanged.
@@ -102,16 +117,19 @@ func TestSignerDisclosesOnce(t *testing.T) {
 		"en": {FromName: "Warranty Service", Signature: "Warranty Support Team", Disclosure: "An AI assistant wrote this reply."},
 		"de": {FromName: "Garantieservice", Signature: "Ihr Garantie-Team"},
 	}
-	body := func(b string) string {
-		if strings.HasPrefix(b, "Hello") {
-			return "en"
+	body := func(b string) (string, bool) {
+		switch {
+		case strings.HasPrefix(b, "Hello"):
+			return "en", true
+		case strings.HasPrefix(b, "Dzień"):
+			return "pl", true
 		}
-		return "pl"
+		return "", false
 	}
 	tests := []struct {
 		name, lang, body, want string
 	}{
-		{"the reply's language", "en", "Dzień dobry,\nważna.", "Dzień dobry,\nważna.\n\nAn AI assistant wrote this reply.\n\nWarranty Support Team\n"},
+		{"the body's language over the reply's", "en", "Dzień dobry,\nważna.", "Dzień dobry,\nważna.\n\nTę odpowiedź napisał asystent AI.\n\nZespół serwisu\n"},
 		{"the body's language", "", "Hello Anna,\nvalid.", "Hello Anna,\nvalid.\n\nAn AI assistant wrote this reply.\n\nWarranty Support Team\n"},
 		{"a language without a style: the default's", "fr", "Bonjour,\nvalable.", "Bonjour,\nvalable.\n\nTę odpowiedź napisał asystent AI.\n\nZespół serwisu\n"},
 		{"a style without a disclosure", "de", "Guten Tag,\ngültig.", "Guten Tag,\ngültig.\n\nIhr Garantie-Team\n"},
