@@ -78,6 +78,9 @@ func (s *Session) oneLanguage(t *instructions.Tool, args map[string]any) error {
 	words := " " + strings.Join(wordsOf(body), " ") + " "
 	for _, c := range s.done {
 		for _, text := range stringsOf(c.result.Value) {
+			if letterWords(text) < lineWords {
+				continue // a status too short to tell its language
+			}
 			r := det.Judge(text)
 			if !r.Sure || r.Code == lang || r.Code == def {
 				continue

@@ -13,6 +13,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/instructions"
 	"triage/internal/language"
+	"triage/internal/manuals"
 	"triage/internal/testkit/toolstest"
 )
 
@@ -32,7 +33,7 @@ func TestOneLanguage(t *testing.T) {
 		t.Fatal(err)
 	}
 	manual := func(context.Context, *dispatcher.Call) (dispatcher.Result, error) {
-		return dispatcher.Result{Value: map[string]any{"text": `No manual section matches "Entkalken Kaffeemaschine Programm".`}}, nil
+		return dispatcher.Result{Value: map[string]any{"text": manuals.NoMatch("Entkalken Kaffeemaschine Programm")}}, nil
 	}
 	tools, err := instructions.LoadTools(embedded.FS, instructions.ToolsConfig{})
 	if err != nil {

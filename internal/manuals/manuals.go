@@ -245,6 +245,14 @@ type SearchOut struct {
 	Also    []string `json:"also,omitempty"` // the next best sections, "manual: section"
 }
 
+// NoMatch is search_manual's answer when no section matches query: a note
+// for the model, in English, not text for the customer (a reply pasting it
+// into another language is refused as not in one language).
+func NoMatch(query string) string {
+	return fmt.Sprintf("No manual section matches %q. Note for the assistant, not for the customer: "+
+		"say in the reply's own language that the manuals do not cover this; do not quote this text.", query)
+}
+
 // NewServer returns an MCP server with the search_manual tool over lib.
 func NewServer(lib *Library) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "triage-manuals", Version: "1.0.0"}, nil)
@@ -263,7 +271,7 @@ func NewServer(lib *Library) *sdk.Server {
 		hits := lib.Search(q, 3)
 		if len(hits) == 0 {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
-				Text: fmt.Sprintf("No manual section matches %q.", q),
+				Text: NoMatch(q),
 			}}}, SearchOut{Found: false}, nil
 		}
 		best := hits[0]

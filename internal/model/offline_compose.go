@@ -221,6 +221,14 @@ const maxFound = 1500
 // answerText is the text a tool returned (MCP text content, or a text,
 // answer or snippet field), cut to maxFound.
 func answerText(res map[string]any) string {
+	// A tool saying it found nothing (search_manual's {"found": false},
+	// bare or as MCP structured content) gives a note, not an answer to
+	// pass on.
+	for _, m := range []any{res, res["structured"]} {
+		if m, ok := m.(map[string]any); ok && m["found"] == false {
+			return ""
+		}
+	}
 	for _, k := range []string{"text", "answer", "snippet", "content"} {
 		if s, ok := res[k].(string); ok && strings.TrimSpace(s) != "" {
 			s = strings.TrimSpace(s)
