@@ -31,6 +31,7 @@ import (
 // consoleOptions are the settings of console, declared in consoleSettings.
 type consoleOptions struct {
 	config, store, listen, tokenFile, proxyHeader string
+	usersFile                                     string
 	envFile                                       string
 	token                                         string // $TRIAGE_CONSOLE_TOKEN
 	trusted                                       []string
@@ -142,10 +143,11 @@ func runConsole(ctx context.Context, fs *pflag.FlagSet, o *consoleOptions, stder
 	if o.config == "" && o.store == "" {
 		return usageErr("console: --config FILE is required (the configuration triage watch uses), or --store URL to read a shared store without sending")
 	}
-	cfg := console.Config{ProxyHeader: o.proxyHeader, SecureCookie: o.secureCookie}
-	var err error
-	if cfg.Token, err = consoleToken(o.token, o.tokenFile); err != nil {
-		return err
+	cfg := console.Config{ProxyHeader: o.proxyHeader, SecureCookie: o.secureCookie, UsersFile: o.usersFile}
+	// The environment's token is fixed; the file's is read again whenever
+	// the file changes (a rewritten file revokes the old token).
+	if cfg.Token = strings.TrimSpace(o.token); cfg.Token == "" {
+		cfg.TokenFile = o.tokenFile
 	}
 	for _, s := range o.trusted {
 		p, err := netip.ParsePrefix(s)
@@ -206,21 +208,6 @@ func runConsole(ctx context.Context, fs *pflag.FlagSet, o *consoleOptions, stder
 		return failure(fmt.Errorf("console: shutdown: %w", err))
 	}
 	return nil
-}
-
-// consoleToken reads the token: $TRIAGE_CONSOLE_TOKEN (env), else the file.
-func consoleToken(env, file string) (string, error) {
-	if t := strings.TrimSpace(env); t != "" {
-		return t, nil
-	}
-	if file == "" {
-		return "", nil
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", usageErr("console: --token-file: %v", err)
-	}
-	return strings.TrimSpace(string(b)), nil
 }
 
 // openConsoleParts opens the ledger (which must exist), the ticket store

@@ -57,7 +57,7 @@ func TestConsoleUsageErrors(t *testing.T) {
 		{"ledger not there", "0123456789abcdef0123", []string{"console", "--config", missing}, "run triage watch first"},
 		{"unknown key", "0123456789abcdef0123", []string{"console", "--config", typo}, `unknown field "adr" in smtp`},
 		{"store not a URL", "0123456789abcdef0123", []string{"console", "--config", badStore}, `store "l.db" is not a postgres:// URL`},
-		{"no credentials at all", "", []string{"console", "--config", cfg}, "a Token or a ProxyHeader is required"},
+		{"no credentials at all", "", []string{"console", "--config", cfg}, "a users file or a proxy header is required"},
 		{"short token", "short", []string{"console", "--config", cfg}, "use at least 16"},
 		{"bad listen", "0123456789abcdef0123", []string{"console", "--config", cfg, "--listen", "8080"}, "want host:port"},
 		{"bad trusted proxy", "0123456789abcdef0123", []string{"console", "--config", cfg, "--trusted-proxy", "nope"}, "want an address or CIDR"},
@@ -179,7 +179,7 @@ func TestConsoleEnvFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, stderr := runCLI(t, "", "console", "--config", cfg, "--listen", freeAddr(t))
-	if code != exitUsage || !strings.Contains(stderr, "TRIAGE_SMTP_PASSWORD") && !strings.Contains(stderr, "a Token or a ProxyHeader") {
+	if code != exitUsage || !strings.Contains(stderr, "TRIAGE_SMTP_PASSWORD") && !strings.Contains(stderr, "a users file or a proxy header") {
 		t.Fatalf("without --env-file: exit %d, want %d naming what is missing:\n%s", code, exitUsage, stderr)
 	}
 	code, _, stderr = runCLI(t, "", "console", "--config", cfg, "--env-file", filepath.Join(t.TempDir(), "none"))

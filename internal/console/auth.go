@@ -1,14 +1,15 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,8 +28,9 @@ const maxNameBytes = 100
 
 // session is a browser signed in with the token.
 type session struct {
-	user    string
+	user    string // the name typed at sign-in (shared token)
 	expires time.Time
+	cred    string // the hash of the token signed in with
 }
 
 type userKey struct{}
@@ -50,7 +52,12 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		user, ok := s.identify(r)
+		user, ok, throttled := s.identify(r)
+		if throttled {
+			w.Header().Set("Retry-After", strconv.Itoa(int(FailureEvery.Seconds())))
+			http.Error(w, "too many wrong tokens from this address; try again later", http.StatusTooManyRequests)
+			return
+		}
 		if !ok {
 			if r.Method == http.MethodGet && r.Header.Get("Authorization") == "" {
 				http.Redirect(w, r, "/login", http.StatusSeeOther)
@@ -65,39 +72,43 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 }
 
 // identify returns who sent r, in order: the proxy header (only from a
-// trusted proxy), the bearer token, the session cookie.
-func (s *Server) identify(r *http.Request) (string, bool) {
+// trusted proxy), the bearer token, the session cookie (while the token it
+// was signed in with is in force). throttled: the address of r has
+// presented too many wrong tokens (throttle.go).
+func (s *Server) identify(r *http.Request) (user string, ok, throttled bool) {
 	if s.cfg.ProxyHeader != "" {
 		if v := strings.TrimSpace(r.Header.Get(s.cfg.ProxyHeader)); v != "" && s.fromTrustedProxy(r) {
-			return clipName(v), true
+			return clipName(v), true, false
 		}
 	}
 	if auth := r.Header.Get("Authorization"); auth != "" {
-		scheme, tok, _ := strings.Cut(auth, " ")
-		if strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(tok)) {
-			return "token", true
+		if s.throttle.blocked(r) {
+			return "", false, true
 		}
-		return "", false
+		scheme, tok, _ := strings.Cut(auth, " ")
+		if strings.EqualFold(scheme, "Bearer") {
+			if c, ok := s.creds.check(strings.TrimSpace(tok)); ok {
+				return cmp.Or(c.user, "token"), true, false
+			}
+		}
+		s.throttle.failed(r)
+		return "", false, false
 	}
 	if c, err := r.Cookie(SessionCookie); err == nil {
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		id := sessionID(c.Value)
 		se, ok := s.sessions[id]
+		s.mu.Unlock()
 		if ok && s.cfg.Now().Before(se.expires) {
-			return se.user, true
+			if name, live := s.creds.current(se.cred); live {
+				return cmp.Or(name, se.user), true, false
+			}
 		}
+		s.mu.Lock()
 		delete(s.sessions, id)
+		s.mu.Unlock()
 	}
-	return "", false
-}
-
-func (s *Server) tokenOK(tok string) bool {
-	if s.cfg.Token == "" || tok == "" {
-		return false
-	}
-	a, b := sha256.Sum256([]byte(tok)), sha256.Sum256([]byte(s.cfg.Token))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+	return "", false, false
 }
 
 func (s *Server) fromTrustedProxy(r *http.Request) bool {
@@ -143,15 +154,22 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
-	if !s.tokenOK(r.PostFormValue("token")) {
+	if s.throttle.blocked(r) {
+		s.log.Warn("console: login refused: too many wrong tokens from the address")
+		w.Header().Set("Retry-After", strconv.Itoa(int(FailureEvery.Seconds())))
+		s.render(w, r, http.StatusTooManyRequests, "login", struct{ Error string }{"Too many wrong tokens from your address: wait a minute and try again."})
+		return
+	}
+	cred, ok := s.creds.check(strings.TrimSpace(r.PostFormValue("token")))
+	if !ok {
+		s.throttle.failed(r)
 		s.log.Warn("console: login refused: wrong token")
 		s.render(w, r, http.StatusUnauthorized, "login", struct{ Error string }{"That is not the console token."})
 		return
 	}
-	name := clipName(r.PostFormValue("name"))
-	if name == "" {
-		name = "console"
-	}
+	// A person of the users file is who the file says; the shared token
+	// is whoever the person says.
+	name := cmp.Or(cred.user, clipName(r.PostFormValue("name")), "console")
 	var b [32]byte
 	rand.Read(b[:])
 	value := hex.EncodeToString(b[:])
@@ -162,7 +180,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 			delete(s.sessions, id)
 		}
 	}
-	s.sessions[sessionID(value)] = session{user: name, expires: now.Add(s.cfg.SessionTTL)}
+	s.sessions[sessionID(value)] = session{user: name, expires: now.Add(s.cfg.SessionTTL), cred: cred.hash}
 	s.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{
 		Name: SessionCookie, Value: value, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,

@@ -68,8 +68,14 @@ type Config struct {
 	Prices model.Prices
 
 	// Token is the shared secret of Authorization: Bearer and of the login
-	// form that starts a browser session.
-	Token string
+	// form that starts a browser session. TokenFile, when Token is "",
+	// holds it, and is read again whenever it changes: a replaced token
+	// opens nothing and ends the sessions signed in with it.
+	Token, TokenFile string
+	// UsersFile names people and their tokens ("sha256:HEX NAME" lines,
+	// credentials.go), read again whenever it changes: a person signs in
+	// with their own token and is recorded by the file's name.
+	UsersFile string
 	// ProxyHeader names the header an authenticating reverse proxy (e.g.
 	// oauth2-proxy's X-Forwarded-Email) sets to the signed-in person; it is
 	// believed only from TrustedProxies. "" ignores every such header.
@@ -92,6 +98,9 @@ type Server struct {
 	pages   map[string]*template.Template
 	handler http.Handler
 
+	creds    *credentials
+	throttle *throttle
+
 	mu       sync.Mutex
 	sessions map[string]session
 }
@@ -101,8 +110,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Ledger == nil {
 		return nil, errors.New("console: Ledger is required")
 	}
-	if cfg.Token == "" && cfg.ProxyHeader == "" {
-		return nil, errors.New("console: a Token or a ProxyHeader is required: every request is authenticated")
+	if cfg.Token == "" && cfg.TokenFile == "" && cfg.UsersFile == "" && cfg.ProxyHeader == "" {
+		return nil, errors.New("console: a token, a token file, a users file or a proxy header is required: every request is authenticated")
 	}
 	if cfg.Token != "" && len(cfg.Token) < MinTokenLength {
 		return nil, fmt.Errorf("console: the token is %d characters; use at least %d (e.g. openssl rand -hex 32)", len(cfg.Token), MinTokenLength)
@@ -130,8 +139,11 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Autonomy.Check(); err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
-	s := &Server{cfg: cfg, review: review.Of(cfg.Ledger), log: cfg.Logger, sessions: map[string]session{}}
-	var err error
+	creds, err := newCredentials(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, review: review.Of(cfg.Ledger), log: cfg.Logger, sessions: map[string]session{}, creds: creds, throttle: newThrottle(cfg.Now)}
 	if s.pages, err = parsePages(cfg.Now); err != nil {
 		return nil, err
 	}

@@ -105,7 +105,13 @@ func (s *Server) loadConversation(ctx context.Context, ref string) (*conversatio
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, more...)
+		// A Message-ID is the sender's word: another sender's email under
+		// one of the ticket's IDs is not this customer's.
+		for _, e := range more {
+			if strings.EqualFold(e.Sender, cv.Ticket.CustomerEmail) {
+				all = append(all, e)
+			}
+		}
 	}
 	byKey := map[triage.Key][]ledger.Stored{}
 	var keys []triage.Key

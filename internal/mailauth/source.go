@@ -15,8 +15,6 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
-
-	"triage/internal/atomicfile"
 )
 
 // DefaultEarlyExpiry is how long before its expiry a cached access token is
@@ -55,7 +53,10 @@ type Token struct {
 // Source hands out access tokens: cached until shortly before they expire
 // (oauth2.ReuseTokenSourceWithExpiry), then obtained anew. A refresh token
 // the endpoint rotates is written back to RefreshTokenFile. It is safe for
-// concurrent use (IMAP reconnects and SMTP dials share one Source).
+// concurrent use (IMAP reconnects and SMTP dials share one Source), and
+// processes that share the file (triage watch and triage console) share
+// the refresh token safely: every refresh reads the file under its lock
+// (rotate.go), so none presents a refresh token another has rotated away.
 type Source struct {
 	name, tokenURL, grant, mech string
 	refreshFile                 string
@@ -65,6 +66,8 @@ type Source struct {
 
 	base   oauth2.TokenSource // fetches a new token on every call
 	static string             // a fixed token (Static)
+	oc     *oauth2.Config     // the refresh-token grant's client
+	ctx    context.Context    // carries the HTTP client
 
 	mu      sync.Mutex
 	reuse   oauth2.TokenSource
@@ -120,9 +123,9 @@ func New(cfg Config, o Options) (*Source, error) {
 		if err := checkWritableDir(filepath.Dir(cfg.RefreshTokenFile)); err != nil {
 			return nil, fmt.Errorf("%s.refresh_token_file: %v (a rotated refresh token is written back there)", o.Name, err)
 		}
-		oc := &oauth2.Config{ClientID: cfg.ClientID, ClientSecret: secret, Endpoint: oauth2.Endpoint{TokenURL: cfg.TokenURL}, Scopes: cfg.Scopes}
-		s.refresh = rt
-		s.base = oc.TokenSource(ctx, &oauth2.Token{RefreshToken: rt})
+		s.oc = &oauth2.Config{ClientID: cfg.ClientID, ClientSecret: secret, Endpoint: oauth2.Endpoint{TokenURL: cfg.TokenURL}, Scopes: cfg.Scopes}
+		s.refresh, s.ctx = rt, ctx
+		s.base = rotating{s}
 	}
 	s.reset()
 	return s, nil
@@ -190,17 +193,6 @@ func (s *Source) Token() (Token, error) {
 			s.onToken(t.Expiry)
 		}
 		s.log.Debug("oauth2 access token obtained", "config", s.name, "grant", s.grant, "expires_in", time.Until(t.Expiry).Round(time.Second).String())
-		if s.refreshFile != "" && t.RefreshToken != "" && t.RefreshToken != s.refresh {
-			if err := atomicfile.Write(s.refreshFile, []byte(t.RefreshToken+"\n"), 0o600); err != nil {
-				// The new refresh token works in memory; after a restart the
-				// old one in the file may be refused.
-				s.log.Error("oauth2: the token endpoint rotated the refresh token but it could not be saved; after a restart the old one may be refused",
-					"config", s.name, "file", s.refreshFile, "err", err.Error())
-			} else {
-				s.log.Info("oauth2 refresh token rotated and saved", "config", s.name, "file", s.refreshFile)
-			}
-			s.refresh = t.RefreshToken
-		}
 	}
 	return Token{AccessToken: t.AccessToken, Expiry: t.Expiry, Fresh: fresh}, nil
 }
