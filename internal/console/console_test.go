@@ -655,3 +655,31 @@ func TestComposeRefusals(t *testing.T) {
 		t.Errorf("outbox holds %d replies, want the first alone", len(files))
 	}
 }
+
+// Retry and reject wake triage watch through the store (ledger.Wake): a
+// watcher waiting on ledger.Wakes hears each at once.
+func TestActionsWakeWatch(t *testing.T) {
+	f := newFixture(t)
+	_, ts := f.server(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	woken := make(chan struct{}, 10)
+	go f.Ledger.Wakes(ctx, 10*time.Millisecond, func() { woken <- struct{}{} })
+	time.Sleep(100 * time.Millisecond) // Wakes has read the counter
+	for _, a := range []struct {
+		ref, action string
+		form        url.Values
+	}{
+		{f.Hostile, "retry", url.Values{}},
+		{f.Draft, "reject", url.Values{"reason": {"wrong_tone"}}},
+	} {
+		if resp, body := do(t, ts.URL, req{method: "POST", path: "/conversation/" + a.ref + "/" + a.action, form: a.form, header: bearer}); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("%s: %d\n%s", a.action, resp.StatusCode, body)
+		}
+		select {
+		case <-woken:
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s did not wake triage watch", a.action)
+		}
+	}
+}
