@@ -10,6 +10,13 @@
 // for the length of a transaction, SessionLock for the life of a process
 // (which of several daemons polls an inbox).
 //
+// Text is stored the same in both backends: every string argument a query
+// is given passes through Text, which replaces a NUL byte and each invalid
+// UTF-8 sequence by U+FFFD. PostgreSQL's text cannot hold either (the
+// statement fails), and a customer's mail may carry both; SQLite would keep
+// them, so what one backend reads back would differ from the other's.
+// Bytes ([]byte, BLOB/BYTEA) are stored as they are.
+//
 // The schema is versioned per component (ledger, tickets) in the
 // schema_versions table and only ever moves forward; Migrate runs the
 // missing steps at start, one process at a time.
@@ -207,6 +214,7 @@ func (db *DB) Rebind(query string) string {
 
 // ExecContext is sql.DB.ExecContext with `?` placeholders.
 func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	args = textArgs(args)
 	if st := db.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -215,6 +223,7 @@ func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 
 // QueryContext is sql.DB.QueryContext with `?` placeholders.
 func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	args = textArgs(args)
 	if st := db.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -223,6 +232,7 @@ func (db *DB) QueryContext(ctx context.Context, query string, args ...any) (*sql
 
 // QueryRowContext is sql.DB.QueryRowContext with `?` placeholders.
 func (db *DB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	args = textArgs(args)
 	if st := db.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
@@ -355,6 +365,7 @@ type Tx struct {
 
 // ExecContext is sql.Tx.ExecContext with `?` placeholders.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	args = textArgs(args)
 	if st := tx.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -363,6 +374,7 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 
 // QueryContext is sql.Tx.QueryContext with `?` placeholders.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	args = textArgs(args)
 	if st := tx.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -371,6 +383,7 @@ func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql
 
 // QueryRowContext is sql.Tx.QueryRowContext with `?` placeholders.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	args = textArgs(args)
 	if st := tx.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
