@@ -2,7 +2,7 @@
 // server on loopback that answers POST /v1beta/models/{model}:generateContent
 // in the real REST format from a queue of steps, and serves the context
 // caches of /v1beta/cachedContents (create, get, update, delete) as Gemini
-// does, so tests drive the real genai
+// does, and countTokens (CountWords), so tests drive the real genai
 // SDK against a model that says exactly what the test wants (including
 // breaking the rules on purpose). It records every request for the test to
 // read back, and has builders for replies in the GenerateContentResponse shape.
@@ -61,6 +61,7 @@ type Server struct {
 	cacheReqs []CacheRequest
 	cacheFail []int // statuses the next cache requests answer with
 	now       func() time.Time
+	counts    int // countTokens requests
 }
 
 // Cache is a context cache the server holds, as created.
@@ -97,6 +98,10 @@ func New(t testing.TB, steps ...Step) *Server {
 func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/v1beta/cachedContents") {
 		f.serveCache(w, r)
+		return
+	}
+	if countPath.MatchString(r.URL.Path) && r.Method == http.MethodPost {
+		f.serveCount(w, r)
 		return
 	}
 	m := generatePath.FindStringSubmatch(r.URL.Path)
@@ -186,6 +191,51 @@ func (f *Server) CacheRequests() []CacheRequest {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]CacheRequest(nil), f.cacheReqs...)
+}
+
+var countPath = regexp.MustCompile(`^/v1beta/models/[^/:]+:countTokens$`)
+
+// CountWords is how many tokens the countTokens endpoint answers for a
+// request: the words of its contents' texts (a stand-in for Gemini's
+// tokenizer, deterministic for tests).
+func CountWords(texts ...string) int {
+	n := 0
+	for _, t := range texts {
+		n += len(strings.Fields(t))
+	}
+	return n
+}
+
+// serveCount answers POST /v1beta/models/{model}:countTokens
+// ({"contents": [...]}) with {"totalTokens": CountWords of its texts}, and
+// counts the request.
+func (f *Server) serveCount(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Contents []Content `json:"contents"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, JSON(Obj("error", Obj("code", 400, "message", err.Error(), "status", "INVALID_ARGUMENT"))))
+		return
+	}
+	var texts []string
+	for _, c := range req.Contents {
+		for _, p := range c.Parts {
+			texts = append(texts, p.Text)
+		}
+	}
+	f.mu.Lock()
+	f.counts++
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	fmt.Fprint(w, JSON(Obj("totalTokens", CountWords(texts...))))
+}
+
+// Counts is how many countTokens requests the server answered.
+func (f *Server) Counts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.counts
 }
 
 var cachePath = regexp.MustCompile(`^/v1beta/(cachedContents/[^/:]+)$`)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"triage/internal/testkit/geminitest"
 )
 
 // TestMeasure: a detection call is counted with the email whose loop
@@ -43,5 +45,24 @@ func TestMeasure(t *testing.T) {
 	}
 	if got := want.Parts.Prefix(); got != want.Parts.System+want.Parts.Scenario+want.Parts.Tools {
 		t.Errorf("Prefix = %d", got)
+	}
+}
+
+// TestLiveCounter: Live counts through the model's countTokens endpoint
+// (the stand-in's answer), each distinct text once.
+func TestLiveCounter(t *testing.T) {
+	f := geminitest.New(t)
+	l := &Live{Client: f.Client(), Model: "gemini-test"}
+	for range 2 {
+		n, err := l.Count(context.Background(), "Dzień dobry, ekspres nie grzeje wody")
+		if err != nil || n != geminitest.CountWords("Dzień dobry, ekspres nie grzeje wody") {
+			t.Fatalf("Count = %d, %v", n, err)
+		}
+	}
+	if n, _ := l.Count(context.Background(), ""); n != 0 {
+		t.Errorf("Count(\"\") = %d", n)
+	}
+	if f.Counts() != 1 {
+		t.Errorf("%d countTokens requests, want 1 (the text once)", f.Counts())
 	}
 }
