@@ -38,6 +38,7 @@ var migrations = []store.Migration{
 	{SQLite: wakeSchema, Postgres: wakeSchema},
 	{SQLite: usageSchema, Postgres: usageSchema},
 	{SQLite: replies.PersonColumns, Postgres: replies.PersonColumns},
+	{SQLite: replies.KindCreatedIndex, Postgres: replies.KindCreatedIndex},
 }
 
 // usageSchema keeps what each message cost in model calls and tokens (the

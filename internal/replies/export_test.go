@@ -20,3 +20,10 @@ func (s *Store) NoticesSince(ctx context.Context, customer string, since time.Ti
 func (s *Store) InState(ctx context.Context, state ReplyState) ([]Reply, error) {
 	return s.listReplies(ctx, `SELECT `+replyListCols+` FROM replies WHERE state=? ORDER BY created, key LIMIT ?`, state, MaxInState)
 }
+
+// CountRepliesQuery and CountNoticesQuery are the queries of the reply
+// limits and the notice bounds, for the tests of their plans.
+var (
+	CountRepliesQuery = countRepliesQuery
+	CountNoticesQuery = countNoticesQuery
+)

@@ -136,21 +136,31 @@ func countReplies(ctx context.Context, q rowQuerier, addr string, since time.Tim
 	// count against the per-address limit (drafts true), not against the
 	// hourly cap on mail sent.
 	// A person's reply from the console is mail sent like triage's.
+	args := []any{unix(since)}
+	if addr != "" {
+		args = append(args, addr, addr)
+	}
+	var n int
+	if err := q.QueryRowContext(ctx, countRepliesQuery(addr != "", drafts), args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("replies: count replies: %w", err)
+	}
+	return n, nil
+}
+
+// countRepliesQuery is countReplies' query: the replies since ? (and,
+// with byAddr, to ? or answering mail from ?). Each reads only the rows of
+// its window: the hourly count through replies_kind_created, one range
+// per kind; a sender's through the indexes by recipient and by sender.
+func countRepliesQuery(byAddr, drafts bool) string {
 	kinds := `kind IN ('reply', 'person')`
 	if drafts {
 		kinds = `kind IN ('reply', 'draft', 'person')`
 	}
 	query := `SELECT COUNT(*) FROM replies WHERE created >= ? AND ` + kinds
-	args := []any{unix(since)}
-	if addr != "" {
+	if byAddr {
 		query += ` AND (recipient = ? OR sender = ?)`
-		args = append(args, addr, addr)
 	}
-	var n int
-	if err := q.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("replies: count replies: %w", err)
-	}
-	return n, nil
+	return query
 }
 
 // noticesExceeded returns the *LimitError a staff notice about mail from
@@ -184,15 +194,23 @@ func (lim Limits) noticesExceeded(ctx context.Context, q rowQuerier, customer, _
 // included); a non-empty customer counts only the notices about mail from
 // that address.
 func countNotices(ctx context.Context, q rowQuerier, customer string, since time.Time) (int, error) {
-	query := `SELECT COUNT(*) FROM replies WHERE kind = ? AND created >= ?`
 	args := []any{KindNotice, unix(since)}
 	if customer != "" {
-		query += ` AND sender = ?`
 		args = append(args, customer)
 	}
 	var n int
-	if err := q.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+	if err := q.QueryRowContext(ctx, countNoticesQuery(customer != ""), args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("replies: count notices: %w", err)
 	}
 	return n, nil
+}
+
+// countNoticesQuery is countNotices' query: the notices since ? (and, with
+// byCustomer, about mail from ?), through replies_kind_created.
+func countNoticesQuery(byCustomer bool) string {
+	query := `SELECT COUNT(*) FROM replies WHERE kind = ? AND created >= ?`
+	if byCustomer {
+		query += ` AND sender = ?`
+	}
+	return query
 }

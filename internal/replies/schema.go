@@ -155,3 +155,11 @@ CREATE TABLE composer_drafts (
 	updated BIGINT NOT NULL
 );
 `
+
+// KindCreatedIndex bounds the counts the reply limits and the notice
+// bounds make for every reply (the replies, or the notices, of the last
+// hour): each reads the index entries of its window, not every reply of
+// its kind. The other indexes led by kind (replies_kind, replies_drafts)
+// order by outcome and scenario, so a count through them visited every
+// row of the kind.
+const KindCreatedIndex = `CREATE INDEX IF NOT EXISTS replies_kind_created ON replies(kind, created);`
