@@ -172,3 +172,15 @@ func TestOpenAIToolResultsAsWritten(t *testing.T) {
 		t.Errorf("request escapes < and &: %s", last)
 	}
 }
+
+// TestCutTurnInDetail: a turn cut at the output token limit (finish_reason
+// length, the call's arguments half written) fails the email with a detail
+// that says so and names the endpoint's finish reason.
+func TestCutTurnInDetail(t *testing.T) {
+	cut := openaitest.Cut("c1", "check_warranty", `{"serial_number":"SN-48`)
+	srv := openaitest.New(t, photoSteps()[0], cut, cut)
+	out := openAIPipeline(t, srv, nil).Process(context.Background(), processor.Input{Name: "cut.eml", Raw: photoEmail()})
+	if out.Status != triage.StatusFailed || !strings.Contains(out.Detail, "output token limit") || !strings.Contains(out.Detail, "finish_reason length") {
+		t.Errorf("%s/%s: detail %q, want it to say the turn was cut at the output token limit (finish_reason length)", out.Status, out.Reason, out.Detail)
+	}
+}
