@@ -28,6 +28,8 @@ type copyCounts struct {
 	OutboxIndex    int `json:"outbox_index"`
 	AutoModes      int `json:"autonomy_modes"`
 	Switches       int `json:"autonomy_switches"`
+	Resolutions    int `json:"resolutions"`
+	PersonDrafts   int `json:"composer_drafts"`
 	Tickets        int `json:"tickets"`
 	TicketMessages int `json:"ticket_messages"`
 	TicketNotes    int `json:"ticket_notes"`
@@ -61,7 +63,7 @@ var ledgerTables = []tableCopy{
 		orderBy: "created, account, mailbox, uidvalidity, uid", count: func(c *copyCounts) *int { return &c.Messages }},
 	{name: "replies",
 		cols: columnList("key, message_id, recipient, sender, raw, state, appended, created, sent_at, kind, outcome, similarity, resolved_at, " +
-			"person_message_id, scenario, account, mailbox"),
+			"person_message_id, scenario, account, mailbox, author, answers"),
 		orderBy: "created, key", blobs: []string{"raw"}, count: func(c *copyCounts) *int { return &c.Replies }},
 	{name: "sent_scan", cols: columnList("account, folder, uidvalidity, last_uid"), orderBy: "account, folder",
 		count: func(c *copyCounts) *int { return &c.SentScans }},
@@ -72,6 +74,10 @@ var ledgerTables = []tableCopy{
 	{name: "autonomy_switches",
 		cols:    columnList("at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded, min_reviewed, min_sent_as_is, why"),
 		orderBy: "at, scenario, account, mailbox", count: func(c *copyCounts) *int { return &c.Switches }},
+	{name: "resolutions", cols: columnList("key, at, action, reason, person, note"), orderBy: "id",
+		count: func(c *copyCounts) *int { return &c.Resolutions }},
+	{name: "composer_drafts", cols: columnList("key, person, body, updated"), orderBy: "key",
+		count: func(c *copyCounts) *int { return &c.PersonDrafts }},
 }
 
 // ticketTables are the tables of the ticket file, every column of each
@@ -100,6 +106,9 @@ var notCopied = map[string]string{
 	"messages.lease_until": "the lease of a claim (see messages.claimant): transient",
 	"ticket_notes.id": "a generated key that nothing outside the ticket store refers to: the store gives it again, " +
 		"in the file's order (notes are read in id order)",
+	"resolutions.id": "a generated key that nothing refers to: the store gives it again, in the file's order " +
+		"(a message's resolutions are read in id order)",
+	"wakes": "a counter that wakes running daemons for a pass now: transient, and the destination's row starts at zero",
 	"ticket_messages.rowid": "the store's stand-in for SQLite's implicit rowid, the order a ticket's messages were written in: " +
 		"given again, in the file's order",
 }
