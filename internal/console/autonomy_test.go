@@ -227,7 +227,7 @@ func TestConsoleOnStores(t *testing.T) {
 		if diff := cmp.Diff([]string{f.Hostile, f.Owned, f.Escalated, sample}, refsIn(body)); diff != "" {
 			t.Errorf("queue after approve and reject (-want +got):\n%s", diff)
 		}
-		if !strings.Contains(body, `<span class="badge rejected">rejected</span>`) {
+		if !strings.Contains(body, `<span class="badge rejected" title="rejected">draft rejected</span>`) {
 			t.Error("the queue does not say the sample's draft was rejected")
 		}
 		// Dismissed and resolved emails leave the queue; reopened, one

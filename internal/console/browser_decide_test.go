@@ -88,7 +88,7 @@ func TestBrowserDecisions(t *testing.T) {
 			t.Errorf("recorded rejection %+v, %v", hist, err)
 		}
 		refs := queueRefs(t, ctx, ts.URL)
-		why := eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody .badge")].map(e => e.textContent)`)
+		why := eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody .badge")].map(e => e.title)`)
 		if i := slices.Index(refs, f.Draft); i < 0 || why[i] != "rejected" {
 			t.Errorf("queue %v %v: the rejected draft's customer does not wait as rejected", refs, why)
 		}

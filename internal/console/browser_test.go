@@ -119,7 +119,7 @@ func TestBrowser(t *testing.T) {
 	)
 	t.Run("queue", func(t *testing.T) {
 		rows := eval[int](t, ctx, `document.querySelectorAll("table.list tbody tr").length`)
-		why := eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody .badge")].map(e => e.textContent)`)
+		why := eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody .badge")].map(e => e.title)`)
 		if rows != 4 || strings.Join(why, ",") != "draft,failed,needs_human,escalated" {
 			t.Errorf("queue shows %d rows %v, want draft, failed, needs_human, escalated", rows, why)
 		}
@@ -130,7 +130,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Evaluate[chromedp.Void](`document.querySelector("select[name=reason]").dispatchEvent(new Event("change", {bubbles: true}))`),
 			chromedp.Poll[chromedp.Void](`document.querySelectorAll("table.list tbody tr").length === 1`),
 		)
-		if loc := eval[string](t, ctx, `location.search`); loc != "?inbox=&scenario=&reason=draft&age=&sort=" {
+		if loc := eval[string](t, ctx, `location.search`); loc != "?inbox=&scenario=&reason=draft&age=&sort=&owner=" {
 			t.Errorf("filtered URL query %q", loc)
 		}
 		// The complaints show the time left to answer them; ordered by
@@ -147,7 +147,7 @@ func TestBrowser(t *testing.T) {
 				return false;
 			})()`, chromedp.WithPollingInterval(300*time.Millisecond)),
 		)
-		why = eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody .badge")].map(e => e.textContent)`)
+		why = eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody .badge")].map(e => e.title)`)
 		due := eval[[]string](t, ctx, `[...document.querySelectorAll("table.list tbody tr td:nth-child(3)")].map(e => e.textContent)`)
 		if strings.Join(why, ",") != "needs_human,draft,failed,escalated" || strings.Join(due, ",") != "47h left,13d left,-,-" {
 			t.Errorf("ordered by deadline: %v, answer by %v; want needs_human (47h left), draft (13d left), then the rest", why, due)

@@ -13,6 +13,7 @@ package console
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -164,6 +165,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /logout", s.logout)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/queue", http.StatusSeeOther) })
 	mux.HandleFunc("GET /queue", s.queue)
+	mux.HandleFunc("POST /queue", s.queue)
 	mux.HandleFunc("GET /conversation/{ref}", s.conversation)
 	mux.HandleFunc("GET /scenarios", s.scenarios)
 	mux.HandleFunc("GET /activity", s.activity)
@@ -288,6 +290,7 @@ func parsePages(now func() time.Time) (map[string]*template.Template, error) {
 	}
 	funcs["reasonWords"] = func(r ledger.CloseReason) string { return reasonWords[r] }
 	funcs["retryable"] = ledger.Retryable
+	funcs["whyWords"] = func(w string) string { return cmp.Or(whyWords[w], w) }
 	funcs["closeChoices"] = func() []reasonChoice { return closeChoices }
 	funcs["rejectChoices"] = func() []reasonChoice { return rejectChoices }
 	layout, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts/*.html")

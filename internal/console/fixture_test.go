@@ -113,7 +113,7 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 		text: draftCustomerText, scenario: "valid-warranty", state: ledger.StateDrafted, draft: draftBody,
 		clock: &ledger.Clock{Complaint: true, Received: clk.Now()}, ticket: tk.TicketID,
 		outcome: &processor.Outcome{
-			MessageID: "<anna-1@example.com>", From: "anna@example.com", Subject: "Kettle broken", SerialNumbers: []string{"SN-12345"},
+			MessageID: "<anna-1@example.com>", From: "anna@example.com", FromName: "Anna Nowak", Subject: "Kettle broken", SerialNumbers: []string{"SN-12345"},
 			Scenario: "valid-warranty", Detection: processor.Detection{Method: "rules", Reason: "serial found; warranty words"},
 			Status: triage.StatusDrafted, Model: "gemini-2.5-flash", ModelCalls: 3, Tokens: agent.Usage{Prompt: 2100, Cached: 1500, Output: 180, Total: 2280},
 			DurationMS: 2400, TicketID: tk.TicketID, Language: "en",

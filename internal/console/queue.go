@@ -1,11 +1,10 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"net/http"
 	"slices"
-	"time"
 
 	"triage"
 	"triage/internal/clients/tickets"
@@ -25,8 +24,11 @@ const (
 	WhyRetry      = string(ledger.StateRetryRequested) // waits for watch's next pass
 )
 
-// MaxQueue bounds the entries the queue looks at.
-const MaxQueue = 1000
+// MaxQueue bounds the entries of one kind (a ledger state, or the
+// escalations) the queue looks at; a kind with more says so on the page,
+// so nothing waits unseen. Every kind is read apart: a flood of one
+// (cheap mails over a limit) never pushes another out.
+const MaxQueue = 5000
 
 type queueItem struct {
 	Ref    string
@@ -40,107 +42,53 @@ type queueItem struct {
 	// Due is the running complaint clock of the email (its answer
 	// deadline; ledger.Complaint), nil when none runs.
 	Due *ledger.Complaint
+	// Name is the customer's display name ("" unknown), Serials the
+	// serial numbers the email gave, Priority its ticket's, Owner the
+	// person it is assigned to (or who took its ticket over).
+	Name     string
+	Serials  []string
+	Priority string
+	Owner    string
 }
 
-type queueView struct {
-	Items                        []queueItem
-	Inboxes, Scenarios, Reasons  []string
-	Inbox, Scenario, Reason, Age string
-	Ages                         []string
-	// Sort is SortDue (the soonest answer deadline first) or "" (waiting
-	// longest first).
-	Sort  string
-	Total int
-}
+// waitingStates are the ledger states the queue reads, each apart.
+var waitingStates = []ledger.State{ledger.StateDrafted, ledger.StateFailed, ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateRetryRequested}
 
-// SortDue orders the queue by complaint deadline: the complaints whose
-// deadline is soonest (overdue first), then the rest, waiting longest first.
-const SortDue = "due"
-
-// byDeadline orders items as SortDue does (a stable sort keeps the rest
-// waiting longest first).
-func byDeadline(items []queueItem) {
-	slices.SortStableFunc(items, func(a, b queueItem) int {
-		switch {
-		case a.Due == nil && b.Due == nil:
-			return 0
-		case a.Due == nil:
-			return 1
-		case b.Due == nil:
-			return -1
-		}
-		return a.Due.AnswerBy.Compare(b.Due.AnswerBy)
-	})
-}
-
-// ageFilters are the queue's age choices: waiting at least this long.
-var ageFilters = map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour}
-
-// queue lists everything waiting for a person, oldest first: drafts to
-// review, failed and Needs-Human mail, mail over a limit, escalations.
-// Filters (inbox, scenario, reason, age) are query parameters chosen from
-// the values present; sort=due puts the complaints first, the soonest
-// answer deadline first. A complaint shows the time left to answer it.
-func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
-	items, err := s.waiting(r.Context())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	q := r.URL.Query()
-	v := queueView{Inbox: q.Get("inbox"), Scenario: q.Get("scenario"), Reason: q.Get("reason"), Age: q.Get("age"), Ages: []string{"1h", "24h", "7d"}, Total: len(items)}
-	if v.Sort = q.Get("sort"); v.Sort != SortDue {
-		v.Sort = "" // waiting longest first
-	}
-	minAge, ok := ageFilters[v.Age]
-	if !ok {
-		v.Age = "" // not a choice (a hand-edited link): any age, as the page shows
-	}
-	now := s.cfg.Now()
-	for _, it := range items {
-		v.Inboxes = appendNew(v.Inboxes, it.Inbox)
-		v.Scenarios = appendNew(v.Scenarios, it.Entry.Scenario)
-		v.Reasons = appendNew(v.Reasons, it.Why)
-		v.Reasons = appendNew(v.Reasons, string(it.Entry.Reason))
-		if v.Inbox != "" && it.Inbox != v.Inbox || v.Scenario != "" && it.Entry.Scenario != v.Scenario ||
-			v.Reason != "" && it.Why != v.Reason && string(it.Entry.Reason) != v.Reason || minAge > 0 && now.Sub(it.Entry.Updated) < minAge {
-			continue
-		}
-		v.Items = append(v.Items, it)
-	}
-	// A filter in force is shown chosen even when nothing waiting has its
-	// value (a bookmarked inbox with an empty queue), so the page never
-	// says "all" over a filtered list.
-	v.Inboxes = appendNew(v.Inboxes, v.Inbox)
-	v.Scenarios = appendNew(v.Scenarios, v.Scenario)
-	v.Reasons = appendNew(v.Reasons, v.Reason)
-	for _, l := range [][]string{v.Inboxes, v.Scenarios, v.Reasons} {
-		slices.Sort(l)
-	}
-	if v.Sort == SortDue {
-		byDeadline(v.Items)
-	}
-	s.render(w, r, http.StatusOK, "queue", v)
-}
-
-func appendNew(l []string, s string) []string {
-	if s == "" || slices.Contains(l, s) {
-		return l
-	}
-	return append(l, s)
-}
-
-// waiting collects the queue from the ledger, oldest first.
-func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
-	es, err := s.cfg.Ledger.Search(ctx, ledger.Query{
-		States:    []ledger.State{ledger.StateDrafted, ledger.StateFailed, ledger.StateNeedsHuman, ledger.StateOverLimit, ledger.StateRetryRequested},
-		Escalated: true, Limit: MaxQueue,
-	})
-	if err != nil {
-		return nil, err
-	}
+// waiting collects the queue from the ledger, oldest first; capped names
+// the kinds that held more than MaxQueue entries (their newest shown).
+func (s *Server) waiting(ctx context.Context) (out []queueItem, capped []string, err error) {
 	seen := map[triage.Key]bool{}
-	var out []queueItem
+	for _, st := range append(waitingStates, "") {
+		q := ledger.Query{States: []ledger.State{st}, Limit: MaxQueue + 1}
+		if st == "" {
+			q = ledger.Query{Escalated: true, Limit: MaxQueue + 1}
+		}
+		es, err := s.cfg.Ledger.Search(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(es) > MaxQueue {
+			capped = append(capped, cmp.Or(string(st), WhyEscalated))
+			es = es[:MaxQueue]
+		}
+		if out, err = s.collect(ctx, es, seen, out); err != nil {
+			return nil, nil, err
+		}
+	}
+	if out, err = s.open(ctx, out); err != nil {
+		return nil, nil, err
+	}
+	if err := s.owners(ctx, out); err != nil {
+		return nil, nil, err
+	}
+	slices.SortStableFunc(out, func(a, b queueItem) int { return a.Entry.Updated.Compare(b.Entry.Updated) })
+	return out, capped, nil
+}
+
+// collect adds to out the entries of es that wait for a person (a copy of
+// a message already seen is skipped); it keeps of each what the queue
+// shows, not its outcome and text.
+func (s *Server) collect(ctx context.Context, es []ledger.Stored, seen map[triage.Key]bool, out []queueItem) ([]queueItem, error) {
 	for _, e := range es {
 		if seen[e.Key] {
 			continue // a copy of a message already listed
@@ -153,7 +101,9 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 		o := decodeOutcome(e.Outcome)
 		if o != nil {
 			it.Ticket, it.NoticeSuppressed = o.TicketID, o.NoticeSuppressed
+			it.Name, it.Serials = o.FromName, o.SerialNumbers
 		}
+		it.Entry.Outcome, it.Entry.Body = nil, ""
 		switch e.State {
 		case ledger.StateDrafted:
 			rep, err := s.cfg.Ledger.Replies().GetReply(ctx, e.Key)
@@ -204,10 +154,6 @@ func (s *Server) waiting(ctx context.Context) ([]queueItem, error) {
 		}
 		out = append(out, it)
 	}
-	if out, err = s.open(ctx, out); err != nil {
-		return nil, err
-	}
-	slices.SortStableFunc(out, func(a, b queueItem) int { return a.Entry.Updated.Compare(b.Entry.Updated) })
 	return out, nil
 }
 

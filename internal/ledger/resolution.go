@@ -77,6 +77,8 @@ type Resolution struct {
 	Reason CloseReason // "" for ActionReopened
 	Person string
 	Note   string
+	// Assignee is who ActionAssigned gives the message to ("" nobody).
+	Assignee string
 }
 
 // Closes reports whether r takes the message out of the queue.
@@ -117,6 +119,8 @@ func (l *Ledger) Resolve(ctx context.Context, r Resolution) error {
 		ok = slices.Contains(RejectReasons, r.Reason)
 	case ActionReopened:
 		ok = r.Reason == ""
+	default:
+		ok = r.Reason == "" && slices.Contains(PersonActions, r.Action)
 	}
 	if !ok || r.Key == "" || strings.TrimSpace(r.Person) == "" {
 		return fmt.Errorf("%w: action %q, reason %q, person %q", ErrBadResolution, r.Action, r.Reason, r.Person)
@@ -125,8 +129,8 @@ func (l *Ledger) Resolve(ctx context.Context, r Resolution) error {
 	if !utf8.ValidString(note) {
 		note = strings.ToValidUTF8(note, "?")
 	}
-	_, err := l.db.ExecContext(ctx, `INSERT INTO resolutions (key, at, action, reason, person, note) VALUES (?,?,?,?,?,?)`,
-		r.Key, unix(l.now()), r.Action, r.Reason, clip.Bytes(r.Person, 200, ""), clip.Bytes(note, MaxResolutionNote, ""))
+	_, err := l.db.ExecContext(ctx, `INSERT INTO resolutions (key, at, action, reason, person, note, assignee) VALUES (?,?,?,?,?,?,?)`,
+		r.Key, unix(l.now()), r.Action, r.Reason, clip.Bytes(r.Person, 200, ""), clip.Bytes(note, MaxResolutionNote, ""), clip.Bytes(r.Assignee, 200, ""))
 	if err != nil {
 		return fmt.Errorf("ledger: resolve: %w", err)
 	}
@@ -167,7 +171,7 @@ func (l *Ledger) Standing(ctx context.Context, keys []triage.Key) (map[triage.Ke
 }
 
 func (l *Ledger) resolutions(ctx context.Context, where string, args ...any) ([]Resolution, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT key, at, action, reason, person, note FROM resolutions `+where, args...)
+	rows, err := l.db.QueryContext(ctx, `SELECT key, at, action, reason, person, note, assignee FROM resolutions `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: resolutions: %w", err)
 	}
@@ -176,7 +180,7 @@ func (l *Ledger) resolutions(ctx context.Context, where string, args ...any) ([]
 	for rows.Next() {
 		var r Resolution
 		var at int64
-		if err := rows.Scan(&r.Key, &at, &r.Action, &r.Reason, &r.Person, &r.Note); err != nil {
+		if err := rows.Scan(&r.Key, &at, &r.Action, &r.Reason, &r.Person, &r.Note, &r.Assignee); err != nil {
 			return nil, fmt.Errorf("ledger: resolutions: %w", err)
 		}
 		r.At = fromUnix(at)

@@ -39,6 +39,7 @@ var migrations = []store.Migration{
 	{SQLite: usageSchema, Postgres: usageSchema},
 	{SQLite: replies.PersonColumns, Postgres: replies.PersonColumns},
 	{SQLite: replies.KindCreatedIndex, Postgres: replies.KindCreatedIndex},
+	{SQLite: assigneeSchema, Postgres: assigneeSchema},
 }
 
 // usageSchema keeps what each message cost in model calls and tokens (the

@@ -12,9 +12,12 @@ import (
 // Outcome is the JSON record for one input: a contract of process --json
 // and the watch ledger (fields may be added, never renamed).
 type Outcome struct {
-	File          string              `json:"file"`
-	MessageID     string              `json:"message_id"`
-	From          string              `json:"from"`
+	File      string `json:"file"`
+	MessageID string `json:"message_id"`
+	From      string `json:"from"`
+	// FromName is the sender's display name ("" when the From header
+	// gives none), for the people who read the outcome.
+	FromName      string              `json:"from_name,omitempty"`
 	Subject       string              `json:"subject"`
 	SerialNumbers []string            `json:"serial_numbers"`
 	Scenario      string              `json:"scenario"`

@@ -97,6 +97,7 @@ func (p *Processor) parse(e *email, out *Outcome) bool {
 	e.msg = msg
 	out.MessageID = msg.MessageID
 	out.From = msg.From.Address
+	out.FromName = msg.From.Name
 	out.Subject = msg.Subject
 	out.Problems = msg.Problems
 	listed, attOmitted := capList(msg.Attachments, MaxAttachmentsListed)
