@@ -532,3 +532,27 @@ func TestForgedFromWithAnotherReplyToDoesNotJoin(t *testing.T) {
 		})
 	}
 }
+
+// TestFollowUpTakesTheConversationsLanguage: a follow-up too short to tell
+// its language ("Ok.", "Immer noch kaputt!") takes the language of the
+// customer's earlier messages in the conversation (the follow-ups noted on
+// the ticket), not the inbox's default; the same words opening a
+// conversation get the default.
+func TestFollowUpTakesTheConversationsLanguage(t *testing.T) {
+	e := newEnv(t, &scripted{})
+	opened := e.run(t, convEmail(anna, "Garantie", first,
+		"Guten Tag, meine Kaffeemaschine SN-48213-PL heizt das Wasser nicht mehr. Bitte reparieren Sie sie im Rahmen der Garantie."))
+	if opened.Language != "de" || opened.TicketID == "" {
+		t.Fatalf("first email: language %s, ticket %q (%s %s)", opened.Language, opened.TicketID, opened.Status, opened.Detail)
+	}
+	for i, text := range []string{"Ich habe Ihnen gestern ein Foto der Fehlermeldung geschickt, bitte melden Sie sich.", "Ok.", "Immer noch kaputt!"} {
+		short := e.run(t, convEmail("anna@example.pl", "Re: ["+opened.TicketID+"]", fmt.Sprintf("<a%d@example.pl>", i+2), text))
+		if !short.Followup || short.Language != "de" {
+			t.Errorf("follow-up %q: followup %v, language %s (%s %s %s); want the conversation's de", text, short.Followup, short.Language, short.Status, short.Reason, short.Detail)
+		}
+	}
+	fresh := e.run(t, convEmail("bob@example.org", "Hilfe", "<b1@example.org>", "Immer noch kaputt!"))
+	if fresh.Followup || fresh.Language != "pl" {
+		t.Errorf("a new conversation: followup %v, language %s; want the default pl", fresh.Followup, fresh.Language)
+	}
+}
