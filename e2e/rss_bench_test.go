@@ -232,3 +232,51 @@ func BenchmarkProcessRSSAttachment(b *testing.B) {
 			float64(len(raw))/(1<<20), float64(peak)/(1<<20), float64(base)/(1<<20), ratio, float64(peak)/float64(len(raw)))
 	}
 }
+
+// languageTexts are short warranty emails in the 13 default languages and
+// three of the neighbours (Hungarian, Dutch, Portuguese): a run over them
+// loads every language model the detector can load.
+var languageTexts = []string{
+	"Dzień dobry, mój ekspres SN-48213-PL nie grzeje. Proszę o naprawę.",
+	"Hello, my coffee machine SN-48213-PL stopped heating. Please repair it.",
+	"Guten Tag, meine Kaffeemaschine SN-48213-PL heizt nicht mehr. Bitte reparieren.",
+	"Bonjour, ma machine à café SN-48213-PL ne chauffe plus. Merci de la réparer.",
+	"Hola, mi cafetera SN-48213-PL ya no calienta. Por favor, repárenla.",
+	"Buongiorno, la mia macchina da caffè SN-48213-PL non scalda più. Per favore ripararla.",
+	"Dobrý den, můj kávovar SN-48213-PL nehřeje. Prosím o opravu.",
+	"Добрий день, моя кавоварка SN-48213-PL не гріє. Прошу відремонтувати.",
+	"Здравствуйте, моя кофеварка SN-48213-PL не греет. Прошу отремонтировать.",
+	"Tere, minu kohvimasin SN-48213-PL ei soojenda. Palun parandage.",
+	"こんにちは。コーヒーメーカーSN-48213-PLが温まりません。修理をお願いします。",
+	"안녕하세요. 커피 머신 SN-48213-PL이 데워지지 않습니다. 수리 부탁드립니다.",
+	"您好，我的咖啡机SN-48213-PL不加热了。请维修。",
+	"Jó napot, a kávéfőzőm SN-48213-PL nem melegít. Kérem javítsák meg.",
+	"Goedendag, mijn koffiezetapparaat SN-48213-PL warmt niet meer op. Graag repareren.",
+	"Olá, a minha máquina de café SN-48213-PL não aquece. Por favor reparem.",
+}
+
+// BenchmarkProcessRSSLanguages: 10,000 emails in 16 languages in one run,
+// so that every language model is loaded; it reports the peak RSS (the
+// figure docs/bounds.md gives for the language detector).
+func BenchmarkProcessRSSLanguages(b *testing.B) {
+	const n = 10000
+	bin := triageBinary(b)
+	dir := benchDir(b)
+	files := make([]string, n)
+	for i := range files {
+		files[i] = fmt.Sprintf("%05d.eml", i)
+		raw := fmt.Sprintf("From: Klient %d <klient%d@customer.example>\r\nTo: serwis@example.com\r\nSubject: SN-48213-PL\r\n"+
+			"Message-ID: <lang-%d@customer.example>\r\nDate: Mon, 16 Nov 2026 09:12:44 +0100\r\n"+
+			"Content-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n", i, i, i, languageTexts[i%len(languageTexts)])
+		if err := os.WriteFile(filepath.Join(dir, files[i]), []byte(raw), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range b.N {
+		os.RemoveAll(filepath.Join(dir, "outbox"))
+		os.Remove(filepath.Join(dir, "tickets.db"))
+		peak, _ := peakRSS(b, bin, dir, files...)
+		b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+		b.Logf("process of %d emails in %d languages: peak RSS %.1f MiB", n, len(languageTexts), float64(peak)/(1<<20))
+	}
+}

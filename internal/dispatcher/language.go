@@ -81,19 +81,27 @@ func (s *Session) oneLanguage(t *instructions.Tool, args map[string]any) error {
 			if letterWords(text) < lineWords {
 				continue // a status too short to tell its language
 			}
-			r := det.Judge(text)
-			if !r.Sure || r.Code == lang || r.Code == def {
-				continue
+			run := sharedRun(words, wordsOf(text))
+			if run == "" {
+				continue // nothing of it pasted: not judged
 			}
-			w := wordsOf(text)
-			for i := 0; i+pastedRun <= len(w); i++ {
-				if run := strings.Join(w[i:i+pastedRun], " "); strings.Contains(words, " "+run+" ") {
-					return refuse("the reply pastes %s's words in %s (%q) into a reply in %s", c.name, r.Code, run, lang)
-				}
+			if r := det.Judge(text); r.Sure && r.Code != lang && r.Code != def {
+				return refuse("the reply pastes %s's words in %s (%q) into a reply in %s", c.name, r.Code, run, lang)
 			}
 		}
 	}
 	return nil
+}
+
+// sharedRun is the first pastedRun words in a row of w that words (a
+// text's words, space-separated and -enclosed) holds, "" when none.
+func sharedRun(words string, w []string) string {
+	for i := 0; i+pastedRun <= len(w); i++ {
+		if run := strings.Join(w[i:i+pastedRun], " "); strings.Contains(words, " "+run+" ") {
+			return run
+		}
+	}
+	return ""
 }
 
 // wordsOf is text's words, lower-cased: runs of letters and digits.

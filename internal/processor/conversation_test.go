@@ -556,3 +556,21 @@ func TestFollowUpTakesTheConversationsLanguage(t *testing.T) {
 		t.Errorf("a new conversation: followup %v, language %s; want the default pl", fresh.Followup, fresh.Language)
 	}
 }
+
+// TestLanguageOfTheTextFirst: the text is judged on its own before the
+// subject joins it: a Polish subject over a Portuguese text made a mix
+// lingua named Czech with confidence; the text alone is Portuguese, a
+// neighbour, so the email gets the default. A text too short to tell is
+// judged with its subject.
+func TestLanguageOfTheTextFirst(t *testing.T) {
+	e := newEnv(t, &scripted{})
+	mixed := e.run(t, convEmail("ana@example.pt", "Reklamacja 15", "<p1@example.pt>",
+		"Olá, a minha máquina de café SN-48213-PL não aquece. Por favor reparem."))
+	if mixed.Language != "pl" {
+		t.Errorf("Polish subject, Portuguese text: language %s, want the default pl", mixed.Language)
+	}
+	short := e.run(t, convEmail("hans@example.de", "Meine Kaffeemaschine heizt das Wasser nicht mehr", "<d1@example.de>", "SN-48213-PL"))
+	if short.Language != "de" {
+		t.Errorf("German subject, a serial as the text: language %s, want de", short.Language)
+	}
+}

@@ -163,7 +163,13 @@ const truncated = "\n[... truncated ...]"
 func (p *Processor) gather(e *email, out *Outcome) bool {
 	msg := e.msg
 	out.SerialNumbers, out.SerialsOmitted = capList(p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted), MaxSerialsListed)
-	lang := p.cfg.Language.Judge(msg.Subject + "\n" + msg.Text)
+	// The text alone first: a subject in another language ("Reklamacja"
+	// over a Portuguese text) made a mix lingua named Czech. The subject
+	// counts only when the text cannot be told on its own.
+	lang := p.cfg.Language.Judge(msg.Text)
+	if !lang.Clear {
+		lang = p.cfg.Language.Judge(msg.Subject + "\n" + msg.Text)
+	}
 	out.Language, e.langSure = lang.Code, lang.Sure
 	e.text = clip.Bytes(msg.Text, p.cfg.MaxTextBytes, truncated)
 	e.quoted = clip.Bytes(msg.Quoted, p.cfg.MaxTextBytes/2, truncated)
