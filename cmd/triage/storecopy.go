@@ -74,7 +74,7 @@ var ledgerTables = []tableCopy{
 	{name: "autonomy_switches",
 		cols:    columnList("at, scenario, account, mailbox, mode, reviewed, sent_as_is, edited, rejected, discarded, min_reviewed, min_sent_as_is, why"),
 		orderBy: "at, scenario, account, mailbox", count: func(c *copyCounts) *int { return &c.Switches }},
-	{name: "resolutions", cols: columnList("key, at, action, reason, person, note"), orderBy: "id",
+	{name: "resolutions", cols: columnList("key, at, action, reason, person, note, assignee"), orderBy: "id",
 		count: func(c *copyCounts) *int { return &c.Resolutions }},
 	{name: "composer_drafts", cols: columnList("key, person, body, updated"), orderBy: "key",
 		count: func(c *copyCounts) *int { return &c.PersonDrafts }},
