@@ -164,6 +164,34 @@ func New(cfg Config) (*Detector, error) {
 	return d, nil
 }
 
+// Words counts the words of text's first MaxBytes as Judge does (runs of
+// letters, with an apostrophe or hyphen inside): a text of fewer than
+// MinWords is told only by lingua's rules.
+func Words(text string) int {
+	_, _, words := count(clip.Bytes(text, MaxBytes, ""))
+	return words
+}
+
+// count counts text's letters, those in Chinese, Japanese or Korean
+// script, and its words.
+func count(text string) (letters, cjk, words int) {
+	inWord := false
+	for _, r := range text {
+		isLetter := unicode.IsLetter(r)
+		if isLetter {
+			letters++
+			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+				cjk++
+			}
+			if !inWord {
+				words++
+			}
+		}
+		inWord = isLetter || (inWord && (r == '\'' || r == '-' || r == '’'))
+	}
+	return letters, cjk, words
+}
+
 // linguaLanguage is lingua's language for an ISO 639-1 code.
 func linguaLanguage(code string) (lingua.Language, bool) {
 	iso := lingua.GetIsoCode639_1FromValue(strings.ToUpper(code))
@@ -205,20 +233,7 @@ func (d *Detector) Judge(text string) Result {
 		return unsure
 	}
 	text = clip.Bytes(text, MaxBytes, "")
-	letters, cjk, words, inWord := 0, 0, 0, false
-	for _, r := range text {
-		isLetter := unicode.IsLetter(r)
-		if isLetter {
-			letters++
-			if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
-				cjk++
-			}
-			if !inWord {
-				words++
-			}
-		}
-		inWord = isLetter || (inWord && (r == '\'' || r == '-' || r == '’'))
-	}
+	letters, cjk, words := count(text)
 	if letters < MinLetters && cjk < MinCJKLetters {
 		return unsure
 	}

@@ -557,17 +557,21 @@ func TestFollowUpTakesTheConversationsLanguage(t *testing.T) {
 	}
 }
 
-// TestLanguageOfTheTextFirst: the text is judged on its own before the
-// subject joins it: a Polish subject over a Portuguese text made a mix
-// lingua named Czech with confidence; the text alone is Portuguese, a
-// neighbour, so the email gets the default. A text too short to tell is
-// judged with its subject.
+// TestLanguageOfTheTextFirst: the text is judged on its own: a Polish
+// subject over a Portuguese or Spanish text made mixes lingua named Czech
+// or German with confidence. Portuguese is a neighbour, and lingua's
+// trigrams find no clear winner for the Spanish one: both get the default.
+// A text too short to judge (a serial) is judged with its subject.
 func TestLanguageOfTheTextFirst(t *testing.T) {
 	e := newEnv(t, &scripted{})
-	mixed := e.run(t, convEmail("ana@example.pt", "Reklamacja 15", "<p1@example.pt>",
-		"Olá, a minha máquina de café SN-48213-PL não aquece. Por favor reparem."))
-	if mixed.Language != "pl" {
-		t.Errorf("Polish subject, Portuguese text: language %s, want the default pl", mixed.Language)
+	for i, text := range []string{
+		"Olá, a minha máquina de café SN-48213-PL não aquece. Por favor reparem.",
+		"Hola, mi cafetera SN-48213-PL ya no calienta. Por favor, repárenla.",
+	} {
+		mixed := e.run(t, convEmail("ana@example.pt", "Reklamacja 15", fmt.Sprintf("<p%d@example.pt>", i), text))
+		if mixed.Language != "pl" && mixed.Language != "es" {
+			t.Errorf("Polish subject over %q: language %s, want the default pl (or es)", text, mixed.Language)
+		}
 	}
 	short := e.run(t, convEmail("hans@example.de", "Meine Kaffeemaschine heizt das Wasser nicht mehr", "<d1@example.de>", "SN-48213-PL"))
 	if short.Language != "de" {

@@ -18,6 +18,7 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/instructions"
+	"triage/internal/language"
 	"triage/internal/message"
 	"triage/internal/prompt"
 	"triage/internal/trace"
@@ -163,11 +164,12 @@ const truncated = "\n[... truncated ...]"
 func (p *Processor) gather(e *email, out *Outcome) bool {
 	msg := e.msg
 	out.SerialNumbers, out.SerialsOmitted = capList(p.cfg.Extractor.Extract(msg.Subject+"\n"+msg.Text, msg.Quoted), MaxSerialsListed)
-	// The text alone first: a subject in another language ("Reklamacja"
-	// over a Portuguese text) made a mix lingua named Czech. The subject
-	// counts only when the text cannot be told on its own.
+	// The text alone first: a subject in another language over the text
+	// ("Reklamacja" over Portuguese or Spanish) made mixes lingua named
+	// Czech or German with confidence. The subject counts only when the
+	// text is too short to be judged on its own.
 	lang := p.cfg.Language.Judge(msg.Text)
-	if !lang.Clear {
+	if !lang.Clear && language.Words(msg.Text) < language.MinWords {
 		lang = p.cfg.Language.Judge(msg.Subject + "\n" + msg.Text)
 	}
 	out.Language, e.langSure = lang.Code, lang.Sure
