@@ -282,6 +282,14 @@ func printTools(w io.Writer, ts *instructions.Tools, set *instructions.Scenarios
 				b, _ := json.Marshal(r.Result)
 				req += " with result " + string(b)
 			}
+			if len(r.ResultOneOf) > 0 {
+				alts := make([]string, len(r.ResultOneOf))
+				for i, alt := range r.ResultOneOf {
+					b, _ := json.Marshal(alt)
+					alts[i] = string(b)
+				}
+				req += " with a result matching one of " + strings.Join(alts, " or ")
+			}
 			if len(r.Same) > 0 {
 				req += ", same " + strings.Join(r.Same, ", ")
 			}

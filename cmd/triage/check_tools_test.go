@@ -47,7 +47,7 @@ func TestCheckPrintsTools(t *testing.T) {
 		"check_warranty  [builtin check_warranty]\n  args.serial_number: from serials_or_attachments\n",
 		"create_ticket  [builtin create_ticket]\n  effect",
 		"  args.customer_email: from sender\n",
-		`  requires an earlier successful check_warranty with result {"status":"valid"}, same serial_number` + "\n",
+		`  requires an earlier successful check_warranty with a result matching one of {"status":"valid"} or {"decision":{"basis":"statutory"}}, same serial_number` + "\n",
 		"send_email  [builtin send_email]\n",
 		"  final (its success means the email is handled)\n",
 		"  grounded (every fact the reply states must be backed, else ungrounded_claim)\n",
