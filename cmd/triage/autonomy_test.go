@@ -145,10 +145,11 @@ func TestWatchReplyModeAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sample triage.Key
+	var sampleID string
 	for _, m := range e.srv.Messages(t, "Szkice") {
 		pm, _ := message.Parse(m.Raw)
 		if r, err := l.Replies().ReplyByMessageID(context.Background(), pm.MessageID); err == nil && r.Outcome == "" {
-			sample = r.Key
+			sample, sampleID = r.Key, pm.MessageID
 		}
 	}
 	if err := review.Of(l).RejectDraft(context.Background(), sample); err != nil {
@@ -157,8 +158,15 @@ func TestWatchReplyModeAuto(t *testing.T) {
 	l.Close()
 	e.srv.Append(t, "INBOX", customer(t, 41))
 	pass()
-	if sent() != 9 || len(e.srv.Messages(t, "Szkice")) != 32 {
-		t.Fatalf("after the rejection: %d sent, %d drafts; want the 41st drafted", sent(), len(e.srv.Messages(t, "Szkice")))
+	// The rejected sample leaves the Drafts folder and the 41st is drafted.
+	drafts = e.srv.Messages(t, "Szkice")
+	if sent() != 9 || len(drafts) != 31 {
+		t.Fatalf("after the rejection: %d sent, %d drafts; want the rejected one removed and the 41st drafted", sent(), len(drafts))
+	}
+	for _, m := range drafts {
+		if pm, _ := message.Parse(m.Raw); pm.MessageID == sampleID {
+			t.Fatalf("the rejected sample %s is still in the Drafts folder", sampleID)
+		}
 	}
 	st = autoStats(t, e)
 	if l := st[0]; l.Mode != triage.ReplyDraft || l.Readiness.Ready || len(l.Switches) != 2 || l.Rejected != 1 {
