@@ -70,7 +70,8 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, edited bool) {
 	if o := decodeOutcome(e.Outcome); o != nil {
 		ticketID = o.TicketID
 	}
-	if _, err := s.sendDraft(r.Context(), e.Key, body, userOf(r), ticketID); err != nil {
+	outcome, err := s.sendDraft(r.Context(), e.Key, body, userOf(r), ticketID)
+	if err != nil {
 		switch {
 		case errors.Is(err, replies.ErrDraftTaken):
 			s.message(w, r, http.StatusConflict, "Already handled", "This draft is no longer waiting: someone sent or rejected it, or it is being sent.", back)
@@ -82,6 +83,15 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, edited bool) {
 			s.log.Error("console: send failed", "ref", ref, "stage", sendStage(err))
 			s.message(w, r, http.StatusBadGateway, "Not sent", err.Error(), back)
 		}
+		return
+	}
+	action := ledger.ActionApproved
+	if outcome == replies.DraftEdited {
+		action = ledger.ActionEdited
+	}
+	s.record(r, e.Key, action, "")
+	if r.PostFormValue("next") == "1" {
+		s.toNext(w, r, e.Key, "sent-next")
 		return
 	}
 	s.done(w, r, ref, "sent")
@@ -121,6 +131,7 @@ func (s *Server) takeover(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	s.record(r, e.Key, ledger.ActionTookOver, "")
 	s.log.Info("console: conversation taken over", "ticket", st.TicketID, "user", userOf(r))
 	s.done(w, r, ref, "takeover")
 }
@@ -139,6 +150,7 @@ func (s *Server) release(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	s.record(r, e.Key, ledger.ActionReleased, "")
 	s.log.Info("console: conversation released", "ticket", st.TicketID, "user", userOf(r))
 	s.done(w, r, ref, "release")
 }
@@ -171,6 +183,7 @@ func (s *Server) note(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	s.record(r, e.Key, ledger.ActionNoted, "")
 	s.log.Info("console: note added", "ticket", st.TicketID, "user", userOf(r))
 	s.done(w, r, ref, "note")
 }
@@ -193,6 +206,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.wakeWatch(r.Context())
+	s.record(r, e.Key, ledger.ActionRetried, "")
 	s.log.Info("console: retry requested", "user", userOf(r), "ref", ref)
 	s.done(w, r, ref, "retry")
 }

@@ -11,6 +11,11 @@ import (
 const MaxActivity = 200
 
 type activityView struct {
+	// People is what people did in the console, newest first, of Person
+	// ("" everyone); Persons the people to choose from.
+	People   []peopleRow
+	Person   string
+	Persons  []string
 	Q, State string
 	States   []ledger.State
 	Rows     []activityRow
@@ -53,5 +58,23 @@ func (s *Server) activity(w http.ResponseWriter, r *http.Request) {
 	for _, e := range es {
 		v.Rows = append(v.Rows, activityRow{Ref: e.Key.Ref(), Stored: e})
 	}
+	v.Person = clipName(r.PostFormValue("person"))
+	if v.People, err = s.peopleLog(r.Context(), v.Person); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	all, err := s.peopleLog(r.Context(), "")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, p := range all {
+		v.Persons = appendNew(v.Persons, p.Person)
+	}
+	for _, n := range s.creds.names() {
+		v.Persons = appendNew(v.Persons, n)
+	}
+	v.Persons = appendNew(v.Persons, v.Person)
+	slices.Sort(v.Persons)
 	s.render(w, r, http.StatusOK, "activity", v)
 }

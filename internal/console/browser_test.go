@@ -218,7 +218,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.ID("takeover")),
 			chromedp.WaitVisible(chromedp.ID("release")),
 		)
-		if badge := eval[string](t, ctx, `document.querySelector(".ticket h1 .badge").textContent`); badge != "owned by Lena Lead" {
+		if badge := eval[string](t, ctx, `document.querySelector(".ticket h1 .badge").textContent`); badge != "taken over by Lena Lead" {
 			t.Errorf("ticket badge %q", badge)
 		}
 		st, err := f.Tickets.Get(context.Background(), f.DraftTicket)
@@ -253,9 +253,9 @@ func TestBrowser(t *testing.T) {
 			chromedp.Navigate(ts.URL+"/activity"),
 			chromedp.WaitVisible(chromedp.CSS(`input[name=q]`)),
 			chromedp.SendKeys(chromedp.CSS(`input[name=q]`), "mallory"),
-			chromedp.Poll[chromedp.Void](`document.querySelectorAll("table.list tbody tr").length === 1`),
+			chromedp.Poll[chromedp.Void](`document.querySelectorAll("#ledger tbody tr").length === 1`),
 		)
-		if from := eval[string](t, ctx, `document.querySelector("table.list tbody tr").cells[4].textContent`); from != "mallory@evil.example" {
+		if from := eval[string](t, ctx, `document.querySelector("#ledger tbody tr").cells[4].textContent`); from != "mallory@evil.example" {
 			t.Errorf("search found %q", from)
 		}
 		step(t, ctx, "clear", chromedp.Navigate(ts.URL+"/activity"), chromedp.WaitVisible(chromedp.CSS(`table.list`)))

@@ -177,6 +177,7 @@ func (s *Server) compose(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	s.record(r, ev.Entry.Key, ledger.ActionReplied, "")
 	s.done(w, r, ref, "replied")
 }
 

@@ -176,6 +176,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /conversation/{ref}/takeover", s.takeover)
 	mux.HandleFunc("POST /conversation/{ref}/release", s.release)
 	mux.HandleFunc("POST /conversation/{ref}/note", s.note)
+	mux.HandleFunc("POST /conversation/{ref}/assign", s.assign)
 	mux.HandleFunc("POST /conversation/{ref}/retry", s.retry)
 	mux.HandleFunc("POST /conversation/{ref}/resolve", s.closeEmail(ledger.ActionResolved))
 	mux.HandleFunc("POST /conversation/{ref}/dismiss", s.closeEmail(ledger.ActionDismissed))
@@ -290,6 +291,9 @@ func parsePages(now func() time.Time) (map[string]*template.Template, error) {
 	}
 	funcs["reasonWords"] = func(r ledger.CloseReason) string { return reasonWords[r] }
 	funcs["retryable"] = ledger.Retryable
+	funcs["words"] = words
+	funcs["replyLabel"] = replyLabel
+	funcs["actionWords"] = func(a ledger.Action) string { return cmp.Or(actionWords[a], string(a)) }
 	funcs["whyWords"] = func(w string) string { return cmp.Or(whyWords[w], w) }
 	funcs["closeChoices"] = func() []reasonChoice { return closeChoices }
 	funcs["rejectChoices"] = func() []reasonChoice { return rejectChoices }

@@ -327,7 +327,7 @@ func TestTakeoverReleaseAndNote(t *testing.T) {
 		t.Errorf("after takeover: agent_disabled %v owner %q", st.AgentDisabled, st.Owner)
 	}
 	_, body := do(t, ts.URL, req{path: "/conversation/" + f.Draft + "?done=takeover", cookie: c})
-	if !strings.Contains(body, "owned by Lena Lead") || !strings.Contains(body, "You took the conversation over") {
+	if !strings.Contains(body, "taken over by Lena Lead") || !strings.Contains(body, "You took the conversation over") {
 		t.Error("conversation page does not show the takeover")
 	}
 	post("release", url.Values{})

@@ -34,6 +34,10 @@ type emailView struct {
 	// Composer answers the customer as a person (compose.go); nil when
 	// triage answers the email.
 	Composer *composerView
+	// Label is where the email stands in plain words (page.go); Name the
+	// customer's display name ("" unknown).
+	Label label
+	Name  string
 	// SentCheck is what the Sent folder check found for a reply watch
 	// could not confirm (sentcheck.go); nil when there was none.
 	SentCheck *sentCheckView
@@ -42,7 +46,8 @@ type emailView struct {
 // callView is one function call of a trajectory, its JSON indented.
 type callView struct {
 	dispatcher.Record
-	ArgsJSON, ResultJSON string
+	ArgsJSON, ResultJSON    string
+	ArgFields, ResultFields []field
 }
 
 // replyView is our reply or draft to an email.
@@ -63,6 +68,13 @@ type conversationView struct {
 	Others  []tickets.Message
 	CanSend bool
 	Flash   string
+	// Badge says where the conversation stands; Owner who owns the email
+	// opened ("" nobody), People whom it can be assigned to;
+	// CustomerName the customer's display name.
+	Badge        label
+	Owner        string
+	People       []string
+	CustomerName string
 }
 
 // conversation shows one email's conversation: every email of its ticket
@@ -78,6 +90,12 @@ func (s *Server) conversation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cv.Flash = flashText(r.URL.Query().Get("done"))
+	for _, n := range s.creds.names() {
+		cv.People = appendNew(cv.People, n)
+	}
+	cv.People = appendNew(cv.People, userOf(r))
+	cv.People = appendNew(cv.People, cv.Owner)
+	slices.Sort(cv.People)
 	s.render(w, r, http.StatusOK, "conversation", cv)
 }
 
@@ -141,16 +159,36 @@ func (s *Server) loadConversation(ctx context.Context, ref string) (*conversatio
 		cv.Emails = append(cv.Emails, ev)
 	}
 	slices.SortStableFunc(cv.Emails, func(a, b emailView) int { return a.Entry.Created.Compare(b.Entry.Created) })
+	// The email opened comes first; the rest of the conversation follows,
+	// oldest first.
+	if i := slices.IndexFunc(cv.Emails, func(e emailView) bool { return e.Ref == ref }); i > 0 {
+		opened := cv.Emails[i]
+		cv.Emails = slices.Insert(slices.Delete(cv.Emails, i, i+1), 0, opened)
+	}
 	for i := range cv.Emails {
 		if cv.Emails[i].Composer, err = s.composer(ctx, cv.Emails[i], cv.Ticket); err != nil {
 			return nil, err
 		}
+		cv.Emails[i].Label = emailLabel(cv.Emails[i])
 	}
 	if cv.Ticket != nil {
 		for _, m := range cv.Ticket.Messages {
 			if m.Direction == tickets.Outbound && !ours[m.MessageID] {
 				cv.Others = append(cv.Others, m)
 			}
+		}
+	}
+	ticketOwner := ""
+	if cv.Ticket != nil && cv.Ticket.AgentDisabled {
+		ticketOwner = cmp.Or(cv.Ticket.Owner, "a person")
+	}
+	if cv.Owner, err = s.ownerOf(ctx, main.Key, ticketOwner); err != nil {
+		return nil, err
+	}
+	cv.Badge = conversationBadge(cv)
+	for _, e := range cv.Emails {
+		if cv.CustomerName == "" && (cv.Ticket == nil || strings.EqualFold(e.Entry.Sender, cv.Ticket.CustomerEmail)) {
+			cv.CustomerName = e.Name
 		}
 	}
 	return cv, nil
@@ -204,8 +242,9 @@ func (s *Server) emailOf(ctx context.Context, e ledger.Stored) (emailView, error
 	ev := emailView{Ref: e.Key.Ref(), Entry: e, Outcome: decodeOutcome(e.Outcome)}
 	if ev.Outcome != nil {
 		for _, c := range ev.Outcome.FunctionCalls {
-			ev.Calls = append(ev.Calls, callView{Record: c, ArgsJSON: indent(c.Args), ResultJSON: indent(c.Result)})
+			ev.Calls = append(ev.Calls, callView{Record: c, ArgsJSON: indent(c.Args), ResultJSON: indent(c.Result), ArgFields: fieldsOf(c.Args), ResultFields: fieldsOf(c.Result)})
 		}
+		ev.Name = ev.Outcome.FromName
 	}
 	if err := s.decisions(ctx, &ev); err != nil {
 		return ev, err
@@ -263,6 +302,7 @@ func indent(v map[string]any) string {
 func flashText(done string) string {
 	return cmp.Or(map[string]string{
 		"sent":      "The reply was sent.",
+		"sent-next": "The reply was sent. This is the next email waiting.",
 		"rejected":  "The draft was rejected: nothing was sent. triage watch removes it from the Drafts folder; the email waits for a person until someone answers or resolves it.",
 		"resolved":  "The email was resolved: it left the queue.",
 		"dismissed": "The email was dismissed: it left the queue.",
@@ -270,6 +310,7 @@ func flashText(done string) string {
 		"replied":   "Your reply was sent to the customer; triage watch files it in the Sent folder.",
 		"saved":     "Your reply was saved as a draft: reopen this page to finish it.",
 		"takeover":  "You took the conversation over: triage will not answer it.",
+		"assigned":  "The owner of the email was changed.",
 		"release":   "The conversation is back with triage.",
 		"note":      "The note was added to the ticket.",
 		"retry":     "Retry requested: triage watch, woken now, moves the email back to the inbox and handles it again.",

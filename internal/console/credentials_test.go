@@ -159,7 +159,7 @@ func TestUsersFile(t *testing.T) {
 	for text, want := range map[string]string{
 		"sha256:abc Lena\n": "line 1",
 		"sha256:" + tokenHash(lenaToken) + " Lena\nsha256:" + tokenHash(omarToken) + " lena\n": `line 2: "lena" is named twice`,
-		"# only a comment\nsha256:" + tokenHash(lenaToken) + "\n":                                 "line 2: no name",
+		"# only a comment\nsha256:" + tokenHash(lenaToken) + "\n":                              "line 2: no name",
 	} {
 		bad := filepath.Join(t.TempDir(), "users")
 		os.WriteFile(bad, []byte(text), 0o600)

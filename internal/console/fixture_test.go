@@ -14,6 +14,7 @@ import (
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
+	"triage/internal/decision"
 	"triage/internal/dispatcher"
 	"triage/internal/ledger"
 	"triage/internal/processor"
@@ -117,6 +118,10 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 			Scenario: "valid-warranty", Detection: processor.Detection{Method: "rules", Reason: "serial found; warranty words"},
 			Status: triage.StatusDrafted, Model: "gemini-2.5-flash", ModelCalls: 3, Tokens: agent.Usage{Prompt: 2100, Cached: 1500, Output: 180, Total: 2280},
 			DurationMS: 2400, TicketID: tk.TicketID, Language: "en",
+			Decision: &decision.Decision{Basis: decision.Guarantee, Remedies: []decision.Remedy{decision.Repair, decision.Replacement},
+				AnswerBy: decision.Date{Time: time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)},
+				Reasons:  []string{"SN-12345 is under the maker's guarantee until 2027-01-31", "a repair comes first; a replacement when it cannot be repaired"}},
+			Commitments: []decision.Commitment{decision.CommitRepair, decision.Ticket},
 			FunctionCalls: []dispatcher.Record{
 				{Name: "check_warranty", Args: map[string]any{"serial_number": "SN-12345"}, OK: true, Result: map[string]any{"status": "valid", "expiration_date": "2027-01-31"}, DurationMS: 2},
 				{Name: "create_ticket", Args: map[string]any{"serial_number": "SN-12345", "customer_email": "anna@example.com"}, OK: true, Result: map[string]any{"ticket_id": tk.TicketID, "status": "created"}, DurationMS: 4},

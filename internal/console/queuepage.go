@@ -57,6 +57,7 @@ type queueView struct {
 	PrevPage, Next  int // 0: none
 	Counts          []reasonCount
 	Capped          []string
+	Flash           string
 	MaxQueue        int
 	FilterQuery     string // the filters as a URL query, for the links
 	OrderingChoices []choice
@@ -203,6 +204,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		v.Next = v.Page + 1
 	}
 	v.FilterQuery = v.filterQuery()
+	v.Flash = flashText(r.URL.Query().Get("done"))
 	if r.Header.Get("HX-Request") == "true" {
 		q := v.FilterQuery
 		if v.Page > 1 {
