@@ -19,7 +19,7 @@ COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --q
 # plain `go build` or `go install` works too, with the larger binary.
 LINGUA := $(OUT)/lingua-trim
 build:
-	@rm -rf $(LINGUA) && mkdir -p $(LINGUA)
+	@rm -rf $(LINGUA) && mkdir -p $(LINGUA) && $(GO) mod download github.com/pemistahl/lingua-go
 	@cp -r "$$($(GO) list -m -f '{{.Dir}}' github.com/pemistahl/lingua-go)" $(LINGUA)/lingua-go && chmod -R u+w $(LINGUA)
 	@find $(LINGUA)/lingua-go/language-models -type f ! -name trigrams.pb.bin.zip -delete
 	@cp go.mod $(LINGUA)/go.mod && cp go.sum $(LINGUA)/go.sum
