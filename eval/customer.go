@@ -2,7 +2,6 @@ package eval
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"triage/internal/agent"
 	"triage/internal/clip"
+	"triage/internal/model"
 )
 
 // CustomerTurn is one message of a simulated conversation: the customer's
@@ -63,20 +63,12 @@ func (cu *Customer) Next(ctx context.Context, sc SimulatedCustomer, conv []Custo
 			PropertyOrdering: []string{"done", "message"},
 		},
 	}
-	resp, err := cu.Model.GenerateContent(ctx, cu.ModelName, []*genai.Content{genai.NewContentFromText(b.String(), genai.RoleUser)}, config)
-	if err != nil {
-		return "", false, fmt.Errorf("eval: simulated customer: %w", err)
-	}
-	raw := ""
-	if resp != nil {
-		raw = resp.Text()
-	}
 	var a struct {
 		Done    bool   `json:"done"`
 		Message string `json:"message"`
 	}
-	if err := json.Unmarshal([]byte(raw), &a); err != nil {
-		return "", false, fmt.Errorf("eval: simulated customer: the answer is not the requested JSON: %w", err)
+	if _, err := model.AskJSON(ctx, cu.Model, cu.ModelName, config, b.String(), &a); err != nil {
+		return "", false, fmt.Errorf("eval: simulated customer: %w", err)
 	}
 	if a.Done {
 		return "", true, nil

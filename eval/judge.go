@@ -2,7 +2,6 @@ package eval
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"triage/internal/agent"
 	"triage/internal/clip"
+	"triage/internal/model"
 )
 
 // Verdicts of one rubric criterion.
@@ -109,17 +109,10 @@ func (j *Judge) Grade(ctx context.Context, email, reply string, criteria []strin
 		},
 		Temperature: genai.Ptr[float32](0),
 	}
-	resp, err := j.Model.GenerateContent(ctx, j.ModelName, []*genai.Content{genai.NewContentFromText(b.String(), genai.RoleUser)}, config)
+	var a judgeAnswer
+	_, err := model.AskJSON(ctx, j.Model, j.ModelName, config, b.String(), &a)
 	if err != nil {
 		return fail(fmt.Errorf("eval: judge: %w", err))
-	}
-	raw := ""
-	if resp != nil {
-		raw = resp.Text()
-	}
-	var a judgeAnswer
-	if err := json.Unmarshal([]byte(raw), &a); err != nil {
-		return fail(fmt.Errorf("eval: judge: the answer is not the requested JSON: %w", err))
 	}
 	seen := make([]bool, len(criteria))
 	for _, v := range a.Verdicts {
@@ -240,21 +233,13 @@ func (j *Judge) GradeGoal(ctx context.Context, goal string, conv []CustomerTurn)
 		},
 		Temperature: genai.Ptr[float32](0),
 	}
-	resp, err := j.Model.GenerateContent(ctx, j.ModelName, []*genai.Content{genai.NewContentFromText(b.String(), genai.RoleUser)}, config)
-	if err != nil {
-		return fail(fmt.Errorf("eval: judge: %w", err))
-	}
-	raw := ""
-	if resp != nil {
-		raw = resp.Text()
-	}
 	var a struct {
 		Achieved *bool  `json:"achieved"`
 		Quote    string `json:"quote"`
 		Reason   string `json:"reason"`
 	}
-	if err := json.Unmarshal([]byte(raw), &a); err != nil {
-		return fail(fmt.Errorf("eval: judge: the answer is not the requested JSON: %w", err))
+	if _, err := model.AskJSON(ctx, j.Model, j.ModelName, config, b.String(), &a); err != nil {
+		return fail(fmt.Errorf("eval: judge: %w", err))
 	}
 	if a.Achieved == nil {
 		return fail(errors.New("eval: judge: the answer does not say whether the goal was reached"))

@@ -113,17 +113,13 @@ func (v *Verifier) Verify(ctx context.Context, r decision.VerifyRequest) ([]deci
 		Temperature:        genai.Ptr[float32](0),
 		MaxOutputTokens:    MaxVerifyOutputTokens,
 	}
-	resp, err := v.Model.GenerateContent(ctx, v.ModelName, []*genai.Content{genai.NewContentFromText(verifyPrompt(r), genai.RoleUser)}, config)
+	var a verifyAnswer
+	raw, err := AskJSON(ctx, v.Model, v.ModelName, config, verifyPrompt(r), &a)
+	if errors.Is(err, ErrNotJSON) {
+		return nil, fmt.Errorf("verifier: %w (%q)", err, clip.Bytes(raw, 200, clip.Ellipsis))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("verifier: %w", err)
-	}
-	raw := ""
-	if resp != nil {
-		raw = resp.Text()
-	}
-	var a verifyAnswer
-	if err := json.Unmarshal([]byte(raw), &a); err != nil {
-		return nil, fmt.Errorf("verifier: the answer is not the requested JSON: %w (%q)", err, clip.Bytes(raw, 200, clip.Ellipsis))
 	}
 	if a.Unsupported == nil {
 		return nil, fmt.Errorf("verifier: the answer has no unsupported list (%q)", clip.Bytes(raw, 200, clip.Ellipsis))
