@@ -21,12 +21,7 @@ import (
 func usageSum(rows []ledger.UsageStat) ledger.UsageStat {
 	var s ledger.UsageStat
 	for _, u := range rows {
-		s.Messages += u.Messages
-		s.Resolved += u.Resolved
-		s.Calls += u.Calls
-		s.Prompt += u.Prompt
-		s.Cached += u.Cached
-		s.Output += u.Output
+		s.Add(u)
 	}
 	return s
 }
@@ -97,11 +92,7 @@ type costLine struct {
 
 // costOf is u's cost at prices, and whether its model has a price.
 func costOf(u ledger.UsageStat, prices model.Prices) (float64, bool) {
-	p, ok := prices[u.Model]
-	if !ok {
-		return 0, u.Calls == 0 // no call, no cost, whatever the model
-	}
-	return p.Cost(u.Prompt, u.Cached, u.Output), true
+	return prices.Cost(u.Model, u.Calls, u.Prompt, u.Cached, u.Output)
 }
 
 func costLines(us []ledger.UsageStat, prices model.Prices) []costLine {

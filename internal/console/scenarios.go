@@ -69,17 +69,10 @@ func usageRows(us []ledger.UsageStat, prices model.Prices) (rows []usageRow, unp
 			sums[k], priced[k] = s, true
 			keys = append(keys, k)
 		}
-		s.Messages += u.Messages
-		s.Resolved += u.Resolved
-		s.Calls += u.Calls
-		s.Prompt += u.Prompt
-		s.Cached += u.Cached
-		s.Output += u.Output
-		p, ok := prices[u.Model]
-		switch {
-		case ok:
-			cost[k] += p.Cost(u.Prompt, u.Cached, u.Output)
-		case u.Calls > 0:
+		s.Add(u)
+		if c, ok := prices.Cost(u.Model, u.Calls, u.Prompt, u.Cached, u.Output); ok {
+			cost[k] += c
+		} else {
 			priced[k] = false
 			if m := cmp.Or(u.Model, "(none)"); !slices.Contains(unpriced, m) {
 				unpriced = append(unpriced, m)

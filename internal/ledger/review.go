@@ -68,6 +68,16 @@ type UsageStat struct {
 	Prompt, Cached, Output int64
 }
 
+// Add adds the counts of o to u (its scenario, month and model stay).
+func (u *UsageStat) Add(o UsageStat) {
+	u.Messages += o.Messages
+	u.Resolved += o.Resolved
+	u.Calls += o.Calls
+	u.Prompt += o.Prompt
+	u.Cached += o.Cached
+	u.Output += o.Output
+}
+
 // UsageStats sums the usage kept with the messages (SetOutcome) per
 // scenario, month and model, by scenario then month.
 func (l *Ledger) UsageStats(ctx context.Context) ([]UsageStat, error) {

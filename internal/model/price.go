@@ -58,6 +58,18 @@ func (p Price) Cost(prompt, cached, output int64) float64 {
 	return (float64(prompt-cached)*p.Input + float64(cached)*p.CachedInput + float64(output)*p.Output) / 1e6
 }
 
+// Cost is what calls to the model id modelID that used prompt tokens
+// (cached of them served from a cache) and output tokens come to at ps,
+// and whether the model has a price: no call costs nothing, whatever the
+// model.
+func (ps Prices) Cost(modelID string, calls, prompt, cached, output int64) (float64, bool) {
+	p, ok := ps[modelID]
+	if !ok {
+		return 0, calls == 0
+	}
+	return p.Cost(prompt, cached, output), true
+}
+
 // String is the price as the cost report heads it.
 func (p Price) String() string {
 	return fmt.Sprintf("input %g, cached input %g, output %g per 1M tokens", p.Input, p.CachedInput, p.Output)

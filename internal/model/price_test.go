@@ -26,6 +26,21 @@ func TestPriceCost(t *testing.T) {
 	}
 }
 
+// TestPricesCost: a priced model costs its price; an unpriced one has no
+// cost unless it made no call.
+func TestPricesCost(t *testing.T) {
+	ps := Prices{"flash": {Input: 1, Output: 2}}
+	if c, ok := ps.Cost("flash", 3, 1_000_000, 0, 1_000_000); !ok || math.Abs(c-3) > 1e-12 {
+		t.Errorf("priced: Cost = %g, %v; want 3, true", c, ok)
+	}
+	if c, ok := ps.Cost("other", 1, 10, 0, 10); ok || c != 0 {
+		t.Errorf("unpriced with calls: Cost = %g, %v; want 0, false", c, ok)
+	}
+	if c, ok := ps.Cost("other", 0, 0, 0, 0); !ok || c != 0 {
+		t.Errorf("unpriced without calls: Cost = %g, %v; want 0, true", c, ok)
+	}
+}
+
 func TestPricesCheck(t *testing.T) {
 	if err := (Prices{"gemini-2.5-flash": {Input: 0.3, CachedInput: 0.03, Output: 2.5}, "free": {}}).Check(); err != nil {
 		t.Errorf("valid prices: %v", err)
