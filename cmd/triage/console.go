@@ -43,8 +43,10 @@ const consoleLong = `Console serves a web page for the people who supervise tria
 same ledger, ticket store and mail settings as triage watch (--config):
 
   Queue         everything waiting for a person: drafts to review,
-                Needs-Human, failed, over a limit, escalations; filter by
-                inbox, scenario, reason and age
+                Needs-Human, failed, over a limit, escalations; search
+                (subject, customer, serial, ticket), counts per reason,
+                filter by inbox, scenario, reason, owner and age, sort by
+                waiting, complaint deadline or priority, 50 a page
   Conversation  the customer's emails, what triage did with each (scenario
                 and why, every function call with arguments and result,
                 blocked or not, model calls and tokens), our replies and
@@ -69,7 +71,11 @@ stats'. --store (or $TRIAGE_STORE) reads the ledger and the tickets from
 a shared PostgreSQL store; without --config the console then only reads
 and cannot send.
 
-Every request is authenticated. With a token (TRIAGE_CONSOLE_TOKEN, or
+Every request is authenticated. --users-file names the people who sign in
+with their own token ("sha256:HEX NAME" lines); the token file and the
+users file are read again whenever they change (a replaced token opens
+nothing and its sessions end); wrong tokens are throttled per address.
+With a token (TRIAGE_CONSOLE_TOKEN, or
 --token-file; at least 16 characters) a script sends
 "Authorization: Bearer TOKEN" and a person signs in once in the browser
 (an HttpOnly, SameSite=Strict session cookie). Behind an authenticating

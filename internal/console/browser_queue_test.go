@@ -171,7 +171,7 @@ func TestBrowserWorkday(t *testing.T) {
 			if name := eval[string](t, ctx, `document.querySelector(".facts-line").textContent`); !strings.Contains(name, "Anna Nowak") {
 				t.Errorf("the customer is not named: %q", name)
 			}
-			composerShot(t, ctx, dir, "console-conversation")
+			composerShot(t, ctx, dir, "console")
 			press(t, ctx, "e")
 			if id := eval[string](t, ctx, `document.activeElement.id`); id != "draft-body" {
 				t.Errorf("e focused %q, want the draft", id)
