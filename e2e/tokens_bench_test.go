@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -13,7 +12,6 @@ import (
 	embedded "triage/instructions"
 	"triage/internal/instructions"
 	"triage/internal/model"
-	"triage/internal/prompt"
 	"triage/internal/testkit/tokentest"
 )
 
@@ -77,19 +75,5 @@ func BenchmarkTokensSampleInbox(b *testing.B) {
 		}
 		bodies, outputs = rec.Bodies(), rec.Outputs()
 	}
-	ctx := context.Background()
-	counter, err := tokentest.CounterFromEnv(ctx, model.DefaultModel)
-	if err != nil {
-		b.Fatal(err)
-	}
-	systems := map[string]string{}
-	for _, sc := range scs.Scenarios {
-		systems[sc.Name] = prompt.System(scs.Main, sc.Body)
-	}
-	m, err := tokentest.Measure(ctx, counter, scs.Main, systems, bodies, outputs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("tokens counted by %s over %d model calls", counter.Name(), len(bodies))
-	tokentest.Report(b, m)
+	tokentest.MeasureAndReport(b, scs, bodies, outputs)
 }

@@ -7,7 +7,6 @@ import (
 	embedded "triage/instructions"
 	"triage/internal/instructions"
 	"triage/internal/model"
-	"triage/internal/prompt"
 	"triage/internal/testkit/tokentest"
 )
 
@@ -42,19 +41,5 @@ func BenchmarkTokens(b *testing.B) {
 		}
 		bodies, outputs = rec.Bodies(), rec.Outputs()
 	}
-	ctx := context.Background()
-	counter, err := tokentest.CounterFromEnv(ctx, model.DefaultModel)
-	if err != nil {
-		b.Fatal(err)
-	}
-	systems := map[string]string{}
-	for _, sc := range set.Scenarios {
-		systems[sc.Name] = prompt.System(set.Main, sc.Body)
-	}
-	m, err := tokentest.Measure(ctx, counter, set.Main, systems, bodies, outputs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("tokens counted by %s over %d model calls", counter.Name(), len(bodies))
-	tokentest.Report(b, m)
+	tokentest.MeasureAndReport(b, set, bodies, outputs)
 }

@@ -25,6 +25,10 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/genai"
+
+	"triage/internal/instructions"
+	"triage/internal/model"
+	"triage/internal/prompt"
 )
 
 // Recorder passes every request to Next (default http.DefaultTransport)
@@ -442,6 +446,28 @@ func slicesOf(m map[string]*Scenario, names []string) []*Scenario {
 		out[i] = m[n]
 	}
 	return out
+}
+
+// MeasureAndReport counts the tokens of the recorded requests (bodies,
+// with the output tokens of each answer) of a run over the scenarios set
+// with CounterFromEnv, and reports them (Report).
+func MeasureAndReport(b *testing.B, set *instructions.Scenarios, bodies [][]byte, outputs []int) {
+	b.Helper()
+	ctx := context.Background()
+	counter, err := CounterFromEnv(ctx, model.DefaultModel)
+	if err != nil {
+		b.Fatal(err)
+	}
+	systems := map[string]string{}
+	for _, sc := range set.Scenarios {
+		systems[sc.Name] = prompt.System(set.Main, sc.Body)
+	}
+	m, err := Measure(ctx, counter, set.Main, systems, bodies, outputs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("tokens counted by %s over %d model calls", counter.Name(), len(bodies))
+	Report(b, m)
 }
 
 // CounterFromEnv is Live when TRIAGE_BENCH_COUNT_TOKENS is "live" and the
