@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	embedded "triage/instructions"
+	"triage/internal/instructions"
 	"triage/internal/model"
 )
 
@@ -102,4 +104,21 @@ func benchLatency(b *testing.B, def time.Duration) time.Duration {
 		b.Fatalf("TRIAGE_BENCH_LATENCY: %v", err)
 	}
 	return d
+}
+
+// scenarioModel starts the offline model that knows the built-in
+// scenarios, served by the benchmark's process as triage asks Gemini, and
+// returns the scenarios with it; the model stops when b ends.
+func scenarioModel(b *testing.B) (*instructions.Scenarios, *model.OfflineServer) {
+	b.Helper()
+	scs, err := instructions.LoadScenarios(embedded.FS, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := model.StartOffline(model.OfflineOptions{Scenarios: scs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { srv.Close() })
+	return scs, srv
 }

@@ -3,10 +3,6 @@ package e2e
 import (
 	"fmt"
 	"testing"
-
-	embedded "triage/instructions"
-	"triage/internal/instructions"
-	"triage/internal/model"
 )
 
 // BenchmarkProcessCPUPerEmail: CPU time (user + system, of the triage
@@ -29,15 +25,7 @@ func BenchmarkProcessCPUPerEmail(b *testing.B) {
 	bin := triageBinary(b)
 	dir := benchDir(b)
 	files := smallEmails(b, dir, n)
-	scs, err := instructions.LoadScenarios(embedded.FS, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := model.StartOffline(model.OfflineOptions{Scenarios: scs})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
+	_, srv := scenarioModel(b)
 	runs := 0
 	for _, model := range []struct{ name, url string }{{"in-process", ""}, {"apart", srv.URL()}} {
 		b.Run("model="+model.name, func(b *testing.B) {

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	embedded "triage/instructions"
-	"triage/internal/instructions"
 	"triage/internal/model"
 	"triage/internal/testkit/tokentest"
 )
@@ -27,15 +25,7 @@ import (
 //	go test -run '^$' -bench TokensSampleInbox -benchtime 1x ./e2e
 func BenchmarkTokensSampleInbox(b *testing.B) {
 	bin := triageBinary(b)
-	scs, err := instructions.LoadScenarios(embedded.FS, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := model.StartOffline(model.OfflineOptions{Scenarios: scs})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
+	scs, srv := scenarioModel(b)
 	target, err := url.Parse(srv.URL())
 	if err != nil {
 		b.Fatal(err)
