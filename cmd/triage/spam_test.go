@@ -1,12 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
+	"triage/internal/testkit/corpustest"
 
 	"triage"
 )
@@ -61,10 +59,7 @@ func TestProcessSpam(t *testing.T) {
 // costs a model call, and every person is answered. The log lists, per
 // class, how many were answered.
 func TestProcessCorpusSample(t *testing.T) {
-	files, err := filepath.Glob("../../internal/guard/testdata/corpus/*.eml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus sample: %v", err)
-	}
+	files := corpustest.Files(t, "../../internal/guard/testdata/corpus")
 	dir := t.TempDir()
 	args := append([]string{"process", "--json", "--warranty-csv", "../../examples/warranty.csv",
 		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "outbox"), "--staff", "kierownik@example.com"}, files...)
@@ -76,14 +71,11 @@ func TestProcessCorpusSample(t *testing.T) {
 	if len(outs) != len(files) {
 		t.Fatalf("%d outcomes for %d files", len(outs), len(files))
 	}
-	answered, total := map[string]int{}, map[string]int{}
+	var tally corpustest.Tally
 	for _, o := range outs {
-		class, _, _ := strings.Cut(filepath.Base(o.File), "--")
-		total[class]++
-		if o.Status.Answered() {
-			answered[class]++
-		}
-		if class == "person" {
+		class, _ := corpustest.Class(o.File)
+		tally.Add(class, o.Status.Answered())
+		if class == corpustest.Person {
 			if !o.Status.Answered() {
 				t.Errorf("%s: a person's mail %s/%s (%s), want answered", o.File, o.Status, o.Reason, o.Detail)
 			}
@@ -93,14 +85,5 @@ func TestProcessCorpusSample(t *testing.T) {
 			t.Errorf("%s: %s mail %s/%s after %d model calls, want skipped without one", o.File, class, o.Status, o.Reason, o.ModelCalls)
 		}
 	}
-	classes := make([]string, 0, len(total))
-	for c := range total {
-		classes = append(classes, c)
-	}
-	sort.Strings(classes)
-	var b strings.Builder
-	for _, c := range classes {
-		fmt.Fprintf(&b, "%s %d/%d answered; ", c, answered[c], total[c])
-	}
-	t.Log(b.String())
+	t.Log(tally.String())
 }

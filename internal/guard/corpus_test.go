@@ -1,14 +1,13 @@
 package guard
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"triage/internal/message"
+	"triage/internal/testkit/corpustest"
 )
 
 // TestCorpusSample runs the sample in testdata/corpus through Check: one
@@ -17,14 +16,10 @@ import (
 // spam and must be skipped; a person must be answered. The log lists, per
 // class, how many of its files would be answered.
 func TestCorpusSample(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "corpus", "*.eml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus sample: %v", err)
-	}
-	answered, total := map[string]int{}, map[string]int{}
-	for _, f := range files {
+	var tally corpustest.Tally
+	for _, f := range corpustest.Files(t, filepath.Join("testdata", "corpus")) {
 		base := strings.TrimSuffix(filepath.Base(f), ".eml")
-		class, _, ok := strings.Cut(base, "--")
+		class, ok := corpustest.Class(f)
 		if !ok {
 			t.Errorf("%s: name is not <class>--<name>.eml", f)
 			continue
@@ -38,25 +33,13 @@ func TestCorpusSample(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 		v := Check(cfg, m)
-		total[class]++
-		if !v.Skip {
-			answered[class]++
-		}
-		switch person := class == "person"; {
+		tally.Add(class, !v.Skip)
+		switch person := class == corpustest.Person; {
 		case person && v.Skip:
 			t.Errorf("%s: a person's mail skipped (%s: %s)", base, v.Reason, v.Detail)
 		case !person && !v.Skip:
 			t.Errorf("%s: %s mail answered", base, class)
 		}
 	}
-	classes := make([]string, 0, len(total))
-	for c := range total {
-		classes = append(classes, c)
-	}
-	sort.Strings(classes)
-	var b strings.Builder
-	for _, c := range classes {
-		fmt.Fprintf(&b, "%s %d/%d answered; ", c, answered[c], total[c])
-	}
-	t.Log(b.String())
+	t.Log(tally.String())
 }
