@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,17 +14,12 @@ import (
 
 	"triage"
 
-	embedded "triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/clients/tickets"
-	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/instructions"
 	"triage/internal/processor"
 	"triage/internal/prompt"
-	"triage/internal/replies"
-	"triage/internal/serial"
 	"triage/internal/testkit/toolstest"
 )
 
@@ -81,37 +74,14 @@ func (r *reader) GenerateContent(ctx context.Context, model string, contents []*
 func photoEnv(t *testing.T, m agent.Model, policy string, ac processor.AttachConfig) *processor.Processor {
 	t.Helper()
 	dir := t.TempDir()
-	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := testScenarios(t)
 	ts := toolstest.Shipped(t)
 	if policy != "" {
 		for _, name := range []string{"check_warranty", "create_ticket"} {
 			ts.Tools[name].Args["serial_number"].From = policy
 		}
 	}
-	csv := filepath.Join(dir, "warranty.csv")
-	if err := os.WriteFile(csv, []byte("serial_number,status,expiration_date,product\nSN-48213-PL,valid,2027-05-31,Ekspres\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w, err := warranty.LoadCSV(csv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tk, err := tickets.OpenSQLite(filepath.Join(dir, "tickets.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tk.Close() })
-	ob, err := replies.NewOutbox(filepath.Join(dir, "outbox"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ext, err := serial.New()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, tk, ob, ext := newBackends(t, dir, "SN-48213-PL,valid,2027-05-31,Ekspres\n")
 	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
 		dispatcher.Config{Tools: ts, Builtins: dispatcher.Routes(w, nil, tk, ob, "Serwis <serwis@example.com>", "example.com", dispatcher.Notices{})},
 		processor.Config{Scenarios: set, Extractor: ext, ModelName: "reader", Tickets: tk, Attachments: ac,

@@ -12,18 +12,13 @@ import (
 	"google.golang.org/genai"
 
 	"triage"
-	embedded "triage/instructions"
 	"triage/internal/agent"
-	"triage/internal/clients/tickets"
-	"triage/internal/clients/warranty"
 	"triage/internal/decision"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
 	"triage/internal/instructions"
 	"triage/internal/processor"
 	"triage/internal/prompt"
-	"triage/internal/replies"
-	"triage/internal/serial"
 	"triage/internal/testkit/toolstest"
 )
 
@@ -73,10 +68,7 @@ func (p *promiser) GenerateContent(ctx context.Context, model string, contents [
 func lexiconEnv(t *testing.T, m agent.Model) (*processor.Processor, string) {
 	t.Helper()
 	dir := t.TempDir()
-	scs, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	scs := testScenarios(t)
 	pol, err := instructions.LoadPolicy(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -85,28 +77,8 @@ func lexiconEnv(t *testing.T, m agent.Model) (*processor.Processor, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	csv := filepath.Join(dir, "warranty.csv")
-	if err := os.WriteFile(csv, []byte("serial_number,status,expiration_date,product\nSN-48213-PL,valid,2027-05-31,Ekspres\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w, err := warranty.LoadCSV(csv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tk, err := tickets.OpenSQLite(filepath.Join(dir, "tickets.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tk.Close() })
+	w, tk, ob, ext := newBackends(t, dir, "SN-48213-PL,valid,2027-05-31,Ekspres\n")
 	outbox := filepath.Join(dir, "outbox")
-	ob, err := replies.NewOutbox(outbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ext, err := serial.New()
-	if err != nil {
-		t.Fatal(err)
-	}
 	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
 		dispatcher.Config{Tools: toolstest.Shipped(t), StaffAddresses: defaultStaff, Lexicon: lex,
 			Builtins: dispatcher.Routes(w, pol, tk, ob, "Serwis <serwis@example.com>", "example.com", dispatcher.Notices{})},

@@ -2,8 +2,6 @@ package processor_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,15 +9,10 @@ import (
 
 	"triage"
 
-	embedded "triage/instructions"
-	"triage/internal/clients/tickets"
-	"triage/internal/clients/warranty"
 	"triage/internal/instructions"
 	"triage/internal/language"
 	"triage/internal/model"
 	"triage/internal/processor"
-	"triage/internal/replies"
-	"triage/internal/serial"
 	"triage/internal/testkit/openaitest"
 	"triage/internal/testkit/toolstest"
 )
@@ -29,31 +22,8 @@ import (
 func openAIPipeline(t *testing.T, srv *openaitest.Server, inputs []string) *processor.Pipeline {
 	t.Helper()
 	dir := t.TempDir()
-	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	csv := filepath.Join(dir, "warranty.csv")
-	if err := os.WriteFile(csv, []byte("serial_number,status,expiration_date,product\nSN-48213-PL,valid,2027-05-31,Ekspres <EX-1> & młynek\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w, err := warranty.LoadCSV(csv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tk, err := tickets.OpenSQLite(filepath.Join(dir, "tickets.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tk.Close() })
-	ob, err := replies.NewOutbox(filepath.Join(dir, "outbox"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ext, err := serial.New()
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := testScenarios(t)
+	w, tk, ob, ext := newBackends(t, dir, "SN-48213-PL,valid,2027-05-31,Ekspres <EX-1> & młynek\n")
 	det, err := language.New(language.Config{Default: "pl"})
 	if err != nil {
 		t.Fatal(err)

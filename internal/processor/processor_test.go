@@ -16,17 +16,13 @@ import (
 	"google.golang.org/genai"
 
 	"triage"
-	embedded "triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/clients/tickets"
-	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
 	"triage/internal/guard"
-	"triage/internal/instructions"
 	"triage/internal/processor"
 	"triage/internal/prompt"
 	"triage/internal/replies"
-	"triage/internal/serial"
 	"triage/internal/testkit/toolstest"
 )
 
@@ -185,34 +181,10 @@ func newEnvAt(t testing.TB, dir string, m agent.Model, staff []string, store tic
 // configuration.
 func newEnvDispatch(t testing.TB, dir string, m agent.Model, staff []string, store tickets.Store, dopt func(*dispatcher.Config), opts ...func(*agent.Config, *processor.Config)) *env {
 	t.Helper()
-	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := testScenarios(t)
 	ts := toolstest.Shipped(t)
-	csv := filepath.Join(dir, "warranty.csv")
-	if err := os.WriteFile(csv, []byte("serial_number,status,expiration_date,product\nSN-48213-PL,valid,2027-05-31,Ekspres\nSN98765,expired,2024-06-15,Toster\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w, err := warranty.LoadCSV(csv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ticketsDB := filepath.Join(dir, "tickets.db")
-	tk, err := tickets.OpenSQLite(ticketsDB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tk.Close() })
-	outbox := filepath.Join(dir, "outbox")
-	ob, err := replies.NewOutbox(outbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ext, err := serial.New()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, tk, ob, ext := newBackends(t, dir, "SN-48213-PL,valid,2027-05-31,Ekspres\nSN98765,expired,2024-06-15,Toster\n")
+	ticketsDB, outbox := filepath.Join(dir, "tickets.db"), filepath.Join(dir, "outbox")
 	ac := agent.Config{Model: m, MaxRetries: -1}
 	pc := processor.Config{
 		Scenarios: set, Extractor: ext, ModelName: "scripted",

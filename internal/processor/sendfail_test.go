@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,15 +13,11 @@ import (
 	"google.golang.org/genai"
 
 	"triage"
-	embedded "triage/instructions"
 	"triage/internal/agent"
 	"triage/internal/clients/mail"
 	"triage/internal/clients/tickets"
-	"triage/internal/clients/warranty"
 	"triage/internal/dispatcher"
-	"triage/internal/instructions"
 	"triage/internal/processor"
-	"triage/internal/serial"
 	"triage/internal/testkit/mailtest"
 	"triage/internal/testkit/toolstest"
 )
@@ -42,24 +36,8 @@ func sendEnv(t *testing.T, m agent.Model, sink *mailtest.SMTPSink) (*processor.P
 func senderEnv(t *testing.T, m agent.Model, sender mail.Sender) (*processor.Processor, *tickets.SQLite) {
 	t.Helper()
 	dir := t.TempDir()
-	set, err := instructions.LoadScenarios(embedded.FS, []string{"check_warranty", "create_ticket", "send_email", "notify_staff", "search_manual"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	csv := filepath.Join(dir, "warranty.csv")
-	if err := os.WriteFile(csv, []byte("serial_number,status,expiration_date,product\nSN-48213-PL,valid,2099-05-31,Ekspres\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w, err := warranty.LoadCSV(csv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tk, err := tickets.OpenSQLite(filepath.Join(dir, "tickets.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tk.Close() })
-	ext, _ := serial.New()
+	set := testScenarios(t)
+	w, tk, _, ext := newBackends(t, dir, "SN-48213-PL,valid,2099-05-31,Ekspres\n")
 	p, err := processor.Assemble(agent.Config{Model: m, MaxRetries: -1},
 		dispatcher.Config{Tools: toolstest.Shipped(t), Builtins: dispatcher.Routes(w, nil, tk, sender, "Serwis <serwis@example.com>", "example.com", dispatcher.Notices{})},
 		processor.Config{Scenarios: set, Extractor: ext, ModelName: "scripted", Tickets: tk})
