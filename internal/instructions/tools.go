@@ -77,6 +77,12 @@ type Tool struct {
 	Effect bool `yaml:"effect"`
 	// Final marks the tool whose success means the email is handled.
 	Final bool `yaml:"final"`
+	// Parallel marks a read-only look-up whose calls may run at once: when
+	// every call of a model turn is to a parallel tool, the dispatcher
+	// admits them in order, runs them together and records them in order;
+	// a turn with any other call runs its calls one after the other. An
+	// effect or final tool cannot be parallel.
+	Parallel bool `yaml:"parallel"`
 	// Grounded (final tools only) refuses a call whose text states a fact
 	// (a ticket or serial number, a date, an amount, a phone number, an
 	// address, a URL) that neither the case facts, the instructions nor a
@@ -298,6 +304,9 @@ func (t *Tool) validate(cfg ToolsConfig, field func(string) func(string, ...any)
 	}
 	if t.MaxCalls < 0 {
 		field("max_calls")("%d is negative", t.MaxCalls)
+	}
+	if t.Parallel && (t.Effect || t.Final) {
+		field("parallel")("an effect or the final tool changes the world: its calls run one at a time; remove parallel: true")
 	}
 	if t.Grounded && !t.Final {
 		field("grounded")("only a final tool's reply is checked: set final: true, or remove grounded")

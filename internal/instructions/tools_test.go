@@ -47,6 +47,12 @@ func TestShipped(t *testing.T) {
 	if se.Args["to"].From != instructions.FromReplyTo || !se.Final || !se.Effect {
 		t.Errorf("send_email = %+v", se)
 	}
+	// The read-only look-ups may run at once; the effects never.
+	for name, want := range map[string]bool{"check_warranty": true, "search_manual": true, "create_ticket": false, "send_email": false, "notify_staff": false} {
+		if got := ts.Get(name).Parallel; got != want {
+			t.Errorf("%s: parallel %v, want %v", name, got, want)
+		}
+	}
 	// The escalation's "staff first" rule is a declared policy too.
 	wantSend := []instructions.Requirement{{Call: "notify_staff", IfDeclared: true}}
 	if diff := cmp.Diff(wantSend, se.Requires); diff != "" {
@@ -141,6 +147,9 @@ func TestParseErrors(t *testing.T) {
 		{"mcp env", "tools:\n  a: {mcp: {url: 'http://x/mcp', env: {A: b}}}\n  b: {mcp: {command: [srv], env: {KB_TOKEN: '${NO_KB_TOKEN}', 'bad-name': x}}}", []string{
 			"a: mcp.env: only for a stdio server (command)",
 			"b: mcp.env.KB_TOKEN: environment variable NO_KB_TOKEN is not set", "b: mcp.env.bad-name: not a valid variable name"}},
+		{"parallel effect", "tools:\n  a: {builtin: create_ticket, effect: true, parallel: true}\n  b: {builtin: send_email, final: true, parallel: true}", []string{
+			"a: parallel: an effect or the final tool", "b: parallel: an effect or the final tool"}},
+		{"parallel not a bool", "tools:\n  a: {builtin: check_warranty, parallel: maybe}", []string{"line 2", "parallel"}},
 		{"all problems at once", "tools:\n  a: {builtin: nope}\n  b: {builtin: send_email, args: {to: {from: x}}}", []string{"a: builtin", "b: args.to.from"}},
 	}
 	for _, tt := range tests {
