@@ -49,6 +49,21 @@ type Tools interface {
 	Halt() error
 }
 
+// ToolCall is one function call of a model turn (TurnTools).
+type ToolCall struct {
+	Name string
+	Args map[string]any
+}
+
+// TurnTools is implemented by Tools that take the calls of one model turn
+// together (the dispatcher runs a turn of look-ups at once): the loop
+// passes every call of the turn to CallTurn instead of calling Call once
+// per call. It returns one Response per call, in call order.
+type TurnTools interface {
+	Tools
+	CallTurn(ctx context.Context, calls []ToolCall) []Response
+}
+
 // Sentinel stop reasons (Result.Stop), wrapped where useful.
 var (
 	ErrMaxTurns        = errors.New("agent: max turns reached")
@@ -394,12 +409,9 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 		final := false
 		var refusedAgain error
 		failed := map[*genai.FunctionCall]bool{}
-		for _, fc := range fcalls {
-			args := fc.Args
-			if args == nil {
-				args = map[string]any{}
-			}
-			resp := tools.Call(dctx, fc.Name, args)
+		resps := callTurn(dctx, tools, fcalls)
+		for i, fc := range fcalls {
+			resp := resps[i]
 			ok := resp.OK
 			a.log.DebugContext(ctx, "agent function", "turn", res.Turns, "name", fc.Name, "ok", ok)
 			if ok {
@@ -438,6 +450,35 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 			return res, nil
 		}
 	}
+}
+
+// callTurn runs the calls of one turn, in order, through CallTurn when
+// tools takes a turn together, else one Call at a time.
+func callTurn(ctx context.Context, tools Tools, fcalls []*genai.FunctionCall) []Response {
+	calls := make([]ToolCall, len(fcalls))
+	for i, fc := range fcalls {
+		calls[i] = ToolCall{Name: fc.Name, Args: fc.Args}
+		if calls[i].Args == nil {
+			calls[i].Args = map[string]any{}
+		}
+	}
+	if tt, ok := tools.(TurnTools); ok {
+		if resps := tt.CallTurn(ctx, calls); len(resps) == len(calls) {
+			return resps
+		}
+		// A CallTurn that lost count answers nothing usable: every call
+		// gets an error rather than another's response.
+		out := make([]Response, len(calls))
+		for i := range out {
+			out[i] = Response{Err: &ToolError{Code: CodeNoResponse, Message: "no response for this call"}}
+		}
+		return out
+	}
+	resps := make([]Response, len(calls))
+	for i, c := range calls {
+		resps[i] = tools.Call(ctx, c.Name, c.Args)
+	}
+	return resps
 }
 
 // turnConfig builds a fresh config for one loop call: the SDK mutates the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/mail"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,17 +20,22 @@ import (
 	"triage/internal/testkit/geminitest"
 )
 
-// countingRoutes answers every builtin and counts the calls that ran.
+// countingRoutes answers every builtin and counts the calls that ran (the
+// look-ups of one turn run at once).
 func countingRoutes(ran map[string]int) map[string]dispatcher.Func {
 	out := map[string]dispatcher.Func{}
+	var mu sync.Mutex
 	for _, name := range []string{dispatcher.FuncCheckWarranty, dispatcher.FuncCreateTicket, dispatcher.FuncSendEmail, dispatcher.FuncNotifyStaff} {
 		out[name] = dispatcher.Untyped(func(ctx context.Context, c *dispatcher.Call) (map[string]any, error) {
+			mu.Lock()
 			ran[c.Name]++
+			n := ran[c.Name]
+			mu.Unlock()
 			switch c.Name {
 			case dispatcher.FuncCheckWarranty:
 				return map[string]any{"serial_number": "SN-48213-PL", "status": "valid"}, nil
 			case dispatcher.FuncCreateTicket:
-				return map[string]any{"ticket_id": fmt.Sprintf("TKT-%d", ran[c.Name]), "status": "created"}, nil
+				return map[string]any{"ticket_id": fmt.Sprintf("TKT-%d", n), "status": "created"}, nil
 			}
 			return map[string]any{"message_id": "<r@x>", "status": "sent"}, nil
 		})

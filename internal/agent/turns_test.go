@@ -51,14 +51,14 @@ func shippedSession(t *testing.T, ran map[string]int) (*dispatcher.Session, []*g
 }
 
 // A model that asks for independent look-ups in one turn (the warranty of
-// two serials) has both run, in order, counted as one model call, and
-// both responses sent back together in the next request. A dependent
+// two serials) has both run, counted as one model call, and both responses
+// sent back together, in call order, in the next request. A dependent
 // effect asked in the same turn as what it depends on is refused unrun
 // (create_ticket requires the check in an earlier turn), and two effects
 // in one turn never open two tickets: the second is refused by the
 // effect's once-per-email limit. A reply asked in the turn that opens the
 // ticket is checked like any other: it cannot quote a ticket number the
-// model has not been given, so both effects are never run unchecked.
+// model has not been given, so the effects of a turn never run unchecked.
 func TestOneTurnMayHoldSeveralCalls(t *testing.T) {
 	check := func(id, sn string) map[string]any {
 		return geminitest.Call(id, "check_warranty", map[string]any{"serial_number": sn})
@@ -67,7 +67,8 @@ func TestOneTurnMayHoldSeveralCalls(t *testing.T) {
 		return geminitest.Call(id, "create_ticket", map[string]any{"serial_number": sn, "customer_email": "jan@example.com", "priority": "normal"})
 	}
 	f := geminitest.New(t,
-		geminitest.One(check("c1", "SN-48213-PL"), check("c2", "SN-51111-PL"), ticket("t0", "SN-48213-PL")),
+		geminitest.One(check("c1", "SN-48213-PL"), ticket("t0", "SN-48213-PL")),
+		geminitest.One(check("c2", "SN-51111-PL"), check("c3", "SN-48213-PL")), // look-ups only: run at once
 		geminitest.One(ticket("t1", "SN-48213-PL"), ticket("t2", "SN-51111-PL"),
 			geminitest.Call("s1", "send_email", map[string]any{"to": "jan@example.com", "subject": "Re: Reklamacja",
 				"body": "Otworzyliśmy zgłoszenie TKT-999 dla SN-48213-PL."})),
@@ -81,12 +82,12 @@ func TestOneTurnMayHoldSeveralCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !errors.Is(res.Stop, agent.ErrNoFinalCall) || res.ModelCalls != 4 || res.Turns != 4 {
-		t.Errorf("stop %v after %d model calls, %d turns; want ErrNoFinalCall after 4 and 4", res.Stop, res.ModelCalls, res.Turns)
+	if !errors.Is(res.Stop, agent.ErrNoFinalCall) || res.ModelCalls != 5 || res.Turns != 5 {
+		t.Errorf("stop %v after %d model calls, %d turns; want ErrNoFinalCall after 5 and 5", res.Stop, res.ModelCalls, res.Turns)
 	}
 	// Nothing was sent: the reply that guessed the ticket's number was
 	// refused before it reached the mail backend.
-	if diff := cmp.Diff(map[string]int{"check_warranty": 2, "create_ticket": 1}, ran); diff != "" {
+	if diff := cmp.Diff(map[string]int{"check_warranty": 3, "create_ticket": 1}, ran); diff != "" {
 		t.Errorf("calls that reached a backend (-want +got):\n%s", diff)
 	}
 	type rec struct {
@@ -104,8 +105,9 @@ func TestOneTurnMayHoldSeveralCalls(t *testing.T) {
 	}
 	want := []rec{
 		{"check_warranty", "SN-48213-PL", true, ""},
-		{"check_warranty", "SN-51111-PL", true, ""},
 		{"create_ticket", "SN-48213-PL", false, dispatcher.CodeRequirementNotMet},
+		{"check_warranty", "SN-51111-PL", true, ""},
+		{"check_warranty", "SN-48213-PL", true, ""},
 		{"create_ticket", "SN-48213-PL", true, ""},
 		{"create_ticket", "SN-51111-PL", false, dispatcher.CodeMaxCalls},
 		{"send_email", "<nil>", false, dispatcher.CodeUngroundedClaim},
@@ -116,7 +118,7 @@ func TestOneTurnMayHoldSeveralCalls(t *testing.T) {
 	// Each turn's responses go back together, in call order, in the
 	// request after it.
 	reqs := f.Requests()
-	for i, ids := range map[int][]string{1: {"c1", "c2", "t0"}, 2: {"t1", "t2", "s1"}} {
+	for i, ids := range map[int][]string{1: {"c1", "t0"}, 2: {"c2", "c3"}, 3: {"t1", "t2", "s1"}} {
 		last := reqs[i].Contents[len(reqs[i].Contents)-1]
 		var gotIDs []string
 		for _, p := range last.Parts {
@@ -127,5 +129,41 @@ func TestOneTurnMayHoldSeveralCalls(t *testing.T) {
 		if diff := cmp.Diff(ids, gotIDs); diff != "" {
 			t.Errorf("request %d: function responses (-want +got):\n%s", i+1, diff)
 		}
+	}
+}
+
+// shortTurn takes a turn together but answers one call fewer than asked.
+type shortTurn struct{ fakeTools }
+
+func (s *shortTurn) CallTurn(ctx context.Context, calls []agent.ToolCall) []agent.Response {
+	var out []agent.Response
+	for _, c := range calls[1:] {
+		out = append(out, s.Call(ctx, c.Name, c.Args))
+	}
+	return out
+}
+
+// Tools that take a turn together but lose count give no call another
+// call's response: every call of the turn is answered with an error.
+func TestTurnToolsThatLoseCountAnswerNothing(t *testing.T) {
+	f := geminitest.New(t,
+		geminitest.One(geminitest.Call("a", "check_warranty", map[string]any{"serial_number": "SN1"}),
+			geminitest.Call("b", "check_warranty", map[string]any{"serial_number": "SN2"})),
+		geminitest.One(geminitest.Text("done")),
+	)
+	a := newAgent(t, gemini(f), &sleeps{}, nil)
+	if _, err := a.Run(context.Background(), agent.Request{System: system, Prompt: prompt}, &shortTurn{}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.Requests()
+	last := reqs[1].Contents[len(reqs[1].Contents)-1]
+	var got []string
+	for _, p := range last.Parts {
+		if r := p.FunctionResponse; r != nil {
+			got = append(got, fmt.Sprint(r.ID, " ", r.Response["ok"]))
+		}
+	}
+	if diff := cmp.Diff([]string{"a false", "b false"}, got); diff != "" {
+		t.Errorf("responses (-want +got):\n%s", diff)
 	}
 }

@@ -201,7 +201,7 @@ func (d *Dispatcher) ReplyAddress(msg *message.Message) (addr, note string) {
 
 // Session starts the per-email state for msg handled under sc.
 func (d *Dispatcher) Session(msg *message.Message, sc *instructions.Scenario, key triage.Key) *Session {
-	s := &Session{d: d, msg: msg, sc: sc, key: key, runs: map[string]int{}}
+	s := &Session{d: d, msg: msg, sc: sc, key: key, runs: map[string]int{}, running: map[string]int{}}
 	if msg != nil {
 		s.replyTo, _ = d.ReplyAddress(msg)
 	}

@@ -21,10 +21,14 @@ import (
 	"triage/internal/instructions"
 	"triage/internal/message"
 	"triage/internal/trace"
+
+	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
-// Session is the per-email dispatcher; it implements agent.Tools. It is safe for concurrent use; calls are
-// executed one at a time.
+// Session is the per-email dispatcher; it implements agent.TurnTools. It
+// is safe for concurrent use. Calls are admitted, checked and recorded one
+// at a time; they run one at a time too, but for the look-ups of a turn
+// that asks only for tools declared parallel (CallTurn).
 type Session struct {
 	d   *Dispatcher
 	msg *message.Message
@@ -41,9 +45,12 @@ type Session struct {
 	turnCalls int // calls in this turn, refused ones included
 	admitted  int // calls within the per-turn cap, this email
 	runs      map[string]int
-	done      []doneCall // successful runs, in order
-	indexed   *msgIndex  // the message's serials and tokens, built on first use (index())
-	ticket    string     // see Call.TicketID
+	// running counts the admitted calls of a tool not recorded yet (a
+	// parallel turn's): max_calls counts them with runs.
+	running map[string]int
+	done    []doneCall // successful runs, in order
+	indexed *msgIndex  // the message's serials and tokens, built on first use (index())
+	ticket  string     // see Call.TicketID
 	// ungrounded counts calls refused for unsupported claims (ground).
 	ungrounded int
 	// overpromised counts calls refused for their commitments (commit).
@@ -166,50 +173,94 @@ func (s *Session) StartTurn() {
 func (s *Session) Call(ctx context.Context, name string, args map[string]any) agent.Response {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	p := s.begin(ctx, name, args)
+	p.exec(s)
+	return s.end(p)
+}
 
-	ctx, span := trace.Tool(ctx, name)
-	start := s.d.now()
-	rec := Record{Name: name, Args: cloneArgs(args)}
-	tool, route, err := s.admit(name, rec.Args)
-	var first *doneCall
-	argKey := ""
+// pending is one call between its admission and its record: begin decides
+// whether it runs (call is set), exec runs it, end records it and builds
+// the response. Only exec may run without the session's lock.
+type pending struct {
+	ctx     context.Context
+	span    oteltrace.Span
+	start   time.Time
+	rec     Record
+	tool    *instructions.Tool
+	route   Func
+	first   *doneCall // an effect's identical earlier success, repeated
+	argKey  string
+	vouched map[string]any
+	err     error
+	call    *Call // the call to run; nil when refused, repeated or a dry run
+	res     Result
+}
+
+// begin admits one call and applies its policies (s.mu held).
+func (s *Session) begin(ctx context.Context, name string, args map[string]any) *pending {
+	p := &pending{start: s.d.now(), rec: Record{Name: name, Args: cloneArgs(args)}}
+	p.ctx, p.span = trace.Tool(ctx, name)
+	p.tool, p.route, p.err = s.admit(name, p.rec.Args)
 	// The record keeps the model's arguments; the tool receives vouched,
 	// where each from policy put the value it vouched for.
-	vouched := cloneArgs(rec.Args)
-	if err == nil {
+	p.vouched = cloneArgs(p.rec.Args)
+	if p.err == nil {
 		s.fromAtt = false
-		first, argKey, err = s.policies(tool, vouched)
+		p.first, p.argKey, p.err = s.policies(p.tool, p.vouched)
 		if s.fromAtt {
-			rec.SerialSource = SerialSourceAttachment
+			p.rec.SerialSource = SerialSourceAttachment
 		}
 	}
-	if err == nil && first == nil && s.checksCommitments(tool) {
-		err = s.commit(tool, vouched)
+	tool, vouched := p.tool, p.vouched
+	if p.err == nil && p.first == nil && s.checksCommitments(tool) {
+		p.err = s.commit(tool, vouched)
 	}
-	if err == nil && first == nil && tool.Grounded {
-		err = s.ground(tool, vouched)
+	if p.err == nil && p.first == nil && tool.Grounded {
+		p.err = s.ground(tool, vouched)
 	}
-	if err == nil && first == nil {
-		err = s.oneLanguage(tool, vouched)
+	if p.err == nil && p.first == nil {
+		p.err = s.oneLanguage(tool, vouched)
 	}
-	if err == nil && first == nil && s.verifies(tool) {
-		err = s.verify(ctx, tool, vouched, &rec)
+	if p.err == nil && p.first == nil && s.verifies(tool) {
+		p.err = s.verify(p.ctx, tool, vouched, &p.rec)
 	}
 	switch {
-	case err != nil:
-		rec.Blocked = true
-		if de := (*Error)(nil); errors.As(err, &de) {
-			rec.Reason = de.Reason
+	case p.err != nil:
+		p.rec.Blocked = true
+		if de := (*Error)(nil); errors.As(p.err, &de) {
+			p.rec.Reason = de.Reason
 		}
-	case first != nil:
+	case p.first != nil:
+	case s.opts.DryRun && tool.Effect:
+		p.res.Value, p.rec.DryRun = dryRunResult(tool, s.opts.Draft), true
+	default:
+		p.call = &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: p.start, Received: s.received(p.start), Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language, Scenario: s.sc, ReplyTo: s.replyTo}
+		s.running[name]++
+	}
+	return p
+}
+
+// exec runs an admitted call. It reads nothing of the session but its
+// dispatcher's fixed settings, so the calls of one parallel turn may run
+// at once, without s.mu.
+func (p *pending) exec(s *Session) {
+	if p.call != nil {
+		p.res, p.err = s.run(p.ctx, p.route, p.call)
+	}
+}
+
+// end records one call and returns its response (s.mu held).
+func (s *Session) end(p *pending) agent.Response {
+	name, rec, err, res := p.rec.Name, &p.rec, p.err, p.res
+	switch {
+	case p.first != nil:
+		first := p.first
 		rec.OK, rec.Result, rec.Repeated = true, first.result.Value, true
 		rec.Receipt, rec.TicketID, rec.Decision = first.result.Receipt, first.result.TicketID, first.result.Decision
+	case p.call == nil && !rec.DryRun: // refused before it ran
 	default:
-		var res Result
-		if s.opts.DryRun && tool.Effect {
-			res.Value, rec.DryRun = dryRunResult(tool, s.opts.Draft), true
-		} else {
-			res, err = s.run(ctx, route, &Call{Name: name, Args: vouched, Msg: s.msg, Key: s.key, Now: start, Received: s.received(start), Draft: s.opts.Draft, Tool: tool, MaxBodyBytes: s.d.maxBody, TicketID: s.ticket, Staff: s.d.Staff(), Language: s.opts.Language, Scenario: s.sc, ReplyTo: s.replyTo})
+		if p.call != nil {
+			s.running[name]--
 			var de *Error
 			if errors.As(err, &de) && de.Refused {
 				rec.Blocked, rec.Reason = true, de.Reason
@@ -231,13 +282,14 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ag
 			res.Value, rec.Truncated = capResult(res.Value, s.d.maxResult)
 			rec.OK, rec.Result, rec.Receipt, rec.TicketID, rec.Decision = true, res.Value, res.Receipt, res.TicketID, res.Decision
 			s.runs[name]++
-			s.done = append(s.done, doneCall{name: name, args: vouched, argKey: argKey, result: res, turn: s.turn})
+			s.done = append(s.done, doneCall{name: name, args: p.vouched, argKey: p.argKey, result: res, turn: s.turn})
 			if res.TicketID != "" && s.ticket == "" {
 				s.ticket = res.TicketID
 			}
 		}
 	}
-	rec.DurationMS = s.d.now().Sub(start).Milliseconds()
+	rec.DurationMS = s.d.now().Sub(p.start).Milliseconds()
+	ctx := p.ctx
 
 	var resp agent.Response
 	if err != nil {
@@ -256,12 +308,12 @@ func (s *Session) Call(ctx context.Context, name string, args map[string]any) ag
 	} else {
 		resp = agent.Succeeded(rec.Result)
 	}
-	s.records = append(s.records, rec)
+	s.records = append(s.records, *rec)
 	code := ""
 	if rec.Error != nil {
 		code = string(rec.Error.Code)
 	}
-	trace.EndTool(span, rec.Blocked, code, rec.Args, rec.Result)
+	trace.EndTool(p.span, rec.Blocked, code, rec.Args, rec.Result)
 
 	attrs := []any{"name", name, "ok", rec.OK, "blocked", rec.Blocked, "duration_ms", rec.DurationMS}
 	if rec.Error != nil {
@@ -367,7 +419,10 @@ func (s *Session) policies(t *instructions.Tool, args map[string]any) (*doneCall
 			}
 		}
 	}
-	if limit := t.Limit(s.d.perEmail); s.runs[t.Name] >= limit {
+	if limit := t.Limit(s.d.perEmail); s.runs[t.Name]+s.running[t.Name] >= limit {
+		if n := s.running[t.Name]; n > 0 { // earlier calls of this parallel turn
+			return nil, argKey, refuse(CodeMaxCalls, "%s already ran %d time(s) for this email and %d more run in this turn, the limit (max_calls) is %d", t.Name, s.runs[t.Name], n, limit)
+		}
 		return nil, argKey, refuse(CodeMaxCalls, "%s already ran %d time(s) for this email, the limit (max_calls) is %d", t.Name, s.runs[t.Name], limit)
 	}
 	for _, r := range t.Requires {
