@@ -265,6 +265,9 @@ func printTools(w io.Writer, ts *instructions.Tools, set *instructions.Scenarios
 		if t.Grounded {
 			tags = append(tags, "grounded (every fact the reply states must be backed, else ungrounded_claim)")
 		}
+		if t.Parallel {
+			tags = append(tags, "parallel (runs at once with the other look-ups of a turn that asks only for parallel tools)")
+		}
 		if t.MaxCalls > 0 {
 			tags = append(tags, fmt.Sprintf("max_calls %d per email", t.MaxCalls))
 		} else if t.Effect {

@@ -71,6 +71,7 @@ type checkTool struct {
 	Effect     bool     `json:"effect,omitempty"`
 	Final      bool     `json:"final,omitempty"`
 	Grounded   bool     `json:"grounded,omitempty"`
+	Parallel   bool     `json:"parallel,omitempty"`
 	MaxCalls   int      `json:"max_calls,omitempty"`
 	DeclaredBy []string `json:"declared_by"`
 }
@@ -106,7 +107,7 @@ func (r *checkReport) addInstructions(dir string, ins *instructions.Set) {
 	for _, name := range ins.Tools.Names() {
 		t := ins.Tools.Get(name)
 		r.Tools = append(r.Tools, checkTool{Name: name, Spec: t.Spec, Effect: t.Effect, Final: t.Final,
-			Grounded: t.Grounded, MaxCalls: t.MaxCalls, DeclaredBy: declaredBy(name, ins.Scenarios)})
+			Grounded: t.Grounded, Parallel: t.Parallel, MaxCalls: t.MaxCalls, DeclaredBy: declaredBy(name, ins.Scenarios)})
 	}
 }
 

@@ -65,14 +65,20 @@ func TestCheckJSON(t *testing.T) {
 	if !scenarios["escalation"].Escalate || !scenarios["graceful-degradation"].Fallback {
 		t.Errorf("scenario flags missing: %+v", r.Scenarios)
 	}
-	var send *checkTool
+	var send, check *checkTool
 	for i := range r.Tools {
-		if r.Tools[i].Name == "send_email" {
+		switch r.Tools[i].Name {
+		case "send_email":
 			send = &r.Tools[i]
+		case "check_warranty":
+			check = &r.Tools[i]
 		}
 	}
-	if send == nil || !send.Effect || !send.Final || !send.Grounded || send.Spec != "builtin send_email" || len(send.DeclaredBy) < 5 {
+	if send == nil || !send.Effect || !send.Final || !send.Grounded || send.Parallel || send.Spec != "builtin send_email" || len(send.DeclaredBy) < 5 {
 		t.Errorf("send_email: %+v", send)
+	}
+	if check == nil || !check.Parallel || check.Effect {
+		t.Errorf("check_warranty: %+v", check)
 	}
 	if r.MCPServers != 1 {
 		t.Errorf("mcp_servers %d, want 1 (the manuals server)", r.MCPServers)
