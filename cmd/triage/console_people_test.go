@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"triage/internal/mailauth"
+	"triage/internal/testkit/mailtest"
 )
 
 // `triage console --token-file F --users-file U`: a person signs in with
@@ -76,5 +81,52 @@ func TestConsoleUsersAndTokenFiles(t *testing.T) {
 	case <-done:
 	case <-time.After(15 * time.Second):
 		t.Fatal("console did not stop")
+	}
+}
+
+// triage watch and triage console share the refresh-token file: watch
+// rotating the refresh token after the console started does not make the
+// console's next send fail with invalid_grant until a restart.
+func TestConsoleSharesRotatedRefreshToken(t *testing.T) {
+	noDefaultConfig(t)
+	dir := t.TempDir()
+	o := mailtest.StartOAuth2(t, mailtest.OAuth2Options{User: "support@example.com", Rotate: true})
+	serverTLS, _ := mailtest.SelfSigned(t)
+	sink := mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "support@example.com", Bearer: o.Valid, Mechanisms: []string{"XOAUTH2"}, TLS: serverTLS})
+	writeTestFile(t, filepath.Join(dir, "ca.pem"), string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: serverTLS.Certificates[0].Certificate[0]})))
+	writeTestFile(t, filepath.Join(dir, "client.secret"), o.ClientSecret+"\n")
+	writeTestFile(t, filepath.Join(dir, "refresh.token"), o.RefreshToken()+"\n")
+	ref := storedDraft(t, filepath.Join(dir, "ledger.db"), filepath.Join(dir, "tickets.db"))
+	cfg := filepath.Join(dir, "triage.yaml")
+	writeTestFile(t, cfg, fmt.Sprintf(`imap: {addr: 127.0.0.1:993, user: support@example.com}
+smtp:
+  addr: %s
+  tls: starttls
+  ca_file: ca.pem
+  oauth2:
+    token_url: %s
+    client_id: %s
+    client_secret_file: client.secret
+    refresh_token_file: refresh.token
+    scopes: [https://mail.google.com/]
+ledger: ledger.db
+pipeline: {tickets_db: tickets.db, from: "Serwis <support@example.com>"}
+`, sink.Addr, o.TokenURL, o.ClientID))
+	base := startConsole(t, "--config", cfg)
+	// watch, sharing the file, refreshes first: the refresh token the
+	// console read at start is rotated away.
+	watchSide, err := mailauth.New(mailauth.Config{TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecretFile: filepath.Join(dir, "client.secret"),
+		Scopes: []string{"https://mail.google.com/"}, RefreshTokenFile: filepath.Join(dir, "refresh.token")}, mailauth.Options{Name: "imap.oauth2", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := watchSide.Token(); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := consoleDo(t, base, "POST", "/conversation/"+ref+"/approve"); code != http.StatusSeeOther {
+		t.Fatalf("approve after watch rotated the refresh token: %d\n%s", code, body)
+	}
+	if msgs := sink.Messages(); len(msgs) != 1 {
+		t.Fatalf("the SMTP server got %d messages, want 1", len(msgs))
 	}
 }
