@@ -101,6 +101,7 @@ type Server struct {
 
 	creds    *credentials
 	throttle *throttle
+	maxQueue int // MaxQueue (tests lower it)
 
 	mu       sync.Mutex
 	sessions map[string]session
@@ -144,7 +145,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, review: review.Of(cfg.Ledger), log: cfg.Logger, sessions: map[string]session{}, creds: creds, throttle: newThrottle(cfg.Now)}
+	s := &Server{cfg: cfg, review: review.Of(cfg.Ledger), log: cfg.Logger, sessions: map[string]session{}, creds: creds, throttle: newThrottle(cfg.Now), maxQueue: MaxQueue}
 	if s.pages, err = parsePages(cfg.Now); err != nil {
 		return nil, err
 	}

@@ -261,6 +261,9 @@ func (s *Server) emailOf(ctx context.Context, e ledger.Stored) (emailView, error
 		rv.ParseError = err.Error()
 	}
 	ev.Reply = rv
+	if ev.Name == "" {
+		ev.Name = rv.Text.ToName // the name triage addressed its reply to
+	}
 	return ev, nil
 }
 

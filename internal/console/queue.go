@@ -59,17 +59,17 @@ var waitingStates = []ledger.State{ledger.StateDrafted, ledger.StateFailed, ledg
 func (s *Server) waiting(ctx context.Context) (out []queueItem, capped []string, err error) {
 	seen := map[triage.Key]bool{}
 	for _, st := range append(waitingStates, "") {
-		q := ledger.Query{States: []ledger.State{st}, Limit: MaxQueue + 1}
+		q := ledger.Query{States: []ledger.State{st}, Limit: s.maxQueue + 1}
 		if st == "" {
-			q = ledger.Query{Escalated: true, Limit: MaxQueue + 1}
+			q = ledger.Query{Escalated: true, Limit: s.maxQueue + 1}
 		}
 		es, err := s.cfg.Ledger.Search(ctx, q)
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(es) > MaxQueue {
+		if len(es) > s.maxQueue {
 			capped = append(capped, cmp.Or(string(st), WhyEscalated))
-			es = es[:MaxQueue]
+			es = es[:s.maxQueue]
 		}
 		if out, err = s.collect(ctx, es, seen, out); err != nil {
 			return nil, nil, err
@@ -112,6 +112,13 @@ func (s *Server) collect(ctx context.Context, es []ledger.Stored, seen map[triag
 			}
 			if err != nil {
 				return nil, err
+			}
+			if it.Name == "" {
+				// An outcome without the sender's name: the name the
+				// draft is addressed to.
+				if p, err := parseReply(rep.Raw); err == nil {
+					it.Name = p.ToName
+				}
 			}
 			switch {
 			case draftWaiting(rep):

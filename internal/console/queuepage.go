@@ -122,7 +122,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	}
 	f := r.Form
 	v := queueView{Inbox: f.Get("inbox"), Scenario: f.Get("scenario"), Reason: f.Get("reason"), Age: f.Get("age"), Owner: f.Get("owner"),
-		Ages: []string{"1h", "24h", "7d"}, Total: len(items), Capped: capped, MaxQueue: MaxQueue, OrderingChoices: sortChoices}
+		Ages: []string{"1h", "24h", "7d"}, Total: len(items), Capped: capped, MaxQueue: s.maxQueue, OrderingChoices: sortChoices}
 	if why, ok := f["why"]; ok && len(why) > 0 {
 		v.Reason = why[0] // a count's button chooses its reason
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +129,21 @@ func TestQueueSortPriorityAndCounts(t *testing.T) {
 	}
 	if strings.Contains(body, `failed <b>`) {
 		t.Error("the counts include a reason the scenario filter hides")
+	}
+}
+
+// More emails of one kind than the queue reads say so above the list: the
+// page never hides that something waits.
+func TestQueueSaysWhatItCannotList(t *testing.T) {
+	f := newFixture(t)
+	f.flood(t, 5)
+	s, ts := f.server(t, nil)
+	s.maxQueue = 3
+	_, body := do(t, ts.URL, req{path: "/queue", header: bearer})
+	if !strings.Contains(body, `More than 3 emails wait as <strong>over_limit</strong>`) {
+		t.Error("the queue does not say that more emails over a limit wait than it lists")
+	}
+	if !slices.Contains(refsIn(body), f.Draft) {
+		t.Error("the draft is not listed")
 	}
 }
