@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
-	"slices"
 
 	"triage/eval"
 	"triage/internal/model"
@@ -14,43 +12,23 @@ import (
 
 // judgeOptions configure the model that grades eval's rubrics and
 // customers' goals when it is not the model under test: another model id,
-// another provider, another endpoint or key.
-type judgeOptions struct {
-	Provider   string // "": the provider of the model under test
-	Model      string // "": the model under test's id (same provider), else the provider's default
-	BaseURL    string // openai: the judge endpoint's API root
-	APIKeyFile string // openai: the judge's key, when its key variable is unset
-	APIKeyEnv  string // openai: the variable holding the judge's key (default OPENAI_API_KEY)
-}
+// another provider, another endpoint or key. Provider "": the provider of
+// the model under test; Model "": the model under test's id (same
+// provider), else the provider's default.
+type judgeOptions struct{ secondModel }
 
 // separate reports whether any judge setting is given.
 func (j judgeOptions) separate() bool { return j != judgeOptions{} }
 
 // judgeSettings are eval's --judge-* settings.
 func judgeSettings(j *judgeOptions) settings.Table {
-	providers := append([]string{""}, model.Providers...)
-	return settings.Table{
-		{Flag: "judge-provider", Env: "TRIAGE_JUDGE_PROVIDER",
-			Usage: "provider of the model judge that grades reply_rubric and a simulated customer's goal in live runs: gemini or openai (default: the model under test's)",
-			Var: settings.String(&j.Provider, "", func(v string) error {
-				if !slices.Contains(providers, v) {
-					return fmt.Errorf("%q: want gemini or openai", v)
-				}
-				return nil
-			})},
-		{Flag: "judge-model", Env: "TRIAGE_JUDGE_MODEL",
-			Usage: "the judge's model id (default: --model when the judge's provider is the model's, else Gemini's default; required for --judge-provider openai)",
-			Var:   settings.String(&j.Model, "")},
-		{Flag: "judge-base-url", Env: "TRIAGE_JUDGE_BASE_URL",
-			Usage: "with --judge-provider openai: the judge endpoint's API root (default $OPENAI_BASE_URL, else https://api.openai.com/v1)",
-			Var:   settings.String(&j.BaseURL, "")},
-		{Flag: "judge-api-key-file", Env: "TRIAGE_JUDGE_API_KEY_FILE", Path: true,
-			Usage: "with --judge-provider openai: file holding the judge's API key, when its key variable is unset",
-			Var:   settings.String(&j.APIKeyFile, "")},
-		{Flag: "judge-api-key-env", Env: "TRIAGE_JUDGE_API_KEY_ENV",
-			Usage: "with --judge-provider openai: the environment variable holding the judge's API key (default OPENAI_API_KEY)",
-			Var:   settings.String(&j.APIKeyEnv, "")},
-	}
+	return j.settings("judge", "", secondModelUsage{
+		Provider:   "provider of the model judge that grades reply_rubric and a simulated customer's goal in live runs: gemini or openai (default: the model under test's)",
+		Model:      "the judge's model id (default: --model when the judge's provider is the model's, else Gemini's default; required for --judge-provider openai)",
+		BaseURL:    "with --judge-provider openai: the judge endpoint's API root (default $OPENAI_BASE_URL, else https://api.openai.com/v1)",
+		APIKeyEnv:  "with --judge-provider openai: the environment variable holding the judge's API key (default OPENAI_API_KEY)",
+		APIKeyFile: "with --judge-provider openai: file holding the judge's API key, when its key variable is unset",
+	})
 }
 
 // judgeModelOptions are the model options and model id of the judge:
@@ -61,7 +39,7 @@ func judgeModelOptions(o *evalOptions) (model.Options, string, error) {
 	if !j.separate() {
 		return run, o.Model, nil
 	}
-	prov := model.Provider(j.Provider)
+	prov := j.Provider
 	if prov == "" {
 		prov = o.Provider
 	}
@@ -76,21 +54,8 @@ func judgeModelOptions(o *evalOptions) (model.Options, string, error) {
 			name = model.DefaultModel
 		}
 	}
-	opts := model.Options{Provider: prov}
-	if prov == model.ProviderOpenAI {
-		opts.BaseURL, opts.APIKeyFile = j.BaseURL, j.APIKeyFile
-		if sameProvider(prov, o.Provider) && j.BaseURL == "" && j.APIKeyFile == "" && j.APIKeyEnv == "" {
-			opts.BaseURL, opts.APIKeyFile = o.BaseURL, o.APIKeyFile // the model under test's endpoint, another model id
-		}
-		if env := j.APIKeyEnv; env != "" {
-			opts.Getenv = func(k string) string {
-				if k == "OPENAI_API_KEY" {
-					return os.Getenv(env)
-				}
-				return os.Getenv(k)
-			}
-		}
-	} else if j.BaseURL != "" || j.APIKeyFile != "" || j.APIKeyEnv != "" {
+	opts := j.options(prov, o.modelOptions)
+	if prov != model.ProviderOpenAI && j.endpoint() {
 		return model.Options{}, "", fmt.Errorf("--judge-base-url, --judge-api-key-file and --judge-api-key-env are for --judge-provider openai; a Gemini judge uses GEMINI_API_KEY (or Vertex settings)")
 	}
 	if !opts.Live() {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"os"
 	"time"
 
 	"triage/internal/dispatcher"
@@ -16,41 +15,21 @@ import (
 // before it leaves; declared in verifySettings. Provider "" is no
 // verifier.
 type verifyOptions struct {
-	Provider   model.Provider // "" | gemini | openai
-	Model      string
-	BaseURL    string // openai: the endpoint's API root
-	APIKeyFile string // openai: the key, when its key variable is unset
-	APIKeyEnv  string // openai: the variable holding the key (default OPENAI_API_KEY)
-	Timeout    time.Duration
+	secondModel
+	Timeout time.Duration
 }
 
 // verifySettings declare the verifier's settings, after the model's.
 func verifySettings(v *verifyOptions) settings.Table {
-	return settings.Table{
-		{Flag: "verify-provider", Env: "TRIAGE_VERIFY_PROVIDER", Key: "verify.provider",
-			Usage: "verifier provider: gemini or openai (either, whatever --provider is); with a live model, a second model reads every reply against the decision, its commitments and the tool results before it leaves (default: none, the lexicon and the grounding check alone decide)",
-			Var:   settings.String((*string)(&v.Provider), "", settings.OneOf(append([]string{""}, model.Providers...)...))},
-		{Flag: "verify-model", Env: "TRIAGE_VERIFY_MODEL", Key: "verify.model",
-			Usage: "the verifier's model id (default " + model.DefaultModel + " with gemini; required with openai)",
-			Var:   settings.String(&v.Model, "")},
-		{Flag: "verify-base-url", Env: "TRIAGE_VERIFY_BASE_URL", Key: "verify.base_url",
-			Usage: "with --verify-provider openai: the verifier endpoint's API root (default: --base-url when the model is on openai too, else $OPENAI_BASE_URL, else https://api.openai.com/v1)",
-			Var:   settings.String(&v.BaseURL, "")},
-		{Flag: "verify-api-key-env", Env: "TRIAGE_VERIFY_API_KEY_ENV", Key: "verify.api_key_env",
-			Usage: "with --verify-provider openai: the environment variable holding the verifier's API key (default OPENAI_API_KEY)",
-			Var:   settings.String(&v.APIKeyEnv, "")},
-		{Flag: "verify-api-key-file", Env: "TRIAGE_VERIFY_API_KEY_FILE", Key: "verify.api_key_file", Path: true,
-			Usage: "with --verify-provider openai: file holding the verifier's API key, when its key variable is unset",
-			Var:   settings.String(&v.APIKeyFile, "")},
-		{Flag: "verify-timeout", Key: "verify.timeout",
-			Usage: "timeout of one verifier call; a verifier that does not answer in time (or fails, or answers garbage) leaves the email for a person, reason verifier_unavailable",
-			Var:   settings.Duration(&v.Timeout, dispatcher.DefaultVerifyTimeout, settings.Positive)},
-	}
-}
-
-// endpoint reports whether an openai endpoint setting is given.
-func (v verifyOptions) endpoint() bool {
-	return v.BaseURL != "" || v.APIKeyFile != "" || v.APIKeyEnv != ""
+	return append(v.settings("verify", "verify", secondModelUsage{
+		Provider:   "verifier provider: gemini or openai (either, whatever --provider is); with a live model, a second model reads every reply against the decision, its commitments and the tool results before it leaves (default: none, the lexicon and the grounding check alone decide)",
+		Model:      "the verifier's model id (default " + model.DefaultModel + " with gemini; required with openai)",
+		BaseURL:    "with --verify-provider openai: the verifier endpoint's API root (default: --base-url when the model is on openai too, else $OPENAI_BASE_URL, else https://api.openai.com/v1)",
+		APIKeyEnv:  "with --verify-provider openai: the environment variable holding the verifier's API key (default OPENAI_API_KEY)",
+		APIKeyFile: "with --verify-provider openai: file holding the verifier's API key, when its key variable is unset",
+	}), &settings.Setting{Flag: "verify-timeout", Key: "verify.timeout",
+		Usage: "timeout of one verifier call; a verifier that does not answer in time (or fails, or answers garbage) leaves the email for a person, reason verifier_unavailable",
+		Var:   settings.Duration(&v.Timeout, dispatcher.DefaultVerifyTimeout, settings.Positive)})
 }
 
 // parts are the verifier these settings choose for processor.Build, beside
@@ -60,21 +39,8 @@ func (v verifyOptions) parts(m modelOptions, concurrency int) *processor.VerifyP
 	if v.Provider == "" {
 		return nil
 	}
-	o := model.Options{Provider: v.Provider, Concurrency: concurrency}
-	if v.Provider == model.ProviderOpenAI {
-		o.BaseURL, o.APIKeyFile = v.BaseURL, v.APIKeyFile
-		if m.Provider == model.ProviderOpenAI && !v.endpoint() {
-			o.BaseURL, o.APIKeyFile = m.BaseURL, m.APIKeyFile
-		}
-		if env := v.APIKeyEnv; env != "" {
-			o.Getenv = func(k string) string {
-				if k == "OPENAI_API_KEY" {
-					return os.Getenv(env)
-				}
-				return os.Getenv(k)
-			}
-		}
-	}
+	o := v.options(v.Provider, m)
+	o.Concurrency = concurrency
 	return &processor.VerifyParts{Model: o, ModelName: v.modelID(), Timeout: v.Timeout}
 }
 

@@ -386,7 +386,7 @@ func TestVerifierSettings(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--verify-provider", "anthropic"}, `--verify-provider "anthropic"`},
+		{[]string{"--verify-provider", "anthropic"}, `--verify-provider "anthropic": want gemini or openai`},
 		{[]string{"--verify-model", "x"}, "need --verify-provider"},
 		{[]string{"--verify-provider", "openai", "--verify-base-url", "http://127.0.0.1:1/v1"}, "--verify-provider openai needs --verify-model"},
 		{[]string{"--verify-provider", "openai", "--verify-model", "gpt-x"}, "the verifier (openai, model gpt-x) has no credentials"},
