@@ -413,11 +413,10 @@ func manualsBackend(t testing.TB) map[string]dispatcher.Func {
 	})}
 }
 
-// TestSuiteOffline runs the shipped suite (eval/cases) against the built-in
-// instructions and the offline model: it must pass at 100%, and the
-// grounding checks must flag no claim in any reply of any run or turn (the
-// suite's replies are correct: a flag is a false positive).
-func TestSuiteOffline(t *testing.T) {
+// shippedSuite is the shipped suite (eval/cases) over the built-in
+// instructions.
+func shippedSuite(t testing.TB) (*instructions.Scenarios, []*Case) {
+	t.Helper()
 	set, err := instructions.LoadScenarios(embedded.FS, testRoutes)
 	if err != nil {
 		t.Fatal(err)
@@ -426,6 +425,15 @@ func TestSuiteOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return set, cases
+}
+
+// TestSuiteOffline runs the shipped suite (eval/cases) against the built-in
+// instructions and the offline model: it must pass at 100%, and the
+// grounding checks must flag no claim in any reply of any run or turn (the
+// suite's replies are correct: a flag is a false positive).
+func TestSuiteOffline(t *testing.T) {
+	set, cases := shippedSuite(t)
 	if len(cases) < 30 {
 		t.Errorf("suite has %d cases, want at least 30", len(cases))
 	}
@@ -473,14 +481,7 @@ func turnRubrics(run RunResult) []RubricVerdict {
 }
 
 func BenchmarkEvalSuite(b *testing.B) {
-	set, err := instructions.LoadScenarios(embedded.FS, testRoutes)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cases, err := Load([]string{"cases"}, set)
-	if err != nil {
-		b.Fatal(err)
-	}
+	set, cases := shippedSuite(b)
 	r := newTestRunner(b, set, Config{Backends: manualsBackend(b)})
 	b.ResetTimer()
 	calls := 0

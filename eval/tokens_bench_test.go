@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 
-	embedded "triage/instructions"
-	"triage/internal/instructions"
 	"triage/internal/model"
 	"triage/internal/testkit/tokentest"
 )
@@ -20,14 +18,7 @@ import (
 //
 //	go test -run '^$' -bench Tokens -benchtime 1x ./eval
 func BenchmarkTokens(b *testing.B) {
-	set, err := instructions.LoadScenarios(embedded.FS, testRoutes)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cases, err := Load([]string{"cases"}, set)
-	if err != nil {
-		b.Fatal(err)
-	}
+	set, cases := shippedSuite(b)
 	rec := &tokentest.Recorder{Next: model.Transport(1)}
 	r := newTestRunner(b, set, Config{Backends: manualsBackend(b), Transport: rec})
 	var bodies [][]byte
