@@ -1,12 +1,10 @@
 package guard
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"triage/internal/message"
 	"triage/internal/testkit/corpustest"
 )
 
@@ -24,15 +22,7 @@ func TestCorpusSample(t *testing.T) {
 			t.Errorf("%s: name is not <class>--<name>.eml", f)
 			continue
 		}
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := message.Parse(raw)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		v := Check(cfg, m)
+		v := Check(cfg, parseFile(t, f))
 		tally.Add(class, !v.Skip)
 		switch person := class == corpustest.Person; {
 		case person && v.Skip:

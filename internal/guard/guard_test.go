@@ -82,15 +82,7 @@ func TestCheckFixtures(t *testing.T) {
 	covered := map[triage.Reason]bool{}
 	for name, want := range tests {
 		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join("testdata", name+".eml"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := message.Parse(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(want, Check(cfg, m)); diff != "" {
+			if diff := cmp.Diff(want, Check(cfg, parseFile(t, filepath.Join("testdata", name+".eml")))); diff != "" {
 				t.Errorf("Check (-want +got):\n%s", diff)
 			}
 		})
@@ -159,3 +151,17 @@ func TestCheckEdgeCases(t *testing.T) {
 }
 
 func mustAddr(a string) mail.Address { return mail.Address{Address: a} }
+
+// parseFile is the message in the file path.
+func parseFile(t *testing.T, path string) *message.Message {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := message.Parse(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"triage"
-	"triage/internal/message"
 	"triage/internal/serial"
 )
 
@@ -53,14 +52,7 @@ func TestSampleInbox(t *testing.T) {
 	got := map[string]outcome{}
 	ids := map[string]string{}
 	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := message.Parse(raw)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+		m := parseFile(t, f)
 		name := filepath.Base(f)
 		if len(m.Problems) > 0 || m.Date.IsZero() || m.MessageID == "" || m.From.Address == "" {
 			t.Errorf("%s: problems %q, date %v, id %q, from %q", name, m.Problems, m.Date, m.MessageID, m.From.Address)
