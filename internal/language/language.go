@@ -126,6 +126,45 @@ type Detector struct {
 	lingua lingua.LanguageDetector
 	// first is the first detection (see Judge).
 	first sync.Once
+	// recent are the results of the last texts judged (see Judge).
+	recent recent
+}
+
+// Remembered is how many of the last texts judged a Detector remembers
+// the result of: a reply's body is judged by the one-language check and
+// again by the signer, and lingua's statistics over 28 languages are the
+// dearest part of a reply. Each entry holds at most MaxBytes of text.
+const Remembered = 64
+
+// recent remembers the results of the last Remembered texts judged.
+type recent struct {
+	mu   sync.Mutex
+	by   map[string]Result
+	keys []string // oldest first
+}
+
+func (r *recent) get(text string) (Result, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.by[text]
+	return res, ok
+}
+
+func (r *recent) put(text string, res Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.by[text]; ok {
+		return
+	}
+	if r.by == nil {
+		r.by = make(map[string]Result, Remembered)
+	}
+	if len(r.keys) == Remembered {
+		delete(r.by, r.keys[0])
+		r.keys = append(r.keys[:0], r.keys[1:]...)
+	}
+	r.by[text] = res
+	r.keys = append(r.keys, text)
 }
 
 // New checks cfg: every code must be an ISO 639-1 code lingua knows.
@@ -226,17 +265,30 @@ func (d *Detector) Detect(text string) string { return d.Judge(text).Code }
 // Korean script), lingua's best guess among the configured languages and
 // the neighbours is configured, clear (MinConfidence, MinMargin), and
 // either decided by lingua's rules or drawn from MinWords words or more;
-// the default otherwise. Only the first MaxBytes of text are read.
+// the default otherwise. Only the first MaxBytes of text are read, and the
+// result for a text judged lately is remembered (Remembered), not judged
+// again.
 func (d *Detector) Judge(text string) Result {
-	unsure := Result{Code: d.def}
 	if len(d.codes) == 1 {
-		return unsure
+		return Result{Code: d.def}
 	}
-	text = clip.Bytes(text, MaxBytes, "")
+	text = strings.TrimSpace(clip.Bytes(text, MaxBytes, ""))
+	if r, ok := d.recent.get(text); ok {
+		return r
+	}
 	letters, cjk, words := count(text)
 	if letters < MinLetters && cjk < MinCJKLetters {
-		return unsure
+		return Result{Code: d.def}
 	}
+	r := d.judge(text, words)
+	d.recent.put(strings.Clone(text), r)
+	return r
+}
+
+// judge is Judge of a text clipped to MaxBytes, of words words, that has
+// the letters to be judged: lingua's part.
+func (d *Detector) judge(text string, words int) Result {
+	unsure := Result{Code: d.def}
 	d.build()
 	// lingua loads a language's model at its first use, and detections
 	// that meet before it is loaded each load it (a Latin-script text

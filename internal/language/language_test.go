@@ -1,6 +1,7 @@
 package language
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -152,5 +153,38 @@ func TestJudge(t *testing.T) {
 		if r.Code != tt.code || r.Sure != tt.sure || r.Guess != tt.guess || r.Clear != (tt.guess != "") {
 			t.Errorf("Judge(%q) = %+v, want code %s sure %v guess %s", tt.text, r, tt.code, tt.sure, tt.guess)
 		}
+	}
+}
+
+// TestJudgeRemembers: a text judged lately is not judged again (the
+// one-language check and the signer read the same reply body), its result
+// is the same with other space around it, and what is remembered stays
+// bounded (Remembered texts of at most MaxBytes each).
+func TestJudgeRemembers(t *testing.T) {
+	d, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "Guten Tag,\n\nleider steht in der Anleitung nichts zum Entkalken dieses Geräts. Bitte nennen Sie uns die Seriennummer."
+	first := d.Judge(body)
+	if _, ok := d.recent.get(strings.TrimSpace(body)); !ok {
+		t.Fatalf("Judge(%q) = %+v, not remembered", body, first)
+	}
+	if again := d.Judge("\n" + body + "\n\n"); again != first || !first.Sure || first.Code != "de" {
+		t.Errorf("Judge again = %+v, first %+v; want the same, de", again, first)
+	}
+	long := strings.Repeat("Dzień dobry, mój ekspres nie grzeje wody. ", 100)
+	for i := range 2 * Remembered {
+		d.Judge(fmt.Sprintf("Zgłoszenie %d. %s", i, long))
+	}
+	d.recent.mu.Lock()
+	n, keys := len(d.recent.by), len(d.recent.keys)
+	size := 0
+	for k := range d.recent.by {
+		size = max(size, len(k))
+	}
+	d.recent.mu.Unlock()
+	if n != Remembered || keys != Remembered || size > MaxBytes {
+		t.Errorf("remembered %d texts (%d keys), the longest %d bytes; want %d, at most %d bytes", n, keys, size, Remembered, MaxBytes)
 	}
 }
