@@ -7,7 +7,8 @@
 // Why lingua-go: it is the best-kept Go detector (statistical n-gram models
 // of 75 languages plus rules for unique alphabets and characters), it can
 // be restricted to the languages an inbox expects, and its low-accuracy
-// mode (trigram models only) loads about 0.9 MiB of heap per language,
+// mode (trigram models, and the bigram and unigram models an unknown
+// trigram falls back to) loads about 1 MiB of heap per language,
 // lazily, at the first text that needs it. Its high-accuracy mode (all
 // n-grams) costs about 14 MiB of heap per language; short texts are where
 // the fallback rules below, not a bigger model, keep it honest.
@@ -21,8 +22,9 @@
 // and TestConfusion measure where that stands.
 //
 // lingua-go embeds the models of all its languages and n-gram lengths
-// (124 MB) in its package; only the trigram models are ever read here. The
-// Makefile's build target leaves the others out (see its comment);
+// (124 MB) in its package; only the trigram, bigram and unigram models are
+// ever read here. The Makefile's build target leaves the others out (see
+// its comment);
 // BenchmarkStartup and BenchmarkDetect measure the start-up, memory and
 // per-message cost.
 package language
