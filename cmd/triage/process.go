@@ -240,8 +240,11 @@ func processAll(count, n int, work func(int) processor.Outcome, emit func(int, p
 }
 
 // reorderWindow is how far ahead of the oldest unfinished input processAll
-// may start: enough to keep n workers busy behind one slow email.
-func reorderWindow(n int) int { return 4 * max(n, 1) }
+// may start: enough to keep n workers busy behind one slow email (one
+// that waits for a claim, or makes more model calls than the others) for
+// about sixteen times as long as the others take. What it holds is the
+// finished outcomes, a few kilobytes each.
+func reorderWindow(n int) int { return 16 * max(n, 1) }
 
 // processOne reads one input and processes it; a read error is a failed
 // outcome naming the input, never a lost message.

@@ -35,12 +35,13 @@ const ClaimsDir = ".claims"
 // before it looks for an earlier reply until its own is written: another
 // run sharing the outbox (an overlapping cron job) that claims the same
 // Key waits, then finds the reply instead of asking the model again. The
-// Keys share 256 lock files, so now and then an email waits for another
-// one, never longer than that email takes; waiting ends with ctx.
+// Keys share ClaimFiles lock files (created as they are first used), so
+// once in a while an email waits for another one, never longer than that
+// email takes; waiting ends with ctx. With c emails answered at once, an
+// email meets another's file with odds of about c/ClaimFiles.
 func (o *Outbox) Claim(ctx context.Context, key triage.Key) (release func(), err error) {
 	dir := filepath.Join(o.dir, ClaimsDir)
-	sum := sha256.Sum256([]byte(key)) // the same file in every process
-	name, held := filepath.Join(dir, fmt.Sprintf("%02x", sum[0])), "another run is answering this email or one sharing its lock"
+	name, held := filepath.Join(dir, ClaimFile(key)), "another run is answering this email or one sharing its lock"
 	release, err = lockFile(ctx, name, held)
 	if errors.Is(err, fs.ErrNotExist) { // the first claim in this outbox
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -52,6 +53,16 @@ func (o *Outbox) Claim(ctx context.Context, key triage.Key) (release func(), err
 		return nil, fmt.Errorf("mail: outbox: %w", err)
 	}
 	return release, nil
+}
+
+// ClaimFiles is how many lock files the Keys share in ClaimsDir.
+const ClaimFiles = 1 << 16
+
+// ClaimFile is the name in ClaimsDir of the lock file that holds key: the
+// first two bytes of its SHA-256 in hex, the same in every process.
+func ClaimFile(key triage.Key) string {
+	sum := sha256.Sum256([]byte(key))
+	return fmt.Sprintf("%02x%02x", sum[0], sum[1])
 }
 
 // lockFile takes the flock of the file name (created when missing), waiting

@@ -1,0 +1,79 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	embedded "triage/instructions"
+	"triage/internal/instructions"
+	"triage/internal/model"
+)
+
+// BenchmarkProcessThroughput: how close one `triage process` run over a
+// batch of emails comes to the ceiling c/(k·L) when every model call takes
+// L: the offline model served by this benchmark's process, reached as
+// "Gemini" through the real genai SDK, c workers (--concurrency), k the
+// model calls per email counted at the stand-in. It reports emails/s over
+// the run's whole wall time (its start-up included), the ceiling and their
+// ratio (target: >= 0.9 at c = 16, >= 0.85 at c = 64). Run with
+//
+//	go test -run '^$' -bench ProcessThroughput -benchtime 1x -count 3 ./e2e
+//
+// TRIAGE_BENCH_LATENCY (default 300ms) and TRIAGE_BENCH_MESSAGES (default
+// 2000) change the load.
+func BenchmarkProcessThroughput(b *testing.B) {
+	lat := benchLatency(b, 300*time.Millisecond)
+	n := 2000
+	if v := os.Getenv("TRIAGE_BENCH_MESSAGES"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	bin := triageBinary(b)
+	dir := benchDir(b)
+	files := smallEmails(b, dir, n)
+	scs, err := instructions.LoadScenarios(embedded.FS, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runs := 0
+	for _, c := range []int{16, 64} {
+		b.Run(fmt.Sprintf("concurrency=%d", c), func(b *testing.B) {
+			for range b.N {
+				srv, err := model.StartOffline(model.OfflineOptions{Scenarios: scs, Latency: lat})
+				if err != nil {
+					b.Fatal(err)
+				}
+				runs++
+				state := filepath.Join(dir, fmt.Sprintf("run-%d", runs))
+				args := append([]string{"process", "--json", "--concurrency", fmt.Sprint(c), "--warranty-csv", "warranty.csv",
+					"--tickets-db", filepath.Join(state, "tickets.db"), "--outbox", filepath.Join(state, "outbox")}, files...)
+				cmd := exec.Command(bin, args...)
+				cmd.Dir = dir
+				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "GEMINI_API_KEY=bench", "GOOGLE_GEMINI_BASE_URL=" + srv.URL()}
+				var stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = nil, &stderr
+				if err := os.MkdirAll(state, 0o755); err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if err := cmd.Run(); err != nil {
+					b.Fatalf("triage process: %v\n%s", err, tail(stderr.String(), 3000))
+				}
+				elapsed := time.Since(start)
+				srv.Close()
+				k := float64(srv.Requests()) / float64(n)
+				rate := float64(n) / elapsed.Seconds()
+				ceiling := float64(c) / (k * lat.Seconds())
+				b.ReportMetric(rate, "emails/s")
+				b.ReportMetric(ceiling, "ceiling/s")
+				b.ReportMetric(rate/ceiling, "ratio")
+				b.Logf("c=%d L=%s: %d emails in %s, k=%.2f model calls an email: %.2f emails/s, ceiling %.2f, ratio %.2f",
+					c, lat, n, elapsed.Round(time.Millisecond), k, rate, ceiling, rate/ceiling)
+			}
+		})
+	}
+}
