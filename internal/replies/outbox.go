@@ -110,7 +110,38 @@ func (o *Outbox) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error
 	if err != nil {
 		return triage.Receipt{}, err
 	}
+	// The file's bytes are written and synced under a temporary name
+	// before the locks, which then hold only the checks, the rename and
+	// the index: emails answered at once do not wait for each other's
+	// disk. (A staging error leaves the write to be tried under the locks,
+	// where an existing reply is found without it.)
+	tmp, err := o.files.Stage(f)
+	if err == nil {
+		defer tmp.Remove() // the file is not written after all
+	}
+	rc, err := o.place(ctx, r, f, tmp)
+	if err != nil {
+		return triage.Receipt{}, err
+	}
+	if tmp != nil {
+		tmp.Remove() // an existing reply: this one is not written
+	}
+	// The file's bytes are on disk; the rename that names it is only once
+	// its directory is. Until then a power failure may lose the reply that
+	// the caller is about to record as sent. A failure here is an error,
+	// and the file stays: a retry finds it (Existing) and syncs again. An
+	// existing reply's directory is synced too: the send that wrote it may
+	// have failed to sync its name.
+	if err := syncDir(filepath.Dir(rc.Path)); err != nil {
+		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+	}
+	return rc, nil
+}
 
+// place is Send's one step under o.mu and the directory's lock: the check
+// for an existing reply (whose receipt it returns), the limits, and the
+// file named (tmp renamed; written whole when tmp is nil) and indexed.
+func (o *Outbox) place(ctx context.Context, r *mail.Reply, f *mail.File, tmp *atomicfile.Temp) (triage.Receipt, error) {
 	// The same inbound message (the same deterministic Message-ID) processed
 	// again, e.g. process run twice over one inbox: the reply exists already.
 	o.mu.Lock()
@@ -137,10 +168,6 @@ func (o *Outbox) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error
 			if r.InboundDigest != "" && prevInbound != "" && prevInbound != r.InboundDigest {
 				return triage.Receipt{}, fmt.Errorf("%w: %s", mail.ErrOtherInbound, prev)
 			}
-			// The send that wrote it may have failed to sync its name.
-			if err := syncDir(filepath.Dir(prev)); err != nil {
-				return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
-			}
 			return rc, nil
 		}
 	}
@@ -163,7 +190,11 @@ func (o *Outbox) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error
 			return triage.Receipt{}, err
 		}
 	}
-	if err := o.files.Write(f); err != nil {
+	if tmp != nil {
+		if err := tmp.Rename(); err != nil {
+			return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
+		}
+	} else if err := o.files.Write(f); err != nil {
 		return triage.Receipt{}, err
 	}
 	if r.MessageID != "" && o.ext == nil {
@@ -174,13 +205,6 @@ func (o *Outbox) Send(ctx context.Context, r *mail.Reply) (triage.Receipt, error
 		// An error leaves the reply written and the index file without its
 		// line: the next run reads the file's header instead.
 		_ = o.remember(l, f.Path)
-	}
-	// The file's bytes are on disk; the rename that names it is only once
-	// its directory is. Until then a power failure may lose the reply that
-	// the caller is about to record as sent. A failure here is an error,
-	// and the file stays: a retry finds it (Existing) and syncs again.
-	if err := syncDir(filepath.Dir(f.Path)); err != nil {
-		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
 	}
 	return f.Receipt(), nil
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"triage/internal/atomicfile"
 	"triage/internal/clients/mail"
 
 	"github.com/google/go-cmp/cmp"
@@ -341,4 +342,63 @@ func twoRuns(t *testing.T, dir string) (a, b *Outbox) {
 		t.Fatal(err)
 	}
 	return a, b
+}
+
+// TestOutboxSyncsOutsideTheLock: the two syncs of a send (the file's bytes,
+// then its directory) wait for no other send, and no other send waits for
+// them. While another process holds the outbox's lock, a send writes and
+// syncs its file under a temporary name, and takes the lock only to look
+// for an earlier reply and rename; the directory is synced once the lock
+// is free again.
+func TestOutboxSyncsOutsideTheLock(t *testing.T) {
+	dir := t.TempDir()
+	o, err := NewOutbox(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lockedWhileSyncing := make(chan bool, 1)
+	defer func(f func(string) error) { syncDir = f }(syncDir)
+	syncDir = func(d string) error {
+		fd, err := syscall.Open(filepath.Join(dir, LockFile), syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer syscall.Close(fd)
+		lockedWhileSyncing <- syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil
+		return atomicfile.SyncDir(d)
+	}
+	// Another process's send holds the lock.
+	fd, err := syscall.Open(filepath.Join(dir, LockFile), syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	r := &mail.Reply{From: "support@example.com", To: "anna@example.pl", Subject: "Re: a", Body: "b", MessageID: "<triage-1@example.com>", Date: date}
+	done := make(chan error, 1)
+	go func() {
+		_, err := o.Send(context.Background(), r)
+		done <- err
+	}()
+	staged := false
+	for deadline := time.Now().Add(5 * time.Second); !staged && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			staged = staged || strings.Contains(e.Name(), ".tmp-")
+		}
+	}
+	syscall.Close(fd) // the other send is done
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !staged {
+		t.Error("the reply's file was not written while another process held the outbox's lock")
+	}
+	if <-lockedWhileSyncing {
+		t.Error("the directory was synced under the outbox's lock")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "20261122T083000Z-triage-1@example.com.eml")); err != nil {
+		t.Error(err)
+	}
 }

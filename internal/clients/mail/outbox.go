@@ -99,6 +99,17 @@ func (o *Outbox) Write(f *File) error {
 	return nil
 }
 
+// Stage is Write up to the rename: f's bytes are written and synced under
+// a temporary name beside f.Path, which the returned file's Rename gives
+// them (its Remove drops them).
+func (o *Outbox) Stage(f *File) (*atomicfile.Temp, error) {
+	t, err := atomicfile.Stage(f.Path, f.Raw, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("mail: outbox: %w", err)
+	}
+	return t, nil
+}
+
 // Sync makes the name of the file at path durable: it syncs the directory
 // holding it.
 func (o *Outbox) Sync(path string) error {
