@@ -25,14 +25,19 @@ import (
 //	go test -run '^$' -bench ProcessThroughput -benchtime 1x -count 3 ./e2e
 //
 // TRIAGE_BENCH_LATENCY (default 300ms) and TRIAGE_BENCH_MESSAGES (default
-// 2000) change the load.
+// 2000) change the load; TRIAGE_BENCH_BINARY names a built triage to
+// measure instead of this tree's (runs of two builds, interleaved, compare
+// them on a busy machine).
 func BenchmarkProcessThroughput(b *testing.B) {
 	lat := benchLatency(b, 300*time.Millisecond)
 	n := 2000
 	if v := os.Getenv("TRIAGE_BENCH_MESSAGES"); v != "" {
 		fmt.Sscan(v, &n)
 	}
-	bin := triageBinary(b)
+	bin := os.Getenv("TRIAGE_BENCH_BINARY")
+	if bin == "" {
+		bin = triageBinary(b)
+	}
 	dir := benchDir(b)
 	files := smallEmails(b, dir, n)
 	scs, err := instructions.LoadScenarios(embedded.FS, nil)
