@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"triage/internal/model"
+	"triage/internal/store"
 	"triage/internal/testkit/mailtest"
 )
 
@@ -55,14 +57,27 @@ func BenchmarkFleetBacklog(b *testing.B) {
 				for i := range n {
 					msgs = append(msgs, w.deliver(i))
 				}
+				x0 := storeXacts(b, f.store)
 				for i := range daemons {
 					f.start(i)
 				}
+				polls := 1
 				for f.unsettled(msgs) > 0 {
+					polls++
 					time.Sleep(100 * time.Millisecond)
 				}
 				f.stop()
 				srv.Close()
+				// The store's transactions per message: the daemons' (from
+				// their start to their exit, idle polls included), less the
+				// benchmark's own look-ups of what is settled.
+				x1 := storeXacts(b, f.store)
+				x2 := storeXacts(b, f.store)
+				own := x2 - x1 // what reading the figure costs
+				f.unsettled(msgs)
+				perPoll := storeXacts(b, f.store) - x2 - own
+				xacts := float64(x1-x0-own-int64(polls)*perPoll) / float64(n)
+				b.ReportMetric(xacts, "store-xacts/msg")
 				first, last := fleetSpan(b, w.logs())
 				elapsed := last.Sub(first)
 				k := float64(srv.Requests()) / float64(n)
@@ -71,8 +86,8 @@ func BenchmarkFleetBacklog(b *testing.B) {
 				b.ReportMetric(rate, "msgs/s")
 				b.ReportMetric(ceiling, "ceiling-msgs/s")
 				b.ReportMetric(rate/ceiling, "ratio")
-				b.Logf("%d daemons × concurrency %d, L=%s, %d messages, k=%.2f model calls/message, %d replies: %.2f msgs/s in %s; ceiling c·W/(k·L) = %.2f; ratio %.2f",
-					daemons, c, lat, n, k, len(w.sink.Messages()), rate, elapsed.Round(time.Millisecond), ceiling, rate/ceiling)
+				b.Logf("%d daemons × concurrency %d, L=%s, %d messages, k=%.2f model calls/message, %d replies: %.2f msgs/s in %s; ceiling c·W/(k·L) = %.2f; ratio %.2f; %.1f store transactions a message",
+					daemons, c, lat, n, k, len(w.sink.Messages()), rate, elapsed.Round(time.Millisecond), ceiling, rate/ceiling, xacts)
 			}
 		})
 	}
@@ -105,4 +120,22 @@ func fleetSpan(b *testing.B, logs string) (first, last time.Time) {
 		b.Fatalf("no start or no message in the log:\n%s", tail(logs, 3000))
 	}
 	return first, last
+}
+
+// storeXacts is the number of transactions committed in the store's
+// database so far (pg_stat_database), once the statistics of the sessions
+// that ended have arrived.
+func storeXacts(b *testing.B, url string) int64 {
+	b.Helper()
+	time.Sleep(1500 * time.Millisecond) // sessions report their figures at most once a second, and as they end
+	db, err := store.Open(context.Background(), url, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRowContext(context.Background(), `SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
 }
