@@ -44,7 +44,8 @@ func TestCheckPrintsTools(t *testing.T) {
 	}
 	for _, want := range []string{
 		"tools.yaml: ",
-		"check_warranty  [builtin check_warranty]\n  args.serial_number: from serials_or_attachments\n",
+		"check_warranty  [builtin check_warranty]\n  parallel (runs at once with the other look-ups of a turn that asks only for parallel tools)\n" +
+			"  args.serial_number: from serials_or_attachments\n",
 		"create_ticket  [builtin create_ticket]\n  effect",
 		"  args.customer_email: from sender\n",
 		`  requires an earlier successful check_warranty with a result matching one of {"status":"valid"} or {"decision":{"basis":"statutory"}}, same serial_number` + "\n",
