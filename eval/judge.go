@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"golang.org/x/text/unicode/norm"
 	"google.golang.org/genai"
 
 	"triage/internal/agent"
 	"triage/internal/clip"
+	"triage/internal/decision"
 	"triage/internal/model"
 )
 
@@ -156,7 +156,7 @@ func skippedVerdicts(criteria []string, why string) []RubricVerdict {
 // quote the judge shortened with "..." or "…" must have each part in text,
 // in order. An empty quote (the judge quotes nothing) stands in any text.
 func Quoted(text, quote string) bool {
-	text, quote = quoteForm(text), quoteForm(quote)
+	text, quote = decision.FoldQuote(text), decision.FoldQuote(quote)
 	quote = strings.ReplaceAll(quote, "...", "…")
 	at := 0
 	for part := range strings.SplitSeq(quote, "…") {
@@ -172,15 +172,6 @@ func Quoted(text, quote string) bool {
 	}
 	return true
 }
-
-// quoteForm is s as Quoted compares it.
-func quoteForm(s string) string {
-	s = strings.ToLower(norm.NFKC.String(s))
-	s = quoteMarks.Replace(s)
-	return strings.Join(strings.Fields(s), " ")
-}
-
-var quoteMarks = strings.NewReplacer("\u2018", "'", "\u2019", "'", "\u201a", "'", "\u201c", `"`, "\u201d", `"`, "\u201e", `"`, "\u00ab", `"`, "\u00bb", `"`)
 
 const goalSystem = `You grade a conversation between a customer and a warranty-support team:
 did the team's replies get the customer what they wrote to get (the goal)?

@@ -115,9 +115,9 @@ func ReplyText(body string) string {
 // and reasons are kept to MaxQuote bytes.
 func Settle(model, reply string, listed []Statement) Verification {
 	v := Verification{Model: model, Verdict: VerifyPass}
-	text := foldQuote(reply)
+	text := FoldQuote(reply)
 	for _, s := range listed {
-		q := foldQuote(s.Quote)
+		q := FoldQuote(s.Quote)
 		in := q != "" && strings.Contains(text, q)
 		s.Quote, s.Reason = clip.Bytes(s.Quote, MaxQuote, clip.Ellipsis), clip.Bytes(s.Reason, MaxQuote, clip.Ellipsis)
 		if in {
@@ -160,11 +160,12 @@ func joinKinds() string {
 }
 
 // quoteFold maps typographic quotes and apostrophes to plain ones.
-var quoteFold = strings.NewReplacer("\u2018", "'", "\u2019", "'", "\u201c", `"`, "\u201d", `"`, "\u201e", `"`, "\u00ab", `"`, "\u00bb", `"`)
+var quoteFold = strings.NewReplacer("\u2018", "'", "\u2019", "'", "\u201a", "'", "\u201c", `"`, "\u201d", `"`, "\u201e", `"`, "\u00ab", `"`, "\u00bb", `"`)
 
-// foldQuote is s in NFKC, lower case, typographic quotes plain, its white
-// space runs one space, trimmed.
-func foldQuote(s string) string {
+// FoldQuote is s as a quote of a model's is compared with the text it
+// quotes: NFKC, lower case, typographic quotes plain, its white space runs
+// one space, trimmed.
+func FoldQuote(s string) string {
 	s = quoteFold.Replace(strings.ToLower(norm.NFKC.String(s)))
 	return strings.Join(strings.Fields(s), " ")
 }
