@@ -134,39 +134,71 @@ type Detector struct {
 
 // Remembered is how many of the last texts judged a Detector remembers
 // the result of: a reply's body is judged by the one-language check and
-// again by the signer, and lingua's statistics over 28 languages are the
-// dearest part of a reply. Each entry holds at most MaxBytes of text.
+// again by the signer, the replies of one scenario share most of their
+// lines, and lingua's statistics over 28 languages are the dearest part of
+// a reply. Each entry holds at most MaxBytes letters.
 const Remembered = 64
 
-// recent remembers the results of the last Remembered texts judged.
+// recent remembers the results of the last Remembered texts judged, by
+// what lingua reads of them (seen).
 type recent struct {
 	mu   sync.Mutex
-	by   map[string]Result
-	keys []string // oldest first
+	by   map[seen]Result
+	keys []seen // oldest first
 }
 
-func (r *recent) get(text string) (Result, bool) {
+// seen is what Judge's result depends on: the text's letters, lower-cased
+// (lingua reads the runs of letters of the lower-cased text and nothing
+// else: no digit, punctuation or space), each run of other characters
+// one space, and the number of words count finds in it (which depends
+// on an apostrophe or a hyphen inside a word). Two texts that differ
+// only in a ticket number, a date or the space around them are one seen.
+type seen struct {
+	letters string
+	words   int
+}
+
+// seenOf is text's seen, of words words.
+func seenOf(text string, words int) seen {
+	var b strings.Builder
+	b.Grow(len(text))
+	gap := false
+	for _, r := range text {
+		if l := unicode.ToLower(r); unicode.IsLetter(l) {
+			if gap && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteRune(l)
+			gap = false
+			continue
+		}
+		gap = true
+	}
+	return seen{letters: b.String(), words: words}
+}
+
+func (r *recent) get(k seen) (Result, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res, ok := r.by[text]
+	res, ok := r.by[k]
 	return res, ok
 }
 
-func (r *recent) put(text string, res Result) {
+func (r *recent) put(k seen, res Result) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.by[text]; ok {
+	if _, ok := r.by[k]; ok {
 		return
 	}
 	if r.by == nil {
-		r.by = make(map[string]Result, Remembered)
+		r.by = make(map[seen]Result, Remembered)
 	}
 	if len(r.keys) == Remembered {
 		delete(r.by, r.keys[0])
 		r.keys = append(r.keys[:0], r.keys[1:]...)
 	}
-	r.by[text] = res
-	r.keys = append(r.keys, text)
+	r.by[k] = res
+	r.keys = append(r.keys, k)
 }
 
 // New checks cfg: every code must be an ISO 639-1 code lingua knows.
@@ -268,22 +300,24 @@ func (d *Detector) Detect(text string) string { return d.Judge(text).Code }
 // the neighbours is configured, clear (MinConfidence, MinMargin), and
 // either decided by lingua's rules or drawn from MinWords words or more;
 // the default otherwise. Only the first MaxBytes of text are read, and the
-// result for a text judged lately is remembered (Remembered), not judged
-// again.
+// result for a text judged lately, or for one that differs from it only in
+// what lingua does not read (digits, punctuation, space, case), is
+// remembered (Remembered), not judged again.
 func (d *Detector) Judge(text string) Result {
 	if len(d.codes) == 1 {
 		return Result{Code: d.def}
 	}
 	text = strings.TrimSpace(clip.Bytes(text, MaxBytes, ""))
-	if r, ok := d.recent.get(text); ok {
-		return r
-	}
 	letters, cjk, words := count(text)
 	if letters < MinLetters && cjk < MinCJKLetters {
 		return Result{Code: d.def}
 	}
+	k := seenOf(text, words)
+	if r, ok := d.recent.get(k); ok {
+		return r
+	}
 	r := d.judge(text, words)
-	d.recent.put(strings.Clone(text), r)
+	d.recent.put(k, r)
 	return r
 }
 

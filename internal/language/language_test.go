@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -159,7 +160,7 @@ func TestJudge(t *testing.T) {
 // TestJudgeRemembers: a text judged lately is not judged again (the
 // one-language check and the signer read the same reply body), its result
 // is the same with other space around it, and what is remembered stays
-// bounded (Remembered texts of at most MaxBytes each).
+// bounded (Remembered texts of at most MaxBytes letters each).
 func TestJudgeRemembers(t *testing.T) {
 	d, err := New(Config{})
 	if err != nil {
@@ -167,7 +168,7 @@ func TestJudgeRemembers(t *testing.T) {
 	}
 	body := "Guten Tag,\n\nleider steht in der Anleitung nichts zum Entkalken dieses Geräts. Bitte nennen Sie uns die Seriennummer."
 	first := d.Judge(body)
-	if _, ok := d.recent.get(strings.TrimSpace(body)); !ok {
+	if _, ok := d.recent.get(seenOf(strings.TrimSpace(body), Words(body))); !ok {
 		t.Fatalf("Judge(%q) = %+v, not remembered", body, first)
 	}
 	if again := d.Judge("\n" + body + "\n\n"); again != first || !first.Sure || first.Code != "de" {
@@ -175,16 +176,68 @@ func TestJudgeRemembers(t *testing.T) {
 	}
 	long := strings.Repeat("Dzień dobry, mój ekspres nie grzeje wody. ", 100)
 	for i := range 2 * Remembered {
-		d.Judge(fmt.Sprintf("Zgłoszenie %d. %s", i, long))
+		d.Judge(fmt.Sprintf("Zgłoszenie %s. %s", letterName(i), long))
 	}
 	d.recent.mu.Lock()
 	n, keys := len(d.recent.by), len(d.recent.keys)
 	size := 0
 	for k := range d.recent.by {
-		size = max(size, len(k))
+		size = max(size, utf8.RuneCountInString(k.letters))
 	}
 	d.recent.mu.Unlock()
 	if n != Remembered || keys != Remembered || size > MaxBytes {
-		t.Errorf("remembered %d texts (%d keys), the longest %d bytes; want %d, at most %d bytes", n, keys, size, Remembered, MaxBytes)
+		t.Errorf("remembered %d texts (%d keys), the longest %d letters; want %d, at most %d", n, keys, size, Remembered, MaxBytes)
+	}
+}
+
+// letterName is i written in letters (a, b, ..., z, ba, bb, ...): a word
+// that makes a text one lingua has not read.
+func letterName(i int) string {
+	s := string(rune('a' + i%26))
+	for i /= 26; i > 0; i /= 26 {
+		s = string(rune('a'+i%26)) + s
+	}
+	return s
+}
+
+// TestJudgeRemembersWhatLinguaReads: replies that differ only in a ticket
+// number, a date, punctuation, case or space are judged once, and each
+// gets what a Detector that never saw the others tells of it; a text with
+// other letters, or other words (an apostrophe inside a word), is judged
+// anew.
+func TestJudgeRemembersWhatLinguaReads(t *testing.T) {
+	d, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := []string{
+		"Utworzyliśmy zgłoszenie TKT-000001. Prosimy podawać ten numer w dalszej korespondencji do 2026-11-30.",
+		"Utworzyliśmy zgłoszenie TKT-004217. Prosimy podawać ten numer w dalszej korespondencji do 2027-01-15.",
+		"UTWORZYLIŚMY zgłoszenie TKT-9: prosimy podawać ten numer, w dalszej korespondencji (do 1.2.2027)!",
+		"\n  Utworzyliśmy   zgłoszenie\tTKT-12. Prosimy podawać ten numer w dalszej korespondencji do 3.3.",
+	}
+	other := []string{
+		"Utworzyliśmy zgłoszenie TKT-000001. Prosimy podawać ten numer w kolejnej korespondencji do 2026-11-30.",
+		"Utworzyliśmy zgłoszenie TKT-000001. Prosimy podawać ten numer w dalszej korespondencji do 2026-11-30 don't.",
+		"Utworzyliśmy zgłoszenie TKT-000001. Prosimy podawać ten numer w dalszej korespondencji do 2026-11-30 don t.",
+	}
+	first := d.Judge(same[0])
+	if !first.Sure || first.Code != "pl" {
+		t.Fatalf("Judge(%q) = %+v, want pl, sure", same[0], first)
+	}
+	for _, text := range append(same[1:], other...) {
+		fresh, err := New(Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := d.Judge(text), fresh.Judge(text); got != want {
+			t.Errorf("Judge(%q) = %+v after the others, %+v alone", text, got, want)
+		}
+	}
+	d.recent.mu.Lock()
+	n := len(d.recent.by)
+	d.recent.mu.Unlock()
+	if want := 1 + len(other); n != want {
+		t.Errorf("%d texts judged by lingua, want %d: the first and the %d with other letters or words", n, want, len(other))
 	}
 }
