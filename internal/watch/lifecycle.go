@@ -11,6 +11,7 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"triage"
 	"triage/internal/clip"
@@ -48,31 +49,47 @@ func (w *Watcher) peek(ctx context.Context, c *imapclient.Client, b *box, uid im
 // works; ledger.ErrClaimed means another daemon has the message, and
 // nothing was done.
 func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, b *box, m *peeked) error {
-	uid, loc, id, size := m.uid, m.loc, m.id, m.size
-	// Every line logged about this message, here and in the pipeline, names it.
-	ctx = trace.WithLogAttrs(ctx, "uid", uint32(uid), "key", id.Key, "message_id", id.MessageID)
-	// One trace per message: its root span, whose id the ledger keeps.
-	ctx, span, _ := trace.Email(ctx, trace.InboxKey.String(w.cfg.Account+"/"+w.cfg.Mailbox), trace.UIDKey.Int64(int64(uid)),
-		trace.KeyKey.String(string(id.Key)))
+	ctx, span := w.emailTrace(ctx, m.uid, m.id.Key, m.id.MessageID)
 	defer span.End()
+	claimed, err := w.claim(ctx, m.entry())
+	if err != nil {
+		return err
+	}
+	return w.run(ctx, c, b, m, claimed)
+}
+
+// emailTrace names the message in every line logged about it, here and in
+// the pipeline, and starts its trace: one per message, whose root span's id
+// the ledger keeps.
+func (w *Watcher) emailTrace(ctx context.Context, uid imap.UID, key triage.Key, messageID string) (context.Context, oteltrace.Span) {
+	ctx = trace.WithLogAttrs(ctx, "uid", uint32(uid), "key", key, "message_id", messageID)
+	ctx, span, _ := trace.Email(ctx, trace.InboxKey.String(w.cfg.Account+"/"+w.cfg.Mailbox), trace.UIDKey.Int64(int64(uid)),
+		trace.KeyKey.String(string(key)))
+	return ctx, span
+}
+
+// claim claims the message e for this watcher (ledger.Claim) within the
+// message's trace; ledger.ErrClaimed when another daemon has it.
+func (w *Watcher) claim(ctx context.Context, e ledger.Entry) (ledger.Entry, error) {
+	e.TraceID = trace.ID(ctx)
+	cctx, cspan := trace.StartClient(ctx, "store claim")
+	claimed, err := w.cfg.Ledger.Claim(cctx, e, w.cfg.Owner, w.cfg.Lease)
+	if errors.Is(err, ledger.ErrClaimed) {
+		trace.End(cspan, nil)
+		w.log.DebugContext(ctx, "message claimed by another daemon; leaving it to it", "uid", e.UID)
+		return ledger.Entry{}, err
+	}
+	trace.End(cspan, err)
+	return claimed, w.ledgerErr(err)
+}
+
+// run takes the message m, claimed by this watcher as claimed, to a
+// terminal, settled ledger state.
+func (w *Watcher) run(ctx context.Context, c *imapclient.Client, b *box, m *peeked, claimed ledger.Entry) error {
+	uid, loc, id, size := m.uid, m.loc, m.id, m.size
 	l := w.cfg.Ledger
 	e := m.entry()
 	e.TraceID = trace.ID(ctx)
-
-	cctx, cspan := trace.StartClient(ctx, "store claim")
-	claimed, err := l.Claim(cctx, e, w.cfg.Owner, w.cfg.Lease)
-	if errors.Is(err, ledger.ErrClaimed) {
-		trace.End(cspan, nil)
-	} else {
-		trace.End(cspan, err)
-	}
-	if errors.Is(err, ledger.ErrClaimed) {
-		w.log.DebugContext(ctx, "message claimed by another daemon; leaving it to it", "uid", uid)
-		return err
-	}
-	if err != nil {
-		return w.ledgerErr(err)
-	}
 	pctx, stop, lost := w.heartbeat(ctx, loc)
 	defer stop()
 	switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -142,18 +143,22 @@ func (w *Watcher) help(ctx, hard context.Context, c *imapclient.Client, once boo
 	w.log.Info("another daemon polls this inbox; this one works on the messages it finds", "mailbox", w.cfg.Mailbox, "account", w.cfg.Account, "owner", w.cfg.Owner)
 	w.polling = false
 	type result struct {
+		loc     ledger.Loc
 		keys    []string
 		claimed bool
 		err     error
 	}
 	var (
 		busy     = map[string]bool{} // ordering keys of the messages in flight
+		lost     = map[ledger.Loc]time.Time{}
 		finished = make(chan result)
 		running  int
 		firstErr error
 		nextList time.Time // when to look for claimable messages again
+		more     bool      // the last listing left messages to try
 		poll     = w.claimPoll()
 		lastIMAP = time.Now()
+		offset   = ownerOffset(w.cfg.Owner)
 	)
 	stopped := func() bool { return firstErr != nil || ctx.Err() != nil }
 	for {
@@ -163,24 +168,34 @@ func (w *Watcher) help(ctx, hard context.Context, c *imapclient.Client, once boo
 			if err != nil {
 				firstErr = w.ledgerErr(err)
 			}
-			for _, e := range cands {
+			for loc, at := range lost {
+				if time.Since(at) >= poll {
+					delete(lost, loc)
+				}
+			}
+			order := claimOrder(cands, offset, func(e ledger.Entry, keys []string) bool {
+				_, ok := lost[e.Loc]
+				return ok || slices.ContainsFunc(keys, func(k string) bool { return busy[k] })
+			})
+			started := 0
+			for _, i := range order {
 				if running == w.cfg.Concurrency {
 					break
 				}
+				e := cands[i]
 				keys := orderKeys(e.Key, e.Sender)
-				if slices.ContainsFunc(keys, func(k string) bool { return busy[k] }) {
-					continue
-				}
 				for _, k := range keys {
 					busy[k] = true
 				}
 				running++
+				started++
 				go func() {
 					claimed, err := w.helpOne(hard, c, b, e)
-					finished <- result{keys, claimed, err}
+					finished <- result{e.Loc, keys, claimed, err}
 				}()
 			}
 			empty = len(cands) == 0
+			more = started < len(order) || len(cands) == 4*w.cfg.Concurrency
 			if running < w.cfg.Concurrency {
 				nextList = time.Now().Add(poll)
 			}
@@ -219,8 +234,11 @@ func (w *Watcher) help(ctx, hard context.Context, c *imapclient.Client, once boo
 			if r.err != nil && firstErr == nil {
 				firstErr = r.err
 			}
-			if r.claimed {
-				nextList = time.Time{} // there may be more
+			if !r.claimed && r.err == nil {
+				lost[r.loc] = time.Now() // another daemon has it: not tried again before the next poll
+			}
+			if r.claimed || more {
+				nextList = time.Time{} // there may be more: look again at once
 			}
 		case ticked && running == 0 && !once:
 			if ok, err := w.role.TryAcquire(hard); err != nil {
@@ -241,21 +259,105 @@ func (w *Watcher) help(ctx, hard context.Context, c *imapclient.Client, once boo
 }
 
 // helpOne handles the claimable message e; it reports whether this watcher
-// claimed it.
+// claimed it. It claims the message by its ledger row first and reads it
+// over IMAP only once the claim is won: a claim another daemon wins costs
+// one store transaction, not a fetch on the connection this watcher's
+// workers share. A row without a key (nothing recorded its header) is
+// read first, and claimed as the poller claims.
 func (w *Watcher) helpOne(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry) (bool, error) {
-	m, err := w.peek(ctx, c, b, imap.UID(e.UID))
+	uid := imap.UID(e.UID)
+	if e.Key == "" {
+		m, err := w.peek(ctx, c, b, uid)
+		if err != nil || m == nil {
+			return false, w.gone(ctx, e.Loc, err)
+		}
+		return w.claimedBy(w.handle(ctx, c, b, m))
+	}
+	ctx, span := w.emailTrace(ctx, uid, e.Key, e.MessageID)
+	defer span.End()
+	claimed, err := w.claim(ctx, e)
+	if errors.Is(err, ledger.ErrClaimed) {
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}
-	if m == nil {
-		// No longer in the mailbox: nothing to answer.
-		return false, w.ledgerErr(w.cfg.Ledger.Forget(context.WithoutCancel(ctx), e.Loc, w.cfg.Owner))
+	m, err := w.peek(ctx, c, b, uid)
+	if err != nil || m == nil {
+		if err != nil {
+			// This session ends: the message goes back to the daemons at
+			// once, not after the lease.
+			if uerr := w.cfg.Ledger.Unclaim(context.WithoutCancel(ctx), e.Loc, w.cfg.Owner); uerr != nil {
+				w.log.WarnContext(ctx, "could not hand the message back", "uid", e.UID, "err", uerr)
+			}
+		}
+		return true, w.gone(ctx, e.Loc, err)
 	}
-	err = w.handle(ctx, c, b, m)
+	if m.id.Key != e.Key {
+		// The header names another key than the row (a row recorded by
+		// an older version, a server that rewrote the message): the claim
+		// taken under the row's key is handed back, and the message is
+		// claimed under the key its header names.
+		if err := w.cfg.Ledger.Unclaim(context.WithoutCancel(ctx), e.Loc, w.cfg.Owner); err != nil {
+			return true, w.ledgerErr(err)
+		}
+		return w.claimedBy(w.handle(ctx, c, b, m))
+	}
+	return true, w.run(ctx, c, b, m, claimed)
+}
+
+// gone ends the work on the message at loc that a peek did not find (err
+// nil: no longer in the mailbox, so nothing to answer, and its row is
+// deleted) or could not read (err, returned).
+func (w *Watcher) gone(ctx context.Context, loc ledger.Loc, err error) error {
+	if err != nil {
+		return err
+	}
+	return w.ledgerErr(w.cfg.Ledger.Forget(context.WithoutCancel(ctx), loc, w.cfg.Owner))
+}
+
+// claimedBy is what handle's err says of the claim: false without error
+// when another daemon had the message.
+func (w *Watcher) claimedBy(err error) (bool, error) {
 	if errors.Is(err, ledger.ErrClaimed) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// claimOrder is the order in which a daemon tries the claimable messages
+// cands (oldest UID first), as indexes into cands: of the listed messages
+// sharing an ordering key only the oldest may start (a sender's mail is
+// answered in order), none that skip says to leave (its key busy here, its
+// claim just lost), and the daemon starts at the offset-th of them,
+// wrapping around, so that daemons listing the same messages at the same
+// moment mostly claim different ones.
+func claimOrder(cands []ledger.Entry, offset uint32, skip func(e ledger.Entry, keys []string) bool) []int {
+	var firsts []int
+	seen := map[string]bool{}
+	for i, e := range cands {
+		keys := orderKeys(e.Key, e.Sender)
+		later := slices.ContainsFunc(keys, func(k string) bool { return seen[k] })
+		for _, k := range keys {
+			seen[k] = true
+		}
+		if !later && !skip(e, keys) {
+			firsts = append(firsts, i)
+		}
+	}
+	if len(firsts) == 0 {
+		return nil
+	}
+	start := int(offset % uint32(len(firsts)))
+	return slices.Concat(firsts[start:], firsts[:start])
+}
+
+// ownerOffset is where a daemon named owner starts in a listing of
+// claimable messages (claimOrder): a hash of its name.
+func ownerOffset(owner string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(owner))
+	return h.Sum32()
 }
 
 // forgetGone deletes the rows of messages the poller recorded that a pass
