@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"triage/internal/store"
@@ -163,6 +165,41 @@ func (l *Ledger) Renew(ctx context.Context, loc Loc, owner string, lease time.Du
 		return ErrLeaseLost
 	}
 	return nil
+}
+
+// renewBatch bounds the claims one statement of RenewAll renews.
+const renewBatch = 200
+
+// RenewAll extends owner's claims on locs to lease from now, in one
+// statement for up to renewBatch of them (a daemon renews every claim it
+// holds at once, not one message at a time). It returns the locs whose
+// claim is no longer owner's: their lease ran out and another daemon
+// claimed them, or their row is gone.
+func (l *Ledger) RenewAll(ctx context.Context, owner string, locs []Loc, lease time.Duration) ([]Loc, error) {
+	var lost []Loc
+	for batch := range slices.Chunk(locs, renewBatch) {
+		args := []any{unix(l.now().Add(lease)), owner}
+		var match []string
+		for _, loc := range batch {
+			match = append(match, `(account=? AND mailbox=? AND uidvalidity=? AND uid=?)`)
+			args = append(args, loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
+		}
+		renewed, err := store.QueryAll(ctx, l.db, "ledger: renew", func(sc scanner) (Loc, error) {
+			var loc Loc
+			err := sc.Scan(&loc.Account, &loc.Mailbox, &loc.UIDValidity, &loc.UID)
+			return loc, err
+		}, `UPDATE messages SET lease_until=? WHERE claimant=? AND (`+strings.Join(match, ` OR `)+`)
+			RETURNING account, mailbox, uidvalidity, uid`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for _, loc := range batch {
+			if !slices.Contains(renewed, loc) {
+				lost = append(lost, loc)
+			}
+		}
+	}
+	return lost, nil
 }
 
 // Unclaim hands a message owner was processing back, as seen, without

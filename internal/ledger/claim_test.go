@@ -350,3 +350,73 @@ func TestClaimMigration(t *testing.T) {
 		}
 	})
 }
+
+// RenewAll renews every claim of its owner in one call and names those
+// that are no longer the owner's: taken over after the lease ran out, or
+// gone; a claim of another owner is not touched.
+func TestRenewAll(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+		l := openAt(t, target, &now)
+		const lease = 30 * time.Second
+		var locs []Loc
+		for uid := range uint32(4) {
+			loc := Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 7, UID: uid + 1}
+			if _, err := l.Claim(ctx, Entry{Loc: loc, Key: triage.Key(fmt.Sprint("k", uid))}, "A", lease); err != nil {
+				t.Fatal(err)
+			}
+			locs = append(locs, loc)
+		}
+		other := Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 7, UID: 9}
+		if _, err := l.Claim(ctx, Entry{Loc: other, Key: "k9"}, "B", lease); err != nil {
+			t.Fatal(err)
+		}
+		// A stalled past its lease: B took the third message over; the
+		// fourth is gone.
+		now = now.Add(lease + time.Second)
+		if _, err := l.Claim(ctx, Entry{Loc: locs[2], Key: "k2"}, "B", lease); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Forget(ctx, locs[3], "A"); err != nil {
+			t.Fatal(err)
+		}
+		lost, err := l.RenewAll(ctx, "A", locs, lease)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]Loc{locs[2], locs[3]}, lost); diff != "" {
+			t.Errorf("lost (-want +got):\n%s", diff)
+		}
+		for _, c := range []struct {
+			loc   Loc
+			owner string
+			until time.Time
+		}{
+			{locs[0], "A", now.Add(lease)},
+			{locs[1], "A", now.Add(lease)},
+			{locs[2], "B", now.Add(lease)},
+			{other, "B", now.Add(-time.Second)},
+		} {
+			if owner, until, err := l.Claimant(ctx, c.loc); err != nil || owner != c.owner || !until.Equal(c.until) {
+				t.Errorf("claim on %v: %q until %v (%v), want %q until %v", c.loc, owner, until, err, c.owner, c.until)
+			}
+		}
+		// More claims than one statement renews.
+		var many []Loc
+		for uid := range uint32(renewBatch + 5) {
+			loc := Loc{Account: "m", Mailbox: "INBOX", UIDValidity: 1, UID: uid + 1}
+			if _, err := l.Claim(ctx, Entry{Loc: loc}, "A", lease); err != nil {
+				t.Fatal(err)
+			}
+			many = append(many, loc)
+		}
+		now = now.Add(lease / 2)
+		if lost, err := l.RenewAll(ctx, "A", many, lease); err != nil || len(lost) != 0 {
+			t.Fatalf("renewing %d claims: lost %v, %v", len(many), lost, err)
+		}
+		if _, until, _ := l.Claimant(ctx, many[len(many)-1]); !until.Equal(now.Add(lease)) {
+			t.Errorf("the last of %d claims runs until %v, want %v", len(many), until, now.Add(lease))
+		}
+	})
+}

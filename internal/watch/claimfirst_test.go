@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -196,4 +197,51 @@ func TestClaimOrder(t *testing.T) {
 
 func (l *lockedBuffer) debugLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// The claims on the messages a watcher works on at once are renewed
+// together while it works: with a lease far shorter than the pipeline,
+// another daemon cannot claim either message, and each is answered once.
+func TestSharedClaimsInFlightRenewed(t *testing.T) {
+	ctx := context.Background()
+	e, url := newSharedEnv(t, mailtest.StartIMAP(t, mailtest.IMAPOptions{}).Target())
+	const lease = 300 * time.Millisecond
+	e.proc.delay = 6 * lease
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, e.deliver(i, fmt.Sprintf("klient%d@customer.example", i), "Gwarancja"))
+	}
+	w := e.watcher(func(c *Config) { c.Owner, c.Lease, c.Concurrency = "daemon-A", lease, 3 })
+	done := make(chan error, 1)
+	go func() { done <- w.RunOnce(ctx) }()
+	ledB := openLedger(t, url)
+	deadline := time.Now().Add(10 * time.Second)
+	var held []ledger.Entry
+	for len(held) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watcher holds %d claims, want 3", len(held))
+		}
+		time.Sleep(20 * time.Millisecond)
+		es, err := e.ledger.Recent(ctx, 10, ledger.StateProcessing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = es
+	}
+	time.Sleep(3 * lease) // the first leases would have run out
+	for _, h := range held {
+		if _, err := ledB.Claim(ctx, h, "daemon-B", lease); !errors.Is(err, ledger.ErrClaimed) {
+			t.Errorf("daemon B claims %v while A works on it: %v, want ErrClaimed", h.Loc, err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("RunOnce: %v", err)
+	}
+	want := map[string]int{}
+	for _, id := range ids {
+		want[id] = 1
+	}
+	if diff := cmp.Diff(want, e.repliesTo()); diff != "" {
+		t.Errorf("replies by In-Reply-To (-want +got):\n%s", diff)
+	}
 }

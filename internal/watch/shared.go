@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -75,52 +77,96 @@ func (w *Watcher) hasClaimable(ctx context.Context) bool {
 	return len(cl) > 0
 }
 
-// heartbeat renews the claim on loc every third of the lease until the
-// returned stop is called. The returned context (for the pipeline) ends
-// when the claim is lost: another daemon has the message now.
+// claims are the claims a watcher works on. It renews them all at once,
+// every third of the lease, in one store statement (ledger.RenewAll), not
+// one statement a message.
+type claims struct {
+	mu       sync.Mutex
+	held     map[ledger.Loc]*claimHeld
+	renewing bool // renewClaims runs
+}
+
+// claimHeld is one claim in flight.
+type claimHeld struct {
+	ctx    context.Context // the message's, for what is logged about it
+	lost   chan struct{}   // closed when the claim is lost
+	cancel context.CancelFunc
+}
+
+// heartbeat keeps the claim on loc alive until the returned stop is
+// called. The returned context (for the pipeline) ends when the claim is
+// lost: another daemon has the message now; lost reports whether it was.
 func (w *Watcher) heartbeat(ctx context.Context, loc ledger.Loc) (context.Context, func(), func() bool) {
 	hctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	lostc := make(chan struct{})
-	go func() {
-		t := time.NewTicker(w.cfg.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			err := w.cfg.Ledger.Renew(context.WithoutCancel(ctx), loc, w.cfg.Owner, w.cfg.Lease)
-			switch {
-			case errors.Is(err, ledger.ErrLeaseLost):
-				w.log.WarnContext(ctx, "claim on the message lost (its lease ran out); another daemon has it, this one stops working on it", "uid", loc.UID, "lease", w.cfg.Lease.String())
-				close(lostc)
-				cancel()
-				return
-			case err != nil:
-				w.cfg.Metrics.Error("ledger")
-				w.log.WarnContext(ctx, "could not renew the claim on the message; trying again", "uid", loc.UID, "err", err)
-			}
-		}
-	}()
-	var once bool
+	h := &claimHeld{ctx: ctx, lost: make(chan struct{}), cancel: cancel}
+	cl := &w.claims
+	cl.mu.Lock()
+	if cl.held == nil {
+		cl.held = map[ledger.Loc]*claimHeld{}
+	}
+	cl.held[loc] = h
+	if !cl.renewing {
+		cl.renewing = true
+		go w.renewClaims()
+	}
+	cl.mu.Unlock()
+	var once sync.Once
 	stop := func() {
-		if !once {
-			once = true
-			close(done)
+		once.Do(func() {
+			cl.mu.Lock()
+			if cl.held[loc] == h {
+				delete(cl.held, loc)
+			}
+			cl.mu.Unlock()
 			cancel()
-		}
+		})
 	}
 	lost := func() bool {
 		select {
-		case <-lostc:
+		case <-h.lost:
 			return true
 		default:
 			return false
 		}
 	}
 	return hctx, stop, lost
+}
+
+// renewClaims renews the watcher's claims every third of the lease, all
+// in one statement, until none is held; a claim found lost stops its
+// message's pipeline.
+func (w *Watcher) renewClaims() {
+	cl := &w.claims
+	t := time.NewTicker(w.cfg.Lease / 3)
+	defer t.Stop()
+	for range t.C {
+		cl.mu.Lock()
+		if len(cl.held) == 0 {
+			cl.renewing = false
+			cl.mu.Unlock()
+			return
+		}
+		locs := slices.Collect(maps.Keys(cl.held))
+		cl.mu.Unlock()
+		lost, err := w.cfg.Ledger.RenewAll(context.Background(), w.cfg.Owner, locs, w.cfg.Lease)
+		if err != nil {
+			w.cfg.Metrics.Error("ledger")
+			w.log.Warn("could not renew the claims on the messages in flight; trying again", "messages", len(locs), "err", err)
+			continue
+		}
+		cl.mu.Lock()
+		for _, loc := range lost {
+			h := cl.held[loc]
+			if h == nil {
+				continue // done meanwhile
+			}
+			delete(cl.held, loc)
+			w.log.WarnContext(h.ctx, "claim on the message lost (its lease ran out); another daemon has it, this one stops working on it", "uid", loc.UID, "lease", w.cfg.Lease.String())
+			close(h.lost)
+			h.cancel()
+		}
+		cl.mu.Unlock()
+	}
 }
 
 // help is a session of a watcher that does not poll its inbox: another

@@ -244,6 +244,10 @@ type Watcher struct {
 	// review is the draft review on the ledger's store (nil without a
 	// ledger).
 	review *review.Store
+
+	// claims are the messages this watcher works on, whose claims it
+	// renews (shared.go).
+	claims claims
 }
 
 // Stats counts what a watcher did, by terminal state.
