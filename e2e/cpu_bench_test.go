@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // BenchmarkProcessCPUPerEmail: CPU time (user + system, of the triage
@@ -54,4 +58,93 @@ func BenchmarkProcessCPUPerEmail(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkWatchCPUPerMessage: CPU time (user + system, of the triage
+// process, as getrusage reports it) per message of `triage watch --once`
+// over n messages in an IMAP inbox (the go-imap memory server, the SMTP
+// sink, the SQLite ledger and ticket store), against `triage process` over
+// the same n emails as files (the outbox), both at --concurrency 4 and at
+// zero model latency, the offline model served by the benchmark's process
+// as triage asks Gemini. Each figure is the run over n less the run over
+// one message (start-up; for watch also the login and the pass's own
+// look-ups), over n-1. It reports both and their ratio (target: watch at
+// most 1.5x process). The servers run in the benchmark's process, so their
+// CPU is in neither figure.
+//
+//	go test -run '^$' -bench WatchCPUPerMessage -benchtime 3x ./e2e
+//
+// TRIAGE_BENCH_MESSAGES (default 300) changes n; TRIAGE_BENCH_BINARY
+// names a built triage to measure instead of this tree's, so two builds
+// can be run in turn.
+func BenchmarkWatchCPUPerMessage(b *testing.B) {
+	n := 300
+	if v := os.Getenv("TRIAGE_BENCH_MESSAGES"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	bin := os.Getenv("TRIAGE_BENCH_BINARY")
+	if bin == "" {
+		bin = triageBinary(b)
+	}
+	dir := benchDir(b)
+	files := smallEmails(b, dir, n)
+	_, srv := scenarioModel(b)
+	runs := 0
+	process := func(files ...string) usage {
+		runs++
+		u := measureUsage(b, bin, dir, runOptions{flags: []string{"--concurrency", "4"}, model: srv.URL(), state: fmt.Sprintf("run-%d", runs)}, files...)
+		if u.code != 0 {
+			b.Fatalf("triage process exited %d", u.code)
+		}
+		return u
+	}
+	for range b.N {
+		wOne, wAll := watchUsage(b, bin, srv.URL(), 1), watchUsage(b, bin, srv.URL(), n)
+		pOne, pAll := process(files[0]), process(files...)
+		per := func(one, all usage) (user, sys float64) {
+			return float64(all.userMS-one.userMS) / float64(n-1), float64(all.sysMS-one.sysMS) / float64(n-1)
+		}
+		wu, ws := per(wOne, wAll)
+		pu, ps := per(pOne, pAll)
+		b.ReportMetric(wu+ws, "watch-cpu-ms/msg")
+		b.ReportMetric(wu, "watch-user-ms/msg")
+		b.ReportMetric(ws, "watch-sys-ms/msg")
+		b.ReportMetric(pu+ps, "process-cpu-ms/msg")
+		b.ReportMetric((wu+ws)/(pu+ps), "watch/process")
+		b.Logf("%d messages: watch %.2f ms of CPU a message (%.2f user, %.2f system; one message %d ms), process %.2f (%.2f user, %.2f system; one email %d ms): %.2fx (target <= 1.5)",
+			n, wu+ws, wu, ws, wOne.userMS+wOne.sysMS, pu+ps, pu, ps, pOne.userMS+pOne.sysMS, (wu+ws)/(pu+ps))
+	}
+}
+
+// watchUsage runs bin's `triage watch --once` (concurrency 4, the SQLite ledger,
+// the model at modelURL as Gemini) over an inbox of n small emails, the
+// same as smallEmails writes, and returns its CPU time; every message
+// must be replied to.
+func watchUsage(b *testing.B, bin, modelURL string, n int) usage {
+	b.Helper()
+	w := newWorld(b, "concurrency: 4\n")
+	cfg, err := os.ReadFile(w.config)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(w.config, bytes.Replace(cfg, []byte("offline: true"), []byte("offline: false"), 1), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		w.tgt.Append(b, "INBOX", []byte(smallEmail(i)))
+	}
+	cmd := w.command("watch", "--config", w.config, "--once")
+	cmd.Path, cmd.Args[0] = bin, bin
+	cmd.Env = append(cmd.Env, "GEMINI_API_KEY=bench", "GOOGLE_GEMINI_BASE_URL="+modelURL)
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("watch --once: %v\n%s", err, tail(w.logs(), 3000))
+	}
+	if got := len(w.sink.Messages()); got != n {
+		b.Fatalf("watch replied to %d of %d messages:\n%s", got, n, tail(w.logs(), 3000))
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		b.Skip("no getrusage on this platform")
+	}
+	return usage{userMS: time.Duration(ru.Utime.Nano()).Milliseconds(), sysMS: time.Duration(ru.Stime.Nano()).Milliseconds()}
 }
