@@ -114,6 +114,10 @@ type Entry struct {
 	// Clock is what Record needs to keep the complaint clock; it is not
 	// read back (Complaint is).
 	Clock Clock `json:"-"`
+	// Kept, when not nil, is what Record keeps for review with the entry
+	// in its transaction, as SetOutcome does; it is read back by the
+	// review listings (Stored), not here.
+	Kept *Kept `json:"-"`
 }
 
 // Config configures Open; Path or Store is required.
@@ -282,9 +286,12 @@ func (l *Ledger) Begin(ctx context.Context, e Entry) (int, error) {
 	return got.Attempts, nil
 }
 
-// Record inserts or replaces e as a terminal entry without processing (e.g.
-// a duplicate of an already handled message, or mail over a limit), and
-// keeps its complaint clock (e.Ticket, e.Clock) in the same transaction.
+// Record inserts or replaces e as a terminal entry (a message processed,
+// or one without processing: a duplicate of an already handled message,
+// mail over a limit), and in the same transaction keeps its complaint
+// clock (e.Ticket, e.Clock), what it leaves for review (e.Kept) and, when
+// it has a scenario, the scenario and inbox on its reply (attribute): one
+// synced commit for all of it.
 func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	now := unix(l.now())
 	tx, err := l.db.BeginTx(ctx)
@@ -306,13 +313,19 @@ func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	if err == nil && (e.Ticket != "" || e.Clock.Complaint) {
 		err = l.clock(ctx, tx, e)
 	}
+	if err == nil && e.Kept != nil {
+		err = l.setOutcome(ctx, tx, e.Loc, *e.Kept)
+	}
+	if err == nil && e.Scenario != "" {
+		err = l.replies.AttributeIn(ctx, tx, key, e.Scenario, triage.Inbox{Account: e.Account, Mailbox: e.Mailbox})
+	}
 	if err == nil {
 		err = tx.Commit()
 	}
 	if err != nil {
 		return fmt.Errorf("ledger: record %s: %w", e.Loc, err)
 	}
-	return l.attribute(ctx, key, e.Loc, e.Scenario)
+	return nil
 }
 
 // Finish sets the terminal state of the entry at loc.
@@ -350,9 +363,38 @@ func (l *Ledger) attribute(ctx context.Context, key triage.Key, loc Loc, scenari
 // MarkIMAPDone records that the server-side flag/move of loc is done: the
 // message is settled, and its claim ends.
 func (l *Ledger) MarkIMAPDone(ctx context.Context, loc Loc) error {
-	res, err := l.db.ExecContext(ctx, `UPDATE messages SET imap_done=1, claimant='', lease_until=0, updated=?
+	return markIMAPDone(ctx, l.db, l.now(), loc)
+}
+
+// MarkSettled is MarkIMAPDone for a message whose reply (of key
+// appended) was also stored in the Sent folder: both recorded in one
+// transaction (replies.Store.MarkAppended). An empty appended is
+// MarkIMAPDone alone.
+func (l *Ledger) MarkSettled(ctx context.Context, loc Loc, appended triage.Key) error {
+	if appended == "" {
+		return l.MarkIMAPDone(ctx, loc)
+	}
+	tx, err := l.db.BeginTx(ctx)
+	if err != nil {
+		return fmt.Errorf("ledger: mark imap done %s: %w", loc, err)
+	}
+	defer tx.Rollback()
+	if err := markIMAPDone(ctx, tx, l.now(), loc); err != nil {
+		return err
+	}
+	if err := l.replies.MarkAppendedIn(ctx, tx, appended); err != nil {
+		return fmt.Errorf("ledger: mark imap done %s: %w", loc, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("ledger: mark imap done %s: %w", loc, err)
+	}
+	return nil
+}
+
+func markIMAPDone(ctx context.Context, x execer, now time.Time, loc Loc) error {
+	res, err := x.ExecContext(ctx, `UPDATE messages SET imap_done=1, claimant='', lease_until=0, updated=?
 		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
-		unix(l.now()), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
+		unix(now), loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID)
 	return checkOne(res, err, "mark imap done", loc)
 }
 

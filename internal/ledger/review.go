@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -42,14 +43,33 @@ type Usage struct {
 	Prompt, Cached, Output int
 }
 
+// Kept is what one attempt at a message leaves for review: the outcome
+// JSON, the customer's text and the attempt's usage (SetOutcome).
+type Kept struct {
+	Outcome []byte
+	Body    string
+	Usage   Usage
+}
+
 // SetOutcome keeps the outcome JSON and the customer's text with the entry
 // at loc, and adds the attempt's usage to the message's (the month of its
-// latest attempt is the ledger's clock's, UTC).
+// latest attempt is the ledger's clock's, UTC). Record does the same in
+// its own transaction for an entry that carries them (Entry.Kept).
 func (l *Ledger) SetOutcome(ctx context.Context, loc Loc, outcome []byte, body string, u Usage) error {
+	return l.setOutcome(ctx, l.db, loc, Kept{Outcome: outcome, Body: body, Usage: u})
+}
+
+// execer is a *store.DB or a *store.Tx.
+type execer interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}
+
+func (l *Ledger) setOutcome(ctx context.Context, x execer, loc Loc, k Kept) error {
+	outcome, body, u := k.Outcome, k.Body, k.Usage
 	if len(outcome) > MaxOutcomeBytes {
 		outcome = nil
 	}
-	res, err := l.db.ExecContext(ctx, `UPDATE messages SET outcome=?, body=?,
+	res, err := x.ExecContext(ctx, `UPDATE messages SET outcome=?, body=?,
 		model=?, usage_month=?, model_calls=model_calls+?, prompt_tokens=prompt_tokens+?, cached_tokens=cached_tokens+?, output_tokens=output_tokens+?
 		WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
 		string(outcome), clip.Bytes(body, MaxBodyBytes, ""),

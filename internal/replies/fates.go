@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"triage"
+	"triage/internal/store"
 )
 
 // The fate of a draft, kept on its row: what a person did with it (an
@@ -129,7 +130,17 @@ func (s *Store) LastOutcomes(ctx context.Context, scenario string, inbox triage.
 // inbox its message was handled in: what DraftCounts and LastOutcomes
 // count by. A key without a reply row changes nothing.
 func (s *Store) Attribute(ctx context.Context, key triage.Key, scenario string, inbox triage.Inbox) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE replies SET scenario=?, account=?, mailbox=? WHERE key=?`,
+	return attribute(ctx, s.db, key, scenario, inbox)
+}
+
+// AttributeIn is Attribute inside tx, a transaction on the store's
+// database: for a caller that records the message in the same commit.
+func (s *Store) AttributeIn(ctx context.Context, tx *store.Tx, key triage.Key, scenario string, inbox triage.Inbox) error {
+	return attribute(ctx, tx, key, scenario, inbox)
+}
+
+func attribute(ctx context.Context, x execer, key triage.Key, scenario string, inbox triage.Inbox) error {
+	if _, err := x.ExecContext(ctx, `UPDATE replies SET scenario=?, account=?, mailbox=? WHERE key=?`,
 		scenario, inbox.Account, inbox.Mailbox, key); err != nil {
 		return fmt.Errorf("replies: attribute %q: %w", key, err)
 	}

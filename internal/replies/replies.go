@@ -236,7 +236,14 @@ func (s *Store) MarkReplyNeedsHuman(ctx context.Context, key triage.Key) error {
 
 // MarkAppended records that the reply of key was stored in the Sent folder.
 func (s *Store) MarkAppended(ctx context.Context, key triage.Key) error {
-	return s.setReply(ctx, key, `appended=?`, 1)
+	return setReply(ctx, s.db, key, `appended=?`, 1)
+}
+
+// MarkAppendedIn is MarkAppended inside tx, a transaction on the store's
+// database: for a caller that records the message settled in the same
+// commit.
+func (s *Store) MarkAppendedIn(ctx context.Context, tx *store.Tx, key triage.Key) error {
+	return setReply(ctx, tx, key, `appended=?`, 1)
 }
 
 // DropPending deletes a pending reply that certainly was not submitted (the
@@ -250,7 +257,16 @@ func (s *Store) DropPending(ctx context.Context, key triage.Key) error {
 }
 
 func (s *Store) setReply(ctx context.Context, key triage.Key, set string, args ...any) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE replies SET `+set+` WHERE key=?`, append(args, key)...)
+	return setReply(ctx, s.db, key, set, args...)
+}
+
+// execer is a *store.DB or a *store.Tx.
+type execer interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}
+
+func setReply(ctx context.Context, x execer, key triage.Key, set string, args ...any) error {
+	res, err := x.ExecContext(ctx, `UPDATE replies SET `+set+` WHERE key=?`, append(args, key)...)
 	if err != nil {
 		return fmt.Errorf("replies: update reply: %w", err)
 	}

@@ -206,9 +206,15 @@ type env struct {
 
 func newEnv(t testing.TB, tgt mailtest.Target) *env {
 	t.Helper()
+	return newEnvAt(t, tgt, filepath.Join(t.TempDir(), "ledger.db"))
+}
+
+// newEnvAt is newEnv with the ledger in the SQLite file at path.
+func newEnvAt(t testing.TB, tgt mailtest.Target, path string) *env {
+	t.Helper()
 	e := &env{t: t, tgt: tgt, sink: mailtest.StartSMTPSink(t, mailtest.SMTPOptions{User: "relay", Password: "relaypw"}),
 		now: time.Now()}
-	l, err := ledger.Open(context.Background(), ledger.Config{Path: filepath.Join(t.TempDir(), "ledger.db")})
+	l, err := ledger.Open(context.Background(), ledger.Config{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}

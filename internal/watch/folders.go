@@ -17,6 +17,15 @@ import (
 // settle flags the message (keyword, or \Seen) and moves it where its state
 // says, then records that in the ledger.
 func (w *Watcher) settle(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry) error {
+	return w.settleFiling(ctx, c, b, e, nil)
+}
+
+// settleFiling is settle that also stores sent, the reply the message was
+// answered with (nil: none), in the Sent folder after the flag and the
+// move, and records the message settled and the reply filed in one ledger
+// commit (ledger.MarkSettled). A reply the server refuses to store is
+// logged, and the message settled all the same.
+func (w *Watcher) settleFiling(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, sent *replies.Reply) error {
 	b.imap.Lock()
 	defer b.imap.Unlock()
 	uids := imap.UIDSetNum(imap.UID(e.UID))
@@ -52,7 +61,15 @@ func (w *Watcher) settle(ctx context.Context, c *imapclient.Client, b *box, e le
 			return fmt.Errorf("watch: move uid %d to %s: %w", e.UID, dest, err)
 		}
 	}
-	return w.ledgerErr(w.cfg.Ledger.MarkIMAPDone(context.WithoutCancel(ctx), e.Loc))
+	var filed triage.Key
+	if sent != nil {
+		if err := w.appendSent(c, b, *sent); err != nil {
+			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.sent, "reply_message_id", sent.MessageID, "err", err)
+		} else {
+			filed = sent.Key
+		}
+	}
+	return w.ledgerErr(w.cfg.Ledger.MarkSettled(context.WithoutCancel(ctx), e.Loc, filed))
 }
 
 // ensureFolder makes sure folder exists; the caller holds b.imap. A folder
@@ -79,17 +96,13 @@ func (w *Watcher) ensureFolder(c *imapclient.Client, b *box, folder string) erro
 	return nil
 }
 
-// appendSent stores a sent reply in the Sent folder.
-func (w *Watcher) appendSent(ctx context.Context, c *imapclient.Client, b *box, r replies.Reply) error {
-	b.imap.Lock()
-	defer b.imap.Unlock()
+// appendSent stores a sent reply in the Sent folder; the caller holds
+// b.imap and records it in the ledger.
+func (w *Watcher) appendSent(c *imapclient.Client, b *box, r replies.Reply) error {
 	if err := w.ensureFolder(c, b, w.sent); err != nil {
 		return err
 	}
-	if err := appendMessage(c, w.sent, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append"); err != nil {
-		return err
-	}
-	return w.cfg.Ledger.Replies().MarkAppended(context.WithoutCancel(ctx), r.Key)
+	return appendMessage(c, w.sent, r.Raw, &imap.AppendOptions{Flags: []imap.Flag{imap.FlagSeen}, Time: r.SentAt}, "append")
 }
 
 // appendMessage appends raw to folder; what names the operation in the

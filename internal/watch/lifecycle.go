@@ -149,7 +149,9 @@ func (w *Watcher) run(ctx context.Context, c *imapclient.Client, b *box, m *peek
 	start := w.cfg.Now()
 	out := w.process(pctx, processor.Input{Name: loc.String(), Raw: raw, Key: id.Key, Received: m.internal,
 		Inbox: triage.Inbox{Account: loc.Account, Mailbox: loc.Mailbox}, MoreAttempts: attempt < w.cfg.MaxAttempts})
-	w.keepOutcome(ctx, loc, out, text)
+	// Kept with the terminal state in one commit (finish), or apart on
+	// the ways out that record none.
+	e.Kept = w.kept(ctx, out, text)
 	w.cfg.Metrics.Observe(processed(out), w.cfg.Now().Sub(start))
 	if out.Status == triage.StatusFailed && out.Reason != triage.ReasonSendFailed { // the Sender counted that one
 		w.cfg.Metrics.Error("process")
@@ -161,6 +163,7 @@ func (w *Watcher) run(ctx context.Context, c *imapclient.Client, b *box, m *peek
 	case rerr == nil:
 		reply = &r
 	case !errors.Is(rerr, replies.ErrNotFound):
+		w.keepOutcome(ctx, loc, e.Kept)
 		return w.ledgerErr(rerr)
 	}
 	end := ledger.Resolve(ledger.Processed{Status: out.Status, Reason: out.Reason, Escalated: out.Escalated, Stopped: pctx.Err() != nil,
@@ -168,21 +171,25 @@ func (w *Watcher) run(ctx context.Context, c *imapclient.Client, b *box, m *peek
 	switch end.Step {
 	case ledger.StepStoreDraft:
 		if err := w.storeDraft(ctx, c, b, r); err != nil {
+			w.keepOutcome(ctx, loc, e.Kept)
 			return err
 		}
 	case ledger.StepMarkUnconfirmed:
 		if err := l.Replies().MarkReplyNeedsHuman(context.WithoutCancel(ctx), id.Key); err != nil {
+			w.keepOutcome(ctx, loc, e.Kept)
 			return w.ledgerErr(err)
 		}
 	case ledger.StepAbandon:
 		// Nothing was sent: leave the message for the next run (or the
 		// daemon that took the claim over).
+		w.keepOutcome(ctx, loc, e.Kept)
 		if lost() {
 			return nil
 		}
 		w.log.InfoContext(ctx, "message abandoned at shutdown; it will be processed again", "uid", uid, "key", id.Key)
 		return w.ledgerErr(l.Unclaim(context.WithoutCancel(ctx), loc, w.cfg.Owner))
 	case ledger.StepPostpone:
+		w.keepOutcome(ctx, loc, e.Kept)
 		return w.postponeSend(ctx, e, out)
 	}
 	state, reason, detail := end.State, end.Reason, out.Detail
@@ -190,15 +197,11 @@ func (w *Watcher) run(ctx context.Context, c *imapclient.Client, b *box, m *peek
 		detail = strings.TrimSpace(detail + " reply=" + r.MessageID)
 	}
 	e.Ticket, e.Clock = out.TicketID, w.clock(m, out, end)
-	if err := w.finish(ctx, c, b, e, state, reason, out.Scenario, detail); err != nil {
-		return err
-	}
+	var file *replies.Reply // the reply to store in the Sent folder
 	if end.Sent && w.sent != "" && !w.cfg.NoSaveSent && !r.Appended {
-		if err := w.appendSent(ctx, c, b, r); err != nil {
-			w.log.WarnContext(ctx, "could not store the reply in the Sent folder", "folder", w.sent, "reply_message_id", r.MessageID, "err", err)
-		}
+		file = &r
 	}
-	return nil
+	return w.finishFiling(ctx, c, b, e, state, reason, out.Scenario, detail, file)
 }
 
 // recover settles a message whose key already has a reply or a draft,
@@ -321,6 +324,12 @@ func (w *Watcher) overLimit(ctx context.Context, sender, replyTo string) (triage
 // finish records the terminal state, logs the one line per message, and
 // settles the message on the server.
 func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state ledger.State, reason triage.Reason, scenario, detail string) error {
+	return w.finishFiling(ctx, c, b, e, state, reason, scenario, detail, nil)
+}
+
+// finishFiling is finish that also stores sent (nil: none) in the Sent
+// folder as it settles the message (settleFiling).
+func (w *Watcher) finishFiling(ctx context.Context, c *imapclient.Client, b *box, e ledger.Entry, state ledger.State, reason triage.Reason, scenario, detail string, sent *replies.Reply) error {
 	e.State, e.Reason, e.Scenario, e.Detail = state, reason, scenario, detail
 	trace.EmailSpan(ctx).SetAttributes(trace.StateKey.String(string(state)), trace.ReasonKey.String(string(reason)))
 	if err := w.cfg.Ledger.Record(context.WithoutCancel(ctx), e); err != nil {
@@ -336,7 +345,7 @@ func (w *Watcher) finish(ctx context.Context, c *imapclient.Client, b *box, e le
 	}
 	w.log.Log(ctx, level, "message", "uid", e.UID, "uidvalidity", e.UIDValidity, "message_id", e.MessageID,
 		"from", e.Sender, "state", state, "reason", reason, "scenario", scenario, "attempts", e.Attempts, "detail", detail)
-	return w.settle(ctx, c, b, e)
+	return w.settleFiling(ctx, c, b, e, sent)
 }
 
 // processed is what the metrics count of out.
