@@ -16,6 +16,7 @@ import (
 	"triage"
 	"triage/internal/dispatcher"
 	"triage/internal/processor"
+	"triage/internal/prompt"
 	"triage/internal/testkit/geminitest"
 )
 
@@ -79,7 +80,7 @@ func TestOneReplyOneLanguage(t *testing.T) {
 		body := "Dzień dobry,\n\ndziękujemy za wiadomość. Aby sprawdzić gwarancję, prosimy o podanie numeru seryjnego urządzenia."
 		o, fromName, sent := oneLanguageRun(t, "Yuki Tanaka <yuki@example.jp>", "コーヒーメーカーの故障",
 			"こんにちは。コーヒーメーカーが動かなくなりました。修理をお願いできますか。",
-			geminitest.One(geminitest.Text(`{"scenario":"missing-info","reason":"no serial number"}`)),
+			geminitest.One(geminitest.Call("c0", prompt.ChooseScenario, geminitest.Obj("scenario", "missing-info", "reason", "no serial number"))),
 			geminitest.One(geminitest.Call("c1", "send_email", geminitest.Obj("to", "yuki@example.jp", "subject", "Re: コーヒーメーカーの故障", "body", body))),
 			geminitest.One(geminitest.Text("-")))
 		if o.Status != triage.StatusReplied || o.Language != "ja" {

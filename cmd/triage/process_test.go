@@ -96,7 +96,7 @@ func TestProcessSampleInbox(t *testing.T) {
 			calls: []string{"check_warranty", "create_ticket", "send_email"}, serials: []string{"SN-61042-PL"}},
 		"10-serial-in-quoted-history.eml": {status: "replied", scenario: "valid-warranty", method: "rules",
 			calls: []string{"check_warranty", "create_ticket", "send_email"}, serials: []string{"SN-30117-PL"}},
-		"11-job-question.eml": {status: "replied", scenario: "out-of-scope", method: "model",
+		"11-job-question.eml": {status: "replied", scenario: "out-of-scope", method: "first_turn",
 			calls: []string{"send_email"}},
 		"12-prompt-injection.eml": {status: "replied", scenario: "valid-warranty", method: "rules",
 			calls: []string{"check_warranty", "create_ticket", "send_email"}, serials: []string{"SN-72231-PL"}},

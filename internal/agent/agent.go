@@ -249,6 +249,10 @@ type Request struct {
 	// FinalFunction ends the loop as soon as a call to it returns ok=true
 	// (e.g. "send_email"); no further model call is made.
 	FinalFunction string
+	// Earlier are turns taken before this loop, after the first user turn:
+	// an opening model turn and the user turn of its function responses
+	// (Opened.Turns). Each model turn among them counts against MaxTurns.
+	Earlier []*genai.Content
 }
 
 // Usage sums token counts over every model call, as the model reports
@@ -346,9 +350,10 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 
 	first := genai.NewContentFromText(req.Prompt, genai.RoleUser)
 	first.Parts = append(first.Parts, req.Parts...)
-	history := []*genai.Content{first}
+	history := append([]*genai.Content{first}, req.Earlier...)
 	invalidRetried, nudged := false, false
-	called := map[string]bool{}     // functions that answered ok=true
+	called := map[string]bool{} // functions that answered ok=true
+	res.Turns = earlier(req.Earlier, called)
 	refusals := map[ErrorCode]int{} // failures of the final function, by code
 	for {
 		if dctx.Err() != nil {

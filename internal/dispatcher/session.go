@@ -59,6 +59,9 @@ type Session struct {
 	fromAtt      bool // the call being checked took a serial from an attachment
 	sendFail     *SendFailure
 	halt         error // a refusal that ends the loop (Error.Halt)
+	// opening: the calls now arriving are those of the turn that chose
+	// the scenario (CallOpening): only look-ups run.
+	opening bool
 }
 
 // SetAttachmentsSeen tells the session how many attachments the model was
@@ -366,6 +369,9 @@ func (s *Session) admit(name string, args map[string]any) (*instructions.Tool, F
 	tool, route := s.d.tools.Get(name), s.d.routes[name]
 	if tool == nil || route == nil {
 		return nil, nil, refuse(CodeInternal, "function %q has no binding", name)
+	}
+	if s.opening && (tool.Effect || tool.Final) {
+		return nil, nil, refuse(CodeNotInOpening, "%s was called in the turn that chose the scenario, before its instructions were read: only look-ups run there; this call was not run, call it again now if the instructions ask for it", name)
 	}
 	if fn.Schema != nil {
 		if err := fn.Schema.Validate(map[string]any(args)); err != nil {

@@ -63,3 +63,22 @@ func (s *Session) parallelTurn(calls []agent.ToolCall) bool {
 	}
 	return true
 }
+
+// CallOpening runs the calls of the turn that chose the email's scenario
+// (the pipeline's opening turn, whose model had the candidates'
+// descriptions but not the chosen scenario's instructions) as CallTurn
+// does, except that a call to an effect or final tool is refused unrun
+// (not_in_opening_turn): nothing changes and nothing is sent before the
+// scenario's instructions were read. The caller starts the turn
+// (StartTurn) first, as for any turn.
+func (s *Session) CallOpening(ctx context.Context, calls []agent.ToolCall) []agent.Response {
+	s.mu.Lock()
+	s.opening = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.opening = false
+		s.mu.Unlock()
+	}()
+	return s.CallTurn(ctx, calls)
+}

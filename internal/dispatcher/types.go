@@ -32,6 +32,7 @@ const (
 	CodeUnavailable         agent.ErrorCode = "unavailable" // a client failed (temporary)
 	CodeClientError         agent.ErrorCode = "client_error"
 	CodeInternal            agent.ErrorCode = "internal"
+	CodeNotInOpening        agent.ErrorCode = "not_in_opening_turn"                 // an effect or the reply in the turn that chose the scenario
 	CodeNoStaff                             = agent.ErrorCode(triage.ReasonNoStaff) // notify_staff without configured staff addresses
 	// CodeDuplicateKey: the reply exists already for another message with
 	// the same Key; the email is left for a person (triage.ReasonDuplicateKey).

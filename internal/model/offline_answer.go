@@ -15,7 +15,7 @@ import (
 
 // turn is the offline model's answer to one request, before faults.
 type turn struct {
-	kind    string // "detection", "call" or "text"
+	kind    string // "detection", "opening", "call" or "text"
 	content *genai.Content
 }
 
@@ -49,6 +49,9 @@ func answer(req *geminiRequest, set *instructions.Scenarios) *turn {
 	}
 	if !found {
 		return textTurn("text", "offline: the prompt has no facts block, so there is nothing the offline model can do.")
+	}
+	if declared(req)[prompt.ChooseScenario] {
+		return opening(req, facts, user, set)
 	}
 	var sc *instructions.Scenario
 	if set != nil {

@@ -1,17 +1,20 @@
 // Scenario detection: the scenario whose description shares the most word
-// stems with the message.
+// stems with the message, in a detection call or in an email's opening
+// turn.
 
 package model
 
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
 
 	"google.golang.org/genai"
 
+	"triage/internal/instructions"
 	"triage/internal/prompt"
 )
 
@@ -45,7 +48,17 @@ func scenarioEnum(gc *genai.GenerationConfig) []string {
 // folded). The highest score wins, ties go to the earlier enum value; with
 // no overlap at all it names no scenario, and detection falls back.
 func detect(enum []string, f prompt.Facts, user string) *turn {
-	descs := scenarioDescriptions(user)
+	best, reason := pick(enum, scenarioDescriptions(user), f, user)
+	b, _ := json.Marshal(struct {
+		Scenario string `json:"scenario"`
+		Reason   string `json:"reason"`
+	}{best, reason})
+	return textTurn("detection", string(b))
+}
+
+// pick is detect's choice among enum by the descriptions descs, and its
+// reason; "" when no description shares a word with the message.
+func pick(enum []string, descs map[string]string, f prompt.Facts, user string) (string, string) {
 	msg := stems(words(f.Subject + "\n" + prompt.Message(user)))
 	best, bestScore := "", 0
 	var bestShared []string
@@ -60,24 +73,75 @@ func detect(enum []string, f prompt.Facts, user string) *turn {
 			best, bestScore, bestShared = name, len(shared), shared
 		}
 	}
-	var reason string
 	if bestScore == 0 {
 		// Nothing to go on: say so with a choice the detector cannot
 		// use, so it takes the set's fallback scenario.
-		best = ""
-		reason = "offline: no scenario description shares a word with the message; the offline model cannot choose"
-	} else {
-		sort.Strings(bestShared)
-		if len(bestShared) > 8 {
-			bestShared = append(bestShared[:8], "...")
-		}
-		reason = fmt.Sprintf("offline: chosen by word overlap with the scenario description (%d shared words: %s)", bestScore, strings.Join(bestShared, ", "))
+		return "", "offline: no scenario description shares a word with the message; the offline model cannot choose"
 	}
-	b, _ := json.Marshal(struct {
-		Scenario string `json:"scenario"`
-		Reason   string `json:"reason"`
-	}{best, reason})
-	return textTurn("detection", string(b))
+	sort.Strings(bestShared)
+	if len(bestShared) > 8 {
+		bestShared = append(bestShared[:8], "...")
+	}
+	return best, fmt.Sprintf("offline: chosen by word overlap with the scenario description (%d shared words: %s)", bestScore, strings.Join(bestShared, ", "))
+}
+
+// opening answers the first turn of an email whose scenario the rules left
+// open (prompt.Opening, a declared choose_scenario): the choice detect
+// would make among the declaration's enum, by the descriptions of the
+// system instruction; and beside it, when the chosen scenario (from set)
+// starts with calls to functions declared in this turn, those calls, as
+// its first turn would make them.
+func opening(req *geminiRequest, f prompt.Facts, user string, set *instructions.Scenarios) *turn {
+	var chooser *genai.FunctionDeclaration
+	decls := declarations(req)
+	for _, d := range decls {
+		if d.Name == prompt.ChooseScenario {
+			chooser = d
+		}
+	}
+	props, _ := schema(chooser)
+	var enum []string
+	if p, ok := props["scenario"].(map[string]any); ok {
+		raw, _ := p["enum"].([]any)
+		for _, v := range raw {
+			if s, ok := v.(string); ok {
+				enum = append(enum, s)
+			}
+		}
+	}
+	var system string
+	if si := req.SystemInstruction; si != nil {
+		for _, p := range si.Parts {
+			if p != nil {
+				system += p.Text
+			}
+		}
+	}
+	name, reason := pick(enum, scenarioDescriptions(system), f, user)
+	parts := []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: "offline-choose-1", Name: prompt.ChooseScenario,
+		Args: map[string]any{"scenario": name, "reason": reason}}}}
+	var sc *instructions.Scenario
+	if set != nil && name != "" {
+		sc = set.Get(name)
+	}
+	if sc != nil {
+		// The scenario's own first turn, from its declarations: kept when
+		// every call it makes is declared here (a look-up).
+		own := &genai.Tool{}
+		for _, fn := range sc.Functions {
+			own.FunctionDeclarations = append(own.FunctionDeclarations, &genai.FunctionDeclaration{Name: fn.Name, Description: fn.Description, ParametersJsonSchema: fn.Parameters})
+		}
+		first := *req
+		first.Tools, first.ToolConfig = []*genai.Tool{own}, nil
+		f.Scenario = name
+		here := declared(req)
+		if t := nextStep(&first, f, sc); t.kind == "call" && !slices.ContainsFunc(t.content.Parts, func(p *genai.Part) bool {
+			return p.FunctionCall == nil || !here[p.FunctionCall.Name]
+		}) {
+			parts = append(parts, t.content.Parts...)
+		}
+	}
+	return &turn{kind: "opening", content: &genai.Content{Role: genai.RoleModel, Parts: parts}}
 }
 
 // scenarioDescriptions reads the "- name: description" lines of a

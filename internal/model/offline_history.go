@@ -5,6 +5,8 @@ package model
 
 import (
 	"google.golang.org/genai"
+
+	"triage/internal/prompt"
 )
 
 // outcome is one function response from the history, with the arguments of
@@ -70,6 +72,14 @@ func readHistory(contents []*genai.Content) *history {
 		}
 		for _, p := range c.Parts {
 			if p == nil {
+				continue
+			}
+			// The opening turn's choice is the pipeline's business, not a
+			// function result the reply could quote.
+			if fc := p.FunctionCall; fc != nil && fc.Name == prompt.ChooseScenario {
+				continue
+			}
+			if fr := p.FunctionResponse; fr != nil && fr.Name == prompt.ChooseScenario {
 				continue
 			}
 			if fc := p.FunctionCall; fc != nil {

@@ -24,8 +24,9 @@ import (
 )
 
 // reader is a model that "reads" a serial from the photos it was sent: it
-// records the first user turn, checks the serial, opens a ticket when the
-// warranty is valid, and replies.
+// chooses valid-warranty and checks the serial in the opening turn (the
+// rules are unsure of a serial they cannot see), records the first user
+// turn, opens a ticket when the warranty is valid, and replies.
 type reader struct {
 	serial string
 	mu     sync.Mutex
@@ -37,12 +38,15 @@ func (r *reader) GenerateContent(ctx context.Context, model string, contents []*
 	if err != nil {
 		return nil, err
 	}
-	declared := false
 	for _, t := range cfg.Tools {
-		declared = declared || len(t.FunctionDeclarations) > 0
-	}
-	if !declared { // detection
-		return resp(&genai.Part{Text: `{"scenario":"valid-warranty","reason":"photo"}`}), nil
+		for _, d := range t.FunctionDeclarations {
+			if d.Name == prompt.ChooseScenario {
+				return resp(
+					&genai.Part{FunctionCall: &genai.FunctionCall{ID: "c-choose", Name: prompt.ChooseScenario, Args: map[string]any{"scenario": "valid-warranty", "reason": "photo"}}},
+					&genai.Part{FunctionCall: &genai.FunctionCall{ID: "c-check_warranty", Name: "check_warranty", Args: map[string]any{"serial_number": r.serial}}},
+				), nil
+			}
+		}
 	}
 	r.mu.Lock()
 	r.first = contents[0].Parts

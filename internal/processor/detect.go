@@ -30,6 +30,9 @@ const (
 	MethodRules    DetectionMethod = "rules"    // the scenarios' rules
 	MethodModel    DetectionMethod = "model"    // a structured model call
 	MethodFallback DetectionMethod = "fallback" // the rules were unsure and no model answered
+	// MethodFirstTurn: the model chose in the email's first turn
+	// (choose_scenario), beside the look-ups that turn may run.
+	MethodFirstTurn DetectionMethod = "first_turn"
 )
 
 // DetectResult is the chosen scenario and why.
@@ -41,6 +44,10 @@ type DetectResult struct {
 	Reason     string
 	ModelCalls int
 	Usage      agent.Usage
+	// Opened is the first turn that chose the scenario (MethodFirstTurn):
+	// its look-ups are answered under the scenario, and the loop goes on
+	// from it.
+	Opened *agent.Opened
 }
 
 // Detector is built once per run. It is safe for concurrent use.
@@ -90,20 +97,11 @@ func NewDetector(set *instructions.Scenarios, ag *agent.Agent) *Detector {
 // Detect chooses a scenario. facts.SerialNumbers and the subject/text decide
 // the rules; text is the new text only.
 func (d *Detector) Detect(ctx context.Context, facts prompt.Facts, text string) DetectResult {
-	matches := d.matches(facts, text)
-	if res, ok := decide(matches); ok {
+	res, unsure, ok := d.ByRules(facts, text)
+	if ok {
 		return res
 	}
-	unsure := "no rule matched"
-	if len(matches) > 0 {
-		names := make([]string, len(matches))
-		for i, m := range matches {
-			names[i] = m.sc.Name
-		}
-		unsure = fmt.Sprintf("rules tied at priority %d: %s", matches[0].sc.Rules.Priority, strings.Join(names, ", "))
-	}
-
-	if d.ag == nil || len(d.names) == 0 {
+	if !d.Asks() {
 		return d.fallback(DetectResult{}, unsure+"; no model available")
 	}
 	res, err := d.byModel(ctx, facts, text)
@@ -112,6 +110,29 @@ func (d *Detector) Detect(ctx context.Context, facts prompt.Facts, text string) 
 	}
 	return res
 }
+
+// ByRules is the rules' choice (MethodRules) when exactly one scenario
+// matched at the highest priority; else ok is false and unsure says why
+// ("no rule matched", or the tie).
+func (d *Detector) ByRules(facts prompt.Facts, text string) (res DetectResult, unsure string, ok bool) {
+	matches := d.matches(facts, text)
+	if res, ok := decide(matches); ok {
+		return res, "", true
+	}
+	unsure = "no rule matched"
+	if len(matches) > 0 {
+		names := make([]string, len(matches))
+		for i, m := range matches {
+			names[i] = m.sc.Name
+		}
+		unsure = fmt.Sprintf("rules tied at priority %d: %s", matches[0].sc.Rules.Priority, strings.Join(names, ", "))
+	}
+	return DetectResult{}, unsure, false
+}
+
+// Asks reports whether the model may choose when the rules are unsure: the
+// detector has a model and scenarios to offer it.
+func (d *Detector) Asks() bool { return d.ag != nil && len(d.names) > 0 }
 
 // Rule evaluates the rules of the named scenario alone (no priorities, no
 // model): whether they match the facts and new text, and why. A scenario
@@ -252,16 +273,26 @@ func (d *Detector) byModel(ctx context.Context, facts prompt.Facts, text string)
 	if err := json.Unmarshal([]byte(raw), &a); err != nil {
 		return res, fmt.Errorf("detect: model answer is not JSON: %w", err)
 	}
-	sc := d.set.Get(a.Scenario)
-	if sc == nil {
-		return res, fmt.Errorf("detect: model chose unknown scenario %q", a.Scenario)
-	}
-	if !slices.Contains(d.names, sc.Name) { // the response schema's enum is no guarantee
-		return res, fmt.Errorf("detect: model chose scenario %q, which was not offered", a.Scenario)
+	sc, err := d.offered(a.Scenario)
+	if err != nil {
+		return res, err
 	}
 	res.Scenario, res.Method = sc, MethodModel
 	res.Reason = sc.Name + ": " + clip.Line(a.Reason, maxReason)
 	return res, nil
+}
+
+// offered returns the scenario the model named, when it is one of those
+// offered: the enum of the schema or the declaration is no guarantee.
+func (d *Detector) offered(name string) (*instructions.Scenario, error) {
+	sc := d.set.Get(name)
+	if sc == nil {
+		return nil, fmt.Errorf("detect: model chose unknown scenario %q", name)
+	}
+	if !slices.Contains(d.names, sc.Name) {
+		return nil, fmt.Errorf("detect: model chose scenario %q, which was not offered", name)
+	}
+	return sc, nil
 }
 
 // maxReason caps the model's reason in the outcome: it is model output about

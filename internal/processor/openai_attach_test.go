@@ -13,6 +13,7 @@ import (
 	"triage/internal/language"
 	"triage/internal/model"
 	"triage/internal/processor"
+	"triage/internal/prompt"
 	"triage/internal/testkit/openaitest"
 	"triage/internal/testkit/toolstest"
 )
@@ -49,12 +50,13 @@ func openAIPipeline(t *testing.T, srv *openaitest.Server, inputs []string) *proc
 	return p
 }
 
-// photoSteps answer a photo claim: the scenario, the warranty check with
-// the serial read from the photo, the ticket, the reply.
+// photoSteps answer a photo claim: the scenario and the warranty check
+// with the serial read from the photo in the opening turn, the ticket, the
+// reply.
 func photoSteps() []openaitest.Step {
 	return []openaitest.Step{
-		openaitest.Text(`{"scenario":"valid-warranty","reason":"photo of the plate"}`),
-		openaitest.Calls(openaitest.Call{ID: "c1", Name: "check_warranty", Args: map[string]any{"serial_number": "SN-48213-PL"}}),
+		openaitest.Calls(openaitest.Call{ID: "c0", Name: prompt.ChooseScenario, Args: map[string]any{"scenario": "valid-warranty", "reason": "photo of the plate"}},
+			openaitest.Call{ID: "c1", Name: "check_warranty", Args: map[string]any{"serial_number": "SN-48213-PL"}}),
 		openaitest.Calls(openaitest.Call{ID: "c2", Name: "create_ticket", Args: map[string]any{"serial_number": "SN-48213-PL", "customer_email": "anna@customer.example", "priority": "normal"}}),
 		openaitest.Calls(openaitest.Call{ID: "c3", Name: "send_email", Args: map[string]any{"to": "anna@customer.example", "subject": "Re: Reklamacja ekspresu", "body": "Dzień dobry,\n\nodpowiedź.\n\nZespół serwisu gwarancyjnego"}}),
 	}
@@ -91,7 +93,8 @@ func TestOpenAIAttachments(t *testing.T) {
 			if diff := cmp.Diff(tt.sent, sent); diff != "" || out.Attachments[1].NotSent != tt.notSentPDF {
 				t.Errorf("sent (-want +got):\n%s; the PDF's not_sent %q, want %q", diff, out.Attachments[1].NotSent, tt.notSentPDF)
 			}
-			// The first loop request's customer message (after detection's).
+			// The customer message of the loop's first request under the
+			// chosen scenario (after the opening turn's).
 			reqs := srv.Requests()
 			var kinds []string
 			var user map[string]any

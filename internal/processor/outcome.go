@@ -103,6 +103,6 @@ type AttachmentInfo struct {
 
 // Detection records how the scenario was chosen.
 type Detection struct {
-	Method DetectionMethod `json:"method"` // rules|model|fallback
+	Method DetectionMethod `json:"method"` // rules|model|first_turn|fallback
 	Reason string          `json:"reason"`
 }

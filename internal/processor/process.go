@@ -72,6 +72,7 @@ type email struct {
 	// false: the default, which the conversation's language may replace.
 	langSure bool
 	sc       *instructions.Scenario
+	opened   *agent.Opened      // the first turn, when it chose sc (MethodFirstTurn)
 	verdict  dispatcher.Verdict // what the agent run's calls came to (answer)
 }
 
@@ -286,7 +287,7 @@ func (p *Processor) bounded(ctx context.Context, e *email, out *Outcome) bool {
 // runs: a staff address when it hands the customer to a person, a ticket
 // when it escalates.
 func (p *Processor) choose(ctx context.Context, e *email, out *Outcome) bool {
-	det := p.detect(ctx, e.facts, e.text, e.conv, e.convWhy, e.earlier)
+	det := p.detect(ctx, e)
 	out.ModelCalls += det.ModelCalls
 	out.Tokens.Add(det.Usage)
 	out.Detection = Detection{Method: det.Method, Reason: det.Reason}
@@ -294,7 +295,7 @@ func (p *Processor) choose(ctx context.Context, e *email, out *Outcome) bool {
 		return out.fail(triage.ReasonNoScenario, "no scenario matched and no fallback scenario is configured: "+det.Reason)
 	}
 	sc := det.Scenario
-	e.sc = sc
+	e.sc, e.opened = sc, det.Opened
 	out.Scenario = sc.Name
 	out.Complaint, out.HandsOff = sc.IsComplaint(len(out.SerialNumbers) > 0), sc.HandsOff()
 	if sc.Asks(instructions.FactSerialNumber) && len(out.SerialNumbers) == 0 {
@@ -332,12 +333,19 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 		CustomerTexts: []string{prompt.Written(e.facts)}, Language: e.facts.Language, Received: e.in.Received, Complaint: out.Complaint})
 	session.SetTicket(out.TicketID)
 	session.SetAttachmentsSeen(len(e.inline))
+	var earlier []*genai.Content
+	if e.opened != nil {
+		// The first turn chose sc: its look-ups are answered under sc, and
+		// the loop goes on from it with sc's instructions and declarations.
+		earlier = answerOpening(ctx, session, sc, e.opened)
+	}
 	r.res, r.err = p.cfg.Agent.Run(ctx, agent.Request{
 		System:        system,
 		Prompt:        user,
 		Parts:         e.inline,
 		Functions:     declarations(sc),
 		FinalFunction: p.cfg.Dispatcher.Tools().FinalOf(sc),
+		Earlier:       earlier,
 	}, session)
 	out.FunctionCalls = session.Records()
 	out.TicketID = session.Ticket()
@@ -454,8 +462,11 @@ func notSent(r ran) (triage.Reason, string) {
 
 // detect chooses the scenario. A follow-up is answered by the follow-up
 // scenario unless it escalates: the customer's third message on the
-// conversation, or the escalation scenario's rules match its text.
-func (p *Processor) detect(ctx context.Context, facts prompt.Facts, text string, conv *tickets.State, why string, earlier int) DetectResult {
+// conversation, or the escalation scenario's rules match its text. A new
+// email is the rules' when they are sure; else the model chooses in the
+// email's first turn (open), or, with no model, the fallback scenario.
+func (p *Processor) detect(ctx context.Context, e *email) DetectResult {
+	facts, text, conv, why, earlier := e.facts, e.text, e.conv, e.convWhy, e.earlier
 	if conv != nil {
 		if esc := p.cfg.Scenarios.Flagged(isEscalation); esc != nil {
 			if earlier == EscalateAfter {
@@ -470,7 +481,15 @@ func (p *Processor) detect(ctx context.Context, facts prompt.Facts, text string,
 			return DetectResult{Scenario: fu, Method: MethodRules, Reason: fu.Name + ": " + why}
 		}
 	}
-	return p.cfg.Detector.Detect(ctx, facts, text)
+	d := p.cfg.Detector
+	res, unsure, ok := d.ByRules(facts, text)
+	switch {
+	case ok:
+		return res
+	case !d.Asks():
+		return d.fallback(DetectResult{}, unsure+"; no model available")
+	}
+	return p.open(ctx, e, unsure)
 }
 
 // declarations turns a scenario's functions into Gemini declarations. They are

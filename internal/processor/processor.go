@@ -127,6 +127,8 @@ type Processor struct {
 	// noStaff warns, once per Processor, that an escalation was left for a
 	// person for want of a staff address.
 	noStaff sync.Once
+	// opener is what the opening turn offers when the rules are unsure.
+	opener opener
 }
 
 // New checks cfg and applies defaults.
@@ -180,7 +182,7 @@ func New(cfg Config) (*Processor, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Processor{cfg: cfg}, nil
+	return &Processor{cfg: cfg, opener: newOpener(cfg.Scenarios, cfg.Dispatcher.Tools())}, nil
 }
 
 // Process handles one email and always returns an Outcome (never an error):
@@ -205,7 +207,8 @@ func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 	}
 	out.TraceID = trace.ID(ctx)
 	span.SetAttributes(trace.KeyKey.String(string(out.Key)), trace.StatusKey.String(string(out.Status)),
-		trace.ReasonKey.String(string(out.Reason)), trace.ScenarioKey.String(out.Scenario))
+		trace.ReasonKey.String(string(out.Reason)), trace.ScenarioKey.String(out.Scenario),
+		trace.DetectionKey.String(string(out.Detection.Method)))
 	if out.Status == triage.StatusFailed {
 		span.SetStatus(codes.Error, string(out.Reason))
 	}

@@ -129,9 +129,9 @@ func status(env map[string]any) string {
 	return s
 }
 
-func resp(p *genai.Part) *genai.GenerateContentResponse {
+func resp(p ...*genai.Part) *genai.GenerateContentResponse {
 	return &genai.GenerateContentResponse{
-		Candidates:    []*genai.Candidate{{Content: &genai.Content{Role: "model", Parts: []*genai.Part{p}}, FinishReason: genai.FinishReasonStop}},
+		Candidates:    []*genai.Candidate{{Content: &genai.Content{Role: "model", Parts: p}, FinishReason: genai.FinishReasonStop}},
 		UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 10, CandidatesTokenCount: 2, TotalTokenCount: 12},
 	}
 }

@@ -165,11 +165,14 @@ const (
 	StatusKey   = attribute.Key("triage.status")
 	ReasonKey   = attribute.Key("triage.reason")
 	ScenarioKey = attribute.Key("triage.scenario")
-	StateKey    = attribute.Key("triage.ledger.state")
-	UIDKey      = attribute.Key("triage.imap.uid")
-	BlockedKey  = attribute.Key("triage.tool.blocked")
-	PolicyKey   = attribute.Key("triage.tool.refused_by")
-	FileKey     = attribute.Key("triage.file")
+	// DetectionKey is how the scenario was chosen (rules, model,
+	// first_turn, fallback: the outcome's detection.method).
+	DetectionKey = attribute.Key("triage.detection")
+	StateKey     = attribute.Key("triage.ledger.state")
+	UIDKey       = attribute.Key("triage.imap.uid")
+	BlockedKey   = attribute.Key("triage.tool.blocked")
+	PolicyKey    = attribute.Key("triage.tool.refused_by")
+	FileKey      = attribute.Key("triage.file")
 	// The verifier's reading of a reply (VerifySpan).
 	VerifyModelKey   = attribute.Key("triage.verify.model")
 	VerifyVerdictKey = attribute.Key("triage.verify.verdict")
