@@ -126,6 +126,7 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 			if err != nil {
 				return usageErr("--outbox: %v", err)
 			}
+			defer outbox.Close()
 			if o.Store != "" {
 				// The outbox index lives in the store: no run reads the
 				// outbox directory, however much it holds.

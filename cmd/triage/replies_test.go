@@ -56,8 +56,8 @@ func TestProcessTwiceWritesNoSecondReply(t *testing.T) {
 	if code != 0 || existing != answered {
 		t.Errorf("--json: exit %d, %d existing replies, want %d", code, existing, answered)
 	}
-	if entries, _ := os.ReadDir(outbox); len(entries) != len(written)+3 {
-		t.Errorf("outbox holds %d entries after three runs, want %d replies, %s, %s and %s", len(entries), len(written), replies.IndexFile, replies.LockFile, replies.ClaimsDir)
+	if entries, _ := os.ReadDir(outbox); len(entries) != len(written)+4 {
+		t.Errorf("outbox holds %d entries after three runs, want %d replies, %s, %s, %s and %s", len(entries), len(written), replies.IndexFile, replies.IndexDB, replies.LockFile, replies.ClaimsDir)
 	}
 }
 

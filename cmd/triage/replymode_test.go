@@ -19,7 +19,7 @@ func dirFiles(t *testing.T, dir string) []string {
 		if err == nil && info.IsDir() && info.Name() == replies.ClaimsDir {
 			return filepath.SkipDir
 		}
-		if err == nil && !info.IsDir() && info.Name() != replies.LockFile {
+		if err == nil && !info.IsDir() && info.Name() != replies.LockFile && info.Name() != replies.IndexDB {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, filepath.ToSlash(rel))
 		}

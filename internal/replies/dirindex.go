@@ -3,58 +3,44 @@ package replies
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"triage/internal/clients/mail"
+	"triage/internal/store"
 )
 
-// IndexFile is the outbox's index of the replies and drafts it holds, one
-// JSON object a line ({"message_id","to","sender","kind","date","file"}),
-// appended by Send after each file is in place. A run reads it once instead
-// of the header of every .eml file; a file the index does not list
-// (written by another program, or a crash between the file and its line)
-// is read once and added. Processes sharing the outbox each see the other's
-// replies: a reply is checked for and written under LockFile's flock.
+// IndexFile is the outbox's log of the replies, drafts and staff notices
+// it holds, one JSON object a line ({"message_id","to","sender","kind",
+// "date","file","notice","customer"}), appended by Send before each file is
+// put in place (a line whose file is missing was never written). It is
+// what the outbox knows; IndexDB is where a run looks it up.
 const IndexFile = ".index.jsonl"
 
-// outboxIndex is what an Outbox knows of its directory: the reply files by
-// the Message-ID in their names (the duplicate check of Send), the
-// Message-IDs of the replies (for loop breaking), the dates of the
-// replies and drafts that count against each address (the per-sender
-// limit), and the dates of the staff notices by the customer they are
-// about (the notice bounds). It is built once, at first use, and kept up
-// to date by Send, so a run of `triage process` sees the replies of earlier
-// runs into the same outbox and no send reads the directory. Drafts are not
-// replies that went out: they count against the per-sender limit only. A
-// staff notice is no reply: it counts under the notice bounds only.
-type outboxIndex struct {
-	mu       sync.Mutex
-	loaded   bool
-	files    map[string]string      // nameKey(dir, sanitized id) -> path
-	offset   int64                  // how much of the index file has been read
-	ids      map[string]bool        // lower-case Message-ID of every reply and notice
-	drafts   map[string]bool        // lower-case Message-ID of every draft
-	against  map[string][]count     // lower-case address -> replies and drafts counting against it
-	notices  map[string][]time.Time // lower-case customer -> notice dates
-	noticeAt []time.Time            // every notice's date
-}
+// IndexDB is the look-up table of IndexFile: a SQLite file holding its
+// lines as rows (outbox_index, the table the store keeps with --store) and
+// how much of IndexFile they cover. A run reads only the lines other runs
+// appended since, and a lookup (a Message-ID, the replies to an address in
+// a window) is an indexed query, whatever the outbox holds. Deleting it is
+// safe: the next run builds it again from IndexFile.
+const IndexDB = ".index.db"
 
-// count is one reply or draft counting against an address: its recipient,
-// or the sender of the message it answers.
-type count struct {
-	date  time.Time
-	draft bool
-}
+// ListEvery is how long a directory goes at most without being listed: a
+// run lists the directory (names only) and reads the header of any file
+// the log does not name (written by another program, or named by a rename
+// that a power failure kept while losing its line) when the log or the
+// table is new, after a reboot, and otherwise once in ListEvery.
+const ListEvery = 24 * time.Hour
 
 type indexLine struct {
 	MessageID string    `json:"message_id"`
@@ -68,314 +54,418 @@ type indexLine struct {
 	Customer string `json:"customer,omitempty"`
 }
 
-// SentReply reports whether messageID is the Message-ID of a reply in this
-// outbox (drafts excluded).
-func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) {
-	id, ok := mail.ValidMsgID(messageID)
-	if !ok {
-		return false, nil
+// kind is the Kind of the row of l.
+func (l indexLine) kind() Kind {
+	switch {
+	case l.Kind == KindDraft:
+		return KindDraft
+	case l.Notice:
+		return KindNotice
 	}
-	if o.ext != nil {
-		_, found, err := o.ext.OutboxFile(ctx, strings.ToLower(id), KindReply, KindNotice)
-		return found, extErr(err)
-	}
-	if err := o.loadIndex(ctx); err != nil {
-		return false, err
-	}
-	o.index.mu.Lock()
-	defer o.index.mu.Unlock()
-	return o.index.ids[strings.ToLower(id)], nil
+	return KindReply
 }
 
-// ReplyRaw returns the file of the reply (or else the draft) with this
-// Message-ID, as written (with the outbox's own X-Triage headers); ok is
-// false when the outbox holds none.
-func (o *Outbox) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
-	for _, draft := range []bool{false, true} {
-		path, ok, err := o.lookup(ctx, draft, messageID)
-		if err != nil {
-			return nil, false, err
+// dirIndex is the outbox index of a directory without a store: IndexFile,
+// the log Send appends to, and IndexDB, its lines as rows. Runs sharing
+// the directory write the log and the table under the directory's lock
+// (LockFile); a lookup first reads the lines another run appended without
+// writing their rows (it stopped in between).
+type dirIndex struct {
+	dir  string
+	db   *store.DB
+	rows *Store       // the queries of outbox_index, on db
+	seen atomic.Int64 // how much of the log this process knows the table holds
+}
+
+// logTable is where IndexDB records how much of IndexFile its rows hold:
+// the log's inode (a log deleted or replaced starts the table over), the
+// bytes read, and when and in which boot the directory was last listed.
+const logTable = `
+CREATE TABLE IF NOT EXISTS outbox_log (
+	id      INTEGER PRIMARY KEY CHECK (id = 1),
+	inode   BIGINT NOT NULL,
+	read_to BIGINT NOT NULL,
+	boot    TEXT NOT NULL,
+	listed  BIGINT NOT NULL
+);`
+
+// logState is the row of logTable; known is false when it has none.
+type logState struct {
+	inode, readTo int64
+	boot          string
+	listed        time.Time
+	known         bool
+}
+
+// openDirIndex opens the index of the outbox dir (IndexDB, created when
+// missing) and, under the directory's lock, brings it up to date with the
+// log, listing the directory when that is due (ListEvery) or list is set.
+func openDirIndex(ctx context.Context, dir string, list bool) (*dirIndex, error) {
+	db, err := store.Open(ctx, filepath.Join(dir, IndexDB), store.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		return nil, fmt.Errorf("mail: outbox: %w", err)
+	}
+	x := &dirIndex{dir: dir, db: db, rows: New(db, nil)}
+	if err := x.open(ctx, list); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return x, nil
+}
+
+func (x *dirIndex) open(ctx context.Context, list bool) error {
+	if _, err := x.db.ExecContext(ctx, OutboxIndexTable+logTable); err != nil {
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+	}
+	unlock, err := lockDir(ctx, x.dir)
+	if err != nil {
+		return fmt.Errorf("mail: outbox: %w", err)
+	}
+	defer unlock()
+	tx, err := x.db.BeginTx(ctx)
+	if err != nil {
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+	}
+	defer tx.Rollback()
+	s, err := readLogState(ctx, tx)
+	if err != nil {
+		return err
+	}
+	ino, size, err := x.logStat()
+	if err != nil {
+		return err
+	}
+	if !s.known || s.inode != ino || size < s.readTo || ino == 0 {
+		// A new table, or a log deleted, replaced or cut short: the rows
+		// start over from the log and the directory.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox_index`); err != nil {
+			return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
 		}
-		if !ok {
+		s, list = logState{inode: ino}, true
+	}
+	if s.readTo, err = x.readLog(ctx, tx, s.readTo); err != nil {
+		return err
+	}
+	now, boot := time.Now(), bootID()
+	if list || s.boot != boot || now.Sub(s.listed) >= ListEvery || s.listed.After(now) {
+		if err := x.list(ctx, tx); err != nil {
+			return err
+		}
+		// The lines list appended, read back (a log it created has a
+		// new inode).
+		if ino, _, err = x.logStat(); err != nil {
+			return err
+		}
+		if ino != s.inode {
+			s.inode, s.readTo = ino, 0
+		}
+		if s.readTo, err = x.readLog(ctx, tx, s.readTo); err != nil {
+			return err
+		}
+		s.boot, s.listed = boot, now
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_log (id, inode, read_to, boot, listed) VALUES (1, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET inode = excluded.inode, read_to = excluded.read_to, boot = excluded.boot, listed = excluded.listed`,
+		s.inode, s.readTo, s.boot, unix(s.listed)); err != nil {
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+	}
+	x.seen.Store(s.readTo)
+	return nil
+}
+
+// Close closes IndexDB.
+func (x *dirIndex) Close() error { return x.db.Close() }
+
+// readLogState reads the row of logTable.
+func readLogState(ctx context.Context, q rowQuerier) (logState, error) {
+	var s logState
+	var listed int64
+	err := q.QueryRowContext(ctx, `SELECT inode, read_to, boot, listed FROM outbox_log WHERE id = 1`).Scan(&s.inode, &s.readTo, &s.boot, &listed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return logState{}, nil
+	}
+	if err != nil {
+		return logState{}, fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+	}
+	s.listed, s.known = fromUnix(listed), true
+	return s, nil
+}
+
+// logStat is the inode and size of the log; 0, 0 when it does not exist.
+func (x *dirIndex) logStat() (ino, size int64, err error) {
+	st, err := os.Stat(filepath.Join(x.dir, IndexFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("mail: outbox: %w", err)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		ino = int64(sys.Ino)
+	}
+	return ino, st.Size(), nil
+}
+
+// bootID tells one boot of the machine from the next ("" where the system
+// does not say): a power failure may keep a file's name and lose its line
+// in the log, so the first run after a reboot lists the directory. (A
+// variable for the tests.)
+var bootID = readBootID
+
+func readBootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// catchUp adds the rows of the lines other runs appended to the log since
+// this process last looked (most calls: one stat says there are none). A
+// log deleted or replaced meanwhile is left for the next run's open.
+func (x *dirIndex) catchUp(ctx context.Context) error {
+	ino, size, err := x.logStat()
+	if err != nil || size <= x.seen.Load() {
+		return err
+	}
+	tx, err := x.db.BeginTx(ctx)
+	if err != nil {
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+	}
+	defer tx.Rollback()
+	s, err := readLogState(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if !s.known || s.inode != ino || size < s.readTo {
+		return nil
+	}
+	end, err := x.readLog(ctx, tx, s.readTo)
+	if err != nil {
+		return err
+	}
+	if end != s.readTo {
+		if _, err := tx.ExecContext(ctx, `UPDATE outbox_log SET read_to = ? WHERE id = 1`, end); err != nil {
+			return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		}
+	}
+	x.seen.Store(end)
+	return nil
+}
+
+// readLog adds the rows of the whole lines of the log from offset from,
+// and returns where they end. A line that is not an index line (torn by a
+// crash while it was appended) is skipped.
+func (x *dirIndex) readLog(ctx context.Context, tx *store.Tx, from int64) (int64, error) {
+	f, err := os.Open(filepath.Join(x.dir, IndexFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return from, nil
+	}
+	if err != nil {
+		return from, fmt.Errorf("mail: outbox: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return from, fmt.Errorf("mail: outbox: read %s: %w", IndexFile, err)
+	}
+	end := from
+	r := bufio.NewReaderSize(f, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return end, nil // EOF, or a line still being written: read it next time
+		}
+		end += int64(len(line))
+		var l indexLine
+		if json.Unmarshal(line, &l) != nil || l.File == "" {
 			continue
 		}
-		raw, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, false, fmt.Errorf("mail: outbox: %w", err)
-		}
-		return raw, true, nil
-	}
-	return nil, false, nil
-}
-
-// RepliesSince counts the replies in this outbox to addr, or answering a
-// message from addr, dated at or after since (drafts and staff notices
-// excluded: drafts never went out, notices are no replies).
-func (o *Outbox) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
-	return o.countSince(ctx, addr, since, false)
-}
-
-// CountedSince counts what the per-sender limit counts against addr since
-// since: the replies and the drafts to addr or answering a message from
-// it (each draft cost a model run and perhaps a ticket).
-func (o *Outbox) CountedSince(ctx context.Context, addr string, since time.Time) (int, error) {
-	return o.countSince(ctx, addr, since, true)
-}
-
-func (o *Outbox) countSince(ctx context.Context, addr string, since time.Time, drafts bool) (int, error) {
-	if o.ext != nil {
-		kinds := []Kind{KindReply}
-		if drafts {
-			kinds = append(kinds, KindDraft)
-		}
-		n, err := o.ext.OutboxCount(ctx, normAddr(addr), since, kinds...)
-		return n, extErr(err)
-	}
-	if err := o.loadIndex(ctx); err != nil {
-		return 0, err
-	}
-	o.index.mu.Lock()
-	defer o.index.mu.Unlock()
-	return o.index.since(normAddr(addr), since, drafts), nil
-}
-
-// since counts the entries against addr (normalized) at or after t.
-// Called with the index locked.
-func (x *outboxIndex) since(addr string, t time.Time, drafts bool) int {
-	n := 0
-	for _, c := range x.against[addr] {
-		if !c.date.Before(t) && (drafts || !c.draft) {
-			n++
+		if err := x.addRow(ctx, tx, l); err != nil {
+			return end, err
 		}
 	}
-	return n
 }
 
-// nameKey is the index key of a file whose name carries sanitized id, in
-// the outbox (draft false) or its drafts directory.
-func nameKey(draft bool, sanitized string) string {
-	if draft {
-		return mail.DraftsDir + "/" + sanitized
-	}
-	return sanitized
-}
-
-// existing returns the file of the reply or draft with this Message-ID.
-func (o *Outbox) existing(ctx context.Context, draft bool, messageID string) (string, bool, error) {
-	if err := o.loadIndex(ctx); err != nil {
-		return "", false, err
-	}
-	o.index.mu.Lock()
-	defer o.index.mu.Unlock()
-	p, ok := o.index.files[nameKey(draft, mail.FileID(messageID))]
-	return p, ok, nil
-}
-
-// remember adds a file written by Send, and its line in the index file.
-func (o *Outbox) remember(l indexLine, path string) error {
-	o.index.mu.Lock()
-	defer o.index.mu.Unlock()
-	draft := l.Kind == KindDraft
-	o.index.files[nameKey(draft, mail.FileID(l.MessageID))] = path
-	id, ok := mail.ValidMsgID(l.MessageID)
+// addRow records the row of index line l (a later line of the same
+// Message-ID and kind replaces the row: its file is the one written).
+func (x *dirIndex) addRow(ctx context.Context, tx *store.Tx, l indexLine) error {
+	id, ok := indexID(l.MessageID)
 	if !ok {
 		return nil
 	}
-	l.MessageID = id
-	o.index.add(l)
-	return o.appendIndex(l)
-}
-
-// add counts one index line; a Message-ID already counted (of its kind) is
-// not counted again. A staff notice counts under the notice bounds only.
-func (x *outboxIndex) add(l indexLine) {
-	id := strings.ToLower(l.MessageID)
-	seen := x.ids
-	if l.Kind == KindDraft {
-		seen = x.drafts
-	}
-	if seen[id] {
-		return
-	}
-	seen[id] = true
-	if l.Notice {
-		c := strings.ToLower(l.Customer)
-		x.notices[c] = append(x.notices[c], l.Date)
-		x.noticeAt = append(x.noticeAt, l.Date)
-		return
-	}
-	c := count{date: l.Date, draft: l.Kind == KindDraft}
-	to, sender := normAddr(l.To), normAddr(l.Sender)
-	x.against[to] = append(x.against[to], c)
-	if sender != "" && sender != to {
-		x.against[sender] = append(x.against[sender], c)
-	}
-}
-
-// noticesSince counts the notices dated at or after since about mail from
-// customer ("" : every notice). Called with the index locked.
-func (x *outboxIndex) noticesSince(customer string, since time.Time) int {
-	dates := x.noticeAt
-	if customer != "" {
-		dates = x.notices[strings.ToLower(customer)]
-	}
-	n := 0
-	for _, d := range dates {
-		if !d.Before(since) {
-			n++
-		}
-	}
-	return n
-}
-
-// appendIndex adds one line to the index file (one write, O_APPEND, so
-// several processes may share an outbox). When the line directly follows
-// what this index has read, the index reads on after it: its own line is
-// counted already. Called with the index locked.
-func (o *Outbox) appendIndex(l indexLine) error {
-	b, err := json.Marshal(l)
+	_, err := tx.ExecContext(ctx, `INSERT INTO outbox_index (message_id, kind, path, recipient, sender, customer, created) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (message_id, kind) DO UPDATE SET path = excluded.path, recipient = excluded.recipient, sender = excluded.sender,
+			customer = excluded.customer, created = excluded.created`,
+		id, l.kind(), l.File, normAddr(l.To), normAddr(l.Sender), strings.ToLower(l.Customer), unix(l.Date))
 	if err != nil {
-		return fmt.Errorf("mail: outbox: index: %w", err)
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
 	}
-	b = append(b, '\n')
-	f, err := os.OpenFile(filepath.Join(o.dir, IndexFile), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	return nil
+}
+
+// list reads the header of every file in the directory and its drafts
+// directory that no row names (one listing each), and appends its line to
+// the log. A file that is not a readable message is skipped: the index
+// only ever adds what it can read. Called under the directory's lock.
+func (x *dirIndex) list(ctx context.Context, tx *store.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT path FROM outbox_index`)
 	if err != nil {
-		return fmt.Errorf("mail: outbox: index: %w", err)
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
 	}
-	// A run that crashed while appending left a line without its end: this
-	// one starts on a line of its own, or it would be read as part of that
-	// one and skipped with it. A file that ends where the index last read
-	// ends with a whole line (follow reads only those).
-	if st, err := f.Stat(); err == nil && st.Size() > 0 && st.Size() != o.index.offset {
-		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
-			b = append([]byte{'\n'}, b...)
+	known := map[string]bool{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
 		}
+		known[p] = true
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("mail: outbox: index: %w", err)
-	}
-	if end, err := f.Seek(0, io.SeekCurrent); err == nil && end-int64(len(b)) == o.index.offset {
-		o.index.offset = end
-	}
-	return f.Close()
-}
-
-// loadIndex builds the index once: the index file, then the names in the
-// directory and its drafts directory (one listing each, no file read) and
-// the header of any file the index file does not list. A file that is not
-// a readable message is skipped: the index only ever adds what it can read.
-func (o *Outbox) loadIndex(ctx context.Context) error {
-	o.index.mu.Lock()
-	defer o.index.mu.Unlock()
-	return o.loadIndexLocked(ctx)
-}
-
-// loadIndexLocked is loadIndex with the index locked.
-func (o *Outbox) loadIndexLocked(ctx context.Context) error {
-	if o.index.loaded {
-		return o.follow(nil)
-	}
-	x := &o.index
-	x.files, x.ids, x.drafts, x.against = map[string]string{}, map[string]bool{}, map[string]bool{}, map[string][]count{}
-	x.notices, x.noticeAt = map[string][]time.Time{}, nil
-	listed := map[string]bool{}
-	if err := o.follow(listed); err != nil {
-		return err
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
 	}
 	for _, draft := range []bool{false, true} {
-		dir, rel := o.dir, ""
+		dir, rel := x.dir, ""
 		if draft {
-			dir, rel = filepath.Join(o.dir, mail.DraftsDir), mail.DraftsDir+"/"
+			dir, rel = filepath.Join(x.dir, mail.DraftsDir), mail.DraftsDir+"/"
 		}
 		names, err := listNames(dir)
 		if err != nil {
 			return fmt.Errorf("mail: outbox: %w", err)
 		}
 		for _, name := range names {
-			id := mail.FileIDOf(name)
-			if id == "" {
-				continue
-			}
-			path := filepath.Join(dir, name)
-			if _, dup := x.files[nameKey(draft, id)]; !dup {
-				x.files[nameKey(draft, id)] = path
-			}
-			if listed[rel+name] {
+			if mail.FileIDOf(name) == "" || known[rel+name] {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("mail: outbox: read replies: %w", err)
 			}
-			if l, ok := readReplyHeader(path); ok {
-				l.File = rel + name
-				if draft {
-					l.Kind = KindDraft
-				}
-				x.add(l)
-				if err := o.appendIndex(l); err != nil {
-					return err
-				}
+			l, ok := readReplyHeader(filepath.Join(dir, name))
+			if !ok {
+				continue
+			}
+			l.File = rel + name
+			if draft {
+				l.Kind = KindDraft
+			}
+			if _, _, err := x.appendLine(l); err != nil {
+				return err
 			}
 		}
 	}
-	x.loaded = true
 	return nil
 }
 
-// follow reads the lines added to the index file since the last call
-// (by this process or another sharing the outbox); listed, when not nil,
-// collects their files. Called with the index locked.
-func (o *Outbox) follow(listed map[string]bool) error {
-	x := &o.index
-	name := filepath.Join(o.dir, IndexFile)
-	// Most calls find nothing new: one stat says so without opening the
-	// file.
-	if st, err := os.Stat(name); err == nil && st.Size() <= x.offset || errors.Is(err, fs.ErrNotExist) {
-		return nil
+// appendLine adds l to the log (one write, O_APPEND) and returns where
+// the line starts and ends.
+func (x *dirIndex) appendLine(l indexLine) (start, end int64, err error) {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return 0, 0, fmt.Errorf("mail: outbox: index: %w", err)
 	}
-	f, err := os.Open(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	b = append(b, '\n')
+	f, err := os.OpenFile(filepath.Join(x.dir, IndexFile), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, 0, fmt.Errorf("mail: outbox: index: %w", err)
 	}
+	defer f.Close()
+	// A run that crashed while appending left a line without its end: this
+	// one starts on a line of its own, or it would be read as part of that
+	// one and skipped with it.
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, st.Size()-1); err == nil && last[0] != '\n' {
+			b = append([]byte{'\n'}, b...)
+		}
+	}
+	if _, err := f.Write(b); err != nil {
+		return 0, 0, fmt.Errorf("mail: outbox: index: %w", err)
+	}
+	end, err = f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, 0, fmt.Errorf("mail: outbox: index: %w", err)
+	}
+	return end - int64(len(b)), end, f.Close()
+}
+
+// The outbox index (outboxIndex) of a directory.
+
+// OutboxFile is the file of the row id of one of kinds.
+func (x *dirIndex) OutboxFile(ctx context.Context, id string, kinds ...Kind) (string, bool, error) {
+	if err := x.catchUp(ctx); err != nil {
+		return "", false, err
+	}
+	p, ok, err := x.rows.OutboxFile(ctx, id, kinds...)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	return filepath.Join(x.dir, filepath.FromSlash(p)), true, nil
+}
+
+// OutboxCount counts the rows of kinds dated at or after since whose
+// recipient or sender is addr.
+func (x *dirIndex) OutboxCount(ctx context.Context, addr string, since time.Time, kinds ...Kind) (int, error) {
+	if err := x.catchUp(ctx); err != nil {
+		return 0, err
+	}
+	return x.rows.OutboxCount(ctx, addr, since, kinds...)
+}
+
+// OutboxNotices counts the notices dated at or after since about
+// customer ("": every notice).
+func (x *dirIndex) OutboxNotices(ctx context.Context, customer string, since time.Time) (int, error) {
+	if err := x.catchUp(ctx); err != nil {
+		return 0, err
+	}
+	return x.rows.OutboxNotices(ctx, customer, since)
+}
+
+// AddOutbox appends the line of what Send is about to write to the log,
+// then records its row. Called under the directory's lock, before the
+// file is put in place: a crash in between leaves a line whose file is
+// missing, which the next send writes (extExisting).
+func (x *dirIndex) AddOutbox(ctx context.Context, id string, kind Kind, p, to, sender, customer string, date time.Time) error {
+	if err := x.catchUp(ctx); err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(x.dir, p)
 	if err != nil {
 		return fmt.Errorf("mail: outbox: %w", err)
 	}
-	defer f.Close()
-	if _, err := f.Seek(x.offset, io.SeekStart); err != nil {
-		return fmt.Errorf("mail: outbox: read %s: %w", IndexFile, err)
+	l := indexLine{MessageID: id, To: to, Sender: sender, Date: date, File: filepath.ToSlash(rel), Notice: kind == KindNotice, Customer: customer}
+	if kind == KindDraft {
+		l.Kind = KindDraft
 	}
-	r := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			break // EOF, or a line still being written: read it next time
-		}
-		x.offset += int64(len(line))
-		var l indexLine
-		if json.Unmarshal(line, &l) != nil || l.File == "" {
-			continue
-		}
-		id, ok := mail.ValidMsgID(l.MessageID)
-		if !ok {
-			continue
-		}
-		l.MessageID = id
-		x.add(l)
-		draft, want := l.Kind == KindDraft, "."
-		if draft {
-			want = mail.DraftsDir
-		}
-		if sid := mail.FileIDOf(path.Base(l.File)); sid != "" && path.Dir(l.File) == want {
-			x.files[nameKey(draft, sid)] = filepath.Join(o.dir, filepath.FromSlash(l.File))
-		}
-		if listed != nil {
-			listed[l.File] = true
-		}
+	start, end, err := x.appendLine(l)
+	if err != nil {
+		return err
+	}
+	tx, err := x.db.BeginTx(ctx)
+	if err != nil {
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+	}
+	defer tx.Rollback()
+	if err := x.addRow(ctx, tx, l); err != nil {
+		return err
+	}
+	// The table holds the log up to this line when it held it up to where
+	// the line starts (else the next catchUp reads the line again).
+	res, err := tx.ExecContext(ctx, `UPDATE outbox_log SET read_to = ? WHERE id = 1 AND read_to = ?`, end, start)
+	if err != nil {
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		x.seen.CompareAndSwap(start, end)
 	}
 	return nil
 }

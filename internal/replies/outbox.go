@@ -3,8 +3,10 @@ package replies
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	netmail "net/mail"
 	"os"
@@ -21,7 +23,7 @@ import (
 // Outbox is the reply memory of `triage process`: a mail.Sender that writes
 // each reply through an outbox directory (mail.Outbox, the transport) and
 // remembers what the directory holds, by the directory's own index
-// (IndexFile) or the store's (UseIndex). A reply already written is not
+// (IndexFile and IndexDB) or the store's (UseIndex). A reply already written is not
 // written again, the per-sender limit (SetPerSenderLimit) and the notice
 // bounds (SetNoticeLimits) refuse what would pass them, and runs sharing
 // the directory take turns (LockFile, Claim).
@@ -29,9 +31,12 @@ type Outbox struct {
 	mu    sync.Mutex // one writer at a time: the existing-reply check, the limit check and the write are one step
 	files *mail.Outbox
 	dir   string
-	index outboxIndex // the files and replies in dir (dirindex.go)
-	ext   Index       // when set, the index instead of index (outboxstore.go)
-	limit senderLimit // outboxlimit.go
+	ext   Index // the store's index (UseIndex, outboxstore.go), else local
+	// local is the directory's own index (dirindex.go), opened at the
+	// first lookup; localMu guards it.
+	local   *dirIndex
+	localMu sync.Mutex
+	limit   senderLimit // outboxlimit.go
 	// notices bounds the staff notices written (SetNoticeLimits).
 	notices triage.NoticeLimits
 }
@@ -50,6 +55,99 @@ func NewOutbox(dir string) (*Outbox, error) {
 
 // Dir is the outbox directory.
 func (o *Outbox) Dir() string { return o.dir }
+
+// Close closes the directory's index (IndexDB) when a lookup opened it.
+func (o *Outbox) Close() error {
+	o.localMu.Lock()
+	defer o.localMu.Unlock()
+	if o.local == nil {
+		return nil
+	}
+	err := o.local.Close()
+	o.local = nil
+	return err
+}
+
+// index is the outbox's index: the store's (UseIndex), else the
+// directory's, opened (and brought up to date with IndexFile) the first
+// time.
+func (o *Outbox) index(ctx context.Context) (outboxIndex, error) {
+	if o.ext != nil {
+		return o.ext, nil
+	}
+	o.localMu.Lock()
+	defer o.localMu.Unlock()
+	if o.local == nil {
+		x, err := openDirIndex(ctx, o.dir, false)
+		if err != nil {
+			return nil, err
+		}
+		o.local = x
+	}
+	return o.local, nil
+}
+
+// SentReply reports whether messageID is the Message-ID of a reply (or a
+// staff notice) in this outbox (drafts excluded).
+func (o *Outbox) SentReply(ctx context.Context, messageID string) (bool, error) {
+	id, ok := indexID(messageID)
+	if !ok {
+		return false, nil
+	}
+	x, err := o.index(ctx)
+	if err != nil {
+		return false, err
+	}
+	_, found, err := x.OutboxFile(ctx, id, KindReply, KindNotice)
+	return found, extErr(err)
+}
+
+// ReplyRaw returns the file of the reply (or else the draft) with this
+// Message-ID, as written (with the outbox's own X-Triage headers); ok is
+// false when the outbox holds none.
+func (o *Outbox) ReplyRaw(ctx context.Context, messageID string) ([]byte, bool, error) {
+	for _, draft := range []bool{false, true} {
+		path, ok, err := o.lookup(ctx, draft, messageID)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			continue
+		}
+		raw, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("mail: outbox: %w", err)
+		}
+		return raw, true, nil
+	}
+	return nil, false, nil
+}
+
+// RepliesSince counts the replies in this outbox to addr, or answering a
+// message from addr, dated at or after since (drafts and staff notices
+// excluded: drafts never went out, notices are no replies).
+func (o *Outbox) RepliesSince(ctx context.Context, addr string, since time.Time) (int, error) {
+	return o.countSince(ctx, addr, since, KindReply)
+}
+
+// CountedSince counts what the per-sender limit counts against addr since
+// since: the replies and the drafts to addr or answering a message from
+// it (each draft cost a model run and perhaps a ticket).
+func (o *Outbox) CountedSince(ctx context.Context, addr string, since time.Time) (int, error) {
+	return o.countSince(ctx, addr, since, KindReply, KindDraft)
+}
+
+func (o *Outbox) countSince(ctx context.Context, addr string, since time.Time, kinds ...Kind) (int, error) {
+	x, err := o.index(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, err := x.OutboxCount(ctx, normAddr(addr), since, kinds...)
+	return n, extErr(err)
+}
 
 // SetNoticeLimits bounds the staff notices (Reply.Notice) Send writes:
 // one over a bound is refused with a *LimitError and not written.
@@ -85,16 +183,12 @@ func (o *Outbox) overNotices(ctx context.Context, customer string, at time.Time)
 // from customer ("": every notice), from the store's index (UseIndex) or
 // the directory's.
 func (o *Outbox) noticesSince(ctx context.Context, customer string, since time.Time) (int, error) {
-	if o.ext != nil {
-		n, err := o.ext.OutboxNotices(ctx, strings.ToLower(customer), since)
-		return n, extErr(err)
-	}
-	if err := o.loadIndex(ctx); err != nil {
+	x, err := o.index(ctx)
+	if err != nil {
 		return 0, err
 	}
-	o.index.mu.Lock()
-	defer o.index.mu.Unlock()
-	return o.index.noticesSince(customer, since), nil
+	n, err := x.OutboxNotices(ctx, strings.ToLower(customer), since)
+	return n, extErr(err)
 }
 
 // Send renders r and writes it to the outbox. A reply whose Message-ID is
@@ -149,7 +243,11 @@ func (o *Outbox) place(ctx context.Context, r *mail.Reply, f *mail.File, tmp *at
 	// Another process may share the directory (overlapping runs, the
 	// console sending a draft): the check and the write are one step
 	// across processes too, and the lookup reads what the other wrote to
-	// the index (the file, or the store's).
+	// the index (the directory's, or the store's). The directory's index
+	// is opened first: opening it takes the lock.
+	if _, err := o.index(ctx); err != nil {
+		return triage.Receipt{}, err
+	}
 	unlock, err := lockDir(ctx, o.dir)
 	if err != nil {
 		return triage.Receipt{}, fmt.Errorf("mail: outbox: %w", err)
@@ -183,12 +281,11 @@ func (o *Outbox) place(ctx context.Context, r *mail.Reply, f *mail.File, tmp *at
 			return triage.Receipt{}, err
 		}
 	}
-	if o.ext != nil {
-		// Recorded before the file: a crash in between leaves a row whose
-		// file is missing, which the next send writes (extExisting).
-		if err := o.extRecord(ctx, r, f.To, f.Path, f.Date); err != nil {
-			return triage.Receipt{}, err
-		}
+	// Recorded before the file: a crash in between leaves a row (and a
+	// line in IndexFile) whose file is missing, which the next send writes
+	// (extExisting).
+	if err := o.extRecord(ctx, r, f.To, f.Path, f.Date); err != nil {
+		return triage.Receipt{}, err
 	}
 	if tmp != nil {
 		if err := tmp.Rename(); err != nil {
@@ -196,15 +293,6 @@ func (o *Outbox) place(ctx context.Context, r *mail.Reply, f *mail.File, tmp *at
 		}
 	} else if err := o.files.Write(f); err != nil {
 		return triage.Receipt{}, err
-	}
-	if r.MessageID != "" && o.ext == nil {
-		l := indexLine{MessageID: r.MessageID, To: f.To, Sender: mail.BareAddress(r.Answers()), Date: f.Date, File: filepath.Base(f.Path), Notice: r.Notice, Customer: r.About()}
-		if r.Draft {
-			l.Kind, l.File = KindDraft, mail.DraftsDir+"/"+l.File
-		}
-		// An error leaves the reply written and the index file without its
-		// line: the next run reads the file's header instead.
-		_ = o.remember(l, f.Path)
 	}
 	return f.Receipt(), nil
 }
@@ -247,10 +335,7 @@ func (o *Outbox) Find(ctx context.Context, messageID string) (rc triage.Receipt,
 // lookup returns the file of the reply or draft with this Message-ID, from
 // the store's index (UseIndex) or the directory's.
 func (o *Outbox) lookup(ctx context.Context, draft bool, messageID string) (string, bool, error) {
-	if o.ext != nil {
-		return o.extExisting(ctx, draft, messageID)
-	}
-	return o.existing(ctx, draft, messageID)
+	return o.extExisting(ctx, draft, messageID)
 }
 
 // subjectDecoder decodes the RFC 2047 words of a rendered reply's subject

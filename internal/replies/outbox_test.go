@@ -52,12 +52,15 @@ func TestOutbox(t *testing.T) {
 	if diff := cmp.Diff(string(want), string(raw)); diff != "" {
 		t.Errorf("file content (-want +got):\n%s", diff)
 	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 3 || entries[0].Name() != IndexFile || entries[1].Name() != LockFile {
-		t.Errorf("outbox holds %d entries (temp files left?), want the reply, %s and %s", len(entries), IndexFile, LockFile)
+	if len(entries) != 4 || entries[0].Name() != IndexDB || entries[1].Name() != IndexFile || entries[2].Name() != LockFile {
+		t.Errorf("outbox holds %d entries (temp files left?), want the reply, %s, %s and %s", len(entries), IndexDB, IndexFile, LockFile)
 	}
 }
 
@@ -184,8 +187,8 @@ func TestOutboxSyncsTheName(t *testing.T) {
 	}
 	drafts := filepath.Join(dir, mail.DraftsDir)
 	want := []string{ // the transport syncs the new drafts directory's name (mail's test)
-		dir + ": .index.jsonl .lock " + reply, // the name already there when its directory is synced
-		dir + ": .index.jsonl .lock " + reply, // the retry
+		dir + ": .index.db .index.db-shm .index.db-wal .index.jsonl .lock " + reply, // the name already there when its directory is synced
+		dir + ": .index.db .index.db-shm .index.db-wal .index.jsonl .lock " + reply, // the retry
 		drafts + ": 20261122T083000Z-triage-2@example.com.eml",
 	}
 	if diff := cmp.Diff(want, synced); diff != "" {

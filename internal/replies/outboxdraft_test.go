@@ -45,11 +45,14 @@ func TestOutboxDraft(t *testing.T) {
 			t.Errorf("draft lacks %q:\n%s", h, raw)
 		}
 	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
 	top, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(top) != 3 || top[0].Name() != IndexFile || top[1].Name() != LockFile || top[2].Name() != mail.DraftsDir {
+	if len(top) != 4 || top[0].Name() != IndexDB || top[1].Name() != IndexFile || top[2].Name() != LockFile || top[3].Name() != mail.DraftsDir {
 		t.Errorf("outbox holds %v, want only the index, the lock and the drafts directory", top)
 	}
 

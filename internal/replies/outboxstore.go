@@ -24,8 +24,17 @@ import (
 // Message-ID (lower case, without brackets) with its file, recipient, the
 // sender of the message it answers and, for a notice, the customer it is
 // about. With one, an Outbox never lists or reads its directory and writes
-// no IndexFile: what a send costs does not grow with what the outbox holds.
+// neither IndexFile nor IndexDB. Without one, the directory's own index
+// (dirIndex) keeps the same rows in IndexDB.
 type Index interface {
+	outboxIndex
+	// AddOutboxRows records rows in one transaction (UseIndex's import).
+	AddOutboxRows(ctx context.Context, rows []IndexRow) error
+}
+
+// outboxIndex is what an Outbox asks of its index: the store's (Index)
+// or its directory's (dirIndex).
+type outboxIndex interface {
 	// OutboxFile is the file of the row id of one of kinds.
 	OutboxFile(ctx context.Context, id string, kinds ...Kind) (path string, ok bool, err error)
 	// OutboxCount counts the rows of kinds dated at or after since whose
@@ -36,8 +45,6 @@ type Index interface {
 	OutboxNotices(ctx context.Context, customer string, since time.Time) (int, error)
 	// AddOutbox records a row (replacing one with the same id and kind).
 	AddOutbox(ctx context.Context, id string, kind Kind, path, to, sender, customer string, date time.Time) error
-	// AddOutboxRows records rows in one transaction (UseIndex's import).
-	AddOutboxRows(ctx context.Context, rows []IndexRow) error
 }
 
 // The store is the outbox's index.
@@ -55,7 +62,6 @@ const importedFile = ".index.in-store"
 func (o *Outbox) UseIndex(ctx context.Context, x Index) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.ext = x
 	marker := filepath.Join(o.dir, importedFile)
 	b, err := os.ReadFile(marker)
 	marked := err == nil
@@ -63,9 +69,11 @@ func (o *Outbox) UseIndex(ctx context.Context, x Index) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// Never imported: complete IndexFile from the directory first.
-		if err := o.loadIndex(ctx); err != nil {
+		local, err := openDirIndex(ctx, o.dir, true)
+		if err != nil {
 			return err
 		}
+		local.Close()
 	case err != nil:
 		return fmt.Errorf("mail: outbox: %w", err)
 	default:
@@ -82,6 +90,7 @@ func (o *Outbox) UseIndex(ctx context.Context, x Index) error {
 			return extErr(err)
 		}
 	}
+	o.ext = x
 	if marked && end == from {
 		return nil
 	}
@@ -140,19 +149,23 @@ func indexID(messageID string) (string, bool) {
 	return strings.ToLower(id), ok
 }
 
-// extExisting is existing with an Index. A row is recorded before its file
-// is written, so a row whose file is not there was never written: the file
-// is written now.
+// extExisting returns the file of the reply or draft with this Message-ID.
+// A row is recorded before its file is written, so a row whose file is not
+// there was never written: the file is written now.
 func (o *Outbox) extExisting(ctx context.Context, draft bool, messageID string) (string, bool, error) {
 	id, ok := indexID(messageID)
 	if !ok {
 		return "", false, nil
 	}
+	x, err := o.index(ctx)
+	if err != nil {
+		return "", false, err
+	}
 	kinds := []Kind{KindReply, KindNotice}
 	if draft {
 		kinds = []Kind{KindDraft}
 	}
-	p, ok, err := o.ext.OutboxFile(ctx, id, kinds...)
+	p, ok, err := x.OutboxFile(ctx, id, kinds...)
 	if err != nil || !ok {
 		return "", false, extErr(err)
 	}
@@ -175,7 +188,11 @@ func (o *Outbox) extRecord(ctx context.Context, r *mail.Reply, to, path string, 
 	case r.Notice:
 		kind = KindNotice
 	}
-	return extErr(o.ext.AddOutbox(ctx, id, kind, path, normAddr(to), normAddr(mail.BareAddress(r.Answers())), strings.ToLower(r.About()), date))
+	x, err := o.index(ctx)
+	if err != nil {
+		return err
+	}
+	return extErr(x.AddOutbox(ctx, id, kind, path, normAddr(to), normAddr(mail.BareAddress(r.Answers())), strings.ToLower(r.About()), date))
 }
 
 func extErr(err error) error {

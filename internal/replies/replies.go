@@ -3,7 +3,8 @@
 // and notice limits; one implementation on the store (the replies table of
 // `triage watch`, the outbox index of `triage process --store`), used by
 // process and by watch, and the outbox directory's own index for process
-// without a store.
+// without a store (its log and a SQLite look-up table of it, in the
+// directory).
 package replies
 
 import (
