@@ -20,20 +20,24 @@ import (
 	"triage/internal/prompt"
 )
 
-// opener is what every opening turn of a Processor offers: the candidate
-// scenarios with their look-ups, and the look-ups' declarations (the
-// first scenario that declares a name gives its declaration).
+// opener is what the opening turns of a Processor may offer: the
+// candidate scenarios with their look-ups, and the look-ups' declarations
+// (the first scenario that declares a name gives its declaration).
 type opener struct {
 	cands   []prompt.Candidate
 	names   []string
 	lookUps []*instructions.Function
+	// serial marks the look-ups with a required argument that only a
+	// serial number can fill (from: serials, or serials_or_attachments:
+	// then an attachment the model is sent may hold it).
+	serial map[string]string
 }
 
 // newOpener lists the scenarios detection offers (none for follow-ups)
 // and, for each, the functions it declares that tools are neither effects
 // nor final: look-ups that change nothing and send nothing.
 func newOpener(set *instructions.Scenarios, tools *instructions.Tools) opener {
-	var o opener
+	o := opener{serial: map[string]string{}}
 	for _, sc := range set.Scenarios {
 		if sc.FollowUp {
 			continue
@@ -48,6 +52,13 @@ func newOpener(set *instructions.Scenarios, tools *instructions.Tools) opener {
 			c.LookUps = append(c.LookUps, f.Name)
 			if !slices.ContainsFunc(o.lookUps, func(g *instructions.Function) bool { return g.Name == f.Name }) {
 				o.lookUps = append(o.lookUps, f)
+				required, _ := f.Parameters["required"].([]any)
+				for _, r := range required {
+					name, _ := r.(string)
+					if a := t.Args[name]; a != nil && (a.From == instructions.FromSerials || a.From == instructions.FromSerialsOrAttachments) {
+						o.serial[f.Name] = a.From
+					}
+				}
 			}
 		}
 		o.cands = append(o.cands, c)
@@ -56,9 +67,37 @@ func newOpener(set *instructions.Scenarios, tools *instructions.Tools) opener {
 	return o
 }
 
-// declarations are the opening turn's: choose_scenario, then the
-// look-ups. Built per email: the SDK may touch what it is given.
-func (o opener) declarations() []*genai.FunctionDeclaration {
+// offers is what the opening turn of an email offers: every candidate,
+// and the look-ups the email can feed. A look-up that needs a serial
+// number is left out when the message has none (and, for
+// serials_or_attachments, the model is sent no attachment): the
+// dispatcher would refuse any serial the model gave it.
+func (o opener) offers(facts prompt.Facts, seen int) (cands []prompt.Candidate, lookUps []*instructions.Function) {
+	can := func(name string) bool {
+		switch o.serial[name] {
+		case "":
+			return true
+		case instructions.FromSerialsOrAttachments:
+			return len(facts.SerialNumbers) > 0 || seen > 0
+		default:
+			return len(facts.SerialNumbers) > 0
+		}
+	}
+	for _, c := range o.cands {
+		c.LookUps = slices.DeleteFunc(slices.Clone(c.LookUps), func(n string) bool { return !can(n) })
+		cands = append(cands, c)
+	}
+	for _, f := range o.lookUps {
+		if can(f.Name) {
+			lookUps = append(lookUps, f)
+		}
+	}
+	return cands, lookUps
+}
+
+// declarations are the opening turn's: choose_scenario, then lookUps.
+// Built per email: the SDK may touch what it is given.
+func (o opener) declarations(lookUps []*instructions.Function) []*genai.FunctionDeclaration {
 	decls := []*genai.FunctionDeclaration{{
 		Name:        prompt.ChooseScenario,
 		Description: "Choose the scenario that fits this email, from the list in the instructions. Call it exactly once.",
@@ -71,7 +110,7 @@ func (o opener) declarations() []*genai.FunctionDeclaration {
 			"required": []any{"scenario", "reason"},
 		},
 	}}
-	for _, f := range o.lookUps {
+	for _, f := range lookUps {
 		decls = append(decls, &genai.FunctionDeclaration{Name: f.Name, Description: f.Description, ParametersJsonSchema: f.Parameters})
 	}
 	return decls
@@ -88,11 +127,12 @@ func (o opener) declarations() []*genai.FunctionDeclaration {
 // turn is dropped unanswered: none of its calls runs.
 func (p *Processor) open(ctx context.Context, e *email, unsure string) DetectResult {
 	d := p.cfg.Detector
+	cands, lookUps := p.opener.offers(e.facts, len(e.inline))
 	o, err := p.cfg.Agent.Open(ctx, agent.Request{
-		System:    prompt.Opening(p.opener.cands),
+		System:    prompt.Opening(cands),
 		Prompt:    prompt.User(e.facts, e.text, ""),
 		Parts:     e.inline,
-		Functions: p.opener.declarations(),
+		Functions: p.opener.declarations(lookUps),
 	})
 	res := DetectResult{ModelCalls: o.ModelCalls, Usage: o.Usage}
 	if err == nil {

@@ -253,3 +253,30 @@ func TestOpeningFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestOpeningWithoutSerial: an email with no serial number and nothing
+// the model is sent is offered no look-up that needs one (the dispatcher
+// would refuse any serial the model gave); a turn that only chooses
+// leaves the loop to start from the email, as the scenario's always does.
+func TestOpeningWithoutSerial(t *testing.T) {
+	f := geminitest.New(t,
+		geminitest.One(geminitest.Call("c0", prompt.ChooseScenario, map[string]any{"scenario": "out-of-scope", "reason": "a job application"})),
+		geminitest.One(geminitest.Call("c1", "send_email", map[string]any{"to": "anna@example.pl", "subject": "Re: Praca",
+			"body": "Dzień dobry,\n\nta skrzynka obsługuje wyłącznie sprawy gwarancyjne.\n\nZespół serwisu gwarancyjnego"})))
+	e := newEnv(t, &agent.Gemini{Client: f.Client()})
+	out := e.run(t, convEmail(anna, "Praca", "<job@example.pl>", "Dzień dobry, szukam pracy jako specjalista ds. marketingu."))
+	if out.Status != triage.StatusReplied || out.Scenario != "out-of-scope" || out.Detection.Method != processor.MethodFirstTurn || out.ModelCalls != 2 {
+		t.Fatalf("status %s/%s (%s), scenario %s, detection %+v, %d model calls; want replied out-of-scope by first_turn in 2",
+			out.Status, out.Reason, out.Detail, out.Scenario, out.Detection, out.ModelCalls)
+	}
+	reqs := f.Requests()
+	if diff := cmp.Diff([]string{prompt.ChooseScenario}, declNames(reqs[0])); diff != "" {
+		t.Errorf("opening declarations (-want +got):\n%s", diff)
+	}
+	if sys := systemText(reqs[0]); strings.Contains(sys, "look-ups first") {
+		t.Errorf("opening offers look-ups the email cannot feed:\n%s", sys)
+	}
+	if n := len(reqs[1].Contents); n != 1 {
+		t.Errorf("the loop's first request has %d contents, want the email alone", n)
+	}
+}
