@@ -176,6 +176,24 @@ func (x *dirIndex) open(ctx context.Context, list bool) error {
 	return nil
 }
 
+// relistDirIndex makes the next open of the outbox dir's IndexDB, when
+// there is one, list the directory.
+func relistDirIndex(ctx context.Context, dir string) error {
+	name := filepath.Join(dir, IndexDB)
+	if _, err := os.Stat(name); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	db, err := store.Open(ctx, name, store.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		return fmt.Errorf("mail: outbox: %w", err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, OutboxIndexTable+logTable+`UPDATE outbox_log SET listed = 0;`); err != nil {
+		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+	}
+	return nil
+}
+
 // Close closes IndexDB.
 func (x *dirIndex) Close() error { return x.db.Close() }
 

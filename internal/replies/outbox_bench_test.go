@@ -90,6 +90,7 @@ func BenchmarkOutboxSend(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				defer o.Close()
 				if idx == "store" {
 					if err := o.UseIndex(ctx, storeIndex(b, dir, n)); err != nil {
 						b.Fatal(err)
@@ -137,6 +138,7 @@ func BenchmarkOutboxFirstFollowup(b *testing.B) {
 			if _, err := prev.RepliesSince(ctx, "c1@example.org", time.Time{}); err != nil {
 				b.Fatal(err)
 			}
+			prev.Close()
 			b.ResetTimer()
 			for range b.N {
 				o, err := replies.NewOutbox(dir)
@@ -146,6 +148,7 @@ func BenchmarkOutboxFirstFollowup(b *testing.B) {
 				if got, err := o.RepliesSince(ctx, "c1@example.org", time.Time{}); err != nil || got != n/500 {
 					b.Fatalf("RepliesSince = %d, %v; want %d", got, err, n/500)
 				}
+				o.Close()
 			}
 		})
 	}

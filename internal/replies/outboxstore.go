@@ -58,7 +58,10 @@ const importedFile = ".index.in-store"
 // before the first Send. The first time, what the directory already holds
 // is copied into x (IndexFile, completed from the headers of any file it
 // does not list: once, however long); later, only the lines a run without
-// the store appended to IndexFile since.
+// the store appended to IndexFile since. The replies written with x are in
+// x only: the directory's own index (IndexDB), when there is one, is told
+// to list the directory at its next open, where a run without the store
+// finds them.
 func (o *Outbox) UseIndex(ctx context.Context, x Index) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -89,6 +92,9 @@ func (o *Outbox) UseIndex(ctx context.Context, x Index) error {
 		if err := x.AddOutboxRows(ctx, rows); err != nil {
 			return extErr(err)
 		}
+	}
+	if err := relistDirIndex(ctx, o.dir); err != nil {
+		return err
 	}
 	o.ext = x
 	if marked && end == from {

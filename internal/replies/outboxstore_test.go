@@ -177,6 +177,16 @@ func TestOutboxIndexMovesToTheStore(t *testing.T) {
 	if ok, err := stored().SentReply(ctx, "<c@example.com>"); err != nil || !ok {
 		t.Errorf("a reply of a run without the store: SentReply = %v, %v", ok, err)
 	}
+	// And back: a run without the store finds what a run with it wrote.
+	send(stored(), "<d@example.com>")
+	o = plain()
+	if ok, err := o.SentReply(ctx, "<d@example.com>"); err != nil || !ok {
+		t.Errorf("a reply of a run with the store: SentReply = %v, %v", ok, err)
+	}
+	rc, err := o.Send(ctx, &mail.Reply{From: "support@example.com", To: "jan@example.org", Subject: "Re: x", Body: "b", MessageID: "<d@example.com>"})
+	if err != nil || !rc.Existing {
+		t.Errorf("a reply of a run with the store, sent again without it: %+v, %v", rc, err)
+	}
 }
 
 // TestOutboxSharedByTwoProcesses: two outboxes on one directory (two
