@@ -125,7 +125,7 @@ func checkInputs(kinds []string) error {
 // ledger stats, tickets, store migrate).
 func storeSetting(p *string) *settings.Setting {
 	return &settings.Setting{Flag: "store", Env: "TRIAGE_STORE", Key: "store",
-		Usage: "shared store: a postgres:// URL holding the ledger and the tickets (and process's outbox index) instead of the SQLite files (--ledger, --tickets-db, .index.jsonl)",
+		Usage: "shared store: a postgres:// URL holding the ledger and the tickets (and process's outbox index) instead of the SQLite files (--ledger, --tickets-db, the outbox's .index.jsonl and .index.db)",
 		Var:   settings.String(p, "", checkStoreURL)}
 }
 
