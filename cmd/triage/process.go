@@ -163,6 +163,9 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	marks := marksFor(stdout)
 	start := time.Now()
 	failed, total, calls := 0, 0, 0
+	// escalated counts the replies after which a person owns the
+	// conversation (watch moves such an email to Needs-Human).
+	escalated := 0
 	counts := map[triage.Status]int{}
 	work := func(i int) processor.Outcome { return processOne(ctx, proc, args[i], stdin) }
 	processAll(len(args), o.Concurrency, work, func(i int, out processor.Outcome) {
@@ -174,6 +177,9 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 		}
 		total++
 		counts[out.Status]++
+		if out.Status == triage.StatusReplied && out.Escalated {
+			escalated++
+		}
 		calls += out.ModelCalls
 		if out.Status == triage.StatusFailed {
 			failed++
@@ -183,8 +189,12 @@ func runProcess(ctx context.Context, o *processOptions, args []string, stdin io.
 	if o.DryRun {
 		dry = " (dry run: nothing was done)"
 	}
-	fmt.Fprintf(stderr, "triage: %d email(s): %d replied, %d drafted, %d skipped, %d failed; %d model call(s); %s%s\n",
-		total, counts[triage.StatusReplied], counts[triage.StatusDrafted], counts[triage.StatusSkipped], failed, calls,
+	replied := fmt.Sprintf("%d replied", counts[triage.StatusReplied])
+	if escalated > 0 {
+		replied += fmt.Sprintf(" (%d escalated to a person)", escalated)
+	}
+	fmt.Fprintf(stderr, "triage: %d email(s): %s, %d drafted, %d skipped, %d failed; %d model call(s); %s%s\n",
+		total, replied, counts[triage.StatusDrafted], counts[triage.StatusSkipped], failed, calls,
 		time.Since(start).Round(time.Millisecond), dry)
 	if failed > 0 {
 		return failure(nil)

@@ -65,6 +65,11 @@ func TestProcessSampleInbox(t *testing.T) {
 	if !strings.Contains(stderr, "offline model") {
 		t.Errorf("stderr does not say the offline model was used: %s", stderr)
 	}
+	// The escalation is a reply whose conversation a person owns now:
+	// the totals say so, as watch's ledger does (needs_human, escalated).
+	if !strings.Contains(stderr, "15 email(s): 13 replied (1 escalated to a person), 0 drafted, 2 skipped, 0 failed;") {
+		t.Errorf("stderr's totals do not count the escalation apart: %s", stderr)
+	}
 
 	type want struct {
 		status, reason, scenario, method string
