@@ -112,27 +112,18 @@ func (c *clockScan) set(e *Entry) {
 }
 
 // clock keeps the complaint clock of the message e, in tx, once Record
-// wrote its row. A message already on a clock keeps it (recording it
-// again restarts nothing); a complaint joins the running clock of its
-// conversation or starts its own; another message joins the running clock
-// of its conversation, if any. An answer on the merits stops the clock the
+// wrote its row, which is in conversation ticket ("" when none; the first
+// one a row was put in stays its) and on the clock answerBy (0 when none).
+// A message already on a clock keeps it (recording it again restarts
+// nothing); a complaint joins the running clock of its conversation or
+// starts its own; another message joins the running clock of its
+// conversation, if any. An answer on the merits stops the clock the
 // message is on (every message of the conversation on it).
-func (l *Ledger) clock(ctx context.Context, tx *store.Tx, e Entry) error {
+func (l *Ledger) clock(ctx context.Context, tx *store.Tx, e Entry, ticket string, answerBy int64) error {
 	c := e.Clock
 	loc := e.Loc
 	where := ` WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`
 	at := []any{loc.Account, loc.Mailbox, loc.UIDValidity, loc.UID}
-	var ticket string
-	var answerBy int64
-	if err := tx.QueryRowContext(ctx, `SELECT ticket, answer_by FROM messages`+where, at...).Scan(&ticket, &answerBy); err != nil {
-		return err
-	}
-	if e.Ticket != "" && ticket == "" {
-		ticket = e.Ticket
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET ticket=?`+where, append([]any{ticket}, at...)...); err != nil {
-			return err
-		}
-	}
 	if answerBy == 0 {
 		joined := int64(0)
 		if ticket != "" {

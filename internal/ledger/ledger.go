@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,13 +45,10 @@ const (
 
 // Terminal reports whether s ends the message's processing: it is not
 // taken up again (a copy of it is already handled).
-func (s State) Terminal() bool {
-	switch s {
-	case StateReplied, StateSkipped, StateFailed, StateNeedsHuman, StateOverLimit, StateDrafted:
-		return true
-	}
-	return false
-}
+func (s State) Terminal() bool { return slices.Contains(terminal, s) }
+
+// terminal are the terminal states.
+var terminal = []State{StateReplied, StateSkipped, StateFailed, StateNeedsHuman, StateOverLimit, StateDrafted}
 
 // StateOf is the terminal state of a message whose outcome has status s,
 // when no reply row says otherwise (see Resolve). A status the ledger does
@@ -242,27 +240,26 @@ func (l *Ledger) Get(ctx context.Context, loc Loc) (Entry, error) {
 	return e, nil
 }
 
-// TerminalByKey returns a terminal entry with the same secondary key at
-// another location (an older UIDVALIDITY, another mailbox), or ErrNotFound.
+// TerminalByKey returns the oldest terminal entry with the same secondary
+// key at another location (an older UIDVALIDITY, another mailbox), or
+// ErrNotFound. The store picks it: the row being worked on, which the
+// key's index finds as a rule, is never read into an Entry.
 func (l *Ledger) TerminalByKey(ctx context.Context, key triage.Key, not Loc) (Entry, error) {
-	rows, err := l.db.QueryContext(ctx, `SELECT `+readCols+` FROM messages WHERE key=? ORDER BY created`, key)
+	args := []any{key}
+	for _, s := range terminal {
+		args = append(args, s)
+	}
+	args = append(args, not.Account, not.Mailbox, not.UIDValidity, not.UID)
+	e, err := scanEntry(l.db.QueryRowContext(ctx, `SELECT `+readCols+` FROM messages WHERE key=?
+		AND state IN (?`+strings.Repeat(",?", len(terminal)-1)+`)
+		AND NOT (account=? AND mailbox=? AND uidvalidity=? AND uid=?) ORDER BY created LIMIT 1`, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Entry{}, ErrNotFound
+	}
 	if err != nil {
 		return Entry{}, fmt.Errorf("ledger: by key: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return Entry{}, fmt.Errorf("ledger: by key: %w", err)
-		}
-		if e.Loc != not && e.State.Terminal() {
-			return e, nil
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return Entry{}, fmt.Errorf("ledger: by key: %w", err)
-	}
-	return Entry{}, ErrNotFound
+	return e, nil
 }
 
 // Begin records that e is being processed: it inserts the row (state
@@ -300,18 +297,24 @@ func (l *Ledger) Record(ctx context.Context, e Entry) error {
 	}
 	defer tx.Rollback()
 	var key triage.Key // the row's: a row recorded again keeps its key
-	err = tx.QueryRowContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?)
+	// A row keeps the conversation it was put in first; the clock reads
+	// the row's as the statement leaves it.
+	var ticket string
+	var answerBy int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO messages (`+entryCols+`, ticket)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?)
 		ON CONFLICT(account, mailbox, uidvalidity, uid) DO UPDATE SET
 			state = excluded.state, reason = excluded.reason, scenario = excluded.scenario, updated = excluded.updated,
 			trace_id = CASE WHEN excluded.trace_id <> '' THEN excluded.trace_id ELSE messages.trace_id END,
 			digest = CASE WHEN excluded.digest != '' THEN excluded.digest ELSE messages.digest END,
-			detail = excluded.detail
-		RETURNING key`,
+			detail = excluded.detail,
+			ticket = CASE WHEN messages.ticket = '' THEN excluded.ticket ELSE messages.ticket END
+		RETURNING key, ticket, answer_by`,
 		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject,
-		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, clip.Bytes(e.Detail, triage.MaxDetail, ""), e.TraceID).Scan(&key)
+		e.State, e.Reason, e.Scenario, e.Attempts, now, now, e.Digest, clip.Bytes(e.Detail, triage.MaxDetail, ""), e.TraceID,
+		e.Ticket).Scan(&key, &ticket, &answerBy)
 	if err == nil && (e.Ticket != "" || e.Clock.Complaint) {
-		err = l.clock(ctx, tx, e)
+		err = l.clock(ctx, tx, e, ticket, answerBy)
 	}
 	if err == nil && e.Kept != nil {
 		err = l.setOutcome(ctx, tx, e.Loc, *e.Kept)
