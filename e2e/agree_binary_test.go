@@ -21,7 +21,7 @@ import (
 )
 
 // TestWatchAndProcessAgree runs one set of mail (the sample inbox twice
-// with a follow-up, a sender past the per-sender limit, a customer past
+// with a follow-up, or TRIAGE_AGREE_COPIES times, a sender past the per-sender limit, a customer past
 // the notice bound, header edge cases, sixteen languages) through `triage
 // process` (an outbox) and through `triage watch --once` (go-imap's memory
 // server, an SMTP sink), one message at a time each, with the same
@@ -96,6 +96,7 @@ func TestWatchAndProcessAgree(t *testing.T) {
 	}
 
 	seen := map[string]int{}
+	replied, escalated := 0, 0
 	for i, o := range outs {
 		what := fmt.Sprintf("%s (%s)", files[i], o.MessageID)
 		e, ok := entries[o.Key]
@@ -135,8 +136,15 @@ func TestWatchAndProcessAgree(t *testing.T) {
 			t.Errorf("%s: process replied to %s, watch to %q", what, o.Reply.To, sent[reply])
 		}
 		seen[string(e.State)+"/"+string(e.Reason)]++
+		if o.Status == triage.StatusReplied {
+			replied++
+			if o.Escalated {
+				escalated++
+			}
+		}
 	}
-	t.Logf("%d messages, ledger states: %v", len(outs), seen)
+	t.Logf("%d messages; process: %d replied, %d of them escalated; watch's ledger states: %v",
+		len(outs), replied, escalated, seen)
 	// The set reaches what it is built to reach.
 	for _, s := range []string{"replied/", "needs_human/escalated", "over_limit/per_sender_limit", "over_limit/notice_limit", "skipped/auto_submitted"} {
 		if seen[s] == 0 {
@@ -169,9 +177,16 @@ func agreementMail(t *testing.T) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The sample inbox twice, each copy from its own customers (+copy in
-	// the address), then the follow-up of the copy's first message.
-	for c := range 2 {
+	// The sample inbox twice (TRIAGE_AGREE_COPIES times), each copy from
+	// its own customers (+copy in the address), then the follow-up of the
+	// copy's first message.
+	copies := 2
+	if v := os.Getenv("TRIAGE_AGREE_COPIES"); v != "" {
+		if _, err := fmt.Sscan(v, &copies); err != nil || copies < 1 {
+			t.Fatalf("TRIAGE_AGREE_COPIES=%q: want a number of copies, at least 1", v)
+		}
+	}
+	for c := range copies {
 		tag := fmt.Sprintf("+c%d@", c)
 		var first string
 		for _, name := range names {
