@@ -31,7 +31,21 @@ import (
 // watch's hourly cap (global_per_hour) is off: process has none
 // (docs/watch.md, "The same mail through watch and process").
 func TestWatchAndProcessAgree(t *testing.T) {
-	w := newWorld(t, "  staff: [kierownik@example.com]\nconcurrency: 1\n")
+	watchAndProcessAgree(t, newWorld(t, agreeConfig))
+}
+
+// TestDovecotWatchAndProcessAgree is TestWatchAndProcessAgree against
+// Dovecot, which stores and serves the mail as a real server does.
+func TestDovecotWatchAndProcessAgree(t *testing.T) {
+	tgt, _ := dovecotTarget(t)
+	watchAndProcessAgree(t, newWorldFor(t, tgt, agreeConfig))
+}
+
+// agreeConfig ends the configuration of the agreement tests: the staff
+// process is given too, one message at a time.
+const agreeConfig = "  staff: [kierownik@example.com]\nconcurrency: 1\n"
+
+func watchAndProcessAgree(t *testing.T, w *world) {
 	cfg, err := os.ReadFile(w.config)
 	if err != nil {
 		t.Fatal(err)
