@@ -253,6 +253,10 @@ type Request struct {
 	// an opening model turn and the user turn of its function responses
 	// (Opened.Turns). Each model turn among them counts against MaxTurns.
 	Earlier []*genai.Content
+	// Answered are the functions that answered ok before the first turn
+	// (look-ups the pipeline ran, whose results are in Prompt): a nudge
+	// does not name them as not called yet.
+	Answered []string
 }
 
 // Usage sums token counts over every model call, as the model reports
@@ -354,6 +358,9 @@ func (a *Agent) Run(ctx context.Context, req Request, tools Tools) (Result, erro
 	invalidRetried, nudged := false, false
 	called := map[string]bool{} // functions that answered ok=true
 	res.Turns = earlier(req.Earlier, called)
+	for _, name := range req.Answered {
+		called[name] = true
+	}
 	refusals := map[ErrorCode]int{} // failures of the final function, by code
 	for {
 		if dctx.Err() != nil {

@@ -285,6 +285,7 @@ func canonical(v any) string {
 type msgIndex struct {
 	ext      *serial.Extractor
 	serials  map[string]string // normalized serial -> as the message wrote it
+	found    []string          // the extracted serials, in the message's order, each once
 	all      []string          // tokens of subject, text and quoted text
 	message  [][]string        // tokens of the subject and of the new text
 	folded   [][]string        // the same, folded
@@ -301,6 +302,7 @@ func (s *Session) index() *msgIndex {
 	for _, sn := range s.d.ext.Extract(m.Subject+"\n"+m.Text, m.Quoted) {
 		if n := serial.Normalize(sn); f.serials[n] == "" {
 			f.serials[n] = sn
+			f.found = append(f.found, sn)
 		}
 	}
 	f.all = tokens(m.Subject + "\n" + m.Text + "\n" + m.Quoted)

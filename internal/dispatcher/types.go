@@ -173,6 +173,9 @@ type Record struct {
 	// Decision is the decision a successful call reached (Result); the
 	// outcome JSON shows it in its result and as the outcome's decision.
 	Decision *decision.Decision `json:"-"`
+	// Prefetched marks a look-up the pipeline ran before the first model
+	// turn (tools.yaml prefetch: true), not one the model asked for.
+	Prefetched bool `json:"prefetched,omitempty"`
 	// SerialSource is "attachment" when a from: serials_or_attachments
 	// argument held a serial the model read from an attachment, not one the
 	// customer wrote.

@@ -83,6 +83,12 @@ type Tool struct {
 	// a turn with any other call runs its calls one after the other. An
 	// effect or final tool cannot be parallel.
 	Parallel bool `yaml:"parallel"`
+	// Prefetch marks a parallel look-up whose every argument the pipeline
+	// fills from the message (PrefetchFroms): before the first model turn
+	// it runs, through the dispatcher, once per serial found in the
+	// message (at most a few; none found: it does not run), and its
+	// results are in the first user turn. See validatePrefetch.
+	Prefetch bool `yaml:"prefetch"`
 	// Grounded (final tools only) refuses a call whose text states a fact
 	// (a ticket or serial number, a date, an amount, a phone number, an
 	// address, a URL) that neither the case facts, the instructions nor a
@@ -307,6 +313,9 @@ func (t *Tool) validate(cfg ToolsConfig, field func(string) func(string, ...any)
 	}
 	if t.Parallel && (t.Effect || t.Final) {
 		field("parallel")("an effect or the final tool changes the world: its calls run one at a time; remove parallel: true")
+	}
+	if t.Prefetch {
+		t.validatePrefetch(field("prefetch"))
 	}
 	if t.Grounded && !t.Final {
 		field("grounded")("only a final tool's reply is checked: set final: true, or remove grounded")

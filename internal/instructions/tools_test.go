@@ -149,6 +149,15 @@ func TestParseErrors(t *testing.T) {
 			"b: mcp.env.KB_TOKEN: environment variable NO_KB_TOKEN is not set", "b: mcp.env.bad-name: not a valid variable name"}},
 		{"parallel effect", "tools:\n  a: {builtin: create_ticket, effect: true, parallel: true}\n  b: {builtin: send_email, final: true, parallel: true}", []string{
 			"a: parallel: an effect or the final tool", "b: parallel: an effect or the final tool"}},
+		{"prefetch not parallel", "tools:\n  a: {builtin: check_warranty, prefetch: true, args: {serial_number: {from: serials}}}", []string{
+			"tools: tools.yaml: a: prefetch: only a read-only look-up declared parallel: true"}},
+		{"prefetch effect", "tools:\n  a: {builtin: create_ticket, effect: true, prefetch: true}\n  b: {builtin: send_email, final: true, prefetch: true}", []string{
+			"a: prefetch: an effect or the final tool", "b: prefetch: an effect or the final tool"}},
+		{"prefetch argument not fillable", "tools:\n  a: {mcp: {command: [srv]}, parallel: true, prefetch: true, args: {query: {from: message}, n: {max_length: 3}, s: {from: serials}}}", []string{
+			"a: prefetch: argument query has from: message, which the pipeline cannot fill",
+			"a: prefetch: argument n has no from, which the pipeline cannot fill"}},
+		{"prefetch two serials", "tools:\n  a: {builtin: check_warranty, parallel: true, prefetch: true, args: {s1: {from: serials}, s2: {from: serials_or_attachments}}}", []string{
+			"a: prefetch: 2 arguments take a serial"}},
 		{"parallel not a bool", "tools:\n  a: {builtin: check_warranty, parallel: maybe}", []string{"line 2", "parallel"}},
 		{"all problems at once", "tools:\n  a: {builtin: nope}\n  b: {builtin: send_email, args: {to: {from: x}}}", []string{"a: builtin", "b: args.to.from"}},
 	}
@@ -249,6 +258,35 @@ tools:
 	if err == nil || !strings.Contains(err.Error(), `create_ticket: requires[0].same[0]: "serial" is not a parameter of create_ticket`) ||
 		!strings.Contains(err.Error(), `requires[0].same[0]: "serial" is not a parameter of check_warranty`) {
 		t.Errorf("same: %v", err)
+	}
+}
+
+// A prefetched look-up must have every parameter a scenario declares for it
+// filled by a policy the pipeline can fill: a parameter without one is
+// reported, naming the tool, the key and the scenario.
+func TestCheckPrefetch(t *testing.T) {
+	ts, err := instructions.ParseTools("tools.yaml", []byte(`
+tools:
+  send_email: {builtin: send_email, final: true, effect: true, args: {to: {from: reply_to}}}
+  check_warranty: {builtin: check_warranty, parallel: true, prefetch: true, args: {serial_number: {from: serials}}}
+`), instructions.ToolsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fits := scenarios(t, map[string]string{"a": sendFn + `  - name: check_warranty
+    description: c
+    parameters: {type: object, properties: {serial_number: {type: string}}}
+`})
+	if err := ts.Check(fits); err != nil {
+		t.Errorf("every parameter filled: %v", err)
+	}
+	extra := scenarios(t, map[string]string{"a": sendFn + `  - name: check_warranty
+    description: c
+    parameters: {type: object, properties: {serial_number: {type: string}, model: {type: string}}}
+`})
+	err = ts.Check(extra)
+	if want := "tools: tools.yaml: check_warranty: prefetch: parameter model of check_warranty (as declared in scenarios/a.md) has no from: policy"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error = %v, want %q", err, want)
 	}
 }
 

@@ -57,6 +57,14 @@ func (s *Tools) Check(ss *Scenarios) error {
 					notParam("args."+a, a)
 				}
 			}
+			if t.Prefetch {
+				for _, a := range params {
+					if t.Args[a] == nil {
+						bad("prefetch", "parameter %s of %s (as declared in %s) has no from: policy here, so the pipeline cannot fill it before the model runs; give it one (%s), or remove prefetch",
+							a, fn.Name, sc.File, strings.Join(PrefetchFroms, ", "))
+					}
+				}
+			}
 			if t.Commitments != nil && slices.Contains(params, CommitmentsParam) {
 				for _, c := range commitmentEnum(fn) {
 					if !slices.Contains(t.Commitments, c) {

@@ -123,6 +123,7 @@ func declared(req *geminiRequest) map[string]bool {
 func nextStep(req *geminiRequest, f prompt.Facts, sc *instructions.Scenario) *turn {
 	decls := declarations(req)
 	h := readHistory(req.Contents)
+	h.addLookups(f.Lookups)
 	call := func(calls ...*genai.FunctionCall) *turn {
 		parts := make([]*genai.Part, len(calls))
 		for i, c := range calls {
@@ -139,16 +140,23 @@ func nextStep(req *geminiRequest, f prompt.Facts, sc *instructions.Scenario) *tu
 		if d == reply {
 			continue
 		}
-		if len(h.named(d.Name)) > 0 {
-			if takes(d, "serial_number") {
-				serialUsers++
-			}
+		bySerial := takes(d, "serial_number")
+		if bySerial {
+			serialUsers++
+		}
+		// A look-up the shop ran before the first turn is not asked for
+		// again; one that takes a serial is asked only for the serials
+		// it has no answer for.
+		done := h.named(d.Name)
+		if len(done) > 0 && (!bySerial || !prefetchedOnly(done)) {
 			continue
 		}
-		if takes(d, "serial_number") {
-			serialUsers++
+		if bySerial {
 			var calls []*genai.FunctionCall
 			for _, sn := range f.SerialNumbers {
+				if answeredFor(done, sn) {
+					continue
+				}
 				if serialUsers > 1 && !positive(h, sn) {
 					continue
 				}

@@ -18,6 +18,9 @@ type outcome struct {
 	errCode string
 	errMsg  string
 	args    map[string]any
+	// prefetched: a look-up the shop ran before the first turn (the
+	// prompt's look-ups block), not a call of the model's.
+	prefetched bool
 }
 
 // dryRun reports whether the result is a dry run's stand-in (the
@@ -135,4 +138,40 @@ func envelope(name string, resp map[string]any) outcome {
 		o.errCode = "error"
 	}
 	return o
+}
+
+// addLookups puts the look-ups the shop ran before the first turn (the
+// prompt's look-ups block) before the history's own results: they were
+// answered first.
+func (h *history) addLookups(ls []prompt.Lookup) {
+	if len(ls) == 0 {
+		return
+	}
+	pre := make([]outcome, 0, len(ls)+len(h.results))
+	for _, l := range ls {
+		o := envelope(l.Function, l.Response)
+		o.args, o.prefetched = l.Args, true
+		pre = append(pre, o)
+	}
+	h.results = append(pre, h.results...)
+}
+
+// prefetchedOnly reports whether every outcome is a look-up the shop ran.
+func prefetchedOnly(os []outcome) bool {
+	for _, o := range os {
+		if !o.prefetched {
+			return false
+		}
+	}
+	return true
+}
+
+// answeredFor reports whether one of os answers a call for serial sn.
+func answeredFor(os []outcome, sn string) bool {
+	for _, o := range os {
+		if o.args["serial_number"] == sn {
+			return true
+		}
+	}
+	return false
 }

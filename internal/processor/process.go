@@ -325,27 +325,34 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 	var r ran
 	session := p.cfg.Dispatcher.Session(e.msg, sc, out.Key)
 	r.draft = p.replyMode(ctx, sc, e.in.Inbox) == triage.ReplyDraft
-	system, user := prompt.System(p.cfg.Scenarios.Main, sc.Body), prompt.User(e.facts, e.text, e.quoted)
+	system := prompt.System(p.cfg.Scenarios.Main, sc.Body)
 	// What a grounded reply may state: the instructions and the trusted
-	// facts; the customer's fields back only what the reply quotes as
-	// theirs. The session reads the message's own texts itself.
+	// facts (the look-ups' results count as function results); the
+	// customer's fields back only what the reply quotes as theirs. The
+	// session reads the message's own texts itself.
 	session.SetOptions(dispatcher.Options{Draft: r.draft, DryRun: p.cfg.DryRun, Sources: []string{system, prompt.Trusted(e.facts)},
 		CustomerTexts: []string{prompt.Written(e.facts)}, Language: e.facts.Language, Received: e.in.Received, Complaint: out.Complaint})
 	session.SetTicket(out.TicketID)
 	session.SetAttachmentsSeen(len(e.inline))
 	var earlier []*genai.Content
+	var answered []string
 	if e.opened != nil {
 		// The first turn chose sc: its look-ups are answered under sc, and
 		// the loop goes on from it with sc's instructions and declarations.
 		earlier = answerOpening(ctx, session, sc, e.opened)
+	} else {
+		// The rules chose sc: its prefetched look-ups run before the first
+		// turn (a first turn that chose sc asked for its look-ups itself).
+		answered = prefetch(ctx, session, &e.facts)
 	}
 	r.res, r.err = p.cfg.Agent.Run(ctx, agent.Request{
 		System:        system,
-		Prompt:        user,
+		Prompt:        prompt.User(e.facts, e.text, e.quoted),
 		Parts:         e.inline,
 		Functions:     declarations(sc),
 		FinalFunction: p.cfg.Dispatcher.Tools().FinalOf(sc),
 		Earlier:       earlier,
+		Answered:      answered,
 	}, session)
 	out.FunctionCalls = session.Records()
 	out.TicketID = session.Ticket()

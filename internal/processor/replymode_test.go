@@ -181,12 +181,15 @@ func TestDryRun(t *testing.T) {
 			var calls []string
 			for _, c := range out.FunctionCalls {
 				s := c.Name
+				if c.Prefetched {
+					s += " prefetched"
+				}
 				if c.DryRun {
 					s += " dry_run"
 				}
 				calls = append(calls, s)
 			}
-			if diff := cmp.Diff([]string{"check_warranty", "create_ticket dry_run", "send_email dry_run"}, calls); diff != "" {
+			if diff := cmp.Diff([]string{"check_warranty prefetched", "check_warranty", "create_ticket dry_run", "send_email dry_run"}, calls); diff != "" {
 				t.Errorf("calls (-want +got):\n%s", diff)
 			}
 			if out.FunctionCalls[0].Result["status"] != "valid" {
