@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"triage/internal/decision"
+	"triage/internal/dispatcher"
 	"triage/internal/instructions"
 	"triage/internal/settings"
 )
@@ -267,6 +268,9 @@ func printTools(w io.Writer, ts *instructions.Tools, set *instructions.Scenarios
 		}
 		if t.Parallel {
 			tags = append(tags, "parallel (runs at once with the other look-ups of a turn that asks only for parallel tools)")
+		}
+		if t.Prefetch {
+			tags = append(tags, fmt.Sprintf("prefetch (runs before the first model turn, once per serial found in the message, at most %d; the first user turn holds its results)", dispatcher.MaxPrefetchSerials))
 		}
 		if t.MaxCalls > 0 {
 			tags = append(tags, fmt.Sprintf("max_calls %d per email", t.MaxCalls))

@@ -45,6 +45,7 @@ func TestCheckPrintsTools(t *testing.T) {
 	for _, want := range []string{
 		"tools.yaml: ",
 		"check_warranty  [builtin check_warranty]\n  parallel (runs at once with the other look-ups of a turn that asks only for parallel tools)\n" +
+			"  prefetch (runs before the first model turn, once per serial found in the message, at most 3; the first user turn holds its results)\n" +
 			"  args.serial_number: from serials_or_attachments\n",
 		"create_ticket  [builtin create_ticket]\n  effect",
 		"  args.customer_email: from sender\n",

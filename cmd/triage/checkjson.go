@@ -72,6 +72,7 @@ type checkTool struct {
 	Final      bool     `json:"final,omitempty"`
 	Grounded   bool     `json:"grounded,omitempty"`
 	Parallel   bool     `json:"parallel,omitempty"`
+	Prefetch   bool     `json:"prefetch,omitempty"`
 	MaxCalls   int      `json:"max_calls,omitempty"`
 	DeclaredBy []string `json:"declared_by"`
 }
@@ -107,7 +108,7 @@ func (r *checkReport) addInstructions(dir string, ins *instructions.Set) {
 	for _, name := range ins.Tools.Names() {
 		t := ins.Tools.Get(name)
 		r.Tools = append(r.Tools, checkTool{Name: name, Spec: t.Spec, Effect: t.Effect, Final: t.Final,
-			Grounded: t.Grounded, Parallel: t.Parallel, MaxCalls: t.MaxCalls, DeclaredBy: declaredBy(name, ins.Scenarios)})
+			Grounded: t.Grounded, Parallel: t.Parallel, Prefetch: t.Prefetch, MaxCalls: t.MaxCalls, DeclaredBy: declaredBy(name, ins.Scenarios)})
 	}
 }
 

@@ -584,3 +584,39 @@ func TestConversation(t *testing.T) {
 		})
 	}
 }
+
+// TestConversationPrefetched: a check_warranty result in the look-ups
+// block is used as if the model had called it: the ticket is opened in the
+// first turn and the reply is the same as after the model's own check; a
+// serial without a result there is still checked.
+func TestConversationPrefetched(t *testing.T) {
+	_, client := start(t)
+	tools := fakeTools{registry: map[string][2]string{"SN-1001": {"valid", "2027-05-31"}, "SN-2002": {"expired", "2024-06-15"}}}
+	fns := declarations("check_warranty", "create_ticket", "send_email")
+	facts := prompt.Facts{Scenario: "valid-warranty", Language: "pl", From: "jan@example.com", ReplyTo: "reply@example.com",
+		Subject: "Awaria pralki", SerialNumbers: []string{"SN-1001"}}
+	looked := func(sn string) prompt.Lookup {
+		return prompt.Lookup{Function: "check_warranty", Args: map[string]any{"serial_number": sn},
+			Response: tools.call("check_warranty", map[string]any{"serial_number": sn})}
+	}
+	ticket := call{"create_ticket", map[string]any{"serial_number": "SN-1001", "customer_email": "jan@example.com", "priority": "normal"}}
+	send := call{"send_email", map[string]any{"to": "reply@example.com", "subject": "Re: Awaria pralki"}}
+
+	_, own, _ := converse(t, client, facts, "Pralka nie działa, SN-1001.", "", fns, &tools)
+	pre := facts
+	pre.Lookups = []prompt.Lookup{looked("SN-1001")}
+	turns, body, _ := converse(t, client, pre, "Pralka nie działa, SN-1001.", "", fns, &tools)
+	if diff := cmp.Diff([][]call{{ticket}, {send}}, turns); diff != "" {
+		t.Errorf("turns with the look-up (-want +got):\n%s", diff)
+	}
+	if body != own || !strings.Contains(body, "2027-05-31") {
+		t.Errorf("reply after the look-up differs from the one after the model's own check:\n%s\n---\n%s", body, own)
+	}
+
+	two := pre
+	two.SerialNumbers = []string{"SN-1001", "SN-2002"}
+	turns, _, _ = converse(t, client, two, "Pralki SN-1001 i SN-2002 nie działają.", "", fns, &tools)
+	if diff := cmp.Diff([][]call{{{"check_warranty", map[string]any{"serial_number": "SN-2002"}}}, {ticket}, {send}}, turns); diff != "" {
+		t.Errorf("turns with one serial looked up (-want +got):\n%s", diff)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"triage/internal/agent"
+	"triage/internal/prompt"
 	"triage/internal/testkit/geminitest"
 )
 
@@ -41,12 +42,17 @@ func TestStablePrefix(t *testing.T) {
 		}
 		if i == 0 {
 			first = p
-			continue
 		}
 		if !bytes.Equal(p.SystemInstruction, first.SystemInstruction) || !bytes.Equal(p.Tools, first.Tools) || !bytes.Equal(p.ToolConfig, first.ToolConfig) {
 			t.Errorf("request %d: the prefix differs from the first email's", i)
 		}
-		for _, own := range []string{"anna", "john", "SN-48213-PL", "Reklamacja", "Warranty claim"} {
+		// The look-ups the pipeline ran for this email (its serial's
+		// warranty) are per email: in the first user turn, after the
+		// prefix, on every turn.
+		if len(p.Contents) == 0 || !bytes.Contains(p.Contents[0], []byte(jsonText(prompt.LookupsHeader))) {
+			t.Errorf("request %d: the first user turn has no look-ups block", i)
+		}
+		for _, own := range []string{"anna", "john", "SN-48213-PL", "Reklamacja", "Warranty claim", jsonText(prompt.LookupsHeader), "2027-05-31"} {
 			if bytes.Contains(p.SystemInstruction, []byte(own)) || bytes.Contains(p.Tools, []byte(own)) {
 				t.Errorf("request %d: the prefix holds the email's %q", i, own)
 			}
@@ -58,4 +64,10 @@ func TestStablePrefix(t *testing.T) {
 	if bytes.Equal(a.Contents[0], b.Contents[0]) {
 		t.Error("the two emails sent the same first turn")
 	}
+}
+
+// jsonText is s as it appears inside a JSON string on the wire.
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
 }

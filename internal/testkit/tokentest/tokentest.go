@@ -186,9 +186,24 @@ type Parts struct {
 	// every email of a scenario.
 	System, Scenario, Tools int
 	// Email is the first user turn (facts, the customer's text,
-	// attachments); History the model's turns and the loop's notes;
-	// Results the function responses.
+	// attachments) but its look-ups block; History the model's turns and
+	// the loop's notes; Results the function responses and the look-ups
+	// the shop ran before the first turn.
 	Email, History, Results int
+}
+
+// splitLookups cuts the look-ups block (prompt.LookupsHeader and its line)
+// out of a first user turn: the rest, and the block ("" when none).
+func splitLookups(text string) (rest, block string) {
+	i := strings.Index(text, prompt.LookupsHeader)
+	if i < 0 {
+		return text, ""
+	}
+	end := len(text)
+	if nl := strings.Index(text[i+len(prompt.LookupsHeader)+1:], "\n"); nl >= 0 {
+		end = i + len(prompt.LookupsHeader) + 1 + nl + 1
+	}
+	return text[:i] + text[end:], text[i:end]
 }
 
 // Prompt is the sum of the parts.
@@ -321,6 +336,15 @@ func Measure(ctx context.Context, c Counter, main string, scenarios map[string]s
 					n, err = count(string(part.FunctionResponse))
 				case len(part.FunctionCall) > 0:
 					n, err = count(string(part.FunctionCall))
+				case j == 0:
+					// The look-ups the shop ran before the first turn
+					// are function results, in the first user turn.
+					var looked int
+					text, lookups := splitLookups(part.Text)
+					if looked, err = count(lookups); err == nil {
+						p.Results += looked
+						n, err = count(text)
+					}
 				default:
 					n, err = count(part.Text)
 				}
