@@ -19,7 +19,6 @@ import (
 // with the registry's date is sent, one with an invented date is refused
 // twice and the email is left for a person.
 func TestProcessThroughOpenAI(t *testing.T) {
-	check := openaitest.Calls(openaitest.Call{ID: "call_1", Name: "check_warranty", Args: map[string]any{"serial_number": "SN-48213-PL"}})
 	ticket := openaitest.Calls(openaitest.Call{ID: "call_2", Name: "create_ticket", Args: map[string]any{
 		"serial_number": "SN-48213-PL", "customer_email": "anna.nowak@example.pl", "priority": "normal", "summary": "Ekspres nie grzeje wody."}})
 	send := func(id, body string) openaitest.Step {
@@ -38,10 +37,12 @@ func TestProcessThroughOpenAI(t *testing.T) {
 		steps []openaitest.Step
 		want  summary
 	}{
-		{"grounded reply", []openaitest.Step{check, ticket,
+		// The warranty is looked up before the first turn (prefetch):
+		// the model opens the ticket at once.
+		{"grounded reply", []openaitest.Step{ticket,
 			send("call_3", "Dzień dobry,\n\ngwarancja ekspresu Aroma 5000 (SN-48213-PL) jest ważna do 31 maja 2027. Otworzyliśmy zgłoszenie TKT-000001.")},
 			summary{0, "replied", "", []string{"check_warranty ok", "create_ticket ok", "send_email ok"}}},
-		{"invented date, twice", []openaitest.Step{check, ticket,
+		{"invented date, twice", []openaitest.Step{ticket,
 			send("call_3", "Gwarancja SN-48213-PL jest ważna do 31 maja 2028."),
 			send("call_4", "Gwarancja SN-48213-PL jest ważna do 2028-05-31."),
 			openaitest.Text("Nie mogę wysłać odpowiedzi."), openaitest.Text("Nie mogę wysłać odpowiedzi.")},
