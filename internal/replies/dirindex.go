@@ -131,6 +131,7 @@ func (x *dirIndex) open(ctx context.Context, list bool) error {
 	if err != nil {
 		return err
 	}
+	read := s
 	ino, size, err := x.logStat()
 	if err != nil {
 		return err
@@ -164,6 +165,10 @@ func (x *dirIndex) open(ctx context.Context, list bool) error {
 		}
 		s.boot, s.listed = boot, now
 	}
+	x.seen.Store(s.readTo)
+	if s == read {
+		return nil // nothing new: nothing to write
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_log (id, inode, read_to, boot, listed) VALUES (1, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET inode = excluded.inode, read_to = excluded.read_to, boot = excluded.boot, listed = excluded.listed`,
 		s.inode, s.readTo, s.boot, unix(s.listed)); err != nil {
@@ -172,7 +177,6 @@ func (x *dirIndex) open(ctx context.Context, list bool) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
 	}
-	x.seen.Store(s.readTo)
 	return nil
 }
 
