@@ -18,7 +18,6 @@ import (
 	"triage/internal/dispatcher"
 	"triage/internal/instructions"
 	"triage/internal/processor"
-	"triage/internal/replies"
 	"triage/internal/serial"
 	"triage/internal/testkit/toolstest"
 )
@@ -84,7 +83,9 @@ func files(t testing.TB, dir string) []string {
 	t.Helper()
 	var out []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() != replies.IndexFile && d.Name() != replies.LockFile {
+		// The outbox's own bookkeeping (its index, look-up table, lock) is
+		// named with a leading dot; the replies and drafts are not.
+		if err == nil && !d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
 			rel, _ := filepath.Rel(dir, p)
 			out = append(out, filepath.ToSlash(rel))
 		}
