@@ -43,16 +43,34 @@ func (l *Ledger) Shared() bool { return l.db.Dialect() == store.Postgres }
 // Offer records e, a message found in the mailbox, as seen, unless the
 // ledger already has its row. It reports whether it added the row.
 func (l *Ledger) Offer(ctx context.Context, e Entry) (bool, error) {
+	n, err := l.OfferAll(ctx, []Entry{e})
+	return n > 0, err
+}
+
+// offerBatch bounds the rows one statement of OfferAll inserts.
+const offerBatch = 100
+
+// OfferAll is Offer for each of es, in one statement for up to offerBatch
+// of them. It returns how many rows it added.
+func (l *Ledger) OfferAll(ctx context.Context, es []Entry) (int, error) {
 	now := unix(l.now())
-	res, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`)
-		VALUES (?,?,?,?,?,?,?,?,?,'','',0,0,?,?,'','','')
-		ON CONFLICT(account, mailbox, uidvalidity, uid) DO NOTHING`,
-		e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateSeen, now, now)
-	if err != nil {
-		return false, fmt.Errorf("ledger: offer %s: %w", e.Loc, err)
+	added := 0
+	for batch := range slices.Chunk(es, offerBatch) {
+		var rows []string
+		var args []any
+		for _, e := range batch {
+			rows = append(rows, `(?,?,?,?,?,?,?,?,?,'','',0,0,?,?,'','','')`)
+			args = append(args, e.Account, e.Mailbox, e.UIDValidity, e.UID, e.Key, e.MessageID, e.Sender, e.Subject, StateSeen, now, now)
+		}
+		res, err := l.db.ExecContext(ctx, `INSERT INTO messages (`+entryCols+`) VALUES `+strings.Join(rows, `,`)+`
+			ON CONFLICT(account, mailbox, uidvalidity, uid) DO NOTHING`, args...)
+		if err != nil {
+			return added, fmt.Errorf("ledger: offer %s (%d messages): %w", batch[0].Loc, len(batch), err)
+		}
+		n, _ := res.RowsAffected()
+		added += int(n)
 	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return added, nil
 }
 
 // Claim makes owner the claimant of the message e for lease, in one

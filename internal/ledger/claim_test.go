@@ -420,3 +420,39 @@ func TestRenewAll(t *testing.T) {
 		}
 	})
 }
+
+// OfferAll records many messages as seen at once, more than one statement
+// holds among them, and leaves the rows the ledger already has alone.
+func TestOfferAll(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+		l := openAt(t, target, &now)
+		entry := func(uid uint32) Entry {
+			return Entry{Loc: Loc{Account: "a", Mailbox: "INBOX", UIDValidity: 7, UID: uid}, Key: triage.Key(fmt.Sprint("k", uid)),
+				MessageID: fmt.Sprintf("<m%d@x>", uid), Sender: "c@x", Subject: "S"}
+		}
+		if _, err := l.Claim(ctx, entry(2), "A", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		var es []Entry
+		for uid := range uint32(offerBatch + 10) {
+			es = append(es, entry(uid+1))
+		}
+		if added, err := l.OfferAll(ctx, es); err != nil || added != len(es)-1 {
+			t.Fatalf("OfferAll of %d = %d, %v; want %d added", len(es), added, err, len(es)-1)
+		}
+		if added, err := l.OfferAll(ctx, es); err != nil || added != 0 {
+			t.Errorf("OfferAll again = %d, %v; want none added", added, err)
+		}
+		for _, uid := range []uint32{1, offerBatch + 10} {
+			got, err := l.Get(ctx, entry(uid).Loc)
+			if err != nil || got.State != StateSeen || got.Key != entry(uid).Key || got.MessageID != entry(uid).MessageID || got.Sender != "c@x" {
+				t.Errorf("row %d = %+v, %v; want seen, with its key, Message-ID and sender", uid, got, err)
+			}
+		}
+		if got, err := l.Get(ctx, entry(2).Loc); err != nil || got.State != StateProcessing {
+			t.Errorf("the claimed row after OfferAll = %+v, %v; want it processing", got, err)
+		}
+	})
+}

@@ -369,6 +369,18 @@ func (w *Watcher) work(ctx, hard context.Context, c *imapclient.Client, b *box, 
 		}
 		return true
 	}
+	// Messages read and not yet recorded for the other daemons of the
+	// inbox to claim: recorded Concurrency at a time, in one statement.
+	var offers []ledger.Entry
+	offer := func() {
+		if len(offers) == 0 || firstErr != nil {
+			return
+		}
+		if _, err := w.cfg.Ledger.OfferAll(hard, offers); err != nil {
+			firstErr = w.ledgerErr(err)
+		}
+		offers = offers[:0]
+	}
 	for {
 		// Read headers ahead, in UID order.
 		for !stopped() && next < len(todo) && open < window {
@@ -382,10 +394,8 @@ func (w *Watcher) work(ctx, hard context.Context, c *imapclient.Client, b *box, 
 				continue
 			}
 			if w.role != nil {
-				// Recorded for the other daemons of the inbox to claim.
-				if _, err := w.cfg.Ledger.Offer(hard, m.entry()); err != nil {
-					firstErr = w.ledgerErr(err)
-					break
+				if offers = append(offers, m.entry()); len(offers) >= w.cfg.Concurrency {
+					offer()
 				}
 			}
 			j := &job{m: m}
@@ -398,6 +408,7 @@ func (w *Watcher) work(ctx, hard context.Context, c *imapclient.Client, b *box, 
 			jobs = append(jobs, j)
 			open++
 		}
+		offer()
 		// Start the oldest messages that may start.
 		for i := first; !stopped() && running < w.cfg.Concurrency && i < len(jobs); i++ {
 			j := jobs[i]
