@@ -139,7 +139,12 @@ interval: 50ms
 
 // command prepares the binary with a clean environment (no Gemini key).
 func (w *world) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(triageBinary(w.t), args...)
+	return w.commandOf(triageBinary(w.t), args...)
+}
+
+// commandOf is command running the triage binary bin.
+func (w *world) commandOf(bin string, args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.dir, "TRIAGE_IMAP_PASSWORD=" + w.tgt.Password}
 	cmd.Dir = w.dir
 	// Killed with the test binary, should it die (e.g. on -timeout).

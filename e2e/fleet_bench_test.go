@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +22,15 @@ import (
 // stand-in reached as Gemini through the real genai SDK). It reports
 // messages/s from the first daemon's start to the last message settled,
 // the ceiling c·W/(k·L) (k: model calls per message, counted at the
-// stand-in) and their ratio. Run with
+// stand-in) and their ratio, the store's transactions and the daemons' CPU
+// time (user and system) per message. Run with
 //
 //	go test -run '^$' -bench FleetBacklog -benchtime 1x ./e2e
 //
 // TRIAGE_BENCH_LATENCY (default 300ms) and TRIAGE_BENCH_MESSAGES (default
-// 16 per worker) change the load.
+// 16 per worker) change the load; TRIAGE_BENCH_BINARY names a built triage
+// for the daemons to run instead of this tree's (runs of two builds,
+// interleaved, compare them on a busy machine).
 func BenchmarkFleetBacklog(b *testing.B) {
 	lat := benchLatency(b, 300*time.Millisecond)
 	const c = 4
@@ -53,6 +57,7 @@ func BenchmarkFleetBacklog(b *testing.B) {
 					b.Fatal(err)
 				}
 				f.env = []string{"GEMINI_API_KEY=bench", "GOOGLE_GEMINI_BASE_URL=" + srv.URL()}
+				f.bin = os.Getenv("TRIAGE_BENCH_BINARY")
 				var msgs []inbound
 				for i := range n {
 					msgs = append(msgs, w.deliver(i))
@@ -68,6 +73,13 @@ func BenchmarkFleetBacklog(b *testing.B) {
 				}
 				f.stop()
 				srv.Close()
+				// The daemons' CPU time (user and system), from their start
+				// to their exit.
+				var cpu time.Duration
+				for _, d := range f.daemons {
+					cpu += d.ProcessState.UserTime() + d.ProcessState.SystemTime()
+				}
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n), "daemon-cpu-ms/msg")
 				// The store's transactions per message: the daemons' (from
 				// their start to their exit, idle polls included), less the
 				// benchmark's own look-ups of what is settled.
@@ -80,14 +92,17 @@ func BenchmarkFleetBacklog(b *testing.B) {
 				b.ReportMetric(xacts, "store-xacts/msg")
 				first, last := fleetSpan(b, w.logs())
 				elapsed := last.Sub(first)
+				tl := fleetTimeline(w.logs(), first, c*daemons)
+				b.Logf("from the first daemon's start: last daemon started %s, first pass %s, first message settled %s; the last %d messages settled over %s",
+					tl.lastStart, tl.firstPass, tl.firstMessage, c*daemons, tl.tail)
 				k := float64(srv.Requests()) / float64(n)
 				rate := float64(n) / elapsed.Seconds()
 				ceiling := float64(c*daemons) / (k * lat.Seconds())
 				b.ReportMetric(rate, "msgs/s")
 				b.ReportMetric(ceiling, "ceiling-msgs/s")
 				b.ReportMetric(rate/ceiling, "ratio")
-				b.Logf("%d daemons × concurrency %d, L=%s, %d messages, k=%.2f model calls/message, %d replies: %.2f msgs/s in %s; ceiling c·W/(k·L) = %.2f; ratio %.2f; %.1f store transactions a message",
-					daemons, c, lat, n, k, len(w.sink.Messages()), rate, elapsed.Round(time.Millisecond), ceiling, rate/ceiling, xacts)
+				b.Logf("%d daemons × concurrency %d, L=%s, %d messages, k=%.2f model calls/message, %d replies: %.2f msgs/s in %s; ceiling c·W/(k·L) = %.2f; ratio %.2f; %.1f store transactions and %.1f ms of the daemons' CPU a message",
+					daemons, c, lat, n, k, len(w.sink.Messages()), rate, elapsed.Round(time.Millisecond), ceiling, rate/ceiling, xacts, float64(cpu.Microseconds())/1000/float64(n))
 			}
 		})
 	}
@@ -138,4 +153,46 @@ func storeXacts(b *testing.B, url string) int64 {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// timeline is when the phases of a fleet's run began, from its first
+// daemon's start.
+type timeline struct {
+	lastStart, firstPass, firstMessage time.Duration
+	// tail is the time over which the last messages (as many as the
+	// fleet's workers) settled: the run's end, where workers run dry.
+	tail time.Duration
+}
+
+// fleetTimeline reads the daemons' logs (of a fleet of workers workers)
+// for timeline.
+func fleetTimeline(logs string, first time.Time, workers int) timeline {
+	var tl timeline
+	var settled []time.Time
+	for _, line := range strings.Split(logs, "\n") {
+		var rec struct {
+			Time time.Time `json:"time"`
+			Msg  string    `json:"msg"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		at := rec.Time.Sub(first)
+		switch rec.Msg {
+		case "watch starting":
+			tl.lastStart = max(tl.lastStart, at)
+		case "pass":
+			if tl.firstPass == 0 {
+				tl.firstPass = at
+			}
+		case "message":
+			settled = append(settled, rec.Time)
+		}
+	}
+	slices.SortFunc(settled, time.Time.Compare)
+	if len(settled) > 0 {
+		tl.firstMessage = settled[0].Sub(first)
+		tl.tail = settled[len(settled)-1].Sub(settled[max(len(settled)-workers, 0)])
+	}
+	return tl
 }

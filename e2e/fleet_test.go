@@ -37,6 +37,7 @@ type fleet struct {
 	store   string
 	daemons []*exec.Cmd
 	env     []string // added to every daemon's environment
+	bin     string   // the triage binary the daemons run ("": this tree's)
 }
 
 // newFleet writes one configuration serving every target as an inbox of
@@ -94,7 +95,11 @@ func (f *fleet) start(i int) {
 	for len(f.daemons) <= i {
 		f.daemons = append(f.daemons, nil)
 	}
-	cmd := f.inboxes[0].command("watch", "--config", f.inboxes[0].config)
+	bin := f.bin
+	if bin == "" {
+		bin = triageBinary(f.t)
+	}
+	cmd := f.inboxes[0].commandOf(bin, "watch", "--config", f.inboxes[0].config)
 	cmd.Env = append(cmd.Env, f.env...)
 	if err := cmd.Start(); err != nil {
 		f.t.Fatal(err)
