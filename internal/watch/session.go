@@ -330,8 +330,8 @@ func (w *Watcher) pass(ctx, hard context.Context, c *imapclient.Client) error {
 }
 
 // work handles the messages of a pass, up to Concurrency at a time. Headers
-// are read here, in UID order, a bounded window ahead; then the oldest
-// message that may start starts. Messages that share a ledger key, a From or
+// are read here, in UID order, a bounded window ahead, Concurrency at a
+// time; after each read the oldest messages that may start start. Messages that share a ledger key, a From or
 // a Reply-To address run one after the other in UID order (each waits for
 // the one before it), so copies of a message never race, a sender's oldest
 // mail comes first under a limit, and one busy sender holds one worker, not
@@ -382,8 +382,9 @@ func (w *Watcher) work(ctx, hard context.Context, c *imapclient.Client, b *box, 
 		offers = offers[:0]
 	}
 	for {
-		// Read headers ahead, in UID order.
-		for !stopped() && next < len(todo) && open < window {
+		// Read headers ahead, in UID order, Concurrency at a time between
+		// starts: the first messages start before the window is full.
+		for read := 0; !stopped() && next < len(todo) && open < window && read < w.cfg.Concurrency; read++ {
 			m, err := w.peek(hard, c, b, todo[next])
 			next++
 			if err != nil {
@@ -431,7 +432,17 @@ func (w *Watcher) work(ctx, hard context.Context, c *imapclient.Client, b *box, 
 		if running == 0 && (stopped() || next == len(todo) && first == len(jobs)) {
 			return firstErr
 		}
-		r := <-finished
+		var r result
+		if !stopped() && next < len(todo) && open < window {
+			// More headers to read: take a finished message if there is one.
+			select {
+			case r = <-finished:
+			default:
+				continue
+			}
+		} else {
+			r = <-finished
+		}
 		jobs[r.job].done = true
 		running--
 		open--

@@ -21,11 +21,12 @@ import (
 // Several daemons may watch one inbox on one PostgreSQL store. One of them
 // polls: it holds the inbox's poll lock (a session-level advisory lock the
 // server frees when the daemon's session ends), searches the mailbox, IDLEs,
-// and records every message it finds as seen (ledger.Offer). Every daemon,
-// the poller included, works on messages it claims (ledger.Claim): a claim
-// is exclusive while its lease is live and the heartbeat renews it while the
-// message is worked on. The others (helpers) claim what the poller
-// recorded, on their own IMAP connection, fetching each message by UID. A
+// and records every message it finds as seen (ledger.OfferAll). Every
+// daemon, the poller included, works on messages it claims (ledger.Claim):
+// a claim is exclusive while its lease is live, and the daemon renews the
+// claims of all the messages it works on at once (ledger.RenewAll). The
+// others (helpers) claim what the poller recorded by its row, then fetch
+// each message they won by UID on their own IMAP connection. A
 // daemon that dies loses its poll lock at once and its claims when their
 // leases run out; then the others take over. On SQLite one process serves
 // the store (the watch lock file): it polls, and claims all the same.

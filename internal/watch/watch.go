@@ -12,7 +12,8 @@
 // ledger before submitting it), record the terminal state, then flag the
 // message and move it where it belongs. Several daemons may share one
 // PostgreSQL store (shared.go): one polls each inbox, all of them handle
-// what they claim.
+// what they claim; a daemon that does not poll claims a recorded message
+// by its ledger row first and reads its header only once the claim is won.
 package watch
 
 import (
