@@ -77,7 +77,9 @@ func (l *Ledger) OfferAll(ctx context.Context, es []Entry) (int, error) {
 // transaction. A message without a row gets one (state processing, attempt
 // 1); a row that is not final becomes processing and counts one more
 // attempt; a final row (its server-side marking not done yet) keeps its
-// state and attempts. It returns the row as claimed. It returns ErrClaimed
+// state and attempts. It returns the row as claimed. A row already settled
+// on the server (final, IMAPDone) is returned as it is, unclaimed: there is
+// nothing left to do. It returns ErrClaimed
 // when another owner's lease on the row, or on another row with e.Key, is
 // live, or when another transaction holds the row right now (PostgreSQL:
 // SELECT ... FOR UPDATE SKIP LOCKED; SQLite transactions are serialised).
@@ -136,6 +138,10 @@ func (l *Ledger) Claim(ctx context.Context, e Entry, owner string, lease time.Du
 		return Entry{}, fmt.Errorf("ledger: claim %s: %w", e.Loc, err)
 	case claimant != "" && claimant != owner && leaseUntil > unix(now):
 		return Entry{}, ErrClaimed
+	case got.State.Terminal() && got.IMAPDone:
+		// Settled on the server (by another daemon): nothing is left to
+		// do, and nothing is claimed.
+		return got, nil
 	case got.State.Terminal():
 		if _, err := tx.ExecContext(ctx, `UPDATE messages SET claimant=?, lease_until=? WHERE account=? AND mailbox=? AND uidvalidity=? AND uid=?`,
 			owner, until, e.Account, e.Mailbox, e.UIDValidity, e.UID); err != nil {

@@ -19,7 +19,8 @@ import (
 // A claim is exclusive while its lease is live, per row and per key; it
 // passes to another daemon once the lease runs out, and the old claimant's
 // renewal then fails; Unclaim hands a message back without counting the
-// attempt; a final row is claimed for its settling only.
+// attempt; a final row is claimed for its settling only, and a settled
+// row not at all.
 func TestClaim(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
 		ctx := context.Background()
@@ -126,6 +127,14 @@ func TestClaim(t *testing.T) {
 		}
 		if cl, _ := l.Claimable(ctx, "a", "INBOX", 7, 10); len(cl) != 0 {
 			t.Errorf("Claimable once settled = %v, want none", cl)
+		}
+		// A daemon that reaches the settled row late finds nothing to do
+		// and claims nothing.
+		if got, err := l.Claim(ctx, e, "E", lease); err != nil || got.State != StateReplied || !got.IMAPDone || got.Attempts != 2 {
+			t.Errorf("E claims the settled row: %+v, %v; want it as it is, replied and settled", got, err)
+		}
+		if c, _, _ := l.Claimant(ctx, loc); c != "" {
+			t.Errorf("claimant after a claim of the settled row = %q, want none", c)
 		}
 	})
 }

@@ -90,12 +90,12 @@ func (w *Watcher) run(ctx context.Context, c *imapclient.Client, b *box, m *peek
 	l := w.cfg.Ledger
 	e := m.entry()
 	e.TraceID = trace.ID(ctx)
+	if claimed.State.Terminal() && claimed.IMAPDone {
+		return nil // settled meanwhile (by another daemon), and not claimed
+	}
 	pctx, stop, lost := w.heartbeat(ctx, loc)
 	defer stop()
 	switch {
-	case claimed.State.Terminal() && claimed.IMAPDone:
-		// Settled meanwhile (by another daemon): only the claim ends.
-		return w.ledgerErr(l.MarkIMAPDone(context.WithoutCancel(ctx), loc))
 	case claimed.State.Terminal():
 		return w.settle(ctx, c, b, claimed) // final, but the flag/move did not happen
 	}

@@ -329,6 +329,9 @@ func (w *Watcher) helpOne(ctx context.Context, c *imapclient.Client, b *box, e l
 	if err != nil {
 		return false, err
 	}
+	if claimed.State.Terminal() && claimed.IMAPDone {
+		return false, nil // settled by another daemon since the listing
+	}
 	m, err := w.peek(ctx, c, b, uid)
 	if err != nil || m == nil {
 		if err != nil {
