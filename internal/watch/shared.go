@@ -201,48 +201,66 @@ func (w *Watcher) help(ctx, hard context.Context, c *imapclient.Client, once boo
 		finished = make(chan result)
 		running  int
 		firstErr error
-		nextList time.Time // when to look for claimable messages again
-		more     bool      // the last listing left messages to try
+		nextList time.Time      // when to look for claimable messages again
+		queue    []ledger.Entry // the last listing's messages not tried yet, in claimOrder
+		full     bool           // the last listing was cut at its limit
+		more     bool           // messages may be left to try
 		poll     = w.claimPoll()
 		lastIMAP = time.Now()
 		offset   = ownerOffset(w.cfg.Owner)
 	)
 	stopped := func() bool { return firstErr != nil || ctx.Err() != nil }
+	// start works on e unless its claim was just lost or a message
+	// sharing its ordering keys is in flight here (a later listing has it).
+	start := func(e ledger.Entry) {
+		keys := orderKeys(e.Key, e.Sender)
+		if _, ok := lost[e.Loc]; ok || slices.ContainsFunc(keys, func(k string) bool { return busy[k] }) {
+			return
+		}
+		for _, k := range keys {
+			busy[k] = true
+		}
+		running++
+		go func() {
+			claimed, err := w.helpOne(hard, c, b, e)
+			finished <- result{e.Loc, keys, claimed, err}
+		}()
+	}
 	for {
 		empty := false
 		if !stopped() && running < w.cfg.Concurrency && !time.Now().Before(nextList) {
-			cands, err := w.cfg.Ledger.Claimable(hard, w.cfg.Account, w.cfg.Mailbox, b.uidValidity, 4*w.cfg.Concurrency)
-			if err != nil {
-				firstErr = w.ledgerErr(err)
+			// The rest of the last listing first: a message another daemon
+			// claimed since costs a claim that is refused, not a listing.
+			for len(queue) > 0 && running < w.cfg.Concurrency {
+				start(queue[0])
+				queue = queue[1:]
 			}
-			for loc, at := range lost {
-				if time.Since(at) >= poll {
-					delete(lost, loc)
+			if running < w.cfg.Concurrency {
+				cands, err := w.cfg.Ledger.Claimable(hard, w.cfg.Account, w.cfg.Mailbox, b.uidValidity, 4*w.cfg.Concurrency)
+				if err != nil {
+					firstErr = w.ledgerErr(err)
 				}
+				for loc, at := range lost {
+					if time.Since(at) >= poll {
+						delete(lost, loc)
+					}
+				}
+				order := claimOrder(cands, offset, func(e ledger.Entry, keys []string) bool {
+					_, ok := lost[e.Loc]
+					return ok || slices.ContainsFunc(keys, func(k string) bool { return busy[k] })
+				})
+				queue = queue[:0]
+				for _, i := range order {
+					queue = append(queue, cands[i])
+				}
+				for len(queue) > 0 && running < w.cfg.Concurrency {
+					start(queue[0])
+					queue = queue[1:]
+				}
+				empty = len(cands) == 0
+				full = len(cands) == 4*w.cfg.Concurrency
 			}
-			order := claimOrder(cands, offset, func(e ledger.Entry, keys []string) bool {
-				_, ok := lost[e.Loc]
-				return ok || slices.ContainsFunc(keys, func(k string) bool { return busy[k] })
-			})
-			started := 0
-			for _, i := range order {
-				if running == w.cfg.Concurrency {
-					break
-				}
-				e := cands[i]
-				keys := orderKeys(e.Key, e.Sender)
-				for _, k := range keys {
-					busy[k] = true
-				}
-				running++
-				started++
-				go func() {
-					claimed, err := w.helpOne(hard, c, b, e)
-					finished <- result{e.Loc, keys, claimed, err}
-				}()
-			}
-			empty = len(cands) == 0
-			more = started < len(order) || len(cands) == 4*w.cfg.Concurrency
+			more = len(queue) > 0 || full
 			if running < w.cfg.Concurrency {
 				nextList = time.Now().Add(poll)
 			}
