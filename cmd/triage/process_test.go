@@ -73,6 +73,7 @@ func TestProcessSampleInbox(t *testing.T) {
 
 	type want struct {
 		status, reason, scenario, method string
+		firstTurn                        bool // detection.first_turn
 		calls                            []string
 		serials                          []string
 		body                             []string // phrases the reply body must contain
@@ -101,7 +102,9 @@ func TestProcessSampleInbox(t *testing.T) {
 			calls: []string{"check_warranty", "create_ticket", "send_email"}, serials: []string{"SN-61042-PL"}},
 		"10-serial-in-quoted-history.eml": {status: "replied", scenario: "valid-warranty", method: "rules",
 			calls: []string{"check_warranty", "create_ticket", "send_email"}, serials: []string{"SN-30117-PL"}},
-		"11-job-question.eml": {status: "replied", scenario: "out-of-scope", method: "first_turn",
+		// The rules are unsure: the model chooses in the email's first
+		// turn (method model, first_turn true).
+		"11-job-question.eml": {status: "replied", scenario: "out-of-scope", method: "model", firstTurn: true,
 			calls: []string{"send_email"}},
 		"12-prompt-injection.eml": {status: "replied", scenario: "valid-warranty", method: "rules",
 			calls: []string{"check_warranty", "create_ticket", "send_email"}, serials: []string{"SN-72231-PL"}},
@@ -128,6 +131,25 @@ func TestProcessSampleInbox(t *testing.T) {
 	outs := decodeOutcomes(t, stdout)
 	if len(outs) != len(files) {
 		t.Fatalf("%d outcomes for %d inputs", len(outs), len(files))
+	}
+	// The JSON contract: detection.method is one of rules, model and
+	// fallback; first_turn is there only when the model chose in the first
+	// turn.
+	for i, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var raw struct {
+			Detection map[string]any `json:"detection"`
+		}
+		if err := json.Unmarshal([]byte(line), &raw); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		base := filepath.Base(files[i])
+		want := map[string]any{"method": wants[base].method, "reason": raw.Detection["reason"]}
+		if wants[base].firstTurn {
+			want["first_turn"] = true
+		}
+		if diff := cmp.Diff(want, raw.Detection); diff != "" {
+			t.Errorf("%s: detection JSON (-want +got):\n%s", base, diff)
+		}
 	}
 	for i, o := range outs {
 		if o.File != files[i] {

@@ -27,12 +27,11 @@ type DetectionMethod string
 
 // Detection methods recorded in the outcome.
 const (
-	MethodRules    DetectionMethod = "rules"    // the scenarios' rules
-	MethodModel    DetectionMethod = "model"    // a structured model call
+	MethodRules DetectionMethod = "rules" // the scenarios' rules
+	// MethodModel: the model chose, in the email's first turn
+	// (choose_scenario, beside the look-ups that turn may run: Opened).
+	MethodModel    DetectionMethod = "model"
 	MethodFallback DetectionMethod = "fallback" // the rules were unsure and no model answered
-	// MethodFirstTurn: the model chose in the email's first turn
-	// (choose_scenario), beside the look-ups that turn may run.
-	MethodFirstTurn DetectionMethod = "first_turn"
 )
 
 // DetectResult is the chosen scenario and why.
@@ -44,7 +43,7 @@ type DetectResult struct {
 	Reason     string
 	ModelCalls int
 	Usage      agent.Usage
-	// Opened is the first turn that chose the scenario (MethodFirstTurn):
+	// Opened is the first turn that chose the scenario (MethodModel):
 	// its look-ups are answered under the scenario, and the loop goes on
 	// from it.
 	Opened *agent.Opened

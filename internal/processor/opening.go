@@ -121,7 +121,7 @@ func (o opener) declarations(lookUps []*instructions.Function) []*genai.Function
 // their look-ups (facts without a scenario, the customer's new text
 // without the quoted history, as detection reads it, and the attachments
 // the model is sent, where a serial may be read). A turn that
-// names exactly one offered scenario chooses it (MethodFirstTurn, the
+// names exactly one offered scenario chooses it (MethodModel, the
 // turn kept in Opened); a model error, an unusable answer, no choice,
 // several, or a name not offered falls back as detection does, and the
 // turn is dropped unanswered: none of its calls runs.
@@ -139,7 +139,7 @@ func (p *Processor) open(ctx context.Context, e *email, unsure string) DetectRes
 		var sc *instructions.Scenario
 		var why string
 		if sc, why, err = d.choice(o.Calls()); err == nil {
-			res.Scenario, res.Method, res.Opened = sc, MethodFirstTurn, &o
+			res.Scenario, res.Method, res.Opened = sc, MethodModel, &o
 			res.Reason = sc.Name + ": " + clip.Line(why, maxReason)
 			return res
 		}

@@ -1,6 +1,7 @@
 package processor_test
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,9 +73,14 @@ func TestOpeningChoosesAndLooksUp(t *testing.T) {
 	if out.Status != triage.StatusReplied {
 		t.Fatalf("status %s/%s (%s), want replied", out.Status, out.Reason, out.Detail)
 	}
-	want := processor.Detection{Method: processor.MethodFirstTurn, Reason: "valid-warranty: a photo of the plate"}
+	want := processor.Detection{Method: processor.MethodModel, Reason: "valid-warranty: a photo of the plate", FirstTurn: true}
 	if out.Detection != want || out.Scenario != "valid-warranty" {
 		t.Errorf("scenario %s, detection %+v; want valid-warranty, %+v", out.Scenario, out.Detection, want)
+	}
+	// The outcome's JSON keeps the contract's method and says the choice
+	// was made in the first turn.
+	if b, err := json.Marshal(out.Detection); err != nil || string(b) != `{"method":"model","reason":"valid-warranty: a photo of the plate","first_turn":true}` {
+		t.Errorf("detection JSON %s (%v)", b, err)
 	}
 	if diff := cmp.Diff([]string{"check_warranty ok", "create_ticket ok", "send_email ok"}, callsOf(out)); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
@@ -155,8 +161,8 @@ func TestOpeningOnlyLooksUp(t *testing.T) {
 	f := geminitest.New(t, opening, openTicket, replyPhoto)
 	e := newEnv(t, &agent.Gemini{Client: f.Client()})
 	out := e.run(t, photoEmail(part{"tabliczka.png", "image/png", png(100)}))
-	if out.Status != triage.StatusReplied || out.Detection.Method != processor.MethodFirstTurn {
-		t.Fatalf("status %s/%s (%s), detection %+v; want replied, first_turn", out.Status, out.Reason, out.Detail, out.Detection)
+	if out.Status != triage.StatusReplied || out.Detection.Method != processor.MethodModel || !out.Detection.FirstTurn {
+		t.Fatalf("status %s/%s (%s), detection %+v; want replied, model in the first turn", out.Status, out.Reason, out.Detail, out.Detection)
 	}
 	want := []string{
 		"check_warranty ok",
@@ -265,8 +271,8 @@ func TestOpeningWithoutSerial(t *testing.T) {
 			"body": "Dzień dobry,\n\nta skrzynka obsługuje wyłącznie sprawy gwarancyjne.\n\nZespół serwisu gwarancyjnego"})))
 	e := newEnv(t, &agent.Gemini{Client: f.Client()})
 	out := e.run(t, convEmail(anna, "Praca", "<job@example.pl>", "Dzień dobry, szukam pracy jako specjalista ds. marketingu."))
-	if out.Status != triage.StatusReplied || out.Scenario != "out-of-scope" || out.Detection.Method != processor.MethodFirstTurn || out.ModelCalls != 2 {
-		t.Fatalf("status %s/%s (%s), scenario %s, detection %+v, %d model calls; want replied out-of-scope by first_turn in 2",
+	if out.Status != triage.StatusReplied || out.Scenario != "out-of-scope" || out.Detection.Method != processor.MethodModel || !out.Detection.FirstTurn || out.ModelCalls != 2 {
+		t.Fatalf("status %s/%s (%s), scenario %s, detection %+v, %d model calls; want replied out-of-scope by the model in the first turn, in 2",
 			out.Status, out.Reason, out.Detail, out.Scenario, out.Detection, out.ModelCalls)
 	}
 	reqs := f.Requests()

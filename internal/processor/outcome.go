@@ -103,6 +103,9 @@ type AttachmentInfo struct {
 
 // Detection records how the scenario was chosen.
 type Detection struct {
-	Method DetectionMethod `json:"method"` // rules|model|first_turn|fallback
+	Method DetectionMethod `json:"method"` // rules|model|fallback
 	Reason string          `json:"reason"`
+	// FirstTurn: the model chose (MethodModel) in the email's first turn,
+	// through choose_scenario beside the look-ups that turn offered.
+	FirstTurn bool `json:"first_turn,omitempty"`
 }

@@ -72,7 +72,7 @@ type email struct {
 	// false: the default, which the conversation's language may replace.
 	langSure bool
 	sc       *instructions.Scenario
-	opened   *agent.Opened      // the first turn, when it chose sc (MethodFirstTurn)
+	opened   *agent.Opened      // the first turn, when it chose sc (MethodModel)
 	verdict  dispatcher.Verdict // what the agent run's calls came to (answer)
 }
 
@@ -290,7 +290,7 @@ func (p *Processor) choose(ctx context.Context, e *email, out *Outcome) bool {
 	det := p.detect(ctx, e)
 	out.ModelCalls += det.ModelCalls
 	out.Tokens.Add(det.Usage)
-	out.Detection = Detection{Method: det.Method, Reason: det.Reason}
+	out.Detection = Detection{Method: det.Method, Reason: det.Reason, FirstTurn: det.Opened != nil}
 	if det.Scenario == nil {
 		return out.fail(triage.ReasonNoScenario, "no scenario matched and no fallback scenario is configured: "+det.Reason)
 	}

@@ -166,7 +166,7 @@ const (
 	ReasonKey   = attribute.Key("triage.reason")
 	ScenarioKey = attribute.Key("triage.scenario")
 	// DetectionKey is how the scenario was chosen (rules, model,
-	// first_turn, fallback: the outcome's detection.method).
+	// fallback: the outcome's detection.method).
 	DetectionKey = attribute.Key("triage.detection")
 	StateKey     = attribute.Key("triage.ledger.state")
 	UIDKey       = attribute.Key("triage.imap.uid")
