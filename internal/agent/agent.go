@@ -519,42 +519,6 @@ func (a *Agent) turnConfig(req Request) *genai.GenerateContentConfig {
 	return cfg
 }
 
-// Generate makes a single model call with the agent's retry policy and turn
-// timeout (used by detection for structured-output calls), bounded by
-// Config.MaxOutputTokens unless config sets its own bound. calls counts
-// the attempts made.
-func (a *Agent) Generate(ctx context.Context, contents []*genai.Content, config *genai.GenerateContentConfig) (resp *genai.GenerateContentResponse, calls int, err error) {
-	return a.generate(ctx, contents, func() *genai.GenerateContentConfig {
-		c := cloneConfig(config)
-		if c == nil {
-			c = &genai.GenerateContentConfig{}
-		}
-		if c.MaxOutputTokens == 0 {
-			c.MaxOutputTokens = a.cfg.MaxOutputTokens
-		}
-		return c
-	})
-}
-
-// cloneConfig copies the parts of config the SDK writes to, so the caller's
-// value is never mutated.
-func cloneConfig(config *genai.GenerateContentConfig) *genai.GenerateContentConfig {
-	if config == nil {
-		return nil
-	}
-	c := *config
-	if c.SystemInstruction != nil {
-		si := *c.SystemInstruction
-		c.SystemInstruction = &si
-	}
-	if c.HTTPOptions != nil {
-		ho := *c.HTTPOptions
-		ho.Headers = ho.Headers.Clone()
-		c.HTTPOptions = &ho
-	}
-	return &c
-}
-
 // ctxStop turns the end of ctx into a stop reason: ErrDeadline for the total
 // budget, else the caller's own cancellation or deadline, wrapped.
 func ctxStop(ctx context.Context) error {

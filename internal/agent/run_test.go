@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/genai"
 
 	"triage/internal/agent"
 	"triage/internal/testkit/geminitest"
@@ -155,40 +154,30 @@ func TestRunNilTools(t *testing.T) {
 	}
 }
 
-func TestGenerate(t *testing.T) {
-	schemaConfig := func() *genai.GenerateContentConfig {
-		return &genai.GenerateContentConfig{
-			SystemInstruction: genai.NewContentFromText("Pick a scenario.", ""),
-			ResponseMIMEType:  "application/json",
-			ResponseJsonSchema: map[string]any{
-				"type":       "object",
-				"properties": map[string]any{"scenario": map[string]any{"type": "string"}},
-			},
-		}
-	}
+// TestOpenRetries: the opening turn is one model call under the loop's
+// retry policy and turn timeout: a 503 is retried after a backoff, a 400
+// is not, a hung call ends at the turn timeout; the calls count every
+// attempt.
+func TestOpenRetries(t *testing.T) {
+	choose := geminitest.One(geminitest.Call("o1", "choose", map[string]any{"x": "a"}))
 	tests := []struct {
 		name       string
 		steps      func(t *testing.T) []geminitest.Step
 		tweak      func(*agent.Config)
-		wantText   string
 		wantCalls  int
 		wantErr    error
 		wantSleeps int
 	}{
 		{
-			name: "one call",
-			steps: func(*testing.T) []geminitest.Step {
-				return []geminitest.Step{geminitest.One(geminitest.Text(`{"scenario":"valid-warranty"}`))}
-			},
-			wantText:  `{"scenario":"valid-warranty"}`,
+			name:      "one call",
+			steps:     func(*testing.T) []geminitest.Step { return []geminitest.Step{choose} },
 			wantCalls: 1,
 		},
 		{
 			name: "503 then success",
 			steps: func(t *testing.T) []geminitest.Step {
-				return []geminitest.Step{fixtureStep(t, 503, "error_503.json"), geminitest.One(geminitest.Text(`{"scenario":"expired"}`))}
+				return []geminitest.Step{fixtureStep(t, 503, "error_503.json"), choose}
 			},
-			wantText:   `{"scenario":"expired"}`,
 			wantCalls:  2,
 			wantSleeps: 1,
 		},
@@ -211,22 +200,38 @@ func TestGenerate(t *testing.T) {
 			srv := geminitest.New(t, tt.steps(t)...)
 			sl := &sleeps{}
 			a := newAgent(t, gemini(srv), sl, tt.tweak)
-			config := schemaConfig()
-			resp, calls, err := a.Generate(context.Background(), []*genai.Content{genai.NewContentFromText("mail", genai.RoleUser)}, config)
+			o, err := a.Open(context.Background(), request())
 			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
-			if calls != tt.wantCalls || len(srv.Requests()) != tt.wantCalls {
-				t.Errorf("calls = %d, server saw %d, want %d", calls, len(srv.Requests()), tt.wantCalls)
+			if o.ModelCalls != tt.wantCalls || len(srv.Requests()) != tt.wantCalls {
+				t.Errorf("calls = %d, server saw %d, want %d", o.ModelCalls, len(srv.Requests()), tt.wantCalls)
 			}
-			if err == nil && resp.Text() != tt.wantText {
-				t.Errorf("text = %q, want %q", resp.Text(), tt.wantText)
-			}
-			if diff := cmp.Diff(schemaConfig(), config); diff != "" {
-				t.Errorf("caller's config was modified (-want +got):\n%s", diff)
+			if err == nil {
+				if calls := o.Calls(); len(calls) != 1 || calls[0].Name != "choose" {
+					t.Errorf("opened calls %+v, want choose", calls)
+				}
 			}
 			checkBackoff(t, sl.got(), tt.wantSleeps)
 		})
+	}
+}
+
+// TestOpenCanceledByCaller: an opening turn whose caller's context ends
+// returns at once with the cancellation, not a model error.
+func TestOpenCanceledByCaller(t *testing.T) {
+	srv := geminitest.New(t, geminitest.Step{Hang: true})
+	a := newAgent(t, gemini(srv), &sleeps{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(srv.Requests()) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	o, err := a.Open(ctx, request())
+	if !errors.Is(err, context.Canceled) || o.ModelCalls != 1 {
+		t.Errorf("Open: %v, %d model calls; want context.Canceled after 1", err, o.ModelCalls)
 	}
 }
 

@@ -227,9 +227,9 @@ func TestAgentWaitsOutsideTheTurnTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, _, err := ag.Generate(ctx, []*genai.Content{genai.NewContentFromText("Gwarancja?", genai.RoleUser)}, &genai.GenerateContentConfig{})
-	if err != nil || resp.Text() != "Dziękujemy." {
-		t.Fatalf("Generate = %v, %v; want the answer after the wait", resp, err)
+	o, err := ag.Open(ctx, agent.Request{Prompt: "Gwarancja?"})
+	if err != nil || o.Content == nil || len(o.Content.Parts) != 1 || o.Content.Parts[0].Text != "Dziękujemy." {
+		t.Fatalf("Open = %+v, %v; want the answer after the wait", o.Content, err)
 	}
 	if w := c.Waits(); len(w) != 1 || w[0] != time.Minute {
 		t.Errorf("waits %v; want one minute", w)

@@ -255,7 +255,7 @@ func openAIModel(o Options, hc *http.Client) (*Model, error) {
 func Transport(concurrency int) *http.Transport {
 	concurrency = max(concurrency, 1)
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	// Headroom for the detection call and retries overlapping the loop.
+	// Headroom for the verifier's calls and retries overlapping the loop.
 	t.MaxIdleConnsPerHost = concurrency + 2
 	t.MaxIdleConns = max(t.MaxIdleConns, 2*t.MaxIdleConnsPerHost)
 	// Over HTTP/1.1 (a plain http:// endpoint: a local model server or

@@ -1,5 +1,6 @@
-// The offline model's answer to one request: detection, the next function
-// call, or the closing text, read from the declarations and the history.
+// The offline model's answer to one request: the opening turn's choice of
+// scenario, the next function call, or the closing text, read from the
+// declarations and the history.
 
 package model
 
@@ -15,7 +16,7 @@ import (
 
 // turn is the offline model's answer to one request, before faults.
 type turn struct {
-	kind    string // "detection", "opening", "call" or "text"
+	kind    string // "opening", "call" or "text"
 	content *genai.Content
 }
 
@@ -39,14 +40,12 @@ func textTurn(kind, text string) *turn {
 }
 
 // answer decides the reply to req. It reads only the facts block, the
-// scenario list of a detection prompt, the declared functions and the
+// scenario list of an opening turn, the declared functions and the
 // function responses; the customer text is used for nothing but word counts
-// in detection, so instructions inside it cannot steer the model.
+// in the opening turn's choice, so instructions inside it cannot steer the
+// model.
 func answer(req *geminiRequest, set *instructions.Scenarios) *turn {
 	facts, user, found := findFacts(req.Contents)
-	if enum := scenarioEnum(req.GenerationConfig); len(enum) > 0 {
-		return detect(enum, facts, user)
-	}
 	if !found {
 		return textTurn("text", "offline: the prompt has no facts block, so there is nothing the offline model can do.")
 	}

@@ -1,11 +1,9 @@
 // Scenario detection: the scenario whose description shares the most word
-// stems with the message, in a detection call or in an email's opening
-// turn.
+// stems with the message, chosen in an email's opening turn.
 
 package model
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -18,46 +16,12 @@ import (
 	"triage/internal/prompt"
 )
 
-// scenarioEnum returns the enum of the "scenario" property of a JSON
-// response schema (responseSchema or responseJsonSchema), or nil.
-func scenarioEnum(gc *genai.GenerationConfig) []string {
-	if gc == nil || !strings.HasPrefix(strings.ToLower(gc.ResponseMIMEType), "application/json") {
-		return nil
-	}
-	if s := gc.ResponseSchema; s != nil {
-		if p := s.Properties["scenario"]; p != nil && len(p.Enum) > 0 {
-			return p.Enum
-		}
-	}
-	root, _ := gc.ResponseJsonSchema.(map[string]any)
-	props, _ := root["properties"].(map[string]any)
-	sc, _ := props["scenario"].(map[string]any)
-	raw, _ := sc["enum"].([]any)
-	var out []string
-	for _, v := range raw {
-		if s, ok := v.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// detect scores each scenario description against the subject and message
-// by shared distinct word stems (words of >= 4 letters, their first five;
-// lowercase, Polish diacritics
-// folded). The highest score wins, ties go to the earlier enum value; with
-// no overlap at all it names no scenario, and detection falls back.
-func detect(enum []string, f prompt.Facts, user string) *turn {
-	best, reason := pick(enum, scenarioDescriptions(user), f, user)
-	b, _ := json.Marshal(struct {
-		Scenario string `json:"scenario"`
-		Reason   string `json:"reason"`
-	}{best, reason})
-	return textTurn("detection", string(b))
-}
-
-// pick is detect's choice among enum by the descriptions descs, and its
-// reason; "" when no description shares a word with the message.
+// pick scores each scenario of enum by its description in descs against
+// the subject and message, by shared distinct word stems (words of >= 4
+// letters, their first five; lowercase, Polish diacritics folded). The
+// highest score wins, ties go to the earlier enum value; with no overlap
+// at all it names no scenario ("", and the reason says so), and detection
+// falls back.
 func pick(enum []string, descs map[string]string, f prompt.Facts, user string) (string, string) {
 	msg := stems(words(f.Subject + "\n" + prompt.Message(user)))
 	best, bestScore := "", 0
@@ -86,11 +50,11 @@ func pick(enum []string, descs map[string]string, f prompt.Facts, user string) (
 }
 
 // opening answers the first turn of an email whose scenario the rules left
-// open (prompt.Opening, a declared choose_scenario): the choice detect
-// would make among the declaration's enum, by the descriptions of the
-// system instruction; and beside it, when the chosen scenario (from set)
-// starts with calls to functions declared in this turn, those calls, as
-// its first turn would make them.
+// open (prompt.Opening, a declared choose_scenario): pick's choice among
+// the declaration's enum, by the descriptions of the system instruction;
+// and beside it, when the chosen scenario (from set) starts with calls to
+// functions declared in this turn, those calls, as its first turn would
+// make them.
 func opening(req *geminiRequest, f prompt.Facts, user string, set *instructions.Scenarios) *turn {
 	var chooser *genai.FunctionDeclaration
 	decls := declarations(req)
@@ -144,8 +108,9 @@ func opening(req *geminiRequest, f prompt.Facts, user string, set *instructions.
 	return &turn{kind: "opening", content: &genai.Content{Role: genai.RoleModel, Parts: parts}}
 }
 
-// scenarioDescriptions reads the "- name: description" lines of a
-// detection prompt (prompt.Detection), stopping at the facts block.
+// scenarioDescriptions reads the "- name: description" lines of an
+// opening turn's system instruction (prompt.Opening), stopping at a facts
+// block.
 func scenarioDescriptions(user string) map[string]string {
 	head, _, _ := strings.Cut(user, prompt.FactsHeader)
 	out := map[string]string{}

@@ -14,8 +14,8 @@ import (
 )
 
 // TestOfflineOpening: the offline model answers an opening turn (a
-// declared choose_scenario) with the choice it would make in a detection
-// call, by the descriptions of the system instruction, and beside it the
+// declared choose_scenario) with its word-overlap choice, by the
+// descriptions of the system instruction, and beside it the
 // calls the chosen scenario's first turn makes when they are declared in
 // the opening (its look-ups); a scenario whose first call is the reply,
 // or no choice at all, gets the choice alone.

@@ -16,7 +16,6 @@ import (
 	"triage/internal/agent"
 	"triage/internal/instructions"
 	"triage/internal/model"
-	"triage/internal/processor"
 	"triage/internal/prompt"
 	"triage/internal/testkit/geminitest"
 	"triage/internal/testkit/openaitest"
@@ -227,12 +226,12 @@ func TestAgentScenariosBothProviders(t *testing.T) {
 	}
 }
 
-// TestDetectionThroughOpenAI: detection's structured call (rules unsure)
-// runs through Chat Completions: the response schema goes out as a
-// json_schema response format offering the scenarios, and the model's JSON
-// choice comes back as a model detection.
-func TestDetectionThroughOpenAI(t *testing.T) {
-	srv := openaitest.New(t, openaitest.Text(`{"scenario":"out-of-scope","reason":"A marketing offer."}`))
+// TestOpeningThroughOpenAI: the opening turn of an email the rules cannot
+// place runs through Chat Completions: choose_scenario goes out as a tool
+// with the scenarios' enum, a call is required (tool_choice required), and
+// the model's choice comes back as the turn's call.
+func TestOpeningThroughOpenAI(t *testing.T) {
+	srv := openaitest.New(t, openaitest.Calls(openaitest.Call{ID: "c0", Name: prompt.ChooseScenario, Args: map[string]any{"scenario": "out-of-scope", "reason": "A marketing offer."}}))
 	c, err := model.NewOpenAI(model.OpenAIConfig{BaseURL: srv.BaseURL(), APIKey: openaitest.APIKey})
 	if err != nil {
 		t.Fatal(err)
@@ -245,19 +244,34 @@ func TestDetectionThroughOpenAI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := processor.NewDetector(set, a).Detect(context.Background(),
-		prompt.Facts{From: "a@example.com", ReplyTo: "a@example.com", Subject: "Oferta", Language: "pl"},
-		"Dzień dobry, oferujemy pozycjonowanie stron.")
-	if res.Scenario == nil || res.Scenario.Name != "out-of-scope" || res.Method != processor.MethodModel {
-		t.Fatalf("detection %+v", res)
+	var cands []prompt.Candidate
+	var enum []any
+	for _, sc := range set.Scenarios {
+		if !sc.FollowUp {
+			cands = append(cands, prompt.Candidate{Choice: prompt.Choice{Name: sc.Name, Description: sc.Description}})
+			enum = append(enum, sc.Name)
+		}
 	}
-	rf := srv.Requests()[0].ResponseFormat
-	js, _ := rf["json_schema"].(map[string]any)
-	schema, _ := js["schema"].(map[string]any)
-	props, _ := schema["properties"].(map[string]any)
+	facts := prompt.Facts{From: "a@example.com", ReplyTo: "a@example.com", Subject: "Oferta", Language: "pl"}
+	o, err := a.Open(context.Background(), agent.Request{
+		System: prompt.Opening(cands),
+		Prompt: prompt.User(facts, "Dzień dobry, oferujemy pozycjonowanie stron.", ""),
+		Functions: []*genai.FunctionDeclaration{{Name: prompt.ChooseScenario, Description: "Choose the scenario.",
+			ParametersJsonSchema: map[string]any{"type": "object", "properties": map[string]any{
+				"scenario": map[string]any{"type": "string", "enum": enum}}, "required": []any{"scenario"}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := o.Calls(); len(calls) != 1 || calls[0].Name != prompt.ChooseScenario || calls[0].Args["scenario"] != "out-of-scope" {
+		t.Fatalf("opening calls %+v", calls)
+	}
+	req := srv.Requests()[0]
+	fn, _ := req.Tools[0]["function"].(map[string]any)
+	params, _ := fn["parameters"].(map[string]any)
+	props, _ := params["properties"].(map[string]any)
 	sc, _ := props["scenario"].(map[string]any)
-	enum, _ := sc["enum"].([]any)
-	if rf["type"] != "json_schema" || schema["type"] != "object" || len(enum) < 3 {
-		t.Errorf("response_format %v", rf)
+	if req.ToolChoice != "required" || fn["name"] != prompt.ChooseScenario || len(sc["enum"].([]any)) != len(enum) || req.ResponseFormat != nil {
+		t.Errorf("request: tool_choice %q, tool %v", req.ToolChoice, fn)
 	}
 }

@@ -69,8 +69,8 @@ func TestHistoryOnTheWire(t *testing.T) {
 	}
 }
 
-// TestStructuredResponse: detection's structured call (a JSON MIME type and
-// a genai.Schema) becomes a json_schema response format in JSON Schema
+// TestStructuredResponse: a structured call (a JSON MIME type and a
+// genai.Schema, as the eval's judge sends) becomes a json_schema response format in JSON Schema
 // terms, and the JSON text comes back as the candidate's text.
 func TestStructuredResponse(t *testing.T) {
 	srv := openaitest.New(t, openaitest.Text(`{"scenario":"valid-warranty","reason":"serial and fault"}`))

@@ -11,8 +11,7 @@ import (
 )
 
 // TestOutputBoundSent: every loop turn carries the max output tokens bound
-// (the default when none is set), on both providers; detection's single
-// calls too.
+// (the default when none is set), on both providers.
 func TestOutputBoundSent(t *testing.T) {
 	for _, tt := range []struct {
 		set, want int

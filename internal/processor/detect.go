@@ -1,22 +1,16 @@
 // Scenario detection for one email: the scenarios' own deterministic rules
-// first, a structured-output model call (an enum of the loaded scenario
-// names) only when the rules are unsure, and the fallback scenario when the
-// model is unavailable.
+// first; when they are unsure, the model chooses in the email's first turn
+// (opening.go), and the fallback scenario is taken when no model may
+// choose or its choice is unusable.
 
 package processor
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"google.golang.org/genai"
-
 	"triage/internal/agent"
-	"triage/internal/clip"
 	"triage/internal/instructions"
 	"triage/internal/prompt"
 )
@@ -51,11 +45,10 @@ type DetectResult struct {
 
 // Detector is built once per run. It is safe for concurrent use.
 type Detector struct {
-	set     *instructions.Scenarios
-	ag      *agent.Agent
-	rules   []rule // scenarios with rules, in set order
-	choices []prompt.Choice
-	names   []string
+	set   *instructions.Scenarios
+	ag    *agent.Agent
+	rules []rule   // scenarios with rules, in set order
+	names []string // the scenarios offered for a new email
 }
 
 // rule is one scenario's rules with the keywords folded once.
@@ -76,7 +69,6 @@ func NewDetector(set *instructions.Scenarios, ag *agent.Agent) *Detector {
 		if sc.FollowUp {
 			continue // chosen by the pipeline for follow-ups, never for a new email
 		}
-		d.choices = append(d.choices, prompt.Choice{Name: sc.Name, Description: sc.Description})
 		d.names = append(d.names, sc.Name)
 		if !sc.Rules.Defined() {
 			continue
@@ -93,27 +85,13 @@ func NewDetector(set *instructions.Scenarios, ag *agent.Agent) *Detector {
 	return d
 }
 
-// Detect chooses a scenario. facts.SerialNumbers and the subject/text decide
-// the rules; text is the new text only.
-func (d *Detector) Detect(ctx context.Context, facts prompt.Facts, text string) DetectResult {
-	res, unsure, ok := d.ByRules(facts, text)
-	if ok {
-		return res
-	}
-	if !d.Asks() {
-		return d.fallback(DetectResult{}, unsure+"; no model available")
-	}
-	res, err := d.byModel(ctx, facts, text)
-	if err != nil {
-		return d.fallback(res, fmt.Sprintf("%s; model unavailable: %v", unsure, err))
-	}
-	return res
-}
-
-// ByRules is the rules' choice (MethodRules) when exactly one scenario
-// matched at the highest priority; else ok is false and unsure says why
-// ("no rule matched", or the tie).
-func (d *Detector) ByRules(facts prompt.Facts, text string) (res DetectResult, unsure string, ok bool) {
+// Detect chooses a scenario by the rules. facts.SerialNumbers and the
+// subject/text decide them; text is the new text only. When the rules are
+// unsure and a model may choose (the detector has a model and scenarios to
+// offer it), decided is false and unsure says why ("no rule matched", or
+// the tie): the email's first turn chooses (Processor.open). With no
+// model, the fallback scenario is the choice.
+func (d *Detector) Detect(facts prompt.Facts, text string) (res DetectResult, unsure string, decided bool) {
 	matches := d.matches(facts, text)
 	if res, ok := decide(matches); ok {
 		return res, "", true
@@ -126,12 +104,11 @@ func (d *Detector) ByRules(facts prompt.Facts, text string) (res DetectResult, u
 		}
 		unsure = fmt.Sprintf("rules tied at priority %d: %s", matches[0].sc.Rules.Priority, strings.Join(names, ", "))
 	}
+	if d.ag == nil || len(d.names) == 0 {
+		return d.fallback(DetectResult{}, unsure+"; no model available"), unsure, true
+	}
 	return DetectResult{}, unsure, false
 }
-
-// Asks reports whether the model may choose when the rules are unsure: the
-// detector has a model and scenarios to offer it.
-func (d *Detector) Asks() bool { return d.ag != nil && len(d.names) > 0 }
 
 // Rule evaluates the rules of the named scenario alone (no priorities, no
 // model): whether they match the facts and new text, and why. A scenario
@@ -231,56 +208,6 @@ func (r rule) match(serials []string, seen bool, haystack string) (string, bool)
 	return strings.Join(why, "; "), true
 }
 
-// detectAnswer is the structured output of the detection call.
-type detectAnswer struct {
-	Scenario string `json:"scenario"`
-	Reason   string `json:"reason"`
-}
-
-// byModel asks the model to choose among the loaded scenarios. Any error,
-// invalid JSON or a name outside the set is an error (model unavailable);
-// res carries the calls and usage spent either way.
-func (d *Detector) byModel(ctx context.Context, facts prompt.Facts, text string) (DetectResult, error) {
-	var res DetectResult
-	// A fresh config per call: the SDK mutates the config it is given.
-	config := &genai.GenerateContentConfig{
-		SystemInstruction: genai.NewContentFromText(prompt.DetectionSystem, genai.RoleUser),
-		ResponseMIMEType:  "application/json",
-		ResponseSchema: &genai.Schema{
-			Type: genai.TypeObject,
-			Properties: map[string]*genai.Schema{
-				"scenario": {Type: genai.TypeString, Enum: append([]string(nil), d.names...)},
-				"reason":   {Type: genai.TypeString},
-			},
-			Required:         []string{"scenario", "reason"},
-			PropertyOrdering: []string{"scenario", "reason"},
-		},
-		Temperature: genai.Ptr[float32](0),
-	}
-	contents := []*genai.Content{genai.NewContentFromText(prompt.Detection(d.choices, facts, text), genai.RoleUser)}
-	resp, calls, err := d.ag.Generate(ctx, contents, config)
-	res.ModelCalls = calls
-	res.Usage = agent.UsageOf(resp)
-	if err != nil {
-		return res, err
-	}
-	raw := responseText(resp)
-	if raw == "" {
-		return res, errors.New("detect: empty model answer")
-	}
-	var a detectAnswer
-	if err := json.Unmarshal([]byte(raw), &a); err != nil {
-		return res, fmt.Errorf("detect: model answer is not JSON: %w", err)
-	}
-	sc, err := d.offered(a.Scenario)
-	if err != nil {
-		return res, err
-	}
-	res.Scenario, res.Method = sc, MethodModel
-	res.Reason = sc.Name + ": " + clip.Line(a.Reason, maxReason)
-	return res, nil
-}
-
 // offered returns the scenario the model named, when it is one of those
 // offered: the enum of the schema or the declaration is no guarantee.
 func (d *Detector) offered(name string) (*instructions.Scenario, error) {
@@ -311,27 +238,4 @@ func (d *Detector) fallback(res DetectResult, why string) DetectResult {
 	}
 	res.Reason = res.Scenario.Name + ": " + why
 	return res
-}
-
-// responseText joins the non-thought text parts of the first candidate that
-// has content.
-func responseText(resp *genai.GenerateContentResponse) string {
-	if resp == nil {
-		return ""
-	}
-	for _, c := range resp.Candidates {
-		if c == nil || c.Content == nil {
-			continue
-		}
-		var sb strings.Builder
-		for _, p := range c.Content.Parts {
-			if p != nil && !p.Thought {
-				sb.WriteString(p.Text)
-			}
-		}
-		if s := strings.TrimSpace(sb.String()); s != "" {
-			return s
-		}
-	}
-	return ""
 }

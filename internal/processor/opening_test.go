@@ -1,12 +1,18 @@
 package processor_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
 
 	"triage"
 	"triage/internal/agent"
@@ -284,5 +290,106 @@ func TestOpeningWithoutSerial(t *testing.T) {
 	}
 	if n := len(reqs[1].Contents); n != 1 {
 		t.Errorf("the loop's first request has %d contents, want the email alone", n)
+	}
+}
+
+// TestOpeningRetriedAndClipped: an opening turn the model answers after a
+// 503 is retried like the loop's turns (its calls counted), and the
+// model's reason is kept to one short line in the outcome.
+func TestOpeningRetriedAndClipped(t *testing.T) {
+	long := "A job application.\n\n  " + strings.Repeat("x", 300)
+	f := geminitest.New(t, unavailable,
+		geminitest.One(geminitest.Call("c0", prompt.ChooseScenario, map[string]any{"scenario": "out-of-scope", "reason": long})),
+		geminitest.One(geminitest.Call("c1", "send_email", map[string]any{"to": "anna@example.pl", "subject": "Re: Praca",
+			"body": "Dzień dobry,\n\nta skrzynka obsługuje wyłącznie sprawy gwarancyjne.\n\nZespół serwisu gwarancyjnego"})))
+	e := newEnv(t, &agent.Gemini{Client: f.Client()}, func(ac *agent.Config, _ *processor.Config) {
+		ac.MaxRetries = 1
+		ac.Sleep = func(context.Context, time.Duration) error { return nil }
+	})
+	out := e.run(t, convEmail(anna, "Praca", "<job@example.pl>", "Dzień dobry, szukam pracy jako specjalista ds. marketingu."))
+	want := processor.Detection{Method: processor.MethodModel, FirstTurn: true,
+		Reason: "out-of-scope: A job application. " + strings.Repeat("x", 180) + "…"}
+	if diff := cmp.Diff(want, out.Detection); diff != "" || out.Status != triage.StatusReplied || out.ModelCalls != 3 {
+		t.Errorf("status %s/%s (%s), %d model calls (want replied in 3); detection (-want +got):\n%s", out.Status, out.Reason, out.Detail, out.ModelCalls, diff)
+	}
+}
+
+// chooser answers every opening turn (a declared choose_scenario) with
+// the choice of scenario alone, and every other turn as next does.
+type chooser struct {
+	next     agent.Model
+	scenario string
+	opened   atomic.Int64
+}
+
+func (c *chooser) GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	for _, t := range cfg.Tools {
+		for _, d := range t.FunctionDeclarations {
+			if d.Name == prompt.ChooseScenario {
+				c.opened.Add(1)
+				return resp(&genai.Part{FunctionCall: &genai.FunctionCall{ID: "c0", Name: prompt.ChooseScenario,
+					Args: map[string]any{"scenario": c.scenario, "reason": "not a warranty matter"}}}), nil
+			}
+		}
+	}
+	return c.next.GenerateContent(ctx, model, contents, cfg)
+}
+
+// TestOpeningConcurrent: one Processor takes emails the rules place and
+// emails whose first turn chooses at the same time (run with -race); each
+// is detected its own way, and only the unsure ones open with a choice.
+func TestOpeningConcurrent(t *testing.T) {
+	m := &chooser{next: &scripted{}, scenario: "out-of-scope"}
+	e := newEnv(t, m)
+	const n = 8
+	outs := make([]processor.Outcome, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			from := fmt.Sprintf("Klient %d <k%d@example.pl>", i, i)
+			id := fmt.Sprintf("<c%d@example.pl>", i)
+			text := "Dzień dobry, chcielibyśmy zaproponować współpracę marketingową."
+			if i%2 == 0 {
+				text = "Dzień dobry, mój ekspres SN-48213-PL nie działa. Proszę o naprawę gwarancyjną."
+			}
+			outs[i] = e.proc.Process(context.Background(), processor.Input{Name: fmt.Sprintf("%d.eml", i), Raw: convEmail(from, "Sprawa", id, text)})
+		})
+	}
+	wg.Wait()
+	var got, want []string
+	for i, o := range outs {
+		got = append(got, fmt.Sprintf("%s %s %s first_turn=%v", o.Status, o.Scenario, o.Detection.Method, o.Detection.FirstTurn))
+		if i%2 == 0 {
+			want = append(want, "replied valid-warranty rules first_turn=false")
+		} else {
+			want = append(want, "replied out-of-scope model first_turn=true")
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if o := m.opened.Load(); o != n/2 {
+		t.Errorf("%d opening turns, want %d", o, n/2)
+	}
+}
+
+// TestOpeningCanceled: an opening turn whose context ends falls back, and
+// the reason names why; no call of the scenario runs.
+func TestOpeningCanceled(t *testing.T) {
+	m := &scripted{block: true}
+	e := newEnv(t, m)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for m.calls.Load() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	out := e.proc.Process(ctx, processor.Input{Name: "in.eml", Raw: convEmail(anna, "Praca", "<job@example.pl>", "Dzień dobry, szukam pracy jako specjalista ds. marketingu.")})
+	if out.Detection.Method != processor.MethodFallback || out.Detection.FirstTurn || !strings.Contains(out.Detection.Reason, "context canceled") {
+		t.Errorf("detection %+v; want fallback naming the cancellation", out.Detection)
+	}
+	if out.Status == triage.StatusReplied || len(out.FunctionCalls) != 0 {
+		t.Errorf("status %s/%s (%s), calls %v; want nothing sent, no call", out.Status, out.Reason, out.Detail, callsOf(out))
 	}
 }

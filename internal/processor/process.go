@@ -488,13 +488,9 @@ func (p *Processor) detect(ctx context.Context, e *email) DetectResult {
 			return DetectResult{Scenario: fu, Method: MethodRules, Reason: fu.Name + ": " + why}
 		}
 	}
-	d := p.cfg.Detector
-	res, unsure, ok := d.ByRules(facts, text)
-	switch {
-	case ok:
+	res, unsure, decided := p.cfg.Detector.Detect(facts, text)
+	if decided {
 		return res
-	case !d.Asks():
-		return d.fallback(DetectResult{}, unsure+"; no model available")
 	}
 	return p.open(ctx, e, unsure)
 }

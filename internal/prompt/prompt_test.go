@@ -54,14 +54,20 @@ func TestParseFactsErrors(t *testing.T) {
 	}
 }
 
-func TestDetectionListsChoices(t *testing.T) {
-	user := prompt.Detection([]prompt.Choice{{Name: "a", Description: " first "}, {Name: "b", Description: "second"}}, prompt.Facts{Subject: "s"}, "text")
-	for _, want := range []string{"- a: first\n", "- b: second\n", prompt.FactsHeader} {
-		if !strings.Contains(user, want) {
-			t.Errorf("detection prompt lacks %q:\n%s", want, user)
+// TestOpeningListsCandidates: the opening turn's system instruction lists
+// each candidate as a "- name: description" line (the offline model reads
+// them), its look-ups under it, and nothing of the email.
+func TestOpeningListsCandidates(t *testing.T) {
+	sys := prompt.Opening([]prompt.Candidate{
+		{Choice: prompt.Choice{Name: "a", Description: " first "}, LookUps: []string{"check_warranty", "search_manual"}},
+		{Choice: prompt.Choice{Name: "b", Description: "second"}},
+	})
+	for _, want := range []string{"- a: first\n  look-ups first: check_warranty, search_manual\n", "- b: second\n", prompt.ChooseScenario} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("opening instruction lacks %q:\n%s", want, sys)
 		}
 	}
-	if m := prompt.Message(user); m != "text" {
-		t.Errorf("detection prompt: Message() = %q:\n%s", m, user)
+	if strings.Contains(sys, prompt.FactsHeader) || strings.Contains(sys, "- b: second\n  look-ups") {
+		t.Errorf("opening instruction:\n%s", sys)
 	}
 }
