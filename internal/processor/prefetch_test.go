@@ -2,6 +2,9 @@ package processor_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,6 +12,7 @@ import (
 
 	"triage"
 	"triage/internal/agent"
+	"triage/internal/instructions"
 	"triage/internal/processor"
 	"triage/internal/prompt"
 	"triage/internal/testkit/geminitest"
@@ -200,5 +204,90 @@ func TestPrefetchedDecision(t *testing.T) {
 	}
 	if out.Decision == nil || out.Decision.Basis != "guarantee" || out.Status != triage.StatusReplied {
 		t.Errorf("%s, decision %+v; want replied on the guarantee", out.Status, out.Decision)
+	}
+}
+
+// claimInstructions writes an instructions directory whose warranty
+// claim has no rules (the model chooses it in the email's first turn) and
+// declares check_warranty (prefetch: true in the shipped tools.yaml), with
+// a fallback scenario; it returns the loaded set.
+func claimInstructions(t *testing.T) *instructions.Scenarios {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"main.md": "Answer warranty emails.\n",
+		"scenarios/claim.md": `---
+name: claim
+description: A warranty claim for a broken machine, with its serial number.
+available_functions:
+  - name: check_warranty
+    description: Check a serial number's warranty.
+    parameters: {type: object, properties: {serial_number: {type: string}}, required: [serial_number]}
+  - name: send_email
+    description: Send the reply.
+    parameters: {type: object, properties: {to: {type: string}, subject: {type: string}, body: {type: string}}, required: [to, subject, body]}
+---
+Check the warranty, then reply.
+`,
+		"scenarios/other.md": `---
+name: other
+description: Anything else.
+fallback: true
+available_functions:
+  - name: send_email
+    description: Send the reply.
+    parameters: {type: object, properties: {to: {type: string}, subject: {type: string}, body: {type: string}}, required: [to, subject, body]}
+---
+Reply politely.
+`,
+	}
+	for name, text := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set, err := instructions.LoadScenarios(os.DirFS(dir), routes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// TestPrefetchAfterOpeningChoice: an email no rule places, whose first
+// turn only chooses the scenario (it calls none of the look-ups it was
+// offered), gets the chosen scenario's prefetched look-ups before the
+// scenario's first turn, as a rules-chosen email does: the claim is
+// answered in two model calls, the check in the look-ups block.
+func TestPrefetchAfterOpeningChoice(t *testing.T) {
+	set := claimInstructions(t)
+	f := geminitest.New(t,
+		geminitest.One(geminitest.Call("c0", prompt.ChooseScenario, map[string]any{"scenario": "claim", "reason": "a broken machine"})),
+		geminitest.One(geminitest.Call("c2", "send_email", prefetchReply)))
+	e := newEnv(t, &agent.Gemini{Client: f.Client()}, func(_ *agent.Config, pc *processor.Config) { pc.Scenarios = set })
+	out := e.proc.Process(t.Context(), processor.Input{Name: "in.eml", Raw: eml("Anna <anna@example.pl>", "Reklamacja", prefetchClaim)})
+	if out.Status != triage.StatusReplied || out.Scenario != "claim" || !out.Detection.FirstTurn || out.ModelCalls != 2 {
+		t.Fatalf("%s/%s (%s), scenario %s, detection %+v, %d model calls; want replied, claim chosen in the first turn, 2 calls",
+			out.Status, out.Reason, out.Detail, out.Scenario, out.Detection, out.ModelCalls)
+	}
+	if diff := cmp.Diff([]string{"check_warranty prefetched ok", "send_email ok"}, calls(out)); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	reqs := f.Requests()
+	if d := declNames(reqs[0]); !slices.Contains(d, "check_warranty") {
+		t.Errorf("the opening turn did not offer check_warranty: %v", d)
+	}
+	if got := lookups(t, reqs[0]); len(got) != 0 {
+		t.Errorf("the opening turn holds look-ups: %+v", got)
+	}
+	got := lookups(t, reqs[1])
+	if len(got) != 1 || got[0].Function != "check_warranty" || got[0].Args["serial_number"] != "SN-48213-PL" || got[0].Response["ok"] != true {
+		t.Errorf("look-ups of the scenario's first turn: %+v", got)
+	}
+	if n := len(reqs[1].Contents); n != 1 {
+		t.Errorf("the scenario's first request has %d contents, want 1 (the turn that only chose is left out)", n)
 	}
 }

@@ -340,9 +340,11 @@ func (p *Processor) answer(ctx context.Context, e *email, out *Outcome) {
 		// The first turn chose sc: its look-ups are answered under sc, and
 		// the loop goes on from it with sc's instructions and declarations.
 		earlier = answerOpening(ctx, session, sc, e.opened)
-	} else {
-		// The rules chose sc: its prefetched look-ups run before the first
-		// turn (a first turn that chose sc asked for its look-ups itself).
+	}
+	if earlier == nil {
+		// The rules chose sc, or the first turn chose it and called
+		// nothing else: sc's prefetched look-ups run before its first
+		// turn. A first turn that called look-ups asked for them itself.
 		answered = prefetch(ctx, session, &e.facts)
 	}
 	r.res, r.err = p.cfg.Agent.Run(ctx, agent.Request{
