@@ -392,7 +392,11 @@ func printSummary(tty io.Writer, out processor.Outcome, m eval.Marks) {
 		fmt.Fprintf(w, "    from %s: %q\n", out.From, out.Subject)
 	}
 	if out.Scenario != "" {
-		fmt.Fprintf(w, "    scenario %s (%s: %s)\n", out.Scenario, out.Detection.Method, out.Detection.Reason)
+		method := string(out.Detection.Method)
+		if out.Detection.FirstTurn {
+			method += ", first turn"
+		}
+		fmt.Fprintf(w, "    scenario %s (%s: %s)\n", out.Scenario, method, out.Detection.Reason)
 	}
 	if len(out.SerialNumbers) > 0 {
 		more := ""

@@ -408,3 +408,21 @@ func TestProcessAllBoundedWindow(t *testing.T) {
 		t.Errorf("emit order (-want +got):\n%s", diff)
 	}
 }
+
+// TestProcessTextDetection: the human summary says how the scenario was
+// chosen, the first turn included.
+func TestProcessTextDetection(t *testing.T) {
+	dir := t.TempDir()
+	raw, err := os.ReadFile("../../examples/inbox/11-job-question.eml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, string(raw), "process", "--warranty-csv", "../../examples/warranty.csv",
+		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "out"), "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout+stderr, "scenario out-of-scope (model, first turn: out-of-scope: ") {
+		t.Errorf("the summary does not say the model chose in the first turn:\n%s%s", stdout, stderr)
+	}
+}

@@ -105,3 +105,34 @@ func TestProcessTraceTree(t *testing.T) {
 		t.Errorf("blocked call span %q; want send_email refused by recipient_not_allowed", blocked)
 	}
 }
+
+// TestProcessTraceDetection: the email span says how the scenario was
+// chosen, as the outcome does: method model, and first_turn when the model
+// chose in the email's first turn.
+func TestProcessTraceDetection(t *testing.T) {
+	rec := recordSpans(t)
+	dir := t.TempDir()
+	raw, err := os.ReadFile("../../examples/inbox/11-job-question.eml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, string(raw), "process", "--json", "--warranty-csv", "../../examples/warranty.csv",
+		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "out"), "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	outs := decodeOutcomes(t, stdout)
+	if len(outs) != 1 || outs[0].Detection.Method != "model" || !outs[0].Detection.FirstTurn {
+		t.Fatalf("outcomes %+v; want one chosen by the model in the first turn", outs)
+	}
+	for _, s := range rec.Ended() {
+		if s.Name() != trace.EmailSpanName {
+			continue
+		}
+		if got := spanAttr(s, "triage.detection") + " " + spanAttr(s, "triage.detection.first_turn"); got != "model true" {
+			t.Errorf("email span detection %q, want \"model true\"", got)
+		}
+		return
+	}
+	t.Errorf("no %q span", trace.EmailSpanName)
+}

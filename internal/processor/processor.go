@@ -209,6 +209,9 @@ func (p *Processor) Process(ctx context.Context, in Input) Outcome {
 	span.SetAttributes(trace.KeyKey.String(string(out.Key)), trace.StatusKey.String(string(out.Status)),
 		trace.ReasonKey.String(string(out.Reason)), trace.ScenarioKey.String(out.Scenario),
 		trace.DetectionKey.String(string(out.Detection.Method)))
+	if out.Detection.FirstTurn {
+		span.SetAttributes(trace.DetectionFirstTurnKey.Bool(true))
+	}
 	if out.Status == triage.StatusFailed {
 		span.SetStatus(codes.Error, string(out.Reason))
 	}

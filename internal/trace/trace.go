@@ -168,11 +168,14 @@ const (
 	// DetectionKey is how the scenario was chosen (rules, model,
 	// fallback: the outcome's detection.method).
 	DetectionKey = attribute.Key("triage.detection")
-	StateKey     = attribute.Key("triage.ledger.state")
-	UIDKey       = attribute.Key("triage.imap.uid")
-	BlockedKey   = attribute.Key("triage.tool.blocked")
-	PolicyKey    = attribute.Key("triage.tool.refused_by")
-	FileKey      = attribute.Key("triage.file")
+	// DetectionFirstTurnKey is true when the model chose the scenario in
+	// the email's first turn (the outcome's detection.first_turn).
+	DetectionFirstTurnKey = attribute.Key("triage.detection.first_turn")
+	StateKey              = attribute.Key("triage.ledger.state")
+	UIDKey                = attribute.Key("triage.imap.uid")
+	BlockedKey            = attribute.Key("triage.tool.blocked")
+	PolicyKey             = attribute.Key("triage.tool.refused_by")
+	FileKey               = attribute.Key("triage.file")
 	// The verifier's reading of a reply (VerifySpan).
 	VerifyModelKey   = attribute.Key("triage.verify.model")
 	VerifyVerdictKey = attribute.Key("triage.verify.verdict")
