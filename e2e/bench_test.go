@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,10 +46,7 @@ func BenchmarkWatchBacklog(b *testing.B) {
 	lat := benchLatency(b, 600*time.Millisecond)
 	for _, c := range []int{1, 4, 8} {
 		b.Run(fmt.Sprintf("concurrency=%d", c), func(b *testing.B) {
-			n := 12 * c
-			if v := os.Getenv("TRIAGE_BENCH_MESSAGES"); v != "" {
-				fmt.Sscan(v, &n)
-			}
+			n := benchMessages(b, 12*c)
 			for range b.N {
 				srv, err := model.StartOffline(model.OfflineOptions{Latency: lat})
 				if err != nil {
@@ -104,6 +102,29 @@ func benchLatency(b *testing.B, def time.Duration) time.Duration {
 		b.Fatalf("TRIAGE_BENCH_LATENCY: %v", err)
 	}
 	return d
+}
+
+// benchMessages is how many messages a benchmark runs over:
+// TRIAGE_BENCH_MESSAGES, or def.
+func benchMessages(b *testing.B, def int) int {
+	v := os.Getenv("TRIAGE_BENCH_MESSAGES")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("TRIAGE_BENCH_MESSAGES=%q: want a count of at least 1", v)
+	}
+	return n
+}
+
+// benchBinary is the triage a benchmark runs: TRIAGE_BENCH_BINARY (another
+// build, so two builds can be measured in turn), or this tree's.
+func benchBinary(b *testing.B) string {
+	if bin := os.Getenv("TRIAGE_BENCH_BINARY"); bin != "" {
+		return bin
+	}
+	return triageBinary(b)
 }
 
 // scenarioModel starts the offline model that knows the built-in

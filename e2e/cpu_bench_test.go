@@ -78,14 +78,8 @@ func BenchmarkProcessCPUPerEmail(b *testing.B) {
 // names a built triage to measure instead of this tree's, so two builds
 // can be run in turn.
 func BenchmarkWatchCPUPerMessage(b *testing.B) {
-	n := 300
-	if v := os.Getenv("TRIAGE_BENCH_MESSAGES"); v != "" {
-		fmt.Sscan(v, &n)
-	}
-	bin := os.Getenv("TRIAGE_BENCH_BINARY")
-	if bin == "" {
-		bin = triageBinary(b)
-	}
+	n := benchMessages(b, 300)
+	bin := benchBinary(b)
 	dir := benchDir(b)
 	files := smallEmails(b, dir, n)
 	_, srv := scenarioModel(b)

@@ -32,14 +32,8 @@ import (
 // them on a busy machine).
 func BenchmarkProcessThroughput(b *testing.B) {
 	lat := benchLatency(b, 300*time.Millisecond)
-	n := 2000
-	if v := os.Getenv("TRIAGE_BENCH_MESSAGES"); v != "" {
-		fmt.Sscan(v, &n)
-	}
-	bin := os.Getenv("TRIAGE_BENCH_BINARY")
-	if bin == "" {
-		bin = triageBinary(b)
-	}
+	n := benchMessages(b, 2000)
+	bin := benchBinary(b)
 	dir := benchDir(b)
 	files := smallEmails(b, dir, n)
 	scs, err := instructions.LoadScenarios(embedded.FS, nil)
