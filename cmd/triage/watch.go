@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 
 	"triage"
 	"triage/internal/clients/mail"
+	"triage/internal/language"
 	"triage/internal/ledger"
 	"triage/internal/model"
 	"triage/internal/replies"
@@ -236,6 +238,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if ws.found != "--config" {
 		log.Info("configuration found", "path", o.Config, "from", ws.found)
 	}
+	warmLanguages(ws.inboxes, log)
 
 	// Second signal: exit at once. The first one cancels ctx (main).
 	sigs := make(chan os.Signal, 2)
@@ -361,6 +364,33 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 		return failure(fmt.Errorf("watch: the mail server refused the reply to %d message(s) for now; the next run tries again, up to max_attempts (see the log and 'triage ledger')", retries))
 	}
 	return nil
+}
+
+// warmLanguages loads the language detectors' models (language.Warm) in
+// the background, while the daemon opens the store and connects, so that
+// its first messages do not wait for them; a first message that comes
+// sooner waits for what is loading. Each detector is warmed once, one
+// after the other, with the garbage collector paused: the models are tens
+// of thousands of small objects that all stay, so collecting while they
+// load is a quarter of the loading's CPU for nothing, CPU that several
+// daemons starting on one machine compete for (GOMEMLIMIT, when set,
+// still bounds the heap meanwhile).
+func warmLanguages(inboxes []*watchSetup, log *slog.Logger) {
+	var ds []*language.Detector
+	for _, is := range inboxes {
+		if d := is.parts.Language; d != nil && !slices.Contains(ds, d) {
+			ds = append(ds, d)
+		}
+	}
+	go func() {
+		start := time.Now()
+		gc := debug.SetGCPercent(-1)
+		for _, d := range ds {
+			d.Warm()
+		}
+		debug.SetGCPercent(gc)
+		log.Info("language models loaded", "ms", time.Since(start).Milliseconds())
+	}()
 }
 
 // runWatcher runs w until ctx ends, or for one pass.

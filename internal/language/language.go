@@ -284,6 +284,27 @@ func (d *Detector) Languages() []string { return slices.Clone(d.codes) }
 // Knows reports whether code is one of the languages told apart.
 func (d *Detector) Knows(code string) bool { return slices.Contains(d.codes, code) }
 
+// warmText is what Warm judges: plain ASCII letters, which every
+// Latin-script language among the candidates could have written, so that
+// lingua loads the models of all of them (its rules would narrow a text
+// with letters only some alphabets have, such as ł or ß, to those).
+const warmText = "Hello, my coffee machine stopped heating the water yesterday and the display shows an error; can I send it for a repair under the warranty?"
+
+// Warm loads the models the first detection of a Latin-script text needs
+// (about 150 ms of CPU and most of the models' heap), so that a daemon
+// loads them while it connects rather than at its first message. A Judge
+// that comes while Warm runs waits for the models it loads, as it would
+// wait for another first detection; after Warm, Judge answers as before.
+// Warm with one language configured does nothing (Judge never reads a
+// model then).
+func (d *Detector) Warm() {
+	if len(d.codes) == 1 {
+		return
+	}
+	d.build()
+	d.first.Do(func() { d.lingua.ComputeLanguageConfidenceValues(warmText) })
+}
+
 func (d *Detector) build() {
 	d.once.Do(func() {
 		d.lingua = lingua.NewLanguageDetectorBuilder().FromLanguages(d.langs...).WithLowAccuracyMode().Build()

@@ -241,3 +241,51 @@ func TestJudgeRemembersWhatLinguaReads(t *testing.T) {
 		t.Errorf("%d texts judged by lingua, want %d: the first and the %d with other letters or words", n, want, len(other))
 	}
 }
+
+// TestWarm: Warm builds lingua's detector and makes the first detection
+// (the models it loads stay), and a Judge after it, or meeting it, answers
+// as a Detector never warmed does.
+func TestWarm(t *testing.T) {
+	texts := []string{
+		"Dzień dobry, mój ekspres do kawy przestał grzać wodę i proszę o pomoc w naprawie.",
+		"Hello, my kettle broke last week and I would like to send it for a repair, thank you.",
+		"Guten Tag, meine Kaffeemaschine heizt das Wasser nicht mehr, bitte helfen Sie mir.",
+	}
+	cold, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Result
+	for _, s := range texts {
+		want = append(want, cold.Judge(s))
+	}
+	d, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { d.Warm(); close(done) }()
+	for i, s := range texts {
+		if got := d.Judge(s); got != want[i] {
+			t.Errorf("Judge(%q) while warming = %+v, want %+v", s, got, want[i])
+		}
+	}
+	<-done
+	if d.lingua == nil {
+		t.Fatal("Warm built no detector")
+	}
+	d.first.Do(func() { t.Error("the first detection was left to Judge") })
+	for i, s := range texts {
+		if got := d.Judge(s + " "); got != want[i] {
+			t.Errorf("Judge(%q) after Warm = %+v, want %+v", s, got, want[i])
+		}
+	}
+	one, err := New(Config{Languages: []string{"pl"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one.Warm()
+	if one.lingua != nil {
+		t.Error("Warm with one language built a detector")
+	}
+}
