@@ -238,7 +238,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 	if ws.found != "--config" {
 		log.Info("configuration found", "path", o.Config, "from", ws.found)
 	}
-	warmLanguages(ws.inboxes, log)
+	defer warmLanguages(ws.inboxes, log)()
 
 	// Second signal: exit at once. The first one cancels ctx (main).
 	sigs := make(chan os.Signal, 2)
@@ -374,24 +374,43 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 // of thousands of small objects that all stay, so collecting while they
 // load is a quarter of the loading's CPU for nothing, CPU that several
 // daemons starting on one machine compete for (GOMEMLIMIT, when set,
-// still bounds the heap meanwhile).
-func warmLanguages(inboxes []*watchSetup, log *slog.Logger) {
+// still bounds the heap meanwhile). The returned stop is called when the
+// run ends: the loading then finishes unlogged (log's writer is the
+// caller's again).
+func warmLanguages(inboxes []*watchSetup, log *slog.Logger) (stop func()) {
 	var ds []*language.Detector
 	for _, is := range inboxes {
 		if d := is.parts.Language; d != nil && !slices.Contains(ds, d) {
 			ds = append(ds, d)
 		}
 	}
+	var mu sync.Mutex
+	stopped := false
 	go func() {
 		start := time.Now()
+		warmMu.Lock()
 		gc := debug.SetGCPercent(-1)
 		for _, d := range ds {
 			d.Warm()
 		}
 		debug.SetGCPercent(gc)
-		log.Info("language models loaded", "ms", time.Since(start).Milliseconds())
+		warmMu.Unlock()
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			log.Info("language models loaded", "ms", time.Since(start).Milliseconds())
+		}
 	}()
+	return func() {
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+	}
 }
+
+// warmMu keeps the warm-ups of runs in one process (tests) apart, so that
+// each restores the garbage collector's setting it found.
+var warmMu sync.Mutex
 
 // runWatcher runs w until ctx ends, or for one pass.
 func runWatcher(ctx context.Context, w *watch.Watcher, once bool) error {
