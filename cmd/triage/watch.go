@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"syscall"
@@ -370,11 +369,7 @@ func runWatch(ctx context.Context, fs *pflag.FlagSet, o *watchOptions, stdout, s
 // the background, while the daemon opens the store and connects, so that
 // its first messages do not wait for them; a first message that comes
 // sooner waits for what is loading. Each detector is warmed once, one
-// after the other, with the garbage collector paused: the models are tens
-// of thousands of small objects that all stay, so collecting while they
-// load is a quarter of the loading's CPU for nothing, CPU that several
-// daemons starting on one machine compete for (GOMEMLIMIT, when set,
-// still bounds the heap meanwhile). The returned stop is called when the
+// after the other. The returned stop is called when the
 // run ends: the loading then finishes unlogged (log's writer is the
 // caller's again).
 func warmLanguages(inboxes []*watchSetup, log *slog.Logger) (stop func()) {
@@ -388,13 +383,9 @@ func warmLanguages(inboxes []*watchSetup, log *slog.Logger) (stop func()) {
 	stopped := false
 	go func() {
 		start := time.Now()
-		warmMu.Lock()
-		gc := debug.SetGCPercent(-1)
 		for _, d := range ds {
 			d.Warm()
 		}
-		debug.SetGCPercent(gc)
-		warmMu.Unlock()
 		mu.Lock()
 		defer mu.Unlock()
 		if !stopped {
@@ -407,10 +398,6 @@ func warmLanguages(inboxes []*watchSetup, log *slog.Logger) (stop func()) {
 		mu.Unlock()
 	}
 }
-
-// warmMu keeps the warm-ups of runs in one process (tests) apart, so that
-// each restores the garbage collector's setting it found.
-var warmMu sync.Mutex
 
 // runWatcher runs w until ctx ends, or for one pass.
 func runWatcher(ctx context.Context, w *watch.Watcher, once bool) error {
