@@ -115,7 +115,7 @@ func openDirIndex(ctx context.Context, dir string, list bool) (*dirIndex, error)
 
 func (x *dirIndex) open(ctx context.Context, list bool) error {
 	if _, err := x.db.ExecContext(ctx, OutboxIndexTable+logTable); err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	unlock, err := lockDir(ctx, x.dir)
 	if err != nil {
@@ -124,7 +124,7 @@ func (x *dirIndex) open(ctx context.Context, list bool) error {
 	defer unlock()
 	tx, err := x.db.BeginTx(ctx)
 	if err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	defer tx.Rollback()
 	s, err := readLogState(ctx, tx)
@@ -140,7 +140,7 @@ func (x *dirIndex) open(ctx context.Context, list bool) error {
 		// A new table, or a log deleted, replaced or cut short: the rows
 		// start over from the log and the directory.
 		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox_index`); err != nil {
-			return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+			return indexErr(err)
 		}
 		s, list = logState{inode: ino}, true
 	}
@@ -172,10 +172,10 @@ func (x *dirIndex) open(ctx context.Context, list bool) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO outbox_log (id, inode, read_to, boot, listed) VALUES (1, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET inode = excluded.inode, read_to = excluded.read_to, boot = excluded.boot, listed = excluded.listed`,
 		s.inode, s.readTo, s.boot, unix(s.listed)); err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	return nil
 }
@@ -193,7 +193,7 @@ func relistDirIndex(ctx context.Context, dir string) error {
 	}
 	defer db.Close()
 	if _, err := db.ExecContext(ctx, OutboxIndexTable+logTable+`UPDATE outbox_log SET listed = 0;`); err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	return nil
 }
@@ -210,7 +210,7 @@ func readLogState(ctx context.Context, q rowQuerier) (logState, error) {
 		return logState{}, nil
 	}
 	if err != nil {
-		return logState{}, fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return logState{}, indexErr(err)
 	}
 	s.listed, s.known = fromUnix(listed), true
 	return s, nil
@@ -255,7 +255,7 @@ func (x *dirIndex) catchUp(ctx context.Context) error {
 	}
 	tx, err := x.db.BeginTx(ctx)
 	if err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	defer tx.Rollback()
 	s, err := readLogState(ctx, tx)
@@ -271,10 +271,10 @@ func (x *dirIndex) catchUp(ctx context.Context) error {
 	}
 	if end != s.readTo {
 		if _, err := tx.ExecContext(ctx, `UPDATE outbox_log SET read_to = ? WHERE id = 1`, end); err != nil {
-			return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+			return indexErr(err)
 		}
 		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+			return indexErr(err)
 		}
 	}
 	x.seen.Store(end)
@@ -326,7 +326,7 @@ func (x *dirIndex) addRow(ctx context.Context, tx *store.Tx, l indexLine) error 
 			customer = excluded.customer, created = excluded.created`,
 		id, l.kind(), l.File, normAddr(l.To), normAddr(l.Sender), strings.ToLower(l.Customer), unix(l.Date))
 	if err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	return nil
 }
@@ -338,20 +338,20 @@ func (x *dirIndex) addRow(ctx context.Context, tx *store.Tx, l indexLine) error 
 func (x *dirIndex) list(ctx context.Context, tx *store.Tx) error {
 	rows, err := tx.QueryContext(ctx, `SELECT path FROM outbox_index`)
 	if err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	known := map[string]bool{}
 	for rows.Next() {
 		var p string
 		if err := rows.Scan(&p); err != nil {
 			rows.Close()
-			return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+			return indexErr(err)
 		}
 		known[p] = true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	for _, draft := range []bool{false, true} {
 		dir, rel := x.dir, ""
@@ -471,7 +471,7 @@ func (x *dirIndex) AddOutbox(ctx context.Context, id string, kind Kind, p, to, s
 	}
 	tx, err := x.db.BeginTx(ctx)
 	if err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	defer tx.Rollback()
 	if err := x.addRow(ctx, tx, l); err != nil {
@@ -481,10 +481,10 @@ func (x *dirIndex) AddOutbox(ctx context.Context, id string, kind Kind, p, to, s
 	// the line starts (else the next catchUp reads the line again).
 	res, err := tx.ExecContext(ctx, `UPDATE outbox_log SET read_to = ? WHERE id = 1 AND read_to = ?`, end, start)
 	if err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
+		return indexErr(err)
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
 		x.seen.CompareAndSwap(start, end)
@@ -532,4 +532,9 @@ func readReplyHeader(name string) (indexLine, bool) {
 		}
 	}
 	return l, true
+}
+
+// indexErr names IndexDB in an error of its database.
+func indexErr(err error) error {
+	return fmt.Errorf("mail: outbox: %s: %w", IndexDB, err)
 }
