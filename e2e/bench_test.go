@@ -119,12 +119,13 @@ func benchMessages(b *testing.B, def int) int {
 }
 
 // benchBinary is the triage a benchmark runs: TRIAGE_BENCH_BINARY (another
-// build, so two builds can be measured in turn), or this tree's.
+// build, so two builds can be measured in turn), or this tree's as `make
+// build` links it (shippedBinary).
 func benchBinary(b *testing.B) string {
 	if bin := os.Getenv("TRIAGE_BENCH_BINARY"); bin != "" {
 		return bin
 	}
-	return triageBinary(b)
+	return shippedBinary(b)
 }
 
 // scenarioModel starts the offline model that knows the built-in

@@ -73,10 +73,42 @@ func triageBinary(t testing.TB) string {
 	return buildPath
 }
 
+var (
+	shippedOnce sync.Once
+	shippedPath string
+	shippedErr  error
+	shippedOut  []byte
+)
+
+// shippedBinary builds the binary `make build` links (lingua-go with only
+// the language models triage reads, stored uncompressed) once for the
+// whole test binary: what the benchmarks of a run's speed measure, as it
+// is what an installation runs.
+func shippedBinary(t testing.TB) string {
+	t.Helper()
+	shippedOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "triage-make")
+		if err != nil {
+			shippedErr = err
+			return
+		}
+		shippedPath = filepath.Join(dir, "triage")
+		cmd := exec.Command("make", "build", "BIN="+shippedPath)
+		cmd.Dir = ".."
+		shippedOut, shippedErr = cmd.CombinedOutput()
+	})
+	if shippedErr != nil {
+		t.Fatalf("make build: %v\n%s", shippedErr, shippedOut)
+	}
+	return shippedPath
+}
+
 func TestMain(m *testing.M) {
 	code := pgtest.Main(m) // the tests with several daemons use PostgreSQL
-	if buildPath != "" {
-		os.RemoveAll(filepath.Dir(buildPath))
+	for _, p := range []string{buildPath, shippedPath} {
+		if p != "" {
+			os.RemoveAll(filepath.Dir(p))
+		}
 	}
 	os.Exit(code)
 }

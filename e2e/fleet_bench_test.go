@@ -57,15 +57,12 @@ func BenchmarkFleetBacklog(b *testing.B) {
 					b.Fatal(err)
 				}
 				f.env = []string{"GEMINI_API_KEY=bench", "GOOGLE_GEMINI_BASE_URL=" + srv.URL()}
-				f.bin = os.Getenv("TRIAGE_BENCH_BINARY")
+				f.bin = benchBinary(b) // built before the clock below
 				var msgs []inbound
 				for i := range n {
 					msgs = append(msgs, w.deliver(i))
 				}
 				x0 := storeXacts(b, f.store)
-				if f.bin == "" {
-					triageBinary(b) // built before the clock below
-				}
 				execAt := time.Now()
 				for i := range daemons {
 					f.start(i)
@@ -105,6 +102,7 @@ func BenchmarkFleetBacklog(b *testing.B) {
 				b.ReportMetric(rate, "msgs/s")
 				b.ReportMetric(ceiling, "ceiling-msgs/s")
 				b.ReportMetric(rate/ceiling, "ratio")
+				b.ReportMetric(tl.steady/ceiling, "steady-ratio")
 				b.Logf("%d daemons × concurrency %d, L=%s, %d messages, k=%.2f model calls/message, %d replies: %.2f msgs/s in %s; ceiling c·W/(k·L) = %.2f; ratio %.2f; %.1f store transactions and %.1f ms of the daemons' CPU a message",
 					daemons, c, lat, n, k, len(w.sink.Messages()), rate, elapsed.Round(time.Millisecond), ceiling, rate/ceiling, xacts, float64(cpu.Microseconds())/1000/float64(n))
 			}
@@ -169,6 +167,10 @@ type timeline struct {
 	// tail is the time over which the last messages (as many as the
 	// fleet's workers) settled: the run's end, where workers run dry.
 	tail time.Duration
+	// steady is the rate (messages a second) at which the messages
+	// settled between the first workers ones and the last workers ones:
+	// the run without its start and its tail.
+	steady float64
 }
 
 // fleetTimeline reads the daemons' logs (of a fleet of workers workers)
@@ -205,6 +207,9 @@ func fleetTimeline(logs string, first time.Time, workers int) timeline {
 	if len(settled) > 0 {
 		tl.firstMessage = settled[0].Sub(first)
 		tl.tail = settled[len(settled)-1].Sub(settled[max(len(settled)-workers, 0)])
+		if a, z := workers, len(settled)-workers-1; z > a {
+			tl.steady = float64(z-a) / settled[z].Sub(settled[a]).Seconds()
+		}
 	}
 	return tl
 }
