@@ -22,7 +22,9 @@ import (
 // stand-in reached as Gemini through the real genai SDK). It reports
 // messages/s from the first daemon's start to the last message settled,
 // the ceiling c·W/(k·L) (k: model calls per message, counted at the
-// stand-in) and their ratio, the store's transactions and the daemons' CPU
+// stand-in) and their ratio, the same ratio over the run without its first
+// and its last c·W messages (steady-ratio: what the start and the tail
+// cost is the difference), the store's transactions and the daemons' CPU
 // time (user and system) per message. Run with
 //
 //	go test -run '^$' -bench FleetBacklog -benchtime 1x ./e2e
@@ -30,7 +32,8 @@ import (
 // TRIAGE_BENCH_LATENCY (default 300ms) and TRIAGE_BENCH_MESSAGES (default
 // 16 per worker) change the load; TRIAGE_BENCH_BINARY names a built triage
 // for the daemons to run instead of this tree's (runs of two builds,
-// interleaved, compare them on a busy machine).
+// interleaved, compare them on a busy machine); TRIAGE_BENCH_LOG=PATH
+// writes the daemons' logs of each run to PATH.W.
 func BenchmarkFleetBacklog(b *testing.B) {
 	lat := benchLatency(b, 300*time.Millisecond)
 	const c = 4
@@ -67,6 +70,13 @@ func BenchmarkFleetBacklog(b *testing.B) {
 				for i := range daemons {
 					f.start(i)
 				}
+				// The daemons' logs first (a "message" line for each message
+				// settled), which cost the machine the daemons share nothing,
+				// then the ledger, which a look-up costs a connection to the
+				// store, a migration check and a read.
+				for strings.Count(w.logs(), `"msg":"message"`) < n {
+					time.Sleep(50 * time.Millisecond)
+				}
 				polls := 1
 				for f.unsettled(msgs) > 0 {
 					polls++
@@ -91,6 +101,11 @@ func BenchmarkFleetBacklog(b *testing.B) {
 				perPoll := storeXacts(b, f.store) - x2 - own
 				xacts := float64(x1-x0-own-int64(polls)*perPoll) / float64(n)
 				b.ReportMetric(xacts, "store-xacts/msg")
+				if path := os.Getenv("TRIAGE_BENCH_LOG"); path != "" {
+					if err := os.WriteFile(fmt.Sprintf("%s.%d", path, daemons), []byte(w.logs()), 0o644); err != nil {
+						b.Fatal(err)
+					}
+				}
 				first, last := fleetSpan(b, w.logs())
 				elapsed := last.Sub(first)
 				tl := fleetTimeline(w.logs(), first, c*daemons)
