@@ -453,13 +453,16 @@ func (l *Ledger) Settled(ctx context.Context, account, mailbox string, uidValidi
 // 32766 parameters, PostgreSQL 65535).
 const settledChunk = 500
 
+// LastUIDValidityQuery is LastUIDValidity's query: the newest row of the
+// inbox, read through the messages_inbox_updated index.
+const LastUIDValidityQuery = `SELECT uidvalidity FROM messages WHERE account=? AND mailbox=? ORDER BY updated DESC LIMIT 1`
+
 // LastUIDValidity returns the UIDVALIDITY of the most recently updated
 // entry of (account, mailbox), or 0 when there is none: what the mailbox was
 // numbered as when triage last worked on it.
 func (l *Ledger) LastUIDValidity(ctx context.Context, account, mailbox string) (uint32, error) {
 	var v uint32
-	err := l.db.QueryRowContext(ctx, `SELECT uidvalidity FROM messages WHERE account=? AND mailbox=? ORDER BY updated DESC LIMIT 1`,
-		account, mailbox).Scan(&v)
+	err := l.db.QueryRowContext(ctx, LastUIDValidityQuery, account, mailbox).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

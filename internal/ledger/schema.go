@@ -40,7 +40,15 @@ var migrations = []store.Migration{
 	{SQLite: replies.PersonColumns, Postgres: replies.PersonColumns},
 	{SQLite: replies.KindCreatedIndex, Postgres: replies.KindCreatedIndex},
 	{SQLite: assigneeSchema, Postgres: assigneeSchema},
+	{SQLite: passSchema, Postgres: passSchema + replies.KindOutcomeStatistics},
 }
+
+// passSchema bounds what a watch pass asks whatever the history: the
+// drafts it settles (replies.PassIndexes) and the inbox's latest
+// UIDVALIDITY a watcher compares at its first pass (LastUIDValidity), read
+// from the newest row of the inbox instead of sorting all of its rows.
+const passSchema = replies.PassIndexes + `CREATE INDEX IF NOT EXISTS messages_inbox_updated ON messages(account, mailbox, updated);
+`
 
 // usageSchema keeps what each message cost in model calls and tokens (the
 // sums over its attempts, as the model reported them), the model that

@@ -154,9 +154,17 @@ const PersonSendBound = 10 * time.Minute
 // first, at most MaxInState and without their rendered bytes: watch removes
 // each copy so nobody sends a rejected draft from a mail client.
 func (s *Store) RejectedInDrafts(ctx context.Context, account, mailbox string) ([]Reply, error) {
-	return s.listReplies(ctx, `SELECT `+replyListCols+` FROM replies WHERE kind=? AND outcome=? AND appended=1 AND account=? AND mailbox=?
-		ORDER BY created, key LIMIT ?`, KindDraft, DraftRejected, account, mailbox, MaxInState)
+	return s.listReplies(ctx, rejectedInDraftsQuery, account, mailbox, MaxInState)
 }
+
+// rejectedInDraftsQuery is RejectedInDrafts' query. It runs on every watch
+// pass: its conditions on kind, outcome and appended are written as the
+// replies_rejected_drafts index's are, so that it reads that index, which
+// holds the rejected drafts still in a Drafts folder only, not every
+// rejected draft of the history.
+var rejectedInDraftsQuery = `SELECT ` + replyListCols + ` FROM replies
+	WHERE kind='` + string(KindDraft) + `' AND outcome='` + DraftRejected + `' AND appended=1 AND account=? AND mailbox=?
+	ORDER BY created, key LIMIT ?`
 
 // MarkDraftRemoved records that the copy of the rejected draft of key left
 // the Drafts folder.

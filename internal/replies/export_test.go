@@ -27,3 +27,10 @@ var (
 	CountRepliesQuery = countRepliesQuery
 	CountNoticesQuery = countNoticesQuery
 )
+
+// RejectedInDraftsQuery and DiscardStaleDraftsQuery are the draft queries
+// of every watch pass, for the tests of their plans.
+var (
+	RejectedInDraftsQuery   = rejectedInDraftsQuery
+	DiscardStaleDraftsQuery = discardStaleDraftsQuery
+)

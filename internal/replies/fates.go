@@ -53,12 +53,19 @@ func (s *Store) RejectDraft(ctx context.Context, key triage.Key) error {
 	return nil
 }
 
+// discardStaleDraftsQuery is DiscardStaleDrafts' statement. It runs on
+// every watch pass: its conditions on kind and outcome are written as the
+// replies_pending_drafts index's are, so that it reads the drafts without
+// an outcome only (that index, or replies_kind on PostgreSQL), not every
+// draft of the history.
+const discardStaleDraftsQuery = `UPDATE replies SET outcome=?, resolved_at=?
+	WHERE kind='` + string(KindDraft) + `' AND outcome='' AND created < ? AND account=? AND mailbox=?`
+
 // DiscardStaleDrafts records DraftDiscarded, at the store's time, on every
 // draft of the inbox (account, mailbox) without an outcome that was
 // recorded before t, and returns how many.
 func (s *Store) DiscardStaleDrafts(ctx context.Context, account, mailbox string, before time.Time) (int, error) {
-	res, err := s.db.ExecContext(ctx, `UPDATE replies SET outcome=?, resolved_at=? WHERE kind=? AND outcome='' AND created < ? AND account=? AND mailbox=?`,
-		DraftDiscarded, unix(s.now()), KindDraft, unix(before), account, mailbox)
+	res, err := s.db.ExecContext(ctx, discardStaleDraftsQuery, DraftDiscarded, unix(s.now()), unix(before), account, mailbox)
 	if err != nil {
 		return 0, fmt.Errorf("replies: discard stale drafts: %w", err)
 	}

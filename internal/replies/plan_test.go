@@ -73,6 +73,62 @@ func TestLimitCountsUseTheirIndexes(t *testing.T) {
 	})
 }
 
+// TestPassQueriesUseTheirIndexes asks each backend how it runs what every
+// watch pass asks of the drafts, and what a watcher's first pass asks of
+// the inbox's messages, over a store with a history: the rejected drafts
+// still in a Drafts folder, the drafts past their window, and the inbox's
+// latest UIDVALIDITY must each read the index that holds what they return
+// (a partial index, the drafts by outcome, the inbox's rows by time),
+// never scan the table, every draft of the history, or sort the inbox's
+// rows.
+func TestPassQueriesUseTheirIndexes(t *testing.T) {
+	pgtest.Each(t, func(t *testing.T, target string) {
+		ctx := context.Background()
+		l, err := ledger.Open(ctx, ledger.Config{Path: target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		ledgertest.Fill(t, target, ledgertest.History{Account: "earlier@example.com", UIDValidity: 1, Messages: 2000, DraftEvery: 10})
+		db, err := store.Open(ctx, target, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if db.Dialect() == store.Postgres {
+			// The planner's figures for the tables and their indexes, as
+			// autovacuum keeps them.
+			for _, table := range []string{"replies", "messages"} {
+				if _, err := db.ExecContext(ctx, `VACUUM ANALYZE `+table); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Every draft of the history is past a window that ends now: an
+		// index on the time alone would read every reply.
+		now := store.Millis(time.Now())
+		for _, c := range []struct {
+			name, query string
+			args        []any
+			want        []string // the plan names one of these indexes
+		}{
+			{"rejected drafts in the Drafts folder", replies.RejectedInDraftsQuery, []any{"earlier@example.com", "INBOX", replies.MaxInState}, []string{"replies_rejected_drafts"}},
+			{"drafts past their window", replies.DiscardStaleDraftsQuery, []any{replies.DraftDiscarded, now, now, "earlier@example.com", "INBOX"}, []string{"replies_pending_drafts", "replies_kind"}},
+			{"the inbox's latest UIDVALIDITY", ledger.LastUIDValidityQuery, []any{"support@example.com", "INBOX"}, []string{"messages_inbox_updated"}},
+		} {
+			plan := explain(t, db, c.query, c.args...)
+			for _, bad := range []string{"Seq Scan", "SCAN replies", "SCAN messages", "TEMP B-TREE", "Sort", "replies_kind_created", "replies_drafts "} {
+				if strings.Contains(plan, bad) {
+					t.Errorf("%s: the plan has %q:\n%s", c.name, bad, plan)
+				}
+			}
+			if !slices.ContainsFunc(c.want, func(index string) bool { return strings.Contains(plan, index+" ") }) {
+				t.Errorf("%s: the plan uses none of %v:\n%s", c.name, c.want, plan)
+			}
+		}
+	})
+}
+
 // explain is the backend's plan of query, one step a line.
 func explain(t *testing.T, db *store.DB, query string, args ...any) string {
 	t.Helper()

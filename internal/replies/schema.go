@@ -163,3 +163,24 @@ CREATE TABLE composer_drafts (
 // order by outcome and scenario, so a count through them visited every
 // row of the kind.
 const KindCreatedIndex = `CREATE INDEX IF NOT EXISTS replies_kind_created ON replies(kind, created);`
+
+// PassIndexes bound what every watch pass asks of the drafts, whatever
+// the history: the rejected drafts whose copy is still in a Drafts folder
+// (RejectedInDrafts) and the drafts without an outcome (DiscardStaleDrafts),
+// each a partial index holding those rows only. Their queries write the
+// same conditions, as SQLite and PostgreSQL use a partial index only for a
+// query whose conditions imply the index's.
+const PassIndexes = `CREATE INDEX IF NOT EXISTS replies_rejected_drafts ON replies(account, mailbox, created, key)
+	WHERE kind = '` + string(KindDraft) + `' AND outcome = '` + DraftRejected + `' AND appended = 1;
+CREATE INDEX IF NOT EXISTS replies_pending_drafts ON replies(account, mailbox, created)
+	WHERE kind = '` + string(KindDraft) + `' AND outcome = '';
+`
+
+// KindOutcomeStatistics tells PostgreSQL's planner how kind and outcome go
+// together (every reply has no outcome, a draft seldom keeps none): without
+// it, it multiplies their shares as if they were independent, takes most
+// drafts for drafts without an outcome, and reads every draft through
+// replies_kind_created instead of the few without an outcome (through
+// replies_pending_drafts or replies_kind, equal in its eyes).
+const KindOutcomeStatistics = `CREATE STATISTICS IF NOT EXISTS replies_kind_outcome (mcv) ON kind, outcome FROM replies;
+`
