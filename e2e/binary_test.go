@@ -47,38 +47,45 @@ pipeline:
   tickets_db: tickets.db
 `
 
-var (
-	buildOnce sync.Once
-	buildPath string
-	buildErr  error
-	buildOut  []byte
-)
+// build is a triage binary built once for the whole test binary.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+	out  []byte
+}
+
+// goBuild is ./cmd/triage as go build links it (every language model),
+// makeBuild as make build does (the models triage reads, stored).
+var goBuild, makeBuild build
 
 // triageBinary builds ./cmd/triage once for the whole test binary.
 func triageBinary(t testing.TB) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "triage-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		buildPath = filepath.Join(dir, "triage")
-		cmd := exec.Command("go", "build", "-o", buildPath, "../cmd/triage")
-		buildOut, buildErr = cmd.CombinedOutput()
+	return goBuild.binary(t, "go build ./cmd/triage", func(path string) *exec.Cmd {
+		return exec.Command("go", "build", "-o", path, "../cmd/triage")
 	})
-	if buildErr != nil {
-		t.Fatalf("go build ./cmd/triage: %v\n%s", buildErr, buildOut)
-	}
-	return buildPath
 }
 
-var (
-	shippedOnce sync.Once
-	shippedPath string
-	shippedErr  error
-	shippedOut  []byte
-)
+// binary runs the build cmd makes, once, into a binary in a new temporary
+// directory and returns its path, or fails t with what the build (what)
+// said.
+func (b *build) binary(t testing.TB, what string, cmd func(path string) *exec.Cmd) string {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "triage-bin")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, "triage")
+		b.out, b.err = cmd(b.path).CombinedOutput()
+	})
+	if b.err != nil {
+		t.Fatalf("%s: %v\n%s", what, b.err, b.out)
+	}
+	return b.path
+}
 
 // shippedBinary builds the binary `make build` links (lingua-go with only
 // the language models triage reads, stored uncompressed) once for the
@@ -86,26 +93,16 @@ var (
 // is what an installation runs.
 func shippedBinary(t testing.TB) string {
 	t.Helper()
-	shippedOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "triage-make")
-		if err != nil {
-			shippedErr = err
-			return
-		}
-		shippedPath = filepath.Join(dir, "triage")
-		cmd := exec.Command("make", "build", "BIN="+shippedPath)
+	return makeBuild.binary(t, "make build", func(path string) *exec.Cmd {
+		cmd := exec.Command("make", "build", "BIN="+path)
 		cmd.Dir = ".."
-		shippedOut, shippedErr = cmd.CombinedOutput()
+		return cmd
 	})
-	if shippedErr != nil {
-		t.Fatalf("make build: %v\n%s", shippedErr, shippedOut)
-	}
-	return shippedPath
 }
 
 func TestMain(m *testing.M) {
 	code := pgtest.Main(m) // the tests with several daemons use PostgreSQL
-	for _, p := range []string{buildPath, shippedPath} {
+	for _, p := range []string{goBuild.path, makeBuild.path} {
 		if p != "" {
 			os.RemoveAll(filepath.Dir(p))
 		}

@@ -22,24 +22,7 @@ import (
 // count that scanned made each new message cost as much as the history.
 func TestLimitCountsUseTheirIndexes(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
-		ctx := context.Background()
-		l, err := ledger.Open(ctx, ledger.Config{Path: target})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l.Close()
-		ledgertest.Fill(t, target, ledgertest.History{Account: "earlier@example.com", UIDValidity: 1, Messages: 2000, DraftEvery: 10})
-		db, err := store.Open(ctx, target, store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if db.Dialect() == store.Postgres {
-			// The planner's figures for the table, as autovacuum keeps them.
-			if _, err := db.ExecContext(ctx, `ANALYZE replies`); err != nil {
-				t.Fatal(err)
-			}
-		}
+		db := withHistory(t, target)
 		hourAgo := store.Millis(time.Now().Add(-time.Hour))
 		dayAgo := store.Millis(time.Now().Add(-24 * time.Hour))
 		addr := "c7@customer.example"
@@ -83,27 +66,7 @@ func TestLimitCountsUseTheirIndexes(t *testing.T) {
 // rows.
 func TestPassQueriesUseTheirIndexes(t *testing.T) {
 	pgtest.Each(t, func(t *testing.T, target string) {
-		ctx := context.Background()
-		l, err := ledger.Open(ctx, ledger.Config{Path: target})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l.Close()
-		ledgertest.Fill(t, target, ledgertest.History{Account: "earlier@example.com", UIDValidity: 1, Messages: 2000, DraftEvery: 10})
-		db, err := store.Open(ctx, target, store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		if db.Dialect() == store.Postgres {
-			// The planner's figures for the tables and their indexes, as
-			// autovacuum keeps them.
-			for _, table := range []string{"replies", "messages"} {
-				if _, err := db.ExecContext(ctx, `VACUUM ANALYZE `+table); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		db := withHistory(t, target)
 		// Every draft of the history is past a window that ends now: an
 		// index on the time alone would read every reply.
 		now := store.Millis(time.Now())
@@ -127,6 +90,34 @@ func TestPassQueriesUseTheirIndexes(t *testing.T) {
 			}
 		}
 	})
+}
+
+// withHistory is the store at target, a ledger holding a history of 2,000
+// earlier messages over 2,000 minutes, each answered (every tenth by a
+// draft), with PostgreSQL's planner figures for its tables and indexes
+// as autovacuum keeps them; it is closed when t ends.
+func withHistory(t *testing.T, target string) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	l, err := ledger.Open(ctx, ledger.Config{Path: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	ledgertest.Fill(t, target, ledgertest.History{Account: "earlier@example.com", UIDValidity: 1, Messages: 2000, DraftEvery: 10})
+	db, err := store.Open(ctx, target, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if db.Dialect() == store.Postgres {
+		for _, table := range []string{"replies", "messages"} {
+			if _, err := db.ExecContext(ctx, `VACUUM ANALYZE `+table); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return db
 }
 
 // explain is the backend's plan of query, one step a line.
