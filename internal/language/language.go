@@ -23,8 +23,8 @@
 //
 // lingua-go embeds the models of all its languages and n-gram lengths
 // (124 MB) in its package; only the trigram, bigram and unigram models are
-// ever read here. The Makefile's build target leaves the others out (see
-// its comment);
+// ever read here. The Makefile's build target leaves the others out and
+// stores those it keeps uncompressed (trim.go, run by go run);
 // BenchmarkStartup and BenchmarkDetect measure the start-up, memory and
 // per-message cost.
 package language
