@@ -26,12 +26,20 @@ import (
 var kept = map[string]bool{"trigrams.pb.bin.zip": true, "bigrams.pb.bin.zip": true, "unigrams.pb.bin.zip": true}
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: go run internal/language/trim.go DIR (a copy of lingua-go's language-models directory)")
-		os.Exit(2)
+	if err := trim(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "trim:", err)
+		os.Exit(1) // the program's one exit with a failure
+	}
+}
+
+// trim deletes the models triage never reads from the directory args names
+// and stores the others uncompressed.
+func trim(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: go run internal/language/trim.go DIR (a copy of lingua-go's language-models directory)")
 	}
 	n := 0
-	err := filepath.WalkDir(os.Args[1], func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(args[0], func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -45,9 +53,9 @@ func main() {
 		err = fmt.Errorf("no model found")
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "trim %s: %v\n", os.Args[1], err)
-		os.Exit(1)
+		return fmt.Errorf("%s: %w", args[0], err)
 	}
+	return nil
 }
 
 // store rewrites the zip file at path with its entries uncompressed.
