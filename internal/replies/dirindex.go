@@ -122,15 +122,11 @@ func (x *dirIndex) open(ctx context.Context, list bool) error {
 		return fmt.Errorf("mail: outbox: %w", err)
 	}
 	defer unlock()
-	tx, err := x.db.BeginTx(ctx)
-	if err != nil {
-		return indexErr(err)
-	}
-	defer tx.Rollback()
-	s, err := readLogState(ctx, tx)
+	tx, s, err := x.beginRead(ctx)
 	if err != nil {
 		return err
 	}
+	defer tx.Rollback()
 	read := s
 	ino, size, err := x.logStat()
 	if err != nil {
@@ -201,6 +197,21 @@ func relistDirIndex(ctx context.Context, dir string) error {
 // Close closes IndexDB.
 func (x *dirIndex) Close() error { return x.db.Close() }
 
+// beginRead begins a transaction on the table and reads in it how far
+// into the log the table goes; the caller rolls tx back or commits it.
+func (x *dirIndex) beginRead(ctx context.Context) (*store.Tx, logState, error) {
+	tx, err := x.db.BeginTx(ctx)
+	if err != nil {
+		return nil, logState{}, indexErr(err)
+	}
+	s, err := readLogState(ctx, tx)
+	if err != nil {
+		tx.Rollback()
+		return nil, logState{}, err
+	}
+	return tx, s, nil
+}
+
 // readLogState reads the row of logTable.
 func readLogState(ctx context.Context, q rowQuerier) (logState, error) {
 	var s logState
@@ -253,15 +264,11 @@ func (x *dirIndex) catchUp(ctx context.Context) error {
 	if err != nil || size <= x.seen.Load() {
 		return err
 	}
-	tx, err := x.db.BeginTx(ctx)
-	if err != nil {
-		return indexErr(err)
-	}
-	defer tx.Rollback()
-	s, err := readLogState(ctx, tx)
+	tx, s, err := x.beginRead(ctx)
 	if err != nil {
 		return err
 	}
+	defer tx.Rollback()
 	if !s.known || s.inode != ino || size < s.readTo {
 		return nil
 	}
