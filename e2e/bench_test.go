@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -55,13 +54,7 @@ func BenchmarkWatchBacklog(b *testing.B) {
 				w := newWorld(b, fmt.Sprintf("concurrency: %d\n", c))
 				// The stand-in plays Gemini here, so the pipeline is not
 				// forced offline.
-				cfg, err := os.ReadFile(w.config)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := os.WriteFile(w.config, bytes.Replace(cfg, []byte("offline: true"), []byte("offline: false"), 1), 0o644); err != nil {
-					b.Fatal(err)
-				}
+				w.online()
 				for i := range n {
 					w.deliver(i)
 				}

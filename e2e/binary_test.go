@@ -166,6 +166,20 @@ interval: 50ms
 	return w
 }
 
+// online lets the pipeline ask a model instead of the built-in offline
+// one (its configuration says offline: true): for a Gemini stand-in the
+// caller names in the binary's environment.
+func (w *world) online() {
+	w.t.Helper()
+	cfg, err := os.ReadFile(w.config)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(w.config, bytes.Replace(cfg, []byte("offline: true"), []byte("offline: false"), 1), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
 // command prepares the binary with a clean environment (no Gemini key).
 func (w *world) command(args ...string) *exec.Cmd {
 	return w.commandOf(triageBinary(w.t), args...)

@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"slices"
 	"syscall"
 	"testing"
@@ -133,13 +131,7 @@ func median(xs []float64) float64 {
 func watchUsage(b *testing.B, bin, modelURL string, n int) usage {
 	b.Helper()
 	w := newWorld(b, "concurrency: 4\n")
-	cfg, err := os.ReadFile(w.config)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(w.config, bytes.Replace(cfg, []byte("offline: true"), []byte("offline: false"), 1), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	w.online()
 	for i := range n {
 		w.tgt.Append(b, "INBOX", []byte(smallEmail(i)))
 	}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,13 +51,7 @@ func BenchmarkFleetBacklog(b *testing.B) {
 				w := f.inboxes[0]
 				// The stand-in plays Gemini here, so the pipeline is not
 				// forced offline.
-				cfg, err := os.ReadFile(w.config)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := os.WriteFile(w.config, bytes.Replace(cfg, []byte("offline: true"), []byte("offline: false"), 1), 0o644); err != nil {
-					b.Fatal(err)
-				}
+				w.online()
 				f.env = []string{"GEMINI_API_KEY=bench", "GOOGLE_GEMINI_BASE_URL=" + srv.URL()}
 				f.bin = benchBinary(b) // built before the clock below
 				var msgs []inbound
@@ -106,9 +99,11 @@ func BenchmarkFleetBacklog(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				first, last := fleetSpan(b, w.logs())
+				logs := w.logs()
+				lines := logLines(logs)
+				first, last := fleetSpan(b, lines, logs)
 				elapsed := last.Sub(first)
-				tl := fleetTimeline(w.logs(), first, c*daemons)
+				tl := fleetTimeline(lines, first, c*daemons)
 				b.Logf("from the first daemon's start (its process started %s before, not counted): last daemon started %s, first pass %s, last daemon's language models loaded %s, first message settled %s; the last %d messages settled over %s",
 					first.Sub(execAt).Round(time.Millisecond), tl.lastStart, tl.firstPass, tl.modelsLoaded, tl.firstMessage, c*daemons, tl.tail)
 				k := float64(srv.Requests()) / float64(n)
@@ -125,18 +120,30 @@ func BenchmarkFleetBacklog(b *testing.B) {
 	}
 }
 
+// logLine is what the fleet's benchmark reads of a line of the daemons'
+// JSON logs.
+type logLine struct {
+	Time time.Time `json:"time"`
+	Msg  string    `json:"msg"`
+}
+
+// logLines are the daemons' log lines that are JSON, in their order.
+func logLines(logs string) []logLine {
+	var lines []logLine
+	for _, line := range strings.Split(logs, "\n") {
+		var rec logLine
+		if json.Unmarshal([]byte(line), &rec) == nil {
+			lines = append(lines, rec)
+		}
+	}
+	return lines
+}
+
 // fleetSpan is the time of the first "watch starting" line of the daemons'
 // logs (the first pipeline built) and of the last "message" line (the last
-// message settled).
-func fleetSpan(b *testing.B, logs string) (first, last time.Time) {
-	for _, line := range strings.Split(logs, "\n") {
-		var rec struct {
-			Time time.Time `json:"time"`
-			Msg  string    `json:"msg"`
-		}
-		if json.Unmarshal([]byte(line), &rec) != nil {
-			continue
-		}
+// message settled); logs is their text, for a failure's message.
+func fleetSpan(b *testing.B, lines []logLine, logs string) (first, last time.Time) {
+	for _, rec := range lines {
 		switch rec.Msg {
 		case "watch starting":
 			if first.IsZero() || rec.Time.Before(first) {
@@ -188,20 +195,13 @@ type timeline struct {
 	steady float64
 }
 
-// fleetTimeline reads the daemons' logs (of a fleet of workers workers)
-// for timeline.
-func fleetTimeline(logs string, first time.Time, workers int) timeline {
+// fleetTimeline reads the daemons' log lines (of a fleet of workers
+// workers) for timeline.
+func fleetTimeline(lines []logLine, first time.Time, workers int) timeline {
 	var tl timeline
 	var settled []time.Time
 	loaded := false
-	for _, line := range strings.Split(logs, "\n") {
-		var rec struct {
-			Time time.Time `json:"time"`
-			Msg  string    `json:"msg"`
-		}
-		if json.Unmarshal([]byte(line), &rec) != nil {
-			continue
-		}
+	for _, rec := range lines {
 		at := rec.Time.Sub(first)
 		switch rec.Msg {
 		case "watch starting":
