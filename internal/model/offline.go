@@ -12,6 +12,7 @@ package model
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -224,13 +225,9 @@ func (s *OfflineServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	n := s.requests.Add(1)
 	if s.latency > 0 {
-		t := time.NewTimer(s.latency)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-		case <-s.quit:
-		}
-		t.Stop()
+		// The answer leaves Latency after the request came, whatever the
+		// stand-in's own work took: a model's work is within its latency.
+		w = &delayed{ResponseWriter: w, due: time.Now().Add(s.latency), ctx: r.Context(), quit: s.quit}
 	}
 	// A request with a customer's photo is megabytes: read it into one
 	// buffer of its declared length, not a run of doubling ones.
@@ -317,6 +314,40 @@ func (s *OfflineServer) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
 	_, _ = w.Write(out)
+}
+
+// delayed holds an answer back until due: its first WriteHeader or Write
+// waits (or until the request or the server ends).
+type delayed struct {
+	http.ResponseWriter
+	due    time.Time
+	ctx    context.Context
+	quit   <-chan struct{}
+	waited bool
+}
+
+func (d *delayed) wait() {
+	if d.waited {
+		return
+	}
+	d.waited = true
+	t := time.NewTimer(time.Until(d.due))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-d.ctx.Done():
+	case <-d.quit:
+	}
+}
+
+func (d *delayed) WriteHeader(code int) {
+	d.wait()
+	d.ResponseWriter.WriteHeader(code)
+}
+
+func (d *delayed) Write(b []byte) (int, error) {
+	d.wait()
+	return d.ResponseWriter.Write(b)
 }
 
 // takeFault pops the head of the queue, except that FaultThirdParty stays

@@ -287,3 +287,36 @@ func BenchmarkGenerate(b *testing.B) {
 		}
 	}
 }
+
+// TestLatencyIsTheAnswersDelay: with Latency set, an answer (a normal one
+// and an injected fault alike) leaves no sooner than Latency after its
+// request came, the stand-in's own work included in it.
+func TestLatencyIsTheAnswersDelay(t *testing.T) {
+	const latency = 60 * time.Millisecond
+	srv, err := model.StartOffline(model.OfflineOptions{Latency: latency, Scenarios: declared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+		APIKey: "offline", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fault := range []model.Fault{"", model.Fault503} {
+		if fault != "" {
+			srv.Inject(fault)
+		}
+		start := time.Now()
+		_, err := sendOnly(client, context.Background())
+		took := time.Since(start)
+		var api genai.APIError
+		if fault == model.Fault503 && !(errors.As(err, &api) && api.Code == 503) || fault == "" && err != nil {
+			t.Fatalf("fault %q: got %v", fault, err)
+		}
+		if took < latency {
+			t.Errorf("fault %q: answered after %s, before the latency of %s", fault, took, latency)
+		}
+	}
+}
