@@ -111,8 +111,9 @@ type OfflineServer struct {
 type OfflineOptions struct {
 	Faults []Fault      // initial fault queue
 	Logger *slog.Logger // default discard; never logs message text
-	// Latency delays every generateContent answer (benchmarks: a model
-	// with a fixed latency).
+	// Latency is how long after its request every generateContent
+	// answer leaves, the stand-in's own work within it (benchmarks: a
+	// model with a fixed latency).
 	Latency time.Duration
 	// Scenarios are the loaded scenarios: what the one named in the facts
 	// declares about its reply (asks_for, declines_topic) shapes the reply
