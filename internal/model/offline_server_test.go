@@ -293,17 +293,7 @@ func BenchmarkGenerate(b *testing.B) {
 // request came, the stand-in's own work included in it.
 func TestLatencyIsTheAnswersDelay(t *testing.T) {
 	const latency = 60 * time.Millisecond
-	srv, err := model.StartOffline(model.OfflineOptions{Latency: latency, Scenarios: declared})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	client, err := genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey: "offline", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, client := startWith(t, model.OfflineOptions{Latency: latency, Scenarios: declared})
 	for _, fault := range []model.Fault{"", model.Fault503} {
 		if fault != "" {
 			srv.Inject(fault)

@@ -25,7 +25,13 @@ var declared = &instructions.Scenarios{Scenarios: []*instructions.Scenario{
 
 func start(t testing.TB, faults ...model.Fault) (*model.OfflineServer, *genai.Client) {
 	t.Helper()
-	srv, err := model.StartOffline(model.OfflineOptions{Faults: faults, Scenarios: declared})
+	return startWith(t, model.OfflineOptions{Faults: faults, Scenarios: declared})
+}
+
+// startWith is start with the stand-in's options whole.
+func startWith(t testing.TB, opts model.OfflineOptions) (*model.OfflineServer, *genai.Client) {
+	t.Helper()
+	srv, err := model.StartOffline(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
