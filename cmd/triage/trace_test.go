@@ -39,16 +39,7 @@ func spanAttr(s sdktrace.ReadOnlySpan, key string) string {
 // blocked with the policy that refused it. The outcome names the trace.
 func TestProcessTraceTree(t *testing.T) {
 	rec := recordSpans(t)
-	dir := t.TempDir()
-	valid, err := os.ReadFile("../../examples/inbox/01-valid-warranty-pl.eml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr := runCLI(t, string(valid), "process", "--json", "--warranty-csv", "../../examples/warranty.csv",
-		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "out"), "--offline-faults", "third_party", "-")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	stdout := processExample(t, "01-valid-warranty-pl.eml", "--offline-faults", "third_party")
 	outs := decodeOutcomes(t, stdout)
 	if len(outs) != 1 || outs[0].TraceID == "" {
 		t.Fatalf("outcomes %+v; want one with a trace id", outs)
@@ -111,16 +102,7 @@ func TestProcessTraceTree(t *testing.T) {
 // chose in the email's first turn.
 func TestProcessTraceDetection(t *testing.T) {
 	rec := recordSpans(t)
-	dir := t.TempDir()
-	raw, err := os.ReadFile("../../examples/inbox/11-job-question.eml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr := runCLI(t, string(raw), "process", "--json", "--warranty-csv", "../../examples/warranty.csv",
-		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "out"), "-")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	stdout := processExample(t, "11-job-question.eml")
 	outs := decodeOutcomes(t, stdout)
 	if len(outs) != 1 || outs[0].Detection.Method != "model" || !outs[0].Detection.FirstTurn {
 		t.Fatalf("outcomes %+v; want one chosen by the model in the first turn", outs)
@@ -135,4 +117,23 @@ func TestProcessTraceDetection(t *testing.T) {
 		return
 	}
 	t.Errorf("no %q span", trace.EmailSpanName)
+}
+
+// processExample runs `triage process --json` on the sample inbox's email
+// name, with the sample warranty registry, a fresh ticket store and outbox
+// and flags, and returns its standard output; any exit but 0 fails t.
+func processExample(t *testing.T, name string, flags ...string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("../../examples/inbox", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	args := append([]string{"process", "--json", "--warranty-csv", "../../examples/warranty.csv",
+		"--tickets-db", filepath.Join(dir, "t.db"), "--outbox", filepath.Join(dir, "out")}, flags...)
+	code, stdout, stderr := runCLI(t, string(raw), append(args, "-")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	return stdout
 }
